@@ -1,0 +1,142 @@
+// The compiler-free interface between user code (task_group, parallel_for) and the engine: a task frame
+// that carries one closure, and a group's join state. Kept apart from the engine the way cheetah keeps
+// its compiler ABI apart from the scheduler: user code only builds frames and calls spawn/wait.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace roost::detail {
+
+// Identity of a task across runs: its spawn path. The root is "0"; the k-th child spawned by task P is
+// P.k (k counts from 0 over all of P's groups). Stored as a chain to the parent's id, which stays alive
+// while the child runs (a parent waits for its children), so a spawn costs two stores, not a copy.
+struct task_id {
+  const task_id* parent = nullptr;
+  std::uint32_t index = 0;       // position among the parent's children
+  std::uint32_t depth = 0;       // root is 0
+  std::uint32_t next_child = 0;  // owner-only counter
+};
+
+struct task_frame;
+
+// Per-closure-type operations, one static table per closure type.
+struct frame_ops {
+  // Moves the closure onto the caller's stack, calls secured(arg) once the frame may die, then runs it.
+  // Work-first spawns use it: the parent's frame holding the closure may be stolen and unwound.
+  void (*run_moved)(task_frame*, void (*secured)(void*), void* arg);
+  // Runs the closure where it lies (a frame the engine copied to its pool), then destroys it.
+  void (*run_in_place)(task_frame*);
+  // Moves the closure of `src` into a new frame at `mem` (`size` bytes) and returns it. Only the closure
+  // moves: the engine writes the new frame's header itself, from values it already holds in registers.
+  task_frame* (*relocate)(task_frame* src, void* mem);
+  std::size_t size;
+};
+
+struct group_state;
+
+// What a worker can take from a queue: a fresh task or a suspended task (a fiber) to resume.
+struct job {
+  // A full word: a frame is built with word-sized stores and copied with word-sized loads, so the store
+  // buffer can forward them (a byte-sized field here stalled every help-first spawn).
+  enum class kind : std::uint64_t { fresh, resume };
+  kind k;
+};
+
+struct task_frame : job {
+  const frame_ops* ops;
+  group_state* group;
+  task_id id;
+  double work_hint;  // < 0: none given
+};
+
+// A frame for one closure type. The engine consumes a frame exactly once — it runs it in place, moves the
+// closure out and runs it, or moves it into another frame — and each of those destroys the closure; the
+// frame itself never does (hence the union). Whoever builds a frame and does not hand it to the engine calls
+// discard().
+template <class F>
+struct closure_frame final : task_frame {
+  union {
+    F fn;
+  };
+
+  static void run_moved(task_frame* f, void (*secured)(void*), void* arg) {
+    auto* self = static_cast<closure_frame*>(f);
+    F local(std::move(self->fn));
+    self->fn.~F();
+    secured(arg);
+    local();
+  }
+  static void run_in_place(task_frame* f) {
+    auto* self = static_cast<closure_frame*>(f);
+    struct destroy_at_exit {
+      closure_frame* s;
+      ~destroy_at_exit() { s->fn.~F(); }
+    } guard{self};
+    self->fn();
+  }
+  void discard() { fn.~F(); }
+  ~closure_frame() {}
+  static task_frame* relocate(task_frame* src, void* mem) {
+    auto* s = static_cast<closure_frame*>(src);
+    auto* d = ::new (mem) closure_frame(std::move(s->fn), relocated_tag{});
+    s->fn.~F();
+    return d;
+  }
+  static constexpr frame_ops ops_table{&run_moved, &run_in_place, &relocate, sizeof(closure_frame)};
+
+  template <class G>
+  closure_frame(G&& g, group_state* grp, double hint) : fn(std::forward<G>(g)) {
+    set_ops();
+    group = grp;
+    work_hint = hint;
+  }
+
+ private:
+  struct relocated_tag {};
+  // Header fields other than k and ops are left for the engine to fill in.
+  closure_frame(F&& f, relocated_tag) : fn(std::move(f)) { set_ops(); }
+  void set_ops() {
+    k = kind::fresh;
+    ops = &ops_table;
+  }
+};
+
+// Join state of one task_group. The owner's counters are plain: only the task that owns the group touches
+// them. Children that complete somewhere the owner cannot see (stolen, or run after the owner moved) meet the
+// owner through `remote_balance` (see engine/join.hpp for the protocol).
+struct group_state {
+  std::uint32_t spawned = 0;     // owner-only
+  std::uint32_t local_done = 0;  // owner-only: children whose completion the owner saw directly
+  std::atomic<std::int64_t> remote_balance{0};
+  std::atomic<bool> has_exception{false};
+  std::exception_ptr exception;  // written once, by whoever set has_exception
+
+  // Where the owner's own pushes start (help-first): valid while the owner has not been suspended since.
+  std::int64_t queue_base = 0;
+  const void* base_worker = nullptr;
+  std::uint64_t base_epoch = 0;
+
+  // The first child after each join is built here, in the owner's frame, instead of on the stack: a
+  // help-first spawn then pushes it as it is (no copy, no pool allocation). Free again after wait().
+  static constexpr std::size_t kInlineFrameBytes = 128;
+  alignas(16) unsigned char inline_frame[kInlineFrameBytes];
+
+  double total_work = -1;   // ADWS W_all; < 0: none given
+  double data_bytes = -1;   // multi-level ADWS group data size; < 0: none given
+  void* waiter = nullptr;   // the suspended owner's fiber, published through remote_balance
+  void* sched_data = nullptr;  // scheduler-private per-group state (e.g. ADWS saved range/node)
+};
+
+// Engine entry points (src/api/task_group.cpp). One out-of-line call each; the engine behind them is
+// specialised per scheduler.
+void spawn(group_state& g, task_frame& f);
+void wait(group_state& g);
+[[noreturn]] void throw_bad_hint(const char* what, double value);
+void check_no_worker_context(const char* call);
+
+}  // namespace roost::detail

@@ -1,0 +1,18 @@
+// Errors roost reports to its users. Every message names the variable or call, the value and what is valid.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace roost {
+
+// A bad configuration value: an environment variable or an options field.
+struct config_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// The API was used in a way it does not support (e.g. task_group::run outside runtime::run).
+struct usage_error : std::logic_error {
+  using std::logic_error::logic_error;
+};
+
+}  // namespace roost

@@ -1,0 +1,31 @@
+// Observation hook: which worker ran which task, identified by its spawn path ("0.2.1"). Meant for tests
+// and tools (property tests of the schedulers rely on it). Costs one relaxed load and a branch per task
+// while no observer is installed.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace roost {
+
+struct task_event {
+  int worker;                        // worker that runs the task
+  std::vector<std::uint32_t> path;   // spawn path, root = {0}
+  double work_hint;                  // < 0: none
+  std::string path_string() const;   // "0.2.1"
+};
+
+class task_observer {
+ public:
+  virtual ~task_observer() = default;
+  // Called on the worker, just before the task's body starts. Must be thread-safe.
+  virtual void on_task_start(const task_event& e) = 0;
+  // Called when a task resumes on a worker after a suspension (a stolen continuation, a join); the worker
+  // may differ from the one the task started on.
+  virtual void on_task_resume(const task_event&) {}
+};
+
+// Installs (or, with nullptr, removes) the observer; returns the previous one.
+task_observer* set_task_observer(task_observer* o);
+
+}  // namespace roost

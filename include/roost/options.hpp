@@ -1,0 +1,49 @@
+// Start-up configuration. Every field has an environment variable (OpenMP style); a field set in code wins
+// over the environment. Unset fields fall back to the environment, then to the documented default.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace roost {
+
+struct options {
+  // ROOST_SCHED: scheduler name (see scheduler_names()). Default "ws".
+  std::optional<std::string> scheduler;
+  // ROOST_WORKERS: number of workers, >= 1. Default: one per PU of the topology.
+  std::optional<unsigned> workers;
+  // ROOST_TOPOLOGY: hwloc synthetic description ("pack:2 l3:1(size=1MiB) core:1 pu:1") or a path to an
+  // hwloc XML file. Default: the real machine, restricted to the process affinity mask.
+  std::optional<std::string> topology;
+  // ROOST_BIND: pin each worker to its PU (true/false). Default true; ignored when oversubscribed.
+  std::optional<bool> bind;
+  // ROOST_STACK_SIZE: bytes per task stack (suffix K, M or G allowed), 64 KiB .. 1 GiB. Default 1 MiB.
+  std::optional<std::size_t> stack_size;
+  // ROOST_VERBOSE: print the resolved configuration on stderr at start-up (true/false). Default false.
+  std::optional<bool> verbose;
+};
+
+// The configuration after options, environment and defaults are merged and validated.
+struct resolved_options {
+  std::string scheduler;
+  unsigned workers = 0;
+  std::string topology;  // empty: the real machine
+  bool bind = true;
+  std::size_t stack_size = 0;
+  bool verbose = false;
+};
+
+// Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the
+// value and the valid values.
+resolved_options resolve(const options& opts);
+
+// Scheduler names roost knows, and which of them are implemented in this build.
+struct scheduler_info {
+  const char* name;
+  const char* summary;
+  bool available;
+};
+const std::vector<scheduler_info>& schedulers();
+
+}  // namespace roost

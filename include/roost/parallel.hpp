@@ -1,0 +1,68 @@
+// Parallel algorithms built on task_group: what most programs need, with work hints set so that ADWS
+// maps a loop's halves onto halves of the workers.
+#pragma once
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "roost/task_group.hpp"
+
+namespace roost {
+
+// Runs every function, possibly in parallel; returns when all are done. The last runs in the caller.
+template <class... Fs>
+void parallel_invoke(Fs&&... fs) {
+  static_assert(sizeof...(Fs) >= 1, "parallel_invoke needs at least one function");
+  constexpr std::size_t n = sizeof...(Fs);
+  task_group tg(static_cast<double>(n));
+  std::size_t i = 0;
+  auto one = [&](auto&& f) {
+    if (++i < n) tg.run(std::ref(f), 1.0);
+    else f();
+  };
+  (one(fs), ...);
+  tg.wait();
+}
+
+namespace detail {
+template <class I>
+std::size_t span(I first, I last) { return static_cast<std::size_t>(last - first); }
+}  // namespace detail
+
+// Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
+// iterations (grain 0 is treated as 1). Equal halves carry equal work hints.
+template <class I, class Body>
+void parallel_for(I first, I last, std::size_t grain, const Body& body) {
+  if (!(first < last)) return;
+  if (grain == 0) grain = 1;
+  std::size_t n = detail::span(first, last);
+  if (n <= grain) {
+    body(first, last);
+    return;
+  }
+  I mid = first + static_cast<std::make_signed_t<std::size_t>>(n / 2);
+  task_group tg(static_cast<double>(n));
+  tg.run([&] { parallel_for(first, mid, grain, body); }, static_cast<double>(n / 2));
+  parallel_for(mid, last, grain, body);
+  tg.wait();
+}
+
+// Reduces body(lo, hi) -> T over [first, last) with the associative `combine`; the split is deterministic
+// (it depends on first, last and grain only), so a floating-point result is the same under every scheduler.
+template <class I, class T, class Body, class Combine>
+T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
+  if (!(first < last)) return identity;
+  if (grain == 0) grain = 1;
+  std::size_t n = detail::span(first, last);
+  if (n <= grain) return body(first, last);
+  I mid = first + static_cast<std::make_signed_t<std::size_t>>(n / 2);
+  T left = identity;
+  task_group tg(static_cast<double>(n));
+  tg.run([&] { left = parallel_reduce(first, mid, grain, identity, body, combine); },
+         static_cast<double>(n / 2));
+  T right = parallel_reduce(mid, last, grain, identity, body, combine);
+  tg.wait();
+  return combine(left, right);
+}
+
+}  // namespace roost

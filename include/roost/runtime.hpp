@@ -1,0 +1,68 @@
+// roost::runtime — owns the workers. Construct one, hand it root tasks with run().
+//
+//   roost::runtime rt;                            // reads ROOST_SCHED, ROOST_WORKERS, ROOST_TOPOLOGY, ...
+//   int r = rt.run([] { return solve(); });       // blocks; rethrows the root task's exception
+//
+// Each call of run() from outside the runtime is one iteration (schedulers that learn across iterations,
+// such as cats, count them). run() called from inside a task of the same runtime runs the function inline,
+// as nested parallelism; called from inside a task of another runtime it throws roost::usage_error.
+#pragma once
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "roost/options.hpp"
+
+namespace roost {
+
+namespace detail {
+class runtime_core;
+}
+
+class runtime {
+ public:
+  runtime();                          // configuration from the environment
+  explicit runtime(const options& o); // fields set in `o` win over the environment
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  template <class F>
+  auto run(F&& f) -> std::invoke_result_t<F&> {
+    using R = std::invoke_result_t<F&>;
+    if constexpr (std::is_void_v<R>) {
+      run_root([&] { f(); });
+    } else {
+      std::optional<R> result;
+      run_root([&] { result.emplace(f()); });
+      return std::move(*result);
+    }
+  }
+
+  unsigned workers() const;
+  const std::string& scheduler() const;
+  const resolved_options& config() const;
+  // A one-paragraph description: scheduler, workers, topology, pinning, stack size.
+  std::string describe() const;
+
+ private:
+  template <class F>
+  void run_root(F&& body) {
+    struct thunk {
+      static void call(void* p) { (*static_cast<std::remove_reference_t<F>*>(p))(); }
+    };
+    run_erased(&thunk::call, &body);
+  }
+  void run_erased(void (*fn)(void*), void* arg);
+
+  std::unique_ptr<detail::runtime_core> core_;
+};
+
+// The id (0 .. workers-1) of the worker running the calling task; -1 outside any worker.
+int this_worker_id();
+
+}  // namespace roost

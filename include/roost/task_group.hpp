@@ -1,0 +1,96 @@
+// roost::task_group — spawn children, wait for all of them.
+//
+//   roost::task_group tg;                 // or tg(total_work, data_bytes) for ADWS / multi-level ADWS
+//   tg.run([&] { left(); }, work_left);   // the hint is optional and only changes speed
+//   right();
+//   tg.wait();                            // rethrows the first exception a child threw
+//
+// Rules (as in oneTBB): a task_group must be used inside roost::runtime::run (anywhere else run() throws
+// roost::usage_error); it is owned by the task that created it, which is the only one that may call run()
+// and wait(); destroying it without wait() still waits for every child. Closures are moved into the runtime.
+#pragma once
+#include <cmath>
+#include <type_traits>
+#include <utility>
+
+#include "roost/detail/task_frame.hpp"
+
+namespace roost {
+
+class task_group {
+ public:
+  task_group() = default;
+  // total_work: the group's total work in the unit of the children's hints (ADWS W_all, seed 003 §4.2).
+  // data_bytes: bytes the whole group touches (multi-level ADWS, seed 003 §5.2). Both must be finite and
+  // >= 0; a wrong value only changes speed.
+  explicit task_group(double total_work, double data_bytes = -1) {
+    check_hint("roost::task_group total_work", total_work);
+    st_.total_work = total_work;
+    if (data_bytes != -1) {
+      check_hint("roost::task_group data_bytes", data_bytes);
+      st_.data_bytes = data_bytes;
+    }
+  }
+  task_group(const task_group&) = delete;
+  task_group& operator=(const task_group&) = delete;
+
+  // Waits for the children. An exception no one collected is rethrown unless the stack is already
+  // unwinding because of another one (then it is dropped: C++ allows one exception in flight).
+  ~task_group() noexcept(false) {
+    if (st_.spawned != 0) {
+      if (std::uncaught_exceptions() > 0) {
+        try { detail::wait(st_); } catch (...) {}
+      } else {
+        detail::wait(st_);
+      }
+    }
+  }
+
+  template <class F>
+  void run(F&& f) { spawn_with_hint(std::forward<F>(f), -1.0); }
+
+  // work: this child's share of the group's work (relative, any unit); finite and >= 0.
+  template <class F>
+  void run(F&& f, double work) {
+    check_hint("roost::task_group::run work hint", work);
+    spawn_with_hint(std::forward<F>(f), work);
+  }
+
+  // Joins every child spawned so far; the group can be reused afterwards.
+  void wait() { detail::wait(st_); }
+
+  double total_work() const { return st_.total_work; }
+  double data_bytes() const { return st_.data_bytes; }
+
+ private:
+  template <class F>
+  void spawn_with_hint(F&& f, double hint) {
+    using frame_t = detail::closure_frame<std::decay_t<F>>;
+    if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes &&
+                  alignof(frame_t) <= 16) {
+      if (st_.spawned == 0) {  // the inline slot is free between joins
+        auto* fr = ::new (static_cast<void*>(st_.inline_frame)) frame_t(std::forward<F>(f), &st_, hint);
+        submit(*fr);
+        return;
+      }
+    }
+    frame_t frame(std::forward<F>(f), &st_, hint);
+    submit(frame);
+  }
+  template <class Frame>
+  void submit(Frame& fr) {
+    try {
+      detail::spawn(st_, fr);
+    } catch (...) {  // not spawned (e.g. outside a runtime): the closure is still ours to destroy
+      fr.discard();
+      throw;
+    }
+  }
+  static void check_hint(const char* what, double v) {
+    if (!(v >= 0.0) || std::isinf(v)) detail::throw_bad_hint(what, v);
+  }
+
+  detail::group_state st_;
+};
+
+}  // namespace roost

@@ -1,0 +1,149 @@
+// Merging options with the environment, and validating both. Every error names the variable (or the
+// options field), the value and what is valid.
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "roost/errors.hpp"
+#include "roost/options.hpp"
+#include "sched/registry.hpp"
+
+namespace roost {
+
+namespace {
+
+struct source {
+  std::string name;   // "ROOST_WORKERS" or "options::workers"
+  std::string value;
+};
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v;
+}
+
+[[noreturn]] void fail(const source& s, const std::string& why) {
+  throw config_error(s.name + "='" + s.value + "': " + why);
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+bool parse_bool(const source& s) {
+  std::string v = lower(s.value);
+  if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
+  if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  fail(s, "not a boolean; valid: true, false, 1, 0, yes, no, on, off");
+}
+
+unsigned long long parse_uint(const source& s, const char* valid) {
+  const std::string& v = s.value;
+  if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
+    fail(s, std::string("not a non-negative integer; valid: ") + valid);
+  errno = 0;
+  unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
+  if (errno == ERANGE) fail(s, std::string("out of range; valid: ") + valid);
+  return x;
+}
+
+constexpr unsigned kMaxWorkers = 4096;
+constexpr std::size_t kMinStack = 64 * 1024;
+constexpr std::size_t kMaxStack = std::size_t{1} << 30;
+constexpr std::size_t kDefaultStack = std::size_t{1} << 20;
+
+std::size_t parse_size(const source& s) {
+  std::string v = s.value;
+  std::size_t mult = 1;
+  if (!v.empty()) {
+    char c = static_cast<char>(std::toupper(static_cast<unsigned char>(v.back())));
+    if (c == 'K') mult = 1024;
+    else if (c == 'M') mult = 1024 * 1024;
+    else if (c == 'G') mult = std::size_t{1} << 30;
+    if (mult != 1) v.pop_back();
+  }
+  const char* valid = "bytes from 65536 (64K) to 1073741824 (1G), with an optional K, M or G suffix";
+  source digits{s.name, v};
+  if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch); }))
+    fail(s, std::string("not a size; valid: ") + valid);
+  unsigned long long x = parse_uint(digits, valid);
+  if (x > kMaxStack / mult) fail(s, std::string("too large; valid: ") + valid);
+  std::size_t bytes = static_cast<std::size_t>(x) * mult;
+  if (bytes < kMinStack || bytes > kMaxStack) fail(s, std::string("out of range; valid: ") + valid);
+  return bytes;
+}
+
+void check_scheduler(const source& s) {
+  for (const auto& e : sched::registry()) {
+    if (s.value == e.name) {
+      if (e.available) return;
+      fail(s, std::string("the ") + e.name + " scheduler is not implemented yet (planned in " + e.planned_in +
+                  "); available: " + sched::available_names());
+    }
+  }
+  std::string all;
+  for (const auto& e : sched::registry()) all += (all.empty() ? "" : ", ") + std::string(e.name);
+  fail(s, "unknown scheduler; valid names: " + all + " (available in this build: " + sched::available_names() + ")");
+}
+
+}  // namespace
+
+resolved_options resolve(const options& o) {
+  resolved_options r;
+
+  source sch = o.scheduler ? source{"options::scheduler", *o.scheduler}
+                           : (env("ROOST_SCHED") ? source{"ROOST_SCHED", env("ROOST_SCHED")} : source{"", "ws"});
+  check_scheduler(sch);
+  r.scheduler = sch.value;
+
+  if (o.workers) {
+    if (*o.workers == 0 || *o.workers > kMaxWorkers)
+      fail({"options::workers", std::to_string(*o.workers)}, "valid: an integer from 1 to 4096");
+    r.workers = *o.workers;
+  } else if (const char* v = env("ROOST_WORKERS")) {
+    source s{"ROOST_WORKERS", v};
+    unsigned long long n = parse_uint(s, "an integer from 1 to 4096");
+    if (n == 0 || n > kMaxWorkers) fail(s, "valid: an integer from 1 to 4096");
+    r.workers = static_cast<unsigned>(n);
+  }  // else 0: one per PU, filled in once the topology is known
+
+  if (o.topology) r.topology = *o.topology;
+  else if (const char* v = env("ROOST_TOPOLOGY")) r.topology = v;
+  if (r.topology.find_first_not_of(" \t") == std::string::npos && !r.topology.empty())
+    fail({o.topology ? "options::topology" : "ROOST_TOPOLOGY", r.topology},
+         "blank; valid: an hwloc synthetic description or a path to an hwloc XML file (unset it for this machine)");
+
+  if (o.bind) r.bind = *o.bind;
+  else if (const char* v = env("ROOST_BIND")) r.bind = parse_bool({"ROOST_BIND", v});
+
+  if (o.stack_size) {
+    if (*o.stack_size < kMinStack || *o.stack_size > kMaxStack)
+      fail({"options::stack_size", std::to_string(*o.stack_size)}, "valid: 65536 .. 1073741824 bytes");
+    r.stack_size = *o.stack_size;
+  } else if (const char* v = env("ROOST_STACK_SIZE")) {
+    r.stack_size = parse_size({"ROOST_STACK_SIZE", v});
+  } else {
+    r.stack_size = kDefaultStack;
+  }
+
+  if (o.verbose) r.verbose = *o.verbose;
+  else if (const char* v = env("ROOST_VERBOSE")) r.verbose = parse_bool({"ROOST_VERBOSE", v});
+
+  if (const char* v = env("ROOST_TRACE"))
+    fail({"ROOST_TRACE", v}, "tracing is not implemented in this build yet (planned in issue #6); unset ROOST_TRACE");
+  return r;
+}
+
+const std::vector<scheduler_info>& schedulers() {
+  static const std::vector<scheduler_info> list = [] {
+    std::vector<scheduler_info> v;
+    for (const auto& e : sched::registry()) v.push_back({e.name, e.summary, e.available});
+    return v;
+  }();
+  return list;
+}
+
+}  // namespace roost

@@ -1,0 +1,117 @@
+#include <cstdio>
+#include <sstream>
+
+#include "api/runtime_core.hpp"
+#include "platform/platform.hpp"
+#include "roost/errors.hpp"
+#include "roost/runtime.hpp"
+#include "roost/task_group.hpp"
+#include "sched/registry.hpp"
+#include "topology/placement.hpp"
+
+namespace roost {
+
+namespace detail {
+
+runtime_core::runtime_core(const options& o) : cfg(resolve(o)) {
+  tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology));
+  if (cfg.workers == 0) cfg.workers = tp->num_pus();
+  topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
+  if (!pl.note.empty()) {
+    static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
+    if (!said.exchange(true)) std::fprintf(stderr, "%s\n", pl.note.c_str());
+  }
+  eng = sched::make_engine(cfg, tp, std::move(pl));
+  eng->start();
+  if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
+}
+
+runtime_core::~runtime_core() {
+  if (eng) eng->stop();
+}
+
+void runtime_core::run(void (*fn)(void*), void* arg) {
+  if (engine::worker* w = engine::current_worker()) {
+    if (w->eng == eng.get()) {  // nested: already inside this runtime
+      fn(arg);
+      return;
+    }
+    throw usage_error("roost::runtime::run called from a task of another roost::runtime; a task may only "
+                      "nest run() of the runtime it runs on");
+  }
+  std::lock_guard<std::mutex> lk(iteration_mutex_);
+  struct root_state {
+    void (*fn)(void*);
+    void* arg;
+    std::exception_ptr error;
+    std::atomic<std::uint32_t> done{0};
+    std::atomic<std::uint32_t>* wake_word;
+  } st{fn, arg, nullptr, {0}, &root_done_};
+
+  auto body = [&st] {
+    try {
+      st.fn(st.arg);
+    } catch (...) {
+      st.error = std::current_exception();
+    }
+    auto* word = st.wake_word;
+    st.done.store(1, std::memory_order_release);  // after this, st may vanish: touch only the runtime's word
+    word->fetch_add(1, std::memory_order_release);
+    platform::os::wake_all(*word);
+  };
+  using frame_t = closure_frame<decltype(body)>;
+  void* mem = ::operator new(engine::frame_pool::block_bytes(sizeof(frame_t)));
+  auto* root = ::new (mem) frame_t(std::move(body), nullptr, -1.0);
+  root->id = task_id{};
+
+  eng->iteration_begin();
+  eng->submit_root(root);
+  for (;;) {
+    std::uint32_t e = root_done_.load(std::memory_order_acquire);
+    if (st.done.load(std::memory_order_acquire)) break;
+    platform::os::wait_on(root_done_, e);
+  }
+  eng->iteration_end();
+  if (st.error) std::rethrow_exception(st.error);
+}
+
+std::string runtime_core::describe() const {
+  std::ostringstream os;
+  std::string summary;
+  for (const auto& e : sched::registry())
+    if (cfg.scheduler == e.name) summary = e.summary;
+  os << "roost: scheduler " << cfg.scheduler << " (" << summary << "), " << cfg.workers << " worker"
+     << (cfg.workers == 1 ? "" : "s");
+  const auto& pl = eng->placement();
+  bool pinned = false;
+  for (int c : pl.cpu_of_worker) pinned |= c >= 0;
+  if (pinned) {
+    os << " pinned to CPUs";
+    for (int c : pl.cpu_of_worker) os << ' ' << c;
+  } else {
+    os << (pl.oversubscribed ? " unpinned (oversubscribed)" : " unpinned");
+  }
+  os << "; topology: " << tp->summary() << "; task stacks " << topo::format_bytes(cfg.stack_size);
+  std::string notes = eng->policy_notes();
+  if (!notes.empty()) os << "; " << notes;
+  return os.str();
+}
+
+}  // namespace detail
+
+runtime::runtime() : runtime(options{}) {}
+runtime::runtime(const options& o) : core_(std::make_unique<detail::runtime_core>(o)) {}
+runtime::~runtime() = default;
+
+void runtime::run_erased(void (*fn)(void*), void* arg) { core_->run(fn, arg); }
+unsigned runtime::workers() const { return core_->cfg.workers; }
+const std::string& runtime::scheduler() const { return core_->cfg.scheduler; }
+const resolved_options& runtime::config() const { return core_->cfg; }
+std::string runtime::describe() const { return core_->describe(); }
+
+int this_worker_id() {
+  engine::worker* w = engine::current_worker();
+  return w ? static_cast<int>(w->id) : -1;
+}
+
+}  // namespace roost

@@ -1,0 +1,30 @@
+// What roost::runtime owns: the resolved configuration, the topology and the engine.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "engine/engine_base.hpp"
+#include "roost/options.hpp"
+
+namespace roost::detail {
+
+class runtime_core {
+ public:
+  explicit runtime_core(const options& o);
+  ~runtime_core();
+
+  void run(void (*fn)(void*), void* arg);
+  std::string describe() const;
+
+  resolved_options cfg;
+  std::shared_ptr<const topo::topology> tp;
+  std::unique_ptr<engine::engine_base> eng;
+
+ private:
+  std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
+  std::atomic<std::uint32_t> root_done_{0}; // futex word the external caller sleeps on
+};
+
+}  // namespace roost::detail

@@ -1,0 +1,32 @@
+// User code's entry into the engine: one out-of-line call per spawn and per wait, then one indirect call
+// into engine<Policy>.
+#include <cmath>
+#include <sstream>
+
+#include "engine/worker.hpp"
+#include "roost/errors.hpp"
+#include "roost/task_group.hpp"
+
+namespace roost::detail {
+
+void spawn(group_state& g, task_frame& f) {
+  engine::worker* w = engine::current_worker_at_entry();
+  if (!w) [[unlikely]]
+    throw usage_error("roost::task_group::run called outside roost::runtime::run: spawn tasks from inside a "
+                      "task (rt.run([&] { ... tg.run(...); ... }))");
+  w->ops->spawn(*w, g, f);
+}
+
+void wait(group_state& g) {
+  if (g.spawned == 0) return;
+  engine::worker* w = engine::current_worker_at_entry();
+  w->ops->wait(*w, g);
+}
+
+void throw_bad_hint(const char* what, double value) {
+  std::ostringstream os;
+  os << what << " = " << value << ": a hint must be a finite number >= 0 (it is relative work or bytes)";
+  throw std::invalid_argument(os.str());
+}
+
+}  // namespace roost::detail

@@ -1,0 +1,19 @@
+#include "roost/touch.hpp"
+
+#include "roost/runtime.hpp"
+
+namespace roost {
+
+namespace detail {
+std::atomic<touch_consumer*> g_touch_consumer{nullptr};
+
+void forward_touch(touch_consumer* c, const void* base, std::size_t bytes, access mode) {
+  c->on_touch(this_worker_id(), base, bytes, mode);
+}
+}  // namespace detail
+
+touch_consumer* set_touch_consumer(touch_consumer* c) {
+  return detail::g_touch_consumer.exchange(c, std::memory_order_acq_rel);
+}
+
+}  // namespace roost

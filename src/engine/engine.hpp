@@ -1,0 +1,323 @@
+// The engine, specialised per scheduling policy: spawn, join and the scheduling loop. Every policy call is a
+// direct (inlinable) call on `P`; the only indirect call per spawn is the one from user code into
+// engine<P>::spawn through the worker's ops table.
+//
+// Execution model (cheetah's and Rayon's ideas, in a library): every task runs on a fiber (ult/).
+//  * child-first spawn (work-first, "Cilk-a"): the parent switches to a pooled fiber that runs the child;
+//    the child's first act is to push the parent's continuation on the deque, where thieves can take it.
+//    When the child ends it pops: if the parent is still there nobody stole it, and the child switches back
+//    (a "local" completion). Otherwise the child completes remotely (join.hpp) and goes looking for work.
+//  * parent-first spawn (help-first): the child's frame is copied into the worker's frame pool and pushed;
+//    the parent goes on. At wait the parent pops its own children back and runs them inline.
+//  * a wait that must block switches to a pooled fiber that runs the scheduling loop; the last remote child
+//    switches straight back to the waiter.
+// Fiber switches carry a switch_msg; the resumed side completes the switch (switch_msg.hpp).
+#pragma once
+#include <exception>
+#include <string>
+
+#include "engine/engine_base.hpp"
+#include "engine/join.hpp"
+#include "engine/observe.hpp"
+#include "engine/switch_msg.hpp"
+#include "sched/policy.hpp"
+
+namespace roost::engine {
+
+template <class P>
+class engine final : public engine_base {
+  using job = detail::job;
+  using frame = detail::task_frame;
+  using group = detail::group_state;
+
+ public:
+  engine(const resolved_options& cfg, std::shared_ptr<const topo::topology> tp, topo::placement pl)
+      : engine_base(cfg, std::move(tp), std::move(pl)), policy_(*this) {}
+
+  P& policy() { return policy_; }
+  void iteration_begin() override { policy_.iteration_begin(); }
+  void iteration_end() override { policy_.iteration_end(); }
+  std::string policy_notes() const override { return policy_.notes(); }
+
+ protected:
+  ult::entry_fn fiber_entry() const override { return &fiber_entry_fn; }
+  const worker_ops* ops() const override { return &kOps; }
+
+ private:
+  static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
+  static std::size_t stack_bytes(worker& w) { return w.eng->config().stack_size; }
+
+  // ---------------------------------------------------------------- spawn
+  static void spawn(worker& w, group& g, frame& f) {
+    ++g.spawned;
+    if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) {
+      name_child(w, f);
+      spawn_child_first(w, g, f);
+    } else {
+      spawn_parent_first(w, g, f);
+    }
+  }
+
+  // The child's spawn path: its parent's, plus its rank among the parent's children.
+  static void name_child(worker& w, frame& f) {
+    detail::task_id* parent = w.current_task;
+    f.id.parent = parent;
+    f.id.index = parent->next_child++;
+    f.id.depth = parent->depth + 1;
+    f.id.next_child = 0;
+  }
+
+  static void spawn_parent_first(worker& w, group& g, frame& f) {
+    fiber* self = w.current_fiber;
+    // The group pops back only what it pushed since the owner last ran on this worker uninterrupted.
+    if (g.base_worker != &w || g.base_epoch != self->epoch) {
+      g.base_worker = &w;
+      g.base_epoch = self->epoch;
+      g.queue_base = w.deque.bottom_index();
+    }
+    frame* h = &f;
+    if (static_cast<void*>(&f) != g.inline_frame) {  // on the spawner's stack: move it to the pool
+      h = f.ops->relocate(&f, w.frames.alloc(f.ops->size));
+      h->group = &g;
+      h->work_hint = f.work_hint;
+    }
+    name_child(w, *h);
+    of(w).policy_.place(w, h);
+  }
+
+  static void spawn_child_first(worker& w, group& g, frame& f) {
+    fiber* self = w.current_fiber;
+    self->task = w.current_task;
+    ++self->epoch;
+    fiber* child = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
+    w.current_fiber = child;
+    switch_msg m;
+    m.from = self;
+    m.action = after::publish;
+    m.frame = &f;
+    if (resumed(ult::switch_to(child->ctx, &m))) ++g.local_done;
+  }
+
+  // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a
+  // "park" of the fiber it came from) and says whether that was the task's own child ending locally.
+  static bool resumed(ult::transfer t) {
+    worker& w = *current_worker();
+    const switch_msg m = *static_cast<switch_msg*>(t.data);
+    m.from->ctx.fctx = t.fctx;
+    w.fibers.put(m.from);
+    if (!m.child_done_locally) observe_resume(w.id, w.current_task);
+    return m.child_done_locally;
+  }
+
+  // ---------------------------------------------------------------- wait
+  static void wait(worker& w, group& g) {
+    of(w).policy_.on_wait(w, g);
+    if (g.spawned != g.local_done) {
+      pop_own_children(w, g);
+      std::uint32_t remote = g.spawned - g.local_done;
+      if (remote != 0 && !join::all_remote_done(g, remote)) suspend_for_join(g, remote);
+    }
+    join::finish(g);
+  }
+
+  // Help-first: run inline the children this group pushed and nobody took.
+  static void pop_own_children(worker& start, group& g) {
+    for (worker* wp = &start;;) {
+      worker& w = *wp;
+      if (g.base_worker != &w || g.base_epoch != w.current_fiber->epoch) return;
+      if (w.deque.bottom_index() <= g.queue_base) return;
+      job* j = w.deque.pop();
+      if (!j) return;
+      if (j->k != job::kind::fresh || static_cast<frame*>(j)->group != &g) {
+        w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
+        return;
+      }
+      wp = &run_inline(w, *static_cast<frame*>(j));
+      ++g.local_done;
+    }
+  }
+
+  // Returns the worker the caller is on afterwards.
+  static worker& run_inline(worker& w, frame& f) {
+    detail::task_id* saved = w.current_task;
+    const std::size_t size = f.ops->size;
+    w.current_task = &f.id;
+    observe_start(w.id, f.id, f.work_hint);
+    try {
+      f.ops->run_in_place(&f);
+    } catch (...) {
+      join::record_exception(*f.group, std::current_exception());
+    }
+    worker& now = *current_worker();  // the child may have suspended and moved us
+    now.current_task = saved;
+    if (static_cast<void*>(&f) != f.group->inline_frame) now.frames.free(&f, size);
+    return now;
+  }
+
+  static void suspend_for_join(group& g, std::uint32_t remote) {
+    worker& w = *current_worker();
+    fiber* self = w.current_fiber;
+    self->task = w.current_task;
+    ++self->epoch;
+    fiber* sched = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
+    w.current_fiber = sched;
+    w.current_task = nullptr;
+    switch_msg m;
+    m.from = self;
+    m.action = after::wait_join;
+    m.group = &g;
+    m.remote = remote;
+    resumed(ult::switch_to(sched->ctx, &m));
+  }
+
+  // ---------------------------------------------------------------- fibers and the scheduling loop
+  static void fiber_entry_fn(ult::transfer t) {
+    ult::entered_new_context();
+    for (;;) t = on_arrival(t);
+  }
+
+  // Completes the switch that brought this (idle) fiber to life, runs what it was given, then schedules
+  // until the fiber switches away. Returns the transfer that later brings it back from the pool.
+  static ult::transfer on_arrival(ult::transfer t) {
+    worker& w = *current_worker();
+    const switch_msg m = *static_cast<switch_msg*>(t.data);
+    if (m.from) m.from->ctx.fctx = t.fctx;
+    else w.thread_ctx.fctx = t.fctx;
+    job* next = nullptr;
+    switch (m.action) {
+      case after::nothing: break;
+      case after::park: w.fibers.put(m.from); break;
+      case after::publish: return run_child_first(w, m.from, *m.frame);
+      case after::wait_join:
+        if (join::register_waiter(*m.group, m.from, m.remote)) next = m.from;
+        break;
+    }
+    return schedule(next);
+  }
+
+  static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
+    // `f` lives on the parent's stack: keep what we need before the parent becomes stealable.
+    group* g = f.group;
+    detail::task_id id = f.id;
+    w.current_task = &id;
+    observe_start(w.id, id, f.work_hint);
+    struct publisher {
+      worker* w;
+      fiber* parent;
+      bool done;
+      static void publish(void* p) {
+        auto* self = static_cast<publisher*>(p);
+        of(*self->w).policy_.publish_continuation(*self->w, self->parent);
+        self->done = true;
+      }
+    } pub{&w, parent, false};
+    try {
+      f.ops->run_moved(&f, &publisher::publish, &pub);
+    } catch (...) {
+      join::record_exception(*g, std::current_exception());
+    }
+    worker& now = *current_worker();
+    if (!pub.done) return switch_to_parent(now, parent);  // moving the closure threw: parent never left
+    job* j = now.deque.pop();
+    if (j == static_cast<job*>(parent)) return switch_to_parent(now, parent);
+    // The parent was taken by someone else: this child completes remotely.
+    job* next = j;
+    if (void* waiter = join::complete_remote(*g)) {
+      if (j) {
+        now.deque.push(j);
+        of(now).idle().notify_new_work();
+      }
+      next = static_cast<fiber*>(waiter);
+    }
+    return schedule(next);
+  }
+
+  static ult::transfer switch_to_parent(worker& w, fiber* parent) {
+    fiber* self = w.current_fiber;
+    w.current_fiber = parent;
+    w.current_task = parent->task;
+    switch_msg m;
+    m.from = self;
+    m.action = after::park;
+    m.child_done_locally = true;
+    return ult::switch_to(parent->ctx, &m);
+  }
+
+  // Runs jobs on this fiber until it must switch away (to resume a suspended task, or at shutdown).
+  static ult::transfer schedule(job* next) {
+    for (;;) {
+      worker& w = *current_worker();
+      if (!next) next = find_work(w);
+      if (!next) return leave_to_thread(w);
+      if (next->k == job::kind::fresh) {
+        next = run_fresh(w, *static_cast<frame*>(next));
+        continue;
+      }
+      return resume_fiber(w, static_cast<fiber*>(next));
+    }
+  }
+
+  static ult::transfer resume_fiber(worker& w, fiber* target) {
+    fiber* self = w.current_fiber;
+    w.current_fiber = target;
+    w.current_task = target->task;
+    switch_msg m;
+    m.from = self;
+    m.action = after::park;
+    return ult::switch_to(target->ctx, &m);
+  }
+
+  static ult::transfer leave_to_thread(worker& w) {
+    switch_msg m;
+    m.from = w.current_fiber;
+    m.action = after::park;
+    w.current_fiber = nullptr;
+    return ult::switch_to(w.thread_ctx, &m);  // never comes back
+  }
+
+  // A frame from a queue (a help-first child someone else pushed, or a root task): run it on this fiber.
+  // Returns the suspended owner to resume if this was its last remote child.
+  static job* run_fresh(worker& w, frame& f) {
+    group* g = f.group;
+    const std::size_t size = f.ops->size;
+    w.current_task = &f.id;
+    observe_start(w.id, f.id, f.work_hint);
+    try {
+      f.ops->run_in_place(&f);
+    } catch (...) {
+      if (g) join::record_exception(*g, std::current_exception());
+    }
+    worker& now = *current_worker();
+    now.current_task = nullptr;
+    if (!g || static_cast<void*>(&f) != g->inline_frame) now.frames.free(&f, size);
+    if (!g) return nullptr;  // a root task signals its own completion
+    return static_cast<fiber*>(join::complete_remote(*g));
+  }
+
+  static job* find_work(worker& w) {
+    engine& e = of(w);
+    constexpr unsigned kSpinRounds = 64;
+    unsigned fails = 0;
+    for (;;) {
+      if (job* j = w.deque.pop()) return j;
+      if (job* j = e.take_injected()) return j;
+      if (job* j = e.policy_.steal(w)) {
+        ++w.steals;
+        return j;
+      }
+      if (e.stopping()) return nullptr;
+      if (++fails < kSpinRounds) {
+        if (e.oversubscribed()) platform::os::yield_cpu();
+        else for (int i = 0; i < 64; ++i) platform::os::cpu_relax();
+        continue;
+      }
+      e.idle().sleep_unless([&] { return e.any_work_visible(); });
+      fails = 0;
+    }
+  }
+
+  static constexpr worker_ops kOps{&spawn, &wait};
+  P policy_;
+};
+
+}  // namespace roost::engine

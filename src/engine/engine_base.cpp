@@ -1,0 +1,95 @@
+#include "engine/engine_base.hpp"
+
+#include <cstdio>
+
+#include "engine/switch_msg.hpp"
+#include "ult/stack.hpp"
+
+namespace roost::engine {
+
+thread_local worker* t_current_worker = nullptr;
+
+__attribute__((noinline)) worker* current_worker() { return t_current_worker; }
+__attribute__((noinline)) void set_current_worker(worker* w) { t_current_worker = w; }
+
+engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo::topology> tp,
+                         topo::placement pl)
+    : cfg_(cfg), topo_(std::move(tp)), place_(std::move(pl)) {
+  workers_.reserve(cfg_.workers);
+  for (unsigned i = 0; i < cfg_.workers; ++i) {
+    auto w = std::make_unique<worker>();
+    w->id = i;
+    w->pu = place_.pu_of_worker[i];
+    w->os_cpu = place_.cpu_of_worker[i];
+    w->eng = this;
+    w->rng_state = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
+    workers_.push_back(std::move(w));
+  }
+}
+
+engine_base::~engine_base() = default;
+
+void engine_base::start() {
+  ult::install_overflow_handler(cfg_.stack_size);
+  for (auto& w : workers_) w->ops = ops();
+  threads_.reserve(workers_.size());
+  for (unsigned i = 0; i < workers_.size(); ++i)
+    threads_.push_back(platform::os::start_thread([this, i] { thread_main(i); }));
+}
+
+void engine_base::stop() {
+  stop_.store(true, std::memory_order_release);
+  idle_.wake_all();
+  for (auto h : threads_) platform::os::join_thread(h);
+  threads_.clear();
+}
+
+void engine_base::thread_main(unsigned id) {
+  worker& w = *workers_[id];
+  set_current_worker(&w);
+  if (w.os_cpu >= 0) platform::os::pin_this_thread(w.os_cpu);
+  void* alt = ult::install_alt_stack();
+  ult::adopt_thread_context(w.thread_ctx);
+
+  // Enter the scheduling loop on a pooled fiber; it switches back here at shutdown.
+  fiber* first = w.fibers.get(cfg_.stack_size, fiber_entry());
+  w.current_fiber = first;
+  switch_msg boot;  // from == nullptr: the thread context, nothing to do
+  ult::transfer back = ult::switch_to(first->ctx, &boot);
+  // Shutdown: the last fiber switched back here with "park"; store it so the pool can free it.
+  switch_msg bye = *static_cast<switch_msg*>(back.data);
+  bye.from->ctx.fctx = back.fctx;
+  w.fibers.put(bye.from);
+
+  w.fibers.release_all();
+  ult::release_alt_stack(alt);
+  set_current_worker(nullptr);
+}
+
+void engine_base::submit_root(detail::job* j) {
+  {
+    std::lock_guard<std::mutex> lk(inject_mutex_);
+    injected_.push_back(j);
+    injected_count_.fetch_add(1, std::memory_order_relaxed);
+  }
+  idle_.notify_new_work();
+}
+
+detail::job* engine_base::take_injected() {
+  if (injected_count_.load(std::memory_order_relaxed) == 0) return nullptr;
+  std::lock_guard<std::mutex> lk(inject_mutex_);
+  if (injected_.empty()) return nullptr;
+  detail::job* j = injected_.front();
+  injected_.pop_front();
+  injected_count_.fetch_sub(1, std::memory_order_relaxed);
+  return j;
+}
+
+bool engine_base::any_work_visible() {
+  if (stopping() || injected_count_.load(std::memory_order_seq_cst) != 0) return true;
+  for (auto& w : workers_)
+    if (!w->deque.empty_estimate()) return true;
+  return false;
+}
+
+}  // namespace roost::engine

@@ -1,0 +1,47 @@
+// Sleep and wake for idle workers. An idle worker spins briefly (its caller), then sleeps on a futex word;
+// whoever makes work visible calls notify_new_work().
+//
+// No lost wake-up (a Dekker pair): the notifier does  [publish work] ; fence(seq_cst) ; load sleepers_,
+// the sleeper does  sleepers_ RMW (seq_cst) ; read epoch ; [look for work] ; futex_wait(epoch).
+// Either the notifier sees the sleeper and bumps epoch — then the futex wait returns at once, or the sleeper
+// read the bumped epoch (acquire, pairing with the release bump) and so sees the work — or the sleeper's
+// look for work happens after the publication and finds it.
+#pragma once
+#include <atomic>
+#include <cstdint>
+
+#include "platform/platform.hpp"
+
+namespace roost::engine {
+
+class idle_state {
+ public:
+  // Hot path: one fence and one load when nobody sleeps.
+  void notify_new_work() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_relaxed) != 0) [[unlikely]] wake_one();
+  }
+  void wake_one() {
+    epoch_.fetch_add(1, std::memory_order_release);
+    platform::os::wake_one(epoch_);
+  }
+  void wake_all() {
+    epoch_.fetch_add(1, std::memory_order_release);
+    platform::os::wake_all(epoch_);
+  }
+  // Sleeps unless has_work() finds something after this worker has announced itself.
+  template <class HasWork>
+  void sleep_unless(HasWork&& has_work) {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    std::uint32_t e = epoch_.load(std::memory_order_acquire);
+    if (!has_work()) platform::os::wait_on(epoch_, e);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  std::uint32_t sleepers() const { return sleepers_.load(std::memory_order_relaxed); }
+
+ private:
+  alignas(64) std::atomic<std::uint32_t> sleepers_{0};
+  alignas(64) std::atomic<std::uint32_t> epoch_{0};
+};
+
+}  // namespace roost::engine

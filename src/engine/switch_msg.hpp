@@ -1,0 +1,29 @@
+// The message carried by every fiber switch. The side that resumes reads it first and finishes the
+// switch on behalf of the side that left: it stores the left context, then does what `action` says.
+// Doing this after the switch (not before) is what makes it safe to publish the left fiber: nobody can
+// resume it before its context is saved.
+#pragma once
+#include <cstdint>
+
+#include "engine/fiber.hpp"
+#include "roost/detail/task_frame.hpp"
+
+namespace roost::engine {
+
+enum class after : std::uint8_t {
+  nothing,    // the left context needs no care (a worker's thread context at start-up)
+  park,       // the left fiber is idle: return it to this worker's pool
+  publish,    // work-first spawn: the left fiber is the parent's continuation, push it; run `frame`
+  wait_join,  // the left fiber waits for `remote` children of `group`: register it as the waiter
+};
+
+struct switch_msg {
+  fiber* from = nullptr;  // nullptr: the worker's thread context
+  after action = after::nothing;
+  bool child_done_locally = false;  // to a parent resumed by its own child (join.hpp)
+  std::uint32_t remote = 0;
+  detail::task_frame* frame = nullptr;
+  detail::group_state* group = nullptr;
+};
+
+}  // namespace roost::engine

@@ -1,0 +1,61 @@
+// A worker: one OS thread, its deque, its pools, and what it is running now.
+#pragma once
+#include <cstdint>
+
+#include "engine/fiber.hpp"
+#include "engine/frame_pool.hpp"
+#include "queues/ws_deque.hpp"
+#include "roost/detail/task_frame.hpp"
+#include "ult/context.hpp"
+
+namespace roost::engine {
+
+struct worker;
+class engine_base;
+
+// The two entry points user code reaches (through api/task_group.cpp), resolved once per scheduler.
+struct worker_ops {
+  void (*spawn)(worker&, detail::group_state&, detail::task_frame&);
+  void (*wait)(worker&, detail::group_state&);
+};
+
+struct alignas(64) worker {
+  unsigned id = 0;
+  unsigned pu = 0;        // topology PU this worker stands for
+  int os_cpu = -1;        // pinned CPU, -1 when unpinned
+  engine_base* eng = nullptr;
+  const worker_ops* ops = nullptr;
+
+  queues::ws_deque<detail::job> deque;
+  fiber_pool fibers;
+  frame_pool frames;
+
+  fiber* current_fiber = nullptr;
+  detail::task_id* current_task = nullptr;
+  ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
+
+  std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+  std::uint64_t steals = 0;         // successful steals (statistics)
+  std::uint64_t steal_attempts = 0;
+
+  // xorshift64*: cheap, per-worker, reproducible from the worker id.
+  std::uint64_t next_random() {
+    std::uint64_t x = rng_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    rng_state = x;
+    return x * 0x2545f4914f6cdd1dull;
+  }
+};
+
+// The worker running the calling code, or nullptr. Deliberately out of line: a task may resume on another
+// thread after a switch, and an inlined thread_local access could be cached across it.
+worker* current_worker();
+void set_current_worker(worker* w);
+
+// The same, inlined, for use at the very start of a function that has not switched yet.
+extern thread_local worker* t_current_worker;
+inline worker* current_worker_at_entry() { return t_current_worker; }
+
+}  // namespace roost::engine

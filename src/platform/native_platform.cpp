@@ -1,0 +1,79 @@
+// Linux implementation of the platform layer.
+#include "platform/platform.hpp"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <memory>
+#include <system_error>
+
+namespace roost::platform {
+
+namespace {
+void* thread_trampoline(void* p) {
+  std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(p));
+  (*fn)();
+  return nullptr;
+}
+long futex(std::atomic<std::uint32_t>* addr, int op, std::uint32_t val) {
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+  return syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(addr), op, val, nullptr, nullptr, 0);
+}
+}  // namespace
+
+native_platform::thread_handle native_platform::start_thread(std::function<void()> fn) {
+  auto* heap_fn = new std::function<void()>(std::move(fn));
+  pthread_t t;
+  int rc = pthread_create(&t, nullptr, &thread_trampoline, heap_fn);
+  if (rc != 0) {
+    delete heap_fn;
+    throw std::system_error(rc, std::generic_category(), "roost: cannot start a worker thread");
+  }
+  return static_cast<thread_handle>(t);
+}
+
+void native_platform::join_thread(thread_handle h) { pthread_join(static_cast<pthread_t>(h), nullptr); }
+
+bool native_platform::pin_this_thread(int os_cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(os_cpu, &set);
+  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+}
+
+std::vector<int> native_platform::allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+std::uint64_t native_platform::now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void native_platform::wait_on(std::atomic<std::uint32_t>& word, std::uint32_t expected) {
+  futex(&word, FUTEX_WAIT_PRIVATE, expected);  // EAGAIN / EINTR: the caller re-checks its condition
+}
+void native_platform::wake_one(std::atomic<std::uint32_t>& word) { futex(&word, FUTEX_WAKE_PRIVATE, 1); }
+void native_platform::wake_all(std::atomic<std::uint32_t>& word) { futex(&word, FUTEX_WAKE_PRIVATE, INT_MAX); }
+
+void native_platform::yield_cpu() { sched_yield(); }
+
+std::size_t native_platform::page_size() {
+  static const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return ps;
+}
+
+}  // namespace roost::platform

@@ -1,0 +1,49 @@
+// The platform layer: everything the engine needs from the world — threads, pinning, sleep/wake, clock.
+// The engine and the schedulers reach the OS only through this type (DESIGN §2). `native_platform` is Linux;
+// a simulated platform (virtual time, every worker a coroutine on one OS thread, DESIGN §6) will provide the
+// same static interface and the engine will be instantiated with it.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace roost::platform {
+
+struct native_platform {
+  using thread_handle = std::uintptr_t;
+
+  // Starts an OS thread running fn; the handle is for join().
+  static thread_handle start_thread(std::function<void()> fn);
+  static void join_thread(thread_handle h);
+
+  // Pins the calling thread to one OS CPU; returns false (and leaves it unpinned) if the OS refuses.
+  static bool pin_this_thread(int os_cpu);
+  // CPUs this process may run on (sched_getaffinity: taskset and cgroup cpusets are respected).
+  static std::vector<int> allowed_cpus();
+
+  // Monotonic clock, nanoseconds.
+  static std::uint64_t now_ns();
+
+  // Sleep/wake on a 32-bit word (futex): wait() returns when *word != expected, on a wake, or spuriously.
+  static void wait_on(std::atomic<std::uint32_t>& word, std::uint32_t expected);
+  static void wake_one(std::atomic<std::uint32_t>& word);
+  static void wake_all(std::atomic<std::uint32_t>& word);
+
+  // Polite spinning.
+  static inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+  }
+  static void yield_cpu();
+
+  static std::size_t page_size();
+};
+
+using os = native_platform;
+
+}  // namespace roost::platform

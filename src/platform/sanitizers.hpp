@@ -1,0 +1,16 @@
+// Which sanitizer this translation unit is built with (GCC defines __SANITIZE_*, clang has __has_feature).
+#pragma once
+#if defined(__SANITIZE_THREAD__)
+#define ROOST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ROOST_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define ROOST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ROOST_ASAN 1
+#endif
+#endif

@@ -1,0 +1,69 @@
+// The scheduler seam. A policy is a class plugged into engine<P> (engine/engine.hpp) at compile time and
+// chosen by name at start-up (registry.cpp). It answers the questions of DESIGN §5:
+//
+//   on spawn     order(w, frame)                  child_first (work-first) or parent_first (help-first)
+//                place(w, frame)                  where a parent-first child goes (default: own deque)
+//                publish_continuation(w, fiber)   where a work-first parent's continuation goes
+//   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
+//   join         on_wait(w, group)                before a task joins a group
+//   iterations   iteration_begin(), iteration_end()   around each root run()
+//   reporting    notes()                          one line for runtime::describe()
+//
+// policy_base gives the classic defaults; a policy overrides by hiding (no virtual calls: engine<P> calls
+// P's members directly). Policies reach threads, time and sleep only through the engine (platform layer).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "engine/engine_base.hpp"
+#include "engine/worker.hpp"
+
+namespace roost::sched {
+
+enum class spawn_order : std::uint8_t { child_first, parent_first };
+
+class policy_base {
+ public:
+  explicit policy_base(engine::engine_base& e) : eng_(e) {}
+
+  void place(engine::worker& w, detail::task_frame* f) {
+    w.deque.push(f);
+    eng_.idle().notify_new_work();
+  }
+  void publish_continuation(engine::worker& w, engine::fiber* parent) {
+    w.deque.push(parent);
+    eng_.idle().notify_new_work();
+  }
+  void on_wait(engine::worker&, detail::group_state&) {}
+  void iteration_begin() {}
+  void iteration_end() {}
+  std::string notes() const { return {}; }
+
+ protected:
+  // One steal attempt from a uniformly random worker other than w among `count` candidates given by
+  // candidate(i); returns nullptr on failure.
+  template <class Candidate>
+  detail::job* steal_one_of(engine::worker& w, unsigned count, Candidate&& candidate) {
+    if (count == 0) return nullptr;
+    engine::worker& v = eng_.worker_at(candidate(static_cast<unsigned>(w.next_random() % count)));
+    if (&v == &w) return nullptr;
+    ++w.steal_attempts;
+    return v.deque.steal();
+  }
+
+  engine::engine_base& eng_;
+};
+
+// Random victim selection (seed 000's and 003's baselines): a round is up to P-1 attempts.
+class random_victims : public policy_base {
+ public:
+  using policy_base::policy_base;
+  detail::job* steal(engine::worker& w) {
+    const unsigned n = eng_.num_workers();
+    for (unsigned i = 1; i < n; ++i)
+      if (detail::job* j = steal_one_of(w, n, [](unsigned k) { return k; })) return j;
+    return nullptr;
+  }
+};
+
+}  // namespace roost::sched

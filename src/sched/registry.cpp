@@ -1,0 +1,42 @@
+#include "sched/registry.hpp"
+
+#include "engine/engine.hpp"
+#include "roost/errors.hpp"
+#include "sched/hws.hpp"
+#include "sched/ws.hpp"
+#include "sched/ws_help.hpp"
+
+namespace roost::sched {
+
+const std::vector<entry>& registry() {
+  static const std::vector<entry> r{
+      {"ws", "random work stealing, work-first (Cilk-a)", true, ""},
+      {"ws-help", "random work stealing, help-first", true, ""},
+      {"hws", "hierarchical work stealing: nearest shared cache first", true, ""},
+      {"cab", "cache-aware bi-tier stealing, user-given boundary level (seed 000)", false, "issue #5"},
+      {"cats", "cache-aware bi-tier stealing with online profiling (seed 000)", false, "issue #5"},
+      {"adws", "almost deterministic work stealing (seed 003 ch. 4)", false, "issue #4"},
+      {"adws-ml", "multi-level ADWS (seed 003 ch. 5)", false, "issue #4"},
+      {"numa", "NUMA-aware work dealing and data distribution (seed 002)", false, "a later issue"},
+  };
+  return r;
+}
+
+std::string available_names() {
+  std::string s;
+  for (const auto& e : registry())
+    if (e.available) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
+                                                 std::shared_ptr<const topo::topology> tp, topo::placement pl) {
+  const std::string& n = cfg.scheduler;
+  if (n == ws_policy::name) return std::make_unique<engine::engine<ws_policy>>(cfg, std::move(tp), std::move(pl));
+  if (n == ws_help_policy::name)
+    return std::make_unique<engine::engine<ws_help_policy>>(cfg, std::move(tp), std::move(pl));
+  if (n == hws_policy::name) return std::make_unique<engine::engine<hws_policy>>(cfg, std::move(tp), std::move(pl));
+  throw config_error("ROOST_SCHED='" + n + "': no such scheduler in this build; available: " + available_names());
+}
+
+}  // namespace roost::sched

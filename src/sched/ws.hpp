@@ -1,0 +1,15 @@
+// ws — random work stealing, work-first: the child runs at once and the parent's continuation is what
+// thieves take. The seeds' "Cilk-a" baseline (seed 000 §5; seed 003 §4.5 "random work stealing").
+#pragma once
+#include "sched/policy.hpp"
+
+namespace roost::sched {
+
+class ws_policy : public random_victims {
+ public:
+  static constexpr const char* name = "ws";
+  using random_victims::random_victims;
+  spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::child_first; }
+};
+
+}  // namespace roost::sched

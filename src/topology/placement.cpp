@@ -1,0 +1,38 @@
+#include "topology/placement.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace roost::topo {
+
+placement place_workers(const topology& tp, unsigned workers, bool bind, const std::vector<int>& allowed) {
+  placement pl;
+  pl.pu_of_worker.resize(workers);
+  pl.cpu_of_worker.assign(workers, -1);
+  for (unsigned w = 0; w < workers; ++w) pl.pu_of_worker[w] = w % tp.num_pus();
+
+  const std::size_t cpus = allowed.size();
+  pl.oversubscribed = cpus == 0 || workers > cpus || (tp.is_virtual() && tp.num_pus() > cpus);
+  if (pl.oversubscribed) {
+    std::ostringstream os;
+    os << "roost: " << workers << " workers";
+    if (tp.is_virtual()) os << " on a virtual topology of " << tp.num_pus() << " PUs";
+    os << " but this process may use " << cpus << " CPU" << (cpus == 1 ? "" : "s")
+       << ": running oversubscribed and unpinned (correct, not fast)";
+    pl.note = os.str();
+    return pl;
+  }
+  if (!bind) return pl;
+  for (unsigned w = 0; w < workers; ++w) {
+    unsigned pu = pl.pu_of_worker[w];
+    if (tp.is_virtual()) {
+      pl.cpu_of_worker[w] = allowed[pu];  // virtual PU j -> j-th allowed CPU
+    } else {
+      int os_cpu = tp.pu(pu).os_index;   // hwloc already restricted the real machine to allowed CPUs
+      pl.cpu_of_worker[w] = std::find(allowed.begin(), allowed.end(), os_cpu) != allowed.end() ? os_cpu : -1;
+    }
+  }
+  return pl;
+}
+
+}  // namespace roost::topo

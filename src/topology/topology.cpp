@@ -1,0 +1,225 @@
+#include "topology/topology.hpp"
+
+#include <hwloc.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "roost/errors.hpp"
+
+namespace roost::topo {
+
+namespace {
+
+struct hwloc_handle {
+  hwloc_topology_t t = nullptr;
+  ~hwloc_handle() {
+    if (t) hwloc_topology_destroy(t);
+  }
+};
+
+bool is_file(const std::string& s) {
+  struct stat st;
+  return ::stat(s.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool is_data_cache(hwloc_obj_t o) {
+  return hwloc_obj_type_is_cache(o->type) && o->attr->cache.type != HWLOC_OBJ_CACHE_INSTRUCTION;
+}
+
+}  // namespace
+
+std::string format_bytes(std::size_t b) {
+  std::ostringstream os;
+  if (b >= (1ull << 30) && b % (1ull << 30) == 0) os << (b >> 30) << " GiB";
+  else if (b >= (1ull << 20) && b % (1ull << 20) == 0) os << (b >> 20) << " MiB";
+  else if (b >= (1ull << 10) && b % (1ull << 10) == 0) os << (b >> 10) << " KiB";
+  else os << b << " B";
+  return os.str();
+}
+
+topology topology::load(const std::string& description) {
+  topology tp;
+  tp.description_ = description;
+  tp.virtual_ = !description.empty();
+  hwloc_handle h;
+  if (hwloc_topology_init(&h.t) != 0) throw config_error("roost: hwloc_topology_init failed");
+  if (tp.virtual_) {
+    if (is_file(description)) {
+      if (hwloc_topology_set_xml(h.t, description.c_str()) != 0)
+        throw config_error("ROOST_TOPOLOGY='" + description +
+                           "': hwloc cannot read this XML file (" + std::strerror(errno) +
+                           "); valid: an hwloc XML file (lstopo --of xml) or a synthetic description");
+    } else if (hwloc_topology_set_synthetic(h.t, description.c_str()) != 0) {
+      throw config_error("ROOST_TOPOLOGY='" + description +
+                         "': hwloc rejects this synthetic description and no such file exists; valid: a "
+                         "synthetic description such as 'pack:2 l3:1(size=1MiB) core:1 pu:1' "
+                         "(check it with lstopo-no-graphics -i \"...\") or a path to an hwloc XML file");
+    }
+  }
+  if (hwloc_topology_load(h.t) != 0)
+    throw config_error("ROOST_TOPOLOGY='" + description + "': hwloc failed to load it");
+
+  // Walk the normal tree, keeping machine, packages, data/unified caches, cores and PUs; other objects
+  // (groups, dies, L1i) are transparent.
+  unsigned numa_count = static_cast<unsigned>(hwloc_get_nbobjs_by_type(h.t, HWLOC_OBJ_NUMANODE));
+  tp.num_numa_ = std::max(1u, numa_count);
+
+  struct walker {
+    topology& tp;
+    hwloc_topology_t t;
+    void visit(hwloc_obj_t o, int parent) {
+      int me = parent;
+      node_kind k{};
+      bool keep = true;
+      if (o->type == HWLOC_OBJ_MACHINE) k = node_kind::machine;
+      else if (o->type == HWLOC_OBJ_PACKAGE) k = node_kind::package;
+      else if (is_data_cache(o)) k = node_kind::cache;
+      else if (o->type == HWLOC_OBJ_CORE) k = node_kind::core;
+      else if (o->type == HWLOC_OBJ_PU) k = node_kind::pu;
+      else keep = false;
+      if (keep) {
+        node n;
+        n.kind = k;
+        n.parent = parent;
+        if (k == node_kind::cache) {
+          n.cache_level = static_cast<int>(o->attr->cache.depth);
+          n.cache_bytes = static_cast<std::size_t>(o->attr->cache.size);
+          if (o->attr->cache.linesize > 0) tp.line_size_ = o->attr->cache.linesize;
+        }
+        n.first_pu = static_cast<unsigned>(tp.pus_.size());
+        me = static_cast<int>(tp.nodes_.size());
+        tp.nodes_.push_back(n);
+        if (parent >= 0) tp.nodes_[parent].children.push_back(me);
+        if (k == node_kind::core) ++tp.num_cores_;
+        if (k == node_kind::package) ++tp.num_packages_;
+        if (k == node_kind::pu) {
+          pu_info p;
+          p.os_index = static_cast<int>(o->os_index);
+          p.core = tp.num_cores_ ? tp.num_cores_ - 1 : 0;
+          p.package = tp.num_packages_ ? tp.num_packages_ - 1 : 0;
+          p.numa = 0;
+          int idx = 0;
+          for (hwloc_obj_t nn = nullptr;
+               (nn = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_NUMANODE, nn)) != nullptr; ++idx) {
+            if (hwloc_bitmap_isset(nn->cpuset, o->os_index)) {
+              p.numa = static_cast<unsigned>(idx);
+              break;
+            }
+          }
+          p.leaf_node = me;
+          tp.pus_.push_back(p);
+        }
+      }
+      for (unsigned i = 0; i < o->arity; ++i) visit(o->children[i], me);
+      if (keep) tp.nodes_[me].pu_count = static_cast<unsigned>(tp.pus_.size()) - tp.nodes_[me].first_pu;
+    }
+  } w{tp, h.t};
+  w.visit(hwloc_get_root_obj(h.t), -1);
+  if (tp.pus_.empty()) throw config_error("ROOST_TOPOLOGY='" + description + "': the topology has no PU");
+  if (tp.num_packages_ == 0) tp.num_packages_ = 1;
+  if (tp.num_cores_ == 0) tp.num_cores_ = tp.num_pus();
+
+  // NUMA distances: hwloc's latency matrix when the description has one, else the SLIT convention.
+  unsigned n = tp.num_numa_;
+  tp.numa_distances_.assign(n * n, 20);
+  for (unsigned i = 0; i < n; ++i) tp.numa_distances_[i * n + i] = 10;
+  unsigned nr = 1;
+  hwloc_distances_s* dist = nullptr;
+  if (hwloc_distances_get_by_type(h.t, HWLOC_OBJ_NUMANODE, &nr, &dist, HWLOC_DISTANCES_KIND_MEANS_LATENCY,
+                                  0) == 0 && nr == 1 && dist->nbobjs == n) {
+    for (unsigned i = 0; i < n * n; ++i) tp.numa_distances_[i] = static_cast<unsigned>(dist->values[i]);
+    hwloc_distances_release(h.t, dist);
+  } else if (nr == 1 && dist) {
+    hwloc_distances_release(h.t, dist);
+  }
+
+  // Sharing levels: for every kept node that covers more than one PU, group PUs by it; then order levels
+  // by domain size and drop those that do not coarsen the previous one.
+  std::vector<sharing_level> candidates;
+  std::map<int, std::size_t> by_key;  // kind*10 + cache level -> candidate
+  for (std::size_t i = 0; i < tp.nodes_.size(); ++i) {
+    const node& nd = tp.nodes_[i];
+    if (nd.pu_count == 0) continue;
+    std::string name;
+    if (nd.kind == node_kind::machine) name = "machine";
+    else if (nd.kind == node_kind::package) name = "package";
+    else if (nd.kind == node_kind::cache) name = "L" + std::to_string(nd.cache_level);
+    else if (nd.kind == node_kind::core) name = "core";
+    else continue;
+    int key = static_cast<int>(nd.kind) * 10 + nd.cache_level;
+    auto it = by_key.find(key);
+    if (it == by_key.end()) {
+      sharing_level lv;
+      lv.name = name;
+      lv.cache_bytes = nd.cache_bytes;
+      lv.domain_of_pu.assign(tp.pus_.size(), 0);
+      it = by_key.emplace(key, candidates.size()).first;
+      candidates.push_back(std::move(lv));
+    }
+    sharing_level& lv = candidates[it->second];
+    unsigned d = static_cast<unsigned>(lv.domains.size());
+    lv.domains.emplace_back();
+    for (unsigned p = nd.first_pu; p < nd.first_pu + nd.pu_count; ++p) {
+      lv.domain_of_pu[p] = d;
+      lv.domains.back().push_back(p);
+    }
+  }
+  // A level is usable only if it partitions all PUs.
+  std::vector<sharing_level> full;
+  for (auto& lv : candidates) {
+    std::size_t covered = 0;
+    for (auto& d : lv.domains) covered += d.size();
+    if (covered == tp.pus_.size()) full.push_back(std::move(lv));
+  }
+  std::stable_sort(full.begin(), full.end(),
+                   [](const sharing_level& a, const sharing_level& b) { return a.domains.size() > b.domains.size(); });
+  for (auto& lv : full) {
+    bool any_shared = false;
+    for (auto& d : lv.domains) any_shared |= d.size() > 1;
+    if (!any_shared && tp.pus_.size() > 1) continue;  // private levels are not sharing
+    if (!tp.levels_.empty() && tp.levels_.back().domains.size() == lv.domains.size()) {
+      // Same partition as the previous level (e.g. one L3 per package): keep the first, remember the cache.
+      if (tp.levels_.back().cache_bytes == 0) tp.levels_.back().cache_bytes = lv.cache_bytes;
+      continue;
+    }
+    tp.levels_.push_back(std::move(lv));
+  }
+  if (tp.levels_.empty()) {  // a single PU
+    sharing_level lv;
+    lv.name = "machine";
+    lv.domain_of_pu.assign(tp.pus_.size(), 0);
+    lv.domains.push_back({0});
+    tp.levels_.push_back(lv);
+  }
+  return tp;
+}
+
+std::size_t topology::package_cache_bytes(unsigned pu) const {
+  // Walk up from the PU, remembering the largest cache below the package.
+  std::size_t best = 0;
+  for (int i = pus_[pu].leaf_node; i >= 0; i = nodes_[i].parent) {
+    const node& nd = nodes_[i];
+    if (nd.kind == node_kind::cache) best = std::max(best, nd.cache_bytes);
+    if (nd.kind == node_kind::package || nd.kind == node_kind::machine) break;
+  }
+  return best;
+}
+
+std::string topology::summary() const {
+  std::ostringstream os;
+  os << num_packages_ << (num_packages_ == 1 ? " package, " : " packages, ") << num_numa_
+     << (num_numa_ == 1 ? " NUMA node, " : " NUMA nodes, ") << num_cores_ << (num_cores_ == 1 ? " core, " : " cores, ")
+     << pus_.size() << (pus_.size() == 1 ? " PU" : " PUs");
+  std::size_t c = package_cache_bytes(0);
+  if (c) os << ", " << format_bytes(c) << " cache per package";
+  os << (virtual_ ? " (virtual: " + description_ + ")" : " (this machine)");
+  return os.str();
+}
+
+}  // namespace roost::topo

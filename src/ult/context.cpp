@@ -1,0 +1,31 @@
+#include "ult/context.hpp"
+
+#include <pthread.h>
+
+namespace roost::ult {
+
+void adopt_thread_context(context& c) {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* lo = nullptr;
+    std::size_t size = 0;
+    pthread_attr_getstack(&attr, &lo, &size);
+    c.stack_lo = lo;
+    c.stack_size = size;
+    pthread_attr_destroy(&attr);
+  }
+#ifdef ROOST_TSAN
+  c.tsan_fiber = __tsan_get_current_fiber();
+#endif
+}
+
+void release_context(context& c) {
+#ifdef ROOST_TSAN
+  if (c.tsan_fiber) __tsan_destroy_fiber(c.tsan_fiber);
+  c.tsan_fiber = nullptr;
+#else
+  (void)c;
+#endif
+}
+
+}  // namespace roost::ult

@@ -1,0 +1,85 @@
+// An execution context on its own stack, switched with Boost.Context's fcontext (DESIGN §2: no
+// hand-written assembly). Each switch carries one pointer of data to the resumed side and tells it the
+// context it came from. Switches are announced to ThreadSanitizer and AddressSanitizer so that the
+// sanitizer builds of `make test` understand stack switching.
+#pragma once
+#include <boost/context/detail/fcontext.hpp>
+#include <cstddef>
+
+#include "ult/stack.hpp"
+
+#include "platform/sanitizers.hpp"
+
+#ifdef ROOST_TSAN
+extern "C" {
+void* __tsan_get_current_fiber(void);
+void* __tsan_create_fiber(unsigned flags);
+void __tsan_destroy_fiber(void* fiber);
+void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+}
+#endif
+#ifdef ROOST_ASAN
+extern "C" {
+void __sanitizer_start_switch_fiber(void** fake_stack_save, const void* bottom, std::size_t size);
+void __sanitizer_finish_switch_fiber(void* fake_stack_save, const void** bottom_old, std::size_t* size_old);
+}
+#endif
+
+namespace roost::ult {
+
+namespace bctx = boost::context::detail;
+using transfer = bctx::transfer_t;
+using entry_fn = void (*)(transfer);
+
+struct context {
+  bctx::fcontext_t fctx = nullptr;  // valid while this context is suspended
+  const void* stack_lo = nullptr;   // for AddressSanitizer
+  std::size_t stack_size = 0;
+#ifdef ROOST_TSAN
+  void* tsan_fiber = nullptr;
+#endif
+};
+
+// Prepares `c` to run entry(first transfer) on the stack [lo, hi).
+inline void make_context(context& c, void* lo, void* hi, entry_fn entry) {
+  std::size_t size = static_cast<std::size_t>(static_cast<char*>(hi) - static_cast<char*>(lo));
+  c.fctx = bctx::make_fcontext(hi, size, entry);
+  c.stack_lo = lo;
+  c.stack_size = size;
+#ifdef ROOST_TSAN
+  c.tsan_fiber = __tsan_create_fiber(0);
+#endif
+}
+
+// Describes the calling OS thread's own stack as a context (the place workers return to at shutdown).
+void adopt_thread_context(context& c);
+void release_context(context& c);
+
+// Switches to `to`, passing `data`. Returns when something switches back to the caller's context; the
+// returned transfer says from which context (its fctx must be stored by the caller's protocol) and with
+// what data.
+inline transfer switch_to(context& to, void* data) {
+#ifdef ROOST_TSAN
+  __tsan_switch_to_fiber(to.tsan_fiber, 0);
+#endif
+#ifdef ROOST_ASAN
+  void* fake = nullptr;
+  __sanitizer_start_switch_fiber(&fake, to.stack_lo, to.stack_size);
+#endif
+  bctx::fcontext_t target = to.fctx;
+  to.fctx = nullptr;
+  transfer t = bctx::jump_fcontext(target, data);
+#ifdef ROOST_ASAN
+  __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
+#endif
+  return t;
+}
+
+// First statement of every context entry function.
+inline void entered_new_context() {
+#ifdef ROOST_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
+}
+
+}  // namespace roost::ult

@@ -1,0 +1,157 @@
+#include "ult/stack.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "platform/platform.hpp"
+
+namespace roost::ult {
+
+namespace {
+
+// Guard registry read by the signal handler: a fixed array of [lo, hi) ranges; a slot is free when lo == 0.
+// Only plain atomic loads happen in the handler (async-signal-safe).
+constexpr std::size_t kMaxGuards = 1 << 16;
+std::atomic<std::uintptr_t> g_guard_lo[kMaxGuards];
+std::atomic<std::uintptr_t> g_guard_hi[kMaxGuards];
+std::atomic<std::size_t> g_guard_slots{0};  // high-water mark of used slots
+std::mutex g_guard_mutex;                   // serialises register/unregister (never taken in the handler)
+
+void register_guard(std::uintptr_t lo, std::uintptr_t hi) {
+  std::lock_guard<std::mutex> lk(g_guard_mutex);
+  std::size_t n = g_guard_slots.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (g_guard_lo[i].load(std::memory_order_relaxed) == 0) {
+      g_guard_hi[i].store(hi, std::memory_order_relaxed);
+      g_guard_lo[i].store(lo, std::memory_order_release);
+      return;
+    }
+  }
+  if (n == kMaxGuards) return;  // more stacks than slots: overflow still faults, just without our message
+  g_guard_hi[n].store(hi, std::memory_order_relaxed);
+  g_guard_lo[n].store(lo, std::memory_order_release);
+  g_guard_slots.store(n + 1, std::memory_order_release);
+}
+
+void unregister_guard(std::uintptr_t lo) {
+  std::lock_guard<std::mutex> lk(g_guard_mutex);
+  std::size_t n = g_guard_slots.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < n; ++i)
+    if (g_guard_lo[i].load(std::memory_order_relaxed) == lo) {
+      g_guard_lo[i].store(0, std::memory_order_release);
+      return;
+    }
+}
+
+std::size_t g_stack_size_for_message = 0;
+struct sigaction g_old_segv, g_old_bus;
+
+void write_str(const char* s) { ssize_t r = ::write(2, s, std::strlen(s)); (void)r; }
+
+void write_num(std::size_t v) {
+  char buf[32];
+  int i = 31;
+  buf[i] = 0;
+  do { buf[--i] = static_cast<char>('0' + v % 10); v /= 10; } while (v && i > 0);
+  write_str(buf + i);
+}
+
+void on_fault(int sig, siginfo_t* info, void* ctx) {
+  auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  std::size_t n = g_guard_slots.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uintptr_t lo = g_guard_lo[i].load(std::memory_order_acquire);
+    if (lo != 0 && addr >= lo && addr < g_guard_hi[i].load(std::memory_order_relaxed)) {
+      write_str("roost: task stack overflow: a task used more than its stack of ");
+      write_num(g_stack_size_for_message);
+      write_str(" bytes (ROOST_STACK_SIZE). Raise ROOST_STACK_SIZE (e.g. ROOST_STACK_SIZE=8M) or "
+                "options::stack_size, or make the task's recursion shallower.\n");
+      signal(SIGABRT, SIG_DFL);
+      abort();
+    }
+  }
+  // Not ours: hand the fault to whoever was there before us (default: crash with the original signal).
+  const struct sigaction& old = sig == SIGSEGV ? g_old_segv : g_old_bus;
+  if (old.sa_flags & SA_SIGINFO) {
+    if (old.sa_sigaction) { old.sa_sigaction(sig, info, ctx); return; }
+  } else if (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN && old.sa_handler) {
+    old.sa_handler(sig);
+    return;
+  }
+  signal(sig, SIG_DFL);  // returning re-executes the faulting access, which now kills the process
+}
+
+}  // namespace
+
+stack allocate_stack(std::size_t usable_bytes) {
+  const std::size_t page = platform::os::page_size();
+  std::size_t usable = (usable_bytes + page - 1) / page * page;
+  stack s;
+  s.guard = page;
+  s.total = usable + page;
+  void* p = ::mmap(nullptr, s.total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (::mprotect(p, page, PROT_NONE) != 0) {
+    ::munmap(p, s.total);
+    throw std::bad_alloc();
+  }
+  s.base = p;
+  auto lo = reinterpret_cast<std::uintptr_t>(p);
+  register_guard(lo, lo + page);
+  return s;
+}
+
+void free_stack(const stack& s) {
+  if (!s.base) return;
+  unregister_guard(reinterpret_cast<std::uintptr_t>(s.base));
+  ::munmap(s.base, s.total);
+}
+
+void install_overflow_handler(std::size_t stack_size) {
+  static std::once_flag once;
+  g_stack_size_for_message = stack_size;
+  std::call_once(once, [] {
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = &on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, &g_old_segv);
+    sigaction(SIGBUS, &sa, &g_old_bus);
+  });
+}
+
+void* install_alt_stack() {
+  const std::size_t size = 64 * 1024;
+  void* mem = std::malloc(size);
+  if (!mem) return nullptr;
+  stack_t ss;
+  ss.ss_sp = mem;
+  ss.ss_size = size;
+  ss.ss_flags = 0;
+  if (sigaltstack(&ss, nullptr) != 0) {
+    std::free(mem);
+    return nullptr;
+  }
+  return mem;
+}
+
+void release_alt_stack(void* handle) {
+  if (!handle) return;
+  stack_t ss;
+  std::memset(&ss, 0, sizeof ss);
+  ss.ss_flags = SS_DISABLE;
+  sigaltstack(&ss, nullptr);
+  std::free(handle);
+}
+
+}  // namespace roost::ult
