@@ -23,13 +23,13 @@ class task_group {
   // total_work: the group's total work in the unit of the children's hints (ADWS W_all, seed 003 §4.2).
   // data_bytes: bytes the whole group touches (multi-level ADWS, seed 003 §5.2). Both must be finite and
   // >= 0; a wrong value only changes speed.
-  explicit task_group(double total_work, double data_bytes = -1) {
+  explicit task_group(double total_work) {
     check_hint("roost::task_group total_work", total_work);
     st_.total_work = total_work;
-    if (data_bytes != -1) {
-      check_hint("roost::task_group data_bytes", data_bytes);
-      st_.data_bytes = data_bytes;
-    }
+  }
+  task_group(double total_work, double data_bytes) : task_group(total_work) {
+    check_hint("roost::task_group data_bytes", data_bytes);
+    st_.data_bytes = data_bytes;
   }
   task_group(const task_group&) = delete;
   task_group& operator=(const task_group&) = delete;

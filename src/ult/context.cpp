@@ -1,8 +1,13 @@
 #include "ult/context.hpp"
 
+#include <cxxabi.h>
 #include <pthread.h>
 
 namespace roost::ult {
+
+__attribute__((noinline, noipa)) eh_state* thread_eh_state() {
+  return reinterpret_cast<eh_state*>(abi::__cxa_get_globals());
+}
 
 void adopt_thread_context(context& c) {
   pthread_attr_t attr;

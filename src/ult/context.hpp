@@ -55,6 +55,20 @@ inline void make_context(context& c, void* lo, void* hi, entry_fn entry) {
 void adopt_thread_context(context& c);
 void release_context(context& c);
 
+// The C++ runtime keeps the exceptions being handled and the count of uncaught ones per thread
+// (__cxa_eh_globals). A context that is suspended while an exception is in flight or being handled (a
+// task_group destructor that waits during unwinding) may resume on another thread, so every context carries
+// its own copy across a switch, as OpenCilk's runtime does. The layout is the Itanium C++ ABI's.
+struct eh_state {
+  void* caught_exceptions;
+  unsigned int uncaught_exceptions;
+};
+static_assert(sizeof(eh_state) <= 16);
+
+// Out of line and opaque on purpose: __cxa_get_globals is declared __attribute__((const)), so an inlined call
+// would be reused across the switch below and restore into the thread we left.
+eh_state* thread_eh_state();
+
 // Switches to `to`, passing `data`. Returns when something switches back to the caller's context; the
 // returned transfer says from which context (its fctx must be stored by the caller's protocol) and with
 // what data.
@@ -68,18 +82,21 @@ inline transfer switch_to(context& to, void* data) {
 #endif
   bctx::fcontext_t target = to.fctx;
   to.fctx = nullptr;
+  const eh_state mine = *thread_eh_state();
   transfer t = bctx::jump_fcontext(target, data);
+  *thread_eh_state() = mine;  // possibly another thread now: bring this context's exceptions along
 #ifdef ROOST_ASAN
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
   return t;
 }
 
-// First statement of every context entry function.
+// First statement of every context entry function: a new context handles no exception yet.
 inline void entered_new_context() {
 #ifdef ROOST_ASAN
   __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
+  *thread_eh_state() = eh_state{nullptr, 0};
 }
 
 }  // namespace roost::ult

@@ -1,0 +1,135 @@
+// Configuration: every bad value is an error naming the variable, the value and what is valid.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <string>
+
+#include "roost/errors.hpp"
+#include "roost/options.hpp"
+#include "roost/runtime.hpp"
+
+namespace {
+
+// Sets an environment variable for the scope of one test.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value) : name_(name) {
+    if (const char* old = getenv(name)) {
+      had_ = true;
+      old_ = old;
+    }
+    setenv(name, value, 1);
+  }
+  ~scoped_env() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+std::string error_of(const roost::options& o) {
+  try {
+    roost::resolve(o);
+  } catch (const roost::config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_mentions(const std::string& msg, std::initializer_list<const char*> parts) {
+  ASSERT_FALSE(msg.empty()) << "expected a config_error";
+  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' missing in: " << msg;
+}
+
+}  // namespace
+
+TEST(Options, DefaultsAreSane) {
+  roost::resolved_options r = roost::resolve({});
+  EXPECT_EQ(r.scheduler, "ws");
+  EXPECT_EQ(r.workers, 0u);  // one per PU, decided with the topology
+  EXPECT_EQ(r.stack_size, 1u << 20);
+  EXPECT_TRUE(r.bind);
+}
+
+TEST(Options, UnknownSchedulerListsValidNames) {
+  scoped_env e("ROOST_SCHED", "fastest");
+  expect_mentions(error_of({}), {"ROOST_SCHED", "fastest", "ws", "ws-help", "hws", "cats", "adws"});
+}
+
+TEST(Options, PlannedSchedulerSaysItIsNotBuiltYet) {
+  scoped_env e("ROOST_SCHED", "cats");
+  expect_mentions(error_of({}), {"ROOST_SCHED", "cats", "not implemented yet", "ws-help"});
+}
+
+TEST(Options, ExplicitOptionWinsOverEnvironment) {
+  scoped_env e("ROOST_SCHED", "fastest");
+  roost::options o;
+  o.scheduler = "ws-help";
+  EXPECT_EQ(roost::resolve(o).scheduler, "ws-help");
+  o.scheduler = "bogus";
+  expect_mentions(error_of(o), {"options::scheduler", "bogus"});
+}
+
+TEST(Options, WorkersMustBeAPositiveInteger) {
+  for (const char* bad : {"0", "-1", "two", "", "3.5", "99999"}) {
+    scoped_env e("ROOST_WORKERS", bad);
+    expect_mentions(error_of({}), {"ROOST_WORKERS", "1 to 4096"});
+  }
+  scoped_env ok("ROOST_WORKERS", "3");
+  EXPECT_EQ(roost::resolve({}).workers, 3u);
+  roost::options o;
+  o.workers = 0;
+  expect_mentions(error_of(o), {"options::workers", "0"});
+}
+
+TEST(Options, StackSizeTakesSuffixesAndRange) {
+  {
+    scoped_env e("ROOST_STACK_SIZE", "8M");
+    EXPECT_EQ(roost::resolve({}).stack_size, 8u << 20);
+  }
+  {
+    scoped_env e("ROOST_STACK_SIZE", "256k");
+    EXPECT_EQ(roost::resolve({}).stack_size, 256u << 10);
+  }
+  for (const char* bad : {"1K", "2G", "lots", "12Q", "M"}) {
+    scoped_env e("ROOST_STACK_SIZE", bad);
+    expect_mentions(error_of({}), {"ROOST_STACK_SIZE", bad, "64K"});
+  }
+}
+
+TEST(Options, BooleansAreStrict) {
+  scoped_env e("ROOST_BIND", "maybe");
+  expect_mentions(error_of({}), {"ROOST_BIND", "maybe", "true", "false"});
+  scoped_env v("ROOST_BIND", "OFF");
+  EXPECT_FALSE(roost::resolve({}).bind);
+}
+
+TEST(Options, TraceIsRefusedUntilImplemented) {
+  scoped_env e("ROOST_TRACE", "/tmp/x.trace");
+  expect_mentions(error_of({}), {"ROOST_TRACE", "not implemented"});
+}
+
+TEST(Options, BadTopologyIsAClearErrorFromTheRuntime) {
+  roost::options o;
+  o.topology = "pack:two core:lots";
+  try {
+    roost::runtime rt(o);
+    FAIL() << "expected config_error";
+  } catch (const roost::config_error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("ROOST_TOPOLOGY"), std::string::npos) << m;
+    EXPECT_NE(m.find("pack:two core:lots"), std::string::npos) << m;
+    EXPECT_NE(m.find("synthetic"), std::string::npos) << m;
+  }
+}
+
+TEST(Options, SchedulerTableSaysWhatExists) {
+  int available = 0, planned = 0;
+  for (const auto& s : roost::schedulers()) (s.available ? available : planned)++;
+  EXPECT_EQ(available, 3);
+  EXPECT_EQ(planned, 5);
+}

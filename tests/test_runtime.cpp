@@ -1,0 +1,282 @@
+// The public API's semantics, under every available scheduler: results, exceptions, nesting, misuse,
+// observation, algorithms, idle behaviour.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "roost/roost.hpp"
+
+namespace {
+
+std::vector<std::string> available_schedulers() {
+  std::vector<std::string> v;
+  for (const auto& s : roost::schedulers())
+    if (s.available) v.push_back(s.name);
+  return v;
+}
+
+roost::options opts(const std::string& sched, unsigned workers) {
+  roost::options o;
+  o.scheduler = sched;
+  o.workers = workers;
+  return o;
+}
+
+long fib(int n) {
+  if (n < 2) return n;
+  long a = 0, b = 0;
+  roost::task_group tg;
+  tg.run([&] { a = fib(n - 1); }, 2);
+  b = fib(n - 2);
+  tg.wait();
+  return a + b;
+}
+
+class Api : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(Api, ComputesFibOnOneAndTwoWorkers) {
+  for (unsigned w : {1u, 2u}) {
+    roost::runtime rt(opts(GetParam(), w));
+    EXPECT_EQ(rt.run([] { return fib(20); }), 6765);
+    EXPECT_EQ(rt.workers(), w);
+    EXPECT_EQ(rt.scheduler(), GetParam());
+  }
+}
+
+TEST_P(Api, ManyChildrenInOneGroupAndReuseAfterWait) {
+  roost::runtime rt(opts(GetParam(), 2));
+  long total = rt.run([] {
+    std::vector<long> v(100, 0);
+    roost::task_group tg;
+    for (int round = 0; round < 3; ++round) {
+      for (int i = 0; i < 100; ++i) tg.run([&v, i] { v[i] += i; });
+      tg.wait();
+    }
+    return std::accumulate(v.begin(), v.end(), 0L);
+  });
+  EXPECT_EQ(total, 3 * 4950);
+}
+
+TEST_P(Api, ExceptionFromChildReachesTheWaiter) {
+  roost::runtime rt(opts(GetParam(), 2));
+  EXPECT_THROW(rt.run([] {
+    roost::task_group tg;
+    tg.run([] { throw std::runtime_error("child failed"); });
+    tg.run([] { fib(15); });
+    tg.wait();
+  }),
+               std::runtime_error);
+  // The runtime is still usable afterwards.
+  EXPECT_EQ(rt.run([] { return fib(15); }), 610);
+}
+
+TEST_P(Api, ExceptionFromDeepInsideAndFromTheRoot) {
+  roost::runtime rt(opts(GetParam(), 2));
+  std::function<int(int)> deep = [&](int d) -> int {
+    if (d == 0) throw std::out_of_range("leaf");
+    roost::task_group tg;
+    int x = 0;
+    tg.run([&] { x = deep(d - 1); });
+    tg.wait();
+    return x;
+  };
+  EXPECT_THROW(rt.run([&] { return deep(12); }), std::out_of_range);
+  EXPECT_THROW(rt.run([]() -> int { throw std::logic_error("root"); }), std::logic_error);
+}
+
+TEST_P(Api, GroupDestroyedWithoutWaitStillWaits) {
+  roost::runtime rt(opts(GetParam(), 2));
+  std::atomic<int> done{0};
+  rt.run([&] {
+    {
+      roost::task_group tg;
+      for (int i = 0; i < 8; ++i)
+        tg.run([&] {
+          fib(14);
+          done.fetch_add(1);
+        });
+    }  // no wait(): the destructor waits
+    EXPECT_EQ(done.load(), 8);
+  });
+  EXPECT_EQ(done.load(), 8);
+}
+
+TEST_P(Api, NestedRunOfTheSameRuntimeIsNestedParallelism) {
+  roost::runtime rt(opts(GetParam(), 2));
+  long r = rt.run([&] { return rt.run([] { return fib(18); }) + 1; });
+  EXPECT_EQ(r, 2585);
+}
+
+TEST_P(Api, RunFromATaskOfAnotherRuntimeIsAnError) {
+  roost::runtime a(opts(GetParam(), 1));
+  roost::runtime b(opts(GetParam(), 1));
+  EXPECT_THROW(a.run([&] { b.run([] {}); }), roost::usage_error);
+}
+
+TEST_P(Api, ParallelAlgorithmsMatchSerial) {
+  roost::runtime rt(opts(GetParam(), 2));
+  std::vector<double> x(100000);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<double>(i));
+  double serial = 0;
+  for (double v : x) serial += v * v;
+  // parallel_reduce's split is deterministic: compare against the same split computed serially.
+  std::function<double(std::size_t, std::size_t)> split_sum = [&](std::size_t lo, std::size_t hi) -> double {
+    if (hi - lo <= 1000) {
+      double s = 0;
+      for (std::size_t i = lo; i < hi; ++i) s += x[i] * x[i];
+      return s;
+    }
+    std::size_t mid = lo + (hi - lo) / 2;
+    return split_sum(lo, mid) + split_sum(mid, hi);
+  };
+  double par = rt.run([&] {
+    return roost::parallel_reduce(std::size_t{0}, x.size(), 1000, 0.0,
+                                  [&](std::size_t lo, std::size_t hi) {
+                                    double s = 0;
+                                    for (std::size_t i = lo; i < hi; ++i) s += x[i] * x[i];
+                                    return s;
+                                  },
+                                  [](double a, double b) { return a + b; });
+  });
+  EXPECT_EQ(par, split_sum(0, x.size()));  // bit-identical
+  EXPECT_NEAR(par, serial, 1e-6 * serial);
+
+  std::vector<int> y(10007, 0);
+  rt.run([&] {
+    roost::parallel_for(0, static_cast<int>(y.size()), 64, [&](int lo, int hi) {
+      for (int i = lo; i < hi; ++i) y[i] = 2 * i;
+    });
+  });
+  for (int i = 0; i < static_cast<int>(y.size()); ++i) ASSERT_EQ(y[i], 2 * i);
+
+  int a = 0, b = 0, c = 0;
+  rt.run([&] { roost::parallel_invoke([&] { a = 1; }, [&] { b = 2; }, [&] { c = 3; }); });
+  EXPECT_EQ(a + b + c, 6);
+}
+
+TEST_P(Api, WorkerIdsAreInRange) {
+  roost::runtime rt(opts(GetParam(), 2));
+  EXPECT_EQ(roost::this_worker_id(), -1);
+  std::set<int> seen;
+  std::mutex m;
+  rt.run([&] {
+    roost::parallel_for(0, 2000, 1, [&](int, int) {
+      int id = roost::this_worker_id();
+      std::lock_guard<std::mutex> lk(m);
+      seen.insert(id);
+    });
+  });
+  for (int id : seen) {
+    EXPECT_GE(id, 0);
+    EXPECT_LT(id, 2);
+  }
+}
+
+TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
+  struct recorder : roost::task_observer {
+    std::mutex m;
+    std::multiset<std::string> starts;
+    void on_task_start(const roost::task_event& e) override {
+      std::lock_guard<std::mutex> lk(m);
+      starts.insert(e.path_string());
+    }
+  } rec;
+  roost::runtime rt(opts(GetParam(), 2));
+  roost::set_task_observer(&rec);
+  rt.run([] { fib(10); });
+  roost::set_task_observer(nullptr);
+  // fib(10) spawns one child per internal node: 88 internal nodes + the root.
+  EXPECT_EQ(rec.starts.size(), 89u);
+  EXPECT_EQ(rec.starts.count("0"), 1u);
+  EXPECT_EQ(rec.starts.count("0.0"), 1u);  // fib(9), the root's first child
+  std::set<std::string> unique(rec.starts.begin(), rec.starts.end());
+  EXPECT_EQ(unique.size(), rec.starts.size());
+}
+
+TEST_P(Api, BadHintsAreClearErrors) {
+  roost::runtime rt(opts(GetParam(), 1));
+  for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    EXPECT_THROW(rt.run([&] {
+      roost::task_group tg;
+      tg.run([] {}, bad);
+    }),
+                 std::invalid_argument);
+    EXPECT_THROW(roost::task_group tg(bad), std::invalid_argument);
+    EXPECT_THROW(roost::task_group tg(1.0, bad), std::invalid_argument);
+  }
+  try {
+    roost::task_group tg(-2.5);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("-2.5"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(Api, TouchReachesARegisteredConsumer) {
+  struct counter : roost::touch_consumer {
+    std::atomic<std::size_t> bytes{0};
+    void on_touch(int worker, const void*, std::size_t n, roost::access) override {
+      EXPECT_GE(worker, 0);
+      bytes.fetch_add(n);
+    }
+  } c;
+  roost::runtime rt(opts(GetParam(), 2));
+  std::vector<char> buf(4096);
+  rt.run([&] { roost::touch(buf.data(), buf.size()); });  // no consumer: nothing happens
+  roost::set_touch_consumer(&c);
+  rt.run([&] {
+    roost::parallel_for(0, 4, 1, [&](int lo, int) { roost::touch(buf.data() + lo * 1024, 1024, roost::access::write); });
+  });
+  roost::set_touch_consumer(nullptr);
+  EXPECT_EQ(c.bytes.load(), 4096u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, Api, ::testing::ValuesIn(available_schedulers()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(Runtime, SpawnOutsideARuntimeIsAUsageError) {
+  roost::task_group tg;
+  EXPECT_THROW(tg.run([] {}), roost::usage_error);
+}
+
+TEST(Runtime, VirtualTopologyLargerThanTheMachineStillComputes) {
+  roost::options o;
+  o.topology = "pack:4 l3:1(size=6MiB) core:4 pu:1";
+  o.scheduler = "hws";
+  roost::runtime rt(o);
+  EXPECT_EQ(rt.workers(), 16u);
+  EXPECT_EQ(rt.run([] { return fib(18); }), 2584);
+  EXPECT_NE(rt.describe().find("oversubscribed"), std::string::npos) << rt.describe();
+}
+
+TEST(Runtime, IdleRuntimeSleeps) {
+  roost::runtime rt(opts("ws", 2));
+  rt.run([] { fib(16); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let workers go to sleep
+  rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  getrusage(RUSAGE_SELF, &after);
+  auto us = [](const rusage& r) {
+    return (r.ru_utime.tv_sec + r.ru_stime.tv_sec) * 1e6 + r.ru_utime.tv_usec + r.ru_stime.tv_usec;
+  };
+  double cpu_fraction = (us(after) - us(before)) / 500000.0;
+  RecordProperty("idle_cpu_percent", std::to_string(cpu_fraction * 100));
+  EXPECT_LT(cpu_fraction, 0.05) << "an idle runtime must sleep, not spin";
+}
