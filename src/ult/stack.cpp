@@ -13,6 +13,11 @@
 #include <new>
 
 #include "platform/platform.hpp"
+#include "platform/sanitizers.hpp"
+
+#ifdef ROOST_ASAN
+extern "C" void __asan_unpoison_memory_region(void const volatile* addr, std::size_t size);
+#endif
 
 namespace roost::ult {
 
@@ -113,6 +118,11 @@ stack allocate_stack(std::size_t usable_bytes) {
 void free_stack(const stack& s) {
   if (!s.base) return;
   unregister_guard(reinterpret_cast<std::uintptr_t>(s.base));
+#ifdef ROOST_ASAN
+  // A parked fiber's frames never returned: their redzones stay poisoned in the shadow memory and would
+  // be blamed on whatever is mapped here next.
+  __asan_unpoison_memory_region(static_cast<char*>(s.base) + s.guard, s.total - s.guard);
+#endif
   ::munmap(s.base, s.total);
 }
 
