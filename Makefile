@@ -1,0 +1,52 @@
+# roost — the two commands a new machine needs:
+#   make demo   builds roost and runs the benchmark comparison (the main job)
+#   make test   builds everything and runs every test: unit, stress, sanitizers (TSan, ASan+UBSan), install
+# Both install what is missing first through scripts/bootstrap.sh.
+
+JOBS       ?= $(shell nproc)
+BUILD      ?= build
+CMAKE_ARGS ?=
+
+.PHONY: all bootstrap build build-tsan build-asan test test-release test-tsan test-asan test-install demo bench clean
+
+all: build
+
+bootstrap:
+	@bash scripts/bootstrap.sh
+
+$(BUILD)/build.ninja: | bootstrap
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+build: bootstrap $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-tsan: bootstrap
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_SANITIZE=thread -DROOST_BUILD_BENCH=OFF
+	cmake --build build-tsan -j $(JOBS)
+
+build-asan: bootstrap
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_SANITIZE=address -DROOST_BUILD_BENCH=OFF
+	cmake --build build-asan -j $(JOBS)
+
+test-release: build
+	cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
+
+# Sanitizer builds run the same tests; sizes shrink automatically under a sanitizer (see tests/).
+test-tsan: build-tsan
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest -j $(JOBS) --output-on-failure -E Install
+
+test-asan: build-asan
+	cd build-asan && ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+	  ctest -j $(JOBS) --output-on-failure -E Install
+
+test: test-release test-tsan test-asan
+	@echo "make test: release, TSan and ASan+UBSan suites all passed"
+
+demo: build
+	$(BUILD)/bench/roost-bench --demo
+
+bench: build
+	$(BUILD)/bench/roost-bench $(ARGS)
+
+clean:
+	rm -rf $(BUILD) build-tsan build-asan out
