@@ -1,0 +1,67 @@
+// Measurement harness shared by every benchmark binary (compiled by GCC and by clang): repetitions after
+// warm-up, median, and one JSON line per measurement.
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+struct measurement {
+  std::string bench, variant, size;
+  unsigned workers = 1;
+  std::vector<double> seconds;  // one per repetition
+  double median = 0;
+  bool check_passed = false;
+  std::string note;  // e.g. why a variant could not run
+};
+
+inline double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Runs `once` warmup + reps times; `once` returns whether its result matched the reference.
+inline measurement measure(const std::string& b, const std::string& variant, const std::string& size,
+                           unsigned workers, int warmup, int reps, const std::function<bool()>& once) {
+  measurement m{b, variant, size, workers, {}, 0, true, ""};
+  for (int i = 0; i < warmup; ++i) m.check_passed &= once();
+  for (int i = 0; i < reps; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool ok = once();
+    auto t1 = std::chrono::steady_clock::now();
+    m.check_passed &= ok;
+    m.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+  }
+  m.median = median_of(m.seconds);
+  return m;
+}
+
+inline std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    o += c;
+  }
+  return o;
+}
+
+inline std::string to_json(const measurement& m) {
+  std::ostringstream os;
+  os.precision(9);
+  os << "{\"bench\":\"" << json_escape(m.bench) << "\",\"variant\":\"" << json_escape(m.variant)
+     << "\",\"size\":\"" << json_escape(m.size) << "\",\"workers\":" << m.workers << ",\"seconds\":[";
+  for (std::size_t i = 0; i < m.seconds.size(); ++i) os << (i ? "," : "") << m.seconds[i];
+  os << "],\"median\":" << m.median << ",\"check\":" << (m.check_passed ? "true" : "false");
+  if (!m.note.empty()) os << ",\"note\":\"" << json_escape(m.note) << "\"";
+  os << "}";
+  return os.str();
+}
+
+}  // namespace bench
