@@ -92,17 +92,19 @@ class engine final : public engine_base {
     fiber* child = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
     w.current_fiber = child;
     switch_msg m;
+    m.w = &w;
     m.from = self;
     m.action = after::publish;
     m.frame = &f;
-    if (resumed(ult::switch_to(child->ctx, &m))) ++g.local_done;
+    ult::transfer t;
+    if (resumed(switch_with(child->ctx, m, t), t)) ++g.local_done;
   }
 
   // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a
   // "park" of the fiber it came from) and says whether that was the task's own child ending locally.
-  static bool resumed(ult::transfer t) {
-    worker& w = *current_worker();
-    const switch_msg m = *static_cast<switch_msg*>(t.data);
+  static bool resumed(const switch_msg& in, ult::transfer t) {
+    const switch_msg m = in;
+    worker& w = *m.w;
     m.from->ctx.fctx = t.fctx;
     w.fibers.put(m.from);
     if (!m.child_done_locally) observe_resume(w.id, w.current_task);
@@ -120,27 +122,31 @@ class engine final : public engine_base {
     join::finish(g);
   }
 
-  // Help-first: run inline the children this group pushed and nobody took.
-  static void pop_own_children(worker& start, group& g) {
-    for (worker* wp = &start;;) {
-      worker& w = *wp;
-      if (g.base_worker != &w || g.base_epoch != w.current_fiber->epoch) return;
-      if (w.deque.bottom_index() <= g.queue_base) return;
+  // Help-first: run inline the children this group pushed and nobody took. Only while the owner has not
+  // been switched away since the group's pushes (fiber epoch), the deque is the group's.
+  static void pop_own_children(worker& w, group& g) {
+    fiber* self = w.current_fiber;
+    const std::uint64_t epoch = self->epoch;
+    if (g.base_worker != &w || g.base_epoch != epoch) return;
+    while (w.deque.bottom_index() > g.queue_base) {
       job* j = w.deque.pop();
       if (!j) return;
       if (j->k != job::kind::fresh || static_cast<frame*>(j)->group != &g) {
         w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
         return;
       }
-      wp = &run_inline(w, *static_cast<frame*>(j));
+      run_inline(w, *static_cast<frame*>(j));
       ++g.local_done;
+      if (self->epoch != epoch) return;  // the child suspended: we may be on another worker now
     }
   }
 
-  // Returns the worker the caller is on afterwards.
-  static worker& run_inline(worker& w, frame& f) {
+  static void run_inline(worker& w, frame& f) {
     detail::task_id* saved = w.current_task;
+    fiber* self = w.current_fiber;
+    const std::uint64_t epoch = self->epoch;
     const std::size_t size = f.ops->size;
+    const bool pooled = static_cast<void*>(&f) != f.group->inline_frame;
     w.current_task = &f.id;
     observe_start(w.id, f.id, f.work_hint);
     try {
@@ -148,10 +154,10 @@ class engine final : public engine_base {
     } catch (...) {
       join::record_exception(*f.group, std::current_exception());
     }
-    worker& now = *current_worker();  // the child may have suspended and moved us
+    // Still on `w` unless the child suspended (then the fiber's epoch moved).
+    worker& now = self->epoch == epoch ? w : *current_worker();
     now.current_task = saved;
-    if (static_cast<void*>(&f) != f.group->inline_frame) now.frames.free(&f, size);
-    return now;
+    if (pooled) now.frames.free(&f, size);
   }
 
   static void suspend_for_join(group& g, std::uint32_t remote) {
@@ -163,24 +169,26 @@ class engine final : public engine_base {
     w.current_fiber = sched;
     w.current_task = nullptr;
     switch_msg m;
+    m.w = &w;
     m.from = self;
     m.action = after::wait_join;
     m.group = &g;
     m.remote = remote;
-    resumed(ult::switch_to(sched->ctx, &m));
+    ult::transfer t;
+    resumed(switch_with(sched->ctx, m, t), t);
   }
 
   // ---------------------------------------------------------------- fibers and the scheduling loop
   static void fiber_entry_fn(ult::transfer t) {
-    ult::entered_new_context();
+    ult::entered_new_context(static_cast<switch_msg*>(t.data)->w->eh);
     for (;;) t = on_arrival(t);
   }
 
   // Completes the switch that brought this (idle) fiber to life, runs what it was given, then schedules
   // until the fiber switches away. Returns the transfer that later brings it back from the pool.
   static ult::transfer on_arrival(ult::transfer t) {
-    worker& w = *current_worker();
     const switch_msg m = *static_cast<switch_msg*>(t.data);
+    worker& w = *m.w;
     if (m.from) m.from->ctx.fctx = t.fctx;
     else w.thread_ctx.fctx = t.fctx;
     job* next = nullptr;
@@ -192,13 +200,15 @@ class engine final : public engine_base {
         if (join::register_waiter(*m.group, m.from, m.remote)) next = m.from;
         break;
     }
-    return schedule(next);
+    return schedule(w, next);
   }
 
   static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
     // `f` lives on the parent's stack: keep what we need before the parent becomes stealable.
     group* g = f.group;
     detail::task_id id = f.id;
+    fiber* self = w.current_fiber;
+    const std::uint64_t epoch = self->epoch;
     w.current_task = &id;
     observe_start(w.id, id, f.work_hint);
     struct publisher {
@@ -206,9 +216,9 @@ class engine final : public engine_base {
       fiber* parent;
       bool done;
       static void publish(void* p) {
-        auto* self = static_cast<publisher*>(p);
-        of(*self->w).policy_.publish_continuation(*self->w, self->parent);
-        self->done = true;
+        auto* pub = static_cast<publisher*>(p);
+        of(*pub->w).policy_.publish_continuation(*pub->w, pub->parent);
+        pub->done = true;
       }
     } pub{&w, parent, false};
     try {
@@ -216,7 +226,7 @@ class engine final : public engine_base {
     } catch (...) {
       join::record_exception(*g, std::current_exception());
     }
-    worker& now = *current_worker();
+    worker& now = self->epoch == epoch ? w : *current_worker();
     if (!pub.done) return switch_to_parent(now, parent);  // moving the closure threw: parent never left
     job* j = now.deque.pop();
     if (j == static_cast<job*>(parent)) return switch_to_parent(now, parent);
@@ -229,28 +239,33 @@ class engine final : public engine_base {
       }
       next = static_cast<fiber*>(waiter);
     }
-    return schedule(next);
+    return schedule(now, next);
   }
 
   static ult::transfer switch_to_parent(worker& w, fiber* parent) {
     fiber* self = w.current_fiber;
+    ++self->epoch;
     w.current_fiber = parent;
     w.current_task = parent->task;
     switch_msg m;
+    m.w = &w;
     m.from = self;
     m.action = after::park;
     m.child_done_locally = true;
-    return ult::switch_to(parent->ctx, &m);
+    ult::transfer t;
+    switch_with(parent->ctx, m, t);
+    return t;
   }
 
   // Runs jobs on this fiber until it must switch away (to resume a suspended task, or at shutdown).
-  static ult::transfer schedule(job* next) {
-    for (;;) {
-      worker& w = *current_worker();
+  static ult::transfer schedule(worker& start, job* next) {
+    for (worker* wp = &start;;) {
+      worker& w = *wp;
       if (!next) next = find_work(w);
       if (!next) return leave_to_thread(w);
       if (next->k == job::kind::fresh) {
         next = run_fresh(w, *static_cast<frame*>(next));
+        wp = current_worker();  // the task may have suspended and moved this fiber
         continue;
       }
       return resume_fiber(w, static_cast<fiber*>(next));
@@ -259,20 +274,27 @@ class engine final : public engine_base {
 
   static ult::transfer resume_fiber(worker& w, fiber* target) {
     fiber* self = w.current_fiber;
+    ++self->epoch;
     w.current_fiber = target;
     w.current_task = target->task;
     switch_msg m;
+    m.w = &w;
     m.from = self;
     m.action = after::park;
-    return ult::switch_to(target->ctx, &m);
+    ult::transfer t;
+    switch_with(target->ctx, m, t);
+    return t;
   }
 
   static ult::transfer leave_to_thread(worker& w) {
     switch_msg m;
+    m.w = &w;
     m.from = w.current_fiber;
     m.action = after::park;
     w.current_fiber = nullptr;
-    return ult::switch_to(w.thread_ctx, &m);  // never comes back
+    ult::transfer t;
+    switch_with(w.thread_ctx, m, t);  // never comes back
+    return t;
   }
 
   // A frame from a queue (a help-first child someone else pushed, or a root task): run it on this fiber.
@@ -280,6 +302,7 @@ class engine final : public engine_base {
   static job* run_fresh(worker& w, frame& f) {
     group* g = f.group;
     const std::size_t size = f.ops->size;
+    const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;
     w.current_task = &f.id;
     observe_start(w.id, f.id, f.work_hint);
     try {
@@ -289,7 +312,7 @@ class engine final : public engine_base {
     }
     worker& now = *current_worker();
     now.current_task = nullptr;
-    if (!g || static_cast<void*>(&f) != g->inline_frame) now.frames.free(&f, size);
+    if (pooled) now.frames.free(&f, size);
     if (!g) return nullptr;  // a root task signals its own completion
     return static_cast<fiber*>(join::complete_remote(*g));
   }

@@ -50,14 +50,16 @@ void engine_base::thread_main(unsigned id) {
   if (w.os_cpu >= 0) platform::os::pin_this_thread(w.os_cpu);
   void* alt = ult::install_alt_stack();
   ult::adopt_thread_context(w.thread_ctx);
+  w.eh = ult::thread_eh_state();
 
   // Enter the scheduling loop on a pooled fiber; it switches back here at shutdown.
   fiber* first = w.fibers.get(cfg_.stack_size, fiber_entry());
   w.current_fiber = first;
   switch_msg boot;  // from == nullptr: the thread context, nothing to do
-  ult::transfer back = ult::switch_to(first->ctx, &boot);
+  boot.w = &w;
+  ult::transfer back;
+  const switch_msg bye = switch_with(first->ctx, boot, back);
   // Shutdown: the last fiber switched back here with "park"; store it so the pool can free it.
-  switch_msg bye = *static_cast<switch_msg*>(back.data);
   bye.from->ctx.fctx = back.fctx;
   w.fibers.put(bye.from);
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "engine/fiber.hpp"
+#include "engine/worker.hpp"
 #include "roost/detail/task_frame.hpp"
 
 namespace roost::engine {
@@ -18,6 +19,7 @@ enum class after : std::uint8_t {
 };
 
 struct switch_msg {
+  worker* w = nullptr;    // the worker (OS thread) the switch happens on: the same on both sides
   fiber* from = nullptr;  // nullptr: the worker's thread context
   after action = after::nothing;
   bool child_done_locally = false;  // to a parent resumed by its own child (join.hpp)
@@ -25,5 +27,11 @@ struct switch_msg {
   detail::task_frame* frame = nullptr;
   detail::group_state* group = nullptr;
 };
+
+// Switches from the current context of `m.w` to `to`; on return, the message that brought us back.
+inline const switch_msg& switch_with(ult::context& to, switch_msg& m, ult::transfer& t) {
+  t = ult::switch_to(to, &m, m.w->eh, [](ult::transfer tr) { return static_cast<switch_msg*>(tr.data)->w->eh; });
+  return *static_cast<switch_msg*>(t.data);
+}
 
 }  // namespace roost::engine

@@ -33,6 +33,7 @@ struct alignas(64) worker {
   fiber* current_fiber = nullptr;
   detail::task_id* current_task = nullptr;
   ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
+  ult::eh_state* eh = nullptr;  // this thread's C++ exception state (ult/context.hpp)
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
   std::uint64_t steals = 0;         // successful steals (statistics)

@@ -65,14 +65,17 @@ struct eh_state {
 };
 static_assert(sizeof(eh_state) <= 16);
 
-// Out of line and opaque on purpose: __cxa_get_globals is declared __attribute__((const)), so an inlined call
-// would be reused across the switch below and restore into the thread we left.
+// The calling thread's state. Out of line and opaque on purpose: __cxa_get_globals is declared
+// __attribute__((const)), so an inlined call could be reused after a switch to another thread. Callers
+// fetch it once per OS thread and pass it to switch_to.
 eh_state* thread_eh_state();
 
 // Switches to `to`, passing `data`. Returns when something switches back to the caller's context; the
 // returned transfer says from which context (its fctx must be stored by the caller's protocol) and with
-// what data.
-inline transfer switch_to(context& to, void* data) {
+// what data. `here` is the calling thread's exception state; `eh_of(t)` must give the state of the thread
+// that resumed us, which the transfer's data identifies.
+template <class EhOf>
+inline transfer switch_to(context& to, void* data, eh_state* here, EhOf&& eh_of) {
 #ifdef ROOST_TSAN
   __tsan_switch_to_fiber(to.tsan_fiber, 0);
 #endif
@@ -82,21 +85,22 @@ inline transfer switch_to(context& to, void* data) {
 #endif
   bctx::fcontext_t target = to.fctx;
   to.fctx = nullptr;
-  const eh_state mine = *thread_eh_state();
+  const eh_state mine = *here;
   transfer t = bctx::jump_fcontext(target, data);
-  *thread_eh_state() = mine;  // possibly another thread now: bring this context's exceptions along
+  *eh_of(t) = mine;  // possibly another thread now: bring this context's exceptions along
 #ifdef ROOST_ASAN
   __sanitizer_finish_switch_fiber(fake, nullptr, nullptr);
 #endif
   return t;
 }
 
-// First statement of every context entry function: a new context handles no exception yet.
-inline void entered_new_context() {
+// First statement of every context entry function (`here`: the thread's exception state, which a new
+// context starts without).
+inline void entered_new_context(eh_state* here) {
 #ifdef ROOST_ASAN
   __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
 #endif
-  *thread_eh_state() = eh_state{nullptr, 0};
+  *here = eh_state{nullptr, 0};
 }
 
 }  // namespace roost::ult
