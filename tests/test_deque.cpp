@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "queues/ws_deque.hpp"
+#include "roost/detail/ws_deque.hpp"
 
-using roost::queues::ws_deque;
+using roost::detail::ws_deque;
 
 namespace {
 struct item {

@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "roost/detail/task_frame.hpp"
+#include "roost/detail/abi.hpp"
 
 namespace roost {
 
@@ -57,7 +57,10 @@ class task_group {
   }
 
   // Joins every child spawned so far; the group can be reused afterwards.
-  void wait() { detail::wait(st_); }
+  void wait() {
+    if (st_.spawned == 1 && st_.local_done == 0 && st_.owner_fiber && detail::try_join_first_child(st_)) return;
+    detail::wait(st_);
+  }
 
   double total_work() const { return st_.total_work; }
   double data_bytes() const { return st_.data_bytes; }
@@ -66,11 +69,16 @@ class task_group {
   template <class F>
   void spawn_with_hint(F&& f, double hint) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
+    detail::fiber_abi* fb = st_.owner_fiber;
+    if (!fb) [[unlikely]]
+      fb = st_.owner_fiber = detail::current_fiber_or_throw("roost::task_group::run");
     if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes &&
                   alignof(frame_t) <= 16) {
       if (st_.spawned == 0) {  // the inline slot is free between joins
         auto* fr = ::new (static_cast<void*>(st_.inline_frame)) frame_t(std::forward<F>(f), &st_, hint);
-        submit(*fr);
+        detail::worker_abi* w = fb->worker;
+        if (w->path == detail::spawn_path::inline_help_first) detail::push_first_child(st_, *fb, *w, *fr);
+        else submit(*fr);
         return;
       }
     }

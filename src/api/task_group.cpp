@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/worker.hpp"
+#include "engine/engine_base.hpp"
 #include "roost/errors.hpp"
 #include "roost/task_group.hpp"
 
@@ -22,6 +22,16 @@ void wait(group_state& g) {
   engine::worker* w = engine::current_worker_at_entry();
   w->ops->wait(*w, g);
 }
+
+fiber_abi* current_fiber_or_throw(const char* call) {
+  engine::worker* w = engine::current_worker_at_entry();
+  if (!w) [[unlikely]]
+    throw usage_error(std::string(call) + " called outside roost::runtime::run: spawn tasks from inside a task "
+                      "(rt.run([&] { ... tg.run(...); ... }))");
+  return w->current_fiber;
+}
+
+void wake_one_idle(worker_abi* w) { static_cast<engine::worker*>(w)->eng->idle().wake_one(); }
 
 void throw_bad_hint(const char* what, double value) {
   std::ostringstream os;

@@ -42,6 +42,7 @@ class engine final : public engine_base {
  protected:
   ult::entry_fn fiber_entry() const override { return &fiber_entry_fn; }
   const worker_ops* ops() const override { return &kOps; }
+  detail::spawn_path spawn_path() const override { return P::inline_help_first ? detail::spawn_path::inline_help_first : detail::spawn_path::engine; }
 
  private:
   static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
@@ -51,21 +52,13 @@ class engine final : public engine_base {
   static void spawn(worker& w, group& g, frame& f) {
     ++g.spawned;
     if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) {
-      name_child(w, f);
+      detail::name_child(w, f);
       spawn_child_first(w, g, f);
     } else {
       spawn_parent_first(w, g, f);
     }
   }
 
-  // The child's spawn path: its parent's, plus its rank among the parent's children.
-  static void name_child(worker& w, frame& f) {
-    detail::task_id* parent = w.current_task;
-    f.id.parent = parent;
-    f.id.index = parent->next_child++;
-    f.id.depth = parent->depth + 1;
-    f.id.next_child = 0;
-  }
 
   static void spawn_parent_first(worker& w, group& g, frame& f) {
     fiber* self = w.current_fiber;
@@ -81,7 +74,7 @@ class engine final : public engine_base {
       h->group = &g;
       h->work_hint = f.work_hint;
     }
-    name_child(w, *h);
+    detail::name_child(w, *h);
     of(w).policy_.place(w, h);
   }
 
@@ -90,7 +83,7 @@ class engine final : public engine_base {
     self->task = w.current_task;
     ++self->epoch;
     fiber* child = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
-    w.current_fiber = child;
+    w.become(child);
     switch_msg m;
     m.w = &w;
     m.from = self;
@@ -119,7 +112,7 @@ class engine final : public engine_base {
       std::uint32_t remote = g.spawned - g.local_done;
       if (remote != 0 && !join::all_remote_done(g, remote)) suspend_for_join(g, remote);
     }
-    join::finish(g);
+    join::finish_join(g);
   }
 
   // Help-first: run inline the children this group pushed and nobody took. Only while the owner has not
@@ -166,7 +159,7 @@ class engine final : public engine_base {
     self->task = w.current_task;
     ++self->epoch;
     fiber* sched = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
-    w.current_fiber = sched;
+    w.become(sched);
     w.current_task = nullptr;
     switch_msg m;
     m.w = &w;
@@ -245,7 +238,7 @@ class engine final : public engine_base {
   static ult::transfer switch_to_parent(worker& w, fiber* parent) {
     fiber* self = w.current_fiber;
     ++self->epoch;
-    w.current_fiber = parent;
+    w.become(parent);
     w.current_task = parent->task;
     switch_msg m;
     m.w = &w;
@@ -275,7 +268,7 @@ class engine final : public engine_base {
   static ult::transfer resume_fiber(worker& w, fiber* target) {
     fiber* self = w.current_fiber;
     ++self->epoch;
-    w.current_fiber = target;
+    w.become(target);
     w.current_task = target->task;
     switch_msg m;
     m.w = &w;

@@ -31,7 +31,12 @@ engine_base::~engine_base() = default;
 
 void engine_base::start() {
   ult::install_overflow_handler(cfg_.stack_size);
-  for (auto& w : workers_) w->ops = ops();
+  for (auto& w : workers_) {
+    w->ops = ops();
+    w->path = spawn_path();
+    w->sleepers = &idle_.sleepers_word();
+    w->asymmetric_wake = idle_.asymmetric();
+  }
   threads_.reserve(workers_.size());
   for (unsigned i = 0; i < workers_.size(); ++i)
     threads_.push_back(platform::os::start_thread([this, i] { thread_main(i); }));
@@ -54,7 +59,7 @@ void engine_base::thread_main(unsigned id) {
 
   // Enter the scheduling loop on a pooled fiber; it switches back here at shutdown.
   fiber* first = w.fibers.get(cfg_.stack_size, fiber_entry());
-  w.current_fiber = first;
+  w.become(first);
   switch_msg boot;  // from == nullptr: the thread context, nothing to do
   boot.w = &w;
   ult::transfer back;

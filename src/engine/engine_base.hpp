@@ -55,6 +55,7 @@ class engine_base {
  protected:
   virtual ult::entry_fn fiber_entry() const = 0;
   virtual const worker_ops* ops() const = 0;
+  virtual detail::spawn_path spawn_path() const = 0;
 
  private:
   void thread_main(unsigned id);

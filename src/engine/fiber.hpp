@@ -4,17 +4,17 @@
 #include <cstdint>
 #include <new>
 
-#include "roost/detail/task_frame.hpp"
+#include "roost/detail/abi.hpp"
 #include "ult/context.hpp"
 #include "ult/stack.hpp"
 
 namespace roost::engine {
 
-struct fiber : detail::job {
+// fiber_abi (worker now running it, epoch) comes first: user code reads it inline (roost/detail/abi.hpp).
+struct fiber : detail::fiber_abi {
   ult::context ctx;
   ult::stack stk;
   detail::task_id* task = nullptr;  // the task running on this fiber, restored when it resumes
-  std::uint64_t epoch = 0;          // bumped every time the fiber is switched away from (see join.hpp)
   fiber* next_free = nullptr;       // fiber_pool link
 };
 

@@ -1,11 +1,16 @@
 // Sleep and wake for idle workers. An idle worker spins briefly (its caller), then sleeps on a futex word;
 // whoever makes work visible calls notify_new_work().
 //
-// No lost wake-up (a Dekker pair): the notifier does  [publish work] ; fence(seq_cst) ; load sleepers_,
-// the sleeper does  sleepers_ RMW (seq_cst) ; read epoch ; [look for work] ; futex_wait(epoch).
+// No lost wake-up (a Dekker pair): the notifier does  [publish work] ; FENCE ; load sleepers_,
+// the sleeper does  sleepers_ RMW (seq_cst) ; HEAVY ; read epoch ; [look for work] ; futex_wait(epoch).
 // Either the notifier sees the sleeper and bumps epoch — then the futex wait returns at once, or the sleeper
 // read the bumped epoch (acquire, pairing with the release bump) and so sees the work — or the sleeper's
 // look for work happens after the publication and finds it.
+//
+// Every push notifies, so FENCE is on the hot path. Where the kernel has membarrier, FENCE is only a
+// compiler barrier and HEAVY is a membarrier: it makes every running notifier execute a full barrier, so
+// its publish and its load of sleepers_ are ordered as if it had fenced (the asymmetric Dekker of liburcu
+// and folly). Without membarrier, FENCE is a seq_cst fence and HEAVY is nothing.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -16,9 +21,15 @@ namespace roost::engine {
 
 class idle_state {
  public:
-  // Hot path: one fence and one load when nobody sleeps.
+  idle_state() : asymmetric_(platform::os::enable_heavy_barrier()) {}
+
+  // True when notifiers need only a compiler barrier (see above).
+  bool asymmetric() const { return asymmetric_; }
+
+  // Hot path: a barrier and one load when nobody sleeps.
   void notify_new_work() {
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (asymmetric_) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_relaxed) != 0) [[unlikely]] wake_one();
   }
   void wake_one() {
@@ -33,13 +44,17 @@ class idle_state {
   template <class HasWork>
   void sleep_unless(HasWork&& has_work) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (asymmetric_) platform::os::heavy_barrier();
     std::uint32_t e = epoch_.load(std::memory_order_acquire);
     if (!has_work()) platform::os::wait_on(epoch_, e);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
   std::uint32_t sleepers() const { return sleepers_.load(std::memory_order_relaxed); }
+  // For the inline spawn path, which does the notifier's half of the Dekker pair itself (detail/abi.hpp).
+  const std::atomic<std::uint32_t>& sleepers_word() const { return sleepers_; }
 
  private:
+  const bool asymmetric_;
   alignas(64) std::atomic<std::uint32_t> sleepers_{0};
   alignas(64) std::atomic<std::uint32_t> epoch_{0};
 };

@@ -16,13 +16,12 @@
 #include <cstdint>
 #include <exception>
 
-#include "roost/detail/task_frame.hpp"
+#include "roost/detail/abi.hpp"
 
 namespace roost::engine::join {
 
-inline void record_exception(detail::group_state& g, std::exception_ptr e) {
-  if (!g.has_exception.exchange(true, std::memory_order_acq_rel)) g.exception = std::move(e);
-}
+using detail::record_exception;
+using detail::finish_join;
 
 // A remote child finished. Returns the owner's fiber if this was the last one and the owner is suspended.
 inline void* complete_remote(detail::group_state& g) {
@@ -48,17 +47,5 @@ inline bool register_waiter(detail::group_state& g, void* owner_fiber, std::uint
          static_cast<std::int64_t>(remote);
 }
 
-// After a join: ready for reuse; rethrows the first exception a child threw.
-inline void finish(detail::group_state& g) {
-  g.spawned = 0;
-  g.local_done = 0;
-  g.waiter = nullptr;
-  if (g.has_exception.load(std::memory_order_acquire)) [[unlikely]] {
-    std::exception_ptr e = std::move(g.exception);
-    g.exception = nullptr;
-    g.has_exception.store(false, std::memory_order_relaxed);
-    std::rethrow_exception(e);
-  }
-}
 
 }  // namespace roost::engine::join

@@ -3,13 +3,13 @@
 #pragma once
 #include <atomic>
 
-#include "roost/detail/task_frame.hpp"
+#include "roost/detail/abi.hpp"
 #include "roost/observer.hpp"
 
 namespace roost::engine {
 
-extern std::atomic<task_observer*> g_task_observer;
-void report_task_start(task_observer* o, unsigned worker, const detail::task_id& id, double hint);
+using detail::g_task_observer;
+using detail::report_task_start;
 void report_task_resume(task_observer* o, unsigned worker, const detail::task_id& id);
 
 inline void observe_start(unsigned worker, const detail::task_id& id, double hint) {

@@ -4,8 +4,7 @@
 
 #include "engine/fiber.hpp"
 #include "engine/frame_pool.hpp"
-#include "queues/ws_deque.hpp"
-#include "roost/detail/task_frame.hpp"
+#include "roost/detail/abi.hpp"
 #include "ult/context.hpp"
 
 namespace roost::engine {
@@ -19,25 +18,29 @@ struct worker_ops {
   void (*wait)(worker&, detail::group_state&);
 };
 
-struct alignas(64) worker {
-  unsigned id = 0;
+// The worker ABI (id, deque, current task, sleepers, spawn path) comes first: user code reads it inline.
+struct alignas(64) worker : detail::worker_abi {
   unsigned pu = 0;        // topology PU this worker stands for
   int os_cpu = -1;        // pinned CPU, -1 when unpinned
   engine_base* eng = nullptr;
   const worker_ops* ops = nullptr;
 
-  queues::ws_deque<detail::job> deque;
   fiber_pool fibers;
   frame_pool frames;
 
   fiber* current_fiber = nullptr;
-  detail::task_id* current_task = nullptr;
   ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
   ult::eh_state* eh = nullptr;  // this thread's C++ exception state (ult/context.hpp)
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
   std::uint64_t steals = 0;         // successful steals (statistics)
   std::uint64_t steal_attempts = 0;
+
+  // Makes f the fiber this worker runs, and tells f so (detail::fiber_abi::worker).
+  void become(fiber* f) {
+    current_fiber = f;
+    f->worker = this;
+  }
 
   // xorshift64*: cheap, per-worker, reproducible from the worker id.
   std::uint64_t next_random() {

@@ -2,6 +2,7 @@
 #include "platform/platform.hpp"
 
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -70,6 +71,17 @@ void native_platform::wake_one(std::atomic<std::uint32_t>& word) { futex(&word, 
 void native_platform::wake_all(std::atomic<std::uint32_t>& word) { futex(&word, FUTEX_WAKE_PRIVATE, INT_MAX); }
 
 void native_platform::yield_cpu() { sched_yield(); }
+
+bool native_platform::enable_heavy_barrier() {
+  static const bool ok = [] {
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED)) return false;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  }();
+  return ok;
+}
+
+void native_platform::heavy_barrier() { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
 
 std::size_t native_platform::page_size() {
   static const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));

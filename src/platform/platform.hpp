@@ -31,6 +31,12 @@ struct native_platform {
   static void wake_one(std::atomic<std::uint32_t>& word);
   static void wake_all(std::atomic<std::uint32_t>& word);
 
+  // Asymmetric fence (Linux membarrier, private expedited): after heavy_barrier() returns, every other
+  // running thread of the process has executed a full memory barrier. Lets a hot path use a compiler-only
+  // barrier where a rare path pays for both. enable_heavy_barrier() registers once and says if it works.
+  static bool enable_heavy_barrier();
+  static void heavy_barrier();
+
   // Polite spinning.
   static inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)

@@ -1,7 +1,8 @@
 // The scheduler seam. A policy is a class plugged into engine<P> (engine/engine.hpp) at compile time and
 // chosen by name at start-up (registry.cpp). It answers the questions of DESIGN §5:
 //
-//   on spawn     order(w, frame)                  child_first (work-first) or parent_first (help-first)
+//   on spawn     inline_help_first                every spawn is help-first onto the own deque: inline it
+//                order(w, frame)                  child_first (work-first) or parent_first (help-first)
 //                place(w, frame)                  where a parent-first child goes (default: own deque)
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
 //   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
@@ -24,6 +25,10 @@ enum class spawn_order : std::uint8_t { child_first, parent_first };
 
 class policy_base {
  public:
+  // True only for a policy whose every spawn is parent-first onto the spawner's own deque: then user code
+  // does the common spawn and join inline (roost/detail/abi.hpp) and order()/place() see only the rest.
+  static constexpr bool inline_help_first = false;
+
   explicit policy_base(engine::engine_base& e) : eng_(e) {}
 
   void place(engine::worker& w, detail::task_frame* f) {

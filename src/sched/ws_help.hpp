@@ -8,6 +8,7 @@ namespace roost::sched {
 class ws_help_policy : public random_victims {
  public:
   static constexpr const char* name = "ws-help";
+  static constexpr bool inline_help_first = true;
   using random_victims::random_victims;
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::parent_first; }
 };

@@ -8,7 +8,7 @@
 
 #include "ult/stack.hpp"
 
-#include "platform/sanitizers.hpp"
+#include "roost/detail/sanitizers.hpp"
 
 #ifdef ROOST_TSAN
 extern "C" {

@@ -13,7 +13,7 @@
 #include <new>
 
 #include "platform/platform.hpp"
-#include "platform/sanitizers.hpp"
+#include "roost/detail/sanitizers.hpp"
 
 #ifdef ROOST_ASAN
 extern "C" void __asan_unpoison_memory_region(void const volatile* addr, std::size_t size);

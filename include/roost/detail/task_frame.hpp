@@ -38,6 +38,8 @@ struct frame_ops {
 };
 
 struct group_state;
+struct fiber_abi;
+struct worker_abi;
 
 // What a worker can take from a queue: a fresh task or a suspended task (a fiber) to resume.
 struct job {
@@ -116,9 +118,11 @@ struct group_state {
   std::atomic<bool> has_exception{false};
   std::exception_ptr exception;  // written once, by whoever set has_exception
 
+  // The fiber the owner runs on (fetched at the first spawn of each round, see abi.hpp).
+  fiber_abi* owner_fiber = nullptr;
   // Where the owner's own pushes start (help-first): valid while the owner has not been suspended since.
   std::int64_t queue_base = 0;
-  const void* base_worker = nullptr;
+  const worker_abi* base_worker = nullptr;
   std::uint64_t base_epoch = 0;
 
   // The first child after each join is built here, in the owner's frame, instead of on the stack: a
@@ -132,8 +136,8 @@ struct group_state {
   void* sched_data = nullptr;  // scheduler-private per-group state (e.g. ADWS saved range/node)
 };
 
-// Engine entry points (src/api/task_group.cpp). One out-of-line call each; the engine behind them is
-// specialised per scheduler.
+// Engine entry points (src/api/task_group.cpp), for what the inline paths of abi.hpp do not cover. One
+// out-of-line call each; the engine behind them is specialised per scheduler.
 void spawn(group_state& g, task_frame& f);
 void wait(group_state& g);
 [[noreturn]] void throw_bad_hint(const char* what, double value);

@@ -2,6 +2,9 @@
 // Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak Memory Models",
 // PPoPP 2013 (Fig. 1 of that paper; comments below quote its reasoning).
 //
+// It lives among the public detail headers because spawn and join are inlined into user code for the
+// policies that allow it (detail/abi.hpp), as OpenCilk's compiler-generated code pushes onto cheetah's deque.
+//
 // One owner pushes and pops at the bottom; any thread steals at the top. Growable: when full, the owner
 // copies the live range into an array twice the size. Old arrays stay alive until the deque dies, because a
 // thief may still be reading one (the paper leaves reclamation open; the memory is bounded by 2x the peak).
@@ -12,9 +15,9 @@
 #include <memory>
 #include <vector>
 
-#include "platform/sanitizers.hpp"
+#include "roost/detail/sanitizers.hpp"
 
-namespace roost::queues {
+namespace roost::detail {
 
 // ThreadSanitizer does not model stand-alone fences, so in TSan builds the fence-based publication below is
 // also expressed as release/acquire on the slots and on bottom: stronger, equivalent in meaning.
@@ -49,8 +52,8 @@ class ws_deque {
   ws_deque(const ws_deque&) = delete;
   ws_deque& operator=(const ws_deque&) = delete;
 
-  // Owner only.
-  void push(T* x) {
+  // Owner only. Inlined into user code on the help-first path; growing is the cold part.
+  __attribute__((always_inline)) void push(T* x) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     std::int64_t t = top_.load(std::memory_order_acquire);
     ring* a = array_.load(std::memory_order_relaxed);
@@ -62,7 +65,7 @@ class ws_deque {
   }
 
   // Owner only. Returns nullptr when empty.
-  T* pop() {
+  __attribute__((always_inline)) T* pop() {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     ring* a = array_.load(std::memory_order_relaxed);
     bottom_.store(b, std::memory_order_relaxed);
@@ -114,7 +117,7 @@ class ws_deque {
   std::int64_t bottom_index() const { return bottom_.load(std::memory_order_relaxed); }
 
  private:
-  ring* grow(ring* a, std::int64_t t, std::int64_t b) {
+  __attribute__((noinline)) ring* grow(ring* a, std::int64_t t, std::int64_t b) {
     auto* bigger = new ring(a->capacity() * 2);
     for (std::int64_t i = t; i < b; ++i) bigger->put(i, a->get(i));
     rings_.emplace_back(bigger);
@@ -129,4 +132,4 @@ class ws_deque {
   std::vector<std::unique_ptr<ring>> rings_;  // owner-only; every array ever used
 };
 
-}  // namespace roost::queues
+}  // namespace roost::detail

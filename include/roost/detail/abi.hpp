@@ -1,0 +1,116 @@
+// The worker ABI: the part of a worker and of a fiber that user code touches directly, so that the common
+// help-first spawn and its join cost no call into the library (the idea of OpenCilk's cilk ABI, where
+// compiler-generated code pushes onto the worker's deque with the THE protocol).
+//
+// How user code finds its worker without a thread_local: every task runs on a fiber, and a fiber's record
+// says which worker runs it *now* (the engine updates it at every resume). A task_group asks the library
+// once for the fiber it lives on (its owner's) and reads fiber->worker each time, so a task that moved to
+// another thread during a join sees its new worker. A thread_local read inlined here could be cached by the
+// compiler across such a move.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <exception>
+
+#include "roost/detail/task_frame.hpp"
+#include "roost/detail/ws_deque.hpp"
+
+namespace roost {
+class task_observer;
+}
+
+namespace roost::detail {
+
+// How tg.run() may spawn on this worker: through the engine (any policy), or inline as help-first onto
+// the worker's own deque (policies whose spawn decision is always exactly that, e.g. ws-help).
+enum class spawn_path : std::uint8_t { engine, inline_help_first };
+
+struct worker_abi {
+  ws_deque<job> deque;
+  task_id* current_task = nullptr;
+  const std::atomic<std::uint32_t>* sleepers = nullptr;  // idle workers of this runtime
+  unsigned id = 0;
+  spawn_path path = spawn_path::engine;
+  bool asymmetric_wake = false;  // the notify barrier after a push is compiler-only (engine/idle.hpp)
+};
+
+struct fiber_abi : job {
+  worker_abi* worker = nullptr;  // the worker running this fiber now
+  std::uint64_t epoch = 0;       // bumped whenever the fiber is switched away from
+};
+
+// Out of line (src/api/task_group.cpp).
+fiber_abi* current_fiber_or_throw(const char* call);  // usage_error outside a roost task
+void wake_one_idle(worker_abi* w);
+extern std::atomic<task_observer*> g_task_observer;
+void report_task_start(task_observer* o, unsigned worker, const task_id& id, double hint);
+
+inline void record_exception(group_state& g, std::exception_ptr e) {
+  if (!g.has_exception.exchange(true, std::memory_order_acq_rel)) g.exception = std::move(e);
+}
+
+// After a join: ready for reuse; rethrows the first exception a child threw.
+inline void finish_join(group_state& g) {
+  g.spawned = 0;
+  g.local_done = 0;
+  g.waiter = nullptr;
+  g.owner_fiber = nullptr;
+  if (g.has_exception.load(std::memory_order_acquire)) [[unlikely]] {
+    std::exception_ptr e = std::move(g.exception);
+    g.exception = nullptr;
+    g.has_exception.store(false, std::memory_order_relaxed);
+    std::rethrow_exception(e);
+  }
+}
+
+inline void name_child(worker_abi& w, task_frame& f) {
+  task_id* parent = w.current_task;
+  f.id.parent = parent;
+  f.id.index = parent->next_child++;
+  f.id.depth = parent->depth + 1;
+  f.id.next_child = 0;
+}
+
+// Help-first spawn of the group's first child, built in g.inline_frame.
+__attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, worker_abi& w,
+                                                         task_frame& f) {
+  name_child(w, f);
+  g.spawned = 1;
+  g.base_worker = &w;
+  g.base_epoch = fb.epoch;
+  g.queue_base = w.deque.bottom_index();
+  w.deque.push(&f);
+  // Dekker with a worker going to sleep (engine/idle.hpp): publish, barrier, then look for sleepers.
+  if (w.asymmetric_wake) std::atomic_signal_fence(std::memory_order_seq_cst);
+  else std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (w.sleepers->load(std::memory_order_relaxed) != 0) [[unlikely]] wake_one_idle(&w);
+}
+
+// Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
+// false (having changed nothing) when that is not the case; the engine's join then takes over.
+__attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
+  fiber_abi& fb = *g.owner_fiber;
+  worker_abi* w = fb.worker;
+  if (g.base_worker != w || g.base_epoch != fb.epoch || w->deque.bottom_index() <= g.queue_base) return false;
+  job* j = w->deque.pop();
+  auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
+  if (j != f) {
+    if (j) w->deque.push(j);  // not ours: cannot happen while the base is valid; leave it as it was
+    return false;
+  }
+  task_id* saved = w->current_task;
+  w->current_task = &f->id;
+  if (auto* o = g_task_observer.load(std::memory_order_relaxed)) [[unlikely]]
+    report_task_start(o, w->id, f->id, f->work_hint);
+  try {
+    f->ops->run_in_place(f);
+  } catch (...) {
+    record_exception(g, std::current_exception());
+  }
+  fb.worker->current_task = saved;  // reload: the child may have moved this fiber to another worker
+  g.local_done = 1;
+  finish_join(g);
+  return true;
+}
+
+}  // namespace roost::detail
