@@ -42,8 +42,11 @@ test-asan: build-asan
 test: test-release test-tsan test-asan
 	@echo "make test: release, TSan and ASan+UBSan suites all passed"
 
+# The curated comparison: fib, heat, heat-ub, heat2d and matmul under every roost scheduler and the peers
+# (unimplemented schedulers are listed as such), then the table and out/report.md with charts.
 demo: build
 	$(BUILD)/bench/roost-bench --demo
+	.venv/bin/roost-report out/bench.jsonl --out out
 
 bench: build
 	$(BUILD)/bench/roost-bench $(ARGS)

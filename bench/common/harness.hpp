@@ -27,17 +27,19 @@ inline double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-// Runs `once` warmup + reps times; `once` returns whether its result matched the reference.
+// Runs warmup + reps repetitions of run(); reset() before and check() after each one stay outside the timed
+// region. The measurement passes only if every repetition's check does.
 inline measurement measure(const std::string& b, const std::string& variant, const std::string& size,
-                           unsigned workers, int warmup, int reps, const std::function<bool()>& once) {
+                           unsigned workers, int warmup, int reps, const std::function<void()>& reset,
+                           const std::function<void()>& run, const std::function<bool()>& check) {
   measurement m{b, variant, size, workers, {}, 0, true, ""};
-  for (int i = 0; i < warmup; ++i) m.check_passed &= once();
-  for (int i = 0; i < reps; ++i) {
+  for (int i = 0; i < warmup + reps; ++i) {
+    reset();
     auto t0 = std::chrono::steady_clock::now();
-    bool ok = once();
+    run();
     auto t1 = std::chrono::steady_clock::now();
-    m.check_passed &= ok;
-    m.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+    m.check_passed &= check();
+    if (i >= warmup) m.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
   }
   m.median = median_of(m.seconds);
   return m;

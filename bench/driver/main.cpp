@@ -1,15 +1,16 @@
 // roost-bench: one driver for every benchmark and variant (roost schedulers and peers).
 //
-//   roost-bench --bench fib,nqueens --variants serial,ws,ws-help,tbb,omp-gcc,omp-clang --workers 1,2
-//               [--size N | --paper] [--reps 5] [--warmup 1] [--json out.jsonl]
-//   roost-bench --demo        the curated comparison `make demo` runs
-//   roost-bench --list        benchmarks, sizes and variants
+//   roost-bench [--bench heat,fib] [--variants ws,tbb,omp-gcc-static] [--workers 1,2]
+//               [--size SIZE | --small | --paper] [--reps 5] [--warmup 1] [--json out.jsonl]
+//   roost-bench --demo     the curated comparison `make demo` runs (writes out/bench.jsonl)
+//   roost-bench --list     benchmarks with their sizes, variants, and what is planned
 //
-// Prints a table as it goes (one row per measurement) and, with --json, one JSON line per measurement:
-// bench, variant, size, workers, every repetition's seconds, median, check.
-#include <sys/wait.h>
+// Every measurement checks the result against the serial reference. Prints a table as it goes and, with
+// --json, one JSON line per measurement: bench, variant, size, workers, each repetition's seconds, median,
+// check (and a note when the variant cannot run). Exit status 1 if any check failed.
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
+#include <omp.h>
 #include <unistd.h>
 
 #include <climits>
@@ -24,36 +25,14 @@
 #include <string>
 #include <vector>
 
+#include "common/fj_roost.hpp"
 #include "common/harness.hpp"
-#include "driver/omp_runner.hpp"
-#include "fib/fib.hpp"
-#include "nqueens/nqueens.hpp"
+#include "driver/registry.hpp"
 
 namespace {
 
-struct bench_info {
-  std::string name;
-  int default_size;
-  int paper_size;
-  std::string what;
-  std::function<bool(int)> serial;
-  std::function<bool(int)> roost;  // called inside runtime::run
-  std::function<bool(int)> tbb;    // called inside a task_arena of the right size
-};
-
-const std::vector<bench_info>& benches() {
-  static const std::vector<bench_info> b{
-      {"fib", 35, 40, "fib(n), one spawn per call: spawn overhead (seed 003 §4.5)",
-       [](int n) { return bench::fib::serial(n) == bench::fib::expected(n); },
-       [](int n) { return bench::fib::roost_tasks(n) == bench::fib::expected(n); },
-       [](int n) { return bench::fib::tbb_tasks(n) == bench::fib::expected(n); }},
-      {"nqueens", 12, 14, "n-queens, one task per legal placement (BOTS; seeds 000 and 003)",
-       [](int n) { return bench::nqueens::serial(n, 0, {}) == bench::nqueens::expected(n); },
-       [](int n) { return bench::nqueens::roost_tasks(n, 0, {}) == bench::nqueens::expected(n); },
-       [](int n) { return bench::nqueens::tbb_tasks(n, 0, {}) == bench::nqueens::expected(n); }},
-  };
-  return b;
-}
+using bench::benchmark_def;
+using bench::measurement;
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -64,26 +43,27 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-std::vector<std::string> all_variants() {
-  std::vector<std::string> v{"serial"};
-  for (const auto& s : roost::schedulers()) v.push_back(s.name);
-  for (const char* p : {"tbb", "omp-gcc", "omp-clang"}) v.push_back(p);
+const std::vector<std::string>& peer_variants() {
+  static const std::vector<std::string> v{"tbb", "tbb-pfor", "omp-gcc", "omp-gcc-static", "omp-gcc-dynamic",
+                                          "omp-clang", "omp-clang-static", "omp-clang-dynamic"};
   return v;
 }
 
-bool is_roost(const std::string& v) {
-  for (const auto& s : roost::schedulers())
-    if (v == s.name) return true;
-  return false;
+std::vector<std::string> all_variants() {
+  std::vector<std::string> v{"serial"};
+  for (const auto& s : roost::schedulers()) v.push_back(s.name);
+  for (const auto& p : peer_variants()) v.push_back(p);
+  return v;
 }
-bool roost_available(const std::string& v) {
+
+const roost::scheduler_info* roost_scheduler(const std::string& v) {
   for (const auto& s : roost::schedulers())
-    if (v == s.name) return s.available;
-  return false;
+    if (v == s.name) return &s;
+  return nullptr;
 }
 
 [[noreturn]] void usage_error(const std::string& msg) {
-  std::cerr << "roost-bench: " << msg << "\n(roost-bench --list shows benchmarks and variants)\n";
+  std::cerr << "roost-bench: " << msg << "\n(roost-bench --list shows benchmarks, sizes and variants)\n";
   std::exit(2);
 }
 
@@ -96,70 +76,89 @@ std::string self_dir() {
   return p.substr(0, p.rfind('/'));
 }
 
-// Runs the clang-built helper and parses its JSON line back into a measurement.
-bench::measurement run_omp_clang(const std::string& b, int size, unsigned workers, int warmup, int reps) {
-  bench::measurement m{b, "omp-clang", std::to_string(size), workers, {}, 0, false, ""};
+std::string json_field(const std::string& line, const std::string& key) {
+  auto k = line.find("\"" + key + "\":");
+  if (k == std::string::npos) return "";
+  k += key.size() + 3;
+  auto e = line.find_first_of(",}", k);
+  return line.substr(k, e - k);
+}
+
+// The omp-clang* variants run in a helper built by clang against LLVM libomp.
+measurement run_omp_clang(const std::string& b, const std::string& size, const std::string& variant,
+                          unsigned workers, int warmup, int reps) {
+  measurement m{b, variant, size, workers, {}, 0, false, ""};
   std::string helper = self_dir() + "/roost-bench-omp-clang";
   if (access(helper.c_str(), X_OK) != 0) {
-    m.note = "not built: install clang and libomp-dev (Debian packages 'clang', 'libomp-dev') and rebuild";
+    m.note = "not built: the clang helper needs Debian's clang and libomp-dev (scripts/bootstrap.sh installs them)";
     return m;
   }
-  std::string cmd = helper + " " + b + " " + std::to_string(size) + " " + std::to_string(workers) + " " +
+  std::string kind = variant == "omp-clang" ? "tasks" : variant.substr(10);
+  std::string cmd = helper + " " + b + " " + size + " " + kind + " " + std::to_string(workers) + " " +
                     std::to_string(warmup) + " " + std::to_string(reps);
   FILE* p = popen(cmd.c_str(), "r");
   std::string line;
-  char buf[4096];
+  char buf[8192];
   while (p && fgets(buf, sizeof buf, p)) line += buf;
-  if (p) pclose(p);
-  auto num_after = [&](const std::string& key) -> std::string {
-    auto k = line.find("\"" + key + "\":");
-    if (k == std::string::npos) return "";
-    k += key.size() + 3;
-    auto e = line.find_first_of(",}]", k);
-    return line.substr(k, e - k);
-  };
+  int rc = p ? pclose(p) : -1;
   auto s = line.find("\"seconds\":[");
   if (s == std::string::npos) {
-    m.note = "helper failed";
+    m.note = "clang helper failed (exit " + std::to_string(rc) + ")";
     return m;
   }
   auto e = line.find(']', s);
   for (const auto& x : split(line.substr(s + 11, e - s - 11))) m.seconds.push_back(std::atof(x.c_str()));
-  m.median = std::atof(num_after("median").c_str());
-  m.check_passed = num_after("check") == "true";
+  m.median = std::atof(json_field(line, "median").c_str());
+  m.check_passed = json_field(line, "check") == "true";
   return m;
 }
 
 struct run_config {
   std::vector<std::string> benches, variants;
   std::vector<unsigned> workers{1, 2};
-  std::optional<int> size;
-  bool paper = false;
+  std::optional<std::string> size;
+  enum class size_kind { normal, small, paper } sizes = size_kind::normal;
   int reps = 5, warmup = 1;
   std::string json;
 };
 
 void print_header() {
-  std::printf("%-9s %-6s %-10s %7s %12s %10s %8s %7s\n", "bench", "size", "variant", "workers", "median ms",
+  std::printf("%-8s %-14s %-18s %7s %11s %9s %8s %6s\n", "bench", "size", "variant", "workers", "median ms",
               "vs serial", "vs ws", "check");
 }
 
-void print_row(const bench::measurement& m, double serial_s, double ws_s) {
+void print_row(const measurement& m, double serial_s, double ws_s) {
   auto ratio = [](double a, double b) -> std::string {
     if (a <= 0 || b <= 0) return "-";
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2fx", a / b);
     return buf;
   };
-  if (!m.note.empty() && m.seconds.empty()) {
-    std::printf("%-9s %-6s %-10s %7u %12s   %s\n", m.bench.c_str(), m.size.c_str(), m.variant.c_str(), m.workers, "-",
-                m.note.c_str());
+  if (m.seconds.empty()) {
+    std::printf("%-8s %-14s %-18s %7u %11s   %s\n", m.bench.c_str(), m.size.c_str(), m.variant.c_str(), m.workers,
+                "-", m.note.c_str());
   } else {
-    std::printf("%-9s %-6s %-10s %7u %12.1f %10s %8s %7s\n", m.bench.c_str(), m.size.c_str(), m.variant.c_str(),
+    std::printf("%-8s %-14s %-18s %7u %11.2f %9s %8s %6s\n", m.bench.c_str(), m.size.c_str(), m.variant.c_str(),
                 m.workers, m.median * 1e3, ratio(m.median, serial_s).c_str(), ratio(m.median, ws_s).c_str(),
                 m.check_passed ? "ok" : "FAILED");
   }
   std::fflush(stdout);
+}
+
+bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
+  if (v == "tbb") return b.tbb_tasks;
+  if (v == "tbb-pfor") return b.tbb_pfor;
+  if (v == "omp-gcc") return b.omp_tasks;
+  if (v == "omp-gcc-static") return b.omp_static;
+  if (v == "omp-gcc-dynamic") return b.omp_dynamic;
+  return nullptr;
+}
+
+bool has_clang_variant(const benchmark_def& b, const std::string& v) {
+  if (v == "omp-clang") return b.omp_tasks;
+  if (v == "omp-clang-static") return b.omp_static;
+  if (v == "omp-clang-dynamic") return b.omp_dynamic;
+  return false;
 }
 
 int run(const run_config& cfg) {
@@ -171,51 +170,67 @@ int run(const run_config& cfg) {
   bool all_ok = true;
   print_header();
   for (const auto& bn : cfg.benches) {
-    const bench_info* bi = nullptr;
-    for (const auto& b : benches())
-      if (b.name == bn) bi = &b;
-    int size = cfg.size ? *cfg.size : (cfg.paper ? bi->paper_size : bi->default_size);
+    const benchmark_def& b = *bench::find_benchmark(bn);
+    std::string size = cfg.size ? *cfg.size
+                       : cfg.sizes == run_config::size_kind::small ? b.small_size
+                       : cfg.sizes == run_config::size_kind::paper ? b.paper_size
+                                                                   : b.default_size;
+    std::unique_ptr<bench::problem> p;
+    try {
+      p = b.prepare(size);  // computes the serial reference
+    } catch (const bench::size_error& e) {
+      usage_error(e.what());
+    }
     double serial_s = 0;
     std::map<unsigned, double> ws_s;
-    auto emit = [&](bench::measurement& m) {
+    auto emit = [&](measurement& m) {
       if (m.variant == "serial") serial_s = m.median;
       if (m.variant == "ws") ws_s[m.workers] = m.median;
       print_row(m, serial_s, ws_s.count(m.workers) ? ws_s[m.workers] : 0);
-      if (json.is_open()) json << bench::to_json(m) << "\n";
-      if (m.note.empty() || !m.seconds.empty()) all_ok &= m.check_passed;
+      if (json.is_open()) json << bench::to_json(m) << "\n" << std::flush;
+      if (!m.seconds.empty()) all_ok &= m.check_passed;
+    };
+    auto timed = [&](const std::string& v, unsigned w, const std::function<void()>& body) {
+      return bench::measure(bn, v, size, w, cfg.warmup, cfg.reps, [&] { p->reset(); }, body,
+                            [&] { return p->check(); });
     };
     for (const auto& v : cfg.variants) {
       if (v == "serial") {
-        auto m = bench::measure(bn, v, std::to_string(size), 1, cfg.warmup, cfg.reps, [&] { return bi->serial(size); });
+        auto m = timed(v, 1, [&] { b.serial(*p); });
         emit(m);
         continue;
       }
-      if (is_roost(v) && !roost_available(v)) {  // listed as such, never faked or silently skipped
-        bench::measurement m{bn, v, std::to_string(size), cfg.workers.front(), {}, 0, false,
-                             "scheduler not implemented yet (see README)"};
+      const roost::scheduler_info* rs = roost_scheduler(v);
+      bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
+      if (!exists) {  // listed as such, never faked or silently skipped
+        measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
+                      rs && !rs->available ? "scheduler not implemented yet (see README)"
+                                           : "no such version of this benchmark"};
         emit(m);
         continue;
       }
       for (unsigned w : cfg.workers) {
-        bench::measurement m{bn, v, std::to_string(size), w, {}, 0, false, ""};
-        if (is_roost(v)) {
-          {
-            roost::options o;
-            o.scheduler = v;
-            o.workers = w;
-            roost::runtime rt(o);
-            m = bench::measure(bn, v, std::to_string(size), w, cfg.warmup, cfg.reps,
-                               [&] { return rt.run([&] { return bi->roost(size); }); });
-          }
-        } else if (v == "tbb") {
+        measurement m;
+        if (rs) {
+          roost::options o;
+          o.scheduler = v;
+          o.workers = w;
+          roost::runtime rt(o);
+          bench::current_runtime() = &rt;
+          m = timed(v, w, [&] { b.roost(*p); });
+          bench::current_runtime() = nullptr;
+        } else if (v == "tbb" || v == "tbb-pfor") {
           tbb::global_control gc(tbb::global_control::max_allowed_parallelism, w);
           tbb::task_arena arena(static_cast<int>(w));
-          m = bench::measure(bn, v, std::to_string(size), w, cfg.warmup, cfg.reps,
-                             [&] { return arena.execute([&] { return bi->tbb(size); }); });
-        } else if (v == "omp-gcc") {
-          bench::run_omp(bn, size, w, cfg.warmup, cfg.reps, v, m);
-        } else if (v == "omp-clang") {
-          m = run_omp_clang(bn, size, w, cfg.warmup, cfg.reps);
+          bench::variant_fn fn = peer_fn(b, v);
+          m = timed(v, w, [&] { arena.execute([&] { fn(*p); }); });
+        } else if (v.rfind("omp-gcc", 0) == 0) {
+          omp_set_dynamic(0);
+          omp_set_num_threads(static_cast<int>(w));
+          bench::variant_fn fn = peer_fn(b, v);
+          m = timed(v, w, [&] { fn(*p); });
+        } else {
+          m = run_omp_clang(bn, size, v, w, cfg.warmup, cfg.reps);
         }
         emit(m);
       }
@@ -225,12 +240,20 @@ int run(const run_config& cfg) {
 }
 
 void list() {
-  std::printf("benchmarks (default size / paper size):\n");
-  for (const auto& b : benches()) std::printf("  %-9s %4d / %-4d %s\n", b.name.c_str(), b.default_size, b.paper_size, b.what.c_str());
-  std::printf("variants:\n  serial\n");
+  std::printf("benchmarks: name, seed, default / small (tests) / paper size\n");
+  for (const auto& b : bench::registry())
+    std::printf("  %-8s %-9s %-13s / %-9s / %-13s %s\n", b.name, b.seed, b.default_size, b.small_size, b.paper_size, b.what);
+  std::printf("planned (from the seeds, not written yet):\n");
+  for (const auto& b : bench::planned()) std::printf("  %-13s seed %-10s %s\n", b.name, b.seed, b.what);
+  std::printf("variants:\n  serial             the plain program\n");
   for (const auto& s : roost::schedulers())
-    std::printf("  %-9s roost: %s%s\n", s.name, s.summary, s.available ? "" : "  [not implemented yet]");
-  std::printf("  tbb       oneTBB task_group\n  omp-gcc   OpenMP tasks, GCC libgomp\n  omp-clang OpenMP tasks, clang + LLVM libomp\n");
+    std::printf("  %-18s roost: %s%s\n", s.name, s.summary, s.available ? "" : "  [not implemented yet]");
+  std::printf("  tbb                oneTBB task_group\n"
+              "  tbb-pfor           oneTBB parallel_for with affinity_partitioner (loop-shaped benchmarks)\n"
+              "  omp-gcc            OpenMP tasks, GCC libgomp\n"
+              "  omp-gcc-static     OpenMP parallel for schedule(static), libgomp\n"
+              "  omp-gcc-dynamic    OpenMP parallel for schedule(dynamic), libgomp\n"
+              "  omp-clang[-static|-dynamic]  the same sources built by clang against LLVM libomp\n");
 }
 
 }  // namespace
@@ -245,43 +268,53 @@ int main(int argc, char** argv) {
   auto to_int = [](const std::string& opt, const std::string& v, int lo) {
     char* end = nullptr;
     long x = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end || x < lo || x > 1000000) usage_error(opt + " '" + v + "': expected an integer >= " + std::to_string(lo));
+    if (v.empty() || *end || x < lo || x > 100000)
+      usage_error(opt + " '" + v + "': expected an integer from " + std::to_string(lo) + " to 100000");
     return static_cast<int>(x);
   };
   bool demo = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--list") { list(); return 0; }
-    else if (a == "--demo") demo = true;
+    if (a == "--list") {
+      list();
+      return 0;
+    } else if (a == "--demo") demo = true;
     else if (a == "--bench") cfg.benches = split(value(i));
     else if (a == "--variants") cfg.variants = split(value(i));
-    else if (a == "--workers") { cfg.workers.clear(); for (auto& w : split(value(i))) cfg.workers.push_back(static_cast<unsigned>(to_int("--workers", w, 1))); }
-    else if (a == "--size") cfg.size = to_int("--size", value(i), 1);
-    else if (a == "--paper") cfg.paper = true;
+    else if (a == "--workers") {
+      cfg.workers.clear();
+      for (auto& w : split(value(i))) cfg.workers.push_back(static_cast<unsigned>(to_int("--workers", w, 1)));
+      if (cfg.workers.empty()) usage_error("--workers needs at least one count");
+    } else if (a == "--size") cfg.size = value(i);
+    else if (a == "--small") cfg.sizes = run_config::size_kind::small;
+    else if (a == "--paper") cfg.sizes = run_config::size_kind::paper;
     else if (a == "--reps") cfg.reps = to_int("--reps", value(i), 1);
     else if (a == "--warmup") cfg.warmup = to_int("--warmup", value(i), 0);
     else if (a == "--json") cfg.json = value(i);
-    else if (a == "--help" || a == "-h") { std::printf("see the comment at the top of bench/driver/main.cpp, or README.md\n"); return 0; }
-    else usage_error("unknown argument '" + a + "'");
+    else if (a == "--help" || a == "-h") {
+      std::printf("usage: see the comment at the top of bench/driver/main.cpp, or README.md\n");
+      return 0;
+    } else usage_error("unknown argument '" + a + "'");
   }
   if (demo) {
-    if (cfg.reps == 5) cfg.reps = 3;
+    if (cfg.benches.empty()) cfg.benches = {"fib", "heat", "heat-ub", "heat2d", "matmul"};
+    cfg.reps = 3;
     if (cfg.json.empty()) {
-      std::system("mkdir -p out");
+      if (std::system("mkdir -p out") != 0) usage_error("cannot create out/");
       cfg.json = "out/bench.jsonl";
       std::remove(cfg.json.c_str());
     }
   }
-  if (cfg.benches.empty()) for (const auto& b : benches()) cfg.benches.push_back(b.name);
+  if (cfg.benches.empty())
+    for (const auto& b : bench::registry()) cfg.benches.push_back(b.name);
   if (cfg.variants.empty()) cfg.variants = all_variants();
   for (const auto& b : cfg.benches) {
-    bool known = false;
-    for (const auto& x : benches()) known |= x.name == b;
-    if (!known) {
-      std::string names;
-      for (const auto& x : benches()) names += (names.empty() ? "" : ", ") + x.name;
-      usage_error("unknown benchmark '" + b + "'; available: " + names);
-    }
+    if (bench::find_benchmark(b)) continue;
+    std::string names;
+    for (const auto& x : bench::registry()) names += (names.empty() ? "" : ", ") + std::string(x.name);
+    for (const auto& x : bench::planned())
+      if (b == x.name) usage_error("benchmark '" + b + "' (seed " + x.seed + ") is not written yet; available: " + names);
+    usage_error("unknown benchmark '" + b + "'; available: " + names);
   }
   for (const auto& v : cfg.variants) {
     bool known = false;

@@ -1,18 +1,46 @@
-// fib(n) without a cutoff: one spawn per call, the seeds' measure of spawn overhead (seed 003 §4.5).
+// fib(n) without a cutoff: one spawn per call, the seeds' measure of spawn overhead (seed 003 §4.5). The
+// last child runs inline; hints 2 : 1 as in the thesis (fib(n-1) spawned with 2, W_all = 3).
 #pragma once
+#include <string>
+
+#include "common/bench.hpp"
+#include "common/forkjoin.hpp"
 
 namespace bench::fib {
-long serial(int n);
-long roost_tasks(int n);          // roost::task_group, work hints 2 : 1 as in seed 003 Table 4.1
-long tbb_tasks(int n);            // oneTBB task_group
-long omp_tasks(int n);            // OpenMP tasks; call inside parallel + single
-inline long expected(int n) {
-  long a = 0, b = 1;
-  for (int i = 0; i < n; ++i) {
-    long c = a + b;
-    a = b;
-    b = c;
+
+struct problem_t final : problem {
+  int n;
+  long result = -1, expected;
+  explicit problem_t(int n_) : n(n_) {
+    long a = 0, b = 1;
+    for (int i = 0; i < n; ++i) {
+      long c = a + b;
+      a = b;
+      b = c;
+    }
+    expected = a;
   }
-  return a;
+  void reset() override { result = -1; }
+  bool check() const override { return result == expected; }
+  std::string describe() const override { return "fib(" + std::to_string(n) + "), no cutoff"; }
+};
+
+template <class FJ>
+long fib(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  typename FJ::group g(3);
+  g.run([&] { a = fib<FJ>(n - 1); }, 2);
+  long b = fib<FJ>(n - 2);
+  g.wait();
+  return a + b;
 }
+
+long serial_fib(int n);
+std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
+void serial(problem& p);
+void roost_tasks(problem& p);
+void tbb_tasks(problem& p);
+void omp_tasks(problem& p);
+
 }  // namespace bench::fib

@@ -1,13 +1,13 @@
+#include "common/fj_omp.hpp"
 #include "fib/fib.hpp"
 
 namespace bench::fib {
-long omp_tasks(int n) {
-  if (n < 2) return n;
-  long a = 0;
-#pragma omp task shared(a) firstprivate(n)
-  a = omp_tasks(n - 1);
-  long b = omp_tasks(n - 2);
-#pragma omp taskwait
-  return a + b;
+void omp_tasks(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  long r = 0;
+#pragma omp parallel
+#pragma omp single
+  r = fib<omp_fj>(p.n);
+  p.result = r;
 }
 }  // namespace bench::fib

@@ -1,15 +1,9 @@
-#include <tbb/task_group.h>
-
+#include "common/fj_tbb.hpp"
 #include "fib/fib.hpp"
 
 namespace bench::fib {
-long tbb_tasks(int n) {
-  if (n < 2) return n;
-  long a = 0;
-  tbb::task_group tg;
-  tg.run([&] { a = tbb_tasks(n - 1); });
-  long b = tbb_tasks(n - 2);
-  tg.wait();
-  return a + b;
+void tbb_tasks(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  p.result = fib<tbb_fj>(p.n);
 }
 }  // namespace bench::fib

@@ -1,19 +1,13 @@
+#include "common/fj_omp.hpp"
 #include "nqueens/nqueens.hpp"
 
 namespace bench::nqueens {
-long omp_tasks(int n, int row, board b) {
-  if (row == n) return 1;
-  long counts[kMaxN] = {};
-  for (int c = 0; c < n; ++c) {
-    b[row] = static_cast<signed char>(c);
-    if (legal(n, row, b)) {
-#pragma omp task shared(counts) firstprivate(b, c, n, row)
-      counts[c] = omp_tasks(n, row + 1, b);
-    }
-  }
-#pragma omp taskwait
-  long total = 0;
-  for (int c = 0; c < n; ++c) total += counts[c];
-  return total;
+void omp_tasks(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  long r = 0;
+#pragma omp parallel
+#pragma omp single
+  r = queens<omp_fj>(p.n, 0, board{});
+  p.result = r;
 }
 }  // namespace bench::nqueens

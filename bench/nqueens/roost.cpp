@@ -1,19 +1,9 @@
-#include <roost/roost.hpp>
-
+#include "common/fj_roost.hpp"
 #include "nqueens/nqueens.hpp"
 
 namespace bench::nqueens {
-long roost_tasks(int n, int row, board b) {
-  if (row == n) return 1;
-  long counts[kMaxN] = {};
-  roost::task_group tg;
-  for (int c = 0; c < n; ++c) {
-    b[row] = static_cast<signed char>(c);
-    if (legal(n, row, b)) tg.run([&counts, n, row, b, c] { counts[c] = roost_tasks(n, row + 1, b); });
-  }
-  tg.wait();
-  long total = 0;
-  for (int c = 0; c < n; ++c) total += counts[c];
-  return total;
+void roost_tasks(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  p.result = current_runtime()->run([&] { return queens<roost_fj>(p.n, 0, board{}); });
 }
 }  // namespace bench::nqueens

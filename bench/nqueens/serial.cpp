@@ -1,13 +1,13 @@
 #include "nqueens/nqueens.hpp"
 
 namespace bench::nqueens {
-long serial(int n, int row, board b) {
-  if (row == n) return 1;
-  long count = 0;
-  for (int c = 0; c < n; ++c) {
-    b[row] = static_cast<signed char>(c);
-    if (legal(n, row, b)) count += serial(n, row + 1, b);
-  }
-  return count;
+void serial(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  p.result = queens<serial_fj>(p.n, 0, board{});
+}
+std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
+  auto v = parse_size(name, size, 1, "N from 1 to 16, e.g. 12");
+  if (v[0] > 16) throw size_error("size '" + size + "' for " + name + ": N from 1 to 16");
+  return std::make_unique<problem_t>(static_cast<int>(v[0]));
 }
 }  // namespace bench::nqueens

@@ -66,6 +66,9 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
 
   eng->iteration_begin();
   eng->submit_root(root);
+  // Iterative programs call run() once per time step: poll briefly before sleeping, so that a short root
+  // task does not pay two futex wake-ups on top of its work.
+  for (int spin = 0; spin < 2000 && !st.done.load(std::memory_order_acquire); ++spin) platform::os::cpu_relax();
   for (;;) {
     std::uint32_t e = root_done_.load(std::memory_order_acquire);
     if (st.done.load(std::memory_order_acquire)) break;

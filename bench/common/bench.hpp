@@ -1,0 +1,73 @@
+// What every benchmark provides, independent of the parallel framework (compiled by GCC and clang).
+#pragma once
+#include <cstddef>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// A prepared instance: inputs, the output the variants write, and the serial reference computed once.
+class problem {
+ public:
+  virtual ~problem() = default;
+  virtual void reset() = 0;         // before every repetition: inputs back to their initial state
+  virtual bool check() const = 0;   // the output equals the serial reference (exactly, or within a stated tolerance)
+  virtual std::string describe() const = 0;  // "1024x512 doubles, 100 iterations, 8 MiB"
+};
+
+using variant_fn = void (*)(problem&);
+
+struct benchmark_def {
+  const char* name;
+  const char* seed;  // where it comes from
+  const char* what;
+  const char* default_size;
+  const char* small_size;  // for tests
+  const char* paper_size;
+  std::unique_ptr<problem> (*prepare)(const std::string& size);  // throws size_error
+  variant_fn serial;
+  // nullptr: no such version (yet).
+  variant_fn roost;        // called inside roost::runtime::run
+  variant_fn tbb_tasks;    // called inside a tbb::task_arena
+  variant_fn tbb_pfor;     // parallel_for with affinity_partitioner (loop-shaped benchmarks)
+  variant_fn omp_tasks;    // called with the OpenMP thread count set
+  variant_fn omp_static;   // parallel for schedule(static)
+  variant_fn omp_dynamic;  // parallel for schedule(dynamic)
+};
+
+struct size_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+// "1024x512" -> {1024, 512}; "35" -> {35}. Throws size_error naming the benchmark and the expected form.
+std::vector<long> parse_size(const std::string& bench, const std::string& size, std::size_t parts,
+                             const char* form);
+
+// Page-aligned zeroed array that frees itself (the kernels want alignment and no first-touch surprises).
+template <class T>
+class buffer {
+ public:
+  buffer() = default;
+  explicit buffer(std::size_t n) : n_(n) {
+    void* p = nullptr;
+    if (posix_memalign(&p, 4096, n * sizeof(T) + 64) != 0) throw std::bad_alloc();
+    data_.reset(static_cast<T*>(p));
+    for (std::size_t i = 0; i < n; ++i) data_.get()[i] = T{};
+  }
+  T* data() const { return data_.get(); }
+  T& operator[](std::size_t i) const { return data_.get()[i]; }
+  std::size_t size() const { return n_; }
+
+ private:
+  struct deleter {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, deleter> data_;
+  std::size_t n_ = 0;
+};
+
+}  // namespace bench

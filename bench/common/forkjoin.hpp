@@ -1,0 +1,77 @@
+// Fork-join shapes shared by the benchmarks, written once over a framework adapter FJ so that roost,
+// oneTBB and OpenMP run the same recursion and the same kernels (a ratio compares schedulers, not code):
+//
+//   struct FJ { struct group { group(); group(double total_work); group(double total_work, double bytes);
+//                              template <class F> void run(F&& f[, double work]); void wait(); }; };
+// (the shape of roost::task_group, which is roost's adapter as it is).
+//
+// Adapters: common/fj_roost.hpp, fj_tbb.hpp, fj_omp.hpp. Work hints go to roost (ADWS uses them); the
+// peers ignore them.
+#pragma once
+#include <algorithm>
+
+namespace bench {
+
+// Rows [lo, hi) split in halves down to `cutoff` rows; both halves spawned (seed 000's Heat).
+template <class FJ, class Leaf>
+void split_rows(long lo, long hi, long cutoff, double bytes_per_row, const Leaf& leaf) {
+  if (hi - lo <= cutoff) {
+    leaf(lo, hi);
+    return;
+  }
+  long mid = lo + (hi - lo) / 2;
+  typename FJ::group g(static_cast<double>(hi - lo), static_cast<double>(hi - lo) * bytes_per_row);
+  g.run([&] { split_rows<FJ>(lo, mid, cutoff, bytes_per_row, leaf); }, static_cast<double>(mid - lo));
+  g.run([&] { split_rows<FJ>(mid, hi, cutoff, bytes_per_row, leaf); }, static_cast<double>(hi - mid));
+  g.wait();
+}
+
+// Seed 000 Algorithm 1 (the "-ub" variants): heat() splits in 2 with heat2() on the first half; heat2()
+// splits in 4 with heat2() on the third quarter. The DAG is an unbalanced tree.
+template <class FJ, class Leaf>
+void split_rows_ub2(long lo, long hi, long cutoff, double bpr, const Leaf& leaf);
+
+template <class FJ, class Leaf>
+void split_rows_ub(long lo, long hi, long cutoff, double bpr, const Leaf& leaf) {
+  if (hi - lo <= cutoff) {
+    leaf(lo, hi);
+    return;
+  }
+  long mid = lo + (hi - lo) / 2;
+  typename FJ::group g(static_cast<double>(hi - lo), static_cast<double>(hi - lo) * bpr);
+  g.run([&] { split_rows_ub2<FJ>(lo, mid, cutoff, bpr, leaf); }, static_cast<double>(mid - lo));
+  g.run([&] { split_rows_ub<FJ>(mid, hi, cutoff, bpr, leaf); }, static_cast<double>(hi - mid));
+  g.wait();
+}
+
+template <class FJ, class Leaf>
+void split_rows_ub2(long lo, long hi, long cutoff, double bpr, const Leaf& leaf) {
+  if (hi - lo < 4 || hi - lo <= cutoff) {
+    split_rows_ub<FJ>(lo, hi, cutoff, bpr, leaf);
+    return;
+  }
+  long q = (hi - lo) / 4;
+  long b1 = lo + q, b2 = lo + 2 * q, b3 = lo + 3 * q;
+  typename FJ::group g(static_cast<double>(hi - lo), static_cast<double>(hi - lo) * bpr);
+  g.run([&] { split_rows_ub<FJ>(lo, b1, cutoff, bpr, leaf); }, static_cast<double>(b1 - lo));
+  g.run([&] { split_rows_ub<FJ>(b1, b2, cutoff, bpr, leaf); }, static_cast<double>(b2 - b1));
+  g.run([&] { split_rows_ub2<FJ>(b2, b3, cutoff, bpr, leaf); }, static_cast<double>(b3 - b2));
+  g.run([&] { split_rows_ub<FJ>(b3, hi, cutoff, bpr, leaf); }, static_cast<double>(hi - b3));
+  g.wait();
+}
+
+// The serial framework: same shapes, no parallelism (used for the reference and for checks of shape).
+struct serial_fj {
+  struct group {
+    group() = default;
+    explicit group(double) {}
+    group(double, double) {}
+    template <class F>
+    void run(F&& f) { f(); }
+    template <class F>
+    void run(F&& f, double) { f(); }
+    void wait() {}
+  };
+};
+
+}  // namespace bench

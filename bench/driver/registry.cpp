@@ -1,0 +1,80 @@
+// Compiled twice: into roost-bench by GCC with ROOST_BENCH_FULL (every variant), and into the clang helper
+// without it (serial and OpenMP only, so LLVM libomp runs the very same sources).
+#include "driver/registry.hpp"
+
+#include "fib/fib.hpp"
+#include "ge/ge.hpp"
+#include "heat2d/heat2d.hpp"
+#include "matmul/matmul.hpp"
+#include "nqueens/nqueens.hpp"
+#include "stencil/stencil.hpp"
+
+#ifdef ROOST_BENCH_FULL
+#define FULL(f) f
+#else
+#define FULL(f) nullptr
+#endif
+
+namespace bench {
+
+namespace st = stencil;
+
+const std::vector<benchmark_def>& registry() {
+  static const std::vector<benchmark_def> r{
+      {"fib", "003", "fib(n) with no cutoff: spawn overhead", "35", "18", "40",
+       [](const std::string& s) { return fib::prepare("fib", s); }, fib::serial, FULL(fib::roost_tasks),
+       FULL(fib::tbb_tasks), nullptr, fib::omp_tasks, nullptr, nullptr},
+      {"nqueens", "000, 003", "n-queens, one task per legal placement", "12", "8", "14",
+       [](const std::string& s) { return nqueens::prepare("nqueens", s); }, nqueens::serial,
+       FULL(nqueens::roost_tasks), FULL(nqueens::tbb_tasks), nullptr, nqueens::omp_tasks, nullptr, nullptr},
+      {"heat", "000", "5-point Jacobi heat, rows split in halves (cutoff 8 rows)", "1024x512x100", "64x32x4",
+       "8192x512x100", [](const std::string& s) { return st::prepare(st::kind::heat, st::shape::balanced, "heat", s); },
+       st::serial, FULL(st::roost_tasks), FULL(st::tbb_tasks), FULL(st::tbb_pfor), st::omp_tasks, st::omp_static,
+       st::omp_dynamic},
+      {"heat-ub", "000", "heat split by seed 000's Algorithm 1 (branching 2 and 4)", "1024x512x100", "64x32x4",
+       "8192x512x100",
+       [](const std::string& s) { return st::prepare(st::kind::heat, st::shape::unbalanced, "heat-ub", s); },
+       st::serial, FULL(st::roost_tasks), FULL(st::tbb_tasks), nullptr, st::omp_tasks, nullptr, nullptr},
+      {"sor", "000", "red-black successive over-relaxation, rows split in halves", "1024x512x100", "64x32x4",
+       "8192x512x100", [](const std::string& s) { return st::prepare(st::kind::sor, st::shape::balanced, "sor", s); },
+       st::serial, FULL(st::roost_tasks), FULL(st::tbb_tasks), FULL(st::tbb_pfor), st::omp_tasks, st::omp_static,
+       st::omp_dynamic},
+      {"sor-ub", "000", "sor split by seed 000's Algorithm 1", "1024x512x100", "64x32x4", "8192x512x100",
+       [](const std::string& s) { return st::prepare(st::kind::sor, st::shape::unbalanced, "sor-ub", s); },
+       st::serial, FULL(st::roost_tasks), FULL(st::tbb_tasks), nullptr, st::omp_tasks, nullptr, nullptr},
+      {"ge", "000", "Gaussian elimination, row blocks per step", "1024", "64", "1024",
+       [](const std::string& s) { return ge::prepare(ge::shape::balanced, "ge", s); }, ge::serial,
+       FULL(ge::roost_tasks), FULL(ge::tbb_tasks), FULL(ge::tbb_pfor), ge::omp_tasks, ge::omp_static, ge::omp_dynamic},
+      {"ge-ub", "000", "Gaussian elimination, row blocks by seed 000's Algorithm 1", "1024", "64", "1024",
+       [](const std::string& s) { return ge::prepare(ge::shape::unbalanced, "ge-ub", s); }, ge::serial,
+       FULL(ge::roost_tasks), FULL(ge::tbb_tasks), nullptr, ge::omp_tasks, nullptr, nullptr},
+      {"heat2d", "003", "5-point float stencil, quadrant recursion to 64x64, padded rows", "1024x100", "130x3",
+       "4096x1000", [](const std::string& s) { return heat2d::prepare("heat2d", s); }, heat2d::serial,
+       FULL(heat2d::roost_tasks), FULL(heat2d::tbb_tasks), FULL(heat2d::tbb_pfor), heat2d::omp_tasks,
+       heat2d::omp_static, heat2d::omp_dynamic},
+      {"matmul", "001, 003", "cache-oblivious C += A*B, two task groups in sequence, 64x64 leaves", "1024", "128",
+       "4096", [](const std::string& s) { return matmul::prepare("matmul", s); }, matmul::serial,
+       FULL(matmul::roost_tasks), FULL(matmul::tbb_tasks), nullptr, matmul::omp_tasks, nullptr, nullptr},
+  };
+  return r;
+}
+
+const benchmark_def* find_benchmark(const std::string& name) {
+  for (const auto& b : registry())
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+const std::vector<planned_def>& planned() {
+  static const std::vector<planned_def> p{
+      {"mandelbrot", "000", "CPU-bound set"},        {"knapsack", "000", "CPU-bound set"},
+      {"fft", "000", "CPU-bound set"},               {"quicksort", "003 ch. 5", "multi-level ADWS set"},
+      {"rrm", "003 ch. 5", "multi-level ADWS set"},  {"kdtree", "003 ch. 5", "multi-level ADWS set"},
+      {"decision-tree", "003 ch. 5", "multi-level ADWS set"}, {"map", "002", "NUMA dealing set"},
+      {"reduction", "002", "NUMA dealing set"},      {"vecmul", "002", "NUMA dealing set"},
+      {"jacobi", "002", "NUMA dealing set"},         {"sparselu", "002", "NUMA dealing set"},
+  };
+  return p;
+}
+
+}  // namespace bench

@@ -1,0 +1,106 @@
+// Heat2D (seed 003 §4.5, digest §5): five-point heat stencil on an N x N grid of floats, two buffers
+// swapped every time step, each row padded by one cache line (64 B) against power-of-two conflicts. Each
+// step splits the interior into quadrants recursively down to 64 x 64 blocks, all four children spawned
+// with equal work hints (task_group(4); run(..., 1)) and the group's grid bytes as its data-size hint.
+#pragma once
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "common/bench.hpp"
+#include "common/forkjoin.hpp"
+
+namespace bench::heat2d {
+
+constexpr long kLeaf = 64;
+constexpr long kPad = 16;  // floats: one 64-byte line
+
+struct problem_t final : problem {
+  long n, iters, ld;
+  buffer<float> a, b, init, ref;
+  float* result = nullptr;
+  problem_t(long n_, long it) : n(n_), iters(it), ld(n_ + kPad), a(n_ * ld), b(n_ * ld), init(n_ * ld), ref(n_ * ld) {
+    for (long i = 0; i < n; ++i)
+      for (long j = 0; j < n; ++j)
+        init[i * ld + j] = (i == 0 || j == 0 || i == n - 1 || j == n - 1) ? 1.0f : static_cast<float>((i ^ j) % 7) * 0.1f;
+  }
+  void reset() override {
+    std::memcpy(a.data(), init.data(), sizeof(float) * n * ld);
+    std::memcpy(b.data(), init.data(), sizeof(float) * n * ld);
+    result = a.data();
+  }
+  bool check() const override {
+    for (long i = 0; i < n; ++i)
+      if (std::memcmp(result + i * ld, ref.data() + i * ld, sizeof(float) * n) != 0) return false;
+    return true;
+  }
+  std::string describe() const override {
+    return std::to_string(n) + "x" + std::to_string(n) + " floats, " + std::to_string(iters) + " iterations, " +
+           std::to_string(2 * n * ld * 4 >> 20) + " MiB";
+  }
+};
+
+template <class Touch>
+void block(const float* src, float* dst, long ld, long r0, long r1, long c0, long c1, Touch&& touch) {
+  for (long i = r0; i < r1; ++i) {
+    touch(src + (i - 1) * ld + c0, static_cast<std::size_t>(c1 - c0) * sizeof(float), false);
+    touch(dst + i * ld + c0, static_cast<std::size_t>(c1 - c0) * sizeof(float), true);
+    const float* up = src + (i - 1) * ld;
+    const float* mid = src + i * ld;
+    const float* down = src + (i + 1) * ld;
+    float* out = dst + i * ld;
+    for (long j = c0; j < c1; ++j) out[j] = mid[j] + 0.1f * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0f * mid[j]);
+  }
+}
+
+template <class FJ, class Leaf>
+void quad(long r0, long r1, long c0, long c1, double bytes_per_cell, const Leaf& leaf) {
+  if (r1 - r0 <= kLeaf && c1 - c0 <= kLeaf) {
+    leaf(r0, r1, c0, c1);
+    return;
+  }
+  long rm = r0 + (r1 - r0) / 2, cm = c0 + (c1 - c0) / 2;
+  typename FJ::group g(4, static_cast<double>((r1 - r0) * (c1 - c0)) * bytes_per_cell);
+  g.run([&] { quad<FJ>(r0, rm, c0, cm, bytes_per_cell, leaf); }, 1);
+  g.run([&] { quad<FJ>(r0, rm, cm, c1, bytes_per_cell, leaf); }, 1);
+  g.run([&] { quad<FJ>(rm, r1, c0, cm, bytes_per_cell, leaf); }, 1);
+  g.run([&] { quad<FJ>(rm, r1, cm, c1, bytes_per_cell, leaf); }, 1);
+  g.wait();
+}
+
+template <class FJ, class Iteration, class Touch>
+void run_tasks(problem_t& p, Iteration&& iteration, Touch&& touch) {
+  float* src = p.a.data();
+  float* dst = p.b.data();
+  for (long t = 0; t < p.iters; ++t) {
+    iteration([&] {
+      quad<FJ>(1, p.n - 1, 1, p.n - 1, 2.0 * sizeof(float),
+               [&](long r0, long r1, long c0, long c1) { block(src, dst, p.ld, r0, r1, c0, c1, touch); });
+    });
+    std::swap(src, dst);
+  }
+  p.result = src;
+}
+
+inline float* final_buffer(problem_t& p) { return p.iters % 2 ? p.b.data() : p.a.data(); }
+
+template <class ForRows>
+void run_loops(problem_t& p, ForRows&& for_rows) {
+  float* src = p.a.data();
+  float* dst = p.b.data();
+  for (long t = 0; t < p.iters; ++t) {
+    for_rows([&](long lo, long hi) { block(src, dst, p.ld, lo, hi, 1, p.n - 1, [](const void*, std::size_t, bool) {}); });
+    std::swap(src, dst);
+  }
+}
+
+std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
+void serial(problem& p);
+void roost_tasks(problem& p);
+void tbb_tasks(problem& p);
+void tbb_pfor(problem& p);
+void omp_tasks(problem& p);
+void omp_static(problem& p);
+void omp_dynamic(problem& p);
+
+}  // namespace bench::heat2d

@@ -1,0 +1,29 @@
+#include "common/fj_omp.hpp"
+#include "heat2d/heat2d.hpp"
+
+namespace bench::heat2d {
+void omp_tasks(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+#pragma omp parallel
+#pragma omp single
+  run_tasks<omp_fj>(p, [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {});
+}
+void omp_static(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+#pragma omp parallel
+  run_loops(p, [&](auto&& body) {
+#pragma omp for schedule(static)
+    for (long i = 1; i < p.n - 1; ++i) body(i, i + 1);
+  });
+  p.result = final_buffer(p);
+}
+void omp_dynamic(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+#pragma omp parallel
+  run_loops(p, [&](auto&& body) {
+#pragma omp for schedule(dynamic, kLeaf)
+    for (long i = 1; i < p.n - 1; ++i) body(i, i + 1);
+  });
+  p.result = final_buffer(p);
+}
+}  // namespace bench::heat2d

@@ -1,0 +1,21 @@
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include "common/fj_tbb.hpp"
+#include "heat2d/heat2d.hpp"
+
+namespace bench::heat2d {
+void tbb_tasks(problem& p) {
+  run_tasks<tbb_fj>(static_cast<problem_t&>(p), [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {});
+}
+void tbb_pfor(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  tbb::affinity_partitioner ap;
+  run_loops(p, [&](auto&& body) {
+    tbb::parallel_for(tbb::blocked_range<long>(1, p.n - 1, kLeaf),
+                      [&](const tbb::blocked_range<long>& r) { body(r.begin(), r.end()); }, ap);
+  });
+  p.result = final_buffer(p);
+}
+}  // namespace bench::heat2d

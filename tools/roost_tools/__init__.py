@@ -1,0 +1,1 @@
+"""Analyses and plots for roost: benchmark reports (report.py)."""

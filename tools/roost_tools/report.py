@@ -1,0 +1,164 @@
+"""roost-report: turn roost-bench JSON lines into a comparison table, PNG charts and a Markdown report.
+
+    roost-report out/bench.jsonl --out out        # writes out/report.md and out/<bench>.png
+
+Ratios compare variants measured in the same run: time / serial time, and time / ws time at the same
+worker count (lower is better for both). A variant that could not run is listed with its reason.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import OrderedDict
+from pathlib import Path
+
+import numpy as np
+
+from .results import Measurement, ResultsError, load
+
+
+def _group(ms: list[Measurement]) -> "OrderedDict[str, list[Measurement]]":
+    by: "OrderedDict[str, list[Measurement]]" = OrderedDict()
+    for m in ms:
+        by.setdefault(m.bench, []).append(m)
+    return by
+
+
+def ratios(ms: list[Measurement]) -> list[dict]:
+    """One row per measurement of one benchmark, with its ratios to serial and to ws."""
+    serial = next((m.median for m in ms if m.variant == "serial" and m.ran), None)
+    ws = {m.workers: m.median for m in ms if m.variant == "ws" and m.ran}
+    rows = []
+    for m in ms:
+        rows.append(
+            {
+                "variant": m.variant,
+                "workers": m.workers,
+                "median_ms": m.median * 1e3 if m.ran else None,
+                "spread": (float(np.max(m.seconds) / np.min(m.seconds)) if m.ran and min(m.seconds) > 0 else None),
+                "vs_serial": (m.median / serial) if m.ran and serial else None,
+                "vs_ws": (m.median / ws[m.workers]) if m.ran and m.workers in ws and ws[m.workers] else None,
+                "check": m.check if m.ran else None,
+                "note": m.note,
+                "size": m.size,
+            }
+        )
+    return rows
+
+
+def _fmt(x, pattern):
+    return "-" if x is None else pattern.format(x)
+
+
+def markdown_table(bench: str, rows: list[dict]) -> str:
+    size = rows[0]["size"] if rows else ""
+    lines = [
+        f"### {bench} ({size})",
+        "",
+        "| variant | workers | median ms | max/min | vs serial | vs ws | check |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
+    for r in rows:
+        if r["median_ms"] is None:
+            lines.append(f"| {r['variant']} | - | - | - | - | - | {r['note']} |")
+            continue
+        lines.append(
+            f"| {r['variant']} | {r['workers']} | {r['median_ms']:.2f} | {_fmt(r['spread'], '{:.2f}')} | "
+            f"{_fmt(r['vs_serial'], '{:.2f}x')} | {_fmt(r['vs_ws'], '{:.2f}x')} | "
+            f"{'ok' if r['check'] else 'FAILED'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def chart(bench: str, ms: list[Measurement], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ran = [m for m in ms if m.ran and m.variant != "serial"]
+    serial = next((m.median for m in ms if m.variant == "serial" and m.ran), None)
+    variants = list(OrderedDict.fromkeys(m.variant for m in ran))
+    workers = sorted({m.workers for m in ran})
+    if not variants:
+        return
+    fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(variants) + 2), 3.6))
+    width = 0.8 / max(1, len(workers))
+    x = np.arange(len(variants))
+    for i, w in enumerate(workers):
+        vals = [next((m.median * 1e3 for m in ran if m.variant == v and m.workers == w), np.nan) for v in variants]
+        ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=f"{w} worker{'s' if w > 1 else ''}")
+    if serial:
+        ax.axhline(serial * 1e3, color="black", linestyle="--", linewidth=1, label="serial")
+    ax.set_xticks(x)
+    ax.set_xticklabels(variants, rotation=40, ha="right", fontsize=8)
+    ax.set_ylabel("median time (ms)")
+    ax.set_title(f"{bench} ({ms[0].size})")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def report(ms: list[Measurement], out: Path, title: str = "roost benchmark report") -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    parts = [
+        f"# {title}",
+        "",
+        "Medians of the repetitions of one run of `roost-bench`. *vs serial* is time / serial time, *vs ws* is "
+        "time / the `ws` scheduler's time at the same worker count: lower is better. *max/min* is the spread "
+        "of the repetitions. Every measurement checked its result against the serial program.",
+        "",
+    ]
+    for bench, group in _group(ms).items():
+        rows = ratios(group)
+        parts.append(markdown_table(bench, rows))
+        png = out / f"{bench}.png"
+        chart(bench, group, png)
+        if png.exists():
+            parts.append(f"![{bench}]({png.name})\n")
+    failed = [m for m in ms if m.ran and not m.check]
+    if failed:
+        parts.append("**Failed checks:** " + ", ".join(f"{m.bench}/{m.variant}/{m.workers}" for m in failed) + "\n")
+    path = out / "report.md"
+    path.write_text("\n".join(parts))
+    return path
+
+
+def console_table(ms: list[Measurement]) -> str:
+    lines = []
+    for bench, group in _group(ms).items():
+        lines.append(f"{bench} ({group[0].size})")
+        lines.append(f"  {'variant':<18} {'workers':>7} {'median ms':>10} {'vs serial':>9} {'vs ws':>7}")
+        for r in ratios(group):
+            if r["median_ms"] is None:
+                lines.append(f"  {r['variant']:<18} {'-':>7} {'-':>10}  {r['note']}")
+            else:
+                lines.append(
+                    f"  {r['variant']:<18} {r['workers']:>7} {r['median_ms']:>10.2f} "
+                    f"{_fmt(r['vs_serial'], '{:.2f}x'):>9} {_fmt(r['vs_ws'], '{:.2f}x'):>7}"
+                    + ("" if r["check"] else "  CHECK FAILED")
+                )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="roost-report", description=__doc__.split("\n\n")[0])
+    ap.add_argument("results", help="JSON lines written by roost-bench --json")
+    ap.add_argument("--out", default="out", help="folder for report.md and the charts (default: out)")
+    ap.add_argument("--quiet", action="store_true", help="do not print the table")
+    args = ap.parse_args(argv)
+    try:
+        ms = load(args.results)
+    except ResultsError as e:
+        print(f"roost-report: {e}", file=sys.stderr)
+        return 2
+    path = report(ms, Path(args.out))
+    if not args.quiet:
+        print(console_table(ms))
+    print(f"roost-report: wrote {path}")
+    return 1 if any(m.ran and not m.check for m in ms) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""roost-report on synthetic results with known ratios, and on bad input."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from roost_tools import report
+from roost_tools.results import ResultsError, load
+
+
+def write(path: Path, records):
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+
+
+def rec(variant, workers, median, check=True, note=None):
+    r = {"bench": "heat", "variant": variant, "size": "64x32x4", "workers": workers,
+         "seconds": [median, median * 1.1, median * 0.9] if median else [], "median": median, "check": check}
+    if note:
+        r["note"] = note
+    return r
+
+
+def test_ratios_to_serial_and_ws(tmp_path):
+    p = tmp_path / "r.jsonl"
+    write(p, [rec("serial", 1, 0.100), rec("ws", 2, 0.050), rec("ws-help", 2, 0.040), rec("cats", 1, 0, note="scheduler not implemented yet")])
+    rows = {(r["variant"], r["workers"]): r for r in report.ratios(load(p))}
+    assert rows[("ws", 2)]["vs_serial"] == pytest.approx(0.5)
+    assert rows[("ws-help", 2)]["vs_ws"] == pytest.approx(0.8)
+    assert rows[("cats", 1)]["median_ms"] is None
+
+
+def test_report_writes_markdown_and_chart(tmp_path):
+    p = tmp_path / "r.jsonl"
+    write(p, [rec("serial", 1, 0.100), rec("ws", 1, 0.110), rec("ws", 2, 0.060), rec("tbb", 2, 0.070)])
+    out = tmp_path / "out"
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    md = (out / "report.md").read_text()
+    assert "| ws | 2 | 60.00 |" in md
+    assert "0.60x" in md  # ws at 2 workers vs serial
+    assert "1.17x" in md  # tbb vs ws at 2 workers
+    assert (out / "heat.png").stat().st_size > 1000
+
+
+def test_failed_check_makes_exit_status_1(tmp_path):
+    p = tmp_path / "r.jsonl"
+    write(p, [rec("serial", 1, 0.1), rec("ws", 2, 0.05, check=False)])
+    assert report.main([str(p), "--out", str(tmp_path / "o"), "--quiet"]) == 1
+    assert "Failed checks" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_corrupt_line_names_file_and_line(tmp_path):
+    p = tmp_path / "r.jsonl"
+    p.write_text(json.dumps(rec("serial", 1, 0.1)) + "\n{not json\n")
+    with pytest.raises(ResultsError, match=r"r.jsonl:2: not a JSON line"):
+        load(p)
+    p.write_text('{"bench": "heat"}\n')
+    with pytest.raises(ResultsError, match="missing field"):
+        load(p)
+    assert report.main([str(tmp_path / "nope.jsonl"), "--quiet"]) == 2
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_driver_json_round_trip(tmp_path):
+    out = tmp_path / "b.jsonl"
+    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat,fib", "--small", "--reps", "2", "--warmup", "0",
+                    "--workers", "1,2", "--variants", "serial,ws,ws-help,cats,tbb", "--json", str(out)],
+                   check=True, capture_output=True)
+    ms = load(out)
+    got = {(m.bench, m.variant, m.workers) for m in ms}
+    assert ("heat", "ws", 2) in got and ("fib", "tbb", 1) in got
+    assert all(m.check for m in ms if m.ran)
+    assert all(len(m.seconds) == 2 for m in ms if m.ran)
+    cats = [m for m in ms if m.variant == "cats"]
+    assert cats and not cats[0].ran and "not implemented" in cats[0].note
+    assert report.main([str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
