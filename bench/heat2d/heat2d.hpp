@@ -3,6 +3,7 @@
 // step splits the interior into quadrants recursively down to 64 x 64 blocks, all four children spawned
 // with equal work hints (task_group(4); run(..., 1)) and the group's grid bytes as its data-size hint.
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -84,12 +85,22 @@ void run_tasks(problem_t& p, Iteration&& iteration, Touch&& touch) {
 
 inline float* final_buffer(problem_t& p) { return p.iters % 2 ? p.b.data() : p.a.data(); }
 
-template <class ForRows>
-void run_loops(problem_t& p, ForRows&& for_rows) {
+// Loop form for the peers' parallel-for variants, over the same 64 x 64 tiles the recursion computes (so
+// the leaf kernel and its shapes are the same), numbered in row-major tile order: a static schedule gives
+// each thread a band of tile rows. for_tiles(count, body) runs body(tile) for tile in [0, count) for one
+// time step; called by every thread of an OpenMP team, it does not write the problem.
+template <class ForTiles>
+void run_loops(problem_t& p, ForTiles&& for_tiles) {
   float* src = p.a.data();
   float* dst = p.b.data();
+  const long inner = p.n - 2;
+  const long per_side = (inner + kLeaf - 1) / kLeaf;
   for (long t = 0; t < p.iters; ++t) {
-    for_rows([&](long lo, long hi) { block(src, dst, p.ld, lo, hi, 1, p.n - 1, [](const void*, std::size_t, bool) {}); });
+    for_tiles(per_side * per_side, [&](long tile) {
+      long r0 = 1 + (tile / per_side) * kLeaf, c0 = 1 + (tile % per_side) * kLeaf;
+      block(src, dst, p.ld, r0, std::min(r0 + kLeaf, p.n - 1), c0, std::min(c0 + kLeaf, p.n - 1),
+            [](const void*, std::size_t, bool) {});
+    });
     std::swap(src, dst);
   }
 }

@@ -11,18 +11,18 @@ void omp_tasks(problem& pb) {
 void omp_static(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
 #pragma omp parallel
-  run_loops(p, [&](auto&& body) {
+  run_loops(p, [&](long tiles, auto&& body) {
 #pragma omp for schedule(static)
-    for (long i = 1; i < p.n - 1; ++i) body(i, i + 1);
+    for (long t = 0; t < tiles; ++t) body(t);
   });
   p.result = final_buffer(p);
 }
 void omp_dynamic(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
 #pragma omp parallel
-  run_loops(p, [&](auto&& body) {
-#pragma omp for schedule(dynamic, kLeaf)
-    for (long i = 1; i < p.n - 1; ++i) body(i, i + 1);
+  run_loops(p, [&](long tiles, auto&& body) {
+#pragma omp for schedule(dynamic, 1)
+    for (long t = 0; t < tiles; ++t) body(t);
   });
   p.result = final_buffer(p);
 }

@@ -12,9 +12,11 @@ void tbb_tasks(problem& p) {
 void tbb_pfor(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
   tbb::affinity_partitioner ap;
-  run_loops(p, [&](auto&& body) {
-    tbb::parallel_for(tbb::blocked_range<long>(1, p.n - 1, kLeaf),
-                      [&](const tbb::blocked_range<long>& r) { body(r.begin(), r.end()); }, ap);
+  run_loops(p, [&](long tiles, auto&& body) {
+    tbb::parallel_for(tbb::blocked_range<long>(0, tiles, 1),
+                      [&](const tbb::blocked_range<long>& r) {
+                        for (long t = r.begin(); t < r.end(); ++t) body(t);
+                      }, ap);
   });
   p.result = final_buffer(p);
 }

@@ -21,6 +21,7 @@ runtime_core::runtime_core(const options& o) : cfg(resolve(o)) {
     static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
     if (!said.exchange(true)) std::fprintf(stderr, "%s\n", pl.note.c_str());
   }
+  caller_may_spin_ = !pl.oversubscribed && cfg.workers < platform::os::allowed_cpus().size();
   eng = sched::make_engine(cfg, tp, std::move(pl));
   eng->start();
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
@@ -66,9 +67,11 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
 
   eng->iteration_begin();
   eng->submit_root(root);
-  // Iterative programs call run() once per time step: poll briefly before sleeping, so that a short root
-  // task does not pay two futex wake-ups on top of its work.
-  for (int spin = 0; spin < 2000 && !st.done.load(std::memory_order_acquire); ++spin) platform::os::cpu_relax();
+  // Iterative programs call run() once per time step. With a CPU to spare, poll briefly before sleeping so
+  // that a short root task does not pay two futex wake-ups; when every CPU has a worker, polling would take
+  // one from them (measured on heat2d: slower), so sleep at once.
+  if (caller_may_spin_)
+    for (int spin = 0; spin < 2000 && !st.done.load(std::memory_order_acquire); ++spin) platform::os::cpu_relax();
   for (;;) {
     std::uint32_t e = root_done_.load(std::memory_order_acquire);
     if (st.done.load(std::memory_order_acquire)) break;
