@@ -51,16 +51,21 @@ class engine final : public engine_base {
   // ---------------------------------------------------------------- spawn
   static void spawn(worker& w, group& g, frame& f) {
     ++g.spawned;
-    if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) {
-      detail::name_child(w, f);
-      spawn_child_first(w, g, f);
-    } else {
-      spawn_parent_first(w, g, f);
-    }
+    detail::name_child(w, f);
+    if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
+    else spawn_parent_first(w, g, f);
   }
 
 
   static void spawn_parent_first(worker& w, group& g, frame& f) {
+    frame* h = &f;
+    if (static_cast<void*>(&f) != g.inline_frame) {  // on the spawner's stack: move it to the pool
+      h = f.ops->relocate(&f, w.frames.alloc(f.ops->size));
+      h->group = &g;
+      h->work_hint = f.work_hint;
+      h->id = f.id;
+    }
+    if (of(w).policy_.ship(w, h)) return;  // delivered to another worker
     fiber* self = w.current_fiber;
     // The group pops back only what it pushed since the owner last ran on this worker uninterrupted.
     if (g.base_worker != &w || g.base_epoch != self->epoch) {
@@ -68,13 +73,6 @@ class engine final : public engine_base {
       g.base_epoch = self->epoch;
       g.queue_base = w.deque.bottom_index();
     }
-    frame* h = &f;
-    if (static_cast<void*>(&f) != g.inline_frame) {  // on the spawner's stack: move it to the pool
-      h = f.ops->relocate(&f, w.frames.alloc(f.ops->size));
-      h->group = &g;
-      h->work_hint = f.work_hint;
-    }
-    detail::name_child(w, *h);
     of(w).policy_.place(w, h);
   }
 
@@ -107,12 +105,38 @@ class engine final : public engine_base {
   // ---------------------------------------------------------------- wait
   static void wait(worker& w, group& g) {
     of(w).policy_.on_wait(w, g);
+    worker* now = &w;
     if (g.spawned != g.local_done) {
       pop_own_children(w, g);
       std::uint32_t remote = g.spawned - g.local_done;
-      if (remote != 0 && !join::all_remote_done(g, remote)) suspend_for_join(g, remote);
+      if (remote != 0 && !join::all_remote_done(g, remote)) now = &suspend_for_join(g, remote);
     }
+    if (worker* target = of(*now).policy_.after_join(*now, g)) {
+      if (target != now) now = &migrate_to(*now, *target);
+    }
+    of(*now).policy_.resumed_after_join(*now, g);
     join::finish_join(g);
+  }
+
+  // Moves the running task to `target`: it suspends here and the policy hands its fiber to the target
+  // (policy_.hand_over), which resumes it. Returns the worker it runs on afterwards.
+  static worker& migrate_to(worker& w, worker& target) {
+    fiber* self = w.current_fiber;
+    self->task = w.current_task;
+    ++self->epoch;
+    fiber* sched = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
+    w.become(sched);
+    w.current_task = nullptr;
+    switch_msg m;
+    m.w = &w;
+    m.from = self;
+    m.action = after::hand_over;
+    m.target = &target;
+    ult::transfer t;
+    const switch_msg& in = switch_with(sched->ctx, m, t);
+    worker& now = *in.w;
+    resumed(in, t);
+    return now;
   }
 
   // Help-first: run inline the children this group pushed and nobody took. Only while the owner has not
@@ -142,6 +166,7 @@ class engine final : public engine_base {
     const bool pooled = static_cast<void*>(&f) != f.group->inline_frame;
     w.current_task = &f.id;
     observe_start(w.id, f.id, f.work_hint);
+    of(w).policy_.on_task_start(w, f.id);
     try {
       f.ops->run_in_place(&f);
     } catch (...) {
@@ -149,11 +174,12 @@ class engine final : public engine_base {
     }
     // Still on `w` unless the child suspended (then the fiber's epoch moved).
     worker& now = self->epoch == epoch ? w : *current_worker();
+    of(now).policy_.on_task_end(now, f.id);
     now.current_task = saved;
     if (pooled) now.frames.free(&f, size);
   }
 
-  static void suspend_for_join(group& g, std::uint32_t remote) {
+  static worker& suspend_for_join(group& g, std::uint32_t remote) {
     worker& w = *current_worker();
     fiber* self = w.current_fiber;
     self->task = w.current_task;
@@ -168,7 +194,10 @@ class engine final : public engine_base {
     m.group = &g;
     m.remote = remote;
     ult::transfer t;
-    resumed(switch_with(sched->ctx, m, t), t);
+    const switch_msg& in = switch_with(sched->ctx, m, t);
+    worker& now = *in.w;
+    resumed(in, t);
+    return now;
   }
 
   // ---------------------------------------------------------------- fibers and the scheduling loop
@@ -192,6 +221,7 @@ class engine final : public engine_base {
       case after::wait_join:
         if (join::register_waiter(*m.group, m.from, m.remote)) next = m.from;
         break;
+      case after::hand_over: of(w).policy_.hand_over(w, *m.target, m.from); break;
     }
     return schedule(w, next);
   }
@@ -204,6 +234,7 @@ class engine final : public engine_base {
     const std::uint64_t epoch = self->epoch;
     w.current_task = &id;
     observe_start(w.id, id, f.work_hint);
+    of(w).policy_.on_task_start(w, id);
     struct publisher {
       worker* w;
       fiber* parent;
@@ -220,8 +251,9 @@ class engine final : public engine_base {
       join::record_exception(*g, std::current_exception());
     }
     worker& now = self->epoch == epoch ? w : *current_worker();
+    of(now).policy_.on_task_end(now, id);
     if (!pub.done) return switch_to_parent(now, parent);  // moving the closure threw: parent never left
-    job* j = now.deque.pop();
+    job* j = of(now).policy_.pop_own(now);
     if (j == static_cast<job*>(parent)) return switch_to_parent(now, parent);
     // The parent was taken by someone else: this child completes remotely.
     job* next = j;
@@ -298,12 +330,14 @@ class engine final : public engine_base {
     const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;
     w.current_task = &f.id;
     observe_start(w.id, f.id, f.work_hint);
+    of(w).policy_.on_task_start(w, f.id);
     try {
       f.ops->run_in_place(&f);
     } catch (...) {
       if (g) join::record_exception(*g, std::current_exception());
     }
     worker& now = *current_worker();
+    of(now).policy_.on_task_end(now, f.id);
     now.current_task = nullptr;
     if (pooled) now.frames.free(&f, size);
     if (!g) return nullptr;  // a root task signals its own completion
@@ -315,8 +349,9 @@ class engine final : public engine_base {
     constexpr unsigned kSpinRounds = 64;
     unsigned fails = 0;
     for (;;) {
-      if (job* j = w.deque.pop()) return j;
-      if (job* j = e.take_injected()) return j;
+      if (job* j = e.policy_.pop_own(w)) return j;
+      if (e.policy_.accepts_roots(w))
+        if (job* j = e.take_injected()) return j;
       if (job* j = e.policy_.steal(w)) {
         ++w.steals;
         return j;
@@ -327,7 +362,7 @@ class engine final : public engine_base {
         else for (int i = 0; i < 64; ++i) platform::os::cpu_relax();
         continue;
       }
-      e.idle().sleep_unless([&] { return e.any_work_visible(); });
+      e.idle().sleep_unless([&] { return e.any_work_visible() || e.policy_.has_visible_work(w); });
       fails = 0;
     }
   }

@@ -79,7 +79,9 @@ void engine_base::submit_root(detail::job* j) {
     injected_.push_back(j);
     injected_count_.fetch_add(1, std::memory_order_relaxed);
   }
-  idle_.notify_new_work();
+  // Roots are rare and a policy may accept them on one worker only (accepts_roots): wake every sleeper.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (idle_.sleepers() != 0) idle_.wake_all();
 }
 
 detail::job* engine_base::take_injected() {

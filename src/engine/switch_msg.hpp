@@ -16,6 +16,7 @@ enum class after : std::uint8_t {
   park,       // the left fiber is idle: return it to this worker's pool
   publish,    // work-first spawn: the left fiber is the parent's continuation, push it; run `frame`
   wait_join,  // the left fiber waits for `remote` children of `group`: register it as the waiter
+  hand_over,  // the left fiber is a task moving to worker `target`: the policy delivers it there
 };
 
 struct switch_msg {
@@ -26,6 +27,7 @@ struct switch_msg {
   std::uint32_t remote = 0;
   detail::task_frame* frame = nullptr;
   detail::group_state* group = nullptr;
+  worker* target = nullptr;
 };
 
 // Switches from the current context of `m.w` to `to`; on return, the message that brought us back.

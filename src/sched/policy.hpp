@@ -5,9 +5,17 @@
 //                order(w, frame)                  child_first (work-first) or parent_first (help-first)
 //                place(w, frame)                  where a parent-first child goes (default: own deque)
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
+//                ship(w, frame) -> bool           called for parent-first spawns first: deliver the child
+//                                                 elsewhere (true) or let place() queue it (false)
+//   own work     pop_own(w)                       the next job of this worker's own (default: its deque)
+//                has_visible_work(w)               anything for w outside the deques (checked before sleeping)
 //   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
+//   tasks        on_task_start(w, id), on_task_end(w, id)
 //   join         on_wait(w, group)                before a task joins a group
+//                after_join(w, group) -> worker*  after it: a worker the task must move to first (or null)
+//                resumed_after_join(w, group)     then, on the worker it ended up on
 //   iterations   iteration_begin(), iteration_end()   around each root run()
+//                accepts_roots(w)                 may w take a new root task (default: any worker)
 //   reporting    notes()                          one line for runtime::describe()
 //
 // policy_base gives the classic defaults; a policy overrides by hiding (no virtual calls: engine<P> calls
@@ -39,7 +47,17 @@ class policy_base {
     w.deque.push(parent);
     eng_.idle().notify_new_work();
   }
+  bool ship(engine::worker&, detail::task_frame*) { return false; }
+  detail::job* pop_own(engine::worker& w) { return w.deque.pop(); }
+  bool has_visible_work(engine::worker&) const { return false; }
+  void on_task_start(engine::worker&, detail::task_id&) {}
+  void on_task_end(engine::worker&, detail::task_id&) {}
   void on_wait(engine::worker&, detail::group_state&) {}
+  engine::worker* after_join(engine::worker&, detail::group_state&) { return nullptr; }
+  void resumed_after_join(engine::worker&, detail::group_state&) {}
+  bool accepts_roots(engine::worker&) const { return true; }
+  // Only policies whose after_join() returns workers need to say how a moving task is delivered.
+  void hand_over(engine::worker&, engine::worker&, engine::fiber*) {}
   void iteration_begin() {}
   void iteration_end() {}
   std::string notes() const { return {}; }

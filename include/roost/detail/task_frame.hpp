@@ -20,6 +20,10 @@ struct task_id {
   std::uint32_t index = 0;       // position among the parent's children
   std::uint32_t depth = 0;       // root is 0
   std::uint32_t next_child = 0;  // owner-only counter
+  // Distribution range on the worker line (ADWS, seed 003 §4.2.2): the workers that should run this
+  // task's continuation until its next join, and its distribution-tree node. Unused by other policies.
+  double range_lo = 0, range_hi = 0;
+  void* range_node = nullptr;
 };
 
 struct task_frame;
@@ -133,7 +137,14 @@ struct group_state {
   double total_work = -1;   // ADWS W_all; < 0: none given
   double data_bytes = -1;   // multi-level ADWS group data size; < 0: none given
   void* waiter = nullptr;   // the suspended owner's fiber, published through remote_balance
-  void* sched_data = nullptr;  // scheduler-private per-group state (e.g. ADWS saved range/node)
+
+  // Distribution state of the group (ADWS, seed 003 Algorithm 4.2): the owner's range and node when the
+  // group opened (restored bit-exactly at wait) and the work not yet handed out. Owner-only.
+  struct distribution {
+    double saved_lo = 0, saved_hi = 0, remaining = 0;
+    void* saved_node = nullptr;
+    std::uint8_t mode = 0;  // 0: not opened yet; the policy's own values after that
+  } dist;
 };
 
 // Engine entry points (src/api/task_group.cpp), for what the inline paths of abi.hpp do not cover. One
