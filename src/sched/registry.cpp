@@ -2,6 +2,7 @@
 
 #include "engine/engine.hpp"
 #include "roost/errors.hpp"
+#include "sched/adws.hpp"
 #include "sched/hws.hpp"
 #include "sched/ws.hpp"
 #include "sched/ws_help.hpp"
@@ -15,7 +16,7 @@ const std::vector<entry>& registry() {
       {"hws", "hierarchical work stealing: nearest shared cache first", true, ""},
       {"cab", "cache-aware bi-tier stealing, user-given boundary level (seed 000)", false, "issue #5"},
       {"cats", "cache-aware bi-tier stealing with online profiling (seed 000)", false, "issue #5"},
-      {"adws", "almost deterministic work stealing (seed 003 ch. 4)", false, "issue #4"},
+      {"adws", "almost deterministic work stealing: work hints deal groups over workers (seed 003 ch. 4)", true, ""},
       {"adws-ml", "multi-level ADWS (seed 003 ch. 5)", false, "issue #4"},
       {"numa", "NUMA-aware work dealing and data distribution (seed 002)", false, "a later issue"},
   };
@@ -36,6 +37,7 @@ std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
   if (n == ws_help_policy::name)
     return std::make_unique<engine::engine<ws_help_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == hws_policy::name) return std::make_unique<engine::engine<hws_policy>>(cfg, std::move(tp), std::move(pl));
+  if (n == adws_policy::name) return std::make_unique<engine::engine<adws_policy>>(cfg, std::move(tp), std::move(pl));
   throw config_error("ROOST_SCHED='" + n + "': no such scheduler in this build; available: " + available_names());
 }
 

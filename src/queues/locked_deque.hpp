@@ -1,0 +1,62 @@
+// A deque behind a spin lock, for queues that other workers push into: ADWS's migration queue (seed 003
+// Algorithm 4.3), where the sender inserts at the steal end, the owner pops at its end and thieves take
+// from the steal end. Theorem 1 of the thesis makes senders unique, but owner and thieves still race, so
+// a lock it is, as in the thesis; `size_hint` lets idle workers look without taking it.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <deque>
+
+#include "platform/platform.hpp"
+
+namespace roost::queues {
+
+template <class T>
+class locked_deque {
+ public:
+  void push_top(T* x) {  // steal end: the owner will run it after what is already there (FIFO)
+    lock();
+    q_.push_front(x);
+    size_hint_.store(q_.size(), std::memory_order_release);
+    unlock();
+  }
+  void push_bottom(T* x) {  // owner end
+    lock();
+    q_.push_back(x);
+    size_hint_.store(q_.size(), std::memory_order_release);
+    unlock();
+  }
+  T* pop_bottom() { return take(false); }
+  T* steal_top() { return take(true); }
+  bool empty_hint() const { return size_hint_.load(std::memory_order_acquire) == 0; }
+
+ private:
+  T* take(bool top) {
+    if (empty_hint()) return nullptr;
+    lock();
+    T* x = nullptr;
+    if (!q_.empty()) {
+      if (top) {
+        x = q_.front();
+        q_.pop_front();
+      } else {
+        x = q_.back();
+        q_.pop_back();
+      }
+      size_hint_.store(q_.size(), std::memory_order_release);
+    }
+    unlock();
+    return x;
+  }
+  void lock() {
+    while (lock_.exchange(true, std::memory_order_acquire))
+      while (lock_.load(std::memory_order_relaxed)) platform::os::cpu_relax();
+  }
+  void unlock() { lock_.store(false, std::memory_order_release); }
+
+  std::atomic<bool> lock_{false};
+  std::atomic<std::size_t> size_hint_{0};
+  std::deque<T*> q_;
+};
+
+}  // namespace roost::queues

@@ -1,0 +1,215 @@
+// The out-of-line part of adws: the search (dealing a group's children over its range), the own-work pop
+// with the mailbox and the migration queue, stealing inside the distribution tree, node bookkeeping.
+#include "sched/adws.hpp"
+
+#include <cstdlib>
+
+#include "roost/errors.hpp"
+
+namespace roost::sched {
+
+using adws::range;
+
+namespace {
+bool steal_from_env() {
+  const char* v = std::getenv("ROOST_ADWS_STEAL");
+  if (!v) return true;
+  std::string s(v);
+  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
+  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
+  throw config_error("ROOST_ADWS_STEAL='" + s + "': not a boolean; valid: true, false, 1, 0, yes, no, on, off");
+}
+range range_of(const detail::task_id& id) { return {id.range_lo, id.range_hi}; }
+void set_range(detail::task_id& id, range r) {
+  id.range_lo = r.lo;
+  id.range_hi = r.hi;
+}
+}  // namespace
+
+adws_policy::adws_policy(engine::engine_base& e)
+    : policy_base(e), ws_(e.num_workers()), steal_(steal_from_env()), workers_(e.num_workers()) {
+  root_.lo = 0;
+  root_.hi = workers_;
+}
+
+void adws_policy::iteration_begin() {
+  root_.active.store(false, std::memory_order_release);
+  iteration_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+// A worker forgets the previous iteration's search state the first time it looks in a new one.
+void adws_policy::catch_up(per_worker& me) {
+  std::uint64_t it = iteration_.load(std::memory_order_acquire);
+  if (me.iteration != it) {
+    me.iteration = it;
+    me.current = nullptr;
+    me.searching = false;
+    me.use_mig = false;
+  }
+}
+
+adws_policy::node* adws_policy::alloc_node(per_worker& me, range r, node* parent) {
+  node* n = me.free_nodes;
+  if (n) me.free_nodes = n->next_free;
+  else n = &me.arena.emplace_back();
+  n->lo.store(r.lo, std::memory_order_relaxed);
+  n->hi.store(r.hi, std::memory_order_relaxed);
+  n->parent.store(parent, std::memory_order_relaxed);
+  n->active.store(false, std::memory_order_release);
+  return n;
+}
+
+void adws_policy::free_node(per_worker& me, node* n) {
+  n->active.store(false, std::memory_order_release);
+  n->next_free = me.free_nodes;  // parent kept (digest §2.8)
+  me.free_nodes = n;
+}
+
+void adws_policy::end_search_slow(per_worker& me) {
+  me.searching = false;
+  if (me.current) me.current->active.store(true, std::memory_order_release);
+}
+
+void adws_policy::start_root(engine::worker& w, detail::task_id& id) {  // the whole line, from worker 0
+  per_worker& me = of(w);
+  catch_up(me);
+  set_range(id, {0, static_cast<double>(workers_)});
+  id.range_node = &root_;
+  me.current = &root_;
+  me.searching = workers_ > 1;
+}
+
+// Called during a search for a group with a total work hint. The group is dealt when its task owns a
+// multi-worker range; it then gets a node, and its range and node are saved for the return at wait. A
+// plain group never changes its task's range, so nothing is saved for it.
+void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
+  range r = range_of(cur);
+  if (!(adws::multi(r) && adws::first(r) == w.id)) {
+    g.dist.mode = kPlain;
+    return;
+  }
+  per_worker& me = of(w);
+  g.dist.saved_lo = cur.range_lo;
+  g.dist.saved_hi = cur.range_hi;
+  g.dist.saved_node = cur.range_node;
+  g.dist.mode = kSearchRoot;
+  g.dist.remaining = g.total_work;
+  node* n = alloc_node(me, r, static_cast<node*>(cur.range_node));
+  cur.range_node = n;
+  me.current = n;
+}
+
+spawn_order adws_policy::deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur,
+                              detail::group_state& g) {
+  adws::split_result s = adws::split(range_of(cur), g.dist.remaining, f.work_hint >= 0 ? f.work_hint : 1.0);
+  g.dist.remaining = s.remaining;
+  f.id.range_node = cur.range_node;
+  set_range(f.id, s.child);
+  set_range(cur, s.continuation);
+  unsigned target = adws::first(s.child);
+  if (target == w.id) return spawn_order::child_first;  // our own region: work-first, search goes on inside
+  per_worker& me = of(w);
+  me.ship_pending = true;
+  me.ship_to = target;
+  me.ship_search_root = adws::multi(s.child);
+  return spawn_order::parent_first;
+}
+
+void adws_policy::deliver(engine::worker& target, detail::job* j, bool search_root) {
+  per_worker& t = of(target);
+  detail::job* expected = nullptr;
+  // Theorem 2: the slot is free. Should that ever not hold, the migration queue is still correct.
+  if (!(search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_acq_rel)))
+    t.migq.push_top(j);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();  // the target may be asleep: wake it for sure
+}
+
+bool adws_policy::ship(engine::worker& w, detail::task_frame* f) {
+  per_worker& me = of(w);
+  if (!me.ship_pending) return false;
+  me.ship_pending = false;
+  deliver(eng_.worker_at(me.ship_to), f, me.ship_search_root);
+  return true;
+}
+
+void adws_policy::hand_over(engine::worker&, engine::worker& target, engine::fiber* f) {
+  deliver(target, f, true);
+}
+
+// Algorithm 4.3: the mailbox first, then the deque the worker is working from (use_mig).
+detail::job* adws_policy::pop_own_slow(engine::worker& w) {
+  per_worker& me = of(w);
+  catch_up(me);
+  if (me.mailbox.load(std::memory_order_relaxed) != nullptr)
+    if (detail::job* t = me.mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
+      me.use_mig = false;
+      if (t->k == detail::job::kind::fresh) {  // a search-root task: search inside it, from its sender's node
+        me.searching = true;
+        me.current = static_cast<node*>(static_cast<detail::task_frame*>(t)->id.range_node);
+      }
+      return t;
+    }
+  detail::job* t = nullptr;
+  if (me.use_mig) {
+    t = me.migq.pop_bottom();
+    if (!t) {
+      t = w.deque.pop();
+      me.use_mig = false;
+    }
+  } else {
+    t = w.deque.pop();
+    if (!t && (t = me.migq.pop_bottom())) me.use_mig = true;  // descendants of migrated work stay in migQ
+  }
+  return t;
+}
+
+bool adws_policy::has_visible_work(engine::worker& w) const {
+  const per_worker& me = of(w);
+  return me.mailbox.load(std::memory_order_acquire) != nullptr || !me.migq.empty_hint();
+}
+
+detail::job* adws_policy::steal(engine::worker& w) {
+  if (!steal_) return nullptr;
+  per_worker& me = of(w);
+  catch_up(me);
+  node* top = nullptr;
+  for (node* n = me.current ? me.current : &root_; n; n = n->parent.load(std::memory_order_acquire))
+    if (n->active.load(std::memory_order_acquire)) top = n;
+  if (!top) return nullptr;
+  if (top != me.current) me.current = top;  // climb to the topmost active node (lazy deactivation)
+  range r = top->get();
+  unsigned a = adws::first(r), b = std::min(adws::last(r), workers_ - 1);
+  if (a >= b) return nullptr;
+  for (unsigned attempt = 0; attempt <= b - a; ++attempt) {
+    unsigned v = a + static_cast<unsigned>(w.next_random() % (b - a + 1));
+    if (v == w.id) continue;
+    ++w.steal_attempts;
+    // The owner's migration queue holds work of an enclosing group, the last worker's local queue work of
+    // groups further left (unless the range ends on its boundary): not ours to take (§4.2.4).
+    if (v != a)
+      if (detail::job* t = ws_[v].migq.steal_top()) return t;
+    if (v != b || adws::ends_on_boundary(r))
+      if (detail::job* t = eng_.worker_at(v).deque.steal()) return t;
+  }
+  return nullptr;
+}
+
+void adws_policy::finish_dealt_group(engine::worker& w, detail::group_state& g) {
+  detail::task_id& cur = *w.current_task;
+  per_worker& me = of(w);
+  catch_up(me);
+  if (cur.range_node) free_node(me, static_cast<node*>(cur.range_node));
+  me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
+  range saved{g.dist.saved_lo, g.dist.saved_hi};
+  me.searching = adws::multi(saved) && adws::first(saved) == w.id;  // the next group maps the same way
+  cur.range_lo = g.dist.saved_lo;  // restored bit-exactly
+  cur.range_hi = g.dist.saved_hi;
+  cur.range_node = g.dist.saved_node;
+}
+
+std::string adws_policy::notes() const {
+  return steal_ ? "work hints deal groups over the workers" : "work hints deal groups over the workers; stealing off";
+}
+
+}  // namespace roost::sched

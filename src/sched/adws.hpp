@@ -1,0 +1,153 @@
+// adws — Almost Deterministic Work Stealing (seed 003 chapter 4; ../shared/notes/adws-thesis-digest.md §2).
+//
+// Task groups are dealt over the worker line in proportion to their work hints, so that the same data lands
+// on the same worker every iteration; imbalance is repaired by stealing only inside the distribution tree.
+//
+//  * The root of every iteration runs on worker 0 with range [0, P) and starts a *search*: at each spawn of
+//    a group with a total work hint it splits its range (adws_range.hpp); a child whose range starts in
+//    another worker's region is shipped there — to its one-slot mailbox if the range spans several workers
+//    (a search-root task: never stolen, run first), else to its migration queue — and the searcher goes on
+//    with the continuation (help-first). A child that starts in its own region runs work-first, and the
+//    search goes on inside it. A search ends at the first join or at task end (Algorithm 4.2).
+//  * Continuations go to the local queue, or to the migration queue while running migrated work (use_mig,
+//    Algorithm 4.3); own work is taken mailbox first, then as use_mig says.
+//  * Each group opened during a search gets a distribution-tree node (range, parent, active). A worker
+//    steals only inside the topmost active node above its current one, skipping the range owner's
+//    migration queue and the last worker's local queue (§4.2.4). Nodes start inactive, become active when
+//    their search ends or a search-root child completes, and are dropped at group end without activating
+//    the parent — so thieves stay out of the next search.
+//  * After every group opened during a search, the task migrates back to its range's owner and restores
+//    range and node bit-exactly (return migration): consecutive groups and iterations map the same way.
+//
+// Groups without a total work hint are not dealt (their children run work-first in place); a child without
+// a hint weighs 1. Wrong hints change only the mapping; stealing and joins keep results exact.
+// ROOST_ADWS_STEAL=false turns stealing off (the thesis's "ADWS (no steal)").
+#pragma once
+#include <atomic>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "queues/locked_deque.hpp"
+#include "sched/adws_range.hpp"
+#include "sched/policy.hpp"
+
+namespace roost::sched {
+
+class adws_policy : public policy_base {
+ public:
+  static constexpr const char* name = "adws";
+  explicit adws_policy(engine::engine_base& e);
+
+  enum : std::uint8_t { kUnopened = 0, kSearchRoot = 1, kPlain = 2 };  // group_state::dist.mode
+
+  // The per-spawn paths are inline and short for what is not being dealt (most tasks); the search itself,
+  // which runs a few times per group level, is out of line.
+  spawn_order order(engine::worker& w, detail::task_frame& f) {
+    detail::task_id& cur = *w.current_task;
+    detail::group_state& g = *f.group;
+    f.id.range_node = cur.range_node;
+    if (g.dist.mode == kUnopened) {
+      if (of(w).searching && g.total_work > 0) open_group(w, cur, g);
+      else g.dist.mode = kPlain;
+    }
+    if (g.dist.mode != kSearchRoot) {  // not dealt: an ordinary local work-first spawn
+      f.id.range_lo = w.id;
+      f.id.range_hi = w.id + 0.5;
+      return spawn_order::child_first;
+    }
+    return deal(w, f, cur, g);
+  }
+  bool ship(engine::worker& w, detail::task_frame* f);
+  void publish_continuation(engine::worker& w, engine::fiber* parent) {
+    per_worker& me = of(w);
+    if (me.use_mig) me.migq.push_bottom(parent);
+    else w.deque.push(parent);
+    eng_.idle().notify_new_work();
+  }
+  detail::job* pop_own(engine::worker& w) {
+    per_worker& me = of(w);
+    // Look before taking: this runs after every child, and an exchange is a locked instruction.
+    if (me.mailbox.load(std::memory_order_relaxed) != nullptr || me.iteration != iteration_.load(std::memory_order_relaxed))
+      return pop_own_slow(w);
+    if (!me.use_mig) {
+      if (detail::job* t = w.deque.pop()) return t;
+    }
+    return pop_own_slow(w);
+  }
+  bool has_visible_work(engine::worker& w) const;
+  detail::job* steal(engine::worker& w);
+  void on_task_start(engine::worker& w, detail::task_id& id) {
+    if (id.parent == nullptr) start_root(w, id);
+  }
+  void on_task_end(engine::worker& w, detail::task_id& id) {
+    end_search(of(w));
+    // A finished search-root task activates the node of the group it belongs to (rule 6).
+    if (id.range_node && adws::multi({id.range_lo, id.range_hi}))
+      static_cast<node*>(id.range_node)->active.store(true, std::memory_order_release);
+  }
+  void on_wait(engine::worker& w, detail::group_state&) { end_search(of(w)); }
+  engine::worker* after_join(engine::worker&, detail::group_state& g) {
+    if (g.dist.mode != kSearchRoot) return nullptr;
+    return &eng_.worker_at(adws::first({g.dist.saved_lo, g.dist.saved_hi}));  // return migration
+  }
+  void resumed_after_join(engine::worker& w, detail::group_state& g) {
+    if (g.dist.mode == kSearchRoot) finish_dealt_group(w, g);
+    g.dist.mode = kUnopened;
+  }
+  bool accepts_roots(engine::worker& w) const { return w.id == 0; }
+  void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
+  void iteration_begin();
+  std::string notes() const;
+
+  // Distribution-tree node (digest §2.4, §2.8). Read by other workers, possibly after reuse: every field
+  // they read is atomic, and a stale read only picks a wrong range, never a crash.
+  struct node {
+    std::atomic<double> lo{0}, hi{0};
+    std::atomic<node*> parent{nullptr};  // kept when freed, so stale climbs still reach the root
+    std::atomic<bool> active{false};
+    node* next_free = nullptr;
+    adws::range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
+  };
+
+ private:
+
+  struct alignas(64) per_worker {
+    std::atomic<detail::job*> mailbox{nullptr};  // one slot: at most one pending search-root task (Thm 2)
+    queues::locked_deque<detail::job> migq;
+    bool use_mig = false;
+    bool searching = false;
+    node* current = nullptr;
+    node* free_nodes = nullptr;
+    std::deque<node> arena;  // every node this worker allocated; addresses are stable
+    std::uint64_t iteration = 0;
+    // order() decides, ship() delivers.
+    bool ship_pending = false;
+    unsigned ship_to = 0;
+    bool ship_search_root = false;
+  };
+
+  per_worker& of(engine::worker& w) { return ws_[w.id]; }
+  const per_worker& of(engine::worker& w) const { return ws_[w.id]; }
+  void catch_up(per_worker& me);
+  void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);
+  spawn_order deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur, detail::group_state& g);
+  detail::job* pop_own_slow(engine::worker& w);
+  void start_root(engine::worker& w, detail::task_id& id);
+  void finish_dealt_group(engine::worker& w, detail::group_state& g);
+  void end_search(per_worker& me) {
+    if (me.searching) [[unlikely]] end_search_slow(me);
+  }
+  void end_search_slow(per_worker& me);
+  node* alloc_node(per_worker& me, adws::range r, node* parent);
+  void free_node(per_worker& me, node* n);
+  void deliver(engine::worker& target, detail::job* j, bool search_root);
+
+  std::vector<per_worker> ws_;
+  node root_;  // the whole line, one per runtime; deactivated at every iteration start
+  std::atomic<std::uint64_t> iteration_{0};
+  const bool steal_;
+  const unsigned workers_;
+};
+
+}  // namespace roost::sched
