@@ -1,8 +1,29 @@
 #include "common/bench.hpp"
 
 #include <cctype>
+#include <random>
 
 namespace bench {
+
+hint_error& current_hint_error() {
+  static hint_error e;
+  return e;
+}
+
+double distorted_weight(int sibling, int siblings) {
+  const hint_error& e = current_hint_error();
+  if (e.k == hint_error::kind::none) return 1.0;
+  if (e.k == hint_error::kind::deterministic) {
+    // Seed 003 Fig. 4.22 for four siblings; other counts spread the same way from 1-a to 1+a.
+    static const double four[4] = {-1.0, -0.5, 0.5, 1.0};
+    double f = siblings == 4 ? four[sibling] : (siblings > 1 ? -1.0 + 2.0 * sibling / (siblings - 1) : 0.0);
+    return 1.0 + f * e.alpha;
+  }
+  thread_local std::mt19937 rng(12345);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double w = 1.0 + u(rng) * e.alpha;
+  return w > 0 ? w : 0.0;
+}
 
 std::vector<long> parse_size(const std::string& bench, const std::string& size, std::size_t parts, const char* form) {
   std::vector<long> out;

@@ -43,6 +43,16 @@ struct size_error : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+// Deliberately wrong work hints, for the sensitivity study of seed 003 Fig. 4.22 (roost-bench --hint-error):
+// deterministic error gives four siblings (1-a) : (1-a/2) : (1+a/2) : (1+a); random error 1 + r*a with r
+// uniform in [-1, 1), drawn anew for every spawn. Hints only change speed: results are checked as always.
+struct hint_error {
+  enum class kind { none, deterministic, random } k = kind::none;
+  double alpha = 0;
+};
+hint_error& current_hint_error();
+double distorted_weight(int sibling, int siblings);  // 1.0 when no error is set
+
 // "1024x512" -> {1024, 512}; "35" -> {35}. Throws size_error naming the benchmark and the expected form.
 std::vector<long> parse_size(const std::string& bench, const std::string& size, std::size_t parts,
                              const char* form);

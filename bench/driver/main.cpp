@@ -2,6 +2,7 @@
 //
 //   roost-bench [--bench heat,fib] [--variants ws,tbb,omp-gcc-static] [--workers 1,2]
 //               [--size SIZE | --small | --paper] [--reps 5] [--warmup 1] [--json out.jsonl]
+//               [--hint-error det:ALPHA|rand:ALPHA]   distort heat2d's work hints (seed 003 Fig. 4.22)
 //   roost-bench --demo     the curated comparison `make demo` runs (writes out/bench.jsonl)
 //   roost-bench --list     benchmarks with their sizes, variants, and what is planned
 //
@@ -291,6 +292,17 @@ int main(int argc, char** argv) {
     else if (a == "--reps") cfg.reps = to_int("--reps", value(i), 1);
     else if (a == "--warmup") cfg.warmup = to_int("--warmup", value(i), 0);
     else if (a == "--json") cfg.json = value(i);
+    else if (a == "--hint-error") {
+      std::string v = value(i);
+      auto colon = v.find(':');
+      std::string kind = v.substr(0, colon);
+      char* end = nullptr;
+      double alpha = colon == std::string::npos ? -1 : std::strtod(v.c_str() + colon + 1, &end);
+      if ((kind != "det" && kind != "rand") || !(alpha >= 0 && alpha <= 1) || (end && *end))
+        usage_error("--hint-error '" + v + "': expected det:ALPHA or rand:ALPHA with ALPHA from 0 to 1");
+      bench::current_hint_error() = {kind == "det" ? bench::hint_error::kind::deterministic
+                                                   : bench::hint_error::kind::random, alpha};
+    }
     else if (a == "--help" || a == "-h") {
       std::printf("usage: see the comment at the top of bench/driver/main.cpp, or README.md\n");
       return 0;

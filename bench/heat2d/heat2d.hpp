@@ -61,11 +61,13 @@ void quad(long r0, long r1, long c0, long c1, double bytes_per_cell, const Leaf&
     return;
   }
   long rm = r0 + (r1 - r0) / 2, cm = c0 + (c1 - c0) / 2;
-  typename FJ::group g(4, static_cast<double>((r1 - r0) * (c1 - c0)) * bytes_per_cell);
-  g.run([&] { quad<FJ>(r0, rm, c0, cm, bytes_per_cell, leaf); }, 1);
-  g.run([&] { quad<FJ>(r0, rm, cm, c1, bytes_per_cell, leaf); }, 1);
-  g.run([&] { quad<FJ>(rm, r1, c0, cm, bytes_per_cell, leaf); }, 1);
-  g.run([&] { quad<FJ>(rm, r1, cm, c1, bytes_per_cell, leaf); }, 1);
+  const double w0 = distorted_weight(0, 4), w1 = distorted_weight(1, 4), w2 = distorted_weight(2, 4),
+               w3 = distorted_weight(3, 4);
+  typename FJ::group g(w0 + w1 + w2 + w3, static_cast<double>((r1 - r0) * (c1 - c0)) * bytes_per_cell);
+  g.run([&] { quad<FJ>(r0, rm, c0, cm, bytes_per_cell, leaf); }, w0);
+  g.run([&] { quad<FJ>(r0, rm, cm, c1, bytes_per_cell, leaf); }, w1);
+  g.run([&] { quad<FJ>(rm, r1, c0, cm, bytes_per_cell, leaf); }, w2);
+  g.run([&] { quad<FJ>(rm, r1, cm, c1, bytes_per_cell, leaf); }, w3);
   g.wait();
 }
 

@@ -1,0 +1,205 @@
+// adws (seed 003 ch. 4): range arithmetic against the digest's worked examples, deterministic mapping of a
+// repeated task tree (observation hook), roots on worker 0, wrong hints, configuration errors.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "roost/roost.hpp"
+#include "sched/adws_range.hpp"
+
+namespace ar = roost::sched::adws;
+
+TEST(AdwsRange, EndpointSemantics) {
+  EXPECT_EQ(ar::first({0, 8}), 0u);
+  EXPECT_EQ(ar::last({0, 8}), 7u);  // [0, 8) does not reach a worker 8
+  EXPECT_TRUE(ar::multi({0, 8}));
+  EXPECT_FALSE(ar::multi({2, 3}));
+  EXPECT_FALSE(ar::multi({2.25, 2.75}));
+  EXPECT_TRUE(ar::multi({0.5, 1.5}));
+  EXPECT_EQ(ar::first({4.3, 8}), 4u);
+  EXPECT_TRUE(ar::ends_on_boundary({1.5, 3}));
+  EXPECT_FALSE(ar::ends_on_boundary({1.5, 3.2}));
+}
+
+TEST(AdwsRange, SixWorkersFourEqualChildren) {  // digest §2.2, worked example
+  ar::range cur{0, 6};
+  double remaining = 4;
+  const ar::range expect[4] = {{4.5, 6}, {3.0, 4.5}, {1.5, 3.0}, {0, 1.5}};
+  for (int i = 0; i < 4; ++i) {
+    ar::split_result s = ar::split(cur, remaining, 1);
+    EXPECT_DOUBLE_EQ(s.child.lo, expect[i].lo) << "child " << i;
+    EXPECT_DOUBLE_EQ(s.child.hi, expect[i].hi) << "child " << i;
+    cur = s.continuation;
+    remaining = s.remaining;
+  }
+  EXPECT_DOUBLE_EQ(cur.hi - cur.lo, 0);  // the continuation ends empty
+  // c1, c2, c3 go to workers 4, 3, 1 as search-root tasks; c4 starts in worker 0's own region.
+  EXPECT_EQ(ar::first(expect[0]), 4u);
+  EXPECT_TRUE(ar::multi(expect[0]));
+  EXPECT_EQ(ar::first(expect[2]), 1u);
+  EXPECT_EQ(ar::first(expect[3]), 0u);
+}
+
+TEST(AdwsRange, FibOnSixtyFourWorkers) {  // digest §2.2, "fib intuition"
+  ar::split_result s = ar::split({0, 64}, 3, 2);
+  EXPECT_NEAR(s.child.lo, 21.333333, 1e-5);
+  EXPECT_DOUBLE_EQ(s.child.hi, 64);
+  EXPECT_EQ(ar::first(s.child), 21u);
+  ar::split_result t = ar::split(s.continuation, 3, 2);
+  EXPECT_NEAR(t.child.lo, 7.111111, 1e-5);
+}
+
+TEST(AdwsRange, ZeroWeightStillGetsARange) {
+  ar::split_result s = ar::split({0, 4}, 2, 0);
+  EXPECT_GT(s.child.hi - s.child.lo, 0);
+  EXPECT_GE(s.child.lo, 0);
+}
+
+namespace {
+
+class scoped_env {
+ public:
+  scoped_env(const char* n, const char* v) : n_(n) { setenv(n, v, 1); }
+  ~scoped_env() { unsetenv(n_); }
+
+ private:
+  const char* n_;
+};
+
+struct recorder : roost::task_observer {
+  std::mutex m;
+  std::map<std::string, int> worker_of;
+  void on_task_start(const roost::task_event& e) override {
+    std::lock_guard<std::mutex> lk(m);
+    worker_of[e.path_string()] = e.worker;
+  }
+};
+
+// A quad tree of depth `depth`, all four children spawned with equal hints (heat2d's shape).
+void quad(int depth, std::vector<double>& out, std::size_t idx) {
+  if (depth == 0) {
+    out[idx] += 1.0;
+    return;
+  }
+  roost::task_group tg(4);
+  for (int k = 0; k < 4; ++k) tg.run([&out, depth, idx, k] { quad(depth - 1, out, idx * 4 + k); }, 1);
+  tg.wait();
+}
+
+// The mapping the range arithmetic predicts: a task with a multi-worker range deals its four children
+// over it; a task with a single-worker range keeps its whole subtree. Paths as the observer writes them.
+void predict(ar::range r, int depth, const std::string& path, std::map<std::string, int>& out) {
+  out[path] = static_cast<int>(ar::first(r));
+  if (depth == 0) return;
+  if (!ar::multi(r)) {
+    for (int k = 0; k < 4; ++k) predict(r, depth - 1, path + "." + std::to_string(k), out);
+    return;
+  }
+  ar::range cur = r;
+  double remaining = 4;
+  for (int k = 0; k < 4; ++k) {
+    ar::split_result s = ar::split(cur, remaining, 1);
+    predict(s.child, depth - 1, path + "." + std::to_string(k), out);
+    cur = s.continuation;
+    remaining = s.remaining;
+  }
+}
+
+}  // namespace
+
+class AdwsDeterminism : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AdwsDeterminism, LeavesRunWhereTheRangesSayEveryIteration) {
+  scoped_env no_steal("ROOST_ADWS_STEAL", "false");  // no imbalance repair: the mapping is the dealing alone
+  roost::options o;
+  o.scheduler = "adws";
+  o.topology = GetParam();
+  roost::runtime rt(o);
+  const int depth = 3;
+  std::map<std::string, int> expected;
+  predict({0, static_cast<double>(rt.workers())}, depth, "0", expected);
+
+  std::vector<double> out(64, 0.0);
+  std::map<std::string, int> first_iteration;
+  for (int it = 0; it < 4; ++it) {
+    recorder rec;
+    roost::set_task_observer(&rec);
+    rt.run([&] { quad(depth, out, 0); });
+    roost::set_task_observer(nullptr);
+    ASSERT_EQ(rec.worker_of.size(), expected.size());
+    for (const auto& [path, worker] : expected)
+      ASSERT_EQ(rec.worker_of[path], worker) << "task " << path << " in iteration " << it;
+    if (it == 0) first_iteration = rec.worker_of;
+    EXPECT_EQ(rec.worker_of, first_iteration);
+  }
+  for (double v : out) EXPECT_EQ(v, 4.0);
+  // Every worker got a share.
+  std::map<int, int> leaves_per_worker;
+  for (const auto& [path, worker] : expected)
+    if (std::count(path.begin(), path.end(), '.') == depth) ++leaves_per_worker[worker];
+  EXPECT_EQ(leaves_per_worker.size(), rt.workers());
+}
+
+INSTANTIATE_TEST_SUITE_P(Topologies, AdwsDeterminism,
+                         ::testing::Values("pack:2 core:1 pu:1", "pack:2 core:2 pu:1", "pack:3 core:2 pu:1"),
+                         [](const auto& info) { return std::string("workers_") + std::to_string(info.index); });
+
+TEST(Adws, RootsRunOnWorkerZero) {
+  roost::options o;
+  o.scheduler = "adws";
+  o.topology = "pack:2 core:2 pu:1";
+  roost::runtime rt(o);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.run([] { return roost::this_worker_id(); }), 0);
+}
+
+// Wrong hints (seed 003 Fig. 4.22: deterministic error (1-a):(1-a/2):(1+a/2):(1+a) and random error
+// 1 + r*a, r in [-1, 1)) change only where tasks run, never the result.
+TEST(Adws, WrongHintsKeepResultsExact) {
+  roost::options o;
+  o.scheduler = "adws";
+  o.topology = "pack:2 core:2 pu:1";
+  roost::runtime rt(o);
+  // r in [-1, 1) from the task's position, not from a shared generator (tasks run concurrently).
+  auto r_of = [](std::size_t idx, int k) {
+    std::uint64_t h = (idx * 4 + static_cast<std::uint64_t>(k) + 1) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    return static_cast<double>(h % 2000) / 1000.0 - 1.0;
+  };
+  for (double alpha : {0.0, 0.1, 0.5, 1.0}) {
+    for (bool random_error : {false, true}) {
+      std::vector<long> out(256, 0);
+      std::function<void(int, std::size_t)> rec = [&, r_of](int depth, std::size_t idx) {
+        if (depth == 0) {
+          out[idx] = static_cast<long>(idx) * 3 + 1;
+          return;
+        }
+        const double det[4] = {1 - alpha, 1 - alpha / 2, 1 + alpha / 2, 1 + alpha};
+        roost::task_group tg(4);
+        for (int k = 0; k < 4; ++k) {
+          double w = random_error ? 1 + r_of(idx, k) * alpha : det[k];
+          tg.run([&rec, depth, idx, k] { rec(depth - 1, idx * 4 + k); }, std::max(0.0, w));
+        }
+        tg.wait();
+      };
+      rt.run([&] { rec(4, 0); });
+      for (std::size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i], static_cast<long>(i) * 3 + 1) << alpha;
+    }
+  }
+}
+
+TEST(Adws, StealSwitchIsValidated) {
+  scoped_env bad("ROOST_ADWS_STEAL", "maybe");
+  roost::options o;
+  o.scheduler = "adws";
+  try {
+    roost::runtime rt(o);
+    FAIL() << "expected config_error";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ROOST_ADWS_STEAL='maybe'"), std::string::npos) << e.what();
+  }
+}
