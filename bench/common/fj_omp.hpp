@@ -22,4 +22,12 @@ struct omp_fj {
     }
   };
 };
+// Runs body() on one thread of a new OpenMP team, the others executing the tasks it creates.
+template <class F>
+void in_omp_team(F&& body) {
+#pragma omp parallel
+#pragma omp single
+  body();
+}
+
 }  // namespace bench

@@ -4,10 +4,6 @@
 namespace bench::fib {
 void omp_tasks(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
-  long r = 0;
-#pragma omp parallel
-#pragma omp single
-  r = fib<omp_fj>(p.n);
-  p.result = r;
+  in_omp_team([&] { p.result = fib<omp_fj>(p.n); });
 }
 }  // namespace bench::fib

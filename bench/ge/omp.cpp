@@ -4,9 +4,7 @@
 namespace bench::ge {
 void omp_tasks(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
-#pragma omp parallel
-#pragma omp single
-  run_tasks<omp_fj>(p, [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {});
+in_omp_team([&] { run_tasks<omp_fj>(p, [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {}); });
 }
 void omp_static(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);

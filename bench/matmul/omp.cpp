@@ -4,8 +4,6 @@
 namespace bench::matmul {
 void omp_tasks(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
-#pragma omp parallel
-#pragma omp single
-  run_tasks<omp_fj>(p, [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {});
+in_omp_team([&] { run_tasks<omp_fj>(p, [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {}); });
 }
 }  // namespace bench::matmul

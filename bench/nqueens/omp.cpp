@@ -4,10 +4,6 @@
 namespace bench::nqueens {
 void omp_tasks(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
-  long r = 0;
-#pragma omp parallel
-#pragma omp single
-  r = queens<omp_fj>(p.n, 0, board{});
-  p.result = r;
+  in_omp_team([&] { p.result = queens<omp_fj>(p.n, 0, board{}); });
 }
 }  // namespace bench::nqueens

@@ -5,9 +5,7 @@ namespace bench::stencil {
 
 void omp_tasks(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
-#pragma omp parallel
-#pragma omp single
-  run_tasks<omp_fj>(p, [](auto&& body) { body(); }, no_touch{});
+in_omp_team([&] { run_tasks<omp_fj>(p, [](auto&& body) { body(); }, no_touch{}); });
 }
 
 void omp_static(problem& pb) {

@@ -121,17 +121,24 @@ class engine final : public engine_base {
   // Moves the running task to `target`: it suspends here and the policy hands its fiber to the target
   // (policy_.hand_over), which resumes it. Returns the worker it runs on afterwards.
   static worker& migrate_to(worker& w, worker& target) {
+    switch_msg m;
+    m.action = after::hand_over;
+    m.target = &target;
+    return suspend_to_scheduler(w, m);
+  }
+
+  // The running task's fiber leaves its worker for a pooled fiber that runs the scheduling loop; `m` says
+  // what that fiber does with it (register as a join waiter, hand it over). Returns the worker the task
+  // runs on when something resumes it.
+  static worker& suspend_to_scheduler(worker& w, switch_msg& m) {
     fiber* self = w.current_fiber;
     self->task = w.current_task;
     ++self->epoch;
     fiber* sched = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
     w.become(sched);
     w.current_task = nullptr;
-    switch_msg m;
     m.w = &w;
     m.from = self;
-    m.action = after::hand_over;
-    m.target = &target;
     ult::transfer t;
     const switch_msg& in = switch_with(sched->ctx, m, t);
     worker& now = *in.w;
@@ -180,24 +187,11 @@ class engine final : public engine_base {
   }
 
   static worker& suspend_for_join(group& g, std::uint32_t remote) {
-    worker& w = *current_worker();
-    fiber* self = w.current_fiber;
-    self->task = w.current_task;
-    ++self->epoch;
-    fiber* sched = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
-    w.become(sched);
-    w.current_task = nullptr;
     switch_msg m;
-    m.w = &w;
-    m.from = self;
     m.action = after::wait_join;
     m.group = &g;
     m.remote = remote;
-    ult::transfer t;
-    const switch_msg& in = switch_with(sched->ctx, m, t);
-    worker& now = *in.w;
-    resumed(in, t);
-    return now;
+    return suspend_to_scheduler(*current_worker(), m);
   }
 
   // ---------------------------------------------------------------- fibers and the scheduling loop
