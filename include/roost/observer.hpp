@@ -23,6 +23,9 @@ class task_observer {
   // Called when a task resumes on a worker after a suspension (a stolen continuation, a join); the worker
   // may differ from the one the task started on.
   virtual void on_task_resume(const task_event&) {}
+  // Called on the worker that finishes the task (its body returned or threw), before the scheduler learns
+  // of it. Not called for the group's first child when a help-first policy runs it inline in user code.
+  virtual void on_task_end(const task_event&) {}
 };
 
 // Installs (or, with nullptr, removes) the observer; returns the previous one.

@@ -36,6 +36,10 @@ void report_task_resume(task_observer* o, unsigned worker, const detail::task_id
   o->on_task_resume(task_event{static_cast<int>(worker), path_of(id), -1});
 }
 
+void report_task_end(task_observer* o, unsigned worker, const detail::task_id& id) {
+  o->on_task_end(task_event{static_cast<int>(worker), path_of(id), -1});
+}
+
 }  // namespace engine
 
 void detail::report_task_start(task_observer* o, unsigned worker, const task_id& id, double hint) {

@@ -181,6 +181,7 @@ class engine final : public engine_base {
     }
     // Still on `w` unless the child suspended (then the fiber's epoch moved).
     worker& now = self->epoch == epoch ? w : *current_worker();
+    observe_end(now.id, f.id);
     of(now).policy_.on_task_end(now, f.id);
     now.current_task = saved;
     if (pooled) now.frames.free(&f, size);
@@ -245,6 +246,7 @@ class engine final : public engine_base {
       join::record_exception(*g, std::current_exception());
     }
     worker& now = self->epoch == epoch ? w : *current_worker();
+    observe_end(now.id, id);
     of(now).policy_.on_task_end(now, id);
     if (!pub.done) return switch_to_parent(now, parent);  // moving the closure threw: parent never left
     job* j = of(now).policy_.pop_own(now);
@@ -331,6 +333,8 @@ class engine final : public engine_base {
       if (g) join::record_exception(*g, std::current_exception());
     }
     worker& now = *current_worker();
+    // A root has already released its caller, who may have removed the observer: run() returning is its end.
+    if (g) observe_end(now.id, f.id);
     of(now).policy_.on_task_end(now, f.id);
     now.current_task = nullptr;
     if (pooled) now.frames.free(&f, size);

@@ -3,6 +3,7 @@
 #include "engine/engine.hpp"
 #include "roost/errors.hpp"
 #include "sched/adws.hpp"
+#include "sched/cab.hpp"
 #include "sched/hws.hpp"
 #include "sched/ws.hpp"
 #include "sched/ws_help.hpp"
@@ -14,7 +15,7 @@ const std::vector<entry>& registry() {
       {"ws", "random work stealing, work-first (Cilk-a)", true, ""},
       {"ws-help", "random work stealing, help-first", true, ""},
       {"hws", "hierarchical work stealing: nearest shared cache first", true, ""},
-      {"cab", "cache-aware bi-tier stealing, user-given boundary level (seed 000)", false, "issue #5"},
+      {"cab", "cache-aware bi-tier stealing, boundary level from ROOST_CAB_LEVEL (seed 000)", true, ""},
       {"cats", "cache-aware bi-tier stealing with online profiling (seed 000)", false, "issue #5"},
       {"adws", "almost deterministic work stealing: work hints deal groups over workers (seed 003 ch. 4)", true, ""},
       {"adws-ml", "multi-level ADWS (seed 003 ch. 5)", false, "issue #4"},
@@ -37,6 +38,7 @@ std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
   if (n == ws_help_policy::name)
     return std::make_unique<engine::engine<ws_help_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == hws_policy::name) return std::make_unique<engine::engine<hws_policy>>(cfg, std::move(tp), std::move(pl));
+  if (n == cab_policy::name) return std::make_unique<engine::engine<cab_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == adws_policy::name) return std::make_unique<engine::engine<adws_policy>>(cfg, std::move(tp), std::move(pl));
   throw config_error("ROOST_SCHED='" + n + "': no such scheduler in this build; available: " + available_names());
 }

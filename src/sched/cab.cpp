@@ -1,0 +1,109 @@
+#include "sched/cab.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "roost/errors.hpp"
+
+namespace roost::sched {
+
+namespace {
+unsigned level_from_env() {
+  const char* v = std::getenv("ROOST_CAB_LEVEL");
+  if (!v) return 2;
+  std::string s(v);
+  char* end = nullptr;
+  long x = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end || x < 0 || x > 64)
+    throw config_error("ROOST_CAB_LEVEL='" + s + "': the boundary level must be an integer from 0 to 64 "
+                       "(tasks at that spawn depth and above are inter-socket; the root is depth 0)");
+  return static_cast<unsigned>(x);
+}
+bool one_subtree_from_env() {
+  const char* v = std::getenv("ROOST_CAB_SUBTREES");
+  if (!v) return true;
+  std::string s(v);
+  if (s == "one") return true;
+  if (s == "many") return false;
+  throw config_error("ROOST_CAB_SUBTREES='" + s + "': valid: one (a socket runs one intra-socket subtree at a "
+                     "time, seed 000's policy), many");
+}
+}  // namespace
+
+cab_policy::cab_policy(engine::engine_base& e)
+    : policy_base(e), level_(level_from_env()), one_subtree_(one_subtree_from_env()) {
+  const unsigned n = e.num_workers();
+  const auto& tp = e.topology();
+  socket_of_.resize(n);
+  unsigned sockets = tp.num_packages();
+  head_of_.assign(sockets, n);
+  members_.resize(sockets);
+  for (unsigned w = 0; w < n; ++w) {
+    unsigned s = tp.pu(e.placement().pu_of_worker[w]).package;
+    socket_of_[w] = s;
+    members_[s].push_back(w);
+    if (head_of_[s] == n) head_of_[s] = w;
+  }
+  sockets_ = std::vector<socket>(sockets);
+}
+
+void cab_policy::place(engine::worker& w, detail::task_frame* f) {
+  sockets_[socket_of_[w.id]].inter.push_bottom(f);
+  // Only head cores take inter-socket tasks: make sure a sleeping one hears of it.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();
+}
+
+void cab_policy::subtree_started(engine::worker& w) {
+  sockets_[socket_of_[w.id]].subtrees.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void cab_policy::subtree_ended(engine::worker& w, detail::task_id&) {
+  // The subtree root may finish on another core of its socket (the last child resumes it), never on
+  // another socket: its descendants are intra-socket tasks, stolen only inside the socket.
+  sockets_[socket_of_[w.id]].subtrees.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+detail::job* cab_policy::take_inter(engine::worker& w) {
+  const unsigned s = socket_of_[w.id];
+  if (one_subtree_ && sockets_[s].subtrees.load(std::memory_order_acquire) > 0) return nullptr;
+  if (detail::job* j = sockets_[s].inter.pop_bottom()) return j;
+  // Steal an inter-socket task from another socket, starting at a random one.
+  const unsigned n = static_cast<unsigned>(sockets_.size());
+  const unsigned start = static_cast<unsigned>(w.next_random() % n);
+  for (unsigned i = 0; i < n; ++i) {
+    unsigned v = (start + i) % n;
+    if (v == s) continue;
+    ++w.steal_attempts;
+    if (detail::job* j = sockets_[v].inter.steal_top()) return j;
+  }
+  return nullptr;
+}
+
+detail::job* cab_policy::steal(engine::worker& w) {
+  // Intra-socket work of this socket first (seed 000 §3.3).
+  const auto& mine = members_[socket_of_[w.id]];
+  if (mine.size() > 1) {
+    for (std::size_t i = 1; i < mine.size(); ++i)
+      if (detail::job* j = steal_one_of(w, static_cast<unsigned>(mine.size()), [&](unsigned k) { return mine[k]; }))
+        return j;
+  }
+  if (is_head(w.id)) return take_inter(w);
+  return nullptr;
+}
+
+bool cab_policy::has_visible_work(engine::worker& w) const {
+  if (!is_head(w.id)) return false;
+  for (const auto& s : sockets_)
+    if (!s.inter.empty_hint()) return true;
+  return false;
+}
+
+std::string cab_policy::notes() const {
+  std::ostringstream os;
+  os << "boundary level " << level_ << ", " << sockets_.size() << " socket" << (sockets_.size() == 1 ? "" : "s")
+     << (one_subtree_ ? ", one subtree per socket at a time" : ", several subtrees per socket");
+  return os.str();
+}
+
+}  // namespace roost::sched

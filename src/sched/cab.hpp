@@ -1,0 +1,66 @@
+// cab — cache-aware bi-tier stealing with a boundary level given by the user (seed 000 §3.1 and §3.3; the
+// predecessor of cats, which finds the boundary itself).
+//
+// Tasks at depth <= ROOST_CAB_LEVEL (the root is depth 0) form the inter-socket tier: they are spawned
+// parent-first into the inter-socket pool of the spawner's socket. Deeper tasks form the intra-socket tier:
+// spawned child-first, continuations in the core's own deque. A task at exactly the boundary level is a
+// *leaf inter-socket task*: the root of an intra-socket subtree, which runs inside one socket.
+//
+// A free core takes from its own deque, then steals from the cores of its socket. Only the head core of a
+// socket (its lowest-numbered worker, the seed's "core 0") takes from the socket's inter-socket pool and
+// steals inter-socket tasks from other sockets — and, by default, only while no intra-socket subtree of its
+// socket is running (a socket runs one subtree at a time, the seed's policy; ROOST_CAB_SUBTREES=many lets
+// it run several). Sockets are the topology's packages.
+#pragma once
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "queues/locked_deque.hpp"
+#include "sched/policy.hpp"
+
+namespace roost::sched {
+
+class cab_policy : public policy_base {
+ public:
+  static constexpr const char* name = "cab";
+  explicit cab_policy(engine::engine_base& e);
+
+  spawn_order order(engine::worker&, const detail::task_frame& f) const {
+    return f.id.depth <= level_ ? spawn_order::parent_first : spawn_order::child_first;
+  }
+  void place(engine::worker& w, detail::task_frame* f);
+  detail::job* steal(engine::worker& w);
+  bool has_visible_work(engine::worker& w) const;
+  void on_task_start(engine::worker& w, detail::task_id& id) {
+    if (id.depth == level_) subtree_started(w);
+  }
+  void on_task_end(engine::worker& w, detail::task_id& id) {
+    if (id.depth == level_) subtree_ended(w, id);
+  }
+  bool accepts_roots(engine::worker& w) const { return is_head(w.id); }
+  std::string notes() const;
+
+  // For tests: the socket of a worker, whether it is its socket's head, the boundary level.
+  unsigned socket_of(unsigned worker) const { return socket_of_[worker]; }
+  bool is_head(unsigned worker) const { return head_of_[socket_of_[worker]] == worker; }
+  unsigned level() const { return level_; }
+
+ private:
+  struct alignas(64) socket {
+    queues::locked_deque<detail::job> inter;  // inter-socket pool
+    std::atomic<int> subtrees{0};             // intra-socket subtrees running now
+  };
+  void subtree_started(engine::worker& w);
+  void subtree_ended(engine::worker& w, detail::task_id& id);
+  detail::job* take_inter(engine::worker& w);
+
+  unsigned level_;
+  bool one_subtree_;
+  std::vector<unsigned> socket_of_;            // worker -> socket
+  std::vector<unsigned> head_of_;              // socket -> head worker
+  std::vector<std::vector<unsigned>> members_;  // socket -> workers
+  std::vector<socket> sockets_;
+};
+
+}  // namespace roost::sched
