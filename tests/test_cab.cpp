@@ -24,8 +24,8 @@ class scoped_env {
 
 long tree(int depth, long id) {
   if (depth == 0) {
-    volatile long x = id;
-    for (int i = 0; i < 200; ++i) x = x * 31 + i;
+    volatile unsigned long x = static_cast<unsigned long>(id);
+    for (unsigned i = 0; i < 200; ++i) x = x * 31u + i;
     return id % 7;
   }
   long a = 0, b = 0;

@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <fstream>
+#include <functional>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -240,6 +242,34 @@ TEST_P(Api, TouchReachesARegisteredConsumer) {
   });
   roost::set_touch_consumer(nullptr);
   EXPECT_EQ(c.bytes.load(), 4096u);
+}
+
+// A long run of joins whose waits and resumptions fall on different workers must not pile up fibers (each
+// is a mapping; the kernel allows ~65k). Found with cab on GE: one worker always waited, the other always
+// resumed, and per-worker pools drifted without bound.
+TEST_P(Api, FibersDoNotPileUpOverManyJoins) {
+  auto mappings = [] {
+    std::ifstream f("/proc/self/maps");
+    std::string line;
+    int n = 0;
+    while (std::getline(f, line)) ++n;
+    return n;
+  };
+  roost::runtime rt(opts(GetParam(), 2));
+  std::function<void(long, long)> split = [&](long lo, long hi) {
+    if (hi - lo <= 8) return;
+    long mid = lo + (hi - lo) / 2;
+    roost::task_group g(static_cast<double>(hi - lo));
+    g.run([&] { split(lo, mid); }, static_cast<double>(mid - lo));
+    g.run([&] { split(mid, hi); }, static_cast<double>(hi - mid));
+    g.wait();
+  };
+  rt.run([&] { split(0, 1024); });
+  const int before = mappings();
+  rt.run([&] {
+    for (long k = 0; k < 1500; ++k) split(k % 512, 1024);
+  });
+  EXPECT_LT(mappings() - before, 400);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Api, ::testing::ValuesIn(available_schedulers()),

@@ -23,6 +23,7 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
     w->os_cpu = place_.cpu_of_worker[i];
     w->eng = this;
     w->rng_state = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
+    w->fibers.attach(&spare_fibers_);
     workers_.push_back(std::move(w));
   }
 }

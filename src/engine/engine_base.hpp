@@ -63,6 +63,7 @@ class engine_base {
   resolved_options cfg_;
   std::shared_ptr<const topo::topology> topo_;
   topo::placement place_;
+  fiber_overflow spare_fibers_;  // declared before the workers: their pools spill into it
   std::vector<std::unique_ptr<worker>> workers_;
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;

@@ -2,7 +2,9 @@
 // top of its own stack, so a fiber is one mmap.
 #pragma once
 #include <cstdint>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "roost/detail/abi.hpp"
 #include "ult/context.hpp"
@@ -18,30 +20,76 @@ struct fiber : detail::fiber_abi {
   fiber* next_free = nullptr;       // fiber_pool link
 };
 
+// Fibers shared by all workers of a runtime. Fibers drift: a task that suspends on worker A takes a fiber
+// from A's pool, and the worker B that resumes it parks its own fiber in B's pool. When that flow is
+// one-way (a head core that always waits, a core that always resumes), A would create fibers without end
+// while B hoards them, until the kernel's limit on mappings. Pools therefore spill above a cap into this
+// one, and draw from it before creating.
+class fiber_overflow {
+ public:
+  fiber_overflow() = default;
+  fiber_overflow(const fiber_overflow&) = delete;
+  ~fiber_overflow();
+  void put(fiber* f) {
+    std::lock_guard<std::mutex> lk(m_);
+    spare_.push_back(f);
+  }
+  fiber* take() {
+    std::lock_guard<std::mutex> lk(m_);
+    if (spare_.empty()) return nullptr;
+    fiber* f = spare_.back();
+    spare_.pop_back();
+    return f;
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<fiber*> spare_;
+};
+
 // Per-worker LIFO pool of idle fibers: the most recently parked fiber (cache-hot stack) is reused first.
 // Idle fibers sit at the top of their entry loop, ready to receive a message.
 class fiber_pool {
  public:
+  static constexpr std::size_t kLocalMax = 32;
+
   fiber_pool() = default;
   fiber_pool(const fiber_pool&) = delete;
   ~fiber_pool() { release_all(); }
 
+  void attach(fiber_overflow* o) { overflow_ = o; }
+
   fiber* get(std::size_t stack_bytes, ult::entry_fn entry) {
     if (fiber* f = head_) {
       head_ = f->next_free;
+      --count_;
       return f;
     }
+    if (overflow_)
+      if (fiber* f = overflow_->take()) return f;
     return create(stack_bytes, entry);
   }
   void put(fiber* f) {
+    if (count_ >= kLocalMax && overflow_) {
+      overflow_->put(f);
+      return;
+    }
     f->next_free = head_;
     head_ = f;
+    ++count_;
   }
   void release_all() {
     while (fiber* f = head_) {
       head_ = f->next_free;
       destroy(f);
     }
+    count_ = 0;
+  }
+  static void destroy(fiber* f) {
+    ult::stack s = f->stk;
+    ult::release_context(f->ctx);
+    f->~fiber();
+    ult::free_stack(s);
   }
 
  private:
@@ -56,14 +104,13 @@ class fiber_pool {
     ult::make_context(f->ctx, static_cast<char*>(s.base) + s.guard, reinterpret_cast<void*>(rec), entry);
     return f;
   }
-  static void destroy(fiber* f) {
-    ult::stack s = f->stk;
-    ult::release_context(f->ctx);
-    f->~fiber();
-    ult::free_stack(s);
-  }
-
   fiber* head_ = nullptr;
+  std::size_t count_ = 0;
+  fiber_overflow* overflow_ = nullptr;
 };
+
+inline fiber_overflow::~fiber_overflow() {
+  for (fiber* f : spare_) fiber_pool::destroy(f);
+}
 
 }  // namespace roost::engine
