@@ -43,6 +43,10 @@ class runtime {
     }
   }
 
+  // Schedulers that learn from a profiled iteration (cats) profile the next run() again: call it when the
+  // program's shape or data size changed. No effect on the other schedulers.
+  void reprofile();
+
   unsigned workers() const;
   const std::string& scheduler() const;
   const resolved_options& config() const;

@@ -111,6 +111,7 @@ runtime::~runtime() = default;
 
 void runtime::run_erased(void (*fn)(void*), void* arg) { core_->run(fn, arg); }
 unsigned runtime::workers() const { return core_->cfg.workers; }
+void runtime::reprofile() { core_->eng->request_reprofile(); }
 const std::string& runtime::scheduler() const { return core_->cfg.scheduler; }
 const resolved_options& runtime::config() const { return core_->cfg; }
 std::string runtime::describe() const { return core_->describe(); }

@@ -37,6 +37,7 @@ class engine final : public engine_base {
   P& policy() { return policy_; }
   void iteration_begin() override { policy_.iteration_begin(); }
   void iteration_end() override { policy_.iteration_end(); }
+  void request_reprofile() override { policy_.request_reprofile(); }
   std::string policy_notes() const override { return policy_.notes(); }
 
  protected:

@@ -36,6 +36,7 @@ class engine_base {
 
   virtual void iteration_begin() {}
   virtual void iteration_end() {}
+  virtual void request_reprofile() {}
   virtual std::string policy_notes() const { return {}; }
 
   const resolved_options& config() const { return cfg_; }

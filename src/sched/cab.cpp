@@ -30,8 +30,10 @@ bool one_subtree_from_env() {
 }
 }  // namespace
 
-cab_policy::cab_policy(engine::engine_base& e)
-    : policy_base(e), level_(level_from_env()), one_subtree_(one_subtree_from_env()) {
+cab_policy::cab_policy(engine::engine_base& e) : cab_policy(e, level_from_env(), one_subtree_from_env()) {}
+
+cab_policy::cab_policy(engine::engine_base& e, unsigned level, bool one_subtree)
+    : policy_base(e), level_(level), one_subtree_(one_subtree) {
   const unsigned n = e.num_workers();
   const auto& tp = e.topology();
   socket_of_.resize(n);

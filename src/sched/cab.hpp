@@ -24,7 +24,7 @@ namespace roost::sched {
 class cab_policy : public policy_base {
  public:
   static constexpr const char* name = "cab";
-  explicit cab_policy(engine::engine_base& e);
+  explicit cab_policy(engine::engine_base& e);  // level and subtree policy from the environment
 
   spawn_order order(engine::worker&, const detail::task_frame& f) const {
     return f.id.depth <= level_ ? spawn_order::parent_first : spawn_order::child_first;
@@ -45,6 +45,11 @@ class cab_policy : public policy_base {
   unsigned socket_of(unsigned worker) const { return socket_of_[worker]; }
   bool is_head(unsigned worker) const { return head_of_[socket_of_[worker]] == worker; }
   unsigned level() const { return level_; }
+
+ protected:
+  cab_policy(engine::engine_base& e, unsigned level, bool one_subtree);
+  void subtree_started_on(engine::worker& w) { subtree_started(w); }
+  void subtree_ended_on(engine::worker& w, detail::task_id& id) { subtree_ended(w, id); }
 
  private:
   struct alignas(64) socket {

@@ -16,6 +16,7 @@
 //                resumed_after_join(w, group)     then, on the worker it ended up on
 //   iterations   iteration_begin(), iteration_end()   around each root run()
 //                accepts_roots(w)                 may w take a new root task (default: any worker)
+//                request_reprofile()              runtime::reprofile(): learn again from the next iteration
 //   reporting    notes()                          one line for runtime::describe()
 //
 // policy_base gives the classic defaults; a policy overrides by hiding (no virtual calls: engine<P> calls
@@ -60,6 +61,7 @@ class policy_base {
   void hand_over(engine::worker&, engine::worker&, engine::fiber*) {}
   void iteration_begin() {}
   void iteration_end() {}
+  void request_reprofile() {}
   std::string notes() const { return {}; }
 
  protected:

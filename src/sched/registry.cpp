@@ -4,6 +4,7 @@
 #include "roost/errors.hpp"
 #include "sched/adws.hpp"
 #include "sched/cab.hpp"
+#include "sched/cats.hpp"
 #include "sched/hws.hpp"
 #include "sched/ws.hpp"
 #include "sched/ws_help.hpp"
@@ -16,7 +17,7 @@ const std::vector<entry>& registry() {
       {"ws-help", "random work stealing, help-first", true, ""},
       {"hws", "hierarchical work stealing: nearest shared cache first", true, ""},
       {"cab", "cache-aware bi-tier stealing, boundary level from ROOST_CAB_LEVEL (seed 000)", true, ""},
-      {"cats", "cache-aware bi-tier stealing with online profiling (seed 000)", false, "issue #5"},
+      {"cats", "cache-aware bi-tier stealing, tiers from a profile of the first iteration (seed 000)", true, ""},
       {"adws", "almost deterministic work stealing: work hints deal groups over workers (seed 003 ch. 4)", true, ""},
       {"adws-ml", "multi-level ADWS (seed 003 ch. 5)", false, "issue #4"},
       {"numa", "NUMA-aware work dealing and data distribution (seed 002)", false, "a later issue"},
@@ -38,6 +39,7 @@ std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
   if (n == ws_help_policy::name)
     return std::make_unique<engine::engine<ws_help_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == hws_policy::name) return std::make_unique<engine::engine<hws_policy>>(cfg, std::move(tp), std::move(pl));
+  if (n == cats_policy::name) return std::make_unique<engine::engine<cats_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == cab_policy::name) return std::make_unique<engine::engine<cab_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == adws_policy::name) return std::make_unique<engine::engine<adws_policy>>(cfg, std::move(tp), std::move(pl));
   throw config_error("ROOST_SCHED='" + n + "': no such scheduler in this build; available: " + available_names());

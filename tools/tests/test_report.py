@@ -65,13 +65,13 @@ def test_corrupt_line_names_file_and_line(tmp_path):
 def test_driver_json_round_trip(tmp_path):
     out = tmp_path / "b.jsonl"
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat,fib", "--small", "--reps", "2", "--warmup", "0",
-                    "--workers", "1,2", "--variants", "serial,ws,ws-help,cats,tbb", "--json", str(out)],
+                    "--workers", "1,2", "--variants", "serial,ws,ws-help,numa,tbb", "--json", str(out)],
                    check=True, capture_output=True)
     ms = load(out)
     got = {(m.bench, m.variant, m.workers) for m in ms}
     assert ("heat", "ws", 2) in got and ("fib", "tbb", 1) in got
     assert all(m.check for m in ms if m.ran)
     assert all(len(m.seconds) == 2 for m in ms if m.ran)
-    cats = [m for m in ms if m.variant == "cats"]
-    assert cats and not cats[0].ran and "not implemented" in cats[0].note
+    numa = [m for m in ms if m.variant == "numa"]
+    assert numa and not numa[0].ran and "not implemented" in numa[0].note
     assert report.main([str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 0

@@ -24,6 +24,10 @@ struct task_id {
   // task's continuation until its next join, and its distribution-tree node. Unused by other policies.
   double range_lo = 0, range_hi = 0;
   void* range_node = nullptr;
+  // Footprint profile (cats, seed 000 §3.2): bytes this task touched itself, and the sum of its children's
+  // SOIDs (added by the children as they end, possibly concurrently: through std::atomic_ref). Its tier.
+  std::uint64_t own_bytes = 0, children_soid = 0;
+  std::uint8_t tier = 0;
 };
 
 struct task_frame;

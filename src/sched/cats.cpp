@@ -1,0 +1,178 @@
+#include "sched/cats.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "roost/errors.hpp"
+#include "platform/platform.hpp"
+#include "roost/touch.hpp"
+#include "topology/topology.hpp"
+
+namespace roost::sched {
+
+using profile::tier;
+
+namespace {
+double min_intensity_from_env() {
+  const char* v = std::getenv("ROOST_CATS_MIN_INTENSITY");
+  if (!v) return 0.05;
+  char* end = nullptr;
+  double x = std::strtod(v, &end);
+  if (!*v || *end || !(x >= 0) || x > 1e9)
+    throw config_error(std::string("ROOST_CATS_MIN_INTENSITY='") + v +
+                       "': not a number of bytes per nanosecond; valid: a finite number >= 0 (default 0.05)");
+  return x;
+}
+}  // namespace
+
+// Annotations attribute each roost::touch to the task running on the calling worker.
+class cats_policy::touch_meter final : public touch_consumer {
+ public:
+  void on_touch(int, const void*, std::size_t bytes, access) override {
+    if (engine::worker* w = engine::current_worker())
+      if (w->current_task) w->current_task->own_bytes += bytes;
+  }
+};
+
+cats_policy::cats_policy(engine::engine_base& e)
+    : cab_policy(e, 0, true), min_intensity_(min_intensity_from_env()) {
+  cache_bytes_ = e.topology().package_cache_bytes(e.placement().pu_of_worker[0]);
+  // Hardware counters are used where the machine has them; this build attributes them per task switch
+  // with profile::segment_meter. Without them, kernel annotations.
+  if (auto probe = profile::open_cache_miss_counter(why_no_counters_)) {
+    source_ = "perf_event counters are present, but per-task attribution is not wired yet: annotations (roost::touch)";
+  } else {
+    source_ = "annotations (roost::touch); no hardware counters: " + why_no_counters_;
+  }
+  annotations_ = std::make_unique<touch_meter>();
+}
+
+cats_policy::~cats_policy() {
+  // Never leave the runtime's meter installed past its life (a profiling iteration that threw).
+  touch_consumer* mine = annotations_.get();
+  if (touch_consumer* prev = set_touch_consumer(nullptr); prev != mine) set_touch_consumer(prev);
+}
+
+void cats_policy::iteration_begin() {
+  ++iterations_;
+  if (reprofile_.exchange(false, std::memory_order_acq_rel)) mode_.store(mode::profiling, std::memory_order_release);
+  if (mode_.load(std::memory_order_relaxed) == mode::profiling) {
+    table_.clear();
+    root_soid_ = 0;
+    root_recorded_.store(false, std::memory_order_relaxed);
+    set_touch_consumer(annotations_.get());
+    iteration_start_ns_ = platform::os::now_ns();
+  }
+}
+
+void cats_policy::iteration_end() {
+  if (mode_.load(std::memory_order_relaxed) != mode::profiling) return;
+  while (!root_recorded_.load(std::memory_order_acquire)) platform::os::yield_cpu();
+  set_touch_consumer(nullptr);
+  const std::uint64_t ns = platform::os::now_ns() - iteration_start_ns_;
+  const double intensity = ns ? static_cast<double>(root_soid_) / static_cast<double>(ns) : 0.0;
+  std::ostringstream why;
+  why.precision(3);
+  if (cache_bytes_ == 0) {
+    why << "the topology describes no shared cache";
+    mode_.store(mode::as_ws, std::memory_order_release);
+  } else if (root_soid_ == 0) {
+    why << "no footprint measured (no roost::touch annotations)";
+    mode_.store(mode::as_ws, std::memory_order_release);
+  } else if (intensity < min_intensity_) {
+    why << "CPU-bound: " << intensity << " bytes/ns < ROOST_CATS_MIN_INTENSITY " << min_intensity_;
+    mode_.store(mode::as_ws, std::memory_order_release);
+  } else {
+    tiers_ = table_.partition(cache_bytes_);
+    std::size_t leaves = 0;
+    for (const auto& [p, t] : tiers_) leaves += t == tier::leaf;
+    why << tiers_.size() << " tasks profiled, " << leaves << " leaf inter-socket tasks for a "
+        << topo::format_bytes(cache_bytes_) << " socket cache, " << intensity << " bytes/ns";
+    mode_.store(mode::bi_tier, std::memory_order_release);
+  }
+  decision_ = why.str();
+}
+
+tier cats_policy::tier_of_child(const detail::task_id& parent, const detail::task_id& child) const {
+  if (parent.tier == static_cast<std::uint8_t>(tier::intra) || parent.tier == static_cast<std::uint8_t>(tier::leaf))
+    return tier::intra;
+  auto it = tiers_.find(profile::path_of(child));
+  return it == tiers_.end() ? tier::inter : it->second;  // unprofiled below an inter task: inter (see header)
+}
+
+spawn_order cats_policy::order(engine::worker& w, detail::task_frame& f) {
+  switch (mode_.load(std::memory_order_relaxed)) {
+    case mode::profiling: return spawn_order::parent_first;  // §3.3: convenient for collecting SOIDs
+    case mode::as_ws: return spawn_order::child_first;
+    case mode::bi_tier: break;
+  }
+  tier t = tier_of_child(*w.current_task, f.id);
+  f.id.tier = static_cast<std::uint8_t>(t);
+  return t == tier::intra ? spawn_order::child_first : spawn_order::parent_first;
+}
+
+void cats_policy::place(engine::worker& w, detail::task_frame* f) {
+  if (mode_.load(std::memory_order_relaxed) == mode::bi_tier) cab_policy::place(w, f);
+  else policy_base::place(w, f);
+}
+
+detail::job* cats_policy::steal(engine::worker& w) {
+  if (mode_.load(std::memory_order_relaxed) == mode::bi_tier) return cab_policy::steal(w);
+  const unsigned n = eng_.num_workers();  // random work stealing
+  for (unsigned i = 1; i < n; ++i)
+    if (detail::job* j = steal_one_of(w, n, [](unsigned k) { return k; })) return j;
+  return nullptr;
+}
+
+bool cats_policy::has_visible_work(engine::worker& w) const {
+  return mode_.load(std::memory_order_relaxed) == mode::bi_tier && cab_policy::has_visible_work(w);
+}
+
+bool cats_policy::accepts_roots(engine::worker& w) const {
+  return mode_.load(std::memory_order_relaxed) != mode::bi_tier || cab_policy::accepts_roots(w);
+}
+
+void cats_policy::on_task_start(engine::worker& w, detail::task_id& id) {
+  mode m = mode_.load(std::memory_order_relaxed);
+  if (m == mode::profiling) {
+    id.own_bytes = 0;
+    id.children_soid = 0;
+    if (!id.parent) id.tier = kProfiledRoot;
+    return;
+  }
+  if (m != mode::bi_tier) return;
+  if (!id.parent) {  // the root: its own profiled tier
+    auto it = tiers_.find("0");
+    id.tier = static_cast<std::uint8_t>(it == tiers_.end() ? tier::inter : it->second);
+  }
+  if (id.tier == static_cast<std::uint8_t>(tier::leaf)) subtree_started_on(w);
+}
+
+void cats_policy::on_task_end(engine::worker& w, detail::task_id& id) {
+  mode m = mode_.load(std::memory_order_relaxed);
+  // The previous iteration's root may report its end only now, after reprofile() switched modes: only a
+  // root that started while profiling counts.
+  if (m == mode::profiling && (id.parent || id.tier == kProfiledRoot)) {
+    // Eq. 1: SOID = own footprint + the children's SOIDs (they all ended before this task).
+    std::uint64_t soid = id.own_bytes + std::atomic_ref<std::uint64_t>(id.children_soid).load(std::memory_order_acquire);
+    table_.record(profile::path_of(id), soid);
+    if (id.parent)
+      std::atomic_ref<std::uint64_t>(const_cast<detail::task_id*>(id.parent)->children_soid)
+          .fetch_add(soid, std::memory_order_acq_rel);
+    else {
+      root_soid_ = soid;
+      root_recorded_.store(true, std::memory_order_release);
+    }
+    return;
+  }
+  if (m == mode::bi_tier && id.tier == static_cast<std::uint8_t>(tier::leaf)) subtree_ended_on(w, id);
+}
+
+std::string cats_policy::notes() const {
+  std::string m = current_mode() == mode::profiling ? "profiling next iteration"
+                  : current_mode() == mode::bi_tier ? "bi-tier"
+                                                    : "running as ws";
+  return "footprint source: " + source_ + "; " + m + (decision_.empty() ? "" : " (" + decision_ + ")");
+}
+
+}  // namespace roost::sched

@@ -1,0 +1,72 @@
+// cats — cache-aware bi-tier stealing with online profiling (seed 000): cab, with the tier of every task
+// found from a profile of the first iteration instead of a level given by the user.
+//
+//  * Each runtime::run is an iteration; tasks are matched across iterations by their spawn path.
+//  * Profiling iteration (the first, and the next after reprofile()): random work stealing with
+//    parent-first spawns (§3.3); each task's SOID = own footprint + its children's SOIDs (eq. 1), from the
+//    footprint source (profile/footprint.hpp). At its end every path gets a tier (§3.2.2) against the
+//    socket's shared cache from the topology.
+//  * Following iterations: bi-tier scheduling as cab. A child of an intra-socket task is intra-socket;
+//    a child of an inter-socket task whose path was never profiled (the program's shape changed) is treated
+//    as inter-socket: parent-first into the socket pool, so heads still spread it — results never change.
+//  * A program whose footprint per nanosecond of the profiling iteration is below ROOST_CATS_MIN_INTENSITY
+//    (bytes/ns, default 0.05) is CPU-bound and runs as ws, as is a run where no source measured anything.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "profile/footprint.hpp"
+#include "sched/cab.hpp"
+
+namespace roost::sched {
+
+class cats_policy : public cab_policy {
+ public:
+  static constexpr const char* name = "cats";
+  explicit cats_policy(engine::engine_base& e);
+  ~cats_policy();
+
+  enum class mode : std::uint8_t { profiling, bi_tier, as_ws };
+
+  spawn_order order(engine::worker& w, detail::task_frame& f);
+  void place(engine::worker& w, detail::task_frame* f);
+  detail::job* steal(engine::worker& w);
+  bool has_visible_work(engine::worker& w) const;
+  void on_task_start(engine::worker& w, detail::task_id& id);
+  void on_task_end(engine::worker& w, detail::task_id& id);
+  bool accepts_roots(engine::worker& w) const;
+  void iteration_begin();
+  void iteration_end();
+  void request_reprofile() { reprofile_.store(true, std::memory_order_release); }
+  std::string notes() const;
+
+  mode current_mode() const { return mode_.load(std::memory_order_acquire); }
+  const std::string& source_name() const { return source_; }
+
+ private:
+  class touch_meter;  // the annotation source: a roost::touch consumer
+  static constexpr std::uint8_t kProfiledRoot = 0xff;  // task_id::tier of a root started while profiling
+  profile::tier tier_of_child(const detail::task_id& parent, const detail::task_id& child) const;
+
+  std::atomic<mode> mode_{mode::profiling};
+  std::atomic<bool> reprofile_{false};
+  std::string source_;            // "perf_event", "annotations (roost::touch)"
+  std::string why_no_counters_;
+  std::string decision_;          // what the last profile concluded, for notes()
+  std::uint64_t cache_bytes_;
+  double min_intensity_;
+  std::unique_ptr<touch_meter> annotations_;
+  profile::soid_table table_;
+  std::unordered_map<std::string, profile::tier> tiers_;
+  std::uint64_t iteration_start_ns_ = 0;
+  std::uint64_t root_soid_ = 0;
+  // The root releases run()'s caller from inside its body, before the engine reports its end to us: the
+  // profile is concluded only once the root's end (and so every task's) has been recorded.
+  std::atomic<bool> root_recorded_{false};
+  unsigned iterations_ = 0;
+};
+
+}  // namespace roost::sched

@@ -1,0 +1,199 @@
+// cats (seed 000 §3.2): the partition rule on each case of Fig. 6, the SOID table on a synthetic tree with
+// injected footprints, per-task attribution of counter readings (the perf_event path, with injected
+// readings since this machine has no PMU), and whole runs: the profile of a binary tree annotated with
+// roost::touch puts the leaf inter-socket tasks where eq. 1 says, later iterations keep subtrees in one
+// socket, CPU-bound or unannotated programs run as ws, reprofile() learns again.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "profile/footprint.hpp"
+#include "roost/roost.hpp"
+
+namespace pf = roost::profile;
+
+TEST(CatsPartition, EachCaseOfFigure6) {
+  const std::uint64_t cache = 1000;
+  EXPECT_EQ(pf::classify(5000, 9000, cache), pf::tier::inter);  // (a) does not fit: inter-socket
+  EXPECT_EQ(pf::classify(800, 5000, cache), pf::tier::leaf);    // (b) fits, parent does not: leaf
+  EXPECT_EQ(pf::classify(300, 800, cache), pf::tier::intra);    // (c) both fit: intra-socket
+  EXPECT_EQ(pf::classify(900, std::nullopt, cache), pf::tier::leaf);   // a root that fits
+  EXPECT_EQ(pf::classify(1000, 1001, cache), pf::tier::leaf);          // exactly the cache fits
+}
+
+TEST(CatsPartition, SoidTableOnASyntheticTree) {
+  pf::soid_table t;
+  // Eq. 1 by hand: leaves own 30 bytes; inner nodes own 0 (+ children).
+  t.record("0", 120);
+  t.record("0.0", 60);
+  t.record("0.1", 60);
+  t.record("0.0.0", 30);
+  t.record("0.0.1", 30);
+  t.record("0.1.0", 30);
+  t.record("0.1.1", 30);
+  auto tiers = t.partition(50);
+  EXPECT_EQ(tiers["0"], pf::tier::inter);
+  EXPECT_EQ(tiers["0.0"], pf::tier::inter);
+  EXPECT_EQ(tiers["0.0.0"], pf::tier::leaf);
+  EXPECT_EQ(tiers["0.1.1"], pf::tier::leaf);
+  tiers = t.partition(70);
+  EXPECT_EQ(tiers["0.1"], pf::tier::leaf);
+  EXPECT_EQ(tiers["0.1.0"], pf::tier::intra);
+  tiers = t.partition(500);
+  EXPECT_EQ(tiers["0"], pf::tier::leaf);  // everything fits one socket
+}
+
+TEST(CatsFootprint, SegmentMeterAttributesInjectedReadings) {
+  roost::detail::task_id parent, child;
+  pf::segment_meter m(64);  // one count = one 64-byte line
+  m.begin(&parent, 100);
+  m.begin(&child, 110);     // parent ran 10 counts, then the child starts on this worker
+  m.end(150);               // child: 40 counts
+  m.begin(&parent, 150);    // parent resumes
+  m.end(155);
+  EXPECT_EQ(parent.own_bytes, 15u * 64);
+  EXPECT_EQ(child.own_bytes, 40u * 64);
+  m.begin(&child, 10);      // a counter that went backwards (reset) attributes nothing
+  m.end(5);
+  EXPECT_EQ(child.own_bytes, 40u * 64);
+}
+
+TEST(CatsFootprint, CounterAbsenceIsReported) {
+  std::string why;
+  auto c = pf::open_cache_miss_counter(why);
+  if (c) {
+    std::uint64_t v = 0;
+    EXPECT_TRUE(c->read(v));
+  } else {
+    EXPECT_NE(why.find("perf_event_open"), std::string::npos) << why;
+  }
+}
+
+namespace {
+
+class scoped_env {
+ public:
+  scoped_env(const char* n, const char* v) : n_(n) { setenv(n, v, 1); }
+  ~scoped_env() { unsetenv(n_); }
+
+ private:
+  const char* n_;
+};
+
+std::vector<char> g_data(1 << 20);
+
+// A binary tree whose leaves touch `leaf_bytes` each (so a node at height h has SOID 2^h * leaf_bytes).
+long tree(int depth, long id, std::size_t leaf_bytes) {
+  if (depth == 0) {
+    roost::touch(g_data.data() + (static_cast<std::size_t>(id) * leaf_bytes) % (g_data.size() - leaf_bytes), leaf_bytes);
+    return id % 5;
+  }
+  long a = 0, b = 0;
+  roost::task_group tg;
+  tg.run([&] { a = tree(depth - 1, 2 * id, leaf_bytes); });
+  tg.run([&] { b = tree(depth - 1, 2 * id + 1, leaf_bytes); });
+  tg.wait();
+  return a + b;
+}
+
+long tree_serial(int depth, long id) { return depth == 0 ? id % 5 : tree_serial(depth - 1, 2 * id) + tree_serial(depth - 1, 2 * id + 1); }
+
+struct socket_check : roost::task_observer {
+  unsigned leaf_depth, cores_per_socket;
+  std::mutex m;
+  std::map<std::string, unsigned> leaf_socket;
+  std::vector<std::string> errors;
+  socket_check(unsigned d, unsigned c) : leaf_depth(d), cores_per_socket(c) {}
+  void seen(const roost::task_event& e) {
+    std::lock_guard<std::mutex> lk(m);
+    unsigned depth = static_cast<unsigned>(e.path.size()) - 1;
+    unsigned socket = static_cast<unsigned>(e.worker) / cores_per_socket;
+    if (depth == leaf_depth) leaf_socket[e.path_string()] = socket;
+    if (depth > leaf_depth) {
+      std::string prefix;
+      for (unsigned i = 0; i <= leaf_depth; ++i) prefix += (i ? "." : "") + std::to_string(e.path[i]);
+      auto it = leaf_socket.find(prefix);
+      if (it != leaf_socket.end() && it->second != socket) errors.push_back(e.path_string());
+    }
+  }
+  void on_task_start(const roost::task_event& e) override { seen(e); }
+  void on_task_resume(const roost::task_event& e) override { seen(e); }
+};
+
+}  // namespace
+
+TEST(Cats, ProfileFindsLeavesWhereEquationOnePutsThemAndSubtreesStayInOneSocket) {
+  // The CPU-bound test is about speed (bytes per ns) and would misfire under a sanitizer; it has its own test.
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime rt(o);
+  // depth 8, 1 KiB per leaf: a node of height h has SOID 2^h KiB; 64 KiB fits at height 6 = depth 2.
+  EXPECT_EQ(rt.run([] { return tree(8, 1, 1024); }), tree_serial(8, 1));
+  std::string d = rt.describe();
+  EXPECT_NE(d.find("bi-tier"), std::string::npos) << d;
+  EXPECT_NE(d.find("511 tasks profiled, 4 leaf inter-socket tasks"), std::string::npos) << d;
+  for (int it = 0; it < 3; ++it) {
+    socket_check chk(2, 2);
+    roost::set_task_observer(&chk);
+    EXPECT_EQ(rt.run([] { return tree(8, 1, 1024); }), tree_serial(8, 1));
+    roost::set_task_observer(nullptr);
+    EXPECT_EQ(chk.leaf_socket.size(), 4u);
+    EXPECT_TRUE(chk.errors.empty()) << chk.errors.size() << " tasks left their subtree's socket, e.g. " << chk.errors[0];
+  }
+  // reprofile(): the next iteration profiles again (with a new leaf size: the split moves).
+  rt.reprofile();
+  EXPECT_EQ(rt.run([] { return tree(8, 1, 4096); }), tree_serial(8, 1));
+  d = rt.describe();
+  EXPECT_NE(d.find("511 tasks profiled, 16 leaf inter-socket tasks"), std::string::npos) << d;
+}
+
+TEST(Cats, UnannotatedProgramRunsAsWsAndSaysWhy) {
+  roost::options o;
+  o.scheduler = "cats";
+  roost::runtime rt(o);
+  std::function<long(int)> fib = [&](int n) -> long {
+    if (n < 2) return n;
+    long a = 0;
+    roost::task_group tg;
+    tg.run([&] { a = fib(n - 1); });
+    long b = fib(n - 2);
+    tg.wait();
+    return a + b;
+  };
+  EXPECT_EQ(rt.run([&] { return fib(18); }), 2584);
+  std::string d = rt.describe();
+  EXPECT_NE(d.find("running as ws"), std::string::npos) << d;
+  EXPECT_NE(d.find("no footprint measured"), std::string::npos) << d;
+  EXPECT_NE(d.find("footprint source: annotations"), std::string::npos) << d;
+  EXPECT_EQ(rt.run([&] { return fib(18); }), 2584);
+}
+
+TEST(Cats, CpuBoundProgramRunsAsWs) {
+  scoped_env hi("ROOST_CATS_MIN_INTENSITY", "1e6");  // nothing is that memory-bound
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:1 pu:1";
+  roost::runtime rt(o);
+  EXPECT_EQ(rt.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
+  std::string d = rt.describe();
+  EXPECT_NE(d.find("CPU-bound"), std::string::npos) << d;
+  EXPECT_EQ(rt.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
+}
+
+TEST(Cats, ThresholdMustBeANumber) {
+  scoped_env bad("ROOST_CATS_MIN_INTENSITY", "lots");
+  roost::options o;
+  o.scheduler = "cats";
+  try {
+    roost::runtime rt(o);
+    FAIL() << "expected config_error";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ROOST_CATS_MIN_INTENSITY='lots'"), std::string::npos) << e.what();
+  }
+}
