@@ -74,7 +74,7 @@ void adws_policy::start_root(engine::worker& w, detail::task_id& id) {  // the w
   per_worker& me = of(w);
   catch_up(me);
   set_range(id, {0, static_cast<double>(workers_)});
-  id.range_node = &root_;
+  id.sched_node = &root_;
   me.current = &root_;
   me.searching = workers_ > 1;
 }
@@ -91,11 +91,11 @@ void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::gr
   per_worker& me = of(w);
   g.dist.saved_lo = cur.range_lo;
   g.dist.saved_hi = cur.range_hi;
-  g.dist.saved_node = cur.range_node;
+  g.dist.saved_node = cur.sched_node;
   g.dist.mode = kSearchRoot;
   g.dist.remaining = g.total_work;
-  node* n = alloc_node(me, r, static_cast<node*>(cur.range_node));
-  cur.range_node = n;
+  node* n = alloc_node(me, r, static_cast<node*>(cur.sched_node));
+  cur.sched_node = n;
   me.current = n;
 }
 
@@ -103,7 +103,7 @@ spawn_order adws_policy::deal(engine::worker& w, detail::task_frame& f, detail::
                               detail::group_state& g) {
   adws::split_result s = adws::split(range_of(cur), g.dist.remaining, f.work_hint >= 0 ? f.work_hint : 1.0);
   g.dist.remaining = s.remaining;
-  f.id.range_node = cur.range_node;
+  f.id.sched_node = cur.sched_node;
   set_range(f.id, s.child);
   set_range(cur, s.continuation);
   unsigned target = adws::first(s.child);
@@ -146,7 +146,7 @@ detail::job* adws_policy::pop_own_slow(engine::worker& w) {
       me.use_mig = false;
       if (t->k == detail::job::kind::fresh) {  // a search-root task: search inside it, from its sender's node
         me.searching = true;
-        me.current = static_cast<node*>(static_cast<detail::task_frame*>(t)->id.range_node);
+        me.current = static_cast<node*>(static_cast<detail::task_frame*>(t)->id.sched_node);
       }
       return t;
     }
@@ -199,13 +199,13 @@ void adws_policy::finish_dealt_group(engine::worker& w, detail::group_state& g) 
   detail::task_id& cur = *w.current_task;
   per_worker& me = of(w);
   catch_up(me);
-  if (cur.range_node) free_node(me, static_cast<node*>(cur.range_node));
+  if (cur.sched_node) free_node(me, static_cast<node*>(cur.sched_node));
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
   range saved{g.dist.saved_lo, g.dist.saved_hi};
   me.searching = adws::multi(saved) && adws::first(saved) == w.id;  // the next group maps the same way
   cur.range_lo = g.dist.saved_lo;  // restored bit-exactly
   cur.range_hi = g.dist.saved_hi;
-  cur.range_node = g.dist.saved_node;
+  cur.sched_node = g.dist.saved_node;
 }
 
 std::string adws_policy::notes() const {

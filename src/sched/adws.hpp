@@ -46,7 +46,7 @@ class adws_policy : public policy_base {
   spawn_order order(engine::worker& w, detail::task_frame& f) {
     detail::task_id& cur = *w.current_task;
     detail::group_state& g = *f.group;
-    f.id.range_node = cur.range_node;
+    f.id.sched_node = cur.sched_node;
     if (g.dist.mode == kUnopened) {
       if (of(w).searching && g.total_work > 0) open_group(w, cur, g);
       else g.dist.mode = kPlain;
@@ -83,8 +83,8 @@ class adws_policy : public policy_base {
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(of(w));
     // A finished search-root task activates the node of the group it belongs to (rule 6).
-    if (id.range_node && adws::multi({id.range_lo, id.range_hi}))
-      static_cast<node*>(id.range_node)->active.store(true, std::memory_order_release);
+    if (id.sched_node && adws::multi({id.range_lo, id.range_hi}))
+      static_cast<node*>(id.sched_node)->active.store(true, std::memory_order_release);
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(of(w)); }
   engine::worker* after_join(engine::worker&, detail::group_state& g) {

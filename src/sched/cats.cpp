@@ -84,6 +84,7 @@ void cats_policy::iteration_end() {
     mode_.store(mode::as_ws, std::memory_order_release);
   } else {
     tiers_ = table_.partition(cache_bytes_);
+    build_trie();
     std::size_t leaves = 0;
     for (const auto& [p, t] : tiers_) leaves += t == tier::leaf;
     why << tiers_.size() << " tasks profiled, " << leaves << " leaf inter-socket tasks for a "
@@ -93,11 +94,37 @@ void cats_policy::iteration_end() {
   decision_ = why.str();
 }
 
-tier cats_policy::tier_of_child(const detail::task_id& parent, const detail::task_id& child) const {
+void cats_policy::build_trie() {
+  trie_ = profile_node{};
+  for (const auto& [path, t] : tiers_) {
+    profile_node* n = nullptr;
+    std::size_t pos = 0;
+    while (pos <= path.size()) {
+      std::size_t dot = path.find('.', pos);
+      std::size_t idx = std::stoul(path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos));
+      if (!n) {
+        n = &trie_;  // the root's own index is 0
+      } else {
+        if (n->children.size() <= idx) n->children.resize(idx + 1);
+        if (!n->children[idx]) n->children[idx] = std::make_unique<profile_node>();
+        n = n->children[idx].get();
+      }
+      if (dot == std::string::npos) break;
+      pos = dot + 1;
+    }
+    n->t = t;
+  }
+}
+
+tier cats_policy::tier_of_child(const detail::task_id& parent, detail::task_id& child) const {
   if (parent.tier == static_cast<std::uint8_t>(tier::intra) || parent.tier == static_cast<std::uint8_t>(tier::leaf))
     return tier::intra;
-  auto it = tiers_.find(profile::path_of(child));
-  return it == tiers_.end() ? tier::inter : it->second;  // unprofiled below an inter task: inter (see header)
+  auto* pn = static_cast<const profile_node*>(parent.sched_node);
+  const profile_node* cn =
+      pn && child.index < pn->children.size() ? pn->children[child.index].get() : nullptr;
+  child.sched_node = const_cast<profile_node*>(cn);
+  // Unprofiled below an inter-socket task (the shape changed): inter-socket (see the header).
+  return cn && cn->t != tier::unknown ? cn->t : tier::inter;
 }
 
 spawn_order cats_policy::order(engine::worker& w, detail::task_frame& f) {
@@ -142,8 +169,8 @@ void cats_policy::on_task_start(engine::worker& w, detail::task_id& id) {
   }
   if (m != mode::bi_tier) return;
   if (!id.parent) {  // the root: its own profiled tier
-    auto it = tiers_.find("0");
-    id.tier = static_cast<std::uint8_t>(it == tiers_.end() ? tier::inter : it->second);
+    id.sched_node = &trie_;
+    id.tier = static_cast<std::uint8_t>(trie_.t == tier::unknown ? tier::inter : trie_.t);
   }
   if (id.tier == static_cast<std::uint8_t>(tier::leaf)) subtree_started_on(w);
 }

@@ -49,7 +49,13 @@ class cats_policy : public cab_policy {
  private:
   class touch_meter;  // the annotation source: a roost::touch consumer
   static constexpr std::uint8_t kProfiledRoot = 0xff;  // task_id::tier of a root started while profiling
-  profile::tier tier_of_child(const detail::task_id& parent, const detail::task_id& child) const;
+  // The profile as a tree of spawn paths: a child's tier is one index step from its parent's node.
+  struct profile_node {
+    profile::tier t = profile::tier::unknown;
+    std::vector<std::unique_ptr<profile_node>> children;
+  };
+  void build_trie();
+  profile::tier tier_of_child(const detail::task_id& parent, detail::task_id& child) const;
 
   std::atomic<mode> mode_{mode::profiling};
   std::atomic<bool> reprofile_{false};
@@ -61,6 +67,7 @@ class cats_policy : public cab_policy {
   std::unique_ptr<touch_meter> annotations_;
   profile::soid_table table_;
   std::unordered_map<std::string, profile::tier> tiers_;
+  profile_node trie_;
   std::uint64_t iteration_start_ns_ = 0;
   std::uint64_t root_soid_ = 0;
   // The root releases run()'s caller from inside its body, before the engine reports its end to us: the

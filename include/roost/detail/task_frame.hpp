@@ -21,9 +21,10 @@ struct task_id {
   std::uint32_t depth = 0;       // root is 0
   std::uint32_t next_child = 0;  // owner-only counter
   // Distribution range on the worker line (ADWS, seed 003 §4.2.2): the workers that should run this
-  // task's continuation until its next join, and its distribution-tree node. Unused by other policies.
+  // task's continuation until its next join. Unused by other policies.
   double range_lo = 0, range_hi = 0;
-  void* range_node = nullptr;
+  // The policy's node for this task: ADWS's distribution-tree node, cats's profile node.
+  void* sched_node = nullptr;
   // Footprint profile (cats, seed 000 §3.2): bytes this task touched itself, and the sum of its children's
   // SOIDs (added by the children as they end, possibly concurrently: through std::atomic_ref). Its tier.
   std::uint64_t own_bytes = 0, children_soid = 0;
