@@ -2,6 +2,7 @@
 // maps a loop's halves onto halves of the workers.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <type_traits>
 #include <utility>
 

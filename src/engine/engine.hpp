@@ -351,10 +351,7 @@ class engine final : public engine_base {
       if (job* j = e.policy_.pop_own(w)) return j;
       if (e.policy_.accepts_roots(w))
         if (job* j = e.take_injected()) return j;
-      if (job* j = e.policy_.steal(w)) {
-        ++w.steals;
-        return j;
-      }
+      if (job* j = e.policy_.steal(w)) return j;
       if (e.stopping()) return nullptr;
       if (++fails < kSpinRounds) {
         if (e.oversubscribed()) platform::os::yield_cpu();

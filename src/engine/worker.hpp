@@ -33,8 +33,6 @@ struct alignas(64) worker : detail::worker_abi {
   ult::eh_state* eh = nullptr;  // this thread's C++ exception state (ult/context.hpp)
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-  std::uint64_t steals = 0;         // successful steals (statistics)
-  std::uint64_t steal_attempts = 0;
 
   // Makes f the fiber this worker runs, and tells f so (detail::fiber_abi::worker).
   void become(fiber* f) {

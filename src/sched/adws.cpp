@@ -184,7 +184,6 @@ detail::job* adws_policy::steal(engine::worker& w) {
   for (unsigned attempt = 0; attempt <= b - a; ++attempt) {
     unsigned v = a + static_cast<unsigned>(w.next_random() % (b - a + 1));
     if (v == w.id) continue;
-    ++w.steal_attempts;
     // The owner's migration queue holds work of an enclosing group, the last worker's local queue work of
     // groups further left (unless the range ends on its boundary): not ours to take (§4.2.4).
     if (v != a)

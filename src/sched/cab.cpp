@@ -76,7 +76,6 @@ detail::job* cab_policy::take_inter(engine::worker& w) {
   for (unsigned i = 0; i < n; ++i) {
     unsigned v = (start + i) % n;
     if (v == s) continue;
-    ++w.steal_attempts;
     if (detail::job* j = sockets_[v].inter.steal_top()) return j;
   }
   return nullptr;

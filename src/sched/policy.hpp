@@ -72,7 +72,6 @@ class policy_base {
     if (count == 0) return nullptr;
     engine::worker& v = eng_.worker_at(candidate(static_cast<unsigned>(w.next_random() % count)));
     if (&v == &w) return nullptr;
-    ++w.steal_attempts;
     return v.deque.steal();
   }
 

@@ -157,6 +157,5 @@ struct group_state {
 void spawn(group_state& g, task_frame& f);
 void wait(group_state& g);
 [[noreturn]] void throw_bad_hint(const char* what, double value);
-void check_no_worker_context(const char* call);
 
 }  // namespace roost::detail
