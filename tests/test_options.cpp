@@ -108,9 +108,11 @@ TEST(Options, BooleansAreStrict) {
   EXPECT_FALSE(roost::resolve({}).bind);
 }
 
-TEST(Options, TraceIsRefusedUntilImplemented) {
-  scoped_env e("ROOST_TRACE", "/tmp/x.trace");
-  expect_mentions(error_of({}), {"ROOST_TRACE", "not implemented"});
+TEST(Options, TraceMustBeAFile) {
+  scoped_env e("ROOST_TRACE", "/tmp/");
+  expect_mentions(error_of({}), {"ROOST_TRACE", "/tmp/", "a file path"});
+  scoped_env ok("ROOST_TRACE", "/tmp/x.trace");
+  EXPECT_EQ(roost::resolve({}).trace, "/tmp/x.trace");
 }
 
 TEST(Options, BadTopologyIsAClearErrorFromTheRuntime) {

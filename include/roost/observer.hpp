@@ -24,7 +24,7 @@ class task_observer {
   // may differ from the one the task started on.
   virtual void on_task_resume(const task_event&) {}
   // Called on the worker that finishes the task (its body returned or threw), before the scheduler learns
-  // of it. Not called for the group's first child when a help-first policy runs it inline in user code.
+  // of it. Not called for a root task (runtime::run returning is its end).
   virtual void on_task_end(const task_event&) {}
 };
 

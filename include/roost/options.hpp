@@ -22,6 +22,9 @@ struct options {
   std::optional<std::size_t> stack_size;
   // ROOST_VERBOSE: print the resolved configuration on stderr at start-up (true/false). Default false.
   std::optional<bool> verbose;
+  // ROOST_TRACE: write a trace of this runtime to this file (binary, see src/trace/trace_format.hpp) and
+  // to FILE.json (Chrome/Perfetto timeline) when the runtime is destroyed. Default: no trace.
+  std::optional<std::string> trace;
 };
 
 // The configuration after options, environment and defaults are merged and validated.
@@ -32,6 +35,7 @@ struct resolved_options {
   bool bind = true;
   std::size_t stack_size = 0;
   bool verbose = false;
+  std::string trace;  // empty: no trace
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the

@@ -1,9 +1,33 @@
+// Hook dispatch: the task observer (include/roost/observer.hpp) and the tracer (src/trace/) share one flag.
 #include <algorithm>
 #include <string>
 
 #include "engine/observe.hpp"
+#include "roost/observer.hpp"
+#include "trace/tracer.hpp"
 
 namespace roost {
+
+namespace detail {
+std::atomic<unsigned> g_hooks{0};
+}  // namespace detail
+
+namespace {
+constexpr unsigned kObserverBit = 1, kTracerBit = 2;
+std::atomic<task_observer*> g_task_observer{nullptr};
+
+void set_bit(unsigned bit, bool on) {
+  if (on) detail::g_hooks.fetch_or(bit, std::memory_order_acq_rel);
+  else detail::g_hooks.fetch_and(~bit, std::memory_order_acq_rel);
+}
+
+std::vector<std::uint32_t> path_of(const detail::task_id& id) {
+  std::vector<std::uint32_t> p;
+  for (const detail::task_id* t = &id; t; t = t->parent) p.push_back(t->index);
+  std::reverse(p.begin(), p.end());
+  return p;
+}
+}  // namespace
 
 std::string task_event::path_string() const {
   std::string s;
@@ -15,35 +39,35 @@ std::string task_event::path_string() const {
 }
 
 task_observer* set_task_observer(task_observer* o) {
-  return detail::g_task_observer.exchange(o, std::memory_order_acq_rel);
+  task_observer* prev = g_task_observer.exchange(o, std::memory_order_acq_rel);
+  set_bit(kObserverBit, o != nullptr);
+  return prev;
 }
 
-namespace detail {
-std::atomic<task_observer*> g_task_observer{nullptr};
-}  // namespace detail
+namespace trace {
+void set_tracing_hooks(bool on) { set_bit(kTracerBit, on); }
+}  // namespace trace
 
-namespace engine {
-
-std::vector<std::uint32_t> path_of(const detail::task_id& id) {
-  std::vector<std::uint32_t> p;
-  for (const detail::task_id* t = &id; t; t = t->parent) p.push_back(t->index);
-  std::reverse(p.begin(), p.end());
-  return p;
+void detail::hook_task_start(unsigned worker, task_id& id, double hint) {
+  if (auto* t = trace::current_tracer()) t->task_begin(worker, id);
+  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+    o->on_task_start(task_event{static_cast<int>(worker), path_of(id), hint});
 }
 
-
-void report_task_resume(task_observer* o, unsigned worker, const detail::task_id& id) {
-  o->on_task_resume(task_event{static_cast<int>(worker), path_of(id), -1});
+void detail::hook_task_end(unsigned worker, const task_id& id) {
+  if (auto* t = trace::current_tracer()) t->task_end(worker, id);
+  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+    o->on_task_end(task_event{static_cast<int>(worker), path_of(id), -1});
 }
 
-void report_task_end(task_observer* o, unsigned worker, const detail::task_id& id) {
-  o->on_task_end(task_event{static_cast<int>(worker), path_of(id), -1});
+void engine::hook_task_resume(unsigned worker, const detail::task_id& id) {
+  if (auto* t = trace::current_tracer()) t->task_resume(worker, id);
+  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+    o->on_task_resume(task_event{static_cast<int>(worker), path_of(id), -1});
 }
 
-}  // namespace engine
-
-void detail::report_task_start(task_observer* o, unsigned worker, const task_id& id, double hint) {
-  o->on_task_start(task_event{static_cast<int>(worker), engine::path_of(id), hint});
+void engine::hook_sleep(unsigned worker, bool begin) {
+  if (auto* t = trace::current_tracer()) t->sleep(worker, begin);
 }
 
 }  // namespace roost

@@ -132,8 +132,10 @@ resolved_options resolve(const options& o) {
   if (o.verbose) r.verbose = *o.verbose;
   else if (const char* v = env("ROOST_VERBOSE")) r.verbose = parse_bool({"ROOST_VERBOSE", v});
 
-  if (const char* v = env("ROOST_TRACE"))
-    fail({"ROOST_TRACE", v}, "tracing is not implemented in this build yet (planned in issue #6); unset ROOST_TRACE");
+  if (o.trace) r.trace = *o.trace;
+  else if (const char* v = env("ROOST_TRACE")) r.trace = v;
+  if (!r.trace.empty() && r.trace.back() == '/')
+    fail({o.trace ? "options::trace" : "ROOST_TRACE", r.trace}, "a directory; valid: a file path to write the trace to");
   return r;
 }
 

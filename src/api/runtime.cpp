@@ -6,6 +6,7 @@
 #include "roost/errors.hpp"
 #include "roost/runtime.hpp"
 #include "roost/task_group.hpp"
+#include "roost/touch.hpp"
 #include "sched/registry.hpp"
 #include "topology/placement.hpp"
 
@@ -23,12 +24,30 @@ runtime_core::runtime_core(const options& o) : cfg(resolve(o)) {
   }
   caller_may_spin_ = !pl.oversubscribed && cfg.workers < platform::os::allowed_cpus().size();
   eng = sched::make_engine(cfg, tp, std::move(pl));
+  if (!cfg.trace.empty()) {
+    tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, tp->summary());
+    if (!trace::install_tracer(tracer.get()))
+      throw config_error("ROOST_TRACE='" + cfg.trace + "': another roost::runtime of this process is tracing; "
+                         "only one may at a time");
+    trace::set_tracing_hooks(true);
+    set_touch_consumer(tracer.get());
+  }
   eng->start();
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 
 runtime_core::~runtime_core() {
   if (eng) eng->stop();
+  if (tracer) {
+    if (set_touch_consumer(nullptr) != tracer.get()) std::fprintf(stderr, "roost: trace: the touch consumer was replaced while tracing; kernel accesses after that are missing\n");
+    trace::set_tracing_hooks(false);
+    trace::install_tracer(nullptr);
+    try {
+      tracer->write();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());  // a destructor must not throw
+    }
+  }
 }
 
 void runtime_core::run(void (*fn)(void*), void* arg) {
@@ -65,6 +84,7 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
   auto* root = ::new (mem) frame_t(std::move(body), nullptr, -1.0);
   root->id = task_id{};
 
+  if (tracer) tracer->iteration(true);
   eng->iteration_begin();
   eng->submit_root(root);
   // Iterative programs call run() once per time step. With a CPU to spare, poll briefly before sleeping so
@@ -78,6 +98,7 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     platform::os::wait_on(root_done_, e);
   }
   eng->iteration_end();
+  if (tracer) tracer->iteration(false);
   if (st.error) std::rethrow_exception(st.error);
 }
 

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "engine/engine_base.hpp"
+#include "trace/tracer.hpp"
 #include "roost/options.hpp"
 
 namespace roost::detail {
@@ -21,6 +22,7 @@ class runtime_core {
   resolved_options cfg;
   std::shared_ptr<const topo::topology> tp;
   std::unique_ptr<engine::engine_base> eng;
+  std::unique_ptr<trace::tracer> tracer;
 
  private:
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn

@@ -358,7 +358,9 @@ class engine final : public engine_base {
         else for (int i = 0; i < 64; ++i) platform::os::cpu_relax();
         continue;
       }
+      observe_sleep(w.id, true);
       e.idle().sleep_unless([&] { return e.any_work_visible() || e.policy_.has_visible_work(w); });
+      observe_sleep(w.id, false);
       fails = 0;
     }
   }

@@ -1,29 +1,28 @@
-// The engine's side of the observation hook (include/roost/observer.hpp): one relaxed load and a branch per
-// task while nobody observes; the report itself is out of line.
+// The engine's hook points for observation (include/roost/observer.hpp) and tracing (src/trace/): one
+// relaxed load and a branch each while neither is installed; the dispatch is out of line (api/hooks.cpp).
 #pragma once
 #include <atomic>
 
 #include "roost/detail/abi.hpp"
-#include "roost/observer.hpp"
 
 namespace roost::engine {
 
-using detail::g_task_observer;
-using detail::report_task_start;
-void report_task_resume(task_observer* o, unsigned worker, const detail::task_id& id);
-void report_task_end(task_observer* o, unsigned worker, const detail::task_id& id);
+void hook_task_resume(unsigned worker, const detail::task_id& id);
+void hook_sleep(unsigned worker, bool begin);
 
-inline void observe_start(unsigned worker, const detail::task_id& id, double hint) {
-  if (auto* o = g_task_observer.load(std::memory_order_relaxed)) [[unlikely]]
-    report_task_start(o, worker, id, hint);
+inline bool hooks_on() { return detail::g_hooks.load(std::memory_order_relaxed) != 0; }
+
+inline void observe_start(unsigned worker, detail::task_id& id, double hint) {
+  if (hooks_on()) [[unlikely]] detail::hook_task_start(worker, id, hint);
 }
 inline void observe_end(unsigned worker, const detail::task_id& id) {
-  if (auto* o = g_task_observer.load(std::memory_order_relaxed)) [[unlikely]]
-    report_task_end(o, worker, id);
+  if (hooks_on()) [[unlikely]] detail::hook_task_end(worker, id);
 }
 inline void observe_resume(unsigned worker, const detail::task_id* id) {
-  if (auto* o = g_task_observer.load(std::memory_order_relaxed)) [[unlikely]]
-    if (id) report_task_resume(o, worker, *id);
+  if (hooks_on() && id) [[unlikely]] hook_task_resume(worker, *id);
+}
+inline void observe_sleep(unsigned worker, bool begin) {
+  if (hooks_on()) [[unlikely]] hook_sleep(worker, begin);
 }
 
 }  // namespace roost::engine

@@ -60,7 +60,7 @@ void cats_policy::iteration_begin() {
     table_.clear();
     root_soid_ = 0;
     root_recorded_.store(false, std::memory_order_relaxed);
-    set_touch_consumer(annotations_.get());
+    previous_consumer_ = set_touch_consumer(annotations_.get());  // a tracer, if any, resumes afterwards
     iteration_start_ns_ = platform::os::now_ns();
   }
 }
@@ -68,7 +68,7 @@ void cats_policy::iteration_begin() {
 void cats_policy::iteration_end() {
   if (mode_.load(std::memory_order_relaxed) != mode::profiling) return;
   while (!root_recorded_.load(std::memory_order_acquire)) platform::os::yield_cpu();
-  set_touch_consumer(nullptr);
+  set_touch_consumer(previous_consumer_);
   const std::uint64_t ns = platform::os::now_ns() - iteration_start_ns_;
   const double intensity = ns ? static_cast<double>(root_soid_) / static_cast<double>(ns) : 0.0;
   std::ostringstream why;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "profile/footprint.hpp"
+#include "roost/touch.hpp"
 #include "sched/cab.hpp"
 
 namespace roost::sched {
@@ -65,6 +66,7 @@ class cats_policy : public cab_policy {
   std::uint64_t cache_bytes_;
   double min_intensity_;
   std::unique_ptr<touch_meter> annotations_;
+  touch_consumer* previous_consumer_ = nullptr;  // restored after the profiling iteration
   profile::soid_table table_;
   std::unordered_map<std::string, profile::tier> tiers_;
   profile_node trie_;

@@ -42,8 +42,11 @@ struct fiber_abi : job {
 // Out of line (src/api/task_group.cpp).
 fiber_abi* current_fiber_or_throw(const char* call);  // usage_error outside a roost task
 void wake_one_idle(worker_abi* w);
-extern std::atomic<task_observer*> g_task_observer;
-void report_task_start(task_observer* o, unsigned worker, const task_id& id, double hint);
+// Observation and tracing hooks: one flag, so that with neither installed a hook point costs one relaxed
+// load and a branch (src/api/hooks.cpp dispatches).
+extern std::atomic<unsigned> g_hooks;
+void hook_task_start(unsigned worker, task_id& id, double hint);
+void hook_task_end(unsigned worker, const task_id& id);
 
 inline void record_exception(group_state& g, std::exception_ptr e) {
   if (!g.has_exception.exchange(true, std::memory_order_acq_rel)) g.exception = std::move(e);
@@ -100,13 +103,15 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
   }
   task_id* saved = w->current_task;
   w->current_task = &f->id;
-  if (auto* o = g_task_observer.load(std::memory_order_relaxed)) [[unlikely]]
-    report_task_start(o, w->id, f->id, f->work_hint);
+  if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]]
+    hook_task_start(w->id, f->id, f->work_hint);
   try {
     f->ops->run_in_place(f);
   } catch (...) {
     record_exception(g, std::current_exception());
   }
+  if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]]
+    hook_task_end(fb.worker->id, f->id);
   fb.worker->current_task = saved;  // reload: the child may have moved this fiber to another worker
   g.local_done = 1;
   finish_join(g);

@@ -29,6 +29,7 @@ struct task_id {
   // SOIDs (added by the children as they end, possibly concurrently: through std::atomic_ref). Its tier.
   std::uint64_t own_bytes = 0, children_soid = 0;
   std::uint8_t tier = 0;
+  std::uint64_t serial = 0;  // trace serial, set when the task begins while tracing (0: none)
 };
 
 struct task_frame;
