@@ -26,4 +26,10 @@ struct roost_touch {
   }
 };
 
+struct roost_touch_rows {
+  void operator()(const void* p, std::size_t row_bytes, std::size_t rows, std::size_t stride, bool write) const {
+    roost::touch_rows(p, row_bytes, rows, stride, write ? roost::access::write : roost::access::read);
+  }
+};
+
 }  // namespace bench

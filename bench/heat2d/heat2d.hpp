@@ -41,11 +41,13 @@ struct problem_t final : problem {
   }
 };
 
-template <class Touch>
-void block(const float* src, float* dst, long ld, long r0, long r1, long c0, long c1, Touch&& touch) {
+// touch_rows(base, row_bytes, rows, stride, write): the tile's rows in one annotation.
+template <class TouchRows>
+void block(const float* src, float* dst, long ld, long r0, long r1, long c0, long c1, TouchRows&& touch_rows) {
+  const std::size_t width = static_cast<std::size_t>(c1 - c0 + 2) * sizeof(float), stride = static_cast<std::size_t>(ld) * sizeof(float);
+  touch_rows(src + (r0 - 1) * ld + c0 - 1, width, static_cast<std::size_t>(r1 - r0 + 2), stride, false);
+  touch_rows(dst + r0 * ld + c0, static_cast<std::size_t>(c1 - c0) * sizeof(float), static_cast<std::size_t>(r1 - r0), stride, true);
   for (long i = r0; i < r1; ++i) {
-    touch(src + (i - 1) * ld + c0, static_cast<std::size_t>(c1 - c0) * sizeof(float), false);
-    touch(dst + i * ld + c0, static_cast<std::size_t>(c1 - c0) * sizeof(float), true);
     const float* up = src + (i - 1) * ld;
     const float* mid = src + i * ld;
     const float* down = src + (i + 1) * ld;
@@ -101,7 +103,7 @@ void run_loops(problem_t& p, ForTiles&& for_tiles) {
     for_tiles(per_side * per_side, [&](long tile) {
       long r0 = 1 + (tile / per_side) * kLeaf, c0 = 1 + (tile % per_side) * kLeaf;
       block(src, dst, p.ld, r0, std::min(r0 + kLeaf, p.n - 1), c0, std::min(c0 + kLeaf, p.n - 1),
-            [](const void*, std::size_t, bool) {});
+            [](const void*, std::size_t, std::size_t, std::size_t, bool) {});
     });
     std::swap(src, dst);
   }

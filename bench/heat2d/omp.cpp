@@ -4,7 +4,7 @@
 namespace bench::heat2d {
 void omp_tasks(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
-in_omp_team([&] { run_tasks<omp_fj>(p, [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {}); });
+in_omp_team([&] { run_tasks<omp_fj>(p, [](auto&& body) { body(); }, [](const void*, std::size_t, std::size_t, std::size_t, bool) {}); });
 }
 void omp_static(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);

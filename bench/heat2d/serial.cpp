@@ -2,7 +2,7 @@
 
 namespace bench::heat2d {
 void serial(problem& pb) {
-  run_tasks<serial_fj>(static_cast<problem_t&>(pb), [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {});
+  run_tasks<serial_fj>(static_cast<problem_t&>(pb), [](auto&& body) { body(); }, [](const void*, std::size_t, std::size_t, std::size_t, bool) {});
 }
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 2, "NxITERATIONS, e.g. 1024x100");

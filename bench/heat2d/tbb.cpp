@@ -7,7 +7,7 @@
 
 namespace bench::heat2d {
 void tbb_tasks(problem& p) {
-  run_tasks<tbb_fj>(static_cast<problem_t&>(p), [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {});
+  run_tasks<tbb_fj>(static_cast<problem_t&>(p), [](auto&& body) { body(); }, [](const void*, std::size_t, std::size_t, std::size_t, bool) {});
 }
 void tbb_pfor(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);

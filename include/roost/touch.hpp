@@ -13,6 +13,11 @@ class touch_consumer {
  public:
   virtual ~touch_consumer() = default;
   virtual void on_touch(int worker, const void* base, std::size_t bytes, access mode) = 0;
+  // `rows` rows of `row_bytes` each, `stride` bytes apart (a tile of a matrix). Default: row by row.
+  virtual void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
+                             std::size_t stride, access mode) {
+    for (std::size_t r = 0; r < rows; ++r) on_touch(worker, static_cast<const char*>(base) + r * stride, row_bytes, mode);
+  }
 };
 
 // Installs (or, with nullptr, removes) the consumer; returns the previous one.
@@ -21,11 +26,21 @@ touch_consumer* set_touch_consumer(touch_consumer* c);
 namespace detail {
 extern std::atomic<touch_consumer*> g_touch_consumer;
 void forward_touch(touch_consumer* c, const void* base, std::size_t bytes, access mode);
+void forward_touch_rows(touch_consumer* c, const void* base, std::size_t row_bytes, std::size_t rows,
+                        std::size_t stride, access mode);
 }  // namespace detail
 
 inline void touch(const void* base, std::size_t bytes, access mode = access::read) {
   if (auto* c = detail::g_touch_consumer.load(std::memory_order_relaxed)) [[unlikely]]
     detail::forward_touch(c, base, bytes, mode);
+}
+
+// A strided region in one call: `rows` rows of `row_bytes`, `stride` bytes apart (e.g. a tile of a
+// row-major matrix: base = &m[r0 * ld + c0], row_bytes = width * sizeof(T), stride = ld * sizeof(T)).
+inline void touch_rows(const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
+                       access mode = access::read) {
+  if (auto* c = detail::g_touch_consumer.load(std::memory_order_relaxed)) [[unlikely]]
+    detail::forward_touch_rows(c, base, row_bytes, rows, stride, mode);
 }
 
 }  // namespace roost

@@ -10,7 +10,7 @@ namespace roost::engine {
 void hook_task_resume(unsigned worker, const detail::task_id& id);
 void hook_sleep(unsigned worker, bool begin);
 
-inline bool hooks_on() { return detail::g_hooks.load(std::memory_order_relaxed) != 0; }
+inline bool hooks_on() { return detail::hooks_installed(); }
 
 inline void observe_start(unsigned worker, detail::task_id& id, double hint) {
   if (hooks_on()) [[unlikely]] detail::hook_task_start(worker, id, hint);

@@ -32,6 +32,10 @@ class cats_policy::touch_meter final : public touch_consumer {
     if (engine::worker* w = engine::current_worker())
       if (w->current_task) w->current_task->own_bytes += bytes;
   }
+  void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t,
+                     access mode) override {
+    on_touch(worker, base, row_bytes * rows, mode);
+  }
 };
 
 cats_policy::cats_policy(engine::engine_base& e)

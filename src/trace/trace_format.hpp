@@ -11,6 +11,8 @@
 //   task_begin   a = task serial, b = parent's serial (0: none), index = rank among the parent's children
 //   task_end     a = serial          task_resume  a = serial (a suspended task continues here)
 //   touch        a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
+//   touch_rows   a = base address, b = row bytes << 32 | rows, index = stride in bytes; its mode is in
+//                the kind: touch_rows_read, touch_rows_write, touch_rows_read_write (roost::touch_rows)
 //   sleep_begin, sleep_end           an idle worker goes to sleep / wakes
 //   iteration_begin, iteration_end   around each runtime::run, in the runtime's block
 // Serials are unique in a run (worker << 48 | per-worker count); spawn paths follow from (parent, index).
@@ -25,6 +27,7 @@ namespace roost::trace {
 enum class kind : std::uint16_t {
   task_begin = 1, task_end = 2, task_resume = 3, touch = 4,
   sleep_begin = 5, sleep_end = 6, iteration_begin = 7, iteration_end = 8,
+  touch_rows_read = 9, touch_rows_write = 10, touch_rows_read_write = 11,
 };
 
 struct record {

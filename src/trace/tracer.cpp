@@ -1,6 +1,15 @@
 #include "trace/tracer.hpp"
 
+#include <sys/mman.h>
+
+#include <new>
+
 #include "platform/platform.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define ROOST_HAVE_TSC 1
+#endif
 
 namespace roost::trace {
 
@@ -11,15 +20,41 @@ std::atomic<tracer*> g_tracer{nullptr};
 tracer* current_tracer() { return g_tracer.load(std::memory_order_acquire); }
 
 tracer::tracer(std::string path, unsigned workers, std::string topology)
-    : path_(std::move(path)), topology_(std::move(topology)), start_ns_(platform::os::now_ns()), lanes_(workers) {
-  for (auto& l : lanes_) l.recs.reserve(1 << 14);
+    : path_(std::move(path)),
+      topology_(std::move(topology)),
+      start_ns_(platform::os::now_ns()),
+      start_ticks_(ticks()),
+      lanes_(workers) {
 }
 
-std::uint64_t tracer::now() const { return platform::os::now_ns() - start_ns_; }
+tracer::~tracer() {
+  for (auto& l : lanes_)
+    for (record* c : l.chunks) ::munmap(c, kChunkRecords * sizeof(record));
+}
+
+record* tracer::grow(lane& l) {
+  void* p = ::mmap(nullptr, kChunkRecords * sizeof(record), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  l.chunks.push_back(static_cast<record*>(p));
+  l.cur = static_cast<record*>(p);
+  l.used = 0;
+  return l.cur;
+}
+
+std::uint64_t tracer::ticks() {
+#ifdef ROOST_HAVE_TSC
+  return __rdtsc();  // invariant TSC on the machines roost targets (constant_tsc, nonstop_tsc)
+#else
+  return platform::os::now_ns();
+#endif
+}
 
 void tracer::add(unsigned w, kind k, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
   if (w >= lanes_.size()) return;
-  lanes_[w].recs.push_back(record{now(), a, b, index, static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(w)});
+  lane& l = lanes_[w];
+  if (l.used == kChunkRecords) [[unlikely]] grow(l);
+  l.cur[l.used++] = record{ticks(), a, b, index, static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(w)};
 }
 
 void tracer::task_begin(unsigned w, detail::task_id& id) {
@@ -30,7 +65,7 @@ void tracer::task_begin(unsigned w, detail::task_id& id) {
 
 void tracer::iteration(bool begin) {
   std::lock_guard<std::mutex> lk(runtime_mutex_);
-  runtime_lane_.push_back(record{now(), 0, 0, 0,
+  runtime_lane_.push_back(record{ticks(), 0, 0, 0,
                                  static_cast<std::uint16_t>(begin ? kind::iteration_begin : kind::iteration_end),
                                  kRuntimeBlock});
 }
@@ -41,16 +76,39 @@ void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mo
       static_cast<std::uint32_t>(mode));
 }
 
+void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
+                           std::size_t stride, access mode) {
+  if (worker < 0) return;
+  if (row_bytes >= (1ull << 32) || rows >= (1ull << 32) || stride >= (1ull << 32)) {  // does not pack: row by row
+    touch_consumer::on_touch_rows(worker, base, row_bytes, rows, stride, mode);
+    return;
+  }
+  add(static_cast<unsigned>(worker), static_cast<kind>(static_cast<unsigned>(kind::touch_rows_read) + static_cast<unsigned>(mode)),
+      reinterpret_cast<std::uintptr_t>(base), (static_cast<std::uint64_t>(row_bytes) << 32) | rows,
+      static_cast<std::uint32_t>(stride));
+}
+
 void tracer::write() const {
   trace_file t;
   t.workers = static_cast<std::uint32_t>(lanes_.size());
   t.start_ns = start_ns_;
   t.topology = topology_;
-  for (const auto& l : lanes_) t.records.insert(t.records.end(), l.recs.begin(), l.recs.end());
+  for (const auto& l : lanes_)
+    for (std::size_t c = 0; c < l.chunks.size(); ++c) {
+      std::size_t n = c + 1 == l.chunks.size() ? l.used : kChunkRecords;
+      t.records.insert(t.records.end(), l.chunks[c], l.chunks[c] + n);
+    }
   {
     std::lock_guard<std::mutex> lk(runtime_mutex_);
     t.records.insert(t.records.end(), runtime_lane_.begin(), runtime_lane_.end());
   }
+  // Ticks to nanoseconds since the start, from the calibration points taken at start and now.
+  const std::uint64_t end_ns = platform::os::now_ns(), end_ticks = ticks();
+  const double ns_per_tick = end_ticks > start_ticks_
+                                 ? static_cast<double>(end_ns - start_ns_) / static_cast<double>(end_ticks - start_ticks_)
+                                 : 1.0;
+  for (auto& r : t.records)
+    r.t_ns = r.t_ns > start_ticks_ ? static_cast<std::uint64_t>((r.t_ns - start_ticks_) * ns_per_tick) : 0;
   write_binary(path_, t);
   write_chrome_json(path_ + ".json", t);
 }

@@ -19,6 +19,7 @@ class tracer final : public touch_consumer {
  public:
   tracer(std::string path, unsigned workers, std::string topology);
   tracer(const tracer&) = delete;
+  ~tracer();
 
   void task_begin(unsigned w, detail::task_id& id);
   void task_end(unsigned w, const detail::task_id& id) { add(w, kind::task_end, id.serial, 0, 0); }
@@ -26,22 +27,33 @@ class tracer final : public touch_consumer {
   void sleep(unsigned w, bool begin) { add(w, begin ? kind::sleep_begin : kind::sleep_end, 0, 0, 0); }
   void iteration(bool begin);
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
+  void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
+                     access mode) override;
 
   // Writes `path` and `path.json`; call after the workers stopped.
   void write() const;
   const std::string& path() const { return path_; }
 
  private:
+  // A lane is a list of fixed chunks, pre-faulted when allocated and never copied: a growing vector
+  // copied itself and faulted in fresh pages inside the traced program's time.
+  static constexpr std::size_t kChunkRecords = 1 << 16;  // 2 MiB
   struct alignas(64) lane {
-    std::vector<record> recs;
+    std::vector<record*> chunks;
+    record* cur = nullptr;
+    std::size_t used = kChunkRecords;  // of `cur`
     std::uint64_t next_serial = 1;
   };
+  record* grow(lane& l);
   void add(unsigned w, kind k, std::uint64_t a, std::uint64_t b, std::uint32_t index);
-  std::uint64_t now() const;
+  // The cheap clock: the time-stamp counter where there is one (records hold raw ticks, converted to ns at
+  // write() from two (ticks, ns) calibration points), else the monotonic clock in ns.
+  static std::uint64_t ticks();
 
   std::string path_;
   std::string topology_;
   std::uint64_t start_ns_;
+  std::uint64_t start_ticks_;
   std::vector<lane> lanes_;
   mutable std::mutex runtime_mutex_;
   std::vector<record> runtime_lane_;

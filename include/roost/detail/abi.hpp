@@ -47,6 +47,14 @@ void wake_one_idle(worker_abi* w);
 extern std::atomic<unsigned> g_hooks;
 void hook_task_start(unsigned worker, task_id& id, double hint);
 void hook_task_end(unsigned worker, const task_id& id);
+// Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
+inline bool hooks_installed() {
+#ifdef ROOST_NO_HOOKS
+  return false;
+#else
+  return g_hooks.load(std::memory_order_relaxed) != 0;
+#endif
+}
 
 inline void record_exception(group_state& g, std::exception_ptr e) {
   if (!g.has_exception.exchange(true, std::memory_order_acq_rel)) g.exception = std::move(e);
@@ -103,14 +111,14 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
   }
   task_id* saved = w->current_task;
   w->current_task = &f->id;
-  if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]]
+  if (hooks_installed()) [[unlikely]]
     hook_task_start(w->id, f->id, f->work_hint);
   try {
     f->ops->run_in_place(f);
   } catch (...) {
     record_exception(g, std::current_exception());
   }
-  if (g_hooks.load(std::memory_order_relaxed)) [[unlikely]]
+  if (hooks_installed()) [[unlikely]]
     hook_task_end(fb.worker->id, f->id);
   fb.worker->current_task = saved;  // reload: the child may have moved this fiber to another worker
   g.local_done = 1;
