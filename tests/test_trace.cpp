@@ -69,6 +69,8 @@ TEST_P(Trace, EventsMatchTheObserver) {
   }  // the trace is written here
   tr::trace_file t = tr::read(file);
   EXPECT_EQ(t.workers, 2u);
+  EXPECT_EQ(t.llc_domain.size(), 2u);
+  EXPECT_GT(t.llc_bytes, 0u);
   std::map<std::uint64_t, std::pair<std::uint64_t, std::uint32_t>> begins;  // serial -> (parent, index)
   std::size_t ends = 0, touches = 0, iterations = 0;
   for (const auto& r : t.records) {
@@ -109,6 +111,7 @@ TEST(TraceFile, DamagedFilesGiveTheByteOffset) {
   tr::trace_file t;
   t.workers = 1;
   t.topology = "test";
+  t.llc_domain = {0};
   t.records.push_back({1, 2, 3, 4, static_cast<std::uint16_t>(tr::kind::task_begin), 0});
   const std::string file = temp("roost_damaged.trace");
   tr::write_binary(file, t);

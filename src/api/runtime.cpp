@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -25,7 +26,16 @@ runtime_core::runtime_core(const options& o) : cfg(resolve(o)) {
   caller_may_spin_ = !pl.oversubscribed && cfg.workers < platform::os::allowed_cpus().size();
   eng = sched::make_engine(cfg, tp, std::move(pl));
   if (!cfg.trace.empty()) {
-    tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, tp->summary());
+    trace::tracer::caches c;
+    for (const auto& n : tp->nodes())
+      if (n.kind == topo::node_kind::cache && n.cache_level == 2) c.l2_bytes = std::max<std::uint64_t>(c.l2_bytes, n.cache_bytes);
+    const auto& pl_now = eng->placement();
+    for (unsigned w = 0; w < cfg.workers; ++w) {
+      unsigned pu = pl_now.pu_of_worker[w];
+      c.llc_domain.push_back(tp->pu(pu).package);  // a package's largest cache is its last level
+      c.llc_bytes = std::max<std::uint64_t>(c.llc_bytes, tp->package_cache_bytes(pu));
+    }
+    tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, tp->summary(), std::move(c));
     if (!trace::install_tracer(tracer.get()))
       throw config_error("ROOST_TRACE='" + cfg.trace + "': another roost::runtime of this process is tracing; "
                          "only one may at a time");

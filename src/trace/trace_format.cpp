@@ -36,6 +36,9 @@ void write_binary(const std::string& path, const trace_file& t) {
   put(o, t.start_ns);
   put(o, static_cast<std::uint32_t>(t.topology.size()));
   o.write(t.topology.data(), static_cast<std::streamsize>(t.topology.size()));
+  put(o, t.l2_bytes);
+  put(o, t.llc_bytes);
+  for (std::uint32_t w = 0; w < t.workers; ++w) put(o, w < t.llc_domain.size() ? t.llc_domain[w] : 0u);
   std::map<std::uint16_t, std::vector<const record*>> blocks;
   for (const auto& r : t.records) blocks[r.worker].push_back(&r);
   for (const auto& [w, rs] : blocks) {
@@ -63,6 +66,9 @@ trace_file read(const std::string& path) {
   if (r.pos + n > r.data.size()) throw format_error(path + ": truncated at byte " + std::to_string(r.pos) + " in the topology");
   t.topology = r.data.substr(r.pos, n);
   r.pos += n;
+  t.l2_bytes = r.get<std::uint64_t>("the L2 size");
+  t.llc_bytes = r.get<std::uint64_t>("the last-level cache size");
+  for (std::uint32_t w = 0; w < t.workers; ++w) t.llc_domain.push_back(r.get<std::uint32_t>("a worker's cache domain"));
   while (r.pos < r.data.size()) {
     auto w = r.get<std::uint32_t>("a block's worker");
     auto count = r.get<std::uint64_t>("a block's record count");

@@ -3,6 +3,8 @@
 //
 //   header   "ROOSTTRC" (8 bytes) | u32 version = 1 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
 //            | u32 n | n bytes: the topology summary
+//            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
+//              cache each worker shares: KRD merges the accesses of one domain)
 //   blocks   one per worker and one for the runtime (worker = 0xffff):
 //            u32 worker | u64 count | count records
 //   record   u64 t_ns (since start) | u64 a | u64 b | u32 index | u16 kind | u16 worker     (32 bytes)
@@ -48,6 +50,8 @@ struct trace_file {
   std::uint32_t workers = 0;
   std::uint64_t start_ns = 0;
   std::string topology;
+  std::uint64_t l2_bytes = 0, llc_bytes = 0;
+  std::vector<std::uint32_t> llc_domain;  // per worker
   std::vector<record> records;  // every block, in file order
 };
 

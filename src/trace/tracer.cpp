@@ -19,9 +19,10 @@ std::atomic<tracer*> g_tracer{nullptr};
 
 tracer* current_tracer() { return g_tracer.load(std::memory_order_acquire); }
 
-tracer::tracer(std::string path, unsigned workers, std::string topology)
+tracer::tracer(std::string path, unsigned workers, std::string topology, caches c)
     : path_(std::move(path)),
       topology_(std::move(topology)),
+      caches_(std::move(c)),
       start_ns_(platform::os::now_ns()),
       start_ticks_(ticks()),
       lanes_(workers) {
@@ -93,6 +94,9 @@ void tracer::write() const {
   t.workers = static_cast<std::uint32_t>(lanes_.size());
   t.start_ns = start_ns_;
   t.topology = topology_;
+  t.l2_bytes = caches_.l2_bytes;
+  t.llc_bytes = caches_.llc_bytes;
+  t.llc_domain = caches_.llc_domain;
   for (const auto& l : lanes_)
     for (std::size_t c = 0; c < l.chunks.size(); ++c) {
       std::size_t n = c + 1 == l.chunks.size() ? l.used : kChunkRecords;

@@ -17,7 +17,11 @@ namespace roost::trace {
 
 class tracer final : public touch_consumer {
  public:
-  tracer(std::string path, unsigned workers, std::string topology);
+  struct caches {
+    std::uint64_t l2_bytes = 0, llc_bytes = 0;
+    std::vector<std::uint32_t> llc_domain;  // per worker
+  };
+  tracer(std::string path, unsigned workers, std::string topology, caches c);
   tracer(const tracer&) = delete;
   ~tracer();
 
@@ -52,6 +56,7 @@ class tracer final : public touch_consumer {
 
   std::string path_;
   std::string topology_;
+  caches caches_;
   std::uint64_t start_ns_;
   std::uint64_t start_ticks_;
   std::vector<lane> lanes_;

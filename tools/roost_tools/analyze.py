@@ -1,0 +1,62 @@
+"""roost-analyze: look inside a roost trace (ROOST_TRACE=file).
+
+    roost-analyze krd TRACE               Kernel Reuse Distance histogram per last-level cache, and summed
+    roost-analyze timeline TRACE --out P  per-worker timeline PNG
+    roost-analyze summary TRACE           workers, caches, event counts
+    roost-analyze markdown TRACE --name N --out-dir D   KRD table and timeline as a report section
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+from . import krd, timeline
+from .trace import KIND, TraceError, read
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="roost-analyze", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("krd", "summary", "timeline", "markdown"):
+        p = sub.add_parser(name)
+        p.add_argument("trace")
+        if name == "timeline":
+            p.add_argument("--out", required=True)
+        if name == "markdown":
+            p.add_argument("--name", required=True)
+            p.add_argument("--out-dir", required=True)
+    args = ap.parse_args(argv)
+    try:
+        t = read(args.trace)
+    except (TraceError, OSError) as e:
+        print(f"roost-analyze: {e}", file=sys.stderr)
+        return 2
+    if args.cmd == "summary":
+        counts = Counter(KIND.get(int(k), str(k)) for k in t.records["kind"])
+        print(f"{t.workers} workers; L2 {t.l2_bytes} B, LLC {t.llc_bytes} B, LLC domains {t.llc_domain}; {t.topology}")
+        for k, v in sorted(counts.items()):
+            print(f"  {k:22} {v}")
+    elif args.cmd == "krd":
+        print(f"KRD (close <= L2 {t.l2_bytes} B, near <= LLC {t.llc_bytes} B, far, cold)")
+        for name, h in krd.krd(t).items():
+            r = h.ratios()
+            print(f"  {name:10} accesses {h.total:8}  close {r['close']:.3f}  near {r['near']:.3f}  far {r['far']:.3f}  cold {r['cold']:.3f}")
+    elif args.cmd == "timeline":
+        print(f"roost-analyze: wrote {timeline.plot(t, args.out)}")
+    else:
+        from pathlib import Path
+        png = Path(args.out_dir) / f"{args.name}-timeline.png"
+        timeline.plot(t, png, title=f"{args.name}: tasks by worker, coloured by subtree of the root; sleep in grey")
+        print(f"### {args.name}\n")
+        print(f"Kernel Reuse Distance (seed 001): close <= L2 ({t.l2_bytes} B), near <= LLC ({t.llc_bytes} B), far, cold.\n")
+        print("| cache domain | accesses | close | near | far | cold |\n|---|---:|---:|---:|---:|---:|")
+        for name, h in krd.krd(t).items():
+            r = h.ratios()
+            print(f"| {name} | {h.total} | {r['close']:.3f} | {r['near']:.3f} | {r['far']:.3f} | {r['cold']:.3f} |")
+        print(f"\n![{args.name} timeline]({png.name})\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Kernel Reuse Distance (seed 001 §3): stack distances in bytes over the kernel accesses of the workers that
+share a last-level cache, merged by time, and their histogram close (<= L2), near (<= LLC), far, cold.
+
+An element is a kernel's data structure, identified by its base address, with its size in bytes. The
+distance of an access is the total size of the distinct elements accessed since the previous access to the
+same element; a first access is cold. Computed with a Fenwick tree over access positions: each element is
+counted at its latest position, so one access costs O(log n).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .trace import KIND, Trace
+
+COLD = -1
+
+
+class _Fenwick:
+    def __init__(self, n: int):
+        self.t = np.zeros(n + 1, dtype=np.int64)
+
+    def add(self, i: int, v: int) -> None:
+        i += 1
+        while i < len(self.t):
+            self.t[i] += v
+            i += i & -i
+
+    def prefix(self, i: int) -> int:  # sum of [0, i)
+        s = 0
+        while i > 0:
+            s += int(self.t[i])
+            i -= i & -i
+        return s
+
+
+def stack_distances(keys, sizes) -> np.ndarray:
+    """Distance in bytes of each access (COLD for a first access)."""
+    n = len(keys)
+    fw = _Fenwick(n)
+    last: dict = {}
+    size_at: dict = {}
+    out = np.empty(n, dtype=np.int64)
+    for i, (k, s) in enumerate(zip(keys, sizes)):
+        if k in last:
+            j = last[k]
+            out[i] = fw.prefix(i) - fw.prefix(j + 1)
+            fw.add(j, -size_at[k])
+        else:
+            out[i] = COLD
+        fw.add(i, int(s))
+        last[k] = i
+        size_at[k] = int(s)
+    return out
+
+
+def stack_distances_brute(keys, sizes) -> np.ndarray:
+    """The definition, O(n^2): the reference the tests compare against."""
+    out = []
+    for i, k in enumerate(keys):
+        prev = max((j for j in range(i) if keys[j] == k), default=None)
+        if prev is None:
+            out.append(COLD)
+            continue
+        seen = {}
+        for j in range(prev + 1, i):
+            seen[keys[j]] = sizes[j]
+        out.append(sum(seen.values()))
+    return np.array(out, dtype=np.int64)
+
+
+@dataclass
+class Histogram:
+    close: int
+    near: int
+    far: int
+    cold: int
+
+    @property
+    def total(self) -> int:
+        return self.close + self.near + self.far + self.cold
+
+    def ratios(self) -> dict:
+        t = max(1, self.total)
+        return {"close": self.close / t, "near": self.near / t, "far": self.far / t, "cold": self.cold / t}
+
+    def __add__(self, o: "Histogram") -> "Histogram":
+        return Histogram(self.close + o.close, self.near + o.near, self.far + o.far, self.cold + o.cold)
+
+
+def histogram(distances: np.ndarray, l2: int, llc: int) -> Histogram:
+    d = np.asarray(distances)
+    cold = int(np.sum(d == COLD))
+    warm = d[d != COLD]
+    close = int(np.sum(warm <= l2))
+    near = int(np.sum((warm > l2) & (warm <= llc)))
+    return Histogram(close, near, int(len(warm) - close - near), cold)
+
+
+def accesses(trace: Trace) -> np.ndarray:
+    """Kernel accesses as (time, worker, base, bytes), in time order."""
+    r = trace.of_kind("touch", "touch_rows_read", "touch_rows_write", "touch_rows_read_write")
+    flat = r["kind"] == 4
+    size = np.where(flat, r["b"], (r["b"] >> np.uint64(32)) * (r["b"] & np.uint64(0xFFFFFFFF)))
+    order = np.argsort(r["t_ns"], kind="stable")
+    return np.rec.fromarrays([r["t_ns"][order], r["worker"][order], r["a"][order], size[order]],
+                             names="t_ns,worker,base,bytes")
+
+
+def krd(trace: Trace) -> dict:
+    """Histogram per last-level cache domain, and their sum under key 'all'."""
+    acc = accesses(trace)
+    l2 = trace.l2_bytes or trace.llc_bytes
+    llc = trace.llc_bytes or l2
+    out = {}
+    domain_of = np.array(trace.llc_domain or [0] * max(1, trace.workers))
+    doms = domain_of[acc["worker"]] if len(acc) else np.array([], dtype=int)
+    total = Histogram(0, 0, 0, 0)
+    for d in sorted(set(doms.tolist())):
+        sel = acc[doms == d]
+        h = histogram(stack_distances(sel["base"].tolist(), sel["bytes"].tolist()), l2, llc)
+        out[f"domain {d}"] = h
+        total = total + h
+    out["all"] = total
+    return out

@@ -1,0 +1,71 @@
+"""Trace reading, KRD against the brute-force definition, and a real traced run of roost-bench."""
+import os
+import random
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from roost_tools import analyze, krd, timeline
+from roost_tools.trace import TraceError, read
+
+
+def test_krd_matches_brute_force_on_random_traces():
+    rng = random.Random(3)
+    for _ in range(30):
+        n = rng.randint(1, 300)
+        keys = [rng.randint(0, 40) for _ in range(n)]
+        size_of = {k: rng.choice([8, 64, 4096, 100000]) for k in set(keys)}
+        sizes = [size_of[k] for k in keys]
+        assert np.array_equal(krd.stack_distances(keys, sizes), krd.stack_distances_brute(keys, sizes))
+
+
+def test_krd_known_answers_and_bins():
+    # a b c a: a's reuse distance is |b| + |c|
+    d = krd.stack_distances(["a", "b", "c", "a", "b"], [10, 20, 30, 10, 20])
+    assert d.tolist() == [krd.COLD, krd.COLD, krd.COLD, 50, 40]
+    h = krd.histogram(d, l2=45, llc=100)
+    assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
+
+
+def _write_trace(path: Path, version=1, records=()):
+    with open(path, "wb") as f:
+        f.write(b"ROOSTTRC" + struct.pack("<IIQI", version, 1, 0, 4) + b"test" + struct.pack("<QQI", 1024, 4096, 0))
+        f.write(struct.pack("<IQ", 0, len(records)))
+        for r in records:
+            f.write(struct.pack("<QQQIHH", *r))
+
+
+def test_reader_errors_name_the_byte_offset(tmp_path):
+    p = tmp_path / "t.trace"
+    _write_trace(p, records=[(1, 2, 3, 4, 1, 0)])
+    assert len(read(p).records) == 1
+    data = p.read_bytes()
+    p.write_bytes(data[:-5])
+    with pytest.raises(TraceError, match="truncated at byte"):
+        read(p)
+    _write_trace(p, version=9)
+    with pytest.raises(TraceError, match="version 9 at byte 8"):
+        read(p)
+    p.write_bytes(b"hello")
+    with pytest.raises(TraceError, match="not a roost trace"):
+        read(p)
+    assert analyze.main(["summary", str(p)]) == 2
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
+    trace = tmp_path / "heat.trace"
+    env = dict(os.environ, ROOST_TRACE=str(trace))
+    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat2d", "--small", "--variants", "ws", "--workers", "2",
+                    "--reps", "2", "--warmup", "0"], check=True, capture_output=True, env=env)
+    t = read(trace)
+    assert t.workers == 2 and len(t.llc_domain) == 2
+    hist = krd.krd(t)
+    assert hist["all"].total == len(krd.accesses(t)) > 0
+    assert hist["all"].cold > 0
+    png = timeline.plot(t, tmp_path / "tl.png")
+    assert png.stat().st_size > 1000
+    assert len(timeline.task_spans(t)) > 0
