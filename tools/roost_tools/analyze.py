@@ -4,6 +4,7 @@
     roost-analyze timeline TRACE --out P  per-worker timeline PNG
     roost-analyze summary TRACE           workers, caches, event counts
     roost-analyze markdown TRACE --name N --out-dir D   KRD table and timeline as a report section
+    roost-analyze ovr TRACE_N TRACE_1     OVR_N, WTI_N and the speed-up decomposition (seed 001)
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import argparse
 import sys
 from collections import Counter
 
-from . import krd, timeline
+from . import krd, ovr, timeline
 from .trace import KIND, TraceError, read
 
 
@@ -26,10 +27,20 @@ def main(argv: list[str] | None = None) -> int:
         if name == "markdown":
             p.add_argument("--name", required=True)
             p.add_argument("--out-dir", required=True)
+    p = sub.add_parser("ovr")
+    p.add_argument("trace")
+    p.add_argument("trace_1", help="the same program traced with 1 worker")
     args = ap.parse_args(argv)
     try:
         t = read(args.trace)
-    except (TraceError, OSError) as e:
+        if args.cmd == "ovr":
+            d = ovr.decompose(t, read(args.trace_1))
+            print(f"N = {d.workers}: T_N {d.t_n / 1e6:.3f} ms, T_1 {d.t_1 / 1e6:.3f} ms, Work_N {d.work_n / 1e6:.3f} ms, "
+                  f"Work_1 {d.work_1 / 1e6:.3f} ms")
+            print(f"OVR_N {d.ovr:.3f}  WTI_N {d.wti:.3f}  speed-up over the serial work {d.speedup:.3f} "
+                  f"= N / (OVR_N * WTI_N) = {d.workers / (d.ovr * d.wti):.3f}; the 1-worker run's OVR_1 {d.ovr_1:.3f}")
+            return 0
+    except (TraceError, OSError, ValueError) as e:
         print(f"roost-analyze: {e}", file=sys.stderr)
         return 2
     if args.cmd == "summary":

@@ -69,3 +69,45 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
     png = timeline.plot(t, tmp_path / "tl.png")
     assert png.stat().st_size > 1000
     assert len(timeline.task_spans(t)) > 0
+
+
+def _synthetic(path: Path, workers: int, records):
+    with open(path, "wb") as f:
+        f.write(b"ROOSTTRC" + struct.pack("<IIQI", 1, workers, 0, 0) + struct.pack("<QQ", 0, 0))
+        f.write(struct.pack(f"<{workers}I", *([0] * workers)))
+        by = {}
+        for r in records:
+            by.setdefault(r[5], []).append(r)
+        for w, rs in sorted(by.items()):
+            f.write(struct.pack("<IQ", w, len(rs)))
+            for r in rs:
+                f.write(struct.pack("<QQQIHH", *r))
+
+
+def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
+    from roost_tools import ovr
+    # 1 worker: one run of 100 ns, all of it work.
+    one = tmp_path / "one.trace"
+    _synthetic(one, 1, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0), (100, 1, 0, 0, 2, 0)])
+    # 2 workers: a run of 60 ns; worker 0 works 0-50; worker 1 works 0-70 but sleeps 10-25 inside its span.
+    two = tmp_path / "two.trace"
+    _synthetic(two, 2, [(0, 0, 0, 0, 7, 0xFFFF), (60, 0, 0, 0, 8, 0xFFFF),
+                        (0, 1, 0, 0, 1, 0), (50, 1, 0, 0, 2, 0),
+                        (0, 2, 0, 0, 1, 1), (10, 0, 0, 0, 5, 1), (25, 0, 0, 0, 6, 1), (70, 2, 0, 0, 2, 1)])
+    d = ovr.decompose(read(two), read(one))
+    assert (d.t_n, d.t_1, d.work_n, d.work_1) == (60, 100, 50 + 55, 100)
+    assert d.ovr == pytest.approx(60 * 2 / 105)
+    assert d.wti == pytest.approx(1.05)
+    # Eq. 1 and eq. 4 hold (with the serial work as T_1).
+    assert d.t_n == pytest.approx(d.work_1 / 2 * d.ovr * d.wti)
+    assert d.speedup == pytest.approx(2 / (d.ovr * d.wti))
+    assert d.ovr_1 == pytest.approx(1.0)
+    # A 1-worker run with time outside tasks (run() launches): OVR_1 > 1, the identities still hold.
+    slow = tmp_path / "slow.trace"
+    _synthetic(slow, 1, [(0, 0, 0, 0, 7, 0xFFFF), (125, 0, 0, 0, 8, 0xFFFF), (10, 1, 0, 0, 1, 0), (110, 1, 0, 0, 2, 0)])
+    d = ovr.decompose(read(two), read(slow))
+    assert d.ovr_1 == pytest.approx(1.25)
+    assert d.speedup == pytest.approx(2 / (d.ovr * d.wti))
+    with pytest.raises(ValueError, match="1 worker"):
+        ovr.decompose(read(one), read(two))
+    assert analyze.main(["ovr", str(two), str(one)]) == 0
