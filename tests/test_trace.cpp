@@ -72,13 +72,21 @@ TEST_P(Trace, EventsMatchTheObserver) {
   EXPECT_EQ(t.llc_domain.size(), 2u);
   EXPECT_GT(t.llc_bytes, 0u);
   std::map<std::uint64_t, std::pair<std::uint64_t, std::uint32_t>> begins;  // serial -> (parent, index)
-  std::size_t ends = 0, touches = 0, iterations = 0;
+  std::size_t ends = 0, touches = 0, iterations = 0, spawns = 0, idle_open = 0;
   for (const auto& r : t.records) {
     switch (static_cast<tr::kind>(r.kind)) {
       case tr::kind::task_begin: begins[r.a] = {r.b, r.index}; break;
       case tr::kind::task_end: ++ends; break;
       case tr::kind::touch: ++touches; EXPECT_EQ(r.b, 64u); break;
       case tr::kind::iteration_begin: ++iterations; break;
+      case tr::kind::spawn: ++spawns; break;
+      case tr::kind::steal:
+        EXPECT_LT(r.a, 2u) << "victim";
+        EXPECT_NE(r.a, r.worker) << "a worker does not steal from itself";
+        EXPECT_LE(r.b, 1u);
+        break;
+      case tr::kind::idle_begin: ++idle_open; break;
+      case tr::kind::idle_end: EXPECT_GT(idle_open, 0u); --idle_open; break;
       default: break;
     }
   }
@@ -86,6 +94,7 @@ TEST_P(Trace, EventsMatchTheObserver) {
   EXPECT_EQ(ends, begins.size() - 2);  // roots end when run() returns, not with an event
   EXPECT_EQ(touches, 233u + 89u);      // fib(n) has fib(n+1) leaves: fib(12) and fib(10)
   EXPECT_EQ(iterations, 2u);
+  EXPECT_EQ(spawns, begins.size() - 2);  // every task but the roots was spawned
   std::multiset<std::string> rebuilt;
   for (const auto& [serial, pi] : begins) {
     std::vector<std::uint32_t> rev{pi.second};

@@ -70,4 +70,16 @@ void engine::hook_sleep(unsigned worker, bool begin) {
   if (auto* t = trace::current_tracer()) t->sleep(worker, begin);
 }
 
+void engine::hook_idle(unsigned worker, bool begin) {
+  if (auto* t = trace::current_tracer()) t->idle(worker, begin);
+}
+
+void engine::hook_steal(unsigned thief, unsigned victim, bool taken) {
+  if (auto* t = trace::current_tracer()) t->steal(thief, victim, taken);
+}
+
+void detail::hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index) {
+  if (auto* t = trace::current_tracer()) t->spawn(worker, parent, index);
+}
+
 }  // namespace roost

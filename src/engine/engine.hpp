@@ -347,12 +347,21 @@ class engine final : public engine_base {
     engine& e = of(w);
     constexpr unsigned kSpinRounds = 64;
     unsigned fails = 0;
+    bool idle = false;
+    auto found = [&](job* j) {
+      if (idle) observe_idle(w.id, false);
+      return j;
+    };
     for (;;) {
-      if (job* j = e.policy_.pop_own(w)) return j;
+      if (job* j = e.policy_.pop_own(w)) return found(j);
       if (e.policy_.accepts_roots(w))
-        if (job* j = e.take_injected()) return j;
-      if (job* j = e.policy_.steal(w)) return j;
-      if (e.stopping()) return nullptr;
+        if (job* j = e.take_injected()) return found(j);
+      if (job* j = e.policy_.steal(w)) return found(j);
+      if (e.stopping()) return found(nullptr);
+      if (!idle) {
+        idle = true;
+        observe_idle(w.id, true);
+      }
       if (++fails < kSpinRounds) {
         if (e.oversubscribed()) platform::os::yield_cpu();
         else for (int i = 0; i < 64; ++i) platform::os::cpu_relax();

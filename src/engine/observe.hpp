@@ -9,6 +9,8 @@ namespace roost::engine {
 
 void hook_task_resume(unsigned worker, const detail::task_id& id);
 void hook_sleep(unsigned worker, bool begin);
+void hook_idle(unsigned worker, bool begin);
+void hook_steal(unsigned thief, unsigned victim, bool taken);
 
 inline bool hooks_on() { return detail::hooks_installed(); }
 
@@ -23,6 +25,12 @@ inline void observe_resume(unsigned worker, const detail::task_id* id) {
 }
 inline void observe_sleep(unsigned worker, bool begin) {
   if (hooks_on()) [[unlikely]] hook_sleep(worker, begin);
+}
+inline void observe_idle(unsigned worker, bool begin) {
+  if (hooks_on()) [[unlikely]] hook_idle(worker, begin);
+}
+inline void observe_steal(unsigned thief, unsigned victim, bool taken) {
+  if (hooks_on()) [[unlikely]] hook_steal(thief, victim, taken);
 }
 
 }  // namespace roost::engine

@@ -186,10 +186,11 @@ detail::job* adws_policy::steal(engine::worker& w) {
     if (v == w.id) continue;
     // The owner's migration queue holds work of an enclosing group, the last worker's local queue work of
     // groups further left (unless the range ends on its boundary): not ours to take (§4.2.4).
-    if (v != a)
-      if (detail::job* t = ws_[v].migq.steal_top()) return t;
-    if (v != b || adws::ends_on_boundary(r))
-      if (detail::job* t = eng_.worker_at(v).deque.steal()) return t;
+    detail::job* t = nullptr;
+    if (v != a) t = ws_[v].migq.steal_top();
+    if (!t && (v != b || adws::ends_on_boundary(r))) t = eng_.worker_at(v).deque.steal();
+    engine::observe_steal(w.id, v, t != nullptr);
+    if (t) return t;
   }
   return nullptr;
 }

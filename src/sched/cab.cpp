@@ -76,7 +76,9 @@ detail::job* cab_policy::take_inter(engine::worker& w) {
   for (unsigned i = 0; i < n; ++i) {
     unsigned v = (start + i) % n;
     if (v == s) continue;
-    if (detail::job* j = sockets_[v].inter.steal_top()) return j;
+    detail::job* j = sockets_[v].inter.steal_top();
+    engine::observe_steal(w.id, head_of_[v], j != nullptr);  // the victim socket, by its head
+    if (j) return j;
   }
   return nullptr;
 }

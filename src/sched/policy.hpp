@@ -26,6 +26,7 @@
 #include <string>
 
 #include "engine/engine_base.hpp"
+#include "engine/observe.hpp"
 #include "engine/worker.hpp"
 
 namespace roost::sched {
@@ -72,7 +73,9 @@ class policy_base {
     if (count == 0) return nullptr;
     engine::worker& v = eng_.worker_at(candidate(static_cast<unsigned>(w.next_random() % count)));
     if (&v == &w) return nullptr;
-    return v.deque.steal();
+    detail::job* j = v.deque.steal();
+    engine::observe_steal(w.id, v.id, j != nullptr);
+    return j;
   }
 
   engine::engine_base& eng_;

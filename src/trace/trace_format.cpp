@@ -90,7 +90,7 @@ void write_chrome_json(const std::string& path, const trace_file& t) {
     first = false;
   };
   std::map<std::pair<std::uint16_t, std::uint64_t>, std::uint64_t> open;  // (worker, serial) -> begin
-  std::map<std::uint16_t, std::uint64_t> asleep;
+  std::map<std::uint16_t, std::uint64_t> asleep, idle;
   auto us = [](std::uint64_t ns) {
     std::ostringstream s;
     s.precision(3);
@@ -114,6 +114,11 @@ void write_chrome_json(const std::string& path, const trace_file& t) {
       emit("{\"name\":\"sleep\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(asleep[r.worker]) +
            ",\"dur\":" + us(r.t_ns - asleep[r.worker]) + ",\"cname\":\"grey\"}");
       asleep.erase(r.worker);
+    } else if (k == kind::idle_begin) idle[r.worker] = r.t_ns;
+    else if (k == kind::idle_end && idle.count(r.worker)) {
+      emit("{\"name\":\"idle\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(idle[r.worker]) +
+           ",\"dur\":" + us(r.t_ns - idle[r.worker]) + ",\"cname\":\"yellow\"}");
+      idle.erase(r.worker);
     } else if (k == kind::iteration_begin || k == kind::iteration_end) {
       emit(std::string("{\"name\":\"") + (k == kind::iteration_begin ? "iteration begin" : "iteration end") +
            "\",\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(r.t_ns) + "}");

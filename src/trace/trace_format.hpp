@@ -15,6 +15,10 @@
 //   touch        a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
 //   touch_rows   a = base address, b = row bytes << 32 | rows, index = stride in bytes; its mode is in
 //                the kind: touch_rows_read, touch_rows_write, touch_rows_read_write (roost::touch_rows)
+//   spawn        a = the spawning task's serial, index = the child's rank (the child's task_begin follows,
+//                possibly on another worker)
+//   steal        a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (on the thief's lane)
+//   idle_begin, idle_end             a worker starts / stops looking for work
 //   sleep_begin, sleep_end           an idle worker goes to sleep / wakes
 //   iteration_begin, iteration_end   around each runtime::run, in the runtime's block
 // Serials are unique in a run (worker << 48 | per-worker count); spawn paths follow from (parent, index).
@@ -30,6 +34,7 @@ enum class kind : std::uint16_t {
   task_begin = 1, task_end = 2, task_resume = 3, touch = 4,
   sleep_begin = 5, sleep_end = 6, iteration_begin = 7, iteration_end = 8,
   touch_rows_read = 9, touch_rows_write = 10, touch_rows_read_write = 11,
+  spawn = 12, steal = 13, idle_begin = 14, idle_end = 15,
 };
 
 struct record {

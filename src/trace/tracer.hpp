@@ -29,6 +29,9 @@ class tracer final : public touch_consumer {
   void task_end(unsigned w, const detail::task_id& id) { add(w, kind::task_end, id.serial, 0, 0); }
   void task_resume(unsigned w, const detail::task_id& id) { add(w, kind::task_resume, id.serial, 0, 0); }
   void sleep(unsigned w, bool begin) { add(w, begin ? kind::sleep_begin : kind::sleep_end, 0, 0, 0); }
+  void idle(unsigned w, bool begin) { add(w, begin ? kind::idle_begin : kind::idle_end, 0, 0, 0); }
+  void spawn(unsigned w, const detail::task_id& parent, std::uint32_t index) { add(w, kind::spawn, parent.serial, 0, index); }
+  void steal(unsigned thief, unsigned victim, bool taken) { add(thief, kind::steal, victim, taken ? 1 : 0, 0); }
   void iteration(bool begin);
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
   void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,

@@ -47,6 +47,7 @@ void wake_one_idle(worker_abi* w);
 extern std::atomic<unsigned> g_hooks;
 void hook_task_start(unsigned worker, task_id& id, double hint);
 void hook_task_end(unsigned worker, const task_id& id);
+void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
 // Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
 inline bool hooks_installed() {
 #ifdef ROOST_NO_HOOKS
@@ -80,6 +81,7 @@ inline void name_child(worker_abi& w, task_frame& f) {
   f.id.index = parent->next_child++;
   f.id.depth = parent->depth + 1;
   f.id.next_child = 0;
+  if (hooks_installed()) [[unlikely]] hook_spawn(w.id, *parent, f.id.index);
 }
 
 // Help-first spawn of the group's first child, built in g.inline_frame.
