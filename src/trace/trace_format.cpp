@@ -97,9 +97,14 @@ void write_chrome_json(const std::string& path, const trace_file& t) {
     s << std::fixed << ns / 1000.0;
     return s.str();
   };
+  // Thread names for the timeline: one track per worker, one for the runtime (run() calls).
+  const std::string runtime_tid = std::to_string(t.workers);
+  for (std::uint32_t w = 0; w <= t.workers; ++w)
+    emit("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + std::to_string(w) +
+         ",\"args\":{\"name\":\"" + (w == t.workers ? std::string("runtime") : "worker " + std::to_string(w)) + "\"}}");
   for (const auto& r : t.records) {
     const auto k = static_cast<kind>(r.kind);
-    const std::string tid = r.worker == kRuntimeBlock ? "\"runtime\"" : std::to_string(r.worker);
+    const std::string tid = r.worker == kRuntimeBlock ? runtime_tid : std::to_string(r.worker);
     if (k == kind::task_begin || k == kind::task_resume) open[{r.worker, r.a}] = r.t_ns;
     else if (k == kind::task_end) {
       auto it = open.find({r.worker, r.a});

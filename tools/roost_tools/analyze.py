@@ -58,14 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from pathlib import Path
         png = Path(args.out_dir) / f"{args.name}-timeline.png"
-        timeline.plot(t, png, title=f"{args.name}: tasks by worker, coloured by subtree of the root; sleep in grey")
+        timeline.plot(t, png, title=f"{args.name}: tasks by worker (colour: subtree of the root); looking for work "
+                                    f"yellow, asleep grey")
+        hist_png = krd.plot(krd.krd(t), Path(args.out_dir) / f"{args.name}-krd.png", title=f"{args.name}: Kernel Reuse Distance")
         print(f"### {args.name}\n")
         print(f"Kernel Reuse Distance (seed 001): close <= L2 ({t.l2_bytes} B), near <= LLC ({t.llc_bytes} B), far, cold.\n")
         print("| cache domain | accesses | close | near | far | cold |\n|---|---:|---:|---:|---:|---:|")
         for name, h in krd.krd(t).items():
             r = h.ratios()
             print(f"| {name} | {h.total} | {r['close']:.3f} | {r['near']:.3f} | {r['far']:.3f} | {r['cold']:.3f} |")
-        print(f"\n![{args.name} timeline]({png.name})\n")
+        print(f"\n![{args.name} KRD]({hist_png.name}) ![{args.name} timeline]({png.name})\n")
     return 0
 
 

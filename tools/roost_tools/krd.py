@@ -124,3 +124,32 @@ def krd(trace: Trace) -> dict:
         total = total + h
     out["all"] = total
     return out
+
+
+def plot(hists: dict, out, title: str = "Kernel Reuse Distance"):
+    """Bar chart of the close/near/far/cold ratios, one group of bars per cache domain."""
+    from pathlib import Path
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bins = ["close", "near", "far", "cold"]
+    names = list(hists)
+    fig, ax = plt.subplots(figsize=(max(4, 1.6 * len(names) + 1), 3))
+    width = 0.8 / len(bins)
+    x = np.arange(len(names))
+    for i, b in enumerate(bins):
+        ax.bar(x + i * width - 0.4 + width / 2, [hists[n].ratios()[b] for n in names], width, label=b)
+    ax.set_xticks(x)
+    ax.set_xticklabels(names, fontsize=8)
+    ax.set_ylabel("share of kernel accesses")
+    ax.set_ylim(0, 1)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out

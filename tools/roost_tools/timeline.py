@@ -46,18 +46,21 @@ def plot(trace: Trace, out: str | Path, title: str = "") -> Path:
         ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color=cmap(sub % 20) if sub >= 0 else "black", linewidth=0)
     r = trace.records
     for w in range(trace.workers):
-        mine = r[(r["worker"] == w) & np.isin(r["kind"], [5, 6])]
-        t0 = None
-        for rec in mine:
-            if rec["kind"] == 5:
-                t0 = int(rec["t_ns"])
-            elif t0 is not None:
-                ax.barh(w, (int(rec["t_ns"]) - t0) / 1e6, left=t0 / 1e6, height=0.3, color="lightgrey", linewidth=0)
-                t0 = None
+        # Looking for work (idle, thin yellow) and asleep (grey).
+        for begin, end, colour in ((14, 15, "gold"), (5, 6, "lightgrey")):
+            mine = r[(r["worker"] == w) & np.isin(r["kind"], [begin, end])]
+            t0 = None
+            for rec in mine:
+                if rec["kind"] == begin:
+                    t0 = int(rec["t_ns"])
+                elif t0 is not None:
+                    ax.barh(w, (int(rec["t_ns"]) - t0) / 1e6, left=t0 / 1e6, height=0.3, color=colour, linewidth=0)
+                    t0 = None
     ax.set_yticks(range(trace.workers))
     ax.set_yticklabels([f"worker {w}" for w in range(trace.workers)], fontsize=8)
     ax.set_xlabel("time (ms)")
-    ax.set_title(title or "tasks by worker, coloured by subtree of the root; sleep in grey", fontsize=9)
+    ax.set_title(title or "tasks by worker, coloured by subtree of the root; looking for work in yellow, asleep in grey",
+                 fontsize=9)
     fig.tight_layout()
     out = Path(out)
     fig.savefig(out, dpi=110)

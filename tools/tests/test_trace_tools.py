@@ -63,11 +63,17 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
                     "--reps", "2", "--warmup", "0"], check=True, capture_output=True, env=env)
     t = read(trace)
     assert t.workers == 2 and len(t.llc_domain) == 2
+    import json
+    events = json.loads(Path(str(trace) + ".json").read_text())["traceEvents"]  # the Chrome/Perfetto form
+    assert {"M", "X"} <= {e["ph"] for e in events}
+    assert all(isinstance(e["tid"], int) for e in events)
     hist = krd.krd(t)
     assert hist["all"].total == len(krd.accesses(t)) > 0
     assert hist["all"].cold > 0
     png = timeline.plot(t, tmp_path / "tl.png")
     assert png.stat().st_size > 1000
+    assert krd.plot(hist, tmp_path / "krd.png").stat().st_size > 1000
+    assert analyze.main(["markdown", str(trace), "--name", "x", "--out-dir", str(tmp_path)]) == 0
     assert len(timeline.task_spans(t)) > 0
 
 
