@@ -1,6 +1,8 @@
 // adws (seed 003 ch. 4): range arithmetic against the digest's worked examples, deterministic mapping of a
 // repeated task tree (observation hook), roots on worker 0, wrong hints, configuration errors.
 #include <gtest/gtest.h>
+
+#include "test_util.hpp"
 #include <stdlib.h>
 
 #include <cmath>
@@ -62,14 +64,7 @@ TEST(AdwsRange, ZeroWeightStillGetsARange) {
 
 namespace {
 
-class scoped_env {
- public:
-  scoped_env(const char* n, const char* v) : n_(n) { setenv(n, v, 1); }
-  ~scoped_env() { unsetenv(n_); }
-
- private:
-  const char* n_;
-};
+using roost_test::scoped_env;
 
 struct recorder : roost::task_observer {
   std::mutex m;

@@ -2,6 +2,8 @@
 // intra-socket subtree ran inside one socket, that only head cores started inter-socket tasks, and that a
 // socket never ran two intra-socket subtrees at once. Plus configuration errors.
 #include <gtest/gtest.h>
+
+#include "test_util.hpp"
 #include <stdlib.h>
 
 #include <map>
@@ -13,14 +15,7 @@
 
 namespace {
 
-class scoped_env {
- public:
-  scoped_env(const char* n, const char* v) : n_(n) { setenv(n, v, 1); }
-  ~scoped_env() { unsetenv(n_); }
-
- private:
-  const char* n_;
-};
+using roost_test::scoped_env;
 
 long tree(int depth, long id) {
   if (depth == 0) {

@@ -4,6 +4,8 @@
 // roost::touch puts the leaf inter-socket tasks where eq. 1 says, later iterations keep subtrees in one
 // socket, CPU-bound or unannotated programs run as ws, reprofile() learns again.
 #include <gtest/gtest.h>
+
+#include "test_util.hpp"
 #include <stdlib.h>
 
 #include <map>
@@ -75,14 +77,7 @@ TEST(CatsFootprint, CounterAbsenceIsReported) {
 
 namespace {
 
-class scoped_env {
- public:
-  scoped_env(const char* n, const char* v) : n_(n) { setenv(n, v, 1); }
-  ~scoped_env() { unsetenv(n_); }
-
- private:
-  const char* n_;
-};
+using roost_test::scoped_env;
 
 std::vector<char> g_data(1 << 20);
 

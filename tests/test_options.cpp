@@ -1,5 +1,7 @@
 // Configuration: every bad value is an error naming the variable, the value and what is valid.
 #include <gtest/gtest.h>
+
+#include "test_util.hpp"
 #include <stdlib.h>
 
 #include <string>
@@ -10,26 +12,7 @@
 
 namespace {
 
-// Sets an environment variable for the scope of one test.
-class scoped_env {
- public:
-  scoped_env(const char* name, const char* value) : name_(name) {
-    if (const char* old = getenv(name)) {
-      had_ = true;
-      old_ = old;
-    }
-    setenv(name, value, 1);
-  }
-  ~scoped_env() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
+using roost_test::scoped_env;
 
 std::string error_of(const roost::options& o) {
   try {

@@ -264,20 +264,8 @@ class engine final : public engine_base {
     return schedule(now, next);
   }
 
-  static ult::transfer switch_to_parent(worker& w, fiber* parent) {
-    fiber* self = w.current_fiber;
-    ++self->epoch;
-    w.become(parent);
-    w.current_task = parent->task;
-    switch_msg m;
-    m.w = &w;
-    m.from = self;
-    m.action = after::park;
-    m.child_done_locally = true;
-    ult::transfer t;
-    switch_with(parent->ctx, m, t);
-    return t;
-  }
+  // A child that found its parent's continuation still in the deque ends locally (join.hpp).
+  static ult::transfer switch_to_parent(worker& w, fiber* parent) { return resume_fiber(w, parent, true); }
 
   // Runs jobs on this fiber until it must switch away (to resume a suspended task, or at shutdown).
   static ult::transfer schedule(worker& start, job* next) {
@@ -294,7 +282,8 @@ class engine final : public engine_base {
     }
   }
 
-  static ult::transfer resume_fiber(worker& w, fiber* target) {
+  // Switches to a suspended task; this (idle) fiber parks in the pool until it is reused.
+  static ult::transfer resume_fiber(worker& w, fiber* target, bool child_done_locally = false) {
     fiber* self = w.current_fiber;
     ++self->epoch;
     w.become(target);
@@ -303,6 +292,7 @@ class engine final : public engine_base {
     m.w = &w;
     m.from = self;
     m.action = after::park;
+    m.child_done_locally = child_done_locally;
     ult::transfer t;
     switch_with(target->ctx, m, t);
     return t;
