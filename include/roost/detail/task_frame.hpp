@@ -137,7 +137,7 @@ struct group_state {
 
   // The first child after each join is built here, in the owner's frame, instead of on the stack: a
   // help-first spawn then pushes it as it is (no copy, no pool allocation). Free again after wait().
-  static constexpr std::size_t kInlineFrameBytes = 128;
+  static constexpr std::size_t kInlineFrameBytes = 192;  // a 112-byte header + a closure of 80 bytes
   alignas(16) unsigned char inline_frame[kInlineFrameBytes];
 
   double total_work = -1;   // ADWS W_all; < 0: none given
