@@ -118,3 +118,30 @@ TEST(Options, SchedulerTableSaysWhatExists) {
   EXPECT_EQ(available, 6);  // ws, ws-help, hws, adws, cab, cats
   EXPECT_EQ(planned, 2);    // adws-ml, numa
 }
+
+TEST(Options, SchedulerKnobsHaveFieldsThatWinOverTheEnvironment) {
+  scoped_env a("ROOST_ADWS_STEAL", "false");
+  scoped_env l("ROOST_CAB_LEVEL", "5");
+  scoped_env s("ROOST_CAB_SUBTREES", "many");
+  scoped_env c("ROOST_CATS_MIN_INTENSITY", "0.5");
+  roost::resolved_options r = roost::resolve({});
+  EXPECT_FALSE(r.adws_steal);
+  EXPECT_EQ(r.cab_level, 5u);
+  EXPECT_FALSE(r.cab_one_subtree);
+  EXPECT_DOUBLE_EQ(r.cats_min_intensity, 0.5);
+  roost::options o;
+  o.adws_steal = true;
+  o.cab_level = 1;
+  o.cab_one_subtree = true;
+  o.cats_min_intensity = 0.0;
+  r = roost::resolve(o);
+  EXPECT_TRUE(r.adws_steal);
+  EXPECT_EQ(r.cab_level, 1u);
+  EXPECT_TRUE(r.cab_one_subtree);
+  EXPECT_DOUBLE_EQ(r.cats_min_intensity, 0.0);
+  o.cab_level = 65;
+  expect_mentions(error_of(o), {"options::cab_level", "65", "0 to 64"});
+  o.cab_level = 1;
+  o.cats_min_intensity = -1;
+  expect_mentions(error_of(o), {"options::cats_min_intensity", "-1"});
+}

@@ -25,6 +25,16 @@ struct options {
   // ROOST_TRACE: write a trace of this runtime to this file (binary, see src/trace/trace_format.hpp) and
   // to FILE.json (Chrome/Perfetto timeline) when the runtime is destroyed. Default: no trace.
   std::optional<std::string> trace;
+
+  // Scheduler knobs (read only by their scheduler, validated always).
+  // ROOST_ADWS_STEAL: adws repairs imbalance by stealing (false: "ADWS (no steal)"). Default true.
+  std::optional<bool> adws_steal;
+  // ROOST_CAB_LEVEL: cab's boundary level, the spawn depth of leaf inter-socket tasks, 0..64. Default 2.
+  std::optional<unsigned> cab_level;
+  // ROOST_CAB_SUBTREES: "one" intra-socket subtree per socket at a time (true, default) or "many" (false).
+  std::optional<bool> cab_one_subtree;
+  // ROOST_CATS_MIN_INTENSITY: bytes per ns of the profiled iteration below which cats runs as ws. 0.05.
+  std::optional<double> cats_min_intensity;
 };
 
 // The configuration after options, environment and defaults are merged and validated.
@@ -36,6 +46,10 @@ struct resolved_options {
   std::size_t stack_size = 0;
   bool verbose = false;
   std::string trace;  // empty: no trace
+  bool adws_steal = true;
+  unsigned cab_level = 2;
+  bool cab_one_subtree = true;
+  double cats_min_intensity = 0.05;
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the

@@ -132,6 +132,44 @@ resolved_options resolve(const options& o) {
   if (o.verbose) r.verbose = *o.verbose;
   else if (const char* v = env("ROOST_VERBOSE")) r.verbose = parse_bool({"ROOST_VERBOSE", v});
 
+  if (o.adws_steal) r.adws_steal = *o.adws_steal;
+  else if (const char* v = env("ROOST_ADWS_STEAL")) r.adws_steal = parse_bool({"ROOST_ADWS_STEAL", v});
+
+  {
+    const char* valid = "an integer from 0 to 64 (tasks at that spawn depth and above are inter-socket; the root is 0)";
+    if (o.cab_level) {
+      if (*o.cab_level > 64) fail({"options::cab_level", std::to_string(*o.cab_level)}, std::string("valid: ") + valid);
+      r.cab_level = *o.cab_level;
+    } else if (const char* v = env("ROOST_CAB_LEVEL")) {
+      source s{"ROOST_CAB_LEVEL", v};
+      unsigned long long x = parse_uint(s, valid);
+      if (x > 64) fail(s, std::string("valid: ") + valid);
+      r.cab_level = static_cast<unsigned>(x);
+    }
+  }
+
+  if (o.cab_one_subtree) r.cab_one_subtree = *o.cab_one_subtree;
+  else if (const char* v = env("ROOST_CAB_SUBTREES")) {
+    std::string x(v);
+    if (x != "one" && x != "many")
+      fail({"ROOST_CAB_SUBTREES", x}, "valid: one (a socket runs one intra-socket subtree at a time, seed 000's policy), many");
+    r.cab_one_subtree = x == "one";
+  }
+
+  {
+    const char* valid = "a finite number of bytes per nanosecond >= 0 (default 0.05)";
+    if (o.cats_min_intensity) {
+      if (!(*o.cats_min_intensity >= 0) || *o.cats_min_intensity > 1e9)
+        fail({"options::cats_min_intensity", std::to_string(*o.cats_min_intensity)}, std::string("valid: ") + valid);
+      r.cats_min_intensity = *o.cats_min_intensity;
+    } else if (const char* v = env("ROOST_CATS_MIN_INTENSITY")) {
+      char* end = nullptr;
+      double x = std::strtod(v, &end);
+      if (!*v || *end || !(x >= 0) || x > 1e9) fail({"ROOST_CATS_MIN_INTENSITY", v}, std::string("not a number; valid: ") + valid);
+      r.cats_min_intensity = x;
+    }
+  }
+
   if (o.trace) r.trace = *o.trace;
   else if (const char* v = env("ROOST_TRACE")) r.trace = v;
   if (!r.trace.empty() && r.trace.back() == '/')

@@ -2,23 +2,12 @@
 // with the mailbox and the migration queue, stealing inside the distribution tree, node bookkeeping.
 #include "sched/adws.hpp"
 
-#include <cstdlib>
-
-#include "roost/errors.hpp"
 
 namespace roost::sched {
 
 using adws::range;
 
 namespace {
-bool steal_from_env() {
-  const char* v = std::getenv("ROOST_ADWS_STEAL");
-  if (!v) return true;
-  std::string s(v);
-  if (s == "1" || s == "true" || s == "yes" || s == "on") return true;
-  if (s == "0" || s == "false" || s == "no" || s == "off") return false;
-  throw config_error("ROOST_ADWS_STEAL='" + s + "': not a boolean; valid: true, false, 1, 0, yes, no, on, off");
-}
 range range_of(const detail::task_id& id) { return {id.range_lo, id.range_hi}; }
 void set_range(detail::task_id& id, range r) {
   id.range_lo = r.lo;
@@ -27,7 +16,7 @@ void set_range(detail::task_id& id, range r) {
 }  // namespace
 
 adws_policy::adws_policy(engine::engine_base& e)
-    : policy_base(e), ws_(e.num_workers()), steal_(steal_from_env()), workers_(e.num_workers()) {
+    : policy_base(e), ws_(e.num_workers()), steal_(e.config().adws_steal), workers_(e.num_workers()) {
   root_.lo = 0;
   root_.hi = workers_;
 }

@@ -1,36 +1,11 @@
 #include "sched/cab.hpp"
 
-#include <cstdlib>
 #include <sstream>
 
-#include "roost/errors.hpp"
 
 namespace roost::sched {
 
-namespace {
-unsigned level_from_env() {
-  const char* v = std::getenv("ROOST_CAB_LEVEL");
-  if (!v) return 2;
-  std::string s(v);
-  char* end = nullptr;
-  long x = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end || x < 0 || x > 64)
-    throw config_error("ROOST_CAB_LEVEL='" + s + "': the boundary level must be an integer from 0 to 64 "
-                       "(tasks at that spawn depth and above are inter-socket; the root is depth 0)");
-  return static_cast<unsigned>(x);
-}
-bool one_subtree_from_env() {
-  const char* v = std::getenv("ROOST_CAB_SUBTREES");
-  if (!v) return true;
-  std::string s(v);
-  if (s == "one") return true;
-  if (s == "many") return false;
-  throw config_error("ROOST_CAB_SUBTREES='" + s + "': valid: one (a socket runs one intra-socket subtree at a "
-                     "time, seed 000's policy), many");
-}
-}  // namespace
-
-cab_policy::cab_policy(engine::engine_base& e) : cab_policy(e, level_from_env(), one_subtree_from_env()) {}
+cab_policy::cab_policy(engine::engine_base& e) : cab_policy(e, e.config().cab_level, e.config().cab_one_subtree) {}
 
 cab_policy::cab_policy(engine::engine_base& e, unsigned level, bool one_subtree)
     : policy_base(e), level_(level), one_subtree_(one_subtree) {

@@ -24,7 +24,7 @@ namespace roost::sched {
 class cab_policy : public policy_base {
  public:
   static constexpr const char* name = "cab";
-  explicit cab_policy(engine::engine_base& e);  // level and subtree policy from the environment
+  explicit cab_policy(engine::engine_base& e);  // level and subtree policy from the configuration
 
   spawn_order order(engine::worker&, const detail::task_frame& f) const {
     return f.id.depth <= level_ ? spawn_order::parent_first : spawn_order::child_first;

@@ -1,6 +1,5 @@
 #include "sched/cats.hpp"
 
-#include <cstdlib>
 #include <sstream>
 
 #include "roost/errors.hpp"
@@ -11,19 +10,6 @@
 namespace roost::sched {
 
 using profile::tier;
-
-namespace {
-double min_intensity_from_env() {
-  const char* v = std::getenv("ROOST_CATS_MIN_INTENSITY");
-  if (!v) return 0.05;
-  char* end = nullptr;
-  double x = std::strtod(v, &end);
-  if (!*v || *end || !(x >= 0) || x > 1e9)
-    throw config_error(std::string("ROOST_CATS_MIN_INTENSITY='") + v +
-                       "': not a number of bytes per nanosecond; valid: a finite number >= 0 (default 0.05)");
-  return x;
-}
-}  // namespace
 
 // Annotations attribute each roost::touch to the task running on the calling worker.
 class cats_policy::touch_meter final : public touch_consumer {
@@ -39,7 +25,7 @@ class cats_policy::touch_meter final : public touch_consumer {
 };
 
 cats_policy::cats_policy(engine::engine_base& e)
-    : cab_policy(e, 0, true), min_intensity_(min_intensity_from_env()) {
+    : cab_policy(e, 0, true), min_intensity_(e.config().cats_min_intensity) {
   cache_bytes_ = e.topology().package_cache_bytes(e.placement().pu_of_worker[0]);
   // Hardware counters are used where the machine has them; this build attributes them per task switch
   // with profile::segment_meter. Without them, kernel annotations.
