@@ -33,11 +33,11 @@ test-release: build
 
 # Sanitizer builds run the same tests; sizes shrink automatically under a sanitizer (see tests/).
 test-tsan: build-tsan
-	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest -j $(JOBS) --output-on-failure -E Install
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest -j $(JOBS) --output-on-failure -E "Install|Docs"
 
 test-asan: build-asan
 	cd build-asan && ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
-	  ctest -j $(JOBS) --output-on-failure -E Install
+	  ctest -j $(JOBS) --output-on-failure -E "Install|Docs"
 
 test: test-release test-tsan test-asan
 	@echo "make test: release, TSan and ASan+UBSan suites all passed"
