@@ -274,8 +274,7 @@ class engine final : public engine_base {
       if (!next) next = find_work(w);
       if (!next) return leave_to_thread(w);
       if (next->k == job::kind::fresh) {
-        next = run_fresh(w, *static_cast<frame*>(next));
-        wp = current_worker();  // the task may have suspended and moved this fiber
+        next = run_fresh(wp, *static_cast<frame*>(next));  // updates wp: the task may have moved this fiber
         continue;
       }
       return resume_fiber(w, static_cast<fiber*>(next));
@@ -310,8 +309,12 @@ class engine final : public engine_base {
   }
 
   // A frame from a queue (a help-first child someone else pushed, or a root task): run it on this fiber.
-  // Returns the suspended owner to resume if this was its last remote child.
-  static job* run_fresh(worker& w, frame& f) {
+  // Returns the suspended owner to resume if this was its last remote child; `wp` is updated to the worker
+  // the fiber is on afterwards.
+  static job* run_fresh(worker*& wp, frame& f) {
+    worker& w = *wp;
+    fiber* self = w.current_fiber;
+    const std::uint64_t epoch = self->epoch;
     group* g = f.group;
     const std::size_t size = f.ops->size;
     const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;
@@ -323,7 +326,8 @@ class engine final : public engine_base {
     } catch (...) {
       if (g) join::record_exception(*g, std::current_exception());
     }
-    worker& now = *current_worker();
+    worker& now = self->epoch == epoch ? w : *current_worker();  // moved only if the task suspended
+    wp = &now;
     // A root has already released its caller, who may have removed the observer: run() returning is its end.
     if (g) observe_end(now.id, f.id);
     of(now).policy_.on_task_end(now, f.id);

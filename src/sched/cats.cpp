@@ -73,20 +73,20 @@ void cats_policy::iteration_end() {
     why << "CPU-bound: " << intensity << " bytes/ns < ROOST_CATS_MIN_INTENSITY " << min_intensity_;
     mode_.store(mode::as_ws, std::memory_order_release);
   } else {
-    tiers_ = table_.partition(cache_bytes_);
-    build_trie();
+    const auto tiers = table_.partition(cache_bytes_);
+    build_trie(tiers);
     std::size_t leaves = 0;
-    for (const auto& [p, t] : tiers_) leaves += t == tier::leaf;
-    why << tiers_.size() << " tasks profiled, " << leaves << " leaf inter-socket tasks for a "
+    for (const auto& [p, t] : tiers) leaves += t == tier::leaf;
+    why << tiers.size() << " tasks profiled, " << leaves << " leaf inter-socket tasks for a "
         << topo::format_bytes(cache_bytes_) << " socket cache, " << intensity << " bytes/ns";
     mode_.store(mode::bi_tier, std::memory_order_release);
   }
   decision_ = why.str();
 }
 
-void cats_policy::build_trie() {
+void cats_policy::build_trie(const std::unordered_map<std::string, profile::tier>& tiers) {
   trie_ = profile_node{};
-  for (const auto& [path, t] : tiers_) {
+  for (const auto& [path, t] : tiers) {
     profile_node* n = nullptr;
     std::size_t pos = 0;
     while (pos <= path.size()) {

@@ -55,7 +55,7 @@ class cats_policy : public cab_policy {
     profile::tier t = profile::tier::unknown;
     std::vector<std::unique_ptr<profile_node>> children;
   };
-  void build_trie();
+  void build_trie(const std::unordered_map<std::string, profile::tier>& tiers);
   profile::tier tier_of_child(const detail::task_id& parent, detail::task_id& child) const;
 
   std::atomic<mode> mode_{mode::profiling};
@@ -68,7 +68,6 @@ class cats_policy : public cab_policy {
   std::unique_ptr<touch_meter> annotations_;
   touch_consumer* previous_consumer_ = nullptr;  // restored after the profiling iteration
   profile::soid_table table_;
-  std::unordered_map<std::string, profile::tier> tiers_;
   profile_node trie_;
   std::uint64_t iteration_start_ns_ = 0;
   std::uint64_t root_soid_ = 0;
