@@ -57,7 +57,7 @@ class task_group {
   }
 
   // Joins every child spawned so far; the group can be reused afterwards.
-  void wait() {
+  __attribute__((always_inline)) void wait() {
     if (st_.spawned == 1 && st_.local_done == 0 && st_.owner_fiber && detail::try_join_first_child(st_)) return;
     detail::wait(st_);
   }
@@ -67,7 +67,7 @@ class task_group {
 
  private:
   template <class F>
-  void spawn_with_hint(F&& f, double hint) {
+  __attribute__((always_inline)) void spawn_with_hint(F&& f, double hint) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
     detail::fiber_abi* fb = st_.owner_fiber;
     if (!fb) [[unlikely]]

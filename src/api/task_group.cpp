@@ -23,12 +23,11 @@ void wait(group_state& g) {
   w->ops->wait(*w, g);
 }
 
-fiber_abi* current_fiber_or_throw(const char* call) {
-  engine::worker* w = engine::current_worker_at_entry();
-  if (!w) [[unlikely]]
-    throw usage_error(std::string(call) + " called outside roost::runtime::run: spawn tasks from inside a task "
-                      "(rt.run([&] { ... tg.run(...); ... }))");
-  return w->current_fiber;
+__thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec"))) = nullptr;
+
+void throw_outside_task(const char* call) {
+  throw usage_error(std::string(call) + " called outside roost::runtime::run: spawn tasks from inside a task "
+                    "(rt.run([&] { ... tg.run(...); ... }))");
 }
 
 void wake_one_idle(worker_abi* w) { static_cast<engine::worker*>(w)->eng->idle().wake_one(); }

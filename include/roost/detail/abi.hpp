@@ -2,11 +2,17 @@
 // help-first spawn and its join cost no call into the library (the idea of OpenCilk's cilk ABI, where
 // compiler-generated code pushes onto the worker's deque with the THE protocol).
 //
-// How user code finds its worker without a thread_local: every task runs on a fiber, and a fiber's record
-// says which worker runs it *now* (the engine updates it at every resume). A task_group asks the library
-// once for the fiber it lives on (its owner's) and reads fiber->worker each time, so a task that moved to
-// another thread during a join sees its new worker. A thread_local read inlined here could be cached by the
-// compiler across such a move.
+// How user code finds its worker: every task runs on a fiber, and a fiber's record says which worker runs
+// it *now* (the engine updates it at every resume). A task_group reads the fiber it lives on (its owner's)
+// once, at its first spawn, and reads fiber->worker each time after that, so a task that moved to another
+// thread during a join sees its new worker.
+//
+// The fiber is read from t_running_fiber, an initial-exec __thread variable read inline: one
+// %fs-relative load, no call, no TLS wrapper. Its *value* may be kept by the compiler across a migration
+// and still be right: the fiber a task runs on does not change when the task moves, and every thread that
+// resumes it sets t_running_fiber to it. What must never be kept is the variable's *address* (the old
+// thread's slot): initial-exec scalar reads are segment-relative loads that hold no address in a register,
+// and the value is read only at a group's first spawn.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -39,8 +45,16 @@ struct fiber_abi : job {
   std::uint64_t epoch = 0;       // bumped whenever the fiber is switched away from
 };
 
+// The fiber the calling task runs on, nullptr outside a roost task (set by engine::worker::become).
+extern __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec")));
+
 // Out of line (src/api/task_group.cpp).
-fiber_abi* current_fiber_or_throw(const char* call);  // usage_error outside a roost task
+[[noreturn]] void throw_outside_task(const char* call);  // usage_error
+inline fiber_abi* current_fiber_or_throw(const char* call) {
+  fiber_abi* f = t_running_fiber;
+  if (!f) [[unlikely]] throw_outside_task(call);
+  return f;
+}
 void wake_one_idle(worker_abi* w);
 // Observation and tracing hooks: one flag, so that with neither installed a hook point costs one relaxed
 // load and a branch (src/api/hooks.cpp dispatches).
