@@ -3,6 +3,8 @@
 #pragma once
 #include <roost/roost.hpp>
 
+#include "common/bench.hpp"
+
 namespace bench {
 
 struct roost_fj {
@@ -31,5 +33,8 @@ struct roost_touch_rows {
     roost::touch_rows(p, row_bytes, rows, stride, write ? roost::access::write : roost::access::read);
   }
 };
+
+template <class P>
+void roost_tasks_of(problem& p) { run_tasks<roost_fj>(static_cast<P&>(p), roost_iteration{}, roost_touch{}); }
 
 }  // namespace bench

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "common/forkjoin.hpp"
+
 namespace bench {
 struct tbb_fj {
   struct group {
@@ -18,4 +20,9 @@ struct tbb_fj {
     tbb::task_group tg;
   };
 };
+}  // namespace bench
+
+namespace bench {
+template <class P>
+void tbb_tasks_of(problem& p) { run_tasks<tbb_fj>(static_cast<P&>(p), inline_iteration{}, no_touch{}); }
 }  // namespace bench

@@ -9,6 +9,9 @@
 // peers ignore them.
 #pragma once
 #include <algorithm>
+#include <cstddef>
+
+#include "common/bench.hpp"
 
 namespace bench {
 
@@ -73,5 +76,19 @@ struct serial_fj {
     void wait() {}
   };
 };
+
+// What the serial and peer versions pass where roost's versions pass roost_iteration and roost_touch.
+struct inline_iteration {
+  template <class F>
+  void operator()(F&& body) const { body(); }
+};
+struct no_touch {
+  void operator()(const void*, std::size_t, bool) const {}
+};
+
+// The variants of a benchmark written as run_tasks<FJ>(problem_t&, iteration, touch) (and, when it is
+// loop-shaped, run_loops(problem_t&, for_each)), instantiated per framework by the fj_*.hpp headers.
+template <class P>
+void serial_of(problem& p) { run_tasks<serial_fj>(static_cast<P&>(p), inline_iteration{}, no_touch{}); }
 
 }  // namespace bench

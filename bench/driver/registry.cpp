@@ -3,13 +3,20 @@
 #include "driver/registry.hpp"
 
 #include "fib/fib.hpp"
+#include "fft/fft.hpp"
+#include "knapsack/knapsack.hpp"
+#include "rrm/rrm.hpp"
+#include "reduction/reduction.hpp"
+#include "jacobi/jacobi.hpp"
 #include "ge/ge.hpp"
 #include "heat2d/heat2d.hpp"
 #include "mandelbrot/mandelbrot.hpp"
+#include "map/map.hpp"
 #include "matmul/matmul.hpp"
 #include "nqueens/nqueens.hpp"
 #include "quicksort/quicksort.hpp"
 #include "stencil/stencil.hpp"
+#include "vecmul/vecmul.hpp"
 
 #ifdef ROOST_BENCH_FULL
 #define FULL(f) f
@@ -67,6 +74,31 @@ const std::vector<benchmark_def>& registry() {
        "100000", "134217728", [](const std::string& s) { return quicksort::prepare("quicksort", s); },
        quicksort::serial, FULL(quicksort::roost_tasks), FULL(quicksort::tbb_tasks), nullptr, quicksort::omp_tasks,
        nullptr, nullptr},
+      {"map", "002", "V vectors scaled in place each step, one task per vector", "48x131072x10", "4x1024x2",
+       "48x131072x10", [](const std::string& s) { return map::prepare("map", s); }, map::serial,
+       FULL(map::roost_tasks), FULL(map::tbb_tasks), FULL(map::tbb_pfor), map::omp_tasks, map::omp_static,
+       map::omp_dynamic},
+      {"vecmul", "002", "cross products of V pairs of 3-vector arrays, one task per pair", "128x4096x10",
+       "4x64x2", "128x4096x10", [](const std::string& s) { return vecmul::prepare("vecmul", s); },
+       vecmul::serial, FULL(vecmul::roost_tasks), FULL(vecmul::tbb_tasks), FULL(vecmul::tbb_pfor),
+       vecmul::omp_tasks, vecmul::omp_static, vecmul::omp_dynamic},
+      {"jacobi", "002", "blocked 2-D Jacobi heat solver, one task per block", "2048x256x10", "64x16x2",
+       "16384x512x10", [](const std::string& s) { return jacobi::prepare("jacobi", s); }, jacobi::serial,
+       FULL(jacobi::roost_tasks), FULL(jacobi::tbb_tasks), FULL(jacobi::tbb_pfor), jacobi::omp_tasks,
+       jacobi::omp_static, jacobi::omp_dynamic},
+      {"reduction", "002", "merge phase of BOTS Sort, level by level, one task per merge", "4194304x10",
+       "4096x4", "33554432x10", [](const std::string& s) { return reduction::prepare("reduction", s); },
+       reduction::serial, FULL(reduction::roost_tasks), FULL(reduction::tbb_tasks), FULL(reduction::tbb_pfor),
+       reduction::omp_tasks, reduction::omp_static, reduction::omp_dynamic},
+      {"rrm", "003 ch. 5", "recursive repeated map: 3 parallel maps per level, halves recursed", "2097152",
+       "16384", "134217728", [](const std::string& s) { return rrm::prepare("rrm", s); }, rrm::serial,
+       FULL(rrm::roost_tasks), FULL(rrm::tbb_tasks), nullptr, rrm::omp_tasks, nullptr, nullptr},
+      {"knapsack", "000", "0-1 knapsack, branch and bound, one spawn per item decision (CPU-bound)", "28", "20",
+       "30", [](const std::string& s) { return knapsack::prepare("knapsack", s); }, knapsack::serial,
+       FULL(knapsack::roost_tasks), FULL(knapsack::tbb_tasks), nullptr, knapsack::omp_tasks, nullptr, nullptr},
+      {"fft", "000", "radix-2 FFT, halves spawned, butterflies as a parallel loop", "262144", "1024",
+       "16777216", [](const std::string& s) { return fft::prepare("fft", s); }, fft::serial,
+       FULL(fft::roost_tasks), FULL(fft::tbb_tasks), nullptr, fft::omp_tasks, nullptr, nullptr},
   };
   return r;
 }
@@ -79,12 +111,9 @@ const benchmark_def* find_benchmark(const std::string& name) {
 
 const std::vector<planned_def>& planned() {
   static const std::vector<planned_def> p{
-      {"knapsack", "000", "CPU-bound set"},
-      {"fft", "000", "CPU-bound set"},
-      {"rrm", "003 ch. 5", "multi-level ADWS set"},  {"kdtree", "003 ch. 5", "multi-level ADWS set"},
-      {"decision-tree", "003 ch. 5", "multi-level ADWS set"}, {"map", "002", "NUMA dealing set"},
-      {"reduction", "002", "NUMA dealing set"},      {"vecmul", "002", "NUMA dealing set"},
-      {"jacobi", "002", "NUMA dealing set"},         {"sparselu", "002", "NUMA dealing set"},
+      {"kdtree", "003 ch. 5", "multi-level ADWS set"},
+      {"decision-tree", "003 ch. 5", "multi-level ADWS set"},
+      {"sparselu", "002", "NUMA dealing set"},
   };
   return p;
 }

@@ -1,0 +1,14 @@
+#include "jacobi/jacobi.hpp"
+
+namespace bench::jacobi {
+void serial(problem& p) { serial_of<problem_t>(p); }
+std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
+  auto v = parse_size(name, size, 3, "NxBLOCKxITERATIONS, e.g. 2048x256x10");
+  auto p = std::make_unique<problem_t>(v[0], v[1], v[2]);
+  p->reset();
+  serial(*p);
+  std::memcpy(p->ref.data(), p->result(), sizeof(double) * p->n * p->n);
+  p->reset();
+  return p;
+}
+}  // namespace bench::jacobi

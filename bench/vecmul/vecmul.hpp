@@ -1,0 +1,81 @@
+// Vecmul (seed 002 Table 4): V independent vector pairs, each an array of L three-dimensional double
+// vectors; every time step computes c[i] = a[i] x b[i] (cross product) for each pair, one task per pair.
+// Seed 002 deals each pair's task to the node holding it (coarse distribution); here pairs are split by
+// recursive bisection with equal work hints and each group's bytes (a, b and c) as its data-size hint.
+// The cross product is computed the same way everywhere, so results are exact.
+#pragma once
+#include <cstring>
+#include <string>
+
+#include "common/bench.hpp"
+#include "common/forkjoin.hpp"
+
+namespace bench::vecmul {
+
+struct problem_t final : problem {
+  long pairs, len, iters;
+  buffer<double> a, b, c, ref;  // pair k, vector i, component d at [(k * len + i) * 3 + d]
+  problem_t(long np, long l, long it)
+      : pairs(np), len(l), iters(it), a(np * l * 3), b(np * l * 3), c(np * l * 3), ref(np * l * 3) {
+    for (long i = 0; i < np * l * 3; ++i) {
+      a[i] = static_cast<double>((i * 37) % 101) * 0.02 - 1.0;
+      b[i] = static_cast<double>((i * 53) % 97) * 0.03 - 1.5;
+    }
+  }
+  void reset() override { std::memset(c.data(), 0, sizeof(double) * pairs * len * 3); }
+  bool check() const override { return std::memcmp(c.data(), ref.data(), sizeof(double) * pairs * len * 3) == 0; }
+  std::string describe() const override {
+    return std::to_string(pairs) + " pairs x " + std::to_string(len) + " 3-vectors, " + std::to_string(iters) +
+           " iterations, " + std::to_string(pairs * len * 72 >> 20) + " MiB";
+  }
+};
+
+template <class Touch>
+void cross(const double* a, const double* b, double* c, long len, const Touch& touch) {
+  const std::size_t bytes = static_cast<std::size_t>(len) * 3 * sizeof(double);
+  touch(a, bytes, false);
+  touch(b, bytes, false);
+  touch(c, bytes, true);
+  for (long i = 0; i < len; ++i) {
+    const double* x = a + 3 * i;
+    const double* y = b + 3 * i;
+    double* z = c + 3 * i;
+    z[0] = x[1] * y[2] - x[2] * y[1];
+    z[1] = x[2] * y[0] - x[0] * y[2];
+    z[2] = x[0] * y[1] - x[1] * y[0];
+  }
+}
+
+template <class Touch>
+void pair(problem_t& p, long k, const Touch& touch) {
+  const long off = k * p.len * 3;
+  cross(p.a.data() + off, p.b.data() + off, p.c.data() + off, p.len, touch);
+}
+
+template <class FJ, class Iteration, class Touch>
+void run_tasks(problem_t& p, Iteration&& iteration, const Touch& touch) {
+  const double bytes = 3.0 * static_cast<double>(p.len) * 3 * sizeof(double);
+  for (long t = 0; t < p.iters; ++t)
+    iteration([&] {
+      split_rows<FJ>(0, p.pairs, 1, bytes, [&](long lo, long hi) {
+        for (long k = lo; k < hi; ++k) pair(p, k, touch);
+      });
+    });
+}
+
+template <class ForEach>
+void run_loops(problem_t& p, ForEach&& for_each) {
+  for (long t = 0; t < p.iters; ++t)
+    for_each(p.pairs, [&](long k) { pair(p, k, [](const void*, std::size_t, bool) {}); });
+}
+
+std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
+void serial(problem& p);
+void roost_tasks(problem& p);
+void tbb_tasks(problem& p);
+void tbb_pfor(problem& p);
+void omp_tasks(problem& p);
+void omp_static(problem& p);
+void omp_dynamic(problem& p);
+
+}  // namespace bench::vecmul
