@@ -3,6 +3,7 @@
 #include "driver/registry.hpp"
 
 #include "fib/fib.hpp"
+#include "sparselu/sparselu.hpp"
 #include "fft/fft.hpp"
 #include "knapsack/knapsack.hpp"
 #include "rrm/rrm.hpp"
@@ -99,6 +100,10 @@ const std::vector<benchmark_def>& registry() {
       {"fft", "000", "radix-2 FFT, halves spawned, butterflies as a parallel loop", "262144", "1024",
        "16777216", [](const std::string& s) { return fft::prepare("fft", s); }, fft::serial,
        FULL(fft::roost_tasks), FULL(fft::tbb_tasks), nullptr, fft::omp_tasks, nullptr, nullptr},
+      {"sparselu", "002", "BOTS SparseLU: blocked LU with fill-in, one task per block per phase", "32x64", "8x8",
+       "32x256", [](const std::string& s) { return sparselu::prepare("sparselu", s); }, sparselu::serial,
+       FULL(sparselu::roost_tasks), FULL(sparselu::tbb_tasks), FULL(sparselu::tbb_pfor), sparselu::omp_tasks,
+       sparselu::omp_static, sparselu::omp_dynamic},
   };
   return r;
 }
@@ -113,7 +118,6 @@ const std::vector<planned_def>& planned() {
   static const std::vector<planned_def> p{
       {"kdtree", "003 ch. 5", "multi-level ADWS set"},
       {"decision-tree", "003 ch. 5", "multi-level ADWS set"},
-      {"sparselu", "002", "NUMA dealing set"},
   };
   return p;
 }
