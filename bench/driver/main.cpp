@@ -4,7 +4,7 @@
 //               [--size SIZE | --small | --paper] [--reps 5] [--warmup 1] [--json out.jsonl]
 //               [--hint-error det:ALPHA|rand:ALPHA]   distort heat2d's work hints (seed 003 Fig. 4.22)
 //   roost-bench --demo     the curated comparison `make demo` runs (writes out/bench.jsonl)
-//   roost-bench --list     benchmarks with their sizes, variants, and what is planned
+//   roost-bench --list     benchmarks with their sizes, and the variants (schedulers not implemented yet are marked)
 //
 // Every measurement checks the result against the serial reference. Prints a table as it goes and, with
 // --json, one JSON line per measurement: bench, variant, size, workers, each repetition's seconds, median,
@@ -243,9 +243,7 @@ int run(const run_config& cfg) {
 void list() {
   std::printf("benchmarks: name, seed, default / small (tests) / paper size\n");
   for (const auto& b : bench::registry())
-    std::printf("  %-8s %-9s %-13s / %-9s / %-13s %s\n", b.name, b.seed, b.default_size, b.small_size, b.paper_size, b.what);
-  std::printf("planned (from the seeds, not written yet):\n");
-  for (const auto& b : bench::planned()) std::printf("  %-13s seed %-10s %s\n", b.name, b.seed, b.what);
+    std::printf("  %-13s %-9s %-13s / %-9s / %-13s %s\n", b.name, b.seed, b.default_size, b.small_size, b.paper_size, b.what);
   std::printf("variants:\n  serial             the plain program\n");
   for (const auto& s : roost::schedulers())
     std::printf("  %-18s roost: %s%s\n", s.name, s.summary, s.available ? "" : "  [not implemented yet]");
@@ -324,8 +322,6 @@ int main(int argc, char** argv) {
     if (bench::find_benchmark(b)) continue;
     std::string names;
     for (const auto& x : bench::registry()) names += (names.empty() ? "" : ", ") + std::string(x.name);
-    for (const auto& x : bench::planned())
-      if (b == x.name) usage_error("benchmark '" + b + "' (seed " + x.seed + ") is not written yet; available: " + names);
     usage_error("unknown benchmark '" + b + "'; available: " + names);
   }
   for (const auto& v : cfg.variants) {

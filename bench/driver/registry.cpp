@@ -2,7 +2,9 @@
 // without it (serial and OpenMP only, so LLVM libomp runs the very same sources).
 #include "driver/registry.hpp"
 
+#include "dtree/dtree.hpp"
 #include "fib/fib.hpp"
+#include "kdtree/kdtree.hpp"
 #include "sparselu/sparselu.hpp"
 #include "fft/fft.hpp"
 #include "knapsack/knapsack.hpp"
@@ -71,7 +73,7 @@ const std::vector<benchmark_def>& registry() {
       {"mandelbrot", "000", "escape-time counts, rows halved down to 4 (CPU-bound)", "512x512", "64x64",
        "2048x1024", [](const std::string& s) { return mandelbrot::prepare("mandelbrot", s); }, mandelbrot::serial,
        FULL(mandelbrot::roost_tasks), FULL(mandelbrot::tbb_tasks), nullptr, mandelbrot::omp_tasks, nullptr, nullptr},
-      {"quicksort", "003 ch. 5", "quicksort of doubles, both sides spawned, std::sort below 64 KiB", "4000000",
+      {"quicksort", "003 ch. 5", "quicksort of doubles, parallel double-buffered partition, both sides spawned", "4000000",
        "100000", "134217728", [](const std::string& s) { return quicksort::prepare("quicksort", s); },
        quicksort::serial, FULL(quicksort::roost_tasks), FULL(quicksort::tbb_tasks), nullptr, quicksort::omp_tasks,
        nullptr, nullptr},
@@ -104,6 +106,12 @@ const std::vector<benchmark_def>& registry() {
        "32x256", [](const std::string& s) { return sparselu::prepare("sparselu", s); }, sparselu::serial,
        FULL(sparselu::roost_tasks), FULL(sparselu::tbb_tasks), FULL(sparselu::tbb_pfor), sparselu::omp_tasks,
        sparselu::omp_static, sparselu::omp_dynamic},
+      {"kdtree", "003 ch. 5", "kd-tree build over 3-D points, parallel double-buffered partition", "1000000",
+       "20000", "44739242", [](const std::string& s) { return kdtree::prepare("kdtree", s); }, kdtree::serial,
+       FULL(kdtree::roost_tasks), FULL(kdtree::tbb_tasks), nullptr, kdtree::omp_tasks, nullptr, nullptr},
+      {"decision-tree", "003 ch. 5", "CART training, histogram Gini splits, parallel loops and partition per node",
+       "100000x12", "3000x6", "10500000x17", [](const std::string& s) { return dtree::prepare("decision-tree", s); },
+       dtree::serial, FULL(dtree::roost_tasks), FULL(dtree::tbb_tasks), nullptr, dtree::omp_tasks, nullptr, nullptr},
   };
   return r;
 }
@@ -114,12 +122,5 @@ const benchmark_def* find_benchmark(const std::string& name) {
   return nullptr;
 }
 
-const std::vector<planned_def>& planned() {
-  static const std::vector<planned_def> p{
-      {"kdtree", "003 ch. 5", "multi-level ADWS set"},
-      {"decision-tree", "003 ch. 5", "multi-level ADWS set"},
-  };
-  return p;
-}
 
 }  // namespace bench

@@ -1,4 +1,4 @@
-// Every benchmark roost ships, and the seeds' programs not written yet (listed as such, never faked).
+// Every benchmark roost ships.
 #pragma once
 #include <vector>
 
@@ -8,12 +8,5 @@ namespace bench {
 
 const std::vector<benchmark_def>& registry();
 const benchmark_def* find_benchmark(const std::string& name);
-
-struct planned_def {
-  const char* name;
-  const char* seed;
-  const char* what;
-};
-const std::vector<planned_def>& planned();
 
 }  // namespace bench
