@@ -81,16 +81,30 @@ using roost_test::scoped_env;
 
 std::vector<char> g_data(1 << 20);
 
-// A binary tree whose leaves touch `leaf_bytes` each (so a node at height h has SOID 2^h * leaf_bytes).
-long tree(int depth, long id, std::size_t leaf_bytes) {
+// The injected counter source: each worker thread's "misses" are what its leaves declare below.
+thread_local std::uint64_t t_fake_misses = 0;
+struct fake_counter : pf::counter_reader {
+  bool read(std::uint64_t& v) override {
+    v = t_fake_misses;
+    return true;
+  }
+};
+std::unique_ptr<pf::counter_reader> open_fake_counter(std::string&) { return std::make_unique<fake_counter>(); }
+
+// A binary tree whose leaves touch `leaf_bytes` each (so a node at height h has SOID 2^h * leaf_bytes):
+// annotated `touches` times over the same bytes, and counted as leaf_bytes / 64 misses for the injected
+// counters.
+long tree(int depth, long id, std::size_t leaf_bytes, int touches = 1) {
   if (depth == 0) {
-    roost::touch(g_data.data() + (static_cast<std::size_t>(id) * leaf_bytes) % (g_data.size() - leaf_bytes), leaf_bytes);
+    for (int k = 0; k < touches; ++k)
+      roost::touch(g_data.data() + (static_cast<std::size_t>(id) * leaf_bytes) % (g_data.size() - leaf_bytes), leaf_bytes);
+    t_fake_misses += leaf_bytes / 64;
     return id % 5;
   }
   long a = 0, b = 0;
   roost::task_group tg;
-  tg.run([&] { a = tree(depth - 1, 2 * id, leaf_bytes); });
-  tg.run([&] { b = tree(depth - 1, 2 * id + 1, leaf_bytes); });
+  tg.run([&] { a = tree(depth - 1, 2 * id, leaf_bytes, touches); });
+  tg.run([&] { b = tree(depth - 1, 2 * id + 1, leaf_bytes, touches); });
   tg.wait();
   return a + b;
 }
@@ -191,4 +205,35 @@ TEST(Cats, ThresholdMustBeANumber) {
   } catch (const roost::config_error& e) {
     EXPECT_NE(std::string(e.what()).find("ROOST_CATS_MIN_INTENSITY='lots'"), std::string::npos) << e.what();
   }
+}
+
+TEST(Cats, OverlappingTouchesOfOneTaskCountOnce) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime rt(o);
+  // Each leaf annotates its 1 KiB three times: the footprint is still 1 KiB, so the split is as with one.
+  EXPECT_EQ(rt.run([] { return tree(8, 1, 1024, 3); }), tree_serial(8, 1));
+  std::string d = rt.describe();
+  EXPECT_NE(d.find("511 tasks profiled, 4 leaf inter-socket tasks"), std::string::npos) << d;
+}
+
+// The perf_event path with injected readings: per-task attribution between switches must give the same
+// SOIDs as the annotations, on every worker count the profile can run with.
+TEST(Cats, CounterSourceAttributesMissesPerTask) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  pf::set_counter_factory(&open_fake_counter, "injected test counters");
+  for (const char* topo : {"pack:2 l3:1(size=64KiB) core:2 pu:1", "pack:1 l3:1(size=64KiB) core:1 pu:1"}) {
+    roost::options o;
+    o.scheduler = "cats";
+    o.topology = topo;
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return tree(8, 1, 1024, 0); }), tree_serial(8, 1));  // no annotations at all
+    std::string d = rt.describe();
+    EXPECT_NE(d.find("footprint source: injected test counters x 64-byte lines"), std::string::npos) << d;
+    EXPECT_NE(d.find("511 tasks profiled, 4 leaf inter-socket tasks"), std::string::npos) << topo << ": " << d;
+    EXPECT_EQ(rt.run([] { return tree(8, 1, 1024, 0); }), tree_serial(8, 1));
+  }
+  pf::set_counter_factory(nullptr, nullptr);
 }

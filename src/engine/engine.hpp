@@ -100,6 +100,7 @@ class engine final : public engine_base {
     m.from->ctx.fctx = t.fctx;
     w.fibers.put(m.from);
     if (!m.child_done_locally) observe_resume(w.id, w.current_task);
+    if (w.current_task) of(w).policy_.on_task_resume(w, *w.current_task);
     return m.child_done_locally;
   }
 
@@ -108,7 +109,7 @@ class engine final : public engine_base {
     of(w).policy_.on_wait(w, g);
     worker* now = &w;
     if (g.spawned != g.local_done) {
-      pop_own_children(w, g);
+      now = &pop_own_children(w, g);  // a child run inline may have suspended: we may be elsewhere now
       std::uint32_t remote = g.spawned - g.local_done;
       if (remote != 0 && !join::all_remote_done(g, remote)) now = &suspend_for_join(g, remote);
     }
@@ -148,22 +149,24 @@ class engine final : public engine_base {
   }
 
   // Help-first: run inline the children this group pushed and nobody took. Only while the owner has not
-  // been switched away since the group's pushes (fiber epoch), the deque is the group's.
-  static void pop_own_children(worker& w, group& g) {
+  // been switched away since the group's pushes (fiber epoch), the deque is the group's. Returns the worker
+  // the owner runs on afterwards.
+  static worker& pop_own_children(worker& w, group& g) {
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
-    if (g.base_worker != &w || g.base_epoch != epoch) return;
+    if (g.base_worker != &w || g.base_epoch != epoch) return w;
     while (w.deque.bottom_index() > g.queue_base) {
       job* j = w.deque.pop();
-      if (!j) return;
+      if (!j) return w;
       if (j->k != job::kind::fresh || static_cast<frame*>(j)->group != &g) {
         w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
-        return;
+        return w;
       }
       run_inline(w, *static_cast<frame*>(j));
       ++g.local_done;
-      if (self->epoch != epoch) return;  // the child suspended: we may be on another worker now
+      if (self->epoch != epoch) return *current_worker();  // the child suspended: we moved
     }
+    return w;
   }
 
   static void run_inline(worker& w, frame& f) {
@@ -185,6 +188,7 @@ class engine final : public engine_base {
     observe_end(now.id, f.id);
     of(now).policy_.on_task_end(now, f.id);
     now.current_task = saved;
+    if (saved) of(now).policy_.on_task_resume(now, *saved);
     if (pooled) now.frames.free(&f, size);
   }
 

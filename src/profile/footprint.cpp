@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -38,6 +39,26 @@ std::unique_ptr<counter_reader> open_cache_miss_counter(std::string& why_not) {
     return nullptr;
   }
   return std::make_unique<perf_reader>(static_cast<int>(fd));
+}
+
+namespace {
+std::atomic<counter_factory> g_factory{nullptr};
+std::atomic<const char*> g_factory_name{nullptr};
+}  // namespace
+
+void set_counter_factory(counter_factory f, const char* name) {
+  g_factory_name.store(f ? name : nullptr, std::memory_order_relaxed);
+  g_factory.store(f, std::memory_order_release);
+}
+
+std::unique_ptr<counter_reader> open_counter(std::string& why_not) {
+  if (counter_factory f = g_factory.load(std::memory_order_acquire)) return f(why_not);
+  return open_cache_miss_counter(why_not);
+}
+
+std::string counter_source_name() {
+  const char* n = g_factory_name.load(std::memory_order_relaxed);
+  return n ? n : "perf_event (L1D read misses)";
 }
 
 const char* tier_name(tier t) {

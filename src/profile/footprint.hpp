@@ -8,6 +8,7 @@
 //  * none: cats says so and schedules as ws.
 // After the profiling iteration every spawn path gets a tier (classify), from the shared cache size.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -30,17 +31,28 @@ class counter_reader {
 // through the generic cache events). nullptr with the reason when the machine has no PMU or forbids it.
 std::unique_ptr<counter_reader> open_cache_miss_counter(std::string& why_not);
 
+// Where cats gets its per-thread counters: open_cache_miss_counter unless a test injected another factory
+// (this machine has no PMU, so the counter path is tested with injected readings). A factory is called on
+// the thread whose counter it opens.
+using counter_factory = std::unique_ptr<counter_reader> (*)(std::string& why_not);
+void set_counter_factory(counter_factory f, const char* name);  // nullptr: perf_event again
+std::unique_ptr<counter_reader> open_counter(std::string& why_not);
+std::string counter_source_name();  // "perf_event (L1D read misses)" or the injected factory's name
+
 // Attributes a counter's increments to the task that ran in between: begin() when a task starts or resumes
-// on this worker, end() when it stops or suspends. own_bytes += (reading delta) * scale.
+// on this worker, end() when it stops or suspends. own_bytes += (reading delta) * scale. Atomic: a task
+// that moved between workers can be credited by two meters at once.
 class segment_meter {
  public:
-  explicit segment_meter(double bytes_per_count) : scale_(bytes_per_count) {}
+  explicit segment_meter(double bytes_per_count = 64) : scale_(bytes_per_count) {}
   void begin(detail::task_id* t, std::uint64_t reading) {
     end(reading);
     current_ = t;
   }
   void end(std::uint64_t reading) {
-    if (current_ && reading >= last_) current_->own_bytes += static_cast<std::uint64_t>((reading - last_) * scale_);
+    if (current_ && reading >= last_)
+      std::atomic_ref<std::uint64_t>(current_->own_bytes)
+          .fetch_add(static_cast<std::uint64_t>(static_cast<double>(reading - last_) * scale_), std::memory_order_relaxed);
     current_ = nullptr;
     last_ = reading;
   }

@@ -1,6 +1,8 @@
 #include "sched/cats.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <utility>
 
 #include "roost/errors.hpp"
 #include "platform/platform.hpp"
@@ -11,26 +13,79 @@ namespace roost::sched {
 
 using profile::tier;
 
-// Annotations attribute each roost::touch to the task running on the calling worker.
+// A task's touched address intervals, kept (in its task_id's sched_node, unused while profiling) from its
+// first touch to its end, when their union becomes its own footprint.
+struct cats_policy::touched {
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans;
+};
+
+// Annotations attribute each roost::touch to the task running on the calling worker; only that worker
+// touches the task's record.
 class cats_policy::touch_meter final : public touch_consumer {
  public:
-  void on_touch(int, const void*, std::size_t bytes, access) override {
-    if (engine::worker* w = engine::current_worker())
-      if (w->current_task) w->current_task->own_bytes += bytes;
+  void on_touch(int, const void* base, std::size_t bytes, access) override { add(base, bytes, 1, 0); }
+  void on_touch_rows(int, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
+                     access) override {
+    add(base, row_bytes, rows, stride);
   }
-  void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t,
-                     access mode) override {
-    on_touch(worker, base, row_bytes * rows, mode);
+
+ private:
+  static void add(const void* base, std::size_t bytes, std::size_t rows, std::size_t stride) {
+    engine::worker* w = engine::current_worker();
+    if (!w || !w->current_task || bytes == 0) return;
+    detail::task_id& id = *w->current_task;
+    if (!id.sched_node) id.sched_node = new touched;
+    auto& spans = static_cast<touched*>(id.sched_node)->spans;
+    const auto b = reinterpret_cast<std::uintptr_t>(base);
+    for (std::size_t r = 0; r < rows; ++r) spans.emplace_back(b + r * stride, b + r * stride + bytes);
   }
 };
+
+// Eq. 1 wants the bytes a task touches, not the sum of its annotations: the union of its intervals.
+void cats_policy::add_distinct_touched_bytes(detail::task_id& id) {
+  auto* t = static_cast<touched*>(id.sched_node);
+  if (!t) return;
+  id.sched_node = nullptr;
+  auto& v = t->spans;
+  std::sort(v.begin(), v.end());
+  std::uint64_t total = 0;
+  std::uintptr_t lo = v[0].first, hi = v[0].second;
+  for (const auto& [a, b] : v) {
+    if (a > hi) {
+      total += hi - lo;
+      lo = a;
+      hi = b;
+    } else if (b > hi) {
+      hi = b;
+    }
+  }
+  total += hi - lo;
+  delete t;
+  id.own_bytes += total;
+}
+
+void cats_policy::meter_switch(engine::worker& w, detail::task_id* now_running) {
+  counter_slot& c = counters_[w.id];
+  if (!c.opened) {  // on the worker's own thread: a perf_event counter counts the thread that opened it
+    c.opened = true;
+    std::string why;
+    c.reader = profile::open_counter(why);
+    c.meter = profile::segment_meter(static_cast<double>(eng_.topology().line_size()));
+  }
+  std::uint64_t v = 0;
+  if (c.reader && c.reader->read(v)) c.meter.begin(now_running, v);
+}
 
 cats_policy::cats_policy(engine::engine_base& e)
     : cab_policy(e, 0, true), min_intensity_(e.config().cats_min_intensity) {
   cache_bytes_ = e.topology().package_cache_bytes(e.placement().pu_of_worker[0]);
-  // Hardware counters are used where the machine has them; this build attributes them per task switch
-  // with profile::segment_meter. Without them, kernel annotations.
-  if (auto probe = profile::open_cache_miss_counter(why_no_counters_)) {
-    source_ = "perf_event counters are present, but per-task attribution is not wired yet: annotations (roost::touch)";
+  // Hardware counters where the machine has them (probed here, opened per worker thread when profiling),
+  // else kernel annotations.
+  if (auto probe = profile::open_counter(why_no_counters_)) {
+    use_counters_ = true;
+    counters_ = std::vector<counter_slot>(e.num_workers());
+    source_ = profile::counter_source_name() + " x " + std::to_string(e.topology().line_size()) +
+              "-byte lines, per task between switches";
   } else {
     source_ = "annotations (roost::touch); no hardware counters: " + why_no_counters_;
   }
@@ -50,7 +105,7 @@ void cats_policy::iteration_begin() {
     table_.clear();
     root_soid_ = 0;
     root_recorded_.store(false, std::memory_order_relaxed);
-    previous_consumer_ = set_touch_consumer(annotations_.get());  // a tracer, if any, resumes afterwards
+    if (!use_counters_) previous_consumer_ = set_touch_consumer(annotations_.get());  // a tracer resumes afterwards
     iteration_start_ns_ = platform::os::now_ns();
   }
 }
@@ -58,7 +113,7 @@ void cats_policy::iteration_begin() {
 void cats_policy::iteration_end() {
   if (mode_.load(std::memory_order_relaxed) != mode::profiling) return;
   while (!root_recorded_.load(std::memory_order_acquire)) platform::os::yield_cpu();
-  set_touch_consumer(previous_consumer_);
+  if (!use_counters_) set_touch_consumer(previous_consumer_);
   const std::uint64_t ns = platform::os::now_ns() - iteration_start_ns_;
   const double intensity = ns ? static_cast<double>(root_soid_) / static_cast<double>(ns) : 0.0;
   std::ostringstream why;
@@ -67,7 +122,7 @@ void cats_policy::iteration_end() {
     why << "the topology describes no shared cache";
     mode_.store(mode::as_ws, std::memory_order_release);
   } else if (root_soid_ == 0) {
-    why << "no footprint measured (no roost::touch annotations)";
+    why << (use_counters_ ? "no footprint measured (the counters read nothing)" : "no footprint measured (no roost::touch annotations)");
     mode_.store(mode::as_ws, std::memory_order_release);
   } else if (intensity < min_intensity_) {
     why << "CPU-bound: " << intensity << " bytes/ns < ROOST_CATS_MIN_INTENSITY " << min_intensity_;
@@ -154,7 +209,9 @@ void cats_policy::on_task_start(engine::worker& w, detail::task_id& id) {
   if (m == mode::profiling) {
     id.own_bytes = 0;
     id.children_soid = 0;
+    id.sched_node = nullptr;
     if (!id.parent) id.tier = kProfiledRoot;
+    if (use_counters_) meter_switch(w, &id);
     return;
   }
   if (m != mode::bi_tier) return;
@@ -169,9 +226,12 @@ void cats_policy::on_task_end(engine::worker& w, detail::task_id& id) {
   mode m = mode_.load(std::memory_order_relaxed);
   // The previous iteration's root may report its end only now, after reprofile() switched modes: only a
   // root that started while profiling counts.
+  if (m == mode::profiling && use_counters_) meter_switch(w, nullptr);
   if (m == mode::profiling && (id.parent || id.tier == kProfiledRoot)) {
+    add_distinct_touched_bytes(id);  // a late root of a bi-tier iteration keeps its trie node: not here
     // Eq. 1: SOID = own footprint + the children's SOIDs (they all ended before this task).
-    std::uint64_t soid = id.own_bytes + std::atomic_ref<std::uint64_t>(id.children_soid).load(std::memory_order_acquire);
+    std::uint64_t soid = std::atomic_ref<std::uint64_t>(id.own_bytes).load(std::memory_order_acquire) +
+                         std::atomic_ref<std::uint64_t>(id.children_soid).load(std::memory_order_acquire);
     table_.record(profile::path_of(id), soid);
     if (id.parent)
       std::atomic_ref<std::uint64_t>(const_cast<detail::task_id*>(id.parent)->children_soid)

@@ -4,8 +4,11 @@
 //  * Each runtime::run is an iteration; tasks are matched across iterations by their spawn path.
 //  * Profiling iteration (the first, and the next after reprofile()): random work stealing with
 //    parent-first spawns (§3.3); each task's SOID = own footprint + its children's SOIDs (eq. 1), from the
-//    footprint source (profile/footprint.hpp). At its end every path gets a tier (§3.2.2) against the
-//    socket's shared cache from the topology.
+//    footprint source (profile/footprint.hpp): hardware counters where the machine has them (each task is
+//    credited with the private-cache misses between its start/resume and its end/suspension, times the line
+//    size), else roost::touch annotations (the distinct bytes a task touches itself: overlapping touches of
+//    one task count once). At its end every path gets a tier (§3.2.2) against the socket's shared cache
+//    from the topology.
 //  * Following iterations: bi-tier scheduling as cab. A child of an intra-socket task is intra-socket;
 //    a child of an inter-socket task whose path was never profiled (the program's shape changed) is treated
 //    as inter-socket: parent-first into the socket pool, so heads still spread it — results never change.
@@ -38,6 +41,15 @@ class cats_policy : public cab_policy {
   bool has_visible_work(engine::worker& w) const;
   void on_task_start(engine::worker& w, detail::task_id& id);
   void on_task_end(engine::worker& w, detail::task_id& id);
+  void on_task_resume(engine::worker& w, detail::task_id& id) {
+    if (counting()) meter_switch(w, &id);
+  }
+  void on_wait(engine::worker& w, detail::group_state&) {
+    if (counting()) meter_switch(w, nullptr);  // the task may leave this worker: stop crediting it here
+  }
+  void resumed_after_join(engine::worker& w, detail::group_state&) {
+    if (counting()) meter_switch(w, w.current_task);
+  }
   bool accepts_roots(engine::worker& w) const;
   void iteration_begin();
   void iteration_end();
@@ -49,6 +61,17 @@ class cats_policy : public cab_policy {
 
  private:
   class touch_meter;  // the annotation source: a roost::touch consumer
+  struct touched;     // one task's touched intervals while profiling with annotations
+  // The counter source: per worker a reader opened on the worker's own thread at its first profiled task,
+  // and a meter crediting each interval between two switches to the task that ran it.
+  struct alignas(64) counter_slot {
+    std::unique_ptr<profile::counter_reader> reader;
+    profile::segment_meter meter;
+    bool opened = false;
+  };
+  bool counting() const { return use_counters_ && mode_.load(std::memory_order_relaxed) == mode::profiling; }
+  void meter_switch(engine::worker& w, detail::task_id* now_running);
+  static void add_distinct_touched_bytes(detail::task_id& id);
   static constexpr std::uint8_t kProfiledRoot = 0xff;  // task_id::tier of a root started while profiling
   // The profile as a tree of spawn paths: a child's tier is one index step from its parent's node.
   struct profile_node {
@@ -66,6 +89,8 @@ class cats_policy : public cab_policy {
   std::uint64_t cache_bytes_;
   double min_intensity_;
   std::unique_ptr<touch_meter> annotations_;
+  bool use_counters_ = false;
+  std::vector<counter_slot> counters_;
   touch_consumer* previous_consumer_ = nullptr;  // restored after the profiling iteration
   profile::soid_table table_;
   profile_node trie_;

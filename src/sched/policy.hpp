@@ -11,6 +11,8 @@
 //                has_visible_work(w)               anything for w outside the deques (checked before sleeping)
 //   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
 //   tasks        on_task_start(w, id), on_task_end(w, id)
+//                on_task_resume(w, id)            a task continues on w after something else ran there
+//                                                 (its child ended, or a thief or a waker resumed it)
 //   join         on_wait(w, group)                before a task joins a group
 //                after_join(w, group) -> worker*  after it: a worker the task must move to first (or null)
 //                resumed_after_join(w, group)     then, on the worker it ended up on
@@ -54,6 +56,7 @@ class policy_base {
   bool has_visible_work(engine::worker&) const { return false; }
   void on_task_start(engine::worker&, detail::task_id&) {}
   void on_task_end(engine::worker&, detail::task_id&) {}
+  void on_task_resume(engine::worker&, detail::task_id&) {}
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(engine::worker&, detail::group_state&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
