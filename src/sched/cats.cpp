@@ -172,7 +172,7 @@ tier cats_policy::tier_of_child(const detail::task_id& parent, detail::task_id& 
   return cn && cn->t != tier::unknown ? cn->t : tier::inter;
 }
 
-spawn_order cats_policy::order(engine::worker& w, detail::task_frame& f) {
+spawn_order cats_policy::order_slow(engine::worker& w, detail::task_frame& f) {
   switch (mode_.load(std::memory_order_relaxed)) {
     case mode::profiling: return spawn_order::parent_first;  // §3.3: convenient for collecting SOIDs
     case mode::as_ws: return spawn_order::child_first;
@@ -204,7 +204,7 @@ bool cats_policy::accepts_roots(engine::worker& w) const {
   return mode_.load(std::memory_order_relaxed) != mode::bi_tier || cab_policy::accepts_roots(w);
 }
 
-void cats_policy::on_task_start(engine::worker& w, detail::task_id& id) {
+void cats_policy::on_task_start_slow(engine::worker& w, detail::task_id& id) {
   mode m = mode_.load(std::memory_order_relaxed);
   if (m == mode::profiling) {
     id.own_bytes = 0;
@@ -222,7 +222,7 @@ void cats_policy::on_task_start(engine::worker& w, detail::task_id& id) {
   if (id.tier == static_cast<std::uint8_t>(tier::leaf)) subtree_started_on(w);
 }
 
-void cats_policy::on_task_end(engine::worker& w, detail::task_id& id) {
+void cats_policy::on_task_end_slow(engine::worker& w, detail::task_id& id) {
   mode m = mode_.load(std::memory_order_relaxed);
   // The previous iteration's root may report its end only now, after reprofile() switched modes: only a
   // root that started while profiling counts.

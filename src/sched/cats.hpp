@@ -35,12 +35,20 @@ class cats_policy : public cab_policy {
 
   enum class mode : std::uint8_t { profiling, bi_tier, as_ws };
 
-  spawn_order order(engine::worker& w, detail::task_frame& f);
+  // A program found CPU-bound runs as ws: the per-spawn and per-task hooks then cost one load each.
+  spawn_order order(engine::worker& w, detail::task_frame& f) {
+    if (mode_.load(std::memory_order_relaxed) == mode::as_ws) return spawn_order::child_first;
+    return order_slow(w, f);
+  }
   void place(engine::worker& w, detail::task_frame* f);
   detail::job* steal(engine::worker& w);
   bool has_visible_work(engine::worker& w) const;
-  void on_task_start(engine::worker& w, detail::task_id& id);
-  void on_task_end(engine::worker& w, detail::task_id& id);
+  void on_task_start(engine::worker& w, detail::task_id& id) {
+    if (mode_.load(std::memory_order_relaxed) != mode::as_ws) on_task_start_slow(w, id);
+  }
+  void on_task_end(engine::worker& w, detail::task_id& id) {
+    if (mode_.load(std::memory_order_relaxed) != mode::as_ws) on_task_end_slow(w, id);
+  }
   void on_task_resume(engine::worker& w, detail::task_id& id) {
     if (counting()) meter_switch(w, &id);
   }
@@ -78,6 +86,9 @@ class cats_policy : public cab_policy {
     profile::tier t = profile::tier::unknown;
     std::vector<std::unique_ptr<profile_node>> children;
   };
+  spawn_order order_slow(engine::worker& w, detail::task_frame& f);
+  void on_task_start_slow(engine::worker& w, detail::task_id& id);
+  void on_task_end_slow(engine::worker& w, detail::task_id& id);
   void build_trie(const std::unordered_map<std::string, profile::tier>& tiers);
   profile::tier tier_of_child(const detail::task_id& parent, detail::task_id& child) const;
 
