@@ -44,8 +44,8 @@ TEST(Options, UnknownSchedulerListsValidNames) {
 }
 
 TEST(Options, PlannedSchedulerSaysItIsNotBuiltYet) {
-  scoped_env e("ROOST_SCHED", "adws-ml");
-  expect_mentions(error_of({}), {"ROOST_SCHED", "adws-ml", "not implemented yet", "ws-help"});
+  scoped_env e("ROOST_SCHED", "numa");
+  expect_mentions(error_of({}), {"ROOST_SCHED", "numa", "not implemented yet", "ws-help"});
 }
 
 TEST(Options, ExplicitOptionWinsOverEnvironment) {
@@ -115,8 +115,8 @@ TEST(Options, BadTopologyIsAClearErrorFromTheRuntime) {
 TEST(Options, SchedulerTableSaysWhatExists) {
   int available = 0, planned = 0;
   for (const auto& s : roost::schedulers()) (s.available ? available : planned)++;
-  EXPECT_EQ(available, 6);  // ws, ws-help, hws, adws, cab, cats
-  EXPECT_EQ(planned, 2);    // adws-ml, numa
+  EXPECT_EQ(available, 7);  // ws, ws-help, hws, adws, adws-ml, cab, cats
+  EXPECT_EQ(planned, 1);    // numa
 }
 
 TEST(Options, SchedulerKnobsHaveFieldsThatWinOverTheEnvironment) {

@@ -3,6 +3,7 @@
 #include "engine/engine.hpp"
 #include "roost/errors.hpp"
 #include "sched/adws.hpp"
+#include "sched/adws_ml.hpp"
 #include "sched/cab.hpp"
 #include "sched/cats.hpp"
 #include "sched/hws.hpp"
@@ -19,7 +20,7 @@ const std::vector<entry>& registry() {
       {"cab", "cache-aware bi-tier stealing, boundary level from ROOST_CAB_LEVEL (seed 000)", true, ""},
       {"cats", "cache-aware bi-tier stealing, tiers from a profile of the first iteration (seed 000)", true, ""},
       {"adws", "almost deterministic work stealing: work hints deal groups over workers (seed 003 ch. 4)", true, ""},
-      {"adws-ml", "multi-level ADWS (seed 003 ch. 5)", false, "issue #4"},
+      {"adws-ml", "multi-level ADWS: groups dealt per memory level, one cache-sized root per cache (seed 003 ch. 5)", true, ""},
       {"numa", "NUMA-aware work dealing and data distribution (seed 002)", false, "a later issue"},
   };
   return r;
@@ -42,6 +43,8 @@ std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
   if (n == cats_policy::name) return std::make_unique<engine::engine<cats_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == cab_policy::name) return std::make_unique<engine::engine<cab_policy>>(cfg, std::move(tp), std::move(pl));
   if (n == adws_policy::name) return std::make_unique<engine::engine<adws_policy>>(cfg, std::move(tp), std::move(pl));
+  if (n == adws_ml_policy::name)
+    return std::make_unique<engine::engine<adws_ml_policy>>(cfg, std::move(tp), std::move(pl));
   throw config_error("ROOST_SCHED='" + n + "': no such scheduler in this build; available: " + available_names());
 }
 

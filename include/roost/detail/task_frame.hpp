@@ -28,7 +28,7 @@ struct task_id {
   // Footprint profile (cats, seed 000 §3.2): bytes this task touched itself, and the sum of its children's
   // SOIDs (added by the children as they end, possibly concurrently: through std::atomic_ref). Its tier.
   std::uint64_t own_bytes = 0, children_soid = 0;
-  std::uint8_t tier = 0;
+  std::uint8_t tier = 0;  // cats: the task's tier; adws-ml: the memory level range_lo/hi count groups of
   std::uint64_t serial = 0;  // trace serial, set when the task begins while tracing (0: none)
 };
 
@@ -149,7 +149,8 @@ struct group_state {
   struct distribution {
     double saved_lo = 0, saved_hi = 0, remaining = 0;
     void* saved_node = nullptr;
-    std::uint8_t mode = 0;  // 0: not opened yet; the policy's own values after that
+    std::uint8_t mode = 0;         // 0: not opened yet; the policy's own values after that
+    std::uint8_t saved_level = 0;  // multi-level ADWS: the memory level of the saved range
   } dist;
 };
 

@@ -1,0 +1,327 @@
+// The out-of-line part of adws-ml: level descent at group open, dealing over the groups of a level, the
+// own-work pop of the group a worker represents, stealing inside a level's distribution nodes, and the
+// return to the owner that restores the level (digest §3.5, Algorithm 5.3).
+#include "sched/adws_ml.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace roost::sched {
+
+using adws::range;
+
+namespace {
+range range_of(const detail::task_id& id) { return {id.range_lo, id.range_hi}; }
+void set_range(detail::task_id& id, range r, unsigned level) {
+  id.range_lo = r.lo;
+  id.range_hi = r.hi;
+  id.tier = static_cast<std::uint8_t>(level);
+}
+bool whole_groups(range r) { return std::floor(r.lo) == r.lo && std::floor(r.hi) == r.hi; }
+}  // namespace
+
+adws_ml_policy::adws_ml_policy(engine::engine_base& e)
+    : policy_base(e),
+      tree_(topo::build_memory_tree(e.topology(), e.placement(), e.num_workers())),
+      ws_(e.num_workers()),
+      steal_(e.config().adws_steal) {
+  q_.resize(tree_.depth());
+  for (unsigned l = 0; l < tree_.depth(); ++l)
+    for (unsigned g = 0; g < tree_.levels[l].groups; ++g) q_[l].push_back(std::make_unique<group_queues>());
+  // Each worker starts at the topmost level whose group it heads (digest §3.4: W0 at DRAM).
+  for (unsigned w = 0; w < e.num_workers(); ++w) {
+    unsigned l = 0;
+    while (tree_.levels[l].head[tree_.levels[l].group_of_worker[w]] != w) ++l;
+    ws_[w].home_level = ws_[w].level = l;
+  }
+  root_.lo = 0;
+  root_.hi = 1;
+  root_.level = 0;
+}
+
+void adws_ml_policy::iteration_begin() {
+  root_.active.store(false, std::memory_order_release);
+  iteration_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+// A worker forgets the previous iteration's search state the first time it looks in a new one.
+void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {
+  std::uint64_t it = iteration_.load(std::memory_order_acquire);
+  if (me.iteration == it) return;
+  me.iteration = it;
+  me.current = nullptr;
+  me.searching = false;
+  me.level = me.home_level;
+  for (unsigned l = me.home_level; l < tree_.depth(); ++l) queues_of(l, group_of(w, l)).use_mig = false;
+}
+
+adws_ml_policy::node* adws_ml_policy::alloc_node(per_worker& me, range r, unsigned level, node* parent) {
+  node* n = me.free_nodes;
+  if (n) me.free_nodes = n->next_free;
+  else n = &me.arena.emplace_back();
+  n->lo.store(r.lo, std::memory_order_relaxed);
+  n->hi.store(r.hi, std::memory_order_relaxed);
+  n->level.store(level, std::memory_order_relaxed);
+  n->parent.store(parent, std::memory_order_relaxed);
+  n->active.store(false, std::memory_order_release);
+  return n;
+}
+
+void adws_ml_policy::free_node(per_worker& me, node* n) {
+  n->active.store(false, std::memory_order_release);
+  n->next_free = me.free_nodes;
+  me.free_nodes = n;
+}
+
+void adws_ml_policy::end_search_slow(per_worker& me) {
+  me.searching = false;
+  if (me.current) me.current->active.store(true, std::memory_order_release);
+}
+
+void adws_ml_policy::start_root(engine::worker& w, detail::task_id& id) {  // DRAM's one group, on worker 0
+  per_worker& me = of(w);
+  catch_up(w, me);
+  set_range(id, {0, 1}, 0);
+  id.sched_node = &root_;
+  me.current = &root_;
+  me.level = 0;
+  me.searching = false;
+}
+
+void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
+  per_worker& me = of(w);
+  const unsigned level = cur.tier;
+  const range r = range_of(cur);
+  // Level descent (digest §3.3): a task alone in its group moves to the group's children when its data
+  // fits the group; a range of whole groups moves down while the data fits their summed capacity.
+  const double size = g.data_bytes >= 0 ? g.data_bytes : 0.0;  // no hint: fits everywhere
+  unsigned to = level;
+  range nr = r;
+  while (to + 1 < tree_.depth()) {
+    const topo::memory_level& lv = tree_.levels[to];
+    const double k = lv.fanout;
+    if (!adws::multi(nr)) {
+      if (!(size <= lv.group_capacity)) break;
+      const double f = adws::first(nr);
+      nr = {f * k, (f + 1) * k};
+    } else if (whole_groups(nr)) {
+      if (!(size <= (nr.hi - nr.lo) * lv.group_capacity)) break;
+      nr = {nr.lo * k, nr.hi * k};
+    } else {
+      break;  // in the middle of a search: dealt at this level, its pieces descend on their own
+    }
+    ++to;
+  }
+  const bool moved = to != level;
+  const bool dealt = g.total_work > 0 && adws::multi(nr) && (moved || me.searching) &&
+                     tree_.levels[to].head[adws::first(nr)] == w.id;
+  if (!moved && !dealt) {
+    g.dist.mode = kPlain;
+    return;
+  }
+  g.dist.saved_lo = cur.range_lo;
+  g.dist.saved_hi = cur.range_hi;
+  g.dist.saved_level = static_cast<std::uint8_t>(level);
+  g.dist.saved_node = cur.sched_node;
+  node* n = alloc_node(me, nr, to, static_cast<node*>(cur.sched_node));
+  cur.sched_node = n;
+  set_range(cur, nr, to);
+  me.current = n;
+  me.level = to;
+  if (moved)  // where idle workers of the groups left behind find this level's first node
+    for (unsigned grp = adws::first(r); grp <= adws::last(r) && grp < tree_.levels[level].groups; ++grp)
+      queues_of(level, grp).entry.store(n, std::memory_order_release);
+  if (dealt) {
+    g.dist.mode = kSearchRoot;
+    g.dist.remaining = g.total_work;
+    me.searching = true;
+  } else {  // moved down but not dealt: open for stealing inside the new level at once
+    g.dist.mode = kDescended;
+    me.searching = false;
+    n->active.store(true, std::memory_order_release);
+  }
+}
+
+spawn_order adws_ml_policy::deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur,
+                                 detail::group_state& g) {
+  adws::split_result s = adws::split(range_of(cur), g.dist.remaining, f.work_hint >= 0 ? f.work_hint : 1.0);
+  g.dist.remaining = s.remaining;
+  f.id.sched_node = cur.sched_node;
+  set_range(f.id, s.child, cur.tier);
+  set_range(cur, s.continuation, cur.tier);
+  const unsigned target = std::min(adws::first(s.child), tree_.levels[cur.tier].groups - 1);
+  if (target == group_of(w, cur.tier)) return spawn_order::child_first;
+  per_worker& me = of(w);
+  me.ship_pending = true;
+  me.ship_group = target;
+  me.ship_search_root = adws::multi(s.child);
+  return spawn_order::parent_first;
+}
+
+void adws_ml_policy::deliver(unsigned level, unsigned group, detail::job* j, bool search_root) {
+  group_queues& t = queues_of(level, group);
+  detail::job* expected = nullptr;
+  // Theorem 2 (per group): the slot is free. Should that ever not hold, the migration queue is correct too.
+  if (!(search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_acq_rel)))
+    t.migq.push_top(j);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();  // the group's head may be asleep
+}
+
+bool adws_ml_policy::ship(engine::worker& w, detail::task_frame* f) {
+  per_worker& me = of(w);
+  if (!me.ship_pending) return false;
+  me.ship_pending = false;
+  deliver(f->id.tier, me.ship_group, f, me.ship_search_root);
+  return true;
+}
+
+engine::worker* adws_ml_policy::after_join(engine::worker& w, detail::group_state& g) {
+  if (g.dist.mode != kSearchRoot && g.dist.mode != kDescended) return nullptr;
+  // Back to the owner: the head of the saved range's first group, which heads the first group of the range
+  // the task moved to and represents that level until the task restores it.
+  const detail::task_id& cur = *w.current_task;
+  const unsigned owner = tree_.levels[g.dist.saved_level].head[adws::first({g.dist.saved_lo, g.dist.saved_hi})];
+  per_worker& me = of(w);
+  me.return_level = cur.tier;
+  me.return_group = tree_.levels[cur.tier].group_of_worker[owner];
+  return &eng_.worker_at(owner);
+}
+
+void adws_ml_policy::hand_over(engine::worker& from, engine::worker&, engine::fiber* f) {
+  const per_worker& me = of(from);
+  deliver(me.return_level, me.return_group, f, true);
+}
+
+void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
+  detail::task_id& cur = *w.current_task;
+  per_worker& me = of(w);
+  catch_up(w, me);
+  if (auto* n = static_cast<node*>(cur.sched_node)) {
+    const range saved{g.dist.saved_lo, g.dist.saved_hi};
+    for (unsigned grp = adws::first(saved); grp <= adws::last(saved) && grp < tree_.levels[g.dist.saved_level].groups; ++grp) {
+      node* expected = n;
+      queues_of(g.dist.saved_level, grp).entry.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    }
+    free_node(me, n);
+  }
+  me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
+  const range saved{g.dist.saved_lo, g.dist.saved_hi};
+  me.level = g.dist.saved_level;
+  me.searching = adws::multi(saved) && tree_.levels[me.level].head[adws::first(saved)] == w.id;
+  cur.range_lo = g.dist.saved_lo;  // restored bit-exactly, with its level
+  cur.range_hi = g.dist.saved_hi;
+  cur.tier = g.dist.saved_level;
+  cur.sched_node = g.dist.saved_node;
+}
+
+void adws_ml_policy::on_task_end(engine::worker& w, detail::task_id& id) {
+  end_search(of(w));
+  // A finished search-root task activates the node of the group it belongs to (rule 6).
+  if (id.sched_node && adws::multi(range_of(id)))
+    static_cast<node*>(id.sched_node)->active.store(true, std::memory_order_release);
+}
+
+void adws_ml_policy::push_local(engine::worker& w, unsigned level, detail::job* j) {
+  if (is_leaf(level)) w.deque.push(j);
+  else queues_of(level, group_of(w, level)).localq.push_bottom(j);
+}
+
+detail::job* adws_ml_policy::pop_local(engine::worker& w, unsigned level) {
+  return is_leaf(level) ? w.deque.pop() : queues_of(level, group_of(w, level)).localq.pop_bottom();
+}
+
+detail::job* adws_ml_policy::steal_local(unsigned level, unsigned group) {
+  if (is_leaf(level)) return eng_.worker_at(tree_.levels[level].head[group]).deque.steal();
+  return queues_of(level, group).localq.steal_top();
+}
+
+void adws_ml_policy::publish_continuation(engine::worker& w, engine::fiber* parent) {
+  per_worker& me = of(w);
+  group_queues& q = queues_of(me.level, group_of(w, me.level));
+  if (q.use_mig) q.migq.push_bottom(parent);
+  else push_local(w, me.level, parent);
+  eng_.idle().notify_new_work();
+}
+
+// Algorithm 4.3 for the group this worker represents: its mailbox first, then the queue it works from.
+detail::job* adws_ml_policy::pop_own(engine::worker& w) {
+  per_worker& me = of(w);
+  catch_up(w, me);
+  group_queues& q = queues_of(me.level, group_of(w, me.level));
+  if (q.mailbox.load(std::memory_order_relaxed) != nullptr)
+    if (detail::job* t = q.mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
+      q.use_mig = false;
+      if (t->k == detail::job::kind::fresh) {  // a search-root task: search inside it, from its sender's node
+        me.searching = true;
+        me.current = static_cast<node*>(static_cast<detail::task_frame*>(t)->id.sched_node);
+      }
+      return t;
+    }
+  detail::job* t = nullptr;
+  if (q.use_mig) {
+    t = q.migq.pop_bottom();
+    if (!t) {
+      t = pop_local(w, me.level);
+      q.use_mig = false;
+    }
+  } else {
+    t = pop_local(w, me.level);
+    if (!t && (t = q.migq.pop_bottom())) q.use_mig = true;
+  }
+  return t;
+}
+
+bool adws_ml_policy::has_visible_work(engine::worker& w) const {
+  const per_worker& me = of(w);
+  const unsigned l = me.level;
+  const group_queues& mine = *q_[l][group_of(w, l)];
+  if (mine.mailbox.load(std::memory_order_acquire) != nullptr) return true;
+  for (const auto& q : q_[l])  // what a thief of this level could take (leaf deques: the engine looks)
+    if (!q->migq.empty_hint() || !q->localq.empty_hint()) return true;
+  return false;
+}
+
+// Where a worker's climb starts: its own node, else the node of the innermost task that moved down into
+// this worker's level from one of its groups.
+adws_ml_policy::node* adws_ml_policy::steal_start(engine::worker& w, per_worker& me, unsigned level) {
+  if (me.current && me.current->level.load(std::memory_order_relaxed) == level) return me.current;
+  for (unsigned a = level; a-- > 0;)
+    if (node* e = queues_of(a, group_of(w, a)).entry.load(std::memory_order_acquire))
+      if (e->level.load(std::memory_order_relaxed) == level) return e;
+  return level == 0 ? &root_ : nullptr;
+}
+
+detail::job* adws_ml_policy::steal(engine::worker& w) {
+  if (!steal_) return nullptr;
+  per_worker& me = of(w);
+  catch_up(w, me);
+  const unsigned level = me.level;
+  node* top = nullptr;
+  for (node* n = steal_start(w, me, level); n && n->level.load(std::memory_order_relaxed) == level;
+       n = n->parent.load(std::memory_order_acquire))
+    if (n->active.load(std::memory_order_acquire)) top = n;
+  if (!top) return nullptr;
+  if (top != me.current) me.current = top;
+  const range r = top->get();
+  const unsigned groups = tree_.levels[level].groups;
+  const unsigned a = adws::first(r), b = std::min(adws::last(r), groups - 1), mine = group_of(w, level);
+  if (a >= b) return nullptr;
+  for (unsigned attempt = 0; attempt <= b - a; ++attempt) {
+    const unsigned v = a + static_cast<unsigned>(w.next_random() % (b - a + 1));
+    if (v == mine) continue;
+    // As in adws (§4.2.4): not the range owner's migration queue, not the last group's local queue.
+    detail::job* t = nullptr;
+    if (v != a) t = queues_of(level, v).migq.steal_top();
+    if (!t && (v != b || adws::ends_on_boundary(r))) t = steal_local(level, v);
+    engine::observe_steal(w.id, tree_.levels[level].head[v], t != nullptr);
+    if (t) return t;
+  }
+  return nullptr;
+}
+
+std::string adws_ml_policy::notes() const {
+  return "memory groups: " + tree_.summary() + (steal_ ? "" : "; stealing off");
+}
+
+}  // namespace roost::sched

@@ -1,0 +1,147 @@
+// adws-ml — multi-level Almost Deterministic Work Stealing (seed 003 chapter 5; digest §3, Algorithm 5.3).
+//
+// ADWS (adws.hpp) deals task groups over the workers in proportion to their work hints. adws-ml does the
+// same one memory level at a time, over the memory groups of topo::memory_tree (DRAM > shared caches >
+// per-worker caches), so that what runs under one cache at any moment is one task whose data fits it:
+//
+//  * A range counts groups of one memory level (task_id::range_lo/hi at level task_id::tier). A group of
+//    workers acts through its head, its lowest-ranked worker; each worker represents one group at a time,
+//    the one at its current level (`level` below), and takes work only from that group's mailbox and
+//    queues, or steals from the groups of that level inside the topmost active distribution node.
+//  * Level descent (§5.3.3, formal version): when a task opens a task group, if its range lies in one
+//    group and the group's data-size hint fits that group's capacity, the task moves down to the group's
+//    children, taking all of them as its range; while its range covers whole groups whose summed capacity
+//    the data fits, it moves down again (memory-group aggregation). The worker's level follows. A group
+//    without a data-size hint fits everywhere: adws-ml is then adws.
+//  * At the new level the group is dealt as in ADWS: search, mailboxes and migration queues, a node per
+//    dealt group, localized stealing, return of the continuation to the group's owner, which restores the
+//    range, the node and its level bit-exactly at the join.
+//  * One root per cache: a head that moved down represents the lower level until the task that moved it
+//    joins, so it takes no other work of the upper level meanwhile; a group's other workers see upper-level
+//    work only through it.
+//
+// Groups without a total work hint are not dealt (children run work-first where their parent runs and are
+// stolen inside the group's level). Hints change the mapping only; results never change.
+#pragma once
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "queues/locked_deque.hpp"
+#include "sched/adws_range.hpp"
+#include "sched/policy.hpp"
+#include "topology/memory_tree.hpp"
+
+namespace roost::sched {
+
+class adws_ml_policy : public policy_base {
+ public:
+  static constexpr const char* name = "adws-ml";
+  explicit adws_ml_policy(engine::engine_base& e);
+
+  // group_state::dist.mode
+  enum : std::uint8_t { kUnopened = 0, kSearchRoot = 1, kPlain = 2, kDescended = 3 };
+
+  spawn_order order(engine::worker& w, detail::task_frame& f) {
+    detail::task_id& cur = *w.current_task;
+    detail::group_state& g = *f.group;
+    f.id.sched_node = cur.sched_node;
+    if (g.dist.mode == kUnopened) open_group(w, cur, g);
+    if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
+      const double mine = group_of(w, cur.tier);
+      f.id.tier = cur.tier;
+      f.id.range_lo = mine;
+      f.id.range_hi = mine + 0.5;
+      return spawn_order::child_first;
+    }
+    return deal(w, f, cur, g);
+  }
+  bool ship(engine::worker& w, detail::task_frame* f);
+  void publish_continuation(engine::worker& w, engine::fiber* parent);
+  detail::job* pop_own(engine::worker& w);
+  bool has_visible_work(engine::worker& w) const;
+  detail::job* steal(engine::worker& w);
+  void on_task_start(engine::worker& w, detail::task_id& id) {
+    if (id.parent == nullptr) start_root(w, id);
+  }
+  void on_task_end(engine::worker& w, detail::task_id& id);
+  void on_wait(engine::worker& w, detail::group_state&) { end_search(of(w)); }
+  engine::worker* after_join(engine::worker& w, detail::group_state& g);
+  void resumed_after_join(engine::worker& w, detail::group_state& g) {
+    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) finish_group(w, g);
+    g.dist.mode = kUnopened;
+  }
+  bool accepts_roots(engine::worker& w) const { return w.id == 0; }
+  void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
+  void iteration_begin();
+  std::string notes() const;
+
+  const topo::memory_tree& tree() const { return tree_; }
+
+  // Distribution-tree node: a range of groups at one level. Read by other workers, possibly after reuse:
+  // every field they read is atomic; a stale read only picks a wrong range, never a crash.
+  struct node {
+    std::atomic<double> lo{0}, hi{0};
+    std::atomic<unsigned> level{0};
+    std::atomic<node*> parent{nullptr};  // kept when freed, so stale climbs still end
+    std::atomic<bool> active{false};
+    node* next_free = nullptr;
+    adws::range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
+  };
+
+ private:
+  // A memory group's queues (digest §3.4: everything a worker had in single-level ADWS). The local queue
+  // of a leaf group is its worker's own deque; inner groups have few tasks and use a locked one.
+  struct alignas(64) group_queues {
+    std::atomic<detail::job*> mailbox{nullptr};
+    queues::locked_deque<detail::job> migq, localq;
+    std::atomic<node*> entry{nullptr};  // the node of the task that moved down from this group, if any
+    bool use_mig = false;               // the head's, while it represents this group
+  };
+  struct alignas(64) per_worker {
+    unsigned level = 0;       // the memory level this worker represents now
+    unsigned home_level = 0;  // the topmost level whose group it heads
+    bool searching = false;
+    node* current = nullptr;
+    node* free_nodes = nullptr;
+    std::deque<node> arena;
+    std::uint64_t iteration = 0;
+    bool ship_pending = false;  // order() decides, ship() delivers
+    unsigned ship_group = 0;
+    bool ship_search_root = false;
+    unsigned return_level = 0, return_group = 0;  // where a returning task is handed over
+  };
+
+  per_worker& of(engine::worker& w) { return ws_[w.id]; }
+  const per_worker& of(const engine::worker& w) const { return ws_[w.id]; }
+  unsigned group_of(const engine::worker& w, unsigned level) const { return tree_.levels[level].group_of_worker[w.id]; }
+  group_queues& queues_of(unsigned level, unsigned group) { return *q_[level][group]; }
+  bool is_leaf(unsigned level) const { return level + 1 == tree_.depth(); }
+  void catch_up(engine::worker& w, per_worker& me);
+  void start_root(engine::worker& w, detail::task_id& id);
+  void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);
+  spawn_order deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur, detail::group_state& g);
+  void finish_group(engine::worker& w, detail::group_state& g);
+  void end_search(per_worker& me) {
+    if (me.searching) [[unlikely]] end_search_slow(me);
+  }
+  void end_search_slow(per_worker& me);
+  node* alloc_node(per_worker& me, adws::range r, unsigned level, node* parent);
+  void free_node(per_worker& me, node* n);
+  void deliver(unsigned level, unsigned group, detail::job* j, bool search_root);
+  void push_local(engine::worker& w, unsigned level, detail::job* j);
+  detail::job* pop_local(engine::worker& w, unsigned level);
+  detail::job* steal_local(unsigned level, unsigned group);
+  node* steal_start(engine::worker& w, per_worker& me, unsigned level);
+
+  topo::memory_tree tree_;
+  std::vector<std::vector<std::unique_ptr<group_queues>>> q_;  // [level][group]
+  std::vector<per_worker> ws_;
+  node root_;  // DRAM's one group, one per runtime
+  std::atomic<std::uint64_t> iteration_{0};
+  const bool steal_;
+};
+
+}  // namespace roost::sched
