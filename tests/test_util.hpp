@@ -4,7 +4,18 @@
 
 #include <string>
 
+#include "roost/detail/sanitizers.hpp"
+
 namespace roost_test {
+
+// Sanitizer builds run the same tests at reduced sizes.
+constexpr bool under_sanitizer() {
+#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
+  return true;
+#else
+  return false;
+#endif
+}
 
 // Sets an environment variable for one scope and restores what was there.
 class scoped_env {

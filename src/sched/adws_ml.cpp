@@ -92,20 +92,36 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   per_worker& me = of(w);
   const unsigned level = cur.tier;
   const range r = range_of(cur);
-  // Level descent (digest §3.3): a task alone in its group moves to the group's children when its data
-  // fits the group; a range of whole groups moves down while the data fits their summed capacity.
+  // Level descent (digest §3.3): a task alone in its group moves to the children of the group this
+  // worker represents (Algorithm 5.3's myMG: a stolen task moves into its thief's group) when its data fits
+  // that group; a range of whole groups that starts with this worker's moves down while the data fits their
+  // summed capacity. Either way this worker heads the first group of the new range, so the task returns
+  // to it at the join and it restores the level.
   const double size = g.data_bytes >= 0 ? g.data_bytes : 0.0;  // no hint: fits everywhere
   unsigned to = level;
   range nr = r;
+  unsigned agg_level = 0;  // the level where aggregation began (its groups' heads are pulled down)
+  range agg_range{};
   while (to + 1 < tree_.depth()) {
     const topo::memory_level& lv = tree_.levels[to];
     const double k = lv.fanout;
+    const double mine = group_of(w, to);
     if (!adws::multi(nr)) {
       if (!(size <= lv.group_capacity)) break;
-      const double f = adws::first(nr);
-      nr = {f * k, (f + 1) * k};
-    } else if (whole_groups(nr)) {
+      nr = {mine * k, (mine + 1) * k};
+    } else if (whole_groups(nr) && nr.lo == mine) {
       if (!(size <= (nr.hi - nr.lo) * lv.group_capacity)) break;
+      if (agg_level == 0) {
+        // Only over heads nobody else pulled (nested aggregation is not supported: stop here instead).
+        bool free = true;
+        for (unsigned v = 0; v < ws_.size() && free; ++v)
+          if (v != w.id && tree_.levels[to].group_of_worker[v] >= adws::first(nr) &&
+              tree_.levels[to].group_of_worker[v] <= adws::last(nr))
+            free = ws_[v].pulled.load(std::memory_order_acquire) == 0;
+        if (!free) break;
+        agg_level = to;
+        agg_range = nr;
+      }
       nr = {nr.lo * k, nr.hi * k};
     } else {
       break;  // in the middle of a search: dealt at this level, its pieces descend on their own
@@ -114,7 +130,7 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   }
   const bool moved = to != level;
   const bool dealt = g.total_work > 0 && adws::multi(nr) && (moved || me.searching) &&
-                     tree_.levels[to].head[adws::first(nr)] == w.id;
+                     adws::first(nr) == group_of(w, to);
   if (!moved && !dealt) {
     g.dist.mode = kPlain;
     return;
@@ -122,15 +138,22 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   g.dist.saved_lo = cur.range_lo;
   g.dist.saved_hi = cur.range_hi;
   g.dist.saved_level = static_cast<std::uint8_t>(level);
+  g.dist.saved_worker_level = static_cast<std::uint8_t>(me.level);
   g.dist.saved_node = cur.sched_node;
+  g.dist.pulled_level = 0;
+  if (agg_level != 0) {  // level 0 has one group: aggregation never starts there
+    g.dist.pulled_level = static_cast<std::uint8_t>(agg_level);
+    g.dist.pulled_first = adws::first(agg_range);
+    g.dist.pulled_last = adws::last(agg_range);
+    pull_heads(agg_level, g.dist.pulled_first, g.dist.pulled_last, 0, to);
+  }
   node* n = alloc_node(me, nr, to, static_cast<node*>(cur.sched_node));
   cur.sched_node = n;
   set_range(cur, nr, to);
   me.current = n;
   me.level = to;
-  if (moved)  // where idle workers of the groups left behind find this level's first node
-    for (unsigned grp = adws::first(r); grp <= adws::last(r) && grp < tree_.levels[level].groups; ++grp)
-      queues_of(level, grp).entry.store(n, std::memory_order_release);
+  if (moved)  // where the idle workers of this group find the new level's first node
+    queues_of(level, group_of(w, level)).entry.store(n, std::memory_order_release);
   if (dealt) {
     g.dist.mode = kSearchRoot;
     g.dist.remaining = g.total_work;
@@ -178,14 +201,13 @@ bool adws_ml_policy::ship(engine::worker& w, detail::task_frame* f) {
 
 engine::worker* adws_ml_policy::after_join(engine::worker& w, detail::group_state& g) {
   if (g.dist.mode != kSearchRoot && g.dist.mode != kDescended) return nullptr;
-  // Back to the owner: the head of the saved range's first group, which heads the first group of the range
-  // the task moved to and represents that level until the task restores it.
+  // Back to the owner, the worker that opened the group: it heads the first group of the task's range (a
+  // continuation keeps the lower part) and represents that level until the task restores it.
   const detail::task_id& cur = *w.current_task;
-  const unsigned owner = tree_.levels[g.dist.saved_level].head[adws::first({g.dist.saved_lo, g.dist.saved_hi})];
   per_worker& me = of(w);
   me.return_level = cur.tier;
-  me.return_group = tree_.levels[cur.tier].group_of_worker[owner];
-  return &eng_.worker_at(owner);
+  me.return_group = std::min(adws::first(range_of(cur)), tree_.levels[cur.tier].groups - 1);
+  return &eng_.worker_at(tree_.levels[cur.tier].head[me.return_group]);
 }
 
 void adws_ml_policy::hand_over(engine::worker& from, engine::worker&, engine::fiber* f) {
@@ -198,21 +220,35 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
   per_worker& me = of(w);
   catch_up(w, me);
   if (auto* n = static_cast<node*>(cur.sched_node)) {
-    const range saved{g.dist.saved_lo, g.dist.saved_hi};
-    for (unsigned grp = adws::first(saved); grp <= adws::last(saved) && grp < tree_.levels[g.dist.saved_level].groups; ++grp) {
-      node* expected = n;
-      queues_of(g.dist.saved_level, grp).entry.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-    }
+    node* expected = n;
+    queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))
+        .entry.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
     free_node(me, n);
   }
+  if (g.dist.pulled_level != 0)
+    pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, cur.tier, 0);
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
   const range saved{g.dist.saved_lo, g.dist.saved_hi};
-  me.level = g.dist.saved_level;
-  me.searching = adws::multi(saved) && tree_.levels[me.level].head[adws::first(saved)] == w.id;
+  me.level = g.dist.saved_worker_level;
+  me.searching = adws::multi(saved) && tree_.levels[g.dist.saved_level].head[adws::first(saved)] == w.id;
   cur.range_lo = g.dist.saved_lo;  // restored bit-exactly, with its level
   cur.range_hi = g.dist.saved_hi;
   cur.tier = g.dist.saved_level;
   cur.sched_node = g.dist.saved_node;
+}
+
+// The workers of groups first..last at `level`, other than the caller, from pulled level `from` to `to`
+// (0: not pulled). A pulled worker may be asleep: wake everyone, it must look at its new level.
+void adws_ml_policy::pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to) {
+  engine::worker* self = engine::current_worker();
+  for (unsigned v = 0; v < ws_.size(); ++v) {
+    const unsigned grp = tree_.levels[level].group_of_worker[v];
+    if (grp < first || grp > last || (self && v == self->id)) continue;
+    unsigned expected = from;
+    ws_[v].pulled.compare_exchange_strong(expected, to, std::memory_order_acq_rel);
+  }
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();
 }
 
 void adws_ml_policy::on_task_end(engine::worker& w, detail::task_id& id) {
@@ -237,10 +273,10 @@ detail::job* adws_ml_policy::steal_local(unsigned level, unsigned group) {
 }
 
 void adws_ml_policy::publish_continuation(engine::worker& w, engine::fiber* parent) {
-  per_worker& me = of(w);
-  group_queues& q = queues_of(me.level, group_of(w, me.level));
+  const unsigned level = level_now(of(w));
+  group_queues& q = queues_of(level, group_of(w, level));
   if (q.use_mig) q.migq.push_bottom(parent);
-  else push_local(w, me.level, parent);
+  else push_local(w, level, parent);
   eng_.idle().notify_new_work();
 }
 
@@ -248,7 +284,8 @@ void adws_ml_policy::publish_continuation(engine::worker& w, engine::fiber* pare
 detail::job* adws_ml_policy::pop_own(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
-  group_queues& q = queues_of(me.level, group_of(w, me.level));
+  const unsigned level = level_now(me);
+  group_queues& q = queues_of(level, group_of(w, level));
   if (q.mailbox.load(std::memory_order_relaxed) != nullptr)
     if (detail::job* t = q.mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
       q.use_mig = false;
@@ -262,19 +299,18 @@ detail::job* adws_ml_policy::pop_own(engine::worker& w) {
   if (q.use_mig) {
     t = q.migq.pop_bottom();
     if (!t) {
-      t = pop_local(w, me.level);
+      t = pop_local(w, level);
       q.use_mig = false;
     }
   } else {
-    t = pop_local(w, me.level);
+    t = pop_local(w, level);
     if (!t && (t = q.migq.pop_bottom())) q.use_mig = true;
   }
   return t;
 }
 
 bool adws_ml_policy::has_visible_work(engine::worker& w) const {
-  const per_worker& me = of(w);
-  const unsigned l = me.level;
+  const unsigned l = level_now(of(w));
   const group_queues& mine = *q_[l][group_of(w, l)];
   if (mine.mailbox.load(std::memory_order_acquire) != nullptr) return true;
   for (const auto& q : q_[l])  // what a thief of this level could take (leaf deques: the engine looks)
@@ -296,7 +332,7 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   if (!steal_) return nullptr;
   per_worker& me = of(w);
   catch_up(w, me);
-  const unsigned level = me.level;
+  const unsigned level = level_now(me);
   node* top = nullptr;
   for (node* n = steal_start(w, me, level); n && n->level.load(std::memory_order_relaxed) == level;
        n = n->parent.load(std::memory_order_acquire))

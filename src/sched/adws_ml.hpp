@@ -11,7 +11,8 @@
 //  * Level descent (§5.3.3, formal version): when a task opens a task group, if its range lies in one
 //    group and the group's data-size hint fits that group's capacity, the task moves down to the group's
 //    children, taking all of them as its range; while its range covers whole groups whose summed capacity
-//    the data fits, it moves down again (memory-group aggregation). The worker's level follows. A group
+//    the data fits, it moves down again (memory-group aggregation): the heads of the groups it crosses are
+//    pulled down to the new level with it until the group joins. The worker's level follows. A group
 //    without a data-size hint fits everywhere: adws-ml is then adws.
 //  * At the new level the group is dealt as in ADWS: search, mailboxes and migration queues, a node per
 //    dealt group, localized stealing, return of the continuation to the group's owner, which restores the
@@ -101,7 +102,7 @@ class adws_ml_policy : public policy_base {
     bool use_mig = false;               // the head's, while it represents this group
   };
   struct alignas(64) per_worker {
-    unsigned level = 0;       // the memory level this worker represents now
+    unsigned level = 0;       // the memory level this worker's own tasks moved it to (see level_now)
     unsigned home_level = 0;  // the topmost level whose group it heads
     bool searching = false;
     node* current = nullptr;
@@ -112,7 +113,16 @@ class adws_ml_policy : public policy_base {
     unsigned ship_group = 0;
     bool ship_search_root = false;
     unsigned return_level = 0, return_group = 0;  // where a returning task is handed over
+    // Set by another worker whose task aggregated this worker's groups into a deeper level: while it is
+    // there, this worker represents that level (0: not pulled).
+    std::atomic<unsigned> pulled{0};
   };
+  // The level a worker represents now: its own, or the deeper one a task aggregating its groups pulled it to.
+  static unsigned level_now(const per_worker& me) {
+    const unsigned p = me.pulled.load(std::memory_order_acquire);
+    return p > me.level ? p : me.level;
+  }
+  void pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to);
 
   per_worker& of(engine::worker& w) { return ws_[w.id]; }
   const per_worker& of(const engine::worker& w) const { return ws_[w.id]; }

@@ -150,7 +150,10 @@ struct group_state {
     double saved_lo = 0, saved_hi = 0, remaining = 0;
     void* saved_node = nullptr;
     std::uint8_t mode = 0;         // 0: not opened yet; the policy's own values after that
-    std::uint8_t saved_level = 0;  // multi-level ADWS: the memory level of the saved range
+    // Multi-level ADWS: the memory level of the saved range, the opener's own level before the open, and
+    // the groups (first, last, level) whose heads the open pulled down to its level (aggregation).
+    std::uint8_t saved_level = 0, saved_worker_level = 0, pulled_level = 0;
+    std::uint32_t pulled_first = 0, pulled_last = 0;
   } dist;
 };
 
