@@ -260,7 +260,7 @@ class engine final : public engine_base {
     job* next = j;
     if (void* waiter = join::complete_remote(*g)) {
       if (j) {
-        now.deque.push(j);
+        of(now).policy_.put_back(now, j);  // where pop_own's queues will give it again
         of(now).idle().notify_new_work();
       }
       next = static_cast<fiber*>(waiter);

@@ -62,6 +62,7 @@ class adws_ml_policy : public policy_base {
   bool ship(engine::worker& w, detail::task_frame* f);
   void publish_continuation(engine::worker& w, engine::fiber* parent);
   detail::job* pop_own(engine::worker& w);
+  void put_back(engine::worker& w, detail::job* j) { push_local(w, level_now(of(w)), j); }
   bool has_visible_work(engine::worker& w) const;
   detail::job* steal(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {

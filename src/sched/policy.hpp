@@ -8,6 +8,7 @@
 //                ship(w, frame) -> bool           called for parent-first spawns first: deliver the child
 //                                                 elsewhere (true) or let place() queue it (false)
 //   own work     pop_own(w)                       the next job of this worker's own (default: its deque)
+//                put_back(w, job)                 a job pop_own gave that the engine runs later instead
 //                has_visible_work(w)               anything for w outside the deques (checked before sleeping)
 //   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
 //   tasks        on_task_start(w, id), on_task_end(w, id)
@@ -53,6 +54,7 @@ class policy_base {
   }
   bool ship(engine::worker&, detail::task_frame*) { return false; }
   detail::job* pop_own(engine::worker& w) { return w.deque.pop(); }
+  void put_back(engine::worker& w, detail::job* j) { w.deque.push(j); }
   bool has_visible_work(engine::worker&) const { return false; }
   void on_task_start(engine::worker&, detail::task_id&) {}
   void on_task_end(engine::worker&, detail::task_id&) {}
