@@ -1,6 +1,7 @@
 // Randomized fork-join stress test (issue #2 §9): random fan-out, depth, leaf work, hints and thrown
 // exceptions; exact results checked against a serial evaluation of the same tree, for every available
-// scheduler, at 1, 2, 3, 8 and 64 workers and on virtual topologies 2x4, 4x4 and 8x8.
+// scheduler, at 1, 2, 3, 8 and 64 workers and on virtual topologies 2x4, 4x4 and 8x8, and two with small
+// caches (2x4 with a 2 KiB L3; 2 packages x 2 L2 x 2 cores).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -163,6 +164,7 @@ struct config {
   std::string sched;
   unsigned workers;  // 0: one per PU of the topology
   std::string topology;
+  std::string label;  // names the topology in the test name
 };
 
 void PrintTo(const config& c, std::ostream* os) {
@@ -171,7 +173,7 @@ void PrintTo(const config& c, std::ostream* os) {
 
 std::string name_of(const config& c) {
   std::string n = c.sched + "_w" + std::to_string(c.workers);
-  if (!c.topology.empty()) n += "_" + c.topology.substr(5, 1) + "x" + c.topology.substr(12, 1);
+  if (!c.label.empty()) n += "_" + c.label;
   for (char& ch : n)
     if (ch == '-' || ch == ':' || ch == ' ') ch = '_';
   return n;
@@ -181,9 +183,14 @@ std::vector<config> configs() {
   std::vector<config> v;
   for (const auto& s : roost::schedulers()) {
     if (!s.available) continue;
-    for (unsigned w : {1u, 2u, 3u, 8u, 64u}) v.push_back({s.name, w, ""});
-    for (const char* t : {"pack:2 core:4 pu:1", "pack:4 core:4 pu:1", "pack:8 core:8 pu:1"})
-      v.push_back({s.name, 0, t});
+    for (unsigned w : {1u, 2u, 3u, 8u, 64u}) v.push_back({s.name, w, "", ""});
+    v.push_back({s.name, 0, "pack:2 core:4 pu:1", "2x4"});
+    v.push_back({s.name, 0, "pack:4 core:4 pu:1", "4x4"});
+    v.push_back({s.name, 0, "pack:8 core:8 pu:1", "8x8"});
+    // Caches small enough that the random data-size hints (0..4 KiB) fit some and not others: every
+    // multi-level path (descent, aggregation, a 4-level tree) is taken.
+    v.push_back({s.name, 0, "pack:2 l3:1(size=2KiB) core:4 pu:1", "2x4_l3"});
+    v.push_back({s.name, 0, "pack:2 l3:1(size=4KiB) l2:2(size=1KiB) core:2 pu:1", "2x2x2_l3_l2"});
   }
   return v;
 }
