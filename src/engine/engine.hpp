@@ -134,6 +134,7 @@ class engine final : public engine_base {
   // runs on when something resumes it.
   static worker& suspend_to_scheduler(worker& w, switch_msg& m) {
     fiber* self = w.current_fiber;
+    if (w.current_task) of(w).policy_.on_task_suspend(w, *w.current_task);
     self->task = w.current_task;
     ++self->epoch;
     fiber* sched = w.fibers.get(stack_bytes(w), &fiber_entry_fn);

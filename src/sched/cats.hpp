@@ -52,8 +52,8 @@ class cats_policy : public cab_policy {
   void on_task_resume(engine::worker& w, detail::task_id& id) {
     if (counting()) meter_switch(w, &id);
   }
-  void on_wait(engine::worker& w, detail::group_state&) {
-    if (counting()) meter_switch(w, nullptr);  // the task may leave this worker: stop crediting it here
+  void on_task_suspend(engine::worker& w, detail::task_id&) {
+    if (counting()) meter_switch(w, nullptr);  // the task leaves this worker: stop crediting it here
   }
   void resumed_after_join(engine::worker& w, detail::group_state&) {
     if (counting()) meter_switch(w, w.current_task);

@@ -14,6 +14,7 @@
 //   tasks        on_task_start(w, id), on_task_end(w, id)
 //                on_task_resume(w, id)            a task continues on w after something else ran there
 //                                                 (its child ended, or a thief or a waker resumed it)
+//                on_task_suspend(w, id)           a task leaves w (a join that must wait, a migration)
 //   join         on_wait(w, group)                before a task joins a group
 //                after_join(w, group) -> worker*  after it: a worker the task must move to first (or null)
 //                resumed_after_join(w, group)     then, on the worker it ended up on
@@ -59,6 +60,7 @@ class policy_base {
   void on_task_start(engine::worker&, detail::task_id&) {}
   void on_task_end(engine::worker&, detail::task_id&) {}
   void on_task_resume(engine::worker&, detail::task_id&) {}
+  void on_task_suspend(engine::worker&, detail::task_id&) {}
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(engine::worker&, detail::group_state&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
