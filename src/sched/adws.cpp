@@ -2,6 +2,7 @@
 // with the mailbox and the migration queue, stealing inside the distribution tree, node bookkeeping.
 #include "sched/adws.hpp"
 
+#include "sched/adws_own_work.hpp"
 
 namespace roost::sched {
 
@@ -126,31 +127,16 @@ void adws_policy::hand_over(engine::worker&, engine::worker& target, engine::fib
   deliver(target, f, true);
 }
 
-// Algorithm 4.3: the mailbox first, then the deque the worker is working from (use_mig).
+// Algorithm 4.3 (adws_own_work.hpp) on this worker's mailbox, migration queue and deque.
 detail::job* adws_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(me);
-  if (me.mailbox.load(std::memory_order_relaxed) != nullptr)
-    if (detail::job* t = me.mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
-      me.use_mig = false;
-      if (t->k == detail::job::kind::fresh) {  // a search-root task: search inside it, from its sender's node
+  return adws::take_own_work(
+      me.mailbox, me.migq, me.use_mig, [&] { return w.deque.pop(); },
+      [&](detail::task_frame* t) {  // search inside it, from its sender's node
         me.searching = true;
-        me.current = static_cast<node*>(static_cast<detail::task_frame*>(t)->id.sched_node);
-      }
-      return t;
-    }
-  detail::job* t = nullptr;
-  if (me.use_mig) {
-    t = me.migq.pop_bottom();
-    if (!t) {
-      t = w.deque.pop();
-      me.use_mig = false;
-    }
-  } else {
-    t = w.deque.pop();
-    if (!t && (t = me.migq.pop_bottom())) me.use_mig = true;  // descendants of migrated work stay in migQ
-  }
-  return t;
+        me.current = static_cast<node*>(t->id.sched_node);
+      });
 }
 
 bool adws_policy::has_visible_work(engine::worker& w) const {

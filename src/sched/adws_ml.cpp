@@ -3,6 +3,8 @@
 // return to the owner that restores the level (digest §3.5, Algorithm 5.3).
 #include "sched/adws_ml.hpp"
 
+#include "sched/adws_own_work.hpp"
+
 #include <cmath>
 #include <limits>
 
@@ -280,33 +282,18 @@ void adws_ml_policy::publish_continuation(engine::worker& w, engine::fiber* pare
   eng_.idle().notify_new_work();
 }
 
-// Algorithm 4.3 for the group this worker represents: its mailbox first, then the queue it works from.
+// Algorithm 4.3 (adws_own_work.hpp) on the queues of the group this worker represents.
 detail::job* adws_ml_policy::pop_own(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   const unsigned level = level_now(me);
   group_queues& q = queues_of(level, group_of(w, level));
-  if (q.mailbox.load(std::memory_order_relaxed) != nullptr)
-    if (detail::job* t = q.mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
-      q.use_mig = false;
-      if (t->k == detail::job::kind::fresh) {  // a search-root task: search inside it, from its sender's node
+  return adws::take_own_work(
+      q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); },
+      [&](detail::task_frame* t) {  // search inside it, from its sender's node
         me.searching = true;
-        me.current = static_cast<node*>(static_cast<detail::task_frame*>(t)->id.sched_node);
-      }
-      return t;
-    }
-  detail::job* t = nullptr;
-  if (q.use_mig) {
-    t = q.migq.pop_bottom();
-    if (!t) {
-      t = pop_local(w, level);
-      q.use_mig = false;
-    }
-  } else {
-    t = pop_local(w, level);
-    if (!t && (t = q.migq.pop_bottom())) q.use_mig = true;
-  }
-  return t;
+        me.current = static_cast<node*>(t->id.sched_node);
+      });
 }
 
 bool adws_ml_policy::has_visible_work(engine::worker& w) const {

@@ -1,0 +1,38 @@
+// Algorithm 4.3 of seed 003 (digest §2.6), shared by adws and adws-ml: where a worker (adws) or the
+// memory group it represents (adws-ml) takes its own next job. The one-slot mailbox first: a search-root
+// task, run before anything else and searched from its sender's node. Then the queue the worker is working
+// from: the migration queue while it runs migrated work (use_mig), else its local queue, switching to the
+// other when one runs dry, so that descendants of migrated work stay in the migration queue.
+#pragma once
+#include <atomic>
+
+#include "queues/locked_deque.hpp"
+#include "roost/detail/task_frame.hpp"
+
+namespace roost::sched::adws {
+
+// pop_local(): the local queue's owner pop. on_search_root(task): a search-root task was taken.
+template <class PopLocal, class OnSearchRoot>
+detail::job* take_own_work(std::atomic<detail::job*>& mailbox, queues::locked_deque<detail::job>& migq,
+                           bool& use_mig, PopLocal&& pop_local, OnSearchRoot&& on_search_root) {
+  if (mailbox.load(std::memory_order_relaxed) != nullptr)
+    if (detail::job* t = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
+      use_mig = false;
+      if (t->k == detail::job::kind::fresh) on_search_root(static_cast<detail::task_frame*>(t));
+      return t;
+    }
+  detail::job* t = nullptr;
+  if (use_mig) {
+    t = migq.pop_bottom();
+    if (!t) {
+      t = pop_local();
+      use_mig = false;
+    }
+  } else {
+    t = pop_local();
+    if (!t && (t = migq.pop_bottom())) use_mig = true;
+  }
+  return t;
+}
+
+}  // namespace roost::sched::adws
