@@ -288,6 +288,8 @@ detail::job* adws_ml_policy::pop_own(engine::worker& w) {
   catch_up(w, me);
   const unsigned level = level_now(me);
   group_queues& q = queues_of(level, group_of(w, level));
+  if (!q.kept.empty_hint())
+    if (detail::job* t = q.kept.pop_bottom()) return t;
   return adws::take_own_work(
       q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); },
       [&](detail::task_frame* t) {  // search inside it, from its sender's node
@@ -299,7 +301,7 @@ detail::job* adws_ml_policy::pop_own(engine::worker& w) {
 bool adws_ml_policy::has_visible_work(engine::worker& w) const {
   const unsigned l = level_now(of(w));
   const group_queues& mine = *q_[l][group_of(w, l)];
-  if (mine.mailbox.load(std::memory_order_acquire) != nullptr) return true;
+  if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint()) return true;
   for (const auto& q : q_[l])  // what a thief of this level could take (leaf deques: the engine looks)
     if (!q->migq.empty_hint() || !q->localq.empty_hint()) return true;
   return false;

@@ -62,7 +62,12 @@ class adws_ml_policy : public policy_base {
   bool ship(engine::worker& w, detail::task_frame* f);
   void publish_continuation(engine::worker& w, engine::fiber* parent);
   detail::job* pop_own(engine::worker& w);
-  void put_back(engine::worker& w, detail::job* j) { push_local(w, level_now(of(w)), j); }
+  // A job the engine gave back (it resumes a waiter first) may be a task returning to this group's head to
+  // restore its level: it must not be stolen, or another worker would restore the owner's level.
+  void put_back(engine::worker& w, detail::job* j) {
+    const unsigned level = level_now(of(w));
+    queues_of(level, group_of(w, level)).kept.push_bottom(j);
+  }
   bool has_visible_work(engine::worker& w) const;
   detail::job* steal(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
@@ -99,6 +104,7 @@ class adws_ml_policy : public policy_base {
   struct alignas(64) group_queues {
     std::atomic<detail::job*> mailbox{nullptr};
     queues::locked_deque<detail::job> migq, localq;
+    queues::locked_deque<detail::job> kept;  // given back by the engine: the head's alone, never stolen
     std::atomic<node*> entry{nullptr};  // the node of the task that moved down from this group, if any
     bool use_mig = false;               // the head's, while it represents this group
   };

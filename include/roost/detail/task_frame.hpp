@@ -145,15 +145,17 @@ struct group_state {
   void* waiter = nullptr;   // the suspended owner's fiber, published through remote_balance
 
   // Distribution state of the group (ADWS, seed 003 Algorithm 4.2): the owner's range and node when the
-  // group opened (restored bit-exactly at wait) and the work not yet handed out. Owner-only.
+  // group opened (restored bit-exactly at wait) and the work not yet handed out. Owner-only. Only `mode` is
+  // initialised: a policy writes the rest when it opens the group (mode != 0) and reads them only then, so
+  // the groups of every other scheduler do not pay for zeroing them.
   struct distribution {
-    double saved_lo = 0, saved_hi = 0, remaining = 0;
-    void* saved_node = nullptr;
-    std::uint8_t mode = 0;         // 0: not opened yet; the policy's own values after that
+    double saved_lo, saved_hi, remaining;
+    void* saved_node;
+    std::uint8_t mode = 0;  // 0: not opened yet; the policy's own values after that
     // Multi-level ADWS: the memory level of the saved range, the opener's own level before the open, and
     // the groups (first, last, level) whose heads the open pulled down to its level (aggregation).
-    std::uint8_t saved_level = 0, saved_worker_level = 0, pulled_level = 0;
-    std::uint32_t pulled_first = 0, pulled_last = 0;
+    std::uint8_t saved_level, saved_worker_level, pulled_level;
+    std::uint32_t pulled_first, pulled_last;
   } dist;
 };
 
