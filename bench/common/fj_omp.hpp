@@ -32,9 +32,7 @@ void in_omp_team(F&& body) {
   body();
 }
 
-}  // namespace bench
 
-namespace bench {
 // Loop-shaped benchmarks write their time steps once as run_loops(for_each), where for_each(count, body)
 // runs body(i) for every i in [0, count) as one parallel loop. Here that loop is an OpenMP worksharing
 // loop; run_loops is called by every thread of the team, so it must keep its state in locals.
@@ -54,9 +52,7 @@ void omp_for_dynamic(RunLoops&& run_loops) {
     for (long i = 0; i < count; ++i) body(i);
   });
 }
-}  // namespace bench
 
-namespace bench {
 template <class P>
 void omp_tasks_of(problem& p) {
   in_omp_team([&] { run_tasks<omp_fj>(static_cast<P&>(p), inline_iteration{}, no_touch{}); });

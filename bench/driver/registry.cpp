@@ -1,5 +1,6 @@
 // Compiled twice: into roost-bench by GCC with ROOST_BENCH_FULL (every variant), and into the clang helper
-// without it (serial and OpenMP only, so LLVM libomp runs the very same sources).
+// without it (serial and OpenMP only, so LLVM libomp runs the very same sources). Benchmarks written as
+// run_tasks/run_loops use the generic variants (roost_tasks_of<problem_t>, ...), instantiated here.
 #include "driver/registry.hpp"
 
 #include "dtree/dtree.hpp"
@@ -21,11 +22,19 @@
 #include "stencil/stencil.hpp"
 #include "vecmul/vecmul.hpp"
 
-#ifdef ROOST_BENCH_FULL
+#include "common/fj_omp.hpp"
+#ifdef ROOST_BENCH_FULL  // roost and oneTBB are not in the clang helper
+#include "common/fj_roost.hpp"
+#include "common/fj_tbb.hpp"
 #define FULL(f) f
 #else
 #define FULL(f) nullptr
 #endif
+// The framework variants of a benchmark written as run_tasks (and run_loops, when it is loop-shaped).
+#define GENERIC_TASKS(P) FULL(roost_tasks_of<P>), FULL(tbb_tasks_of<P>), nullptr, omp_tasks_of<P>, nullptr, nullptr
+#define GENERIC_LOOPS(P)                                                                                   \
+  FULL(roost_tasks_of<P>), FULL(tbb_tasks_of<P>), FULL(tbb_pfor_of<P>), omp_tasks_of<P>, omp_static_of<P>, \
+      omp_dynamic_of<P>
 
 namespace bench {
 
@@ -69,49 +78,43 @@ const std::vector<benchmark_def>& registry() {
        heat2d::omp_static, heat2d::omp_dynamic},
       {"matmul", "001, 003", "cache-oblivious C += A*B, two task groups in sequence, 64x64 leaves", "1024", "128",
        "4096", [](const std::string& s) { return matmul::prepare("matmul", s); }, matmul::serial,
-       FULL(matmul::roost_tasks), FULL(matmul::tbb_tasks), nullptr, matmul::omp_tasks, nullptr, nullptr},
+       GENERIC_TASKS(matmul::problem_t)},
       {"mandelbrot", "000", "escape-time counts, rows halved down to 4 (CPU-bound)", "512x512", "64x64",
        "2048x1024", [](const std::string& s) { return mandelbrot::prepare("mandelbrot", s); }, mandelbrot::serial,
        FULL(mandelbrot::roost_tasks), FULL(mandelbrot::tbb_tasks), nullptr, mandelbrot::omp_tasks, nullptr, nullptr},
       {"quicksort", "003 ch. 5", "quicksort of doubles, parallel double-buffered partition, both sides spawned", "4000000",
        "100000", "134217728", [](const std::string& s) { return quicksort::prepare("quicksort", s); },
-       quicksort::serial, FULL(quicksort::roost_tasks), FULL(quicksort::tbb_tasks), nullptr, quicksort::omp_tasks,
-       nullptr, nullptr},
+       quicksort::serial, GENERIC_TASKS(quicksort::problem_t)},
       {"map", "002", "V vectors scaled in place each step, one task per vector", "48x131072x10", "4x1024x2",
        "48x131072x10", [](const std::string& s) { return map::prepare("map", s); }, map::serial,
-       FULL(map::roost_tasks), FULL(map::tbb_tasks), FULL(map::tbb_pfor), map::omp_tasks, map::omp_static,
-       map::omp_dynamic},
+       GENERIC_LOOPS(map::problem_t)},
       {"vecmul", "002", "cross products of V pairs of 3-vector arrays, one task per pair", "128x4096x10",
        "4x64x2", "128x4096x10", [](const std::string& s) { return vecmul::prepare("vecmul", s); },
-       vecmul::serial, FULL(vecmul::roost_tasks), FULL(vecmul::tbb_tasks), FULL(vecmul::tbb_pfor),
-       vecmul::omp_tasks, vecmul::omp_static, vecmul::omp_dynamic},
+       vecmul::serial, GENERIC_LOOPS(vecmul::problem_t)},
       {"jacobi", "002", "blocked 2-D Jacobi heat solver, one task per block", "2048x256x10", "64x16x2",
        "16384x512x10", [](const std::string& s) { return jacobi::prepare("jacobi", s); }, jacobi::serial,
-       FULL(jacobi::roost_tasks), FULL(jacobi::tbb_tasks), FULL(jacobi::tbb_pfor), jacobi::omp_tasks,
-       jacobi::omp_static, jacobi::omp_dynamic},
+       GENERIC_LOOPS(jacobi::problem_t)},
       {"reduction", "002", "merge phase of BOTS Sort, level by level, one task per merge", "4194304x10",
        "4096x4", "33554432x10", [](const std::string& s) { return reduction::prepare("reduction", s); },
-       reduction::serial, FULL(reduction::roost_tasks), FULL(reduction::tbb_tasks), FULL(reduction::tbb_pfor),
-       reduction::omp_tasks, reduction::omp_static, reduction::omp_dynamic},
+       reduction::serial, GENERIC_LOOPS(reduction::problem_t)},
       {"rrm", "003 ch. 5", "recursive repeated map: 3 parallel maps per level, halves recursed", "2097152",
        "16384", "134217728", [](const std::string& s) { return rrm::prepare("rrm", s); }, rrm::serial,
-       FULL(rrm::roost_tasks), FULL(rrm::tbb_tasks), nullptr, rrm::omp_tasks, nullptr, nullptr},
+       GENERIC_TASKS(rrm::problem_t)},
       {"knapsack", "000", "0-1 knapsack, branch and bound, one spawn per item decision (CPU-bound)", "28", "20",
        "30", [](const std::string& s) { return knapsack::prepare("knapsack", s); }, knapsack::serial,
-       FULL(knapsack::roost_tasks), FULL(knapsack::tbb_tasks), nullptr, knapsack::omp_tasks, nullptr, nullptr},
+       GENERIC_TASKS(knapsack::problem_t)},
       {"fft", "000", "radix-2 FFT, halves spawned, butterflies as a parallel loop", "262144", "1024",
        "16777216", [](const std::string& s) { return fft::prepare("fft", s); }, fft::serial,
-       FULL(fft::roost_tasks), FULL(fft::tbb_tasks), nullptr, fft::omp_tasks, nullptr, nullptr},
+       GENERIC_TASKS(fft::problem_t)},
       {"sparselu", "002", "BOTS SparseLU: blocked LU with fill-in, one task per block per phase", "32x64", "8x8",
        "32x256", [](const std::string& s) { return sparselu::prepare("sparselu", s); }, sparselu::serial,
-       FULL(sparselu::roost_tasks), FULL(sparselu::tbb_tasks), FULL(sparselu::tbb_pfor), sparselu::omp_tasks,
-       sparselu::omp_static, sparselu::omp_dynamic},
+       GENERIC_LOOPS(sparselu::problem_t)},
       {"kdtree", "003 ch. 5", "kd-tree build over 3-D points, parallel double-buffered partition", "1000000",
        "20000", "44739242", [](const std::string& s) { return kdtree::prepare("kdtree", s); }, kdtree::serial,
-       FULL(kdtree::roost_tasks), FULL(kdtree::tbb_tasks), nullptr, kdtree::omp_tasks, nullptr, nullptr},
+       GENERIC_TASKS(kdtree::problem_t)},
       {"decision-tree", "003 ch. 5", "CART training, histogram Gini splits, parallel loops and partition per node",
        "100000x12", "3000x6", "10500000x17", [](const std::string& s) { return dtree::prepare("decision-tree", s); },
-       dtree::serial, FULL(dtree::roost_tasks), FULL(dtree::tbb_tasks), nullptr, dtree::omp_tasks, nullptr, nullptr},
+       dtree::serial, GENERIC_TASKS(dtree::problem_t)},
   };
   return r;
 }

@@ -77,10 +77,8 @@ void run_tasks(problem_t& p, Iteration&& iteration, const Touch& touch) {
   iteration([&] { mm<FJ>(p.a.data(), p.b.data(), p.c.data(), p.ld, p.n, touch); });
 }
 
+// The framework variants are the generic ones (roost_tasks_of<problem_t>, ...; driver/registry.cpp).
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
 void serial(problem& p);
-void roost_tasks(problem& p);
-void tbb_tasks(problem& p);
-void omp_tasks(problem& p);
 
 }  // namespace bench::matmul

@@ -111,13 +111,8 @@ void run_loops(problem_t& p, ForEach&& for_each) {
   }
 }
 
+// The framework variants are the generic ones (roost_tasks_of<problem_t>, ...; driver/registry.cpp).
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
 void serial(problem& p);
-void roost_tasks(problem& p);
-void tbb_tasks(problem& p);
-void tbb_pfor(problem& p);
-void omp_tasks(problem& p);
-void omp_static(problem& p);
-void omp_dynamic(problem& p);
 
 }  // namespace bench::sparselu

@@ -66,16 +66,11 @@ void run_tasks(problem_t& p, Iteration&& iteration, const Touch& touch) {
 template <class ForEach>
 void run_loops(problem_t& p, ForEach&& for_each) {
   for (long t = 0; t < p.iters; ++t)
-    for_each(p.pairs, [&](long k) { pair(p, k, [](const void*, std::size_t, bool) {}); });
+    for_each(p.pairs, [&](long k) { pair(p, k, no_touch{}); });
 }
 
+// The framework variants are the generic ones (roost_tasks_of<problem_t>, ...; driver/registry.cpp).
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
 void serial(problem& p);
-void roost_tasks(problem& p);
-void tbb_tasks(problem& p);
-void tbb_pfor(problem& p);
-void omp_tasks(problem& p);
-void omp_static(problem& p);
-void omp_dynamic(problem& p);
 
 }  // namespace bench::vecmul

@@ -201,20 +201,21 @@ bool adws_ml_policy::ship(engine::worker& w, detail::task_frame* f) {
   return true;
 }
 
-engine::worker* adws_ml_policy::after_join(engine::worker& w, detail::group_state& g) {
-  if (g.dist.mode != kSearchRoot && g.dist.mode != kDescended) return nullptr;
-  // Back to the owner, the worker that opened the group: it heads the first group of the task's range (a
-  // continuation keeps the lower part) and represents that level until the task restores it.
-  const detail::task_id& cur = *w.current_task;
-  per_worker& me = of(w);
-  me.return_level = cur.tier;
-  me.return_group = std::min(adws::first(range_of(cur)), tree_.levels[cur.tier].groups - 1);
-  return &eng_.worker_at(tree_.levels[cur.tier].head[me.return_group]);
+// The group a task of a dealt or moved group returns to at the join: the first group of its range, at its
+// level (a continuation keeps the lower part), headed by the worker that opened the group, which
+// represents that level until the task restores it.
+unsigned adws_ml_policy::owner_group(const detail::task_id& t) const {
+  return std::min(adws::first(range_of(t)), tree_.levels[t.tier].groups - 1);
 }
 
-void adws_ml_policy::hand_over(engine::worker& from, engine::worker&, engine::fiber* f) {
-  const per_worker& me = of(from);
-  deliver(me.return_level, me.return_group, f, true);
+engine::worker* adws_ml_policy::after_join(engine::worker& w, detail::group_state& g) {
+  if (g.dist.mode != kSearchRoot && g.dist.mode != kDescended) return nullptr;
+  const detail::task_id& cur = *w.current_task;
+  return &eng_.worker_at(tree_.levels[cur.tier].head[owner_group(cur)]);
+}
+
+void adws_ml_policy::hand_over(engine::worker&, engine::worker&, engine::fiber* f) {
+  deliver(f->task->tier, owner_group(*f->task), f, true);
 }
 
 void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {

@@ -119,7 +119,6 @@ class adws_ml_policy : public policy_base {
     bool ship_pending = false;  // order() decides, ship() delivers
     unsigned ship_group = 0;
     bool ship_search_root = false;
-    unsigned return_level = 0, return_group = 0;  // where a returning task is handed over
     // Set by another worker whose task aggregated this worker's groups into a deeper level: while it is
     // there, this worker represents that level (0: not pulled).
     std::atomic<unsigned> pulled{0};
@@ -133,6 +132,7 @@ class adws_ml_policy : public policy_base {
 
   per_worker& of(engine::worker& w) { return ws_[w.id]; }
   const per_worker& of(const engine::worker& w) const { return ws_[w.id]; }
+  unsigned owner_group(const detail::task_id& t) const;
   unsigned group_of(const engine::worker& w, unsigned level) const { return tree_.levels[level].group_of_worker[w.id]; }
   group_queues& queues_of(unsigned level, unsigned group) { return *q_[level][group]; }
   bool is_leaf(unsigned level) const { return level + 1 == tree_.depth(); }
