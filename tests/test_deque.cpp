@@ -1,5 +1,6 @@
-// Chase–Lev deque: sequential semantics, growth, and a concurrent stress test in which every pushed item
-// must be taken exactly once by the owner or by one of the thieves.
+// The split work-stealing deque: sequential semantics, the private part and its sharing on request, growth,
+// and a concurrent stress test in which every pushed item must be taken exactly once by the owner or by one
+// of the thieves.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -31,6 +32,35 @@ TEST(Deque, OwnerPopsLifoThiefStealsFifo) {
   EXPECT_TRUE(d.empty_estimate());
 }
 
+TEST(Deque, PrivateTasksAreSharedWhenAThiefAsks) {
+  ws_deque<item> d(8);
+  item it[6] = {{0}, {1}, {2}, {3}, {4}, {5}};
+  for (auto& x : it) d.push(&x);  // the first push is shared at once, the rest stay private
+  EXPECT_EQ(d.size_estimate(), 6);  // private tasks count: an idle worker must not sleep past them
+  EXPECT_EQ(d.steal(), &it[0]);
+  EXPECT_EQ(d.steal(), nullptr);  // nothing shared: this asks the owner to share
+  EXPECT_EQ(d.pop(), &it[5]);     // served here: the older half of [1, 5) becomes shared
+  EXPECT_EQ(d.steal(), &it[1]);
+  EXPECT_EQ(d.steal(), &it[2]);
+  EXPECT_EQ(d.steal(), nullptr);
+  EXPECT_EQ(d.pop(), &it[4]);     // shares it[3]; it[4] was private
+  EXPECT_EQ(d.pop(), &it[3]);     // taken back from the shared part (the fenced pop)
+  EXPECT_EQ(d.pop(), nullptr);
+  EXPECT_TRUE(d.empty_estimate());
+}
+
+TEST(Deque, FirstPushAfterTheSharedPartEmptiesIsShared) {
+  ws_deque<item> d;
+  item a{0}, b{1}, c{2};
+  d.push(&a);
+  d.push(&b);
+  EXPECT_EQ(d.pop(), &b);
+  EXPECT_EQ(d.pop(), &a);  // the owner empties the shared part itself
+  d.push(&c);              // so the next task is stealable without anyone asking
+  EXPECT_EQ(d.steal(), &c);
+  EXPECT_EQ(d.pop(), nullptr);
+}
+
 TEST(Deque, GrowsPastItsInitialCapacity) {
   ws_deque<item> d(2);
   std::vector<item> items(1000);
@@ -38,8 +68,12 @@ TEST(Deque, GrowsPastItsInitialCapacity) {
     items[i].value = i;
     d.push(&items[i]);
   }
-  for (int i = 0; i < 10; ++i) EXPECT_EQ(d.steal()->value, i);
-  for (int i = 999; i >= 10; --i) EXPECT_EQ(d.pop()->value, i);
+  EXPECT_EQ(d.size_estimate(), 1000);
+  EXPECT_EQ(d.steal()->value, 0);
+  EXPECT_EQ(d.steal(), nullptr);  // asks
+  EXPECT_EQ(d.pop()->value, 999);  // shares the older half of the private part
+  for (int i = 1; i < 10; ++i) EXPECT_EQ(d.steal()->value, i);
+  for (int i = 998; i >= 10; --i) EXPECT_EQ(d.pop()->value, i);
   EXPECT_EQ(d.pop(), nullptr);
 }
 

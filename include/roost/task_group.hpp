@@ -58,7 +58,8 @@ class task_group {
 
   // Joins every child spawned so far; the group can be reused afterwards.
   __attribute__((always_inline)) void wait() {
-    if (st_.spawned == 1 && st_.local_done == 0 && st_.owner_fiber && detail::try_join_first_child(st_)) return;
+    // spawned == 1 implies owner_fiber is set: the first spawn fetched it.
+    if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) return;
     detail::wait(st_);
   }
 

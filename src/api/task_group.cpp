@@ -30,6 +30,14 @@ void throw_outside_task(const char* call) {
                     "(rt.run([&] { ... tg.run(...); ... }))");
 }
 
+void rethrow_group_error(std::exception_ptr* e) {
+  if (e == kExceptionLostToOom)
+    throw std::bad_alloc();  // a child threw, and there was no memory left to keep its exception
+  std::exception_ptr x = std::move(*e);
+  delete e;
+  std::rethrow_exception(x);
+}
+
 void wake_one_idle(worker_abi* w) { static_cast<engine::worker*>(w)->eng->idle().wake_one(); }
 
 void throw_bad_hint(const char* what, double value) {

@@ -69,8 +69,7 @@ class engine final : public engine_base {
     if (of(w).policy_.ship(w, h)) return;  // delivered to another worker
     fiber* self = w.current_fiber;
     // The group pops back only what it pushed since the owner last ran on this worker uninterrupted.
-    if (g.base_worker != &w || g.base_epoch != self->epoch) {
-      g.base_worker = &w;
+    if (g.base_epoch != self->epoch) {
       g.base_epoch = self->epoch;
       g.queue_base = w.deque.bottom_index();
     }
@@ -155,7 +154,7 @@ class engine final : public engine_base {
   static worker& pop_own_children(worker& w, group& g) {
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
-    if (g.base_worker != &w || g.base_epoch != epoch) return w;
+    if (g.base_epoch != epoch) return w;
     while (w.deque.bottom_index() > g.queue_base) {
       job* j = w.deque.pop();
       if (!j) return w;

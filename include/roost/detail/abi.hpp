@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <new>
 
 #include "roost/detail/task_frame.hpp"
 #include "roost/detail/ws_deque.hpp"
@@ -71,21 +72,27 @@ inline bool hooks_installed() {
 #endif
 }
 
+// Keeps the first exception of a group's children (any thread). Allocation failure keeps a marker instead,
+// which the join reports as std::bad_alloc: an exception is never lost silently.
+std::exception_ptr* const kExceptionLostToOom = reinterpret_cast<std::exception_ptr*>(alignof(std::exception_ptr));
 inline void record_exception(group_state& g, std::exception_ptr e) {
-  if (!g.has_exception.exchange(true, std::memory_order_acq_rel)) g.exception = std::move(e);
+  if (g.error.load(std::memory_order_relaxed) != nullptr) return;  // not the first
+  std::exception_ptr* p = new (std::nothrow) std::exception_ptr(std::move(e));
+  if (!p) p = kExceptionLostToOom;
+  std::exception_ptr* expected = nullptr;
+  if (!g.error.compare_exchange_strong(expected, p, std::memory_order_acq_rel, std::memory_order_relaxed) &&
+      p != kExceptionLostToOom)
+    delete p;
 }
+[[noreturn]] void rethrow_group_error(std::exception_ptr* e);  // frees e (src/api/task_group.cpp)
 
 // After a join: ready for reuse; rethrows the first exception a child threw.
 inline void finish_join(group_state& g) {
   g.spawned = 0;
   g.local_done = 0;
-  g.waiter = nullptr;
-  g.owner_fiber = nullptr;
-  if (g.has_exception.load(std::memory_order_acquire)) [[unlikely]] {
-    std::exception_ptr e = std::move(g.exception);
-    g.exception = nullptr;
-    g.has_exception.store(false, std::memory_order_relaxed);
-    std::rethrow_exception(e);
+  if (std::exception_ptr* e = g.error.load(std::memory_order_acquire)) [[unlikely]] {
+    g.error.store(nullptr, std::memory_order_relaxed);
+    rethrow_group_error(e);
   }
 }
 
@@ -103,7 +110,6 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
                                                          task_frame& f) {
   name_child(w, f);
   g.spawned = 1;
-  g.base_worker = &w;
   g.base_epoch = fb.epoch;
   g.queue_base = w.deque.bottom_index();
   w.deque.push(&f);
@@ -118,7 +124,7 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
   fiber_abi& fb = *g.owner_fiber;
   worker_abi* w = fb.worker;
-  if (g.base_worker != w || g.base_epoch != fb.epoch || w->deque.bottom_index() <= g.queue_base) return false;
+  if (g.base_epoch != fb.epoch || w->deque.bottom_index() <= g.queue_base) return false;
   job* j = w->deque.pop();
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
   if (j != f) {

@@ -125,15 +125,17 @@ struct group_state {
   std::uint32_t spawned = 0;     // owner-only
   std::uint32_t local_done = 0;  // owner-only: children whose completion the owner saw directly
   std::atomic<std::int64_t> remote_balance{0};
-  std::atomic<bool> has_exception{false};
-  std::exception_ptr exception;  // written once, by whoever set has_exception
+  // The first exception a child threw, owned by the group until the join rethrows it (one pointer, so that
+  // a group costs no std::exception_ptr construction and destruction; see record_exception in abi.hpp).
+  std::atomic<std::exception_ptr*> error{nullptr};
 
-  // The fiber the owner runs on (fetched at the first spawn of each round, see abi.hpp).
+  // The fiber the owner runs on (fetched at the first spawn; a group never changes owner, see abi.hpp).
   fiber_abi* owner_fiber = nullptr;
-  // Where the owner's own pushes start (help-first): valid while the owner has not been suspended since.
-  std::int64_t queue_base = 0;
-  const worker_abi* base_worker = nullptr;
-  std::uint64_t base_epoch = 0;
+  // Where the owner's own pushes start (help-first): valid while the owner's fiber has not been switched
+  // away since (its epoch is still base_epoch; a fiber cannot change worker without switching away).
+  static constexpr std::uint64_t kNoBase = ~std::uint64_t{0};  // no fiber epoch ever reaches it
+  std::uint64_t base_epoch = kNoBase;
+  std::int64_t queue_base;  // meaningful only while base_epoch is valid
 
   // The first child after each join is built here, in the owner's frame, instead of on the stack: a
   // help-first spawn then pushes it as it is (no copy, no pool allocation). Free again after wait().
@@ -142,7 +144,7 @@ struct group_state {
 
   double total_work = -1;   // ADWS W_all; < 0: none given
   double data_bytes = -1;   // multi-level ADWS group data size; < 0: none given
-  void* waiter = nullptr;   // the suspended owner's fiber, published through remote_balance
+  void* waiter;             // the suspended owner's fiber, written before it is published (join.hpp)
 
   // Distribution state of the group (ADWS, seed 003 Algorithm 4.2): the owner's range and node when the
   // group opened (restored bit-exactly at wait) and the work not yet handed out. Owner-only. Only `mode` is

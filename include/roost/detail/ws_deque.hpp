@@ -1,13 +1,29 @@
-// Chase–Lev work-stealing deque (Chase & Lev, SPAA 2005) with the C11 memory orderings proved correct by
-// Lê, Pop, Cohen and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak Memory Models",
-// PPoPP 2013 (Fig. 1 of that paper; comments below quote its reasoning).
+// The work-stealing deque: a split deque (the design of Lace, van Dijk & van de Pol, Euro-Par 2014) built
+// on the Chase–Lev deque (Chase & Lev, SPAA 2005) with the C11 orderings proved correct by Lê, Pop, Cohen
+// and Zappa Nardelli, "Correct and Efficient Work-Stealing for Weak Memory Models", PPoPP 2013 (Fig. 1).
 //
 // It lives among the public detail headers because spawn and join are inlined into user code for the
 // policies that allow it (detail/abi.hpp), as OpenCilk's compiler-generated code pushes onto cheetah's deque.
 //
-// One owner pushes and pops at the bottom; any thread steals at the top. Growable: when full, the owner
-// copies the live range into an array twice the size. Old arrays stay alive until the deque dies, because a
-// thief may still be reading one (the paper leaves reclamation open; the memory is bounded by 2x the peak).
+//        top_                 split_                 bottom_
+//   ... | shared: thieves take here ... | private: owner only ... |
+//
+// Thieves see only [top_, split_): that part *is* a Chase–Lev deque whose "bottom" is split_. Above split_
+// the owner pushes and pops with plain stores and no fence: no thief ever reads those slots. This is what
+// makes the common join cheap. Chase–Lev's pop needs a store-load fence (its bottom store must be visible
+// before it reads top); here only a pop that reaches into the shared part pays it.
+//
+// Sharing (Lace's rules): the owner moves split_ up, sharing half of its private part, when a thief has
+// asked (request_, set by a steal that found nothing shared) or when the owner itself emptied the shared
+// part. The latter makes the first push after an empty shared part shared at once, so a lone task is
+// stealable without anyone asking. A request is served at the owner's next push or pop; until then the
+// thief sees nothing (a task pushed just before a long leaf stays private for that leaf: the price of the
+// fence-free pop). size_estimate() counts private tasks too, so an idle worker that sees them keeps asking
+// instead of going to sleep (engine/idle.hpp).
+//
+// Growable: when full, the owner copies the live range into an array twice the size. Old arrays stay alive
+// until the deque dies, because a thief may still be reading one (the paper leaves reclamation open; the
+// memory is bounded by 2x the peak).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -20,7 +36,7 @@
 namespace roost::detail {
 
 // ThreadSanitizer does not model stand-alone fences, so in TSan builds the fence-based publication below is
-// also expressed as release/acquire on the slots and on bottom: stronger, equivalent in meaning.
+// also expressed as release/acquire on the slots: stronger, equivalent in meaning.
 #ifdef ROOST_TSAN
 inline constexpr std::memory_order kSlotStore = std::memory_order_release;
 inline constexpr std::memory_order kSlotLoad = std::memory_order_acquire;
@@ -52,49 +68,39 @@ class ws_deque {
   ws_deque(const ws_deque&) = delete;
   ws_deque& operator=(const ws_deque&) = delete;
 
-  // Owner only. Inlined into user code on the help-first path; growing is the cold part.
+  // Owner only. Inlined into user code on the help-first path; growing and sharing are the cold parts.
   __attribute__((always_inline)) void push(T* x) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    std::int64_t t = top_.load(std::memory_order_acquire);
     ring* a = array_.load(std::memory_order_relaxed);
-    if (b - t > a->capacity() - 1) a = grow(a, t, b);
-    a->put(b, x);
-    // Release fence: a thief that reads the new bottom must also see the element (paper, push line 7).
-    std::atomic_thread_fence(std::memory_order_release);
-    bottom_.store(b + 1, kSlotStore);
+    // top_seen_ <= top_ (top only grows), so this test is conservative; make_room reads top_ itself.
+    if (b - top_seen_ > a->mask) [[unlikely]] a = make_room(a, b);
+    a->put(b, x);  // private: published, when shared, by the release store of split_
+    // bottom_ is read only by size estimates (idle checks), never to take a slot: relaxed.
+    bottom_.store(b + 1, std::memory_order_relaxed);
+    if (request_.load(std::memory_order_relaxed)) [[unlikely]] share(b + 1);
   }
 
   // Owner only. Returns nullptr when empty.
   __attribute__((always_inline)) T* pop() {
-    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
-    ring* a = array_.load(std::memory_order_relaxed);
-    bottom_.store(b, std::memory_order_relaxed);
-    // Seq-cst fence: the store to bottom and the load of top must not be reordered, or the owner and a thief
-    // could both take the last element (store-load ordering; the one fence x86 needs here).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);
-    T* x = nullptr;
-    if (t <= b) {
-      x = a->get(b);
-      if (t == b) {
-        // Last element: race thieves for it through top, as they do.
-        if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
-          x = nullptr;
-        bottom_.store(b + 1, std::memory_order_relaxed);
-      }
-    } else {
-      bottom_.store(b + 1, std::memory_order_relaxed);  // was empty: restore
+    std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    if (b > split_seen_) [[likely]] {  // the top slot is private: no thief can take it, no fence
+      --b;
+      T* x = array_.load(std::memory_order_relaxed)->get(b);
+      bottom_.store(b, std::memory_order_relaxed);
+      if (request_.load(std::memory_order_relaxed) && b > split_seen_) [[unlikely]] share(b);
+      return x;
     }
-    return x;
+    return pop_shared(b);
   }
 
-  // Any thread. Returns nullptr when empty or when it lost a race (the caller may retry elsewhere).
+  // Any thread. Returns nullptr when nothing is shared or when it lost a race (the caller may retry
+  // elsewhere). Finding nothing shared asks the owner to share.
   T* steal() {
     std::int64_t t = top_.load(std::memory_order_acquire);
-    // Seq-cst fence pairs with the one in pop(): top is read before bottom (paper, steal line 3).
+    // Seq-cst fence pairs with the one in pop_shared(): top is read before split (paper, steal line 3).
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t b = bottom_.load(std::memory_order_acquire);
-    if (t < b) {
+    std::int64_t s = split_.load(std::memory_order_acquire);
+    if (t < s) {
       // The paper uses consume; acquire is what compilers implement for it.
       ring* a = array_.load(std::memory_order_acquire);
       T* x = a->get(t);
@@ -102,10 +108,12 @@ class ws_deque {
         return nullptr;
       return x;
     }
+    // Read before writing: the line is read by the owner at every push, keep it shared while already set.
+    if (!request_.load(std::memory_order_relaxed)) request_.store(true, std::memory_order_relaxed);
     return nullptr;
   }
 
-  // A racy size estimate for idle checks and victim selection.
+  // A racy size estimate (shared and private tasks) for idle checks and victim selection.
   std::int64_t size_estimate() const {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     std::int64_t t = top_.load(std::memory_order_relaxed);
@@ -117,7 +125,49 @@ class ws_deque {
   std::int64_t bottom_index() const { return bottom_.load(std::memory_order_relaxed); }
 
  private:
-  __attribute__((noinline)) ring* grow(ring* a, std::int64_t t, std::int64_t b) {
+  // Moves split_ up to share the older half (rounded up) of the private part [split_seen_, b).
+  __attribute__((noinline)) void share(std::int64_t b) {
+    std::int64_t s = split_seen_ + (b - split_seen_ + 1) / 2;
+    split_seen_ = s;
+    request_.store(false, std::memory_order_relaxed);
+    // Release: a thief that reads the new split must see the slots below it (the Chase–Lev push's release).
+    split_.store(s, std::memory_order_release);
+  }
+
+  // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
+  __attribute__((noinline)) T* pop_shared(std::int64_t b) {
+    ring* a = array_.load(std::memory_order_relaxed);
+    std::int64_t s = b - 1;
+    split_.store(s, std::memory_order_relaxed);
+    // Seq-cst fence: the store to split_ and the load of top must not be reordered, or the owner and a thief
+    // could both take the last shared element (store-load ordering; the one fence x86 needs here).
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::int64_t t = top_.load(std::memory_order_relaxed);
+    top_seen_ = t;
+    T* x = nullptr;
+    if (t < s) {  // more shared elements remain below: this one is ours
+      x = a->get(s);
+      split_seen_ = s;
+      bottom_.store(s, std::memory_order_relaxed);
+      return x;
+    }
+    if (t == s) {
+      // Last shared element: race thieves for it through top, as they do.
+      x = a->get(s);
+      if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
+        x = nullptr;
+      top_seen_ = t + 1;
+    }
+    // Empty now (bottom_ == top_ == b): restore split_, and share the next push at once (Lace's rule).
+    split_.store(b, std::memory_order_relaxed);
+    request_.store(true, std::memory_order_relaxed);
+    return x;
+  }
+
+  __attribute__((noinline)) ring* make_room(ring* a, std::int64_t b) {
+    std::int64_t t = top_.load(std::memory_order_acquire);
+    top_seen_ = t;
+    if (b - t <= a->mask) return a;
     auto* bigger = new ring(a->capacity() * 2);
     for (std::int64_t i = t; i < b; ++i) bigger->put(i, a->get(i));
     rings_.emplace_back(bigger);
@@ -126,9 +176,16 @@ class ws_deque {
     return bigger;
   }
 
-  alignas(64) std::atomic<std::int64_t> top_{0};
-  alignas(64) std::atomic<std::int64_t> bottom_{0};
+  alignas(64) std::atomic<std::int64_t> top_{0};  // thieves' end: CAS by thieves and the last-element pop
+  // Read by thieves at every steal; written by the owner when it shares or takes back, and by thieves
+  // (request_) when they find nothing shared. A request is pending from the start: the first push is shared.
+  alignas(64) std::atomic<std::int64_t> split_{0};
+  std::atomic<bool> request_{true};
   std::atomic<ring*> array_{nullptr};
+  // The owner's line.
+  alignas(64) std::atomic<std::int64_t> bottom_{0};
+  std::int64_t split_seen_ = 0;  // owner-only copy of split_ (the owner is its only writer)
+  std::int64_t top_seen_ = 0;    // owner-only lower bound of top_
   std::vector<std::unique_ptr<ring>> rings_;  // owner-only; every array ever used
 };
 
