@@ -30,7 +30,7 @@ class fiber_overflow {
   fiber_overflow() = default;
   fiber_overflow(const fiber_overflow&) = delete;
   ~fiber_overflow();
-  void put(fiber* f) {
+  __attribute__((always_inline)) void put(fiber* f) {
     std::lock_guard<std::mutex> lk(m_);
     spare_.push_back(f);
   }
@@ -59,7 +59,7 @@ class fiber_pool {
 
   void attach(fiber_overflow* o) { overflow_ = o; }
 
-  fiber* get(std::size_t stack_bytes, ult::entry_fn entry) {
+  __attribute__((always_inline)) fiber* get(std::size_t stack_bytes, ult::entry_fn entry) {
     if (fiber* f = head_) {
       head_ = f->next_free;
       --count_;

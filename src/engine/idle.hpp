@@ -27,7 +27,7 @@ class idle_state {
   bool asymmetric() const { return asymmetric_; }
 
   // Hot path: a barrier and one load when nobody sleeps.
-  void notify_new_work() {
+  __attribute__((always_inline)) void notify_new_work() {
     if (asymmetric_) std::atomic_signal_fence(std::memory_order_seq_cst);
     else std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_relaxed) != 0) [[unlikely]] wake_one();

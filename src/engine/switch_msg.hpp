@@ -31,7 +31,7 @@ struct switch_msg {
 };
 
 // Switches from the current context of `m.w` to `to`; on return, the message that brought us back.
-inline const switch_msg& switch_with(ult::context& to, switch_msg& m, ult::transfer& t) {
+__attribute__((always_inline)) inline const switch_msg& switch_with(ult::context& to, switch_msg& m, ult::transfer& t) {
   t = ult::switch_to(to, &m, m.w->eh, [](ult::transfer tr) { return static_cast<switch_msg*>(tr.data)->w->eh; });
   return *static_cast<switch_msg*>(t.data);
 }

@@ -33,6 +33,9 @@
 #include "engine/observe.hpp"
 #include "engine/worker.hpp"
 
+// Forces a seam default inline: the calls on every spawn's and join's path must cost no call.
+#define ROOST_SEAM __attribute__((always_inline))
+
 namespace roost::sched {
 
 enum class spawn_order : std::uint8_t { child_first, parent_first };
@@ -45,17 +48,17 @@ class policy_base {
 
   explicit policy_base(engine::engine_base& e) : eng_(e) {}
 
-  void place(engine::worker& w, detail::task_frame* f) {
+  ROOST_SEAM void place(engine::worker& w, detail::task_frame* f) {
     w.deque.push(f);
     eng_.idle().notify_new_work();
   }
-  void publish_continuation(engine::worker& w, engine::fiber* parent) {
+  ROOST_SEAM void publish_continuation(engine::worker& w, engine::fiber* parent) {
     w.deque.push(parent);
     eng_.idle().notify_new_work();
   }
   bool ship(engine::worker&, detail::task_frame*) { return false; }
-  detail::job* pop_own(engine::worker& w) { return w.deque.pop(); }
-  void put_back(engine::worker& w, detail::job* j) { w.deque.push(j); }
+  ROOST_SEAM detail::job* pop_own(engine::worker& w) { return w.deque.pop(); }
+  ROOST_SEAM void put_back(engine::worker& w, detail::job* j) { w.deque.push(j); }
   bool has_visible_work(engine::worker&) const { return false; }
   void on_task_start(engine::worker&, detail::task_id&) {}
   void on_task_end(engine::worker&, detail::task_id&) {}
