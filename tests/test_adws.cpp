@@ -5,7 +5,9 @@
 #include "test_util.hpp"
 #include <stdlib.h>
 
+#include <chrono>
 #include <cmath>
+#include <thread>
 #include <map>
 #include <mutex>
 #include <string>
@@ -197,4 +199,94 @@ TEST(Adws, StealSwitchIsValidated) {
   } catch (const roost::config_error& e) {
     EXPECT_NE(std::string(e.what()).find("ROOST_ADWS_STEAL='maybe'"), std::string::npos) << e.what();
   }
+}
+
+// Hierarchical localized stealing (seed 003 §4.2.4; digest §2.3): a thief steals only inside the range of
+// its topmost active distribution-tree node, and the root group's node becomes active only when one of its
+// search-root children completes. So on 4 workers, while both halves of a two-way root group still run,
+// no worker of one half may run a leaf of the other half, however idle it is. The tree below makes one
+// worker idle early (a fast quarter next to a slow one) while the other half still holds stealable leaves.
+// Random work stealing breaks the rule at once, which shows the check can fail.
+namespace {
+
+struct half_log {
+  std::mutex m;
+  struct leaf_run {
+    int half, quarter, worker;
+    std::chrono::steady_clock::time_point start;
+  };
+  std::vector<leaf_run> runs;
+  std::chrono::steady_clock::time_point end[2];
+};
+
+struct steal_counts {
+  int crossed = 0;  // leaves run outside their half's workers before either half had ended
+  int inside = 0;   // leaves of the slow quarter run by another worker of its half (stealing did happen)
+};
+
+steal_counts count_steals(const char* scheduler) {
+  using namespace std::chrono;
+  roost::options o;
+  o.scheduler = scheduler;
+  o.topology = "pack:2 core:2 pu:1";  // 4 workers (oversubscribed here; the leaves sleep)
+  roost::runtime rt(o);
+  // The halves as the range arithmetic deals them: the first child spawned gets the upper range.
+  const ar::split_result root = ar::split({0, 4}, 2, 1);
+  const ar::range half_range[2] = {root.child, root.continuation};
+  // Quarter durations: half 0 = a slow quarter and a fast one (its owner idles early); half 1 = medium.
+  const microseconds leaf_time[2][2] = {{milliseconds(4), microseconds(200)},
+                                        {milliseconds(2), milliseconds(2)}};
+  constexpr int kLeaves = 8;
+  half_log log;
+  rt.run([&] {
+    roost::task_group tg(2);
+    for (int h = 0; h < 2; ++h)
+      tg.run([&, h] {
+        roost::task_group halves(2);
+        for (int q = 0; q < 2; ++q)
+          halves.run([&, h, q] {
+            roost::task_group leaves(kLeaves);
+            for (int k = 0; k < kLeaves; ++k)
+              leaves.run([&, h, q] {
+                {
+                  std::lock_guard<std::mutex> lk(log.m);
+                  log.runs.push_back({h, q, roost::this_worker_id(), steady_clock::now()});
+                }
+                std::this_thread::sleep_for(leaf_time[h][q]);
+              }, 1);
+            leaves.wait();
+          }, 1);
+        halves.wait();
+        std::lock_guard<std::mutex> lk(log.m);
+        log.end[h] = steady_clock::now();
+      }, 1);
+    tg.wait();
+  });
+  const auto first_end = std::min(log.end[0], log.end[1]);
+  // The slow quarter is the half's first child: it gets the upper part of the half's range.
+  const int slow_worker = static_cast<int>(ar::first(ar::split(half_range[0], 2, 1).child));
+  steal_counts c;
+  for (const auto& r : log.runs) {
+    const bool outside = static_cast<unsigned>(r.worker) < ar::first(half_range[r.half]) ||
+                         static_cast<unsigned>(r.worker) > ar::last(half_range[r.half]);
+    if (outside && r.start < first_end) ++c.crossed;
+    if (r.half == 0 && r.quarter == 0 && !outside && r.worker != slow_worker) ++c.inside;
+  }
+  EXPECT_EQ(log.runs.size(), 4u * kLeaves);
+  return c;
+}
+
+}  // namespace
+
+TEST(Adws, StealsStayInsideTheTopmostActiveNode) {
+  int inside = 0;
+  for (int round = 0; round < 3; ++round) {
+    steal_counts c = count_steals("adws");
+    EXPECT_EQ(c.crossed, 0) << "round " << round;
+    inside += c.inside;
+  }
+  EXPECT_GT(inside, 0);  // the idle worker did steal: from its own half
+  int ws_crossed = 0;    // the same check fails for random stealing (a few tries: it is a race)
+  for (int round = 0; round < 3 && ws_crossed == 0; ++round) ws_crossed = count_steals("ws").crossed;
+  EXPECT_GT(ws_crossed, 0);
 }
