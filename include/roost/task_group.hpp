@@ -78,7 +78,8 @@ class task_group {
       if (st_.spawned == 0) {  // the inline slot is free between joins
         auto* fr = ::new (static_cast<void*>(st_.inline_frame)) frame_t(std::forward<F>(f), &st_, hint);
         detail::worker_abi* w = fb->worker;
-        if (w->path == detail::spawn_path::inline_help_first) detail::push_first_child(st_, *fb, *w, *fr);
+        if (w->path == detail::spawn_path::inline_help_first && !detail::hooks_installed())
+          detail::push_first_child(st_, *fb, *w, *fr);
         else submit(*fr);
         return;
       }

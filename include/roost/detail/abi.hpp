@@ -105,10 +105,12 @@ inline void name_child(worker_abi& w, task_frame& f) {
   if (hooks_installed()) [[unlikely]] hook_spawn(w.id, *parent, f.id.index);
 }
 
-// Help-first spawn of the group's first child, built in g.inline_frame.
+// Help-first spawn of the group's first child, built in g.inline_frame. Only while no observer or tracer
+// is installed (the caller checks): then nobody reads task identities, so the child is not named (its id
+// keeps the frame's defaults) and the worker's current task is not switched to it, which is most of what a
+// spawn and join would cost otherwise. With hooks installed, the engine spawns and joins it and names it.
 __attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, worker_abi& w,
                                                          task_frame& f) {
-  name_child(w, f);
   g.spawned = 1;
   g.base_epoch = fb.epoch;
   g.queue_base = w.deque.bottom_index();
@@ -120,8 +122,10 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 }
 
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
-// false (having changed nothing) when that is not the case; the engine's join then takes over.
+// false (having changed nothing) when that is not the case, or when hooks are installed (the child must
+// then be observed as a task); the engine's join then takes over.
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
+  if (hooks_installed()) [[unlikely]] return false;
   fiber_abi& fb = *g.owner_fiber;
   worker_abi* w = fb.worker;
   if (g.base_epoch != fb.epoch || w->deque.bottom_index() <= g.queue_base) return false;
@@ -131,18 +135,11 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
     if (j) w->deque.push(j);  // not ours: cannot happen while the base is valid; leave it as it was
     return false;
   }
-  task_id* saved = w->current_task;
-  w->current_task = &f->id;
-  if (hooks_installed()) [[unlikely]]
-    hook_task_start(w->id, f->id, f->work_hint);
   try {
     f->ops->run_in_place(f);
   } catch (...) {
     record_exception(g, std::current_exception());
   }
-  if (hooks_installed()) [[unlikely]]
-    hook_task_end(fb.worker->id, f->id);
-  fb.worker->current_task = saved;  // reload: the child may have moved this fiber to another worker
   g.local_done = 1;
   finish_join(g);
   return true;
