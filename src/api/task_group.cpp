@@ -38,7 +38,6 @@ void rethrow_group_error(std::exception_ptr* e) {
   std::rethrow_exception(x);
 }
 
-void wake_one_idle(worker_abi* w) { static_cast<engine::worker*>(w)->eng->idle().wake_one(); }
 
 void throw_bad_hint(const char* what, double value) {
   std::ostringstream os;

@@ -53,6 +53,7 @@ class engine final : public engine_base {
   static void spawn(worker& w, group& g, frame& f) {
     ++g.spawned;
     detail::name_child(w, f);
+    f.id.clear_sched();
     if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
     else spawn_parent_first(w, g, f);
   }

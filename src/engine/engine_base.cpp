@@ -35,8 +35,8 @@ void engine_base::start() {
   for (auto& w : workers_) {
     w->ops = ops();
     w->path = spawn_path();
-    w->sleepers = &idle_.sleepers_word();
-    w->asymmetric_wake = idle_.asymmetric();
+    // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
+    w->deque.on_share([](void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }, &idle_);
   }
   threads_.reserve(workers_.size());
   for (unsigned i = 0; i < workers_.size(); ++i)
@@ -98,7 +98,10 @@ detail::job* engine_base::take_injected() {
 bool engine_base::any_work_visible() {
   if (stopping() || injected_count_.load(std::memory_order_seq_cst) != 0) return true;
   for (auto& w : workers_)
-    if (!w->deque.empty_estimate()) return true;
+    if (w->deque.shared_estimate()) return true;
+  // Nothing stealable: ask every owner to share its private tasks. The owner that serves a request sees
+  // this worker's announcement (sleep_unless made it before calling us) and wakes it (ws_deque.hpp).
+  for (auto& w : workers_) w->deque.ask_to_share();
   return false;
 }
 

@@ -7,7 +7,8 @@
 // read the bumped epoch (acquire, pairing with the release bump) and so sees the work — or the sleeper's
 // look for work happens after the publication and finds it.
 //
-// Every push notifies, so FENCE is on the hot path. Where the kernel has membarrier, FENCE is only a
+// Notifiers: a deque that shares tasks (ws_deque.hpp: a private push notifies no one), and the policies'
+// own queues (mailboxes, migration queues, pools) at every push. Where the kernel has membarrier, FENCE is only a
 // compiler barrier and HEAVY is a membarrier: it makes every running notifier execute a full barrier, so
 // its publish and its load of sleepers_ are ordered as if it had fenced (the asymmetric Dekker of liburcu
 // and folly). Without membarrier, FENCE is a seq_cst fence and HEAVY is nothing.
@@ -50,8 +51,6 @@ class idle_state {
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
   std::uint32_t sleepers() const { return sleepers_.load(std::memory_order_relaxed); }
-  // For the inline spawn path, which does the notifier's half of the Dekker pair itself (detail/abi.hpp).
-  const std::atomic<std::uint32_t>& sleepers_word() const { return sleepers_; }
 
  private:
   const bool asymmetric_;

@@ -61,9 +61,12 @@ class adws_policy : public policy_base {
   bool ship(engine::worker& w, detail::task_frame* f);
   void publish_continuation(engine::worker& w, engine::fiber* parent) {
     per_worker& me = of(w);
-    if (me.use_mig) me.migq.push_bottom(parent);
-    else w.deque.push(parent);
-    eng_.idle().notify_new_work();
+    if (me.use_mig) {
+      me.migq.push_bottom(parent);
+      eng_.idle().notify_new_work();
+    } else {
+      w.deque.push(parent);  // the deque wakes a sleeper when it shares the task
+    }
   }
   detail::job* pop_own(engine::worker& w) {
     per_worker& me = of(w);

@@ -49,12 +49,10 @@ class policy_base {
   explicit policy_base(engine::engine_base& e) : eng_(e) {}
 
   ROOST_SEAM void place(engine::worker& w, detail::task_frame* f) {
-    w.deque.push(f);
-    eng_.idle().notify_new_work();
+    w.deque.push(f);  // the deque wakes a sleeper when it shares the task
   }
   ROOST_SEAM void publish_continuation(engine::worker& w, engine::fiber* parent) {
     w.deque.push(parent);
-    eng_.idle().notify_new_work();
   }
   bool ship(engine::worker&, detail::task_frame*) { return false; }
   ROOST_SEAM detail::job* pop_own(engine::worker& w) { return w.deque.pop(); }

@@ -35,10 +35,8 @@ enum class spawn_path : std::uint8_t { engine, inline_help_first };
 struct worker_abi {
   ws_deque<job> deque;
   task_id* current_task = nullptr;
-  const std::atomic<std::uint32_t>* sleepers = nullptr;  // idle workers of this runtime
   unsigned id = 0;
   spawn_path path = spawn_path::engine;
-  bool asymmetric_wake = false;  // the notify barrier after a push is compiler-only (engine/idle.hpp)
 };
 
 struct fiber_abi : job {
@@ -56,7 +54,6 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
   if (!f) [[unlikely]] throw_outside_task(call);
   return f;
 }
-void wake_one_idle(worker_abi* w);
 // Observation and tracing hooks: one flag, so that with neither installed a hook point costs one relaxed
 // load and a branch (src/api/hooks.cpp dispatches).
 extern std::atomic<unsigned> g_hooks;
@@ -114,11 +111,7 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
   g.spawned = 1;
   g.base_epoch = fb.epoch;
   g.queue_base = w.deque.bottom_index();
-  w.deque.push(&f);
-  // Dekker with a worker going to sleep (engine/idle.hpp): publish, barrier, then look for sleepers.
-  if (w.asymmetric_wake) std::atomic_signal_fence(std::memory_order_seq_cst);
-  else std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (w.sleepers->load(std::memory_order_relaxed) != 0) [[unlikely]] wake_one_idle(&w);
+  w.deque.push(&f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
 }
 
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns

@@ -16,20 +16,35 @@ namespace roost::detail {
 // P.k (k counts from 0 over all of P's groups). Stored as a chain to the parent's id, which stays alive
 // while the child runs (a parent waits for its children), so a spawn costs two stores, not a copy.
 struct task_id {
-  const task_id* parent = nullptr;
-  std::uint32_t index = 0;       // position among the parent's children
-  std::uint32_t depth = 0;       // root is 0
-  std::uint32_t next_child = 0;  // owner-only counter
+  const task_id* parent;
+  std::uint32_t index;       // position among the parent's children
+  std::uint32_t depth;       // root is 0
+  std::uint32_t next_child;  // owner-only counter
+  // --- scheduling and tracing state: written by the engine's spawn (clear_sched) before any reader ---
   // Distribution range on the worker line (ADWS, seed 003 §4.2.2): the workers that should run this
   // task's continuation until its next join. Unused by other policies.
-  double range_lo = 0, range_hi = 0;
+  double range_lo, range_hi;
   // The policy's node for this task: ADWS's distribution-tree node, cats's profile node.
-  void* sched_node = nullptr;
+  void* sched_node;
   // Footprint profile (cats, seed 000 §3.2): bytes this task touched itself, and the sum of its children's
   // SOIDs (added by the children as they end, possibly concurrently: through std::atomic_ref). Its tier.
-  std::uint64_t own_bytes = 0, children_soid = 0;
-  std::uint8_t tier = 0;  // cats: the task's tier; adws-ml: the memory level range_lo/hi count groups of
-  std::uint64_t serial = 0;  // trace serial, set when the task begins while tracing (0: none)
+  std::uint64_t own_bytes, children_soid;
+  std::uint8_t tier;  // cats: the task's tier; adws-ml: the memory level range_lo/hi count groups of
+  std::uint64_t serial;  // trace serial, set when the task begins while tracing (0: none)
+
+  task_id() : parent(nullptr), index(0), depth(0), next_child(0) { clear_sched(); }  // a root
+  // A frame's id before the engine sees it: the naming part is a valid root, the rest is left unwritten.
+  // ws-help's inline spawn (abi.hpp) runs such frames without the engine, and nobody reads the rest there:
+  // not writing it saves seven stores per spawn.
+  struct unwritten_t {};
+  explicit task_id(unwritten_t) : parent(nullptr), index(0), depth(0), next_child(0) {}
+  void clear_sched() {
+    range_lo = range_hi = 0;
+    sched_node = nullptr;
+    own_bytes = children_soid = 0;
+    tier = 0;
+    serial = 0;
+  }
 };
 
 struct task_frame;
@@ -62,7 +77,7 @@ struct job {
 struct task_frame : job {
   const frame_ops* ops;
   group_state* group;
-  task_id id;
+  task_id id{task_id::unwritten_t{}};
   double work_hint;  // < 0: none given
 };
 

@@ -14,12 +14,17 @@
 // before it reads top); here only a pop that reaches into the shared part pays it.
 //
 // Sharing (Lace's rules): the owner moves split_ up, sharing half of its private part, when a thief has
-// asked (request_, set by a steal that found nothing shared) or when the owner itself emptied the shared
-// part. The latter makes the first push after an empty shared part shared at once, so a lone task is
-// stealable without anyone asking. A request is served at the owner's next push or pop; until then the
-// thief sees nothing (a task pushed just before a long leaf stays private for that leaf: the price of the
-// fence-free pop). size_estimate() counts private tasks too, so an idle worker that sees them keeps asking
-// instead of going to sleep (engine/idle.hpp).
+// asked (request_, set by a steal that found nothing shared, or by a worker about to sleep) or when the
+// owner itself emptied the shared part. The latter makes the first push after an empty shared part shared
+// at once, so a lone task is stealable without anyone asking. A request is served at the owner's next push
+// or pop; until then the thief sees nothing (a task pushed just before a long leaf stays private for that
+// leaf: the price of the fence-free pop).
+//
+// Waking sleepers: only sharing makes work stealable, so only share() notifies (the hook the engine
+// installs: the notifier's half of the Dekker pair of engine/idle.hpp, split_ being the published word). A
+// private push costs no barrier and no look at the sleepers. A worker going to sleep asks every owner to
+// share (ask_to_share) after announcing itself, and sleeps only if nothing is shared: the owner that later
+// serves the request sees it asleep and wakes it (engine_base::any_work_visible).
 //
 // Growable: when full, the owner copies the live range into an array twice the size. Old arrays stay alive
 // until the deque dies, because a thief may still be reading one (the paper leaves reclamation open; the
@@ -77,7 +82,8 @@ class ws_deque {
     a->put(b, x);  // private: published, when shared, by the release store of split_
     // bottom_ is read only by size estimates (idle checks), never to take a slot: relaxed.
     bottom_.store(b + 1, std::memory_order_relaxed);
-    if (request_.load(std::memory_order_relaxed)) [[unlikely]] share(b + 1);
+    // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
+    if (request_.load(std::memory_order_acquire)) [[unlikely]] share(b + 1);
   }
 
   // Owner only. Returns nullptr when empty.
@@ -87,7 +93,7 @@ class ws_deque {
       --b;
       T* x = array_.load(std::memory_order_relaxed)->get(b);
       bottom_.store(b, std::memory_order_relaxed);
-      if (request_.load(std::memory_order_relaxed) && b > split_seen_) [[unlikely]] share(b);
+      if (request_.load(std::memory_order_acquire) && b > split_seen_) [[unlikely]] share(b);
       return x;
     }
     return pop_shared(b);
@@ -108,9 +114,27 @@ class ws_deque {
         return nullptr;
       return x;
     }
-    // Read before writing: the line is read by the owner at every push, keep it shared while already set.
-    if (!request_.load(std::memory_order_relaxed)) request_.store(true, std::memory_order_relaxed);
+    ask_to_share();
     return nullptr;
+  }
+
+  // Any thread: asks the owner to share at its next push or pop. Read before writing: the owner reads the
+  // line at every push, keep it shared while the request is already set. Release: pairs with the owner's
+  // acquire, so an owner that sees the request also sees what the asker did before (its sleep announcement).
+  void ask_to_share() {
+    if (!request_.load(std::memory_order_relaxed)) request_.store(true, std::memory_order_release);
+  }
+
+  // Racy: is anything shared (stealable) now?
+  bool shared_estimate() const {
+    return split_.load(std::memory_order_relaxed) > top_.load(std::memory_order_relaxed);
+  }
+
+  // Called by share() after it published tasks (the engine wakes a sleeper there). Set before any push.
+  using share_hook = void (*)(void*);
+  void on_share(share_hook fn, void* arg) {
+    hook_ = fn;
+    hook_arg_ = arg;
   }
 
   // A racy size estimate (shared and private tasks) for idle checks and victim selection.
@@ -132,6 +156,7 @@ class ws_deque {
     request_.store(false, std::memory_order_relaxed);
     // Release: a thief that reads the new split must see the slots below it (the Chase–Lev push's release).
     split_.store(s, std::memory_order_release);
+    if (hook_) hook_(hook_arg_);  // after the publication: the notifier's order of the Dekker pair
   }
 
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
@@ -187,6 +212,8 @@ class ws_deque {
   std::int64_t split_seen_ = 0;  // owner-only copy of split_ (the owner is its only writer)
   std::int64_t top_seen_ = 0;    // owner-only lower bound of top_
   std::vector<std::unique_ptr<ring>> rings_;  // owner-only; every array ever used
+  share_hook hook_ = nullptr;
+  void* hook_arg_ = nullptr;
 };
 
 }  // namespace roost::detail
