@@ -207,6 +207,32 @@ TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
   EXPECT_EQ(unique.size(), rec.starts.size());
 }
 
+// No lost wake-up: the other worker falls asleep while the root spins alone, then the root spawns tasks
+// that sleep. Tasks pushed onto a split deque are private until a thief asks (include/roost/detail/
+// ws_deque.hpp); the sleeper asked before sleeping, and the owner that shares must wake it. If it did not,
+// the root's worker would run every task itself.
+TEST_P(Api, ASleepingWorkerIsWokenForNewWork) {
+  if (GetParam() == "cab")  // by design: a root's children are inter-socket tasks, run by the head core only
+    GTEST_SKIP() << "cab keeps tasks at depth <= ROOST_CAB_LEVEL on the socket's head core";
+  roost::runtime rt(opts(GetParam(), 2));
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> on_other{0};
+    rt.run([&] {
+      const int me = roost::this_worker_id();
+      auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+      while (std::chrono::steady_clock::now() < until) {}  // the other worker idles, then sleeps
+      roost::task_group tg(8);
+      for (int i = 0; i < 8; ++i)
+        tg.run([&, me] {
+          if (roost::this_worker_id() != me) on_other.fetch_add(1);
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }, 1);
+      tg.wait();
+    });
+    EXPECT_GT(on_other.load(), 0) << "round " << round << ": the sleeping worker never took a task";
+  }
+}
+
 TEST_P(Api, BadHintsAreClearErrors) {
   roost::runtime rt(opts(GetParam(), 1));
   for (double bad : {-1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
