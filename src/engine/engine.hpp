@@ -228,9 +228,17 @@ class engine final : public engine_base {
   }
 
   static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
-    // `f` lives on the parent's stack: keep what we need before the parent becomes stealable.
+    // Keep what we need before the parent becomes stealable. A group's first child lies in the group's
+    // inline slot, which lives until the group's join, and that join waits for this child: its id can be
+    // used where it lies. Any other frame is on the parent's stack, which the stolen continuation unwinds.
     group* g = f.group;
-    detail::task_id id = f.id;
+    detail::task_id copy{detail::task_id::unwritten_t{}};
+    detail::task_id* idp = &f.id;
+    if (static_cast<void*>(&f) != g->inline_frame) [[unlikely]] {
+      copy = f.id;
+      idp = &copy;
+    }
+    detail::task_id& id = *idp;
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
     w.current_task = &id;

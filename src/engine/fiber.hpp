@@ -30,7 +30,7 @@ class fiber_overflow {
   fiber_overflow() = default;
   fiber_overflow(const fiber_overflow&) = delete;
   ~fiber_overflow();
-  __attribute__((always_inline)) void put(fiber* f) {
+  void put(fiber* f) {
     std::lock_guard<std::mutex> lk(m_);
     spare_.push_back(f);
   }
@@ -59,19 +59,18 @@ class fiber_pool {
 
   void attach(fiber_overflow* o) { overflow_ = o; }
 
+  // The fast paths are on every work-first spawn: inline; the overflow (a lock) and creation are not.
   __attribute__((always_inline)) fiber* get(std::size_t stack_bytes, ult::entry_fn entry) {
-    if (fiber* f = head_) {
+    if (fiber* f = head_) [[likely]] {
       head_ = f->next_free;
       --count_;
       return f;
     }
-    if (overflow_)
-      if (fiber* f = overflow_->take()) return f;
-    return create(stack_bytes, entry);
+    return get_slow(stack_bytes, entry);
   }
-  void put(fiber* f) {
-    if (count_ >= kLocalMax && overflow_) {
-      overflow_->put(f);
+  __attribute__((always_inline)) void put(fiber* f) {
+    if (count_ >= kLocalMax && overflow_) [[unlikely]] {
+      spill(f);
       return;
     }
     f->next_free = head_;
@@ -93,6 +92,12 @@ class fiber_pool {
   }
 
  private:
+  __attribute__((noinline)) fiber* get_slow(std::size_t stack_bytes, ult::entry_fn entry) {
+    if (overflow_)
+      if (fiber* f = overflow_->take()) return f;
+    return create(stack_bytes, entry);
+  }
+  __attribute__((noinline)) void spill(fiber* f) { overflow_->put(f); }
   static fiber* create(std::size_t stack_bytes, ult::entry_fn entry) {
     ult::stack s = ult::allocate_stack(stack_bytes + sizeof(fiber) + 64);
     // Record at the top, 64-byte aligned; the usable stack is everything between the guard and the record.
