@@ -3,7 +3,8 @@
 //   roost::runtime rt;                            // reads ROOST_SCHED, ROOST_WORKERS, ROOST_TOPOLOGY, ...
 //   int r = rt.run([] { return solve(); });       // blocks; rethrows the root task's exception
 //
-// Each call of run() from outside the runtime is one iteration (schedulers that learn across iterations,
+// The calling thread runs the root as worker 0 until it is done (no hand-off to another thread). Each call
+// of run() from outside the runtime is one iteration (schedulers that learn across iterations,
 // such as cats, count them). run() called from inside a task of the same runtime runs the function inline,
 // as nested parallelism; called from inside a task of another runtime it throws roost::usage_error.
 #pragma once

@@ -23,7 +23,6 @@ runtime_core::runtime_core(const options& o) : cfg(resolve(o)) {
     static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
     if (!said.exchange(true)) std::fprintf(stderr, "%s\n", pl.note.c_str());
   }
-  caller_may_spin_ = !pl.oversubscribed && cfg.workers < platform::os::allowed_cpus().size();
   eng = sched::make_engine(cfg, tp, std::move(pl));
   if (!cfg.trace.empty()) {
     trace::tracer::caches c;
@@ -75,19 +74,17 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     void* arg;
     std::exception_ptr error;
     std::atomic<std::uint32_t> done{0};
-    std::atomic<std::uint32_t>* wake_word;
-  } st{fn, arg, nullptr, {0}, &root_done_};
+  } st{fn, arg, nullptr, {0}};
 
-  auto body = [&st] {
+  engine::engine_base* e = eng.get();
+  auto body = [&st, e] {
     try {
       st.fn(st.arg);
     } catch (...) {
       st.error = std::current_exception();
     }
-    auto* word = st.wake_word;
-    st.done.store(1, std::memory_order_release);  // after this, st may vanish: touch only the runtime's word
-    word->fetch_add(1, std::memory_order_release);
-    platform::os::wake_all(*word);
+    st.done.store(1, std::memory_order_release);  // after this, st may vanish: touch only the engine
+    e->root_finished();
   };
   using frame_t = closure_frame<decltype(body)>;
   void* mem = ::operator new(engine::frame_pool::block_bytes(sizeof(frame_t)));
@@ -96,17 +93,8 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
 
   if (tracer) tracer->iteration(true);
   eng->iteration_begin();
-  eng->submit_root(root);
-  // Iterative programs call run() once per time step. With a CPU to spare, poll briefly before sleeping so
-  // that a short root task does not pay two futex wake-ups; when every CPU has a worker, polling would take
-  // one from them (measured on heat2d: slower), so sleep at once.
-  if (caller_may_spin_)
-    for (int spin = 0; spin < 2000 && !st.done.load(std::memory_order_acquire); ++spin) platform::os::cpu_relax();
-  for (;;) {
-    std::uint32_t e = root_done_.load(std::memory_order_acquire);
-    if (st.done.load(std::memory_order_acquire)) break;
-    platform::os::wait_on(root_done_, e);
-  }
+  // The calling thread runs the root as worker 0 and comes back when the root is done (engine_base.hpp).
+  eng->run_root(root, st.done);
   eng->iteration_end();
   if (tracer) tracer->iteration(false);
   if (st.error) std::rethrow_exception(st.error);

@@ -26,8 +26,6 @@ class runtime_core {
 
  private:
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
-  std::atomic<std::uint32_t> root_done_{0}; // futex word the external caller sleeps on
-  bool caller_may_spin_ = false;            // a CPU is left over for the thread calling run()
 };
 
 }  // namespace roost::detail

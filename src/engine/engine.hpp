@@ -223,6 +223,7 @@ class engine final : public engine_base {
         if (join::register_waiter(*m.group, m.from, m.remote)) next = m.from;
         break;
       case after::hand_over: of(w).policy_.hand_over(w, *m.target, m.from); break;
+      case after::run_root: next = m.frame; break;
     }
     return schedule(w, next);
   }
@@ -361,10 +362,8 @@ class engine final : public engine_base {
     };
     for (;;) {
       if (job* j = e.policy_.pop_own(w)) return found(j);
-      if (e.policy_.accepts_roots(w))
-        if (job* j = e.take_injected()) return found(j);
       if (job* j = e.policy_.steal(w)) return found(j);
-      if (e.stopping()) return found(nullptr);
+      if (e.stopping() || w.should_leave()) return found(nullptr);
       if (!idle) {
         idle = true;
         observe_idle(w.id, true);
@@ -375,7 +374,8 @@ class engine final : public engine_base {
         continue;
       }
       observe_sleep(w.id, true);
-      e.idle().sleep_unless([&] { return e.any_work_visible() || e.policy_.has_visible_work(w); });
+      e.idle().sleep_unless(
+          [&] { return e.any_work_visible() || e.policy_.has_visible_work(w) || w.should_leave(); });
       observe_sleep(w.id, false);
       fails = 0;
     }

@@ -1,5 +1,7 @@
 #include "engine/engine_base.hpp"
 
+#include <signal.h>
+
 #include <cstdio>
 
 #include "engine/switch_msg.hpp"
@@ -38,8 +40,9 @@ void engine_base::start() {
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share([](void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }, &idle_);
   }
+  // Worker 0 is the thread that calls run (run_root); every other worker has a thread of its own.
   threads_.reserve(workers_.size());
-  for (unsigned i = 0; i < workers_.size(); ++i)
+  for (unsigned i = 1; i < workers_.size(); ++i)
     threads_.push_back(platform::os::start_thread([this, i] { thread_main(i); }));
 }
 
@@ -48,6 +51,57 @@ void engine_base::stop() {
   idle_.wake_all();
   for (auto h : threads_) platform::os::join_thread(h);
   threads_.clear();
+}
+
+namespace {
+// What a thread needs once to act as a worker, kept for the thread's life: an alternate signal stack for the
+// stack-overflow report (unless the thread has one already) and its own stack's bounds.
+struct caller_thread_state {
+  void* alt_stack = nullptr;
+  ult::context own;
+  bool ready = false;
+  ~caller_thread_state() { ult::release_alt_stack(alt_stack); }
+};
+thread_local caller_thread_state t_caller;
+}  // namespace
+
+void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& done) {
+  worker& w = *workers_[0];
+  caller_thread_state& ct = t_caller;
+  if (!ct.ready) {
+    stack_t cur;
+    if (sigaltstack(nullptr, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) ct.alt_stack = ult::install_alt_stack();
+    ult::adopt_thread_context(ct.own);
+    ct.ready = true;
+  }
+#ifdef ROOST_TSAN
+  ct.own.tsan_fiber = __tsan_get_current_fiber();
+#endif
+  w.thread_ctx = ct.own;
+  w.eh = ult::thread_eh_state();
+  w.leave_when = &done;
+  set_current_worker(&w);
+
+  fiber* first = w.fibers.get(cfg_.stack_size, fiber_entry());
+  w.become(first);
+  switch_msg boot;
+  boot.w = &w;
+  boot.action = after::run_root;
+  boot.frame = static_cast<detail::task_frame*>(root);
+  ult::transfer back;
+  const switch_msg bye = switch_with(first->ctx, boot, back);
+  // Worker 0 found `done` set and switched back here with "park" (engine.hpp, leave_to_thread).
+  bye.from->ctx.fctx = back.fctx;
+  w.fibers.put(bye.from);
+  w.leave_when = nullptr;
+  set_current_worker(nullptr);
+  detail::t_running_fiber = nullptr;
+}
+
+void engine_base::root_finished() {
+  // Dekker with worker 0 going to sleep (idle.hpp): `done` was stored before this fence.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (idle_.sleepers() != 0) idle_.wake_all();
 }
 
 void engine_base::thread_main(unsigned id) {
@@ -74,29 +128,8 @@ void engine_base::thread_main(unsigned id) {
   set_current_worker(nullptr);
 }
 
-void engine_base::submit_root(detail::job* j) {
-  {
-    std::lock_guard<std::mutex> lk(inject_mutex_);
-    injected_.push_back(j);
-    injected_count_.fetch_add(1, std::memory_order_relaxed);
-  }
-  // Roots are rare and a policy may accept them on one worker only (accepts_roots): wake every sleeper.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (idle_.sleepers() != 0) idle_.wake_all();
-}
-
-detail::job* engine_base::take_injected() {
-  if (injected_count_.load(std::memory_order_relaxed) == 0) return nullptr;
-  std::lock_guard<std::mutex> lk(inject_mutex_);
-  if (injected_.empty()) return nullptr;
-  detail::job* j = injected_.front();
-  injected_.pop_front();
-  injected_count_.fetch_sub(1, std::memory_order_relaxed);
-  return j;
-}
-
 bool engine_base::any_work_visible() {
-  if (stopping() || injected_count_.load(std::memory_order_seq_cst) != 0) return true;
+  if (stopping()) return true;
   for (auto& w : workers_)
     if (w->deque.shared_estimate()) return true;
   // Nothing stealable: ask every owner to share its private tasks. The owner that serves a request sees

@@ -5,9 +5,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -26,13 +24,19 @@ class engine_base {
   virtual ~engine_base();
   engine_base(const engine_base&) = delete;
 
-  // Starts the worker threads (after the derived constructor ran).
+  // Starts the worker threads (after the derived constructor ran). Worker 0 has none: see run_root.
   void start();
   // Stops and joins them; every root task must have finished.
   void stop();
 
-  // Queues a root task (from a thread that is not a worker) and wakes a worker for it.
-  void submit_root(detail::job* j);
+  // Runs a root task with the calling thread (not a worker of any runtime) as worker 0, as OpenMP's and
+  // oneTBB's calling threads take part in their parallel work: the root starts at once, and the caller
+  // continues as soon as `done` is set (by the root, on whichever worker it ends), with no hand-off to
+  // another thread and no wake-up of a sleeping caller. Worker 0 leaves the scheduling loop when it finds
+  // `done` set; the root's end must call root_finished() after setting it.
+  void run_root(detail::job* root, const std::atomic<std::uint32_t>& done);
+  // Wakes worker 0 if it sleeps, so that it sees its root done (called after `done` is set).
+  void root_finished();
 
   virtual void iteration_begin() {}
   virtual void iteration_end() {}
@@ -48,8 +52,6 @@ class engine_base {
   bool stopping() const { return stop_.load(std::memory_order_acquire); }
   bool oversubscribed() const { return place_.oversubscribed; }
 
-  // Takes a root task, if any is queued (cheap check first).
-  detail::job* take_injected();
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();
 
@@ -69,10 +71,6 @@ class engine_base {
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;
   std::atomic<bool> stop_{false};
-
-  std::mutex inject_mutex_;
-  std::deque<detail::job*> injected_;
-  std::atomic<std::uint32_t> injected_count_{0};
 };
 
 }  // namespace roost::engine

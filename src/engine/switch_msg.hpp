@@ -17,6 +17,7 @@ enum class after : std::uint8_t {
   publish,    // work-first spawn: the left fiber is the parent's continuation, push it; run `frame`
   wait_join,  // the left fiber waits for `remote` children of `group`: register it as the waiter
   hand_over,  // the left fiber is a task moving to worker `target`: the policy delivers it there
+  run_root,   // the left context is a caller's own stack (engine_base::run_root): run `frame` first
 };
 
 struct switch_msg {

@@ -1,5 +1,6 @@
 // A worker: one OS thread, its deque, its pools, and what it is running now.
 #pragma once
+#include <atomic>
 #include <cstdint>
 
 #include "engine/fiber.hpp"
@@ -33,6 +34,11 @@ struct alignas(64) worker : detail::worker_abi {
   ult::eh_state* eh = nullptr;  // this thread's C++ exception state (ult/context.hpp)
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+  // Worker 0 only, while a caller runs a root as worker 0 (engine_base::run_root): leave the scheduling
+  // loop once this is set.
+  const std::atomic<std::uint32_t>* leave_when = nullptr;
+  bool should_leave() const { return leave_when && leave_when->load(std::memory_order_acquire) != 0; }
 
   // Makes f the fiber this worker runs, and tells f so (detail::fiber_abi::worker).
   void become(fiber* f) {

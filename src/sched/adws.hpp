@@ -98,7 +98,6 @@ class adws_policy : public policy_base {
     if (g.dist.mode == kSearchRoot) finish_dealt_group(w, g);
     g.dist.mode = kUnopened;
   }
-  bool accepts_roots(engine::worker& w) const { return w.id == 0; }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();
   std::string notes() const;

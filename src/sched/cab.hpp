@@ -38,7 +38,6 @@ class cab_policy : public policy_base {
   void on_task_end(engine::worker& w, detail::task_id& id) {
     if (id.depth == level_) subtree_ended(w, id);
   }
-  bool accepts_roots(engine::worker& w) const { return is_head(w.id); }
   std::string notes() const;
 
   // For tests: the socket of a worker, whether it is its socket's head, the boundary level.

@@ -200,10 +200,6 @@ bool cats_policy::has_visible_work(engine::worker& w) const {
   return mode_.load(std::memory_order_relaxed) == mode::bi_tier && cab_policy::has_visible_work(w);
 }
 
-bool cats_policy::accepts_roots(engine::worker& w) const {
-  return mode_.load(std::memory_order_relaxed) != mode::bi_tier || cab_policy::accepts_roots(w);
-}
-
 void cats_policy::on_task_start_slow(engine::worker& w, detail::task_id& id) {
   mode m = mode_.load(std::memory_order_relaxed);
   if (m == mode::profiling) {

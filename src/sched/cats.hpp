@@ -58,7 +58,6 @@ class cats_policy : public cab_policy {
   void resumed_after_join(engine::worker& w, detail::group_state&) {
     if (counting()) meter_switch(w, w.current_task);
   }
-  bool accepts_roots(engine::worker& w) const;
   void iteration_begin();
   void iteration_end();
   void request_reprofile() { reprofile_.store(true, std::memory_order_release); }

@@ -19,7 +19,6 @@
 //                after_join(w, group) -> worker*  after it: a worker the task must move to first (or null)
 //                resumed_after_join(w, group)     then, on the worker it ended up on
 //   iterations   iteration_begin(), iteration_end()   around each root run()
-//                accepts_roots(w)                 may w take a new root task (default: any worker)
 //                request_reprofile()              runtime::reprofile(): learn again from the next iteration
 //   reporting    notes()                          one line for runtime::describe()
 //
@@ -65,7 +64,6 @@ class policy_base {
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(engine::worker&, detail::group_state&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
-  bool accepts_roots(engine::worker&) const { return true; }
   // Only policies whose after_join() returns workers need to say how a moving task is delivered.
   void hand_over(engine::worker&, engine::worker&, engine::fiber*) {}
   void iteration_begin() {}
