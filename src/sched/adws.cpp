@@ -35,6 +35,7 @@ void adws_policy::catch_up(per_worker& me) {
     me.current = nullptr;
     me.searching = false;
     me.use_mig = false;
+    me.pointed.store(nullptr, std::memory_order_relaxed);
   }
 }
 
@@ -55,9 +56,16 @@ void adws_policy::free_node(per_worker& me, node* n) {
   me.free_nodes = n;
 }
 
-void adws_policy::end_search_slow(per_worker& me) {
+void adws_policy::end_search_slow(engine::worker& w, per_worker& me) {
   me.searching = false;
-  if (me.current) me.current->active.store(true, std::memory_order_release);
+  node* n = me.current;
+  if (!n) return;
+  n->active.store(true, std::memory_order_release);  // rule 4
+  // The other workers of the node's range that have no node yet (they received nothing, or only pieces
+  // migrated without a node) could never steal until an ancestor activates: point them at this node.
+  range r = n->get();
+  for (unsigned v = adws::first(r), last = std::min(adws::last(r), workers_ - 1); v <= last; ++v)
+    if (v != w.id) ws_[v].pointed.store(n, std::memory_order_release);
 }
 
 void adws_policy::start_root(engine::worker& w, detail::task_id& id) {  // the whole line, from worker 0
@@ -148,6 +156,8 @@ detail::job* adws_policy::steal(engine::worker& w) {
   if (!steal_) return nullptr;
   per_worker& me = of(w);
   catch_up(me);
+  if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
+    if (node* p = me.pointed.exchange(nullptr, std::memory_order_acq_rel)) me.current = p;
   node* top = nullptr;
   for (node* n = me.current ? me.current : &root_; n; n = n->parent.load(std::memory_order_acquire))
     if (n->active.load(std::memory_order_acquire)) top = n;

@@ -84,12 +84,12 @@ class adws_policy : public policy_base {
     if (id.parent == nullptr) start_root(w, id);
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
-    end_search(of(w));
+    end_search(w, of(w));
     // A finished search-root task activates the node of the group it belongs to (rule 6).
     if (id.sched_node && adws::multi({id.range_lo, id.range_hi}))
       static_cast<node*>(id.sched_node)->active.store(true, std::memory_order_release);
   }
-  void on_wait(engine::worker& w, detail::group_state&) { end_search(of(w)); }
+  void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
   engine::worker* after_join(engine::worker&, detail::group_state& g) {
     if (g.dist.mode != kSearchRoot) return nullptr;
     return &eng_.worker_at(adws::first({g.dist.saved_lo, g.dist.saved_hi}));  // return migration
@@ -120,6 +120,10 @@ class adws_policy : public policy_base {
     bool use_mig = false;
     bool searching = false;
     node* current = nullptr;
+    // Set by a searcher whose search ended with this worker in its node's range while this worker had no
+    // node of its own (digest §9.8, "point workers that got nothing at the active node"); taken at the
+    // next steal. Any worker writes it; a stale value only picks a wrong range (nodes are never freed).
+    std::atomic<node*> pointed{nullptr};
     node* free_nodes = nullptr;
     std::deque<node> arena;  // every node this worker allocated; addresses are stable
     std::uint64_t iteration = 0;
@@ -137,10 +141,10 @@ class adws_policy : public policy_base {
   detail::job* pop_own_slow(engine::worker& w);
   void start_root(engine::worker& w, detail::task_id& id);
   void finish_dealt_group(engine::worker& w, detail::group_state& g);
-  void end_search(per_worker& me) {
-    if (me.searching) [[unlikely]] end_search_slow(me);
+  void end_search(engine::worker& w, per_worker& me) {
+    if (me.searching) [[unlikely]] end_search_slow(w, me);
   }
-  void end_search_slow(per_worker& me);
+  void end_search_slow(engine::worker& w, per_worker& me);
   node* alloc_node(per_worker& me, adws::range r, node* parent);
   void free_node(per_worker& me, node* n);
   void deliver(engine::worker& target, detail::job* j, bool search_root);
