@@ -290,3 +290,35 @@ TEST(Adws, StealsStayInsideTheTopmostActiveNode) {
   for (int round = 0; round < 3 && ws_crossed == 0; ++round) ws_crossed = count_steals("ws").crossed;
   EXPECT_GT(ws_crossed, 0);
 }
+
+// Pointing idle workers at the searcher's node (digest §9.8). On 2 workers the root deals A over [0.67, 2);
+// A deals its first child C over [1.11, 2) to worker 1 as a piece without a node, and keeps D, whose
+// children are not dealt (no total work hint) and run on worker 0. When worker 0's search ends, its node
+// spans both workers; worker 1, done with C, must be able to steal D's children there. Without the pointer
+// it has no node, and the root's node stays inactive until A ends: it would run none of them.
+TEST(Adws, AWorkerWithoutANodeIsPointedAtTheSearchersNode) {
+  roost::options o;
+  o.scheduler = "adws";
+  o.workers = 2;
+  roost::runtime rt(o);
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> d_leaves_on_1{0};
+    rt.run([&] {
+      roost::task_group root(3);
+      root.run([&] {  // A
+        roost::task_group a(3);
+        a.run([] {}, 2);  // C: short, to worker 1
+        roost::task_group d;  // D's children: plain, work-first on worker 0
+        for (int i = 0; i < 8; ++i)
+          d.run([&] {
+            if (roost::this_worker_id() == 1) d_leaves_on_1.fetch_add(1);
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          });
+        d.wait();
+        a.wait();
+      }, 2);
+      root.wait();
+    });
+    EXPECT_GT(d_leaves_on_1.load(), 0) << "round " << round;
+  }
+}
