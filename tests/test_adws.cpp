@@ -296,9 +296,11 @@ TEST(Adws, StealsStayInsideTheTopmostActiveNode) {
 // children are not dealt (no total work hint) and run on worker 0. When worker 0's search ends, its node
 // spans both workers; worker 1, done with C, must be able to steal D's children there. Without the pointer
 // it has no node, and the root's node stays inactive until A ends: it would run none of them.
-TEST(Adws, AWorkerWithoutANodeIsPointedAtTheSearchersNode) {
+class AdwsPointing : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AdwsPointing, AWorkerWithoutANodeIsPointedAtTheSearchersNode) {
   roost::options o;
-  o.scheduler = "adws";
+  o.scheduler = GetParam();
   o.workers = 2;
   roost::runtime rt(o);
   for (int round = 0; round < 3; ++round) {
@@ -322,3 +324,7 @@ TEST(Adws, AWorkerWithoutANodeIsPointedAtTheSearchersNode) {
     EXPECT_GT(d_leaves_on_1.load(), 0) << "round " << round;
   }
 }
+
+// adws-ml without data-size hints deals like adws (one level of per-worker groups on this topology).
+INSTANTIATE_TEST_SUITE_P(Schedulers, AdwsPointing, ::testing::Values("adws", "adws-ml"),
+                         [](const auto& info) { return std::string(info.index == 0 ? "adws" : "adws_ml"); });

@@ -53,6 +53,7 @@ void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {
   me.iteration = it;
   me.current = nullptr;
   me.searching = false;
+  me.pointed.store(nullptr, std::memory_order_relaxed);
   me.level = me.home_level;
   for (unsigned l = me.home_level; l < tree_.depth(); ++l) queues_of(l, group_of(w, l)).use_mig = false;
 }
@@ -75,9 +76,17 @@ void adws_ml_policy::free_node(per_worker& me, node* n) {
   me.free_nodes = n;
 }
 
-void adws_ml_policy::end_search_slow(per_worker& me) {
+void adws_ml_policy::end_search_slow(engine::worker& w, per_worker& me) {
   me.searching = false;
-  if (me.current) me.current->active.store(true, std::memory_order_release);
+  node* n = me.current;
+  if (!n) return;
+  n->active.store(true, std::memory_order_release);  // rule 4
+  // Point the heads of the other groups of the node's range (at the node's level) at it, as adws does.
+  const unsigned level = n->level.load(std::memory_order_relaxed);
+  const auto& lv = tree_.levels[level];
+  const range r = n->get();
+  for (unsigned g = adws::first(r), last = std::min(adws::last(r), lv.groups - 1); g <= last; ++g)
+    if (lv.head[g] != w.id) ws_[lv.head[g]].pointed.store(n, std::memory_order_release);
 }
 
 void adws_ml_policy::start_root(engine::worker& w, detail::task_id& id) {  // DRAM's one group, on worker 0
@@ -255,7 +264,7 @@ void adws_ml_policy::pull_heads(unsigned level, unsigned first, unsigned last, u
 }
 
 void adws_ml_policy::on_task_end(engine::worker& w, detail::task_id& id) {
-  end_search(of(w));
+  end_search(w, of(w));
   // A finished search-root task activates the node of the group it belongs to (rule 6).
   if (id.sched_node && adws::multi(range_of(id)))
     static_cast<node*>(id.sched_node)->active.store(true, std::memory_order_release);
@@ -323,6 +332,8 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   const unsigned level = level_now(me);
+  if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
+    if (node* p = me.pointed.exchange(nullptr, std::memory_order_acq_rel)) me.current = p;
   node* top = nullptr;
   for (node* n = steal_start(w, me, level); n && n->level.load(std::memory_order_relaxed) == level;
        n = n->parent.load(std::memory_order_acquire))

@@ -74,7 +74,7 @@ class adws_ml_policy : public policy_base {
     if (id.parent == nullptr) start_root(w, id);
   }
   void on_task_end(engine::worker& w, detail::task_id& id);
-  void on_wait(engine::worker& w, detail::group_state&) { end_search(of(w)); }
+  void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
   engine::worker* after_join(engine::worker& w, detail::group_state& g);
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
     if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) finish_group(w, g);
@@ -112,6 +112,9 @@ class adws_ml_policy : public policy_base {
     unsigned home_level = 0;  // the topmost level whose group it heads
     bool searching = false;
     node* current = nullptr;
+    // As in adws: set by a searcher whose node's range holds a group this worker heads while the worker
+    // has no node yet (digest §9.8); taken at its next steal.
+    std::atomic<node*> pointed{nullptr};
     node* free_nodes = nullptr;
     std::deque<node> arena;
     std::uint64_t iteration = 0;
@@ -140,10 +143,10 @@ class adws_ml_policy : public policy_base {
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);
   spawn_order deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur, detail::group_state& g);
   void finish_group(engine::worker& w, detail::group_state& g);
-  void end_search(per_worker& me) {
-    if (me.searching) [[unlikely]] end_search_slow(me);
+  void end_search(engine::worker& w, per_worker& me) {
+    if (me.searching) [[unlikely]] end_search_slow(w, me);
   }
-  void end_search_slow(per_worker& me);
+  void end_search_slow(engine::worker& w, per_worker& me);
   node* alloc_node(per_worker& me, adws::range r, unsigned level, node* parent);
   void free_node(per_worker& me, node* n);
   void deliver(unsigned level, unsigned group, detail::job* j, bool search_root);
