@@ -74,6 +74,15 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
     ult::adopt_thread_context(ct.own);
     ct.ready = true;
   }
+  // Bound to worker 0's CPU for the call, like every worker to its own, and given back afterwards: left
+  // unbound, the kernel woke it on worker 1's CPU at times (a pinned worker cannot move away), and both
+  // shared one CPU for milliseconds (heat2d ran 3x slower in some runs); left bound, everything the thread
+  // starts later (an OpenMP team, say) would inherit the one CPU.
+  platform::os::saved_affinity saved;
+  if (w.os_cpu >= 0) {
+    saved = platform::os::save_affinity();
+    platform::os::pin_this_thread(w.os_cpu);
+  }
 #ifdef ROOST_TSAN
   ct.own.tsan_fiber = __tsan_get_current_fiber();
 #endif
@@ -96,6 +105,7 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
   w.leave_when = nullptr;
   set_current_worker(nullptr);
   detail::t_running_fiber = nullptr;
+  if (w.os_cpu >= 0) platform::os::restore_affinity(saved);
 }
 
 void engine_base::root_finished() {

@@ -48,6 +48,19 @@ bool native_platform::pin_this_thread(int os_cpu) {
   return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
 }
 
+native_platform::saved_affinity native_platform::save_affinity() {
+  static_assert(sizeof(cpu_set_t) <= sizeof(saved_affinity::mask));
+  saved_affinity a;
+  auto* set = reinterpret_cast<cpu_set_t*>(a.mask);
+  CPU_ZERO(set);
+  a.valid = pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), set) == 0;
+  return a;
+}
+
+void native_platform::restore_affinity(const saved_affinity& a) {
+  if (a.valid) pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), reinterpret_cast<const cpu_set_t*>(a.mask));
+}
+
 std::vector<int> native_platform::allowed_cpus() {
   cpu_set_t set;
   CPU_ZERO(&set);

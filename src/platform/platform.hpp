@@ -22,6 +22,13 @@ struct native_platform {
   static bool pin_this_thread(int os_cpu);
   // CPUs this process may run on (sched_getaffinity: taskset and cgroup cpusets are respected).
   static std::vector<int> allowed_cpus();
+  // The calling thread's CPU affinity, saved to be given back (a thread that lends itself as a worker).
+  struct saved_affinity {
+    alignas(8) unsigned char mask[128];  // a cpu_set_t
+    bool valid = false;
+  };
+  static saved_affinity save_affinity();
+  static void restore_affinity(const saved_affinity& a);
 
   // Monotonic clock, nanoseconds.
   static std::uint64_t now_ns();
