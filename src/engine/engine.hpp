@@ -373,6 +373,7 @@ class engine final : public engine_base {
         else for (int i = 0; i < 64; ++i) platform::os::cpu_relax();
         continue;
       }
+      w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise
       observe_sleep(w.id, true);
       e.idle().sleep_unless(
           [&] { return e.any_work_visible() || e.policy_.has_visible_work(w) || w.should_leave(); });

@@ -74,21 +74,16 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
     ult::adopt_thread_context(ct.own);
     ct.ready = true;
   }
-  // Bound to worker 0's CPU for the call, like every worker to its own, and given back afterwards: left
-  // unbound, the kernel woke it on worker 1's CPU at times (a pinned worker cannot move away), and both
-  // shared one CPU for milliseconds (heat2d ran 3x slower in some runs); left bound, everything the thread
-  // starts later (an OpenMP team, say) would inherit the one CPU.
-  platform::os::saved_affinity saved;
-  if (w.os_cpu >= 0) {
-    saved = platform::os::save_affinity();
-    platform::os::pin_this_thread(w.os_cpu);
-  }
 #ifdef ROOST_TSAN
   ct.own.tsan_fiber = __tsan_get_current_fiber();
 #endif
   w.thread_ctx = ct.own;
   w.eh = ult::thread_eh_state();
   w.leave_when = &done;
+  // Where workers are bound, the lent thread is too, but only when it is not already on worker 0's CPU
+  // (or when it first sleeps, worker.hpp): binding costs two system calls, ~4.5 us a call here. Its own
+  // affinity comes back at return, or threads it starts later (an OpenMP team, say) would inherit one CPU.
+  if (w.os_cpu >= 0 && platform::os::current_cpu() != w.os_cpu) w.bind_lent_thread();
   set_current_worker(&w);
 
   fiber* first = w.fibers.get(cfg_.stack_size, fiber_entry());
@@ -102,10 +97,13 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
   // Worker 0 found `done` set and switched back here with "park" (engine.hpp, leave_to_thread).
   bye.from->ctx.fctx = back.fctx;
   w.fibers.put(bye.from);
-  w.leave_when = nullptr;
   set_current_worker(nullptr);
   detail::t_running_fiber = nullptr;
-  if (w.os_cpu >= 0) platform::os::restore_affinity(saved);
+  w.leave_when = nullptr;
+  if (w.lent_bound) {
+    platform::os::restore_affinity(w.lent_affinity);
+    w.lent_bound = false;
+  }
 }
 
 void engine_base::root_finished() {

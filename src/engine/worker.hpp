@@ -5,6 +5,7 @@
 
 #include "engine/fiber.hpp"
 #include "engine/frame_pool.hpp"
+#include "platform/platform.hpp"
 #include "roost/detail/abi.hpp"
 #include "ult/context.hpp"
 
@@ -39,6 +40,18 @@ struct alignas(64) worker : detail::worker_abi {
   // loop once this is set.
   const std::atomic<std::uint32_t>* leave_when = nullptr;
   bool should_leave() const { return leave_when && leave_when->load(std::memory_order_acquire) != 0; }
+  // Worker 0 only: the lent thread was bound to os_cpu for this call, and its own affinity to give back.
+  bool lent_bound = false;
+  platform::os::saved_affinity lent_affinity;
+  // Binds a lent thread (worker 0 during run) to its CPU, once per call: before it first sleeps, or at the
+  // start when it is elsewhere. A thread woken from sleep may be put on any allowed CPU, including a pinned
+  // worker's, which cannot make room (heat2d ran 3x slower in some runs while unbound).
+  void bind_lent_thread() {
+    if (lent_bound || os_cpu < 0 || !leave_when) return;
+    lent_affinity = platform::os::save_affinity();
+    platform::os::pin_this_thread(os_cpu);
+    lent_bound = true;
+  }
 
   // Makes f the fiber this worker runs, and tells f so (detail::fiber_abi::worker).
   void become(fiber* f) {

@@ -57,6 +57,8 @@ native_platform::saved_affinity native_platform::save_affinity() {
   return a;
 }
 
+int native_platform::current_cpu() { return sched_getcpu(); }
+
 void native_platform::restore_affinity(const saved_affinity& a) {
   if (a.valid) pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), reinterpret_cast<const cpu_set_t*>(a.mask));
 }

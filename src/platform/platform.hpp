@@ -28,6 +28,8 @@ struct native_platform {
     bool valid = false;
   };
   static saved_affinity save_affinity();
+  // The CPU the calling thread runs on now (-1 if unknown); cheap (no system call on Linux).
+  static int current_cpu();
   static void restore_affinity(const saved_affinity& a);
 
   // Monotonic clock, nanoseconds.
