@@ -1,5 +1,5 @@
 // What every engine shares regardless of scheduler: the workers and their threads, the topology, the
-// injection queue for root tasks, idle sleep/wake and shutdown. engine<Policy> (engine.hpp) adds the
+// root tasks run by the caller as worker 0, idle sleep/wake and shutdown. engine<Policy> (engine.hpp) adds the
 // scheduling paths, specialised per policy; the virtual functions here are called only at start-up,
 // shutdown and iteration boundaries, never per task.
 #pragma once
