@@ -65,14 +65,13 @@ TEST(Deque, TakeOldestPrivateKeepsTheRestInOrder) {
   ws_deque<item> d(8);
   item it[5] = {{0}, {1}, {2}, {3}, {4}};
   for (auto& x : it) d.push(&x);  // it[0] shared, it[1..4] private
-  EXPECT_EQ(d.private_count(0), 4);
-  EXPECT_EQ(d.take_oldest_private(0), &it[1]);  // the oldest private one, not the shared it[0]
-  EXPECT_EQ(d.take_oldest_private(3), &it[4]);  // from index 3: it[4] had moved down to slot 3
-  EXPECT_EQ(d.private_count(0), 2);
+  EXPECT_EQ(d.take_oldest_private(0, 3), nullptr);  // four private: more than asked for
+  EXPECT_EQ(d.take_oldest_private(0, 4), &it[1]);   // the oldest private one, not the shared it[0]
+  EXPECT_EQ(d.take_oldest_private(3, 8), &it[4]);   // from index 3: it[4] had moved down to slot 3
   EXPECT_EQ(d.pop(), &it[3]);
   EXPECT_EQ(d.pop(), &it[2]);
+  EXPECT_EQ(d.take_oldest_private(0, 8), nullptr);  // only the shared one is left
   EXPECT_EQ(d.steal(), &it[0]);
-  EXPECT_EQ(d.take_oldest_private(0), nullptr);
   EXPECT_TRUE(d.empty_estimate());
 }
 

@@ -30,8 +30,10 @@ void throw_outside_task(const char* call) {
                     "(rt.run([&] { ... tg.run(...); ... }))");
 }
 
+std::exception_ptr g_exception_lost_to_oom;
+
 void rethrow_group_error(std::exception_ptr* e) {
-  if (e == kExceptionLostToOom)
+  if (e == &g_exception_lost_to_oom)
     throw std::bad_alloc();  // a child threw, and there was no memory left to keep its exception
   std::exception_ptr x = std::move(*e);
   delete e;

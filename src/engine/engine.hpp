@@ -14,6 +14,7 @@
 // Fiber switches carry a switch_msg; the resumed side completes the switch (switch_msg.hpp).
 #pragma once
 #include <exception>
+#include <optional>
 #include <string>
 
 #include "engine/engine_base.hpp"
@@ -161,8 +162,8 @@ class engine final : public engine_base {
       // (a stencil's blocks in memory order): popping reversed it, and heat2d 1448x50 ran its leaves 4x
       // slower at 1 worker. A take from the middle moves the tasks above it, hence the bound.
       constexpr std::int64_t kInOrderMax = 8;
-      const std::int64_t priv = w.deque.private_count(g.queue_base);
-      job* j = priv > 0 && priv <= kInOrderMax ? w.deque.take_oldest_private(g.queue_base) : w.deque.pop();
+      job* j = w.deque.take_oldest_private(g.queue_base, kInOrderMax);
+      if (!j) j = w.deque.pop();
       if (!j) return w;
       if (j->k != job::kind::fresh || static_cast<frame*>(j)->group != &g) {
         w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
@@ -238,13 +239,8 @@ class engine final : public engine_base {
     // inline slot, which lives until the group's join, and that join waits for this child: its id can be
     // used where it lies. Any other frame is on the parent's stack, which the stolen continuation unwinds.
     group* g = f.group;
-    detail::task_id copy{detail::task_id::unwritten_t{}};
-    detail::task_id* idp = &f.id;
-    if (static_cast<void*>(&f) != g->inline_frame) [[unlikely]] {
-      copy = f.id;
-      idp = &copy;
-    }
-    detail::task_id& id = *idp;
+    std::optional<detail::task_id> copy;  // built only when needed: nothing to write on the common path
+    detail::task_id& id = static_cast<void*>(&f) == g->inline_frame ? f.id : copy.emplace(f.id);
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
     w.current_task = &id;

@@ -99,18 +99,11 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
   w.fibers.put(bye.from);
   set_current_worker(nullptr);
   detail::t_running_fiber = nullptr;
-  w.leave_when = nullptr;
-  if (w.lent_bound) {
-    platform::os::restore_affinity(w.lent_affinity);
-    w.lent_bound = false;
-  }
+  w.release_lent_thread();
 }
 
-void engine_base::root_finished() {
-  // Dekker with worker 0 going to sleep (idle.hpp): `done` was stored before this fence.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (idle_.sleepers() != 0) idle_.wake_all();
-}
+// `done` is the published word of the Dekker pair with worker 0 going to sleep (idle.hpp).
+void engine_base::root_finished() { idle_.notify_all_new_work(); }
 
 void engine_base::thread_main(unsigned id) {
   worker& w = *workers_[id];

@@ -33,6 +33,12 @@ class idle_state {
     else std::atomic_thread_fence(std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_relaxed) != 0) [[unlikely]] wake_one();
   }
+  // The same when the work is for one particular worker (or the sleeper to wake is unknown): wake them all.
+  void notify_all_new_work() {
+    if (asymmetric_) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_relaxed) != 0) [[unlikely]] wake_all();
+  }
   void wake_one() {
     epoch_.fetch_add(1, std::memory_order_release);
     platform::os::wake_one(epoch_);
@@ -50,7 +56,6 @@ class idle_state {
     if (!has_work()) platform::os::wait_on(epoch_, e);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
-  std::uint32_t sleepers() const { return sleepers_.load(std::memory_order_relaxed); }
 
  private:
   const bool asymmetric_;

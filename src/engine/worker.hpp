@@ -52,6 +52,13 @@ struct alignas(64) worker : detail::worker_abi {
     platform::os::pin_this_thread(os_cpu);
     lent_bound = true;
   }
+  // At the end of the call: the lent thread gets its own affinity back.
+  void release_lent_thread() {
+    leave_when = nullptr;
+    if (!lent_bound) return;
+    platform::os::restore_affinity(lent_affinity);
+    lent_bound = false;
+  }
 
   // Makes f the fiber this worker runs, and tells f so (detail::fiber_abi::worker).
   void become(fiber* f) {

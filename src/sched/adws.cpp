@@ -39,23 +39,6 @@ void adws_policy::catch_up(per_worker& me) {
   }
 }
 
-adws_policy::node* adws_policy::alloc_node(per_worker& me, range r, node* parent) {
-  node* n = me.free_nodes;
-  if (n) me.free_nodes = n->next_free;
-  else n = &me.arena.emplace_back();
-  n->lo.store(r.lo, std::memory_order_relaxed);
-  n->hi.store(r.hi, std::memory_order_relaxed);
-  n->parent.store(parent, std::memory_order_relaxed);
-  n->active.store(false, std::memory_order_release);
-  return n;
-}
-
-void adws_policy::free_node(per_worker& me, node* n) {
-  n->active.store(false, std::memory_order_release);
-  n->next_free = me.free_nodes;  // parent kept (digest §2.8)
-  me.free_nodes = n;
-}
-
 void adws_policy::end_search_slow(engine::worker& w, per_worker& me) {
   me.searching = false;
   node* n = me.current;
@@ -92,7 +75,7 @@ void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::gr
   g.dist.saved_node = cur.sched_node;
   g.dist.mode = kSearchRoot;
   g.dist.remaining = g.total_work;
-  node* n = alloc_node(me, r, static_cast<node*>(cur.sched_node));
+  node* n = me.nodes.take(r, static_cast<node*>(cur.sched_node));
   cur.sched_node = n;
   me.current = n;
 }
@@ -119,8 +102,7 @@ void adws_policy::deliver(engine::worker& target, detail::job* j, bool search_ro
   // Theorem 2: the slot is free. Should that ever not hold, the migration queue is still correct.
   if (!(search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_acq_rel)))
     t.migq.push_top(j);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();  // the target may be asleep: wake it for sure
+  eng_.idle().notify_all_new_work();  // the target may be asleep: wake it for sure
 }
 
 bool adws_policy::ship(engine::worker& w, detail::task_frame* f) {
@@ -184,7 +166,7 @@ void adws_policy::finish_dealt_group(engine::worker& w, detail::group_state& g) 
   detail::task_id& cur = *w.current_task;
   per_worker& me = of(w);
   catch_up(me);
-  if (cur.sched_node) free_node(me, static_cast<node*>(cur.sched_node));
+  if (cur.sched_node) me.nodes.give_back(static_cast<node*>(cur.sched_node));
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
   range saved{g.dist.saved_lo, g.dist.saved_hi};
   me.searching = adws::multi(saved) && adws::first(saved) == w.id;  // the next group maps the same way

@@ -24,11 +24,11 @@
 // ROOST_ADWS_STEAL=false turns stealing off (the thesis's "ADWS (no steal)").
 #pragma once
 #include <atomic>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "queues/locked_deque.hpp"
+#include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
 
@@ -124,8 +124,7 @@ class adws_policy : public policy_base {
     // node of its own (digest §9.8, "point workers that got nothing at the active node"); taken at the
     // next steal. Any worker writes it; a stale value only picks a wrong range (nodes are never freed).
     std::atomic<node*> pointed{nullptr};
-    node* free_nodes = nullptr;
-    std::deque<node> arena;  // every node this worker allocated; addresses are stable
+    adws::node_pool<node> nodes;
     std::uint64_t iteration = 0;
     // order() decides, ship() delivers.
     bool ship_pending = false;
@@ -145,8 +144,6 @@ class adws_policy : public policy_base {
     if (me.searching) [[unlikely]] end_search_slow(w, me);
   }
   void end_search_slow(engine::worker& w, per_worker& me);
-  node* alloc_node(per_worker& me, adws::range r, node* parent);
-  void free_node(per_worker& me, node* n);
   void deliver(engine::worker& target, detail::job* j, bool search_root);
 
   std::vector<per_worker> ws_;

@@ -58,24 +58,6 @@ void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {
   for (unsigned l = me.home_level; l < tree_.depth(); ++l) queues_of(l, group_of(w, l)).use_mig = false;
 }
 
-adws_ml_policy::node* adws_ml_policy::alloc_node(per_worker& me, range r, unsigned level, node* parent) {
-  node* n = me.free_nodes;
-  if (n) me.free_nodes = n->next_free;
-  else n = &me.arena.emplace_back();
-  n->lo.store(r.lo, std::memory_order_relaxed);
-  n->hi.store(r.hi, std::memory_order_relaxed);
-  n->level.store(level, std::memory_order_relaxed);
-  n->parent.store(parent, std::memory_order_relaxed);
-  n->active.store(false, std::memory_order_release);
-  return n;
-}
-
-void adws_ml_policy::free_node(per_worker& me, node* n) {
-  n->active.store(false, std::memory_order_release);
-  n->next_free = me.free_nodes;
-  me.free_nodes = n;
-}
-
 void adws_ml_policy::end_search_slow(engine::worker& w, per_worker& me) {
   me.searching = false;
   node* n = me.current;
@@ -158,7 +140,8 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     g.dist.pulled_last = adws::last(agg_range);
     pull_heads(agg_level, g.dist.pulled_first, g.dist.pulled_last, 0, to);
   }
-  node* n = alloc_node(me, nr, to, static_cast<node*>(cur.sched_node));
+  node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
+                          [to](node& fresh) { fresh.level.store(to, std::memory_order_relaxed); });
   cur.sched_node = n;
   set_range(cur, nr, to);
   me.current = n;
@@ -198,8 +181,7 @@ void adws_ml_policy::deliver(unsigned level, unsigned group, detail::job* j, boo
   // Theorem 2 (per group): the slot is free. Should that ever not hold, the migration queue is correct too.
   if (!(search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_acq_rel)))
     t.migq.push_top(j);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();  // the group's head may be asleep
+  eng_.idle().notify_all_new_work();  // the group's head may be asleep
 }
 
 bool adws_ml_policy::ship(engine::worker& w, detail::task_frame* f) {
@@ -235,7 +217,7 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
     node* expected = n;
     queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))
         .entry.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
-    free_node(me, n);
+    me.nodes.give_back(n);
   }
   if (g.dist.pulled_level != 0)
     pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, cur.tier, 0);
@@ -259,8 +241,7 @@ void adws_ml_policy::pull_heads(unsigned level, unsigned first, unsigned last, u
     unsigned expected = from;
     ws_[v].pulled.compare_exchange_strong(expected, to, std::memory_order_acq_rel);
   }
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();
+  eng_.idle().notify_all_new_work();
 }
 
 void adws_ml_policy::on_task_end(engine::worker& w, detail::task_id& id) {

@@ -25,12 +25,12 @@
 // stolen inside the group's level). Hints change the mapping only; results never change.
 #pragma once
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "queues/locked_deque.hpp"
+#include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
 #include "topology/memory_tree.hpp"
@@ -115,8 +115,7 @@ class adws_ml_policy : public policy_base {
     // As in adws: set by a searcher whose node's range holds a group this worker heads while the worker
     // has no node yet (digest §9.8); taken at its next steal.
     std::atomic<node*> pointed{nullptr};
-    node* free_nodes = nullptr;
-    std::deque<node> arena;
+    adws::node_pool<node> nodes;
     std::uint64_t iteration = 0;
     bool ship_pending = false;  // order() decides, ship() delivers
     unsigned ship_group = 0;
@@ -147,8 +146,6 @@ class adws_ml_policy : public policy_base {
     if (me.searching) [[unlikely]] end_search_slow(w, me);
   }
   void end_search_slow(engine::worker& w, per_worker& me);
-  node* alloc_node(per_worker& me, adws::range r, unsigned level, node* parent);
-  void free_node(per_worker& me, node* n);
   void deliver(unsigned level, unsigned group, detail::job* j, bool search_root);
   void push_local(engine::worker& w, unsigned level, detail::job* j);
   detail::job* pop_local(engine::worker& w, unsigned level);

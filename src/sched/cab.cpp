@@ -27,8 +27,7 @@ cab_policy::cab_policy(engine::engine_base& e, unsigned level, bool one_subtree)
 void cab_policy::place(engine::worker& w, detail::task_frame* f) {
   sockets_[socket_of_[w.id]].inter.push_bottom(f);
   // Only head cores take inter-socket tasks: make sure a sleeping one hears of it.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (eng_.idle().sleepers() != 0) eng_.idle().wake_all();
+  eng_.idle().notify_all_new_work();
 }
 
 void cab_policy::subtree_started(engine::worker& w) {

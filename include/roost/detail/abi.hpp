@@ -69,16 +69,16 @@ inline bool hooks_installed() {
 #endif
 }
 
-// Keeps the first exception of a group's children (any thread). Allocation failure keeps a marker instead,
-// which the join reports as std::bad_alloc: an exception is never lost silently.
-std::exception_ptr* const kExceptionLostToOom = reinterpret_cast<std::exception_ptr*>(alignof(std::exception_ptr));
+// Keeps the first exception of a group's children (any thread). Allocation failure keeps the address of
+// g_exception_lost_to_oom instead, which the join reports as std::bad_alloc: never lost silently.
+extern std::exception_ptr g_exception_lost_to_oom;  // a marker only, never thrown (src/api/task_group.cpp)
 inline void record_exception(group_state& g, std::exception_ptr e) {
   if (g.error.load(std::memory_order_relaxed) != nullptr) return;  // not the first
   std::exception_ptr* p = new (std::nothrow) std::exception_ptr(std::move(e));
-  if (!p) p = kExceptionLostToOom;
+  if (!p) p = &g_exception_lost_to_oom;
   std::exception_ptr* expected = nullptr;
   if (!g.error.compare_exchange_strong(expected, p, std::memory_order_acq_rel, std::memory_order_relaxed) &&
-      p != kExceptionLostToOom)
+      p != &g_exception_lost_to_oom)
     delete p;
 }
 [[noreturn]] void rethrow_group_error(std::exception_ptr* e);  // frees e (src/api/task_group.cpp)

@@ -99,25 +99,20 @@ class ws_deque {
     return pop_shared(b);
   }
 
-  // Owner only: removes and returns the oldest private task at index >= from, or nullptr if there is none;
-  // the tasks above it move down one slot, in order. Thieves never read private slots, so no fence. Costs
-  // one move per task above it: for a join that runs a few children in spawn order (engine.hpp).
-  T* take_oldest_private(std::int64_t from) {
+  // Owner only: when 1 to at_most private tasks lie at index >= from, removes and returns the oldest of
+  // them, the tasks above it moving down one slot, in order; otherwise nullptr. Thieves never read private
+  // slots, so no fence. For a join that runs its last few children in spawn order (engine.hpp); the bound
+  // keeps the moves few.
+  T* take_oldest_private(std::int64_t from, std::int64_t at_most) {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     if (request_.load(std::memory_order_acquire) && b > split_seen_ + 1) [[unlikely]] share(b - 1);
     const std::int64_t i = from > split_seen_ ? from : split_seen_;
-    if (i >= b) return nullptr;
+    if (i >= b || b - i > at_most) return nullptr;
     ring* a = array_.load(std::memory_order_relaxed);
     T* x = a->get(i);
-    for (std::int64_t j = i; j + 1 < b; ++j) a->put(j, a->get(j + 1));
+    for (std::int64_t k = i; k + 1 < b; ++k) a->put(k, a->get(k + 1));
     bottom_.store(b - 1, std::memory_order_relaxed);
     return x;
-  }
-  // Owner only: how many private tasks lie at index >= from.
-  std::int64_t private_count(std::int64_t from) const {
-    const std::int64_t i = from > split_seen_ ? from : split_seen_;
-    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    return b > i ? b - i : 0;
   }
 
   // Any thread. Returns nullptr when nothing is shared or when it lost a race (the caller may retry

@@ -1,0 +1,44 @@
+// Per-worker storage of distribution-tree nodes (seed 003 §4.2.4; digest §2.8), shared by adws and adws-ml:
+// a LIFO free list over an arena whose addresses never move. Nodes are allocated top-down and freed
+// bottom-up by the same worker and never given back to the allocator; a freed node keeps its parent, so a
+// worker that climbs from a stale node still reaches the root (a stale read picks a wrong range, nothing
+// worse).
+#pragma once
+#include <atomic>
+#include <deque>
+
+#include "sched/adws_range.hpp"
+
+namespace roost::sched::adws {
+
+template <class Node>
+class node_pool {
+ public:
+  // A node for range r under parent, inactive; init(node) writes the caller's own fields first.
+  template <class Init>
+  Node* take(range r, Node* parent, Init&& init) {
+    Node* n = free_;
+    if (n) free_ = n->next_free;
+    else n = &arena_.emplace_back();
+    n->lo.store(r.lo, std::memory_order_relaxed);
+    n->hi.store(r.hi, std::memory_order_relaxed);
+    n->parent.store(parent, std::memory_order_relaxed);
+    init(*n);
+    n->active.store(false, std::memory_order_release);
+    return n;
+  }
+  Node* take(range r, Node* parent) {
+    return take(r, parent, [](Node&) {});
+  }
+  void give_back(Node* n) {
+    n->active.store(false, std::memory_order_release);
+    n->next_free = free_;  // parent kept
+    free_ = n;
+  }
+
+ private:
+  Node* free_ = nullptr;
+  std::deque<Node> arena_;
+};
+
+}  // namespace roost::sched::adws
