@@ -14,7 +14,6 @@
 // Fiber switches carry a switch_msg; the resumed side completes the switch (switch_msg.hpp).
 #pragma once
 #include <exception>
-#include <optional>
 #include <string>
 
 #include "engine/engine_base.hpp"
@@ -239,8 +238,14 @@ class engine final : public engine_base {
     // inline slot, which lives until the group's join, and that join waits for this child: its id can be
     // used where it lies. Any other frame is on the parent's stack, which the stolen continuation unwinds.
     group* g = f.group;
-    std::optional<detail::task_id> copy;  // built only when needed: nothing to write on the common path
-    detail::task_id& id = static_cast<void*>(&f) == g->inline_frame ? f.id : copy.emplace(f.id);
+    // The copy is built only when needed: nothing to write on the common path. Not std::optional, whose
+    // empty state GCC zero-fills with a `rep stos` of 88 bytes per spawn.
+    union id_slot {
+      detail::task_id copy;
+      id_slot() {}
+    } slot;
+    detail::task_id& id =
+        static_cast<void*>(&f) == g->inline_frame ? f.id : *::new (static_cast<void*>(&slot.copy)) detail::task_id(f.id);
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
     w.current_task = &id;
