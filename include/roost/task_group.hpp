@@ -58,7 +58,7 @@ class task_group {
 
   // Joins every child spawned so far; the group can be reused afterwards.
   __attribute__((always_inline)) void wait() {
-    // spawned == 1 implies owner_fiber is set: the first spawn fetched it.
+    // spawned == 1: the first spawn set owner_fiber. Only the inline path fills the group's slot first.
     if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) return;
     detail::wait(st_);
   }
@@ -70,12 +70,9 @@ class task_group {
   template <class F>
   __attribute__((always_inline)) void spawn_with_hint(F&& f, double hint) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
-    detail::fiber_abi* fb = st_.owner_fiber;
-    if (!fb) [[unlikely]]
-      fb = st_.owner_fiber = detail::current_fiber_or_throw("roost::task_group::run");
-    if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes &&
-                  alignof(frame_t) <= 16) {
-      if (st_.spawned == 0) {  // the inline slot is free between joins
+    if (st_.spawned == 0) {  // the first spawn since the join: the owner's fiber, and the inline slot is free
+      detail::fiber_abi* fb = st_.owner_fiber = detail::current_fiber_or_throw("roost::task_group::run");
+      if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
         auto* fr = ::new (static_cast<void*>(st_.inline_frame)) frame_t(std::forward<F>(f), &st_, hint);
         detail::worker_abi* w = fb->worker;
         if (w->path == detail::spawn_path::inline_help_first && !detail::hooks_installed())

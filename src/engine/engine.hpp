@@ -51,7 +51,7 @@ class engine final : public engine_base {
 
   // ---------------------------------------------------------------- spawn
   static void spawn(worker& w, group& g, frame& f) {
-    ++g.spawned;
+    if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
     detail::name_child(w, f);
     f.id.clear_sched();
     if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);

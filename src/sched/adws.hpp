@@ -39,7 +39,7 @@ class adws_policy : public policy_base {
   static constexpr const char* name = "adws";
   explicit adws_policy(engine::engine_base& e);
 
-  enum : std::uint8_t { kUnopened = 0, kSearchRoot = 1, kPlain = 2 };  // group_state::dist.mode
+  enum : std::uint8_t { kSearchRoot = 1, kPlain = 2 };  // group_state::dist.mode
 
   // The per-spawn paths are inline and short for what is not being dealt (most tasks); the search itself,
   // which runs a few times per group level, is out of line.
@@ -47,7 +47,7 @@ class adws_policy : public policy_base {
     detail::task_id& cur = *w.current_task;
     detail::group_state& g = *f.group;
     f.id.sched_node = cur.sched_node;
-    if (g.dist.mode == kUnopened) {
+    if (g.spawned == 1) {  // the group's first spawn since its last join opens it
       if (of(w).searching && g.total_work > 0) open_group(w, cur, g);
       else g.dist.mode = kPlain;
     }
@@ -96,7 +96,6 @@ class adws_policy : public policy_base {
   }
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
     if (g.dist.mode == kSearchRoot) finish_dealt_group(w, g);
-    g.dist.mode = kUnopened;
   }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();

@@ -43,13 +43,13 @@ class adws_ml_policy : public policy_base {
   explicit adws_ml_policy(engine::engine_base& e);
 
   // group_state::dist.mode
-  enum : std::uint8_t { kUnopened = 0, kSearchRoot = 1, kPlain = 2, kDescended = 3 };
+  enum : std::uint8_t { kSearchRoot = 1, kPlain = 2, kDescended = 3 };
 
   spawn_order order(engine::worker& w, detail::task_frame& f) {
     detail::task_id& cur = *w.current_task;
     detail::group_state& g = *f.group;
     f.id.sched_node = cur.sched_node;
-    if (g.dist.mode == kUnopened) open_group(w, cur, g);
+    if (g.spawned == 1) open_group(w, cur, g);  // the group's first spawn since its last join opens it
     if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
       const double mine = group_of(w, cur.tier);
       f.id.tier = cur.tier;
@@ -78,7 +78,6 @@ class adws_ml_policy : public policy_base {
   engine::worker* after_join(engine::worker& w, detail::group_state& g);
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
     if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) finish_group(w, g);
-    g.dist.mode = kUnopened;
   }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();

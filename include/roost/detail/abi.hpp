@@ -117,15 +117,19 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
 // false (having changed nothing) when that is not the case, or when hooks are installed (the child must
 // then be observed as a task); the engine's join then takes over.
+//
+// Why popping and comparing is enough, without the base checks of the engine's join: the frame's address
+// is the group's, so the job on top of the deque of the worker the owner runs on now is this child exactly
+// when the child is still unstarted and owned by this worker (a frame is in at most one deque, and nested
+// groups joined before we got here, so nothing of theirs lies above it). Anything else means it was
+// stolen, or the owner moved; the job is put back as it was and the engine decides.
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
   if (hooks_installed()) [[unlikely]] return false;
-  fiber_abi& fb = *g.owner_fiber;
-  worker_abi* w = fb.worker;
-  if (g.base_epoch != fb.epoch || w->deque.bottom_index() <= g.queue_base) return false;
+  worker_abi* w = g.owner_fiber->worker;
   job* j = w->deque.pop();
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
-  if (j != f) {
-    if (j) w->deque.push(j);  // not ours: cannot happen while the base is valid; leave it as it was
+  if (j != f) [[unlikely]] {
+    if (j) w->deque.push(j);  // not ours: leave it as it was
     return false;
   }
   try {

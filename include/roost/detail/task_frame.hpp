@@ -144,13 +144,16 @@ struct group_state {
   // a group costs no std::exception_ptr construction and destruction; see record_exception in abi.hpp).
   std::atomic<std::exception_ptr*> error{nullptr};
 
-  // The fiber the owner runs on (fetched at the first spawn; a group never changes owner, see abi.hpp).
-  fiber_abi* owner_fiber = nullptr;
+  // The fields up to `dist` are written at the first spawn after each join (task_group.hpp for the inline
+  // path, engine::spawn otherwise), not here: a group that is constructed per call pays for no store
+  // that its first spawn would overwrite.
+  // The fiber the owner runs on (a group never changes owner, see abi.hpp). Read only while spawned > 0.
+  fiber_abi* owner_fiber;
   // Where the owner's own pushes start (help-first): valid while the owner's fiber has not been switched
   // away since (its epoch is still base_epoch; a fiber cannot change worker without switching away).
   static constexpr std::uint64_t kNoBase = ~std::uint64_t{0};  // no fiber epoch ever reaches it
-  std::uint64_t base_epoch = kNoBase;
-  std::int64_t queue_base;  // meaningful only while base_epoch is valid
+  std::uint64_t base_epoch;  // kNoBase from the first spawn until the owner pushes
+  std::int64_t queue_base;   // meaningful only while base_epoch is valid
 
   // The first child after each join is built here, in the owner's frame, instead of on the stack: a
   // help-first spawn then pushes it as it is (no copy, no pool allocation). Free again after wait().
@@ -162,13 +165,13 @@ struct group_state {
   void* waiter;             // the suspended owner's fiber, written before it is published (join.hpp)
 
   // Distribution state of the group (ADWS, seed 003 Algorithm 4.2): the owner's range and node when the
-  // group opened (restored bit-exactly at wait) and the work not yet handed out. Owner-only. Only `mode` is
-  // initialised: a policy writes the rest when it opens the group (mode != 0) and reads them only then, so
-  // the groups of every other scheduler do not pay for zeroing them.
+  // group opened (restored bit-exactly at wait) and the work not yet handed out. Owner-only. Nothing is
+  // initialised: a policy opens the group at its first spawn after each join (spawned == 1), writes `mode`
+  // then and the rest when it needs it, so the groups of every other scheduler do not pay for it.
   struct distribution {
     double saved_lo, saved_hi, remaining;
     void* saved_node;
-    std::uint8_t mode = 0;  // 0: not opened yet; the policy's own values after that
+    std::uint8_t mode;  // the policy's own values, written when it opens the group
     // Multi-level ADWS: the memory level of the saved range, the opener's own level before the open, and
     // the groups (first, last, level) whose heads the open pulled down to its level (aggregation).
     std::uint8_t saved_level, saved_worker_level, pulled_level;
