@@ -39,9 +39,9 @@ class task_group {
   ~task_group() noexcept(false) {
     if (st_.spawned != 0) {
       if (std::uncaught_exceptions() > 0) {
-        try { detail::wait(st_); } catch (...) {}
+        try { engine_wait(); } catch (...) {}
       } else {
-        detail::wait(st_);
+        engine_wait();
       }
     }
   }
@@ -60,7 +60,7 @@ class task_group {
   __attribute__((always_inline)) void wait() {
     // spawned == 1: the first spawn set owner_fiber. Only the inline path fills the group's slot first.
     if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) return;
-    detail::wait(st_);
+    if (st_.spawned != 0) engine_wait();
   }
 
   double total_work() const { return st_.total_work; }
@@ -70,28 +70,36 @@ class task_group {
   template <class F>
   __attribute__((always_inline)) void spawn_with_hint(F&& f, double hint) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
+    detail::fiber_abi* fb;
     if (st_.spawned == 0) {  // the first spawn since the join: the owner's fiber, and the inline slot is free
-      detail::fiber_abi* fb = st_.owner_fiber = detail::current_fiber_or_throw("roost::task_group::run");
+      fb = st_.owner_fiber = detail::current_fiber_or_throw("roost::task_group::run");
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
         auto* fr = ::new (static_cast<void*>(st_.inline_frame)) frame_t(std::forward<F>(f), &st_, hint);
         detail::worker_abi* w = fb->worker;
         if (w->path == detail::spawn_path::inline_help_first && !detail::hooks_installed())
           detail::push_first_child(st_, *fb, *w, *fr);
-        else submit(*fr);
+        else submit(*w, *fr);
         return;
       }
+    } else {
+      fb = st_.owner_fiber;
     }
     frame_t frame(std::forward<F>(f), &st_, hint);
-    submit(frame);
+    submit(*fb->worker, frame);  // the worker the owner runs on now (abi.hpp)
   }
   template <class Frame>
-  void submit(Frame& fr) {
+  void submit(detail::worker_abi& w, Frame& fr) {
     try {
-      detail::spawn(st_, fr);
-    } catch (...) {  // not spawned (e.g. outside a runtime): the closure is still ours to destroy
+      w.engine_spawn(w, st_, fr);
+    } catch (...) {  // not spawned (the engine threw before taking it): the closure is still ours to destroy
       fr.discard();
       throw;
     }
+  }
+  // Called with spawned != 0, so owner_fiber is set.
+  void engine_wait() {
+    detail::worker_abi* w = st_.owner_fiber->worker;
+    w->engine_wait(*w, st_);
   }
   static void check_hint(const char* what, double v) {
     if (!(v >= 0.0) || std::isinf(v)) detail::throw_bad_hint(what, v);

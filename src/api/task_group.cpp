@@ -1,5 +1,5 @@
-// User code's entry into the engine: one out-of-line call per spawn and per wait, then one indirect call
-// into engine<Policy>.
+// The out-of-line parts of the task_group ABI: the errors user code throws, and the thread-local fiber
+// pointer. Spawns and joins reach engine<Policy> through the worker's entry points (detail/abi.hpp).
 #include <cmath>
 #include <sstream>
 
@@ -8,20 +8,6 @@
 #include "roost/task_group.hpp"
 
 namespace roost::detail {
-
-void spawn(group_state& g, task_frame& f) {
-  engine::worker* w = engine::current_worker_at_entry();
-  if (!w) [[unlikely]]
-    throw usage_error("roost::task_group::run called outside roost::runtime::run: spawn tasks from inside a "
-                      "task (rt.run([&] { ... tg.run(...); ... }))");
-  w->ops->spawn(*w, g, f);
-}
-
-void wait(group_state& g) {
-  if (g.spawned == 0) return;
-  engine::worker* w = engine::current_worker_at_entry();
-  w->ops->wait(*w, g);
-}
 
 __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec"))) = nullptr;
 

@@ -1,6 +1,6 @@
 // The engine, specialised per scheduling policy: spawn, join and the scheduling loop. Every policy call is a
 // direct (inlinable) call on `P`; the only indirect call per spawn is the one from user code into
-// engine<P>::spawn through the worker's ops table.
+// engine<P>::spawn through the worker's entry point (detail::worker_abi::engine_spawn).
 //
 // Execution model (cheetah's and Rayon's ideas, in a library): every task runs on a fiber (ult/).
 //  * child-first spawn (work-first, "Cilk-a"): the parent switches to a pooled fiber that runs the child;
@@ -42,15 +42,19 @@ class engine final : public engine_base {
 
  protected:
   ult::entry_fn fiber_entry() const override { return &fiber_entry_fn; }
-  const worker_ops* ops() const override { return &kOps; }
-  detail::spawn_path spawn_path() const override { return P::inline_help_first ? detail::spawn_path::inline_help_first : detail::spawn_path::engine; }
+  void set_entry_points(worker& w) const override {
+    w.engine_spawn = &spawn;
+    w.engine_wait = &wait;
+    w.path = P::inline_help_first ? detail::spawn_path::inline_help_first : detail::spawn_path::engine;
+  }
 
  private:
   static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
   static std::size_t stack_bytes(worker& w) { return w.eng->config().stack_size; }
 
   // ---------------------------------------------------------------- spawn
-  static void spawn(worker& w, group& g, frame& f) {
+  static void spawn(detail::worker_abi& wa, group& g, frame& f) {
+    worker& w = static_cast<worker&>(wa);
     if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
     detail::name_child(w, f);
     f.id.clear_sched();
@@ -105,7 +109,8 @@ class engine final : public engine_base {
   }
 
   // ---------------------------------------------------------------- wait
-  static void wait(worker& w, group& g) {
+  static void wait(detail::worker_abi& wa, group& g) {
+    worker& w = static_cast<worker&>(wa);
     of(w).policy_.on_wait(w, g);
     worker* now = &w;
     if (g.spawned != g.local_done) {
@@ -388,7 +393,6 @@ class engine final : public engine_base {
     }
   }
 
-  static constexpr worker_ops kOps{&spawn, &wait};
   P policy_;
 };
 

@@ -35,8 +35,7 @@ engine_base::~engine_base() = default;
 void engine_base::start() {
   ult::install_overflow_handler(cfg_.stack_size);
   for (auto& w : workers_) {
-    w->ops = ops();
-    w->path = spawn_path();
+    set_entry_points(*w);
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share([](void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }, &idle_);
   }

@@ -57,8 +57,8 @@ class engine_base {
 
  protected:
   virtual ult::entry_fn fiber_entry() const = 0;
-  virtual const worker_ops* ops() const = 0;
-  virtual detail::spawn_path spawn_path() const = 0;
+  // The worker ABI's scheduler-specific part: engine_spawn, engine_wait and the spawn path.
+  virtual void set_entry_points(worker& w) const = 0;
 
  private:
   void thread_main(unsigned id);

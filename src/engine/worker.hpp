@@ -14,18 +14,12 @@ namespace roost::engine {
 struct worker;
 class engine_base;
 
-// The two entry points user code reaches (through api/task_group.cpp), resolved once per scheduler.
-struct worker_ops {
-  void (*spawn)(worker&, detail::group_state&, detail::task_frame&);
-  void (*wait)(worker&, detail::group_state&);
-};
-
-// The worker ABI (id, deque, current task, sleepers, spawn path) comes first: user code reads it inline.
+// The worker ABI (id, deque, current task, spawn path, the engine's entry points) comes first: user code
+// reads it inline.
 struct alignas(64) worker : detail::worker_abi {
   unsigned pu = 0;        // topology PU this worker stands for
   int os_cpu = -1;        // pinned CPU, -1 when unpinned
   engine_base* eng = nullptr;
-  const worker_ops* ops = nullptr;
 
   fiber_pool fibers;
   frame_pool frames;
@@ -82,9 +76,5 @@ struct alignas(64) worker : detail::worker_abi {
 // thread after a switch, and an inlined thread_local access could be cached across it.
 worker* current_worker();
 void set_current_worker(worker* w);
-
-// The same, inlined, for use at the very start of a function that has not switched yet.
-extern thread_local worker* t_current_worker;
-inline worker* current_worker_at_entry() { return t_current_worker; }
 
 }  // namespace roost::engine

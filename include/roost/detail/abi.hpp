@@ -37,6 +37,11 @@ struct worker_abi {
   task_id* current_task = nullptr;
   unsigned id = 0;
   spawn_path path = spawn_path::engine;
+  // The engine's spawn and join for this worker's scheduler (engine<P>, set when the engine starts). User
+  // code calls them directly, through the worker it already holds: one indirect call for what the inline
+  // paths below do not cover, no call into the library first.
+  void (*engine_spawn)(worker_abi&, group_state&, task_frame&) = nullptr;
+  void (*engine_wait)(worker_abi&, group_state&) = nullptr;
 };
 
 struct fiber_abi : job {

@@ -179,10 +179,6 @@ struct group_state {
   } dist;
 };
 
-// Engine entry points (src/api/task_group.cpp), for what the inline paths of abi.hpp do not cover. One
-// out-of-line call each; the engine behind them is specialised per scheduler.
-void spawn(group_state& g, task_frame& f);
-void wait(group_state& g);
 [[noreturn]] void throw_bad_hint(const char* what, double value);
 
 }  // namespace roost::detail
