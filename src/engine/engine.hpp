@@ -99,13 +99,14 @@ class engine final : public engine_base {
   // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a
   // "park" of the fiber it came from) and says whether that was the task's own child ending locally.
   static bool resumed(const switch_msg& in, ult::transfer t) {
-    const switch_msg m = in;
-    worker& w = *m.w;
-    m.from->ctx.fctx = t.fctx;
-    w.fibers.put(m.from);
-    if (!m.child_done_locally) observe_resume(w.id, w.current_task);
+    worker& w = *in.w;
+    fiber* from = in.from;
+    const bool child_done_locally = in.child_done_locally;
+    from->ctx.fctx = t.fctx;
+    w.fibers.put(from);
+    if (!child_done_locally) observe_resume(w.id, w.current_task);
     if (w.current_task) of(w).policy_.on_task_resume(w, *w.current_task);
-    return m.child_done_locally;
+    return child_done_locally;
   }
 
   // ---------------------------------------------------------------- wait
@@ -220,19 +221,20 @@ class engine final : public engine_base {
   // Completes the switch that brought this (idle) fiber to life, runs what it was given, then schedules
   // until the fiber switches away. Returns the transfer that later brings it back from the pool.
   static ult::transfer on_arrival(ult::transfer t) {
-    const switch_msg m = *static_cast<switch_msg*>(t.data);
+    const switch_msg& m = *static_cast<switch_msg*>(t.data);  // on from's stack: read before from can run
     worker& w = *m.w;
-    if (m.from) m.from->ctx.fctx = t.fctx;
+    fiber* from = m.from;
+    if (from) from->ctx.fctx = t.fctx;
     else w.thread_ctx.fctx = t.fctx;
     job* next = nullptr;
     switch (m.action) {
       case after::nothing: break;
-      case after::park: w.fibers.put(m.from); break;
-      case after::publish: return run_child_first(w, m.from, *m.frame);
+      case after::park: w.fibers.put(from); break;
+      case after::publish: return run_child_first(w, from, *m.frame);
       case after::wait_join:
-        if (join::register_waiter(*m.group, m.from, m.remote)) next = m.from;
+        if (join::register_waiter(*m.group, from, m.remote)) next = from;
         break;
-      case after::hand_over: of(w).policy_.hand_over(w, *m.target, m.from); break;
+      case after::hand_over: of(w).policy_.hand_over(w, *m.target, from); break;
       case after::run_root: next = m.frame; break;
     }
     return schedule(w, next);

@@ -92,7 +92,7 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
   boot.action = after::run_root;
   boot.frame = static_cast<detail::task_frame*>(root);
   ult::transfer back;
-  const switch_msg bye = switch_with(first->ctx, boot, back);
+  const switch_msg& bye = switch_with(first->ctx, boot, back);
   // Worker 0 found `done` set and switched back here with "park" (engine.hpp, leave_to_thread).
   bye.from->ctx.fctx = back.fctx;
   w.fibers.put(bye.from);
@@ -118,7 +118,7 @@ void engine_base::thread_main(unsigned id) {
   switch_msg boot;  // from == nullptr: the thread context, nothing to do
   boot.w = &w;
   ult::transfer back;
-  const switch_msg bye = switch_with(first->ctx, boot, back);
+  const switch_msg& bye = switch_with(first->ctx, boot, back);
   // Shutdown: the last fiber switched back here with "park"; store it so the pool can free it.
   bye.from->ctx.fctx = back.fctx;
   w.fibers.put(bye.from);

@@ -20,15 +20,19 @@ enum class after : std::uint8_t {
   run_root,   // the left context is a caller's own stack (engine_base::run_root): run `frame` first
 };
 
+// Every receiver reads w, from and action. The other fields are read only for the action (or the kind of
+// switch) that names them, and the sender sets them then: a message is built on every spawn and resume,
+// and zeroing fields nobody reads cost a store each. The receiver reads the fields it needs before it lets
+// `from` be resumed (publish, register, hand over), since the message lives on from's stack.
 struct switch_msg {
   worker* w = nullptr;    // the worker (OS thread) the switch happens on: the same on both sides
   fiber* from = nullptr;  // nullptr: the worker's thread context
   after action = after::nothing;
-  bool child_done_locally = false;  // to a parent resumed by its own child (join.hpp)
-  std::uint32_t remote = 0;
-  detail::task_frame* frame = nullptr;
-  detail::group_state* group = nullptr;
-  worker* target = nullptr;
+  bool child_done_locally;  // every switch to a suspended task (resume_fiber): resumed by its own child
+  std::uint32_t remote;             // wait_join
+  detail::task_frame* frame;        // publish, run_root
+  detail::group_state* group;       // wait_join
+  worker* target;                   // hand_over
 };
 
 // Switches from the current context of `m.w` to `to`; on return, the message that brought us back.
