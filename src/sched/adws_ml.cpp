@@ -35,6 +35,8 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
     unsigned l = 0;
     while (tree_.levels[l].head[tree_.levels[l].group_of_worker[w]] != w) ++l;
     ws_[w].home_level = ws_[w].level = l;
+    const unsigned leaf = tree_.depth() - 1;
+    ws_[w].leaf = &queues_of(leaf, tree_.levels[leaf].group_of_worker[w]);
   }
   root_.lo = 0;
   root_.hi = 1;
@@ -244,13 +246,6 @@ void adws_ml_policy::pull_heads(unsigned level, unsigned first, unsigned last, u
   eng_.idle().notify_all_new_work();
 }
 
-void adws_ml_policy::on_task_end(engine::worker& w, detail::task_id& id) {
-  end_search(w, of(w));
-  // A finished search-root task activates the node of the group it belongs to (rule 6).
-  if (id.sched_node && adws::multi(range_of(id)))
-    static_cast<node*>(id.sched_node)->active.store(true, std::memory_order_release);
-}
-
 void adws_ml_policy::push_local(engine::worker& w, unsigned level, detail::job* j) {
   if (is_leaf(level)) w.deque.push(j);
   else queues_of(level, group_of(w, level)).localq.push_bottom(j);
@@ -265,7 +260,7 @@ detail::job* adws_ml_policy::steal_local(unsigned level, unsigned group) {
   return queues_of(level, group).localq.steal_top();
 }
 
-void adws_ml_policy::publish_continuation(engine::worker& w, engine::fiber* parent) {
+void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber* parent) {
   const unsigned level = level_now(of(w));
   group_queues& q = queues_of(level, group_of(w, level));
   if (q.use_mig) q.migq.push_bottom(parent);
@@ -274,7 +269,7 @@ void adws_ml_policy::publish_continuation(engine::worker& w, engine::fiber* pare
 }
 
 // Algorithm 4.3 (adws_own_work.hpp) on the queues of the group this worker represents.
-detail::job* adws_ml_policy::pop_own(engine::worker& w) {
+detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   const unsigned level = level_now(me);

@@ -49,7 +49,12 @@ class adws_ml_policy : public policy_base {
     detail::task_id& cur = *w.current_task;
     detail::group_state& g = *f.group;
     f.id.sched_node = cur.sched_node;
-    if (g.spawned == 1) open_group(w, cur, g);  // the group's first spawn since its last join opens it
+    if (g.spawned == 1) {  // the group's first spawn since its last join opens it
+      // A task on a worker's own level that is not searching has no level below to descend to and
+      // nothing to deal: plain, without the out-of-line open (most groups of a deep tree, e.g. fib's).
+      if (!of(w).searching && is_leaf(cur.tier)) g.dist.mode = kPlain;
+      else open_group(w, cur, g);
+    }
     if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
       const double mine = group_of(w, cur.tier);
       f.id.tier = cur.tier;
@@ -60,8 +65,23 @@ class adws_ml_policy : public policy_base {
     return deal(w, f, cur, g);
   }
   bool ship(engine::worker& w, detail::task_frame* f);
-  void publish_continuation(engine::worker& w, engine::fiber* parent);
-  detail::job* pop_own(engine::worker& w);
+  // The per-spawn paths while a worker represents its own (leaf) group and runs its own work: the
+  // worker's deque, as in adws (its sharing wakes sleepers); everything else out of line.
+  void publish_continuation(engine::worker& w, engine::fiber* parent) {
+    per_worker& me = of(w);
+    if (is_leaf(level_now(me)) && !me.leaf->use_mig) w.deque.push(parent);
+    else publish_continuation_slow(w, parent);
+  }
+  detail::job* pop_own(engine::worker& w) {
+    per_worker& me = of(w);
+    // Look before taking, as adws does: a new iteration, a mailbox task or kept work go the slow way.
+    if (me.iteration == iteration_.load(std::memory_order_relaxed) && is_leaf(level_now(me))) {
+      group_queues& q = *me.leaf;
+      if (!q.use_mig && q.mailbox.load(std::memory_order_relaxed) == nullptr && q.kept.empty_hint())
+        if (detail::job* t = w.deque.pop()) return t;
+    }
+    return pop_own_slow(w);
+  }
   // A job the engine gave back (it resumes a waiter first) may be a task returning to this group's head to
   // restore its level: it must not be stolen, or another worker would restore the owner's level.
   void put_back(engine::worker& w, detail::job* j) {
@@ -73,7 +93,12 @@ class adws_ml_policy : public policy_base {
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);
   }
-  void on_task_end(engine::worker& w, detail::task_id& id);
+  void on_task_end(engine::worker& w, detail::task_id& id) {
+    end_search(w, of(w));
+    // A finished search-root task activates the node of the group it belongs to (rule 6).
+    if (id.sched_node && adws::multi({id.range_lo, id.range_hi}))
+      static_cast<node*>(id.sched_node)->active.store(true, std::memory_order_release);
+  }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
   engine::worker* after_join(engine::worker& w, detail::group_state& g);
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
@@ -107,6 +132,7 @@ class adws_ml_policy : public policy_base {
     bool use_mig = false;               // the head's, while it represents this group
   };
   struct alignas(64) per_worker {
+    group_queues* leaf = nullptr;  // the queues of the worker's own (leaf-level) group
     unsigned level = 0;       // the memory level this worker's own tasks moved it to (see level_now)
     unsigned home_level = 0;  // the topmost level whose group it heads
     bool searching = false;
@@ -146,6 +172,8 @@ class adws_ml_policy : public policy_base {
   }
   void end_search_slow(engine::worker& w, per_worker& me);
   void deliver(unsigned level, unsigned group, detail::job* j, bool search_root);
+  void publish_continuation_slow(engine::worker& w, engine::fiber* parent);
+  detail::job* pop_own_slow(engine::worker& w);
   void push_local(engine::worker& w, unsigned level, detail::job* j);
   detail::job* pop_local(engine::worker& w, unsigned level);
   detail::job* steal_local(unsigned level, unsigned group);
