@@ -186,6 +186,51 @@ TEST_P(Api, WorkerIdsAreInRange) {
   }
 }
 
+// A group's first child lies in the group's inline slot; the join takes it back only if it finds it on top
+// of the deque of the worker the owner runs on *now*. Here the owner usually waits on a nested group whose
+// children were stolen, and is resumed by a thief on another worker, before it joins the first group:
+// the first child must still run exactly once, and before that join returns.
+TEST_P(Api, FirstChildIsJoinedOnceAfterTheOwnerMoved) {
+  roost::runtime rt(opts(GetParam(), 4));
+  auto spin = [](std::chrono::microseconds d) {
+    auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  };
+  int moved = 0;
+  for (int round = 0; round < 100; ++round) {
+    std::atomic<int> first_runs{0};
+    std::atomic<int> nested_runs{0};
+    bool joined_after_first = false, owner_moved = false;
+    rt.run([&] {
+      roost::task_group g;
+      g.run([&] {
+        spin(std::chrono::microseconds(20));
+        first_runs.fetch_add(1);
+      });
+      const int before = roost::this_worker_id();
+      {
+        roost::task_group nested;
+        for (int i = 0; i < 3; ++i)
+          nested.run([&] {
+            spin(std::chrono::microseconds(200));
+            nested_runs.fetch_add(1);
+          });
+        nested.wait();
+      }
+      owner_moved = roost::this_worker_id() != before;
+      g.wait();
+      joined_after_first = first_runs.load() == 1;
+    });
+    ASSERT_EQ(first_runs.load(), 1) << "round " << round;
+    ASSERT_EQ(nested_runs.load(), 3) << "round " << round;
+    ASSERT_TRUE(joined_after_first) << "round " << round;
+    moved += owner_moved;
+  }
+  // Not asserted (it depends on timing), but the case this test is for should have happened.
+  RecordProperty("rounds_where_the_owner_moved", moved);
+}
+
 TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
   struct recorder : roost::task_observer {
     std::mutex m;
