@@ -18,6 +18,7 @@ struct measurement {
   double median = 0;
   bool check_passed = false;
   std::string note;  // e.g. why a variant could not run
+  double c2c_ns = -1;  // core-to-core round trip around the measurement (machine_state.hpp); < 0: unknown
 };
 
 inline double median_of(std::vector<double> v) {
@@ -62,6 +63,7 @@ inline std::string to_json(const measurement& m) {
   for (std::size_t i = 0; i < m.seconds.size(); ++i) os << (i ? "," : "") << m.seconds[i];
   os << "],\"median\":" << m.median << ",\"check\":" << (m.check_passed ? "true" : "false");
   if (!m.note.empty()) os << ",\"note\":\"" << json_escape(m.note) << "\"";
+  if (m.c2c_ns >= 0) os << ",\"c2c_ns\":" << static_cast<long>(m.c2c_ns + 0.5);
   os << "}";
   return os.str();
 }

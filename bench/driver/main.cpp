@@ -9,11 +9,17 @@
 // Every measurement checks the result against the serial reference. Prints a table as it goes and, with
 // --json, one JSON line per measurement: bench, variant, size, workers, each repetition's seconds, median,
 // check (and a note when the variant cannot run). Exit status 1 if any check failed.
+//
+// Around every measurement the driver also measures the core-to-core round trip of a cache line
+// (common/machine_state.hpp; "c2c_ns" in the JSON) and flags a measurement taken while it was far above
+// the run's best: on a VM the host may place the CPUs far apart for a while, and such timings are not
+// comparable with the others.
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +34,7 @@
 
 #include "common/fj_roost.hpp"
 #include "common/harness.hpp"
+#include "common/machine_state.hpp"
 #include "driver/registry.hpp"
 
 namespace {
@@ -169,6 +176,8 @@ int run(const run_config& cfg) {
     if (!json) usage_error("cannot write --json file '" + cfg.json + "'");
   }
   bool all_ok = true;
+  double c2c_best = bench::core_to_core_round_trip_ns();
+  if (c2c_best >= 0) std::printf("core-to-core round trip of a cache line: %.0f ns\n", c2c_best);
   print_header();
   for (const auto& bn : cfg.benches) {
     const benchmark_def& b = *bench::find_benchmark(bn);
@@ -188,6 +197,11 @@ int run(const run_config& cfg) {
       if (m.variant == "serial") serial_s = m.median;
       if (m.variant == "ws") ws_s[m.workers] = m.median;
       print_row(m, serial_s, ws_s.count(m.workers) ? ws_s[m.workers] : 0);
+      if (m.c2c_ns >= 0 && (c2c_best < 0 || m.c2c_ns < c2c_best)) c2c_best = m.c2c_ns;
+      if (m.c2c_ns > 2 * c2c_best && m.c2c_ns > 120)
+        std::printf("  ^ the core-to-core round trip was %.0f ns around this measurement (%.0f ns at best in "
+                    "this run): the CPUs were far apart; do not compare this timing with the others\n",
+                    m.c2c_ns, c2c_best);
       if (json.is_open()) json << bench::to_json(m) << "\n" << std::flush;
       if (!m.seconds.empty()) all_ok &= m.check_passed;
     };
@@ -197,7 +211,9 @@ int run(const run_config& cfg) {
     };
     for (const auto& v : cfg.variants) {
       if (v == "serial") {
+        const double before = bench::core_to_core_round_trip_ns();
         auto m = timed(v, 1, [&] { b.serial(*p); });
+        m.c2c_ns = std::max(before, bench::core_to_core_round_trip_ns());
         emit(m);
         continue;
       }
@@ -211,6 +227,7 @@ int run(const run_config& cfg) {
         continue;
       }
       for (unsigned w : cfg.workers) {
+        const double before = bench::core_to_core_round_trip_ns();
         measurement m;
         if (rs) {
           roost::options o;
@@ -233,6 +250,7 @@ int run(const run_config& cfg) {
         } else {
           m = run_omp_clang(bn, size, v, w, cfg.warmup, cfg.reps);
         }
+        m.c2c_ns = std::max(before, bench::core_to_core_round_trip_ns());
         emit(m);
       }
     }

@@ -20,6 +20,9 @@ class Measurement:
     median: float = 0.0
     check: bool = False
     note: str = ""
+    # Core-to-core round trip of a cache line around the measurement, in ns (None: not measured): timings
+    # taken while it was far above its usual value are not comparable (bench/common/machine_state.hpp).
+    c2c_ns: float | None = None
 
     @property
     def ran(self) -> bool:
@@ -54,6 +57,7 @@ def load(path: str | Path) -> list[Measurement]:
                 median=float(rec["median"]),
                 check=bool(rec["check"]),
                 note=str(rec.get("note", "")),
+                c2c_ns=float(rec["c2c_ns"]) if "c2c_ns" in rec else None,
             )
         )
     if not out:

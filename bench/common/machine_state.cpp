@@ -1,0 +1,64 @@
+#include "common/machine_state.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace bench {
+
+namespace {
+bool pin_to(int cpu) {
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  CPU_SET(cpu, &s);
+  return pthread_setaffinity_np(pthread_self(), sizeof s, &s) == 0;
+}
+}  // namespace
+
+double core_to_core_round_trip_ns() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+  int cpus[2], found = 0;
+  for (int c = 0; c < CPU_SETSIZE && found < 2; ++c)
+    if (CPU_ISSET(c, &allowed)) cpus[found++] = c;
+  if (found < 2) return -1;
+
+  cpu_set_t saved;
+  if (pthread_getaffinity_np(pthread_self(), sizeof saved, &saved) != 0) return -1;
+  constexpr int kBatches = 5, kTrips = 2000;
+  // One line, alone: the ping writes odd values, the pong answers with the next even one.
+  alignas(64) std::atomic<int> line{0};
+  std::atomic<bool> placed{true};
+  std::thread pong([&] {
+    if (!pin_to(cpus[1])) placed.store(false);
+    for (int i = 0; i < kBatches * kTrips; ++i) {
+      while (line.load(std::memory_order_acquire) != 2 * i + 1) {
+      }
+      line.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  if (!pin_to(cpus[0])) placed.store(false);
+  std::vector<double> ns;
+  for (int b = 0; b < kBatches; ++b) {
+    auto t0 = std::chrono::steady_clock::now();
+    for (int k = 0; k < kTrips; ++k) {
+      const int i = b * kTrips + k;
+      line.store(2 * i + 1, std::memory_order_release);
+      while (line.load(std::memory_order_acquire) != 2 * i + 2) {
+      }
+    }
+    ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kTrips);
+  }
+  pong.join();
+  pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
+  if (!placed.load()) return -1;
+  std::sort(ns.begin(), ns.end());
+  return ns[ns.size() / 2];
+}
+
+}  // namespace bench

@@ -1,0 +1,17 @@
+// How far apart, right now, the CPUs are that the benchmarks run on.
+//
+// On the 2-vCPU VM these figures are taken on, the host sometimes places the two vCPUs far apart for
+// seconds to minutes: a cache line then takes 300-350 ns instead of ~55 ns to travel from one core to the
+// other and back, and task-parallel runtimes (roost, oneTBB) run heat2d 2-3x slower while OpenMP's static
+// loops barely change. Timings from such a period are not comparable with the others, so the driver
+// measures this around every measurement, writes it to the JSON and flags the outliers in its table.
+#pragma once
+
+namespace bench {
+
+// Round trip of one cache line between the first two CPUs this process may use, in nanoseconds (the
+// median of a few short batches, about a millisecond in all); negative when the process may use fewer
+// than two CPUs or a thread cannot be placed. The calling thread's affinity is restored.
+double core_to_core_round_trip_ns();
+
+}  // namespace bench
