@@ -10,8 +10,9 @@
 namespace bench {
 
 // Round trip of one cache line between the first two CPUs this process may use, in nanoseconds (the
-// fastest of 20 short batches, about a millisecond in all); negative when the process may use fewer than
-// two CPUs or a thread cannot be placed. The calling thread's affinity is restored.
+// fastest of 20 short batches, about a millisecond in all, never more than 50 ms); negative when the
+// process may use fewer than two CPUs, a thread cannot be placed, or no batch finished in time (the two
+// threads could not run at once). The calling thread's affinity is restored.
 double core_to_core_round_trip_ns();
 
 }  // namespace bench
