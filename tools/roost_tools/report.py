@@ -24,8 +24,21 @@ def _group(ms: list[Measurement]) -> "OrderedDict[str, list[Measurement]]":
     return by
 
 
-def ratios(ms: list[Measurement]) -> list[dict]:
+def far_apart(m: Measurement, best_c2c: float | None) -> bool:
+    """Taken while the CPUs were far apart: a core-to-core round trip above 2x the best seen and 120 ns (the
+    driver's own rule, bench/driver/main.cpp). Such a timing is not comparable with the others."""
+    return m.c2c_ns is not None and best_c2c is not None and m.c2c_ns > 2 * best_c2c and m.c2c_ns > 120
+
+
+def best_c2c(ms: list[Measurement]) -> float | None:
+    seen = [m.c2c_ns for m in ms if m.c2c_ns is not None and m.c2c_ns > 0]
+    return min(seen) if seen else None
+
+
+def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
     """One row per measurement of one benchmark, with its ratios to serial and to ws."""
+    if best is None:
+        best = best_c2c(ms)
     serial = next((m.median for m in ms if m.variant == "serial" and m.ran), None)
     ws = {m.workers: m.median for m in ms if m.variant == "ws" and m.ran}
     rows = []
@@ -41,6 +54,8 @@ def ratios(ms: list[Measurement]) -> list[dict]:
                 "check": m.check if m.ran else None,
                 "note": m.note,
                 "size": m.size,
+                "c2c_ns": m.c2c_ns,
+                "far": far_apart(m, best),
             }
         )
     return rows
@@ -55,17 +70,18 @@ def markdown_table(bench: str, rows: list[dict]) -> str:
     lines = [
         f"### {bench} ({size})",
         "",
-        "| variant | workers | median ms | max/min | vs serial | vs ws | check |",
-        "|---|---:|---:|---:|---:|---:|---|",
+        "| variant | workers | median ms | max/min | vs serial | vs ws | check | c2c ns |",
+        "|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in rows:
         if r["median_ms"] is None:
-            lines.append(f"| {r['variant']} | - | - | - | - | - | {r['note']} |")
+            lines.append(f"| {r['variant']} | - | - | - | - | - | {r['note']} | - |")
             continue
+        c2c = _fmt(r.get("c2c_ns"), "{:.0f}") + (" **far**" if r.get("far") else "")
         lines.append(
             f"| {r['variant']} | {r['workers']} | {r['median_ms']:.2f} | {_fmt(r['spread'], '{:.2f}')} | "
             f"{_fmt(r['vs_serial'], '{:.2f}x')} | {_fmt(r['vs_ws'], '{:.2f}x')} | "
-            f"{'ok' if r['check'] else 'FAILED'} |"
+            f"{'ok' if r['check'] else 'FAILED'} | {c2c} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -107,11 +123,14 @@ def report(ms: list[Measurement], out: Path, title: str = "roost benchmark repor
         "",
         "Medians of the repetitions of one run of `roost-bench`. *vs serial* is time / serial time, *vs ws* is "
         "time / the `ws` scheduler's time at the same worker count: lower is better. *max/min* is the spread "
-        "of the repetitions. Every measurement checked its result against the serial program.",
+        "of the repetitions. Every measurement checked its result against the serial program. *c2c ns* is a "
+        "cache line's round trip between two CPUs around the measurement; **far** marks one taken while it was "
+        "above twice the run's best, when the host had placed the CPUs far apart: do not compare those.",
         "",
     ]
+    best = best_c2c(ms)
     for bench, group in _group(ms).items():
-        rows = ratios(group)
+        rows = ratios(group, best)
         parts.append(markdown_table(bench, rows))
         png = out / f"{bench}.png"
         chart(bench, group, png)

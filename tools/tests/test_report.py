@@ -14,11 +14,13 @@ def write(path: Path, records):
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
 
 
-def rec(variant, workers, median, check=True, note=None):
+def rec(variant, workers, median, check=True, note=None, c2c=None):
     r = {"bench": "heat", "variant": variant, "size": "64x32x4", "workers": workers,
          "seconds": [median, median * 1.1, median * 0.9] if median else [], "median": median, "check": check}
     if note:
         r["note"] = note
+    if c2c is not None:
+        r["c2c_ns"] = c2c
     return r
 
 
@@ -41,6 +43,18 @@ def test_report_writes_markdown_and_chart(tmp_path):
     assert "0.60x" in md  # ws at 2 workers vs serial
     assert "1.17x" in md  # tbb vs ws at 2 workers
     assert (out / "heat.png").stat().st_size > 1000
+
+
+def test_timings_taken_far_apart_are_marked(tmp_path):
+    p = tmp_path / "r.jsonl"
+    write(p, [rec("serial", 1, 0.1, c2c=55), rec("ws", 2, 0.05, c2c=60), rec("adws", 2, 0.09, c2c=310),
+              rec("tbb", 2, 0.07)])
+    rows = {r["variant"]: r for r in report.ratios(load(p))}
+    assert not rows["ws"]["far"] and rows["adws"]["far"] and not rows["tbb"]["far"]
+    out = tmp_path / "o"
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    md = (out / "report.md").read_text()
+    assert "| 310 **far** |" in md and "| 60 |" in md
 
 
 def test_failed_check_makes_exit_status_1(tmp_path):
