@@ -56,7 +56,7 @@ class engine final : public engine_base {
   static void spawn(detail::worker_abi& wa, group& g, frame& f) {
     worker& w = static_cast<worker&>(wa);
     if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
-    detail::name_child(w, f);
+    name_child(w, f);
     f.id.clear_sched();
     if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
     else spawn_parent_first(w, g, f);

@@ -24,20 +24,13 @@ class idle_state {
  public:
   idle_state() : asymmetric_(platform::os::enable_heavy_barrier()) {}
 
-  // True when notifiers need only a compiler barrier (see above).
-  bool asymmetric() const { return asymmetric_; }
-
   // Hot path: a barrier and one load when nobody sleeps.
   __attribute__((always_inline)) void notify_new_work() {
-    if (asymmetric_) std::atomic_signal_fence(std::memory_order_seq_cst);
-    else std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_relaxed) != 0) [[unlikely]] wake_one();
+    if (anyone_asleep_after_publish()) [[unlikely]] wake_one();
   }
   // The same when the work is for one particular worker (or the sleeper to wake is unknown): wake them all.
   void notify_all_new_work() {
-    if (asymmetric_) std::atomic_signal_fence(std::memory_order_seq_cst);
-    else std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (sleepers_.load(std::memory_order_relaxed) != 0) [[unlikely]] wake_all();
+    if (anyone_asleep_after_publish()) [[unlikely]] wake_all();
   }
   void wake_one() {
     epoch_.fetch_add(1, std::memory_order_release);
@@ -58,6 +51,13 @@ class idle_state {
   }
 
  private:
+  // The notifier's half of the Dekker pair: FENCE between the caller's publication and the look at sleepers_.
+  __attribute__((always_inline)) bool anyone_asleep_after_publish() const {
+    if (asymmetric_) std::atomic_signal_fence(std::memory_order_seq_cst);
+    else std::atomic_thread_fence(std::memory_order_seq_cst);
+    return sleepers_.load(std::memory_order_relaxed) != 0;
+  }
+
   const bool asymmetric_;
   alignas(64) std::atomic<std::uint32_t> sleepers_{0};
   alignas(64) std::atomic<std::uint32_t> epoch_{0};

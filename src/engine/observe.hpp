@@ -5,6 +5,12 @@
 
 #include "roost/detail/abi.hpp"
 
+namespace roost::detail {
+void hook_task_start(unsigned worker, task_id& id, double hint);
+void hook_task_end(unsigned worker, const task_id& id);
+void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
+}  // namespace roost::detail
+
 namespace roost::engine {
 
 void hook_task_resume(unsigned worker, const detail::task_id& id);
@@ -31,6 +37,16 @@ inline void observe_idle(unsigned worker, bool begin) {
 }
 inline void observe_steal(unsigned thief, unsigned victim, bool taken) {
   if (hooks_on()) [[unlikely]] hook_steal(thief, victim, taken);
+}
+
+// Names a child by its spawn path (task_frame.hpp: parent's id, then its index among the parent's children).
+inline void name_child(detail::worker_abi& w, detail::task_frame& f) {
+  detail::task_id* parent = w.current_task;
+  f.id.parent = parent;
+  f.id.index = parent->next_child++;
+  f.id.depth = parent->depth + 1;
+  f.id.next_child = 0;
+  if (hooks_on()) [[unlikely]] detail::hook_spawn(w.id, *parent, f.id.index);
 }
 
 }  // namespace roost::engine

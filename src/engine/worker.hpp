@@ -39,7 +39,8 @@ struct alignas(64) worker : detail::worker_abi {
   platform::os::saved_affinity lent_affinity;
   // Binds a lent thread (worker 0 during run) to its CPU, once per call: before it first sleeps, or at the
   // start when it is elsewhere. A thread woken from sleep may be put on any allowed CPU, including a pinned
-  // worker's, which cannot make room (heat2d ran 3x slower in some runs while unbound).
+  // worker's, which cannot make room. (The 3x heat2d slowdowns once blamed on this were the VM placing its
+  // vCPUs far apart: bench/common/machine_state.hpp; ROOST_BIND=false did not change them.)
   void bind_lent_thread() {
     if (lent_bound || os_cpu < 0 || !leave_when) return;
     lent_affinity = platform::os::save_affinity();

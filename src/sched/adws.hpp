@@ -85,9 +85,7 @@ class adws_policy : public policy_base {
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
-    // A finished search-root task activates the node of the group it belongs to (rule 6).
-    if (id.sched_node && adws::multi({id.range_lo, id.range_hi}))
-      static_cast<node*>(id.sched_node)->active.store(true, std::memory_order_release);
+    adws::activate_when_search_root_ends<node>(id);
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
   engine::worker* after_join(engine::worker&, detail::group_state& g) {

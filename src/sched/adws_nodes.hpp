@@ -2,11 +2,12 @@
 // a LIFO free list over an arena whose addresses never move. Nodes are allocated top-down and freed
 // bottom-up by the same worker and never given back to the allocator; a freed node keeps its parent, so a
 // worker that climbs from a stale node still reaches the root (a stale read picks a wrong range, nothing
-// worse).
+// worse). Also the one activation rule both schedulers apply at every task's end.
 #pragma once
 #include <atomic>
 #include <deque>
 
+#include "roost/detail/task_frame.hpp"
 #include "sched/adws_range.hpp"
 
 namespace roost::sched::adws {
@@ -40,5 +41,13 @@ class node_pool {
   Node* free_ = nullptr;
   std::deque<Node> arena_;
 };
+
+// Rule 6 (digest §9.8): a search-root task that ends activates the node of the group it belongs to. A task
+// whose range lies in one worker (adws-ml: one group) is not a search root.
+template <class Node>
+inline void activate_when_search_root_ends(const detail::task_id& id) {
+  if (id.sched_node && multi({id.range_lo, id.range_hi}))
+    static_cast<Node*>(id.sched_node)->active.store(true, std::memory_order_release);
+}
 
 }  // namespace roost::sched::adws

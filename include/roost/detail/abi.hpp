@@ -60,11 +60,9 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
   return f;
 }
 // Observation and tracing hooks: one flag, so that with neither installed a hook point costs one relaxed
-// load and a branch (src/api/hooks.cpp dispatches).
+// load and a branch. User code only tests it (the inline paths below step aside while hooks are
+// installed); the engine's hook points are in src/engine/observe.hpp, the dispatch in src/api/observer.cpp.
 extern std::atomic<unsigned> g_hooks;
-void hook_task_start(unsigned worker, task_id& id, double hint);
-void hook_task_end(unsigned worker, const task_id& id);
-void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
 // Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
 inline bool hooks_installed() {
 #ifdef ROOST_NO_HOOKS
@@ -96,15 +94,6 @@ inline void finish_join(group_state& g) {
     g.error.store(nullptr, std::memory_order_relaxed);
     rethrow_group_error(e);
   }
-}
-
-inline void name_child(worker_abi& w, task_frame& f) {
-  task_id* parent = w.current_task;
-  f.id.parent = parent;
-  f.id.index = parent->next_child++;
-  f.id.depth = parent->depth + 1;
-  f.id.next_child = 0;
-  if (hooks_installed()) [[unlikely]] hook_spawn(w.id, *parent, f.id.index);
 }
 
 // Help-first spawn of the group's first child, built in g.inline_frame. Only while no observer or tracer
