@@ -37,6 +37,9 @@ struct benchmark_def {
   variant_fn omp_tasks;    // called with the OpenMP thread count set
   variant_fn omp_static;   // parallel for schedule(static)
   variant_fn omp_dynamic;  // parallel for schedule(dynamic)
+  // Single-threaded floors of the spawn overhead (fib/floor.cpp): not runtimes, the least any library pays.
+  variant_fn floor_help = nullptr;    // help-first: push a frame pointer, pop, compare, call
+  variant_fn floor_switch = nullptr;  // work-first: two Boost.Context switches per spawn
 };
 
 struct size_error : std::invalid_argument {

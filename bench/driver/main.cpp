@@ -53,7 +53,8 @@ std::vector<std::string> split(const std::string& s) {
 
 const std::vector<std::string>& peer_variants() {
   static const std::vector<std::string> v{"tbb", "tbb-pfor", "omp-gcc", "omp-gcc-static", "omp-gcc-dynamic",
-                                          "omp-clang", "omp-clang-static", "omp-clang-dynamic"};
+                                          "omp-clang", "omp-clang-static", "omp-clang-dynamic",
+                                          "floor-help", "floor-switch"};
   return v;
 }
 
@@ -128,6 +129,7 @@ struct run_config {
   enum class size_kind { normal, small, paper } sizes = size_kind::normal;
   int reps = 5, warmup = 1;
   std::string json;
+  bool variants_named = false;  // --variants given (otherwise every variant, floors only where they exist)
 };
 
 void print_header() {
@@ -159,8 +161,14 @@ bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
   if (v == "omp-gcc") return b.omp_tasks;
   if (v == "omp-gcc-static") return b.omp_static;
   if (v == "omp-gcc-dynamic") return b.omp_dynamic;
+  if (v == "floor-help") return b.floor_help;
+  if (v == "floor-switch") return b.floor_switch;
   return nullptr;
 }
+
+// The single-threaded floors (fib/floor.cpp): measured once, at one worker, and only where a benchmark has
+// them; a benchmark without them lists them as missing only when they were asked for by name.
+bool is_floor(const std::string& v) { return v.rfind("floor-", 0) == 0; }
 
 bool has_clang_variant(const benchmark_def& b, const std::string& v) {
   if (v == "omp-clang") return b.omp_tasks;
@@ -219,6 +227,7 @@ int run(const run_config& cfg) {
       }
       const roost::scheduler_info* rs = roost_scheduler(v);
       bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
+      if (!exists && is_floor(v) && !cfg.variants_named) continue;
       if (!exists) {  // listed as such, never faked or silently skipped
         measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
                       rs && !rs->available ? "scheduler not implemented yet (see README)"
@@ -226,7 +235,7 @@ int run(const run_config& cfg) {
         emit(m);
         continue;
       }
-      for (unsigned w : cfg.workers) {
+      for (unsigned w : is_floor(v) ? std::vector<unsigned>{1} : cfg.workers) {
         const double before = bench::core_to_core_round_trip_ns();
         measurement m;
         if (rs) {
@@ -242,6 +251,9 @@ int run(const run_config& cfg) {
           tbb::task_arena arena(static_cast<int>(w));
           bench::variant_fn fn = peer_fn(b, v);
           m = timed(v, w, [&] { arena.execute([&] { fn(*p); }); });
+        } else if (is_floor(v)) {
+          bench::variant_fn fn = peer_fn(b, v);
+          m = timed(v, w, [&] { fn(*p); });
         } else if (v.rfind("omp-gcc", 0) == 0) {
           omp_set_dynamic(0);
           omp_set_num_threads(static_cast<int>(w));
@@ -270,7 +282,9 @@ void list() {
               "  omp-gcc            OpenMP tasks, GCC libgomp\n"
               "  omp-gcc-static     OpenMP parallel for schedule(static), libgomp\n"
               "  omp-gcc-dynamic    OpenMP parallel for schedule(dynamic), libgomp\n"
-              "  omp-clang[-static|-dynamic]  the same sources built by clang against LLVM libomp\n");
+              "  omp-clang[-static|-dynamic]  the same sources built by clang against LLVM libomp\n"
+              "  floor-help         fib only, 1 worker: the least a help-first spawn costs here (no runtime)\n"
+              "  floor-switch       fib only, 1 worker: the least a work-first spawn costs here (two stack switches)\n");
 }
 
 }  // namespace
@@ -297,7 +311,10 @@ int main(int argc, char** argv) {
       return 0;
     } else if (a == "--demo") demo = true;
     else if (a == "--bench") cfg.benches = split(value(i));
-    else if (a == "--variants") cfg.variants = split(value(i));
+    else if (a == "--variants") {
+      cfg.variants = split(value(i));
+      cfg.variants_named = true;
+    }
     else if (a == "--workers") {
       cfg.workers.clear();
       for (auto& w : split(value(i))) cfg.workers.push_back(static_cast<unsigned>(to_int("--workers", w, 1)));

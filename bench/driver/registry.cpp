@@ -44,7 +44,8 @@ const std::vector<benchmark_def>& registry() {
   static const std::vector<benchmark_def> r{
       {"fib", "003", "fib(n) with no cutoff: spawn overhead", "35", "18", "40",
        [](const std::string& s) { return fib::prepare("fib", s); }, fib::serial, FULL(fib::roost_tasks),
-       FULL(fib::tbb_tasks), nullptr, fib::omp_tasks, nullptr, nullptr},
+       FULL(fib::tbb_tasks), nullptr, fib::omp_tasks, nullptr, nullptr, FULL(fib::floor_help_first),
+       FULL(fib::floor_work_first)},
       {"nqueens", "000, 003", "n-queens, one task per legal placement", "12", "8", "14",
        [](const std::string& s) { return nqueens::prepare("nqueens", s); }, nqueens::serial,
        FULL(nqueens::roost_tasks), FULL(nqueens::tbb_tasks), nullptr, nqueens::omp_tasks, nullptr, nullptr},

@@ -42,5 +42,7 @@ void serial(problem& p);
 void roost_tasks(problem& p);
 void tbb_tasks(problem& p);
 void omp_tasks(problem& p);
+void floor_help_first(problem& p);  // floor.cpp: the least a spawn costs here
+void floor_work_first(problem& p);
 
 }  // namespace bench::fib

@@ -92,3 +92,21 @@ def test_driver_json_round_trip(tmp_path):
         timed = [m.c2c_ns for m in ms if m.ran and m.c2c_ns is not None]  # absent only if it timed out
         assert timed and all(ns > 0 for ns in timed)
     assert report.main([str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
+    out = tmp_path / "f.jsonl"
+    # Default variants: fib gets its floors, at one worker only, checked; nqueens (which has none) does not list them.
+    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib,nqueens", "--small", "--reps", "1", "--warmup", "0",
+                    "--workers", "1,2", "--json", str(out)], check=True, capture_output=True)
+    ms = load(out)
+    floors = {(m.bench, m.variant, m.workers) for m in ms if m.variant.startswith("floor-")}
+    assert floors == {("fib", "floor-help", 1), ("fib", "floor-switch", 1)}
+    assert all(m.ran and m.check for m in ms if m.variant.startswith("floor-"))
+    # Asked for by name, a benchmark without floors says so instead of skipping silently.
+    named = tmp_path / "n.jsonl"
+    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "nqueens", "--small", "--reps", "1", "--warmup", "0",
+                    "--variants", "floor-help", "--json", str(named)], check=True, capture_output=True)
+    [m] = load(named)
+    assert not m.ran and "no such version" in m.note
