@@ -74,7 +74,10 @@ std::string path_of(const detail::task_id& id) {
   std::vector<std::uint32_t> p;
   for (const detail::task_id* t = &id; t; t = t->parent) p.push_back(t->index);
   std::string s;
-  for (auto it = p.rbegin(); it != p.rend(); ++it) s += (s.empty() ? "" : ".") + std::to_string(*it);
+  for (auto it = p.rbegin(); it != p.rend(); ++it) {
+    if (!s.empty()) s += '.';
+    s += std::to_string(*it);
+  }
   return s;
 }
 
