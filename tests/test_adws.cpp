@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <thread>
 #include <map>
 #include <mutex>
@@ -62,6 +63,28 @@ TEST(AdwsRange, ZeroWeightStillGetsARange) {
   ar::split_result s = ar::split({0, 4}, 2, 0);
   EXPECT_GT(s.child.hi - s.child.lo, 0);
   EXPECT_GE(s.child.lo, 0);
+}
+
+// The line's own floor and ceil (a truncation for ordinary coordinates) agree with std::floor and std::ceil
+// everywhere: on and next to worker boundaries, on fractions, and outside the fast case (negative, huge,
+// infinite). Equal as numbers: the sign of a zero result is not kept (-0.0 comes out as 0.0), which no
+// comparison on the line can tell.
+TEST(AdwsRange, CoordinateFloorAndCeilAreExact) {
+  std::vector<double> xs{0.0, -0.0, 0.5, 1.0, 1.5, 2.0, 63.999999999, 64.0, 4096.0, 1e15, 4503599627370495.5,
+                         4503599627370496.0, 1e300, -0.5, -1.0, -3.25, -1e300,
+                         std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                         std::numeric_limits<double>::denorm_min()};
+  for (int k = 0; k <= 64; ++k) {
+    xs.push_back(k);
+    xs.push_back(std::nextafter(static_cast<double>(k), 0.0));
+    xs.push_back(std::nextafter(static_cast<double>(k), 100.0));
+    xs.push_back(k / 3.0);
+  }
+  for (double x : xs) {
+    EXPECT_EQ(ar::floor_coord(x), std::floor(x)) << x;
+    EXPECT_EQ(ar::ceil_coord(x), std::ceil(x)) << x;
+  }
+  EXPECT_TRUE(std::isnan(ar::floor_coord(std::nan(""))));
 }
 
 namespace {

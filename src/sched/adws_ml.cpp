@@ -19,7 +19,7 @@ void set_range(detail::task_id& id, range r, unsigned level) {
   id.range_hi = r.hi;
   id.tier = static_cast<std::uint8_t>(level);
 }
-bool whole_groups(range r) { return std::floor(r.lo) == r.lo && std::floor(r.hi) == r.hi; }
+bool whole_groups(range r) { return adws::floor_coord(r.lo) == r.lo && adws::floor_coord(r.hi) == r.hi; }
 }  // namespace
 
 adws_ml_policy::adws_ml_policy(engine::engine_base& e)

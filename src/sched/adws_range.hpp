@@ -5,6 +5,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace roost::sched::adws {
 
@@ -12,15 +13,27 @@ struct range {
   double lo = 0, hi = 0;
 };
 
-inline unsigned first(range r) { return static_cast<unsigned>(std::max(0.0, std::floor(r.lo))); }
+// floor and ceil for coordinates on the line (0 <= x < 2^52; anything else goes through std::floor). GCC's
+// std::floor without SSE4.1 is an emulation of some twenty instructions, and multi() runs at every task's
+// end; for such x, truncation toward zero is the floor.
+inline double floor_coord(double x) {
+  if (x >= 0.0 && x < 4503599627370496.0) [[likely]] return static_cast<double>(static_cast<std::int64_t>(x));
+  return std::floor(x);
+}
+inline double ceil_coord(double x) {
+  double f = floor_coord(x);
+  return f < x ? f + 1.0 : f;
+}
+
+inline unsigned first(range r) { return static_cast<unsigned>(std::max(0.0, floor_coord(r.lo))); }
 // The highest worker whose region the range reaches; a range ending exactly on r+1 does not reach r+1.
 inline unsigned last(range r) {
-  double c = std::ceil(r.hi) - 1;
+  double c = ceil_coord(r.hi) - 1;
   return std::max(first(r), static_cast<unsigned>(std::max(0.0, c)));
 }
-inline bool multi(range r) { return r.hi > std::floor(r.lo) + 1.0; }  // last(r) > first(r), one floor
+inline bool multi(range r) { return r.hi > floor_coord(r.lo) + 1.0; }  // last(r) > first(r), one floor
 // Whether the range ends exactly on a worker boundary (then its last worker's region lies wholly inside).
-inline bool ends_on_boundary(range r) { return std::floor(r.hi) == r.hi; }
+inline bool ends_on_boundary(range r) { return floor_coord(r.hi) == r.hi; }
 
 // A zero weight would give an empty range (the reference implementation uses 1e-5 in its place).
 constexpr double kMinWeight = 1e-5;
