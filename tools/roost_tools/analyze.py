@@ -3,6 +3,7 @@
     roost-analyze krd TRACE               Kernel Reuse Distance histogram per last-level cache, and summed
     roost-analyze timeline TRACE --out P  per-worker timeline PNG
     roost-analyze summary TRACE           workers, caches, event counts
+    roost-analyze mapping TRACE           how many tasks ran on another worker than in the previous iteration
     roost-analyze markdown TRACE --name N --out-dir D   KRD table and timeline as a report section
     roost-analyze ovr TRACE_N TRACE_1     OVR_N, WTI_N and the speed-up decomposition (seed 001)
 """
@@ -12,14 +13,14 @@ import argparse
 import sys
 from collections import Counter
 
-from . import krd, ovr, timeline
+from . import krd, mapping, ovr, timeline
 from .trace import KIND, TraceError, read
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-analyze", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("krd", "summary", "timeline", "markdown"):
+    for name in ("krd", "summary", "mapping", "timeline", "markdown"):
         p = sub.add_parser(name)
         p.add_argument("trace")
         if name == "timeline":
@@ -53,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         for name, h in krd.krd(t).items():
             r = h.ratios()
             print(f"  {name:10} accesses {h.total:8}  close {r['close']:.3f}  near {r['near']:.3f}  far {r['far']:.3f}  cold {r['cold']:.3f}")
+    elif args.cmd == "mapping":
+        for line in mapping.describe(mapping.mapping(t)):
+            print(line)
     elif args.cmd == "timeline":
         print(f"roost-analyze: wrote {timeline.plot(t, args.out)}")
     else:
@@ -67,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, h in krd.krd(t).items():
             r = h.ratios()
             print(f"| {name} | {h.total} | {r['close']:.3f} | {r['near']:.3f} | {r['far']:.3f} | {r['cold']:.3f} |")
+        print("\nMapping across iterations: " + "; ".join(mapping.describe(mapping.mapping(t))) + ".")
         print(f"\n![{args.name} KRD]({hist_png.name}) ![{args.name} timeline]({png.name})\n")
     return 0
 

@@ -117,3 +117,39 @@ def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
     with pytest.raises(ValueError, match="1 worker"):
         ovr.decompose(read(one), read(two))
     assert analyze.main(["ovr", str(two), str(one)]) == 0
+
+
+def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
+    from roost_tools import mapping
+    # Two iterations on 2 workers. Iteration 0: root 1 (w0) spawns A (2, w0) and B (3, w1); B spawns B.0 (4, w1).
+    # Iteration 1: root 5 (w0) spawns A (6, w1) and B (7, w1); B.0 (8, w0). Leaves: A and B.0 in each.
+    recs = [(0, 1, 0, 0, 1, 0), (1, 2, 1, 0, 1, 0), (2, 3, 1, 1, 1, 1), (3, 4, 3, 0, 1, 1),
+            (4, 0, 1, 0, 13, 1),  # worker 1 stole once, from worker 0
+            (10, 5, 0, 0, 1, 0), (11, 6, 5, 0, 1, 1), (12, 7, 5, 1, 1, 1), (13, 8, 7, 0, 1, 0),
+            (14, 1, 0, 0, 13, 0)]  # a failed steal does not count
+    p = tmp_path / "m.trace"
+    _synthetic(p, 2, recs)
+    m = mapping.mapping(read(p))
+    assert m.iterations == 2
+    assert m.tasks_per_iteration == 4 and m.leaves_per_iteration == 2
+    assert m.moved_leaves == [1.0]        # A: w0 -> w1, B.0: w1 -> w0
+    assert m.moved_tasks == [0.5]         # the root (w0) and B (w1) stayed: 2 of 4
+    assert m.leaves_per_worker == [1.0, 1.0]
+    assert m.steals_per_iteration == 0.5
+    assert analyze.main(["mapping", str(p)]) == 0
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_adws_without_stealing_maps_every_iteration_the_same(tmp_path):
+    from roost_tools import mapping
+    # With balanced hints and no stealing, ADWS's mapping is a function of the hints alone (seed 003 §4.2):
+    # not one task may change worker between iterations, and both workers get leaves.
+    trace = tmp_path / "adws.trace"
+    env = dict(os.environ, ROOST_TRACE=str(trace), ROOST_ADWS_STEAL="false")
+    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat2d", "--size", "258x6", "--variants", "adws",
+                    "--workers", "2", "--reps", "1", "--warmup", "0"], check=True, capture_output=True, env=env)
+    m = mapping.mapping(read(trace))
+    assert m.iterations == 6 and m.leaves_per_iteration == 16
+    assert m.moved_tasks == [0.0] * 5
+    assert m.leaves_per_worker == [8.0, 8.0]
+    assert m.steals_per_iteration == 0

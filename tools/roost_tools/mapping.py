@@ -1,0 +1,118 @@
+"""Where each task ran, iteration after iteration.
+
+ADWS deals an iterative program's task tree over the workers the same way every iteration, so a leaf and
+the data it touches stay on one core (seed 003 §4.1, §4.2); random work stealing re-deals them every time.
+This module measures that from a trace: a task is named by its spawn path under its iteration's root (the
+path the observer hook uses), each root of `runtime::run` is one iteration, and a task "moved" when it
+began on another worker than the task of the same path in the previous iteration.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .trace import KIND, RUNTIME_BLOCK, Trace
+
+_CODE = {v: k for k, v in KIND.items()}
+
+
+@dataclass
+class Mapping:
+    workers: int
+    iterations: int
+    tasks_per_iteration: float
+    leaves_per_iteration: float
+    moved_leaves: list[float]  # per iteration after the first: fraction of its leaves that moved
+    moved_tasks: list[float]   # the same over every task
+    leaves_per_worker: list[float]  # mean per iteration
+    steals_per_iteration: float     # successful steals
+
+    def mean_moved_leaves(self) -> float:
+        return float(np.mean(self.moved_leaves)) if self.moved_leaves else 0.0
+
+    def mean_moved_tasks(self) -> float:
+        return float(np.mean(self.moved_tasks)) if self.moved_tasks else 0.0
+
+
+def mapping(trace: Trace) -> Mapping:
+    r = trace.records
+    begins = r[(r["kind"] == _CODE["task_begin"]) & (r["worker"] != RUNTIME_BLOCK)]
+    begins = begins[np.argsort(begins["t_ns"], kind="stable")]
+    serial = begins["a"].tolist()
+    parent = begins["b"].tolist()
+    index = begins["index"].tolist()
+    worker = begins["worker"].tolist()
+
+    # Named from the root down (a chain is followed once; no reliance on clocks agreeing across workers).
+    parent_of = dict(zip(serial, parent))
+    index_of = dict(zip(serial, index))
+    path: dict[int, tuple] = {}
+    iteration_of: dict[int, int] = {}
+    roots = 0
+    for s, p in zip(serial, parent):  # roots in the order they began: one per iteration
+        if p == 0:
+            path[s] = ()
+            iteration_of[s] = roots
+            roots += 1
+    for s in serial:
+        chain = []
+        while s not in path and s in parent_of and parent_of[s] != 0:
+            chain.append(s)
+            s = parent_of[s]
+        if s not in path:  # its ancestry began before tracing started: left unnamed
+            continue
+        for c in reversed(chain):
+            path[c] = path[s] + (index_of[c],)
+            iteration_of[c] = iteration_of[s]
+            s = c
+    has_children = set(p for p in parent if p)
+
+    per_iteration: list[dict[tuple, int]] = [dict() for _ in range(roots)]
+    leaves_of: list[dict[tuple, int]] = [dict() for _ in range(roots)]
+    for s, w in zip(serial, worker):
+        if s not in path:
+            continue
+        k = iteration_of[s]
+        per_iteration[k][path[s]] = w
+        if s not in has_children:
+            leaves_of[k][path[s]] = w
+
+    def moved(seq: list[dict[tuple, int]]) -> list[float]:
+        out = []
+        for prev, cur in zip(seq, seq[1:]):
+            common = prev.keys() & cur.keys()
+            if common:
+                out.append(sum(prev[q] != cur[q] for q in common) / len(common))
+        return out
+
+    counts = np.zeros(trace.workers)
+    for leaves in leaves_of:
+        for w in leaves.values():
+            counts[w] += 1
+    n = max(roots, 1)
+    steals = r[(r["kind"] == _CODE["steal"]) & (r["b"] == 1)]
+    return Mapping(
+        workers=trace.workers,
+        iterations=roots,
+        tasks_per_iteration=sum(len(x) for x in per_iteration) / n,
+        leaves_per_iteration=sum(len(x) for x in leaves_of) / n,
+        moved_leaves=moved(leaves_of),
+        moved_tasks=moved(per_iteration),
+        leaves_per_worker=(counts / n).tolist(),
+        steals_per_iteration=len(steals) / n,
+    )
+
+
+def describe(m: Mapping) -> list[str]:
+    lines = [f"{m.iterations} iterations; per iteration {m.tasks_per_iteration:.1f} tasks, "
+             f"{m.leaves_per_iteration:.1f} leaves, {m.steals_per_iteration:.1f} successful steals"]
+    if m.moved_leaves:
+        lines.append(f"leaves on another worker than in the previous iteration: mean {100 * m.mean_moved_leaves():.1f}% "
+                     f"(min {100 * min(m.moved_leaves):.1f}%, max {100 * max(m.moved_leaves):.1f}%); "
+                     f"all tasks {100 * m.mean_moved_tasks():.1f}%")
+    else:
+        lines.append("one iteration: nothing to compare it with")
+    lines.append("leaves per worker and iteration: " +
+                 ", ".join(f"w{w} {c:.1f}" for w, c in enumerate(m.leaves_per_worker)))
+    return lines
