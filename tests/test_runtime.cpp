@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "platform/platform.hpp"
 #include "roost/roost.hpp"
 
 namespace {
@@ -384,6 +385,17 @@ TEST(Runtime, HelpFirstJoinRunsPrivateChildrenInSpawnOrder) {
       if (i != 0) rest.push_back(i);
     EXPECT_EQ(rest, (std::vector<int>{1, 2, 3, 4, 5})) << "round " << round;
   }
+}
+
+// Spin loops are sized in time through the platform's calibration: never zero pauses, more for longer,
+// bounded for absurd requests (no timing is asserted: this machine's speed is not a unit test's business).
+TEST(Platform, RelaxCountIsPositiveMonotoneAndBounded) {
+  using os = roost::platform::os;
+  EXPECT_GE(os::relax_count_for_ns(0), 1u);
+  EXPECT_GE(os::relax_count_for_ns(1), 1u);
+  EXPECT_LE(os::relax_count_for_ns(250), os::relax_count_for_ns(10'000));
+  EXPECT_LE(os::relax_count_for_ns(10'000), os::relax_count_for_ns(1'000'000));
+  EXPECT_EQ(os::relax_count_for_ns(4'000'000'000u), 65536u);
 }
 
 TEST(Runtime, IdleRuntimeSleeps) {

@@ -366,7 +366,9 @@ class engine final : public engine_base {
 
   static job* find_work(worker& w) {
     engine& e = of(w);
-    constexpr unsigned kSpinRounds = 64;
+    const unsigned relax_per_poll = e.relax_per_poll();
+    // Oversubscribed, a round yields the CPU instead (to a worker that may have work), so fewer rounds.
+    const unsigned spin_rounds = e.oversubscribed() ? 64 : engine_base::kSpinRounds;
     unsigned fails = 0;
     bool idle = false;
     auto found = [&](job* j) {
@@ -381,9 +383,9 @@ class engine final : public engine_base {
         idle = true;
         observe_idle(w.id, true);
       }
-      if (++fails < kSpinRounds) {
+      if (++fails < spin_rounds) {
         if (e.oversubscribed()) platform::os::yield_cpu();
-        else for (int i = 0; i < 64; ++i) platform::os::cpu_relax();
+        else for (unsigned i = 0; i < relax_per_poll; ++i) platform::os::cpu_relax();
         continue;
       }
       w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise

@@ -52,6 +52,14 @@ class engine_base {
   bool stopping() const { return stop_.load(std::memory_order_acquire); }
   bool oversubscribed() const { return place_.oversubscribed; }
 
+  // An idle worker looks for work every kPollNs while it spins, and spins for kSpinNs before it sleeps.
+  // Sized in time, not in pauses: at 64 pauses between looks, a worker on the Zen 4 of the figures (35 ns
+  // a pause) noticed new work up to 2.2 us late, at the start of every iteration of an iterative program.
+  static constexpr unsigned kPollNs = 250;
+  static constexpr unsigned kSpinNs = 100'000;
+  static constexpr unsigned kSpinRounds = kSpinNs / kPollNs;
+  unsigned relax_per_poll() const { return relax_per_poll_; }
+
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();
 
@@ -71,6 +79,7 @@ class engine_base {
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;
   std::atomic<bool> stop_{false};
+  const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);
 };
 
 }  // namespace roost::engine

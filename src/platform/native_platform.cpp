@@ -87,6 +87,23 @@ void native_platform::wake_all(std::atomic<std::uint32_t>& word) { futex(&word, 
 
 void native_platform::yield_cpu() { sched_yield(); }
 
+unsigned native_platform::relax_count_for_ns(unsigned ns) {
+  // The fastest of a few batches: a batch the OS interrupted is slower for that reason alone.
+  static const double ns_per_relax = [] {
+    constexpr int kBatches = 5, kPerBatch = 256;
+    double best = 1e9;
+    for (int b = 0; b < kBatches; ++b) {
+      const std::uint64_t t0 = now_ns();
+      for (int i = 0; i < kPerBatch; ++i) cpu_relax();
+      const double per = static_cast<double>(now_ns() - t0) / kPerBatch;
+      if (per < best) best = per;
+    }
+    return best > 0.5 ? best : 0.5;
+  }();
+  const double n = ns / ns_per_relax;
+  return n < 1 ? 1u : n > 65536 ? 65536u : static_cast<unsigned>(n);
+}
+
 bool native_platform::enable_heavy_barrier() {
   static const bool ok = [] {
     long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
