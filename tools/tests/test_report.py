@@ -80,7 +80,7 @@ def test_driver_json_round_trip(tmp_path):
     out = tmp_path / "b.jsonl"
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat,fib", "--small", "--reps", "2", "--warmup", "0",
                     "--workers", "1,2", "--variants", "serial,ws,ws-help,numa,tbb", "--json", str(out)],
-                   check=True, capture_output=True)
+                   check=True, capture_output=True, timeout=120)
     ms = load(out)
     got = {(m.bench, m.variant, m.workers) for m in ms}
     assert ("heat", "ws", 2) in got and ("fib", "tbb", 1) in got
@@ -99,7 +99,7 @@ def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
     out = tmp_path / "f.jsonl"
     # Default variants: fib gets its floors, at one worker only, checked; nqueens (which has none) does not list them.
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib,nqueens", "--small", "--reps", "1", "--warmup", "0",
-                    "--workers", "1,2", "--json", str(out)], check=True, capture_output=True)
+                    "--workers", "1,2", "--json", str(out)], check=True, capture_output=True, timeout=120)
     ms = load(out)
     floors = {(m.bench, m.variant, m.workers) for m in ms if m.variant.startswith("floor-")}
     assert floors == {("fib", "floor-help", 1), ("fib", "floor-switch", 1)}
@@ -107,6 +107,6 @@ def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
     # Asked for by name, a benchmark without floors says so instead of skipping silently.
     named = tmp_path / "n.jsonl"
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "nqueens", "--small", "--reps", "1", "--warmup", "0",
-                    "--variants", "floor-help", "--json", str(named)], check=True, capture_output=True)
+                    "--variants", "floor-help", "--json", str(named)], check=True, capture_output=True, timeout=120)
     [m] = load(named)
     assert not m.ran and "no such version" in m.note

@@ -60,7 +60,7 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
     trace = tmp_path / "heat.trace"
     env = dict(os.environ, ROOST_TRACE=str(trace))
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat2d", "--small", "--variants", "ws", "--workers", "2",
-                    "--reps", "2", "--warmup", "0"], check=True, capture_output=True, env=env)
+                    "--reps", "2", "--warmup", "0"], check=True, capture_output=True, timeout=120, env=env)
     t = read(trace)
     assert t.workers == 2 and len(t.llc_domain) == 2
     import json
@@ -147,7 +147,7 @@ def test_adws_without_stealing_maps_every_iteration_the_same(tmp_path):
     trace = tmp_path / "adws.trace"
     env = dict(os.environ, ROOST_TRACE=str(trace), ROOST_ADWS_STEAL="false")
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat2d", "--size", "258x6", "--variants", "adws",
-                    "--workers", "2", "--reps", "1", "--warmup", "0"], check=True, capture_output=True, env=env)
+                    "--workers", "2", "--reps", "1", "--warmup", "0"], check=True, capture_output=True, timeout=120, env=env)
     m = mapping.mapping(read(trace))
     assert m.iterations == 6 and m.leaves_per_iteration == 16
     assert m.moved_tasks == [0.0] * 5
