@@ -47,15 +47,15 @@ test: test-release test-tsan test-asan
 demo: build
 	$(BUILD)/bench/roost-bench --demo
 	.venv/bin/roost-report out/bench.jsonl --out out
-	@# Why one schedule beats another: heat traced under ws and adws, KRD and timelines into the report.
-	@# Each core's private 1 MiB L2 is declared as its socket's cache (DESIGN §4), so that KRD sees one
-	@# cache domain per core; the grid (512 KiB) fits two of them.
-	@printf '\n## Locality of heat under ws and adws (128x512 doubles, 200 steps, 2 workers, each core its own 1 MiB cache domain, traced)\n\n' >> out/report.md
+	@# Why one schedule beats another: heat2d traced under ws and adws; KRD, mapping and timelines into the
+	@# report. Each core's private 1 MiB L2 is declared as its socket's cache (DESIGN §4), so that KRD sees
+	@# one cache domain per core; the two grids (1.5 MiB) fit the two domains when each core keeps its half.
+	@printf '\n## Locality of heat2d under ws and adws (440x440 floats, 100 steps, 2 workers, each core its own 1 MiB cache domain, traced)\n\n' >> out/report.md
 	@for s in ws adws; do \
-	  ROOST_TOPOLOGY="pack:2 l3:1(size=1MiB) core:1 pu:1" ROOST_TRACE=out/heat-$$s.trace \
-	    $(BUILD)/bench/roost-bench --bench heat --size 128x512x200 --variants $$s --workers 2 --reps 1 --warmup 0 > /dev/null && \
-	  .venv/bin/roost-analyze markdown out/heat-$$s.trace --name heat-$$s --out-dir out >> out/report.md && \
-	  .venv/bin/roost-analyze krd out/heat-$$s.trace; \
+	  ROOST_TOPOLOGY="pack:2 l3:1(size=1MiB) core:1 pu:1" ROOST_TRACE=out/heat2d-$$s.trace \
+	    $(BUILD)/bench/roost-bench --bench heat2d --size 440x100 --variants $$s --workers 2 --reps 1 --warmup 0 > /dev/null && \
+	  .venv/bin/roost-analyze markdown out/heat2d-$$s.trace --name heat2d-$$s --out-dir out >> out/report.md && \
+	  .venv/bin/roost-analyze krd out/heat2d-$$s.trace && .venv/bin/roost-analyze mapping out/heat2d-$$s.trace; \
 	done
 	@echo "make demo: wrote out/report.md, out/*.png"
 
