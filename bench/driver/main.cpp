@@ -155,7 +155,9 @@ void print_row(const measurement& m, double serial_s, double ws_s) {
   std::fflush(stdout);
 }
 
+// The variant's function, for every variant that is not a roost scheduler (omp-clang* run in a helper).
 bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
+  if (v == "serial") return b.serial;
   if (v == "tbb") return b.tbb_tasks;
   if (v == "tbb-pfor") return b.tbb_pfor;
   if (v == "omp-gcc") return b.omp_tasks;
@@ -169,6 +171,8 @@ bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
 // The single-threaded floors (fib/floor.cpp): measured once, at one worker, and only where a benchmark has
 // them; a benchmark without them lists them as missing only when they were asked for by name.
 bool is_floor(const std::string& v) { return v.rfind("floor-", 0) == 0; }
+// Variants measured once, at one worker, whatever --workers says: the serial program and the floors.
+bool single_threaded(const std::string& v) { return v == "serial" || is_floor(v); }
 
 bool has_clang_variant(const benchmark_def& b, const std::string& v) {
   if (v == "omp-clang") return b.omp_tasks;
@@ -218,13 +222,6 @@ int run(const run_config& cfg) {
                             [&] { return p->check(); });
     };
     for (const auto& v : cfg.variants) {
-      if (v == "serial") {
-        const double before = bench::core_to_core_round_trip_ns();
-        auto m = timed(v, 1, [&] { b.serial(*p); });
-        m.c2c_ns = std::max(before, bench::core_to_core_round_trip_ns());
-        emit(m);
-        continue;
-      }
       const roost::scheduler_info* rs = roost_scheduler(v);
       bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
       if (!exists && is_floor(v) && !cfg.variants_named) continue;
@@ -235,7 +232,7 @@ int run(const run_config& cfg) {
         emit(m);
         continue;
       }
-      for (unsigned w : is_floor(v) ? std::vector<unsigned>{1} : cfg.workers) {
+      for (unsigned w : single_threaded(v) ? std::vector<unsigned>{1} : cfg.workers) {
         const double before = bench::core_to_core_round_trip_ns();
         measurement m;
         if (rs) {
@@ -251,7 +248,7 @@ int run(const run_config& cfg) {
           tbb::task_arena arena(static_cast<int>(w));
           bench::variant_fn fn = peer_fn(b, v);
           m = timed(v, w, [&] { arena.execute([&] { fn(*p); }); });
-        } else if (is_floor(v)) {
+        } else if (single_threaded(v)) {
           bench::variant_fn fn = peer_fn(b, v);
           m = timed(v, w, [&] { fn(*p); });
         } else if (v.rfind("omp-gcc", 0) == 0) {

