@@ -19,6 +19,7 @@ struct measurement {
   bool check_passed = false;
   std::string note;  // e.g. why a variant could not run
   double c2c_ns = -1;  // core-to-core round trip around the measurement (machine_state.hpp); < 0: unknown
+  int round = 0;       // which of --rounds N interleaved rounds (1..N); 0: a run of one round
 };
 
 inline double median_of(std::vector<double> v) {
@@ -64,6 +65,7 @@ inline std::string to_json(const measurement& m) {
   os << "],\"median\":" << m.median << ",\"check\":" << (m.check_passed ? "true" : "false");
   if (!m.note.empty()) os << ",\"note\":\"" << json_escape(m.note) << "\"";
   if (m.c2c_ns >= 0) os << ",\"c2c_ns\":" << static_cast<long>(m.c2c_ns + 0.5);
+  if (m.round > 0) os << ",\"round\":" << m.round;
   os << "}";
   return os.str();
 }

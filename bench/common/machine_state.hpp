@@ -15,4 +15,9 @@ namespace bench {
 // threads could not run at once). The calling thread's affinity is restored.
 double core_to_core_round_trip_ns();
 
+// A measurement taken while the CPUs were far apart: its round trip above twice the best seen in the run
+// and above 120 ns (this VM's normal is ~55-80 ns). roost-report applies the same rule
+// (tools/roost_tools/report.py, far_apart).
+inline bool far_apart(double c2c_ns, double best_ns) { return best_ns > 0 && c2c_ns > 2 * best_ns && c2c_ns > 120; }
+
 }  // namespace bench

@@ -1,7 +1,7 @@
 // roost-bench: one driver for every benchmark and variant (roost schedulers and peers).
 //
 //   roost-bench [--bench heat,fib] [--variants ws,tbb,omp-gcc-static] [--workers 1,2]
-//               [--size SIZE | --small | --paper] [--reps 5] [--warmup 1] [--json out.jsonl]
+//               [--size SIZE | --small | --paper] [--reps 5] [--warmup 1] [--rounds 1] [--json out.jsonl]
 //               [--hint-error det:ALPHA|rand:ALPHA]   distort heat2d's work hints (seed 003 Fig. 4.22)
 //   roost-bench --demo     the curated comparison `make demo` runs (writes out/bench.jsonl)
 //   roost-bench --list     benchmarks with their sizes, and the variants (schedulers not implemented yet are marked)
@@ -9,6 +9,10 @@
 // Every measurement checks the result against the serial reference. Prints a table as it goes and, with
 // --json, one JSON line per measurement: bench, variant, size, workers, each repetition's seconds, median,
 // check (and a note when the variant cannot run). Exit status 1 if any check failed.
+//
+// --rounds N measures every variant N times, interleaved (all variants once, then all again, ...), and ends
+// each benchmark with a summary: medians over the rounds, ratios taken inside each round, rounds taken
+// while the CPUs were far apart left out (driver/rounds.hpp). The JSON lines then carry "round".
 //
 // Around every measurement the driver also measures the core-to-core round trip of a cache line
 // (common/machine_state.hpp; "c2c_ns" in the JSON) and flags a measurement taken while it was far above
@@ -36,6 +40,7 @@
 #include "common/harness.hpp"
 #include "common/machine_state.hpp"
 #include "driver/registry.hpp"
+#include "driver/rounds.hpp"
 
 namespace {
 
@@ -128,6 +133,7 @@ struct run_config {
   std::optional<std::string> size;
   enum class size_kind { normal, small, paper } sizes = size_kind::normal;
   int reps = 5, warmup = 1;
+  int rounds = 1;  // --rounds: interleaved rounds of every variant, then a summary (driver/rounds.hpp)
   std::string json;
   bool variants_named = false;  // --variants given (otherwise every variant, floors only where they exist)
 };
@@ -205,64 +211,77 @@ int run(const run_config& cfg) {
     }
     double serial_s = 0;
     std::map<unsigned, double> ws_s;
+    std::vector<measurement> all;  // every round's, for the summary
+    int round = 0;                 // 0 while running a single round
     auto emit = [&](measurement& m) {
+      m.round = round;
       if (m.variant == "serial") serial_s = m.median;
       if (m.variant == "ws") ws_s[m.workers] = m.median;
       print_row(m, serial_s, ws_s.count(m.workers) ? ws_s[m.workers] : 0);
       if (m.c2c_ns >= 0 && (c2c_best < 0 || m.c2c_ns < c2c_best)) c2c_best = m.c2c_ns;
-      if (m.c2c_ns > 2 * c2c_best && m.c2c_ns > 120)
+      if (bench::far_apart(m.c2c_ns, c2c_best))
         std::printf("  ^ the core-to-core round trip was %.0f ns around this measurement (%.0f ns at best in "
                     "this run): the CPUs were far apart; do not compare this timing with the others\n",
                     m.c2c_ns, c2c_best);
       if (json.is_open()) json << bench::to_json(m) << "\n" << std::flush;
       if (!m.seconds.empty()) all_ok &= m.check_passed;
+      all.push_back(m);
     };
     auto timed = [&](const std::string& v, unsigned w, const std::function<void()>& body) {
       return bench::measure(bn, v, size, w, cfg.warmup, cfg.reps, [&] { p->reset(); }, body,
                             [&] { return p->check(); });
     };
-    for (const auto& v : cfg.variants) {
-      const roost::scheduler_info* rs = roost_scheduler(v);
-      bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
-      if (!exists && is_floor(v) && !cfg.variants_named) continue;
-      if (!exists) {  // listed as such, never faked or silently skipped
-        measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
-                      rs && !rs->available ? "scheduler not implemented yet (see README)"
-                                           : "no such version of this benchmark"};
-        emit(m);
-        continue;
+    for (int r = 1; r <= cfg.rounds; ++r) {
+      if (cfg.rounds > 1) {
+        round = r;
+        serial_s = 0;  // the ratios of a round's rows are to that round's serial and ws
+        ws_s.clear();
+        std::printf("round %d of %d\n", r, cfg.rounds);
       }
-      for (unsigned w : single_threaded(v) ? std::vector<unsigned>{1} : cfg.workers) {
-        const double before = bench::core_to_core_round_trip_ns();
-        measurement m;
-        if (rs) {
-          roost::options o;
-          o.scheduler = v;
-          o.workers = w;
-          roost::runtime rt(o);
-          bench::current_runtime() = &rt;
-          m = timed(v, w, [&] { b.roost(*p); });
-          bench::current_runtime() = nullptr;
-        } else if (v == "tbb" || v == "tbb-pfor") {
-          tbb::global_control gc(tbb::global_control::max_allowed_parallelism, w);
-          tbb::task_arena arena(static_cast<int>(w));
-          bench::variant_fn fn = peer_fn(b, v);
-          m = timed(v, w, [&] { arena.execute([&] { fn(*p); }); });
-        } else if (single_threaded(v)) {
-          bench::variant_fn fn = peer_fn(b, v);
-          m = timed(v, w, [&] { fn(*p); });
-        } else if (v.rfind("omp-gcc", 0) == 0) {
-          omp_set_dynamic(0);
-          omp_set_num_threads(static_cast<int>(w));
-          bench::variant_fn fn = peer_fn(b, v);
-          m = timed(v, w, [&] { fn(*p); });
-        } else {
-          m = run_omp_clang(bn, size, v, w, cfg.warmup, cfg.reps);
+      for (const auto& v : cfg.variants) {
+        const roost::scheduler_info* rs = roost_scheduler(v);
+        bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
+        if (!exists && is_floor(v) && !cfg.variants_named) continue;
+        if (!exists) {  // listed as such, never faked or silently skipped
+          measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
+                        rs && !rs->available ? "scheduler not implemented yet (see README)"
+                                             : "no such version of this benchmark"};
+          emit(m);
+          continue;
         }
-        m.c2c_ns = std::max(before, bench::core_to_core_round_trip_ns());
-        emit(m);
+        for (unsigned w : single_threaded(v) ? std::vector<unsigned>{1} : cfg.workers) {
+          const double before = bench::core_to_core_round_trip_ns();
+          measurement m;
+          if (rs) {
+            roost::options o;
+            o.scheduler = v;
+            o.workers = w;
+            roost::runtime rt(o);
+            bench::current_runtime() = &rt;
+            m = timed(v, w, [&] { b.roost(*p); });
+            bench::current_runtime() = nullptr;
+          } else if (v == "tbb" || v == "tbb-pfor") {
+            tbb::global_control gc(tbb::global_control::max_allowed_parallelism, w);
+            tbb::task_arena arena(static_cast<int>(w));
+            bench::variant_fn fn = peer_fn(b, v);
+            m = timed(v, w, [&] { arena.execute([&] { fn(*p); }); });
+          } else if (single_threaded(v)) {
+            bench::variant_fn fn = peer_fn(b, v);
+            m = timed(v, w, [&] { fn(*p); });
+          } else if (v.rfind("omp-gcc", 0) == 0) {
+            omp_set_dynamic(0);
+            omp_set_num_threads(static_cast<int>(w));
+            bench::variant_fn fn = peer_fn(b, v);
+            m = timed(v, w, [&] { fn(*p); });
+          } else {
+            m = run_omp_clang(bn, size, v, w, cfg.warmup, cfg.reps);
+          }
+          m.c2c_ns = std::max(before, bench::core_to_core_round_trip_ns());
+          emit(m);
+        }
       }
     }
+    if (cfg.rounds > 1) bench::print_round_summary(bn, size, bench::summarize_rounds(all, cfg.rounds, c2c_best));
   }
   return all_ok ? 0 : 1;
 }
@@ -321,6 +340,7 @@ int main(int argc, char** argv) {
     else if (a == "--paper") cfg.sizes = run_config::size_kind::paper;
     else if (a == "--reps") cfg.reps = to_int("--reps", value(i), 1);
     else if (a == "--warmup") cfg.warmup = to_int("--warmup", value(i), 0);
+    else if (a == "--rounds") cfg.rounds = to_int("--rounds", value(i), 1);
     else if (a == "--json") cfg.json = value(i);
     else if (a == "--hint-error") {
       std::string v = value(i);

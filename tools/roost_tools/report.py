@@ -4,6 +4,10 @@
 
 Ratios compare variants measured in the same run: time / serial time, and time / ws time at the same
 worker count (lower is better for both). A variant that could not run is listed with its reason.
+
+Results of `roost-bench --rounds N` are summarized as the driver does it (bench/driver/rounds.hpp): rounds
+with a measurement taken while the CPUs were far apart are left out (unless all were), times are medians
+over the rounds used, and ratios are medians of each round's own ratios.
 """
 from __future__ import annotations
 
@@ -61,6 +65,59 @@ def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
     return rows
 
 
+def rows_over_rounds(ms: list[Measurement], best: float | None = None) -> tuple[list[dict], int, int]:
+    """One row per (variant, workers) of one benchmark measured in interleaved rounds, and (rounds used,
+    rounds). Same rule as the driver's summary (bench/driver/rounds.cpp)."""
+    if best is None:
+        best = best_c2c(ms)
+    rounds = sorted({m.round for m in ms})
+    far = {m.round for m in ms if m.ran and far_apart(m, best)}
+    used = [r for r in rounds if r not in far] or rounds
+    serial = {m.round: m.median for m in ms if m.variant == "serial" and m.ran}
+    ws = {(m.round, m.workers): m.median for m in ms if m.variant == "ws" and m.ran}
+    by: "OrderedDict[tuple[str, int], list[Measurement]]" = OrderedDict()
+    for m in ms:
+        by.setdefault((m.variant, m.workers), []).append(m)
+    rows = []
+    for (variant, workers), group in by.items():
+        ran = [m for m in group if m.ran and m.round in used]
+        t = [m.median for m in ran]
+        vs_serial = [m.median / serial[m.round] for m in ran if serial.get(m.round)]
+        vs_ws = [m.median / ws[(m.round, m.workers)] for m in ran if ws.get((m.round, m.workers))]
+        c2c = [m.c2c_ns for m in ran if m.c2c_ns is not None]
+        notes = [m.note for m in group if not m.ran and m.note]
+        rows.append(
+            {
+                "variant": variant,
+                "workers": workers,
+                "median_ms": float(np.median(t)) * 1e3 if t else None,
+                "spread": float(max(t) / min(t)) if t and min(t) > 0 else None,
+                "vs_serial": float(np.median(vs_serial)) if vs_serial else None,
+                "vs_ws": float(np.median(vs_ws)) if vs_ws else None,
+                "check": all(m.check for m in group if m.ran) if t else None,
+                "note": notes[0] if notes else ("" if t else "ran only in rounds left out"),
+                "size": group[0].size,
+                "c2c_ns": max(c2c) if c2c else None,
+                "far": False,
+                "rounds": len(ran),
+            }
+        )
+    return rows, len(used) if far != set(rounds) else 0, len(rounds)
+
+
+def bench_rows(ms: list[Measurement], best: float | None = None) -> tuple[list[dict], str]:
+    """The rows for one benchmark, and a line that says how they were summarized (empty for one round)."""
+    if not any(m.round for m in ms):
+        return ratios(ms, best), ""
+    rows, near, total = rows_over_rounds(ms, best)
+    if near == 0:
+        return rows, f"{total} interleaved rounds, all taken while the CPUs were far apart: not comparable."
+    used = f"its {total} interleaved rounds" if near == total else (
+        f"{near} of {total} interleaved rounds ({total - near} left out: the CPUs were far apart)")
+    return rows, (f"Medians over {used}; ratios are medians of each round's own ratios; max/min is the spread of "
+                  "the round medians.")
+
+
 def _fmt(x, pattern):
     return "-" if x is None else pattern.format(x)
 
@@ -86,30 +143,31 @@ def markdown_table(bench: str, rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def chart(bench: str, ms: list[Measurement], path: Path) -> None:
+def chart(bench: str, rows: list[dict], path: Path) -> None:
+    """Bars of the table's medians (rows from bench_rows), one group per variant, one bar per worker count."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ran = [m for m in ms if m.ran and m.variant != "serial"]
-    serial = next((m.median for m in ms if m.variant == "serial" and m.ran), None)
-    variants = list(OrderedDict.fromkeys(m.variant for m in ran))
-    workers = sorted({m.workers for m in ran})
+    ran = [r for r in rows if r["median_ms"] is not None and r["variant"] != "serial"]
+    serial = next((r["median_ms"] for r in rows if r["variant"] == "serial" and r["median_ms"] is not None), None)
+    variants = list(OrderedDict.fromkeys(r["variant"] for r in ran))
+    workers = sorted({r["workers"] for r in ran})
     if not variants:
         return
     fig, ax = plt.subplots(figsize=(max(6, 0.6 * len(variants) + 2), 3.6))
     width = 0.8 / max(1, len(workers))
     x = np.arange(len(variants))
     for i, w in enumerate(workers):
-        vals = [next((m.median * 1e3 for m in ran if m.variant == v and m.workers == w), np.nan) for v in variants]
+        vals = [next((r["median_ms"] for r in ran if r["variant"] == v and r["workers"] == w), np.nan) for v in variants]
         ax.bar(x + i * width - 0.4 + width / 2, vals, width, label=f"{w} worker{'s' if w > 1 else ''}")
     if serial:
-        ax.axhline(serial * 1e3, color="black", linestyle="--", linewidth=1, label="serial")
+        ax.axhline(serial, color="black", linestyle="--", linewidth=1, label="serial")
     ax.set_xticks(x)
     ax.set_xticklabels(variants, rotation=40, ha="right", fontsize=8)
     ax.set_ylabel("median time (ms)")
-    ax.set_title(f"{bench} ({ms[0].size})")
+    ax.set_title(f"{bench} ({rows[0]['size']})")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -130,10 +188,12 @@ def report(ms: list[Measurement], out: Path, title: str = "roost benchmark repor
     ]
     best = best_c2c(ms)
     for bench, group in _group(ms).items():
-        rows = ratios(group, best)
+        rows, how = bench_rows(group, best)
         parts.append(markdown_table(bench, rows))
+        if how:
+            parts.append(how + "\n")
         png = out / f"{bench}.png"
-        chart(bench, group, png)
+        chart(bench, rows, png)
         if png.exists():
             parts.append(f"![{bench}]({png.name})\n")
     failed = [m for m in ms if m.ran and not m.check]
@@ -147,9 +207,10 @@ def report(ms: list[Measurement], out: Path, title: str = "roost benchmark repor
 def console_table(ms: list[Measurement]) -> str:
     lines = []
     for bench, group in _group(ms).items():
-        lines.append(f"{bench} ({group[0].size})")
+        rows, how = bench_rows(group)
+        lines.append(f"{bench} ({group[0].size})" + (f": {how}" if how else ""))
         lines.append(f"  {'variant':<18} {'workers':>7} {'median ms':>10} {'vs serial':>9} {'vs ws':>7}")
-        for r in ratios(group):
+        for r in rows:
             if r["median_ms"] is None:
                 lines.append(f"  {r['variant']:<18} {'-':>7} {'-':>10}  {r['note']}")
             else:

@@ -23,6 +23,8 @@ class Measurement:
     # Core-to-core round trip of a cache line around the measurement, in ns (None: not measured): timings
     # taken while it was far above its usual value are not comparable (bench/common/machine_state.hpp).
     c2c_ns: float | None = None
+    # Which of `roost-bench --rounds N` interleaved rounds it belongs to (1..N); 0: a run of one round.
+    round: int = 0
 
     @property
     def ran(self) -> bool:
@@ -58,6 +60,7 @@ def load(path: str | Path) -> list[Measurement]:
                 check=bool(rec["check"]),
                 note=str(rec.get("note", "")),
                 c2c_ns=float(rec["c2c_ns"]) if "c2c_ns" in rec else None,
+                round=int(rec.get("round", 0)),
             )
         )
     if not out:

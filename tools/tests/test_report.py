@@ -110,3 +110,53 @@ def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
                     "--variants", "floor-help", "--json", str(named)], check=True, capture_output=True, timeout=120)
     [m] = load(named)
     assert not m.ran and "no such version" in m.note
+
+
+def test_rounds_are_summarized_with_far_rounds_left_out(tmp_path):
+    p = tmp_path / "r.jsonl"
+    recs = []
+    # Round 2 is slow all over and has one far measurement: left out. Round 3 is slow all over but near:
+    # its ratios are the same as round 1's, so the ratio medians do not move.
+    for rnd, scale, adws_c2c in ((1, 1.0, 60), (2, 3.0, 330), (3, 2.0, 62)):
+        for r in (rec("serial", 1, 0.100 * scale, c2c=55), rec("ws", 2, 0.060 * scale, c2c=58),
+                  rec("adws", 2, 0.045 * scale, c2c=adws_c2c)):
+            r["round"] = rnd
+            recs.append(r)
+    write(p, recs)
+    rows, how = report.bench_rows(load(p))
+    by = {(r["variant"], r["workers"]): r for r in rows}
+    assert len(rows) == 3 and all(r["rounds"] == 2 for r in rows)
+    assert by[("adws", 2)]["vs_ws"] == pytest.approx(0.75)
+    assert by[("adws", 2)]["median_ms"] == pytest.approx(67.5)  # median of 45 and 90 ms
+    assert by[("adws", 2)]["spread"] == pytest.approx(2.0)
+    assert "2 of 3 interleaved rounds (1 left out" in how
+    out = tmp_path / "o"
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    md = (out / "report.md").read_text()
+    assert md.count("| adws | 2 |") == 1 and "| adws | 2 | 67.50 | 2.00 | 0.45x | 0.75x | ok |" in md
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_driver_rounds_interleave_and_summarize(tmp_path):
+    out = tmp_path / "r.jsonl"
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat", "--small", "--reps", "1", "--warmup", "0",
+                          "--workers", "1,2", "--variants", "serial,ws,adws", "--rounds", "3", "--json", str(out)],
+                         check=True, capture_output=True, text=True, timeout=120)
+    ms = load(out)
+    # Interleaved: every variant once per round, rounds in order.
+    assert [m.round for m in ms] == [1] * 5 + [2] * 5 + [3] * 5
+    assert [(m.variant, m.workers) for m in ms[:5]] == [("serial", 1), ("ws", 1), ("ws", 2), ("adws", 1), ("adws", 2)]
+    assert all(m.ran and m.check for m in ms)
+    assert "summary of heat" in run.stdout and run.stdout.count("round ") >= 3
+    rows, how = report.bench_rows(ms)
+    assert len(rows) == 5 and how
+    assert report.main([str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+@pytest.mark.parametrize("value", ["0", "x", "-2", "100001"])
+def test_driver_rejects_a_bad_rounds_value(value):
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat", "--small", "--rounds", value],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert f"--rounds '{value}': expected an integer from 1 to 100000" in run.stderr

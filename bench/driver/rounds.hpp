@@ -1,0 +1,41 @@
+// The summary of `roost-bench --rounds N`: every variant measured N times, the rounds interleaved (round 1
+// runs each variant once, then round 2 runs each again, ...), so that a slow period of the machine falls on
+// every variant alike instead of on whichever ran then.
+//
+// A round in which any measurement was taken while the CPUs were far apart (machine_state.hpp) is left out
+// of the summary, unless every round was; the summary says how many rounds it used. Ratios are taken inside
+// each round (time / serial time, time / ws time at the same worker count) and their median over the rounds
+// is reported: two variants measured seconds apart share the machine's state, two rounds apart may not.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "common/harness.hpp"
+
+namespace bench {
+
+struct round_summary_row {
+  std::string variant;
+  unsigned workers = 1;
+  double median_s = 0;      // median over the rounds used of the round's median
+  double spread = 0;        // the largest of those round medians / the smallest
+  double vs_serial = -1;    // median over the rounds used of (time / serial time); < 0: no serial
+  double vs_ws = -1;        // median over the rounds used of (time / ws time at the same workers); < 0: no ws
+  int rounds_used = 0;      // rounds in which this variant ran and that were used
+  bool check_passed = true; // in every round, used or not
+  std::string note;         // why it did not run, when it never did
+};
+
+struct round_summary {
+  std::vector<round_summary_row> rows;  // in the order the variants were first measured
+  int rounds = 0, near_rounds = 0;      // near_rounds == 0: every round was far, all were used
+};
+
+// `all`: one benchmark's measurements from every round (round 1..rounds); `c2c_best`: the run's best round
+// trip (< 0: unknown, then no round counts as far).
+round_summary summarize_rounds(const std::vector<measurement>& all, int rounds, double c2c_best);
+
+// The summary as a table on stdout.
+void print_round_summary(const std::string& bench, const std::string& size, const round_summary& s);
+
+}  // namespace bench
