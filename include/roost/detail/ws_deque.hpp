@@ -69,17 +69,18 @@ class ws_deque {
     while (c < capacity) c <<= 1;
     rings_.emplace_back(new ring(c));
     array_.store(rings_.back().get(), std::memory_order_relaxed);
+    use_ring(rings_.back().get(), 0);
   }
   ws_deque(const ws_deque&) = delete;
   ws_deque& operator=(const ws_deque&) = delete;
 
   // Owner only. Inlined into user code on the help-first path; growing and sharing are the cold parts.
-  __attribute__((always_inline)) void push(T* x) {
-    std::int64_t b = bottom_.load(std::memory_order_relaxed);
-    ring* a = array_.load(std::memory_order_relaxed);
-    // top_seen_ <= top_ (top only grows), so this test is conservative; make_room reads top_ itself.
-    if (b - top_seen_ > a->mask) [[unlikely]] a = make_room(a, b);
-    a->put(b, x);  // private: published, when shared, by the release store of split_
+  __attribute__((always_inline)) void push(T* x) { push_at(bottom_.load(std::memory_order_relaxed), x); }
+  // push() for an owner that has just read bottom_index() (b): one load fewer on the inline spawn path.
+  __attribute__((always_inline)) void push_at(std::int64_t b, T* x) {
+    // push_limit_ <= top_ + capacity (top only grows), so this test is conservative; make_room reads top_.
+    if (b >= push_limit_) [[unlikely]] make_room(b);
+    slots_[b & mask_].store(x, kSlotStore);  // private: published, when shared, by the release store of split_
     // bottom_ is read only by size estimates (idle checks), never to take a slot: relaxed.
     bottom_.store(b + 1, std::memory_order_relaxed);
     // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
@@ -91,7 +92,7 @@ class ws_deque {
     std::int64_t b = bottom_.load(std::memory_order_relaxed);
     if (b > split_seen_) [[likely]] {  // the top slot is private: no thief can take it, no fence
       --b;
-      T* x = array_.load(std::memory_order_relaxed)->get(b);
+      T* x = slots_[b & mask_].load(kSlotLoad);
       bottom_.store(b, std::memory_order_relaxed);
       if (request_.load(std::memory_order_acquire) && b > split_seen_) [[unlikely]] share(b);
       return x;
@@ -108,9 +109,8 @@ class ws_deque {
     if (request_.load(std::memory_order_acquire) && b > split_seen_ + 1) [[unlikely]] share(b - 1);
     const std::int64_t i = from > split_seen_ ? from : split_seen_;
     if (i >= b || b - i > at_most) return nullptr;
-    ring* a = array_.load(std::memory_order_relaxed);
-    T* x = a->get(i);
-    for (std::int64_t k = i; k + 1 < b; ++k) a->put(k, a->get(k + 1));
+    T* x = slots_[i & mask_].load(kSlotLoad);
+    for (std::int64_t k = i; k + 1 < b; ++k) slots_[k & mask_].store(slots_[(k + 1) & mask_].load(kSlotLoad), kSlotStore);
     bottom_.store(b - 1, std::memory_order_relaxed);
     return x;
   }
@@ -177,27 +177,26 @@ class ws_deque {
 
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
   __attribute__((noinline)) T* pop_shared(std::int64_t b) {
-    ring* a = array_.load(std::memory_order_relaxed);
     std::int64_t s = b - 1;
     split_.store(s, std::memory_order_relaxed);
     // Seq-cst fence: the store to split_ and the load of top must not be reordered, or the owner and a thief
     // could both take the last shared element (store-load ordering; the one fence x86 needs here).
     std::atomic_thread_fence(std::memory_order_seq_cst);
     std::int64_t t = top_.load(std::memory_order_relaxed);
-    top_seen_ = t;
+    push_limit_ = t + mask_ + 1;
     T* x = nullptr;
     if (t < s) {  // more shared elements remain below: this one is ours
-      x = a->get(s);
+      x = slots_[s & mask_].load(kSlotLoad);
       split_seen_ = s;
       bottom_.store(s, std::memory_order_relaxed);
       return x;
     }
     if (t == s) {
       // Last shared element: race thieves for it through top, as they do.
-      x = a->get(s);
+      x = slots_[s & mask_].load(kSlotLoad);
       if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
         x = nullptr;
-      top_seen_ = t + 1;
+      push_limit_ = t + 1 + mask_ + 1;
     }
     // Empty now (bottom_ == top_ == b): restore split_, and share the next push at once (Lace's rule).
     split_.store(b, std::memory_order_relaxed);
@@ -205,16 +204,27 @@ class ws_deque {
     return x;
   }
 
-  __attribute__((noinline)) ring* make_room(ring* a, std::int64_t b) {
+  // The owner's copy of the current array: its slots and mask in the owner's line, so that push and pop
+  // read neither array_ (on the thieves' line) nor the ring object.
+  void use_ring(ring* a, std::int64_t t) {
+    slots_ = a->slots.get();
+    mask_ = a->mask;
+    push_limit_ = t + a->capacity();
+  }
+
+  __attribute__((noinline)) void make_room(std::int64_t b) {
     std::int64_t t = top_.load(std::memory_order_acquire);
-    top_seen_ = t;
-    if (b - t <= a->mask) return a;
+    ring* a = array_.load(std::memory_order_relaxed);
+    if (b - t <= a->mask) {  // top moved on since push_limit_ was set: room enough
+      use_ring(a, t);
+      return;
+    }
     auto* bigger = new ring(a->capacity() * 2);
     for (std::int64_t i = t; i < b; ++i) bigger->put(i, a->get(i));
     rings_.emplace_back(bigger);
     // Release: a thief that loads the new array must see the copied slots.
     array_.store(bigger, std::memory_order_release);
-    return bigger;
+    use_ring(bigger, t);
   }
 
   alignas(64) std::atomic<std::int64_t> top_{0};  // thieves' end: CAS by thieves and the last-element pop
@@ -226,7 +236,9 @@ class ws_deque {
   // The owner's line.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::int64_t split_seen_ = 0;  // owner-only copy of split_ (the owner is its only writer)
-  std::int64_t top_seen_ = 0;    // owner-only lower bound of top_
+  std::int64_t push_limit_ = 0;  // owner-only: a push at an index below it has room (a lower bound of top_ + capacity)
+  std::atomic<T*>* slots_ = nullptr;  // owner-only: the current array's (use_ring)
+  std::int64_t mask_ = 0;
   std::vector<std::unique_ptr<ring>> rings_;  // owner-only; every array ever used
   share_hook hook_ = nullptr;
   void* hook_arg_ = nullptr;
