@@ -99,6 +99,39 @@ TEST_P(Api, ExceptionFromDeepInsideAndFromTheRoot) {
   EXPECT_THROW(rt.run([]() -> int { throw std::logic_error("root"); }), std::logic_error);
 }
 
+// A group with one child, joined where that child is still unstarted (ws-help's inline join runs it
+// right there and lets its exception leave wait() directly): the exception reaches the caller of wait, the
+// group is reusable, and its destructor, during unwinding or not, waits for nothing more.
+TEST_P(Api, AGroupIsReusableAfterItsOnlyChildThrew) {
+  roost::runtime rt(opts(GetParam(), 2));
+  long sum = rt.run([] {
+    long total = 0;
+    roost::task_group tg;
+    for (int round = 0; round < 50; ++round) {
+      long x = 0;
+      tg.run([&x, round] {
+        if (round % 3 == 0) throw std::runtime_error("only child");
+        x = fib(10);
+      });
+      try {
+        tg.wait();
+      } catch (const std::runtime_error&) {
+        x = -1;
+      }
+      total += x;
+    }
+    return total;
+  });
+  EXPECT_EQ(sum, 33 * 55 - 17);  // 17 rounds threw (0, 3, ..., 48), 33 computed fib(10)
+  // The exception leaves run() through a group destroyed by the unwinding.
+  EXPECT_THROW(rt.run([] {
+    roost::task_group tg;
+    tg.run([] { throw std::logic_error("inner"); });
+    tg.wait();
+  }),
+               std::logic_error);
+}
+
 TEST_P(Api, GroupDestroyedWithoutWaitStillWaits) {
   roost::runtime rt(opts(GetParam(), 2));
   std::atomic<int> done{0};

@@ -74,11 +74,14 @@ class task_group {
     if (st_.spawned == 0) {  // the first spawn since the join: the owner's fiber, and the inline slot is free
       fb = st_.owner_fiber = detail::current_fiber_or_throw("roost::task_group::run");
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
-        auto* fr = ::new (static_cast<void*>(st_.inline_frame)) frame_t(std::forward<F>(f), &st_, hint);
         detail::worker_abi* w = fb->worker;
-        if (w->path == detail::spawn_path::inline_help_first && !detail::hooks_installed())
-          detail::push_first_child(st_, *fb, *w, *fr);
-        else submit(*w, *fr);
+        void* slot = st_.inline_frame;
+        if (w->path.load(std::memory_order_relaxed) == detail::spawn_path::inline_help_first) {
+          // Nobody reads its name or hint unless the engine runs it, which names it then (abi.hpp).
+          detail::push_first_child(st_, *fb, *w, *::new (slot) frame_t(std::forward<F>(f), &st_, typename frame_t::unnamed_t{}));
+        } else {
+          submit(*w, *::new (slot) frame_t(std::forward<F>(f), &st_, hint));
+        }
         return;
       }
     } else {

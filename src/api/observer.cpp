@@ -19,6 +19,7 @@ std::atomic<task_observer*> g_task_observer{nullptr};
 void set_bit(unsigned bit, bool on) {
   if (on) detail::g_hooks.fetch_or(bit, std::memory_order_acq_rel);
   else detail::g_hooks.fetch_and(~bit, std::memory_order_acq_rel);
+  engine::refresh_spawn_paths();
 }
 
 std::vector<std::uint32_t> path_of(const detail::task_id& id) {

@@ -45,7 +45,7 @@ class engine final : public engine_base {
   void set_entry_points(worker& w) const override {
     w.engine_spawn = &spawn;
     w.engine_wait = &wait;
-    w.path = P::inline_help_first ? detail::spawn_path::inline_help_first : detail::spawn_path::engine;
+    w.inline_capable = P::inline_help_first;  // the path itself: engine_base::start
   }
 
  private:
@@ -170,7 +170,7 @@ class engine final : public engine_base {
       job* j = w.deque.take_oldest_private(g.queue_base, kInOrderMax);
       if (!j) j = w.deque.pop();
       if (!j) return w;
-      if (j->k != job::kind::fresh || static_cast<frame*>(j)->group != &g) {
+      if (!j->is_fresh() || static_cast<frame*>(j)->group != &g) {
         w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
         return w;
       }
@@ -181,7 +181,17 @@ class engine final : public engine_base {
     return w;
   }
 
+  // A frame pushed by the inline help-first spawn has neither name nor hint (task_frame.hpp): it becomes a
+  // root-named task with no hint before the engine runs it (its children are then named under it).
+  static void name_unnamed(frame& f) {
+    if (f.k != job::kind::fresh_unnamed) [[likely]] return;
+    ::new (static_cast<void*>(&f.id)) detail::task_id();  // a root, scheduling and tracing state cleared
+    f.work_hint = -1;
+    f.k = job::kind::fresh;
+  }
+
   static void run_inline(worker& w, frame& f) {
+    name_unnamed(f);
     detail::task_id* saved = w.current_task;
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
@@ -300,7 +310,7 @@ class engine final : public engine_base {
       worker& w = *wp;
       if (!next) next = find_work(w);
       if (!next) return leave_to_thread(w);
-      if (next->k == job::kind::fresh) {
+      if (next->is_fresh()) {
         next = run_fresh(wp, *static_cast<frame*>(next));  // updates wp: the task may have moved this fiber
         continue;
       }
@@ -339,6 +349,7 @@ class engine final : public engine_base {
   // Returns the suspended owner to resume if this was its last remote child; `wp` is updated to the worker
   // the fiber is on afterwards.
   static job* run_fresh(worker*& wp, frame& f) {
+    name_unnamed(f);
     worker& w = *wp;
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;

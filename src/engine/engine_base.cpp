@@ -2,8 +2,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <mutex>
 
+#include "engine/observe.hpp"
 #include "engine/switch_msg.hpp"
 #include "ult/stack.hpp"
 
@@ -32,12 +35,38 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
 
 engine_base::~engine_base() = default;
 
+namespace {
+// The started engines, for refresh_spawn_paths: a hook installed while a runtime runs must take its workers
+// off the inline path. Touched at start, stop and hook changes only.
+std::mutex g_started_mu;
+std::vector<engine_base*> g_started;
+}  // namespace
+
+void engine_base::set_spawn_paths() {
+  const bool hooks = hooks_on();
+  for (auto& w : workers_)
+    w->path.store(w->inline_capable && !hooks ? detail::spawn_path::inline_help_first : detail::spawn_path::engine,
+                  std::memory_order_relaxed);
+}
+
+void refresh_spawn_paths() {
+  std::lock_guard<std::mutex> lock(g_started_mu);
+  for (engine_base* e : g_started) e->set_spawn_paths();
+}
+
 void engine_base::start() {
   ult::install_overflow_handler(cfg_.stack_size);
   for (auto& w : workers_) {
     set_entry_points(*w);
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share([](void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }, &idle_);
+  }
+  {
+    // Registered before reading the flag: a hook change after this either comes before the read or
+    // refreshes this engine too.
+    std::lock_guard<std::mutex> lock(g_started_mu);
+    g_started.push_back(this);
+    set_spawn_paths();
   }
   // Worker 0 is the thread that calls run (run_root); every other worker has a thread of its own.
   threads_.reserve(workers_.size());
@@ -46,6 +75,10 @@ void engine_base::start() {
 }
 
 void engine_base::stop() {
+  {
+    std::lock_guard<std::mutex> lock(g_started_mu);
+    g_started.erase(std::remove(g_started.begin(), g_started.end(), this), g_started.end());
+  }
   stop_.store(true, std::memory_order_release);
   idle_.wake_all();
   for (auto h : threads_) platform::os::join_thread(h);

@@ -28,6 +28,8 @@ class engine_base {
   void start();
   // Stops and joins them; every root task must have finished.
   void stop();
+  // Sets every worker's spawn path from its policy and the hook flag (detail::spawn_path).
+  void set_spawn_paths();
 
   // Runs a root task with the calling thread (not a worker of any runtime) as worker 0, as OpenMP's and
   // oneTBB's calling threads take part in their parallel work: the root starts at once, and the caller
@@ -65,7 +67,7 @@ class engine_base {
 
  protected:
   virtual ult::entry_fn fiber_entry() const = 0;
-  // The worker ABI's scheduler-specific part: engine_spawn, engine_wait and the spawn path.
+  // The worker ABI's scheduler-specific part: engine_spawn, engine_wait and inline_capable.
   virtual void set_entry_points(worker& w) const = 0;
 
  private:

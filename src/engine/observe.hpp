@@ -20,6 +20,10 @@ void hook_steal(unsigned thief, unsigned victim, bool taken);
 
 inline bool hooks_on() { return detail::hooks_installed(); }
 
+// After the hook flag changed: every started engine's workers leave (or take again) the inline help-first
+// path, which user code takes without looking at the flag (detail::spawn_path). engine_base.cpp.
+void refresh_spawn_paths();
+
 inline void observe_start(unsigned worker, detail::task_id& id, double hint) {
   if (hooks_on()) [[unlikely]] detail::hook_task_start(worker, id, hint);
 }

@@ -20,6 +20,7 @@ struct alignas(64) worker : detail::worker_abi {
   unsigned pu = 0;        // topology PU this worker stands for
   int os_cpu = -1;        // pinned CPU, -1 when unpinned
   engine_base* eng = nullptr;
+  bool inline_capable = false;  // the policy allows the inline help-first path (detail::spawn_path)
 
   fiber_pool fibers;
   frame_pool frames;

@@ -18,7 +18,7 @@ detail::job* take_own_work(std::atomic<detail::job*>& mailbox, queues::locked_de
   if (mailbox.load(std::memory_order_relaxed) != nullptr)
     if (detail::job* t = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
       use_mig = false;
-      if (t->k == detail::job::kind::fresh) on_search_root(static_cast<detail::task_frame*>(t));
+      if (t->is_fresh()) on_search_root(static_cast<detail::task_frame*>(t));
       return t;
     }
   detail::job* t = nullptr;

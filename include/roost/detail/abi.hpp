@@ -29,14 +29,18 @@ class task_observer;
 namespace roost::detail {
 
 // How tg.run() may spawn on this worker: through the engine (any policy), or inline as help-first onto
-// the worker's own deque (policies whose spawn decision is always exactly that, e.g. ws-help).
+// the worker's own deque (policies whose spawn decision is always exactly that, e.g. ws-help). The engine
+// keeps it at `engine` while observation or tracing hooks are installed, so that user code tests one byte
+// per spawn and join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
 enum class spawn_path : std::uint8_t { engine, inline_help_first };
 
 struct worker_abi {
   ws_deque<job> deque;
   task_id* current_task = nullptr;
   unsigned id = 0;
-  spawn_path path = spawn_path::engine;
+  // Written by the engine at start and whenever hooks are installed or removed (any thread), read by the
+  // owner at each spawn and join: relaxed, a plain byte load.
+  std::atomic<spawn_path> path{spawn_path::engine};
   // The engine's spawn and join for this worker's scheduler (engine<P>, set when the engine starts). User
   // code calls them directly, through the worker it already holds: one indirect call for what the inline
   // paths below do not cover, no call into the library first.
@@ -60,8 +64,9 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
   return f;
 }
 // Observation and tracing hooks: one flag, so that with neither installed a hook point costs one relaxed
-// load and a branch. User code only tests it (the inline paths below step aside while hooks are
-// installed); the engine's hook points are in src/engine/observe.hpp, the dispatch in src/api/observer.cpp.
+// load and a branch. User code does not test it: while hooks are installed no worker's path is
+// inline_help_first. The engine's hook points are in src/engine/observe.hpp, the dispatch in
+// src/api/observer.cpp.
 extern std::atomic<unsigned> g_hooks;
 // Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
 inline bool hooks_installed() {
@@ -96,21 +101,24 @@ inline void finish_join(group_state& g) {
   }
 }
 
-// Help-first spawn of the group's first child, built in g.inline_frame. Only while no observer or tracer
-// is installed (the caller checks): then nobody reads task identities, so the child is not named (its id
-// keeps the frame's defaults) and the worker's current task is not switched to it, which is most of what a
-// spawn and join would cost otherwise. With hooks installed, the engine spawns and joins it and names it.
+// Help-first spawn of the group's first child, built in g.inline_frame. Only on a worker whose path is
+// inline_help_first (the caller checks), so only while no observer or tracer is installed: then nobody
+// reads task identities, so the child's id and hint are not even written (job::kind::fresh_unnamed: the
+// engine names it a root if it ever runs it, after a steal or in its own join) and the worker's current
+// task is not switched to it, which is most of what a spawn and join would cost otherwise. With hooks
+// installed, the engine spawns and joins it and names it.
 __attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, worker_abi& w,
                                                          task_frame& f) {
   g.spawned = 1;
   g.base_epoch = fb.epoch;
-  g.queue_base = w.deque.bottom_index();
-  w.deque.push(&f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+  const std::int64_t b = w.deque.bottom_index();
+  g.queue_base = b;
+  w.deque.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
 }
 
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
-// false (having changed nothing) when that is not the case, or when hooks are installed (the child must
-// then be observed as a task); the engine's join then takes over.
+// false (having changed nothing) when that is not the case, or when the worker's path is no longer inline
+// (hooks were installed since: the child must then be observed as a task); the engine's join takes over.
 //
 // Why popping and comparing is enough, without the base checks of the engine's join: the frame's address
 // is the group's, so the job on top of the deque of the worker the owner runs on now is this child exactly
@@ -118,21 +126,25 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 // groups joined before we got here, so nothing of theirs lies above it). Anything else means it was
 // stolen, or the owner moved; the job is put back as it was and the engine decides.
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
-  if (hooks_installed()) [[unlikely]] return false;
   worker_abi* w = g.owner_fiber->worker;
+  if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
   job* j = w->deque.pop();
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
   if (j != f) [[unlikely]] {
     if (j) w->deque.push(j);  // not ours: leave it as it was
     return false;
   }
+  // The child is the group's only one and it is ours now: nobody else can record an exception in the group
+  // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
+  // directly, as the join's rethrow would have (run_in_place destroys the closure either way). The group is
+  // reset after the call, not before: the compiler then knows it is reset when the destructor tests it.
   try {
     f->ops->run_in_place(f);
   } catch (...) {
-    record_exception(g, std::current_exception());
+    g.spawned = 0;  // the destructor, run by the unwinding, must not wait for this child again
+    throw;
   }
-  g.local_done = 1;
-  finish_join(g);
+  g.spawned = 0;  // local_done is 0: ready for reuse
   return true;
 }
 

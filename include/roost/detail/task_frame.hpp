@@ -33,11 +33,14 @@ struct task_id {
   std::uint64_t serial;  // trace serial, set when the task begins while tracing (0: none)
 
   task_id() : parent(nullptr), index(0), depth(0), next_child(0) { clear_sched(); }  // a root
-  // A frame's id before the engine sees it: the naming part is a valid root, the rest is left unwritten.
-  // ws-help's inline spawn (abi.hpp) runs such frames without the engine, and nobody reads the rest there:
-  // not writing it saves seven stores per spawn.
+  // A frame's id before the engine sees it: the naming part is a valid root, the rest is left unwritten
+  // (the engine's spawn writes it): seven stores fewer per spawn.
   struct unwritten_t {};
   explicit task_id(unwritten_t) : parent(nullptr), index(0), depth(0), next_child(0) {}
+  // Nothing written: the id of a frame pushed by ws-help's inline spawn (job::kind::fresh_unnamed), which
+  // the engine names as a root before it runs one (name_unnamed, engine.hpp).
+  struct blank_t {};
+  explicit task_id(blank_t) {}
   void clear_sched() {
     range_lo = range_hi = 0;
     sched_node = nullptr;
@@ -70,8 +73,12 @@ struct worker_abi;
 struct job {
   // A full word: a frame is built with word-sized stores and copied with word-sized loads, so the store
   // buffer can forward them (a byte-sized field here stalled every help-first spawn).
-  enum class kind : std::uint64_t { fresh, resume };
+  // fresh_unnamed: a fresh task whose id and work hint were not written (the inline help-first spawn of
+  // abi.hpp, whose child nobody names while no hook is installed); whoever runs one other than that spawn's
+  // join names it first.
+  enum class kind : std::uint64_t { fresh, resume, fresh_unnamed };
   kind k;
+  bool is_fresh() const { return k != kind::resume; }
 };
 
 struct task_frame : job {
@@ -79,6 +86,11 @@ struct task_frame : job {
   group_state* group;
   task_id id{task_id::unwritten_t{}};
   double work_hint;  // < 0: none given
+
+  task_frame() = default;
+ protected:
+  struct unnamed_header {};
+  explicit task_frame(unnamed_header) : id(task_id::blank_t{}) {}
 };
 
 // A frame for one closure type. The engine consumes a frame exactly once — it runs it in place, moves the
@@ -121,6 +133,14 @@ struct closure_frame final : task_frame {
     set_ops();
     group = grp;
     work_hint = hint;
+  }
+  // For the inline help-first spawn (abi.hpp): neither the id nor the hint is written (kind fresh_unnamed).
+  struct unnamed_t {};
+  template <class G>
+  closure_frame(G&& g, group_state* grp, unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
+    k = kind::fresh_unnamed;
+    ops = &ops_table;
+    group = grp;
   }
 
  private:
