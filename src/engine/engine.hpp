@@ -50,7 +50,6 @@ class engine final : public engine_base {
 
  private:
   static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
-  static std::size_t stack_bytes(worker& w) { return w.eng->config().stack_size; }
 
   // ---------------------------------------------------------------- spawn
   static void spawn(detail::worker_abi& wa, group& g, frame& f) {
@@ -85,7 +84,7 @@ class engine final : public engine_base {
     fiber* self = w.current_fiber;
     self->task = w.current_task;
     ++self->epoch;
-    fiber* child = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
+    fiber* child = w.fibers.get();
     w.become(child);
     switch_msg m;
     m.w = &w;
@@ -143,7 +142,7 @@ class engine final : public engine_base {
     if (w.current_task) of(w).policy_.on_task_suspend(w, *w.current_task);
     self->task = w.current_task;
     ++self->epoch;
-    fiber* sched = w.fibers.get(stack_bytes(w), &fiber_entry_fn);
+    fiber* sched = w.fibers.get();
     w.become(sched);
     w.current_task = nullptr;
     m.w = &w;

@@ -29,6 +29,7 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
     w->eng = this;
     w->rng_state = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
     w->fibers.attach(&spare_fibers_);
+    w->fibers.configure(cfg_.stack_size, nullptr);  // the entry: start(), once the policy's engine exists
     workers_.push_back(std::move(w));
   }
 }
@@ -58,6 +59,7 @@ void engine_base::start() {
   ult::install_overflow_handler(cfg_.stack_size);
   for (auto& w : workers_) {
     set_entry_points(*w);
+    w->fibers.configure(cfg_.stack_size, fiber_entry());
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share([](void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }, &idle_);
   }
@@ -118,7 +120,7 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
   if (w.os_cpu >= 0 && platform::os::current_cpu() != w.os_cpu) w.bind_lent_thread();
   set_current_worker(&w);
 
-  fiber* first = w.fibers.get(cfg_.stack_size, fiber_entry());
+  fiber* first = w.fibers.get();
   w.become(first);
   switch_msg boot;
   boot.w = &w;
@@ -146,7 +148,7 @@ void engine_base::thread_main(unsigned id) {
   w.eh = ult::thread_eh_state();
 
   // Enter the scheduling loop on a pooled fiber; it switches back here at shutdown.
-  fiber* first = w.fibers.get(cfg_.stack_size, fiber_entry());
+  fiber* first = w.fibers.get();
   w.become(first);
   switch_msg boot;  // from == nullptr: the thread context, nothing to do
   boot.w = &w;
