@@ -13,12 +13,17 @@
 namespace roost::engine {
 
 // fiber_abi (worker now running it, epoch) comes first: user code reads it inline (roost/detail/abi.hpp).
+// The record starts on a cache line (fiber_pool::create) and every field a switch touches lies in that
+// first line: the abi part, the task, the pool link and the saved context (ctx.fctx). The stack's bounds
+// follow, read only by the sanitizers and at destruction.
 struct fiber : detail::fiber_abi {
-  ult::context ctx;
-  ult::stack stk;
   detail::task_id* task = nullptr;  // the task running on this fiber, restored when it resumes
   fiber* next_free = nullptr;       // fiber_pool link
+  ult::context ctx;
+  ult::stack stk;
 };
+static_assert(sizeof(detail::fiber_abi) + 2 * sizeof(void*) + sizeof(ult::bctx::fcontext_t) <= 64,
+              "a switch's fields of a fiber fit its first cache line");
 
 // Fibers shared by all workers of a runtime. Fibers drift: a task that suspends on worker A takes a fiber
 // from A's pool, and the worker B that resumes it parks its own fiber in B's pool. When that flow is
