@@ -15,19 +15,22 @@ struct worker;
 class engine_base;
 
 // The worker ABI (id, deque, current task, spawn path, the engine's entry points) comes first: user code
-// reads it inline.
+// reads it inline. What every switch reads follows it, so that it shares the ABI's last cache line (the
+// current task, path and entry points): the current fiber, the thread's exception state and the fiber
+// pool's head and count. After a leaf that streamed through L1, a spawn then misses on one line of the
+// worker instead of three. (The deque's own lines come before: its owner line, and the thieves' lines.)
 struct alignas(64) worker : detail::worker_abi {
-  unsigned pu = 0;        // topology PU this worker stands for
-  int os_cpu = -1;        // pinned CPU, -1 when unpinned
-  engine_base* eng = nullptr;
-  bool inline_capable = false;  // the policy allows the inline help-first path (detail::spawn_path)
-
+  fiber* current_fiber = nullptr;
+  ult::eh_state* eh = nullptr;  // this thread's C++ exception state (ult/context.hpp)
   fiber_pool fibers;
   frame_pool frames;
 
-  fiber* current_fiber = nullptr;
+  engine_base* eng = nullptr;
+  unsigned pu = 0;        // topology PU this worker stands for
+  int os_cpu = -1;        // pinned CPU, -1 when unpinned
+  bool inline_capable = false;  // the policy allows the inline help-first path (detail::spawn_path)
+
   ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
-  ult::eh_state* eh = nullptr;  // this thread's C++ exception state (ult/context.hpp)
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
