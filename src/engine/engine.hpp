@@ -264,6 +264,9 @@ class engine final : public engine_base {
         static_cast<void*>(&f) == g->inline_frame ? f.id : *::new (static_cast<void*>(&slot.copy)) detail::task_id(f.id);
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
+    // Which continuation of the parent's fiber is this child's: the one published at this spawn, at the
+    // epoch the parent left with (it cannot run before publish_continuation below, so the read is safe).
+    const std::uint64_t parent_epoch = parent->epoch;
     w.current_task = &id;
     observe_start(w.id, id, f.work_hint);
     of(w).policy_.on_task_start(w, id);
@@ -287,7 +290,14 @@ class engine final : public engine_base {
     of(now).policy_.on_task_end(now, id);
     if (!pub.done) return switch_to_parent(now, parent);  // moving the closure threw: parent never left
     job* j = of(now).policy_.pop_own(now);
-    if (j == static_cast<job*>(parent)) return switch_to_parent(now, parent);
+    // Our parent's continuation, still unstarted: a local completion. The parent's fiber alone is not
+    // proof: after its continuation was taken, the parent may have spawned again and published a later
+    // continuation of the same fiber, and a policy whose own work is not last-in-first-out (ADWS's mailbox
+    // and migration queue, seed 003 Algorithm 4.3) can bring this child to an end on the worker holding
+    // it. That one has a later epoch (the fiber's epoch grows at every switch away, and we own j now, so
+    // the read is safe). Taking it for ours credited this child to the later group and left its own group
+    // waiting forever: adws on fib(18), 2 workers, hung in about 1% of runs without stealing.
+    if (j == static_cast<job*>(parent) && parent->epoch == parent_epoch) return switch_to_parent(now, parent);
     // The parent was taken by someone else: this child completes remotely.
     job* next = j;
     if (void* waiter = join::complete_remote(*g)) {
