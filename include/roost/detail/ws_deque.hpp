@@ -196,7 +196,9 @@ class ws_deque {
       x = slots_[s & mask_].load(kSlotLoad);
       if (!top_.compare_exchange_strong(t, t + 1, std::memory_order_seq_cst, std::memory_order_relaxed))
         x = nullptr;
-      push_limit_ = t + 1 + mask_ + 1;
+      // Either way top is now b (= s + 1; a failed exchange loaded that into t, so t + 1 would be one
+      // too many, and a full deque could then overwrite its oldest task).
+      push_limit_ = b + mask_ + 1;
     }
     // Empty now (bottom_ == top_ == b): restore split_, and share the next push at once (Lace's rule).
     split_.store(b, std::memory_order_relaxed);
