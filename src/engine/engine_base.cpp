@@ -34,14 +34,21 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
   }
 }
 
-engine_base::~engine_base() = default;
-
 namespace {
 // The started engines, for refresh_spawn_paths: a hook installed while a runtime runs must take its workers
 // off the inline path. Touched at start, stop and hook changes only.
 std::mutex g_started_mu;
 std::vector<engine_base*> g_started;
+
+void unregister_started(engine_base* e) {
+  std::lock_guard<std::mutex> lock(g_started_mu);
+  g_started.erase(std::remove(g_started.begin(), g_started.end(), e), g_started.end());
+}
 }  // namespace
+
+// Also here, not only in stop(): a start() that registered and then failed to start a thread is never
+// stopped, and the registry must not keep a dangling engine.
+engine_base::~engine_base() { unregister_started(this); }
 
 void engine_base::set_spawn_paths() {
   const bool hooks = hooks_on();
@@ -77,10 +84,7 @@ void engine_base::start() {
 }
 
 void engine_base::stop() {
-  {
-    std::lock_guard<std::mutex> lock(g_started_mu);
-    g_started.erase(std::remove(g_started.begin(), g_started.end(), this), g_started.end());
-  }
+  unregister_started(this);
   stop_.store(true, std::memory_order_release);
   idle_.wake_all();
   for (auto h : threads_) platform::os::join_thread(h);
