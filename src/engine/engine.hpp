@@ -388,7 +388,8 @@ class engine final : public engine_base {
     engine& e = of(w);
     const unsigned relax_per_poll = e.relax_per_poll();
     // Oversubscribed, a round yields the CPU instead (to a worker that may have work), so fewer rounds.
-    const unsigned spin_rounds = e.oversubscribed() ? 64 : engine_base::kSpinRounds;
+    const bool oversubscribed = e.oversubscribed();
+    const unsigned spin_rounds = oversubscribed ? 64 : engine_base::kSpinRounds;
     unsigned fails = 0;
     bool idle = false;
     auto found = [&](job* j) {
@@ -404,7 +405,7 @@ class engine final : public engine_base {
         observe_idle(w.id, true);
       }
       if (++fails < spin_rounds) {
-        if (e.oversubscribed()) platform::os::yield_cpu();
+        if (oversubscribed) platform::os::yield_cpu();
         else for (unsigned i = 0; i < relax_per_poll; ++i) platform::os::cpu_relax();
         continue;
       }

@@ -29,7 +29,6 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
     w->eng = this;
     w->rng_state = 0x9e3779b97f4a7c15ull * (i + 1) | 1;
     w->fibers.attach(&spare_fibers_);
-    w->fibers.configure(cfg_.stack_size, nullptr);  // the entry: start(), once the policy's engine exists
     workers_.push_back(std::move(w));
   }
 }

@@ -63,9 +63,10 @@ class fiber_pool {
   ~fiber_pool() { release_all(); }
 
   void attach(fiber_overflow* o) { overflow_ = o; }
-  // What a fiber this pool creates looks like: its usable stack and the function it enters. Kept here, in
-  // the line get() reads anyway, not two pointers away in the engine's configuration: a spawn after a leaf
-  // that streamed through L1 would miss on both.
+  // What a fiber this pool creates looks like: its usable stack and the function it enters (set by
+  // engine_base::start). Only creation reads them; a spawn used to pass the stack size from the engine's
+  // configuration, two pointers away, and paid those loads (misses, after a leaf that streamed through
+  // L1) on the fast path too.
   void configure(std::size_t stack_bytes, ult::entry_fn entry) {
     stack_bytes_ = stack_bytes;
     entry_ = entry;

@@ -138,8 +138,8 @@ struct closure_frame final : task_frame {
   struct unnamed_t {};
   template <class G>
   closure_frame(G&& g, group_state* grp, unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
+    set_ops();
     k = kind::fresh_unnamed;
-    ops = &ops_table;
     group = grp;
   }
 
