@@ -1,8 +1,8 @@
 // Hook dispatch: the task observer (include/roost/observer.hpp) and the tracer (src/trace/) share one flag.
-#include <algorithm>
 #include <string>
 
 #include "engine/observe.hpp"
+#include "engine/task_path.hpp"
 #include "roost/observer.hpp"
 #include "trace/tracer.hpp"
 
@@ -21,23 +21,9 @@ void set_bit(unsigned bit, bool on) {
   else detail::g_hooks.fetch_and(~bit, std::memory_order_acq_rel);
   engine::refresh_spawn_paths();
 }
-
-std::vector<std::uint32_t> path_of(const detail::task_id& id) {
-  std::vector<std::uint32_t> p;
-  for (const detail::task_id* t = &id; t; t = t->parent) p.push_back(t->index);
-  std::reverse(p.begin(), p.end());
-  return p;
-}
 }  // namespace
 
-std::string task_event::path_string() const {
-  std::string s;
-  for (std::size_t i = 0; i < path.size(); ++i) {
-    if (i) s += '.';
-    s += std::to_string(path[i]);
-  }
-  return s;
-}
+std::string task_event::path_string() const { return engine::format_spawn_path(path); }
 
 task_observer* set_task_observer(task_observer* o) {
   task_observer* prev = g_task_observer.exchange(o, std::memory_order_acq_rel);
@@ -52,19 +38,19 @@ void set_tracing_hooks(bool on) { set_bit(kTracerBit, on); }
 void detail::hook_task_start(unsigned worker, task_id& id, double hint) {
   if (auto* t = trace::current_tracer()) t->task_begin(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    o->on_task_start(task_event{static_cast<int>(worker), path_of(id), hint});
+    o->on_task_start(task_event{static_cast<int>(worker), engine::spawn_path(id), hint});
 }
 
 void detail::hook_task_end(unsigned worker, const task_id& id) {
   if (auto* t = trace::current_tracer()) t->task_end(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    o->on_task_end(task_event{static_cast<int>(worker), path_of(id), -1});
+    o->on_task_end(task_event{static_cast<int>(worker), engine::spawn_path(id), -1});
 }
 
 void engine::hook_task_resume(unsigned worker, const detail::task_id& id) {
   if (auto* t = trace::current_tracer()) t->task_resume(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    o->on_task_resume(task_event{static_cast<int>(worker), path_of(id), -1});
+    o->on_task_resume(task_event{static_cast<int>(worker), engine::spawn_path(id), -1});
 }
 
 void engine::hook_sleep(unsigned worker, bool begin) {

@@ -1,5 +1,7 @@
 #include "profile/footprint.hpp"
 
+#include "engine/task_path.hpp"
+
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -70,16 +72,7 @@ const char* tier_name(tier t) {
   }
 }
 
-std::string path_of(const detail::task_id& id) {
-  std::vector<std::uint32_t> p;
-  for (const detail::task_id* t = &id; t; t = t->parent) p.push_back(t->index);
-  std::string s;
-  for (auto it = p.rbegin(); it != p.rend(); ++it) {
-    if (!s.empty()) s += '.';
-    s += std::to_string(*it);
-  }
-  return s;
-}
+std::string path_of(const detail::task_id& id) { return engine::format_spawn_path(engine::spawn_path(id)); }
 
 std::unordered_map<std::string, tier> soid_table::partition(std::uint64_t cache) const {
   std::unordered_map<std::string, tier> out;
