@@ -189,25 +189,36 @@ class engine final : public engine_base {
     f.k = job::kind::fresh;
   }
 
-  static void run_inline(worker& w, frame& f) {
+  // Runs a fresh frame on the calling fiber as its worker's current task: named if the inline spawn left it
+  // unnamed, observed, an exception recorded in its group (a root has none: run_root rethrows it). Returns
+  // the worker the fiber is on afterwards, another one only if the task suspended (its epoch then moved).
+  // The frame's memory is still the caller's to free.
+  static worker& run_here(worker& w, frame& f) {
     name_unnamed(f);
-    detail::task_id* saved = w.current_task;
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
-    const std::size_t size = f.ops->size;
-    const bool pooled = static_cast<void*>(&f) != f.group->inline_frame;
+    group* g = f.group;
     w.current_task = &f.id;
     observe_start(w.id, f.id, f.work_hint);
     of(w).policy_.on_task_start(w, f.id);
     try {
       f.ops->run_in_place(&f);
     } catch (...) {
-      join::record_exception(*f.group, std::current_exception());
+      if (g) join::record_exception(*g, std::current_exception());
     }
-    // Still on `w` unless the child suspended (then the fiber's epoch moved).
     worker& now = self->epoch == epoch ? w : *current_worker();
-    observe_end(now.id, f.id);
+    // A root has already released its caller, who may have removed the observer: run() returning is its end.
+    if (g) observe_end(now.id, f.id);
     of(now).policy_.on_task_end(now, f.id);
+    return now;
+  }
+
+  // A child the group's owner pops back at its join: the owner's task is current again afterwards.
+  static void run_inline(worker& w, frame& f) {
+    detail::task_id* saved = w.current_task;
+    const std::size_t size = f.ops->size;
+    const bool pooled = static_cast<void*>(&f) != f.group->inline_frame;
+    worker& now = run_here(w, f);
     now.current_task = saved;
     if (saved) of(now).policy_.on_task_resume(now, *saved);
     if (pooled) now.frames.free(&f, size);
@@ -358,26 +369,11 @@ class engine final : public engine_base {
   // Returns the suspended owner to resume if this was its last remote child; `wp` is updated to the worker
   // the fiber is on afterwards.
   static job* run_fresh(worker*& wp, frame& f) {
-    name_unnamed(f);
-    worker& w = *wp;
-    fiber* self = w.current_fiber;
-    const std::uint64_t epoch = self->epoch;
     group* g = f.group;
     const std::size_t size = f.ops->size;
     const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;
-    w.current_task = &f.id;
-    observe_start(w.id, f.id, f.work_hint);
-    of(w).policy_.on_task_start(w, f.id);
-    try {
-      f.ops->run_in_place(&f);
-    } catch (...) {
-      if (g) join::record_exception(*g, std::current_exception());
-    }
-    worker& now = self->epoch == epoch ? w : *current_worker();  // moved only if the task suspended
+    worker& now = run_here(*wp, f);
     wp = &now;
-    // A root has already released its caller, who may have removed the observer: run() returning is its end.
-    if (g) observe_end(now.id, f.id);
-    of(now).policy_.on_task_end(now, f.id);
     now.current_task = nullptr;
     if (pooled) now.frames.free(&f, size);
     if (!g) return nullptr;  // a root task signals its own completion

@@ -63,7 +63,7 @@ struct alignas(64) worker : detail::worker_abi {
   void become(fiber* f) {
     current_fiber = f;
     f->worker = this;
-      detail::t_running_fiber = f;
+    detail::t_running_fiber = f;
   }
 
   // xorshift64*: cheap, per-worker, reproducible from the worker id.
