@@ -6,9 +6,10 @@
 //   roost-bench --demo     the curated comparison `make demo` runs (writes out/bench.jsonl)
 //   roost-bench --list     benchmarks with their sizes, and the variants (schedulers not implemented yet are marked)
 //
-// Every measurement checks the result against the serial reference. Prints a table as it goes and, with
-// --json, one JSON line per measurement: bench, variant, size, workers, each repetition's seconds, median,
-// check (and a note when the variant cannot run). Exit status 1 if any check failed.
+// `roost-bench --help` prints the same (kUsage below). Every measurement checks the result against the
+// serial reference. Prints a table as it goes and, with --json, one JSON line per measurement: bench,
+// variant, size, workers, each repetition's seconds, median, check (and a note when the variant cannot
+// run). Exit status 1 if any check failed.
 //
 // --rounds N measures every variant N times, interleaved (all variants once, then all again, ...), and ends
 // each benchmark with a summary: medians over the rounds, ratios taken inside each round, rounds taken
@@ -75,6 +76,21 @@ const roost::scheduler_info* roost_scheduler(const std::string& v) {
     if (v == s.name) return &s;
   return nullptr;
 }
+
+constexpr const char* kUsage =
+    "usage: roost-bench [--bench B1,B2] [--variants V1,V2] [--workers 1,2] [--size S | --small | --paper]\n"
+    "                   [--reps 5] [--warmup 1] [--rounds 1] [--json out.jsonl] [--hint-error det:A|rand:A]\n"
+    "       roost-bench --demo | --list | --help\n"
+    "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
+    "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them\n"
+    "  --workers     worker counts to measure, each in turn\n"
+    "  --size        one size for every benchmark named; --small: the tests' sizes; --paper: the seeds' sizes\n"
+    "  --reps        timed repetitions per measurement (the median is reported); --warmup: untimed ones first\n"
+    "  --rounds      measure every variant N times, interleaved, and summarize each benchmark over the rounds\n"
+    "  --json        also write one JSON line per measurement (roost-report reads it)\n"
+    "  --hint-error  distort heat2d's work hints: det:ALPHA or rand:ALPHA, ALPHA in [0, 1] (seed 003 Fig. 4.22)\n"
+    "  --demo        the comparison `make demo` runs (writes out/bench.jsonl)\n"
+    "Every measurement is checked against the serial program; the exit status is 1 if a check failed.\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
   std::cerr << "roost-bench: " << msg << "\n(roost-bench --list shows benchmarks, sizes and variants)\n";
@@ -354,7 +370,7 @@ int main(int argc, char** argv) {
                                                    : bench::hint_error::kind::random, alpha};
     }
     else if (a == "--help" || a == "-h") {
-      std::printf("usage: see the comment at the top of bench/driver/main.cpp, or README.md\n");
+      std::fputs(kUsage, stdout);
       return 0;
     } else usage_error("unknown argument '" + a + "'");
   }

@@ -1,5 +1,6 @@
 """roost-report on synthetic results with known ratios, and on bad input."""
 import json
+import re
 import os
 import subprocess
 from pathlib import Path
@@ -160,3 +161,14 @@ def test_driver_rejects_a_bad_rounds_value(value):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 2
     assert f"--rounds '{value}': expected an integer from 1 to 100000" in run.stderr
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_driver_help_names_every_option_it_parses():
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--help"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.startswith("usage: roost-bench")
+    source = (Path(__file__).resolve().parents[2] / "bench" / "driver" / "main.cpp").read_text()
+    parsed = set(re.findall(r'a == "(--[a-z-]+)"', source))
+    assert {"--bench", "--rounds", "--json", "--hint-error", "--demo", "--list"} <= parsed
+    missing = [opt for opt in sorted(parsed) if opt not in run.stdout]
+    assert not missing, f"roost-bench --help does not mention {missing}"
