@@ -29,13 +29,10 @@ struct problem_t final : problem {
 };
 
 // Butterflies k in [lo, hi) of a size-m transform whose halves are in out[0, m/2) and out[m/2, m).
-inline void butterflies(cplx* out, long m, long lo, long hi, const cplx* tw, long tw_step) {
-  for (long k = lo; k < hi; ++k) {
-    const cplx t = tw[k * tw_step] * out[k + m / 2];
-    out[k + m / 2] = out[k] - t;
-    out[k] = out[k] + t;
-  }
-}
+// Compiled once, in kernels.cpp, for every variant: common/forkjoin.hpp says why.
+void butterflies(cplx* out, long m, long lo, long hi, const cplx* tw, long tw_step);
+// The whole transform of a size below kSerialBelow, serially (the recursion's leaves).
+void small_transform(const cplx* in, cplx* out, long m, long s, const cplx* tw, long tw_step);
 
 // out[0, m) = DFT of in[0], in[s], in[2s], ... (m points); tw_step = n / m.
 template <class FJ, class Touch>
@@ -45,9 +42,7 @@ void transform(const cplx* in, cplx* out, long m, long s, const cplx* tw, long t
     return;
   }
   if (m < kSerialBelow) {
-    transform<serial_fj>(in, out, m / 2, 2 * s, tw, 2 * tw_step, touch);
-    transform<serial_fj>(in + s, out + m / 2, m / 2, 2 * s, tw, 2 * tw_step, touch);
-    butterflies(out, m, 0, m / 2, tw, tw_step);
+    small_transform(in, out, m, s, tw, tw_step);
     return;
   }
   {

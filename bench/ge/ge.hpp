@@ -29,17 +29,14 @@ struct problem_t final : problem {
   }
 };
 
+// Compiled once, in kernels.cpp, for every variant: common/forkjoin.hpp says why.
+void eliminate_rows_kernel(double* a, long n, long k, long lo, long hi);
+
 template <class Touch>
 void eliminate_rows(double* a, long n, long k, long lo, long hi, Touch&& touch) {
   touch(a + k * n + k, static_cast<std::size_t>(n - k) * sizeof(double), false);
   touch(a + lo * n, static_cast<std::size_t>(hi - lo) * n * sizeof(double), true);
-  const double* pivot = a + k * n;
-  for (long i = lo; i < hi; ++i) {
-    double* row = a + i * n;
-    const double f = row[k] / pivot[k];
-    row[k] = f;
-    for (long j = k + 1; j < n; ++j) row[j] -= f * pivot[j];
-  }
+  eliminate_rows_kernel(a, n, k, lo, hi);
 }
 
 template <class FJ, class Iteration, class Touch>

@@ -36,6 +36,9 @@ struct problem_t final : problem {
 };
 
 // Block `blk` (row-major) of one step, clipped to the interior.
+// Compiled once, in kernels.cpp, for every variant: common/forkjoin.hpp says why.
+void block_kernel(const double* src, double* dst, long n, long r0, long r1, long c0, long c1);
+
 template <class Touch>
 void block(const problem_t& p, const double* src, double* dst, long blk, const Touch& touch) {
   const long n = p.n, r0 = std::max(1L, (blk / p.nb) * p.bs), c0 = std::max(1L, (blk % p.nb) * p.bs);
@@ -43,9 +46,7 @@ void block(const problem_t& p, const double* src, double* dst, long blk, const T
   if (r0 >= r1 || c0 >= c1) return;
   for (long i = r0 - 1; i <= r1; ++i) touch(src + i * n + c0 - 1, static_cast<std::size_t>(c1 - c0 + 2) * sizeof(double), false);
   for (long i = r0; i < r1; ++i) touch(dst + i * n + c0, static_cast<std::size_t>(c1 - c0) * sizeof(double), true);
-  for (long i = r0; i < r1; ++i)
-    for (long j = c0; j < c1; ++j)
-      dst[i * n + j] = 0.25 * (src[(i - 1) * n + j] + src[(i + 1) * n + j] + src[i * n + j - 1] + src[i * n + j + 1]);
+  block_kernel(src, dst, n, r0, r1, c0, c1);
 }
 
 template <class FJ, class Iteration, class Touch>

@@ -22,22 +22,8 @@ struct problem_t final : problem {
   }
 };
 
-inline void rows(problem_t& p, long lo, long hi) {
-  for (long i = lo; i < hi; ++i)
-    for (long j = 0; j < p.n; ++j) {
-      const double cr = -2.0 + 3.0 * static_cast<double>(j) / static_cast<double>(p.n);
-      const double ci = -1.5 + 3.0 * static_cast<double>(i) / static_cast<double>(p.n);
-      double zr = 0, zi = 0;
-      int k = 0;
-      while (k < p.max_iter && zr * zr + zi * zi <= 4.0) {
-        double t = zr * zr - zi * zi + cr;
-        zi = 2.0 * zr * zi + ci;
-        zr = t;
-        ++k;
-      }
-      p.out[i * p.n + j] = k;
-    }
-}
+// Compiled once, in kernels.cpp, for every variant: common/forkjoin.hpp says why.
+void rows(problem_t& p, long lo, long hi);
 
 template <class FJ, class Iteration>
 void run_tasks(problem_t& p, Iteration&& iteration) {

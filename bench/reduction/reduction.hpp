@@ -40,6 +40,9 @@ struct problem_t final : problem {
   }
 };
 
+// Compiled once, in kernels.cpp, for every variant: common/forkjoin.hpp says why.
+void merge_kernel(const double* src, long run, double* dst);  // the sorted runs src[0, run), src[run, 2 run)
+
 // Merge k of level l: runs 2k and 2k+1 of length n >> (depth - l) from src into dst.
 template <class Touch>
 void merge(const problem_t& p, const double* src, double* dst, long level, long k, const Touch& touch) {
@@ -47,7 +50,7 @@ void merge(const problem_t& p, const double* src, double* dst, long level, long 
   const std::size_t bytes = static_cast<std::size_t>(2 * run) * sizeof(double);
   touch(src + lo, bytes, false);
   touch(dst + lo, bytes, true);
-  std::merge(src + lo, src + lo + run, src + lo + run, src + lo + 2 * run, dst + lo);
+  merge_kernel(src + lo, run, dst + lo);
 }
 
 template <class FJ, class Iteration, class Touch>

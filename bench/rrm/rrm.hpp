@@ -29,12 +29,15 @@ struct problem_t final : problem {
   std::string describe() const override { return std::to_string(n) + " doubles, " + std::to_string(n * 8 >> 20) + " MiB"; }
 };
 
+// Compiled once, in kernels.cpp, for every variant: common/forkjoin.hpp says why.
+void map_kernel(double* a, long lo, long hi);  // a[i] += kFactor * a[i]
+
 template <class FJ, class Touch>
 void rrm(double* a, long lo, long hi, const Touch& touch) {
   for (int r = 0; r < kRepeats; ++r)
     split_rows<FJ>(lo, hi, kLeafElems, sizeof(double), [&](long l, long h) {
       touch(a + l, static_cast<std::size_t>(h - l) * sizeof(double), true);
-      for (long i = l; i < h; ++i) a[i] += kFactor * a[i];
+      map_kernel(a, l, h);
     });
   if (hi - lo <= kStopElems) return;
   const long mid = lo + (hi - lo) / 2;

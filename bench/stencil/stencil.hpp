@@ -47,30 +47,22 @@ struct problem_t final : problem {
 // Kernels: rows [lo, hi) of the interior. Annotated as the block of rows they read and write, by its base
 // address (seed 001 §3): the rows read in one step are the element written in the step before, and KRD
 // sees that reuse. The halo rows belong to the neighbouring blocks and are not annotated (heat2d.hpp).
+// Compiled once, in kernels.cpp, for every variant: common/forkjoin.hpp says why.
+void heat_rows_kernel(const double* src, double* dst, long cols, long lo, long hi);
+void sor_rows_kernel(double* g, long cols, long lo, long hi, int colour);
+
 template <class Touch>
 void heat_rows(const double* src, double* dst, long cols, long lo, long hi, Touch&& touch) {
   touch(src + lo * cols, static_cast<std::size_t>(hi - lo) * cols * sizeof(double), false);
   touch(dst + lo * cols, static_cast<std::size_t>(hi - lo) * cols * sizeof(double), true);
-  for (long i = lo; i < hi; ++i) {
-    const double* up = src + (i - 1) * cols;
-    const double* mid = src + i * cols;
-    const double* down = src + (i + 1) * cols;
-    double* out = dst + i * cols;
-    for (long j = 1; j < cols - 1; ++j)
-      out[j] = mid[j] + 0.1 * (up[j] + down[j] + mid[j - 1] + mid[j + 1] - 4.0 * mid[j]);
-  }
+  heat_rows_kernel(src, dst, cols, lo, hi);
 }
 
 template <class Touch>
 void sor_rows(double* g, long cols, long lo, long hi, int colour, Touch&& touch) {
   touch(g + lo * cols, static_cast<std::size_t>(hi - lo) * cols * sizeof(double), false);
   touch(g + lo * cols, static_cast<std::size_t>(hi - lo) * cols * sizeof(double), true);
-  for (long i = lo; i < hi; ++i) {
-    double* row = g + i * cols;
-    for (long j = 1 + ((i + colour) & 1); j < cols - 1; j += 2)
-      row[j] = (1.0 - kOmega) * row[j] +
-               kOmega * 0.25 * (g[(i - 1) * cols + j] + g[(i + 1) * cols + j] + row[j - 1] + row[j + 1]);
-  }
+  sor_rows_kernel(g, cols, lo, hi, colour);
 }
 
 struct no_touch {
