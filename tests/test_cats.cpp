@@ -162,6 +162,38 @@ TEST(Cats, ProfileFindsLeavesWhereEquationOnePutsThemAndSubtreesStayInOneSocket)
   EXPECT_NE(d.find("511 tasks profiled, 16 leaf inter-socket tasks"), std::string::npos) << d;
 }
 
+// A flat task set (sparselu's shape: one task per block, no children) gives leaf inter-socket tasks and no
+// intra-socket tier. Bi-tier stealing would let only the head core of the one socket run them: serial.
+long flat(int tasks, std::size_t bytes_each) {
+  std::vector<long> out(static_cast<std::size_t>(tasks));
+  roost::task_group tg;
+  for (int i = 0; i < tasks; ++i)
+    tg.run([&out, i, bytes_each] {
+      roost::touch(g_data.data() + static_cast<std::size_t>(i) * bytes_each % (g_data.size() - bytes_each), bytes_each);
+      out[static_cast<std::size_t>(i)] = i % 7;
+    });
+  tg.wait();
+  long sum = 0;
+  for (long v : out) sum += v;
+  return sum;
+}
+
+TEST(Cats, FlatTaskSetRunsAsWsAndSaysWhy) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:1 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime rt(o);
+  long expected = 0;
+  for (int i = 0; i < 64; ++i) expected += i % 7;
+  EXPECT_EQ(rt.run([] { return flat(64, 48 * 1024); }), expected);  // the root's footprint (all of g_data) exceeds the cache
+  std::string d = rt.describe();
+  EXPECT_NE(d.find("running as ws"), std::string::npos) << d;
+  EXPECT_NE(d.find("65 tasks profiled, 64 leaf inter-socket tasks"), std::string::npos) << d;
+  EXPECT_NE(d.find("only 0 intra-socket tasks: too flat for bi-tier stealing"), std::string::npos) << d;
+  EXPECT_EQ(rt.run([] { return flat(64, 48 * 1024); }), expected);
+}
+
 TEST(Cats, UnannotatedProgramRunsAsWsAndSaysWhy) {
   roost::options o;
   o.scheduler = "cats";

@@ -129,12 +129,26 @@ void cats_policy::iteration_end() {
     mode_.store(mode::as_ws, std::memory_order_release);
   } else {
     const auto tiers = table_.partition(cache_bytes_);
-    build_trie(tiers);
-    std::size_t leaves = 0;
-    for (const auto& [p, t] : tiers) leaves += t == tier::leaf;
+    std::size_t leaves = 0, intra = 0;
+    for (const auto& [p, t] : tiers) {
+      leaves += t == tier::leaf;
+      intra += t == tier::intra;
+    }
     why << tiers.size() << " tasks profiled, " << leaves << " leaf inter-socket tasks for a "
         << topo::format_bytes(cache_bytes_) << " socket cache, " << intensity << " bytes/ns";
-    mode_.store(mode::bi_tier, std::memory_order_release);
+    if (intra < leaves) {
+      // Seed 000 §3.2's second constraint fails: an intra-socket subtree must be large enough to keep its
+      // socket's cores busy. Here most leaf inter-socket tasks have no children (a flat task set, e.g.
+      // sparselu's one task per block), and under bi-tier stealing only head cores run inter-socket tasks,
+      // one subtree per socket at a time (§3.3): one core per socket would do all the work (sparselu ran
+      // at the serial time on 2 cores). There is no socket-local work to keep together, so run as ws.
+      why << "; only " << intra << " intra-socket tasks: too flat for bi-tier stealing (seed 000 §3.2's second "
+          << "constraint)";
+      mode_.store(mode::as_ws, std::memory_order_release);
+    } else {
+      build_trie(tiers);
+      mode_.store(mode::bi_tier, std::memory_order_release);
+    }
   }
   decision_ = why.str();
 }
