@@ -22,9 +22,36 @@ from .results import Measurement, ResultsError, load
 
 
 def _group(ms: list[Measurement]) -> "OrderedDict[str, list[Measurement]]":
-    by: "OrderedDict[str, list[Measurement]]" = OrderedDict()
+    """The measurements of each run of one benchmark at one size, in file order, under a name for it.
+
+    roost-bench appends to its --json file, so one file may hold several sizes of a benchmark (ratios are
+    only meaningful within a size) and several runs of the same one (a measurement of a variant, worker
+    count and round already seen starts the next run). Names: "heat2d", or "heat2d 512x200" when the
+    benchmark has several sizes, with " (run 2)" and so on for repeated runs."""
+    runs: list[tuple[tuple[str, str], list[Measurement]]] = []
+    current: dict[tuple[str, str], tuple[set, list[Measurement]]] = {}
     for m in ms:
-        by.setdefault(m.bench, []).append(m)
+        key = (m.bench, m.size)
+        seen_group = current.get(key)
+        what = (m.variant, m.workers, m.round)
+        if seen_group is None or what in seen_group[0]:
+            seen_group = (set(), [])
+            current[key] = seen_group
+            runs.append((key, seen_group[1]))
+        seen_group[0].add(what)
+        seen_group[1].append(m)
+    sizes: dict[str, set[str]] = {}
+    for (bench, size), _ in runs:
+        sizes.setdefault(bench, set()).add(size)
+    by: "OrderedDict[str, list[Measurement]]" = OrderedDict()
+    count: dict[tuple[str, str], int] = {}
+    for key, group in runs:
+        bench, size = key
+        count[key] = count.get(key, 0) + 1
+        name = bench if len(sizes[bench]) == 1 else f"{bench} {size}"
+        if count[key] > 1:
+            name += f" (run {count[key]})"
+        by[name] = group
     return by
 
 
@@ -125,7 +152,7 @@ def _fmt(x, pattern):
 def markdown_table(bench: str, rows: list[dict]) -> str:
     size = rows[0]["size"] if rows else ""
     lines = [
-        f"### {bench} ({size})",
+        f"### {bench}" + ("" if size in bench else f" ({size})"),
         "",
         "| variant | workers | median ms | max/min | vs serial | vs ws | check | c2c ns |",
         "|---|---:|---:|---:|---:|---:|---|---:|",
@@ -167,7 +194,7 @@ def chart(bench: str, rows: list[dict], path: Path) -> None:
     ax.set_xticks(x)
     ax.set_xticklabels(variants, rotation=40, ha="right", fontsize=8)
     ax.set_ylabel("median time (ms)")
-    ax.set_title(f"{bench} ({rows[0]['size']})")
+    ax.set_title(bench if rows[0]["size"] in bench else f"{bench} ({rows[0]['size']})")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -192,7 +219,7 @@ def report(ms: list[Measurement], out: Path, title: str = "roost benchmark repor
         parts.append(markdown_table(bench, rows))
         if how:
             parts.append(how + "\n")
-        png = out / f"{bench}.png"
+        png = out / (bench.replace(" (run ", "-run").replace(")", "").replace(" ", "-") + ".png")
         chart(bench, rows, png)
         if png.exists():
             parts.append(f"![{bench}]({png.name})\n")
@@ -208,7 +235,7 @@ def console_table(ms: list[Measurement]) -> str:
     lines = []
     for bench, group in _group(ms).items():
         rows, how = bench_rows(group)
-        lines.append(f"{bench} ({group[0].size})" + (f": {how}" if how else ""))
+        lines.append((bench if group[0].size in bench else f"{bench} ({group[0].size})") + (f": {how}" if how else ""))
         lines.append(f"  {'variant':<18} {'workers':>7} {'median ms':>10} {'vs serial':>9} {'vs ws':>7}")
         for r in rows:
             if r["median_ms"] is None:

@@ -34,6 +34,27 @@ def test_ratios_to_serial_and_ws(tmp_path):
     assert rows[("cats", 1)]["median_ms"] is None
 
 
+def test_sizes_and_appended_runs_get_tables_of_their_own(tmp_path):
+    # roost-bench appends to its --json file: two sizes of heat2d, the second size run twice. Ratios must
+    # stay within one size and one run (once, the report took the first size's serial for all of them).
+    def at(size, variant, workers, median):
+        r = rec(variant, workers, median)
+        r["bench"], r["size"] = "heat2d", size
+        return r
+    p = tmp_path / "r.jsonl"
+    write(p, [at("512x200", "serial", 1, 0.100), at("512x200", "ws", 2, 0.060),
+              at("1024x100", "serial", 1, 0.400), at("1024x100", "ws", 2, 0.200),
+              at("1024x100", "serial", 1, 0.800), at("1024x100", "ws", 2, 0.600)])
+    groups = report._group(load(p))
+    assert list(groups) == ["heat2d 512x200", "heat2d 1024x100", "heat2d 1024x100 (run 2)"]
+    ws = [next(r for r in report.bench_rows(g)[0] if r["variant"] == "ws") for g in groups.values()]
+    assert [round(r["vs_serial"], 3) for r in ws] == [0.6, 0.5, 0.75]
+    out = tmp_path / "out"
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    assert {f.name for f in out.glob("*.png")} == {"heat2d-512x200.png", "heat2d-1024x100.png",
+                                                  "heat2d-1024x100-run2.png"}
+
+
 def test_report_writes_markdown_and_chart(tmp_path):
     p = tmp_path / "r.jsonl"
     write(p, [rec("serial", 1, 0.100), rec("ws", 1, 0.110), rec("ws", 2, 0.060), rec("tbb", 2, 0.070)])
