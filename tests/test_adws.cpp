@@ -200,7 +200,7 @@ TEST(Adws, AChildNeverMistakesALaterContinuationOfItsParentForItsOwn) {
     roost::options o;
     o.scheduler = sched;
     o.workers = 2;
-    o.adws_steal = false;
+    o.adws_steal = roost::adws_stealing::off;
     roost::runtime rt(o);
     std::atomic<bool> done{false};
     std::thread watchdog([&] {

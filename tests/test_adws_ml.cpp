@@ -210,7 +210,7 @@ TEST(AdwsMl, SingleLevelAdwsBreaksTheCacheBound) {
   roost::options o;
   o.scheduler = "adws";
   o.topology = "pack:2 l3:1(size=1MiB) core:4 pu:1";
-  o.adws_steal = false;
+  o.adws_steal = roost::adws_stealing::off;
   roost::runtime rt(o);
   const std::size_t n = 8 << 20;
   cache_check chk(n, 1 << 20, 4);

@@ -1,4 +1,4 @@
-// fib(n) without a cutoff: one spawn per call, the seeds' measure of spawn overhead (seed 003 §4.5). The
+// fib(n) without a cutoff: one spawn per call, the seeds' measure of spawn overhead (seed 003 §4.4.5). The
 // last child runs inline; hints 2 : 1 as in the thesis (fib(n-1) spawned with 2, W_all = 3).
 #pragma once
 #include <string>

@@ -8,6 +8,10 @@
 
 namespace roost {
 
+// ROOST_ADWS_STEAL: whether adws and adws-ml repair imbalance by stealing. adaptive ("auto") measures the
+// program's iterations with and without and keeps the faster (src/sched/steal_tuner.hpp).
+enum class adws_stealing { off, on, adaptive };
+
 struct options {
   // ROOST_SCHED: scheduler name (see scheduler_names()). Default "ws".
   std::optional<std::string> scheduler;
@@ -27,8 +31,9 @@ struct options {
   std::optional<std::string> trace;
 
   // Scheduler knobs (read only by their scheduler, validated always).
-  // ROOST_ADWS_STEAL: adws repairs imbalance by stealing (false: "ADWS (no steal)"). Default true.
-  std::optional<bool> adws_steal;
+  // ROOST_ADWS_STEAL: adws and adws-ml repair imbalance by stealing: true (on), false ("ADWS (no steal)"),
+  // or auto (adaptive: keep whichever makes the iterations faster). Default true.
+  std::optional<adws_stealing> adws_steal;
   // ROOST_CAB_LEVEL: cab's boundary level, the spawn depth of leaf inter-socket tasks, 0..64. Default 2.
   std::optional<unsigned> cab_level;
   // ROOST_CAB_SUBTREES: "one" intra-socket subtree per socket at a time (true, default) or "many" (false).
@@ -46,7 +51,7 @@ struct resolved_options {
   std::size_t stack_size = 0;
   bool verbose = false;
   std::string trace;  // empty: no trace
-  bool adws_steal = true;
+  adws_stealing adws_steal = adws_stealing::on;
   unsigned cab_level = 2;
   bool cab_one_subtree = true;
   double cats_min_intensity = 0.05;

@@ -33,10 +33,15 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool parse_bool(const source& s) {
-  std::string v = lower(s.value);
+std::optional<bool> bool_word(const std::string& value) {
+  std::string v = lower(value);
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return false;
+  return std::nullopt;
+}
+
+bool parse_bool(const source& s) {
+  if (auto b = bool_word(s.value)) return *b;
   fail(s, "not a boolean; valid: true, false, 1, 0, yes, no, on, off");
 }
 
@@ -132,8 +137,14 @@ resolved_options resolve(const options& o) {
   if (o.verbose) r.verbose = *o.verbose;
   else if (const char* v = env("ROOST_VERBOSE")) r.verbose = parse_bool({"ROOST_VERBOSE", v});
 
-  if (o.adws_steal) r.adws_steal = *o.adws_steal;
-  else if (const char* v = env("ROOST_ADWS_STEAL")) r.adws_steal = parse_bool({"ROOST_ADWS_STEAL", v});
+  if (o.adws_steal) {
+    r.adws_steal = *o.adws_steal;
+  } else if (const char* v = env("ROOST_ADWS_STEAL")) {
+    source s{"ROOST_ADWS_STEAL", v};
+    if (lower(s.value) == "auto") r.adws_steal = adws_stealing::adaptive;
+    else if (auto b = bool_word(s.value)) r.adws_steal = *b ? adws_stealing::on : adws_stealing::off;
+    else fail(s, "valid: true, false (or 1, 0, yes, no, on, off), auto (keep whichever makes the iterations faster)");
+  }
 
   {
     const char* valid = "an integer from 0 to 64 (tasks at that spawn depth and above are inter-socket; the root is 0)";

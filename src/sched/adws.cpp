@@ -23,9 +23,12 @@ adws_policy::adws_policy(engine::engine_base& e)
 }
 
 void adws_policy::iteration_begin() {
+  steal_.iteration_begin(platform::os::now_ns());
   root_.active.store(false, std::memory_order_release);
   iteration_.fetch_add(1, std::memory_order_acq_rel);
 }
+
+void adws_policy::iteration_end() { steal_.iteration_end(platform::os::now_ns()); }
 
 // A worker forgets the previous iteration's search state the first time it looks in a new one.
 void adws_policy::catch_up(per_worker& me) {
@@ -135,7 +138,7 @@ bool adws_policy::has_visible_work(engine::worker& w) const {
 }
 
 detail::job* adws_policy::steal(engine::worker& w) {
-  if (!steal_) return nullptr;
+  if (!steal_.stealing()) return nullptr;
   per_worker& me = of(w);
   catch_up(me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
@@ -176,7 +179,7 @@ void adws_policy::finish_dealt_group(engine::worker& w, detail::group_state& g) 
 }
 
 std::string adws_policy::notes() const {
-  return steal_ ? "work hints deal groups over the workers" : "work hints deal groups over the workers; stealing off";
+  return "work hints deal groups over the workers; " + steal_.describe();
 }
 
 }  // namespace roost::sched

@@ -21,7 +21,8 @@
 //
 // Groups without a total work hint are not dealt (their children run work-first in place); a child without
 // a hint weighs 1. Wrong hints change only the mapping; stealing and joins keep results exact.
-// ROOST_ADWS_STEAL=false turns stealing off (the thesis's "ADWS (no steal)").
+// ROOST_ADWS_STEAL=false turns stealing off (the thesis's "ADWS (no steal)"); auto measures which is faster
+// (steal_tuner.hpp).
 #pragma once
 #include <atomic>
 #include <string>
@@ -31,6 +32,7 @@
 #include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
+#include "sched/steal_tuner.hpp"
 
 namespace roost::sched {
 
@@ -97,6 +99,7 @@ class adws_policy : public policy_base {
   }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();
+  void iteration_end();
   std::string notes() const;
 
   // Distribution-tree node (digest §2.4, §2.8). Read by other workers, possibly after reuse: every field
@@ -146,7 +149,7 @@ class adws_policy : public policy_base {
   std::vector<per_worker> ws_;
   node root_;  // the whole line, one per runtime; deactivated at every iteration start
   std::atomic<std::uint64_t> iteration_{0};
-  const bool steal_;
+  steal_tuner steal_;
   const unsigned workers_;
 };
 

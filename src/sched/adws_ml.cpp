@@ -44,9 +44,12 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
 }
 
 void adws_ml_policy::iteration_begin() {
+  steal_.iteration_begin(platform::os::now_ns());
   root_.active.store(false, std::memory_order_release);
   iteration_.fetch_add(1, std::memory_order_acq_rel);
 }
+
+void adws_ml_policy::iteration_end() { steal_.iteration_end(platform::os::now_ns()); }
 
 // A worker forgets the previous iteration's search state the first time it looks in a new one.
 void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {
@@ -304,7 +307,7 @@ adws_ml_policy::node* adws_ml_policy::steal_start(engine::worker& w, per_worker&
 }
 
 detail::job* adws_ml_policy::steal(engine::worker& w) {
-  if (!steal_) return nullptr;
+  if (!steal_.stealing()) return nullptr;
   per_worker& me = of(w);
   catch_up(w, me);
   const unsigned level = level_now(me);
@@ -334,7 +337,7 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
 }
 
 std::string adws_ml_policy::notes() const {
-  return "memory groups: " + tree_.summary() + (steal_ ? "" : "; stealing off");
+  return "memory groups: " + tree_.summary() + "; " + steal_.describe();
 }
 
 }  // namespace roost::sched

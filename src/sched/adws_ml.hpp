@@ -33,6 +33,7 @@
 #include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
+#include "sched/steal_tuner.hpp"
 #include "topology/memory_tree.hpp"
 
 namespace roost::sched {
@@ -104,6 +105,7 @@ class adws_ml_policy : public policy_base {
   }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();
+  void iteration_end();
   std::string notes() const;
 
   const topo::memory_tree& tree() const { return tree_; }
@@ -182,7 +184,7 @@ class adws_ml_policy : public policy_base {
   std::vector<per_worker> ws_;
   node root_;  // DRAM's one group, one per runtime
   std::atomic<std::uint64_t> iteration_{0};
-  const bool steal_;
+  steal_tuner steal_;
 };
 
 }  // namespace roost::sched

@@ -1,5 +1,5 @@
 // ws — random work stealing, work-first: the child runs at once and the parent's continuation is what
-// thieves take. The seeds' "Cilk-a" baseline (seed 000 §5; seed 003 §4.5 "random work stealing").
+// thieves take. The seeds' "Cilk-a" baseline (seed 000 §5; seed 003 §4.4 "random WS").
 #pragma once
 #include "sched/policy.hpp"
 
