@@ -31,8 +31,8 @@ struct options {
   std::optional<std::string> trace;
 
   // Scheduler knobs (read only by their scheduler, validated always).
-  // ROOST_ADWS_STEAL: adws and adws-ml repair imbalance by stealing: true (on), false ("ADWS (no steal)"),
-  // or auto (adaptive: keep whichever makes the iterations faster). Default true.
+  // ROOST_ADWS_STEAL: adws and adws-ml repair imbalance by stealing: true (on, seed 003's ADWS), false
+  // ("ADWS (no steal)"), or auto (adaptive: keep whichever makes the iterations faster). Default auto.
   std::optional<adws_stealing> adws_steal;
   // ROOST_CAB_LEVEL: cab's boundary level, the spawn depth of leaf inter-socket tasks, 0..64. Default 2.
   std::optional<unsigned> cab_level;
@@ -51,7 +51,7 @@ struct resolved_options {
   std::size_t stack_size = 0;
   bool verbose = false;
   std::string trace;  // empty: no trace
-  adws_stealing adws_steal = adws_stealing::on;
+  adws_stealing adws_steal = adws_stealing::adaptive;
   unsigned cab_level = 2;
   bool cab_one_subtree = true;
   double cats_min_intensity = 0.05;
