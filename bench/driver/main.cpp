@@ -297,7 +297,11 @@ int run(const run_config& cfg) {
         }
       }
     }
-    if (cfg.rounds > 1) bench::print_round_summary(bn, size, bench::summarize_rounds(all, cfg.rounds, c2c_best));
+    if (cfg.rounds > 1) {
+      const bench::round_summary s = bench::summarize_rounds(all, cfg.rounds, c2c_best);
+      bench::print_round_summary(bn, size, s);
+      if (json.is_open()) json << bench::round_summary_json(bn, size, s) << std::flush;
+    }
   }
   return all_ok ? 0 : 1;
 }

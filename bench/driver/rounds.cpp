@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "common/machine_state.hpp"
@@ -100,6 +101,29 @@ void print_round_summary(const std::string& bench, const std::string& size, cons
                 r.check_passed ? "ok" : "FAILED");
   }
   std::fflush(stdout);
+}
+
+std::string round_summary_json(const std::string& bench, const std::string& size, const round_summary& s) {
+  std::ostringstream os;
+  os.precision(9);
+  auto number_or_null = [&os](double x) {
+    if (x < 0) os << "null";
+    else os << x;
+  };
+  for (const auto& r : s.rows) {
+    os << "{\"summary\":true,\"bench\":\"" << json_escape(bench) << "\",\"size\":\"" << json_escape(size)
+       << "\",\"variant\":\"" << json_escape(r.variant) << "\",\"workers\":" << r.workers << ",\"median\":";
+    number_or_null(r.rounds_used ? r.median_s : -1);
+    os << ",\"spread\":";
+    number_or_null(r.rounds_used ? r.spread : -1);
+    os << ",\"vs_serial\":";
+    number_or_null(r.vs_serial);
+    os << ",\"vs_ws\":";
+    number_or_null(r.vs_ws);
+    os << ",\"rounds_used\":" << r.rounds_used << ",\"rounds\":" << s.rounds << ",\"near_rounds\":" << s.near_rounds
+       << ",\"check\":" << (r.check_passed ? "true" : "false") << ",\"note\":\"" << json_escape(r.note) << "\"}\n";
+  }
+  return os.str();
 }
 
 }  // namespace bench

@@ -38,4 +38,10 @@ round_summary summarize_rounds(const std::vector<measurement>& all, int rounds, 
 // The summary as a table on stdout.
 void print_round_summary(const std::string& bench, const std::string& size, const round_summary& s);
 
+// The summary as JSON lines, one per row, written after the run's measurements in the --json file:
+// {"summary":true, "bench", "size", "variant", "workers", "median" (s), "spread", "vs_serial", "vs_ws" (null
+// when there is no reference), "rounds_used", "rounds", "near_rounds", "check", "note"}. roost-report shows
+// these rows as they are: the rule lives here only.
+std::string round_summary_json(const std::string& bench, const std::string& size, const round_summary& s);
+
 }  // namespace bench

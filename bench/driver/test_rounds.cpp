@@ -75,4 +75,21 @@ TEST(Rounds, AVariantThatCouldNotRunKeepsItsReason) {
   EXPECT_EQ(r.note, "no such version of this benchmark");
 }
 
+TEST(Rounds, TheSummaryIsWrittenAsJsonLinesWithNullForAMissingReference) {
+  measurement m{"heat", "cats", "64x32x4", 1, {}, 0, false, "scheduler not implemented yet"};
+  m.round = 1;
+  auto s = bench::summarize_rounds({ran("serial", 1, 1, 0.5), ran("adws", 2, 1, 0.25), m}, 1, 60);
+  const std::string j = bench::round_summary_json("heat", "64x32x4", s);
+  EXPECT_EQ(j,
+            "{\"summary\":true,\"bench\":\"heat\",\"size\":\"64x32x4\",\"variant\":\"serial\",\"workers\":1,"
+            "\"median\":0.5,\"spread\":1,\"vs_serial\":1,\"vs_ws\":null,\"rounds_used\":1,\"rounds\":1,"
+            "\"near_rounds\":1,\"check\":true,\"note\":\"\"}\n"
+            "{\"summary\":true,\"bench\":\"heat\",\"size\":\"64x32x4\",\"variant\":\"adws\",\"workers\":2,"
+            "\"median\":0.25,\"spread\":1,\"vs_serial\":0.5,\"vs_ws\":null,\"rounds_used\":1,\"rounds\":1,"
+            "\"near_rounds\":1,\"check\":true,\"note\":\"\"}\n"
+            "{\"summary\":true,\"bench\":\"heat\",\"size\":\"64x32x4\",\"variant\":\"cats\",\"workers\":1,"
+            "\"median\":null,\"spread\":null,\"vs_serial\":null,\"vs_ws\":null,\"rounds_used\":0,\"rounds\":1,"
+            "\"near_rounds\":1,\"check\":true,\"note\":\"scheduler not implemented yet\"}\n");  // no check failed
+}
+
 }  // namespace

@@ -5,9 +5,9 @@
 Ratios compare variants measured in the same run: time / serial time, and time / ws time at the same
 worker count (lower is better for both). A variant that could not run is listed with its reason.
 
-Results of `roost-bench --rounds N` are summarized as the driver does it (bench/driver/rounds.hpp): rounds
-with a measurement taken while the CPUs were far apart are left out (unless all were), times are medians
-over the rounds used, and ratios are medians of each round's own ratios.
+Results of `roost-bench --rounds N` are shown as the driver summarized them (its summary lines; the rule is
+bench/driver/rounds.hpp's): rounds with a measurement taken while the CPUs were far apart are left out
+(unless all were), times are medians over the rounds used, and ratios are medians of each round's own ratios.
 """
 from __future__ import annotations
 
@@ -18,40 +18,55 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import Measurement, ResultsError, load
+from .results import Measurement, ResultsError, Summary, load_all
 
 
-def _group(ms: list[Measurement]) -> "OrderedDict[str, list[Measurement]]":
-    """The measurements of each run of one benchmark at one size, in file order, under a name for it.
+class Run:
+    """One run of one benchmark at one size: its measurements, and the driver's summary rows if it had rounds."""
+
+    def __init__(self) -> None:
+        self.measurements: list[Measurement] = []
+        self.summaries: list[Summary] = []
+        self.seen: set = set()
+
+
+def _group(records: list) -> "OrderedDict[str, Run]":
+    """The runs in a file, in file order, under a name each.
 
     roost-bench appends to its --json file, so one file may hold several sizes of a benchmark (ratios are
     only meaningful within a size) and several runs of the same one (a measurement of a variant, worker
-    count and round already seen starts the next run). Names: "heat2d", or "heat2d 512x200" when the
-    benchmark has several sizes, with " (run 2)" and so on for repeated runs."""
-    runs: list[tuple[tuple[str, str], list[Measurement]]] = []
-    current: dict[tuple[str, str], tuple[set, list[Measurement]]] = {}
-    for m in ms:
-        key = (m.bench, m.size)
-        seen_group = current.get(key)
-        what = (m.variant, m.workers, m.round)
-        if seen_group is None or what in seen_group[0]:
-            seen_group = (set(), [])
-            current[key] = seen_group
-            runs.append((key, seen_group[1]))
-        seen_group[0].add(what)
-        seen_group[1].append(m)
+    count and round already seen starts the next run; summary lines belong to the latest run of their
+    benchmark and size). Names: "heat2d", or "heat2d 512x200" when the benchmark has several sizes, with
+    " (run 2)" and so on for repeated runs."""
+    runs: list[tuple[tuple[str, str], Run]] = []
+    current: dict[tuple[str, str], Run] = {}
+    for r in records:
+        key = (r.bench, r.size)
+        run = current.get(key)
+        if isinstance(r, Summary):
+            if run is None:
+                run = current[key] = Run()
+                runs.append((key, run))
+            run.summaries.append(r)
+            continue
+        what = (r.variant, r.workers, r.round)
+        if run is None or what in run.seen or run.summaries:
+            run = current[key] = Run()
+            runs.append((key, run))
+        run.seen.add(what)
+        run.measurements.append(r)
     sizes: dict[str, set[str]] = {}
     for (bench, size), _ in runs:
         sizes.setdefault(bench, set()).add(size)
-    by: "OrderedDict[str, list[Measurement]]" = OrderedDict()
+    by: "OrderedDict[str, Run]" = OrderedDict()
     count: dict[tuple[str, str], int] = {}
-    for key, group in runs:
+    for key, run in runs:
         bench, size = key
         count[key] = count.get(key, 0) + 1
         name = bench if len(sizes[bench]) == 1 else f"{bench} {size}"
         if count[key] > 1:
             name += f" (run {count[key]})"
-        by[name] = group
+        by[name] = run
     return by
 
 
@@ -92,57 +107,43 @@ def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
     return rows
 
 
-def rows_over_rounds(ms: list[Measurement], best: float | None = None) -> tuple[list[dict], int, int]:
-    """One row per (variant, workers) of one benchmark measured in interleaved rounds, and (rounds used,
-    rounds). Same rule as the driver's summary (bench/driver/rounds.cpp)."""
-    if best is None:
-        best = best_c2c(ms)
-    rounds = sorted({m.round for m in ms})
-    far = {m.round for m in ms if m.ran and far_apart(m, best)}
-    used = [r for r in rounds if r not in far] or rounds
-    serial = {m.round: m.median for m in ms if m.variant == "serial" and m.ran}
-    ws = {(m.round, m.workers): m.median for m in ms if m.variant == "ws" and m.ran}
-    by: "OrderedDict[tuple[str, int], list[Measurement]]" = OrderedDict()
-    for m in ms:
-        by.setdefault((m.variant, m.workers), []).append(m)
-    rows = []
-    for (variant, workers), group in by.items():
-        ran = [m for m in group if m.ran and m.round in used]
-        t = [m.median for m in ran]
-        vs_serial = [m.median / serial[m.round] for m in ran if serial.get(m.round)]
-        vs_ws = [m.median / ws[(m.round, m.workers)] for m in ran if ws.get((m.round, m.workers))]
-        c2c = [m.c2c_ns for m in ran if m.c2c_ns is not None]
-        notes = [m.note for m in group if not m.ran and m.note]
-        rows.append(
-            {
-                "variant": variant,
-                "workers": workers,
-                "median_ms": float(np.median(t)) * 1e3 if t else None,
-                "spread": float(max(t) / min(t)) if t and min(t) > 0 else None,
-                "vs_serial": float(np.median(vs_serial)) if vs_serial else None,
-                "vs_ws": float(np.median(vs_ws)) if vs_ws else None,
-                "check": all(m.check for m in group if m.ran) if t else None,
-                "note": notes[0] if notes else ("" if t else "ran only in rounds left out"),
-                "size": group[0].size,
-                "c2c_ns": max(c2c) if c2c else None,
-                "far": False,
-                "rounds": len(ran),
-            }
-        )
-    return rows, len(used) if far != set(rounds) else 0, len(rounds)
+def summary_rows(summaries: list[Summary]) -> list[dict]:
+    """The driver's summary of a run with rounds, as table rows."""
+    return [
+        {
+            "variant": r.variant,
+            "workers": r.workers,
+            "median_ms": r.median * 1e3 if r.median is not None else None,
+            "spread": r.spread,
+            "vs_serial": r.vs_serial,
+            "vs_ws": r.vs_ws,
+            "check": r.check if r.median is not None else None,
+            "note": r.note or ("" if r.median is not None else "ran only in rounds left out"),
+            "size": r.size,
+            "c2c_ns": None,
+            "far": False,
+            "rounds": r.rounds_used,
+        }
+        for r in summaries
+    ]
 
 
-def bench_rows(ms: list[Measurement], best: float | None = None) -> tuple[list[dict], str]:
-    """The rows for one benchmark, and a line that says how they were summarized (empty for one round)."""
-    if not any(m.round for m in ms):
-        return ratios(ms, best), ""
-    rows, near, total = rows_over_rounds(ms, best)
-    if near == 0:
-        return rows, f"{total} interleaved rounds, all taken while the CPUs were far apart: not comparable."
-    used = f"its {total} interleaved rounds" if near == total else (
-        f"{near} of {total} interleaved rounds ({total - near} left out: the CPUs were far apart)")
-    return rows, (f"Medians over {used}; ratios are medians of each round's own ratios; max/min is the spread of "
-                  "the round medians.")
+def bench_rows(run: Run, best: float | None = None) -> tuple[list[dict], str]:
+    """The rows for one run, and a line that says how they were summarized (empty for one round)."""
+    ms = run.measurements
+    if run.summaries:
+        total, near = run.summaries[0].rounds, run.summaries[0].near_rounds
+        if near == 0:
+            return summary_rows(run.summaries), (
+                f"{total} interleaved rounds, all taken while the CPUs were far apart: not comparable.")
+        used = f"its {total} interleaved rounds" if near == total else (
+            f"{near} of {total} interleaved rounds ({total - near} left out: the CPUs were far apart)")
+        return summary_rows(run.summaries), (
+            f"Medians over {used}; ratios are medians of each round's own ratios; max/min is the spread of the "
+            "round medians.")
+    if any(m.round for m in ms):  # rounds, but the run ended before its summary was written
+        return ratios(ms, best), "Rounds without the driver's summary (the run did not finish): every measurement."
+    return ratios(ms, best), ""
 
 
 def _fmt(x, pattern):
@@ -201,7 +202,8 @@ def chart(bench: str, rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def report(ms: list[Measurement], out: Path, title: str = "roost benchmark report") -> Path:
+def report(records: list, out: Path, title: str = "roost benchmark report") -> Path:
+    """records: load_all's lines (measurements and summary rows) or measurements alone."""
     out.mkdir(parents=True, exist_ok=True)
     parts = [
         f"# {title}",
@@ -213,9 +215,10 @@ def report(ms: list[Measurement], out: Path, title: str = "roost benchmark repor
         "above twice the run's best, when the host had placed the CPUs far apart: do not compare those.",
         "",
     ]
+    ms = [r for r in records if isinstance(r, Measurement)]
     best = best_c2c(ms)
-    for bench, group in _group(ms).items():
-        rows, how = bench_rows(group, best)
+    for bench, run in _group(records).items():
+        rows, how = bench_rows(run, best)
         parts.append(markdown_table(bench, rows))
         if how:
             parts.append(how + "\n")
@@ -231,11 +234,12 @@ def report(ms: list[Measurement], out: Path, title: str = "roost benchmark repor
     return path
 
 
-def console_table(ms: list[Measurement]) -> str:
+def console_table(records: list) -> str:
     lines = []
-    for bench, group in _group(ms).items():
-        rows, how = bench_rows(group)
-        lines.append((bench if group[0].size in bench else f"{bench} ({group[0].size})") + (f": {how}" if how else ""))
+    for bench, run in _group(records).items():
+        rows, how = bench_rows(run)
+        size = rows[0]["size"] if rows else ""
+        lines.append((bench if size in bench else f"{bench} ({size})") + (f": {how}" if how else ""))
         lines.append(f"  {'variant':<18} {'workers':>7} {'median ms':>10} {'vs serial':>9} {'vs ws':>7}")
         for r in rows:
             if r["median_ms"] is None:
@@ -256,15 +260,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quiet", action="store_true", help="do not print the table")
     args = ap.parse_args(argv)
     try:
-        ms = load(args.results)
+        records = load_all(args.results)
     except ResultsError as e:
         print(f"roost-report: {e}", file=sys.stderr)
         return 2
-    path = report(ms, Path(args.out))
+    path = report(records, Path(args.out))
     if not args.quiet:
-        print(console_table(ms))
+        print(console_table(records))
     print(f"roost-report: wrote {path}")
-    return 1 if any(m.ran and not m.check for m in ms) else 0
+    return 1 if any(isinstance(m, Measurement) and m.ran and not m.check for m in records) else 0
 
 
 if __name__ == "__main__":

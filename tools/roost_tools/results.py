@@ -31,14 +31,40 @@ class Measurement:
         return bool(self.seconds)
 
 
+@dataclass
+class Summary:
+    """One row of the summary `roost-bench --rounds N` writes after a benchmark's rounds (driver/rounds.hpp:
+    the rule that leaves far rounds out and takes ratios inside each round lives there only)."""
+    bench: str
+    size: str
+    variant: str
+    workers: int
+    median: float | None  # s, median over the rounds used; None: it ran in none of them
+    spread: float | None
+    vs_serial: float | None
+    vs_ws: float | None
+    rounds_used: int
+    rounds: int
+    near_rounds: int  # 0: every round was far, all were used
+    check: bool
+    note: str = ""
+
+
 REQUIRED = ("bench", "variant", "size", "workers", "seconds", "median", "check")
+SUMMARY_REQUIRED = ("bench", "size", "variant", "workers", "median", "spread", "vs_serial", "vs_ws", "rounds_used",
+                    "rounds", "near_rounds", "check")
 
 
-def load(path: str | Path) -> list[Measurement]:
+def _opt(x) -> float | None:
+    return None if x is None else float(x)
+
+
+def load_all(path: str | Path) -> list[Measurement | Summary]:
+    """Every line of a roost-bench --json file, in file order: measurements and summary rows."""
     path = Path(path)
     if not path.exists():
         raise ResultsError(f"{path}: no such file (run roost-bench with --json {path} first)")
-    out: list[Measurement] = []
+    out: list[Measurement | Summary] = []
     for lineno, line in enumerate(path.read_text().splitlines(), start=1):
         if not line.strip():
             continue
@@ -46,6 +72,17 @@ def load(path: str | Path) -> list[Measurement]:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             raise ResultsError(f"{path}:{lineno}: not a JSON line ({e.msg})") from None
+        if rec.get("summary"):
+            missing = [k for k in SUMMARY_REQUIRED if k not in rec]
+            if missing:
+                raise ResultsError(f"{path}:{lineno}: summary line missing field(s) {', '.join(missing)}")
+            out.append(Summary(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
+                               workers=int(rec["workers"]), median=_opt(rec["median"]), spread=_opt(rec["spread"]),
+                               vs_serial=_opt(rec["vs_serial"]), vs_ws=_opt(rec["vs_ws"]),
+                               rounds_used=int(rec["rounds_used"]), rounds=int(rec["rounds"]),
+                               near_rounds=int(rec["near_rounds"]), check=bool(rec["check"]),
+                               note=str(rec.get("note", ""))))
+            continue
         missing = [k for k in REQUIRED if k not in rec]
         if missing:
             raise ResultsError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
@@ -63,6 +100,11 @@ def load(path: str | Path) -> list[Measurement]:
                 round=int(rec.get("round", 0)),
             )
         )
-    if not out:
+    if not any(isinstance(r, Measurement) for r in out):
         raise ResultsError(f"{path}: no measurements")
     return out
+
+
+def load(path: str | Path) -> list[Measurement]:
+    """The measurement lines of a roost-bench --json file (summary lines left out)."""
+    return [r for r in load_all(path) if isinstance(r, Measurement)]
