@@ -360,9 +360,11 @@ TEST(Adws, StealsStayInsideTheTopmostActiveNode) {
 // it has no node, and the root's node stays inactive until A ends: it would run none of them.
 class AdwsPointing : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(AdwsPointing, AWorkerWithoutANodeIsPointedAtTheSearchersNode) {
+// `asleep_first`: worker 1 is asleep before worker 0 spawns D's children (worker 0 spins 30 ms first), so it
+// must be woken for them, not find them while it still spins.
+void pointing_rounds(const char* sched, bool asleep_first) {
   roost::options o;
-  o.scheduler = GetParam();
+  o.scheduler = sched;
   o.workers = 2;
   roost::runtime rt(o);
   for (int round = 0; round < 3; ++round) {
@@ -372,6 +374,10 @@ TEST_P(AdwsPointing, AWorkerWithoutANodeIsPointedAtTheSearchersNode) {
       root.run([&] {  // A
         roost::task_group a(3);
         a.run([] {}, 2);  // C: short, to worker 1
+        if (asleep_first) {
+          auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
+          while (std::chrono::steady_clock::now() < until) {}
+        }
         roost::task_group d;  // D's children: plain, work-first on worker 0
         for (int i = 0; i < 8; ++i)
           d.run([&] {
@@ -383,9 +389,13 @@ TEST_P(AdwsPointing, AWorkerWithoutANodeIsPointedAtTheSearchersNode) {
       }, 2);
       root.wait();
     });
-    EXPECT_GT(d_leaves_on_1.load(), 0) << "round " << round;
+    EXPECT_GT(d_leaves_on_1.load(), 0) << sched << (asleep_first ? ", worker 1 asleep first" : "") << ", round " << round;
   }
 }
+
+TEST_P(AdwsPointing, AWorkerWithoutANodeIsPointedAtTheSearchersNode) { pointing_rounds(GetParam(), false); }
+
+TEST_P(AdwsPointing, APointedWorkerThatAlreadySleepsIsWoken) { pointing_rounds(GetParam(), true); }
 
 // adws-ml without data-size hints deals like adws (one level of per-worker groups on this topology).
 INSTANTIATE_TEST_SUITE_P(Schedulers, AdwsPointing, ::testing::Values("adws", "adws-ml"),
