@@ -192,8 +192,8 @@ class engine final : public engine_base {
   // Runs a fresh frame on the calling fiber as its worker's current task: named if the inline spawn left it
   // unnamed, observed, an exception recorded in its group (a root has none: run_root rethrows it). Returns
   // the worker the fiber is on afterwards, another one only if the task suspended (its epoch then moved).
-  // The frame's memory is still the caller's to free.
-  static worker& run_here(worker& w, frame& f) {
+  // The frame's memory is still the caller's to free. Inlined into both callers, as the two copies were.
+  __attribute__((always_inline)) static worker& run_here(worker& w, frame& f) {
     name_unnamed(f);
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
