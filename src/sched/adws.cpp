@@ -23,12 +23,12 @@ adws_policy::adws_policy(engine::engine_base& e)
 }
 
 void adws_policy::iteration_begin() {
-  steal_.iteration_begin(platform::os::now_ns());
+  steal_.iteration_begin();
   root_.active.store(false, std::memory_order_release);
   iteration_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-void adws_policy::iteration_end() { steal_.iteration_end(platform::os::now_ns()); }
+void adws_policy::iteration_end() { steal_.iteration_end(); }
 
 // A worker forgets the previous iteration's search state the first time it looks in a new one.
 void adws_policy::catch_up(per_worker& me) {

@@ -44,12 +44,12 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
 }
 
 void adws_ml_policy::iteration_begin() {
-  steal_.iteration_begin(platform::os::now_ns());
+  steal_.iteration_begin();
   root_.active.store(false, std::memory_order_release);
   iteration_.fetch_add(1, std::memory_order_acq_rel);
 }
 
-void adws_ml_policy::iteration_end() { steal_.iteration_end(platform::os::now_ns()); }
+void adws_ml_policy::iteration_end() { steal_.iteration_end(); }
 
 // A worker forgets the previous iteration's search state the first time it looks in a new one.
 void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/platform.hpp"
 #include "roost/options.hpp"
 
 namespace roost::sched {
@@ -38,9 +39,15 @@ class steal_tuner {
 
   // Read by thieves on every steal attempt.
   bool stealing() const { return stealing_.load(std::memory_order_relaxed); }
-  bool adaptive() const { return adaptive_; }
 
-  // Around each root run(), on the calling thread (runtime.cpp): the clock in ns.
+  // Around each root run(), on the calling thread (the policies' iteration hooks). They read the clock
+  // only when adaptive; the overloads take it from the caller (the tests' synthetic clock).
+  void iteration_begin() {
+    if (adaptive_) iteration_begin(platform::os::now_ns());
+  }
+  void iteration_end() {
+    if (adaptive_) iteration_end(platform::os::now_ns());
+  }
   void iteration_begin(std::uint64_t now_ns);
   void iteration_end(std::uint64_t now_ns);
 
