@@ -46,19 +46,16 @@ class adws_policy : public policy_base {
   // The per-spawn paths are inline and short for what is not being dealt (most tasks); the search itself,
   // which runs a few times per group level, is out of line.
   spawn_order order(engine::worker& w, detail::task_frame& f) {
-    detail::task_id& cur = *w.current_task;
     detail::group_state& g = *f.group;
-    f.id.sched_node = cur.sched_node;
     if (g.spawned == 1) {  // the group's first spawn since its last join opens it
-      if (of(w).searching && g.total_work > 0) open_group(w, cur, g);
+      if (of(w).searching && g.total_work > 0) open_group(w, *w.current_task, g);
       else g.dist.mode = kPlain;
     }
-    if (g.dist.mode != kSearchRoot) {  // not dealt: an ordinary local work-first spawn
-      f.id.range_lo = w.id;
-      f.id.range_hi = w.id + 0.5;
-      return spawn_order::child_first;
-    }
-    return deal(w, f, cur, g);
+    // Not dealt: an ordinary local work-first spawn. The child keeps the cleared scheduling state of the
+    // engine's spawn (range [0, 0), no node): a range inside one worker's region, which deals nothing
+    // (open_group), and no node, which no search starts from and no task end activates. Nothing written.
+    if (g.dist.mode != kSearchRoot) return spawn_order::child_first;
+    return deal(w, f, *w.current_task, g);
   }
   bool ship(engine::worker& w, detail::task_frame* f);
   void publish_continuation(engine::worker& w, engine::fiber* parent) {
