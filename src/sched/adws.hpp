@@ -111,22 +111,26 @@ class adws_policy : public policy_base {
 
  private:
 
+  // What the owner reads at every spawn, pop and task end shares its first line: a task of a memory-bound
+  // leaf finds the runtime's lines evicted (engine/README.md, "A task in a cold cache"), so each line
+  // costs a miss per task. Others write mailbox and pointed only when they deal or point (rare), and
+  // the migration queue, whose lock thieves take, lies on lines of its own.
   struct alignas(64) per_worker {
     std::atomic<detail::job*> mailbox{nullptr};  // one slot: at most one pending search-root task (Thm 2)
-    queues::locked_deque<detail::job> migq;
-    bool use_mig = false;
-    bool searching = false;
+    std::uint64_t iteration = 0;
     node* current = nullptr;
     // Set by a searcher whose search ended with this worker in its node's range while this worker had no
     // node of its own (digest §9.8, "point workers that got nothing at the active node"); taken at the
     // next steal. Any worker writes it; a stale value only picks a wrong range (nodes are never freed).
     std::atomic<node*> pointed{nullptr};
-    adws::node_pool<node> nodes;
-    std::uint64_t iteration = 0;
+    bool use_mig = false;
+    bool searching = false;
     // order() decides, ship() delivers.
     bool ship_pending = false;
-    unsigned ship_to = 0;
     bool ship_search_root = false;
+    unsigned ship_to = 0;
+    alignas(64) queues::locked_deque<detail::job> migq;
+    adws::node_pool<node> nodes;
   };
 
   per_worker& of(engine::worker& w) { return ws_[w.id]; }

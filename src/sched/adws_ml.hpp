@@ -124,30 +124,33 @@ class adws_ml_policy : public policy_base {
  private:
   // A memory group's queues (digest §3.4: everything a worker had in single-level ADWS). The local queue
   // of a leaf group is its worker's own deque; inner groups have few tasks and use a locked one.
+  // As in adws (adws.hpp, per_worker): what a head reads at every pop and spawn shares the first line of
+  // each struct (mailbox, use_mig and kept's size for a group; leaf, levels, iteration for a worker), the
+  // queues thieves lock lie on lines of their own.
   struct alignas(64) group_queues {
     std::atomic<detail::job*> mailbox{nullptr};
-    queues::locked_deque<detail::job> migq, localq;
-    queues::locked_deque<detail::job> kept;  // given back by the engine: the head's alone, never stolen
     std::atomic<node*> entry{nullptr};  // the node of the task that moved down from this group, if any
     bool use_mig = false;               // the head's, while it represents this group
+    queues::locked_deque<detail::job> kept;  // given back by the engine: the head's alone, never stolen
+    alignas(64) queues::locked_deque<detail::job> migq, localq;
   };
   struct alignas(64) per_worker {
     group_queues* leaf = nullptr;  // the queues of the worker's own (leaf-level) group
+    std::uint64_t iteration = 0;
+    node* current = nullptr;
     unsigned level = 0;       // the memory level this worker's own tasks moved it to (see level_now)
     unsigned home_level = 0;  // the topmost level whose group it heads
+    // Set by another worker whose task aggregated this worker's groups into a deeper level: while it is
+    // there, this worker represents that level (0: not pulled).
+    std::atomic<unsigned> pulled{0};
     bool searching = false;
-    node* current = nullptr;
+    bool ship_pending = false;  // order() decides, ship() delivers
+    bool ship_search_root = false;
+    unsigned ship_group = 0;
     // As in adws: set by a searcher whose node's range holds a group this worker heads while the worker
     // has no node yet (digest §9.8); taken at its next steal.
     std::atomic<node*> pointed{nullptr};
     adws::node_pool<node> nodes;
-    std::uint64_t iteration = 0;
-    bool ship_pending = false;  // order() decides, ship() delivers
-    unsigned ship_group = 0;
-    bool ship_search_root = false;
-    // Set by another worker whose task aggregated this worker's groups into a deeper level: while it is
-    // there, this worker represents that level (0: not pulled).
-    std::atomic<unsigned> pulled{0};
   };
   // The level a worker represents now: its own, or the deeper one a task aggregating its groups pulled it to.
   static unsigned level_now(const per_worker& me) {
