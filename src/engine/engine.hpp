@@ -260,7 +260,7 @@ class engine final : public engine_base {
     return schedule(w, next);
   }
 
-  static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
+  __attribute__((always_inline)) static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
     // Keep what we need before the parent becomes stealable. A group's first child lies in the group's
     // inline slot, which lives until the group's join, and that join waits for this child: its id can be
     // used where it lies. Any other frame is on the parent's stack, which the stolen continuation unwinds.
@@ -292,7 +292,14 @@ class engine final : public engine_base {
       }
     } pub{&w, parent, false};
     try {
-      f.ops->run_moved(&f, &publisher::publish, &pub);
+      // A first child in the group's inline slot runs where it lies (the slot lives until the join, which
+      // waits for it): no closure to move onto this stack and no callback to publish after the move.
+      if (&id == &f.id) {
+        publisher::publish(&pub);
+        f.ops->run_in_place(&f);
+      } else {
+        f.ops->run_moved(&f, &publisher::publish, &pub);
+      }
     } catch (...) {
       join::record_exception(*g, std::current_exception());
     }

@@ -44,7 +44,7 @@ inline void observe_steal(unsigned thief, unsigned victim, bool taken) {
 }
 
 // Names a child by its spawn path (task_frame.hpp: parent's id, then its index among the parent's children).
-inline void name_child(detail::worker_abi& w, detail::task_frame& f) {
+__attribute__((always_inline)) inline void name_child(detail::worker_abi& w, detail::task_frame& f) {
   detail::task_id* parent = w.current_task;
   f.id.parent = parent;
   f.id.index = parent->next_child++;

@@ -58,7 +58,7 @@ class adws_policy : public policy_base {
     return deal(w, f, *w.current_task, g);
   }
   bool ship(engine::worker& w, detail::task_frame* f);
-  void publish_continuation(engine::worker& w, engine::fiber* parent) {
+  ROOST_SEAM void publish_continuation(engine::worker& w, engine::fiber* parent) {
     per_worker& me = of(w);
     if (me.use_mig) {
       me.migq.push_bottom(parent);
@@ -67,7 +67,7 @@ class adws_policy : public policy_base {
       w.deque.push(parent);  // the deque wakes a sleeper when it shares the task
     }
   }
-  detail::job* pop_own(engine::worker& w) {
+  ROOST_SEAM detail::job* pop_own(engine::worker& w) {
     per_worker& me = of(w);
     // Look before taking: this runs after every child, and an exchange is a locked instruction.
     if (me.mailbox.load(std::memory_order_relaxed) != nullptr || me.iteration != iteration_.load(std::memory_order_relaxed))
