@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "queues/migration_queue.hpp"
 #include "roost/detail/ws_deque.hpp"
 
 using roost::detail::ws_deque;
@@ -143,4 +144,83 @@ TEST(Deque, ConcurrentOwnerAndThievesTakeEachItemOnce) {
 
   for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
   RecordProperty("stolen", static_cast<int>(stolen.load()));
+}
+
+// ADWS's migration queue (src/queues/migration_queue.hpp): one deque in meaning, received tasks on the
+// steal side of the owner's pushes.
+using roost::queues::migration_queue;
+
+TEST(MigrationQueue, OwnerTakesItsPushesThenWhatItReceivedInArrivalOrder) {
+  migration_queue<item> q;
+  item r1{1}, r2{2}, p1{3}, p2{4};
+  EXPECT_TRUE(q.empty_hint());
+  q.push_top(&r1);     // received
+  q.push_bottom(&p1);  // the owner's continuation
+  q.push_top(&r2);     // received while the owner has a push of its own: above it
+  q.push_bottom(&p2);
+  EXPECT_FALSE(q.empty_hint());
+  EXPECT_EQ(q.pop_bottom(), &p2);
+  EXPECT_EQ(q.pop_bottom(), &p1);
+  EXPECT_EQ(q.pop_bottom(), &r1);  // first come, first run
+  EXPECT_EQ(q.pop_bottom(), &r2);
+  EXPECT_EQ(q.pop_bottom(), nullptr);
+  EXPECT_TRUE(q.empty_hint());
+}
+
+TEST(MigrationQueue, ThiefTakesTheNewestReceivedFirstThenTheOldestPush) {
+  migration_queue<item> q;
+  item r1{1}, r2{2}, p1{3}, p2{4};
+  q.push_bottom(&p1);  // the first push is shared at once (ws_deque)
+  q.push_bottom(&p2);
+  q.push_top(&r1);
+  q.push_top(&r2);
+  EXPECT_TRUE(q.stealable_hint());
+  EXPECT_EQ(q.steal_top(), &r2);
+  EXPECT_EQ(q.steal_top(), &r1);
+  EXPECT_EQ(q.steal_top(), &p1);
+  EXPECT_EQ(q.steal_top(), nullptr);  // p2 is private: the thief asked the owner to share
+  EXPECT_EQ(q.pop_bottom(), &p2);
+  EXPECT_FALSE(q.stealable_hint());
+}
+
+TEST(MigrationQueue, ConcurrentSenderOwnerAndThievesTakeEachItemOnce) {
+#if defined(__SANITIZE_THREAD__)
+  constexpr int kItems = 20000;
+#else
+  constexpr int kItems = 200000;
+#endif
+  constexpr int kThieves = 2;
+  std::vector<item> items(kItems);
+  std::vector<std::atomic<int>> taken(kItems);
+  for (int i = 0; i < kItems; ++i) items[i].value = i;
+  migration_queue<item> q;
+  std::atomic<bool> done{false};
+  auto take = [&](item* x) { taken[x->value].fetch_add(1, std::memory_order_relaxed); };
+
+  std::vector<std::thread> thieves;
+  for (int t = 0; t < kThieves; ++t)
+    thieves.emplace_back([&] {
+      while (!done.load(std::memory_order_acquire))
+        if (item* x = q.steal_top()) take(x);
+    });
+  // One sender hands over every fourth item; the owner pushes the rest in bursts and pops some back.
+  std::thread sender([&] {
+    for (int i = 0; i < kItems; i += 4) q.push_top(&items[i]);
+  });
+  int next = 1;
+  while (next < kItems) {
+    int burst = 1 + next % 5;
+    for (int i = 0; i < burst && next < kItems; ++i, ++next) {
+      if (next % 4 == 0) ++next;
+      if (next < kItems) q.push_bottom(&items[next]);
+    }
+    for (int i = 0; i < burst / 2; ++i)
+      if (item* x = q.pop_bottom()) take(x);
+  }
+  sender.join();
+  while (item* x = q.pop_bottom()) take(x);
+  done.store(true, std::memory_order_release);
+  for (auto& t : thieves) t.join();
+
+  for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
 }

@@ -67,7 +67,7 @@ void engine_base::start() {
     set_entry_points(*w);
     w->fibers.configure(cfg_.stack_size, fiber_entry());
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
-    w->deque.on_share([](void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }, &idle_);
+    w->deque.on_share(&idle_state::notify_on_share, &idle_);
   }
   {
     // Registered before reading the flag: a hook change after this either comes before the read or

@@ -7,11 +7,12 @@
 // read the bumped epoch (acquire, pairing with the release bump) and so sees the work — or the sleeper's
 // look for work happens after the publication and finds it.
 //
-// Notifiers: a deque that shares tasks (ws_deque.hpp: a private push notifies no one), and the policies'
-// own queues (mailboxes, migration queues, pools) at every push. Where the kernel has membarrier, FENCE is only a
-// compiler barrier and HEAVY is a membarrier: it makes every running notifier execute a full barrier, so
-// its publish and its load of sleepers_ are ordered as if it had fenced (the asymmetric Dekker of liburcu
-// and folly). Without membarrier, FENCE is a seq_cst fence and HEAVY is nothing.
+// Notifiers: a deque that shares tasks (ws_deque.hpp: a private push notifies no one; adws's migration
+// queues hold such a deque too), and the policies' other queues (mailboxes, inboxes, pools) at every push.
+// Where the kernel has membarrier, FENCE is only a compiler barrier and HEAVY is a membarrier: it makes
+// every running notifier execute a full barrier, so its publish and its load of sleepers_ are ordered as
+// if it had fenced (the asymmetric Dekker of liburcu and folly). Without membarrier, FENCE is a seq_cst
+// fence and HEAVY is nothing.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -40,6 +41,9 @@ class idle_state {
     epoch_.fetch_add(1, std::memory_order_release);
     platform::os::wake_all(epoch_);
   }
+  // For a deque's share hook (ws_deque::on_share, with this idle_state as its argument): sharing tasks is
+  // what makes them stealable, so that is where a sleeper is woken.
+  static void notify_on_share(void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }
   // Sleeps unless has_work() finds something after this worker has announced itself.
   template <class HasWork>
   void sleep_unless(HasWork&& has_work) {

@@ -20,6 +20,7 @@ adws_policy::adws_policy(engine::engine_base& e)
     : policy_base(e), ws_(e.num_workers()), steal_(e.config().adws_steal), workers_(e.num_workers()) {
   root_.lo = 0;
   root_.hi = workers_;
+  for (per_worker& me : ws_) me.migq.on_share(&engine::idle_state::notify_on_share, &e.idle());
 }
 
 void adws_policy::iteration_begin() {
@@ -132,9 +133,16 @@ detail::job* adws_policy::pop_own_slow(engine::worker& w) {
       });
 }
 
-bool adws_policy::has_visible_work(engine::worker& w) const {
-  const per_worker& me = of(w);
-  return me.mailbox.load(std::memory_order_acquire) != nullptr || !me.migq.empty_hint();
+// Before a worker sleeps (after it announced itself): its own mailbox and migration queue, then what a
+// thief could take from the others' migration queues, whose owners it asks to share otherwise, as
+// engine_base::any_work_visible does for the local queues.
+bool adws_policy::has_visible_work(engine::worker& w) {
+  per_worker& me = of(w);
+  if (me.mailbox.load(std::memory_order_acquire) != nullptr || !me.migq.empty_hint()) return true;
+  for (per_worker& v : ws_)
+    if (v.migq.stealable_hint()) return true;
+  for (per_worker& v : ws_) v.migq.ask_to_share();
+  return false;
 }
 
 detail::job* adws_policy::steal(engine::worker& w) {

@@ -28,7 +28,7 @@
 #include <string>
 #include <vector>
 
-#include "queues/locked_deque.hpp"
+#include "queues/migration_queue.hpp"
 #include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
@@ -60,12 +60,9 @@ class adws_policy : public policy_base {
   bool ship(engine::worker& w, detail::task_frame* f);
   ROOST_SEAM void publish_continuation(engine::worker& w, engine::fiber* parent) {
     per_worker& me = of(w);
-    if (me.use_mig) {
-      me.migq.push_bottom(parent);
-      eng_.idle().notify_new_work();
-    } else {
-      w.deque.push(parent);  // the deque wakes a sleeper when it shares the task
-    }
+    // Either deque wakes a sleeper when it shares the task.
+    if (me.use_mig) me.migq.push_bottom(parent);
+    else w.deque.push(parent);
   }
   ROOST_SEAM detail::job* pop_own(engine::worker& w) {
     per_worker& me = of(w);
@@ -77,7 +74,7 @@ class adws_policy : public policy_base {
     }
     return pop_own_slow(w);
   }
-  bool has_visible_work(engine::worker& w) const;
+  bool has_visible_work(engine::worker& w);
   detail::job* steal(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);
@@ -129,12 +126,11 @@ class adws_policy : public policy_base {
     bool ship_pending = false;
     bool ship_search_root = false;
     unsigned ship_to = 0;
-    alignas(64) queues::locked_deque<detail::job> migq;
+    alignas(64) queues::migration_queue<detail::job> migq;
     adws::node_pool<node> nodes;
   };
 
   per_worker& of(engine::worker& w) { return ws_[w.id]; }
-  const per_worker& of(engine::worker& w) const { return ws_[w.id]; }
   void catch_up(per_worker& me);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);
   spawn_order deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur, detail::group_state& g);

@@ -6,14 +6,13 @@
 #pragma once
 #include <atomic>
 
-#include "queues/locked_deque.hpp"
 #include "roost/detail/task_frame.hpp"
 
 namespace roost::sched::adws {
 
 // pop_local(): the local queue's owner pop. on_search_root(task): a search-root task was taken.
-template <class PopLocal, class OnSearchRoot>
-detail::job* take_own_work(std::atomic<detail::job*>& mailbox, queues::locked_deque<detail::job>& migq,
+template <class MigrationQueue, class PopLocal, class OnSearchRoot>
+detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq,
                            bool& use_mig, PopLocal&& pop_local, OnSearchRoot&& on_search_root) {
   if (mailbox.load(std::memory_order_relaxed) != nullptr)
     if (detail::job* t = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
