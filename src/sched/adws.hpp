@@ -69,9 +69,8 @@ class adws_policy : public policy_base {
     // Look before taking: this runs after every child, and an exchange is a locked instruction.
     if (me.mailbox.load(std::memory_order_relaxed) != nullptr || me.iteration != iteration_.load(std::memory_order_relaxed))
       return pop_own_slow(w);
-    if (!me.use_mig) {
-      if (detail::job* t = w.deque.pop()) return t;
-    }
+    // The queue the worker works from (Algorithm 4.3); when it is empty the slow path switches queues.
+    if (detail::job* t = me.use_mig ? me.migq.pop_bottom() : w.deque.pop()) return t;
     return pop_own_slow(w);
   }
   bool has_visible_work(engine::worker& w);
