@@ -30,7 +30,7 @@ long fib(int n) {
   if (n < 2) return n;
   long a = 0;
   typename FJ::group g(3);
-  g.run([&] { a = fib<FJ>(n - 1); }, 2);
+  g.run([&a, n] { a = fib<FJ>(n - 1); }, 2);
   long b = fib<FJ>(n - 2);
   g.wait();
   return a + b;
