@@ -16,6 +16,24 @@ namespace {
 struct item {
   int value;
 };
+
+// The concurrent tests: items numbered 0..n-1 (fewer under TSan) and how often each was taken.
+#if defined(__SANITIZE_THREAD__)
+constexpr int kItems = 20000;
+#else
+constexpr int kItems = 200000;
+#endif
+struct stress_items {
+  std::vector<item> items;
+  std::vector<std::atomic<int>> taken;
+  stress_items() : items(kItems), taken(kItems) {
+    for (int i = 0; i < kItems; ++i) items[i].value = i;
+  }
+  void take(item* x) { taken[x->value].fetch_add(1, std::memory_order_relaxed); }
+  void expect_each_taken_once() const {
+    for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
+  }
+};
 }  // namespace
 
 TEST(Deque, OwnerPopsLifoThiefStealsFifo) {
@@ -106,15 +124,9 @@ TEST(Deque, BottomIndexTracksOwnerPushes) {
 }
 
 TEST(Deque, ConcurrentOwnerAndThievesTakeEachItemOnce) {
-#if defined(__SANITIZE_THREAD__)
-  constexpr int kItems = 20000;
-#else
-  constexpr int kItems = 200000;
-#endif
   constexpr int kThieves = 3;
-  std::vector<item> items(kItems);
-  std::vector<std::atomic<int>> taken(kItems);
-  for (int i = 0; i < kItems; ++i) items[i].value = i;
+  stress_items st;
+  auto& items = st.items;
   ws_deque<item> d(8);  // small: forces growth under contention
   std::atomic<bool> done{false};
   std::atomic<long> stolen{0};
@@ -124,7 +136,7 @@ TEST(Deque, ConcurrentOwnerAndThievesTakeEachItemOnce) {
     thieves.emplace_back([&] {
       while (!done.load(std::memory_order_acquire)) {
         if (item* x = d.steal()) {
-          taken[x->value].fetch_add(1, std::memory_order_relaxed);
+          st.take(x);
           stolen.fetch_add(1, std::memory_order_relaxed);
         }
       }
@@ -135,14 +147,14 @@ TEST(Deque, ConcurrentOwnerAndThievesTakeEachItemOnce) {
     int burst = 1 + next % 7;
     for (int i = 0; i < burst && next < kItems; ++i) d.push(&items[next++]);
     for (int i = 0; i < burst / 2; ++i)
-      if (item* x = d.pop()) taken[x->value].fetch_add(1, std::memory_order_relaxed);
+      if (item* x = d.pop()) st.take(x);
   }
-  while (item* x = d.pop()) taken[x->value].fetch_add(1, std::memory_order_relaxed);
+  while (item* x = d.pop()) st.take(x);
   done.store(true, std::memory_order_release);
   for (auto& t : thieves) t.join();
-  while (item* x = d.steal()) taken[x->value].fetch_add(1, std::memory_order_relaxed);
+  while (item* x = d.steal()) st.take(x);
 
-  for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
+  st.expect_each_taken_once();
   RecordProperty("stolen", static_cast<int>(stolen.load()));
 }
 
@@ -184,18 +196,12 @@ TEST(MigrationQueue, ThiefTakesTheNewestReceivedFirstThenTheOldestPush) {
 }
 
 TEST(MigrationQueue, ConcurrentSenderOwnerAndThievesTakeEachItemOnce) {
-#if defined(__SANITIZE_THREAD__)
-  constexpr int kItems = 20000;
-#else
-  constexpr int kItems = 200000;
-#endif
   constexpr int kThieves = 2;
-  std::vector<item> items(kItems);
-  std::vector<std::atomic<int>> taken(kItems);
-  for (int i = 0; i < kItems; ++i) items[i].value = i;
+  stress_items st;
+  auto& items = st.items;
   migration_queue<item> q;
   std::atomic<bool> done{false};
-  auto take = [&](item* x) { taken[x->value].fetch_add(1, std::memory_order_relaxed); };
+  auto take = [&](item* x) { st.take(x); };
 
   std::vector<std::thread> thieves;
   for (int t = 0; t < kThieves; ++t)
@@ -221,6 +227,5 @@ TEST(MigrationQueue, ConcurrentSenderOwnerAndThievesTakeEachItemOnce) {
   while (item* x = q.pop_bottom()) take(x);
   done.store(true, std::memory_order_release);
   for (auto& t : thieves) t.join();
-
-  for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
+  st.expect_each_taken_once();
 }
