@@ -295,7 +295,12 @@ class engine final : public engine_base {
       // A first child in the group's inline slot runs where it lies (the slot lives until the join, which
       // waits for it): no closure to move onto this stack and no callback to publish after the move.
       if (&id == &f.id) {
-        publisher::publish(&pub);
+        // A publication that fails (the deque could not grow) changed nothing: the parent then stays
+        // unstealable and resumes when the child ends (pub.done is false), as if nobody had taken it.
+        try {
+          publisher::publish(&pub);
+        } catch (...) {
+        }
         f.ops->run_in_place(&f);
       } else {
         f.ops->run_moved(&f, &publisher::publish, &pub);
@@ -306,7 +311,7 @@ class engine final : public engine_base {
     worker& now = self->epoch == epoch ? w : *current_worker();
     observe_end(now.id, id);
     of(now).policy_.on_task_end(now, id);
-    if (!pub.done) return switch_to_parent(now, parent);  // moving the closure threw: parent never left
+    if (!pub.done) return switch_to_parent(now, parent);  // never published: the parent never left
     job* j = of(now).policy_.pop_own(now);
     // Our parent's continuation, still unstarted: a local completion. The parent's fiber alone is not
     // proof: after its continuation was taken, the parent may have spawned again and published a later
