@@ -110,7 +110,7 @@ class adws_policy : public policy_base {
   // What the owner reads at every spawn, pop and task end shares its first line: a task of a memory-bound
   // leaf finds the runtime's lines evicted (engine/README.md, "A task in a cold cache"), so each line
   // costs a miss per task. Others write mailbox and pointed only when they deal or point (rare), and
-  // the migration queue, whose lock thieves take, lies on lines of its own.
+  // the migration queue, which thieves take from, lies on lines of its own.
   struct alignas(64) per_worker {
     std::atomic<detail::job*> mailbox{nullptr};  // one slot: at most one pending search-root task (Thm 2)
     std::uint64_t iteration = 0;
