@@ -368,7 +368,8 @@ void pointing_rounds(const char* sched, bool asleep_first) {
   o.workers = 2;
   roost::runtime rt(o);
   for (int round = 0; round < 3; ++round) {
-    std::atomic<int> d_leaves_on_1{0};
+    std::atomic<int> d_leaves_on_1{0}, d_leaves_on_0{0};
+    std::atomic<bool> waited{false}, late{false};
     rt.run([&] {
       roost::task_group root(3);
       root.run([&] {  // A
@@ -381,8 +382,16 @@ void pointing_rounds(const char* sched, bool asleep_first) {
         roost::task_group d;  // D's children: plain, work-first on worker 0
         for (int i = 0; i < 8; ++i)
           d.run([&] {
-            if (roost::this_worker_id() == 1) d_leaves_on_1.fetch_add(1);
+            if (roost::this_worker_id() == 1) {
+              d_leaves_on_1.fetch_add(1);
+              return;
+            }
+            // The first leaf's end ends worker 0's search (until then its node keeps thieves out, by
+            // design); in the second, worker 0 waits for worker 1 to take part. That needs the search's
+            // end to make worker 0's continuation stealable: the continuation is pushed before the leaf,
+            // into the private part of the deque, and worker 1 had no node to steal with when it looked.
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            if (d_leaves_on_0.fetch_add(1) >= 1) roost_test::wait_for_another_worker(d_leaves_on_1, waited, late);
           });
         d.wait();
         a.wait();
@@ -390,6 +399,8 @@ void pointing_rounds(const char* sched, bool asleep_first) {
       root.wait();
     });
     EXPECT_GT(d_leaves_on_1.load(), 0) << sched << (asleep_first ? ", worker 1 asleep first" : "") << ", round " << round;
+    EXPECT_FALSE(late.load()) << sched << (asleep_first ? ", worker 1 asleep first" : "") << ", round " << round
+                              << ": worker 1 took no leaf of D during a 5 s leaf of worker 0";
   }
 }
 

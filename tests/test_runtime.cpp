@@ -18,6 +18,7 @@
 
 #include "platform/platform.hpp"
 #include "roost/roost.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -296,6 +297,7 @@ TEST_P(Api, ASleepingWorkerIsWokenForNewWork) {
   roost::runtime rt(opts(GetParam(), 2));
   for (int round = 0; round < 3; ++round) {
     std::atomic<int> on_other{0};
+    std::atomic<bool> waited{false}, late{false};
     rt.run([&] {
       const int me = roost::this_worker_id();
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
@@ -304,11 +306,12 @@ TEST_P(Api, ASleepingWorkerIsWokenForNewWork) {
       for (int i = 0; i < 8; ++i)
         tg.run([&, me] {
           if (roost::this_worker_id() != me) on_other.fetch_add(1);
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          else roost_test::wait_for_another_worker(on_other, waited, late);
         }, 1);
       tg.wait();
     });
     EXPECT_GT(on_other.load(), 0) << "round " << round << ": the sleeping worker never took a task";
+    EXPECT_FALSE(late.load()) << "round " << round << ": the sleeping worker took no task for 5 s";
   }
 }
 

@@ -96,7 +96,7 @@ class adws_ml_policy : public policy_base {
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
-    adws::activate_when_search_root_ends<node>(id);
+    adws::activate_when_search_root_ends<node>(id, [&](node& n) { ask_heads_to_share(n); });
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
   engine::worker* after_join(engine::worker& w, detail::group_state& g);
@@ -158,6 +158,7 @@ class adws_ml_policy : public policy_base {
     return p > me.level ? p : me.level;
   }
   void pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to);
+  void ask_heads_to_share(const node& n);
 
   per_worker& of(engine::worker& w) { return ws_[w.id]; }
   const per_worker& of(const engine::worker& w) const { return ws_[w.id]; }

@@ -43,11 +43,14 @@ class node_pool {
 };
 
 // Rule 6 (digest §9.8): a search-root task that ends activates the node of the group it belongs to. A task
-// whose range lies in one worker (adws-ml: one group) is not a search root.
-template <class Node>
-inline void activate_when_search_root_ends(const detail::task_id& id) {
-  if (id.sched_node && multi({id.range_lo, id.range_hi}))
-    static_cast<Node*>(id.sched_node)->active.store(true, std::memory_order_release);
+// whose range lies in one worker (adws-ml: one group) is not a search root. activated(node) runs after.
+template <class Node, class Activated>
+inline void activate_when_search_root_ends(const detail::task_id& id, Activated&& activated) {
+  if (id.sched_node && multi({id.range_lo, id.range_hi})) [[unlikely]] {
+    auto* n = static_cast<Node*>(id.sched_node);
+    n->active.store(true, std::memory_order_release);
+    activated(*n);
+  }
 }
 
 }  // namespace roost::sched::adws
