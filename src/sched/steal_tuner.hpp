@@ -11,10 +11,11 @@
 // How (ROOST_ADWS_STEAL=auto): iterations (runtime::run calls) run with the current setting; every so
 // often kSamples trial iterations run with the other one, and the other wins if the median of their times
 // is below the median of the last kSamples iterations before the trial by more than kMargin (medians and a
-// margin: single iterations on the VM of the figures vary by 10-20%). The first trial comes after kFirstTrialAfter iterations; a trial that keeps the
-// setting doubles the wait before the next one (up to kMaxWait), a switch resets it, so a machine that
-// changes state is followed within kMinWait iterations while a steady one pays for trials rarely. The
-// first iteration of each trial and of each return is not timed: the mapping changes there.
+// margin: single iterations on the VM of the figures vary by 10-20%). The first trial comes after
+// kFirstTrialAfter iterations; a trial that keeps the setting doubles the wait before the next one (up to
+// kMaxWait), a switch resets it, so a machine that changes state is followed within kMinWait iterations
+// while a steady one pays for trials rarely. The first iteration of each trial and of each return is not
+// timed: the mapping changes there.
 #pragma once
 #include <atomic>
 #include <cstdint>
