@@ -49,7 +49,6 @@ class adws_ml_policy : public policy_base {
   spawn_order order(engine::worker& w, detail::task_frame& f) {
     detail::task_id& cur = *w.current_task;
     detail::group_state& g = *f.group;
-    f.id.sched_node = cur.sched_node;
     if (g.spawned == 1) {  // the group's first spawn since its last join opens it
       // A task on a worker's own level that is not searching has no level below to descend to and
       // nothing to deal: plain, without the out-of-line open (most groups of a deep tree, e.g. fib's).
@@ -58,6 +57,11 @@ class adws_ml_policy : public policy_base {
     }
     if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
       const double mine = group_of(w, cur.tier);
+      // A child on the leaf level with a one-group range opens no node of its own (open_group: nothing
+      // below to descend to, nothing to deal) and activates none at its end: it keeps the engine's
+      // cleared node, as adws's plain children do. Above the leaf level its groups may descend, and
+      // their nodes hang under this one.
+      if (!is_leaf(cur.tier)) f.id.sched_node = cur.sched_node;
       f.id.tier = cur.tier;
       f.id.range_lo = mine;
       f.id.range_hi = mine + 0.5;
