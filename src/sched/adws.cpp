@@ -146,12 +146,13 @@ detail::job* adws_policy::pop_own_slow(engine::worker& w) {
       });
 }
 
-// Before a worker sleeps (after it announced itself): its own mailbox and migration queue, then what a
-// thief could take from the others' migration queues, whose owners it asks to share otherwise, as
-// engine_base::any_work_visible does for the local queues.
+// Before a worker sleeps (after it announced itself): its own mailbox and migration queue, then, while it
+// may steal, what it could take from the others' migration queues, whose owners it asks to share
+// otherwise, as engine_base::any_work_visible does for the local queues.
 bool adws_policy::has_visible_work(engine::worker& w) {
   per_worker& me = of(w);
   if (me.mailbox.load(std::memory_order_acquire) != nullptr || !me.migq.empty_hint()) return true;
+  if (!steal_.stealing()) return false;
   for (per_worker& v : ws_)
     if (v.migq.stealable_hint()) return true;
   for (per_worker& v : ws_) v.migq.ask_to_share();
