@@ -26,6 +26,9 @@ struct alignas(64) worker : detail::worker_abi {
   frame_pool frames;
 
   engine_base* eng = nullptr;
+  // The policy's own state for this worker, if it keeps any (adws's per_worker): one load on the spawn
+  // path instead of indexing the policy's array with the worker's id.
+  void* policy_state = nullptr;
   unsigned pu = 0;        // topology PU this worker stands for
   int os_cpu = -1;        // pinned CPU, -1 when unpinned
   bool inline_capable = false;  // the policy allows the inline help-first path (detail::spawn_path)

@@ -20,7 +20,10 @@ adws_policy::adws_policy(engine::engine_base& e)
     : policy_base(e), ws_(e.num_workers()), steal_(e.config().adws_steal), workers_(e.num_workers()) {
   root_.lo = 0;
   root_.hi = workers_;
-  for (per_worker& me : ws_) me.migq.on_share(&engine::idle_state::notify_on_share, &e.idle());
+  for (unsigned i = 0; i < workers_; ++i) {
+    ws_[i].migq.on_share(&engine::idle_state::notify_on_share, &e.idle());
+    e.worker_at(i).policy_state = &ws_[i];
+  }
 }
 
 void adws_policy::iteration_begin() {

@@ -129,7 +129,7 @@ class adws_policy : public policy_base {
     adws::node_pool<node> nodes;
   };
 
-  per_worker& of(engine::worker& w) { return ws_[w.id]; }
+  per_worker& of(engine::worker& w) { return *static_cast<per_worker*>(w.policy_state); }  // set at construction
   void catch_up(per_worker& me);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);
   spawn_order deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur, detail::group_state& g);

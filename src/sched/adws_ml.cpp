@@ -37,6 +37,7 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
     ws_[w].home_level = ws_[w].level = l;
     const unsigned leaf = tree_.depth() - 1;
     ws_[w].leaf = &queues_of(leaf, tree_.levels[leaf].group_of_worker[w]);
+    e.worker_at(w).policy_state = &ws_[w];
   }
   root_.lo = 0;
   root_.hi = 1;

@@ -164,8 +164,8 @@ class adws_ml_policy : public policy_base {
   void pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to);
   void ask_heads_to_share(const node& n);
 
-  per_worker& of(engine::worker& w) { return ws_[w.id]; }
-  const per_worker& of(const engine::worker& w) const { return ws_[w.id]; }
+  per_worker& of(engine::worker& w) { return *static_cast<per_worker*>(w.policy_state); }  // set at construction
+  const per_worker& of(const engine::worker& w) const { return *static_cast<const per_worker*>(w.policy_state); }
   unsigned owner_group(const detail::task_id& t) const;
   unsigned group_of(const engine::worker& w, unsigned level) const { return tree_.levels[level].group_of_worker[w.id]; }
   group_queues& queues_of(unsigned level, unsigned group) { return *q_[level][group]; }
