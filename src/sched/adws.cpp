@@ -51,23 +51,22 @@ void adws_policy::end_search_slow(engine::worker& w, per_worker& me) {
   node* n = me.current;
   if (!n) return;
   n->active.store(true, std::memory_order_release);  // rule 4
-  range r = n->get();
-  ask_range_to_share(r);
-  // The other workers of the node's range that have no node yet (they received nothing, or only pieces
-  // migrated without a node) could never steal until an ancestor activates: point them at this node.
-  for (unsigned v = adws::first(r), last = std::min(adws::last(r), workers_ - 1); v <= last; ++v)
-    if (v != w.id) ws_[v].pointed.store(n, std::memory_order_release);
+  activated(*n, &w);
 }
 
-// A node just became active: thieves may take from the workers of its range now, but a deque's pushes stay
-// private until someone asks (ws_deque.hpp), and a thief kept out by the inactive node never asked. A
-// continuation pushed just before a long leaf then stayed hidden for the whole leaf (worker 1 idle for a
-// 5 s leaf of worker 0 in AdwsPointing). Ask on the thieves' behalf: each owner shares at its next push or
-// pop.
-void adws_policy::ask_range_to_share(range r) {
+// A node just became active (rule 4 above, rule 6 at a search-root task's end). Thieves may take from the
+// workers of its range now, but a deque's pushes stay private until someone asks (ws_deque.hpp), and a
+// thief kept out by the inactive node never asked: a continuation pushed just before a long leaf stayed
+// hidden for the whole leaf (worker 1 idle for a 5 s leaf of worker 0 in AdwsPointing). Ask on the
+// thieves' behalf: each owner shares at its next push or pop. At a search's end, also point the other
+// workers of the range at the node: those with no node yet (they received nothing, or only pieces
+// migrated without a node) could never steal until an ancestor activates.
+void adws_policy::activated(node& n, const engine::worker* searcher) {
+  range r = n.get();
   for (unsigned v = adws::first(r), last = std::min(adws::last(r), workers_ - 1); v <= last; ++v) {
     eng_.worker_at(v).deque.ask_to_share();
     ws_[v].migq.ask_to_share();
+    if (searcher && v != searcher->id) ws_[v].pointed.store(&n, std::memory_order_release);
   }
 }
 

@@ -80,7 +80,7 @@ class adws_policy : public policy_base {
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
-    adws::activate_when_search_root_ends<node>(id, [&](node& n) { ask_range_to_share(n.get()); });
+    adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
   engine::worker* after_join(engine::worker&, detail::group_state& g) {
@@ -140,7 +140,7 @@ class adws_policy : public policy_base {
     if (me.searching) [[unlikely]] end_search_slow(w, me);
   }
   void end_search_slow(engine::worker& w, per_worker& me);
-  void ask_range_to_share(adws::range r);
+  void activated(node& n, const engine::worker* searcher);
   void deliver(engine::worker& target, detail::job* j, bool search_root);
 
   std::vector<per_worker> ws_;

@@ -69,22 +69,19 @@ void adws_ml_policy::end_search_slow(engine::worker& w, per_worker& me) {
   node* n = me.current;
   if (!n) return;
   n->active.store(true, std::memory_order_release);  // rule 4
-  ask_heads_to_share(*n);
-  // Point the heads of the other groups of the node's range (at the node's level) at it, as adws does.
-  const unsigned level = n->level.load(std::memory_order_relaxed);
-  const auto& lv = tree_.levels[level];
-  const range r = n->get();
-  for (unsigned g = adws::first(r), last = std::min(adws::last(r), lv.groups - 1); g <= last; ++g)
-    if (lv.head[g] != w.id) ws_[lv.head[g]].pointed.store(n, std::memory_order_release);
+  activated(*n, &w);
 }
 
-// As adws's ask_range_to_share: the node just became active, and thieves it kept out never asked the
-// heads of its groups to share their deques' private pushes.
-void adws_ml_policy::ask_heads_to_share(const node& n) {
+// As adws's activated(), over the heads of the node's groups at the node's level: ask them to share their
+// deques' private pushes, which thieves the inactive node kept out never asked for, and at a search's end
+// point them at the node.
+void adws_ml_policy::activated(node& n, const engine::worker* searcher) {
   const auto& lv = tree_.levels[n.level.load(std::memory_order_relaxed)];
   const range r = n.get();
-  for (unsigned g = adws::first(r), last = std::min(adws::last(r), lv.groups - 1); g <= last; ++g)
+  for (unsigned g = adws::first(r), last = std::min(adws::last(r), lv.groups - 1); g <= last; ++g) {
     eng_.worker_at(lv.head[g]).deque.ask_to_share();
+    if (searcher && lv.head[g] != searcher->id) ws_[lv.head[g]].pointed.store(&n, std::memory_order_release);
+  }
 }
 
 void adws_ml_policy::start_root(engine::worker& w, detail::task_id& id) {  // DRAM's one group, on worker 0

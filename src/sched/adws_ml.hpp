@@ -100,7 +100,7 @@ class adws_ml_policy : public policy_base {
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
-    adws::activate_when_search_root_ends<node>(id, [&](node& n) { ask_heads_to_share(n); });
+    adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
   engine::worker* after_join(engine::worker& w, detail::group_state& g);
@@ -162,7 +162,7 @@ class adws_ml_policy : public policy_base {
     return p > me.level ? p : me.level;
   }
   void pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to);
-  void ask_heads_to_share(const node& n);
+  void activated(node& n, const engine::worker* searcher);
 
   per_worker& of(engine::worker& w) { return *static_cast<per_worker*>(w.policy_state); }  // set at construction
   const per_worker& of(const engine::worker& w) const { return *static_cast<const per_worker*>(w.policy_state); }
