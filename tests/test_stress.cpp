@@ -1,5 +1,5 @@
-// Randomized fork-join stress test (issue #2 §9): random fan-out, depth, leaf work, hints and thrown
-// exceptions; exact results checked against a serial evaluation of the same tree, for every available
+// Randomized fork-join stress test (issue #2 §9): random fan-out, depth, leaf work, hints, thrown exceptions,
+// task groups and parallel_invoke (the two-way join); exact results checked against a serial evaluation of the same tree, for every available
 // scheduler, at 1, 2, 3, 8 and 64 workers and on virtual topologies 2x4, 4x4 and 8x8, and two with small
 // caches (2x4 with a 2 KiB L3; 2 packages x 2 L2 x 2 cores).
 #include <gtest/gtest.h>
@@ -45,6 +45,7 @@ struct node_shape {
   bool catches;        // converts a child's exception into a value
   bool inline_last;    // runs its last child inline instead of spawning it
   bool use_group_hints;
+  bool joins;         // with 2 or 3 children: one parallel_invoke instead of a task_group
 };
 
 node_shape shape_of(std::uint64_t seed, std::uint64_t id, int depth) {
@@ -57,6 +58,7 @@ node_shape shape_of(std::uint64_t seed, std::uint64_t id, int depth) {
   s.catches = ((r >> 24) % 5) == 0;
   s.inline_last = ((r >> 32) % 2) == 0;
   s.use_group_hints = ((r >> 40) % 3) == 0;
+  s.joins = ((r >> 48) % 2) == 0;
   return s;
 }
 
@@ -93,23 +95,29 @@ std::uint64_t parallel(std::uint64_t seed, std::uint64_t id, int depth) {
   std::uint64_t own = busy(id, s.leaf_work);
   std::vector<std::uint64_t> kids(s.fanout);
   try {
-    // Hints are random and often wrong on purpose: they may change speed, never results.
-    std::uint64_t r = mix(id + seed);
-    roost::task_group tg = s.use_group_hints ? roost::task_group(static_cast<double>(r % 100),
-                                                                  static_cast<double>(r % 4096))
-                                             : roost::task_group();
-    for (unsigned i = 0; i < s.fanout; ++i) {
-      std::uint64_t child = id * 5 + i + 1;
-      if (i + 1 == s.fanout && s.inline_last) {
-        kids[i] = parallel(seed, child, depth + 1);
-      } else if ((r >> i) & 1) {
-        tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); },
-               static_cast<double>((r >> (8 + i)) % 10));
-      } else {
-        tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); });
+    if (s.joins && (s.fanout == 2 || s.fanout == 3)) {  // the two-way join (fork_join2.hpp), or n-ary
+      auto kid = [&kids, seed, id, depth](unsigned i) { kids[i] = parallel(seed, id * 5 + i + 1, depth + 1); };
+      if (s.fanout == 2) roost::parallel_invoke([&] { kid(0); }, [&] { kid(1); });
+      else roost::parallel_invoke([&] { kid(0); }, [&] { kid(1); }, [&] { kid(2); });
+    } else {
+      // Hints are random and often wrong on purpose: they may change speed, never results.
+      std::uint64_t r = mix(id + seed);
+      roost::task_group tg = s.use_group_hints ? roost::task_group(static_cast<double>(r % 100),
+                                                                    static_cast<double>(r % 4096))
+                                               : roost::task_group();
+      for (unsigned i = 0; i < s.fanout; ++i) {
+        std::uint64_t child = id * 5 + i + 1;
+        if (i + 1 == s.fanout && s.inline_last) {
+          kids[i] = parallel(seed, child, depth + 1);
+        } else if ((r >> i) & 1) {
+          tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); },
+                 static_cast<double>((r >> (8 + i)) % 10));
+        } else {
+          tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); });
+        }
       }
+      tg.wait();
     }
-    tg.wait();
   } catch (const tree_error&) {
     if (!s.catches) throw;
     return mix(id ^ kCaught);

@@ -36,10 +36,23 @@ long fib(int n) {
   return a + b;
 }
 
+// fib-invoke: the same recursion written as a two-way join, the form oneTBB's and Rayon's users write
+// (parallel_invoke / join). Under roost's ws, ws-help and hws it takes the inline two-way join
+// (roost/detail/fork_join2.hpp); the hints are those of fib (2 : 1, W_all = 3) where a policy reads them.
+template <class Invoke>
+long fib_invoke(int n) {
+  if (n < 2) return n;
+  long a, b;
+  Invoke{}([&a, n] { a = fib_invoke<Invoke>(n - 1); }, [&b, n] { b = fib_invoke<Invoke>(n - 2); });
+  return a + b;
+}
+
 long serial_fib(int n);
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
 void serial(problem& p);
 void roost_tasks(problem& p);
+void roost_invoke(problem& p);  // fib-invoke
+void tbb_invoke(problem& p);
 void tbb_tasks(problem& p);
 void omp_tasks(problem& p);
 void floor_help_first(problem& p);  // floor.cpp: the least a spawn costs here

@@ -6,23 +6,30 @@
 #include <type_traits>
 #include <utility>
 
+#include "roost/detail/fork_join2.hpp"
 #include "roost/task_group.hpp"
 
 namespace roost {
 
-// Runs every function, possibly in parallel; returns when all are done. The last runs in the caller.
+// Runs every function, possibly in parallel; returns when all are done and rethrows the first exception.
+// Two functions make a two-way join (detail/fork_join2.hpp): under ws, ws-help and hws it runs inline, the
+// cheapest way roost has to split work in two.
 template <class... Fs>
 void parallel_invoke(Fs&&... fs) {
   static_assert(sizeof...(Fs) >= 1, "parallel_invoke needs at least one function");
   constexpr std::size_t n = sizeof...(Fs);
-  task_group tg(static_cast<double>(n));
-  std::size_t i = 0;
-  auto one = [&](auto&& f) {
-    if (++i < n) tg.run(std::ref(f), 1.0);
-    else f();
-  };
-  (one(fs), ...);
-  tg.wait();
+  if constexpr (n == 2) {
+    detail::fork_join2("roost::parallel_invoke", fs..., 2.0, 1.0);
+  } else {
+    task_group tg(static_cast<double>(n));
+    std::size_t i = 0;
+    auto one = [&](auto&& f) {
+      if (++i < n) tg.run(std::ref(f), 1.0);
+      else f();
+    };
+    (one(fs), ...);
+    tg.wait();
+  }
 }
 
 namespace detail {
@@ -42,10 +49,9 @@ void parallel_for(I first, I last, std::size_t grain, const Body& body) {
     return;
   }
   I mid = first + static_cast<std::make_signed_t<std::size_t>>(n / 2);
-  task_group tg(static_cast<double>(n));
-  tg.run([&] { parallel_for(first, mid, grain, body); }, static_cast<double>(n / 2));
-  parallel_for(mid, last, grain, body);
-  tg.wait();
+  auto left = [&] { parallel_for(first, mid, grain, body); };
+  auto right = [&] { parallel_for(mid, last, grain, body); };
+  detail::fork_join2("roost::parallel_for", left, right, static_cast<double>(n), static_cast<double>(n / 2));
 }
 
 // Reduces body(lo, hi) -> T over [first, last) with the associative `combine`; the split is deterministic
@@ -57,12 +63,11 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
   std::size_t n = detail::span(first, last);
   if (n <= grain) return body(first, last);
   I mid = first + static_cast<std::make_signed_t<std::size_t>>(n / 2);
-  T left = identity;
-  task_group tg(static_cast<double>(n));
-  tg.run([&] { left = parallel_reduce(first, mid, grain, identity, body, combine); },
-         static_cast<double>(n / 2));
-  T right = parallel_reduce(mid, last, grain, identity, body, combine);
-  tg.wait();
+  T left = identity, right = identity;
+  auto run_left = [&] { left = parallel_reduce(first, mid, grain, identity, body, combine); };
+  auto run_right = [&] { right = parallel_reduce(mid, last, grain, identity, body, combine); };
+  detail::fork_join2("roost::parallel_reduce", run_left, run_right, static_cast<double>(n),
+                     static_cast<double>(n / 2));
   return combine(left, right);
 }
 

@@ -45,7 +45,10 @@ class engine final : public engine_base {
   void set_entry_points(worker& w) const override {
     w.engine_spawn = &spawn;
     w.engine_wait = &wait;
-    w.inline_capable = P::inline_help_first;  // the path itself: engine_base::start
+    // The path itself is set by engine_base::start (and again whenever hooks come or go).
+    w.inline_path = P::inline_help_first ? detail::spawn_path::inline_help_first
+                    : P::inline_join     ? detail::spawn_path::inline_join
+                                         : detail::spawn_path::engine;
   }
 
  private:

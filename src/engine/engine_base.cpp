@@ -52,8 +52,7 @@ engine_base::~engine_base() { unregister_started(this); }
 void engine_base::set_spawn_paths() {
   const bool hooks = hooks_on();
   for (auto& w : workers_)
-    w->path.store(w->inline_capable && !hooks ? detail::spawn_path::inline_help_first : detail::spawn_path::engine,
-                  std::memory_order_relaxed);
+    w->path.store(hooks ? detail::spawn_path::engine : w->inline_path, std::memory_order_relaxed);
 }
 
 void refresh_spawn_paths() {

@@ -67,7 +67,7 @@ class engine_base {
 
  protected:
   virtual ult::entry_fn fiber_entry() const = 0;
-  // The worker ABI's scheduler-specific part: engine_spawn, engine_wait and inline_capable.
+  // The worker ABI's scheduler-specific part: engine_spawn, engine_wait and inline_path.
   virtual void set_entry_points(worker& w) const = 0;
 
  private:

@@ -31,7 +31,8 @@ struct alignas(64) worker : detail::worker_abi {
   void* policy_state = nullptr;
   unsigned pu = 0;        // topology PU this worker stands for
   int os_cpu = -1;        // pinned CPU, -1 when unpinned
-  bool inline_capable = false;  // the policy allows the inline help-first path (detail::spawn_path)
+  // The inline path the policy allows (detail::spawn_path); the worker's `path` says it while no hook is on.
+  detail::spawn_path inline_path = detail::spawn_path::engine;
 
   ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
 

@@ -2,6 +2,7 @@
 // chosen by name at start-up (registry.cpp). It answers the questions of DESIGN §5:
 //
 //   on spawn     inline_help_first                every spawn is help-first onto the own deque: inline it
+//                inline_join                      a two-way join may run inline (push one half, run the other)
 //                order(w, frame)                  child_first (work-first) or parent_first (help-first)
 //                place(w, frame)                  where a parent-first child goes (default: own deque)
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
@@ -44,6 +45,13 @@ class policy_base {
   // True only for a policy whose every spawn is parent-first onto the spawner's own deque: then user code
   // does the common spawn and join inline (roost/detail/abi.hpp) and order()/place() see only the rest.
   static constexpr bool inline_help_first = false;
+  // True for a policy that would schedule the two halves of parallel_invoke(f, g) (and of parallel_for's and
+  // parallel_reduce's splits) exactly as the inline two-way join does (roost/detail/fork_join2.hpp): one
+  // half pushed as a fresh task onto the spawner's own deque, where its thieves and its own pop find it, the
+  // other run at once. For a work-first policy that is its own order: the first half is the child and runs
+  // at once, the second is the rest of the parent up to the join, which a thief may take, and it is taken as
+  // a closure instead of as a stack (no switch, no suspended fiber). Implied by inline_help_first.
+  static constexpr bool inline_join = false;
 
   explicit policy_base(engine::engine_base& e) : eng_(e) {}
 

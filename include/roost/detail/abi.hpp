@@ -28,11 +28,13 @@ class task_observer;
 
 namespace roost::detail {
 
-// How tg.run() may spawn on this worker: through the engine (any policy), or inline as help-first onto
-// the worker's own deque (policies whose spawn decision is always exactly that, e.g. ws-help). The engine
-// keeps it at `engine` while observation or tracing hooks are installed, so that user code tests one byte
-// per spawn and join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
-enum class spawn_path : std::uint8_t { engine, inline_help_first };
+// How user code may spawn on this worker: through the engine (any policy); inline as help-first onto the
+// worker's own deque (policies whose spawn decision is always exactly that, e.g. ws-help), which covers
+// tg.run() and the two-way join; or inline for the two-way join only (inline_join: work-first policies whose
+// deque and order the inline join keeps, e.g. ws; fork_join2.hpp). The engine keeps it at `engine` while
+// observation or tracing hooks are installed, so that user code tests one byte per spawn and join, not the
+// path and the hook flag (engine_base.cpp, refresh_spawn_paths).
+enum class spawn_path : std::uint8_t { engine, inline_help_first, inline_join };
 
 struct worker_abi {
   ws_deque<job> deque;
@@ -116,6 +118,17 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
   w.deque.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
 }
 
+// Pops the group's only child, the frame in its inline slot, off the deque of w (the worker its owner runs
+// on now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
+__attribute__((always_inline)) inline bool pop_first_child(group_state& g, worker_abi& w) {
+  job* j = w.deque.pop();
+  if (j != reinterpret_cast<task_frame*>(g.inline_frame)) [[unlikely]] {
+    if (j) w.deque.push(j);  // not ours: leave it as it was
+    return false;
+  }
+  return true;
+}
+
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
 // false (having changed nothing) when that is not the case, or when the worker's path is no longer inline
 // (hooks were installed since: the child must then be observed as a task); the engine's join takes over.
@@ -128,12 +141,8 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
   worker_abi* w = g.owner_fiber->worker;
   if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
-  job* j = w->deque.pop();
+  if (!pop_first_child(g, *w)) [[unlikely]] return false;
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
-  if (j != f) [[unlikely]] {
-    if (j) w->deque.push(j);  // not ours: leave it as it was
-    return false;
-  }
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
   // directly, as the join's rethrow would have (run_in_place destroys the closure either way). The group is

@@ -1,0 +1,88 @@
+// The two-way join behind parallel_invoke(f, g) and the splits of parallel_for and parallel_reduce: run two
+// closures, possibly in parallel, and return when both are done.
+//
+// Where the worker's policy allows it (detail::spawn_path, policy.hpp's inline_join), this is Rayon's
+// join done on roost's deque, all in user code: one half goes into a frame in the join's own group state
+// and onto the worker's deque, the other runs at once, then the join pops the frame back and, when it is
+// still there (the common case: nobody stole it), calls the closure directly, where the compiler can
+// inline it: no frame to name, no operations table, no stack switch. A stolen half is joined by the engine
+// (engine_wait), as any other help-first child.
+//
+// Which half is pushed keeps the policy's order. Help-first (ws-help): the first closure is the spawned
+// child and is pushed, the caller goes on with the second, as tg.run(f); g(); tg.wait() does. Work-first
+// (ws, hws): the first closure is the child and runs at once; the second is what is left of the parent up
+// to the join, and is what a thief takes, the seeds' continuation stealing (seed 000 §5, "Cilk-a") with
+// the continuation held as a closure instead of as a suspended stack. A task_group cannot do that: its
+// continuation is arbitrary code, so ws pays a stack switch per tg.run() (engine/README.md).
+//
+// Other policies (cab, cats, adws, adws-ml) and every policy while hooks are installed take the engine's
+// path: a task_group with the caller's work hints, so ADWS divides its range by them (seed 003 §4.2).
+#pragma once
+#include <functional>
+
+#include "roost/detail/abi.hpp"
+#include "roost/task_group.hpp"
+
+namespace roost::detail {
+
+// Waits for the pushed half after the other one threw: it still runs (as a task_group's children do when
+// the group is destroyed by an exception), and an exception of its own is dropped, the first one leaving.
+template <class Pushed>
+void join_pushed_after_throw(group_state& g, fiber_abi* fb, Pushed& pushed) noexcept {
+  try {
+    worker_abi* now = fb->worker;
+    if (now->path.load(std::memory_order_relaxed) != spawn_path::engine && pop_first_child(g, *now)) {
+      pushed();
+      return;
+    }
+    now->engine_wait(*now, g);
+  } catch (...) {
+  }
+}
+
+template <class Pushed, class Here>
+__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, worker_abi& w, Pushed& pushed, Here& here) {
+  group_state g;
+  g.owner_fiber = fb;
+  using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
+  static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
+  auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(std::ref(pushed), &g, typename frame_t::unnamed_t{});
+  push_first_child(g, *fb, w, *f);
+  try {
+    here();
+  } catch (...) {
+    join_pushed_after_throw(g, fb, pushed);
+    throw;
+  }
+  // The worker the caller runs on now: `here` may have moved it (a join inside it that waited, or, under
+  // work-first, a continuation of it that a thief resumed). The frame is ours to run exactly when it lies
+  // on top of that worker's deque (abi.hpp, try_join_first_child); with hooks installed since, the engine
+  // runs it instead, as a named and observed task.
+  worker_abi* now = fb->worker;
+  if (now->path.load(std::memory_order_relaxed) != spawn_path::engine && pop_first_child(g, *now)) [[likely]] {
+    pushed();  // the frame holds only a reference: nothing to destroy
+    return;
+  }
+  now->engine_wait(*now, g);  // stolen (or hooks came): rethrows what the pushed half threw
+}
+
+// Runs first() and second(), possibly in parallel; returns when both are done and rethrows the first
+// exception. total_work and first_work are the work hints of the engine's path (finite, >= 0; ADWS divides
+// by them); the inline path has no use for them. `what` names the caller in the error outside a task.
+template <class F, class G>
+__attribute__((always_inline)) inline void fork_join2(const char* what, F& first, G& second, double total_work,
+                                                      double first_work) {
+  fiber_abi* fb = current_fiber_or_throw(what);
+  worker_abi& w = *fb->worker;
+  switch (w.path.load(std::memory_order_relaxed)) {
+    case spawn_path::inline_help_first: return join_inline(fb, w, first, second);
+    case spawn_path::inline_join: return join_inline(fb, w, second, first);
+    case spawn_path::engine: break;
+  }
+  task_group tg(total_work);
+  tg.run(std::ref(first), first_work);
+  second();
+  tg.wait();
+}
+
+}  // namespace roost::detail

@@ -1,0 +1,174 @@
+// The two-way join (roost/detail/fork_join2.hpp) behind parallel_invoke(f, g), parallel_for and
+// parallel_reduce, under every available scheduler: it runs inline under ws, ws-help and hws and through a
+// task_group elsewhere, and must mean the same everywhere: both halves run exactly once and before the
+// join returns, a stolen half is joined, the first exception leaves and the other half still runs, hooks
+// see the halves as tasks, and misuse is a clear error.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "roost/roost.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+std::vector<std::string> available_schedulers() {
+  std::vector<std::string> v;
+  for (const auto& s : roost::schedulers())
+    if (s.available) v.push_back(s.name);
+  return v;
+}
+
+roost::options opts(const std::string& sched, unsigned workers) {
+  roost::options o;
+  o.scheduler = sched;
+  o.workers = workers;
+  return o;
+}
+
+long fib(int n) {
+  if (n < 2) return n;
+  long a = -1, b = -1;
+  roost::parallel_invoke([&] { a = fib(n - 1); }, [&] { b = fib(n - 2); });
+  return a + b;
+}
+
+struct half_error : std::runtime_error {
+  int which;
+  explicit half_error(int w) : std::runtime_error("half threw"), which(w) {}
+};
+
+class Join : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+TEST_P(Join, FibMatchesAtOneTwoAndThreeWorkers) {
+  for (unsigned w : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), w));
+    for (int rep = 0; rep < 3; ++rep) EXPECT_EQ(rt.run([] { return fib(22); }), 17711) << w << " workers";
+  }
+}
+
+// Each half throws in turn, then both: the first exception reaches the caller, and the other half has
+// run all the same (as a task_group's children do when an exception destroys the group).
+TEST_P(Join, AnExceptionLeavesAfterTheOtherHalfRan) {
+  roost::runtime rt(opts(GetParam(), 2));
+  for (int thrower : {0, 1, 2}) {  // 0: the first half, 1: the second, 2: both
+    for (int rep = 0; rep < 20; ++rep) {
+      std::atomic<int> ran{0};
+      try {
+        rt.run([&] {
+          roost::parallel_invoke(
+              [&] {
+                ran.fetch_add(1);
+                if (thrower != 1) throw half_error(0);
+              },
+              [&] {
+                ran.fetch_add(1);
+                if (thrower != 0) throw half_error(1);
+              });
+        });
+        ADD_FAILURE() << "thrower " << thrower << ": nothing was thrown";
+      } catch (const half_error& e) {
+        if (thrower != 2) EXPECT_EQ(e.which, thrower);
+      }
+      EXPECT_EQ(ran.load(), 2) << "thrower " << thrower << " rep " << rep;
+    }
+  }
+  // The runtime is still usable, and the join too.
+  EXPECT_EQ(rt.run([] { return fib(15); }), 610);
+}
+
+// One half runs on the caller's worker and waits (up to 5 s) until the other has run on another worker:
+// whichever half a policy pushes, it is stolen, and the join waits for it and sees its result.
+TEST_P(Join, AStolenHalfIsJoined) {
+  if (GetParam() == "cab")  // by design: a root's children are inter-socket tasks, run by the head core only
+    GTEST_SKIP() << "cab keeps tasks at depth <= ROOST_CAB_LEVEL on the socket's head core";
+  roost::runtime rt(opts(GetParam(), 2));
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> elsewhere{0};
+    std::atomic<bool> waited{false}, late{false};
+    long left = -1, right = -1;
+    bool both_done_at_return = false;
+    rt.run([&] {
+      const int me = roost::this_worker_id();
+      auto half = [&](long& out, int n) {
+        if (roost::this_worker_id() != me) elsewhere.fetch_add(1);
+        else roost_test::wait_for_another_worker(elsewhere, waited, late);
+        out = fib(n);  // nested joins inside a half that may have been stolen
+      };
+      roost::parallel_invoke([&] { half(left, 16); }, [&] { half(right, 15); });
+      both_done_at_return = left == 987 && right == 610;
+    });
+    EXPECT_TRUE(both_done_at_return) << "round " << round;
+    EXPECT_GT(elsewhere.load(), 0) << "round " << round << ": no half ran on the other worker";
+    EXPECT_FALSE(late.load()) << "round " << round << ": the other worker took no half for 5 s";
+  }
+}
+
+// With an observer installed every worker takes the engine's path: each join's spawned half is a task,
+// named and seen once (fib(10) makes 88 joins, each with one spawned half, plus the root).
+TEST_P(Join, ObservedHalvesAreTasks) {
+  struct recorder : roost::task_observer {
+    std::mutex m;
+    std::multiset<std::string> starts;
+    void on_task_start(const roost::task_event& e) override {
+      std::lock_guard<std::mutex> lk(m);
+      starts.insert(e.path_string());
+    }
+  } rec;
+  roost::runtime rt(opts(GetParam(), 2));
+  roost::set_task_observer(&rec);
+  long r = rt.run([] { return fib(10); });
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(r, 55);
+  EXPECT_EQ(rec.starts.size(), 89u);
+  std::set<std::string> unique(rec.starts.begin(), rec.starts.end());
+  EXPECT_EQ(unique.size(), rec.starts.size());
+  // Without it, the inline path again (where the policy has one): the same result.
+  EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+}
+
+// The splits of parallel_for and parallel_reduce are two-way joins: every index once, a deterministic sum.
+TEST_P(Join, LoopsCoverEveryIndexOnce) {
+  roost::runtime rt(opts(GetParam(), 3));
+  std::vector<std::atomic<int>> hits(30011);
+  rt.run([&] {
+    roost::parallel_for(0, static_cast<int>(hits.size()), 7, [&](int lo, int hi) {
+      for (int i = lo; i < hi; ++i) hits[i].fetch_add(1, std::memory_order_relaxed);
+    });
+  });
+  for (std::size_t i = 0; i < hits.size(); ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i;
+  long sum = rt.run([] {
+    return roost::parallel_reduce(0L, 100000L, 13, 0L,
+                                  [](long lo, long hi) {
+                                    long s = 0;
+                                    for (long i = lo; i < hi; ++i) s += i;
+                                    return s;
+                                  },
+                                  [](long a, long b) { return a + b; });
+  });
+  EXPECT_EQ(sum, 100000L * 99999L / 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, Join, ::testing::ValuesIn(available_schedulers()),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& ch : n)
+                             if (ch == '-') ch = '_';
+                           return n;
+                         });
+
+TEST(JoinMisuse, OutsideARuntimeIsAUsageErrorNamingTheCall) {
+  try {
+    roost::parallel_invoke([] {}, [] {});
+    FAIL() << "no error";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("roost::parallel_invoke"), std::string::npos) << e.what();
+  }
+}
