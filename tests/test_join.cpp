@@ -84,6 +84,29 @@ TEST_P(Join, AnExceptionLeavesAfterTheOtherHalfRan) {
   EXPECT_EQ(rt.run([] { return fib(15); }), 610);
 }
 
+// parallel_invoke of more functions is a chain of two-way joins: each runs once, also when one throws.
+TEST_P(Join, EveryFunctionOfALongerInvokeRunsOnce) {
+  roost::runtime rt(opts(GetParam(), 3));
+  for (int thrower = -1; thrower < 5; ++thrower) {  // -1: none
+    std::atomic<int> ran[5] = {};
+    auto f = [&](int i) {
+      return [&, i] {
+        ran[i].fetch_add(1);
+        if (i == thrower) throw half_error(i);
+      };
+    };
+    bool threw = false;
+    try {
+      rt.run([&] { roost::parallel_invoke(f(0), f(1), f(2), f(3), f(4)); });
+    } catch (const half_error& e) {
+      threw = true;
+      EXPECT_EQ(e.which, thrower);
+    }
+    EXPECT_EQ(threw, thrower >= 0);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(ran[i].load(), 1) << "function " << i << ", thrower " << thrower;
+  }
+}
+
 // One half runs on the caller's worker and waits (up to 5 s) until the other has run on another worker:
 // whichever half a policy pushes, it is stolen, and the join waits for it and sees its result.
 TEST_P(Join, AStolenHalfIsJoined) {

@@ -1,41 +1,43 @@
-// Parallel algorithms built on task_group: what most programs need, with work hints set so that ADWS
-// maps a loop's halves onto halves of the workers.
+// Parallel algorithms built on two-way joins (detail/fork_join2.hpp): what most programs need, with work
+// hints set so that ADWS maps a loop's halves onto halves of the workers.
 #pragma once
 #include <cstddef>
-#include <functional>
 #include <type_traits>
-#include <utility>
 
 #include "roost/detail/fork_join2.hpp"
-#include "roost/task_group.hpp"
 
 namespace roost {
-
-// Runs every function, possibly in parallel; returns when all are done and rethrows the first exception.
-// Two functions make a two-way join (detail/fork_join2.hpp): under ws, ws-help and hws it runs inline, the
-// cheapest way roost has to split work in two.
-template <class... Fs>
-void parallel_invoke(Fs&&... fs) {
-  static_assert(sizeof...(Fs) >= 1, "parallel_invoke needs at least one function");
-  constexpr std::size_t n = sizeof...(Fs);
-  if constexpr (n == 2) {
-    detail::fork_join2("roost::parallel_invoke", fs..., 2.0, 1.0);
-  } else {
-    task_group tg(static_cast<double>(n));
-    std::size_t i = 0;
-    auto one = [&](auto&& f) {
-      if (++i < n) tg.run(std::ref(f), 1.0);
-      else f();
-    };
-    (one(fs), ...);
-    tg.wait();
-  }
-}
 
 namespace detail {
 template <class I>
 std::size_t span(I first, I last) { return static_cast<std::size_t>(last - first); }
+
+// parallel_invoke of three or more: the first function against the rest, as a chain of two-way joins. The
+// hints (1 against n - 1) give ADWS the same shares as one group of n children with equal hints.
+template <class F, class... Rest>
+void invoke_chain(F& first, Rest&... rest) {
+  constexpr std::size_t n = 1 + sizeof...(Rest);
+  if constexpr (n == 2) {
+    fork_join2("roost::parallel_invoke", first, rest..., 2.0, 1.0);
+  } else {
+    auto the_rest = [&] { invoke_chain(rest...); };
+    fork_join2("roost::parallel_invoke", first, the_rest, static_cast<double>(n), 1.0);
+  }
+}
 }  // namespace detail
+
+// Runs every function, possibly in parallel; returns when all are done and rethrows the first exception
+// (every function runs even when another throws). Built from two-way joins (detail/fork_join2.hpp): under
+// ws, ws-help and hws they run inline, the cheapest way roost has to split work.
+template <class... Fs>
+void parallel_invoke(Fs&&... fs) {
+  static_assert(sizeof...(Fs) >= 1, "parallel_invoke needs at least one function");
+  if constexpr (sizeof...(Fs) == 1) {
+    (fs(), ...);
+  } else {
+    detail::invoke_chain(fs...);
+  }
+}
 
 // Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
 // iterations (grain 0 is treated as 1). Equal halves carry equal work hints.
