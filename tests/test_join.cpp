@@ -17,19 +17,8 @@
 
 namespace {
 
-std::vector<std::string> available_schedulers() {
-  std::vector<std::string> v;
-  for (const auto& s : roost::schedulers())
-    if (s.available) v.push_back(s.name);
-  return v;
-}
-
-roost::options opts(const std::string& sched, unsigned workers) {
-  roost::options o;
-  o.scheduler = sched;
-  o.workers = workers;
-  return o;
-}
+using roost_test::available_schedulers;
+using roost_test::opts;
 
 long fib(int n) {
   if (n < 2) return n;
@@ -140,11 +129,7 @@ TEST_P(Join, AStolenHalfIsJoined) {
 // nested group is sometimes the half that runs at once.
 TEST_P(Join, PushedHalfIsJoinedOnceAfterTheCallerMoved) {
   roost::runtime rt(opts(GetParam(), 4));
-  auto spin = [](std::chrono::microseconds d) {
-    auto end = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < end) {
-    }
-  };
+  using roost_test::spin;
   int moved = 0;
   for (int round = 0; round < 60; ++round) {
     std::atomic<int> small_runs{0}, nested_runs{0};
@@ -180,14 +165,7 @@ TEST_P(Join, PushedHalfIsJoinedOnceAfterTheCallerMoved) {
 // With an observer installed every worker takes the engine's path: each join's spawned half is a task,
 // named and seen once (fib(10) makes 88 joins, each with one spawned half, plus the root).
 TEST_P(Join, ObservedHalvesAreTasks) {
-  struct recorder : roost::task_observer {
-    std::mutex m;
-    std::multiset<std::string> starts;
-    void on_task_start(const roost::task_event& e) override {
-      std::lock_guard<std::mutex> lk(m);
-      starts.insert(e.path_string());
-    }
-  } rec;
+  roost_test::start_paths rec;
   roost::runtime rt(opts(GetParam(), 2));
   roost::set_task_observer(&rec);
   long r = rt.run([] { return fib(10); });
@@ -223,12 +201,7 @@ TEST_P(Join, LoopsCoverEveryIndexOnce) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Join, ::testing::ValuesIn(available_schedulers()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         roost_test::scheduler_test_name);
 
 TEST(JoinMisuse, OutsideARuntimeIsAUsageErrorNamingTheCall) {
   try {

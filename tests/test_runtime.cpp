@@ -22,19 +22,8 @@
 
 namespace {
 
-std::vector<std::string> available_schedulers() {
-  std::vector<std::string> v;
-  for (const auto& s : roost::schedulers())
-    if (s.available) v.push_back(s.name);
-  return v;
-}
-
-roost::options opts(const std::string& sched, unsigned workers) {
-  roost::options o;
-  o.scheduler = sched;
-  o.workers = workers;
-  return o;
-}
+using roost_test::available_schedulers;
+using roost_test::opts;
 
 long fib(int n) {
   if (n < 2) return n;
@@ -227,11 +216,7 @@ TEST_P(Api, WorkerIdsAreInRange) {
 // the first child must still run exactly once, and before that join returns.
 TEST_P(Api, FirstChildIsJoinedOnceAfterTheOwnerMoved) {
   roost::runtime rt(opts(GetParam(), 4));
-  auto spin = [](std::chrono::microseconds d) {
-    auto end = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < end) {
-    }
-  };
+  using roost_test::spin;
   int moved = 0;
   for (int round = 0; round < 100; ++round) {
     std::atomic<int> first_runs{0};
@@ -267,14 +252,7 @@ TEST_P(Api, FirstChildIsJoinedOnceAfterTheOwnerMoved) {
 }
 
 TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
-  struct recorder : roost::task_observer {
-    std::mutex m;
-    std::multiset<std::string> starts;
-    void on_task_start(const roost::task_event& e) override {
-      std::lock_guard<std::mutex> lk(m);
-      starts.insert(e.path_string());
-    }
-  } rec;
+  roost_test::start_paths rec;
   roost::runtime rt(opts(GetParam(), 2));
   roost::set_task_observer(&rec);
   rt.run([] { fib(10); });
@@ -381,12 +359,7 @@ TEST_P(Api, FibersDoNotPileUpOverManyJoins) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Api, ::testing::ValuesIn(available_schedulers()),
-                         [](const auto& info) {
-                           std::string n = info.param;
-                           for (char& ch : n)
-                             if (ch == '-') ch = '_';
-                           return n;
-                         });
+                         roost_test::scheduler_test_name);
 
 TEST(Runtime, SpawnOutsideARuntimeIsAUsageError) {
   roost::task_group tg;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "roost/roost.hpp"
+#include "test_util.hpp"
 #include "trace/trace_format.hpp"
 
 namespace tr = roost::trace;
@@ -35,14 +36,7 @@ long fib(int n) {
   return a + b;
 }
 
-struct paths : roost::task_observer {
-  std::mutex m;
-  std::multiset<std::string> starts;
-  void on_task_start(const roost::task_event& e) override {
-    std::lock_guard<std::mutex> lk(m);
-    starts.insert(e.path_string());
-  }
-};
+using paths = roost_test::start_paths;
 
 // Unique per process: ctest runs the parameterised cases in parallel.
 std::string temp(const std::string& name) {

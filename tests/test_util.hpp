@@ -1,13 +1,18 @@
 // Helpers shared by the tests.
 #pragma once
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "roost/detail/sanitizers.hpp"
+#include "roost/roost.hpp"
 
 namespace roost_test {
 
@@ -19,6 +24,46 @@ constexpr bool under_sanitizer() {
   return false;
 #endif
 }
+
+// The schedulers this build has, for tests parameterised over them.
+inline std::vector<std::string> available_schedulers() {
+  std::vector<std::string> v;
+  for (const auto& s : roost::schedulers())
+    if (s.available) v.push_back(s.name);
+  return v;
+}
+
+inline roost::options opts(const std::string& sched, unsigned workers) {
+  roost::options o;
+  o.scheduler = sched;
+  o.workers = workers;
+  return o;
+}
+
+// A test name from a scheduler's (gtest names allow no '-').
+inline std::string scheduler_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string n = info.param;
+  for (char& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+}
+
+// Busy for d (a task that must stay running, not sleep).
+inline void spin(std::chrono::microseconds d) {
+  const auto end = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// An observer that records the spawn path of every task start (any thread).
+struct start_paths : roost::task_observer {
+  std::mutex m;
+  std::multiset<std::string> starts;
+  void on_task_start(const roost::task_event& e) override {
+    std::lock_guard<std::mutex> lk(m);
+    starts.insert(e.path_string());
+  }
+};
 
 // For tests that another worker must take part: the first task that calls this (on the worker that
 // spawned) waits, sleeping, until `count` (tasks run elsewhere) is positive or 5 s have passed, and records
