@@ -18,6 +18,7 @@
 #include "map/map.hpp"
 #include "matmul/matmul.hpp"
 #include "nqueens/nqueens.hpp"
+#include "pfor/pfor.hpp"
 #include "quicksort/quicksort.hpp"
 #include "stencil/stencil.hpp"
 #include "vecmul/vecmul.hpp"
@@ -50,6 +51,9 @@ const std::vector<benchmark_def>& registry() {
        "40", [](const std::string& s) { return fib::prepare("fib-invoke", s); }, fib::serial,
        FULL(fib::roost_invoke), FULL(fib::tbb_invoke), nullptr, nullptr, nullptr, nullptr,
        FULL(fib::floor_help_first), FULL(fib::floor_work_first)},
+      {"pfor", "-", "parallel_for over N trivial iterations at grain 1: the cost of a loop's splits", "1048576",
+       "4096", "16777216", [](const std::string& s) { return pfor::prepare("pfor", s); }, pfor::serial,
+       FULL(pfor::roost_tasks), nullptr, FULL(pfor::tbb_pfor), nullptr, nullptr, nullptr},
       {"nqueens", "000, 003", "n-queens, one task per legal placement", "12", "8", "14",
        [](const std::string& s) { return nqueens::prepare("nqueens", s); }, nqueens::serial,
        FULL(nqueens::roost_tasks), FULL(nqueens::tbb_tasks), nullptr, nqueens::omp_tasks, nullptr, nullptr},
