@@ -99,27 +99,24 @@ TEST_P(Join, EveryFunctionOfALongerInvokeRunsOnce) {
 // One half runs on the caller's worker and waits (up to 5 s) until the other has run on another worker:
 // whichever half a policy pushes, it is stolen, and the join waits for it and sees its result.
 TEST_P(Join, AStolenHalfIsJoined) {
-  if (GetParam() == "cab")  // by design: a root's children are inter-socket tasks, run by the head core only
-    GTEST_SKIP() << "cab keeps tasks at depth <= ROOST_CAB_LEVEL on the socket's head core";
+  if (roost_test::runs_roots_children_on_one_core(GetParam())) GTEST_SKIP() << roost_test::kOneCoreReason;
   roost::runtime rt(opts(GetParam(), 2));
   for (int round = 0; round < 3; ++round) {
-    std::atomic<int> elsewhere{0};
-    std::atomic<bool> waited{false}, late{false};
+    roost_test::another_worker_probe probe;
     long left = -1, right = -1;
     bool both_done_at_return = false;
     rt.run([&] {
       const int me = roost::this_worker_id();
       auto half = [&](long& out, int n) {
-        if (roost::this_worker_id() != me) elsewhere.fetch_add(1);
-        else roost_test::wait_for_another_worker(elsewhere, waited, late);
+        probe.take_part(me);
         out = fib(n);  // nested joins inside a half that may have been stolen
       };
       roost::parallel_invoke([&] { half(left, 16); }, [&] { half(right, 15); });
       both_done_at_return = left == 987 && right == 610;
     });
     EXPECT_TRUE(both_done_at_return) << "round " << round;
-    EXPECT_GT(elsewhere.load(), 0) << "round " << round << ": no half ran on the other worker";
-    EXPECT_FALSE(late.load()) << "round " << round << ": the other worker took no half for 5 s";
+    EXPECT_GT(probe.elsewhere.load(), 0) << "round " << round << ": no half ran on the other worker";
+    EXPECT_FALSE(probe.late.load()) << "round " << round << ": the other worker took no half for 5 s";
   }
 }
 

@@ -270,26 +270,21 @@ TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
 // ws_deque.hpp); the sleeper asked before sleeping, and the owner that shares must wake it. If it did not,
 // the root's worker would run every task itself.
 TEST_P(Api, ASleepingWorkerIsWokenForNewWork) {
-  if (GetParam() == "cab")  // by design: a root's children are inter-socket tasks, run by the head core only
-    GTEST_SKIP() << "cab keeps tasks at depth <= ROOST_CAB_LEVEL on the socket's head core";
+  if (roost_test::runs_roots_children_on_one_core(GetParam())) GTEST_SKIP() << roost_test::kOneCoreReason;
   roost::runtime rt(opts(GetParam(), 2));
   for (int round = 0; round < 3; ++round) {
-    std::atomic<int> on_other{0};
-    std::atomic<bool> waited{false}, late{false};
+    roost_test::another_worker_probe probe;
     rt.run([&] {
       const int me = roost::this_worker_id();
       auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(30);
       while (std::chrono::steady_clock::now() < until) {}  // the other worker idles, then sleeps
       roost::task_group tg(8);
       for (int i = 0; i < 8; ++i)
-        tg.run([&, me] {
-          if (roost::this_worker_id() != me) on_other.fetch_add(1);
-          else roost_test::wait_for_another_worker(on_other, waited, late);
-        }, 1);
+        tg.run([&, me] { probe.take_part(me); }, 1);
       tg.wait();
     });
-    EXPECT_GT(on_other.load(), 0) << "round " << round << ": the sleeping worker never took a task";
-    EXPECT_FALSE(late.load()) << "round " << round << ": the sleeping worker took no task for 5 s";
+    EXPECT_GT(probe.elsewhere.load(), 0) << "round " << round << ": the sleeping worker never took a task";
+    EXPECT_FALSE(probe.late.load()) << "round " << round << ": the sleeping worker took no task for 5 s";
   }
 }
 

@@ -82,6 +82,21 @@ inline void wait_for_another_worker(const std::atomic<int>& count, std::atomic<b
     }
 }
 
+// The probe of a test that another worker must take part: each task calls take_part(me), `me` being the
+// worker the spawner ran on; the first task there waits (above) until a task ran elsewhere.
+struct another_worker_probe {
+  std::atomic<int> elsewhere{0};
+  std::atomic<bool> waited{false}, late{false};
+  void take_part(int me) {
+    if (roost::this_worker_id() != me) elsewhere.fetch_add(1);
+    else wait_for_another_worker(elsewhere, waited, late);
+  }
+};
+
+// cab runs a root's children on the socket's head core by design: no other worker takes part there.
+inline bool runs_roots_children_on_one_core(const std::string& sched) { return sched == "cab"; }
+inline constexpr const char* kOneCoreReason = "cab keeps tasks at depth <= ROOST_CAB_LEVEL on the socket's head core";
+
 // Sets an environment variable for one scope and restores what was there.
 class scoped_env {
  public:
