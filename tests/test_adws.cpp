@@ -177,6 +177,59 @@ TEST(Adws, RootsRunOnWorkerZero) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.run([] { return roost::this_worker_id(); }), 0);
 }
 
+// Outside a search, a two-way join runs inline (roost/detail/fork_join2.hpp): the half it pushes carries no
+// name, and a thief that takes it must not mistake it for a root. A root starts a search over the whole
+// line, and a group of the half with a total work hint would then be dealt: its first child shipped back
+// to the worker that pushed the half, which waits for that very half, and its second kept by the thief,
+// which here waits for the first. Both would wait in vain for 5 s. Not a root, the group is plain: the thief
+// runs its children work-first, the first before the second. Worker 1 pushes the half onto its migration
+// queue's own end (it runs migrated work), and worker 0 steals it once the root's search has ended.
+TEST(Adws, AStolenHalfOfAnInlineJoinIsNotARoot) {
+  roost::options o;
+  o.scheduler = "adws";
+  o.workers = 2;
+  roost::runtime rt(o);
+  auto wait_up_to_5s = [](const std::atomic<bool>& flag) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!flag.load())
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      else std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return true;
+  };
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<bool> share_started{false}, pushed_half_done{false}, first_child_ran{false};
+    std::atomic<int> owner{-1}, thief{-1};
+    bool root_waited_in_vain = false, owner_waited_in_vain = false, second_child_waited_in_vain = false;
+    rt.run([&] {
+      roost::task_group root(2.0);
+      // ADWS deals a group's children from the right end of its range: the first is worker 1's share, shipped
+      // to its migration queue (a one-worker range: no search there), the second is worker 0's.
+      root.run([&] {
+        owner = roost::this_worker_id();
+        share_started = true;
+        roost::parallel_invoke([&] { owner_waited_in_vain = !wait_up_to_5s(pushed_half_done); },
+                               [&] {
+                                 thief = roost::this_worker_id();
+                                 roost::task_group g(2.0);
+                                 g.run([&] { first_child_ran = true; }, 1.0);
+                                 g.run([&] { second_child_waited_in_vain = !wait_up_to_5s(first_child_ran); }, 1.0);
+                                 g.wait();
+                                 pushed_half_done = true;
+                               });
+      }, 1.0);
+      // Keeps worker 0 from taking worker 1's share itself. Its end ends the root's search: worker 0 may
+      // steal inside the root's node once it waits at the join.
+      root.run([&] { root_waited_in_vain = !wait_up_to_5s(share_started); }, 1.0);
+      root.wait();
+    });
+    ASSERT_FALSE(root_waited_in_vain) << "round " << round << ": worker 1's share never started";
+    EXPECT_EQ(owner.load(), 1) << "round " << round;
+    EXPECT_EQ(thief.load(), 0) << "round " << round << ": the pushed half was not stolen";
+    EXPECT_FALSE(second_child_waited_in_vain) << "round " << round << ": the thief dealt the half's group, as a root's";
+    EXPECT_FALSE(owner_waited_in_vain) << "round " << round << ": the pushed half did not end within 5 s";
+  }
+}
+
 // A work-first child that ends on a worker whose deque holds a *later* continuation of its parent's fiber
 // (the parent's continuation for this child was taken, the parent spawned again, and the mailbox brought
 // a migrated task to that worker first: seed 003 Algorithm 4.3 takes the mailbox before the local queue)

@@ -1,6 +1,6 @@
 // The two-way join (roost/detail/fork_join2.hpp) behind parallel_invoke(f, g), parallel_for and
-// parallel_reduce, under every available scheduler: it runs inline under ws, ws-help and hws and through a
-// task_group elsewhere, and must mean the same everywhere: both halves run exactly once and before the
+// parallel_reduce, under every available scheduler: it runs inline under ws, ws-help and hws (and adws
+// outside a search) and through a task_group elsewhere, and must mean the same everywhere: both halves run exactly once and before the
 // join returns, a stolen half is joined, the first exception leaves and the other half still runs, hooks
 // see the halves as tasks, and misuse is a clear error.
 #include <gtest/gtest.h>

@@ -46,9 +46,10 @@ class engine final : public engine_base {
     w.engine_spawn = &spawn;
     w.engine_wait = &wait;
     // The path itself is set by engine_base::start (and again whenever hooks come or go).
-    w.inline_path = P::inline_help_first ? detail::spawn_path::inline_help_first
-                    : P::inline_join     ? detail::spawn_path::inline_join
-                                         : detail::spawn_path::engine;
+    w.inline_path = P::inline_help_first   ? detail::spawn_path::inline_help_first
+                    : P::inline_join       ? detail::spawn_path::inline_join
+                    : P::inline_join_queue ? detail::spawn_path::inline_join_queue
+                                           : detail::spawn_path::engine;
   }
 
  private:
@@ -183,11 +184,12 @@ class engine final : public engine_base {
     return w;
   }
 
-  // A frame pushed by the inline help-first spawn has neither name nor hint (task_frame.hpp): it becomes a
-  // root-named task with no hint before the engine runs it (its children are then named under it).
+  // A frame pushed by an inline spawn or join has neither name nor hint (task_frame.hpp): it becomes a task
+  // with no hint, the child of an unrecorded parent, before the engine runs it (its children are then
+  // named under it). Not a root: a policy starts its own work at a root (ADWS's search of the whole line).
   static void name_unnamed(frame& f) {
     if (f.k != job::kind::fresh_unnamed) [[likely]] return;
-    ::new (static_cast<void*>(&f.id)) detail::task_id();  // a root, scheduling and tracing state cleared
+    ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
     f.work_hint = -1;
     f.k = job::kind::fresh;
   }

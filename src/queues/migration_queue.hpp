@@ -31,6 +31,9 @@ class migration_queue {
     if (T* x = own_.pop()) return x;
     return inbox_.pop_bottom();  // the oldest received task
   }
+  // Owner only: the end it pushes and pops its own continuations at, for the inline two-way join, which
+  // pushes its pushed half there and pops it back (roost/detail/fork_join2.hpp).
+  detail::ws_deque<T>& owner_end() { return own_; }
   // Any worker. Like the deque's steal, returns nullptr when it loses a race; finding the deque's shared
   // part empty asks the owner to share.
   T* steal_top() {

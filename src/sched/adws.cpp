@@ -23,6 +23,8 @@ adws_policy::adws_policy(engine::engine_base& e)
   for (unsigned i = 0; i < workers_; ++i) {
     ws_[i].migq.on_share(&engine::idle_state::notify_on_share, &e.idle());
     e.worker_at(i).policy_state = &ws_[i];
+    e.worker_at(i).run_first = &ws_[i].mailbox;
+    sync_join_queue(e.worker_at(i), ws_[i]);
   }
 }
 
@@ -35,7 +37,7 @@ void adws_policy::iteration_begin() {
 void adws_policy::iteration_end() { steal_.iteration_end(); }
 
 // A worker forgets the previous iteration's search state the first time it looks in a new one.
-void adws_policy::catch_up(per_worker& me) {
+void adws_policy::catch_up(engine::worker& w, per_worker& me) {
   std::uint64_t it = iteration_.load(std::memory_order_acquire);
   if (me.iteration != it) {
     me.iteration = it;
@@ -43,11 +45,13 @@ void adws_policy::catch_up(per_worker& me) {
     me.searching = false;
     me.use_mig = false;
     me.pointed.store(nullptr, std::memory_order_relaxed);
+    sync_join_queue(w, me);
   }
 }
 
 void adws_policy::end_search_slow(engine::worker& w, per_worker& me) {
   me.searching = false;
+  sync_join_queue(w, me);
   node* n = me.current;
   if (!n) return;
   n->active.store(true, std::memory_order_release);  // rule 4
@@ -72,11 +76,12 @@ void adws_policy::activated(node& n, const engine::worker* searcher) {
 
 void adws_policy::start_root(engine::worker& w, detail::task_id& id) {  // the whole line, from worker 0
   per_worker& me = of(w);
-  catch_up(me);
+  catch_up(w, me);
   set_range(id, {0, static_cast<double>(workers_)});
   id.sched_node = &root_;
   me.current = &root_;
   me.searching = workers_ > 1;
+  sync_join_queue(w, me);
 }
 
 // Called during a search for a group with a total work hint. The group is dealt when its task owns a
@@ -139,13 +144,15 @@ void adws_policy::hand_over(engine::worker&, engine::worker& target, engine::fib
 // Algorithm 4.3 (adws_own_work.hpp) on this worker's mailbox, migration queue and deque.
 detail::job* adws_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
-  catch_up(me);
-  return adws::take_own_work(
+  catch_up(w, me);
+  detail::job* j = adws::take_own_work(
       me.mailbox, me.migq, me.use_mig, [&] { return w.deque.pop(); },
       [&](detail::task_frame* t) {  // search inside it, from its sender's node
         me.searching = true;
         me.current = static_cast<node*>(t->id.sched_node);
       });
+  sync_join_queue(w, me);
+  return j;
 }
 
 // Before a worker sleeps (after it announced itself): its own mailbox and migration queue, then, while it
@@ -164,7 +171,7 @@ bool adws_policy::has_visible_work(engine::worker& w) {
 detail::job* adws_policy::steal(engine::worker& w) {
   if (!steal_.stealing()) return nullptr;
   per_worker& me = of(w);
-  catch_up(me);
+  catch_up(w, me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
     if (node* p = me.pointed.exchange(nullptr, std::memory_order_acq_rel)) me.current = p;
   node* top = nullptr;
@@ -192,11 +199,12 @@ detail::job* adws_policy::steal(engine::worker& w) {
 void adws_policy::finish_dealt_group(engine::worker& w, detail::group_state& g) {
   detail::task_id& cur = *w.current_task;
   per_worker& me = of(w);
-  catch_up(me);
+  catch_up(w, me);
   if (cur.sched_node) me.nodes.give_back(static_cast<node*>(cur.sched_node));
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
   range saved{g.dist.saved_lo, g.dist.saved_hi};
   me.searching = adws::multi(saved) && adws::first(saved) == w.id;  // the next group maps the same way
+  sync_join_queue(w, me);
   cur.range_lo = g.dist.saved_lo;  // restored bit-exactly
   cur.range_hi = g.dist.saved_hi;
   cur.sched_node = g.dist.saved_node;

@@ -39,6 +39,9 @@ namespace roost::sched {
 class adws_policy : public policy_base {
  public:
   static constexpr const char* name = "adws";
+  // A join outside a search is a plain work-first spawn (order() below): the inline two-way join does it
+  // onto the queue a continuation would go to, the migration queue's owner end while use_mig (sync below).
+  static constexpr bool inline_join_queue = true;
   explicit adws_policy(engine::engine_base& e);
 
   enum : std::uint8_t { kSearchRoot = 1, kPlain = 2 };  // group_state::dist.mode
@@ -130,7 +133,12 @@ class adws_policy : public policy_base {
   };
 
   per_worker& of(engine::worker& w) { return *static_cast<per_worker*>(w.policy_state); }  // set at construction
-  void catch_up(per_worker& me);
+  // The inline join's queue (abi.hpp, worker_abi::join_queue): none while searching, whose joins deal their
+  // halves, else where publish_continuation would push. Called wherever `searching` or `use_mig` changes.
+  void sync_join_queue(engine::worker& w, per_worker& me) {
+    w.join_queue = me.searching ? nullptr : me.use_mig ? &me.migq.owner_end() : &w.deque;
+  }
+  void catch_up(engine::worker& w, per_worker& me);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);
   spawn_order deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur, detail::group_state& g);
   detail::job* pop_own_slow(engine::worker& w);

@@ -3,6 +3,7 @@
 //
 //   on spawn     inline_help_first                every spawn is help-first onto the own deque: inline it
 //                inline_join                      a two-way join may run inline (push one half, run the other)
+//                inline_join_queue                the same, onto the queue the policy names now (join_queue)
 //                order(w, frame)                  child_first (work-first) or parent_first (help-first)
 //                place(w, frame)                  where a parent-first child goes (default: own deque)
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
@@ -52,6 +53,9 @@ class policy_base {
   // at once, the second is the rest of the parent up to the join, which a thief may take, and it is taken as
   // a closure instead of as a stack (no switch, no suspended fiber). Implied by inline_help_first.
   static constexpr bool inline_join = false;
+  // The same for a policy that schedules a join so only in some states, and onto a queue that depends on its
+  // state: it keeps worker_abi::join_queue (nullptr while it must see the join) and run_first (abi.hpp).
+  static constexpr bool inline_join_queue = false;
 
   explicit policy_base(engine::engine_base& e) : eng_(e) {}
 

@@ -31,14 +31,25 @@ namespace roost::detail {
 // How user code may spawn on this worker: through the engine (any policy); inline as help-first onto the
 // worker's own deque (policies whose spawn decision is always exactly that, e.g. ws-help), which covers
 // tg.run() and the two-way join; or inline for the two-way join only (inline_join: work-first policies whose
-// deque and order the inline join keeps, e.g. ws; fork_join2.hpp). The engine keeps it at `engine` while
-// observation or tracing hooks are installed, so that user code tests one byte per spawn and join, not the
-// path and the hook flag (engine_base.cpp, refresh_spawn_paths).
-enum class spawn_path : std::uint8_t { engine, inline_help_first, inline_join };
+// deque and order the inline join keeps, e.g. ws; fork_join2.hpp); or inline for the two-way join onto the
+// queue the policy names at the moment, through the engine while it names none (inline_join_queue: adws,
+// whose joins are ws's except while a search deals them; worker_abi::join_queue). The engine keeps it at
+// `engine` while observation or tracing hooks are installed, so that user code tests one byte per spawn and
+// join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
+enum class spawn_path : std::uint8_t { engine, inline_help_first, inline_join, inline_join_queue };
 
 struct worker_abi {
   ws_deque<job> deque;
-  task_id* current_task = nullptr;
+  // Path inline_join_queue only. Both written by the policy on the worker's own thread, read by the tasks
+  // it runs (plain fields). join_queue: where a join pushes its half now, the queue a continuation would go
+  // to; nullptr while the policy must see the join (an ADWS search deals it). run_first: a slot other
+  // workers fill with a job to run before the worker's own (ADWS's mailbox); a join that finds it full
+  // lets the engine join, which runs that job first, as a work-first child's end does.
+  // In a line of their own, between the deque and the line that every switch reads: that line is full
+  // (engine/worker.hpp), and the deque's place at the worker's start saves an instruction per access.
+  ws_deque<job>* join_queue = nullptr;
+  const std::atomic<job*>* run_first = nullptr;
+  alignas(64) task_id* current_task = nullptr;
   unsigned id = 0;
   // Written by the engine at start and whenever hooks are installed or removed (any thread), read by the
   // owner at each spawn and join: relaxed, a plain byte load.
@@ -106,8 +117,8 @@ inline void finish_join(group_state& g) {
 // Help-first spawn of the group's first child, built in g.inline_frame. Only on a worker whose path is
 // inline_help_first (the caller checks), so only while no observer or tracer is installed: then nobody
 // reads task identities, so the child's id and hint are not even written (job::kind::fresh_unnamed: the
-// engine names it a root if it ever runs it, after a steal or in its own join) and the worker's current
-// task is not switched to it, which is most of what a spawn and join would cost otherwise. With hooks
+// engine names it, a child of an unrecorded parent, if it ever runs it, after a steal or in its own join)
+// and the worker's current task is not switched to it, which is most of what a spawn and join would cost otherwise. With hooks
 // installed, the engine spawns and joins it and names it.
 __attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, worker_abi& w,
                                                          task_frame& f) {
@@ -118,12 +129,12 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
   w.deque.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
 }
 
-// Pops the group's only child, the frame in its inline slot, off the deque of w (the worker its owner runs
-// on now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
-__attribute__((always_inline)) inline bool pop_first_child(group_state& g, worker_abi& w) {
-  job* j = w.deque.pop();
+// Pops the group's only child, the frame in its inline slot, off q (a queue of the worker its owner runs on
+// now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
+__attribute__((always_inline)) inline bool pop_first_child(group_state& g, ws_deque<job>& q) {
+  job* j = q.pop();
   if (j != reinterpret_cast<task_frame*>(g.inline_frame)) [[unlikely]] {
-    if (j) w.deque.push(j);  // not ours: leave it as it was
+    if (j) q.push(j);  // not ours: leave it as it was
     return false;
   }
   return true;
@@ -141,7 +152,7 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, worke
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
   worker_abi* w = g.owner_fiber->worker;
   if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
-  if (!pop_first_child(g, *w)) [[unlikely]] return false;
+  if (!pop_first_child(g, w->deque)) [[unlikely]] return false;
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()

@@ -15,8 +15,14 @@
 // the continuation held as a closure instead of as a suspended stack. A task_group cannot do that: its
 // continuation is arbitrary code, so ws pays a stack switch per tg.run() (engine/README.md).
 //
-// Other policies (cab, cats, adws, adws-ml) and every policy while hooks are installed take the engine's
-// path: a task_group with the caller's work hints, so ADWS divides its range by them (seed 003 §4.2).
+// adws does the same where its join is a plain work-first spawn, outside a search (inline_join_queue):
+// onto the queue its continuation would go to, which is the migration queue's own end while it runs
+// migrated work (seed 003 Algorithm 4.3), and it lets the engine join while a search-root task waits in
+// its mailbox, which a work-first child's end would run first. During a search the join is dealt.
+//
+// Other policies (cab, cats, adws-ml), adws during a search, and every policy while hooks are installed
+// take the engine's path: a task_group with the caller's work hints, so ADWS divides its range by them
+// (seed 003 §4.2).
 #pragma once
 #include <functional>
 
@@ -25,15 +31,32 @@
 
 namespace roost::detail {
 
-// Joins the pushed half: runs it here if it still lies on top of the deque of the worker the caller runs on
-// now, else (stolen, or hooks came) lets the engine join it, which rethrows what it threw. The caller may
-// have moved while the other half ran (a join inside it that waited, or, under work-first, a continuation
-// of it that a thief resumed); the frame is ours to run exactly when it lies there (abi.hpp,
-// try_join_first_child). With hooks installed since, the engine runs it as a named and observed task.
-template <class Pushed>
+// Pops the pushed half back off the queue the join of path P pushed it onto, on w, the worker the caller runs
+// on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
+// hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
+// state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
+template <spawn_path P>
+__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, worker_abi& w) {
+  if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
+  if constexpr (P == spawn_path::inline_join_queue) {
+    if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
+    ws_deque<job>* q = w.join_queue;
+    return q && pop_first_child(g, *q);
+  } else {
+    return pop_first_child(g, w.deque);
+  }
+}
+
+// Joins the pushed half: runs it here if it still lies on top of the join's queue on the worker the caller
+// runs on now, else (stolen, or the engine must join) lets the engine join it, which rethrows what it
+// threw. The caller may have moved while the other half ran (a join inside it that waited, or, under
+// work-first, a continuation of it that a thief resumed); the frame is ours to run exactly when it lies
+// there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
+// engine runs it as a named and observed task.
+template <spawn_path P, class Pushed>
 __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi* fb, Pushed& pushed) {
   worker_abi* now = fb->worker;
-  if (now->path.load(std::memory_order_relaxed) != spawn_path::engine && pop_first_child(g, *now)) [[likely]] {
+  if (pop_pushed_back<P>(g, *now)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
   }
@@ -44,29 +67,40 @@ __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi
 // destroyed by an exception), and an exception of its own is dropped, the first one leaving.
 // Out of line: inlined into the join, this cold path cost the common one 2 instructions per spawn
 // (callgrind, fib-invoke: ws-help 102 against 100, ws 106 against 104).
-template <class Pushed>
+template <spawn_path P, class Pushed>
 __attribute__((noinline)) void join_pushed_after_throw(group_state& g, fiber_abi* fb, Pushed& pushed) noexcept {
   try {
-    join_pushed(g, fb, pushed);
+    join_pushed<P>(g, fb, pushed);
   } catch (...) {
   }
 }
 
-template <class Pushed, class Here>
-__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, worker_abi& w, Pushed& pushed, Here& here) {
+// q: w.deque, except on path inline_join_queue, where it is the queue the policy names (w.join_queue).
+template <spawn_path P, class Pushed, class Here>
+__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, worker_abi& w, ws_deque<job>& q, Pushed& pushed,
+                                                      Here& here) {
   group_state g;
   g.owner_fiber = fb;
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
   auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(std::ref(pushed), &g, typename frame_t::unnamed_t{});
-  push_first_child(g, *fb, w, *f);
+  if constexpr (P == spawn_path::inline_join_queue) {
+    // The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
+    // queue): it only waits for this half, which the worker's own pops or a thief run meanwhile.
+    g.spawned = 1;
+    g.base_epoch = group_state::kNoBase;
+    g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
+    q.push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+  } else {
+    push_first_child(g, *fb, w, *f);
+  }
   try {
     here();
   } catch (...) {
-    join_pushed_after_throw(g, fb, pushed);
+    join_pushed_after_throw<P>(g, fb, pushed);
     throw;
   }
-  join_pushed(g, fb, pushed);
+  join_pushed<P>(g, fb, pushed);
 }
 
 // Runs first() and second(), possibly in parallel; returns when both are done and rethrows the first
@@ -77,11 +111,14 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
                                                       double first_work) {
   fiber_abi* fb = current_fiber_or_throw(what);
   worker_abi& w = *fb->worker;
-  switch (w.path.load(std::memory_order_relaxed)) {
-    case spawn_path::inline_help_first: return join_inline(fb, w, first, second);
-    case spawn_path::inline_join: return join_inline(fb, w, second, first);
-    case spawn_path::engine: break;
-  }
+  // Tests in this order, not a switch: with four cases GCC's switch cost ws-help 6 instructions per join
+  // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
+  const spawn_path path = w.path.load(std::memory_order_relaxed);
+  if (path == spawn_path::inline_help_first)
+    return join_inline<spawn_path::inline_help_first>(fb, w, w.deque, first, second);
+  if (path == spawn_path::inline_join) return join_inline<spawn_path::inline_join>(fb, w, w.deque, second, first);
+  if (path == spawn_path::inline_join_queue)
+    if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, w, *q, second, first);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
   second();

@@ -37,10 +37,14 @@ struct task_id {
   // (the engine's spawn writes it): seven stores fewer per spawn.
   struct unwritten_t {};
   explicit task_id(unwritten_t) : parent(nullptr), index(0), depth(0), next_child(0) {}
-  // Nothing written: the id of a frame pushed by ws-help's inline spawn (job::kind::fresh_unnamed), which
-  // the engine names as a root before it runs one (name_unnamed, engine.hpp).
+  // Nothing written: the id of a frame pushed by an inline spawn or join (job::kind::fresh_unnamed), which
+  // the engine names before it runs one (name_unnamed, engine.hpp).
   struct blank_t {};
   explicit task_id(blank_t) {}
+  // What the engine names such a frame: a child of a task it never saw, not a root (a root starts ADWS's
+  // search over the whole worker line), with scheduling and tracing state cleared.
+  struct child_of_unrecorded_t {};
+  explicit task_id(child_of_unrecorded_t);
   void clear_sched() {
     range_lo = range_hi = 0;
     sched_node = nullptr;
@@ -49,6 +53,14 @@ struct task_id {
     serial = 0;
   }
 };
+
+// The parent of every task the engine named after an inline spawn or join left it unnamed: nobody
+// recorded who spawned it (no hook was installed). Never written: cats, the one policy that adds to a
+// parent's fields, takes no inline path.
+inline task_id g_unrecorded_parent;
+inline task_id::task_id(child_of_unrecorded_t) : parent(&g_unrecorded_parent), index(0), depth(1), next_child(0) {
+  clear_sched();
+}
 
 struct task_frame;
 
@@ -74,8 +86,8 @@ struct job {
   // A full word: a frame is built with word-sized stores and copied with word-sized loads, so the store
   // buffer can forward them (a byte-sized field here stalled every help-first spawn).
   // fresh_unnamed: a fresh task whose id and work hint were not written (the inline help-first spawn of
-  // abi.hpp, whose child nobody names while no hook is installed); whoever runs one other than that spawn's
-  // join names it first.
+  // abi.hpp and the inline two-way join of fork_join2.hpp, whose pushed frame nobody names while no hook is
+  // installed); whoever runs one other than that spawn's join names it first.
   enum class kind : std::uint64_t { fresh, resume, fresh_unnamed };
   kind k;
   bool is_fresh() const { return k != kind::resume; }
@@ -191,12 +203,15 @@ struct group_state {
   struct distribution {
     double saved_lo, saved_hi, remaining;
     void* saved_node;
-    std::uint8_t mode;  // the policy's own values, written when it opens the group
+    std::uint8_t mode;  // the policy's own values, written when it opens the group; never kNotOpened
     // Multi-level ADWS: the memory level of the saved range, the opener's own level before the open, and
     // the groups (first, last, level) whose heads the open pulled down to its level (aggregation).
     std::uint8_t saved_level, saved_worker_level, pulled_level;
     std::uint32_t pulled_first, pulled_last;
   } dist;
+  // dist.mode of a group that no policy opened: the inline join's (fork_join2.hpp), which the policy's
+  // join must treat as plain (undealt) if the engine joins it.
+  static constexpr std::uint8_t kNotOpened = 0;
 };
 
 [[noreturn]] void throw_bad_hint(const char* what, double value);
