@@ -208,3 +208,65 @@ TEST(JoinMisuse, OutsideARuntimeIsAUsageErrorNamingTheCall) {
     EXPECT_NE(std::string(e.what()).find("roost::parallel_invoke"), std::string::npos) << e.what();
   }
 }
+
+// The join of a policy that names its queue (spawn_path::inline_join_queue, adws outside a search), driven
+// directly on a worker ABI with no runtime: the pushed half goes onto the named queue, not the worker's
+// deque, and comes back from there; when the run-first slot (adws's mailbox) fills while the other half
+// runs, the join leaves the pushed half where it lies and lets the engine join, which runs that job first.
+namespace {
+struct policy_queue_worker {
+  roost::detail::worker_abi w;
+  roost::detail::fiber_abi fb;
+  roost::detail::ws_deque<roost::detail::job> named;  // e.g. the migration queue's own end
+  std::atomic<roost::detail::job*> run_first{nullptr};
+  static inline std::vector<std::string>* log = nullptr;
+  // The engine's join, as far as this test needs it: it finds the half where the join pushed it and runs it.
+  static inline roost::detail::ws_deque<roost::detail::job>* engine_queue = nullptr;
+  static void engine_wait(roost::detail::worker_abi&, roost::detail::group_state& g) {
+    log->push_back("engine joins");
+    roost::detail::job* j = engine_queue->pop();
+    ASSERT_EQ(static_cast<void*>(j), static_cast<void*>(g.inline_frame)) << "the half is not where it was pushed";
+    auto* f = static_cast<roost::detail::task_frame*>(j);
+    f->ops->run_in_place(f);
+  }
+  policy_queue_worker() {
+    w.path.store(roost::detail::spawn_path::inline_join_queue);
+    w.join_queue = &named;
+    w.run_first = &run_first;
+    w.engine_wait = &engine_wait;
+    fb.worker = &w;
+    engine_queue = &named;
+  }
+};
+}  // namespace
+
+TEST(JoinOnAPolicyQueue, PushesOntoTheNamedQueueAndTakesItBackInline) {
+  policy_queue_worker pw;
+  std::vector<std::string> log;
+  policy_queue_worker::log = &log;
+  const std::int64_t deque_before = pw.w.deque.bottom_index(), named_before = pw.named.bottom_index();
+  auto pushed = [&] { log.push_back("pushed half"); };
+  auto here = [&] {
+    log.push_back("other half");
+    EXPECT_EQ(pw.named.bottom_index(), named_before + 1) << "not pushed onto the named queue";
+    EXPECT_EQ(pw.w.deque.bottom_index(), deque_before) << "pushed onto the worker's deque";
+  };
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pw.w, pw.named, pushed, here);
+  EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
+  EXPECT_EQ(pw.named.pop(), nullptr) << "the half was left in the named queue";
+}
+
+TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
+  policy_queue_worker pw;
+  std::vector<std::string> log;
+  policy_queue_worker::log = &log;
+  roost::detail::task_frame delivered;  // stands for a search-root task another worker put in the mailbox
+  auto pushed = [&] { log.push_back("pushed half"); };
+  auto here = [&] {
+    log.push_back("other half");
+    pw.run_first.store(&delivered);
+  };
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pw.w, pw.named, pushed, here);
+  EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
+  EXPECT_EQ(pw.named.pop(), nullptr);
+}
