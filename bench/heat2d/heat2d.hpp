@@ -113,6 +113,7 @@ void run_loops(problem_t& p, ForTiles&& for_tiles) {
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
 void serial(problem& p);
 void roost_tasks(problem& p);
+void roost_pfor(problem& p);  // heat2d-pfor: run_loops with roost::parallel_for
 void tbb_tasks(problem& p);
 void tbb_pfor(problem& p);
 void omp_tasks(problem& p);
