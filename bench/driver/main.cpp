@@ -379,7 +379,7 @@ int main(int argc, char** argv) {
     } else usage_error("unknown argument '" + a + "'");
   }
   if (demo) {
-    if (cfg.benches.empty()) cfg.benches = {"fib", "fib-invoke", "heat", "heat-ub", "heat2d", "matmul"};
+    if (cfg.benches.empty()) cfg.benches = {"fib", "fib-invoke", "heat", "heat-ub", "heat2d", "heat2d-pfor", "matmul"};
     cfg.reps = 3;
     if (cfg.json.empty()) {
       if (std::system("mkdir -p out") != 0) usage_error("cannot create out/");
