@@ -5,12 +5,14 @@
 #include "test_util.hpp"
 #include <stdlib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <thread>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -175,6 +177,47 @@ TEST(Adws, RootsRunOnWorkerZero) {
   o.topology = "pack:2 core:2 pu:1";
   roost::runtime rt(o);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.run([] { return roost::this_worker_id(); }), 0);
+}
+
+// A loop under adws (README, "How to write for adws"): parallel_for's splits carry equal hints, so the
+// search deals the top ones over the workers and each worker joins the rest of its band inline. Without
+// stealing nothing moves: every iteration runs each index on the worker of the first, each worker on one
+// contiguous band, and every worker takes part. No observer is installed, so the joins below the search
+// take the inline path (an observer would send them through the engine).
+TEST(Adws, ALoopRunsTheSameBandsOnTheSameWorkersEveryIteration) {
+  for (unsigned workers : {2u, 3u}) {
+    roost::options o;
+    o.scheduler = "adws";
+    o.workers = workers;
+    o.adws_steal = roost::adws_stealing::off;
+    roost::runtime rt(o);
+    constexpr int kIndices = 4096;
+    std::vector<int> first(kIndices, -1);
+    for (int iteration = 0; iteration < 5; ++iteration) {
+      std::vector<std::atomic<int>> ran_on(kIndices);
+      for (auto& r : ran_on) r = -1;
+      rt.run([&] {
+        roost::parallel_for(0, kIndices, 16, [&](int lo, int hi) {
+          for (int i = lo; i < hi; ++i) ran_on[i] = roost::this_worker_id();
+        });
+      });
+      std::vector<int> now(kIndices);
+      for (int i = 0; i < kIndices; ++i) now[i] = ran_on[i].load();
+      if (iteration == 0) {
+        first = now;
+        std::set<int> seen;
+        for (int i = 0; i < kIndices; ++i) {
+          ASSERT_GE(now[i], 0) << "index " << i << " did not run";
+          if (i > 0 && now[i] != now[i - 1]) EXPECT_EQ(seen.count(now[i]), 0u) << workers << " workers: worker "
+                                                  << now[i] << " runs two bands (again at index " << i << ")";
+          seen.insert(now[i]);
+        }
+        EXPECT_EQ(seen.size(), workers) << "not every worker took part";
+      } else {
+        EXPECT_EQ(now, first) << workers << " workers: iteration " << iteration << " mapped indices elsewhere";
+      }
+    }
+  }
 }
 
 // Outside a search, a two-way join runs inline (roost/detail/fork_join2.hpp): the half it pushes carries no
