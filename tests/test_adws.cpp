@@ -255,7 +255,8 @@ TEST(Adws, AStolenHalfOfAnInlineJoinIsNotARoot) {
                                  thief = roost::this_worker_id();
                                  roost::task_group g(2.0);
                                  g.run([&] { first_child_ran = true; }, 1.0);
-                                 g.run([&] { second_child_waited_in_vain = !wait_up_to_5s(first_child_ran); }, 1.0);
+                                 g.run([&] { second_child_waited_in_vain = !wait_up_to_5s(first_child_ran); },
+                                       1.0);
                                  g.wait();
                                  pushed_half_done = true;
                                });

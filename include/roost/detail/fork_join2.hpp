@@ -77,8 +77,8 @@ __attribute__((noinline)) void join_pushed_after_throw(group_state& g, fiber_abi
 
 // q: w.deque, except on path inline_join_queue, where it is the queue the policy names (w.join_queue).
 template <spawn_path P, class Pushed, class Here>
-__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, worker_abi& w, ws_deque<job>& q, Pushed& pushed,
-                                                      Here& here) {
+__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, worker_abi& w, ws_deque<job>& q,
+                                                      Pushed& pushed, Here& here) {
   group_state g;
   g.owner_fiber = fb;
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
@@ -116,9 +116,11 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   const spawn_path path = w.path.load(std::memory_order_relaxed);
   if (path == spawn_path::inline_help_first)
     return join_inline<spawn_path::inline_help_first>(fb, w, w.deque, first, second);
-  if (path == spawn_path::inline_join) return join_inline<spawn_path::inline_join>(fb, w, w.deque, second, first);
+  if (path == spawn_path::inline_join)
+    return join_inline<spawn_path::inline_join>(fb, w, w.deque, second, first);
   if (path == spawn_path::inline_join_queue)
-    if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, w, *q, second, first);
+    if (ws_deque<job>* q = w.join_queue)
+      return join_inline<spawn_path::inline_join_queue>(fb, w, *q, second, first);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
   second();

@@ -58,7 +58,8 @@ struct task_id {
 // recorded who spawned it (no hook was installed). Never written: cats, the one policy that adds to a
 // parent's fields, takes no inline path.
 inline task_id g_unrecorded_parent;
-inline task_id::task_id(child_of_unrecorded_t) : parent(&g_unrecorded_parent), index(0), depth(1), next_child(0) {
+inline task_id::task_id(child_of_unrecorded_t)
+    : parent(&g_unrecorded_parent), index(0), depth(1), next_child(0) {
   clear_sched();
 }
 
