@@ -488,7 +488,24 @@ void pointing_rounds(const char* sched, bool asleep_first) {
             // end to make worker 0's continuation stealable: the continuation is pushed before the leaf,
             // into the private part of the deque, and worker 1 had no node to steal with when it looked.
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
-            if (d_leaves_on_0.fetch_add(1) >= 1) roost_test::wait_for_another_worker(d_leaves_on_1, waited, late);
+            if (d_leaves_on_0.fetch_add(1) < 1 || waited.exchange(true)) return;
+            // The wait spawns an empty task every millisecond, as a leaf of a real program would now and
+            // then: a split deque shares private work only at its owner's pushes and pops (ws_deque.hpp).
+            // Without that, the continuation stayed private for the whole 5 s in about 1 of 60 rounds on
+            // a loaded machine: worker 1's requests came after the push before this leaf, and the request
+            // the search's end made had been served by the pop before it, which shared older
+            // continuations instead.
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+            while (d_leaves_on_1.load() == 0) {
+              if (std::chrono::steady_clock::now() > give_up) {
+                late = true;
+                break;
+              }
+              std::this_thread::sleep_for(std::chrono::milliseconds(1));
+              roost::task_group tick;
+              tick.run([] {});
+              tick.wait();
+            }
           });
         d.wait();
         a.wait();
