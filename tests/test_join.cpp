@@ -251,7 +251,7 @@ TEST(JoinOnAPolicyQueue, PushesOntoTheNamedQueueAndTakesItBackInline) {
     EXPECT_EQ(pw.named.bottom_index(), named_before + 1) << "not pushed onto the named queue";
     EXPECT_EQ(pw.w.deque.bottom_index(), deque_before) << "pushed onto the worker's deque";
   };
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pw.w, pw.named, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pw.named, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr) << "the half was left in the named queue";
 }
@@ -266,7 +266,7 @@ TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
     log.push_back("other half");
     pw.run_first.store(&delivered);
   };
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pw.w, pw.named, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pw.named, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr);
 }

@@ -119,14 +119,15 @@ inline void finish_join(group_state& g) {
 // reads task identities, so the child's id and hint are not even written (job::kind::fresh_unnamed: the
 // engine names it, a child of an unrecorded parent, if it ever runs it, after a steal or in its own join)
 // and the worker's current task is not switched to it, which is most of what a spawn and join would cost
-// otherwise. With hooks installed, the engine spawns and joins it and names it.
-__attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, worker_abi& w,
+// otherwise. With hooks installed, the engine spawns and joins it and names it. `deque` is the deque of the
+// worker the owner's fiber runs on (the engine's join pops the group's children back from there).
+__attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, ws_deque<job>& deque,
                                                          task_frame& f) {
   g.spawned = 1;
   g.base_epoch = fb.epoch;
-  const std::int64_t b = w.deque.bottom_index();
+  const std::int64_t b = deque.bottom_index();
   g.queue_base = b;
-  w.deque.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+  deque.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
 }
 
 // Pops the group's only child, the frame in its inline slot, off q (a queue of the worker its owner runs on

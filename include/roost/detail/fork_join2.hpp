@@ -75,10 +75,11 @@ __attribute__((noinline)) void join_pushed_after_throw(group_state& g, fiber_abi
   }
 }
 
-// q: w.deque, except on path inline_join_queue, where it is the queue the policy names (w.join_queue).
+// q: the queue the pushed half goes onto, the worker's deque or, on path inline_join_queue, the one the
+// policy names (worker_abi::join_queue).
 template <spawn_path P, class Pushed, class Here>
-__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, worker_abi& w, ws_deque<job>& q,
-                                                      Pushed& pushed, Here& here) {
+__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<job>& q, Pushed& pushed,
+                                                      Here& here) {
   group_state g;
   g.owner_fiber = fb;
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
@@ -92,7 +93,7 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, worker_abi
     g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
     q.push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
   } else {
-    push_first_child(g, *fb, w, *f);
+    push_first_child(g, *fb, q, *f);
   }
   try {
     here();
@@ -115,12 +116,10 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
   const spawn_path path = w.path.load(std::memory_order_relaxed);
   if (path == spawn_path::inline_help_first)
-    return join_inline<spawn_path::inline_help_first>(fb, w, w.deque, first, second);
-  if (path == spawn_path::inline_join)
-    return join_inline<spawn_path::inline_join>(fb, w, w.deque, second, first);
+    return join_inline<spawn_path::inline_help_first>(fb, w.deque, first, second);
+  if (path == spawn_path::inline_join) return join_inline<spawn_path::inline_join>(fb, w.deque, second, first);
   if (path == spawn_path::inline_join_queue)
-    if (ws_deque<job>* q = w.join_queue)
-      return join_inline<spawn_path::inline_join_queue>(fb, w, *q, second, first);
+    if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, *q, second, first);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
   second();
