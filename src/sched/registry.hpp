@@ -21,4 +21,9 @@ std::string available_names();  // "ws, ws-help, hws"
 std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
                                                  std::shared_ptr<const topo::topology> tp, topo::placement pl);
 
+// engine<P>, instantiated for each policy in a unit of its own (engine_of.hpp, engines/*.cpp).
+template <class P>
+std::unique_ptr<engine::engine_base> make_engine_of(const resolved_options& cfg,
+                                                    std::shared_ptr<const topo::topology> tp, topo::placement pl);
+
 }  // namespace roost::sched
