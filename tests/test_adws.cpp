@@ -227,9 +227,13 @@ TEST(Adws, ALoopRunsTheSameBandsOnTheSameWorkersEveryIteration) {
 // which here waits for the first. Both would wait in vain for 5 s. Not a root, the group is plain: the thief
 // runs its children work-first, the first before the second. Worker 1 pushes the half onto its migration
 // queue's own end (it runs migrated work), and worker 0 steals it once the root's search has ended.
-TEST(Adws, AStolenHalfOfAnInlineJoinIsNotARoot) {
+// adws-ml on this machine's memory tree (DRAM > L3 > a leaf per core) does the same at the leaf level: there
+// the half is a plain task of the leaf level. Named as a task of level 0 (DRAM), its group descended from
+// there and was dealt over both workers, with the same two waits in vain.
+class AdwsInlineJoin : public ::testing::TestWithParam<std::string> {};
+TEST_P(AdwsInlineJoin, AStolenHalfIsNotARoot) {
   roost::options o;
-  o.scheduler = "adws";
+  o.scheduler = GetParam();
   o.workers = 2;
   roost::runtime rt(o);
   auto wait_up_to_5s = [](const std::atomic<bool>& flag) {
@@ -273,6 +277,8 @@ TEST(Adws, AStolenHalfOfAnInlineJoinIsNotARoot) {
     EXPECT_FALSE(owner_waited_in_vain) << "round " << round << ": the pushed half did not end within 5 s";
   }
 }
+INSTANTIATE_TEST_SUITE_P(Schedulers, AdwsInlineJoin, ::testing::Values("adws", "adws-ml"),
+                         roost_test::scheduler_test_name);
 
 // A work-first child that ends on a worker whose deque holds a *later* continuation of its parent's fiber
 // (the parent's continuation for this child was taken, the parent spawned again, and the mailbox brought

@@ -29,7 +29,10 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
       steal_(e.config().adws_steal) {
   q_.resize(tree_.depth());
   for (unsigned l = 0; l < tree_.depth(); ++l)
-    for (unsigned g = 0; g < tree_.levels[l].groups; ++g) q_[l].push_back(std::make_unique<group_queues>());
+    for (unsigned g = 0; g < tree_.levels[l].groups; ++g) {
+      q_[l].push_back(std::make_unique<group_queues>(is_leaf(l)));
+      if (is_leaf(l)) q_[l].back()->migq.split().on_share(&engine::idle_state::notify_on_share, &e.idle());
+    }
   // Each worker starts at the topmost level whose group it heads (digest §3.4: W0 at DRAM).
   for (unsigned w = 0; w < e.num_workers(); ++w) {
     unsigned l = 0;
@@ -38,6 +41,8 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
     const unsigned leaf = tree_.depth() - 1;
     ws_[w].leaf = &queues_of(leaf, tree_.levels[leaf].group_of_worker[w]);
     e.worker_at(w).policy_state = &ws_[w];
+    e.worker_at(w).run_first = &ws_[w].leaf->mailbox;
+    sync_join_queue(e.worker_at(w), ws_[w]);
   }
   root_.lo = 0;
   root_.hi = 1;
@@ -62,10 +67,12 @@ void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {
   me.pointed.store(nullptr, std::memory_order_relaxed);
   me.level = me.home_level;
   for (unsigned l = me.home_level; l < tree_.depth(); ++l) queues_of(l, group_of(w, l)).use_mig = false;
+  sync_join_queue(w, me);
 }
 
 void adws_ml_policy::end_search_slow(engine::worker& w, per_worker& me) {
   me.searching = false;
+  sync_join_queue(w, me);
   node* n = me.current;
   if (!n) return;
   n->active.store(true, std::memory_order_release);  // rule 4
@@ -92,6 +99,7 @@ void adws_ml_policy::start_root(engine::worker& w, detail::task_id& id) {  // DR
   me.current = &root_;
   me.level = 0;
   me.searching = false;
+  sync_join_queue(w, me);
 }
 
 void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
@@ -170,6 +178,7 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     me.searching = false;
     n->active.store(true, std::memory_order_release);
   }
+  sync_join_queue(w, me);
 }
 
 spawn_order adws_ml_policy::deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur,
@@ -242,6 +251,7 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
   cur.range_hi = g.dist.saved_hi;
   cur.tier = g.dist.saved_level;
   cur.sched_node = g.dist.saved_node;
+  sync_join_queue(w, me);
 }
 
 // The workers of groups first..last at `level`, other than the caller, from pulled level `from` to `to`
@@ -285,22 +295,28 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   catch_up(w, me);
   const unsigned level = level_now(me);
   group_queues& q = queues_of(level, group_of(w, level));
-  if (!q.kept.empty_hint())
-    if (detail::job* t = q.kept.pop_bottom()) return t;
-  return adws::take_own_work(
-      q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); },
-      [&](detail::task_frame* t) {  // search inside it, from its sender's node
-        me.searching = true;
-        me.current = static_cast<node*>(t->id.sched_node);
-      });
+  detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom();
+  if (!t)
+    t = adws::take_own_work(
+        q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); },
+        [&](detail::task_frame* f) {  // search inside it, from its sender's node
+          me.searching = true;
+          me.current = static_cast<node*>(f->id.sched_node);
+        });
+  sync_join_queue(w, me);
+  return t;
 }
 
-bool adws_ml_policy::has_visible_work(engine::worker& w) const {
+bool adws_ml_policy::has_visible_work(engine::worker& w) {
   const unsigned l = level_now(of(w));
   const group_queues& mine = *q_[l][group_of(w, l)];
-  if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint()) return true;
+  if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint() || !mine.migq.empty_hint())
+    return true;
   for (const auto& q : q_[l])  // what a thief of this level could take (leaf deques: the engine looks)
-    if (!q->migq.empty_hint() || !q->localq.empty_hint()) return true;
+    if (q->migq.stealable_hint() || !q->localq.empty_hint()) return true;
+  // Nothing stealable: ask the owners of the leaf groups' split migration queues to share, as the engine
+  // asks the deques' owners (engine_base::any_work_visible); the one that serves it wakes this worker.
+  for (const auto& q : q_[l]) q->migq.ask_to_share();
   return false;
 }
 

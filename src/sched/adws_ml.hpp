@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "queues/locked_deque.hpp"
+#include "queues/migration_queue.hpp"
 #include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
@@ -41,6 +42,10 @@ namespace roost::sched {
 class adws_ml_policy : public policy_base {
  public:
   static constexpr const char* name = "adws-ml";
+  // A join is a plain local work-first spawn while the worker represents its own leaf group, runs its own
+  // work and is not searching (order() below): the inline two-way join does it onto the worker's deque
+  // (sync_join_queue). Elsewhere the engine's join opens the group, which may descend and deal.
+  static constexpr bool inline_join_queue = true;
   explicit adws_ml_policy(engine::engine_base& e);
 
   // group_state::dist.mode
@@ -70,20 +75,26 @@ class adws_ml_policy : public policy_base {
     return deal(w, f, cur, g);
   }
   bool ship(engine::worker& w, detail::task_frame* f);
-  // The per-spawn paths while a worker represents its own (leaf) group and runs its own work: the
-  // worker's deque, as in adws (its sharing wakes sleepers); everything else out of line.
+  // The per-spawn paths while a worker represents its own (leaf) group, onto the queue it works from: the
+  // worker's deque or its migration queue's own end, as in adws (either wakes sleepers when it shares);
+  // everything else out of line.
   void publish_continuation(engine::worker& w, engine::fiber* parent) {
     per_worker& me = of(w);
-    if (is_leaf(level_now(me)) && !me.leaf->use_mig) w.deque.push(parent);
-    else publish_continuation_slow(w, parent);
+    if (is_leaf(level_now(me))) {
+      group_queues& q = *me.leaf;
+      if (q.use_mig) q.migq.split().push_bottom(parent);
+      else w.deque.push(parent);
+    } else {
+      publish_continuation_slow(w, parent);
+    }
   }
   detail::job* pop_own(engine::worker& w) {
     per_worker& me = of(w);
     // Look before taking, as adws does: a new iteration, a mailbox task or kept work go the slow way.
     if (me.iteration == iteration_.load(std::memory_order_relaxed) && is_leaf(level_now(me))) {
       group_queues& q = *me.leaf;
-      if (!q.use_mig && q.mailbox.load(std::memory_order_relaxed) == nullptr && q.kept.empty_hint())
-        if (detail::job* t = w.deque.pop()) return t;
+      if (q.mailbox.load(std::memory_order_relaxed) == nullptr && q.kept.empty_hint())
+        if (detail::job* t = q.use_mig ? q.migq.split().pop_bottom() : w.deque.pop()) return t;
     }
     return pop_own_slow(w);
   }
@@ -92,11 +103,13 @@ class adws_ml_policy : public policy_base {
   void put_back(engine::worker& w, detail::job* j) {
     const unsigned level = level_now(of(w));
     queues_of(level, group_of(w, level)).kept.push_bottom(j);
+    sync_join_queue(w, of(w));
   }
-  bool has_visible_work(engine::worker& w) const;
+  bool has_visible_work(engine::worker& w);
   detail::job* steal(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);
+    else if (id.parent == &detail::g_unrecorded_parent) [[unlikely]] adopt_pushed_half(w, id);
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
@@ -131,12 +144,37 @@ class adws_ml_policy : public policy_base {
   // As in adws (adws.hpp, per_worker): what a head reads at every pop and spawn shares the first line of
   // each struct (mailbox, use_mig and kept's size for a group; leaf, levels, iteration for a worker), the
   // queues thieves lock lie on lines of their own.
+  // A group's migration queue. A leaf group has one worker, and no other ever represents it: there it is
+  // adws's, whose owner end is a split deque (queues/migration_queue.hpp), where continuations of migrated
+  // work and the inline join's halves go without a lock. An inner group may be represented by several of
+  // its workers at once (pull_heads moves every worker of the groups it aggregates): a locked deque.
+  class group_migq {
+   public:
+    explicit group_migq(bool leaf) : leaf_(leaf) {}
+    void push_top(detail::job* j) { leaf_ ? split_.push_top(j) : locked_.push_top(j); }
+    void push_bottom(detail::job* j) { leaf_ ? split_.push_bottom(j) : locked_.push_bottom(j); }
+    detail::job* pop_bottom() { return leaf_ ? split_.pop_bottom() : locked_.pop_bottom(); }
+    detail::job* steal_top() { return leaf_ ? split_.steal_top() : locked_.steal_top(); }
+    bool empty_hint() const { return leaf_ ? split_.empty_hint() : locked_.empty_hint(); }
+    bool stealable_hint() const { return leaf_ ? split_.stealable_hint() : !locked_.empty_hint(); }
+    void ask_to_share() {
+      if (leaf_) split_.ask_to_share();
+    }
+    queues::migration_queue<detail::job>& split() { return split_; }  // a leaf group's, its worker's only
+
+   private:
+    bool leaf_;
+    queues::migration_queue<detail::job> split_;
+    queues::locked_deque<detail::job> locked_;
+  };
   struct alignas(64) group_queues {
+    explicit group_queues(bool leaf) : migq(leaf) {}
     std::atomic<detail::job*> mailbox{nullptr};
     std::atomic<node*> entry{nullptr};  // the node of the task that moved down from this group, if any
     bool use_mig = false;               // the head's, while it represents this group
     queues::locked_deque<detail::job> kept;  // given back by the engine: the head's alone, never stolen
-    alignas(64) queues::locked_deque<detail::job> migq, localq;
+    alignas(64) group_migq migq;
+    alignas(64) queues::locked_deque<detail::job> localq;
   };
   struct alignas(64) per_worker {
     group_queues* leaf = nullptr;  // the queues of the worker's own (leaf-level) group
@@ -171,6 +209,25 @@ class adws_ml_policy : public policy_base {
   group_queues& queues_of(unsigned level, unsigned group) { return *q_[level][group]; }
   bool is_leaf(unsigned level) const { return level + 1 == tree_.depth(); }
   void catch_up(engine::worker& w, per_worker& me);
+  // The inline join's queue (abi.hpp, worker_abi::join_queue): the worker's deque while a join there is
+  // what order() would make of it, a plain local spawn: the worker represents its own leaf group (where
+  // its level is the leaf level, a pull cannot take it deeper), is not searching and has no job kept for
+  // it, which its pops take first. Else none. Called wherever one of them changes. As in adws, the
+  // migration queue's own end while it runs migrated work (use_mig, seed 003 Algorithm 4.3).
+  void sync_join_queue(engine::worker& w, per_worker& me) {
+    group_queues& q = *me.leaf;
+    const bool plain = is_leaf(me.level) && !me.searching && q.kept.empty_hint();
+    w.join_queue = !plain ? nullptr : q.use_mig ? &q.migq.split().owner_end() : &w.deque;
+  }
+  // A half that an inline join pushed, now run as a task by a thief or by the engine's join (which named
+  // it a child of an unrecorded parent): it was pushed as a plain child of the leaf level, and it is one
+  // there, in the group of the worker that runs it. Tier 0 would make its groups descend from DRAM.
+  void adopt_pushed_half(engine::worker& w, detail::task_id& id) {
+    const unsigned leaf = tree_.depth() - 1;
+    id.tier = static_cast<std::uint8_t>(leaf);
+    id.range_lo = group_of(w, leaf);
+    id.range_hi = id.range_lo + 0.5;
+  }
   void start_root(engine::worker& w, detail::task_id& id);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);
   spawn_order deal(engine::worker& w, detail::task_frame& f, detail::task_id& cur, detail::group_state& g);
