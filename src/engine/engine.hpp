@@ -187,11 +187,13 @@ class engine final : public engine_base {
   // A frame pushed by an inline spawn or join has neither name nor hint (task_frame.hpp): it becomes a task
   // with no hint, the child of an unrecorded parent, before the engine runs it (its children are then
   // named under it). Not a root: a policy starts its own work at a root (ADWS's search of the whole line).
-  static void name_unnamed(frame& f) {
+  // The policy may then give it scheduling state of its own (adopt_unnamed: adws-ml's leaf level).
+  static void name_unnamed(worker& w, frame& f) {
     if (f.k != job::kind::fresh_unnamed) [[likely]] return;
     ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
     f.work_hint = -1;
     f.k = job::kind::fresh;
+    of(w).policy_.adopt_unnamed(w, f.id);
   }
 
   // Runs a fresh frame on the calling fiber as its worker's current task: named if the inline spawn left it
@@ -199,7 +201,7 @@ class engine final : public engine_base {
   // the worker the fiber is on afterwards, another one only if the task suspended (its epoch then moved).
   // The frame's memory is still the caller's to free. Inlined into both callers, as the two copies were.
   __attribute__((always_inline)) static worker& run_here(worker& w, frame& f) {
-    name_unnamed(f);
+    name_unnamed(w, f);
     fiber* self = w.current_fiber;
     const std::uint64_t epoch = self->epoch;
     group* g = f.group;

@@ -284,6 +284,11 @@ detail::job* adws_ml_policy::steal_local(unsigned level, unsigned group) {
 void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber* parent) {
   const unsigned level = level_now(of(w));
   group_queues& q = queues_of(level, group_of(w, level));
+  if (is_leaf(level)) {  // split queues: they wake sleepers when they share
+    if (q.use_mig) q.migq.split().push_bottom(parent);
+    else w.deque.push(parent);
+    return;
+  }
   if (q.use_mig) q.migq.push_bottom(parent);
   else push_local(w, level, parent);
   eng_.idle().notify_new_work();

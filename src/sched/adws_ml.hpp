@@ -75,18 +75,13 @@ class adws_ml_policy : public policy_base {
     return deal(w, f, cur, g);
   }
   bool ship(engine::worker& w, detail::task_frame* f);
-  // The per-spawn paths while a worker represents its own (leaf) group, onto the queue it works from: the
-  // worker's deque or its migration queue's own end, as in adws (either wakes sleepers when it shares);
-  // everything else out of line.
+  // The per-spawn paths while a worker represents its own (leaf) group, onto the queue it works from, as in
+  // adws: its deque inline; its migration queue's own end (migrated work) and everything else out of line.
+  // Both leaf queues wake sleepers when they share.
   void publish_continuation(engine::worker& w, engine::fiber* parent) {
     per_worker& me = of(w);
-    if (is_leaf(level_now(me))) {
-      group_queues& q = *me.leaf;
-      if (q.use_mig) q.migq.split().push_bottom(parent);
-      else w.deque.push(parent);
-    } else {
-      publish_continuation_slow(w, parent);
-    }
+    if (is_leaf(level_now(me)) && !me.leaf->use_mig) w.deque.push(parent);
+    else publish_continuation_slow(w, parent);
   }
   detail::job* pop_own(engine::worker& w) {
     per_worker& me = of(w);
@@ -109,7 +104,16 @@ class adws_ml_policy : public policy_base {
   detail::job* steal(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);
-    else if (id.parent == &detail::g_unrecorded_parent) [[unlikely]] adopt_pushed_half(w, id);
+  }
+  // A half that an inline join pushed, now run as a task by a thief or by the engine's join (named a child
+  // of an unrecorded parent, scheduling state cleared): it was pushed as a plain child of the leaf level
+  // (sync_join_queue), and it is one there, in the group of the worker that runs it. With tier 0 its
+  // groups would descend from DRAM and be dealt.
+  void adopt_unnamed(engine::worker& w, detail::task_id& id) {
+    const unsigned leaf = tree_.depth() - 1;
+    id.tier = static_cast<std::uint8_t>(leaf);
+    id.range_lo = group_of(w, leaf);
+    id.range_hi = id.range_lo + 0.5;
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
@@ -218,15 +222,6 @@ class adws_ml_policy : public policy_base {
     group_queues& q = *me.leaf;
     const bool plain = is_leaf(me.level) && !me.searching && q.kept.empty_hint();
     w.join_queue = !plain ? nullptr : q.use_mig ? &q.migq.split().owner_end() : &w.deque;
-  }
-  // A half that an inline join pushed, now run as a task by a thief or by the engine's join (which named
-  // it a child of an unrecorded parent): it was pushed as a plain child of the leaf level, and it is one
-  // there, in the group of the worker that runs it. Tier 0 would make its groups descend from DRAM.
-  void adopt_pushed_half(engine::worker& w, detail::task_id& id) {
-    const unsigned leaf = tree_.depth() - 1;
-    id.tier = static_cast<std::uint8_t>(leaf);
-    id.range_lo = group_of(w, leaf);
-    id.range_hi = id.range_lo + 0.5;
   }
   void start_root(engine::worker& w, detail::task_id& id);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);

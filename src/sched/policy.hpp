@@ -14,6 +14,8 @@
 //                has_visible_work(w)               anything for w outside the deques (checked before sleeping)
 //   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
 //   tasks        on_task_start(w, id), on_task_end(w, id)
+//                adopt_unnamed(w, id)             a half an inline join pushed unnamed runs as a task on w:
+//                                                 the engine named it (task_frame.hpp), the policy may add
 //                on_task_resume(w, id)            a task continues on w after something else ran there
 //                                                 (its child ended, or a thief or a waker resumed it)
 //                on_task_suspend(w, id)           a task leaves w (a join that must wait, a migration)
@@ -70,6 +72,7 @@ class policy_base {
   ROOST_SEAM void put_back(engine::worker& w, detail::job* j) { w.deque.push(j); }
   bool has_visible_work(engine::worker&) const { return false; }
   void on_task_start(engine::worker&, detail::task_id&) {}
+  void adopt_unnamed(engine::worker&, detail::task_id&) {}
   void on_task_end(engine::worker&, detail::task_id&) {}
   void on_task_resume(engine::worker&, detail::task_id&) {}
   void on_task_suspend(engine::worker&, detail::task_id&) {}
