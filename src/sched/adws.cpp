@@ -145,12 +145,8 @@ void adws_policy::hand_over(engine::worker&, engine::worker& target, engine::fib
 detail::job* adws_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
-  detail::job* j = adws::take_own_work(
-      me.mailbox, me.migq, me.use_mig, [&] { return w.deque.pop(); },
-      [&](detail::task_frame* t) {  // search inside it, from its sender's node
-        me.searching = true;
-        me.current = static_cast<node*>(t->id.sched_node);
-      });
+  detail::job* j = adws::take_own_work(me.mailbox, me.migq, me.use_mig, [&] { return w.deque.pop(); },
+                                       me.searching, me.current);
   sync_join_queue(w, me);
   return j;
 }

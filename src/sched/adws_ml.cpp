@@ -302,12 +302,8 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   group_queues& q = queues_of(level, group_of(w, level));
   detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom();
   if (!t)
-    t = adws::take_own_work(
-        q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); },
-        [&](detail::task_frame* f) {  // search inside it, from its sender's node
-          me.searching = true;
-          me.current = static_cast<node*>(f->id.sched_node);
-        });
+    t = adws::take_own_work(q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); }, me.searching,
+                            me.current);
   sync_join_queue(w, me);
   return t;
 }

@@ -10,14 +10,18 @@
 
 namespace roost::sched::adws {
 
-// pop_local(): the local queue's owner pop. on_search_root(task): a search-root task was taken.
-template <class MigrationQueue, class PopLocal, class OnSearchRoot>
-detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq,
-                           bool& use_mig, PopLocal&& pop_local, OnSearchRoot&& on_search_root) {
+// pop_local(): the local queue's owner pop. A search-root task taken from the mailbox is searched from its
+// sender's node: `searching` and `current` (the worker's node) are set to it.
+template <class Node, class MigrationQueue, class PopLocal>
+detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq, bool& use_mig,
+                           PopLocal&& pop_local, bool& searching, Node*& current) {
   if (mailbox.load(std::memory_order_relaxed) != nullptr)
     if (detail::job* t = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
       use_mig = false;
-      if (t->is_fresh()) on_search_root(static_cast<detail::task_frame*>(t));
+      if (t->is_fresh()) {
+        searching = true;
+        current = static_cast<Node*>(static_cast<detail::task_frame*>(t)->id.sched_node);
+      }
       return t;
     }
   detail::job* t = nullptr;
