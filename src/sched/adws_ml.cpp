@@ -284,9 +284,8 @@ detail::job* adws_ml_policy::steal_local(unsigned level, unsigned group) {
 void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber* parent) {
   const unsigned level = level_now(of(w));
   group_queues& q = queues_of(level, group_of(w, level));
-  if (is_leaf(level)) {  // split queues: they wake sleepers when they share
-    if (q.use_mig) q.migq.split().push_bottom(parent);
-    else w.deque.push(parent);
+  if (is_leaf(level)) {  // migrated work (the inline path took the deque): a split queue, which wakes
+    q.migq.split().push_bottom(parent);  // sleepers when it shares
     return;
   }
   if (q.use_mig) q.migq.push_bottom(parent);

@@ -42,8 +42,8 @@ namespace roost::sched {
 class adws_ml_policy : public policy_base {
  public:
   static constexpr const char* name = "adws-ml";
-  // A join is a plain local work-first spawn while the worker represents its own leaf group, runs its own
-  // work and is not searching (order() below): the inline two-way join does it onto the worker's deque
+  // A join is a plain local work-first spawn while the worker represents its own leaf group and is not
+  // searching (order() below): the inline two-way join does it onto the queue the worker works from
   // (sync_join_queue). Elsewhere the engine's join opens the group, which may descend and deal.
   static constexpr bool inline_join_queue = true;
   explicit adws_ml_policy(engine::engine_base& e);
@@ -143,11 +143,6 @@ class adws_ml_policy : public policy_base {
   };
 
  private:
-  // A memory group's queues (digest §3.4: everything a worker had in single-level ADWS). The local queue
-  // of a leaf group is its worker's own deque; inner groups have few tasks and use a locked one.
-  // As in adws (adws.hpp, per_worker): what a head reads at every pop and spawn shares the first line of
-  // each struct (mailbox, use_mig and kept's size for a group; leaf, levels, iteration for a worker), the
-  // queues thieves lock lie on lines of their own.
   // A group's migration queue. A leaf group has one worker, and no other ever represents it: there it is
   // adws's, whose owner end is a split deque (queues/migration_queue.hpp), where continuations of migrated
   // work and the inline join's halves go without a lock. An inner group may be represented by several of
@@ -171,6 +166,11 @@ class adws_ml_policy : public policy_base {
     queues::migration_queue<detail::job> split_;
     queues::locked_deque<detail::job> locked_;
   };
+  // A memory group's queues (digest §3.4: everything a worker had in single-level ADWS). The local queue
+  // of a leaf group is its worker's own deque; inner groups have few tasks and use a locked one.
+  // As in adws (adws.hpp, per_worker): what a head reads at every pop and spawn shares the first line of
+  // each struct (mailbox, use_mig and kept's size for a group; leaf, levels, iteration for a worker), the
+  // queues thieves lock lie on lines of their own.
   struct alignas(64) group_queues {
     explicit group_queues(bool leaf) : migq(leaf) {}
     std::atomic<detail::job*> mailbox{nullptr};

@@ -15,7 +15,8 @@
 //   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
 //   tasks        on_task_start(w, id), on_task_end(w, id)
 //                adopt_unnamed(w, id)             a half an inline join pushed unnamed runs as a task on w:
-//                                                 the engine named it (task_frame.hpp), the policy may add
+//                                                 the engine named it (task_frame.hpp); the policy may
+//                                                 give it scheduling state of its own
 //                on_task_resume(w, id)            a task continues on w after something else ran there
 //                                                 (its child ended, or a thief or a waker resumed it)
 //                on_task_suspend(w, id)           a task leaves w (a join that must wait, a migration)
