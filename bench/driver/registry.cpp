@@ -81,7 +81,7 @@ const std::vector<benchmark_def>& registry() {
       {"ge-ub", "000", "Gaussian elimination, row blocks by seed 000's Algorithm 1", "1024", "64", "1024",
        [](const std::string& s) { return ge::prepare(ge::shape::unbalanced, "ge-ub", s); }, ge::serial,
        FULL(ge::roost_tasks), FULL(ge::tbb_tasks), nullptr, ge::omp_tasks, nullptr, nullptr},
-      {"heat2d", "003", "5-point float stencil, quadrant recursion to 64x64, padded rows", "1024x100", "130x3",
+      {"heat2d", "003", "5-point float stencil, quadrant recursion to its 64x64 tiles, padded rows", "1024x100", "130x3",
        "4096x1000", [](const std::string& s) { return heat2d::prepare("heat2d", s); }, heat2d::serial,
        FULL(heat2d::roost_tasks), FULL(heat2d::tbb_tasks), FULL(heat2d::tbb_pfor), heat2d::omp_tasks,
        heat2d::omp_static, heat2d::omp_dynamic},
