@@ -6,9 +6,12 @@
 #include "test_util.hpp"
 #include <stdlib.h>
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "roost/roost.hpp"
@@ -160,4 +163,63 @@ TEST(Cab, CheckerCatchesRandomStealing) {
     caught = !chk.errors.empty();
   }
   EXPECT_TRUE(caught);
+}
+
+// Inside an intra-socket task a two-way join runs inline (roost/detail/fork_join2.hpp). The half it pushes
+// has no name, and the engine names a stolen one at depth 1: at ROOST_CAB_LEVEL 2 an inter-socket depth,
+// whose children would go parent-first into the socket's pool, which only the head core takes. Here the
+// head waits for them: they would run only when its wait gives up. cab adopts the half as an intra-socket
+// task, so its thief runs the children work-first. One socket of two cores: the depth-2 task (the level: a
+// subtree's root) runs on the head, worker 1 steals the half. Several subtrees per socket are allowed, or
+// a broken adoption would hang instead of failing (the head, at the join after its wait, could not take
+// the children while the socket runs a subtree). The head's wait spawns an empty task every millisecond: a
+// split deque shares only at its owner's pushes and pops (ws_deque.hpp).
+TEST(Cab, AStolenHalfOfAnInlineJoinStaysIntraSocket) {
+  roost::options o;
+  o.scheduler = "cab";
+  o.topology = "pack:1 core:2 pu:1";
+  o.workers = 2;
+  o.cab_level = 2;
+  o.cab_one_subtree = false;
+  roost::runtime rt(o);
+  auto wait_up_to_5s = [](const std::atomic<bool>& flag) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!flag.load()) {
+      if (std::chrono::steady_clock::now() > give_up) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      roost::task_group tick;
+      tick.run([] {});
+      tick.wait();
+    }
+    return true;
+  };
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<bool> children_ran{false};
+    std::atomic<int> head{-1}, thief{-1}, ran{0};
+    bool waited_in_vain = false;
+    rt.run([&] {
+      roost::task_group depth1;
+      depth1.run([&] {
+        roost::task_group depth2;
+        depth2.run([&] {
+          head = roost::this_worker_id();
+          roost::parallel_invoke([&] { waited_in_vain = !wait_up_to_5s(children_ran); },
+                                 [&] {
+                                   thief = roost::this_worker_id();
+                                   roost::task_group g;
+                                   g.run([&] { ran.fetch_add(1); });
+                                   g.run([&] { ran.fetch_add(1); });
+                                   g.wait();
+                                   children_ran = true;
+                                 });
+        });
+        depth2.wait();
+      });
+      depth1.wait();
+    });
+    EXPECT_EQ(head.load(), 0) << "round " << round;
+    EXPECT_EQ(thief.load(), 1) << "round " << round << ": the pushed half was not stolen";
+    EXPECT_EQ(ran.load(), 2) << "round " << round;
+    EXPECT_FALSE(waited_in_vain) << "round " << round << ": the stolen half's children did not run within 5 s";
+  }
 }

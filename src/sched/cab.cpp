@@ -2,8 +2,11 @@
 
 #include <sstream>
 
-
 namespace roost::sched {
+
+namespace {
+const std::atomic<detail::job*> kNothingRunsFirst{nullptr};  // cab has no job that must run before a join's
+}  // namespace
 
 cab_policy::cab_policy(engine::engine_base& e) : cab_policy(e, e.config().cab_level, e.config().cab_one_subtree) {}
 
@@ -20,6 +23,7 @@ cab_policy::cab_policy(engine::engine_base& e, unsigned level, bool one_subtree)
     socket_of_[w] = s;
     members_[s].push_back(w);
     if (head_of_[s] == n) head_of_[s] = w;
+    e.worker_at(w).run_first = &kNothingRunsFirst;
   }
   sockets_ = std::vector<socket>(sockets);
 }

@@ -24,6 +24,10 @@ namespace roost::sched {
 class cab_policy : public policy_base {
  public:
   static constexpr const char* name = "cab";
+  // A two-way join in an intra-socket task (depth >= the level) is what order() makes of it, a child-first
+  // spawn whose continuation goes to the core's own deque: the inline join does it there (join_queue, kept
+  // per running task). Above the level its halves are inter-socket tasks and go through the engine.
+  static constexpr bool inline_join_queue = true;
   explicit cab_policy(engine::engine_base& e);  // level and subtree policy from the configuration
 
   spawn_order order(engine::worker&, const detail::task_frame& f) const {
@@ -33,7 +37,14 @@ class cab_policy : public policy_base {
   detail::job* steal(engine::worker& w);
   bool has_visible_work(engine::worker& w) const;
   void on_task_start(engine::worker& w, detail::task_id& id) {
+    sync_join_queue(w, id);
     if (id.depth == level_) subtree_started(w);
+  }
+  void on_task_resume(engine::worker& w, detail::task_id& id) { sync_join_queue(w, id); }
+  // A half an inline join pushed, run as a task elsewhere (or by the engine's join): it was pushed by an
+  // intra-socket task, so it is one too, whatever depth the engine's naming gave it (1).
+  void adopt_unnamed(engine::worker&, detail::task_id& id) {
+    if (id.depth <= level_) id.depth = level_ + 1;
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     if (id.depth == level_) subtree_ended(w, id);
@@ -51,6 +62,9 @@ class cab_policy : public policy_base {
   void subtree_ended_on(engine::worker& w, detail::task_id& id) { subtree_ended(w, id); }
 
  private:
+  void sync_join_queue(engine::worker& w, const detail::task_id& id) {
+    w.join_queue = id.depth >= level_ ? &w.deque : nullptr;
+  }
   struct alignas(64) socket {
     queues::locked_deque<detail::job> inter;  // inter-socket pool
     std::atomic<int> subtrees{0};             // intra-socket subtrees running now

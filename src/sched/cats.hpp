@@ -30,6 +30,8 @@ namespace roost::sched {
 class cats_policy : public cab_policy {
  public:
   static constexpr const char* name = "cats";
+  // Not cab's inline join: a task's tier is looked up by its spawn path, which an inline half has none of.
+  static constexpr bool inline_join_queue = false;
   explicit cats_policy(engine::engine_base& e);
   ~cats_policy();
 
