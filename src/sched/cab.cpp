@@ -5,7 +5,8 @@
 namespace roost::sched {
 
 namespace {
-const std::atomic<detail::job*> kNothingRunsFirst{nullptr};  // cab has no job that must run before a join's
+// worker_abi::run_first for the inline join (abi.hpp): cab never has a job that must run before a join ends.
+const std::atomic<detail::job*> kNothingRunsFirst{nullptr};
 }  // namespace
 
 cab_policy::cab_policy(engine::engine_base& e) : cab_policy(e, e.config().cab_level, e.config().cab_one_subtree) {}
