@@ -80,8 +80,10 @@ void quad(long r0, long r1, long c0, long c1, double bytes_per_cell, const Leaf&
   for (const part& p : {part{r0, rm, c0, cm}, part{r0, rm, cm, c1}, part{rm, r1, c0, cm}, part{rm, r1, cm, c1}})
     if (p.r0 < p.r1 && p.c0 < p.c1) parts[k++] = p;
   double work[4], total = 0;
-  for (int i = 0; i < k; ++i)
-    total += work[i] = static_cast<double>((parts[i].r1 - parts[i].r0) * (parts[i].c1 - parts[i].c0)) * distorted_weight(i, k);
+  for (int i = 0; i < k; ++i) {
+    const long cells = (parts[i].r1 - parts[i].r0) * (parts[i].c1 - parts[i].c0);
+    total += work[i] = static_cast<double>(cells) * distorted_weight(i, k);
+  }
   typename FJ::group g(total, static_cast<double>((r1 - r0) * (c1 - c0)) * bytes_per_cell);
   for (int i = 0; i < k; ++i) {
     const part p = parts[i];

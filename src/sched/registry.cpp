@@ -36,14 +36,12 @@ std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
                                                  std::shared_ptr<const topo::topology> tp, topo::placement pl) {
   const std::string& n = cfg.scheduler;
   if (n == ws_policy::name) return make_engine_of<ws_policy>(cfg, std::move(tp), std::move(pl));
-  if (n == ws_help_policy::name)
-    return make_engine_of<ws_help_policy>(cfg, std::move(tp), std::move(pl));
+  if (n == ws_help_policy::name) return make_engine_of<ws_help_policy>(cfg, std::move(tp), std::move(pl));
   if (n == hws_policy::name) return make_engine_of<hws_policy>(cfg, std::move(tp), std::move(pl));
   if (n == cats_policy::name) return make_engine_of<cats_policy>(cfg, std::move(tp), std::move(pl));
   if (n == cab_policy::name) return make_engine_of<cab_policy>(cfg, std::move(tp), std::move(pl));
   if (n == adws_policy::name) return make_engine_of<adws_policy>(cfg, std::move(tp), std::move(pl));
-  if (n == adws_ml_policy::name)
-    return make_engine_of<adws_ml_policy>(cfg, std::move(tp), std::move(pl));
+  if (n == adws_ml_policy::name) return make_engine_of<adws_ml_policy>(cfg, std::move(tp), std::move(pl));
   throw config_error("ROOST_SCHED='" + n + "': no such scheduler in this build; available: " + available_names());
 }
 
