@@ -222,7 +222,8 @@ TEST_P(AdwsLoop, RunsTheSameBandsOnTheSameWorkersEveryIteration) {
     }
   }
 }
-INSTANTIATE_TEST_SUITE_P(Schedulers, AdwsLoop, ::testing::Values("adws", "adws-ml"), roost_test::scheduler_test_name);
+INSTANTIATE_TEST_SUITE_P(Schedulers, AdwsLoop, ::testing::Values("adws", "adws-ml"),
+                         roost_test::scheduler_test_name);
 
 // Outside a search, a two-way join runs inline (roost/detail/fork_join2.hpp): the half it pushes carries no
 // name, and a thief that takes it must not mistake it for a root. A root starts a search over the whole
