@@ -99,8 +99,7 @@ TEST_P(Join, EveryFunctionOfALongerInvokeRunsOnce) {
 // One half runs on the caller's worker and waits (up to 5 s) until the other has run on another worker:
 // whichever half a policy pushes, it is stolen, and the join waits for it and sees its result.
 TEST_P(Join, AStolenHalfIsJoined) {
-  if (roost_test::runs_roots_children_on_one_core(GetParam())) GTEST_SKIP() << roost_test::kOneCoreReason;
-  roost::runtime rt(opts(GetParam(), 2));
+  roost::runtime rt(roost_test::opts_sharing_the_root(GetParam(), 2));
   for (int round = 0; round < 3; ++round) {
     roost_test::another_worker_probe probe;
     long left = -1, right = -1;

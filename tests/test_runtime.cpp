@@ -270,8 +270,7 @@ TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
 // ws_deque.hpp); the sleeper asked before sleeping, and the owner that shares must wake it. If it did not,
 // the root's worker would run every task itself.
 TEST_P(Api, ASleepingWorkerIsWokenForNewWork) {
-  if (roost_test::runs_roots_children_on_one_core(GetParam())) GTEST_SKIP() << roost_test::kOneCoreReason;
-  roost::runtime rt(opts(GetParam(), 2));
+  roost::runtime rt(roost_test::opts_sharing_the_root(GetParam(), 2));
   for (int round = 0; round < 3; ++round) {
     roost_test::another_worker_probe probe;
     rt.run([&] {
