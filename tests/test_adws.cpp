@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "roost/roost.hpp"
+#include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
 
 namespace ar = roost::sched::adws;
@@ -87,6 +88,24 @@ TEST(AdwsRange, CoordinateFloorAndCeilAreExact) {
     EXPECT_EQ(ar::ceil_coord(x), std::ceil(x)) << x;
   }
   EXPECT_TRUE(std::isnan(ar::floor_coord(std::nan(""))));
+}
+
+// Pointing (adws_nodes.hpp): a pointer is taken only while its node is active, and the slot is emptied
+// either way. A pointer left over from the end of an earlier iteration names a node that is inactive now
+// (the root's, deactivated at the iteration's start); taking it made it the worker's node, and the worker
+// then ignored the pointer of the current iteration (AdwsPointing, seen only on a loaded machine).
+TEST(AdwsNodes, APointerIsTakenOnlyWhileItsNodeIsActive) {
+  struct node {
+    std::atomic<bool> active{false};
+  } left_over, current;
+  std::atomic<node*> pointed{&left_over};
+  EXPECT_EQ(roost::sched::adws::take_pointed(pointed), nullptr);
+  EXPECT_EQ(pointed.load(), nullptr);
+  current.active = true;
+  pointed = &current;
+  EXPECT_EQ(roost::sched::adws::take_pointed(pointed), &current);
+  EXPECT_EQ(pointed.load(), nullptr);
+  EXPECT_EQ(roost::sched::adws::take_pointed(pointed), nullptr);
 }
 
 namespace {

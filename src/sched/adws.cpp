@@ -43,8 +43,7 @@ void adws_policy::catch_up(engine::worker& w, per_worker& me) {
     me.iteration = it;
     me.current = nullptr;
     me.searching = false;
-    me.use_mig = false;
-    me.pointed.store(nullptr, std::memory_order_relaxed);
+    me.use_mig = false;  // `pointed` is kept: it may already be this iteration's (adws::take_pointed)
     sync_join_queue(w, me);
   }
 }
@@ -169,7 +168,7 @@ detail::job* adws_policy::steal(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
-    if (node* p = me.pointed.exchange(nullptr, std::memory_order_acq_rel)) me.current = p;
+    if (node* p = adws::take_pointed(me.pointed)) me.current = p;
   node* top = nullptr;
   for (node* n = me.current ? me.current : &root_; n; n = n->parent.load(std::memory_order_acquire))
     if (n->active.load(std::memory_order_acquire)) top = n;

@@ -120,7 +120,8 @@ class adws_policy : public policy_base {
     node* current = nullptr;
     // Set by a searcher whose search ended with this worker in its node's range while this worker had no
     // node of its own (digest §9.8, "point workers that got nothing at the active node"); taken at the
-    // next steal. Any worker writes it; a stale value only picks a wrong range (nodes are never freed).
+    // next steal if its node is still active (adws::take_pointed). Any worker writes it; a stale value only
+    // picks a wrong range (nodes are never freed).
     std::atomic<node*> pointed{nullptr};
     bool use_mig = false;
     bool searching = false;

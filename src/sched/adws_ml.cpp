@@ -63,8 +63,7 @@ void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {
   if (me.iteration == it) return;
   me.iteration = it;
   me.current = nullptr;
-  me.searching = false;
-  me.pointed.store(nullptr, std::memory_order_relaxed);
+  me.searching = false;  // `pointed` is kept: it may already be this iteration's (adws::take_pointed)
   me.level = me.home_level;
   for (unsigned l = me.home_level; l < tree_.depth(); ++l) queues_of(l, group_of(w, l)).use_mig = false;
   sync_join_queue(w, me);
@@ -336,7 +335,7 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   catch_up(w, me);
   const unsigned level = level_now(me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
-    if (node* p = me.pointed.exchange(nullptr, std::memory_order_acq_rel)) me.current = p;
+    if (node* p = adws::take_pointed(me.pointed)) me.current = p;
   node* top = nullptr;
   for (node* n = steal_start(w, me, level); n && n->level.load(std::memory_order_relaxed) == level;
        n = n->parent.load(std::memory_order_acquire))

@@ -194,7 +194,7 @@ class adws_ml_policy : public policy_base {
     bool ship_search_root = false;
     unsigned ship_group = 0;
     // As in adws: set by a searcher whose node's range holds a group this worker heads while the worker
-    // has no node yet (digest §9.8); taken at its next steal.
+    // has no node yet (digest §9.8); taken at its next steal if still active (adws::take_pointed).
     std::atomic<node*> pointed{nullptr};
     adws::node_pool<node> nodes;
   };

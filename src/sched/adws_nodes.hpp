@@ -42,6 +42,26 @@ class node_pool {
   std::deque<Node> arena_;
 };
 
+// Pointing (digest §9.8): a searcher whose search ends points the workers of its node's range that have
+// no node yet at that node (`pointed`: written by the searcher after it activated the node, taken by the
+// worker at its next steal). Two things can make a pointer useless, and both once left a worker without a
+// node for a whole iteration (AdwsPointing on a loaded machine: worker 1 idle for 60 s):
+//  * A worker may be pointed before it has looked at the new iteration: a starved thread, woken for its
+//    first task of the iteration after the searcher's leaf had ended. Its catch-up must not drop the
+//    pointer, so catch-up keeps it.
+//  * So a pointer may be left over from an earlier iteration: the searcher of the root's last group points
+//    at the root's node as that iteration ends, and a worker asleep then keeps it. Taking it made the
+//    inactive root the worker's node, and the worker ignored the real pointer that came later.
+// Hence a pointer is taken only if its node is active now: a pointed node was active when pointed at, and
+// stops being so only when its group ends (or, the root's, when the next iteration begins), after which it
+// has nothing left to steal. A node reused since (active again, for the same group's next open) passes,
+// and gives the range a stale node read gives. The exchange's acquire pairs with the searcher's release.
+template <class Node>
+Node* take_pointed(std::atomic<Node*>& pointed) {
+  Node* p = pointed.exchange(nullptr, std::memory_order_acq_rel);
+  return p && p->active.load(std::memory_order_acquire) ? p : nullptr;
+}
+
 // Rule 6 (digest §9.8): a search-root task that ends activates the node of the group it belongs to. A task
 // whose range lies in one worker (adws-ml: one group) is not a search root. activated(node) runs after.
 template <class Node, class Activated>
