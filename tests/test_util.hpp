@@ -94,9 +94,9 @@ struct another_worker_probe {
 };
 
 // Options for a test in which the root's children must be able to run on another worker. cab keeps the
-// tasks above its boundary level on the socket's head core by design (seed 000 §3.1, §3.3), so there the root
-// itself is made the leaf inter-socket task (ROOST_CAB_LEVEL=0): its children form an intra-socket subtree,
-// which the other cores of the socket steal from, as any policy's thieves do.
+// tasks above its boundary level on the socket's head core by design (seed 000 §3.1, §3.3), so there the
+// root itself is made the leaf inter-socket task (ROOST_CAB_LEVEL=0): its children form an intra-socket
+// subtree, which the other cores of the socket steal from, as any policy's thieves do.
 inline roost::options opts_sharing_the_root(const std::string& sched, unsigned workers) {
   roost::options o = opts(sched, workers);
   if (sched == "cab") o.cab_level = 0;
