@@ -309,7 +309,8 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
 bool adws_ml_policy::has_visible_work(engine::worker& w) {
   const unsigned l = level_now(of(w));
   const group_queues& mine = *q_[l][group_of(w, l)];
-  if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint() || !mine.migq.empty_hint())
+  if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint() ||
+      !mine.migq.empty_hint())
     return true;
   for (const auto& q : q_[l])  // what a thief of this level could take (leaf deques: the engine looks)
     if (q->migq.stealable_hint() || !q->localq.empty_hint()) return true;
