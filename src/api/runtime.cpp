@@ -15,7 +15,9 @@ namespace roost {
 
 namespace detail {
 
-runtime_core::runtime_core(const options& o) : cfg(resolve(o)) {
+runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
+
+runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology));
   if (cfg.workers == 0) cfg.workers = tp->num_pus();
   topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
@@ -23,7 +25,7 @@ runtime_core::runtime_core(const options& o) : cfg(resolve(o)) {
     static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
     if (!said.exchange(true)) std::fprintf(stderr, "%s\n", pl.note.c_str());
   }
-  eng = sched::make_engine(cfg, tp, std::move(pl));
+  eng = make(cfg, tp, std::move(pl));
   if (!cfg.trace.empty()) {
     trace::tracer::caches c;
     for (const auto& n : tp->nodes())
@@ -76,15 +78,13 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     std::atomic<std::uint32_t> done{0};
   } st{fn, arg, nullptr, {0}};
 
-  engine::engine_base* e = eng.get();
-  auto body = [&st, e] {
+  // The engine sets st.done after the root's end (engine_base::finish_root); st lives until then.
+  auto body = [&st] {
     try {
       st.fn(st.arg);
     } catch (...) {
       st.error = std::current_exception();
     }
-    st.done.store(1, std::memory_order_release);  // after this, st may vanish: touch only the engine
-    e->root_finished();
   };
   using frame_t = closure_frame<decltype(body)>;
   void* mem = ::operator new(engine::frame_pool::block_bytes(sizeof(frame_t)));

@@ -13,7 +13,13 @@ namespace roost::detail {
 
 class runtime_core {
  public:
+  // How the engine is made: sched::make_engine (the scheduler o names), or, in the engine's tests, an
+  // engine<P> of a probe policy (tests/test_engine.cpp).
+  using engine_maker = std::unique_ptr<engine::engine_base> (*)(const resolved_options&,
+                                                                 std::shared_ptr<const topo::topology>,
+                                                                 topo::placement);
   explicit runtime_core(const options& o);
+  runtime_core(const options& o, engine_maker make);
   ~runtime_core();
 
   void run(void (*fn)(void*), void* arg);

@@ -214,7 +214,7 @@ class engine final : public engine_base {
       if (g) join::record_exception(*g, std::current_exception());
     }
     worker& now = self->epoch == epoch ? w : *current_worker();
-    // A root has already released its caller, who may have removed the observer: run() returning is its end.
+    // A root's end is not observed: run() returning is its end (observer.hpp).
     if (g) observe_end(now.id, f.id);
     of(now).policy_.on_task_end(now, f.id);
     return now;
@@ -395,7 +395,10 @@ class engine final : public engine_base {
     wp = &now;
     now.current_task = nullptr;
     if (pooled) now.frames.free(&f, size);
-    if (!g) return nullptr;  // a root task signals its own completion
+    if (!g) {  // a root: its end reached the policy (run_here), so the caller may go on
+      of(now).finish_root();
+      return nullptr;
+    }
     return static_cast<fiber*>(join::complete_remote(*g));
   }
 

@@ -101,7 +101,7 @@ struct caller_thread_state {
 thread_local caller_thread_state t_caller;
 }  // namespace
 
-void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& done) {
+void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) {
   worker& w = *workers_[0];
   caller_thread_state& ct = t_caller;
   if (!ct.ready) {
@@ -116,6 +116,7 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
   w.thread_ctx = ct.own;
   w.eh = ult::thread_eh_state();
   w.leave_when = &done;
+  root_done_ = &done;
   // Where workers are bound, the lent thread is too, but only when it is not already on worker 0's CPU
   // (or when it first sleeps, worker.hpp): binding costs two system calls, ~4.5 us a call here. Its own
   // affinity comes back at return, or threads it starts later (an OpenMP team, say) would inherit one CPU.
@@ -138,8 +139,13 @@ void engine_base::run_root(detail::job* root, const std::atomic<std::uint32_t>& 
   w.release_lent_thread();
 }
 
-// `done` is the published word of the Dekker pair with worker 0 going to sleep (idle.hpp).
-void engine_base::root_finished() { idle_.notify_all_new_work(); }
+// `done` is the published word of the Dekker pair with worker 0 going to sleep (idle.hpp). Once it is set
+// the caller may return and run the next root, which rewrites root_done_: read it first.
+void engine_base::finish_root() {
+  std::atomic<std::uint32_t>* done = root_done_;
+  done->store(1, std::memory_order_release);
+  idle_.notify_all_new_work();
+}
 
 void engine_base::thread_main(unsigned id) {
   worker& w = *workers_[id];

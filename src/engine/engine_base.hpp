@@ -33,12 +33,11 @@ class engine_base {
 
   // Runs a root task with the calling thread (not a worker of any runtime) as worker 0, as OpenMP's and
   // oneTBB's calling threads take part in their parallel work: the root starts at once, and the caller
-  // continues as soon as `done` is set (by the root, on whichever worker it ends), with no hand-off to
-  // another thread and no wake-up of a sleeping caller. Worker 0 leaves the scheduling loop when it finds
-  // `done` set; the root's end must call root_finished() after setting it.
-  void run_root(detail::job* root, const std::atomic<std::uint32_t>& done);
-  // Wakes worker 0 if it sleeps, so that it sees its root done (called after `done` is set).
-  void root_finished();
+  // continues as soon as `done` is set, with no hand-off to another thread and no wake-up of a sleeping
+  // caller. The engine sets it (finish_root) on whichever worker the root ends, after the policy heard of
+  // the end: the caller's next run() begins an iteration that must not meet the previous root still
+  // ending (tests/test_engine.cpp). Worker 0 leaves the scheduling loop when it finds `done` set.
+  void run_root(detail::job* root, std::atomic<std::uint32_t>& done);
 
   virtual void iteration_begin() {}
   virtual void iteration_end() {}
@@ -66,6 +65,9 @@ class engine_base {
   bool any_work_visible();
 
  protected:
+  // The root's end, its last step on the worker it ended on: sets the caller's `done` and wakes worker 0
+  // if it sleeps, so that it sees it.
+  void finish_root();
   virtual ult::entry_fn fiber_entry() const = 0;
   // The worker ABI's scheduler-specific part: engine_spawn, engine_wait and inline_path.
   virtual void set_entry_points(worker& w) const = 0;
@@ -81,6 +83,9 @@ class engine_base {
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;
   std::atomic<bool> stop_{false};
+  // The running root's `done` (run_root). Written by the caller before the root is published to any
+  // worker, read by the worker that ends it: the root's steal or hand-over orders the two.
+  std::atomic<std::uint32_t>* root_done_ = nullptr;
   const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);
 };
 

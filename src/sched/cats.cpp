@@ -104,7 +104,6 @@ void cats_policy::iteration_begin() {
   if (mode_.load(std::memory_order_relaxed) == mode::profiling) {
     table_.clear();
     root_soid_ = 0;
-    root_recorded_.store(false, std::memory_order_relaxed);
     if (!use_counters_) previous_consumer_ = set_touch_consumer(annotations_.get());  // a tracer resumes afterwards
     iteration_start_ns_ = platform::os::now_ns();
   }
@@ -112,7 +111,6 @@ void cats_policy::iteration_begin() {
 
 void cats_policy::iteration_end() {
   if (mode_.load(std::memory_order_relaxed) != mode::profiling) return;
-  while (!root_recorded_.load(std::memory_order_acquire)) platform::os::yield_cpu();
   if (!use_counters_) set_touch_consumer(previous_consumer_);
   const std::uint64_t ns = platform::os::now_ns() - iteration_start_ns_;
   const double intensity = ns ? static_cast<double>(root_soid_) / static_cast<double>(ns) : 0.0;
@@ -220,7 +218,6 @@ void cats_policy::on_task_start_slow(engine::worker& w, detail::task_id& id) {
     id.own_bytes = 0;
     id.children_soid = 0;
     id.sched_node = nullptr;
-    if (!id.parent) id.tier = kProfiledRoot;
     if (use_counters_) meter_switch(w, &id);
     return;
   }
@@ -233,12 +230,11 @@ void cats_policy::on_task_start_slow(engine::worker& w, detail::task_id& id) {
 }
 
 void cats_policy::on_task_end_slow(engine::worker& w, detail::task_id& id) {
+  // The mode changes only between iterations, so a task ends in the mode it started in.
   mode m = mode_.load(std::memory_order_relaxed);
-  // The previous iteration's root may report its end only now, after reprofile() switched modes: only a
-  // root that started while profiling counts.
   if (m == mode::profiling && use_counters_) meter_switch(w, nullptr);
-  if (m == mode::profiling && (id.parent || id.tier == kProfiledRoot)) {
-    add_distinct_touched_bytes(id);  // a late root of a bi-tier iteration keeps its trie node: not here
+  if (m == mode::profiling) {
+    add_distinct_touched_bytes(id);
     // Eq. 1: SOID = own footprint + the children's SOIDs (they all ended before this task).
     std::uint64_t soid = std::atomic_ref<std::uint64_t>(id.own_bytes).load(std::memory_order_acquire) +
                          std::atomic_ref<std::uint64_t>(id.children_soid).load(std::memory_order_acquire);
@@ -246,10 +242,8 @@ void cats_policy::on_task_end_slow(engine::worker& w, detail::task_id& id) {
     if (id.parent)
       std::atomic_ref<std::uint64_t>(const_cast<detail::task_id*>(id.parent)->children_soid)
           .fetch_add(soid, std::memory_order_acq_rel);
-    else {
+    else
       root_soid_ = soid;
-      root_recorded_.store(true, std::memory_order_release);
-    }
     return;
   }
   if (m == mode::bi_tier && id.tier == static_cast<std::uint8_t>(tier::leaf)) subtree_ended_on(w, id);

@@ -81,7 +81,6 @@ class cats_policy : public cab_policy {
   bool counting() const { return use_counters_ && mode_.load(std::memory_order_relaxed) == mode::profiling; }
   void meter_switch(engine::worker& w, detail::task_id* now_running);
   static void add_distinct_touched_bytes(detail::task_id& id);
-  static constexpr std::uint8_t kProfiledRoot = 0xff;  // task_id::tier of a root started while profiling
   // The profile as a tree of spawn paths: a child's tier is one index step from its parent's node.
   struct profile_node {
     profile::tier t = profile::tier::unknown;
@@ -107,10 +106,9 @@ class cats_policy : public cab_policy {
   profile::soid_table table_;
   profile_node trie_;
   std::uint64_t iteration_start_ns_ = 0;
+  // Written at the root's end, read by iteration_end: the engine reports a root's end before run()'s caller
+  // goes on (engine_base::finish_root), so every task's end is recorded when the profile is concluded.
   std::uint64_t root_soid_ = 0;
-  // The root releases run()'s caller from inside its body, before the engine reports its end to us: the
-  // profile is concluded only once the root's end (and so every task's) has been recorded.
-  std::atomic<bool> root_recorded_{false};
   unsigned iterations_ = 0;
 };
 
