@@ -62,8 +62,11 @@ void block(const float* src, float* dst, long ld, long r0, long r1, long c0, lon
 // leaves are the loop form's 64 x 64 tiles (run_loops) at every size. Split at midpoints, 1448x1448 had
 // 1024 leaves of 45 x 45 against the loop's 529 tiles, and compared a shape with twice the leaves to
 // OpenMP's static loop. A block one tile high (wide) is split in the other direction only. Work hints are
-// the children's cells, which a user would give (tile-aligned quadrants differ by up to a tile row);
-// --hint-error distorts them (distorted_weight).
+// the children's tiles (the leaves under each), so equal quadrants get the thesis's 1:1:1:1 (seed 003
+// §4.4) even where the interior's last tile is narrower. Cells were tried: 510 interior cells make
+// quadrants of 256 and 254 rows, the dealt ranges then miss the worker boundary, and one tile of each
+// iteration ran on the other worker's side (src/sched/README.md, "island"). --hint-error distorts them
+// (distorted_weight).
 template <class FJ, class Leaf>
 void quad(long r0, long r1, long c0, long c1, double bytes_per_cell, const Leaf& leaf) {
   const long row_tiles = (r1 - r0 + kLeaf - 1) / kLeaf, col_tiles = (c1 - c0 + kLeaf - 1) / kLeaf;
@@ -81,8 +84,8 @@ void quad(long r0, long r1, long c0, long c1, double bytes_per_cell, const Leaf&
     if (p.r0 < p.r1 && p.c0 < p.c1) parts[k++] = p;
   double work[4], total = 0;
   for (int i = 0; i < k; ++i) {
-    const long cells = (parts[i].r1 - parts[i].r0) * (parts[i].c1 - parts[i].c0);
-    total += work[i] = static_cast<double>(cells) * distorted_weight(i, k);
+    const long tiles = ((parts[i].r1 - parts[i].r0 + kLeaf - 1) / kLeaf) * ((parts[i].c1 - parts[i].c0 + kLeaf - 1) / kLeaf);
+    total += work[i] = static_cast<double>(tiles) * distorted_weight(i, k);
   }
   typename FJ::group g(total, static_cast<double>((r1 - r0) * (c1 - c0)) * bytes_per_cell);
   for (int i = 0; i < k; ++i) {
