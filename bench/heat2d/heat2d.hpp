@@ -84,7 +84,8 @@ void quad(long r0, long r1, long c0, long c1, double bytes_per_cell, const Leaf&
     if (p.r0 < p.r1 && p.c0 < p.c1) parts[k++] = p;
   double work[4], total = 0;
   for (int i = 0; i < k; ++i) {
-    const long tiles = ((parts[i].r1 - parts[i].r0 + kLeaf - 1) / kLeaf) * ((parts[i].c1 - parts[i].c0 + kLeaf - 1) / kLeaf);
+    const long tiles = ((parts[i].r1 - parts[i].r0 + kLeaf - 1) / kLeaf) *
+                       ((parts[i].c1 - parts[i].c0 + kLeaf - 1) / kLeaf);
     total += work[i] = static_cast<double>(tiles) * distorted_weight(i, k);
   }
   typename FJ::group g(total, static_cast<double>((r1 - r0) * (c1 - c0)) * bytes_per_cell);
