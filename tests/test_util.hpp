@@ -65,21 +65,25 @@ struct start_paths : roost::task_observer {
   }
 };
 
+// Waits, sleeping 1 ms between looks, until ready() holds or 5 s have passed; false if it gave up. A fixed
+// sleep left a window of tens of milliseconds, which a loaded machine (sanitizers, CI, nice 19) can miss
+// with nothing wrong; 5 s cannot be missed that way.
+template <class Ready>
+bool wait_until(Ready&& ready) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 // For tests that another worker must take part: the first task that calls this (on the worker that
-// spawned) waits, sleeping, until `count` (tasks run elsewhere) is positive or 5 s have passed, and records
-// in `late` whether it gave up. A fixed sleep per task left a window of tens of milliseconds, which a loaded
-// machine (sanitizers, CI, nice 19) can miss with nothing wrong; 5 s cannot be missed that way.
+// spawned) waits until `count` (tasks run elsewhere) is positive, and records in `late` whether it gave up.
 inline void wait_for_another_worker(const std::atomic<int>& count, std::atomic<bool>& waited_once,
                                     std::atomic<bool>& late) {
   if (waited_once.exchange(true)) return;
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (count.load() == 0)
-    if (std::chrono::steady_clock::now() > give_up) {
-      late = true;
-      return;
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+  if (!wait_until([&] { return count.load() != 0; })) late = true;
 }
 
 // The probe of a test that another worker must take part: each task calls take_part(me), `me` being the

@@ -116,7 +116,6 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   w.thread_ctx = ct.own;
   w.eh = ult::thread_eh_state();
   w.leave_when = &done;
-  root_done_ = &done;
   // Where workers are bound, the lent thread is too, but only when it is not already on worker 0's CPU
   // (or when it first sleeps, worker.hpp): binding costs two system calls, ~4.5 us a call here. Its own
   // affinity comes back at return, or threads it starts later (an OpenMP team, say) would inherit one CPU.
@@ -139,10 +138,11 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   w.release_lent_thread();
 }
 
-// `done` is the published word of the Dekker pair with worker 0 going to sleep (idle.hpp). Once it is set
-// the caller may return and run the next root, which rewrites root_done_: read it first.
+// `done` is the published word of the Dekker pair with worker 0 going to sleep (idle.hpp). Worker 0's
+// leave_when points at it from before the root is published until worker 0 has seen it set, so any worker
+// that ends the root reads it safely; once it is set the caller may return and clear it: read it first.
 void engine_base::finish_root() {
-  std::atomic<std::uint32_t>* done = root_done_;
+  std::atomic<std::uint32_t>* done = workers_[0]->leave_when;
   done->store(1, std::memory_order_release);
   idle_.notify_all_new_work();
 }

@@ -83,9 +83,6 @@ class engine_base {
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;
   std::atomic<bool> stop_{false};
-  // The running root's `done` (run_root). Written by the caller before the root is published to any
-  // worker, read by the worker that ends it: the root's steal or hand-over orders the two.
-  std::atomic<std::uint32_t>* root_done_ = nullptr;
   const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);
 };
 

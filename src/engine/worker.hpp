@@ -39,8 +39,8 @@ struct alignas(64) worker : detail::worker_abi {
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
   // Worker 0 only, while a caller runs a root as worker 0 (engine_base::run_root): leave the scheduling
-  // loop once this is set.
-  const std::atomic<std::uint32_t>* leave_when = nullptr;
+  // loop once this is set. The worker that ends the root sets it (engine_base::finish_root).
+  std::atomic<std::uint32_t>* leave_when = nullptr;
   bool should_leave() const { return leave_when && leave_when->load(std::memory_order_acquire) != 0; }
   // Worker 0 only: the lent thread was bound to os_cpu for this call, and its own affinity to give back.
   bool lent_bound = false;
