@@ -10,6 +10,7 @@
 #include "roost/roost.hpp"
 #include "sched/engine_of.hpp"
 #include "sched/ws.hpp"
+#include "sched/ws_help.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -29,6 +30,37 @@ class slow_root_end_policy : public roost::sched::ws_policy {
     std::this_thread::sleep_for(20ms);
     g_root_end_worker.store(static_cast<int>(w.id), std::memory_order_relaxed);
     g_root_ends.fetch_add(1, std::memory_order_release);
+  }
+};
+
+// ws-help, plus ADWS's return migration in miniature: after a join, the root must continue on worker 0
+// (after_join), which takes it from an inbox of its own (hand_over, pop_own). Counts where the root resumed.
+std::atomic<roost::detail::job*> g_inbox0{nullptr};
+std::atomic<unsigned> g_hand_overs{0}, g_root_resumed_elsewhere{0};
+
+class return_to_worker_0_policy : public roost::sched::ws_help_policy {
+ public:
+  using ws_help_policy::ws_help_policy;
+  roost::engine::worker* after_join(roost::engine::worker&, roost::detail::group_state&,
+                                    const roost::detail::task_id& task) {
+    return task.parent == nullptr ? &eng_.worker_at(0) : nullptr;
+  }
+  void hand_over(roost::engine::worker&, roost::engine::worker& target, roost::engine::fiber* f) {
+    EXPECT_EQ(target.id, 0u);
+    g_hand_overs.fetch_add(1, std::memory_order_relaxed);
+    g_inbox0.store(f, std::memory_order_release);
+    eng_.idle().notify_all_new_work();
+  }
+  roost::detail::job* pop_own(roost::engine::worker& w) {
+    if (w.id == 0 && g_inbox0.load(std::memory_order_relaxed) != nullptr)
+      return g_inbox0.exchange(nullptr, std::memory_order_acq_rel);
+    return ws_help_policy::pop_own(w);
+  }
+  bool has_visible_work(roost::engine::worker& w) const {
+    return w.id == 0 && g_inbox0.load(std::memory_order_acquire) != nullptr;
+  }
+  void on_task_resume(roost::engine::worker& w, roost::detail::task_id& id) {
+    if (id.parent == nullptr && w.id != 0) g_root_resumed_elsewhere.fetch_add(1, std::memory_order_relaxed);
   }
 };
 
@@ -80,4 +112,41 @@ TEST(EngineRootEnd, ReachesThePolicyBeforeRunReturns) {
   }
   EXPECT_GT(ended_on_worker_1, 0u) << "no root of " << runs
                                    << " ended on worker 1: the case under test never happened";
+}
+
+// A task whose policy moves it after a join (ADWS's return migration, seed 003 §4.2.2) goes to its target
+// straight from the worker that ended the group's last child: it is not resumed there first only to be
+// handed over again. Here worker 1 steals the root's only child and ends it while the root waits,
+// suspended, on worker 0: the root must come back on worker 0, handed over once, never resumed on worker 1.
+TEST(EngineJoin, AWaiterThatMustMoveIsHandedStraightToItsTarget) {
+  roost::options o;
+  o.scheduler = "ws-help";
+  o.workers = 2;
+  roost::detail::runtime_core core(o, &roost::sched::make_engine_of<return_to_worker_0_policy>);
+  g_hand_overs.store(0);
+  g_root_resumed_elsewhere.store(0);
+  unsigned runs = 0, stolen_runs = 0;
+  while (stolen_runs < 3 && runs < 50) {
+    ++runs;
+    const unsigned hand_overs_before = g_hand_overs.load();
+    int child_on = -1, root_after_join_on = -1;
+    run_on(core, [&] {
+      std::atomic<bool> child_started{false};
+      roost::task_group tg;
+      tg.run([&] {
+        child_on = roost::this_worker_id();
+        child_started.store(true);
+        if (child_on == 1) std::this_thread::sleep_for(5ms);  // the root reaches its wait and suspends
+      });
+      roost_test::wait_until([&] { return child_started.load(); });  // worker 1 may take the child meanwhile
+      tg.wait();
+      root_after_join_on = roost::this_worker_id();
+    });
+    EXPECT_EQ(root_after_join_on, 0) << "run " << runs << ": the root continued on worker " << root_after_join_on;
+    if (child_on != 1) continue;  // the root ran its child itself: nothing moved
+    ++stolen_runs;
+    EXPECT_EQ(g_hand_overs.load() - hand_overs_before, 1u) << "run " << runs;
+  }
+  EXPECT_EQ(g_root_resumed_elsewhere.load(), 0u) << "the root was resumed on worker 1 before it was handed over";
+  EXPECT_GT(stolen_runs, 0u) << "worker 1 took no child in " << runs << " runs: the case under test never happened";
 }

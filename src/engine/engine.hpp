@@ -122,7 +122,9 @@ class engine final : public engine_base {
       std::uint32_t remote = g.spawned - g.local_done;
       if (remote != 0 && !join::all_remote_done(g, remote)) now = &suspend_for_join(g, remote);
     }
-    if (worker* target = of(*now).policy_.after_join(*now, g)) {
+    // A waiter that suspended came back on its target already (resume_waiter); this moves a task that
+    // joined without suspending, or that a child run inline took elsewhere.
+    if (worker* target = of(*now).policy_.after_join(*now, g, *now->current_task)) {
       if (target != now) now = &migrate_to(*now, *target);
     }
     of(*now).policy_.resumed_after_join(*now, g);
@@ -231,6 +233,19 @@ class engine final : public engine_base {
     if (pooled) now.frames.free(&f, size);
   }
 
+  // The last remote child of `g` ended on `w` and found its owner suspended (join::complete_remote). An owner
+  // whose policy moves it after the join (ADWS's return migration to its range's owner, seed 003 §4.2.2) goes
+  // there straight from here, instead of being resumed here only to suspend again and be handed over: on
+  // the critical path of every dealt group that is one switch and the owner's lines crossing to this core
+  // and back. Returns the fiber to resume on `w`, or nullptr. `g` lives on the owner's stack, and the owner
+  // cannot run before it is resumed or handed over, so reading it here is safe; not after.
+  static fiber* resume_waiter(worker& w, group& g, fiber* waiter) {
+    worker* target = of(w).policy_.after_join(w, g, *waiter->task);
+    if (!target || target == &w) return waiter;
+    of(w).policy_.hand_over(w, *target, waiter);
+    return nullptr;
+  }
+
   static worker& suspend_for_join(group& g, std::uint32_t remote) {
     switch_msg m;
     m.action = after::wait_join;
@@ -331,11 +346,13 @@ class engine final : public engine_base {
     // The parent was taken by someone else: this child completes remotely.
     job* next = j;
     if (void* waiter = join::complete_remote(*g)) {
-      if (j) {
-        of(now).policy_.put_back(now, j);  // where pop_own's queues will give it again
-        of(now).idle().notify_new_work();
+      if (fiber* here = resume_waiter(now, *g, static_cast<fiber*>(waiter))) {
+        if (j) {
+          of(now).policy_.put_back(now, j);  // where pop_own's queues will give it again
+          of(now).idle().notify_new_work();
+        }
+        next = here;
       }
-      next = static_cast<fiber*>(waiter);
     }
     return schedule(now, next);
   }
@@ -399,7 +416,8 @@ class engine final : public engine_base {
       of(now).finish_root();
       return nullptr;
     }
-    return static_cast<fiber*>(join::complete_remote(*g));
+    void* waiter = join::complete_remote(*g);
+    return waiter ? resume_waiter(now, *g, static_cast<fiber*>(waiter)) : nullptr;
   }
 
   static job* find_work(worker& w) {

@@ -220,10 +220,9 @@ unsigned adws_ml_policy::owner_group(const detail::task_id& t) const {
   return std::min(adws::first(range_of(t)), tree_.levels[t.tier].groups - 1);
 }
 
-engine::worker* adws_ml_policy::after_join(engine::worker& w, detail::group_state& g) {
+engine::worker* adws_ml_policy::after_join(engine::worker&, detail::group_state& g, const detail::task_id& task) {
   if (g.dist.mode != kSearchRoot && g.dist.mode != kDescended) return nullptr;
-  const detail::task_id& cur = *w.current_task;
-  return &eng_.worker_at(tree_.levels[cur.tier].head[owner_group(cur)]);
+  return &eng_.worker_at(tree_.levels[task.tier].head[owner_group(task)]);
 }
 
 void adws_ml_policy::hand_over(engine::worker&, engine::worker&, engine::fiber* f) {
