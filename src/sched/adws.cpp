@@ -48,11 +48,11 @@ void adws_policy::catch_up(engine::worker& w, per_worker& me) {
   }
 }
 
-void adws_policy::end_search_slow(engine::worker& w, per_worker& me) {
+void adws_policy::end_search_slow(engine::worker& w, per_worker& me, bool activate) {
   me.searching = false;
   sync_join_queue(w, me);
   node* n = me.current;
-  if (!n) return;
+  if (!n || !activate) return;
   n->active.store(true, std::memory_order_release);  // rule 4
   activated(*n, &w);
 }

@@ -82,7 +82,10 @@ class adws_policy : public policy_base {
     if (id.parent == nullptr) start_root(w, id);
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
-    end_search(w, of(w));
+    // An iteration's root (no parent) is searching again after its last dealt group (finish_dealt_group)
+    // and ends after everything of its iteration: its search ends with nothing left to steal, so its node
+    // is not activated and nobody is asked to share or pointed at it (rule 4 and pointing, below).
+    end_search(w, of(w), id.parent != nullptr);
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
@@ -145,10 +148,10 @@ class adws_policy : public policy_base {
   detail::job* pop_own_slow(engine::worker& w);
   void start_root(engine::worker& w, detail::task_id& id);
   void finish_dealt_group(engine::worker& w, detail::group_state& g);
-  void end_search(engine::worker& w, per_worker& me) {
-    if (me.searching) [[unlikely]] end_search_slow(w, me);
+  void end_search(engine::worker& w, per_worker& me, bool activate = true) {
+    if (me.searching) [[unlikely]] end_search_slow(w, me, activate);
   }
-  void end_search_slow(engine::worker& w, per_worker& me);
+  void end_search_slow(engine::worker& w, per_worker& me, bool activate);
   void activated(node& n, const engine::worker* searcher);
   void deliver(engine::worker& target, detail::job* j, bool search_root);
 

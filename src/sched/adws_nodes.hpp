@@ -49,9 +49,9 @@ class node_pool {
 //  * A worker may be pointed before it has looked at the new iteration: a starved thread, woken for its
 //    first task of the iteration after the searcher's leaf had ended. Its catch-up must not drop the
 //    pointer, so catch-up keeps it.
-//  * So a pointer may be left over from an earlier iteration: the searcher of the root's last group points
-//    at the root's node as that iteration ends, and a worker asleep then keeps it. Taking it made the
-//    inactive root the worker's node, and the worker ignored the real pointer that came later.
+//  * So a pointer may be left over from an earlier iteration: a search that ends as the iteration ends
+//    points at its node, and a worker asleep then keeps it. Taking it made that inactive node the worker's,
+//    and the worker ignored the real pointer that came later.
 // Hence a pointer is taken only if its node is active now: a pointed node was active when pointed at, and
 // stops being so only when its group ends (or, the root's, when the next iteration begins), after which it
 // has nothing left to steal. A node reused since (active again, for the same group's next open) passes,
@@ -64,9 +64,12 @@ Node* take_pointed(std::atomic<Node*>& pointed) {
 
 // Rule 6 (digest §9.8): a search-root task that ends activates the node of the group it belongs to. A task
 // whose range lies in one worker (adws-ml: one group) is not a search root. activated(node) runs after.
+// Not an iteration's root (no parent), whose node is the whole line's: it ends after everything of its
+// iteration has, so there is nothing left to steal, and activated() would only ask every worker to share,
+// two stores to lines each of them is polling, on the path from the root's end to run()'s return.
 template <class Node, class Activated>
 inline void activate_when_search_root_ends(const detail::task_id& id, Activated&& activated) {
-  if (id.sched_node && multi({id.range_lo, id.range_hi})) [[unlikely]] {
+  if (id.sched_node && multi({id.range_lo, id.range_hi}) && id.parent != nullptr) [[unlikely]] {
     auto* n = static_cast<Node*>(id.sched_node);
     n->active.store(true, std::memory_order_release);
     activated(*n);
