@@ -84,7 +84,8 @@ class adws_policy : public policy_base {
   void on_task_end(engine::worker& w, detail::task_id& id) {
     // An iteration's root (no parent) is searching again after its last dealt group (finish_dealt_group)
     // and ends after everything of its iteration: its search ends with nothing left to steal, so its node
-    // is not activated and nobody is asked to share or pointed at it (rule 4 and pointing, below).
+    // is not activated and nobody is asked to share or pointed at it (rule 4 here, rule 6 in
+    // activate_when_search_root_ends).
     end_search(w, of(w), id.parent != nullptr);
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
   }
