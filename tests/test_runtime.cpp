@@ -1,6 +1,8 @@
 // The public API's semantics, under every available scheduler: results, exceptions, nesting, misuse,
 // observation, algorithms, idle behaviour.
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <atomic>
@@ -401,6 +403,33 @@ TEST(Platform, RelaxCountIsPositiveMonotoneAndBounded) {
   // Strictly more for 4000x the time (a constant count, the spin sized in pauses again, fails here).
   EXPECT_LT(os::relax_count_for_ns(250), os::relax_count_for_ns(1'000'000));
   EXPECT_EQ(os::relax_count_for_ns(4'000'000'000u), 65536u);
+}
+
+// A worker thread is created on its CPU: from its first instruction its affinity is that CPU alone and it
+// runs there. When it pinned itself as its first act, it first had to run wherever the kernel had queued
+// it, and behind a busy caller there it waited a time slice (0.75-5 ms): a traced heat2d's first 8
+// iterations then ran on worker 0 alone (engine_base::start).
+TEST(Platform, AThreadStartedForACpuBeginsThere) {
+  using os = roost::platform::os;
+  for (int cpu : os::allowed_cpus()) {
+    int cpus_in_mask = -1, ran_on = -2;
+    bool that_cpu = false;
+    os::thread_handle h = os::start_thread(
+        [&] {
+          cpu_set_t s;
+          CPU_ZERO(&s);
+          if (pthread_getaffinity_np(pthread_self(), sizeof s, &s) == 0) {
+            cpus_in_mask = CPU_COUNT(&s);
+            that_cpu = CPU_ISSET(cpu, &s);
+          }
+          ran_on = os::current_cpu();
+        },
+        cpu);
+    os::join_thread(h);
+    EXPECT_EQ(cpus_in_mask, 1) << "a thread started for CPU " << cpu << " may run elsewhere before it pins itself";
+    EXPECT_TRUE(that_cpu) << "CPU " << cpu;
+    EXPECT_EQ(ran_on, cpu);
+  }
 }
 
 // Every scheduler, after work that leaves its own state behind (adws's search pointers, cats's profile):

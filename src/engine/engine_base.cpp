@@ -78,7 +78,7 @@ void engine_base::start() {
   // Worker 0 is the thread that calls run (run_root); every other worker has a thread of its own.
   threads_.reserve(workers_.size());
   for (unsigned i = 1; i < workers_.size(); ++i)
-    threads_.push_back(platform::os::start_thread([this, i] { thread_main(i); }));
+    threads_.push_back(platform::os::start_thread([this, i] { thread_main(i); }, workers_[i]->os_cpu));
 }
 
 void engine_base::stop() {

@@ -14,8 +14,9 @@ namespace roost::platform {
 struct native_platform {
   using thread_handle = std::uintptr_t;
 
-  // Starts an OS thread running fn; the handle is for join().
-  static thread_handle start_thread(std::function<void()> fn);
+  // Starts an OS thread running fn; the handle is for join(). With os_cpu >= 0 the thread is created on that
+  // CPU (if the OS allows it), so it need not first wait for a time slice wherever the kernel queued it.
+  static thread_handle start_thread(std::function<void()> fn, int os_cpu = -1);
   static void join_thread(thread_handle h);
 
   // Pins the calling thread to one OS CPU; returns false (and leaves it unpinned) if the OS refuses.
