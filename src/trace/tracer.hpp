@@ -43,7 +43,8 @@ class tracer final : public touch_consumer {
 
  private:
   // A lane is a list of fixed chunks, pre-faulted when allocated and never copied: a growing vector
-  // copied itself and faulted in fresh pages inside the traced program's time.
+  // copied itself and faulted in fresh pages inside the traced program's time. The first chunk of each
+  // lane is made by the constructor (tracer.cpp says why).
   static constexpr std::size_t kChunkRecords = 1 << 16;  // 2 MiB
   static constexpr std::size_t kPrefaultedLanes = 64;   // lanes whose first chunk the constructor makes
   struct alignas(64) lane {
