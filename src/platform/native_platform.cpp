@@ -45,7 +45,7 @@ native_platform::thread_handle native_platform::start_thread(std::function<void(
       pthread_attr_destroy(&attr);
     }
   }
-  if (rc != 0) rc = pthread_create(&t, nullptr, &thread_trampoline, heap_fn);  // the OS refused the CPU
+  if (rc != 0) rc = pthread_create(&t, nullptr, &thread_trampoline, heap_fn);  // unpinned, or the CPU refused
   if (rc != 0) {
     delete heap_fn;
     throw std::system_error(rc, std::generic_category(), "roost: cannot start a worker thread");

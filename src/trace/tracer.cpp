@@ -27,9 +27,8 @@ tracer::tracer(std::string path, unsigned workers, std::string topology, caches 
       start_ticks_(ticks()),
       lanes_(workers) {
   // Each lane's first chunk now, before the workers start: made on a worker's first event, its 2 MiB of
-  // zeroed pages were faulted in on the scheduling path. The first iterations of a traced run then ran on
-  // worker 0 alone (its first took 0.9 ms instead of 60 us, worker 1 showed up after 1.5-5 ms), and the
-  // trace of `make demo`'s heat2d under adws began with 8 iterations of worker 0 stealing all 49 leaves.
+  // zeroed pages were faulted in on the scheduling path, and a traced heat2d 440x100's first iteration took
+  // 1.4-4.6 ms instead of 0.25-0.3 (`make demo`'s locality section traces it from its first iteration).
   // Bounded, so that a huge virtual topology does not populate gigabytes; later lanes start lazily.
   for (std::size_t i = 0; i < lanes_.size() && i < kPrefaultedLanes; ++i) grow(lanes_[i]);
 }
