@@ -41,8 +41,7 @@ std::atomic<unsigned> g_hand_overs{0}, g_root_resumed_elsewhere{0};
 class return_to_worker_0_policy : public roost::sched::ws_help_policy {
  public:
   using ws_help_policy::ws_help_policy;
-  roost::engine::worker* after_join(roost::engine::worker&, roost::detail::group_state&,
-                                    const roost::detail::task_id& task) {
+  roost::engine::worker* after_join(roost::detail::group_state&, const roost::detail::task_id& task) {
     return task.parent == nullptr ? &eng_.worker_at(0) : nullptr;
   }
   void hand_over(roost::engine::worker&, roost::engine::worker& target, roost::engine::fiber* f) {

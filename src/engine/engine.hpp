@@ -124,7 +124,7 @@ class engine final : public engine_base {
     }
     // A waiter that suspended came back on its target already (resume_waiter); this moves a task that
     // joined without suspending, or that a child run inline took elsewhere.
-    if (worker* target = of(*now).policy_.after_join(*now, g, *now->current_task)) {
+    if (worker* target = of(*now).policy_.after_join(g, *now->current_task)) {
       if (target != now) now = &migrate_to(*now, *target);
     }
     of(*now).policy_.resumed_after_join(*now, g);
@@ -240,7 +240,7 @@ class engine final : public engine_base {
   // and back. Returns the fiber to resume on `w`, or nullptr. `g` lives on the owner's stack, and the owner
   // cannot run before it is resumed or handed over, so reading it here is safe; not after.
   static fiber* resume_waiter(worker& w, group& g, fiber* waiter) {
-    worker* target = of(w).policy_.after_join(w, g, *waiter->task);
+    worker* target = of(w).policy_.after_join(g, *waiter->task);
     if (!target || target == &w) return waiter;
     of(w).policy_.hand_over(w, *target, waiter);
     return nullptr;

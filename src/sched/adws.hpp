@@ -90,7 +90,7 @@ class adws_policy : public policy_base {
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
-  engine::worker* after_join(engine::worker&, detail::group_state& g, const detail::task_id&) {
+  engine::worker* after_join(detail::group_state& g, const detail::task_id&) {
     if (g.dist.mode != kSearchRoot) return nullptr;
     return &eng_.worker_at(adws::first({g.dist.saved_lo, g.dist.saved_hi}));  // return migration
   }

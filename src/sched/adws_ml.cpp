@@ -220,7 +220,7 @@ unsigned adws_ml_policy::owner_group(const detail::task_id& t) const {
   return std::min(adws::first(range_of(t)), tree_.levels[t.tier].groups - 1);
 }
 
-engine::worker* adws_ml_policy::after_join(engine::worker&, detail::group_state& g, const detail::task_id& task) {
+engine::worker* adws_ml_policy::after_join(detail::group_state& g, const detail::task_id& task) {
   if (g.dist.mode != kSearchRoot && g.dist.mode != kDescended) return nullptr;
   return &eng_.worker_at(tree_.levels[task.tier].head[owner_group(task)]);
 }

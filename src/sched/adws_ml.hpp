@@ -120,7 +120,7 @@ class adws_ml_policy : public policy_base {
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
   }
   void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
-  engine::worker* after_join(engine::worker& w, detail::group_state& g, const detail::task_id& task);
+  engine::worker* after_join(detail::group_state& g, const detail::task_id& task);
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
     if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) finish_group(w, g);
   }

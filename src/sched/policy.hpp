@@ -21,9 +21,9 @@
 //                                                 (its child ended, or a thief or a waker resumed it)
 //                on_task_suspend(w, id)           a task leaves w (a join that must wait, a migration)
 //   join         on_wait(w, group)                before a task joins a group
-//                after_join(w, group, task)       after it: the worker the task must move to first (or null);
-//                  -> worker*                     from the group and the task alone, for the engine asks it
-//                                                 on whichever worker ends the group's last child
+//                after_join(group, task)          after it: the worker the task must move to first (or null);
+//                  -> worker*                     from the group and the task alone (no worker is given): the
+//                                                 engine asks on whichever worker ends the group's last child
 //                resumed_after_join(w, group)     then, on the worker it ended up on
 //   iterations   iteration_begin(), iteration_end()   around each root run()
 //                request_reprofile()              runtime::reprofile(): learn again from the next iteration
@@ -80,7 +80,7 @@ class policy_base {
   void on_task_resume(engine::worker&, detail::task_id&) {}
   void on_task_suspend(engine::worker&, detail::task_id&) {}
   void on_wait(engine::worker&, detail::group_state&) {}
-  engine::worker* after_join(engine::worker&, detail::group_state&, const detail::task_id&) { return nullptr; }
+  engine::worker* after_join(detail::group_state&, const detail::task_id&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
   // Only policies whose after_join() returns workers need to say how a moving task is delivered.
   void hand_over(engine::worker&, engine::worker&, engine::fiber*) {}
