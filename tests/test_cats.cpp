@@ -227,6 +227,86 @@ TEST(Cats, CpuBoundProgramRunsAsWs) {
   EXPECT_EQ(rt.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
 }
 
+// The same tree as tree() (its leaves' bytes touched by the two halves of a two-way join), recording in each
+// task and each half whether a two-way join there may take the inline path: the queue it would push onto
+// (worker_abi::join_queue) is the worker's own deque, or none (the engine's path). Keyed by depth (the root
+// is 0, the halves below the leaves one deeper).
+struct join_queues_seen {
+  std::mutex m;
+  std::map<int, std::pair<int, int>> by_depth;  // depth -> (tasks naming the deque, tasks naming none)
+  void record(int depth) {
+    roost::detail::worker_abi& w = *roost::detail::current_fiber_or_throw("record")->worker;
+    const bool inline_join = w.join_queue == &w.deque;
+    std::lock_guard<std::mutex> lk(m);
+    auto& [named, none] = by_depth[depth];
+    ++(inline_join ? named : none);
+  }
+};
+
+long tree_recording(int depth, int height, long id, std::size_t leaf_bytes, join_queues_seen& seen) {
+  seen.record(depth);
+  if (height == 0) {  // a two-way join, each half touching half the leaf's bytes
+    char* data = g_data.data() + (static_cast<std::size_t>(id) * leaf_bytes) % (g_data.size() - leaf_bytes);
+    long a = 0, b = 0;
+    roost::parallel_invoke(
+        [&] {
+          seen.record(depth + 1);
+          roost::touch(data, leaf_bytes / 2);
+          a = id % 5;
+        },
+        [&] {
+          seen.record(depth + 1);
+          roost::touch(data + leaf_bytes / 2, leaf_bytes / 2);
+        });
+    return a + b;
+  }
+  long a = 0, b = 0;
+  roost::task_group tg;
+  tg.run([&] { a = tree_recording(depth + 1, height - 1, 2 * id, leaf_bytes, seen); });
+  tg.run([&] { b = tree_recording(depth + 1, height - 1, 2 * id + 1, leaf_bytes, seen); });
+  tg.wait();
+  return a + b;
+}
+
+// cats joins inline (cab's inline_join_queue) exactly where no child's tier has to be looked up by its
+// spawn path: in leaf inter-socket and intra-socket tasks under bi-tier stealing, and everywhere in a
+// program run as ws; never while profiling, which needs every task's path.
+TEST(Cats, TwoWayJoinsAreInlineWhereNoTierIsLookedUp) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime rt(o);
+  {  // the profiling iteration: depth 8, 1 KiB a leaf, leaf inter-socket tasks at depth 2 (as above)
+    join_queues_seen seen;
+    EXPECT_EQ(rt.run([&] { return tree_recording(0, 8, 1, 1024, seen); }), tree_serial(8, 1));
+    for (const auto& [depth, counts] : seen.by_depth)
+      EXPECT_EQ(counts.first, 0) << "depth " << depth << ": a profiled task would join inline";
+  }
+  ASSERT_NE(rt.describe().find("bi-tier"), std::string::npos) << rt.describe();
+  for (int it = 0; it < 3; ++it) {
+    join_queues_seen seen;
+    EXPECT_EQ(rt.run([&] { return tree_recording(0, 8, 1, 1024, seen); }), tree_serial(8, 1));
+    for (const auto& [depth, counts] : seen.by_depth) {
+      const int expected_inline = depth >= 2 ? 1 << depth : 0;
+      EXPECT_EQ(counts.first, expected_inline) << "depth " << depth << ", iteration " << it;
+      EXPECT_EQ(counts.second, (1 << depth) - expected_inline) << "depth " << depth << ", iteration " << it;
+    }
+  }
+  // A program found CPU-bound runs as ws: every task joins inline.
+  scoped_env hi("ROOST_CATS_MIN_INTENSITY", "1e6");
+  roost::runtime cpu_bound(o);
+  join_queues_seen profiled;
+  EXPECT_EQ(cpu_bound.run([&] { return tree_recording(0, 6, 1, 1024, profiled); }), tree_serial(6, 1));
+  ASSERT_NE(cpu_bound.describe().find("CPU-bound"), std::string::npos) << cpu_bound.describe();
+  join_queues_seen as_ws;
+  EXPECT_EQ(cpu_bound.run([&] { return tree_recording(0, 6, 1, 1024, as_ws); }), tree_serial(6, 1));
+  for (const auto& [depth, counts] : as_ws.by_depth) {
+    EXPECT_EQ(counts.first, 1 << depth) << "depth " << depth;
+    EXPECT_EQ(counts.second, 0) << "depth " << depth;
+  }
+}
+
 TEST(Cats, ThresholdMustBeANumber) {
   scoped_env bad("ROOST_CATS_MIN_INTENSITY", "lots");
   roost::options o;

@@ -149,6 +149,17 @@ void cats_policy::iteration_end() {
     }
   }
   decision_ = why.str();
+  if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();
+}
+
+// Between iterations no task runs (runtime::run holds its iteration lock and the root has ended), and a
+// worker reads its join_queue only in a task it got, through the queues, from the next iteration's root:
+// the worker's own thread need not write it.
+void cats_policy::name_own_deques() {
+  for (unsigned i = 0; i < eng_.num_workers(); ++i) {
+    engine::worker& w = eng_.worker_at(i);
+    w.join_queue = &w.deque;
+  }
 }
 
 void cats_policy::build_trie(const std::unordered_map<std::string, profile::tier>& tiers) {

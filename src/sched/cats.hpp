@@ -30,8 +30,11 @@ namespace roost::sched {
 class cats_policy : public cab_policy {
  public:
   static constexpr const char* name = "cats";
-  // Not cab's inline join: a task's tier is looked up by its spawn path, which an inline half has none of.
-  static constexpr bool inline_join_queue = false;
+  // cab's inline join where a two-way join's halves need no spawn path: in a task of the intra-socket tier
+  // or a leaf inter-socket task (their children are intra-socket whatever their paths), and in a program
+  // run as ws. While profiling, and in an inter-socket task, whose children's tiers are looked up by their
+  // paths, the join names no queue and takes the engine's path (sync_join_queue).
+  static constexpr bool inline_join_queue = true;
   explicit cats_policy(engine::engine_base& e);
   ~cats_policy();
 
@@ -46,13 +49,22 @@ class cats_policy : public cab_policy {
   detail::job* steal(engine::worker& w);
   bool has_visible_work(engine::worker& w) const;
   void on_task_start(engine::worker& w, detail::task_id& id) {
-    if (mode_.load(std::memory_order_relaxed) != mode::as_ws) on_task_start_slow(w, id);
+    if (mode_.load(std::memory_order_relaxed) == mode::as_ws) return;
+    on_task_start_slow(w, id);
+    sync_join_queue(w, id);
+  }
+  // A half an inline join pushed, run as a task elsewhere (or by the engine's join): it was pushed by an
+  // intra-socket or leaf task, or while running as ws, so its children are intra-socket too.
+  void adopt_unnamed(engine::worker&, detail::task_id& id) {
+    if (mode_.load(std::memory_order_relaxed) == mode::bi_tier) id.tier = static_cast<std::uint8_t>(profile::tier::intra);
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     if (mode_.load(std::memory_order_relaxed) != mode::as_ws) on_task_end_slow(w, id);
   }
   void on_task_resume(engine::worker& w, detail::task_id& id) {
+    if (mode_.load(std::memory_order_relaxed) == mode::as_ws) return;
     if (counting()) meter_switch(w, &id);
+    sync_join_queue(w, id);
   }
   void on_task_suspend(engine::worker& w, detail::task_id&) {
     if (counting()) meter_switch(w, nullptr);  // the task leaves this worker: stop crediting it here
@@ -78,6 +90,17 @@ class cats_policy : public cab_policy {
     profile::segment_meter meter;
     bool opened = false;
   };
+  // The queue the running task's two-way joins push onto (worker_abi::join_queue), or none: see
+  // inline_join_queue. Kept per task while profiling and under bi-tier stealing; a program run as ws names
+  // every worker's deque once, when the profile decides so (name_own_deques): a store per task start and
+  // resume made fib through task_group 1.04x slower. The mode changes only between iterations, so a task's
+  // answer holds while it runs.
+  void sync_join_queue(engine::worker& w, const detail::task_id& id) {
+    const bool below_the_boundary = id.tier == static_cast<std::uint8_t>(profile::tier::intra) ||
+                                    id.tier == static_cast<std::uint8_t>(profile::tier::leaf);
+    w.join_queue = mode_.load(std::memory_order_relaxed) == mode::bi_tier && below_the_boundary ? &w.deque : nullptr;
+  }
+  void name_own_deques();
   bool counting() const { return use_counters_ && mode_.load(std::memory_order_relaxed) == mode::profiling; }
   void meter_switch(engine::worker& w, detail::task_id* now_running);
   static void add_distinct_touched_bytes(detail::task_id& id);

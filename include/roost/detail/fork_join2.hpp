@@ -20,9 +20,10 @@
 // migrated work (seed 003 Algorithm 4.3), and it lets the engine join while a search-root task waits in
 // its mailbox, which a work-first child's end would run first. During a search the join is dealt. adws-ml
 // does it on the leaf level, where a worker represents its own memory group; above it a join may descend.
-// cab does it in its intra-socket tier, whose spawns are child-first onto the core's deque.
+// cab does it in its intra-socket tier, whose spawns are child-first onto the core's deque; cats in its leaf
+// and intra-socket tiers and while it runs as ws.
 //
-// cats, adws, adws-ml and cab where they name no queue, and every policy while hooks are installed, take
+// adws, adws-ml, cab and cats where they name no queue, and every policy while hooks are installed, take
 // the engine's path: a task_group with the caller's work hints, so ADWS divides its range by them
 // (seed 003 §4.2).
 #pragma once
