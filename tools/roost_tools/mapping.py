@@ -4,7 +4,10 @@ ADWS deals an iterative program's task tree over the workers the same way every 
 the data it touches stay on one core (seed 003 §4.1, §4.2); random work stealing re-deals them every time.
 This module measures that from a trace: a task is named by its spawn path under its iteration's root (the
 path the observer hook uses), each root of `runtime::run` is one iteration, and a task "moved" when it
-began on another worker than the task of the same path in the previous iteration.
+began on another worker than the task of the same path in the previous iteration. A leaf that moved to a
+worker under another last-level cache (the trace's cache domains) left its data behind; one that moved
+inside its domain finds it in the shared cache, which is what ADWS's localized stealing aims at (seed 003
+§4.3).
 """
 from __future__ import annotations
 
@@ -25,11 +28,16 @@ class Mapping:
     leaves_per_iteration: float
     moved_leaves: list[float]  # per iteration after the first: fraction of its leaves that moved
     moved_tasks: list[float]   # the same over every task
+    moved_leaves_domain: list[float]  # per iteration after the first: fraction of its leaves in another cache domain
+    domains: int                      # cache domains the workers are in
     leaves_per_worker: list[float]  # mean per iteration
     steals_per_iteration: float     # successful steals
 
     def mean_moved_leaves(self) -> float:
         return float(np.mean(self.moved_leaves)) if self.moved_leaves else 0.0
+
+    def mean_moved_leaves_domain(self) -> float:
+        return float(np.mean(self.moved_leaves_domain)) if self.moved_leaves_domain else 0.0
 
     def mean_moved_tasks(self) -> float:
         return float(np.mean(self.moved_tasks)) if self.moved_tasks else 0.0
@@ -78,12 +86,14 @@ def mapping(trace: Trace) -> Mapping:
         if s not in has_children:
             leaves_of[k][path[s]] = w
 
-    def moved(seq: list[dict[tuple, int]]) -> list[float]:
+    domain_of = list(trace.llc_domain) if trace.llc_domain else [0] * max(1, trace.workers)
+
+    def moved(seq: list[dict[tuple, int]], place=lambda w: w) -> list[float]:
         out = []
         for prev, cur in zip(seq, seq[1:]):
             common = prev.keys() & cur.keys()
             if common:
-                out.append(sum(prev[q] != cur[q] for q in common) / len(common))
+                out.append(sum(place(prev[q]) != place(cur[q]) for q in common) / len(common))
         return out
 
     counts = np.zeros(trace.workers)
@@ -99,6 +109,8 @@ def mapping(trace: Trace) -> Mapping:
         leaves_per_iteration=sum(len(x) for x in leaves_of) / n,
         moved_leaves=moved(leaves_of),
         moved_tasks=moved(per_iteration),
+        moved_leaves_domain=moved(leaves_of, lambda w: domain_of[w]),
+        domains=len(set(domain_of)),
         leaves_per_worker=(counts / n).tolist(),
         steals_per_iteration=len(steals) / n,
     )
@@ -111,6 +123,10 @@ def describe(m: Mapping) -> list[str]:
         lines.append(f"leaves on another worker than in the previous iteration: mean {100 * m.mean_moved_leaves():.1f}% "
                      f"(min {100 * min(m.moved_leaves):.1f}%, max {100 * max(m.moved_leaves):.1f}%); "
                      f"all tasks {100 * m.mean_moved_tasks():.1f}%")
+        if m.domains > 1:
+            lines.append(f"leaves in another cache domain than in the previous iteration: mean "
+                         f"{100 * m.mean_moved_leaves_domain():.1f}% (min {100 * min(m.moved_leaves_domain):.1f}%, "
+                         f"max {100 * max(m.moved_leaves_domain):.1f}%)")
     else:
         lines.append("one iteration: nothing to compare it with")
     lines.append("leaves per worker and iteration: " +

@@ -77,10 +77,10 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
     assert len(timeline.task_spans(t)) > 0
 
 
-def _synthetic(path: Path, workers: int, records):
+def _synthetic(path: Path, workers: int, records, domains=None):
     with open(path, "wb") as f:
         f.write(b"ROOSTTRC" + struct.pack("<IIQI", 1, workers, 0, 0) + struct.pack("<QQ", 0, 0))
-        f.write(struct.pack(f"<{workers}I", *([0] * workers)))
+        f.write(struct.pack(f"<{workers}I", *(domains or [0] * workers)))
         by = {}
         for r in records:
             by.setdefault(r[5], []).append(r)
@@ -136,7 +136,19 @@ def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
     assert m.moved_tasks == [0.5]         # the root (w0) and B (w1) stayed: 2 of 4
     assert m.leaves_per_worker == [1.0, 1.0]
     assert m.steals_per_iteration == 0.5
+    assert m.domains == 1 and m.moved_leaves_domain == [0.0]  # both workers under one cache
     assert analyze.main(["mapping", str(p)]) == 0
+    # The same schedule with each worker under a cache of its own: both leaves changed cache domain.
+    _synthetic(p, 2, recs, domains=[0, 1])
+    m = mapping.mapping(read(p))
+    assert m.domains == 2 and m.moved_leaves_domain == [1.0]
+    assert any("another cache domain" in line for line in mapping.describe(m))
+    # Four workers, two per cache: leaf A moves from w0 to w1 (same cache), B.0 from w1 to w2 (the other one).
+    recs4 = [(0, 1, 0, 0, 1, 0), (1, 2, 1, 0, 1, 0), (2, 3, 1, 1, 1, 1), (3, 4, 3, 0, 1, 1),
+             (10, 5, 0, 0, 1, 0), (11, 6, 5, 0, 1, 1), (12, 7, 5, 1, 1, 1), (13, 8, 7, 0, 1, 2)]
+    _synthetic(p, 4, recs4, domains=[0, 0, 1, 1])
+    m = mapping.mapping(read(p))
+    assert m.moved_leaves == [1.0] and m.moved_leaves_domain == [0.5]
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
