@@ -17,6 +17,10 @@ from . import krd, mapping, ovr, timeline
 from .trace import KIND, TraceError, read
 
 
+def _share(counts: tuple[int, int]) -> float:
+    return counts[1] / max(1, counts[0])
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-analyze", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -50,10 +54,14 @@ def main(argv: list[str] | None = None) -> int:
         for k, v in sorted(counts.items()):
             print(f"  {k:22} {v}")
     elif args.cmd == "krd":
-        print(f"KRD (close <= L2 {t.l2_bytes} B, near <= LLC {t.llc_bytes} B, far, cold)")
+        l2, llc = krd.bounds(t)
+        print(f"KRD (close <= L2 {l2} B, near <= LLC {llc} B, far, cold; written elsewhere: reuses "
+              f"another cache wrote in between)")
+        elsewhere = krd.written_elsewhere(t)
         for name, h in krd.krd(t).items():
             r = h.ratios()
-            print(f"  {name:10} accesses {h.total:8}  close {r['close']:.3f}  near {r['near']:.3f}  far {r['far']:.3f}  cold {r['cold']:.3f}")
+            print(f"  {name:10} accesses {h.total:8}  close {r['close']:.3f}  near {r['near']:.3f}  far {r['far']:.3f}  "
+                  f"cold {r['cold']:.3f}  written elsewhere {_share(elsewhere[name]):.3f}")
     elif args.cmd == "mapping":
         for line in mapping.describe(mapping.mapping(t)):
             print(line)
@@ -66,11 +74,17 @@ def main(argv: list[str] | None = None) -> int:
                                     f"yellow, asleep grey")
         hist_png = krd.plot(krd.krd(t), Path(args.out_dir) / f"{args.name}-krd.png", title=f"{args.name}: Kernel Reuse Distance")
         print(f"### {args.name}\n")
-        print(f"Kernel Reuse Distance (seed 001): close <= L2 ({t.l2_bytes} B), near <= LLC ({t.llc_bytes} B), far, cold.\n")
-        print("| cache domain | accesses | close | near | far | cold |\n|---|---:|---:|---:|---:|---:|")
+        l2, llc = krd.bounds(t)
+        print(f"Kernel Reuse Distance (seed 001): close <= L2 ({l2} B), near <= LLC ({llc} B), far, cold. "
+              f"*Written elsewhere* (roost's addition): the reuses in those bins whose data another cache wrote in "
+              f"between, which the hardware serves as misses.\n")
+        print("| cache domain | accesses | close | near | far | cold | written elsewhere |\n"
+              "|---|---:|---:|---:|---:|---:|---:|")
+        elsewhere = krd.written_elsewhere(t)
         for name, h in krd.krd(t).items():
             r = h.ratios()
-            print(f"| {name} | {h.total} | {r['close']:.3f} | {r['near']:.3f} | {r['far']:.3f} | {r['cold']:.3f} |")
+            print(f"| {name} | {h.total} | {r['close']:.3f} | {r['near']:.3f} | {r['far']:.3f} | {r['cold']:.3f} | "
+                  f"{_share(elsewhere[name]):.3f} |")
         print("\nMapping across iterations: " + "; ".join(mapping.describe(mapping.mapping(t))) + ".")
         print(f"\n![{args.name} KRD]({hist_png.name}) ![{args.name} timeline]({png.name})\n")
     return 0

@@ -5,6 +5,10 @@ An element is a kernel's data structure, identified by its base address, with it
 distance of an access is the total size of the distinct elements accessed since the previous access to the
 same element; a first access is cold. Computed with a Fenwick tree over access positions: each element is
 counted at its latest position, so one access costs O(log n).
+
+Each cache's distances come from its own accesses only, as the seed defines them: an element another cache
+wrote since this cache last touched it still counts as a reuse, though the hardware lost the copy to that
+write (a coherence miss). `written_elsewhere` counts those reuses, roost's addition beside the seed's bins.
 """
 from __future__ import annotations
 
@@ -99,23 +103,57 @@ def histogram(distances: np.ndarray, l2: int, llc: int) -> Histogram:
 
 
 def accesses(trace: Trace) -> np.ndarray:
-    """Kernel accesses as (time, worker, base, bytes), in time order."""
+    """Kernel accesses as (time, worker, base, bytes, write), in time order."""
     r = trace.of_kind("touch", "touch_rows_read", "touch_rows_write", "touch_rows_read_write")
     flat = r["kind"] == 4
     size = np.where(flat, r["b"], (r["b"] >> np.uint64(32)) * (r["b"] & np.uint64(0xFFFFFFFF)))
+    # roost::touch keeps its mode in `index` (0 read, 1 write, 2 read-write); touch_rows in the kind.
+    write = np.where(flat, r["index"] != 0, r["kind"] != 9)
     order = np.argsort(r["t_ns"], kind="stable")
-    return np.rec.fromarrays([r["t_ns"][order], r["worker"][order], r["a"][order], size[order]],
-                             names="t_ns,worker,base,bytes")
+    return np.rec.fromarrays([r["t_ns"][order], r["worker"][order], r["a"][order], size[order], write[order]],
+                             names="t_ns,worker,base,bytes,write")
+
+
+def bounds(trace: Trace) -> tuple[int, int]:
+    """The close and near bounds in bytes: the L2 and LLC sizes, either one standing in for the other where
+    the topology declares only one (a virtual one without an L2)."""
+    l2 = trace.l2_bytes or trace.llc_bytes
+    return l2, trace.llc_bytes or l2
+
+
+def _domains(trace: Trace, acc: np.ndarray) -> np.ndarray:
+    domain_of = np.array(trace.llc_domain or [0] * max(1, trace.workers))
+    return domain_of[acc["worker"]] if len(acc) else np.array([], dtype=int)
+
+
+def written_elsewhere(trace: Trace) -> dict:
+    """Per cache domain (and 'all'): (accesses, reuses of an element that another cache wrote since this
+    cache last accessed it). The second are reuses in KRD's bins that the hardware serves as misses."""
+    acc = accesses(trace)
+    doms = _domains(trace, acc).tolist()
+    last_access: dict = {}  # (domain, element) -> position of the domain's latest access
+    last_write: dict = {}   # element -> {domain: position of its latest write there}
+    counts: dict = {}
+    for i, (d, base, w) in enumerate(zip(doms, acc["base"].tolist(), acc["write"].tolist())):
+        c = counts.setdefault(d, [0, 0])
+        c[0] += 1
+        p = last_access.get((d, base))
+        if p is not None and any(pos > p for dom, pos in last_write.get(base, {}).items() if dom != d):
+            c[1] += 1
+        last_access[(d, base)] = i
+        if w:
+            last_write.setdefault(base, {})[d] = i
+    out = {f"domain {d}": tuple(counts[d]) for d in sorted(counts)}
+    out["all"] = (sum(c[0] for c in counts.values()), sum(c[1] for c in counts.values()))
+    return out
 
 
 def krd(trace: Trace) -> dict:
     """Histogram per last-level cache domain, and their sum under key 'all'."""
     acc = accesses(trace)
-    l2 = trace.l2_bytes or trace.llc_bytes
-    llc = trace.llc_bytes or l2
+    l2, llc = bounds(trace)
     out = {}
-    domain_of = np.array(trace.llc_domain or [0] * max(1, trace.workers))
-    doms = domain_of[acc["worker"]] if len(acc) else np.array([], dtype=int)
+    doms = _domains(trace, acc)
     total = Histogram(0, 0, 0, 0)
     for d in sorted(set(doms.tolist())):
         sel = acc[doms == d]

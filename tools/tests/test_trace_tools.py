@@ -119,6 +119,28 @@ def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
     assert analyze.main(["ovr", str(two), str(one)]) == 0
 
 
+def test_reuses_written_by_another_cache(tmp_path):
+    # Workers 0 and 1 under cache 0, worker 2 under cache 1. Records: (t, base, bytes, mode, kind 4 = touch,
+    # worker); mode 0 read, 1 write, 2 read-write.
+    recs = [(0, 0x100, 64, 0, 4, 0),   # cache 0 reads X: cold
+            (1, 0x200, 64, 1, 4, 0),   # cache 0 writes Y: cold
+            (2, 0x100, 64, 1, 4, 2),   # cache 1 writes X: cold there
+            (3, 0x100, 64, 0, 4, 1),   # cache 0 reads X again: written elsewhere since (1)
+            (4, 0x200, 64, 0, 4, 1),   # cache 0 reads Y: its own write, a plain reuse
+            (5, 0x100, 64, 2, 4, 0),   # cache 0 again: nobody else wrote X since t=3
+            (6, 0x200, 64, 0, 4, 2),   # cache 1 reads Y: cold there
+            (7, 0x100, 64, 0, 4, 2)]   # cache 1 reads X: cache 0 wrote it at t=5 (read-write) (2)
+    p = tmp_path / "w.trace"
+    _synthetic(p, 3, recs, domains=[0, 0, 1])
+    t = read(p)
+    assert krd.written_elsewhere(t) == {"domain 0": (5, 1), "domain 1": (3, 1), "all": (8, 2)}
+    assert krd.krd(t)["all"].cold == 4  # the seed's bins are unchanged: the two are reuses there
+    # Under one cache nothing is written elsewhere.
+    _synthetic(p, 3, recs)
+    assert krd.written_elsewhere(read(p))["all"] == (8, 0)
+    assert analyze.main(["krd", str(p)]) == 0
+
+
 def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
     from roost_tools import mapping
     # Two iterations on 2 workers. Iteration 0: root 1 (w0) spawns A (2, w0) and B (3, w1); B spawns B.0 (4, w1).
