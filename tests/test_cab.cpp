@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "roost/roost.hpp"
@@ -118,6 +119,37 @@ INSTANTIATE_TEST_SUITE_P(VirtualSockets, CabTiers,
                          ::testing::Values(topo_case{"pack:2 core:2 pu:1", 2, "2"}, topo_case{"pack:4 core:4 pu:1", 4, "3"},
                                            topo_case{"pack:2 core:2 pu:1", 2, "0"}),
                          [](const auto& info) { return "case" + std::to_string(info.index); });
+
+// With no level given, cab takes the least depth at which a binary tree has a leaf inter-socket task for
+// every socket; a given level wins. The tier rules hold at the derived level as at a given one.
+TEST(Cab, DefaultLevelFollowsTheSockets) {
+  if (getenv("ROOST_CAB_LEVEL")) GTEST_SKIP() << "ROOST_CAB_LEVEL is set in the environment";
+  const std::vector<std::tuple<const char*, unsigned, unsigned>> cases = {
+      {"pack:1 core:2 pu:1", 2, 0}, {"pack:2 core:1 pu:1", 1, 1}, {"pack:3 core:1 pu:1", 1, 2},
+      {"pack:4 core:1 pu:1", 1, 2}, {"pack:2 core:2 pu:1", 2, 1}, {"pack:8 core:1 pu:1", 1, 3}};
+  for (const auto& [topology, cores_per_socket, level] : cases) {
+    roost::options o;
+    o.scheduler = "cab";
+    o.topology = topology;
+    roost::runtime rt(o);
+    const std::string d = rt.describe();
+    EXPECT_NE(d.find("boundary level " + std::to_string(level) + " (from the topology)"), std::string::npos)
+        << topology << ": " << d;
+    checker chk(level, cores_per_socket);
+    roost::set_task_observer(&chk);
+    EXPECT_EQ(rt.run([] { return tree(6, 1); }), tree_serial(6, 1)) << topology;
+    roost::set_task_observer(nullptr);
+    EXPECT_TRUE(chk.errors.empty()) << topology << ": " << (chk.errors.empty() ? "" : chk.errors[0]);
+    EXPECT_EQ(chk.leaf_inter_starts, 1L << level) << topology;
+  }
+  roost::options o;
+  o.scheduler = "cab";
+  o.topology = "pack:4 core:1 pu:1";
+  o.cab_level = 3;
+  roost::runtime rt(o);
+  const std::string d = rt.describe();
+  EXPECT_NE(d.find("boundary level 3, "), std::string::npos) << d;
+}
 
 TEST(Cab, SeveralSubtreesPerSocketIsAnOption) {
   scoped_env many("ROOST_CAB_SUBTREES", "many");

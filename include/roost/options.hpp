@@ -34,7 +34,9 @@ struct options {
   // ROOST_ADWS_STEAL: adws and adws-ml repair imbalance by stealing: true (on, seed 003's ADWS), false
   // ("ADWS (no steal)"), or auto (adaptive: keep whichever makes the iterations faster). Default auto.
   std::optional<adws_stealing> adws_steal;
-  // ROOST_CAB_LEVEL: cab's boundary level, the spawn depth of leaf inter-socket tasks, 0..64. Default 2.
+  // ROOST_CAB_LEVEL: cab's boundary level, the spawn depth of leaf inter-socket tasks, 0..64. Default: from
+  // the topology, the least depth at which a binary task tree has a task for every socket (0 on one socket,
+  // 1 on two, 2 on three or four, ...).
   std::optional<unsigned> cab_level;
   // ROOST_CAB_SUBTREES: "one" intra-socket subtree per socket at a time (true, default) or "many" (false).
   std::optional<bool> cab_one_subtree;
@@ -52,7 +54,7 @@ struct resolved_options {
   bool verbose = false;
   std::string trace;  // empty: no trace
   adws_stealing adws_steal = adws_stealing::adaptive;
-  unsigned cab_level = 2;
+  std::optional<unsigned> cab_level;  // unset: from the topology (cab_policy)
   bool cab_one_subtree = true;
   double cats_min_intensity = 0.05;
 };

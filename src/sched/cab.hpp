@@ -1,9 +1,10 @@
 // cab — cache-aware bi-tier stealing with a boundary level given by the user (seed 000 §3.1 and §3.3; the
 // predecessor of cats, which finds the boundary itself).
 //
-// Tasks at depth <= ROOST_CAB_LEVEL (the root is depth 0) form the inter-socket tier: they are spawned
-// parent-first into the inter-socket pool of the spawner's socket. Deeper tasks form the intra-socket tier:
-// spawned child-first, continuations in the core's own deque. A task at exactly the boundary level is a
+// Tasks at depth <= ROOST_CAB_LEVEL (the root is depth 0; by default the least depth at which a binary tree
+// has a task for every socket) form the inter-socket tier: they are spawned parent-first into the
+// inter-socket pool of the spawner's socket. Deeper tasks form the intra-socket tier: spawned child-first,
+// continuations in the core's own deque. A task at exactly the boundary level is a
 // *leaf inter-socket task*: the root of an intra-socket subtree, which runs inside one socket.
 //
 // A free core takes from its own deque, then steals from the cores of its socket. Only the head core of a
