@@ -7,9 +7,7 @@ namespace roost::sched {
 namespace {
 // worker_abi::run_first for the inline join (abi.hpp): cab never has a job that must run before a join ends.
 const std::atomic<detail::job*> kNothingRunsFirst{nullptr};
-}  // namespace
 
-namespace {
 // With no level given: the least depth at which a binary task tree (parallel_for's, a two-way split's) has a
 // leaf inter-socket task for every socket, so that every socket's head finds a subtree of its own (seed 000
 // §3.1). The fixed 2 it replaces suits four sockets; on one socket it kept the top three levels of every
@@ -97,7 +95,8 @@ bool cab_policy::has_visible_work(engine::worker& w) const {
 
 std::string cab_policy::notes() const {
   std::ostringstream os;
-  os << "boundary level " << level_ << (eng_.config().cab_level ? "" : " (from the topology)") << ", " << sockets_.size() << " socket" << (sockets_.size() == 1 ? "" : "s")
+  os << "boundary level " << level_ << (eng_.config().cab_level ? "" : " (from the topology)") << ", "
+     << sockets_.size() << " socket" << (sockets_.size() == 1 ? "" : "s")
      << (one_subtree_ ? ", one subtree per socket at a time" : ", several subtrees per socket");
   return os.str();
 }

@@ -53,10 +53,11 @@ class cats_policy : public cab_policy {
     on_task_start_slow(w, id);
     sync_join_queue(w, id);
   }
-  // A half an inline join pushed, run as a task elsewhere (or by the engine's join): it was pushed by an
-  // intra-socket or leaf task, or while running as ws, so its children are intra-socket too.
+  // A half an inline join pushed, run as a task elsewhere (or by the engine's join). Under bi-tier stealing
+  // an intra-socket or leaf task pushed it, so it and its children are intra-socket; run as ws, no tier counts.
   void adopt_unnamed(engine::worker&, detail::task_id& id) {
-    if (mode_.load(std::memory_order_relaxed) == mode::bi_tier) id.tier = static_cast<std::uint8_t>(profile::tier::intra);
+    if (mode_.load(std::memory_order_relaxed) == mode::bi_tier)
+      id.tier = static_cast<std::uint8_t>(profile::tier::intra);
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     if (mode_.load(std::memory_order_relaxed) != mode::as_ws) on_task_end_slow(w, id);
@@ -98,7 +99,8 @@ class cats_policy : public cab_policy {
   void sync_join_queue(engine::worker& w, const detail::task_id& id) {
     const bool below_the_boundary = id.tier == static_cast<std::uint8_t>(profile::tier::intra) ||
                                     id.tier == static_cast<std::uint8_t>(profile::tier::leaf);
-    w.join_queue = mode_.load(std::memory_order_relaxed) == mode::bi_tier && below_the_boundary ? &w.deque : nullptr;
+    const bool bi_tier = mode_.load(std::memory_order_relaxed) == mode::bi_tier;
+    w.join_queue = bi_tier && below_the_boundary ? &w.deque : nullptr;
   }
   void name_own_deques();
   bool counting() const { return use_counters_ && mode_.load(std::memory_order_relaxed) == mode::profiling; }
