@@ -38,6 +38,11 @@ class engine_base {
   // the end: the caller's next run() begins an iteration that must not meet the previous root still
   // ending (tests/test_engine.cpp). Worker 0 leaves the scheduling loop when it finds `done` set.
   void run_root(detail::job* root, std::atomic<std::uint32_t>& done);
+  // Memory for a root's frame, from worker 0's pool: the caller becomes worker 0 for the call and nobody else
+  // touches that pool between calls (run is serialised). Whichever worker ends the root frees it into its
+  // own pool (engine.hpp, run_fresh), as any frame; a root made with operator new went to a pool that never
+  // gave it back, 144 bytes lost per run().
+  void* alloc_root_frame(std::size_t bytes) { return workers_[0]->frames.alloc(bytes); }
 
   virtual void iteration_begin() {}
   virtual void iteration_end() {}

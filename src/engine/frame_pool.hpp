@@ -1,14 +1,22 @@
-// Per-worker free lists for task frames that must outlive their spawn call (help-first children). Blocks
-// migrate: a frame allocated by one worker is freed into the pool of the worker that ran it. Every block is
-// back in some pool when the runtime stops, and each pool deletes what it holds.
+// Per-worker free lists for task frames that must outlive their spawn call (help-first children, roots).
+// Blocks migrate: a frame allocated by one worker is freed into the pool of the worker that ran it. When
+// that flow is one-way (one worker spawns, a thief that never spawns runs what it steals; a root made on
+// worker 0 that ends on worker 1) the thief's lists would grow without end, so a list holds at most
+// kMaxPerClass blocks and gives the rest back to the allocator, which returns them to the arena they came
+// from: memory stays flat over any number of tasks and runs (tests/test_soak.cpp). Each pool deletes what it
+// holds when the runtime stops.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <new>
 
 namespace roost::engine {
 
 class frame_pool {
   static constexpr std::size_t kClasses = 4;  // 64, 128, 256, 512 bytes; larger frames use operator new
+  // At most 480 KiB per worker (the four classes together). A help-first spawner draws on its own list, so
+  // the cap only decides how much a one-way flow keeps in hand, not how often the allocator is called.
+  static constexpr std::uint32_t kMaxPerClass = 512;
   struct block { block* next; };
   static int class_of(std::size_t n) {
     if (n <= 64) return 0;
@@ -19,11 +27,6 @@ class frame_pool {
   }
 
  public:
-  // Bytes to allocate outside the pool for a frame of n bytes that a pool will later free.
-  static std::size_t block_bytes(std::size_t n) {
-    int c = class_of(n);
-    return c < 0 ? n : std::size_t{64} << c;
-  }
   frame_pool() = default;
   frame_pool(const frame_pool&) = delete;
   ~frame_pool() {
@@ -38,6 +41,7 @@ class frame_pool {
     if (c < 0) return ::operator new(n);
     if (block* b = heads_[c]) {
       heads_[c] = b->next;
+      --counts_[c];
       return b;
     }
     return ::operator new(std::size_t{64} << c);
@@ -48,13 +52,25 @@ class frame_pool {
       ::operator delete(p);
       return;
     }
+    if (counts_[c] == kMaxPerClass) [[unlikely]] {
+      ::operator delete(p);
+      return;
+    }
     auto* b = static_cast<block*>(p);
     b->next = heads_[c];
     heads_[c] = b;
+    ++counts_[c];
+  }
+  // Blocks held, all classes together (tests).
+  std::size_t held() const {
+    std::size_t n = 0;
+    for (auto c : counts_) n += c;
+    return n;
   }
 
  private:
   block* heads_[kClasses] = {};
+  std::uint32_t counts_[kClasses] = {};
 };
 
 }  // namespace roost::engine
