@@ -354,6 +354,66 @@ TEST_P(Api, FibersDoNotPileUpOverManyJoins) {
   EXPECT_LT(mappings() - before, 400);
 }
 
+// A group made outside run() and used inside it could outlive the task that spawned into it: run() would
+// return with its child still running and a wait() outside would reach a worker from a foreign thread (a
+// crash in 12 of 21 scheduler x worker settings). Its first run() is a usage_error; nothing was spawned, so
+// the wait() outside has nothing to wait for.
+TEST_P(Api, AGroupMadeOutsideRunIsAUsageErrorInsideIt) {
+  for (unsigned workers : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    std::atomic<int> ran{0};
+    roost::task_group g;
+    EXPECT_THROW(rt.run([&] { g.run([&] { ran.fetch_add(1); }); }), roost::usage_error);
+    EXPECT_NO_THROW(g.wait());
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_EQ(rt.run([] { return fib(15); }), 610);  // the runtime is unharmed
+  }
+}
+
+// Only the owner may wait for its group or spawn into it. A child that does (through a captured
+// reference) is told so, whether it runs on another fiber (work-first, stolen) or inline on the owner's
+// fiber during the owner's join, where it used to wait for itself for ever (adws-ml on 1 worker at 100% CPU).
+TEST_P(Api, AChildThatJoinsOrSpawnsIntoItsParentsGroupIsAUsageError) {
+  for (unsigned workers : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    for (int round = 0; round < 20; ++round) {
+      EXPECT_THROW(rt.run([] {
+        roost::task_group g;
+        g.run([&g] { g.wait(); });
+        g.wait();
+      }), roost::usage_error) << workers << " workers";
+      EXPECT_THROW(rt.run([] {
+        roost::task_group g;
+        g.run([] {});
+        g.run([&g] { g.wait(); });  // a second child: a frame of the pool, not the inline slot
+        g.wait();
+      }), roost::usage_error) << workers << " workers";
+      EXPECT_THROW(rt.run([] {
+        roost::task_group g;
+        g.run([&g] { g.run([] {}); });
+        g.wait();
+      }), roost::usage_error) << workers << " workers";
+      // Another task, not a child of the group: a child of a sibling group. The check is by fiber, and a
+      // child popped back and run inline at its owner's join runs on the owner's fiber: for any group but
+      // the one being joined it passes for the owner, and its wait joins g1 on the owner's behalf (ws-help).
+      // Either way it ends, with a usage_error or with both children run: never a hang.
+      std::atomic<int> ran{0};
+      try {
+        rt.run([&ran] {
+          roost::task_group g1, g2;
+          g1.run([&ran] { ran.fetch_add(1); });
+          g2.run([&g1, &ran] { g1.wait(); ran.fetch_add(1); });
+          g2.wait();
+          g1.wait();
+        });
+        EXPECT_EQ(ran.load(), 2);
+      } catch (const roost::usage_error&) {
+      }
+    }
+    EXPECT_EQ(rt.run([] { return fib(15); }), 610);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedulers, Api, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 

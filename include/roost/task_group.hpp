@@ -5,9 +5,12 @@
 //   right();
 //   tg.wait();                            // rethrows the first exception a child threw
 //
-// Rules (as in oneTBB): a task_group must be used inside roost::runtime::run (anywhere else run() throws
-// roost::usage_error); it is owned by the task that created it, which is the only one that may call run()
-// and wait(); destroying it without wait() still waits for every child. Closures are moved into the runtime.
+// Rules: a task_group is owned by the task that created it, which is the only one that may call run() and
+// wait(); destroying it without wait() still waits for every child. Closures are moved into the runtime.
+// Breaking a rule is a roost::usage_error, never a hang or a crash: run() or wait() outside
+// roost::runtime::run, or on a group created outside it or by another task (then the group could outlive
+// the task, and runtime::run return with its children still running); and run() or wait() on a group from
+// one of its own children while the owner joins it (a wait that could only wait for itself).
 #pragma once
 #include <cmath>
 #include <type_traits>
@@ -19,11 +22,12 @@ namespace roost {
 
 class task_group {
  public:
-  task_group() = default;
+  // The creating task's fiber, or nullptr outside a task: only a task on that fiber may spawn and wait.
+  task_group() { st_.owner_fiber = detail::t_running_fiber; }
   // total_work: the group's total work in the unit of the children's hints (ADWS W_all, seed 003 §4.2).
   // data_bytes: bytes the whole group touches (multi-level ADWS, seed 003 §5.2). Both must be finite and
   // >= 0; a wrong value only changes speed.
-  explicit task_group(double total_work) {
+  explicit task_group(double total_work) : task_group() {
     check_hint("roost::task_group total_work", total_work);
     st_.total_work = total_work;
   }
@@ -58,7 +62,7 @@ class task_group {
 
   // Joins every child spawned so far; the group can be reused afterwards.
   __attribute__((always_inline)) void wait() {
-    // spawned == 1: the first spawn set owner_fiber. Only the inline path fills the group's slot first.
+    // spawned == 1 with nothing done: only the inline path fills the group's slot first.
     if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) return;
     if (st_.spawned != 0) engine_wait();
   }
@@ -70,9 +74,11 @@ class task_group {
   template <class F>
   __attribute__((always_inline)) void spawn_with_hint(F&& f, double hint) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
-    detail::fiber_abi* fb;
-    if (st_.spawned == 0) {  // the first spawn since the join: the owner's fiber, and the inline slot is free
-      fb = st_.owner_fiber = detail::current_fiber_or_throw("roost::task_group::run");
+    // Only the owner spawns: any other task would count children in a group it cannot join, from another
+    // thread. The owner's fiber does not change when it moves (abi.hpp), so this holds at every spawn.
+    detail::fiber_abi* fb = detail::t_running_fiber;
+    if (fb != st_.owner_fiber || !fb) [[unlikely]] detail::throw_not_owner("roost::task_group::run", fb, st_);
+    if (st_.spawned == 0) {  // the first spawn since the join: the inline slot is free
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
         detail::worker_abi* w = fb->worker;
         void* slot = st_.inline_frame;
@@ -84,8 +90,6 @@ class task_group {
         }
         return;
       }
-    } else {
-      fb = st_.owner_fiber;
     }
     frame_t frame(std::forward<F>(f), &st_, hint);
     submit(*fb->worker, frame);  // the worker the owner runs on now (abi.hpp)
@@ -101,6 +105,8 @@ class task_group {
   }
   // Called with spawned != 0, so owner_fiber is set.
   void engine_wait() {
+    if (detail::t_running_fiber != st_.owner_fiber) [[unlikely]]
+      detail::throw_not_owner("roost::task_group::wait", detail::t_running_fiber, st_);
     detail::worker_abi* w = st_.owner_fiber->worker;
     w->engine_wait(*w, st_);
   }

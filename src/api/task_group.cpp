@@ -16,6 +16,24 @@ void throw_outside_task(const char* call) {
                     "(rt.run([&] { ... tg.run(...); ... }))");
 }
 
+void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g) {
+  if (!fb && !g.owner_fiber) throw_outside_task(call);
+  std::string why;
+  if (!fb)
+    why = " called outside roost::runtime::run on a group that a task created; a group is waited by the task "
+          "that created it, before that task ends";
+  else if (!g.owner_fiber)
+    why = " called by a task on a group created outside roost::runtime::run; create the group inside the task "
+          "that runs and waits it";
+  else if (fb == g.owner_fiber && (g.spawned & group_state::kJoining))
+    why = " called by a child of the group while its owner joins it; only the task that created a group may "
+          "call its run() and wait()";
+  else
+    why = " called by a task that did not create the group; only the task that created a group may call its "
+          "run() and wait()";
+  throw usage_error(std::string(call) + why);
+}
+
 std::exception_ptr g_exception_lost_to_oom;
 
 void rethrow_group_error(std::exception_ptr* e) {

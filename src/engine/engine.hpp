@@ -58,6 +58,7 @@ class engine final : public engine_base {
   // ---------------------------------------------------------------- spawn
   static void spawn(detail::worker_abi& wa, group& g, frame& f) {
     worker& w = static_cast<worker&>(wa);
+    if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::run", w.current_fiber, g);
     if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
     name_child(w, f);
     f.id.clear_sched();
@@ -115,11 +116,13 @@ class engine final : public engine_base {
   // ---------------------------------------------------------------- wait
   static void wait(detail::worker_abi& wa, group& g) {
     worker& w = static_cast<worker&>(wa);
+    if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::wait", w.current_fiber, g);
     of(w).policy_.on_wait(w, g);
     worker* now = &w;
     if (g.spawned != g.local_done) {
+      g.spawned |= group::kJoining;  // until finish_join: children run inline below may not join it
       now = &pop_own_children(w, g);  // a child run inline may have suspended: we may be elsewhere now
-      std::uint32_t remote = g.spawned - g.local_done;
+      std::uint32_t remote = (g.spawned & ~group::kJoining) - g.local_done;
       if (remote != 0 && !join::all_remote_done(g, remote)) now = &suspend_for_join(g, remote);
     }
     // A waiter that suspended came back on its target already (resume_waiter); this moves a task that

@@ -3,16 +3,16 @@
 // compiler-generated code pushes onto the worker's deque with the THE protocol).
 //
 // How user code finds its worker: every task runs on a fiber, and a fiber's record says which worker runs
-// it *now* (the engine updates it at every resume). A task_group reads the fiber it lives on (its owner's)
-// once, at its first spawn, and reads fiber->worker each time after that, so a task that moved to another
-// thread during a join sees its new worker.
+// it *now* (the engine updates it at every resume). A task_group keeps the fiber it was made on (its
+// owner's), checks at every spawn and wait that the caller runs on it (the one check that tells the owner
+// from any other task, and from code outside the runtime), and reads fiber->worker each time, so a task that
+// moved to another thread during a join sees its new worker.
 //
 // The fiber is read from t_running_fiber, an initial-exec __thread variable read inline: one
 // %fs-relative load, no call, no TLS wrapper. Its *value* may be kept by the compiler across a migration
 // and still be right: the fiber a task runs on does not change when the task moves, and every thread that
 // resumes it sets t_running_fiber to it. What must never be kept is the variable's *address* (the old
-// thread's slot): initial-exec scalar reads are segment-relative loads that hold no address in a register,
-// and the value is read only at a group's first spawn.
+// thread's slot): initial-exec scalar reads are segment-relative loads that hold no address in a register.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -71,6 +71,9 @@ extern __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exe
 
 // Out of line (src/api/task_group.cpp).
 [[noreturn]] void throw_outside_task(const char* call);  // usage_error
+// usage_error for a spawn or wait by a task that does not own g (fb: its fiber, nullptr outside a task), or
+// by one of g's own children while the owner joins g (group_state::kJoining).
+[[noreturn]] void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g);
 inline fiber_abi* current_fiber_or_throw(const char* call) {
   fiber_abi* f = t_running_fiber;
   if (!f) [[unlikely]] throw_outside_task(call);
@@ -151,6 +154,9 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, ws_de
 // groups joined before we got here, so nothing of theirs lies above it). Anything else means it was
 // stolen, or the owner moved; the job is put back as it was and the engine decides.
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
+  // Only the owner may pop: anyone else would pop the owner's deque from another thread, or take the child
+  // of a group it does not own. engine_wait, which the caller reaches next, says so with a usage_error.
+  if (t_running_fiber != g.owner_fiber) [[unlikely]] return false;
   worker_abi* w = g.owner_fiber->worker;
   if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
   if (!pop_first_child(g, w->deque)) [[unlikely]] return false;
@@ -159,6 +165,9 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
   // directly, as the join's rethrow would have (run_in_place destroys the closure either way). The group is
   // reset after the call, not before: the compiler then knows it is reset when the destructor tests it.
+  // The child runs on the owner's fiber: marked as joining, the group tells its run() and wait() from the
+  // owner's (the owner is inside this call until the child returns).
+  g.spawned = group_state::kJoining | 1;
   try {
     f->ops->run_in_place(f);
   } catch (...) {

@@ -170,6 +170,10 @@ struct closure_frame final : task_frame {
 // them. Children that complete somewhere the owner cannot see (stolen, or run after the owner moved) meet the
 // owner through `remote_balance` (see engine/join.hpp for the protocol).
 struct group_state {
+  // Set in `spawned` while the owner joins the group (engine::wait, try_join_first_child in abi.hpp): a child
+  // that runs on the owner's fiber meanwhile (popped back and run inline) and calls the group's run() or
+  // wait() is then told apart from the owner, and gets a usage_error instead of waiting for itself.
+  static constexpr std::uint32_t kJoining = 1u << 31;
   std::uint32_t spawned = 0;     // owner-only
   std::uint32_t local_done = 0;  // owner-only: children whose completion the owner saw directly
   std::atomic<std::int64_t> remote_balance{0};
@@ -180,7 +184,8 @@ struct group_state {
   // The fields up to `dist` are written at the first spawn after each join (task_group.hpp for the inline
   // path, engine::spawn otherwise), not here: a group that is constructed per call pays for no store
   // that its first spawn would overwrite.
-  // The fiber the owner runs on (a group never changes owner, see abi.hpp). Read only while spawned > 0.
+  // The fiber the owner runs on (a group never changes owner, see abi.hpp): written when the group is made
+  // (task_group's constructor; nullptr outside a task), compared at every spawn and wait.
   fiber_abi* owner_fiber;
   // Where the owner's own pushes start (help-first): valid while the owner's fiber has not been switched
   // away since (its epoch is still base_epoch; a fiber cannot change worker without switching away).
