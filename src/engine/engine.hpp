@@ -449,6 +449,7 @@ class engine final : public engine_base {
         continue;
       }
       w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise
+      w.fibers.release_deep_pages();  // what deep tasks touched is not kept while nothing runs (fiber.hpp)
       observe_sleep(w.id, true);
       e.idle().sleep_unless(
           [&] { return e.any_work_visible() || e.policy_.has_visible_work(w) || w.should_leave(); });

@@ -60,15 +60,22 @@ void unregister_guard(std::uintptr_t lo) {
 std::size_t g_stack_size_for_message = 0;
 struct sigaction g_old_segv, g_old_bus;
 
-void write_str(const char* s) { ssize_t r = ::write(2, s, std::strlen(s)); (void)r; }
-
-void write_num(std::size_t v) {
-  char buf[32];
-  int i = 31;
-  buf[i] = 0;
-  do { buf[--i] = static_cast<char>('0' + v % 10); v /= 10; } while (v && i > 0);
-  write_str(buf + i);
-}
+// The report is built in one buffer and written with one write(2), by the first thread that overflows only:
+// two workers overflowing at once used to interleave their three writes into one garbled line.
+struct message {
+  char buf[512];
+  std::size_t len = 0;
+  void add(const char* s) {
+    while (*s && len < sizeof buf) buf[len++] = *s++;
+  }
+  void add(std::size_t v) {
+    char digits[32];
+    int i = 0;
+    do { digits[i++] = static_cast<char>('0' + v % 10); v /= 10; } while (v && i < 32);
+    while (i > 0 && len < sizeof buf) buf[len++] = digits[--i];
+  }
+};
+std::atomic<bool> g_overflow_reported{false};
 
 void on_fault(int sig, siginfo_t* info, void* ctx) {
   auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
@@ -76,10 +83,16 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
   for (std::size_t i = 0; i < n; ++i) {
     std::uintptr_t lo = g_guard_lo[i].load(std::memory_order_acquire);
     if (lo != 0 && addr >= lo && addr < g_guard_hi[i].load(std::memory_order_relaxed)) {
-      write_str("roost: task stack overflow: a task used more than its stack of ");
-      write_num(g_stack_size_for_message);
-      write_str(" bytes (ROOST_STACK_SIZE). Raise ROOST_STACK_SIZE (e.g. ROOST_STACK_SIZE=8M) or "
-                "options::stack_size, or make the task's recursion shallower.\n");
+      if (g_overflow_reported.exchange(true)) {
+        for (;;) pause();  // another thread reports and aborts the process
+      }
+      message m;
+      m.add("roost: task stack overflow: a task used more than its stack of ");
+      m.add(g_stack_size_for_message);
+      m.add(" bytes (ROOST_STACK_SIZE). Raise ROOST_STACK_SIZE (e.g. ROOST_STACK_SIZE=64M; stacks are "
+            "reserved, not committed) or options::stack_size, or make the task's recursion shallower.\n");
+      ssize_t r = ::write(2, m.buf, m.len);
+      (void)r;
       signal(SIGABRT, SIG_DFL);
       abort();
     }
@@ -124,6 +137,23 @@ void free_stack(const stack& s) {
   __asan_unpoison_memory_region(static_cast<char*>(s.base) + s.guard, s.total - s.guard);
 #endif
   ::munmap(s.base, s.total);
+}
+
+// The sanitizers would check the reads against a previous task's frames (ASan's redzones of a fiber that
+// parked mid-stack, TSan's history of the thread that last ran it); it is a plain look at the memory.
+__attribute__((no_sanitize("address", "thread"))) bool release_deep_pages(const stack& s, const void* top,
+                                                                       std::size_t keep_bytes) {
+  const std::size_t page = platform::os::page_size();
+  const auto lo = reinterpret_cast<std::uintptr_t>(s.base) + s.guard;
+  const auto t = reinterpret_cast<std::uintptr_t>(top);
+  if (t < lo + keep_bytes + kDeepMarkBytes + page) return false;  // nothing below the kept part
+  const std::uintptr_t band_hi = (t - keep_bytes) & ~std::uintptr_t{63};
+  const auto* words = reinterpret_cast<const volatile std::uint64_t*>(band_hi - kDeepMarkBytes);
+  std::uint64_t any = 0;
+  for (std::size_t i = 0; i < kDeepMarkBytes / 8; ++i) any |= words[i];
+  if (any == 0) return false;
+  const std::uintptr_t hi = band_hi & ~(page - 1);
+  return ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED) == 0;
 }
 
 void install_overflow_handler(std::size_t stack_size) {

@@ -18,6 +18,18 @@ struct stack {
 stack allocate_stack(std::size_t usable_bytes);
 void free_stack(const stack& s);
 
+// Stacks are reserved, not committed (MAP_NORESERVE): a page costs memory only once a task touches it, so
+// the default can be as deep as a thread's (8 MiB) at the price of what tasks really use. What a deep task
+// touched stays resident while its fiber waits in a pool, until this gives it back: the pages of `s` more
+// than `keep_bytes` below `top` (where the fiber's frames start) are returned to the kernel when anything in
+// the kDeepMarkBytes just below the kept part was ever written (they read as zero until then, and again
+// after; untouched, they all map the kernel's one zero page, so the look stays in L1). Every frame writes
+// its return address, so a stack that went deeper is seen unless one frame larger than the mark band
+// spans it without writing there; such a task keeps its pages until the fiber is freed.
+// Returns whether pages were given back.
+constexpr std::size_t kDeepMarkBytes = 4096;
+bool release_deep_pages(const stack& s, const void* top, std::size_t keep_bytes);
+
 // Installs the process-wide SIGSEGV/SIGBUS handler once; `stack_size` is quoted in its message.
 void install_overflow_handler(std::size_t stack_size);
 // Gives the calling thread an alternate signal stack so that the handler can run after an overflow.
