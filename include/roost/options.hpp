@@ -8,6 +8,10 @@
 
 namespace roost {
 
+// The most workers a runtime runs (ROOST_WORKERS), and the most PUs a virtual topology (ROOST_TOPOLOGY) may
+// describe, since the default is a worker per PU.
+inline constexpr unsigned max_workers = 4096;
+
 // ROOST_ADWS_STEAL: whether adws and adws-ml repair imbalance by stealing. adaptive ("auto") measures the
 // program's iterations with and without and keeps the faster (src/sched/steal_tuner.hpp).
 enum class adws_stealing { off, on, adaptive };
