@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <string>
+#include <vector>
 
 #include "roost/errors.hpp"
 #include "roost/options.hpp"
@@ -60,7 +61,7 @@ TEST(Options, ExplicitOptionWinsOverEnvironment) {
 TEST(Options, WorkersMustBeAPositiveInteger) {
   for (const char* bad : {"0", "-1", "two", "", "3.5", "99999"}) {
     scoped_env e("ROOST_WORKERS", bad);
-    expect_mentions(error_of({}), {"ROOST_WORKERS", "1 to 4096"});
+    expect_mentions(error_of({}), {"ROOST_WORKERS", "[1, 4096]"});
   }
   scoped_env ok("ROOST_WORKERS", "3");
   EXPECT_EQ(roost::resolve({}).workers, 3u);
@@ -140,8 +141,131 @@ TEST(Options, SchedulerKnobsHaveFieldsThatWinOverTheEnvironment) {
   EXPECT_TRUE(r.cab_one_subtree);
   EXPECT_DOUBLE_EQ(r.cats_min_intensity, 0.0);
   o.cab_level = 65;
-  expect_mentions(error_of(o), {"options::cab_level", "65", "0 to 64"});
+  expect_mentions(error_of(o), {"options::cab_level", "65", "[0, 64]"});
   o.cab_level = 1;
   o.cats_min_intensity = -1;
   expect_mentions(error_of(o), {"options::cats_min_intensity", "-1"});
+}
+
+// Issue #23 (10): one whitespace rule for every value. Surrounding whitespace is trimmed, for every variable
+// and every string field; " 3" was rejected by ROOST_WORKERS while strtod let " 0.5" through.
+TEST(Options, SurroundingWhitespaceIsTrimmedForEveryVariable) {
+  scoped_env sch("ROOST_SCHED", " ws-help\t");
+  scoped_env wk("ROOST_WORKERS", " 3 ");
+  scoped_env tp("ROOST_TOPOLOGY", "  pack:2 core:1 pu:1\n");
+  scoped_env bd("ROOST_BIND", " false");
+  scoped_env st("ROOST_STACK_SIZE", "8M ");
+  scoped_env vb("ROOST_VERBOSE", "\ttrue");
+  scoped_env tr("ROOST_TRACE", " /tmp/x.trace ");
+  scoped_env as("ROOST_ADWS_STEAL", " on ");
+  scoped_env cl("ROOST_CAB_LEVEL", " 4");
+  scoped_env cs("ROOST_CAB_SUBTREES", "many ");
+  scoped_env ci("ROOST_CATS_MIN_INTENSITY", " 0.5 ");
+  roost::resolved_options r = roost::resolve({});
+  EXPECT_EQ(r.scheduler, "ws-help");
+  EXPECT_EQ(r.workers, 3u);
+  EXPECT_EQ(r.topology, "pack:2 core:1 pu:1");
+  EXPECT_FALSE(r.bind);
+  EXPECT_EQ(r.stack_size, 8u << 20);
+  EXPECT_TRUE(r.verbose);
+  EXPECT_EQ(r.trace, "/tmp/x.trace");
+  EXPECT_EQ(r.adws_steal, roost::adws_stealing::on);
+  EXPECT_EQ(r.cab_level, 4u);
+  EXPECT_FALSE(r.cab_one_subtree);
+  EXPECT_DOUBLE_EQ(r.cats_min_intensity, 0.5);
+  roost::options o;
+  o.scheduler = " cab ";
+  o.topology = " pack:1 core:2 pu:1 ";
+  o.trace = "\t/tmp/y.trace";
+  r = roost::resolve(o);
+  EXPECT_EQ(r.scheduler, "cab");
+  EXPECT_EQ(r.topology, "pack:1 core:2 pu:1");
+  EXPECT_EQ(r.trace, "/tmp/y.trace");
+}
+
+// Issue #23 (10): an empty value is an error for every variable (an empty ROOST_TOPOLOGY silently meant
+// this machine while " " was an error); the message says to unset the variable for the default.
+TEST(Options, EmptyValueIsAnErrorForEveryVariable) {
+  const std::vector<const char*> variables = {
+      "ROOST_SCHED",      "ROOST_WORKERS",    "ROOST_TOPOLOGY",  "ROOST_BIND",
+      "ROOST_STACK_SIZE", "ROOST_VERBOSE",    "ROOST_TRACE",     "ROOST_ADWS_STEAL",
+      "ROOST_CAB_LEVEL",  "ROOST_CAB_SUBTREES", "ROOST_CATS_MIN_INTENSITY"};
+  for (const char* name : variables) {
+    for (const char* blank : {"", "  ", "\t\n"}) {
+      scoped_env e(name, blank);
+      expect_mentions(error_of({}), {name, "empty", "unset"});
+    }
+  }
+  roost::options o;
+  o.scheduler = "";
+  expect_mentions(error_of(o), {"options::scheduler", "empty"});
+  o = {};
+  o.topology = " ";
+  expect_mentions(error_of(o), {"options::topology", "empty"});
+  o = {};
+  o.trace = "";
+  expect_mentions(error_of(o), {"options::trace", "empty"});
+}
+
+// Issue #23 (10): a number's error states its range; -0.1 is a number, below the range, not "not a number".
+TEST(Options, NumberErrorsStateTheRange) {
+  for (const char* bad : {"-0.1", "1e10", "nan", "inf", "0.5x", "0,5"}) {
+    scoped_env e("ROOST_CATS_MIN_INTENSITY", bad);
+    const std::string m = error_of({});
+    expect_mentions(m, {"ROOST_CATS_MIN_INTENSITY='", bad, "must be a number in [0, 1e9]"});
+    EXPECT_EQ(m.find("not a number"), std::string::npos) << m;
+  }
+  {
+    scoped_env e("ROOST_CATS_MIN_INTENSITY", "1e9");
+    EXPECT_DOUBLE_EQ(roost::resolve({}).cats_min_intensity, 1e9);
+  }
+  for (const char* bad : {"+3", "0x10", "4097", "3 4", "99999999999999999999999"}) {
+    scoped_env e("ROOST_WORKERS", bad);
+    expect_mentions(error_of({}), {"ROOST_WORKERS='", bad, "must be an integer in [1, 4096]"});
+  }
+  {
+    scoped_env e("ROOST_CAB_LEVEL", "65");
+    expect_mentions(error_of({}), {"ROOST_CAB_LEVEL='65'", "must be an integer in [0, 64]"});
+  }
+  roost::options o;
+  o.cats_min_intensity = -0.1;
+  expect_mentions(error_of(o), {"options::cats_min_intensity='-0.1'", "must be a number in [0, 1e9]"});
+  o = {};
+  o.workers = 4097;
+  expect_mentions(error_of(o), {"options::workers='4097'", "must be an integer in [1, 4096]"});
+  o = {};
+  o.stack_size = 1000;
+  expect_mentions(error_of(o), {"options::stack_size='1000'", "[64K, 1G]"});
+}
+
+// Words (booleans, auto, one/many, scheduler names) are case-insensitive for every variable, as the
+// booleans always were.
+TEST(Options, WordsAreCaseInsensitiveForEveryVariable) {
+  scoped_env sch("ROOST_SCHED", "WS-Help");
+  scoped_env as("ROOST_ADWS_STEAL", "Auto");
+  scoped_env cs("ROOST_CAB_SUBTREES", "MANY");
+  roost::resolved_options r = roost::resolve({});
+  EXPECT_EQ(r.scheduler, "ws-help");
+  EXPECT_EQ(r.adws_steal, roost::adws_stealing::adaptive);
+  EXPECT_FALSE(r.cab_one_subtree);
+}
+
+TEST(Options, TraceMayNotNameAnExistingDirectory) {
+  std::string dir = testing::TempDir();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  scoped_env e("ROOST_TRACE", dir.c_str());
+  expect_mentions(error_of({}), {"ROOST_TRACE", dir.c_str(), "directory", "a file path"});
+}
+
+// Issue #23 (10): a virtual topology may not describe more PUs than the worker limit; it started 6000
+// workers. The runtime refuses it before starting any.
+TEST(Options, TopologyAboveTheWorkerLimitIsRefusedByTheRuntime) {
+  roost::options o;
+  o.topology = "pack:4097 pu:1";
+  try {
+    roost::runtime rt(o);
+    FAIL() << "expected config_error";
+  } catch (const roost::config_error& e) {
+    expect_mentions(e.what(), {"ROOST_TOPOLOGY='pack:4097 pu:1'", "4097 PUs", "at most 4096"});
+  }
 }

@@ -3,6 +3,8 @@
 #include <hwloc.h>
 
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "roost/errors.hpp"
@@ -10,6 +12,49 @@
 #include "topology/topology.hpp"
 
 using roost::topo::topology;
+
+namespace {
+
+// The config_error load() throws for `description`, or "" when it loads.
+std::string load_error(const std::string& description) {
+  try {
+    topology::load(description);
+  } catch (const roost::config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_mentions(const std::string& msg, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(msg.empty()) << "expected a config_error";
+  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' missing in: " << msg;
+}
+
+// hwloc's own XML export of a synthetic machine, written to a temporary file; `edit` rewrites its text.
+std::string export_xml(const char* synthetic, const std::string& name, std::string (*edit)(std::string) = nullptr) {
+  hwloc_topology_t h;
+  EXPECT_EQ(hwloc_topology_init(&h), 0);
+  EXPECT_EQ(hwloc_topology_set_synthetic(h, synthetic), 0);
+  EXPECT_EQ(hwloc_topology_load(h), 0);
+  char* buf = nullptr;
+  int len = 0;
+  EXPECT_EQ(hwloc_topology_export_xmlbuffer(h, &buf, &len, 0), 0);
+  std::string xml(buf, static_cast<std::size_t>(len > 0 ? len - 1 : 0));
+  hwloc_free_xmlbuffer(h, buf);
+  hwloc_topology_destroy(h);
+  if (edit) xml = edit(xml);
+  std::string path = testing::TempDir() + name;
+  std::ofstream(path) << xml;
+  return path;
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+  return s;
+}
+
+}  // namespace
 
 TEST(Topology, RealMachineHasPUsAndALevel) {
   topology t = topology::load("");
@@ -81,6 +126,59 @@ TEST(Topology, ReadsAnHwlocXmlFile) {
   EXPECT_EQ(t.num_pus(), 6u);
   EXPECT_EQ(t.package_cache_bytes(0), 2u << 20);
   std::remove(path.c_str());
+}
+
+// Issue #23 (10): the PU count of a synthetic description is the product of its arities, counted before
+// hwloc builds it: pack:99999 pu:99999 (10^10 PUs) kept hwloc busy for minutes; it now fails at once.
+TEST(Topology, SyntheticSizeIsBoundedBeforeHwlocBuildsIt) {
+  expect_mentions(load_error("pack:99999 pu:99999"),
+                  {"ROOST_TOPOLOGY='pack:99999 pu:99999'", "9999800001 PUs", "at most 4096"});
+  expect_mentions(load_error("pack:3000 core:2 pu:1"), {"6000 PUs", "at most 4096", "worker limit"});
+  expect_mentions(load_error("pack:2 [numa] core:65 pu:32"), {"4160 PUs"});     // attached NUMA nodes add none
+  expect_mentions(load_error("pack:0x1000 pu:2"), {"8192 PUs"});                 // hwloc reads 0x.. as hex
+  expect_mentions(load_error("pack:65536 core:65536 l2:65536 pu:65536"), {"more than"});  // past 64 bits
+  EXPECT_EQ(topology::load("pack:64 core:64 pu:1").num_pus(), 4096u);            // the limit itself is fine
+}
+
+// Issue #23 (10): hwloc reads sizes with strtoull, so size=-5 wrapped to 2^64-5, size=0 silently became the
+// default size, and a large size with a unit wrapped past 64 bits.
+TEST(Topology, SyntheticSizesAreValidated) {
+  for (const char* bad : {"l3:1(size=-5) pu:1", "l3:1(size=0) pu:1", "l3:1(size=99999999999TiB) pu:1",
+                          "l3:1(size=2TiB) pu:1", "pack:2 l2:1(size= 5) pu:1"}) {
+    expect_mentions(load_error(bad), {"ROOST_TOPOLOGY='" + std::string(bad) + "'", "size=",
+                                      "a cache size from 1 byte to 1 TiB"});
+  }
+  for (const char* bad : {"pack:2 [numa(memory=-1)] pu:1", "(memory=0) pack:2 pu:1",
+                          "pack:2 [numa(memory=20000000000TB)] pu:1"}) {
+    expect_mentions(load_error(bad), {"ROOST_TOPOLOGY='" + std::string(bad) + "'", "memory=", "at least 1 byte"});
+  }
+  EXPECT_EQ(topology::load("pack:1 l3:1(size=1TiB) pu:1").package_cache_bytes(0), std::size_t{1} << 40);
+  EXPECT_EQ(topology::load("pack:1 l3:1(size=0x100000 indexes=0) pu:1").package_cache_bytes(0), 1u << 20);
+  EXPECT_EQ(topology::load("(memory=5GB) pack:2 [numa(memory=1GiB)] pu:1").num_pus(), 2u);
+}
+
+// Issue #23 (10): a file that is not an hwloc XML topology got "hwloc failed to load it".
+TEST(Topology, MalformedXmlFileSaysWhatAValidOneIs) {
+  std::string path = testing::TempDir() + "roost_malformed.xml";
+  std::ofstream(path) << "<?xml version=\"1.0\"?>\n<topology><object type=\"Mach";
+  expect_mentions(load_error(path),
+                  {"ROOST_TOPOLOGY='" + path + "'", "not an hwloc XML topology", "lstopo-no-graphics --of xml"});
+  std::remove(path.c_str());
+}
+
+// An XML file is held to the same rules as a synthetic description, checked once hwloc has read it.
+TEST(Topology, XmlFileIsBoundedAndValidatedToo) {
+  std::string big = export_xml("pack:65 core:64 pu:1", "roost_big.xml");
+  expect_mentions(load_error(big), {"ROOST_TOPOLOGY='" + big + "'", "4160 PUs", "at most 4096"});
+  std::remove(big.c_str());
+  auto odd_line = [](std::string x) { return replace_all(x, "cache_linesize=\"64\"", "cache_linesize=\"48\""); };
+  std::string odd = export_xml("pack:2 l3:1(size=2MiB) core:2 pu:1", "roost_odd_line.xml", odd_line);
+  expect_mentions(load_error(odd), {"ROOST_TOPOLOGY='" + odd + "'", "line size 48", "a power of two"});
+  std::remove(odd.c_str());
+  auto negative = [](std::string x) { return replace_all(x, "cache_size=\"2097152\"", "cache_size=\"-5\""); };
+  std::string neg = export_xml("pack:2 l3:1(size=2MiB) core:2 pu:1", "roost_negative_cache.xml", negative);
+  expect_mentions(load_error(neg), {"ROOST_TOPOLOGY='" + neg + "'", "a cache size from 1 byte to 1 TiB"});
+  std::remove(neg.c_str());
 }
 
 TEST(Placement, FitsAndPinsInOrder) {

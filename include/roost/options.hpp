@@ -1,5 +1,8 @@
 // Start-up configuration. Every field has an environment variable (OpenMP style); a field set in code wins
 // over the environment. Unset fields fall back to the environment, then to the documented default.
+// Every value, variable or string field, is read by one rule (README "Configuration"): surrounding
+// whitespace is trimmed; empty is an error, not the default; words are case-insensitive; numbers are
+// decimal, in the range given below.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -8,6 +11,10 @@
 
 namespace roost {
 
+// The most workers a runtime runs (ROOST_WORKERS), and the most PUs a virtual topology (ROOST_TOPOLOGY) may
+// describe, since the default is a worker per PU.
+inline constexpr unsigned max_workers = 4096;
+
 // ROOST_ADWS_STEAL: whether adws and adws-ml repair imbalance by stealing. adaptive ("auto") measures the
 // program's iterations with and without and keeps the faster (src/sched/steal_tuner.hpp).
 enum class adws_stealing { off, on, adaptive };
@@ -15,19 +22,21 @@ enum class adws_stealing { off, on, adaptive };
 struct options {
   // ROOST_SCHED: scheduler name (see scheduler_names()). Default "ws".
   std::optional<std::string> scheduler;
-  // ROOST_WORKERS: number of workers, >= 1. Default: one per PU of the topology.
+  // ROOST_WORKERS: number of workers, 1 .. max_workers. Default: one per PU of the topology.
   std::optional<unsigned> workers;
   // ROOST_TOPOLOGY: hwloc synthetic description ("pack:2 l3:1(size=1MiB) core:1 pu:1") or a path to an
-  // hwloc XML file. Default: the real machine, restricted to the process affinity mask.
+  // hwloc XML export (lstopo-no-graphics --of xml), of at most max_workers PUs; cache sizes 1 B .. 1 TiB.
+  // Default: the real machine, restricted to the process affinity mask.
   std::optional<std::string> topology;
-  // ROOST_BIND: pin each worker to its PU (true/false). Default true; ignored when oversubscribed.
+  // ROOST_BIND: pin each worker to its PU (true/false, 1/0, yes/no, on/off). Default true; ignored when
+  // oversubscribed.
   std::optional<bool> bind;
   // ROOST_STACK_SIZE: bytes per task stack (suffix K, M or G allowed), 64 KiB .. 1 GiB. Default 1 MiB.
   std::optional<std::size_t> stack_size;
   // ROOST_VERBOSE: print the resolved configuration on stderr at start-up (true/false). Default false.
   std::optional<bool> verbose;
   // ROOST_TRACE: write a trace of this runtime to this file (binary, see src/trace/trace_format.hpp) and
-  // to FILE.json (Chrome/Perfetto timeline) when the runtime is destroyed. Default: no trace.
+  // to FILE.json (Chrome/Perfetto timeline) when the runtime is destroyed; not a directory. Default: no trace.
   std::optional<std::string> trace;
 
   // Scheduler knobs (read only by their scheduler, validated always).
@@ -40,7 +49,8 @@ struct options {
   std::optional<unsigned> cab_level;
   // ROOST_CAB_SUBTREES: "one" intra-socket subtree per socket at a time (true, default) or "many" (false).
   std::optional<bool> cab_one_subtree;
-  // ROOST_CATS_MIN_INTENSITY: bytes per ns of the profiled iteration below which cats runs as ws. 0.05.
+  // ROOST_CATS_MIN_INTENSITY: bytes per ns of the profiled iteration below which cats runs as ws, 0 .. 1e9.
+  // Default 0.05.
   std::optional<double> cats_min_intensity;
 };
 

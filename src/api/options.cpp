@@ -1,10 +1,18 @@
 // Merging options with the environment, and validating both. Every error names the variable (or the
-// options field), the value and what is valid.
+// options field), the value and what is valid: "ROOST_WORKERS='0': must be an integer in [1, 4096]".
+//
+// One rule for every setting, variable or string field: surrounding whitespace is trimmed; a value that is
+// empty after that is an error (unset the variable, or leave the field unset, for the default); words are
+// case-insensitive; numbers are plain decimals (no sign, no hex, no inner spaces) in a range the error states.
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <sstream>
 #include <string>
+#include <sys/stat.h>
 
 #include "roost/errors.hpp"
 #include "roost/options.hpp"
@@ -14,18 +22,32 @@ namespace roost {
 
 namespace {
 
-struct source {
-  std::string name;   // "ROOST_WORKERS" or "options::workers"
-  std::string value;
+// One setting: its variable, its field, what a valid value is and what the default is.
+struct setting {
+  const char* env;       // "ROOST_WORKERS"
+  const char* field;     // "options::workers"
+  std::string valid;     // "an integer in [1, 4096]"
+  const char* fallback;  // "one per PU of the topology"
 };
 
-const char* env(const char* name) {
-  const char* v = std::getenv(name);
-  return v;
-}
+// A value being parsed: where it came from (the variable's or the field's name), as given and trimmed.
+struct source {
+  std::string name;
+  std::string given;
+  std::string text;
+};
 
 [[noreturn]] void fail(const source& s, const std::string& why) {
-  throw config_error(s.name + "='" + s.value + "': " + why);
+  throw config_error(s.name + "='" + s.given + "': " + why);
+}
+
+[[noreturn]] void invalid(const source& s, const setting& st) { fail(s, "must be " + st.valid); }
+
+std::string trim(const std::string& s) {
+  auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+  auto b = std::find_if_not(s.begin(), s.end(), space);
+  auto e = std::find_if_not(s.rbegin(), std::string::const_reverse_iterator(b), space).base();
+  return std::string(b, e);
 }
 
 std::string lower(std::string s) {
@@ -33,160 +55,202 @@ std::string lower(std::string s) {
   return s;
 }
 
-std::optional<bool> bool_word(const std::string& value) {
-  std::string v = lower(value);
+// The setting's text: the string field when set, else the variable when set, else nothing.
+std::optional<source> text_of(const setting& st, const std::optional<std::string>& field = std::nullopt) {
+  source s;
+  if (field) s = {st.field, *field, ""};
+  else if (const char* v = std::getenv(st.env)) s = {st.env, v, ""};
+  else return std::nullopt;
+  s.text = trim(s.given);
+  if (s.text.empty()) {
+    const std::string unset = field ? std::string("leave ") + st.field + " unset" : std::string("unset ") + st.env;
+    fail(s, "empty; must be " + st.valid + " (" + unset + " for the default: " + st.fallback + ")");
+  }
+  return s;
+}
+
+// A typed field's value, as the source of an error.
+template <class T>
+source field_value(const setting& st, T v) {
+  std::ostringstream os;
+  os << v;
+  return {st.field, os.str(), os.str()};
+}
+
+std::optional<bool> bool_word(const std::string& text) {
+  std::string v = lower(text);
   if (v == "1" || v == "true" || v == "yes" || v == "on") return true;
   if (v == "0" || v == "false" || v == "no" || v == "off") return false;
   return std::nullopt;
 }
 
-bool parse_bool(const source& s) {
-  if (auto b = bool_word(s.value)) return *b;
-  fail(s, "not a boolean; valid: true, false, 1, 0, yes, no, on, off");
+bool parse_bool(const source& s, const setting& st) {
+  if (auto b = bool_word(s.text)) return *b;
+  invalid(s, st);
 }
 
-unsigned long long parse_uint(const source& s, const char* valid) {
-  const std::string& v = s.value;
-  if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char c) { return std::isdigit(c); }))
-    fail(s, std::string("not a non-negative integer; valid: ") + valid);
-  errno = 0;
-  unsigned long long x = std::strtoull(v.c_str(), nullptr, 10);
-  if (errno == ERANGE) fail(s, std::string("out of range; valid: ") + valid);
+// Digits only, the whole text, in [lo, hi].
+unsigned long long parse_integer(const source& s, const setting& st, unsigned long long lo, unsigned long long hi) {
+  const char* b = s.text.data();
+  const char* e = b + s.text.size();
+  unsigned long long x = 0;
+  auto [end, ec] = std::from_chars(b, e, x);  // no sign, no spaces, no locale
+  if (ec != std::errc{} || end != e || x < lo || x > hi) invalid(s, st);
   return x;
 }
 
-constexpr unsigned kMaxWorkers = 4096;
+// A decimal number, the whole text, in [lo, hi] (so never NaN or infinite).
+double parse_number(const source& s, const setting& st, double lo, double hi) {
+  const char* b = s.text.data();
+  const char* e = b + s.text.size();
+  double x = 0;
+  auto [end, ec] = std::from_chars(b, e, x);  // unlike strtod: no leading spaces, no '+', no locale's comma
+  if (ec != std::errc{} || end != e || !(x >= lo && x <= hi)) invalid(s, st);
+  return x;
+}
+
 constexpr std::size_t kMinStack = 64 * 1024;
 constexpr std::size_t kMaxStack = std::size_t{1} << 30;
 // A thread's default (8 MiB): a recursion that runs serially runs under every scheduler, including those
 // whose joins run children on the waiter's stack (ws-help, cats). Reserved, not committed (ult/stack.hpp).
 constexpr std::size_t kDefaultStack = std::size_t{8} << 20;
 
-std::size_t parse_size(const source& s) {
-  std::string v = s.value;
+// Bytes, with an optional K, M or G suffix (either case), in [kMinStack, kMaxStack].
+std::size_t parse_stack_size(const source& s, const setting& st) {
+  std::string digits = s.text;
   std::size_t mult = 1;
-  if (!v.empty()) {
-    char c = static_cast<char>(std::toupper(static_cast<unsigned char>(v.back())));
-    if (c == 'K') mult = 1024;
-    else if (c == 'M') mult = 1024 * 1024;
-    else if (c == 'G') mult = std::size_t{1} << 30;
-    if (mult != 1) v.pop_back();
+  switch (std::toupper(static_cast<unsigned char>(digits.back()))) {
+    case 'K': mult = std::size_t{1} << 10; break;
+    case 'M': mult = std::size_t{1} << 20; break;
+    case 'G': mult = std::size_t{1} << 30; break;
   }
-  const char* valid = "bytes from 65536 (64K) to 1073741824 (1G), with an optional K, M or G suffix";
-  source digits{s.name, v};
-  if (v.empty() || !std::all_of(v.begin(), v.end(), [](unsigned char ch) { return std::isdigit(ch); }))
-    fail(s, std::string("not a size; valid: ") + valid);
-  unsigned long long x = parse_uint(digits, valid);
-  if (x > kMaxStack / mult) fail(s, std::string("too large; valid: ") + valid);
+  if (mult != 1) digits.pop_back();
+  unsigned long long x = parse_integer({s.name, s.given, digits}, st, 0, kMaxStack / mult);
   std::size_t bytes = static_cast<std::size_t>(x) * mult;
-  if (bytes < kMinStack || bytes > kMaxStack) fail(s, std::string("out of range; valid: ") + valid);
+  if (bytes < kMinStack) invalid(s, st);
   return bytes;
 }
 
-void check_scheduler(const source& s) {
+std::string scheduler_names() {
+  std::string all;
+  for (const auto& e : sched::registry()) all += (all.empty() ? "" : ", ") + std::string(e.name);
+  return all;
+}
+
+void check_scheduler(const source& s, const std::string& name) {
   for (const auto& e : sched::registry()) {
-    if (s.value == e.name) {
+    if (name == e.name) {
       if (e.available) return;
       fail(s, std::string("the ") + e.name + " scheduler is not implemented yet (planned in " + e.planned_in +
                   "); available: " + sched::available_names());
     }
   }
-  std::string all;
-  for (const auto& e : sched::registry()) all += (all.empty() ? "" : ", ") + std::string(e.name);
-  fail(s, "unknown scheduler; valid names: " + all + " (available in this build: " + sched::available_names() + ")");
+  fail(s, "unknown scheduler; valid names: " + scheduler_names() + " (available in this build: " +
+              sched::available_names() + ")");
+}
+
+bool is_directory(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 }  // namespace
 
 resolved_options resolve(const options& o) {
   resolved_options r;
+  const std::string max_w = std::to_string(max_workers);
 
-  source sch = o.scheduler ? source{"options::scheduler", *o.scheduler}
-                           : (env("ROOST_SCHED") ? source{"ROOST_SCHED", env("ROOST_SCHED")} : source{"", "ws"});
-  check_scheduler(sch);
-  r.scheduler = sch.value;
+  const setting scheduler{"ROOST_SCHED", "options::scheduler", "a scheduler name: " + scheduler_names(), "ws"};
+  r.scheduler = "ws";
+  if (auto s = text_of(scheduler, o.scheduler)) {
+    r.scheduler = lower(s->text);
+    check_scheduler(*s, r.scheduler);
+  }
 
+  const setting workers{"ROOST_WORKERS", "options::workers", "an integer in [1, " + max_w + "]",
+                        "one per PU of the topology"};
   if (o.workers) {
-    if (*o.workers == 0 || *o.workers > kMaxWorkers)
-      fail({"options::workers", std::to_string(*o.workers)}, "valid: an integer from 1 to 4096");
+    if (*o.workers == 0 || *o.workers > max_workers) invalid(field_value(workers, *o.workers), workers);
     r.workers = *o.workers;
-  } else if (const char* v = env("ROOST_WORKERS")) {
-    source s{"ROOST_WORKERS", v};
-    unsigned long long n = parse_uint(s, "an integer from 1 to 4096");
-    if (n == 0 || n > kMaxWorkers) fail(s, "valid: an integer from 1 to 4096");
-    r.workers = static_cast<unsigned>(n);
+  } else if (auto s = text_of(workers)) {
+    r.workers = static_cast<unsigned>(parse_integer(*s, workers, 1, max_workers));
   }  // else 0: one per PU, filled in once the topology is known
 
-  if (o.topology) r.topology = *o.topology;
-  else if (const char* v = env("ROOST_TOPOLOGY")) r.topology = v;
-  if (r.topology.find_first_not_of(" \t") == std::string::npos && !r.topology.empty())
-    fail({o.topology ? "options::topology" : "ROOST_TOPOLOGY", r.topology},
-         "blank; valid: an hwloc synthetic description or a path to an hwloc XML file (unset it for this machine)");
+  // Checked further by topo::topology::load: its size before hwloc builds it, then what hwloc reads.
+  const setting topology{"ROOST_TOPOLOGY", "options::topology",
+                         "an hwloc synthetic description such as 'pack:2 l3:1(size=1MiB) core:1 pu:1' or a path "
+                         "to an hwloc XML export (lstopo-no-graphics --of xml), of at most " + max_w + " PUs",
+                         "this machine"};
+  if (auto s = text_of(topology, o.topology)) r.topology = s->text;
 
+  const setting bind{"ROOST_BIND", "options::bind", "one of true, false, 1, 0, yes, no, on, off", "true"};
   if (o.bind) r.bind = *o.bind;
-  else if (const char* v = env("ROOST_BIND")) r.bind = parse_bool({"ROOST_BIND", v});
+  else if (auto s = text_of(bind)) r.bind = parse_bool(*s, bind);
 
+  const setting stack{"ROOST_STACK_SIZE", "options::stack_size",
+                      "a size in [64K, 1G] bytes (65536 .. 1073741824): an integer with an optional K, M or G "
+                      "suffix",
+                      "1M"};
+  r.stack_size = kDefaultStack;
   if (o.stack_size) {
-    if (*o.stack_size < kMinStack || *o.stack_size > kMaxStack)
-      fail({"options::stack_size", std::to_string(*o.stack_size)}, "valid: 65536 .. 1073741824 bytes");
+    if (*o.stack_size < kMinStack || *o.stack_size > kMaxStack) invalid(field_value(stack, *o.stack_size), stack);
     r.stack_size = *o.stack_size;
-  } else if (const char* v = env("ROOST_STACK_SIZE")) {
-    r.stack_size = parse_size({"ROOST_STACK_SIZE", v});
-  } else {
-    r.stack_size = kDefaultStack;
+  } else if (auto s = text_of(stack)) {
+    r.stack_size = parse_stack_size(*s, stack);
   }
 
+  const setting verbose{"ROOST_VERBOSE", "options::verbose", "one of true, false, 1, 0, yes, no, on, off", "false"};
   if (o.verbose) r.verbose = *o.verbose;
-  else if (const char* v = env("ROOST_VERBOSE")) r.verbose = parse_bool({"ROOST_VERBOSE", v});
+  else if (auto s = text_of(verbose)) r.verbose = parse_bool(*s, verbose);
 
+  const setting adws{"ROOST_ADWS_STEAL", "options::adws_steal",
+                     "one of true, false (or 1, 0, yes, no, on, off), auto (keep whichever makes the iterations "
+                     "faster)",
+                     "auto"};
   if (o.adws_steal) {
     r.adws_steal = *o.adws_steal;
-  } else if (const char* v = env("ROOST_ADWS_STEAL")) {
-    source s{"ROOST_ADWS_STEAL", v};
-    if (lower(s.value) == "auto") r.adws_steal = adws_stealing::adaptive;
-    else if (auto b = bool_word(s.value)) r.adws_steal = *b ? adws_stealing::on : adws_stealing::off;
-    else fail(s, "valid: true, false (or 1, 0, yes, no, on, off), auto (keep whichever makes the iterations faster)");
+  } else if (auto s = text_of(adws)) {
+    if (lower(s->text) == "auto") r.adws_steal = adws_stealing::adaptive;
+    else r.adws_steal = parse_bool(*s, adws) ? adws_stealing::on : adws_stealing::off;
   }
 
-  {
-    const char* valid = "an integer from 0 to 64 (tasks at that spawn depth and above are inter-socket; the root is 0)";
-    if (o.cab_level) {
-      if (*o.cab_level > 64) fail({"options::cab_level", std::to_string(*o.cab_level)}, std::string("valid: ") + valid);
-      r.cab_level = *o.cab_level;
-    } else if (const char* v = env("ROOST_CAB_LEVEL")) {
-      source s{"ROOST_CAB_LEVEL", v};
-      unsigned long long x = parse_uint(s, valid);
-      if (x > 64) fail(s, std::string("valid: ") + valid);
-      r.cab_level = static_cast<unsigned>(x);
-    }
+  const setting cab_level{"ROOST_CAB_LEVEL", "options::cab_level",
+                          "an integer in [0, 64] (tasks at that spawn depth and above are inter-socket; the root "
+                          "is 0)",
+                          "from the topology"};
+  if (o.cab_level) {
+    if (*o.cab_level > 64) invalid(field_value(cab_level, *o.cab_level), cab_level);
+    r.cab_level = *o.cab_level;
+  } else if (auto s = text_of(cab_level)) {
+    r.cab_level = static_cast<unsigned>(parse_integer(*s, cab_level, 0, 64));
   }
 
-  if (o.cab_one_subtree) r.cab_one_subtree = *o.cab_one_subtree;
-  else if (const char* v = env("ROOST_CAB_SUBTREES")) {
-    std::string x(v);
-    if (x != "one" && x != "many")
-      fail({"ROOST_CAB_SUBTREES", x}, "valid: one (a socket runs one intra-socket subtree at a time, seed 000's policy), many");
+  const setting subtrees{"ROOST_CAB_SUBTREES", "options::cab_one_subtree",
+                         "one of one (a socket runs one intra-socket subtree at a time, seed 000's policy), many",
+                         "one"};
+  if (o.cab_one_subtree) {
+    r.cab_one_subtree = *o.cab_one_subtree;
+  } else if (auto s = text_of(subtrees)) {
+    std::string x = lower(s->text);
+    if (x != "one" && x != "many") invalid(*s, subtrees);
     r.cab_one_subtree = x == "one";
   }
 
-  {
-    const char* valid = "a finite number of bytes per nanosecond >= 0 (default 0.05)";
-    if (o.cats_min_intensity) {
-      if (!(*o.cats_min_intensity >= 0) || *o.cats_min_intensity > 1e9)
-        fail({"options::cats_min_intensity", std::to_string(*o.cats_min_intensity)}, std::string("valid: ") + valid);
-      r.cats_min_intensity = *o.cats_min_intensity;
-    } else if (const char* v = env("ROOST_CATS_MIN_INTENSITY")) {
-      char* end = nullptr;
-      double x = std::strtod(v, &end);
-      if (!*v || *end || !(x >= 0) || x > 1e9) fail({"ROOST_CATS_MIN_INTENSITY", v}, std::string("not a number; valid: ") + valid);
-      r.cats_min_intensity = x;
-    }
+  const setting intensity{"ROOST_CATS_MIN_INTENSITY", "options::cats_min_intensity",
+                          "a number in [0, 1e9] (bytes of footprint per nanosecond)", "0.05"};
+  if (o.cats_min_intensity) {
+    if (!(*o.cats_min_intensity >= 0 && *o.cats_min_intensity <= 1e9))
+      invalid(field_value(intensity, *o.cats_min_intensity), intensity);
+    r.cats_min_intensity = *o.cats_min_intensity;
+  } else if (auto s = text_of(intensity)) {
+    r.cats_min_intensity = parse_number(*s, intensity, 0, 1e9);
   }
 
-  if (o.trace) r.trace = *o.trace;
-  else if (const char* v = env("ROOST_TRACE")) r.trace = v;
-  if (!r.trace.empty() && r.trace.back() == '/')
-    fail({o.trace ? "options::trace" : "ROOST_TRACE", r.trace}, "a directory; valid: a file path to write the trace to");
+  const setting trace{"ROOST_TRACE", "options::trace", "a file path to write the trace to", "no trace"};
+  if (auto s = text_of(trace, o.trace)) {
+    if (s->text.back() == '/' || is_directory(s->text)) fail(*s, "a directory; must be " + trace.valid);
+    r.trace = s->text;
+  }
   return r;
 }
 

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "roost/errors.hpp"
+#include "roost/options.hpp"
+#include "topology/synthetic.hpp"
 
 namespace roost::topo {
 
@@ -47,23 +49,27 @@ topology topology::load(const std::string& description) {
   topology tp;
   tp.description_ = description;
   tp.virtual_ = !description.empty();
+  const bool xml = tp.virtual_ && is_file(description);
+  const char* valid = "must be an hwloc XML export (lstopo-no-graphics --of xml > FILE) or a synthetic description "
+                      "such as 'pack:2 l3:1(size=1MiB) core:1 pu:1' (check it with lstopo-no-graphics -i \"...\")";
+  auto reject = [&](const std::string& why) {
+    throw config_error("ROOST_TOPOLOGY='" + description + "': " + why);
+  };
+  if (tp.virtual_ && !xml) check_synthetic(description, max_workers);  // before hwloc builds anything
+
   hwloc_handle h;
   if (hwloc_topology_init(&h.t) != 0) throw config_error("roost: hwloc_topology_init failed");
-  if (tp.virtual_) {
-    if (is_file(description)) {
-      if (hwloc_topology_set_xml(h.t, description.c_str()) != 0)
-        throw config_error("ROOST_TOPOLOGY='" + description +
-                           "': hwloc cannot read this XML file (" + std::strerror(errno) +
-                           "); valid: an hwloc XML file (lstopo --of xml) or a synthetic description");
-    } else if (hwloc_topology_set_synthetic(h.t, description.c_str()) != 0) {
-      throw config_error("ROOST_TOPOLOGY='" + description +
-                         "': hwloc rejects this synthetic description and no such file exists; valid: a "
-                         "synthetic description such as 'pack:2 l3:1(size=1MiB) core:1 pu:1' "
-                         "(check it with lstopo-no-graphics -i \"...\") or a path to an hwloc XML file");
-    }
+  if (xml) {
+    if (hwloc_topology_set_xml(h.t, description.c_str()) != 0)
+      reject(std::string("hwloc cannot read this file (") + std::strerror(errno) + "); " + valid);
+  } else if (tp.virtual_ && hwloc_topology_set_synthetic(h.t, description.c_str()) != 0) {
+    reject(std::string("hwloc rejects this synthetic description and no such file exists; ") + valid);
   }
-  if (hwloc_topology_load(h.t) != 0)
-    throw config_error("ROOST_TOPOLOGY='" + description + "': hwloc failed to load it");
+  if (hwloc_topology_load(h.t) != 0) {
+    if (xml) reject(std::string("this file is not an hwloc XML topology (hwloc cannot load it); ") + valid);
+    if (tp.virtual_) reject(std::string("hwloc cannot build this synthetic description; ") + valid);
+    throw config_error("roost: hwloc cannot read this machine's topology");
+  }
 
   // Walk the normal tree, keeping machine, packages, data/unified caches, cores and PUs; other objects
   // (groups, dies, L1i) are transparent.
@@ -73,6 +79,21 @@ topology topology::load(const std::string& description) {
   struct walker {
     topology& tp;
     hwloc_topology_t t;
+    // A virtual machine's caches, as an XML file gives them (hwloc reads them with strtoull, so "-5" is
+    // 2^64-5); synthetic ones were checked before hwloc ran. 0 is what hwloc writes for an unknown size.
+    void check_cache(hwloc_obj_t o) {
+      const auto& c = o->attr->cache;
+      std::ostringstream why;
+      why << "ROOST_TOPOLOGY='" << tp.description_ << "': L" << c.depth << " cache #" << o->logical_index;
+      if (c.size > max_cache_bytes) {
+        why << " has size " << c.size << " bytes; must be a cache size from 1 byte to 1 TiB (0: unknown)";
+        throw config_error(why.str());
+      }
+      if (c.linesize != 0 && (c.linesize & (c.linesize - 1)) != 0) {
+        why << " has line size " << c.linesize << " bytes; must be a power of two (0: unknown)";
+        throw config_error(why.str());
+      }
+    }
     void visit(hwloc_obj_t o, int parent) {
       int me = parent;
       node_kind k{};
@@ -90,6 +111,7 @@ topology topology::load(const std::string& description) {
         if (k == node_kind::cache) {
           n.cache_level = static_cast<int>(o->attr->cache.depth);
           n.cache_bytes = static_cast<std::size_t>(o->attr->cache.size);
+          if (tp.virtual_) check_cache(o);
           if (o->attr->cache.linesize > 0) tp.line_size_ = o->attr->cache.linesize;
         }
         n.first_pu = static_cast<unsigned>(tp.pus_.size());
@@ -121,7 +143,12 @@ topology topology::load(const std::string& description) {
     }
   } w{tp, h.t};
   w.visit(hwloc_get_root_obj(h.t), -1);
-  if (tp.pus_.empty()) throw config_error("ROOST_TOPOLOGY='" + description + "': the topology has no PU");
+  if (tp.pus_.empty()) reject("the topology has no PU");
+  // An XML file's PUs are known only now; a synthetic description's were counted before hwloc built them.
+  // The real machine is not bounded here: it is not input, and ROOST_WORKERS sets how many workers run.
+  if (tp.virtual_ && tp.pus_.size() > max_workers)
+    reject("describes " + std::to_string(tp.pus_.size()) + " PUs; must describe at most " +
+           std::to_string(max_workers) + " PUs, roost's worker limit");
   if (tp.num_packages_ == 0) tp.num_packages_ = 1;
   if (tp.num_cores_ == 0) tp.num_cores_ = tp.num_pus();
 

@@ -41,7 +41,9 @@ struct sharing_level {
 class topology {
  public:
   // description: "" for the real machine; otherwise an hwloc synthetic description or a path to an XML
-  // file. Throws roost::config_error naming ROOST_TOPOLOGY when hwloc rejects it.
+  // file. Throws roost::config_error naming ROOST_TOPOLOGY when hwloc rejects it, or when it describes more
+  // than roost::max_workers PUs (a synthetic one is counted before hwloc builds it: synthetic.hpp), a cache
+  // size outside 1 B .. 1 TiB or a line size that is not a power of two.
   static topology load(const std::string& description);
 
   bool is_virtual() const { return virtual_; }

@@ -1,0 +1,126 @@
+#include "topology/synthetic.hpp"
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+#include "roost/errors.hpp"
+
+namespace roost::topo {
+
+namespace {
+
+constexpr const char* kSizeSyntax = "an integer with an optional unit kB, KiB, MB, MiB, GB, GiB, TB or TiB";
+
+[[noreturn]] void reject(const std::string& description, const std::string& why) {
+  throw config_error("ROOST_TOPOLOGY='" + description + "': " + why);
+}
+
+// A size attribute's value at `p` (after "size=" or "memory="), read as hwloc 2.x reads it
+// (topology-synthetic.c, hwloc_synthetic_parse_memory_attr: strtoull base 0, then an optional unit), but
+// refusing what hwloc wraps silently: a sign, zero, or a value that the unit carries past 64 bits.
+// Returns the bytes, or 0 for a value that is not valid.
+std::uint64_t size_attribute(const char* p) {
+  if (*p < '0' || *p > '9') return 0;  // strtoull would accept " 5" and "-5" (as 2^64-5)
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long x = std::strtoull(p, &end, 0);
+  if (errno == ERANGE) return 0;
+  struct unit {
+    const char* name;
+    std::uint64_t bytes;
+  };
+  static constexpr unit units[] = {{"TB", 1000000000000ull}, {"TiB", 1ull << 40}, {"GB", 1000000000ull},
+                                   {"GiB", 1ull << 30},      {"MB", 1000000ull},    {"MiB", 1ull << 20},
+                                   {"kB", 1000ull},          {"kiB", 1ull << 10}};
+  std::uint64_t mult = 1;
+  for (const unit& u : units) {
+    if (::strncasecmp(end, u.name, std::strlen(u.name)) == 0) {  // hwloc's order and case rule
+      mult = u.bytes;
+      break;
+    }
+  }
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<std::uint64_t>(x), mult, &bytes)) return 0;
+  return bytes;
+}
+
+// The attributes of one level, from just after '(' to the first ')' (hwloc takes the first), space-separated.
+void check_attributes(const std::string& description, const char* p, const char* close) {
+  while (p < close) {
+    const char* next = p;
+    while (next < close && *next != ' ') ++next;
+    std::string attr(p, next);
+    if (attr.rfind("size=", 0) == 0) {
+      std::uint64_t b = size_attribute(p + 5);
+      if (b == 0 || b > max_cache_bytes)
+        reject(description, attr + ": must be a cache size from 1 byte to 1 TiB: " + kSizeSyntax);
+    } else if (attr.rfind("memory=", 0) == 0) {
+      if (size_attribute(p + 7) == 0)
+        reject(description, attr + ": must be a memory size of at least 1 byte that fits in 64 bits: " + kSizeSyntax);
+    }
+    p = next + 1;
+  }
+}
+
+}  // namespace
+
+void check_synthetic(const std::string& description, unsigned max_pus) {
+  // The grammar of hwloc 2.x (topology-synthetic.c, hwloc_backend_synthetic_init): optional root
+  // attributes "(...)", then levels separated by spaces or newlines, each "[type:]arity[(attributes)]",
+  // with NUMA nodes attached to the level before as "[numa(...)]". The PUs are the product of the arities.
+  // Where the text stops making sense, counting stops: hwloc rejects it without building anything.
+  const char* p = description.c_str();
+  std::uint64_t pus = 1;
+  bool past_64_bits = false;
+  if (*p == '(') {
+    const char* close = std::strchr(p, ')');
+    if (!close) return;
+    check_attributes(description, p + 1, close);
+    p = close + 1;
+  }
+  while (*p) {
+    while (*p == ' ' || *p == '\n') ++p;
+    if (!*p) break;
+    if (*p == '[') {  // an attached NUMA node: adds memory, not PUs
+      const char* close = std::strchr(p, ']');
+      if (!close) return;
+      const char* open = std::strchr(p, '(');
+      if (open && open < close) {
+        const char* attr_close = std::strchr(open, ')');
+        if (!attr_close) return;
+        check_attributes(description, open + 1, attr_close);
+      }
+      p = close + 1;
+      continue;
+    }
+    if (*p < '0' || *p > '9') {  // "type:"; hwloc looks for the first ':' after it, as here
+      const char* colon = std::strchr(p, ':');
+      if (!colon) break;
+      p = colon + 1;
+    }
+    char* end = nullptr;
+    errno = 0;
+    unsigned long arity = std::strtoul(p, &end, 0);  // base 0 as hwloc: "0x10" is 16, "010" is 8
+    if (end == p || arity == 0 || arity > 0xffffffffu || errno == ERANGE) break;  // hwloc rejects these
+    std::uint64_t product = 0;
+    if (__builtin_mul_overflow(pus, static_cast<std::uint64_t>(arity), &product)) past_64_bits = true;
+    pus = past_64_bits ? UINT64_MAX : product;
+    p = end;
+    if (*p == '(') {
+      const char* close = std::strchr(p, ')');
+      if (!close) break;
+      check_attributes(description, p + 1, close);
+      p = close + 1;
+    }
+  }
+  if (past_64_bits || pus > max_pus) {
+    std::string count = past_64_bits ? "more than 2^64" : std::to_string(pus);
+    reject(description, "describes " + count + " PUs (the product of its arities); must describe at most " +
+                            std::to_string(max_pus) + " PUs, roost's worker limit");
+  }
+}
+
+}  // namespace roost::topo

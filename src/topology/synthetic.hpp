@@ -1,0 +1,20 @@
+// Checks an hwloc synthetic description (ROOST_TOPOLOGY="pack:2 l3:1(size=1MiB) core:1 pu:1") before hwloc
+// builds it. hwloc builds whatever its arities multiply to (pack:99999 pu:99999 is 10^10 PUs: minutes of
+// work, then out of memory) and reads sizes with strtoull, so size=-5 wraps to 2^64-5, size=0 silently
+// becomes a default size and a large size with a unit wraps past 64 bits.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace roost::topo {
+
+// The largest cache a description may declare; bigger is a typo, and keeps the schedulers' arithmetic on
+// cache sizes far from overflow.
+inline constexpr std::size_t max_cache_bytes = std::size_t{1} << 40;
+
+// Throws roost::config_error naming ROOST_TOPOLOGY when `description` makes more than max_pus PUs, or has a
+// cache size (size=) outside [1 byte, max_cache_bytes] or a memory size (memory=) of zero, signed or past
+// 64 bits. Other syntax errors are left to hwloc, which rejects them without building anything.
+void check_synthetic(const std::string& description, unsigned max_pus);
+
+}  // namespace roost::topo
