@@ -2,9 +2,12 @@
 // knob; the default stack is as deep as a thread's, under every scheduler; what deep tasks touched is given
 // back.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <string>
 
 #include "roost/roost.hpp"
@@ -94,6 +97,40 @@ TEST_P(DefaultStack, FiveThousandNestedGroupsRun) {
     EXPECT_EQ(rt.config().stack_size, std::size_t{8} << 20);
     EXPECT_EQ(rt.run([depth] { return nest(depth); }), depth + 1) << workers << " workers";
   }
+}
+
+// A chain of nested tasks that runs out of stacks is an error that reaches run()'s caller, under every
+// scheduler: a std::bad_alloc whose what() names the limit. adws, hws and ws used to count the child whose
+// spawn failed and wait for it for ever. Run in a child process with its address space capped 256 MiB above
+// what it uses, so that the stacks run out after a few dozen instead of the kernel's 32,000; an alarm ends
+// a hang as a failure.
+TEST_P(DefaultStack, RunningOutOfStacksIsAnErrorNotAHang) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "sanitizers reserve their shadow memory as address space";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string sched = GetParam();
+  EXPECT_EXIT(
+      {
+        alarm(60);
+        roost::runtime rt(roost_test::opts(sched, 1));
+        long pages = 0;
+        if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+          if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+          std::fclose(f);
+        }
+        rlimit lim{};
+        lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (256L << 20);
+        setrlimit(RLIMIT_AS, &lim);
+        try {
+          long r = rt.run([] { return nest(10000); });
+          // ws-help and cats nest this chain on one stack (10,000 levels fit 8 MiB): no stack runs out.
+          std::fprintf(stderr, "completed %ld\n", r);
+          std::exit(r == 10001 ? 0 : 2);
+        } catch (const std::bad_alloc& e) {
+          std::fprintf(stderr, "threw: %s\n", e.what());
+          std::exit(0);
+        }
+      },
+      ::testing::ExitedWithCode(0), "completed 10001|threw: (roost: could not map a task stack .*max_map_count|std::bad_alloc)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, DefaultStack, ::testing::ValuesIn(roost_test::available_schedulers()),

@@ -19,7 +19,7 @@ runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engi
 
 runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology));
-  if (cfg.workers == 0) cfg.workers = tp->num_pus();
+  if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
   topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
   if (!pl.note.empty()) {
     static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks

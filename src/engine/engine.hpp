@@ -60,10 +60,18 @@ class engine final : public engine_base {
     worker& w = static_cast<worker&>(wa);
     if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::run", w.current_fiber, g);
     if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
-    name_child(w, f);
-    f.id.clear_sched();
-    if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
-    else spawn_parent_first(w, g, f);
+    // A spawn that throws (no stack left for a child-first child, no memory for a frame) spawned nothing:
+    // counted, the child would be waited for at the join for ever (adws, hws and ws hung that way when a
+    // chain of 100,000 nested tasks ran out of stacks). Nothing is published before the throwing calls.
+    try {
+      name_child(w, f);
+      f.id.clear_sched();
+      if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
+      else spawn_parent_first(w, g, f);
+    } catch (...) {
+      --g.spawned;
+      throw;
+    }
   }
 
 
@@ -149,9 +157,9 @@ class engine final : public engine_base {
   static worker& suspend_to_scheduler(worker& w, switch_msg& m) {
     fiber* self = w.current_fiber;
     if (w.current_task) of(w).policy_.on_task_suspend(w, *w.current_task);
+    fiber* sched = fiber_to_suspend_to(w);
     self->task = w.current_task;
     ++self->epoch;
-    fiber* sched = w.fibers.get();
     w.become(sched);
     w.current_task = nullptr;
     m.w = &w;
@@ -161,6 +169,18 @@ class engine final : public engine_base {
     worker& now = *in.w;
     resumed(in, t);
     return now;
+  }
+
+  // A fiber for the scheduling loop of a task that must suspend (join, migration). Without one the task can
+  // neither wait nor leave the join half done (children still point at its group), so the process ends with
+  // the reason, as a stack overflow does: never a hang.
+  static fiber* fiber_to_suspend_to(worker& w) {
+    try {
+      return w.fibers.get();
+    } catch (const std::exception& e) {
+      platform::os::fatal("roost: a task must wait for its children, and no stack is left for the worker to "
+                          "run others meanwhile", e.what());
+    }
   }
 
   // Help-first: run inline the children this group pushed and nobody took. Only while the owner has not

@@ -11,6 +11,9 @@
 
 #include <cerrno>
 #include <climits>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <system_error>
 
@@ -132,6 +135,18 @@ void native_platform::heavy_barrier() { syscall(SYS_membarrier, MEMBARRIER_CMD_P
 std::size_t native_platform::page_size() {
   static const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   return ps;
+}
+
+}  // namespace roost::platform
+
+namespace roost::platform {
+
+void native_platform::fatal(const char* what, const char* why) {
+  char m[2048];
+  const int n = std::snprintf(m, sizeof m, "%s: %s\n", what, why);
+  ssize_t r = ::write(2, m, n < 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(n), sizeof m - 1));
+  (void)r;
+  std::abort();
 }
 
 }  // namespace roost::platform

@@ -62,6 +62,10 @@ struct native_platform {
   static unsigned relax_count_for_ns(unsigned ns);
 
   static std::size_t page_size();
+
+  // Ends the process with "what: why" on stderr, in one write: for states the runtime cannot leave any other
+  // way (a task that must wait and has no stack to wait on), where a hang would be the alternative.
+  [[noreturn]] static void fatal(const char* what, const char* why);
 };
 
 using os = native_platform;

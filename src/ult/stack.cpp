@@ -8,7 +8,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <mutex>
 #include <new>
 
@@ -110,6 +113,33 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
 
 }  // namespace
 
+namespace {
+std::atomic<std::size_t> g_stacks_mapped{0};
+
+// What an exhausted address space or mapping table looks like to the user: a std::bad_alloc (what they would
+// catch), whose what() says which limit and what to do.
+class stack_exhausted : public std::bad_alloc {
+ public:
+  stack_exhausted(std::size_t bytes, int err) {
+    std::string m = "roost: could not map a task stack of " + std::to_string(bytes >> 10) + " KiB (" +
+                    std::strerror(err) + ") with " + std::to_string(g_stacks_mapped.load()) +
+                    " task stacks mapped. Each live task that waits or is suspended holds a stack, and each "
+                    "stack takes two of the kernel's memory mappings (vm.max_map_count";
+    if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+      unsigned long n = 0;
+      if (std::fscanf(f, "%lu", &n) == 1) m += " = " + std::to_string(n);
+      std::fclose(f);
+    }
+    m += "): nest fewer tasks (run a deep recursion serially below a cutoff), or raise vm.max_map_count";
+    msg_ = std::make_shared<const std::string>(std::move(m));
+  }
+  const char* what() const noexcept override { return msg_->c_str(); }
+
+ private:
+  std::shared_ptr<const std::string> msg_;
+};
+}  // namespace
+
 stack allocate_stack(std::size_t usable_bytes) {
   const std::size_t page = platform::os::page_size();
   std::size_t usable = (usable_bytes + page - 1) / page * page;
@@ -117,11 +147,13 @@ stack allocate_stack(std::size_t usable_bytes) {
   s.guard = page;
   s.total = usable + page;
   void* p = ::mmap(nullptr, s.total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  if (p == MAP_FAILED) throw stack_exhausted(usable, errno);
   if (::mprotect(p, page, PROT_NONE) != 0) {
+    const int err = errno;
     ::munmap(p, s.total);
-    throw std::bad_alloc();
+    throw stack_exhausted(usable, err);
   }
+  g_stacks_mapped.fetch_add(1, std::memory_order_relaxed);
   s.base = p;
   auto lo = reinterpret_cast<std::uintptr_t>(p);
   register_guard(lo, lo + page);
@@ -137,6 +169,7 @@ void free_stack(const stack& s) {
   __asan_unpoison_memory_region(static_cast<char*>(s.base) + s.guard, s.total - s.guard);
 #endif
   ::munmap(s.base, s.total);
+  g_stacks_mapped.fetch_sub(1, std::memory_order_relaxed);
 }
 
 // The sanitizers would check the reads against a previous task's frames (ASan's redzones of a fiber that
