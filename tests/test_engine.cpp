@@ -37,6 +37,10 @@ class slow_root_end_policy : public roost::sched::ws_policy {
 // (after_join), which takes it from an inbox of its own (hand_over, pop_own). Counts where the root resumed.
 std::atomic<roost::detail::job*> g_inbox0{nullptr};
 std::atomic<unsigned> g_hand_overs{0}, g_root_resumed_elsewhere{0};
+// The root's wait has suspended it on worker 0, and worker 0 has since looked for work: the root is
+// registered as its group's waiter by then (engine.hpp: on_task_suspend, then the switch, then
+// register_waiter, then the scheduling loop's pop_own).
+std::atomic<bool> g_root_suspended{false}, g_root_registered{false};
 
 class return_to_worker_0_policy : public roost::sched::ws_help_policy {
  public:
@@ -50,7 +54,12 @@ class return_to_worker_0_policy : public roost::sched::ws_help_policy {
     g_inbox0.store(f, std::memory_order_release);
     eng_.idle().notify_all_new_work();
   }
+  void on_task_suspend(roost::engine::worker& w, roost::detail::task_id& id) {
+    if (id.parent == nullptr && w.id == 0) g_root_suspended.store(true, std::memory_order_release);
+  }
   roost::detail::job* pop_own(roost::engine::worker& w) {
+    if (w.id == 0 && g_root_suspended.load(std::memory_order_acquire))
+      g_root_registered.store(true, std::memory_order_release);
     if (w.id == 0 && g_inbox0.load(std::memory_order_relaxed) != nullptr)
       return g_inbox0.exchange(nullptr, std::memory_order_acq_rel);
     return ws_help_policy::pop_own(w);
@@ -129,13 +138,18 @@ TEST(EngineJoin, AWaiterThatMustMoveIsHandedStraightToItsTarget) {
     ++runs;
     const unsigned hand_overs_before = g_hand_overs.load();
     int child_on = -1, root_after_join_on = -1;
+    bool root_waited = true;
+    g_root_suspended.store(false);
+    g_root_registered.store(false);
     run_on(core, [&] {
       std::atomic<bool> child_started{false};
       roost::task_group tg;
       tg.run([&] {
         child_on = roost::this_worker_id();
         child_started.store(true);
-        if (child_on == 1) std::this_thread::sleep_for(5ms);  // the root reaches its wait and suspends
+        // Ends only once the root waits for it, suspended and registered: the case under test. (A 5 ms
+        // sleep here failed on a loaded machine, where the root had not reached its wait by then.)
+        if (child_on == 1) root_waited = roost_test::wait_until([] { return g_root_registered.load(); });
       });
       roost_test::wait_until([&] { return child_started.load(); });  // worker 1 may take the child meanwhile
       tg.wait();
@@ -143,6 +157,7 @@ TEST(EngineJoin, AWaiterThatMustMoveIsHandedStraightToItsTarget) {
     });
     EXPECT_EQ(root_after_join_on, 0) << "run " << runs << ": the root continued on worker " << root_after_join_on;
     if (child_on != 1) continue;  // the root ran its child itself: nothing moved
+    ASSERT_TRUE(root_waited) << "run " << runs << ": the root did not suspend in its wait within 5 s";
     ++stolen_runs;
     EXPECT_EQ(g_hand_overs.load() - hand_overs_before, 1u) << "run " << runs;
   }
