@@ -31,7 +31,8 @@ struct options {
   // ROOST_BIND: pin each worker to its PU (true/false, 1/0, yes/no, on/off). Default true; ignored when
   // oversubscribed.
   std::optional<bool> bind;
-  // ROOST_STACK_SIZE: bytes per task stack (suffix K, M or G allowed), 64 KiB .. 1 GiB. Default 1 MiB.
+  // ROOST_STACK_SIZE: bytes per task stack (suffix K, M or G allowed), 64 KiB .. 1 GiB. Default 8 MiB,
+  // reserved, not committed (a page costs memory once a task touches it).
   std::optional<std::size_t> stack_size;
   // ROOST_VERBOSE: print the resolved configuration on stderr at start-up (true/false). Default false.
   std::optional<bool> verbose;
