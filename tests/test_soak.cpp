@@ -12,7 +12,8 @@
 #include "test_util.hpp"
 
 #if defined(ROOST_TSAN) || defined(ROOST_ASAN)
-#include <sanitizer/allocator_interface.h>
+// The sanitizer runtimes' allocator statistics (sanitizer/allocator_interface.h, which GCC does not install).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
 namespace {
