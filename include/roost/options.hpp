@@ -5,6 +5,7 @@
 // decimal, in the range given below.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,6 +41,19 @@ struct options {
   // to FILE.json (Chrome/Perfetto timeline) when the runtime is destroyed; not a directory. Default: no trace.
   std::optional<std::string> trace;
 
+  // ROOST_PLATFORM: "native" (this machine's threads and clock) or "sim" (the simulated platform: every
+  // worker a user-level thread on the calling OS thread, in virtual time; src/platform/README.md).
+  // Default native.
+  std::optional<std::string> platform;
+  // ROOST_SIM_SEED: the simulation's seed (tie-breaks between equal clocks, cost jitter), an integer in
+  // [0, 2^64-1]; the same program, topology, seed and parameters give the same run. Default 1.
+  std::optional<std::uint64_t> sim_seed;
+  // ROOST_SIM_REPORT: write the simulation's report to this file as JSON when the runtime is destroyed.
+  std::optional<std::string> sim_report;
+  // ROOST_SIM_PARAMS: overrides of the simulation's cost table, "name=value,name=value" (names and units:
+  // src/platform/README.md). Default: none.
+  std::optional<std::string> sim_params;
+
   // Scheduler knobs (read only by their scheduler, validated always).
   // ROOST_ADWS_STEAL: adws and adws-ml repair imbalance by stealing: true (on, seed 003's ADWS), false
   // ("ADWS (no steal)"), or auto (adaptive: keep whichever makes the iterations faster). Default auto.
@@ -68,6 +82,10 @@ struct resolved_options {
   std::optional<unsigned> cab_level;  // unset: from the topology (cab_policy)
   bool cab_one_subtree = true;
   double cats_min_intensity = 0.05;
+  bool simulated = false;          // ROOST_PLATFORM=sim
+  std::uint64_t sim_seed = 1;
+  std::string sim_report;          // empty: none
+  std::string sim_params;          // empty: the defaults
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the

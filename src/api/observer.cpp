@@ -3,6 +3,8 @@
 
 #include "engine/observe.hpp"
 #include "engine/task_path.hpp"
+#include "platform/platform.hpp"
+#include "platform/sim_platform.hpp"
 #include "roost/observer.hpp"
 #include "trace/tracer.hpp"
 
@@ -13,7 +15,7 @@ std::atomic<unsigned> g_hooks{0};
 }  // namespace detail
 
 namespace {
-constexpr unsigned kObserverBit = 1, kTracerBit = 2;
+constexpr unsigned kObserverBit = 1, kTracerBit = 2, kSimBit = 4;
 std::atomic<task_observer*> g_task_observer{nullptr};
 
 void set_bit(unsigned bit, bool on) {
@@ -35,19 +37,35 @@ namespace trace {
 void set_tracing_hooks(bool on) { set_bit(kTracerBit, on); }
 }  // namespace trace
 
+// Simulated runtimes count their runtime operations in the hooks (platform/sim_platform.hpp). A count of
+// them, not a bit: several simulated runtimes may live at once.
+namespace {
+std::atomic<unsigned> g_simulated_runtimes{0};
+}
+void detail::set_sim_hooks(bool on) {
+  if (on) {
+    if (g_simulated_runtimes.fetch_add(1) == 0) set_bit(kSimBit, true);
+  } else if (g_simulated_runtimes.fetch_sub(1) == 1) {
+    set_bit(kSimBit, false);
+  }
+}
+
 void detail::hook_task_start(unsigned worker, task_id& id, double hint) {
+  if (auto* s = platform::t_sim) s->on_task_start(&id);
   if (auto* t = trace::current_tracer()) t->task_begin(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
     o->on_task_start(task_event{static_cast<int>(worker), engine::spawn_path(id), hint});
 }
 
 void detail::hook_task_end(unsigned worker, const task_id& id) {
+  if (auto* s = platform::t_sim) s->on_task_end();
   if (auto* t = trace::current_tracer()) t->task_end(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
     o->on_task_end(task_event{static_cast<int>(worker), engine::spawn_path(id), -1});
 }
 
 void engine::hook_task_resume(unsigned worker, const detail::task_id& id) {
+  if (auto* s = platform::t_sim) s->on_resume();
   if (auto* t = trace::current_tracer()) t->task_resume(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
     o->on_task_resume(task_event{static_cast<int>(worker), engine::spawn_path(id), -1});
@@ -62,10 +80,12 @@ void engine::hook_idle(unsigned worker, bool begin) {
 }
 
 void engine::hook_steal(unsigned thief, unsigned victim, bool taken) {
+  if (auto* s = platform::t_sim) s->on_steal(thief, victim, taken);
   if (auto* t = trace::current_tracer()) t->steal(thief, victim, taken);
 }
 
 void detail::hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index) {
+  if (auto* s = platform::t_sim) s->on_spawn();
   if (auto* t = trace::current_tracer()) t->spawn(worker, parent, index);
 }
 

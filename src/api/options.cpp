@@ -190,7 +190,7 @@ resolved_options resolve(const options& o) {
   const setting stack{"ROOST_STACK_SIZE", "options::stack_size",
                       "a size in [64K, 1G] bytes (65536 .. 1073741824): an integer with an optional K, M or G "
                       "suffix",
-                      "1M"};
+                      "8M"};
   r.stack_size = kDefaultStack;
   if (o.stack_size) {
     if (*o.stack_size < kMinStack || *o.stack_size > kMaxStack) invalid(field_value(stack, *o.stack_size), stack);
@@ -245,6 +245,25 @@ resolved_options resolve(const options& o) {
   } else if (auto s = text_of(intensity)) {
     r.cats_min_intensity = parse_number(*s, intensity, 0, 1e9);
   }
+
+  const setting platform{"ROOST_PLATFORM", "options::platform",
+                          "one of native (this machine), sim (the simulated platform, virtual time)", "native"};
+  if (auto s = text_of(platform, o.platform)) {
+    std::string x = lower(s->text);
+    if (x != "native" && x != "sim") invalid(*s, platform);
+    r.simulated = x == "sim";
+  }
+  const setting seed{"ROOST_SIM_SEED", "options::sim_seed", "an integer in [0, 18446744073709551615]", "1"};
+  if (o.sim_seed) r.sim_seed = *o.sim_seed;
+  else if (auto s = text_of(seed)) r.sim_seed = parse_integer(*s, seed, 0, ~0ull);
+  const setting report{"ROOST_SIM_REPORT", "options::sim_report", "a file path to write the report to", "none"};
+  if (auto s = text_of(report, o.sim_report)) {
+    if (s->text.back() == '/' || is_directory(s->text)) fail(*s, "a directory; must be " + report.valid);
+    r.sim_report = s->text;
+  }
+  // Its names and values are checked by the simulated platform (platform/sim_costs.cpp).
+  const setting params{"ROOST_SIM_PARAMS", "options::sim_params", "name=value pairs separated by commas", "none"};
+  if (auto s = text_of(params, o.sim_params)) r.sim_params = s->text;
 
   const setting trace{"ROOST_TRACE", "options::trace", "a file path to write the trace to", "no trace"};
   if (auto s = text_of(trace, o.trace)) {

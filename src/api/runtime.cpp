@@ -3,7 +3,9 @@
 #include <sstream>
 
 #include "api/runtime_core.hpp"
+#include "engine/observe.hpp"
 #include "platform/platform.hpp"
+#include "platform/sim_platform.hpp"
 #include "roost/errors.hpp"
 #include "roost/runtime.hpp"
 #include "roost/task_group.hpp"
@@ -20,7 +22,12 @@ runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engi
 runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
+  // Simulated, the engine is made, started, run and stopped with the simulated platform driving this
+  // thread (platform.hpp): its workers are sim threads from the first.
+  if (cfg.simulated) sim = std::make_unique<simulation>(cfg, *tp);
+  platform::sim_scope scope(sim ? &sim->platform() : nullptr);
   topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
+  if (sim) sim->place(*tp, pl);
   if (!pl.note.empty()) {
     static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
     if (!said.exchange(true)) std::fprintf(stderr, "%s\n", pl.note.c_str());
@@ -43,12 +50,20 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
     trace::set_tracing_hooks(true);
     set_touch_consumer(tracer.get());
   }
+  if (sim) set_sim_hooks(true);
   eng->start();
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 
 runtime_core::~runtime_core() {
-  if (eng) eng->stop();
+  {
+    platform::sim_scope scope(sim ? &sim->platform() : nullptr);
+    if (eng) eng->stop();
+  }
+  if (sim) {
+    set_sim_hooks(false);
+    sim->finish(cfg.scheduler, tp->description());
+  }
   if (tracer) {
     if (set_touch_consumer(nullptr) != tracer.get()) std::fprintf(stderr, "roost: trace: the touch consumer was replaced while tracing; kernel accesses after that are missing\n");
     trace::set_tracing_hooks(false);
@@ -91,12 +106,15 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
   auto* root = ::new (mem) frame_t(std::move(body), nullptr, -1.0);
   root->id = task_id{};
 
+  platform::sim_scope scope(sim ? &sim->platform() : nullptr);
+  if (sim) sim->platform().run_begin();
   if (tracer) tracer->iteration(true);
   eng->iteration_begin();
   // The calling thread runs the root as worker 0 and comes back when the root is done (engine_base.hpp).
   eng->run_root(root, st.done);
   eng->iteration_end();
   if (tracer) tracer->iteration(false);
+  if (sim) sim->platform().run_end();
   if (st.error) std::rethrow_exception(st.error);
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "api/simulation.hpp"
 #include "engine/engine_base.hpp"
 #include "trace/tracer.hpp"
 #include "roost/options.hpp"
@@ -27,6 +28,7 @@ class runtime_core {
 
   resolved_options cfg;
   std::shared_ptr<const topo::topology> tp;
+  std::unique_ptr<simulation> sim;  // ROOST_PLATFORM=sim; outlives the engine that runs on it
   std::unique_ptr<engine::engine_base> eng;
   std::unique_ptr<trace::tracer> tracer;
 

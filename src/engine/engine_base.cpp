@@ -8,6 +8,7 @@
 
 #include "engine/observe.hpp"
 #include "engine/switch_msg.hpp"
+#include "platform/sim_platform.hpp"
 #include "ult/stack.hpp"
 
 namespace roost::engine {
@@ -16,6 +17,25 @@ thread_local worker* t_current_worker = nullptr;
 
 __attribute__((noinline)) worker* current_worker() { return t_current_worker; }
 __attribute__((noinline)) void set_current_worker(worker* w) { t_current_worker = w; }
+
+// Simulated, every worker is a sim thread on the one OS thread: each keeps its own copy of these two.
+platform::sim_platform::engine_tls sim_thread_locals() {
+  platform::sim_platform::engine_tls t;
+  t.save = [](platform::sim_platform::thread_locals& tl) {
+    tl.running_fiber = detail::t_running_fiber;
+    tl.current_worker = t_current_worker;
+  };
+  t.load = [](const platform::sim_platform::thread_locals& tl) {
+    detail::t_running_fiber = static_cast<detail::fiber_abi*>(tl.running_fiber);
+    t_current_worker = static_cast<worker*>(tl.current_worker);
+  };
+  t.running_context = []() -> const ult::context* {
+    worker* w = t_current_worker;
+    if (!w) return nullptr;
+    return w->current_fiber ? &w->current_fiber->ctx : &w->thread_ctx;
+  };
+  return t;
+}
 
 engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo::topology> tp,
                          topo::placement pl)
@@ -157,8 +177,10 @@ void engine_base::thread_main(unsigned id) {
   worker& w = *workers_[id];
   set_current_worker(&w);
   if (w.os_cpu >= 0) platform::os::pin_this_thread(w.os_cpu);
-  void* alt = ult::install_alt_stack();
+  // A sim thread shares the driver's OS thread, and its signal stack.
+  void* alt = platform::os::simulated() ? nullptr : ult::install_alt_stack();
   ult::adopt_thread_context(w.thread_ctx);
+  if (platform::t_sim) platform::t_sim->describe_own_stack(w.thread_ctx);
   w.eh = ult::thread_eh_state();
 
   // Enter the scheduling loop on a pooled fiber; it switches back here at shutdown.

@@ -12,11 +12,15 @@
 #include "engine/idle.hpp"
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
+#include "platform/sim_platform.hpp"
 #include "roost/options.hpp"
 #include "topology/placement.hpp"
 #include "topology/topology.hpp"
 
 namespace roost::engine {
+
+// What a simulated platform swaps between its sim threads: the engine's thread-locals (engine_base.cpp).
+platform::sim_platform::engine_tls sim_thread_locals();
 
 class engine_base {
  public:

@@ -9,6 +9,8 @@ namespace roost::detail {
 void hook_task_start(unsigned worker, task_id& id, double hint);
 void hook_task_end(unsigned worker, const task_id& id);
 void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
+// A simulated runtime starts (on) or ends (off): the hooks charge runtime operations to virtual time.
+void set_sim_hooks(bool on);
 }  // namespace roost::detail
 
 namespace roost::engine {

@@ -1,7 +1,9 @@
 // The platform layer: everything the engine needs from the world — threads, pinning, sleep/wake, clock.
-// The engine and the schedulers reach the OS only through this type (DESIGN §2). `native_platform` is Linux;
-// a simulated platform (virtual time, every worker a coroutine on one OS thread, DESIGN §6) will provide the
-// same static interface and the engine will be instantiated with it.
+// The engine and the schedulers reach the OS only through `os` (DESIGN §2), which answers from
+// `native_platform` (Linux) or, on an OS thread that a simulated platform drives (t_sim, set while a
+// runtime made with ROOST_PLATFORM=sim works), from `sim_platform` (sim_platform.hpp: virtual time, every
+// worker a user-level thread on that one OS thread). No call of `os` lies on a spawn or join path: the
+// dispatch, a thread-local load and a branch, is paid where a worker starts, idles, sleeps or wakes.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -68,6 +70,40 @@ struct native_platform {
   [[noreturn]] static void fatal(const char* what, const char* why);
 };
 
-using os = native_platform;
+class sim_platform;
+// The simulated platform driving the calling OS thread, or nullptr (sim_platform.hpp, sim_scope).
+extern __thread sim_platform* t_sim __attribute__((tls_model("initial-exec")));
+
+struct os {
+  using thread_handle = native_platform::thread_handle;
+  using saved_affinity = native_platform::saved_affinity;
+
+  static thread_handle start_thread(std::function<void()> fn, int os_cpu = -1);
+  static void join_thread(thread_handle h);
+  static bool pin_this_thread(int os_cpu);
+  static std::vector<int> allowed_cpus();
+  static saved_affinity save_affinity();
+  static int current_cpu();
+  static void restore_affinity(const saved_affinity& a);
+  static std::uint64_t now_ns();
+  static void wait_on(std::atomic<std::uint32_t>& word, std::uint32_t expected);
+  static void wake_one(std::atomic<std::uint32_t>& word);
+  static void wake_all(std::atomic<std::uint32_t>& word);
+  static bool enable_heavy_barrier();
+  static void heavy_barrier();
+  static inline void cpu_relax() {
+    if (t_sim) [[unlikely]] return sim_relax();
+    native_platform::cpu_relax();
+  }
+  static void yield_cpu();
+  static unsigned relax_count_for_ns(unsigned ns);
+  static std::size_t page_size() { return native_platform::page_size(); }
+  [[noreturn]] static void fatal(const char* what, const char* why) { native_platform::fatal(what, why); }
+  // Whether the calling OS thread is driven by a simulated platform.
+  static bool simulated() { return t_sim != nullptr; }
+
+ private:
+  static void sim_relax();
+};
 
 }  // namespace roost::platform

@@ -1,0 +1,47 @@
+// A runtime made with ROOST_PLATFORM=sim: the simulated platform it runs on (platform/sim_platform.hpp),
+// the kernels' declared data charged to it (roost::touch), and the report at the end.
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <memory>
+#include <string>
+
+#include "platform/sim_platform.hpp"
+#include "roost/options.hpp"
+#include "roost/touch.hpp"
+#include "topology/placement.hpp"
+#include "topology/topology.hpp"
+
+namespace roost::detail {
+
+class simulation final : public touch_consumer {
+ public:
+  simulation(const resolved_options& cfg, const topo::topology& tp);
+  ~simulation() override;
+  // Once the workers are placed: which cache and socket each one's PU belongs to.
+  void place(const topo::topology& tp, const topo::placement& pl);
+  // Charges the calling sim thread; forwards to the consumer installed before (the tracer).
+  void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
+  // At the runtime's end: the summary on stderr, and the JSON report if ROOST_SIM_REPORT names a file.
+  void finish(const std::string& scheduler, const std::string& topology);
+
+  platform::sim_platform& platform() { return plat_; }
+
+ private:
+  // Ends the process with the worker and the task when a run makes no progress for stall_wall_s seconds
+  // of this machine's time (sim_platform::progress).
+  void watch();
+
+  platform::sim_platform plat_;
+  std::string report_path_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  bool stopping_ = false;
+  std::thread watchdog_;
+  touch_consumer* next_ = nullptr;
+  std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace roost::detail

@@ -1,0 +1,84 @@
+#include "platform/sim_costs.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include "roost/errors.hpp"
+
+namespace roost::platform {
+
+namespace {
+struct entry {
+  const char* name;
+  double sim_costs::*field;
+};
+constexpr entry kEntries[] = {
+    {"spawn_ns", &sim_costs::spawn_ns},
+    {"task_start_ns", &sim_costs::task_start_ns},
+    {"task_end_ns", &sim_costs::task_end_ns},
+    {"resume_ns", &sim_costs::resume_ns},
+    {"steal_ns", &sim_costs::steal_ns},
+    {"steal_socket_ns", &sim_costs::steal_socket_ns},
+    {"steal_remote_ns", &sim_costs::steal_remote_ns},
+    {"relax_ns", &sim_costs::relax_ns},
+    {"yield_ns", &sim_costs::yield_ns},
+    {"wake_ns", &sim_costs::wake_ns},
+    {"task_ns", &sim_costs::task_ns},
+    {"touch_ns_per_byte", &sim_costs::touch_ns_per_byte},
+    {"jitter", &sim_costs::jitter},
+    {"stall_wall_s", &sim_costs::stall_wall_s},
+};
+
+std::string valid_names() {
+  std::string s;
+  for (const auto& e : kEntries) s += (s.empty() ? "" : ", ") + std::string(e.name);
+  return s;
+}
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t\n");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
+}
+}  // namespace
+
+void sim_costs::apply(const std::string& overrides) {
+  std::size_t pos = 0;
+  while (pos <= overrides.size()) {
+    std::size_t comma = overrides.find(',', pos);
+    if (comma == std::string::npos) comma = overrides.size();
+    const std::string pair = trim(overrides.substr(pos, comma - pos));
+    pos = comma + 1;
+    if (pair.empty()) {
+      if (comma == overrides.size()) break;
+      throw config_error("ROOST_SIM_PARAMS='" + overrides + "': an empty pair; must be name=value pairs "
+                         "separated by commas, names: " + valid_names());
+    }
+    const std::size_t eq = pair.find('=');
+    const std::string name = trim(pair.substr(0, eq));
+    const entry* found = nullptr;
+    for (const auto& e : kEntries)
+      if (name == e.name) found = &e;
+    if (!found)
+      throw config_error("ROOST_SIM_PARAMS: unknown parameter '" + name + "'; valid: " + valid_names());
+    if (eq == std::string::npos)
+      throw config_error("ROOST_SIM_PARAMS: '" + pair + "' has no value; must be " + name + "=NUMBER");
+    const std::string text = trim(pair.substr(eq + 1));
+    double v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    const double hi = std::string(found->name) == "jitter" ? 0.5 : 1e15;
+    if (ec != std::errc{} || end != text.data() + text.size() || !(v >= 0) || v > hi)
+      throw config_error("ROOST_SIM_PARAMS: " + name + "='" + text + "': must be a number in [0, " +
+                         (hi == 0.5 ? std::string("0.5") : std::string("1e15")) + "]");
+    this->*(found->field) = v;
+  }
+}
+
+std::vector<std::pair<std::string, double>> sim_costs::all() const {
+  std::vector<std::pair<std::string, double>> v;
+  for (const auto& e : kEntries) v.emplace_back(e.name, this->*(e.field));
+  return v;
+}
+
+}  // namespace roost::platform

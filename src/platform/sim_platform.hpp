@@ -1,0 +1,194 @@
+// The simulated platform (DESIGN §6): the engine and the schedulers run unmodified, every worker a
+// user-level thread ("sim thread") on the one OS thread that drives the runtime, each with a virtual clock.
+// The sim thread with the smallest clock runs next; equal clocks are ordered by the seed's generator. A sim
+// thread runs natively between two charges (a runtime operation, a kernel's declared data, a poll of an
+// idle loop) and is switched away from at a charge that puts its clock past another runnable thread's:
+// StarPU's SimGrid mode in miniature (the real scheduler in virtual time), with no OS thread but the caller.
+//
+// What the engine asks of the platform (platform.hpp) is answered here while this platform drives the
+// calling OS thread (platform::t_sim): threads are sim threads, sleeping on a word blocks the sim thread until
+// a wake, pausing and yielding cost virtual time, the clock is the running sim thread's. A run's result is
+// then a function of the program, topology, seed and cost table alone (src/platform/README.md).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <queue>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "platform/sim_costs.hpp"
+#include "ult/context.hpp"
+#include "ult/stack.hpp"
+
+namespace roost::platform {
+
+class sim_platform {
+ public:
+  // What the engine keeps per OS thread, swapped at every switch between sim threads (they share one OS
+  // thread): its two thread-locals, and the context the sim thread runs on now (for the sanitizers' fiber
+  // bookkeeping, which must know the stack being left).
+  struct thread_locals {
+    void* running_fiber = nullptr;
+    void* current_worker = nullptr;
+  };
+  struct engine_tls {
+    void (*save)(thread_locals&) = nullptr;
+    void (*load)(const thread_locals&) = nullptr;
+    // The context the calling sim thread runs on now (an engine fiber's, or a worker's own), or nullptr
+    // outside the engine: a switch back to it must name its stack and sanitizer fiber, not the thread's.
+    const ult::context* (*running_context)() = nullptr;
+  };
+
+  // Per worker, which cache and which socket its PU belongs to (steals by distance).
+  struct worker_place {
+    int cache = 0;
+    int socket = 0;
+  };
+
+  // cpus: the topology's PUs, each a CPU of its own (never oversubscribed).
+  sim_platform(unsigned cpus, std::uint64_t seed, sim_costs costs);
+  ~sim_platform();
+  sim_platform(const sim_platform&) = delete;
+
+  void set_engine_tls(engine_tls t) { tls_ = t; }
+  // A worker's own context (engine thread_main) is its sim thread's stack, not the OS thread's.
+  void describe_own_stack(ult::context& c) const {
+    c.stack_lo = static_cast<char*>(current_->stk.base) + current_->stk.guard;
+    c.stack_size = current_->stk.usable();
+  }
+  void set_places(std::vector<worker_place> p) { places_ = std::move(p); }
+  unsigned cpus() const { return cpus_; }
+
+  // The platform seam (platform.hpp), for the sim thread that calls it.
+  std::uintptr_t start_thread(std::function<void()> fn, int cpu);
+  void join_thread(std::uintptr_t h);
+  int current_cpu() const { return current_->cpu; }
+  bool pin(int cpu) {
+    current_->cpu = cpu;
+    return true;
+  }
+  std::uint64_t now_ns() const { return static_cast<std::uint64_t>(current_->clock); }
+  void wait_on(std::atomic<std::uint32_t>& word, std::uint32_t expected);
+  void wake(std::atomic<std::uint32_t>& word, bool all);
+  void relax() { charge(costs_.relax_ns, false); }
+  void yield() { charge(costs_.yield_ns, false); }
+
+  // Runtime events, charged to the calling sim thread (engine/observe.hpp's hook points).
+  void on_spawn() { charge(costs_.spawn_ns, true); }
+  void on_task_start(const void* task) {
+    current_->task = task;
+    running_task_.store(task, std::memory_order_relaxed);
+    charge(costs_.task_start_ns + costs_.task_ns, true);
+  }
+  void on_task_end() { charge(costs_.task_end_ns, true); }
+  void on_resume() { charge(costs_.resume_ns, true); }
+  void on_steal(unsigned thief, unsigned victim, bool taken);
+  // A kernel's declared data (roost::touch): its compute part, plus what a memory model adds.
+  void on_touch(std::size_t bytes, double memory_ns);
+
+  // Advances the calling sim thread's clock by ns (scaled by the seed's jitter) and switches to the
+  // earliest runnable sim thread if that is no longer this one.
+  void charge(double ns, bool busy);
+
+  // run(): the driver's virtual time spent in runs so far.
+  void run_begin();
+  void run_end();
+
+  // For a watchdog on another OS thread (api/simulation.cpp): a count that moves at every charge and switch,
+  // whether a run is under way, and which sim thread runs which task now. A task that spins on another
+  // task's progress never reaches a charge, and on one OS thread nothing else can run: the count stops.
+  std::uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
+  bool in_run() const { return in_run_.load(std::memory_order_relaxed); }
+  unsigned running_thread() const { return running_thread_.load(std::memory_order_relaxed); }
+  const void* running_task() const { return running_task_.load(std::memory_order_relaxed); }
+  double running_clock() const { return running_clock_.load(std::memory_order_relaxed); }
+
+  const sim_costs& costs() const { return costs_; }
+  std::uint64_t seed() const { return seed_; }
+
+  // The report (JSON) and a one-line summary.
+  struct worker_stats {
+    double busy_ns = 0, idle_ns = 0;
+  };
+  std::string report_json(const std::string& scheduler, const std::string& topology, double wall_s) const;
+  std::string summary() const;
+  double virtual_time_ns() const { return run_ns_; }
+  std::uint64_t steals_by_distance(int d) const { return steals_[d]; }
+
+  // The sim thread for worker w (sim thread w: worker 0 is the driver).
+  unsigned sim_threads() const { return static_cast<unsigned>(threads_.size()); }
+
+ private:
+  enum class state : std::uint8_t { running, runnable, blocked, finished };
+  struct thread {
+    unsigned id = 0;
+    double clock = 0;
+    state st = state::runnable;
+    int cpu = -1;
+    std::atomic<std::uint32_t>* blocked_on = nullptr;
+    double blocked_since = 0;
+    std::atomic<std::uint32_t> finished{0};
+    std::function<void()> fn;
+    ult::context ctx;     // its saved fctx, and (until it first leaves) its own stack's description
+    ult::context leftas;  // the stack and sanitizer fiber it was on when it last left (see switch_away)
+    bool left = false;
+    ult::stack stk;
+    thread_locals tls;
+    worker_stats stats;
+    const void* task = nullptr;  // the engine's task_id it runs now, as its last task start said
+  };
+  struct ready {
+    double clock;
+    std::uint64_t tie;
+    thread* t;
+    bool operator<(const ready& o) const {  // a max-heap of the reverse: the earliest on top
+      return clock != o.clock ? clock > o.clock : tie > o.tie;
+    }
+  };
+
+  void make_runnable(thread* t);
+  // Switches to the earliest runnable thread (the caller has made itself runnable, blocked or finished).
+  void switch_away();
+  static void entry(ult::transfer t);
+  [[noreturn]] void report_deadlock();
+
+  unsigned cpus_;
+  std::uint64_t seed_;
+  sim_costs costs_;
+  std::vector<worker_place> places_;
+  std::mt19937_64 rng_;
+  std::vector<std::unique_ptr<thread>> threads_;  // [0]: the driver
+  thread* current_ = nullptr;
+  std::priority_queue<ready> ready_;
+  std::vector<thread*> blocked_;
+  engine_tls tls_;
+  ult::eh_state* eh_ = nullptr;
+  double run_start_ = 0, run_ns_ = 0;
+  std::uint64_t runs_ = 0;
+  std::uint64_t steals_[3] = {0, 0, 0};  // same cache, same socket, other socket
+  std::uint64_t steal_attempts_ = 0, touches_ = 0;
+  std::uint64_t touched_bytes_ = 0;
+  std::atomic<std::uint64_t> progress_{0};
+  std::atomic<bool> in_run_{false};
+  std::atomic<unsigned> running_thread_{0};
+  std::atomic<const void*> running_task_{nullptr};
+  std::atomic<double> running_clock_{0};
+};
+
+// While alive, the calling OS thread is driven by `p` (platform::t_sim): the runtime's constructor, run()
+// and destructor enter one.
+class sim_scope {
+ public:
+  explicit sim_scope(sim_platform* p);
+  ~sim_scope();
+  sim_scope(const sim_scope&) = delete;
+
+ private:
+  sim_platform* prev_;
+  bool active_;
+};
+
+}  // namespace roost::platform

@@ -1,0 +1,182 @@
+// Random fork-join task trees with exact serial answers, shared by the stress tests (native) and the
+// simulated platform's deterministic tests: random fan-out, depth, leaf work, hints (often wrong on
+// purpose), thrown and caught exceptions, task groups and parallel_invoke (the two-way join). Everything
+// about a node follows from (tree seed, node id), so serial and parallel walks see the same tree.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include "roost/roost.hpp"
+
+namespace roost_test::tree {
+
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr int kMaxDepth = 5;
+#else
+constexpr int kMaxDepth = 8;
+#endif
+
+// Nodes run by parallel() since the last reset (every task exactly once: equal to serial()'s count for a
+// tree that does not throw).
+inline std::atomic<std::uint64_t> g_nodes_run{0};
+
+inline std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x;
+}
+
+struct tree_error : std::runtime_error {
+  std::uint64_t node;
+  explicit tree_error(std::uint64_t n) : std::runtime_error("tree node threw"), node(n) {}
+};
+
+// Everything about a node follows from (tree seed, node id): serial and parallel walks see the same tree.
+struct node_shape {
+  unsigned fanout;     // 0 = leaf
+  unsigned leaf_work;  // iterations of busy work
+  bool throws;         // throws after its children joined
+  bool catches;        // converts a child's exception into a value
+  bool inline_last;    // runs its last child inline instead of spawning it
+  bool use_group_hints;
+  bool joins;         // with 2 or 3 children: one parallel_invoke instead of a task_group
+};
+
+inline node_shape shape_of(std::uint64_t seed, std::uint64_t id, int depth) {
+  std::uint64_t r = mix(seed ^ mix(id));
+  node_shape s;
+  s.fanout = depth >= kMaxDepth ? 0 : static_cast<unsigned>(r % 5);  // 0..4 children
+  if (depth == 0 && s.fanout == 0) s.fanout = 3;
+  s.leaf_work = static_cast<unsigned>((r >> 8) % 200);
+  s.throws = ((r >> 16) % 97) == 0;
+  s.catches = ((r >> 24) % 5) == 0;
+  s.inline_last = ((r >> 32) % 2) == 0;
+  s.use_group_hints = ((r >> 40) % 3) == 0;
+  s.joins = ((r >> 48) % 2) == 0;
+  return s;
+}
+
+inline std::uint64_t busy(std::uint64_t id, unsigned n) {
+  std::uint64_t h = id;
+  for (unsigned i = 0; i < n; ++i) h = mix(h + i);
+  return h;
+}
+
+inline constexpr std::uint64_t kCaught = 0xCA0617ull;
+
+inline std::uint64_t combine(std::uint64_t id, const std::vector<std::uint64_t>& kids, std::uint64_t own) {
+  std::uint64_t h = own ^ id;
+  for (std::uint64_t k : kids) h = mix(h * 31 + k);  // order matters: children in index order
+  return h;
+}
+
+inline std::uint64_t serial(std::uint64_t seed, std::uint64_t id, int depth) {
+  node_shape s = shape_of(seed, id, depth);
+  std::uint64_t own = busy(id, s.leaf_work);
+  std::vector<std::uint64_t> kids(s.fanout);
+  try {
+    for (unsigned i = 0; i < s.fanout; ++i) kids[i] = serial(seed, id * 5 + i + 1, depth + 1);
+  } catch (const tree_error&) {
+    if (!s.catches) throw;
+    return mix(id ^ kCaught);
+  }
+  if (s.throws) throw tree_error(id);
+  return combine(id, kids, own);
+}
+
+inline std::uint64_t parallel(std::uint64_t seed, std::uint64_t id, int depth) {
+  g_nodes_run.fetch_add(1, std::memory_order_relaxed);
+  node_shape s = shape_of(seed, id, depth);
+  std::uint64_t own = busy(id, s.leaf_work);
+  std::vector<std::uint64_t> kids(s.fanout);
+  try {
+    if (s.joins && (s.fanout == 2 || s.fanout == 3)) {  // the two-way join (fork_join2.hpp), or n-ary
+      auto kid = [&kids, seed, id, depth](unsigned i) { kids[i] = parallel(seed, id * 5 + i + 1, depth + 1); };
+      if (s.fanout == 2) roost::parallel_invoke([&] { kid(0); }, [&] { kid(1); });
+      else roost::parallel_invoke([&] { kid(0); }, [&] { kid(1); }, [&] { kid(2); });
+    } else {
+      // Hints are random and often wrong on purpose: they may change speed, never results.
+      std::uint64_t r = mix(id + seed);
+      roost::task_group tg = s.use_group_hints ? roost::task_group(static_cast<double>(r % 100),
+                                                                    static_cast<double>(r % 4096))
+                                               : roost::task_group();
+      for (unsigned i = 0; i < s.fanout; ++i) {
+        std::uint64_t child = id * 5 + i + 1;
+        if (i + 1 == s.fanout && s.inline_last) {
+          kids[i] = parallel(seed, child, depth + 1);
+        } else if ((r >> i) & 1) {
+          tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); },
+                 static_cast<double>((r >> (8 + i)) % 10));
+        } else {
+          tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); });
+        }
+      }
+      tg.wait();
+    }
+  } catch (const tree_error&) {
+    if (!s.catches) throw;
+    return mix(id ^ kCaught);
+  }
+  if (s.throws) throw tree_error(id);
+  return combine(id, kids, own);
+}
+
+// Result of a whole tree: a value, or "threw" with the set of node ids that may legitimately be reported
+// (when several subtrees throw, which one reaches the root first is a race).
+struct outcome {
+  bool threw = false;
+  std::uint64_t value = 0;
+  std::uint64_t node = 0;
+};
+
+inline outcome serial_outcome(std::uint64_t seed) {
+  outcome o;
+  try {
+    o.value = serial(seed, 0, 0);
+  } catch (const tree_error& e) {
+    o.threw = true;
+    o.node = e.node;
+  }
+  return o;
+}
+
+// Which throwing nodes can reach the root: walk serially and collect every uncaught thrower.
+inline void collect_escaping(std::uint64_t seed, std::uint64_t id, int depth, std::set<std::uint64_t>& out, bool& escapes) {
+  node_shape s = shape_of(seed, id, depth);
+  std::set<std::uint64_t> below;
+  bool any = false;
+  for (unsigned i = 0; i < s.fanout; ++i) {
+    bool child_escapes = false;
+    collect_escaping(seed, id * 5 + i + 1, depth + 1, below, child_escapes);
+    any |= child_escapes;
+  }
+  if (any && s.catches) {
+    escapes = false;
+    return;
+  }
+  if (any) {
+    out.insert(below.begin(), below.end());
+    escapes = true;
+    return;
+  }
+  escapes = s.throws;
+  if (s.throws) out.insert(id);
+}
+
+// The whole tree's node count, and whether any node throws: a tree where none throws runs every node exactly
+// once (where one throws, which siblings were spawned before it depends on the schedule).
+inline std::uint64_t count_nodes(std::uint64_t seed, std::uint64_t id, int depth, bool& any_throws) {
+  node_shape s = shape_of(seed, id, depth);
+  any_throws |= s.throws;
+  std::uint64_t n = 1;
+  for (unsigned i = 0; i < s.fanout; ++i) n += count_nodes(seed, id * 5 + i + 1, depth + 1, any_throws);
+  return n;
+}
+
+}  // namespace roost_test::tree

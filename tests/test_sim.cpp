@@ -1,0 +1,195 @@
+// The simulated platform (ROOST_PLATFORM=sim, src/platform/README.md): the real engine and schedulers on
+// sim threads in virtual time. Every scheduler computes what the serial program computes on randomized
+// task trees, on topologies up to 256 workers, with each task run exactly once; a seed replays a run bit
+// for bit; seeds with cost jitter explore other interleavings (Shuttle's and VOPR's idea: a failure prints
+// its seed, and ROOST_SIM_SEED=N with the same topology and parameters replays it).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "random_tree.hpp"
+#include "roost/roost.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using namespace roost_test::tree;
+using roost_test::available_schedulers;
+
+roost::options sim_opts(const std::string& sched, const std::string& topology, std::uint64_t seed,
+                        const std::string& params = "") {
+  roost::options o;
+  o.scheduler = sched;
+  o.topology = topology;
+  o.platform = "sim";
+  o.sim_seed = seed;
+  if (!params.empty()) o.sim_params = params;
+  return o;
+}
+
+long fib(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  roost::task_group tg;
+  tg.run([&a, n] { a = fib(n - 1); });
+  long b = fib(n - 2);
+  tg.wait();
+  return a + b;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The report without its host part (the simulator's own wall time, the one number that is not virtual).
+std::string virtual_part(const std::string& report) { return report.substr(0, report.find("\"host\"")); }
+
+class Sim : public ::testing::TestWithParam<std::string> {};
+
+// Seeded simulated executions of random trees: exact results, every task exactly once, and the seed in
+// every failure. Most on small machines, where interleavings differ most per seed; some on 64 and 256
+// workers. Jitter on every cost makes each seed's interleaving its own.
+TEST_P(Sim, SeededRandomTreesMatchSerial) {
+  struct machine {
+    const char* topology;
+    int seeds;
+  };
+  const bool small = roost_test::under_sanitizer();
+  const std::vector<machine> machines = {
+      {"pack:1 core:2 pu:1", small ? 40 : 400},
+      {"pack:2 l3:1(size=2KiB) core:2 pu:1", small ? 40 : 300},
+      {"pack:2 l3:1(size=4KiB) l2:2(size=1KiB) core:2 pu:1", small ? 20 : 200},
+      {"pack:4 l3:1(size=6MiB) core:16 pu:1", small ? 4 : 80},
+      {"pack:4 l3:1(size=6MiB) core:64 pu:1", small ? 1 : 20},
+  };
+  int executions = 0;
+  for (const machine& m : machines) {
+    for (int i = 0; i < m.seeds; ++i) {
+      const std::uint64_t seed = 1 + static_cast<std::uint64_t>(i) * 104729 + std::hash<std::string>{}(m.topology) % 1000;
+      const std::uint64_t tree = 1000 + seed % 97 * 7919;
+      SCOPED_TRACE("replay: ROOST_PLATFORM=sim ROOST_SCHED=" + GetParam() + " ROOST_TOPOLOGY='" + m.topology +
+                   "' ROOST_SIM_SEED=" + std::to_string(seed) + " ROOST_SIM_PARAMS=jitter=0.3, tree " +
+                   std::to_string(tree));
+      outcome expect = serial_outcome(tree);
+      bool any_throws = false;
+      const std::uint64_t nodes = count_nodes(tree, 0, 0, any_throws);
+      std::set<std::uint64_t> escaping;
+      bool escapes = false;
+      collect_escaping(tree, 0, 0, escaping, escapes);
+      roost::runtime rt(sim_opts(GetParam(), m.topology, seed, "jitter=0.3"));
+      g_nodes_run.store(0);
+      try {
+        std::uint64_t got = rt.run([&] { return parallel(tree, 0, 0); });
+        ASSERT_FALSE(expect.threw) << "should have thrown";
+        ASSERT_EQ(got, expect.value);
+        if (!any_throws) ASSERT_EQ(g_nodes_run.load(), nodes) << "a task ran more or less than once";
+      } catch (const tree_error& e) {
+        ASSERT_TRUE(expect.threw) << "threw from node " << e.node;
+        ASSERT_TRUE(escaping.count(e.node)) << "node " << e.node << " cannot reach the root";
+      }
+      ++executions;
+    }
+  }
+  RecordProperty("executions", executions);
+  std::printf("%s: %d seeded simulated executions\n", GetParam().c_str(), executions);
+}
+
+// The same program, topology, seed and parameters give the same report, bit for bit; the report has the
+// fields a user reads.
+TEST_P(Sim, ASeedReplaysTheRunExactly) {
+  const std::string topo = "pack:4 l3:1(size=6MiB) core:4 pu:1";
+  std::vector<std::string> reports;
+  for (int rep = 0; rep < 2; ++rep) {
+    const std::string path = ::testing::TempDir() + "/roost_sim_report_" + GetParam() + std::to_string(rep) + ".json";
+    {
+      roost::options o = sim_opts(GetParam(), topo, 42, "jitter=0.2");
+      o.sim_report = path;
+      roost::runtime rt(o);
+      for (int i = 0; i < 3; ++i) ASSERT_EQ(rt.run([] { return fib(14); }), 377);
+    }
+    reports.push_back(slurp(path));
+  }
+  EXPECT_EQ(virtual_part(reports[0]), virtual_part(reports[1]));
+  for (const char* key : {"\"virtual_time_ns\"", "\"steals\"", "\"same_cache\"", "\"other_socket\"", "\"busy_ns\"",
+                          "\"idle_ns\"", "\"seed\": 42", "\"runs\": 3", "\"host\"", "\"wall_s\""})
+    EXPECT_NE(reports[0].find(key), std::string::npos) << key << " missing from\n" << reports[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, Sim, ::testing::ValuesIn(available_schedulers()),
+                         roost_test::scheduler_test_name);
+
+}  // namespace
+
+// Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
+TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
+  auto virtual_ns = [](const std::string& topo) {
+    const std::string path = ::testing::TempDir() + "/roost_sim_vt.json";
+    {
+      roost::options o = sim_opts("ws", topo, 1);
+      o.sim_report = path;
+      roost::runtime rt(o);
+      EXPECT_EQ(rt.run([] { return fib(16); }), 987);
+    }
+    const std::string r = slurp(path);
+    const auto at = r.find("\"virtual_time_ns\": ");
+    return std::stod(r.substr(at + 19));
+  };
+  const double one = virtual_ns("pack:1 core:1 pu:1"), sixteen = virtual_ns("pack:1 core:16 pu:1");
+  EXPECT_GT(one, 0);
+  EXPECT_LT(sixteen * 4, one) << "16 workers: " << sixteen << " ns, 1 worker: " << one << " ns";
+}
+
+TEST(SimPlatform, BadInputIsAClearError) {
+  auto error_of = [](roost::options o) -> std::string {
+    try {
+      roost::runtime rt(o);
+    } catch (const roost::config_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  roost::options o;
+  o.platform = "simulated";
+  EXPECT_NE(error_of(o).find("options::platform='simulated': must be one of native"), std::string::npos) << error_of(o);
+  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "spawn_ns=5,stel_ns=3");
+  EXPECT_NE(error_of(o).find("unknown parameter 'stel_ns'; valid: spawn_ns"), std::string::npos) << error_of(o);
+  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "spawn_ns=-5");
+  EXPECT_NE(error_of(o).find("spawn_ns='-5': must be a number in [0, 1e15]"), std::string::npos) << error_of(o);
+  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "jitter=0.9");
+  EXPECT_NE(error_of(o).find("jitter='0.9': must be a number in [0, 0.5]"), std::string::npos) << error_of(o);
+  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "spawn_ns");
+  EXPECT_NE(error_of(o).find("has no value"), std::string::npos) << error_of(o);
+  {
+    roost_test::scoped_env e("ROOST_PLATFORM", "gpu");
+    EXPECT_NE(error_of({}).find("ROOST_PLATFORM='gpu'"), std::string::npos);
+  }
+}
+
+// A task that spin-waits for another task can never see it progress on one OS thread: a diagnostic that
+// names the worker and the task, after a bounded time, never a silent hang.
+TEST(SimPlatformDeathTest, ASpinWaitIsReportedWithItsWorkerAndTask) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "the watchdog reads the stalled task from another thread";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        roost::runtime rt(sim_opts("ws", "pack:1 core:2 pu:1", 1, "stall_wall_s=1"));
+        rt.run([] {
+          std::atomic<bool> flag{false};
+          roost::task_group tg;
+          tg.run([&] {
+            while (!flag.load()) {
+            }
+          });
+          tg.run([&] { flag.store(true); });
+          tg.wait();
+        });
+      },
+      "no progress: worker 0 has run task 0\\.0 .*spin-waits");
+}
