@@ -62,6 +62,10 @@ class task_group {
 
   // Joins every child spawned so far; the group can be reused afterwards.
   __attribute__((always_inline)) void wait() {
+    // Only the owner: checked before anything else, since the counters are the owner's alone (another
+    // task reading them while the owner joins would be a data race, not just a wrong answer).
+    if (detail::t_running_fiber != st_.owner_fiber) [[unlikely]]
+      detail::throw_not_owner("roost::task_group::wait", detail::t_running_fiber, st_);
     // spawned == 1 with nothing done: only the inline path fills the group's slot first.
     if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) return;
     if (st_.spawned != 0) engine_wait();

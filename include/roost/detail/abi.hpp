@@ -154,9 +154,8 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, ws_de
 // groups joined before we got here, so nothing of theirs lies above it). Anything else means it was
 // stolen, or the owner moved; the job is put back as it was and the engine decides.
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
-  // Only the owner may pop: anyone else would pop the owner's deque from another thread, or take the child
-  // of a group it does not own. engine_wait, which the caller reaches next, says so with a usage_error.
-  if (t_running_fiber != g.owner_fiber) [[unlikely]] return false;
+  // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
+  // another thread.
   worker_abi* w = g.owner_fiber->worker;
   if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
   if (!pop_first_child(g, w->deque)) [[unlikely]] return false;
