@@ -30,12 +30,24 @@ def test_krd_known_answers_and_bins():
     assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
 
 
-def _write_trace(path: Path, version=1, records=()):
+def _write_v2(path: Path, workers: int, chunks, domains=None, version=2, start=(0, 0), end=True):
+    """A trace as the tracer writes it: `chunks` is [(lane, (ticks, ns), records)] in file order, records
+    (t_ticks, a, b, index, kind, worker); the end chunk's clock pair is the last chunk's."""
+    start_ticks, start_ns = start
     with open(path, "wb") as f:
-        f.write(b"ROOSTTRC" + struct.pack("<IIQI", version, 1, 0, 4) + b"test" + struct.pack("<QQI", 1024, 4096, 0))
-        f.write(struct.pack("<IQ", 0, len(records)))
-        for r in records:
-            f.write(struct.pack("<QQQIHH", *r))
+        f.write(b"ROOSTTRC" + struct.pack("<IIQQI", version, workers, start_ns, start_ticks, 4) + b"test")
+        f.write(struct.pack("<QQ", 1024, 4096) + struct.pack(f"<{workers}I", *(domains or [0] * workers)))
+        clock = start
+        for lane, clock, records in chunks:
+            f.write(struct.pack("<IIQQ", lane, len(records), *clock))
+            for r in records:
+                f.write(struct.pack("<QQQIHH", *r))
+        if end:
+            f.write(struct.pack("<IIQQ", 0xFFFE, 0, *clock))
+
+
+def _write_trace(path: Path, version=2, records=()):
+    _write_v2(path, 1, [(0, (1, 1), list(records))], version=version)
 
 
 def test_reader_errors_name_the_byte_offset(tmp_path):
@@ -78,16 +90,12 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
 
 
 def _synthetic(path: Path, workers: int, records, domains=None):
-    with open(path, "wb") as f:
-        f.write(b"ROOSTTRC" + struct.pack("<IIQI", 1, workers, 0, 0) + struct.pack("<QQ", 0, 0))
-        f.write(struct.pack(f"<{workers}I", *(domains or [0] * workers)))
-        by = {}
-        for r in records:
-            by.setdefault(r[5], []).append(r)
-        for w, rs in sorted(by.items()):
-            f.write(struct.pack("<IQ", w, len(rs)))
-            for r in rs:
-                f.write(struct.pack("<QQQIHH", *r))
+    """Records with times in ns (ticks = ns), one chunk per lane."""
+    by = {}
+    for r in records:
+        by.setdefault(r[5], []).append(r)
+    last = max((r[0] for r in records), default=0)
+    _write_v2(path, workers, [(w, (last, last), rs) for w, rs in sorted(by.items())], domains=domains)
 
 
 def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
