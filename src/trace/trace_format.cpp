@@ -64,7 +64,11 @@ chunk_header chunk_reader::get_chunk_header() {
   if (!lane_is_valid(c.lane, head_.workers))
     throw format_error(path_ + ": chunk for worker " + std::to_string(c.lane) + " at byte " + std::to_string(at) +
                        " but the trace has " + std::to_string(head_.workers) + " workers");
-  if (pos_ + std::uint64_t{c.count} * sizeof(record) > size_)
+  if (c.na > c.count || c.nb > c.count || c.ni > c.count || (c.lane == kEndLane && c.count != 0))
+    throw format_error(path_ + ": chunk of lane " + std::to_string(c.lane) + " at byte " + std::to_string(at) +
+                       " is damaged: " + std::to_string(c.count) + " records with " + std::to_string(c.na) + ", " +
+                       std::to_string(c.nb) + ", " + std::to_string(c.ni) + " values of a, b, index");
+  if (pos_ + c.body_bytes() > size_)
     throw format_error(path_ + ": truncated at byte " + std::to_string(size_) + ": the chunk of lane " +
                        std::to_string(c.lane) + " at byte " + std::to_string(at) + " promises " +
                        std::to_string(c.count) + " records");
@@ -101,27 +105,72 @@ chunk_reader::chunk_reader(const std::string& path) : path_(path), file_(::open(
     head_.llc_domain.push_back(get<std::uint32_t>("a worker's cache domain"));
   first_chunk_ = pos_;
   // The clock pair of the chunk written last spans the longest time: the best ticks-to-ns ratio.
-  chunk_header last{kEndLane, 0, head_.start_ticks, head_.start_ns};
+  chunk_header last{kEndLane, 0, head_.start_ticks, head_.start_ns, 0, 0, 0, 0};
   while (pos_ < size_) {
     last = get_chunk_header();
     complete_ = complete_ || last.lane == kEndLane;
-    pos_ += std::uint64_t{last.count} * sizeof(record);
+    pos_ += last.body_bytes();
   }
   if (last.ticks > head_.start_ticks)
     ns_per_tick_ = static_cast<double>(last.ns - head_.start_ns) / static_cast<double>(last.ticks - head_.start_ticks);
   pos_ = first_chunk_;
+  task_begins_.assign(head_.workers, 0);
 }
 
 bool chunk_reader::next(std::uint16_t& lane, std::vector<record>& out) {
   out.clear();
   if (pos_ >= size_) return false;
+  const std::uint64_t at = pos_;
   chunk_header c = get_chunk_header();
   lane = static_cast<std::uint16_t>(c.lane);
-  out.resize(c.count);
-  get_bytes(out.data(), std::uint64_t{c.count} * sizeof(record), "a chunk's records");
-  for (auto& r : out)
-    r.t_ns = r.t_ns > head_.start_ticks ? static_cast<std::uint64_t>((r.t_ns - head_.start_ticks) * ns_per_tick_) : 0;
+  body_.resize(c.body_bytes());
+  get_bytes(body_.data(), body_.size(), "a chunk's records");
+  decode(at, c, body_, out);
   return true;
+}
+
+void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::string& body, std::vector<record>& out) {
+  // The columns, copied out of the byte string (its alignment is the allocator's, not the columns').
+  std::vector<std::uint64_t> a(c.na), b(c.nb);
+  std::vector<std::uint32_t> dt(c.count), index(c.ni);
+  const char* p = body.data();
+  auto take = [&p](void* to, std::size_t n) {
+    std::memcpy(to, p, n);
+    p += n;
+  };
+  take(a.data(), a.size() * 8);
+  take(b.data(), b.size() * 8);
+  take(dt.data(), dt.size() * 4);
+  take(index.data(), index.size() * 4);
+  const auto* kinds = reinterpret_cast<const std::uint8_t*>(p);
+  std::size_t ia = 0, ib = 0, ii = 0;
+  auto damaged = [&](const std::string& why) {
+    return format_error(path_ + ": chunk of lane " + std::to_string(c.lane) + " at byte " + std::to_string(at) +
+                        " is damaged: " + why);
+  };
+  out.resize(c.count);
+  for (std::uint32_t i = 0; i < c.count; ++i) {
+    if (kinds[i] == 0 || kinds[i] >= kKinds) throw damaged("record " + std::to_string(i) + " has kind " + std::to_string(kinds[i]));
+    const auto k = static_cast<kind>(kinds[i]);
+    record& r = out[i];
+    const std::uint64_t t = c.base + dt[i];
+    r.t_ns = t > head_.start_ticks ? static_cast<std::uint64_t>((t - head_.start_ticks) * ns_per_tick_) : 0;
+    r.kind = kinds[i];
+    r.worker = static_cast<std::uint16_t>(c.lane);
+    if ((stores_a(k) && ia == a.size()) || (stores_b(k) && ib == b.size()) || (stores_index(k) && ii == index.size()))
+      throw damaged("its columns end before record " + std::to_string(i));
+    r.a = stores_a(k) ? a[ia++] : 0;
+    r.b = stores_b(k) ? b[ib++] : 0;
+    r.index = stores_index(k) ? index[ii++] : 0;
+    if (k == kind::task_begin) {
+      if (c.lane >= head_.workers) throw damaged("a task_begin outside a worker's lane");
+      r.a = (std::uint64_t{c.lane} << 48) | ++task_begins_[c.lane];
+    }
+  }
+  if (ia != a.size() || ib != b.size() || ii != index.size())
+    throw damaged("its kinds use " + std::to_string(ia) + ", " + std::to_string(ib) + ", " + std::to_string(ii) +
+                  " values of a, b, index; it holds " + std::to_string(c.na) + ", " + std::to_string(c.nb) + ", " +
+                  std::to_string(c.ni));
 }
 
 trace_file read(const std::string& path) {
@@ -140,26 +189,49 @@ trace_file read(const std::string& path) {
   return t;
 }
 
+std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t ns, const std::vector<record>& rs) {
+  std::uint64_t base = rs.empty() ? 0 : rs.front().t_ns;
+  for (const auto& r : rs) base = std::min(base, r.t_ns);
+  std::vector<std::uint64_t> a, b;
+  std::vector<std::uint32_t> dt, index;
+  std::vector<std::uint8_t> kinds;
+  for (const auto& r : rs) {
+    if (r.t_ns - base > 0xffffffffull) throw std::invalid_argument("roost::trace::encode_chunk: times span 2^32 ticks or more");
+    const auto k = static_cast<kind>(r.kind);
+    dt.push_back(static_cast<std::uint32_t>(r.t_ns - base));
+    kinds.push_back(static_cast<std::uint8_t>(r.kind));
+    if (stores_a(k)) a.push_back(r.a);
+    if (stores_b(k)) b.push_back(r.b);
+    if (stores_index(k)) index.push_back(r.index);
+  }
+  chunk_header h{lane, static_cast<std::uint32_t>(rs.size()), ticks, ns, base,
+                 static_cast<std::uint32_t>(a.size()), static_cast<std::uint32_t>(b.size()),
+                 static_cast<std::uint32_t>(index.size())};
+  std::string out(reinterpret_cast<const char*>(&h), sizeof h);
+  out.append(reinterpret_cast<const char*>(a.data()), a.size() * 8);
+  out.append(reinterpret_cast<const char*>(b.data()), b.size() * 8);
+  out.append(reinterpret_cast<const char*>(dt.data()), dt.size() * 4);
+  out.append(reinterpret_cast<const char*>(index.data()), index.size() * 4);
+  out.append(reinterpret_cast<const char*>(kinds.data()), kinds.size());
+  out.resize(sizeof h + h.body_bytes(), '\0');
+  return out;
+}
+
 void write_binary(const std::string& path, const trace_file& t) {
   std::ofstream o(path, std::ios::binary);
   if (!o) throw std::system_error(errno, std::generic_category(), "roost: cannot write trace file '" + path + "'");
   header h = t;
   h.start_ticks = 0;  // ticks are ns since the start
-  const std::string head = encode_header(h);
-  o.write(head.data(), static_cast<std::streamsize>(head.size()));
+  std::string bytes = encode_header(h);
   std::map<std::uint16_t, std::vector<record>> lanes;
   std::uint64_t last = 0;
   for (const auto& r : t.records) {
     lanes[r.worker].push_back(r);
     last = std::max(last, r.t_ns);
   }
-  auto chunk = [&](std::uint32_t lane, const std::vector<record>& rs) {
-    chunk_header c{lane, static_cast<std::uint32_t>(rs.size()), last, t.start_ns + last};
-    o.write(reinterpret_cast<const char*>(&c), sizeof c);
-    o.write(reinterpret_cast<const char*>(rs.data()), static_cast<std::streamsize>(rs.size() * sizeof(record)));
-  };
-  for (const auto& [lane, rs] : lanes) chunk(lane, rs);
-  if (t.complete) chunk(kEndLane, {});
+  for (const auto& [lane, rs] : lanes) bytes += encode_chunk(lane, last, t.start_ns + last, rs);
+  if (t.complete) bytes += encode_chunk(kEndLane, last, t.start_ns + last, {});
+  o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!o.flush()) throw std::system_error(errno, std::generic_category(), "roost: writing trace file '" + path + "'");
 }
 

@@ -2,33 +2,40 @@
 // as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 2:
 //
 //   header   "ROOSTTRC" (8 bytes) | u32 version = 2 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
-//            | u64 start_ticks (the clock of the records at start_ns) | u32 n | n bytes: the topology summary
+//            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary
 //            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
 //              cache each worker shares: KRD merges the accesses of one domain)
-//   chunks   u32 lane | u32 count | u64 ticks | u64 ns | count records                       (24 + 32 count)
-//            lane: a worker, 0xffff the runtime (iterations), 0xfffe the end (count 0, written last, when the
-//            runtime is destroyed: a trace without it was cut short). (ticks, ns): the two clocks read when
-//            the chunk was written. A worker writes a chunk whenever its buffer fills (tracer.hpp), so a
-//            lane's chunks are in its order and the lanes' chunks interleave.
-//   record   u64 t (ticks) | u64 a | u64 b | u32 index | u16 kind | u16 worker                    (32 bytes)
+//   chunks   u32 lane | u32 count | u64 ticks | u64 ns | u64 base | u32 na | u32 nb | u32 ni | u32 0  (48 bytes)
+//            | u64 a[na] | u64 b[nb] | u32 dt[count] | u32 index[ni] | u8 kind[count] | zeros to a multiple of 8
 //
-// Time: records hold the cheap clock's ticks (the TSC where there is one, elsewhere ns). Readers turn them into
-// ns since start_ns with the clock pair of the chunk written last: t_ns = (t - start_ticks) * (ns - start_ns)
-// / (ticks - start_ticks), 0 for t <= start_ticks. They give the records lane by lane, workers in order and the
-// runtime's last, each lane in its own order.
+// A chunk holds `count` records of one lane in columns: lane is a worker, 0xffff the runtime (iterations), or
+// 0xfffe the end (count 0, written last when the runtime is destroyed: a trace without it was cut short).
+// A worker writes its lane as a chunk whenever its buffer fills (tracer.hpp), so a lane's chunks are in its
+// order and the lanes' chunks interleave. (ticks, ns): both clocks, read when the chunk was written.
+// A record's time is base + dt, in ticks of the cheap clock (the TSC where there is one, else ns). Its kind
+// says which of a, b and index it stores (the table below), each the next value of its column; the others
+// are 0. A task_begin's serial is not stored: it is lane << 48 | the number of task_begins in the lane so
+// far, this one included. Fields that are always 0 or implied are left out so that a fine-grained program's
+// trace takes half the bytes of whole records (17 bytes for a spawn or a task_begin, 13 for an end).
 //
-// Records by kind:
-//   task_begin   a = task serial, b = parent's serial (0: none), index = rank among the parent's children
-//   task_end     a = serial          task_resume  a = serial (a suspended task continues here)
-//   touch        a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
-//   touch_rows   a = base address, b = row bytes << 32 | rows, index = stride in bytes; its mode is in
-//                the kind: touch_rows_read, touch_rows_write, touch_rows_read_write (roost::touch_rows)
-//   spawn        a = the spawning task's serial, index = the child's rank (the child's task_begin follows,
-//                possibly on another worker)
-//   steal        a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (on the thief's lane)
-//   idle_begin, idle_end             a worker starts / stops looking for work
-//   sleep_begin, sleep_end           an idle worker goes to sleep / wakes
-//   iteration_begin, iteration_end   around each runtime::run, in the runtime's lane
+// Readers give whole records (`record`), lane by lane (workers in order, then the runtime), each lane in its
+// order, with times in ns since start_ns from the clock pair of the chunk written last:
+// t_ns = (t - start_ticks) * (ns - start_ns) / (ticks - start_ticks), 0 for t <= start_ticks.
+//
+// Records by kind                                                                          stored: a b index
+//   task_begin   a = task serial, b = parent's serial (0: none), index = rank among the parent's      - b i
+//                children
+//   task_end     a = serial          task_resume  a = serial (a suspended task continues here)     a - -
+//   touch        a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch) a b i
+//   touch_rows   a = base address, b = row bytes << 32 | rows, index = stride in bytes; its mode is   a b i
+//                in the kind: touch_rows_read, touch_rows_write, touch_rows_read_write (roost::touch_rows)
+//   spawn        a = the spawning task's serial, index = the child's rank (the child's task_begin     a - i
+//                follows, possibly on another worker)
+//   steal        a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (on the thief's  a b -
+//                lane)
+//   idle_begin, idle_end             a worker starts / stops looking for work                        - - -
+//   sleep_begin, sleep_end           an idle worker goes to sleep / wakes                            - - -
+//   iteration_begin, iteration_end   around each runtime::run, in the runtime's lane                 - - -
 // Serials are unique in a run (worker << 48 | per-worker count); spawn paths follow from (parent, index).
 #pragma once
 #include <cstdint>
@@ -45,8 +52,21 @@ enum class kind : std::uint16_t {
   spawn = 12, steal = 13, idle_begin = 14, idle_end = 15,
 };
 
+constexpr bool is_touch(kind k) {
+  return k == kind::touch || k == kind::touch_rows_read || k == kind::touch_rows_write ||
+         k == kind::touch_rows_read_write;
+}
+// The columns a kind stores (the table above).
+constexpr bool stores_a(kind k) {
+  return k == kind::task_end || k == kind::task_resume || is_touch(k) || k == kind::spawn || k == kind::steal;
+}
+constexpr bool stores_b(kind k) { return k == kind::task_begin || is_touch(k) || k == kind::steal; }
+constexpr bool stores_index(kind k) { return k == kind::task_begin || is_touch(k) || k == kind::spawn; }
+constexpr unsigned kKinds = 16;  // kinds are 1 .. kKinds - 1
+
+// A record as readers give it.
 struct record {
-  std::uint64_t t_ns;  // ticks in the file and in the tracer's buffers; ns since start once read
+  std::uint64_t t_ns;  // ns since start
   std::uint64_t a;
   std::uint64_t b;
   std::uint32_t index;
@@ -60,8 +80,25 @@ struct chunk_header {
   std::uint32_t count;
   std::uint64_t ticks;
   std::uint64_t ns;
+  std::uint64_t base;
+  std::uint32_t na, nb, ni;
+  std::uint32_t zero = 0;
+  // The columns' bytes after the header, padding included.
+  std::uint64_t body_bytes() const {
+    const std::uint64_t n = 8ull * na + 8ull * nb + 4ull * count + 4ull * ni + count;
+    return (n + 7) & ~std::uint64_t{7};
+  }
 };
-static_assert(sizeof(chunk_header) == 24);
+static_assert(sizeof(chunk_header) == 48);
+
+// One chunk's columns in memory, in record order (the tracer's lane buffers, or a reader's).
+struct chunk_columns {
+  const std::uint64_t* a;
+  const std::uint64_t* b;
+  const std::uint32_t* dt;
+  const std::uint32_t* index;
+  const std::uint8_t* kind;
+};
 
 constexpr std::uint32_t kVersion = 2;
 constexpr std::uint16_t kRuntimeLane = 0xffff;
@@ -100,6 +137,9 @@ struct unique_fd {
 
 // The header's bytes (the tracer writes them when the runtime starts).
 std::string encode_header(const header& h);
+// Records of one lane as a chunk (times in ticks): for tests and tools; the tracer fills columns directly.
+// A task_begin's `a` is dropped (readers derive it). std::invalid_argument if the times span 2^32 ticks or more.
+std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t ns, const std::vector<record>& rs);
 
 // Reads a trace one chunk at a time, so that converting a long run needs one chunk's memory. The constructor
 // reads the header and walks the chunk headers once, for the last clock pair and to find damage early.
@@ -116,6 +156,7 @@ class chunk_reader {
   T get(const char* what);
   void get_bytes(void* to, std::uint64_t n, const char* what);
   chunk_header get_chunk_header();
+  void decode(std::uint64_t at, const chunk_header& c, const std::string& body, std::vector<record>& out);
 
   std::string path_;
   unique_fd file_;
@@ -123,6 +164,8 @@ class chunk_reader {
   header head_;
   bool complete_ = false;
   double ns_per_tick_ = 1.0;
+  std::vector<std::uint64_t> task_begins_;  // per worker lane so far: the implied serials
+  std::string body_;                        // the chunk being decoded
 };
 
 trace_file read(const std::string& path);

@@ -17,14 +17,22 @@ namespace roost::trace {
 std::atomic<tracer*> g_installed_tracer{nullptr};
 
 namespace {
-constexpr std::size_t kLaneBytes = tracer::kChunkRecords * sizeof(record);
 // Lanes whose buffer the constructor faults in; later ones fault on first use, so that a huge virtual
 // topology does not populate gigabytes.
 constexpr std::size_t kPrefaultedLanes = 64;
 }  // namespace
 
+tracer::lane tracer::make_lane(bool prefault) {
+  void* p = ::mmap(nullptr, kLaneBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (prefault ? MAP_POPULATE : 0),
+                   -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  lane l;
+  l.buf = static_cast<char*>(p);
+  return l;
+}
+
 tracer::tracer(std::string path, unsigned workers, std::string topology, caches c)
-    : path_(std::move(path)), json_path_(path_ + ".json"), lanes_(workers) {
+    : path_(std::move(path)), json_path_(path_ + ".json") {
   header_.workers = workers;
   header_.start_ns = platform::os::now_ns();
   header_.start_ticks = ticks();
@@ -32,26 +40,29 @@ tracer::tracer(std::string path, unsigned workers, std::string topology, caches 
   header_.l2_bytes = c.l2_bytes;
   header_.llc_bytes = c.llc_bytes;
   header_.llc_domain = std::move(c.llc_domain);
-  runtime_lane_.reserve(kRuntimeRecords);
   // Each lane's buffer now, before the workers start: made on a worker's first event, its zeroed pages were
   // faulted in on the scheduling path, and a traced heat2d 440x100's first iteration took 1.4-4.6 ms instead
   // of 0.25-0.3 (`make demo`'s locality section traces it from its first iteration).
-  for (std::size_t i = 0; i < lanes_.size(); ++i) {
-    void* p = ::mmap(nullptr, kLaneBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | (i < kPrefaultedLanes ? MAP_POPULATE : 0), -1, 0);
-    if (p == MAP_FAILED) {
-      for (std::size_t j = 0; j < i; ++j) ::munmap(lanes_[j].buf, kLaneBytes);
-      throw std::bad_alloc();
-    }
-    lanes_[i].buf = static_cast<record*>(p);
+  lanes_.reserve(workers);
+  try {
+    runtime_lane_ = make_lane(true);
+    for (unsigned i = 0; i < workers; ++i) lanes_.push_back(make_lane(i < kPrefaultedLanes));
+  } catch (...) {
+    unmap_lanes();
+    throw;
   }
 }
 
-tracer::~tracer() {
+void tracer::unmap_lanes() {
   for (auto& l : lanes_) ::munmap(l.buf, kLaneBytes);
+  lanes_.clear();
+  if (runtime_lane_.buf) ::munmap(runtime_lane_.buf, kLaneBytes);
+  runtime_lane_.buf = nullptr;
 }
 
-std::size_t tracer::buffer_bytes() const { return lanes_.size() * kLaneBytes + kRuntimeRecords * sizeof(record); }
+tracer::~tracer() { unmap_lanes(); }
+
+std::size_t tracer::buffer_bytes() const { return (lanes_.size() + 1) * kLaneBytes; }
 
 void tracer::open() {
   const std::string valid = "; valid: a file path in an existing directory this process may write to";
@@ -88,51 +99,57 @@ void tracer::write_locked(const void* bytes, std::size_t n) {
   }
 }
 
-void tracer::write_chunk_locked(std::uint32_t lane_id, const record* records, std::uint32_t count) {
+void tracer::write_chunk_locked(const lane& l, std::uint16_t id) {
   if (write_errno_ != 0) return;
   // The clock pair read now: readers convert ticks to ns with the last chunk's pair (trace_format.hpp).
-  chunk_header h{lane_id, count, ticks(), platform::os::now_ns()};
-  iovec parts[2] = {{&h, sizeof h}, {const_cast<record*>(records), count * sizeof(record)}};
+  chunk_header h{id, l.used, ticks(), platform::os::now_ns(), l.base, l.na, l.nb, l.ni};
+  static const char zeros[8] = {};
+  const std::size_t body = 8ull * l.na + 8ull * l.nb + 4ull * l.used + 4ull * l.ni + l.used;
+  iovec parts[7] = {{&h, sizeof h},
+                    {l.a(), 8ull * l.na},
+                    {l.b(), 8ull * l.nb},
+                    {l.dt(), 4ull * l.used},
+                    {l.index(), 4ull * l.ni},
+                    {l.kinds(), l.used},
+                    {const_cast<char*>(zeros), h.body_bytes() - body}};
+  const std::size_t total = sizeof h + h.body_bytes();
   ssize_t done;
-  do done = ::writev(file_.fd, parts, count ? 2 : 1);
+  do done = ::writev(file_.fd, parts, 7);
   while (done < 0 && errno == EINTR);
-  const std::size_t total = sizeof h + count * sizeof(record);
-  if (done >= 0 && static_cast<std::size_t>(done) < total) {  // a short write: the rest, in order
-    std::string rest(reinterpret_cast<const char*>(&h), sizeof h);
-    rest.append(reinterpret_cast<const char*>(records), count * sizeof(record));
-    write_locked(rest.data() + done, total - static_cast<std::size_t>(done));
-  } else if (done < 0) {
+  if (done < 0) {
     write_errno_ = errno;
     failed_.store(true, std::memory_order_release);
+  } else if (static_cast<std::size_t>(done) < total) {  // a short write: the rest, in order
+    std::string all;
+    for (const iovec& part : parts) all.append(static_cast<const char*>(part.iov_base), part.iov_len);
+    write_locked(all.data() + done, total - static_cast<std::size_t>(done));
   }
   if (write_errno_ == 0) chunks_written_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void tracer::flush(unsigned w) {
-  lane& l = lanes_[w];
+void tracer::flush(lane& l, std::uint16_t id) {
   {
     std::lock_guard<std::mutex> lk(file_mutex_);
-    write_chunk_locked(w, l.buf, l.used);
+    write_chunk_locked(l, id);
   }
-  l.used = 0;
+  l.used = l.na = l.nb = l.ni = 0;
+}
+
+void tracer::rebase(lane& l, std::uint16_t id, std::uint64_t t) {
+  if (l.used > 0) flush(l, id);
+  l.base = t;
 }
 
 void tracer::iteration(bool begin) {
   std::lock_guard<std::mutex> lk(runtime_mutex_);
-  runtime_lane_.push_back(record{ticks(), 0, 0, 0,
-                                 static_cast<std::uint16_t>(begin ? kind::iteration_begin : kind::iteration_end),
-                                 kRuntimeLane});
-  if (runtime_lane_.size() == kRuntimeRecords) {
-    std::lock_guard<std::mutex> file_lk(file_mutex_);
-    write_chunk_locked(kRuntimeLane, runtime_lane_.data(), static_cast<std::uint32_t>(runtime_lane_.size()));
-    runtime_lane_.clear();
-  }
+  if (begin) append<kind::iteration_begin>(runtime_lane_, kRuntimeLane, 0, 0, 0);
+  else append<kind::iteration_end>(runtime_lane_, kRuntimeLane, 0, 0, 0);
 }
 
 void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
   if (worker < 0) return;
-  add(static_cast<unsigned>(worker), kind::touch, reinterpret_cast<std::uintptr_t>(base), bytes,
-      static_cast<std::uint32_t>(mode));
+  add<kind::touch>(static_cast<unsigned>(worker), reinterpret_cast<std::uintptr_t>(base), bytes,
+                   static_cast<std::uint32_t>(mode));
 }
 
 void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
@@ -142,9 +159,15 @@ void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, 
     touch_consumer::on_touch_rows(worker, base, row_bytes, rows, stride, mode);
     return;
   }
-  add(static_cast<unsigned>(worker), static_cast<kind>(static_cast<unsigned>(kind::touch_rows_read) + static_cast<unsigned>(mode)),
-      reinterpret_cast<std::uintptr_t>(base), (static_cast<std::uint64_t>(row_bytes) << 32) | rows,
-      static_cast<std::uint32_t>(stride));
+  const auto w = static_cast<unsigned>(worker);
+  const auto a = reinterpret_cast<std::uintptr_t>(base);
+  const std::uint64_t b = (static_cast<std::uint64_t>(row_bytes) << 32) | rows;
+  const auto s = static_cast<std::uint32_t>(stride);
+  switch (mode) {
+    case access::read: add<kind::touch_rows_read>(w, a, b, s); break;
+    case access::write: add<kind::touch_rows_write>(w, a, b, s); break;
+    case access::read_write: add<kind::touch_rows_read_write>(w, a, b, s); break;
+  }
 }
 
 namespace {
@@ -169,13 +192,12 @@ void tracer::finish() {
   {
     std::lock_guard<std::mutex> lk(file_mutex_);
     for (std::size_t w = 0; w < lanes_.size(); ++w)
-      if (lanes_[w].used > 0) write_chunk_locked(static_cast<std::uint32_t>(w), lanes_[w].buf, lanes_[w].used);
+      if (lanes_[w].used > 0) write_chunk_locked(lanes_[w], static_cast<std::uint16_t>(w));
     {
       std::lock_guard<std::mutex> runtime_lk(runtime_mutex_);
-      if (!runtime_lane_.empty())
-        write_chunk_locked(kRuntimeLane, runtime_lane_.data(), static_cast<std::uint32_t>(runtime_lane_.size()));
+      if (runtime_lane_.used > 0) write_chunk_locked(runtime_lane_, kRuntimeLane);
     }
-    write_chunk_locked(kEndLane, nullptr, 0);
+    write_chunk_locked(lane{}, kEndLane);  // no records: its columns are not read
     // close() reports what the file system kept back (NFS, quotas).
     if (::close(file_.fd) != 0 && write_errno_ == 0) {
       write_errno_ = errno;

@@ -34,9 +34,9 @@ class tracer final : public touch_consumer {
     std::uint64_t l2_bytes = 0, llc_bytes = 0;
     std::vector<std::uint32_t> llc_domain;  // per worker
   };
-  // 64 KiB per worker: one write per 2048 events keeps the system call's cost per event small, and the
-  // buffers of 16 workers within 1 MiB.
-  static constexpr std::uint32_t kChunkRecords = 2048;
+  // Records per lane buffer: 64 KiB of columns (at most 25 bytes a record) per worker, so that one write
+  // carries 2560 events (the system call's cost per event stays small) and 16 workers' buffers fit in 1 MiB.
+  static constexpr std::uint32_t kChunkRecords = 2560;
 
   tracer(std::string path, unsigned workers, std::string topology, caches c);
   tracer(const tracer&) = delete;
@@ -48,15 +48,15 @@ class tracer final : public touch_consumer {
 
   void task_begin(unsigned w, detail::task_id& id) {
     if (w >= lanes_.size()) return;
-    id.serial = (static_cast<std::uint64_t>(w) << 48) | lanes_[w].next_serial++;
-    add(w, kind::task_begin, id.serial, id.parent ? id.parent->serial : 0, id.index);
+    id.serial = (static_cast<std::uint64_t>(w) << 48) | lanes_[w].next_serial++;  // readers derive it again
+    add<kind::task_begin>(w, 0, id.parent ? id.parent->serial : 0, id.index);
   }
-  void task_end(unsigned w, const detail::task_id& id) { add(w, kind::task_end, id.serial, 0, 0); }
-  void task_resume(unsigned w, const detail::task_id& id) { add(w, kind::task_resume, id.serial, 0, 0); }
-  void sleep(unsigned w, bool begin) { add(w, begin ? kind::sleep_begin : kind::sleep_end, 0, 0, 0); }
-  void idle(unsigned w, bool begin) { add(w, begin ? kind::idle_begin : kind::idle_end, 0, 0, 0); }
-  void spawn(unsigned w, const detail::task_id& parent, std::uint32_t index) { add(w, kind::spawn, parent.serial, 0, index); }
-  void steal(unsigned thief, unsigned victim, bool taken) { add(thief, kind::steal, victim, taken ? 1 : 0, 0); }
+  void task_end(unsigned w, const detail::task_id& id) { add<kind::task_end>(w, id.serial, 0, 0); }
+  void task_resume(unsigned w, const detail::task_id& id) { add<kind::task_resume>(w, id.serial, 0, 0); }
+  void sleep(unsigned w, bool begin) { begin ? add<kind::sleep_begin>(w, 0, 0, 0) : add<kind::sleep_end>(w, 0, 0, 0); }
+  void idle(unsigned w, bool begin) { begin ? add<kind::idle_begin>(w, 0, 0, 0) : add<kind::idle_end>(w, 0, 0, 0); }
+  void spawn(unsigned w, const detail::task_id& parent, std::uint32_t index) { add<kind::spawn>(w, parent.serial, 0, index); }
+  void steal(unsigned thief, unsigned victim, bool taken) { add<kind::steal>(thief, victim, taken ? 1 : 0, 0); }
   void iteration(bool begin);
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
   void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
@@ -86,31 +86,54 @@ class tracer final : public touch_consumer {
   }
 
  private:
+  // A lane's buffer holds its chunk's columns (trace_format.hpp), each sized for kChunkRecords: a record
+  // stores its time, its kind, and only the fields its kind has.
   struct alignas(64) lane {
-    record* buf = nullptr;  // kChunkRecords, mapped by the constructor
-    std::uint32_t used = 0;
+    char* buf = nullptr;  // kLaneBytes, mapped by the constructor
+    std::uint32_t used = 0, na = 0, nb = 0, ni = 0;
+    std::uint64_t base = 0;  // the chunk's times are ticks since base, in 32 bits
     std::uint64_t next_serial = 1;
+    std::uint64_t* a() const { return reinterpret_cast<std::uint64_t*>(buf); }
+    std::uint64_t* b() const { return a() + kChunkRecords; }
+    std::uint32_t* dt() const { return reinterpret_cast<std::uint32_t*>(b() + kChunkRecords); }
+    std::uint32_t* index() const { return dt() + kChunkRecords; }
+    std::uint8_t* kinds() const { return reinterpret_cast<std::uint8_t*>(index() + kChunkRecords); }
   };
-  static constexpr std::size_t kRuntimeRecords = 64;  // the runtime's lane: two records a run
+  static constexpr std::size_t kLaneBytes = 1 << 16;
+  static_assert(kChunkRecords * 25 <= kLaneBytes);
 
-  void add(unsigned w, kind k, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
+  template <kind K>
+  void add(unsigned w, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
     if (w >= lanes_.size()) [[unlikely]] return;
-    lane& l = lanes_[w];
-    l.buf[l.used] = record{ticks(), a, b, index, static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(w)};
-    if (++l.used == kChunkRecords) [[unlikely]] flush(w);
+    append<K>(lanes_[w], w, a, b, index);
   }
-  // Writes worker w's lane as a chunk and empties it; after a write error, only empties it.
-  __attribute__((noinline)) void flush(unsigned w);
+  template <kind K>
+  void append(lane& l, std::uint16_t id, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
+    const std::uint64_t t = ticks();
+    if (t - l.base > 0xffffffffull) [[unlikely]] rebase(l, id, t);  // also a clock behind base: another CPU's TSC
+    l.dt()[l.used] = static_cast<std::uint32_t>(t - l.base);
+    l.kinds()[l.used] = static_cast<std::uint8_t>(K);
+    if constexpr (stores_a(K)) l.a()[l.na++] = a;
+    if constexpr (stores_b(K)) l.b()[l.nb++] = b;
+    if constexpr (stores_index(K)) l.index()[l.ni++] = index;
+    if (++l.used == kChunkRecords) [[unlikely]] flush(l, id);
+  }
+  // Writes the lane as a chunk and empties it; after a write error, only empties it.
+  __attribute__((noinline)) void flush(lane& l, std::uint16_t id);
+  // A time that does not fit the chunk's 32 bits: the chunk so far goes out, the next starts at t.
+  __attribute__((noinline)) void rebase(lane& l, std::uint16_t id, std::uint64_t t);
+  lane make_lane(bool prefault);
+  void unmap_lanes();
   // Appends `bytes` to the file (file_mutex_ held); on failure keeps the first error and stops the trace.
   void write_locked(const void* bytes, std::size_t n);
-  void write_chunk_locked(std::uint32_t lane_id, const record* records, std::uint32_t count);
+  void write_chunk_locked(const lane& l, std::uint16_t id);
 
   std::string path_;
   std::string json_path_;
   header header_;
   std::vector<lane> lanes_;  // one per worker
   std::mutex runtime_mutex_;
-  std::vector<record> runtime_lane_;  // iterations (runtime_mutex_), at most kRuntimeRecords
+  lane runtime_lane_;  // iterations (runtime_mutex_)
 
   std::mutex file_mutex_;  // the file's end: one chunk at a time
   unique_fd file_;

@@ -16,6 +16,11 @@ KIND = {1: "task_begin", 2: "task_end", 3: "task_resume", 4: "touch", 5: "sleep_
         7: "iteration_begin", 8: "iteration_end", 9: "touch_rows_read", 10: "touch_rows_write",
         11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end"}
 RECORD = np.dtype([("t_ns", "<u8"), ("a", "<u8"), ("b", "<u8"), ("index", "<u4"), ("kind", "<u2"), ("worker", "<u2")])
+# The columns each kind stores (trace_format.hpp); a task_begin's serial is implied by its place in its lane.
+_TOUCH = (4, 9, 10, 11)
+STORES_A = np.isin(np.arange(16), (2, 3, 12, 13) + _TOUCH)
+STORES_B = np.isin(np.arange(16), (1, 13) + _TOUCH)
+STORES_INDEX = np.isin(np.arange(16), (1, 12) + _TOUCH)
 
 
 class TraceError(ValueError):
@@ -65,31 +70,72 @@ def read(path: str | Path) -> Trace:
     pos += n
     l2, llc = take("<QQ", "the cache sizes")
     domains = list(take(f"<{workers}I", "the cache domains")) if workers else []
-    lanes: dict[int, list[np.ndarray]] = {}
+    lanes: dict[int, list[tuple]] = {}
     complete = False
     clock = (start_ticks, start_ns)  # the last chunk's (ticks, ns)
     while pos < len(data):
         at = pos
-        lane, count, ticks, ns = take("<IIQQ", "a chunk header")
+        lane, count, ticks, ns, base, na, nb, ni, _ = take("<IIQQQIIII", "a chunk header")
         if lane >= workers and lane not in (RUNTIME_LANE, END_LANE):
             raise TraceError(f"{path}: chunk for worker {lane} at byte {at} but the trace has {workers} workers")
-        size = count * RECORD.itemsize
-        if pos + size > len(data):
+        if max(na, nb, ni) > count or (lane == END_LANE and count):
+            raise TraceError(f"{path}: chunk of lane {lane} at byte {at} is damaged: {count} records with "
+                             f"{na}, {nb}, {ni} values of a, b, index")
+        body = 8 * na + 8 * nb + 4 * count + 4 * ni + count
+        if pos + body > len(data):
             raise TraceError(f"{path}: truncated at byte {len(data)}: the chunk of lane {lane} at byte {at} "
                              f"promises {count} records")
-        lanes.setdefault(lane, []).append(np.frombuffer(data, dtype=RECORD, count=count, offset=pos))
+        columns = []
+        for dtype, n in (("<u8", na), ("<u8", nb), ("<u4", count), ("<u4", ni), ("u1", count)):
+            columns.append(np.frombuffer(data, dtype=dtype, count=n, offset=pos))
+            pos += n * np.dtype(dtype).itemsize
+        lanes.setdefault(lane, []).append((base, *columns))
         complete = complete or lane == END_LANE
         clock = (ticks, ns)
-        pos += size
-    chunks = [c for lane in sorted(lanes) for c in lanes[lane]]
-    records = np.concatenate(chunks) if chunks else np.zeros(0, dtype=RECORD)
-    records["t_ns"] = _ticks_to_ns(records["t_ns"], start_ticks, start_ns, clock)
+        pos = at + 48 + (body + 7) // 8 * 8
+    convert = _ticks_to_ns(start_ticks, start_ns, clock)
+    lane_order = [lane for lane in sorted(lanes) if lane != END_LANE]
+    sizes = [sum(len(c[-1]) for c in lanes[lane]) for lane in lane_order]
+    records = np.zeros(sum(sizes), dtype=RECORD)
+    at = 0
+    for lane, n in zip(lane_order, sizes):
+        _decode_lane(path, lane, workers, lanes[lane], convert, records[at:at + n])
+        at += n
     return Trace(workers, start_ns, topology, l2, llc, domains, records, complete)
 
 
-def _ticks_to_ns(t: np.ndarray, start_ticks: int, start_ns: int, clock: tuple[int, int]) -> np.ndarray:
-    """As the C++ reader does: ns since the start from the last chunk's clock pair, 0 at or before the start."""
+def _decode_lane(path: Path, lane: int, workers: int, chunks: list[tuple], convert, out: np.ndarray) -> None:
+    """One lane's chunks, in order, as whole records into `out` (zeros)."""
+    bases, a, b, dt, index, kinds = zip(*chunks)
+    kinds = np.concatenate(kinds)
+    if not len(kinds):
+        return
+    if kinds.min() == 0 or kinds.max() >= len(STORES_A):
+        raise TraceError(f"{path}: lane {lane} holds a record of unknown kind {int(kinds.max() or kinds.min())}")
+    out["t_ns"] = convert(np.repeat(np.array(bases, dtype=np.uint64), [len(d) for d in dt]) + np.concatenate(dt))
+    out["kind"] = kinds
+    out["worker"] = lane
+    for name, stores, column in (("a", STORES_A, a), ("b", STORES_B, b), ("index", STORES_INDEX, index)):
+        values = np.concatenate(column)
+        where = stores[kinds]
+        if np.count_nonzero(where) != len(values):
+            raise TraceError(f"{path}: lane {lane} is damaged: its kinds use {np.count_nonzero(where)} values of "
+                             f"{name}, its chunks hold {len(values)}")
+        out[name][where] = values
+    begins = kinds == 1
+    if np.any(begins) and lane >= workers:
+        raise TraceError(f"{path}: a task_begin outside a worker's lane (lane {lane})")
+    out["a"][begins] = (np.uint64(lane) << np.uint64(48)) | np.arange(1, np.count_nonzero(begins) + 1, dtype=np.uint64)
+
+
+def _ticks_to_ns(start_ticks: int, start_ns: int, clock: tuple[int, int]):
+    """Ticks to ns since the start as the C++ reader converts them: with the last chunk's clock pair, 0 at or
+    before the start (tick counts stay below 2^63, so int64 holds their differences)."""
     ticks, ns = clock
     ns_per_tick = float(ns - start_ns) / float(ticks - start_ticks) if ticks > start_ticks else 1.0
-    since = (t - np.uint64(start_ticks)).astype(np.float64) * ns_per_tick
-    return np.where(t > np.uint64(start_ticks), since, 0).astype(np.uint64)
+
+    def convert(t: np.ndarray) -> np.ndarray:
+        since = t.view(np.int64) - np.int64(start_ticks)
+        np.maximum(since, 0, out=since)
+        return (since * ns_per_tick).astype(np.uint64)
+    return convert

@@ -30,20 +30,34 @@ def test_krd_known_answers_and_bins():
     assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
 
 
+_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13), "b": (1, 4, 9, 10, 11, 13), "index": (1, 4, 9, 10, 11, 12)}
+
+
+def _chunk(lane: int, clock, records) -> bytes:
+    """One chunk as the tracer writes it (trace_format.hpp): records (t_ticks, a, b, index, kind, worker) in
+    columns, each field only where its kind stores it; a task_begin's a is implied."""
+    base = min((r[0] for r in records), default=0)
+    cols = {name: [r[i] for r in records if r[4] in _STORES[name]] for i, name in ((1, "a"), (2, "b"), (3, "index"))}
+    body = (struct.pack(f"<{len(cols['a'])}Q", *cols["a"]) + struct.pack(f"<{len(cols['b'])}Q", *cols["b"])
+            + struct.pack(f"<{len(records)}I", *(r[0] - base for r in records))
+            + struct.pack(f"<{len(cols['index'])}I", *cols["index"]) + bytes(r[4] for r in records))
+    body += bytes(-len(body) % 8)
+    return struct.pack("<IIQQQIIII", lane, len(records), *clock, base, len(cols["a"]), len(cols["b"]),
+                       len(cols["index"]), 0) + body
+
+
 def _write_v2(path: Path, workers: int, chunks, domains=None, version=2, start=(0, 0), end=True):
-    """A trace as the tracer writes it: `chunks` is [(lane, (ticks, ns), records)] in file order, records
-    (t_ticks, a, b, index, kind, worker); the end chunk's clock pair is the last chunk's."""
+    """A trace as the tracer writes it: `chunks` is [(lane, (ticks, ns), records)] in file order; the end
+    chunk's clock pair is the last chunk's."""
     start_ticks, start_ns = start
     with open(path, "wb") as f:
         f.write(b"ROOSTTRC" + struct.pack("<IIQQI", version, workers, start_ns, start_ticks, 4) + b"test")
         f.write(struct.pack("<QQ", 1024, 4096) + struct.pack(f"<{workers}I", *(domains or [0] * workers)))
         clock = start
         for lane, clock, records in chunks:
-            f.write(struct.pack("<IIQQ", lane, len(records), *clock))
-            for r in records:
-                f.write(struct.pack("<QQQIHH", *r))
+            f.write(_chunk(lane, clock, records))
         if end:
-            f.write(struct.pack("<IIQQ", 0xFFFE, 0, *clock))
+            f.write(_chunk(0xFFFE, clock, []))
 
 
 def _write_trace(path: Path, version=2, records=()):
@@ -90,12 +104,20 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
 
 
 def _synthetic(path: Path, workers: int, records, domains=None):
-    """Records with times in ns (ticks = ns), one chunk per lane."""
+    """Records with times in ns (ticks = ns), one chunk per lane. Task serials in `records` are names: they
+    become the serials the format implies (lane << 48 | the task_begin's count in its lane)."""
     by = {}
     for r in records:
         by.setdefault(r[5], []).append(r)
+    serial = {0: 0}
+    for w, rs in sorted(by.items()):
+        for r in rs:
+            if r[4] == 1:
+                serial[r[1]] = (w << 48) | (sum(1 for v in serial.values() if v >> 48 == w and v) + 1)
+    renamed = {w: [(t, serial.get(a, a) if k in (1, 2, 3, 12) else a, serial[b] if k == 1 else b, i, k, lane)
+                   for t, a, b, i, k, lane in rs] for w, rs in by.items()}
     last = max((r[0] for r in records), default=0)
-    _write_v2(path, workers, [(w, (last, last), rs) for w, rs in sorted(by.items())], domains=domains)
+    _write_v2(path, workers, [(w, (last, last), rs) for w, rs in sorted(renamed.items())], domains=domains)
 
 
 def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
