@@ -222,7 +222,8 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
       ++runs;
     }
     const std::uint64_t growth = resident_bytes() > rss ? resident_bytes() - rss : 0;
-    EXPECT_LT(growth, grow_by / 8) << runs << " runs wrote " << (file_bytes(file) - bytes) << " bytes of trace";
+    if (!roost_test::under_sanitizer())  // a sanitizer's shadow memory grows with what the program touches
+      EXPECT_LT(growth, grow_by / 8) << runs << " runs wrote " << (file_bytes(file) - bytes) << " bytes of trace";
     EXPECT_EQ(core.tracer->buffer_bytes(), buffers);
     EXPECT_GT(core.tracer->chunks_written(), grow_by / buffers);
 

@@ -119,7 +119,7 @@ def _synthetic(path: Path, workers: int, records, domains=None):
     _write_v2(path, workers, [(w, (last, last), rs) for w, rs in sorted(renamed.items())], domains=domains)
 
 
-def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path):
+def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
     # Chunks as workers write them, interleaved; start at tick 1000 = 5000 ns, the last chunk's clock pair
     # (3000 ticks, 6000 ns): 0.5 ns a tick (the third chunk's pair says 2). Records: (ticks, a, b, index,
     # kind, worker).
@@ -144,6 +144,8 @@ def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path):
     t = read(p)
     assert not t.complete and len(t.records) == 6
     assert t.records["t_ns"].tolist() == [20, 40, 80, 100, 60, 62]
+    assert analyze.main(["summary", str(p)]) == 0
+    assert "cut short" in capsys.readouterr().err
     data = p.read_bytes()
     p.write_bytes(data[:-3])
     with pytest.raises(TraceError, match="truncated at byte"):
