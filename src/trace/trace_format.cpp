@@ -135,7 +135,7 @@ void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::st
   std::vector<std::uint32_t> dt(c.count), index(c.ni);
   const char* p = body.data();
   auto take = [&p](void* to, std::size_t n) {
-    std::memcpy(to, p, n);
+    if (n > 0) std::memcpy(to, p, n);
     p += n;
   };
   take(a.data(), a.size() * 8);

@@ -105,23 +105,26 @@ void tracer::write_chunk_locked(const lane& l, std::uint16_t id) {
   chunk_header h{id, l.used, ticks(), platform::os::now_ns(), l.base, l.na, l.nb, l.ni};
   static const char zeros[8] = {};
   const std::size_t body = 8ull * l.na + 8ull * l.nb + 4ull * l.used + 4ull * l.ni + l.used;
-  iovec parts[7] = {{&h, sizeof h},
-                    {l.a(), 8ull * l.na},
-                    {l.b(), 8ull * l.nb},
-                    {l.dt(), 4ull * l.used},
-                    {l.index(), 4ull * l.ni},
-                    {l.kinds(), l.used},
-                    {const_cast<char*>(zeros), h.body_bytes() - body}};
+  iovec parts[7] = {{&h, sizeof h}};
+  if (l.used > 0) {  // the end chunk has no records, and no buffer
+    parts[1] = {l.a(), 8ull * l.na};
+    parts[2] = {l.b(), 8ull * l.nb};
+    parts[3] = {l.dt(), 4ull * l.used};
+    parts[4] = {l.index(), 4ull * l.ni};
+    parts[5] = {l.kinds(), l.used};
+    parts[6] = {const_cast<char*>(zeros), h.body_bytes() - body};
+  }
+  const int n_parts = l.used > 0 ? 7 : 1;
   const std::size_t total = sizeof h + h.body_bytes();
   ssize_t done;
-  do done = ::writev(file_.fd, parts, 7);
+  do done = ::writev(file_.fd, parts, n_parts);
   while (done < 0 && errno == EINTR);
   if (done < 0) {
     write_errno_ = errno;
     failed_.store(true, std::memory_order_release);
   } else if (static_cast<std::size_t>(done) < total) {  // a short write: the rest, in order
     std::string all;
-    for (const iovec& part : parts) all.append(static_cast<const char*>(part.iov_base), part.iov_len);
+    for (int i = 0; i < n_parts; ++i) all.append(static_cast<const char*>(parts[i].iov_base), parts[i].iov_len);
     write_locked(all.data() + done, total - static_cast<std::size_t>(done));
   }
   if (write_errno_ == 0) chunks_written_.fetch_add(1, std::memory_order_relaxed);
