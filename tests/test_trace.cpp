@@ -196,14 +196,15 @@ TEST(TraceFile, OneTracingRuntimeAtATime) {
 }
 
 // The trace leaves memory as the run goes: while the runtime lives, its file already holds what the workers'
-// full buffers held (a reader sees a trace cut short, in order), and the process's memory does not grow with
-// the events, however many runs write them.
+// full buffers held, and the process's memory does not grow with the events, however many runs write them.
+// (Not read while the runtime lives: an idle worker may be writing a chunk at that moment.)
 TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
   const std::string file = temp("roost_stream.trace");
   roost::options o;
   o.workers = 2;
   o.trace = file;
   const std::uint64_t grow_by = roost_test::under_sanitizer() ? (8u << 20) : (48u << 20);
+  std::size_t runs = 0;
   {
     roost::detail::runtime_core core(o);
     auto run_fib = [&core] {
@@ -216,7 +217,6 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
     EXPECT_LE(buffers, 3u * 64 * 1024) << "one buffer per worker and the runtime's";
     run_fib();  // the runtime's own memory (stacks, frames) reaches its size
     const std::uint64_t rss = resident_bytes(), bytes = file_bytes(file);
-    std::size_t runs = 0;
     while (file_bytes(file) < bytes + grow_by) {
       run_fib();
       ++runs;
@@ -226,16 +226,6 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
       EXPECT_LT(growth, grow_by / 8) << runs << " runs wrote " << (file_bytes(file) - bytes) << " bytes of trace";
     EXPECT_EQ(core.tracer->buffer_bytes(), buffers);
     EXPECT_GT(core.tracer->chunks_written(), grow_by / buffers);
-
-    tr::trace_file partial = tr::read(file);  // cut short: the lanes' last chunks are still in their buffers
-    EXPECT_FALSE(partial.complete);
-    std::map<std::uint16_t, std::uint64_t> last_serial;
-    for (const auto& r : partial.records)
-      if (r.kind == static_cast<std::uint16_t>(tr::kind::task_begin)) {
-        EXPECT_EQ(r.a, (std::uint64_t{r.worker} << 48) | (last_serial[r.worker] + 1));
-        last_serial[r.worker] = r.a & 0xffffffffffffull;
-      }
-    EXPECT_GT(last_serial[0] + last_serial[1], (runs + 1) * 10946 / 2) << "fib(20) begins 10946 tasks a run";
   }
   tr::trace_file t = tr::read(file);
   EXPECT_TRUE(t.complete);
@@ -244,7 +234,8 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
     begins += r.kind == static_cast<std::uint16_t>(tr::kind::task_begin);
     iterations += r.kind == static_cast<std::uint16_t>(tr::kind::iteration_begin);
   }
-  EXPECT_EQ(begins, iterations * 10946) << "no event lost: every task of every run";
+  EXPECT_EQ(iterations, runs + 1);
+  EXPECT_EQ(begins, iterations * 10946) << "no event lost: every task of every run (fib(20) begins 10946)";
   remove_trace(file);
 }
 
