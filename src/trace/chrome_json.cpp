@@ -97,7 +97,8 @@ struct lane_key_hash {
 void write_chrome_json(const std::string& trace_path, const std::string& json_path) {
   chunk_reader in(trace_path);
   std::unique_ptr<std::FILE, file_closer> file(std::fopen(json_path.c_str(), "w"));
-  if (!file) throw std::system_error(errno, std::generic_category(), "roost: cannot write trace file '" + json_path + "'");
+  const std::string failed = "roost: writing the timeline '" + json_path + "'";
+  if (!file) throw std::system_error(errno, std::generic_category(), failed);
   json_out o(file.get());
   o.text("{\"traceEvents\":[\n");
   // Thread names for the timeline: one track per worker, one for the runtime (run() calls).
@@ -142,9 +143,8 @@ void write_chrome_json(const std::string& trace_path, const std::string& json_pa
   o.text("\n]}\n");
   o.drain();
   if (std::fflush(file.get()) != 0 || std::ferror(file.get()))
-    throw std::system_error(errno, std::generic_category(), "roost: writing trace file '" + json_path + "'");
-  if (std::fclose(file.release()) != 0)
-    throw std::system_error(errno, std::generic_category(), "roost: writing trace file '" + json_path + "'");
+    throw std::system_error(errno, std::generic_category(), failed);
+  if (std::fclose(file.release()) != 0) throw std::system_error(errno, std::generic_category(), failed);
 }
 
 }  // namespace roost::trace

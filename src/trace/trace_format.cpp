@@ -22,6 +22,10 @@ bool lane_is_valid(std::uint32_t lane, std::uint32_t workers) {
 }
 }  // namespace
 
+unique_fd::~unique_fd() {
+  if (fd >= 0) ::close(fd);
+}
+
 std::string encode_header(const header& h) {
   std::string out = "ROOSTTRC";
   put(out, h.version);
@@ -73,10 +77,6 @@ chunk_header chunk_reader::get_chunk_header() {
                        std::to_string(c.lane) + " at byte " + std::to_string(at) + " promises " +
                        std::to_string(c.count) + " records");
   return c;
-}
-
-unique_fd::~unique_fd() {
-  if (fd >= 0) ::close(fd);
 }
 
 chunk_reader::chunk_reader(const std::string& path) : path_(path), file_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
@@ -150,7 +150,8 @@ void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::st
   };
   out.resize(c.count);
   for (std::uint32_t i = 0; i < c.count; ++i) {
-    if (kinds[i] == 0 || kinds[i] >= kKinds) throw damaged("record " + std::to_string(i) + " has kind " + std::to_string(kinds[i]));
+    if (kinds[i] == 0 || kinds[i] >= kKinds)
+      throw damaged("record " + std::to_string(i) + " has kind " + std::to_string(kinds[i]));
     const auto k = static_cast<kind>(kinds[i]);
     record& r = out[i];
     const std::uint64_t t = c.base + dt[i];
@@ -196,7 +197,8 @@ std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t 
   std::vector<std::uint32_t> dt, index;
   std::vector<std::uint8_t> kinds;
   for (const auto& r : rs) {
-    if (r.t_ns - base > 0xffffffffull) throw std::invalid_argument("roost::trace::encode_chunk: times span 2^32 ticks or more");
+    if (r.t_ns - base > 0xffffffffull)
+      throw std::invalid_argument("roost::trace::encode_chunk: the times span 2^32 ticks or more");
     const auto k = static_cast<kind>(r.kind);
     dt.push_back(static_cast<std::uint32_t>(r.t_ns - base));
     kinds.push_back(static_cast<std::uint8_t>(r.kind));

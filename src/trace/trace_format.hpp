@@ -22,20 +22,21 @@
 // order, with times in ns since start_ns from the clock pair of the chunk written last:
 // t_ns = (t - start_ticks) * (ns - start_ns) / (ticks - start_ticks), 0 for t <= start_ticks.
 //
-// Records by kind                                                                          stored: a b index
-//   task_begin   a = task serial, b = parent's serial (0: none), index = rank among the parent's      - b i
-//                children
-//   task_end     a = serial          task_resume  a = serial (a suspended task continues here)     a - -
-//   touch        a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch) a b i
-//   touch_rows   a = base address, b = row bytes << 32 | rows, index = stride in bytes; its mode is   a b i
-//                in the kind: touch_rows_read, touch_rows_write, touch_rows_read_write (roost::touch_rows)
-//   spawn        a = the spawning task's serial, index = the child's rank (the child's task_begin     a - i
-//                follows, possibly on another worker)
-//   steal        a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (on the thief's  a b -
-//                lane)
-//   idle_begin, idle_end             a worker starts / stops looking for work                        - - -
-//   sleep_begin, sleep_end           an idle worker goes to sleep / wakes                            - - -
-//   iteration_begin, iteration_end   around each runtime::run, in the runtime's lane                 - - -
+// Records by kind, with the columns each stores in brackets:
+//   task_begin [b index]  a = task serial, b = parent's serial (0: none), index = rank among the parent's
+//                         children
+//   task_end [a]          a = serial
+//   task_resume [a]       a = serial (a suspended task continues here)
+//   touch [a b index]     a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
+//   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
+//                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is
+//                         in the kind (roost::touch_rows)
+//   spawn [a index]       a = the spawning task's serial, index = the child's rank (the child's task_begin
+//                         follows, possibly on another worker)
+//   steal [a b]           a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (thief's lane)
+//   idle_begin, idle_end []             a worker starts / stops looking for work
+//   sleep_begin, sleep_end []           an idle worker goes to sleep / wakes
+//   iteration_begin, iteration_end []   around each runtime::run, in the runtime's lane
 // Serials are unique in a run (worker << 48 | per-worker count); spawn paths follow from (parent, index).
 #pragma once
 #include <cstdint>
@@ -90,15 +91,6 @@ struct chunk_header {
   }
 };
 static_assert(sizeof(chunk_header) == 48);
-
-// One chunk's columns in memory, in record order (the tracer's lane buffers, or a reader's).
-struct chunk_columns {
-  const std::uint64_t* a;
-  const std::uint64_t* b;
-  const std::uint32_t* dt;
-  const std::uint32_t* index;
-  const std::uint8_t* kind;
-};
 
 constexpr std::uint32_t kVersion = 2;
 constexpr std::uint16_t kRuntimeLane = 0xffff;

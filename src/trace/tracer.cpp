@@ -23,8 +23,8 @@ constexpr std::size_t kPrefaultedLanes = 64;
 }  // namespace
 
 tracer::lane tracer::make_lane(bool prefault) {
-  void* p = ::mmap(nullptr, kLaneBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (prefault ? MAP_POPULATE : 0),
-                   -1, 0);
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (prefault ? MAP_POPULATE : 0);
+  void* p = ::mmap(nullptr, kLaneBytes, PROT_READ | PROT_WRITE, flags, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   lane l;
   l.buf = static_cast<char*>(p);
@@ -65,22 +65,27 @@ tracer::~tracer() { unmap_lanes(); }
 std::size_t tracer::buffer_bytes() const { return (lanes_.size() + 1) * kLaneBytes; }
 
 void tracer::open() {
-  const std::string valid = "; valid: a file path in an existing directory this process may write to";
+  auto fail = [this](const std::string& what, int err) {
+    return config_error("ROOST_TRACE='" + path_ + "': " + what + " (" + std::strerror(err) +
+                        "); valid: a file path in an existing directory this process may write to");
+  };
   file_.fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (file_.fd < 0)
-    throw config_error("ROOST_TRACE='" + path_ + "': cannot create the trace file (" + std::strerror(errno) + ")" + valid);
+  if (file_.fd < 0) {
+    const int err = errno;
+    throw fail("cannot create the trace file", err);
+  }
   const std::string head = encode_header(header_);
   {
     std::lock_guard<std::mutex> lk(file_mutex_);
     write_locked(head.data(), head.size());
   }
-  if (failed_.load())
-    throw config_error("ROOST_TRACE='" + path_ + "': cannot write the trace file (" + std::strerror(write_errno_) + ")" + valid);
+  if (failed_.load()) throw fail("cannot write the trace file", write_errno_);
   // FILE.json is made at the end; creating it now finds a path that cannot be written before the run.
   unique_fd json(::open(json_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (json.fd < 0)
-    throw config_error("ROOST_TRACE='" + path_ + "': cannot create its timeline '" + json_path_ + "' (" +
-                       std::strerror(errno) + ")" + valid);
+  if (json.fd < 0) {
+    const int err = errno;
+    throw fail("cannot create its timeline '" + json_path_ + "'", err);
+  }
 }
 
 void tracer::write_locked(const void* bytes, std::size_t n) {
@@ -193,13 +198,11 @@ void tracer::finish() {
   if (finished_) return;
   finished_ = true;
   {
+    std::lock_guard<std::mutex> runtime_lk(runtime_mutex_);  // in iteration()'s order: the runtime's lane first
     std::lock_guard<std::mutex> lk(file_mutex_);
     for (std::size_t w = 0; w < lanes_.size(); ++w)
       if (lanes_[w].used > 0) write_chunk_locked(lanes_[w], static_cast<std::uint16_t>(w));
-    {
-      std::lock_guard<std::mutex> runtime_lk(runtime_mutex_);
-      if (runtime_lane_.used > 0) write_chunk_locked(runtime_lane_, kRuntimeLane);
-    }
+    if (runtime_lane_.used > 0) write_chunk_locked(runtime_lane_, kRuntimeLane);
     write_chunk_locked(lane{}, kEndLane);  // no records: its columns are not read
     // close() reports what the file system kept back (NFS, quotas).
     if (::close(file_.fd) != 0 && write_errno_ == 0) {

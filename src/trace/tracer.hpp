@@ -53,9 +53,15 @@ class tracer final : public touch_consumer {
   }
   void task_end(unsigned w, const detail::task_id& id) { add<kind::task_end>(w, id.serial, 0, 0); }
   void task_resume(unsigned w, const detail::task_id& id) { add<kind::task_resume>(w, id.serial, 0, 0); }
-  void sleep(unsigned w, bool begin) { begin ? add<kind::sleep_begin>(w, 0, 0, 0) : add<kind::sleep_end>(w, 0, 0, 0); }
-  void idle(unsigned w, bool begin) { begin ? add<kind::idle_begin>(w, 0, 0, 0) : add<kind::idle_end>(w, 0, 0, 0); }
-  void spawn(unsigned w, const detail::task_id& parent, std::uint32_t index) { add<kind::spawn>(w, parent.serial, 0, index); }
+  void sleep(unsigned w, bool begin) {
+    begin ? add<kind::sleep_begin>(w, 0, 0, 0) : add<kind::sleep_end>(w, 0, 0, 0);
+  }
+  void idle(unsigned w, bool begin) {
+    begin ? add<kind::idle_begin>(w, 0, 0, 0) : add<kind::idle_end>(w, 0, 0, 0);
+  }
+  void spawn(unsigned w, const detail::task_id& parent, std::uint32_t index) {
+    add<kind::spawn>(w, parent.serial, 0, index);
+  }
   void steal(unsigned thief, unsigned victim, bool taken) { add<kind::steal>(thief, victim, taken ? 1 : 0, 0); }
   void iteration(bool begin);
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
@@ -110,7 +116,7 @@ class tracer final : public touch_consumer {
   template <kind K>
   void append(lane& l, std::uint16_t id, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
     const std::uint64_t t = ticks();
-    if (t - l.base > 0xffffffffull) [[unlikely]] rebase(l, id, t);  // also a clock behind base: another CPU's TSC
+    if (t - l.base > 0xffffffffull) [[unlikely]] rebase(l, id, t);  // also when t < base (another CPU's TSC)
     l.dt()[l.used] = static_cast<std::uint32_t>(t - l.base);
     l.kinds()[l.used] = static_cast<std::uint8_t>(K);
     if constexpr (stores_a(K)) l.a()[l.na++] = a;
