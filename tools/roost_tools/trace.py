@@ -110,8 +110,9 @@ def _decode_lane(path: Path, lane: int, workers: int, chunks: list[tuple], conve
     kinds = np.concatenate(kinds)
     if not len(kinds):
         return
-    if kinds.min() == 0 or kinds.max() >= len(STORES_A):
-        raise TraceError(f"{path}: lane {lane} holds a record of unknown kind {int(kinds.max() or kinds.min())}")
+    unknown = kinds[(kinds == 0) | (kinds >= len(STORES_A))]
+    if len(unknown):
+        raise TraceError(f"{path}: lane {lane} holds a record of unknown kind {int(unknown[0])}")
     out["t_ns"] = convert(np.repeat(np.array(bases, dtype=np.uint64), [len(d) for d in dt]) + np.concatenate(dt))
     out["kind"] = kinds
     out["worker"] = lane
