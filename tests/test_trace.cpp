@@ -1,18 +1,28 @@
 // ROOST_TRACE: a traced run's events match what the observation hook saw; spawn paths rebuilt from the
 // trace's (parent serial, index) equal the observer's; touches and iterations are recorded; the JSON is a
-// Chrome trace; damaged files give errors with the byte offset.
+// Chrome trace; damaged files give errors with the byte offset. The trace streams to its file while the
+// runtime runs, with memory that does not grow; a file that cannot be written is an error at construction,
+// a write that fails later is an exception from run() or a message from ~runtime, never silence.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <system_error>
 #include <vector>
 
+#include "api/runtime_core.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
 #include "trace/trace_format.hpp"
@@ -43,6 +53,32 @@ std::string temp(const std::string& name) {
   return testing::TempDir() + name + "." + std::to_string(::getpid());
 }
 
+std::uint64_t file_bytes(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+std::uint64_t resident_bytes() {
+  long pages = 0, resident = 0;
+  std::ifstream statm("/proc/self/statm");
+  statm >> pages >> resident;
+  return static_cast<std::uint64_t>(resident) * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::size_t chunks_in(const std::string& path) {
+  tr::chunk_reader in(path);
+  std::uint16_t lane = 0;
+  std::vector<tr::record> rs;
+  std::size_t n = 0;
+  while (in.next(lane, rs)) ++n;
+  return n;
+}
+
+void remove_trace(const std::string& file) {
+  std::remove(file.c_str());
+  std::remove((file + ".json").c_str());
+}
+
 }  // namespace
 
 class Trace : public ::testing::TestWithParam<const char*> {};
@@ -57,11 +93,14 @@ TEST_P(Trace, EventsMatchTheObserver) {
     o.trace = file;
     roost::runtime rt(o);
     roost::set_task_observer(&obs);
-    EXPECT_EQ(rt.run([] { return fib(12); }), 144);
-    EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+    // Large enough for several chunks per worker (tracer::kChunkRecords each): the reader joins them.
+    EXPECT_EQ(rt.run([] { return fib(18); }), 2584);
+    EXPECT_EQ(rt.run([] { return fib(16); }), 987);
     roost::set_task_observer(nullptr);
-  }  // the trace is written here
+  }  // the trace is complete here
   tr::trace_file t = tr::read(file);
+  EXPECT_TRUE(t.complete);
+  EXPECT_GT(chunks_in(file), 2u * 3);
   EXPECT_EQ(t.workers, 2u);
   EXPECT_EQ(t.llc_domain.size(), 2u);
   EXPECT_GT(t.llc_bytes, 0u);
@@ -86,7 +125,7 @@ TEST_P(Trace, EventsMatchTheObserver) {
   }
   EXPECT_EQ(begins.size(), obs.starts.size());
   EXPECT_EQ(ends, begins.size() - 2);  // roots end when run() returns, not with an event
-  EXPECT_EQ(touches, 233u + 89u);      // fib(n) has fib(n+1) leaves: fib(12) and fib(10)
+  EXPECT_EQ(touches, 4181u + 1597u);   // fib(n) has fib(n+1) leaves: fib(18) and fib(16)
   EXPECT_EQ(iterations, 2u);
   EXPECT_EQ(spawns, begins.size() - 2);  // every task but the roots was spawned
   std::multiset<std::string> rebuilt;
@@ -103,8 +142,7 @@ TEST_P(Trace, EventsMatchTheObserver) {
   EXPECT_EQ(json.rfind("{\"traceEvents\":[", 0), 0u);
   EXPECT_NE(json.find("\"ph\":\"X\""), std::string::npos);
   EXPECT_EQ(json.substr(json.size() - 3), "]}\n");
-  std::remove(file.c_str());
-  std::remove((file + ".json").c_str());
+  remove_trace(file);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Trace, ::testing::Values("ws", "ws-help", "adws"),
@@ -156,4 +194,147 @@ TEST(TraceFile, OneTracingRuntimeAtATime) {
   o.trace = temp("roost_one.trace");
   roost::runtime a(o);
   EXPECT_THROW(roost::runtime b(o), roost::config_error);
+}
+
+// The trace leaves memory as the run goes: while the runtime lives, its file already holds what the workers'
+// full buffers held, and the process's memory does not grow with the events, however many runs write them.
+// (Not read while the runtime lives: an idle worker may be writing a chunk at that moment.)
+TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
+  const std::string file = temp("roost_stream.trace");
+  roost::options o;
+  o.workers = 2;
+  o.trace = file;
+  const std::uint64_t grow_by = roost_test::under_sanitizer() ? (8u << 20) : (48u << 20);
+  std::size_t runs = 0;
+  {
+    roost::detail::runtime_core core(o);
+    auto run_fib = [&core] {
+      long r = 0;
+      auto body = [&r] { r = fib(20); };
+      core.run([](void* f) { (*static_cast<decltype(body)*>(f))(); }, &body);
+      ASSERT_EQ(r, 6765);
+    };
+    const std::size_t buffers = core.tracer->buffer_bytes();
+    EXPECT_LE(buffers, 3u * 64 * 1024) << "one buffer per worker and the runtime's";
+    run_fib();  // the runtime's own memory (stacks, frames) reaches its size
+    const std::uint64_t rss = resident_bytes(), bytes = file_bytes(file);
+    while (file_bytes(file) < bytes + grow_by) {
+      run_fib();
+      ++runs;
+    }
+    const std::uint64_t growth = resident_bytes() > rss ? resident_bytes() - rss : 0;
+    if (!roost_test::under_sanitizer())  // a sanitizer's shadow memory grows with what the program touches
+      EXPECT_LT(growth, grow_by / 8) << runs << " runs wrote " << (file_bytes(file) - bytes) << " bytes of trace";
+    EXPECT_EQ(core.tracer->buffer_bytes(), buffers);
+    EXPECT_GT(core.tracer->chunks_written(), grow_by / buffers);
+  }
+  tr::trace_file t = tr::read(file);
+  EXPECT_TRUE(t.complete);
+  std::size_t begins = 0, iterations = 0;
+  for (const auto& r : t.records) {
+    begins += r.kind == static_cast<std::uint16_t>(tr::kind::task_begin);
+    iterations += r.kind == static_cast<std::uint16_t>(tr::kind::iteration_begin);
+  }
+  EXPECT_EQ(iterations, runs + 1);
+  EXPECT_EQ(begins, iterations * 10946) << "no event lost: every task of every run (fib(20) begins 10946)";
+  remove_trace(file);
+}
+
+TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
+  auto expect_config_error = [](const std::string& path, const std::string& reason) {
+    roost::options o;
+    o.workers = 1;
+    o.trace = path;
+    try {
+      roost::runtime rt(o);
+      ADD_FAILURE() << path << ": no error";
+    } catch (const roost::config_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("ROOST_TRACE"), std::string::npos) << what;
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find(reason), std::string::npos) << what;
+    }
+  };
+  expect_config_error(temp("roost_no_such_dir") + "/run.trace", std::strerror(ENOENT));
+  expect_config_error(testing::TempDir() + ".", std::strerror(EISDIR));  // a directory, not a file
+  const std::string in_the_way = temp("roost_json_in_the_way.trace");
+  ASSERT_EQ(::mkdir((in_the_way + ".json").c_str(), 0755), 0);  // the timeline's path is taken by a directory
+  expect_config_error(in_the_way, in_the_way + ".json");
+  ::rmdir((in_the_way + ".json").c_str());
+  std::remove(in_the_way.c_str());
+  if (::access("/dev/full", W_OK) == 0) expect_config_error("/dev/full", std::strerror(ENOSPC));
+
+  // The failed runtimes left no tracer installed: another may trace.
+  const std::string file = temp("roost_after_errors.trace");
+  roost::options o;
+  o.workers = 1;
+  o.trace = file;
+  { roost::runtime rt(o); }
+  EXPECT_TRUE(tr::read(file).complete);
+  remove_trace(file);
+}
+
+// A write that fails during the run stops the trace and is thrown once from run(); one that fails at the
+// runtime's end is printed on stderr (a destructor must not throw). The disk fills up once the runtime has
+// started: the trace file's descriptor is pointed at /dev/full, where every write fails with ENOSPC.
+namespace {
+bool fill_the_disk_under(const std::string& path) {
+  char real[PATH_MAX];
+  if (!::realpath(path.c_str(), real)) return false;
+  for (int fd = 3; fd < 1024; ++fd) {
+    char link[PATH_MAX] = {};
+    if (::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), link, sizeof link - 1) <= 0) continue;
+    if (std::string(link) != real) continue;
+    int full = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+    const bool swapped = full >= 0 && ::dup2(full, fd) == fd;
+    if (full >= 0) ::close(full);
+    return swapped;
+  }
+  return false;
+}
+}  // namespace
+
+TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
+  const std::string file = temp("roost_full_run.trace");
+  roost::options o;
+  o.workers = 2;
+  o.trace = file;
+  {
+    roost::runtime rt(o);
+    ASSERT_TRUE(fill_the_disk_under(file));
+    try {
+      rt.run([] { return fib(18); });  // more events than a worker's buffer holds: written during the run
+      ADD_FAILURE() << "no error";
+    } catch (const std::system_error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.code(), std::errc::no_space_on_device) << what;
+      EXPECT_NE(what.find("ROOST_TRACE='" + file + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("writing the trace failed"), std::string::npos) << what;
+    }
+    EXPECT_EQ(rt.run([] { return fib(18); }), 2584);  // reported already: not again
+    testing::internal::CaptureStderr();
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "~runtime does not report it a second time";
+  EXPECT_NE(::access((file + ".json").c_str(), F_OK), 0) << "no timeline of a broken trace";
+  remove_trace(file);
+}
+
+TEST(TraceErrors, AWriteErrorAtTheEndIsPrintedByTheDestructor) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
+  const std::string file = temp("roost_full_end.trace");
+  roost::options o;
+  o.workers = 1;  // no idle worker fills its buffer with steal attempts during the run
+  o.trace = file;
+  {
+    roost::runtime rt(o);
+    ASSERT_TRUE(fill_the_disk_under(file));
+    EXPECT_EQ(rt.run([] { return fib(5); }), 5);  // its events stay in the buffer until the end
+    testing::internal::CaptureStderr();
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("roost: ROOST_TRACE='" + file + "': writing the trace failed"), std::string::npos) << err;
+  EXPECT_NE(err.find(std::strerror(ENOSPC)), std::string::npos) << err;
+  EXPECT_NE(::access((file + ".json").c_str(), F_OK), 0) << "no timeline of a broken trace";
+  remove_trace(file);
 }

@@ -37,8 +37,10 @@ struct options {
   std::optional<std::size_t> stack_size;
   // ROOST_VERBOSE: print the resolved configuration on stderr at start-up (true/false). Default false.
   std::optional<bool> verbose;
-  // ROOST_TRACE: write a trace of this runtime to this file (binary, see src/trace/trace_format.hpp) and
-  // to FILE.json (Chrome/Perfetto timeline) when the runtime is destroyed; not a directory. Default: no trace.
+  // ROOST_TRACE: write a trace of this runtime to this file as it runs (binary, see src/trace/trace_format.hpp),
+  // not a directory, and FILE.json (Chrome/Perfetto timeline) when the runtime is destroyed. A file that cannot be written is
+  // a config_error at construction; a write that fails later is thrown from the next run() (std::system_error)
+  // or printed by the destructor. Default: no trace.
   std::optional<std::string> trace;
 
   // ROOST_PLATFORM: "native" (this machine's threads and clock) or "sim" (the simulated platform: every

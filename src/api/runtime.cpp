@@ -47,6 +47,12 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
     if (!trace::install_tracer(tracer.get()))
       throw config_error("ROOST_TRACE='" + cfg.trace + "': another roost::runtime of this process is tracing; "
                          "only one may at a time");
+    try {
+      tracer->open();  // after the check: the other runtime may be writing this very file
+    } catch (...) {
+      trace::install_tracer(nullptr);
+      throw;
+    }
     trace::set_tracing_hooks(true);
     set_touch_consumer(tracer.get());
   }
@@ -69,7 +75,7 @@ runtime_core::~runtime_core() {
     trace::set_tracing_hooks(false);
     trace::install_tracer(nullptr);
     try {
-      tracer->write();
+      tracer->finish();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s\n", e.what());  // a destructor must not throw
     }
@@ -116,6 +122,7 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
   if (tracer) tracer->iteration(false);
   if (sim) sim->platform().run_end();
   if (st.error) std::rethrow_exception(st.error);
+  if (tracer) tracer->rethrow_write_error();  // once; a run that threw leaves it to the next run or ~runtime
 }
 
 std::string runtime_core::describe() const {

@@ -1,135 +1,240 @@
 #include "trace/trace_format.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <system_error>
 
 namespace roost::trace {
 
 namespace {
 template <class T>
-void put(std::ofstream& o, const T& v) { o.write(reinterpret_cast<const char*>(&v), sizeof v); }
+void put(std::string& out, const T& v) { out.append(reinterpret_cast<const char*>(&v), sizeof v); }
 
-struct reader {
-  std::string path;
-  std::string data;
-  std::size_t pos = 0;
-  template <class T>
-  T get(const char* what) {
-    if (pos + sizeof(T) > data.size())
-      throw format_error(path + ": truncated at byte " + std::to_string(pos) + " while reading " + what);
-    T v;
-    std::memcpy(&v, data.data() + pos, sizeof v);
-    pos += sizeof v;
-    return v;
-  }
-};
+bool lane_is_valid(std::uint32_t lane, std::uint32_t workers) {
+  return lane < workers || lane == kRuntimeLane || lane == kEndLane;
+}
 }  // namespace
 
-void write_binary(const std::string& path, const trace_file& t) {
-  std::ofstream o(path, std::ios::binary);
-  if (!o) throw std::runtime_error("roost: cannot write trace file '" + path + "' (ROOST_TRACE)");
-  o.write("ROOSTTRC", 8);
-  put(o, t.version);
-  put(o, t.workers);
-  put(o, t.start_ns);
-  put(o, static_cast<std::uint32_t>(t.topology.size()));
-  o.write(t.topology.data(), static_cast<std::streamsize>(t.topology.size()));
-  put(o, t.l2_bytes);
-  put(o, t.llc_bytes);
-  for (std::uint32_t w = 0; w < t.workers; ++w) put(o, w < t.llc_domain.size() ? t.llc_domain[w] : 0u);
-  std::map<std::uint16_t, std::vector<const record*>> blocks;
-  for (const auto& r : t.records) blocks[r.worker].push_back(&r);
-  for (const auto& [w, rs] : blocks) {
-    put(o, static_cast<std::uint32_t>(w));
-    put(o, static_cast<std::uint64_t>(rs.size()));
-    for (const record* r : rs) put(o, *r);
+unique_fd::~unique_fd() {
+  if (fd >= 0) ::close(fd);
+}
+
+std::string encode_header(const header& h) {
+  std::string out = "ROOSTTRC";
+  put(out, h.version);
+  put(out, h.workers);
+  put(out, h.start_ns);
+  put(out, h.start_ticks);
+  put(out, static_cast<std::uint32_t>(h.topology.size()));
+  out += h.topology;
+  put(out, h.l2_bytes);
+  put(out, h.llc_bytes);
+  for (std::uint32_t w = 0; w < h.workers; ++w) put(out, w < h.llc_domain.size() ? h.llc_domain[w] : 0u);
+  return out;
+}
+
+void chunk_reader::get_bytes(void* to, std::uint64_t n, const char* what) {
+  if (pos_ + n > size_)
+    throw format_error(path_ + ": truncated at byte " + std::to_string(pos_) + " while reading " + what);
+  auto* p = static_cast<char*>(to);
+  for (std::uint64_t done = 0; done < n;) {
+    ssize_t got = ::pread(file_.fd, p + done, n - done, static_cast<off_t>(pos_ + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0)
+      throw format_error(path_ + ": cannot read at byte " + std::to_string(pos_ + done) + " (" +
+                         (got < 0 ? std::strerror(errno) : "the file shrank") + ")");
+    done += static_cast<std::uint64_t>(got);
   }
+  pos_ += n;
+}
+
+template <class T>
+T chunk_reader::get(const char* what) {
+  T v;
+  get_bytes(&v, sizeof v, what);
+  return v;
+}
+
+chunk_header chunk_reader::get_chunk_header() {
+  const std::uint64_t at = pos_;
+  auto c = get<chunk_header>("a chunk header");
+  if (!lane_is_valid(c.lane, head_.workers))
+    throw format_error(path_ + ": chunk for worker " + std::to_string(c.lane) + " at byte " + std::to_string(at) +
+                       " but the trace has " + std::to_string(head_.workers) + " workers");
+  if (c.na > c.count || c.nb > c.count || c.ni > c.count || (c.lane == kEndLane && c.count != 0))
+    throw format_error(path_ + ": chunk of lane " + std::to_string(c.lane) + " at byte " + std::to_string(at) +
+                       " is damaged: " + std::to_string(c.count) + " records with " + std::to_string(c.na) + ", " +
+                       std::to_string(c.nb) + ", " + std::to_string(c.ni) + " values of a, b, index");
+  if (pos_ + c.body_bytes() > size_)
+    throw format_error(path_ + ": truncated at byte " + std::to_string(size_) + ": the chunk of lane " +
+                       std::to_string(c.lane) + " at byte " + std::to_string(at) + " promises " +
+                       std::to_string(c.count) + " records");
+  return c;
+}
+
+chunk_reader::chunk_reader(const std::string& path) : path_(path), file_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  struct stat st {};
+  if (file_.fd < 0 || ::fstat(file_.fd, &st) != 0)
+    throw format_error(path + ": cannot open (" + std::strerror(errno) + ")");
+  size_ = static_cast<std::uint64_t>(st.st_size);
+  char magic[8] = {};
+  if (size_ >= 8) get_bytes(magic, 8, "the magic");
+  if (size_ < 8 || std::memcmp(magic, "ROOSTTRC", 8) != 0)
+    throw format_error(path + ": not a roost trace (no ROOSTTRC magic at byte 0)");
+  head_.version = get<std::uint32_t>("the version");
+  if (head_.version != kVersion)
+    throw format_error(path + ": trace format version " + std::to_string(head_.version) +
+                       " at byte 8; this roost reads version " + std::to_string(kVersion));
+  head_.workers = get<std::uint32_t>("the worker count");
+  head_.start_ns = get<std::uint64_t>("the start time");
+  head_.start_ticks = get<std::uint64_t>("the start clock");
+  auto n = get<std::uint32_t>("the topology length");
+  if (pos_ + n > size_) throw format_error(path + ": truncated at byte " + std::to_string(pos_) + " in the topology");
+  head_.topology.resize(n);
+  get_bytes(head_.topology.data(), n, "the topology");
+  head_.l2_bytes = get<std::uint64_t>("the L2 size");
+  head_.llc_bytes = get<std::uint64_t>("the last-level cache size");
+  for (std::uint32_t w = 0; w < head_.workers; ++w)
+    head_.llc_domain.push_back(get<std::uint32_t>("a worker's cache domain"));
+  first_chunk_ = pos_;
+  // The clock pair of the chunk written last spans the longest time: the best ticks-to-ns ratio.
+  chunk_header last{kEndLane, 0, head_.start_ticks, head_.start_ns, 0, 0, 0, 0};
+  while (pos_ < size_) {
+    last = get_chunk_header();
+    complete_ = complete_ || last.lane == kEndLane;
+    pos_ += last.body_bytes();
+  }
+  if (last.ticks > head_.start_ticks)
+    ns_per_tick_ = static_cast<double>(last.ns - head_.start_ns) / static_cast<double>(last.ticks - head_.start_ticks);
+  pos_ = first_chunk_;
+  task_begins_.assign(head_.workers, 0);
+}
+
+bool chunk_reader::next(std::uint16_t& lane, std::vector<record>& out) {
+  out.clear();
+  if (pos_ >= size_) return false;
+  const std::uint64_t at = pos_;
+  chunk_header c = get_chunk_header();
+  lane = static_cast<std::uint16_t>(c.lane);
+  body_.resize(c.body_bytes());
+  get_bytes(body_.data(), body_.size(), "a chunk's records");
+  decode(at, c, body_, out);
+  return true;
+}
+
+void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::string& body, std::vector<record>& out) {
+  // The columns, copied out of the byte string (its alignment is the allocator's, not the columns').
+  std::vector<std::uint64_t> a(c.na), b(c.nb);
+  std::vector<std::uint32_t> dt(c.count), index(c.ni);
+  const char* p = body.data();
+  auto take = [&p](void* to, std::size_t n) {
+    if (n > 0) std::memcpy(to, p, n);
+    p += n;
+  };
+  take(a.data(), a.size() * 8);
+  take(b.data(), b.size() * 8);
+  take(dt.data(), dt.size() * 4);
+  take(index.data(), index.size() * 4);
+  const auto* kinds = reinterpret_cast<const std::uint8_t*>(p);
+  std::size_t ia = 0, ib = 0, ii = 0;
+  auto damaged = [&](const std::string& why) {
+    return format_error(path_ + ": chunk of lane " + std::to_string(c.lane) + " at byte " + std::to_string(at) +
+                        " is damaged: " + why);
+  };
+  out.resize(c.count);
+  for (std::uint32_t i = 0; i < c.count; ++i) {
+    if (kinds[i] == 0 || kinds[i] >= kKinds)
+      throw damaged("record " + std::to_string(i) + " has kind " + std::to_string(kinds[i]));
+    const auto k = static_cast<kind>(kinds[i]);
+    record& r = out[i];
+    const std::uint64_t t = c.base + dt[i];
+    r.t_ns = t > head_.start_ticks ? static_cast<std::uint64_t>((t - head_.start_ticks) * ns_per_tick_) : 0;
+    r.kind = kinds[i];
+    r.worker = static_cast<std::uint16_t>(c.lane);
+    if ((stores_a(k) && ia == a.size()) || (stores_b(k) && ib == b.size()) || (stores_index(k) && ii == index.size()))
+      throw damaged("its columns end before record " + std::to_string(i));
+    r.a = stores_a(k) ? a[ia++] : 0;
+    r.b = stores_b(k) ? b[ib++] : 0;
+    r.index = stores_index(k) ? index[ii++] : 0;
+    if (k == kind::task_begin) {
+      if (c.lane >= head_.workers) throw damaged("a task_begin outside a worker's lane");
+      r.a = (std::uint64_t{c.lane} << 48) | ++task_begins_[c.lane];
+    }
+  }
+  if (ia != a.size() || ib != b.size() || ii != index.size())
+    throw damaged("its kinds use " + std::to_string(ia) + ", " + std::to_string(ib) + ", " + std::to_string(ii) +
+                  " values of a, b, index; it holds " + std::to_string(c.na) + ", " + std::to_string(c.nb) + ", " +
+                  std::to_string(c.ni));
 }
 
 trace_file read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw format_error(path + ": cannot open");
-  reader r{path, std::string(std::istreambuf_iterator<char>(in), {}), 0};
-  if (r.data.size() < 8 || std::memcmp(r.data.data(), "ROOSTTRC", 8) != 0)
-    throw format_error(path + ": not a roost trace (no ROOSTTRC magic at byte 0)");
-  r.pos = 8;
+  chunk_reader in(path);
   trace_file t;
-  t.version = r.get<std::uint32_t>("the version");
-  if (t.version != kVersion)
-    throw format_error(path + ": trace format version " + std::to_string(t.version) + " at byte 8; this roost reads version " +
-                       std::to_string(kVersion));
-  t.workers = r.get<std::uint32_t>("the worker count");
-  t.start_ns = r.get<std::uint64_t>("the start time");
-  auto n = r.get<std::uint32_t>("the topology length");
-  if (r.pos + n > r.data.size()) throw format_error(path + ": truncated at byte " + std::to_string(r.pos) + " in the topology");
-  t.topology = r.data.substr(r.pos, n);
-  r.pos += n;
-  t.l2_bytes = r.get<std::uint64_t>("the L2 size");
-  t.llc_bytes = r.get<std::uint64_t>("the last-level cache size");
-  for (std::uint32_t w = 0; w < t.workers; ++w) t.llc_domain.push_back(r.get<std::uint32_t>("a worker's cache domain"));
-  while (r.pos < r.data.size()) {
-    auto w = r.get<std::uint32_t>("a block's worker");
-    auto count = r.get<std::uint64_t>("a block's record count");
-    if (w != kRuntimeBlock && w >= t.workers)
-      throw format_error(path + ": block for worker " + std::to_string(w) + " at byte " + std::to_string(r.pos - 12) +
-                         " but the trace has " + std::to_string(t.workers) + " workers");
-    for (std::uint64_t i = 0; i < count; ++i) t.records.push_back(r.get<record>("a record"));
+  static_cast<header&>(t) = in.head();
+  t.complete = in.complete();
+  std::map<std::uint16_t, std::vector<record>> lanes;  // in lane order: workers, then the runtime
+  std::uint16_t lane = 0;
+  std::vector<record> chunk;
+  while (in.next(lane, chunk)) {
+    auto& l = lanes[lane];
+    l.insert(l.end(), chunk.begin(), chunk.end());
   }
+  for (auto& [_, rs] : lanes) t.records.insert(t.records.end(), rs.begin(), rs.end());
   return t;
 }
 
-void write_chrome_json(const std::string& path, const trace_file& t) {
-  std::ofstream o(path);
-  if (!o) throw std::runtime_error("roost: cannot write trace file '" + path + "'");
-  o << "{\"traceEvents\":[\n";
-  bool first = true;
-  auto emit = [&](const std::string& ev) {
-    o << (first ? "" : ",\n") << ev;
-    first = false;
-  };
-  std::map<std::pair<std::uint16_t, std::uint64_t>, std::uint64_t> open;  // (worker, serial) -> begin
-  std::map<std::uint16_t, std::uint64_t> asleep, idle;
-  auto us = [](std::uint64_t ns) {
-    std::ostringstream s;
-    s.precision(3);
-    s << std::fixed << ns / 1000.0;
-    return s.str();
-  };
-  // Thread names for the timeline: one track per worker, one for the runtime (run() calls).
-  const std::string runtime_tid = std::to_string(t.workers);
-  for (std::uint32_t w = 0; w <= t.workers; ++w)
-    emit("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + std::to_string(w) +
-         ",\"args\":{\"name\":\"" + (w == t.workers ? std::string("runtime") : "worker " + std::to_string(w)) + "\"}}");
-  for (const auto& r : t.records) {
+std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t ns, const std::vector<record>& rs) {
+  std::uint64_t base = rs.empty() ? 0 : rs.front().t_ns;
+  for (const auto& r : rs) base = std::min(base, r.t_ns);
+  std::vector<std::uint64_t> a, b;
+  std::vector<std::uint32_t> dt, index;
+  std::vector<std::uint8_t> kinds;
+  for (const auto& r : rs) {
+    if (r.t_ns - base > 0xffffffffull)
+      throw std::invalid_argument("roost::trace::encode_chunk: the times span 2^32 ticks or more");
     const auto k = static_cast<kind>(r.kind);
-    const std::string tid = r.worker == kRuntimeBlock ? runtime_tid : std::to_string(r.worker);
-    if (k == kind::task_begin || k == kind::task_resume) open[{r.worker, r.a}] = r.t_ns;
-    else if (k == kind::task_end) {
-      auto it = open.find({r.worker, r.a});
-      if (it != open.end()) {
-        emit("{\"name\":\"task " + std::to_string(r.a & 0xffffffffffffull) + "@" + std::to_string(r.a >> 48) +
-             "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(it->second) + ",\"dur\":" + us(r.t_ns - it->second) +
-             "}");
-        open.erase(it);
-      }
-    } else if (k == kind::sleep_begin) asleep[r.worker] = r.t_ns;
-    else if (k == kind::sleep_end && asleep.count(r.worker)) {
-      emit("{\"name\":\"sleep\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(asleep[r.worker]) +
-           ",\"dur\":" + us(r.t_ns - asleep[r.worker]) + ",\"cname\":\"grey\"}");
-      asleep.erase(r.worker);
-    } else if (k == kind::idle_begin) idle[r.worker] = r.t_ns;
-    else if (k == kind::idle_end && idle.count(r.worker)) {
-      emit("{\"name\":\"idle\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(idle[r.worker]) +
-           ",\"dur\":" + us(r.t_ns - idle[r.worker]) + ",\"cname\":\"yellow\"}");
-      idle.erase(r.worker);
-    } else if (k == kind::iteration_begin || k == kind::iteration_end) {
-      emit(std::string("{\"name\":\"") + (k == kind::iteration_begin ? "iteration begin" : "iteration end") +
-           "\",\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":" + tid + ",\"ts\":" + us(r.t_ns) + "}");
-    }
+    dt.push_back(static_cast<std::uint32_t>(r.t_ns - base));
+    kinds.push_back(static_cast<std::uint8_t>(r.kind));
+    if (stores_a(k)) a.push_back(r.a);
+    if (stores_b(k)) b.push_back(r.b);
+    if (stores_index(k)) index.push_back(r.index);
   }
-  o << "\n]}\n";
+  chunk_header h{lane, static_cast<std::uint32_t>(rs.size()), ticks, ns, base,
+                 static_cast<std::uint32_t>(a.size()), static_cast<std::uint32_t>(b.size()),
+                 static_cast<std::uint32_t>(index.size())};
+  std::string out(reinterpret_cast<const char*>(&h), sizeof h);
+  out.append(reinterpret_cast<const char*>(a.data()), a.size() * 8);
+  out.append(reinterpret_cast<const char*>(b.data()), b.size() * 8);
+  out.append(reinterpret_cast<const char*>(dt.data()), dt.size() * 4);
+  out.append(reinterpret_cast<const char*>(index.data()), index.size() * 4);
+  out.append(reinterpret_cast<const char*>(kinds.data()), kinds.size());
+  out.resize(sizeof h + h.body_bytes(), '\0');
+  return out;
+}
+
+void write_binary(const std::string& path, const trace_file& t) {
+  std::ofstream o(path, std::ios::binary);
+  if (!o) throw std::system_error(errno, std::generic_category(), "roost: cannot write trace file '" + path + "'");
+  header h = t;
+  h.start_ticks = 0;  // ticks are ns since the start
+  std::string bytes = encode_header(h);
+  std::map<std::uint16_t, std::vector<record>> lanes;
+  std::uint64_t last = 0;
+  for (const auto& r : t.records) {
+    lanes[r.worker].push_back(r);
+    last = std::max(last, r.t_ns);
+  }
+  for (const auto& [lane, rs] : lanes) bytes += encode_chunk(lane, last, t.start_ns + last, rs);
+  if (t.complete) bytes += encode_chunk(kEndLane, last, t.start_ns + last, {});
+  o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!o.flush()) throw std::system_error(errno, std::generic_category(), "roost: writing trace file '" + path + "'");
 }
 
 }  // namespace roost::trace

@@ -1,26 +1,42 @@
-// The binary trace format (ROOST_TRACE=path writes `path`; `path.json` is the same run as Chrome/Perfetto
-// JSON). Little-endian, version 1:
+// The binary trace format (ROOST_TRACE=path writes `path` while the runtime runs; `path.json` is the same run
+// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 2:
 //
-//   header   "ROOSTTRC" (8 bytes) | u32 version = 1 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
-//            | u32 n | n bytes: the topology summary
+//   header   "ROOSTTRC" (8 bytes) | u32 version = 2 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
+//            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary
 //            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
 //              cache each worker shares: KRD merges the accesses of one domain)
-//   blocks   one per worker and one for the runtime (worker = 0xffff):
-//            u32 worker | u64 count | count records
-//   record   u64 t_ns (since start) | u64 a | u64 b | u32 index | u16 kind | u16 worker     (32 bytes)
+//   chunks   u32 lane | u32 count | u64 ticks | u64 ns | u64 base | u32 na | u32 nb | u32 ni | u32 0  (48 bytes)
+//            | u64 a[na] | u64 b[nb] | u32 dt[count] | u32 index[ni] | u8 kind[count] | zeros to a multiple of 8
 //
-// Records by kind:
-//   task_begin   a = task serial, b = parent's serial (0: none), index = rank among the parent's children
-//   task_end     a = serial          task_resume  a = serial (a suspended task continues here)
-//   touch        a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
-//   touch_rows   a = base address, b = row bytes << 32 | rows, index = stride in bytes; its mode is in
-//                the kind: touch_rows_read, touch_rows_write, touch_rows_read_write (roost::touch_rows)
-//   spawn        a = the spawning task's serial, index = the child's rank (the child's task_begin follows,
-//                possibly on another worker)
-//   steal        a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (on the thief's lane)
-//   idle_begin, idle_end             a worker starts / stops looking for work
-//   sleep_begin, sleep_end           an idle worker goes to sleep / wakes
-//   iteration_begin, iteration_end   around each runtime::run, in the runtime's block
+// A chunk holds `count` records of one lane in columns: lane is a worker, 0xffff the runtime (iterations), or
+// 0xfffe the end (count 0, written last when the runtime is destroyed: a trace without it was cut short).
+// A worker writes its lane as a chunk whenever its buffer fills (tracer.hpp), so a lane's chunks are in its
+// order and the lanes' chunks interleave. (ticks, ns): both clocks, read when the chunk was written.
+// A record's time is base + dt, in ticks of the cheap clock (the TSC where there is one, else ns). Its kind
+// says which of a, b and index it stores (the table below), each the next value of its column; the others
+// are 0. A task_begin's serial is not stored: it is lane << 48 | the number of task_begins in the lane so
+// far, this one included. Fields that are always 0 or implied are left out so that a fine-grained program's
+// trace takes half the bytes of whole records (17 bytes for a spawn or a task_begin, 13 for an end).
+//
+// Readers give whole records (`record`), lane by lane (workers in order, then the runtime), each lane in its
+// order, with times in ns since start_ns from the clock pair of the chunk written last:
+// t_ns = (t - start_ticks) * (ns - start_ns) / (ticks - start_ticks), 0 for t <= start_ticks.
+//
+// Records by kind, with the columns each stores in brackets:
+//   task_begin [b index]  a = task serial, b = parent's serial (0: none), index = rank among the parent's
+//                         children
+//   task_end [a]          a = serial
+//   task_resume [a]       a = serial (a suspended task continues here)
+//   touch [a b index]     a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
+//   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
+//                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is
+//                         in the kind (roost::touch_rows)
+//   spawn [a index]       a = the spawning task's serial, index = the child's rank (the child's task_begin
+//                         follows, possibly on another worker)
+//   steal [a b]           a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (thief's lane)
+//   idle_begin, idle_end []             a worker starts / stops looking for work
+//   sleep_begin, sleep_end []           an idle worker goes to sleep / wakes
+//   iteration_begin, iteration_end []   around each runtime::run, in the runtime's lane
 // Serials are unique in a run (worker << 48 | per-worker count); spawn paths follow from (parent, index).
 #pragma once
 #include <cstdint>
@@ -37,8 +53,21 @@ enum class kind : std::uint16_t {
   spawn = 12, steal = 13, idle_begin = 14, idle_end = 15,
 };
 
+constexpr bool is_touch(kind k) {
+  return k == kind::touch || k == kind::touch_rows_read || k == kind::touch_rows_write ||
+         k == kind::touch_rows_read_write;
+}
+// The columns a kind stores (the table above).
+constexpr bool stores_a(kind k) {
+  return k == kind::task_end || k == kind::task_resume || is_touch(k) || k == kind::spawn || k == kind::steal;
+}
+constexpr bool stores_b(kind k) { return k == kind::task_begin || is_touch(k) || k == kind::steal; }
+constexpr bool stores_index(kind k) { return k == kind::task_begin || is_touch(k) || k == kind::spawn; }
+constexpr unsigned kKinds = 16;  // kinds are 1 .. kKinds - 1
+
+// A record as readers give it.
 struct record {
-  std::uint64_t t_ns;
+  std::uint64_t t_ns;  // ns since start
   std::uint64_t a;
   std::uint64_t b;
   std::uint32_t index;
@@ -47,17 +76,40 @@ struct record {
 };
 static_assert(sizeof(record) == 32);
 
-constexpr std::uint32_t kVersion = 1;
-constexpr std::uint16_t kRuntimeBlock = 0xffff;
+struct chunk_header {
+  std::uint32_t lane;
+  std::uint32_t count;
+  std::uint64_t ticks;
+  std::uint64_t ns;
+  std::uint64_t base;
+  std::uint32_t na, nb, ni;
+  std::uint32_t zero = 0;
+  // The columns' bytes after the header, padding included.
+  std::uint64_t body_bytes() const {
+    const std::uint64_t n = 8ull * na + 8ull * nb + 4ull * count + 4ull * ni + count;
+    return (n + 7) & ~std::uint64_t{7};
+  }
+};
+static_assert(sizeof(chunk_header) == 48);
 
-struct trace_file {
+constexpr std::uint32_t kVersion = 2;
+constexpr std::uint16_t kRuntimeLane = 0xffff;
+constexpr std::uint16_t kEndLane = 0xfffe;
+
+struct header {
   std::uint32_t version = kVersion;
   std::uint32_t workers = 0;
   std::uint64_t start_ns = 0;
+  std::uint64_t start_ticks = 0;
   std::string topology;
   std::uint64_t l2_bytes = 0, llc_bytes = 0;
   std::vector<std::uint32_t> llc_domain;  // per worker
-  std::vector<record> records;  // every block, in file order
+};
+
+// A whole trace in memory (tests and small traces; the JSON conversion reads chunk by chunk).
+struct trace_file : header {
+  bool complete = false;        // the end chunk is there
+  std::vector<record> records;  // lane by lane, t_ns in ns since start_ns
 };
 
 // Clear errors for a file that is not a trace, is of another version, or is cut short: the message names
@@ -66,8 +118,52 @@ struct format_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Owns a file descriptor: closes it when it goes.
+struct unique_fd {
+  int fd = -1;
+  explicit unique_fd(int f = -1) : fd(f) {}
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  ~unique_fd();
+};
+
+// The header's bytes (the tracer writes them when the runtime starts).
+std::string encode_header(const header& h);
+// Records of one lane as a chunk (times in ticks): for tests and tools; the tracer fills columns directly.
+// A task_begin's `a` is dropped (readers derive it). std::invalid_argument if the times span 2^32 ticks or more.
+std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t ns, const std::vector<record>& rs);
+
+// Reads a trace one chunk at a time, so that converting a long run needs one chunk's memory. The constructor
+// reads the header and walks the chunk headers once, for the last clock pair and to find damage early.
+class chunk_reader {
+ public:
+  explicit chunk_reader(const std::string& path);
+  const header& head() const { return head_; }
+  bool complete() const { return complete_; }
+  // The next chunk's lane and records, times in ns since start; false after the last chunk.
+  bool next(std::uint16_t& lane, std::vector<record>& out);
+
+ private:
+  template <class T>
+  T get(const char* what);
+  void get_bytes(void* to, std::uint64_t n, const char* what);
+  chunk_header get_chunk_header();
+  void decode(std::uint64_t at, const chunk_header& c, const std::string& body, std::vector<record>& out);
+
+  std::string path_;
+  unique_fd file_;
+  std::uint64_t size_ = 0, pos_ = 0, first_chunk_ = 0;
+  header head_;
+  bool complete_ = false;
+  double ns_per_tick_ = 1.0;
+  std::vector<std::uint64_t> task_begins_;  // per worker lane so far: the implied serials
+  std::string body_;                        // the chunk being decoded
+};
+
 trace_file read(const std::string& path);
+// Writes `t` (times in ns) as a trace of one chunk per lane, with ticks = ns; for tests and tools.
 void write_binary(const std::string& path, const trace_file& t);
-void write_chrome_json(const std::string& path, const trace_file& t);
+// The timeline of the trace at `trace_path` as Chrome/Perfetto JSON (chrome_json.cpp).
+void write_chrome_json(const std::string& trace_path, const std::string& json_path);
 
 }  // namespace roost::trace

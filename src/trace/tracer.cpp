@@ -1,85 +1,163 @@
 #include "trace/tracer.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <new>
+#include <system_error>
 
-#include "platform/platform.hpp"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#define ROOST_HAVE_TSC 1
-#endif
+#include "roost/errors.hpp"
 
 namespace roost::trace {
 
-namespace {
-std::atomic<tracer*> g_tracer{nullptr};
-}
+std::atomic<tracer*> g_installed_tracer{nullptr};
 
-tracer* current_tracer() { return g_tracer.load(std::memory_order_acquire); }
+namespace {
+// Lanes whose buffer the constructor faults in; later ones fault on first use, so that a huge virtual
+// topology does not populate gigabytes.
+constexpr std::size_t kPrefaultedLanes = 64;
+}  // namespace
+
+tracer::lane tracer::make_lane(bool prefault) {
+  const int flags = MAP_PRIVATE | MAP_ANONYMOUS | (prefault ? MAP_POPULATE : 0);
+  void* p = ::mmap(nullptr, kLaneBytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  lane l;
+  l.buf = static_cast<char*>(p);
+  return l;
+}
 
 tracer::tracer(std::string path, unsigned workers, std::string topology, caches c)
-    : path_(std::move(path)),
-      topology_(std::move(topology)),
-      caches_(std::move(c)),
-      start_ns_(platform::os::now_ns()),
-      start_ticks_(ticks()),
-      lanes_(workers) {
-  // Each lane's first chunk now, before the workers start: made on a worker's first event, its 2 MiB of
-  // zeroed pages were faulted in on the scheduling path, and a traced heat2d 440x100's first iteration took
-  // 1.4-4.6 ms instead of 0.25-0.3 (`make demo`'s locality section traces it from its first iteration).
-  // Bounded, so that a huge virtual topology does not populate gigabytes; later lanes start lazily.
-  for (std::size_t i = 0; i < lanes_.size() && i < kPrefaultedLanes; ++i) grow(lanes_[i]);
+    : path_(std::move(path)), json_path_(path_ + ".json") {
+  header_.workers = workers;
+  header_.start_ns = platform::os::now_ns();
+  header_.start_ticks = ticks();
+  header_.topology = std::move(topology);
+  header_.l2_bytes = c.l2_bytes;
+  header_.llc_bytes = c.llc_bytes;
+  header_.llc_domain = std::move(c.llc_domain);
+  // Each lane's buffer now, before the workers start: made on a worker's first event, its zeroed pages were
+  // faulted in on the scheduling path, and a traced heat2d 440x100's first iteration took 1.4-4.6 ms instead
+  // of 0.25-0.3 (`make demo`'s locality section traces it from its first iteration).
+  lanes_.reserve(workers);
+  try {
+    runtime_lane_ = make_lane(true);
+    for (unsigned i = 0; i < workers; ++i) lanes_.push_back(make_lane(i < kPrefaultedLanes));
+  } catch (...) {
+    unmap_lanes();
+    throw;
+  }
 }
 
-tracer::~tracer() {
-  for (auto& l : lanes_)
-    for (record* c : l.chunks) ::munmap(c, kChunkRecords * sizeof(record));
+void tracer::unmap_lanes() {
+  for (auto& l : lanes_) ::munmap(l.buf, kLaneBytes);
+  lanes_.clear();
+  if (runtime_lane_.buf) ::munmap(runtime_lane_.buf, kLaneBytes);
+  runtime_lane_.buf = nullptr;
 }
 
-record* tracer::grow(lane& l) {
-  void* p = ::mmap(nullptr, kChunkRecords * sizeof(record), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
-  l.chunks.push_back(static_cast<record*>(p));
-  l.cur = static_cast<record*>(p);
-  l.used = 0;
-  return l.cur;
+tracer::~tracer() { unmap_lanes(); }
+
+std::size_t tracer::buffer_bytes() const { return (lanes_.size() + 1) * kLaneBytes; }
+
+void tracer::open() {
+  auto fail = [this](const std::string& what, int err) {
+    return config_error("ROOST_TRACE='" + path_ + "': " + what + " (" + std::strerror(err) +
+                        "); valid: a file path in an existing directory this process may write to");
+  };
+  file_.fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (file_.fd < 0) {
+    const int err = errno;
+    throw fail("cannot create the trace file", err);
+  }
+  const std::string head = encode_header(header_);
+  {
+    std::lock_guard<std::mutex> lk(file_mutex_);
+    write_locked(head.data(), head.size());
+  }
+  if (failed_.load()) throw fail("cannot write the trace file", write_errno_);
+  // FILE.json is made at the end; creating it now finds a path that cannot be written before the run.
+  unique_fd json(::open(json_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (json.fd < 0) {
+    const int err = errno;
+    throw fail("cannot create its timeline '" + json_path_ + "'", err);
+  }
 }
 
-std::uint64_t tracer::ticks() {
-#ifdef ROOST_HAVE_TSC
-  return __rdtsc();  // invariant TSC on the machines roost targets (constant_tsc, nonstop_tsc)
-#else
-  return platform::os::now_ns();
-#endif
+void tracer::write_locked(const void* bytes, std::size_t n) {
+  if (write_errno_ != 0) return;  // the trace stopped at the first error: no chunk after a hole
+  const char* p = static_cast<const char*>(bytes);
+  while (n > 0) {
+    ssize_t done = ::write(file_.fd, p, n);
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) {
+      write_errno_ = done < 0 ? errno : EIO;
+      failed_.store(true, std::memory_order_release);
+      return;
+    }
+    p += done;
+    n -= static_cast<std::size_t>(done);
+  }
 }
 
-void tracer::add(unsigned w, kind k, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
-  if (w >= lanes_.size()) return;
-  lane& l = lanes_[w];
-  if (l.used == kChunkRecords) [[unlikely]] grow(l);
-  l.cur[l.used++] = record{ticks(), a, b, index, static_cast<std::uint16_t>(k), static_cast<std::uint16_t>(w)};
+void tracer::write_chunk_locked(const lane& l, std::uint16_t id) {
+  if (write_errno_ != 0) return;
+  // The clock pair read now: readers convert ticks to ns with the last chunk's pair (trace_format.hpp).
+  chunk_header h{id, l.used, ticks(), platform::os::now_ns(), l.base, l.na, l.nb, l.ni};
+  static const char zeros[8] = {};
+  const std::size_t body = 8ull * l.na + 8ull * l.nb + 4ull * l.used + 4ull * l.ni + l.used;
+  iovec parts[7] = {{&h, sizeof h}};
+  if (l.used > 0) {  // the end chunk has no records, and no buffer
+    parts[1] = {l.a(), 8ull * l.na};
+    parts[2] = {l.b(), 8ull * l.nb};
+    parts[3] = {l.dt(), 4ull * l.used};
+    parts[4] = {l.index(), 4ull * l.ni};
+    parts[5] = {l.kinds(), l.used};
+    parts[6] = {const_cast<char*>(zeros), h.body_bytes() - body};
+  }
+  const int n_parts = l.used > 0 ? 7 : 1;
+  const std::size_t total = sizeof h + h.body_bytes();
+  ssize_t done;
+  do done = ::writev(file_.fd, parts, n_parts);
+  while (done < 0 && errno == EINTR);
+  if (done < 0) {
+    write_errno_ = errno;
+    failed_.store(true, std::memory_order_release);
+  } else if (static_cast<std::size_t>(done) < total) {  // a short write: the rest, in order
+    std::string all;
+    for (int i = 0; i < n_parts; ++i) all.append(static_cast<const char*>(parts[i].iov_base), parts[i].iov_len);
+    write_locked(all.data() + done, total - static_cast<std::size_t>(done));
+  }
+  if (write_errno_ == 0) chunks_written_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void tracer::task_begin(unsigned w, detail::task_id& id) {
-  if (w >= lanes_.size()) return;
-  id.serial = (static_cast<std::uint64_t>(w) << 48) | lanes_[w].next_serial++;
-  add(w, kind::task_begin, id.serial, id.parent ? id.parent->serial : 0, id.index);
+void tracer::flush(lane& l, std::uint16_t id) {
+  {
+    std::lock_guard<std::mutex> lk(file_mutex_);
+    write_chunk_locked(l, id);
+  }
+  l.used = l.na = l.nb = l.ni = 0;
+}
+
+void tracer::rebase(lane& l, std::uint16_t id, std::uint64_t t) {
+  if (l.used > 0) flush(l, id);
+  l.base = t;
 }
 
 void tracer::iteration(bool begin) {
   std::lock_guard<std::mutex> lk(runtime_mutex_);
-  runtime_lane_.push_back(record{ticks(), 0, 0, 0,
-                                 static_cast<std::uint16_t>(begin ? kind::iteration_begin : kind::iteration_end),
-                                 kRuntimeBlock});
+  if (begin) append<kind::iteration_begin>(runtime_lane_, kRuntimeLane, 0, 0, 0);
+  else append<kind::iteration_end>(runtime_lane_, kRuntimeLane, 0, 0, 0);
 }
 
 void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
   if (worker < 0) return;
-  add(static_cast<unsigned>(worker), kind::touch, reinterpret_cast<std::uintptr_t>(base), bytes,
-      static_cast<std::uint32_t>(mode));
+  add<kind::touch>(static_cast<unsigned>(worker), reinterpret_cast<std::uintptr_t>(base), bytes,
+                   static_cast<std::uint32_t>(mode));
 }
 
 void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
@@ -89,45 +167,67 @@ void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, 
     touch_consumer::on_touch_rows(worker, base, row_bytes, rows, stride, mode);
     return;
   }
-  add(static_cast<unsigned>(worker), static_cast<kind>(static_cast<unsigned>(kind::touch_rows_read) + static_cast<unsigned>(mode)),
-      reinterpret_cast<std::uintptr_t>(base), (static_cast<std::uint64_t>(row_bytes) << 32) | rows,
-      static_cast<std::uint32_t>(stride));
+  const auto w = static_cast<unsigned>(worker);
+  const auto a = reinterpret_cast<std::uintptr_t>(base);
+  const std::uint64_t b = (static_cast<std::uint64_t>(row_bytes) << 32) | rows;
+  const auto s = static_cast<std::uint32_t>(stride);
+  switch (mode) {
+    case access::read: add<kind::touch_rows_read>(w, a, b, s); break;
+    case access::write: add<kind::touch_rows_write>(w, a, b, s); break;
+    case access::read_write: add<kind::touch_rows_read_write>(w, a, b, s); break;
+  }
 }
 
-void tracer::write() const {
-  trace_file t;
-  t.workers = static_cast<std::uint32_t>(lanes_.size());
-  t.start_ns = start_ns_;
-  t.topology = topology_;
-  t.l2_bytes = caches_.l2_bytes;
-  t.llc_bytes = caches_.llc_bytes;
-  t.llc_domain = caches_.llc_domain;
-  for (const auto& l : lanes_)
-    for (std::size_t c = 0; c < l.chunks.size(); ++c) {
-      std::size_t n = c + 1 == l.chunks.size() ? l.used : kChunkRecords;
-      t.records.insert(t.records.end(), l.chunks[c], l.chunks[c] + n);
-    }
+namespace {
+std::system_error write_error(int err, const std::string& path, const std::string& json_path) {
+  return std::system_error(err, std::generic_category(),
+                           "roost: ROOST_TRACE='" + path + "': writing the trace failed; the file keeps the events "
+                           "written before, nothing after, and '" + json_path + "' is not made");
+}
+}  // namespace
+
+void tracer::rethrow_write_error() {
+  if (!failed_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lk(file_mutex_);
+  if (error_reported_) return;
+  error_reported_ = true;
+  throw write_error(write_errno_, path_, json_path_);
+}
+
+void tracer::finish() {
+  if (finished_) return;
+  finished_ = true;
   {
-    std::lock_guard<std::mutex> lk(runtime_mutex_);
-    t.records.insert(t.records.end(), runtime_lane_.begin(), runtime_lane_.end());
+    std::lock_guard<std::mutex> runtime_lk(runtime_mutex_);  // in iteration()'s order: the runtime's lane first
+    std::lock_guard<std::mutex> lk(file_mutex_);
+    for (std::size_t w = 0; w < lanes_.size(); ++w)
+      if (lanes_[w].used > 0) write_chunk_locked(lanes_[w], static_cast<std::uint16_t>(w));
+    if (runtime_lane_.used > 0) write_chunk_locked(runtime_lane_, kRuntimeLane);
+    write_chunk_locked(lane{}, kEndLane);  // no records: its columns are not read
+    // close() reports what the file system kept back (NFS, quotas).
+    if (::close(file_.fd) != 0 && write_errno_ == 0) {
+      write_errno_ = errno;
+      failed_.store(true, std::memory_order_release);
+    }
+    file_.fd = -1;
   }
-  // Ticks to nanoseconds since the start, from the calibration points taken at start and now.
-  const std::uint64_t end_ns = platform::os::now_ns(), end_ticks = ticks();
-  const double ns_per_tick = end_ticks > start_ticks_
-                                 ? static_cast<double>(end_ns - start_ns_) / static_cast<double>(end_ticks - start_ticks_)
-                                 : 1.0;
-  for (auto& r : t.records)
-    r.t_ns = r.t_ns > start_ticks_ ? static_cast<std::uint64_t>((r.t_ns - start_ticks_) * ns_per_tick) : 0;
-  write_binary(path_, t);
-  write_chrome_json(path_ + ".json", t);
+  if (failed_.load()) {
+    ::unlink(json_path_.c_str());  // the empty file open() made
+    if (!error_reported_) {
+      error_reported_ = true;
+      throw write_error(write_errno_, path_, json_path_);
+    }
+    return;
+  }
+  write_chrome_json(path_, json_path_);
 }
 
 bool install_tracer(tracer* t) {
   if (t) {
     tracer* expected = nullptr;
-    return g_tracer.compare_exchange_strong(expected, t, std::memory_order_acq_rel);
+    return g_installed_tracer.compare_exchange_strong(expected, t, std::memory_order_acq_rel);
   }
-  g_tracer.store(nullptr, std::memory_order_release);
+  g_installed_tracer.store(nullptr, std::memory_order_release);
   return true;
 }
 

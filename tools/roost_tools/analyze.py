@@ -21,6 +21,12 @@ def _share(counts: tuple[int, int]) -> float:
     return counts[1] / max(1, counts[0])
 
 
+def _warn_if_cut_short(path: str, t) -> None:
+    if not t.complete:
+        print(f"roost-analyze: {path} was cut short (no end chunk): its program ended without destroying its "
+              f"runtime, and the events its workers still held are missing", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-analyze", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -38,8 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         t = read(args.trace)
+        _warn_if_cut_short(args.trace, t)
         if args.cmd == "ovr":
-            d = ovr.decompose(t, read(args.trace_1))
+            t_1 = read(args.trace_1)
+            _warn_if_cut_short(args.trace_1, t_1)
+            d = ovr.decompose(t, t_1)
             print(f"N = {d.workers}: T_N {d.t_n / 1e6:.3f} ms, T_1 {d.t_1 / 1e6:.3f} ms, Work_N {d.work_n / 1e6:.3f} ms, "
                   f"Work_1 {d.work_1 / 1e6:.3f} ms")
             print(f"OVR_N {d.ovr:.3f}  WTI_N {d.wti:.3f}  speed-up over the serial work {d.speedup:.3f} "

@@ -1,4 +1,5 @@
-"""Reading roost's binary traces (format: src/trace/trace_format.hpp)."""
+"""Reading roost's binary traces (format: src/trace/trace_format.hpp): a header, then chunks of records that the
+workers wrote as their buffers filled, with raw clock ticks that the reader turns into ns since the start."""
 from __future__ import annotations
 
 import struct
@@ -7,12 +8,19 @@ from pathlib import Path
 
 import numpy as np
 
-VERSION = 1
-RUNTIME_BLOCK = 0xFFFF
+VERSION = 2
+RUNTIME_LANE = 0xFFFF
+END_LANE = 0xFFFE
+RUNTIME_BLOCK = RUNTIME_LANE  # the records' `worker` for the runtime's events
 KIND = {1: "task_begin", 2: "task_end", 3: "task_resume", 4: "touch", 5: "sleep_begin", 6: "sleep_end",
         7: "iteration_begin", 8: "iteration_end", 9: "touch_rows_read", 10: "touch_rows_write",
         11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end"}
 RECORD = np.dtype([("t_ns", "<u8"), ("a", "<u8"), ("b", "<u8"), ("index", "<u4"), ("kind", "<u2"), ("worker", "<u2")])
+# The columns each kind stores (trace_format.hpp); a task_begin's serial is implied by its place in its lane.
+_TOUCH = (4, 9, 10, 11)
+STORES_A = np.isin(np.arange(16), (2, 3, 12, 13) + _TOUCH)
+STORES_B = np.isin(np.arange(16), (1, 13) + _TOUCH)
+STORES_INDEX = np.isin(np.arange(16), (1, 12) + _TOUCH)
 
 
 class TraceError(ValueError):
@@ -27,7 +35,8 @@ class Trace:
     l2_bytes: int
     llc_bytes: int
     llc_domain: list[int]
-    records: np.ndarray = field(repr=False)
+    records: np.ndarray = field(repr=False)  # lane by lane (workers in order, then the runtime), t_ns since start
+    complete: bool = True  # False: no end chunk, the program stopped before its runtime was destroyed
 
     def of_kind(self, *names: str) -> np.ndarray:
         codes = [k for k, v in KIND.items() if v in names]
@@ -54,22 +63,80 @@ def read(path: str | Path) -> Trace:
     (version,) = take("<I", "the version")
     if version != VERSION:
         raise TraceError(f"{path}: trace format version {version} at byte 8; this roost-analyze reads version {VERSION}")
-    workers, start_ns, n = take("<IQI", "the header")
+    workers, start_ns, start_ticks, n = take("<IQQI", "the header")
     if pos + n > len(data):
         raise TraceError(f"{path}: truncated at byte {pos} in the topology")
     topology = data[pos:pos + n].decode("utf-8", "replace")
     pos += n
     l2, llc = take("<QQ", "the cache sizes")
     domains = list(take(f"<{workers}I", "the cache domains")) if workers else []
-    chunks = []
+    lanes: dict[int, list[tuple]] = {}
+    complete = False
+    clock = (start_ticks, start_ns)  # the last chunk's (ticks, ns)
     while pos < len(data):
-        worker, count = take("<IQ", "a block header")
-        if worker != RUNTIME_BLOCK and worker >= workers:
-            raise TraceError(f"{path}: block for worker {worker} at byte {pos - 12} but the trace has {workers} workers")
-        size = count * RECORD.itemsize
-        if pos + size > len(data):
-            raise TraceError(f"{path}: truncated at byte {len(data)}: block of worker {worker} promises {count} records")
-        chunks.append(np.frombuffer(data, dtype=RECORD, count=count, offset=pos))
-        pos += size
-    records = np.concatenate(chunks) if chunks else np.zeros(0, dtype=RECORD)
-    return Trace(workers, start_ns, topology, l2, llc, domains, records)
+        at = pos
+        lane, count, ticks, ns, base, na, nb, ni, _ = take("<IIQQQIIII", "a chunk header")
+        if lane >= workers and lane not in (RUNTIME_LANE, END_LANE):
+            raise TraceError(f"{path}: chunk for worker {lane} at byte {at} but the trace has {workers} workers")
+        if max(na, nb, ni) > count or (lane == END_LANE and count):
+            raise TraceError(f"{path}: chunk of lane {lane} at byte {at} is damaged: {count} records with "
+                             f"{na}, {nb}, {ni} values of a, b, index")
+        body = 8 * na + 8 * nb + 4 * count + 4 * ni + count
+        if pos + body > len(data):
+            raise TraceError(f"{path}: truncated at byte {len(data)}: the chunk of lane {lane} at byte {at} "
+                             f"promises {count} records")
+        columns = []
+        for dtype, n in (("<u8", na), ("<u8", nb), ("<u4", count), ("<u4", ni), ("u1", count)):
+            columns.append(np.frombuffer(data, dtype=dtype, count=n, offset=pos))
+            pos += n * np.dtype(dtype).itemsize
+        lanes.setdefault(lane, []).append((base, *columns))
+        complete = complete or lane == END_LANE
+        clock = (ticks, ns)
+        pos = at + 48 + (body + 7) // 8 * 8
+    convert = _ticks_to_ns(start_ticks, start_ns, clock)
+    lane_order = [lane for lane in sorted(lanes) if lane != END_LANE]
+    sizes = [sum(len(c[-1]) for c in lanes[lane]) for lane in lane_order]
+    records = np.zeros(sum(sizes), dtype=RECORD)
+    at = 0
+    for lane, n in zip(lane_order, sizes):
+        _decode_lane(path, lane, workers, lanes[lane], convert, records[at:at + n])
+        at += n
+    return Trace(workers, start_ns, topology, l2, llc, domains, records, complete)
+
+
+def _decode_lane(path: Path, lane: int, workers: int, chunks: list[tuple], convert, out: np.ndarray) -> None:
+    """One lane's chunks, in order, as whole records into `out` (zeros)."""
+    bases, a, b, dt, index, kinds = zip(*chunks)
+    kinds = np.concatenate(kinds)
+    if not len(kinds):
+        return
+    unknown = kinds[(kinds == 0) | (kinds >= len(STORES_A))]
+    if len(unknown):
+        raise TraceError(f"{path}: lane {lane} holds a record of unknown kind {int(unknown[0])}")
+    out["t_ns"] = convert(np.repeat(np.array(bases, dtype=np.uint64), [len(d) for d in dt]) + np.concatenate(dt))
+    out["kind"] = kinds
+    out["worker"] = lane
+    for name, stores, column in (("a", STORES_A, a), ("b", STORES_B, b), ("index", STORES_INDEX, index)):
+        values = np.concatenate(column)
+        where = stores[kinds]
+        if np.count_nonzero(where) != len(values):
+            raise TraceError(f"{path}: lane {lane} is damaged: its kinds use {np.count_nonzero(where)} values of "
+                             f"{name}, its chunks hold {len(values)}")
+        out[name][where] = values
+    begins = kinds == 1
+    if np.any(begins) and lane >= workers:
+        raise TraceError(f"{path}: a task_begin outside a worker's lane (lane {lane})")
+    out["a"][begins] = (np.uint64(lane) << np.uint64(48)) | np.arange(1, np.count_nonzero(begins) + 1, dtype=np.uint64)
+
+
+def _ticks_to_ns(start_ticks: int, start_ns: int, clock: tuple[int, int]):
+    """Ticks to ns since the start as the C++ reader converts them: with the last chunk's clock pair, 0 at or
+    before the start (tick counts stay below 2^63, so int64 holds their differences)."""
+    ticks, ns = clock
+    ns_per_tick = float(ns - start_ns) / float(ticks - start_ticks) if ticks > start_ticks else 1.0
+
+    def convert(t: np.ndarray) -> np.ndarray:
+        since = t.view(np.int64) - np.int64(start_ticks)
+        np.maximum(since, 0, out=since)
+        return (since * ns_per_tick).astype(np.uint64)
+    return convert

@@ -30,12 +30,38 @@ def test_krd_known_answers_and_bins():
     assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
 
 
-def _write_trace(path: Path, version=1, records=()):
+_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13), "b": (1, 4, 9, 10, 11, 13), "index": (1, 4, 9, 10, 11, 12)}
+
+
+def _chunk(lane: int, clock, records) -> bytes:
+    """One chunk as the tracer writes it (trace_format.hpp): records (t_ticks, a, b, index, kind, worker) in
+    columns, each field only where its kind stores it; a task_begin's a is implied."""
+    base = min((r[0] for r in records), default=0)
+    cols = {name: [r[i] for r in records if r[4] in _STORES[name]] for i, name in ((1, "a"), (2, "b"), (3, "index"))}
+    body = (struct.pack(f"<{len(cols['a'])}Q", *cols["a"]) + struct.pack(f"<{len(cols['b'])}Q", *cols["b"])
+            + struct.pack(f"<{len(records)}I", *(r[0] - base for r in records))
+            + struct.pack(f"<{len(cols['index'])}I", *cols["index"]) + bytes(r[4] for r in records))
+    body += bytes(-len(body) % 8)
+    return struct.pack("<IIQQQIIII", lane, len(records), *clock, base, len(cols["a"]), len(cols["b"]),
+                       len(cols["index"]), 0) + body
+
+
+def _write_v2(path: Path, workers: int, chunks, domains=None, version=2, start=(0, 0), end=True):
+    """A trace as the tracer writes it: `chunks` is [(lane, (ticks, ns), records)] in file order; the end
+    chunk's clock pair is the last chunk's."""
+    start_ticks, start_ns = start
     with open(path, "wb") as f:
-        f.write(b"ROOSTTRC" + struct.pack("<IIQI", version, 1, 0, 4) + b"test" + struct.pack("<QQI", 1024, 4096, 0))
-        f.write(struct.pack("<IQ", 0, len(records)))
-        for r in records:
-            f.write(struct.pack("<QQQIHH", *r))
+        f.write(b"ROOSTTRC" + struct.pack("<IIQQI", version, workers, start_ns, start_ticks, 4) + b"test")
+        f.write(struct.pack("<QQ", 1024, 4096) + struct.pack(f"<{workers}I", *(domains or [0] * workers)))
+        clock = start
+        for lane, clock, records in chunks:
+            f.write(_chunk(lane, clock, records))
+        if end:
+            f.write(_chunk(0xFFFE, clock, []))
+
+
+def _write_trace(path: Path, version=2, records=()):
+    _write_v2(path, 1, [(0, (1, 1), list(records))], version=version)
 
 
 def test_reader_errors_name_the_byte_offset(tmp_path):
@@ -78,16 +104,82 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
 
 
 def _synthetic(path: Path, workers: int, records, domains=None):
-    with open(path, "wb") as f:
-        f.write(b"ROOSTTRC" + struct.pack("<IIQI", 1, workers, 0, 0) + struct.pack("<QQ", 0, 0))
-        f.write(struct.pack(f"<{workers}I", *(domains or [0] * workers)))
-        by = {}
-        for r in records:
-            by.setdefault(r[5], []).append(r)
-        for w, rs in sorted(by.items()):
-            f.write(struct.pack("<IQ", w, len(rs)))
-            for r in rs:
-                f.write(struct.pack("<QQQIHH", *r))
+    """Records with times in ns (ticks = ns), one chunk per lane. Task serials in `records` are names: they
+    become the serials the format implies (lane << 48 | the task_begin's count in its lane)."""
+    by = {}
+    for r in records:
+        by.setdefault(r[5], []).append(r)
+    serial = {0: 0}
+    for w, rs in sorted(by.items()):
+        begins = [r[1] for r in rs if r[4] == 1]
+        serial.update({name: (w << 48) | n for n, name in enumerate(begins, start=1)})
+    renamed = {w: [(t, serial.get(a, a) if k in (1, 2, 3, 12) else a, serial[b] if k == 1 else b, i, k, lane)
+                   for t, a, b, i, k, lane in rs] for w, rs in by.items()}
+    last = max((r[0] for r in records), default=0)
+    _write_v2(path, workers, [(w, (last, last), rs) for w, rs in sorted(renamed.items())], domains=domains)
+
+
+def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
+    # Chunks as workers write them, interleaved; start at tick 1000 = 5000 ns, the last chunk's clock pair
+    # (3000 ticks, 6000 ns): 0.5 ns a tick (the third chunk's pair says 2). Records: (ticks, a, b, index,
+    # kind, worker).
+    w1 = 1 << 48
+    chunks = [(0, (1100, 5050), [(1010, 0, 0, 0, 1, 0), (1020, 1, 0, 0, 12, 0)]),            # begin 0:1, spawn
+              (1, (1200, 5100), [(1030, 0, 1, 0, 1, 1), (1031, 0, 1, 1, 13, 1)]),             # begin 1:1, steal
+              (0, (1300, 5600), [(1040, 1, 0, 0, 2, 0), (1050, 0, 1, 7, 1, 0)]),              # end 0:1, begin 0:2
+              (0xFFFF, (3000, 6000), [(1000, 0, 0, 0, 7, 0xFFFF), (1060, 0, 0, 0, 8, 0xFFFF)])]
+    p = tmp_path / "c.trace"
+    _write_v2(p, 2, chunks, start=(1000, 5000))
+    t = read(p)
+    assert t.complete
+    r = t.records
+    assert r["worker"].tolist() == [0, 0, 0, 0, 1, 1, 0xFFFF, 0xFFFF]  # lane by lane, each in its order
+    assert r["kind"].tolist() == [1, 12, 2, 1, 1, 13, 7, 8]
+    assert r["t_ns"].tolist() == [5, 10, 20, 25, 15, 15, 0, 30]
+    assert r["a"].tolist() == [1, 1, 1, 2, w1 | 1, 0, 0, 0]  # task_begin serials are implied by their lane
+    assert r["b"].tolist() == [0, 0, 0, 1, 1, 1, 0, 0]
+    assert r["index"].tolist() == [0, 0, 0, 7, 0, 0, 0, 0]
+    # Cut short (no end chunk): readable, not complete, times from the last chunk's clock pair (2 ns a tick).
+    _write_v2(p, 2, chunks[:3], start=(1000, 5000), end=False)
+    t = read(p)
+    assert not t.complete and len(t.records) == 6
+    assert t.records["t_ns"].tolist() == [20, 40, 80, 100, 60, 62]
+    assert analyze.main(["summary", str(p)]) == 0
+    assert "cut short" in capsys.readouterr().err
+    data = p.read_bytes()
+    p.write_bytes(data[:-3])
+    with pytest.raises(TraceError, match="truncated at byte"):
+        read(p)
+    bad = bytearray(data)
+    first_chunk = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 16 + 8  # its columns: a[1], b[1], dt[2], index[2], kind[2]
+    bad[first_chunk + 48 + 8 + 8 + 8 + 8 + 1] = 2  # the spawn's kind says task_end, which has no index
+    p.write_bytes(bytes(bad))
+    with pytest.raises(TraceError, match="damaged"):
+        read(p)
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_a_trace_of_many_runs_streams_in_many_chunks(tmp_path):
+    trace = tmp_path / "fib.trace"
+    env = dict(os.environ, ROOST_TRACE=str(trace))
+    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "20", "--variants", "ws", "--workers", "2",
+                    "--reps", "5", "--warmup", "1"], check=True, capture_output=True, timeout=120, env=env)
+    t = read(trace)
+    r = t.records
+    assert t.complete
+    assert len(r) > 10 * 2560  # more than ten chunks' worth (tracer::kChunkRecords a chunk)
+    runs = len(t.of_kind("iteration_begin"))
+    assert runs == 6 == len(t.of_kind("iteration_end"))
+    begins = t.of_kind("task_begin")
+    assert len(begins) == runs * 10946  # fib(20) begins 10946 tasks: none lost
+    assert len(np.unique(begins["a"])) == len(begins)
+    assert set(t.of_kind("task_end")["a"].tolist()) <= set(begins["a"].tolist())
+    parents = begins["b"][begins["b"] != 0]
+    assert np.isin(parents, begins["a"]).all()
+    assert len(t.of_kind("spawn")) == len(begins) - runs  # every task but the roots was spawned
+    for w in range(t.workers):  # each worker's events in time order
+        mine = r[r["worker"] == w]["t_ns"].astype(np.int64)
+        assert (np.diff(mine) >= 0).all()
 
 
 def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
