@@ -56,18 +56,33 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
     trace::set_tracing_hooks(true);
     set_touch_consumer(tracer.get());
   }
-  if (sim) set_sim_hooks(true);
-  eng->start();
+  if (sim) {
+    sim->attach();  // after the tracer's consumer, which it forwards to
+    set_sim_hooks(true);
+  }
+  try {
+    eng->start();
+  } catch (...) {  // no destructor will run: take back what points at this runtime
+    if (sim) {
+      set_sim_hooks(false);
+      sim->detach();
+    }
+    if (tracer) {
+      set_touch_consumer(nullptr);
+      trace::set_tracing_hooks(false);
+      trace::install_tracer(nullptr);
+    }
+    throw;
+  }
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 
 runtime_core::~runtime_core() {
-  {
-    platform::sim_scope scope(sim ? &sim->platform() : nullptr);
-    if (eng) eng->stop();
-  }
+  platform::sim_scope scope(sim ? &sim->platform() : nullptr);  // the tracer's last chunks too: virtual time
+  if (eng) eng->stop();
   if (sim) {
     set_sim_hooks(false);
+    sim->detach();
     sim->finish(cfg.scheduler, tp->description());
   }
   if (tracer) {

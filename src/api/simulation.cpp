@@ -25,8 +25,14 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     std::ofstream probe(report_path_, std::ios::app);
     if (!probe) throw config_error("ROOST_SIM_REPORT='" + report_path_ + "': cannot be opened for writing");
   }
-  next_ = set_touch_consumer(this);
   watchdog_ = std::thread([this] { watch(); });
+}
+
+void simulation::attach() { next_ = set_touch_consumer(this); }
+
+void simulation::detach() {
+  touch_consumer* now = set_touch_consumer(next_);
+  if (now != this) set_touch_consumer(now);  // someone else took it since: leave theirs
 }
 
 void simulation::watch() {
@@ -67,8 +73,6 @@ simulation::~simulation() {
   }
   watch_cv_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
-  touch_consumer* now = set_touch_consumer(next_);
-  if (now != this) set_touch_consumer(now);  // someone else took it since: leave theirs
 }
 
 void simulation::place(const topo::topology& tp, const topo::placement& pl) {

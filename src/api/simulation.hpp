@@ -22,6 +22,10 @@ class simulation final : public touch_consumer {
   ~simulation() override;
   // Once the workers are placed: which cache and socket each one's PU belongs to.
   void place(const topo::topology& tp, const topo::placement& pl);
+  // Kernels' declared data reach the simulation from attach() to detach(), and then whatever consumer was
+  // installed before (the tracer, which the runtime installs first).
+  void attach();
+  void detach();
   // Charges the calling sim thread; forwards to the consumer installed before (the tracer).
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
   // At the runtime's end: the summary on stderr, and the JSON report if ROOST_SIM_REPORT names a file.

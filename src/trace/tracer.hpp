@@ -82,9 +82,11 @@ class tracer final : public touch_consumer {
   std::uint64_t chunks_written() const { return chunks_written_.load(std::memory_order_relaxed); }
 
   // The cheap clock: the time-stamp counter where there is one (records hold raw ticks; readers convert
-  // them with the clock pairs in the file), else the monotonic clock in ns.
+  // them with the clock pairs in the file), else the monotonic clock in ns. Simulated, the running sim
+  // thread's virtual clock, as the clock pairs are (ticks and ns then agree: one tick a virtual ns).
   static std::uint64_t ticks() {
 #ifdef ROOST_HAVE_TSC
+    if (platform::t_sim) [[unlikely]] return platform::os::now_ns();
     return __rdtsc();  // invariant TSC on the machines roost targets (constant_tsc, nonstop_tsc)
 #else
     return platform::os::now_ns();
