@@ -1,6 +1,7 @@
 #include "sim/cache_array.hpp"
 
 #include <cassert>
+#include <cstring>
 
 namespace roost::sim {
 

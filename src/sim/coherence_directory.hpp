@@ -3,9 +3,10 @@
 //
 // A "unit" is what a write invalidates as one: the private caches of one core together, or one shared cache
 // instance. Every line held by at least one unit has an entry: the line and a bitmask of units, `words()`
-// 64-bit words wide. Open addressing with linear probing and backward-shift deletion (no tombstones, since
-// lines leave as often as they come); it grows by doubling, so memory follows the lines actually held.
-// Pointers into it are valid until the next insert or erase.
+// 64-bit words wide, stored beside its key (one host cache line for both, up to 7 words). Open addressing
+// with linear probing and backward-shift deletion (no tombstones, since lines leave as often as they come);
+// it grows by doubling, so memory follows the lines actually held. Pointers into it are valid until the
+// next insert or erase.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -33,14 +34,15 @@ class coherence_directory {
   std::size_t slot_of(line_addr line) const {
     return static_cast<std::size_t>((line * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing
   }
+  std::uint64_t* slot(std::size_t i) { return &slots_[i * stride_]; }
   void grow();
 
   unsigned words_;
+  unsigned stride_;           // 1 + words_: the key, then the mask
   unsigned shift_;            // 64 - log2(capacity)
   std::size_t capacity_ = 0;  // a power of two
   std::size_t size_ = 0;
-  std::vector<std::uint64_t> keys_;   // kEmpty: free slot
-  std::vector<std::uint64_t> masks_;  // capacity x words
+  std::vector<std::uint64_t> slots_;  // capacity x stride; key kEmpty: a free slot
 };
 
 }  // namespace roost::sim

@@ -276,18 +276,20 @@ unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool i
   coherence |= way == cache_array::coherence_miss;
   // The level below serves a read: a write allocates here after fetching the line (write-allocate).
   const unsigned served = fetch(pu, depth + 1, line, false, coherence, way0);
-  fill(pu, depth, line, is_write);
-  if (depth == 0) way0 = 0;
+  const int way_here = fill(pu, depth, line, is_write);
+  if (depth == 0) way0 = way_here;
   return served;
 }
 
-void memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty) {
+// Returns the line's way.
+int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty) {
   const std::uint32_t id = chains_[pu].ids[depth];
   const cache_array::victim v = caches_[id].insert(line, dirty);
   if (coherent_) directory_add(id, line);
-  if (!v.valid) return;
+  if (!v.valid) return v.way;
   if (coherent_) directory_remove(id, v.line);
   if (v.dirty) write_back(pu, depth + 1, v.line);
+  return v.way;
 }
 
 // A dirty line leaving the level above: marked dirty here when present (not reordered, as pycachesim's

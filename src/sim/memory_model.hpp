@@ -138,7 +138,7 @@ class memory_model {
   };
 
   unsigned fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0);
-  void fill(unsigned pu, unsigned depth, line_addr line, bool dirty);
+  int fill(unsigned pu, unsigned depth, line_addr line, bool dirty);
   void write_back(unsigned pu, unsigned depth, line_addr line);
   void read_memory(unsigned pu, line_addr line);
   void directory_add(std::uint32_t instance, line_addr line);

@@ -11,26 +11,25 @@ class page_map {
  public:
   static constexpr std::uint32_t none = ~std::uint32_t{0};
 
-  page_map() : keys_(kInitial, kEmpty), nodes_(kInitial, none) {}
+  page_map() : slots_(kInitial) {}
 
   // The page's node, or none.
   std::uint32_t node_of(std::uint64_t page) const {
-    const std::size_t m = keys_.size() - 1;
+    const std::size_t m = slots_.size() - 1;
     for (std::size_t i = slot_of(page, m);; i = (i + 1) & m) {
-      if (keys_[i] == page) return nodes_[i];
-      if (keys_[i] == kEmpty) return none;
+      if (slots_[i].page == page) return slots_[i].node;
+      if (slots_[i].page == kEmpty) return none;
     }
   }
 
   // Places the page on `node`, moving it when it was placed before.
   void place(std::uint64_t page, std::uint32_t node) {
-    if ((size_ + 1) * 2 > keys_.size()) grow();
-    const std::size_t m = keys_.size() - 1;
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    const std::size_t m = slots_.size() - 1;
     std::size_t i = slot_of(page, m);
-    while (keys_[i] != kEmpty && keys_[i] != page) i = (i + 1) & m;
-    if (keys_[i] == kEmpty) ++size_;
-    keys_[i] = page;
-    nodes_[i] = node;
+    while (slots_[i].page != kEmpty && slots_[i].page != page) i = (i + 1) & m;
+    if (slots_[i].page == kEmpty) ++size_;
+    slots_[i] = {page, node};
   }
 
   std::size_t size() const { return size_; }
@@ -41,18 +40,20 @@ class page_map {
   static std::size_t slot_of(std::uint64_t page, std::size_t mask) {
     return static_cast<std::size_t>((page * 0x9E3779B97F4A7C15ull) >> 20) & mask;
   }
+  struct entry {
+    std::uint64_t page = kEmpty;
+    std::uint32_t node = none;
+  };
   void grow() {
     page_map bigger;
-    bigger.keys_.assign(keys_.size() * 2, kEmpty);
-    bigger.nodes_.assign(keys_.size() * 2, none);
-    for (std::size_t i = 0; i < keys_.size(); ++i)
-      if (keys_[i] != kEmpty) bigger.place(keys_[i], nodes_[i]);
+    bigger.slots_.assign(slots_.size() * 2, entry{});
+    for (const entry& e : slots_)
+      if (e.page != kEmpty) bigger.place(e.page, e.node);
     *this = std::move(bigger);
   }
 
   std::size_t size_ = 0;
-  std::vector<std::uint64_t> keys_;
-  std::vector<std::uint32_t> nodes_;
+  std::vector<entry> slots_;
 };
 
 }  // namespace roost::sim
