@@ -31,8 +31,10 @@ class coherence_directory {
 
  private:
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  // Fibonacci hashing of the line's 8-line block, the line's place in the block kept: the lines of a stream
+  // (and the victims it evicts, a stream too) share host cache lines, one host miss per block.
   std::size_t slot_of(line_addr line) const {
-    return static_cast<std::size_t>((line * 0x9E3779B97F4A7C15ull) >> shift_);  // Fibonacci hashing
+    return static_cast<std::size_t>((((line >> 3) * 0x9E3779B97F4A7C15ull) >> (shift_ + 3)) << 3 | (line & 7));
   }
   std::uint64_t* slot(std::size_t i) { return &slots_[i * stride_]; }
   void grow();
