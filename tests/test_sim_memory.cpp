@@ -4,6 +4,8 @@
 // agreement with pycachesim is tools/tests/test_cachesim.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 
 #include "roost/errors.hpp"
@@ -140,6 +142,34 @@ TEST(SimMemory, AWriteInOneSocketInvalidatesTheOtherSocketsSharedCache) {
   EXPECT_TRUE(r.coherence_miss);
   EXPECT_EQ(r.instance, -1);  // both of socket 1's caches lost it: memory
   for (unsigned i : m.chain(1)) EXPECT_EQ(m.counters(i).coherence_misses, 1u);
+}
+
+TEST(SimMemory, AfterAnyWriteNoCacheOutsideTheWritersChainHoldsTheLine) {
+  // Random reads and writes of 4 cores on 2 sockets with small caches (evictions everywhere), checked after
+  // every write against the arrays themselves: the directory must never lose a holder.
+  memory_model m = model_of("pack:2 l3:1(size=8KiB) l2:2(size=2KiB) l1d:1(size=1KiB) core:1 pu:1");
+  std::mt19937_64 rng(11);
+  std::uint64_t writes = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const unsigned pu = static_cast<unsigned>(rng() % 4);
+    const line_addr line = rng() % 512;  // 4x the L3 lines: hits, misses and sharing
+    const bool write = rng() % 3 == 0;
+    m.access(pu, line, write);
+    ASSERT_TRUE(m.holds(m.chain(pu)[0], line));
+    if (!write) continue;
+    ++writes;
+    const std::vector<unsigned> mine = m.chain(pu);
+    for (std::size_t k = 0; k < m.num_instances(); ++k)
+      if (std::find(mine.begin(), mine.end(), k) == mine.end()) ASSERT_FALSE(m.holds(k, line)) << "instance " << k;
+  }
+  std::uint64_t coherence = 0, invalidations = 0;
+  for (std::size_t k = 0; k < m.num_instances(); ++k) {
+    coherence += m.counters(k).coherence_misses;
+    invalidations += m.counters(k).invalidations;
+  }
+  EXPECT_GT(writes, 0u);
+  EXPECT_GT(invalidations, 0u);
+  EXPECT_GT(coherence, 0u);
 }
 
 // ---- NUMA --------------------------------------------------------------------------------------------------

@@ -119,6 +119,7 @@ class memory_model {
   std::size_t num_instances() const { return info_.size(); }
   const instance_info& instance(std::size_t i) const { return info_[i]; }
   const cache_counters& counters(std::size_t i) const { return caches_[i].counts; }
+  bool holds(std::size_t instance, line_addr line) const { return caches_[instance].find(line) >= 0; }
   const memory_counters& memory(unsigned pu) const { return memory_[pu]; }
   std::vector<unsigned> chain(unsigned pu) const;
   unsigned num_pus() const { return static_cast<unsigned>(chains_.size()); }
