@@ -299,6 +299,9 @@ TEST(SimParams, OverridesApplyOnTopOfThePreset) {
   EXPECT_EQ(p.level[3].ways, 48u);
   EXPECT_EQ(p.mode, replacement_mode::pycachesim);
   EXPECT_EQ(param_overrides::parse("", "X").resolve(nullptr).preset, "generic");
+  EXPECT_TRUE(is_param_name("L2.ways"));
+  EXPECT_TRUE(is_param_name("dram.remote_ns"));
+  EXPECT_FALSE(is_param_name("spawn_ns"));  // the platform's cost table
 }
 
 TEST(SimParams, BadParametersNameTheValueAndWhatIsValid) {

@@ -284,6 +284,8 @@ std::string detect_preset(const topo::topology& tp) {
   return "generic";
 }
 
+bool is_param_name(const std::string& name) { return find_name(lower(name)) != nullptr; }
+
 std::string describe_param_names() {
   std::ostringstream os;
   for (const param_name& p : names()) os << "  " << p.name << ": " << p.valid << "\n";

@@ -77,5 +77,8 @@ class param_overrides {
 
 // Every parameter name with what it takes, one per line: the list an unknown-name error shows.
 std::string describe_param_names();
+// Whether `name` (any case) is one of this table's names: lets a caller that reads one list for several
+// tables (ROOST_SIM_PARAMS also holds the platform's cost table) hand each pair to the table that knows it.
+bool is_param_name(const std::string& name);
 
 }  // namespace roost::sim
