@@ -32,14 +32,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Python tools (tools/): a project virtual environment with numpy, matplotlib and pytest, and roost-tools
-# installed editable. Rebuilt only when something is missing.
+# Python tools (tools/): a project virtual environment with numpy, matplotlib and pytest, pycachesim (the
+# independent cache simulator the memory model is checked against: tools/tests/test_cachesim.py), and
+# roost-tools installed editable. Rebuilt only when something is missing.
 root="$(cd "$(dirname "$0")/.." && pwd)"
 venv="$root/.venv"
-if ! "$venv/bin/python" -c "import numpy, matplotlib, pytest, roost_tools" >/dev/null 2>&1; then
+if ! "$venv/bin/python" -c "import numpy, matplotlib, pytest, cachesim, roost_tools" >/dev/null 2>&1; then
   echo "bootstrap: preparing the Python environment in .venv"
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
-  "$venv/bin/python" -m pip install -q numpy matplotlib pytest
+  "$venv/bin/python" -m pip install -q numpy matplotlib pytest pycachesim
   "$venv/bin/python" -m pip install -q -e "$root/tools"
 fi

@@ -1,0 +1,293 @@
+// roost-cachesim: replays an access trace through the simulator's memory model (src/sim) and prints per-cache
+// hits, misses and evictions as JSON with the replay speed. The geometry is a topology (ROOST_TOPOLOGY's
+// syntax) or explicit levels, nearest first. tools/tests/test_cachesim.py compares it with pycachesim.
+//
+//   roost-cachesim --level size=32KiB,ways=8 --level size=1MiB,ways=16 --mode pycachesim --trace t.txt
+//   roost-cachesim --topology "pack:4 l3:1(size=22MiB) l2:16(size=1MiB) l1d:1(size=32KiB) core:1 pu:1"
+//                  --generate random --count 50000000 --footprint 1GiB --pus 64
+//
+// Trace: one access per line, "R|W ADDRESS SIZE [PU]" (L and S are read as R and W; the address decimal
+// or 0x-hex; '#' starts a comment). An access covering several lines accesses each of them.
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "roost/errors.hpp"
+#include "sim/memory_model.hpp"
+#include "topology/topology.hpp"
+
+namespace {
+
+using roost::config_error;
+using namespace roost::sim;
+
+struct record {
+  std::uint64_t addr;
+  std::uint32_t size;
+  std::uint16_t pu;
+  bool write;
+};
+
+const char* kUsage =
+    "usage: roost-cachesim (--topology DESC | --level size=BYTES,ways=N [--level ...] [--line BYTES])\n"
+    "                      [--params 'name=value ...'] [--mode roost|pycachesim] [--pu N]\n"
+    "                      (--trace FILE|- | --generate random|stream --count N [--footprint BYTES]\n"
+    "                       [--write-fraction F] [--seed S] [--pus N])\n"
+    "  --topology   an hwloc synthetic description or XML file, as ROOST_TOPOLOGY; '' for this machine\n"
+    "  --level      one private cache, nearest first: size (bytes, or with KiB/MiB/GiB) and ways\n"
+    "  --params     the memory model's parameters (src/sim/README.md); --mode sets mode=\n"
+    "  --trace      lines 'R|W ADDRESS SIZE [PU]'; PU defaults to --pu (0)\n"
+    "  --generate   random: SIZE-8 accesses at random 8-byte-aligned addresses of the footprint (default 1GiB);\n"
+    "               stream: one access per line, in order, wrapping at the footprint; round-robin over --pus PUs\n";
+
+[[noreturn]] void usage_error(const std::string& why) {
+  std::fprintf(stderr, "roost-cachesim: %s\n%s", why.c_str(), kUsage);
+  std::exit(2);
+}
+
+std::uint64_t parse_u64(const std::string& s, const std::string& what) {
+  if (s.empty()) usage_error(what + "='': must be a non-negative integer");
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long x = std::strtoull(s.c_str(), &end, 0);
+  if (*end != '\0' || errno == ERANGE || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+    usage_error(what + "='" + s + "': must be a non-negative integer (decimal or 0x-hex)");
+  return x;
+}
+
+// Bytes, with an optional unit B, KiB, MiB, GiB (or K, M, G).
+std::uint64_t parse_bytes(const std::string& s, const std::string& what) {
+  std::size_t digits = 0;
+  while (digits < s.size() && std::isdigit(static_cast<unsigned char>(s[digits]))) ++digits;
+  const std::string unit = s.substr(digits);
+  unsigned shift = 0;
+  if (unit.empty() || unit == "B") shift = 0;
+  else if (unit == "K" || unit == "KiB" || unit == "kiB") shift = 10;
+  else if (unit == "M" || unit == "MiB") shift = 20;
+  else if (unit == "G" || unit == "GiB") shift = 30;
+  else usage_error(what + "='" + s + "': must be bytes with an optional unit KiB, MiB or GiB");
+  if (digits == 0) usage_error(what + "='" + s + "': must be bytes with an optional unit KiB, MiB or GiB");
+  const std::uint64_t x = parse_u64(s.substr(0, digits), what);
+  if (x > (std::uint64_t{1} << 40) >> shift) usage_error(what + "='" + s + "': must be at most 1 TiB");
+  return x << shift;
+}
+
+cache_spec parse_level(const std::string& text, int index, unsigned pus) {
+  cache_spec c;
+  c.level = index + 1;
+  c.name = "L" + std::to_string(c.level);
+  std::stringstream ss(text);
+  std::string item;
+  const std::string what = "--level '" + text + "'";
+  while (std::getline(ss, item, ',')) {
+    const std::size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "size") c.bytes = parse_bytes(value, what + " size");
+    else if (key == "ways") c.ways = static_cast<unsigned>(parse_u64(value, what + " ways"));
+    else usage_error(what + ": unknown item '" + item + "'; valid: size=BYTES, ways=N");
+  }
+  if (c.bytes == 0 || c.ways == 0 || c.ways > 1024)
+    usage_error(what + ": needs size=BYTES (at least one line) and ways=N (1 to 1024)");
+  if (c.level > max_cache_level) usage_error("at most " + std::to_string(max_cache_level) + " --level options");
+  for (unsigned p = 0; p < pus; ++p) c.pus.push_back(p);
+  return c;
+}
+
+std::vector<record> read_trace(std::istream& in, const std::string& name, unsigned default_pu, unsigned pus) {
+  std::vector<record> out;
+  std::string line;
+  std::size_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream ls(line);
+    std::string op, addr, size, pu;
+    if (!(ls >> op)) continue;
+    const std::string where = name + ":" + std::to_string(number);
+    if (!(ls >> addr >> size)) usage_error(where + ": '" + line + "': must be 'R|W ADDRESS SIZE [PU]'");
+    ls >> pu;
+    record r{};
+    if (op == "R" || op == "r" || op == "L" || op == "l") r.write = false;
+    else if (op == "W" || op == "w" || op == "S" || op == "s") r.write = true;
+    else usage_error(where + ": operation '" + op + "': must be R or W (L or S)");
+    r.addr = parse_u64(addr, where + " address");
+    if (r.addr >= (std::uint64_t{1} << 56)) usage_error(where + ": address " + addr + " must be below 2^56");
+    const std::uint64_t sz = parse_u64(size, where + " size");
+    if (sz == 0 || sz > (std::uint64_t{1} << 30)) usage_error(where + ": size " + size + " must be 1 to 2^30 bytes");
+    r.size = static_cast<std::uint32_t>(sz);
+    const std::uint64_t p = pu.empty() ? default_pu : parse_u64(pu, where + " PU");
+    if (p >= pus) usage_error(where + ": PU " + pu + " must be below " + std::to_string(pus));
+    r.pu = static_cast<std::uint16_t>(p);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<record> generate(const std::string& kind, std::uint64_t count, std::uint64_t footprint, double write_fraction,
+                             std::uint64_t seed, unsigned pus, std::size_t line) {
+  std::vector<record> out;
+  out.reserve(count);
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution is_write(write_fraction);
+  if (kind == "random") {
+    std::uniform_int_distribution<std::uint64_t> word(0, footprint / 8 - 1);
+    for (std::uint64_t i = 0; i < count; ++i)
+      out.push_back({word(rng) * 8, 8, static_cast<std::uint16_t>(i % pus), is_write(rng)});
+  } else {
+    // Each PU streams through its own part of the footprint, as a parallel loop's chunks do.
+    const std::uint64_t lines = footprint / line, per_pu = std::max<std::uint64_t>(1, lines / pus);
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const unsigned pu = static_cast<unsigned>(i % pus);
+      const std::uint64_t l = pu * per_pu + (i / pus) % per_pu;
+      out.push_back({l * line, static_cast<std::uint32_t>(line), static_cast<std::uint16_t>(pu), is_write(rng)});
+    }
+  }
+  return out;
+}
+
+// The process's CPU time: the replay's speed when other work shares the cores (wall time is printed too).
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void print_json(const memory_model& m, std::uint64_t records, std::uint64_t lines, double seconds, double cpu) {
+  std::printf("{\n  \"geometry\": \"%s\",\n  \"mode\": \"%s\",\n", m.summary().c_str(),
+              m.params().mode == replacement_mode::pycachesim ? "pycachesim" : "roost");
+  std::printf("  \"trace_records\": %" PRIu64 ",\n  \"line_accesses\": %" PRIu64 ",\n", records, lines);
+  std::printf("  \"seconds\": %.6f,\n  \"line_accesses_per_second\": %.0f,\n", seconds, seconds > 0 ? lines / seconds : 0.0);
+  std::printf("  \"cpu_seconds\": %.6f,\n  \"line_accesses_per_cpu_second\": %.0f,\n", cpu, cpu > 0 ? lines / cpu : 0.0);
+  std::printf("  \"caches\": [\n");
+  for (std::size_t i = 0; i < m.num_instances(); ++i) {
+    const auto& in = m.instance(i);
+    const cache_counters& c = m.counters(i);
+    std::printf("    {\"instance\": %zu, \"name\": \"%s\", \"level\": %d, \"size\": %zu, \"ways\": %u, \"sets\": %" PRIu64
+                ", \"shared\": %s, \"pus\": [",
+                i, in.name.c_str(), in.level, in.bytes, in.ways, in.sets, in.shared ? "true" : "false");
+    for (std::size_t k = 0; k < in.pus.size(); ++k) std::printf("%s%u", k ? ", " : "", in.pus[k]);
+    std::printf("],\n     \"accesses\": %" PRIu64 ", \"hits\": %" PRIu64 ", \"write_hits\": %" PRIu64 ", \"misses\": %" PRIu64
+                ", \"coherence_misses\": %" PRIu64 ", \"evictions\": %" PRIu64 ", \"writebacks\": %" PRIu64
+                ", \"invalidations\": %" PRIu64 "}%s\n",
+                c.accesses, c.hits, c.write_hits, c.misses, c.coherence_misses, c.evictions, c.writebacks, c.invalidations,
+                i + 1 < m.num_instances() ? "," : "");
+  }
+  memory_counters mem;
+  for (unsigned p = 0; p < m.num_pus(); ++p) {
+    mem.local += m.memory(p).local;
+    mem.remote += m.memory(p).remote;
+    mem.writebacks += m.memory(p).writebacks;
+  }
+  std::printf("  ],\n  \"memory\": {\"local\": %" PRIu64 ", \"remote\": %" PRIu64 ", \"writebacks\": %" PRIu64 "}\n}\n",
+              mem.local, mem.remote, mem.writebacks);
+}
+
+int run(int argc, char** argv) {
+  std::optional<std::string> topology, trace, gen;
+  std::vector<std::string> levels;
+  std::string params, mode;
+  std::uint64_t line = 64, count = 0, footprint = std::uint64_t{1} << 30, seed = 1, pus = 1, pu = 0;
+  double write_fraction = 0.3;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--topology") topology = value();
+    else if (a == "--level") levels.push_back(value());
+    else if (a == "--line") line = parse_bytes(value(), "--line");
+    else if (a == "--params") params += " " + value();
+    else if (a == "--mode") mode = value();
+    else if (a == "--pu") pu = parse_u64(value(), "--pu");
+    else if (a == "--trace") trace = value();
+    else if (a == "--generate") gen = value();
+    else if (a == "--count") count = parse_u64(value(), "--count");
+    else if (a == "--footprint") footprint = parse_bytes(value(), "--footprint");
+    else if (a == "--seed") seed = parse_u64(value(), "--seed");
+    else if (a == "--pus") pus = parse_u64(value(), "--pus");
+    else if (a == "--write-fraction") {
+      const std::string v = value();
+      char* end = nullptr;
+      write_fraction = std::strtod(v.c_str(), &end);
+      if (*end != '\0' || v.empty() || !(write_fraction >= 0 && write_fraction <= 1))
+        usage_error("--write-fraction '" + v + "': must be a number in [0, 1]");
+    } else if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else {
+      usage_error("unknown option '" + a + "'");
+    }
+  }
+  if (topology.has_value() == !levels.empty()) usage_error("give either --topology or --level (one or more)");
+  if (trace.has_value() == gen.has_value()) usage_error("give either --trace or --generate");
+  if (!mode.empty()) params += " mode=" + mode;
+  const param_overrides overrides = param_overrides::parse(params, "--params");
+
+  std::optional<memory_model> model;
+  if (topology) {
+    const roost::topo::topology tp = roost::topo::topology::load(*topology);
+    model.emplace(memory_model::from_topology(tp, overrides));
+  } else {
+    hierarchy_spec spec;
+    spec.source = "--level";
+    spec.line_bytes = line;
+    spec.num_pus = static_cast<unsigned>(std::max<std::uint64_t>(1, pus));
+    for (std::size_t k = 0; k < levels.size(); ++k) spec.caches.push_back(parse_level(levels[k], static_cast<int>(k), spec.num_pus));
+    model.emplace(spec, overrides.resolve(nullptr));
+  }
+  const unsigned num_pus = model->num_pus();
+  if (pu >= num_pus) usage_error("--pu " + std::to_string(pu) + ": must be below " + std::to_string(num_pus));
+  if (pus == 0 || pus > num_pus) usage_error("--pus " + std::to_string(pus) + ": must be 1 to " + std::to_string(num_pus));
+
+  std::vector<record> records;
+  if (trace) {
+    if (*trace == "-") {
+      records = read_trace(std::cin, "stdin", static_cast<unsigned>(pu), num_pus);
+    } else {
+      std::ifstream in(*trace);
+      if (!in) usage_error("--trace '" + *trace + "': cannot open: " + std::strerror(errno));
+      records = read_trace(in, *trace, static_cast<unsigned>(pu), num_pus);
+    }
+  } else {
+    if (*gen != "random" && *gen != "stream") usage_error("--generate '" + *gen + "': must be random or stream");
+    if (count == 0) usage_error("--generate needs --count N (N > 0)");
+    if (footprint < model->line_bytes()) usage_error("--footprint must be at least one line");
+    records = generate(*gen, count, footprint, write_fraction, seed, static_cast<unsigned>(pus), model->line_bytes());
+  }
+
+  const unsigned shift = static_cast<unsigned>(__builtin_ctzll(model->line_bytes()));
+  std::uint64_t lines = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = cpu_seconds();
+  for (const record& r : records) {
+    const line_addr first = r.addr >> shift, last = (r.addr + r.size - 1) >> shift;
+    for (line_addr l = first; l <= last; ++l) model->access(r.pu, l, r.write);
+    lines += last - first + 1;
+  }
+  const double cpu = cpu_seconds() - cpu0;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  print_json(*model, records.size(), lines, seconds, cpu);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const config_error& e) {
+    std::fprintf(stderr, "roost-cachesim: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,487 @@
+#include "sim/memory_model.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "roost/errors.hpp"
+#include "topology/topology.hpp"
+
+namespace roost::sim {
+
+namespace {
+
+bool is_pow2(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+unsigned log2_of(std::uint64_t x) {
+  unsigned s = 0;
+  while ((std::uint64_t{1} << s) < x) ++s;
+  return s;
+}
+
+// The levels of an hwloc synthetic description, split at the spaces outside parentheses and brackets
+// ("l3:1(size=1MiB linesize=64)" is one level).
+std::vector<std::string> synthetic_levels(const std::string& d) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (char c : d) {
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if ((c == ' ' || c == '\n' || c == '\t') && depth <= 0) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+// hwloc makes up a size for a synthetic cache level without size= (4 MiB, 16 MiB, ...): the model would
+// simulate a cache nobody described, so it refuses the description instead.
+void check_synthetic_sizes(const std::string& description) {
+  for (const std::string& level : synthetic_levels(description)) {
+    if (level.empty() || level[0] == '(' || level[0] == '[') continue;  // root attributes, attached NUMA node
+    std::string type = level.substr(0, level.find(':'));
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool cache = type.size() >= 2 && type[0] == 'l' && std::isdigit(static_cast<unsigned char>(type[1]));
+    if (!cache || type.find('i') != std::string::npos) continue;  // not a cache, or an instruction cache
+    if (level.find("size=") == std::string::npos)
+      throw config_error("ROOST_TOPOLOGY='" + description + "': cache level '" + level +
+                         "' has no size; the simulator's memory model needs every cache's size, e.g. '" +
+                         level.substr(0, level.find('(')) + "(size=1MiB)'");
+  }
+}
+
+std::string bytes_text(std::size_t b) { return topo::format_bytes(b); }
+
+}  // namespace
+
+// ---- Geometry --------------------------------------------------------------------------------------------
+
+hierarchy_spec hierarchy_spec::from_topology(const topo::topology& tp) {
+  hierarchy_spec s;
+  s.source = tp.is_virtual() ? "ROOST_TOPOLOGY='" + tp.description() + "'" : "the machine's topology (hwloc)";
+  if (tp.is_virtual() && !std::filesystem::is_regular_file(tp.description())) check_synthetic_sizes(tp.description());
+  s.line_bytes = tp.line_size();
+  s.num_pus = tp.num_pus();
+  for (unsigned p = 0; p < s.num_pus; ++p) {
+    s.core_of_pu.push_back(tp.pu(p).core);
+    s.numa_of_pu.push_back(tp.pu(p).numa);
+  }
+  s.num_numa = tp.num_numa_nodes();
+  s.distances = tp.numa_distances();
+  std::map<int, unsigned> index_at_level;
+  for (const topo::node& n : tp.nodes()) {
+    if (n.kind != topo::node_kind::cache || n.pu_count == 0) continue;
+    cache_spec c;
+    c.level = n.cache_level;
+    c.name = "L" + std::to_string(n.cache_level);
+    c.bytes = n.cache_bytes;
+    if (c.bytes == 0)
+      throw config_error(s.source + ": L" + std::to_string(n.cache_level) + " cache #" +
+                         std::to_string(index_at_level[n.cache_level]) +
+                         " has no size (0); the simulator's memory model needs every cache's size");
+    ++index_at_level[n.cache_level];
+    for (unsigned p = n.first_pu; p < n.first_pu + n.pu_count; ++p) c.pus.push_back(p);
+    s.caches.push_back(std::move(c));
+  }
+  if (s.caches.empty())
+    throw config_error(s.source + ": describes no data cache; the simulator's memory model needs the caches and their "
+                                  "sizes, e.g. 'pack:2 l3:1(size=1MiB) core:1 pu:1'");
+  return s;
+}
+
+memory_model memory_model::from_topology(const topo::topology& tp, const param_overrides& overrides) {
+  return memory_model(hierarchy_spec::from_topology(tp), overrides.resolve(&tp));
+}
+
+memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params) : params_(params) {
+  const std::string& src = spec.source;
+  if (!is_pow2(spec.line_bytes) || spec.line_bytes > 4096)
+    throw config_error(src + ": line size " + std::to_string(spec.line_bytes) +
+                       " bytes; must be a power of two from 1 to 4096 bytes");
+  if (params.page_bytes < spec.line_bytes)
+    throw config_error("sim parameters: page_size=" + std::to_string(params.page_bytes) +
+                       " is smaller than the line size (" + std::to_string(spec.line_bytes) + " bytes)");
+  line_shift_ = log2_of(spec.line_bytes);
+  page_line_shift_ = log2_of(params.page_bytes) - line_shift_;
+  lru_on_write_hit_ = params.mode == replacement_mode::roost;
+  fetch_on_writeback_miss_ = params.mode == replacement_mode::pycachesim;
+
+  // The arrays.
+  std::map<int, unsigned> index_at_level;
+  for (const cache_spec& c : spec.caches) {
+    const std::string what = src + ": " + c.name + " cache #" + std::to_string(index_at_level[c.level]++);
+    if (c.level < 1 || c.level > max_cache_level)
+      throw config_error(what + " is at level " + std::to_string(c.level) + "; the model has parameters for levels 1 to " +
+                         std::to_string(max_cache_level));
+    if (c.bytes == 0) throw config_error(what + " has size 0; must be at least one line");
+    const unsigned ways = c.ways ? c.ways : params.level[c.level].ways;
+    const std::string ways_name = "l" + std::to_string(c.level) + ".ways";
+    const std::size_t set_bytes = std::size_t{ways} * spec.line_bytes;
+    if (c.bytes % set_bytes != 0 || c.bytes / set_bytes == 0) {
+      std::ostringstream os;
+      os << what << " has " << bytes_text(c.bytes) << ", not a whole number of sets of " << ways << " ways x "
+         << spec.line_bytes << " B lines (" << ways_name << "=" << ways << " from "
+         << (c.ways ? "the cache's description" : "preset " + params.preset + " or the parameters")
+         << "); the size must be a multiple of ways x line size: set " << ways_name
+         << " to a divisor of " << c.bytes / spec.line_bytes << " (lines in the cache)";
+      throw config_error(os.str());
+    }
+    for (unsigned p : c.pus)
+      if (p >= spec.num_pus) throw config_error(what + " lists PU " + std::to_string(p) + ", past the last PU");
+    caches_.emplace_back(c.bytes / set_bytes, ways);
+    instance_info in;
+    in.name = c.name;
+    in.level = c.level;
+    in.bytes = c.bytes;
+    in.ways = ways;
+    in.sets = c.bytes / set_bytes;
+    in.pus = c.pus;
+    for (unsigned p : c.pus)
+      in.shared |= spec.core_of_pu.empty() ? c.pus.size() > 1 : spec.core_of_pu[p] != spec.core_of_pu[c.pus[0]];
+    in.latency_ns = params.level[c.level].latency_ns;
+    info_.push_back(in);
+    latency_of_.push_back(in.latency_ns);
+  }
+
+  // Each PU's chain: its caches by level, nearest first.
+  chains_.resize(spec.num_pus);
+  for (unsigned p = 0; p < spec.num_pus; ++p) {
+    std::vector<std::uint32_t> ids;
+    for (std::uint32_t i = 0; i < info_.size(); ++i)
+      if (std::find(info_[i].pus.begin(), info_[i].pus.end(), p) != info_[i].pus.end()) ids.push_back(i);
+    std::stable_sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) { return info_[a].level < info_[b].level; });
+    if (ids.size() > max_chain)
+      throw config_error(src + ": PU " + std::to_string(p) + " has " + std::to_string(ids.size()) +
+                         " caches on its way to memory; the model takes at most " + std::to_string(max_chain));
+    chains_[p].len = static_cast<std::uint8_t>(ids.size());
+    std::copy(ids.begin(), ids.end(), chains_[p].ids.begin());
+  }
+
+  // NUMA: latency from node i to home j, linear in the distance between the local one and the largest.
+  num_numa_ = std::max(1u, spec.num_numa);
+  numa_of_pu_ = spec.numa_of_pu;
+  numa_of_pu_.resize(spec.num_pus, 0);
+  for (unsigned& n : numa_of_pu_) n = std::min(n, num_numa_ - 1);
+  std::vector<unsigned> dist = spec.distances;
+  if (dist.size() != std::size_t{num_numa_} * num_numa_) {
+    dist.assign(std::size_t{num_numa_} * num_numa_, 20);
+    for (unsigned i = 0; i < num_numa_; ++i) dist[i * num_numa_ + i] = 10;
+  }
+  const unsigned dmax = *std::max_element(dist.begin(), dist.end());
+  mem_latency_.resize(dist.size());
+  for (unsigned i = 0; i < num_numa_; ++i) {
+    for (unsigned j = 0; j < num_numa_; ++j) {
+      const double own = dist[i * num_numa_ + i], d = dist[i * num_numa_ + j];
+      const double f = (i == j || dmax <= own) ? 0.0 : std::clamp((d - own) / (dmax - own), 0.0, 1.0);
+      mem_latency_[i * num_numa_ + j] = params.dram_local_ns + f * (params.dram_remote_ns - params.dram_local_ns);
+    }
+  }
+  memory_.resize(spec.num_pus);
+
+  // Coherence units: the private caches of one core as one unit, each shared instance as its own.
+  std::vector<std::vector<std::uint32_t>> distinct;
+  for (const chain_t& c : chains_) {
+    std::vector<std::uint32_t> ids(c.ids.begin(), c.ids.begin() + c.len);
+    if (std::find(distinct.begin(), distinct.end(), ids) == distinct.end()) distinct.push_back(ids);
+  }
+  coherent_ = distinct.size() > 1;
+  unit_of_.assign(info_.size(), 0);
+  is_first_level_.assign(info_.size(), false);
+  for (const chain_t& c : chains_)
+    if (c.len) is_first_level_[c.ids[0]] = true;
+  std::map<unsigned, std::uint32_t> unit_of_core;
+  for (std::uint32_t i = 0; i < info_.size(); ++i) {
+    std::uint32_t u;
+    if (!info_[i].shared) {
+      const unsigned core = spec.core_of_pu.empty() ? info_[i].pus[0] : spec.core_of_pu[info_[i].pus[0]];
+      auto it = unit_of_core.find(core);
+      if (it == unit_of_core.end()) {
+        it = unit_of_core.emplace(core, static_cast<std::uint32_t>(instances_of_unit_.size())).first;
+        instances_of_unit_.emplace_back();
+      }
+      u = it->second;
+    } else {
+      u = static_cast<std::uint32_t>(instances_of_unit_.size());
+      instances_of_unit_.emplace_back();
+    }
+    unit_of_[i] = u;
+    instances_of_unit_[u].push_back(i);
+  }
+  directory_ = coherence_directory(static_cast<unsigned>(std::max<std::size_t>(1, instances_of_unit_.size())));
+  const unsigned w = directory_.words();
+  chain_units_.assign(std::size_t{spec.num_pus} * w, 0);
+  for (unsigned p = 0; p < spec.num_pus; ++p)
+    for (unsigned d = 0; d < chains_[p].len; ++d) {
+      const std::uint32_t u = unit_of_[chains_[p].ids[d]];
+      chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
+    }
+  scratch_.assign(w, 0);
+}
+
+// ---- The walk ----------------------------------------------------------------------------------------------
+
+access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
+  const chain_t& ch = chains_[pu];
+  access_result r;
+  int way0 = cache_array::miss;
+  const unsigned depth = fetch(pu, 0, line, is_write, r.coherence_miss, way0);
+  r.depth = static_cast<std::uint8_t>(depth);
+  if (depth < ch.len) {
+    r.instance = static_cast<int>(ch.ids[depth]);
+    r.latency_ns = latency_of_[ch.ids[depth]];
+  } else {
+    r.remote = last_remote_;
+    r.latency_ns = last_memory_ns_;
+  }
+  if (!coherent_) return r;
+  // MESI's exclusive state: a line no other unit holds may be written without asking the directory.
+  if (ch.len == 0) {
+    if (is_write) invalidate_others(pu, line);
+    return r;
+  }
+  cache_array& first = caches_[ch.ids[0]];
+  if (is_write) {
+    if (!first.exclusive(line, way0)) {
+      invalidate_others(pu, line);
+      first.set_exclusive(line, way0, true);
+    }
+  } else if (depth > 0 && !held_outside_chain(pu, line)) {
+    first.set_exclusive(line, way0, true);
+  }
+  return r;
+}
+
+// Looks for the line at `depth` of pu's chain and below; fills it into every cache that missed, the level
+// below before this one (pycachesim's order: Cache__load, then Cache__inject). Returns the depth that had it.
+unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0) {
+  const chain_t& ch = chains_[pu];
+  if (depth == ch.len) {
+    read_memory(pu, line);
+    return depth;
+  }
+  cache_array& c = caches_[ch.ids[depth]];
+  const int way = c.lookup(line, is_write, !is_write || lru_on_write_hit_);
+  if (way >= 0) {
+    if (is_write) c.set_dirty(line, way);
+    if (depth == 0) way0 = way;
+    return depth;
+  }
+  coherence |= way == cache_array::coherence_miss;
+  // The level below serves a read: a write allocates here after fetching the line (write-allocate).
+  const unsigned served = fetch(pu, depth + 1, line, false, coherence, way0);
+  const int way_here = fill(pu, depth, line, is_write);
+  if (depth == 0) way0 = way_here;
+  return served;
+}
+
+// Returns the line's way.
+int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty) {
+  const std::uint32_t id = chains_[pu].ids[depth];
+  const cache_array::victim v = caches_[id].insert(line, dirty);
+  if (coherent_) directory_add(id, line);
+  if (!v.valid) return v.way;
+  if (coherent_) directory_remove(id, v.line);
+  if (v.dirty) write_back(pu, depth + 1, v.line);
+  return v.way;
+}
+
+// A dirty line leaving the level above: marked dirty here when present (not reordered, as pycachesim's
+// Cache__store), else allocated here; pycachesim mode fetches it from below first, as a load.
+void memory_model::write_back(unsigned pu, unsigned depth, line_addr line) {
+  const chain_t& ch = chains_[pu];
+  if (depth == ch.len) {
+    ++memory_[pu].writebacks;
+    return;
+  }
+  cache_array& c = caches_[ch.ids[depth]];
+  const int way = c.find(line);
+  if (way >= 0) {
+    c.set_dirty(line, way);
+    return;
+  }
+  if (fetch_on_writeback_miss_) {
+    c.lookup(line, false, true);  // counted as the load pycachesim makes of it
+    bool coherence = false;
+    int unused = 0;
+    fetch(pu, depth + 1, line, false, coherence, unused);
+  }
+  fill(pu, depth, line, true);
+}
+
+void memory_model::read_memory(unsigned pu, line_addr line) {
+  const unsigned here = numa_of_pu_[pu];
+  unsigned home = here;
+  if (num_numa_ > 1) {
+    const std::uint64_t page = line >> page_line_shift_;
+    std::uint32_t placed = pages_.node_of(page);
+    if (placed == page_map::none) {
+      if (params_.numa == numa_policy::interleave) {
+        placed = static_cast<std::uint32_t>(page % num_numa_);
+      } else {
+        placed = here;  // first touch
+        pages_.place(page, placed);
+      }
+    }
+    home = placed;
+  }
+  last_remote_ = home != here;
+  last_memory_ns_ = mem_latency_[here * num_numa_ + home];
+  if (last_remote_) ++memory_[pu].remote;
+  else ++memory_[pu].local;
+}
+
+// ---- Coherence ---------------------------------------------------------------------------------------------
+
+void memory_model::directory_add(std::uint32_t instance, line_addr line) {
+  const std::uint32_t u = unit_of_[instance];
+  std::uint64_t* mask = directory_.find_or_insert(line);
+  const std::uint64_t bit = std::uint64_t{1} << (u % 64);
+  if (mask[u / 64] & bit) return;
+  mask[u / 64] |= bit;
+  // A new sharer: other units' first-level copies are no longer exclusive.
+  for (unsigned w = 0; w < directory_.words(); ++w) {
+    for (std::uint64_t bits = mask[w] & (w == u / 64 ? ~bit : ~std::uint64_t{0}); bits; bits &= bits - 1) {
+      const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+      for (std::uint32_t i : instances_of_unit_[v]) {
+        if (!is_first_level_[i]) continue;
+        const int way = caches_[i].find(line);
+        if (way >= 0) caches_[i].set_exclusive(line, way, false);
+      }
+    }
+  }
+}
+
+void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
+  const std::uint32_t u = unit_of_[instance];
+  for (std::uint32_t i : instances_of_unit_[u])  // another private level of the core may still hold it
+    if (i != instance && caches_[i].find(line) >= 0) return;
+  std::uint64_t* mask = directory_.find(line);
+  if (!mask) return;
+  mask[u / 64] &= ~(std::uint64_t{1} << (u % 64));
+  for (unsigned w = 0; w < directory_.words(); ++w)
+    if (mask[w]) return;
+  directory_.erase(line);
+}
+
+bool memory_model::held_outside_chain(unsigned pu, line_addr line) {
+  const std::uint64_t* mask = directory_.find(line);
+  if (!mask) return false;
+  const std::uint64_t* mine = &chain_units_[std::size_t{pu} * directory_.words()];
+  for (unsigned w = 0; w < directory_.words(); ++w)
+    if (mask[w] & ~mine[w]) return true;
+  return false;
+}
+
+// A write by pu: every copy outside its chain goes (write-invalidate); their next miss is a coherence miss.
+void memory_model::invalidate_others(unsigned pu, line_addr line) {
+  std::uint64_t* mask = directory_.find(line);
+  if (!mask) return;
+  const unsigned words = directory_.words();
+  const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
+  bool any = false;
+  for (unsigned w = 0; w < words; ++w) {
+    scratch_[w] = mask[w] & ~mine[w];
+    mask[w] &= mine[w];
+    any |= mask[w] != 0;
+  }
+  if (!any) directory_.erase(line);  // a PU without caches wrote it
+  for (unsigned w = 0; w < words; ++w)
+    for (std::uint64_t bits = scratch_[w]; bits; bits &= bits - 1) {
+      const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+      for (std::uint32_t i : instances_of_unit_[v]) caches_[i].invalidate(line);
+    }
+}
+
+// ---- Regions, placement, reports ---------------------------------------------------------------------------
+
+region_result memory_model::access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind) {
+  region_result r;
+  r.pu = pu;
+  if (bytes == 0) return r;
+  const bool is_write = kind != access_kind::read;
+  const line_addr first = addr >> line_shift_, last = (addr + bytes - 1) >> line_shift_;
+  const unsigned len = chains_[pu].len;
+  for (line_addr l = first; l <= last; ++l) {
+    const access_result a = access(pu, l, is_write);
+    ++r.served[a.depth + (a.depth == len && a.remote ? 1 : 0)];
+    r.coherence_misses += a.coherence_miss;
+    r.latency_sum_ns += a.latency_ns;
+    if (l == first) r.first_latency_ns = a.latency_ns;
+  }
+  r.lines = last - first + 1;
+  return r;
+}
+
+double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_streams) const {
+  if (r.lines == 0) return 0;
+  const chain_t& ch = chains_[r.pu];
+  const double streams = std::max(1u, concurrent_streams);
+  const double line = static_cast<double>(line_bytes());
+  double t = r.first_latency_ns;
+  for (unsigned d = 0; d < ch.len; ++d) {
+    if (!r.served[d]) continue;
+    const instance_info& in = info_[ch.ids[d]];
+    double bw = params_.level[in.level].bw;
+    const double shared = params_.level[in.level].shared_bw;
+    if (in.shared && shared > 0) bw = std::min(bw, shared / streams);
+    t += static_cast<double>(r.served[d]) * line / bw;
+  }
+  const double node_share = params_.dram_node_bw / streams;
+  const double local_bw = std::min(params_.dram_core_bw, node_share);
+  // Little's law: as many lines in flight per core, each waiting the remote latency.
+  const double remote_bw = std::min(params_.dram_core_bw * params_.dram_local_ns / params_.dram_remote_ns, node_share);
+  t += static_cast<double>(r.served[ch.len]) * line / local_bw;
+  t += static_cast<double>(r.served[ch.len + 1]) * line / remote_bw;
+  return std::min(t, r.latency_sum_ns);
+}
+
+void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
+  if (bytes == 0) return;
+  if (node >= num_numa_)
+    throw config_error("memory_model::place: node " + std::to_string(node) + "; the topology has NUMA nodes 0 to " +
+                       std::to_string(num_numa_ - 1));
+  const unsigned page_shift = page_line_shift_ + line_shift_;
+  for (std::uint64_t p = addr >> page_shift; p <= (addr + bytes - 1) >> page_shift; ++p) pages_.place(p, node);
+}
+
+std::uint32_t memory_model::home_of(std::uint64_t addr) const {
+  const std::uint64_t page = addr >> (page_line_shift_ + line_shift_);
+  if (num_numa_ == 1) return 0;
+  const std::uint32_t n = pages_.node_of(page);
+  if (n == page_map::none && params_.numa == numa_policy::interleave) return static_cast<std::uint32_t>(page % num_numa_);
+  return n;
+}
+
+std::vector<unsigned> memory_model::chain(unsigned pu) const {
+  return std::vector<unsigned>(chains_[pu].ids.begin(), chains_[pu].ids.begin() + chains_[pu].len);
+}
+
+void memory_model::reset_counters() {
+  for (cache_array& c : caches_) c.counts = cache_counters{};
+  for (memory_counters& m : memory_) m = memory_counters{};
+}
+
+std::string memory_model::summary() const {
+  std::ostringstream os;
+  os << "preset " << params_.preset << ";";
+  std::map<std::string, std::pair<unsigned, const instance_info*>> by_name;
+  for (const instance_info& in : info_) {
+    auto& e = by_name[in.name];
+    ++e.first;
+    e.second = &in;
+  }
+  for (const auto& [name, e] : by_name)
+    os << " " << e.first << " x " << name << " " << bytes_text(e.second->bytes) << " " << e.second->ways << "-way"
+       << (e.second->shared ? " shared" : "") << ",";
+  os << " " << line_bytes() << " B lines; " << num_numa_ << (num_numa_ == 1 ? " NUMA node" : " NUMA nodes");
+  return os.str();
+}
+
+}  // namespace roost::sim

@@ -1,0 +1,179 @@
+// The memory hierarchy of a simulated machine (DESIGN §6): every cache of the topology as a set-associative
+// LRU array, private to a core or shared by the cores below it; write-invalidate coherence between them;
+// NUMA memory with a page -> node map and latencies from the distance matrix. The simulated platform asks it,
+// per cache line a kernel touches (roost::touch), which level served the line and at what latency; a region
+// of consecutive lines is charged at bandwidth instead (region_cost_ns).
+//
+// The walk is pycachesim's (tools/tests/test_cachesim.py checks the counts agree exactly): a line missing at
+// a level is fetched from the level below first, then filled here, and the line leaving this level goes to
+// the next one if dirty (write-back, write-allocate). Every level keeps what it was filled with until it
+// replaces it: an outer cache does not invalidate inner copies when it evicts its own (not strictly
+// inclusive). src/sim/README.md lists what else is approximate.
+//
+// One thread: the simulated platform runs every worker on one OS thread.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/cache_array.hpp"
+#include "sim/coherence_directory.hpp"
+#include "sim/page_map.hpp"
+#include "sim/sim_params.hpp"
+
+namespace roost::topo {
+class topology;
+}
+
+namespace roost::sim {
+
+inline constexpr unsigned max_chain = 8;  // caches between a PU and memory
+
+enum class access_kind : std::uint8_t { read, write, read_write };
+
+// One cache instance.
+struct cache_spec {
+  std::string name;           // "L2"
+  int level = 0;              // 1 .. max_cache_level: which parameters apply
+  std::size_t bytes = 0;
+  unsigned ways = 0;          // 0: the parameters' lN.ways
+  std::vector<unsigned> pus;  // the PUs whose accesses go through it
+};
+
+// The geometry the model is built from: a topology's (from_topology), or one given directly (roost-cachesim
+// --level). A PU's chain is the caches whose pus hold it, nearest (lowest level) first.
+struct hierarchy_spec {
+  std::string source;             // what errors name: "ROOST_TOPOLOGY='pack:2 ...'"
+  std::size_t line_bytes = 64;
+  unsigned num_pus = 1;
+  std::vector<unsigned> core_of_pu;  // a cache whose PUs are all of one core is private to it
+  std::vector<unsigned> numa_of_pu;
+  unsigned num_numa = 1;
+  std::vector<unsigned> distances;  // num_numa^2, row-major (ACPI SLIT convention: 10 local)
+  std::vector<cache_spec> caches;
+
+  // Throws roost::config_error naming ROOST_TOPOLOGY when the topology describes no data cache, or one
+  // without a size: a synthetic level with no size= (hwloc would make one up), an XML cache of size 0.
+  static hierarchy_spec from_topology(const topo::topology& tp);
+};
+
+struct access_result {
+  double latency_ns = 0;
+  int instance = -1;            // the cache instance that had the line; -1: memory
+  std::uint8_t depth = 0;       // its position on the PU's chain; the chain's length for memory
+  bool coherence_miss = false;  // a cache on the way missed because another core's write took the line
+  bool remote = false;          // memory of another NUMA node served it
+};
+
+// What one region (roost::touch) cost: lines served per depth of the PU's chain, then memory.
+struct region_result {
+  unsigned pu = 0;
+  std::uint64_t lines = 0;
+  std::uint64_t coherence_misses = 0;
+  std::array<std::uint64_t, max_chain + 2> served{};  // [depth]; [chain length]: local memory, [+1]: remote
+  double latency_sum_ns = 0;   // every line at its level's idle latency
+  double first_latency_ns = 0;
+};
+
+struct memory_counters {
+  std::uint64_t local = 0;       // lines fetched from the PU's own node
+  std::uint64_t remote = 0;      // lines fetched from another node
+  std::uint64_t writebacks = 0;  // dirty lines the last cache wrote back
+};
+
+class memory_model {
+ public:
+  // Throws roost::config_error, naming spec.source or the parameter, for a geometry the model cannot build:
+  // a line size that is not a power of two, a cache level outside 1..4, a size that is not ways x line size x
+  // a whole number of sets, a page smaller than a line, more than max_chain caches on a PU's way to memory.
+  memory_model(const hierarchy_spec& spec, const sim_params& params);
+  // The topology's hierarchy with the parameters the overrides resolve to (preset "auto": detected).
+  static memory_model from_topology(const topo::topology& tp, const param_overrides& overrides = {});
+
+  // One line, read or written by `pu`.
+  access_result access(unsigned pu, line_addr line, bool is_write);
+  // Every line of [addr, addr + bytes); read_write lines are written (the read's fetch is the write's).
+  region_result access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind);
+  // The time of a region as a stream (README "Bandwidth"): the first line at its latency, every other line
+  // at the bandwidth of where it came from, shared limits divided among `concurrent_streams` cores; never
+  // more than every line at idle latency. An approximation: no overlap with compute, one stream per region.
+  double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1) const;
+
+  // Places the pages of [addr, addr + bytes) on `node` (a data-distribution allocator); they move if placed.
+  void place(std::uint64_t addr, std::size_t bytes, unsigned node);
+  // The node a byte's page lives on, or page_map::none when no access placed it yet.
+  std::uint32_t home_of(std::uint64_t addr) const;
+
+  struct instance_info {
+    std::string name;
+    int level = 0;
+    std::size_t bytes = 0;
+    unsigned ways = 0;
+    std::uint64_t sets = 0;
+    bool shared = false;  // its PUs span more than one core
+    std::vector<unsigned> pus;
+    double latency_ns = 0;
+  };
+  std::size_t num_instances() const { return info_.size(); }
+  const instance_info& instance(std::size_t i) const { return info_[i]; }
+  const cache_counters& counters(std::size_t i) const { return caches_[i].counts; }
+  bool holds(std::size_t instance, line_addr line) const { return caches_[instance].find(line) >= 0; }
+  const memory_counters& memory(unsigned pu) const { return memory_[pu]; }
+  std::vector<unsigned> chain(unsigned pu) const;
+  unsigned num_pus() const { return static_cast<unsigned>(chains_.size()); }
+  unsigned numa_of(unsigned pu) const { return numa_of_pu_[pu]; }
+  double memory_latency_ns(unsigned from_node, unsigned home_node) const { return mem_latency_[from_node * num_numa_ + home_node]; }
+  std::size_t line_bytes() const { return std::size_t{1} << line_shift_; }
+  const sim_params& params() const { return params_; }
+  bool coherent() const { return coherent_; }
+  void reset_counters();
+  // "preset xeon-gold-6130; L1 32 KiB 8-way x 64, L2 ..., L3 ...; 4 NUMA nodes"
+  std::string summary() const;
+
+ private:
+  struct chain_t {
+    std::uint8_t len = 0;
+    std::array<std::uint32_t, max_chain> ids{};
+  };
+
+  unsigned fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0);
+  int fill(unsigned pu, unsigned depth, line_addr line, bool dirty);
+  void write_back(unsigned pu, unsigned depth, line_addr line);
+  void read_memory(unsigned pu, line_addr line);
+  void directory_add(std::uint32_t instance, line_addr line);
+  void directory_remove(std::uint32_t instance, line_addr line);
+  void invalidate_others(unsigned pu, line_addr line);
+  bool held_outside_chain(unsigned pu, line_addr line);
+
+  sim_params params_;
+  bool lru_on_write_hit_ = true;
+  bool fetch_on_writeback_miss_ = false;
+  unsigned line_shift_ = 6;
+  unsigned page_line_shift_ = 6;  // log2(lines per page)
+  std::vector<cache_array> caches_;
+  std::vector<instance_info> info_;
+  std::vector<double> latency_of_;  // per instance
+  std::vector<chain_t> chains_;     // per PU
+
+  // NUMA memory.
+  unsigned num_numa_ = 1;
+  std::vector<unsigned> numa_of_pu_;
+  std::vector<double> mem_latency_;  // from node x home node
+  page_map pages_;
+  std::vector<memory_counters> memory_;
+  bool last_remote_ = false;
+  double last_memory_ns_ = 0;
+
+  // Coherence (only when PUs have different chains).
+  bool coherent_ = false;
+  std::vector<std::uint32_t> unit_of_;                // per instance
+  std::vector<std::vector<std::uint32_t>> instances_of_unit_;
+  std::vector<bool> is_first_level_;                  // per instance: depth 0 of some chain (holds exclusive bits)
+  std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
+  coherence_directory directory_{1};
+  std::vector<std::uint64_t> scratch_;
+};
+
+}  // namespace roost::sim

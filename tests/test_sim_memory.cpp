@@ -1,0 +1,356 @@
+// The simulator's memory-hierarchy model (src/sim): LRU arrays, write-invalidate coherence with its misses
+// counted apart, NUMA pages by first touch with latencies from the distance matrix, the bandwidth charge of a
+// region, the presets of DESIGN §4's machines, and the errors for bad parameters and topologies. The exact
+// agreement with pycachesim is tools/tests/test_cachesim.py.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+
+#include "roost/errors.hpp"
+#include "sim/cache_array.hpp"
+#include "sim/memory_model.hpp"
+#include "sim/sim_params.hpp"
+#include "topology/topology.hpp"
+
+using namespace roost::sim;
+using roost::topo::topology;
+
+namespace {
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const roost::config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void expect_mentions(const std::string& msg, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(msg.empty()) << "expected a config_error";
+  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' missing in: " << msg;
+}
+
+memory_model model_of(const std::string& description, const std::string& params = "") {
+  return memory_model::from_topology(topology::load(description), param_overrides::parse(params, "test"));
+}
+
+// Two cores of one socket: private L1d and L2 each, a shared L3.
+const char* kTwoCores = "pack:1 l3:1(size=1MiB) l2:2(size=256KiB) l1d:1(size=32KiB) core:1 pu:1";
+// Two sockets, one core each, each socket its own NUMA node and L3.
+const char* kTwoNodes = "pack:2 [numa(memory=1GiB)] l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1";
+
+}  // namespace
+
+// ---- cache_array -------------------------------------------------------------------------------------------
+
+TEST(SimCacheArray, ReplacesTheLeastRecentlyUsedLine) {
+  cache_array c(1, 4);
+  for (line_addr l : {1, 2, 3, 4}) EXPECT_FALSE(c.insert(l, false).valid);
+  EXPECT_GE(c.lookup(1, false, true), 0);  // 1 becomes most recent: 2 is now the oldest
+  cache_array::victim v = c.insert(5, false);
+  EXPECT_TRUE(v.valid);
+  EXPECT_EQ(v.line, 2u);
+  EXPECT_EQ(c.find(2), cache_array::miss);
+  v = c.insert(6, false);  // then 3
+  EXPECT_EQ(v.line, 3u);
+  EXPECT_EQ(c.counts.evictions, 2u);
+}
+
+TEST(SimCacheArray, WithoutReorderingAHitLeavesTheLineOldest) {
+  cache_array c(1, 2);
+  c.insert(1, false);
+  c.insert(2, false);
+  EXPECT_GE(c.lookup(1, true, false), 0);  // pycachesim's write hit: no reordering
+  EXPECT_EQ(c.insert(3, false).line, 1u);
+}
+
+TEST(SimCacheArray, DirtyVictimsAreWrittenBackAndSetsIndexByModulo) {
+  cache_array c(3, 1);  // 3 sets, direct-mapped: line % 3
+  c.insert(4, true);    // set 1
+  cache_array::victim v = c.insert(7, false);  // set 1 again
+  EXPECT_TRUE(v.valid && v.dirty);
+  EXPECT_EQ(v.line, 4u);
+  EXPECT_EQ(c.counts.writebacks, 1u);
+  EXPECT_FALSE(c.insert(5, false).valid);  // set 2, empty
+}
+
+TEST(SimCacheArray, AnInvalidatedLineMissesAsACoherenceMissAndIsReplacedFirst) {
+  cache_array c(1, 3);
+  c.insert(1, false);
+  c.insert(2, false);
+  c.insert(3, false);
+  EXPECT_TRUE(c.invalidate(2));
+  EXPECT_FALSE(c.invalidate(9));
+  EXPECT_EQ(c.lookup(2, false, true), cache_array::coherence_miss);
+  EXPECT_EQ(c.lookup(8, false, true), cache_array::miss);
+  EXPECT_EQ(c.counts.coherence_misses, 1u);
+  EXPECT_EQ(c.counts.misses, 2u);
+  EXPECT_FALSE(c.insert(2, false).valid);  // takes its own invalidated way: no valid line leaves
+  EXPECT_GE(c.find(1), 0);
+  EXPECT_GE(c.find(3), 0);
+}
+
+// ---- coherence ---------------------------------------------------------------------------------------------
+
+TEST(SimMemory, AWriteInvalidatesTheOtherCoresCopiesAndTheirNextMissIsCountedApart) {
+  memory_model m = model_of(kTwoCores);
+  ASSERT_TRUE(m.coherent());
+  const line_addr x = 1000;
+  EXPECT_EQ(m.access(0, x, false).instance, -1);  // cold: memory
+  const access_result shared = m.access(1, x, false);
+  EXPECT_EQ(m.instance(static_cast<std::size_t>(shared.instance)).name, "L3");  // the other core's fill left it in L3
+  EXPECT_FALSE(shared.coherence_miss);
+  m.access(0, x, true);  // core 0 writes: core 1's L1d and L2 copies go
+  const access_result again = m.access(1, x, false);
+  EXPECT_TRUE(again.coherence_miss);
+  EXPECT_EQ(m.instance(static_cast<std::size_t>(again.instance)).name, "L3");
+  const std::vector<unsigned> chain1 = m.chain(1);
+  ASSERT_EQ(chain1.size(), 3u);
+  EXPECT_EQ(m.counters(chain1[0]).coherence_misses, 1u);  // L1d
+  EXPECT_EQ(m.counters(chain1[1]).coherence_misses, 1u);  // L2
+  EXPECT_EQ(m.counters(chain1[0]).invalidations, 1u);
+  EXPECT_EQ(m.counters(chain1[0]).misses, 2u);  // the cold one and the coherence one
+  for (unsigned i : m.chain(0)) EXPECT_EQ(m.counters(i).coherence_misses, 0u);
+  // Core 0 writes again: core 1 read it since, so its copies go again; then writes by core 0 alone need nothing.
+  m.access(0, x, true);
+  EXPECT_EQ(m.counters(chain1[0]).invalidations, 2u);
+  m.access(0, x, true);
+  m.access(0, x + 1, true);
+  m.access(0, x + 1, true);
+  EXPECT_EQ(m.counters(chain1[0]).invalidations, 2u);
+}
+
+TEST(SimMemory, CapacityMissesAreNotCoherenceMisses) {
+  memory_model m = model_of(kTwoCores);
+  const std::size_t lines = (32 << 10) / 64;  // sweep 4 x L1d through core 0, twice
+  for (int round = 0; round < 2; ++round)
+    for (line_addr l = 0; l < 4 * lines; ++l) m.access(0, l, round == 1);
+  for (std::size_t i = 0; i < m.num_instances(); ++i) EXPECT_EQ(m.counters(i).coherence_misses, 0u);
+  EXPECT_GT(m.counters(m.chain(0)[0]).misses, 4 * lines);
+}
+
+TEST(SimMemory, AWriteInOneSocketInvalidatesTheOtherSocketsSharedCache) {
+  memory_model m = model_of(kTwoNodes);
+  const line_addr x = 77;
+  m.access(1, x, false);  // socket 1's L2 and L3 hold it
+  m.access(0, x, true);
+  const access_result r = m.access(1, x, false);
+  EXPECT_TRUE(r.coherence_miss);
+  EXPECT_EQ(r.instance, -1);  // both of socket 1's caches lost it: memory
+  for (unsigned i : m.chain(1)) EXPECT_EQ(m.counters(i).coherence_misses, 1u);
+}
+
+TEST(SimMemory, AfterAnyWriteNoCacheOutsideTheWritersChainHoldsTheLine) {
+  // Random reads and writes of 4 cores on 2 sockets with small caches (evictions everywhere), checked after
+  // every write against the arrays themselves: the directory must never lose a holder.
+  memory_model m = model_of("pack:2 l3:1(size=8KiB) l2:2(size=2KiB) l1d:1(size=1KiB) core:1 pu:1");
+  std::mt19937_64 rng(11);
+  std::uint64_t writes = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const unsigned pu = static_cast<unsigned>(rng() % 4);
+    const line_addr line = rng() % 512;  // 4x the L3 lines: hits, misses and sharing
+    const bool write = rng() % 3 == 0;
+    m.access(pu, line, write);
+    ASSERT_TRUE(m.holds(m.chain(pu)[0], line));
+    if (!write) continue;
+    ++writes;
+    const std::vector<unsigned> mine = m.chain(pu);
+    for (std::size_t k = 0; k < m.num_instances(); ++k)
+      if (std::find(mine.begin(), mine.end(), k) == mine.end()) ASSERT_FALSE(m.holds(k, line)) << "instance " << k;
+  }
+  std::uint64_t coherence = 0, invalidations = 0;
+  for (std::size_t k = 0; k < m.num_instances(); ++k) {
+    coherence += m.counters(k).coherence_misses;
+    invalidations += m.counters(k).invalidations;
+  }
+  EXPECT_GT(writes, 0u);
+  EXPECT_GT(invalidations, 0u);
+  EXPECT_GT(coherence, 0u);
+}
+
+// ---- NUMA --------------------------------------------------------------------------------------------------
+
+TEST(SimMemory, PagesLiveWhereTheyAreFirstTouchedAndRemoteOnesCostTheRemoteLatency) {
+  memory_model m = model_of(kTwoNodes, "dram.local_ns=90 dram.remote_ns=140");
+  ASSERT_EQ(m.numa_of(0), 0u);
+  ASSERT_EQ(m.numa_of(1), 1u);
+  const std::uint64_t page0 = 1 << 20, page1 = 2 << 20;  // byte addresses of two pages
+  access_result r = m.access(0, page0 / 64, false);
+  EXPECT_FALSE(r.remote);
+  EXPECT_DOUBLE_EQ(r.latency_ns, 90);
+  EXPECT_EQ(m.home_of(page0), 0u);
+  r = m.access(1, page0 / 64 + 1, false);  // another line of the same page, from the other node
+  EXPECT_TRUE(r.remote);
+  EXPECT_DOUBLE_EQ(r.latency_ns, 140);  // 10 local / 20 remote: the largest distance
+  r = m.access(1, page1 / 64, true);    // first touched by PU 1: its node
+  EXPECT_FALSE(r.remote);
+  EXPECT_EQ(m.home_of(page1), 1u);
+  EXPECT_EQ(m.memory(0).local, 1u);
+  EXPECT_EQ(m.memory(1).remote, 1u);
+  EXPECT_EQ(m.memory(1).local, 1u);
+  EXPECT_EQ(m.home_of(3 << 20), roost::sim::page_map::none);
+}
+
+TEST(SimMemory, MemoryLatencyFollowsTheDistanceMatrix) {
+  hierarchy_spec s;
+  s.source = "test";
+  s.num_pus = 3;
+  s.core_of_pu = {0, 1, 2};
+  s.numa_of_pu = {0, 1, 2};
+  s.num_numa = 3;
+  s.distances = {10, 16, 22, 16, 10, 16, 22, 16, 10};  // seed 002's SLIT values: 1 hop 16, 2 hops 22
+  for (unsigned p = 0; p < 3; ++p) s.caches.push_back({"L2", 2, 64 << 10, 0, {p}});
+  sim_params params = preset_params("opteron-6172");
+  params.dram_local_ns = 100;
+  params.dram_remote_ns = 160;
+  memory_model m(s, params);
+  EXPECT_DOUBLE_EQ(m.memory_latency_ns(0, 0), 100);
+  EXPECT_DOUBLE_EQ(m.memory_latency_ns(0, 1), 130);  // halfway from 10 to 22
+  EXPECT_DOUBLE_EQ(m.memory_latency_ns(0, 2), 160);
+  m.place(0, 4096, 2);
+  const access_result r = m.access(0, 0, false);
+  EXPECT_TRUE(r.remote);
+  EXPECT_DOUBLE_EQ(r.latency_ns, 160);
+}
+
+TEST(SimMemory, InterleavedPagesAlternateBetweenNodes) {
+  memory_model m = model_of(kTwoNodes, "numa_policy=interleave page_size=4KiB");
+  EXPECT_EQ(m.home_of(0), 0u);
+  EXPECT_EQ(m.home_of(4096), 1u);
+  EXPECT_EQ(m.home_of(8192), 0u);
+  EXPECT_TRUE(m.access(0, 4096 / 64, false).remote);
+  EXPECT_FALSE(m.access(0, 8192 / 64, false).remote);
+}
+
+// ---- regions and bandwidth ---------------------------------------------------------------------------------
+
+TEST(SimMemory, AStreamIsChargedAtBandwidthAndNeverAboveItsLatency) {
+  memory_model m = model_of(kTwoNodes, "dram.local_ns=100 dram.core_bw=10 dram.node_bw=16 l2.latency_ns=5 l2.bw=50");
+  const region_result cold = m.access_region(0, 0, 64 * 64, access_kind::read);  // 64 lines from memory
+  EXPECT_EQ(cold.lines, 64u);
+  const unsigned len = static_cast<unsigned>(m.chain(0).size());
+  EXPECT_EQ(cold.served[len], 64u);
+  EXPECT_DOUBLE_EQ(cold.latency_sum_ns, 6400);
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(cold), 100 + 64 * 64 / 10.0);  // first line's latency, then 10 B/ns
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(cold, 4), 100 + 64 * 64 / 4.0);  // 4 streams share 16 B/ns
+  const region_result warm = m.access_region(0, 0, 64 * 64, access_kind::read);
+  EXPECT_EQ(warm.served[0], 64u);  // all in L2
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(warm), 5 + 64 * 64 / 50.0);
+  const region_result one = m.access_region(0, 1 << 20, 8, access_kind::read);
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(one), 100);  // one line: its latency
+}
+
+TEST(SimMemory, ARegionCountsTheCoherenceMissesOfItsLines) {
+  memory_model m = model_of(kTwoCores);
+  m.access_region(1, 0, 4096, access_kind::read);
+  m.access_region(0, 0, 4096, access_kind::read_write);
+  const region_result r = m.access_region(1, 0, 4096, access_kind::read);
+  EXPECT_EQ(r.coherence_misses, 64u);
+  EXPECT_EQ(r.served[2], 64u);  // from the shared L3
+}
+
+TEST(SimMemory, DirtyLinesGoDownOnEvictionAndLeaveTheLastCacheAsWritebacks) {
+  hierarchy_spec s;
+  s.source = "test";
+  s.caches = {{"L1", 1, 2 * 64, 2, {0}}, {"L2", 2, 4 * 64, 4, {0}}};
+  memory_model m(s, preset_params("generic"));
+  for (line_addr l = 0; l < 16; ++l) m.access(0, l, true);
+  EXPECT_EQ(m.counters(0).writebacks, 14u);  // all but the 2 lines L1 still holds
+  EXPECT_EQ(m.memory(0).writebacks, m.counters(1).writebacks);
+  EXPECT_GT(m.memory(0).writebacks, 0u);
+}
+
+// ---- presets and parameters --------------------------------------------------------------------------------
+
+TEST(SimParams, TheMachinesOfTheDesignGetTheirOwnPresetAndBuild) {
+  struct machine {
+    const char* topology;
+    const char* preset;
+  };
+  const machine machines[] = {
+      {"pack:4 [numa(memory=4GiB)] l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1", "opteron-8380"},
+      {"pack:4 [numa(memory=24GiB)] l3:1(size=22MiB) l2:16(size=1MiB) core:1 pu:1", "xeon-gold-6130"},
+      {"pack:4 group:2 [numa(memory=8GiB)] l3:1(size=5MiB) l2:6(size=512KiB) core:1 pu:1", "opteron-6172"},
+      {"pack:2 l3:1(size=1MiB) core:1 pu:1", "generic"},
+  };
+  for (const machine& mc : machines) {
+    const topology tp = topology::load(mc.topology);
+    EXPECT_EQ(detect_preset(tp), mc.preset) << mc.topology;
+    memory_model m = memory_model::from_topology(tp);
+    EXPECT_EQ(m.params().preset, mc.preset);
+    EXPECT_NE(m.summary().find(mc.preset), std::string::npos);
+    m.access_region(0, 0, 1 << 16, access_kind::read_write);
+  }
+  memory_model xeon = model_of(machines[1].topology);
+  EXPECT_EQ(xeon.instance(xeon.chain(0).back()).ways, 11u);  // 22 MiB = 32768 sets x 11 ways x 64 B
+  EXPECT_EQ(xeon.instance(xeon.chain(0).back()).sets, 32768u);
+}
+
+TEST(SimParams, OverridesApplyOnTopOfThePreset) {
+  param_overrides o = param_overrides::parse("preset=opteron-8380, l2.ways=8\nL3.latency_ns=30 mode=pycachesim", "X");
+  sim_params p = o.resolve(nullptr);
+  EXPECT_EQ(p.preset, "opteron-8380");
+  EXPECT_EQ(p.level[2].ways, 8u);
+  EXPECT_DOUBLE_EQ(p.level[3].latency_ns, 30);
+  EXPECT_EQ(p.level[3].ways, 48u);
+  EXPECT_EQ(p.mode, replacement_mode::pycachesim);
+  EXPECT_EQ(param_overrides::parse("", "X").resolve(nullptr).preset, "generic");
+  EXPECT_TRUE(is_param_name("L2.ways"));
+  EXPECT_TRUE(is_param_name("dram.remote_ns"));
+  EXPECT_FALSE(is_param_name("spawn_ns"));  // the platform's cost table
+}
+
+TEST(SimParams, BadParametersNameTheValueAndWhatIsValid) {
+  auto parse = [](const char* text) { return error_of([&] { param_overrides::parse(text, "ROOST_SIM_PARAMS"); }); };
+  expect_mentions(parse("l1.wayz=4"), {"ROOST_SIM_PARAMS", "unknown parameter 'l1.wayz'", "l1.ways", "dram.remote_ns",
+                                       "page_size", "preset"});
+  expect_mentions(parse("l2.ways=0"), {"l2.ways=0", "an integer in [1, 1024]"});
+  expect_mentions(parse("l3.latency_ns=-5"), {"l3.latency_ns=-5", "a number in (0, 1e6]"});
+  expect_mentions(parse("dram.core_bw=fast"), {"dram.core_bw=fast", "a number"});
+  expect_mentions(parse("page_size=3000"), {"page_size=3000", "a power of two"});
+  expect_mentions(parse("preset=cray"), {"preset=cray", "opteron-8380", "xeon-gold-6130", "opteron-6172", "generic"});
+  expect_mentions(parse("mode=fifo"), {"mode=fifo", "roost or pycachesim"});
+  expect_mentions(parse("numa_policy=local"), {"numa_policy=local", "first_touch or interleave"});
+  expect_mentions(parse("l2.ways"), {"'l2.ways'", "must be name=value"});
+  expect_mentions(error_of([] { param_overrides::parse("dram.remote_ns=50", "X").resolve(nullptr); }),
+                  {"dram.remote_ns=50", "dram.local_ns=89"});
+}
+
+// ---- bad topologies ----------------------------------------------------------------------------------------
+
+TEST(SimMemory, ATopologyWithoutCacheSizesIsRefusedByName) {
+  expect_mentions(error_of([] { model_of("pack:2 l3:1 core:1 pu:1"); }),
+                  {"ROOST_TOPOLOGY='pack:2 l3:1 core:1 pu:1'", "'l3:1' has no size", "l3:1(size=1MiB)"});
+  expect_mentions(error_of([] { model_of("pack:2 l3:1(size=1MiB) l2:1 core:1 pu:1"); }), {"'l2:1' has no size"});
+  expect_mentions(error_of([] { model_of("pack:2 core:1 pu:1"); }), {"describes no data cache"});
+}
+
+TEST(SimMemory, ImpossibleCacheGeometriesAreRefusedByName) {
+  // Sizes hwloc would wrap or invent are refused when the topology loads, naming the value.
+  expect_mentions(error_of([] { model_of("pack:2 l3:1(size=0) core:1 pu:1"); }), {"size=0", "1 byte to 1 TiB"});
+  expect_mentions(error_of([] { model_of("pack:2 l3:1(size=-5) core:1 pu:1"); }), {"size=-5"});
+  // A size that is no whole number of sets of the preset's ways x line size.
+  expect_mentions(error_of([] { model_of("pack:2 l3:1(size=1000) core:1 pu:1"); }),
+                  {"L3 cache #0", "1000 B", "l3.ways=16", "multiple of ways x line size"});
+  expect_mentions(error_of([] { model_of("pack:2 l3:1(size=1MiB) core:1 pu:1", "l3.ways=3"); }), {"l3.ways=3"});
+  hierarchy_spec s;
+  s.source = "test";
+  s.line_bytes = 48;
+  s.caches = {{"L1", 1, 48 * 64, 1, {0}}};
+  expect_mentions(error_of([&] { memory_model(s, preset_params("generic")); }),
+                  {"line size 48", "power of two"});
+  s.line_bytes = 64;
+  s.caches = {{"L5", 5, 64 * 64, 1, {0}}};
+  expect_mentions(error_of([&] { memory_model(s, preset_params("generic")); }), {"level 5", "levels 1 to 4"});
+  s.caches = {{"L1", 1, 64 * 64, 1, {0}}};
+  EXPECT_EQ(error_of([&] { memory_model(s, param_overrides::parse("page_size=64", "X").resolve(nullptr)); }), "");
+  sim_params small_page = preset_params("generic");
+  small_page.page_bytes = 64;
+  s.line_bytes = 128;
+  s.caches = {{"L1", 1, 128 * 64, 1, {0}}};
+  expect_mentions(error_of([&] { memory_model(s, small_page); }), {"page_size=64", "smaller than the line size"});
+}

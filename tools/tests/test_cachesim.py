@@ -1,0 +1,215 @@
+"""The simulator's cache model (src/sim, through roost-cachesim) against pycachesim, an independent simulator.
+
+Both replay the same traces through the same geometry, write-back and write-allocate LRU caches where a miss
+is filled into every level it missed (pycachesim's "inclusive" hierarchy), and must agree exactly, level by
+level, on hits, misses and write-backs (pycachesim's EVICT). roost-cachesim runs in its pycachesim mode
+(src/sim/README.md): there, as in pycachesim, a write that hits neither reorders its set nor counts as a hit,
+so pycachesim's HIT is roost's hits - write_hits.
+
+Run through ctest (ROOST_CACHESIM names the built binary); skipped without it.
+"""
+import json
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+CACHESIM = os.environ.get("ROOST_CACHESIM")
+pytestmark = pytest.mark.skipif(not CACHESIM or not Path(CACHESIM).exists(),
+                                reason="needs the built roost-cachesim in ROOST_CACHESIM (run through ctest)")
+
+LINE = 64
+KiB = 1024
+MiB = 1024 * KiB
+
+# Geometries: (size, ways) per level, nearest first.
+DIRECT_MAPPED = [(8 * KiB, 1)]
+EIGHT_WAY = [(32 * KiB, 8)]
+THREE_LEVEL = [(32 * KiB, 8), (256 * KiB, 8), (2 * MiB, 16)]
+THREE_LEVEL_SMALL = [(1 * KiB, 2), (4 * KiB, 4), (16 * KiB, 8)]       # evictions at every level, quickly
+THREE_LEVEL_ODD_SETS = [(4 * KiB, 4), (48 * KiB, 8), (384 * KiB, 12)]  # 96 and 512 sets: modulo indexing
+
+
+# ---- traces: lists of (op, address, size) ---------------------------------------------------------------
+
+def random_trace(seed, n, footprint, write_fraction=0.3, size=8):
+    rng = random.Random(seed)
+    return [("W" if rng.random() < write_fraction else "R", rng.randrange(0, footprint // size) * size, size)
+            for _ in range(n)]
+
+
+def strided_trace(seed, n, stride, span, write_every=3):
+    """Sweeps with a fixed stride, repeated: conflict misses for power-of-two strides."""
+    rng = random.Random(seed)
+    base = rng.randrange(0, 1 << 20) * LINE
+    out = []
+    i = 0
+    while len(out) < n:
+        for a in range(0, span, stride):
+            out.append(("W" if i % write_every == 0 else "R", base + a, 8))
+            i += 1
+    return out[:n]
+
+
+def cyclic_reuse_trace(seed, n, working_set_lines):
+    """A loop over a working set: all hits when it fits, all misses under LRU when it is one line too big."""
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        for l in range(working_set_lines):
+            out.append(("W" if rng.random() < 0.2 else "R", l * LINE + 16, 8))
+    return out[:n]
+
+
+def hot_cold_trace(seed, n, hot_bytes, cold_bytes):
+    """80% of accesses to a hot set, 20% to a large cold one; mixed sizes, some crossing lines."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        hot = rng.random() < 0.8
+        addr = rng.randrange(0, hot_bytes if hot else cold_bytes) + (0 if hot else 64 * MiB)
+        size = rng.choice([1, 4, 8, 8, 16, 100, 300])
+        out.append(("W" if rng.random() < 0.35 else "R", addr, size))
+    return out
+
+
+def streaming_trace(n, footprint, write_every=2):
+    """Copy-like: read a line of one array, write the same line of another."""
+    out = []
+    lines = footprint // LINE
+    i = 0
+    while len(out) < n:
+        out.append(("R", (i % lines) * LINE, LINE))
+        if i % write_every == 0:
+            out.append(("W", 512 * MiB + (i % lines) * LINE, LINE))
+        i += 1
+    return out[:n]
+
+
+def trace_set(levels):
+    total = sum(size for size, _ in levels)
+    first = levels[0][0]
+    return {
+        "random-small": random_trace(1, 30000, 2 * first),
+        "random-large": random_trace(2, 60000, 4 * total),
+        "stride-4KiB": strided_trace(3, 30000, 4096, 64 * 4096),
+        "stride-192": strided_trace(4, 30000, 192, 3 * total),
+        "cyclic-fits": cyclic_reuse_trace(5, 30000, first // LINE),
+        "cyclic-one-too-many": cyclic_reuse_trace(6, 30000, first // LINE + 1),
+        "hot-cold": hot_cold_trace(7, 40000, first, 8 * total),
+        "streaming": streaming_trace(40000, 2 * total),
+    }
+
+
+# ---- the two simulators --------------------------------------------------------------------------------
+
+def run_roost(levels, trace, tmp_path, mode="pycachesim"):
+    path = tmp_path / "trace.txt"
+    with open(path, "w") as f:
+        for op, addr, size in trace:
+            f.write(f"{op} {addr:#x} {size}\n")
+    args = [CACHESIM, "--mode", mode, "--trace", str(path)]
+    for size, ways in levels:
+        args += ["--level", f"size={size},ways={ways}"]
+    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def run_pycachesim(levels, trace):
+    try:
+        from cachesim import Cache, CacheSimulator, MainMemory
+    except ImportError:
+        pytest.fail("pycachesim is not installed in this Python: scripts/bootstrap.sh installs it into .venv")
+    caches = []
+    below = None
+    for i in reversed(range(len(levels))):
+        size, ways = levels[i]
+        c = Cache(f"L{i + 1}", size // (ways * LINE), ways, LINE, "LRU", write_back=True, write_allocate=True,
+                  load_from=below, store_to=below)
+        caches.insert(0, c)
+        below = c
+    mem = MainMemory()
+    mem.load_to(caches[-1])
+    mem.store_from(caches[-1])
+    sim = CacheSimulator(caches[0], mem)
+    for op, addr, size in trace:
+        if op == "W":
+            sim.store(addr, length=size)
+        else:
+            sim.load(addr, length=size)
+    return [c.stats() for c in caches], mem.stats()
+
+
+def compare(levels, trace, tmp_path):
+    roost = run_roost(levels, trace, tmp_path)
+    ref, ref_mem = run_pycachesim(levels, trace)
+    got = []
+    want = []
+    for i, (r, p) in enumerate(zip(roost["caches"], ref)):
+        got.append({"level": i + 1, "HIT": r["hits"] - r["write_hits"], "MISS": r["misses"], "EVICT": r["writebacks"]})
+        want.append({"level": i + 1, "HIT": p["HIT_count"], "MISS": p["MISS_count"], "EVICT": p["EVICT_count"]})
+        if i > 0:  # below L1 pycachesim counts one LOAD per line, as roost counts accesses
+            got[-1]["LOAD"] = r["accesses"]
+            want[-1]["LOAD"] = p["LOAD_count"]
+    got.append({"MEM_LOAD": roost["memory"]["local"], "MEM_STORE": roost["memory"]["writebacks"]})
+    want.append({"MEM_LOAD": ref_mem["LOAD_count"], "MEM_STORE": ref_mem["STORE_count"]})
+    return got, want, roost
+
+
+# ---- the agreement -------------------------------------------------------------------------------------
+
+GEOMETRIES = {
+    "direct-mapped": DIRECT_MAPPED,
+    "8-way": EIGHT_WAY,
+    "3-level": THREE_LEVEL,
+    "3-level-small": THREE_LEVEL_SMALL,
+    "3-level-odd-sets": THREE_LEVEL_ODD_SETS,
+}
+
+
+@pytest.mark.parametrize("geometry", list(GEOMETRIES))
+def test_counts_agree_exactly_with_pycachesim(geometry, tmp_path):
+    levels = GEOMETRIES[geometry]
+    for name, trace in trace_set(levels).items():
+        got, want, _ = compare(levels, trace, tmp_path)
+        assert got == want, f"{geometry}, trace {name}"
+
+
+def test_the_traces_exercise_every_level(tmp_path):
+    # Agreement means something only if every level hits, misses and writes back on the traces used.
+    for levels in (THREE_LEVEL, THREE_LEVEL_SMALL):
+        seen = {}
+        for trace in trace_set(levels).values():
+            for i, c in enumerate(run_roost(levels, trace, tmp_path)["caches"]):
+                for k in ("hits", "misses", "writebacks"):
+                    seen[(i, k)] = seen.get((i, k), 0) + c[k]
+        assert all(v > 0 for v in seen.values()), seen
+
+
+def test_roost_mode_reorders_on_write_hits_and_pycachesim_does_not(tmp_path):
+    # One 2-way set: A, B, write A (hit), C. roost makes A most recent, so C replaces B and A hits again;
+    # pycachesim leaves A least recent, so C replaces A, which then misses. The modes must differ here.
+    levels = [(2 * LINE, 2)]
+    trace = [("R", 0, 8), ("R", 64, 8), ("W", 0, 8), ("R", 128, 8), ("R", 0, 8)]
+    as_pycachesim = run_roost(levels, trace, tmp_path, mode="pycachesim")["caches"][0]
+    as_roost = run_roost(levels, trace, tmp_path, mode="roost")["caches"][0]
+    assert (as_pycachesim["hits"], as_pycachesim["misses"]) == (1, 4)  # the write's hit only
+    assert (as_roost["hits"], as_roost["misses"]) == (2, 3)
+    ref, _ = run_pycachesim(levels, trace)
+    assert (ref[0]["HIT_count"], ref[0]["MISS_count"]) == (as_pycachesim["hits"] - as_pycachesim["write_hits"], 4)
+
+
+def test_bad_parameters_are_named_with_what_is_valid(tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text("R 0 8\n")
+    bad = subprocess.run([CACHESIM, "--level", "size=32KiB,ways=8", "--params", "l1.wayz=4", "--trace", str(trace)],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "unknown parameter 'l1.wayz'" in bad.stderr and "l1.ways" in bad.stderr and "dram.local_ns" in bad.stderr
+    odd = subprocess.run([CACHESIM, "--level", "size=1000,ways=8", "--trace", str(trace)], capture_output=True, text=True)
+    assert odd.returncode == 2 and "not a whole number of sets" in odd.stderr
+    no_size = subprocess.run([CACHESIM, "--topology", "pack:2 l3:1 core:1 pu:1", "--trace", str(trace)],
+                             capture_output=True, text=True)
+    assert no_size.returncode == 2 and "'l3:1' has no size" in no_size.stderr
