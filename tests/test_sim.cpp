@@ -63,7 +63,7 @@ TEST_P(Sim, SeededRandomTreesMatchSerial) {
   };
   const bool small = roost_test::under_sanitizer();
   const std::vector<machine> machines = {
-      {"pack:1 core:2 pu:1", small ? 40 : 400},
+      {"pack:1 l3:1(size=1MiB) core:2 pu:1", small ? 40 : 400},
       {"pack:2 l3:1(size=2KiB) core:2 pu:1", small ? 40 : 300},
       {"pack:2 l3:1(size=4KiB) l2:2(size=1KiB) core:2 pu:1", small ? 20 : 200},
       {"pack:4 l3:1(size=6MiB) core:16 pu:1", small ? 4 : 80},
@@ -141,7 +141,7 @@ TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
     const auto at = r.find("\"virtual_time_ns\": ");
     return std::stod(r.substr(at + 19));
   };
-  const double one = virtual_ns("pack:1 core:1 pu:1"), sixteen = virtual_ns("pack:1 core:16 pu:1");
+  const double one = virtual_ns("pack:1 l3:1(size=1MiB) core:1 pu:1"), sixteen = virtual_ns("pack:1 l3:1(size=1MiB) core:16 pu:1");
   EXPECT_GT(one, 0);
   EXPECT_LT(sixteen * 4, one) << "16 workers: " << sixteen << " ns, 1 worker: " << one << " ns";
 }
@@ -158,14 +158,18 @@ TEST(SimPlatform, BadInputIsAClearError) {
   roost::options o;
   o.platform = "simulated";
   EXPECT_NE(error_of(o).find("options::platform='simulated': must be one of native"), std::string::npos) << error_of(o);
-  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "spawn_ns=5,stel_ns=3");
+  o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns=5,stel_ns=3");
   EXPECT_NE(error_of(o).find("unknown parameter 'stel_ns'; valid: spawn_ns"), std::string::npos) << error_of(o);
-  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "spawn_ns=-5");
+  o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns=-5");
   EXPECT_NE(error_of(o).find("spawn_ns='-5': must be a number in [0, 1e15]"), std::string::npos) << error_of(o);
-  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "jitter=0.9");
+  o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "jitter=0.9");
   EXPECT_NE(error_of(o).find("jitter='0.9': must be a number in [0, 0.5]"), std::string::npos) << error_of(o);
-  o = sim_opts("ws", "pack:1 core:2 pu:1", 1, "spawn_ns");
+  o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns");
   EXPECT_NE(error_of(o).find("has no value"), std::string::npos) << error_of(o);
+  o = sim_opts("ws", "pack:2 core:2 pu:1", 1);  // no cache sizes: nothing for the memory model to model
+  EXPECT_NE(error_of(o).find("describes no data cache"), std::string::npos) << error_of(o);
+  o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "l3.ways=0");
+  EXPECT_NE(error_of(o).find("l3.ways"), std::string::npos) << error_of(o);
   {
     roost_test::scoped_env e("ROOST_PLATFORM", "gpu");
     EXPECT_NE(error_of({}).find("ROOST_PLATFORM='gpu'"), std::string::npos);
@@ -179,7 +183,7 @@ TEST(SimPlatformDeathTest, ASpinWaitIsReportedWithItsWorkerAndTask) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
-        roost::runtime rt(sim_opts("ws", "pack:1 core:2 pu:1", 1, "stall_wall_s=1"));
+        roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "stall_wall_s=1"));
         rt.run([] {
           std::atomic<bool> flag{false};
           roost::task_group tg;

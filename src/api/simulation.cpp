@@ -1,7 +1,9 @@
 #include "api/simulation.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "engine/engine_base.hpp"
 #include "engine/task_path.hpp"
@@ -10,15 +12,41 @@
 namespace roost::detail {
 
 namespace {
+// ROOST_SIM_PARAMS holds both tables: the memory model's names (sim/sim_params.hpp) and the runtime
+// operations' (platform/sim_costs.hpp). Each pair goes to the table that knows its name; sim_costs reports
+// a name neither knows.
+struct split_params {
+  std::string memory, costs;
+};
+split_params split(const std::string& all) {
+  split_params out;
+  std::size_t pos = 0;
+  while (pos < all.size()) {
+    std::size_t comma = all.find(',', pos);
+    if (comma == std::string::npos) comma = all.size();
+    const std::string pair = all.substr(pos, comma - pos);
+    pos = comma + 1;
+    const std::size_t b = pair.find_first_not_of(" \t"), eq = pair.find('=');
+    const std::string name = b == std::string::npos ? "" : pair.substr(b, (eq == std::string::npos ? pair.size() : eq) - b);
+    const std::string trimmed = name.substr(0, name.find_last_not_of(" \t") + 1);
+    std::string& to = sim::is_param_name(trimmed) || trimmed == "preset" ? out.memory : out.costs;
+    to += (to.empty() ? "" : ",") + pair;
+  }
+  return out;
+}
 platform::sim_costs costs_of(const resolved_options& cfg) {
   platform::sim_costs c;
-  if (!cfg.sim_params.empty()) c.apply(cfg.sim_params);
+  c.apply(split(cfg.sim_params).costs);
   return c;
+}
+sim::memory_model model_of(const resolved_options& cfg, const topo::topology& tp) {
+  return sim::memory_model::from_topology(tp, sim::param_overrides::parse(split(cfg.sim_params).memory,
+                                                                          "ROOST_SIM_PARAMS"));
 }
 }  // namespace
 
 simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
-    : plat_(tp.num_pus(), cfg.sim_seed, costs_of(cfg)), report_path_(cfg.sim_report) {
+    : model_(model_of(cfg, tp)), plat_(tp.num_pus(), cfg.sim_seed, costs_of(cfg)), report_path_(cfg.sim_report) {
   plat_.set_engine_tls(engine::sim_thread_locals());
   // Checked now, not when the report is due: a path that cannot be written is a start-up error.
   if (!report_path_.empty()) {
@@ -85,19 +113,94 @@ void simulation::place(const topo::topology& tp, const topo::placement& pl) {
     places[w].socket = static_cast<int>(tp.pu(pu).package);
   }
   plat_.set_places(std::move(places));
+  pu_of_worker_ = pl.pu_of_worker;
 }
 
+// The region's lines walk the touching worker's caches (hits, misses, coherence, the page's node), and the
+// worker is charged the region's compute part and what the model says its lines cost as a stream
+// (region_cost_ns: the first line at latency, the rest at bandwidth; one stream: concurrent streams of the
+// same socket are not counted, src/platform/README.md).
 void simulation::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
-  if (platform::t_sim == &plat_) plat_.on_touch(bytes, 0);
+  if (platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size() && bytes) {
+    const sim::access_kind kind = mode == access::read    ? sim::access_kind::read
+                                  : mode == access::write ? sim::access_kind::write
+                                                          : sim::access_kind::read_write;
+    const unsigned pu = pu_of_worker_[worker];
+    // Host pages are numbered in the order the simulation first sees them (a physical address space of its
+    // own): the caches' set indices then do not depend on where this process's allocator and ASLR put the
+    // data, and a report is the same from one process to the next. Runs of consecutive simulated pages are
+    // one region each; the result is charged as one stream.
+    const auto host = reinterpret_cast<std::uintptr_t>(base);
+    sim::region_result total;
+    bool first = true;
+    for (std::uintptr_t at = host, end = host + bytes; at < end;) {
+      std::uint64_t sim_at = sim_address(at);
+      std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
+      while (run_end < end && sim_address(run_end) == sim_at + (run_end - at))
+        run_end = std::min<std::uintptr_t>(end, run_end + kPage);
+      const sim::region_result r = model_.access_region(pu, sim_at, run_end - at, kind);
+      if (first) {
+        total = r;
+        first = false;
+      } else {
+        total.lines += r.lines;
+        total.coherence_misses += r.coherence_misses;
+        for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
+        total.latency_sum_ns += r.latency_sum_ns;
+      }
+      at = run_end;
+    }
+    plat_.on_touch(bytes, model_.region_cost_ns(total));
+  }
   if (next_) next_->on_touch(worker, base, bytes, mode);
+}
+
+std::uint64_t simulation::sim_address(std::uintptr_t host) {
+  auto [it, fresh] = sim_pages_.try_emplace(host / kPage, next_sim_page_);
+  if (fresh) ++next_sim_page_;
+  return it->second * kPage + host % kPage;
+}
+
+std::string simulation::memory_json() const {
+  std::ostringstream os;
+  os << "\"memory_model\": \"" << model_.summary() << "\",\n  \"caches\": [";
+  for (std::size_t i = 0; i < model_.num_instances(); ++i) {
+    const auto& in = model_.instance(i);
+    const auto& c = model_.counters(i);
+    os << (i ? ",\n    " : "\n    ") << "{\"name\": \"" << in.name << "\", \"level\": " << in.level
+       << ", \"instance\": " << i << ", \"pus\": [" << (in.pus.empty() ? 0 : in.pus.front()) << ", "
+       << (in.pus.empty() ? 0 : in.pus.back()) << "], \"accesses\": " << c.accesses << ", \"misses\": " << c.misses
+       << ", \"coherence_misses\": " << c.coherence_misses << ", \"writebacks\": " << c.writebacks << "}";
+  }
+  std::uint64_t local = 0, remote = 0;
+  for (unsigned pu = 0; pu < model_.num_pus(); ++pu) {
+    local += model_.memory(pu).local;
+    remote += model_.memory(pu).remote;
+  }
+  os << "],\n  \"dram_local\": " << local << ",\n  \"dram_remote\": " << remote;
+  return os.str();
+}
+
+std::uint64_t simulation::misses_at_level(int level) const {
+  std::uint64_t n = 0;
+  for (std::size_t i = 0; i < model_.num_instances(); ++i)
+    if (model_.instance(i).level == level) n += model_.counters(i).misses;
+  return n;
 }
 
 void simulation::finish(const std::string& scheduler, const std::string& topology) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start_).count();
-  std::fprintf(stderr, "%s\n", plat_.summary().c_str());
+  std::string caches;
+  for (int level = 1; level <= 4; ++level) {
+    bool any = false;
+    for (std::size_t i = 0; i < model_.num_instances(); ++i) any |= model_.instance(i).level == level;
+    if (any) caches += "; L" + std::to_string(level) + " misses " + std::to_string(misses_at_level(level));
+  }
+  std::fprintf(stderr, "%s%s%s\n", plat_.summary().c_str(), caches.c_str(),
+               plat_.touches() ? "" : " (no task declared data with roost::touch: tasks cost their runtime operations only)");
   if (report_path_.empty()) return;
   std::ofstream out(report_path_, std::ios::trunc);
-  out << plat_.report_json(scheduler, topology, wall);
+  out << plat_.report_json(scheduler, topology, memory_json(), wall);
   if (!out) std::fprintf(stderr, "roost: ROOST_SIM_REPORT='%s': the report could not be written\n", report_path_.c_str());
 }
 

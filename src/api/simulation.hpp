@@ -1,14 +1,17 @@
 // A runtime made with ROOST_PLATFORM=sim: the simulated platform it runs on (platform/sim_platform.hpp),
-// the kernels' declared data charged to it (roost::touch), and the report at the end.
+// the memory hierarchy of its topology (sim/memory_model.hpp), the kernels' declared data (roost::touch)
+// walked through that hierarchy and charged to the worker that touched it, and the report at the end.
 #pragma once
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <memory>
 #include <string>
 
 #include "platform/sim_platform.hpp"
+#include "sim/memory_model.hpp"
 #include "roost/options.hpp"
 #include "roost/touch.hpp"
 #include "topology/placement.hpp"
@@ -37,8 +40,17 @@ class simulation final : public touch_consumer {
   // Ends the process with the worker and the task when a run makes no progress for stall_wall_s seconds
   // of this machine's time (sim_platform::progress).
   void watch();
+  std::string memory_json() const;
+  // The simulated address of a host byte (simulation.cpp, on_touch).
+  static constexpr std::uint64_t kPage = 4096;
+  std::uint64_t sim_address(std::uintptr_t host);
+  std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
+  std::uint64_t next_sim_page_ = 1;
+  std::uint64_t misses_at_level(int level) const;
 
+  sim::memory_model model_;
   platform::sim_platform plat_;
+  std::vector<unsigned> pu_of_worker_;
   std::string report_path_;
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;

@@ -242,14 +242,15 @@ void sim_platform::report_deadlock() {
   os::fatal("roost: simulated platform", os.str().c_str());
 }
 
-std::string sim_platform::report_json(const std::string& scheduler, const std::string& topology, double wall_s) const {
+std::string sim_platform::report_json(const std::string& scheduler, const std::string& topology,
+                                      const std::string& memory, double wall_s) const {
   std::ostringstream os;
   os.precision(17);
   os << "{\n  \"scheduler\": \"" << scheduler << "\",\n  \"topology\": \"" << topology << "\",\n  \"seed\": " << seed_
      << ",\n  \"runs\": " << runs_ << ",\n  \"virtual_time_ns\": " << run_ns_ << ",\n  \"steals\": {\"same_cache\": "
      << steals_[0] << ", \"same_socket\": " << steals_[1] << ", \"other_socket\": " << steals_[2]
      << ", \"attempts\": " << steal_attempts_ << "},\n  \"touches\": " << touches_ << ",\n  \"touched_bytes\": "
-     << touched_bytes_ << ",\n  \"workers\": [";
+     << touched_bytes_ << ",\n  " << memory << ",\n  \"workers\": [";
   for (std::size_t i = 0; i < threads_.size(); ++i)
     os << (i ? ", " : "") << "{\"worker\": " << i << ", \"busy_ns\": " << threads_[i]->stats.busy_ns
        << ", \"idle_ns\": " << threads_[i]->stats.idle_ns << "}";

@@ -113,7 +113,10 @@ class sim_platform {
   struct worker_stats {
     double busy_ns = 0, idle_ns = 0;
   };
-  std::string report_json(const std::string& scheduler, const std::string& topology, double wall_s) const;
+  // memory: the memory model's part of the report, JSON members without the braces.
+  std::string report_json(const std::string& scheduler, const std::string& topology, const std::string& memory,
+                          double wall_s) const;
+  std::uint64_t touches() const { return touches_; }
   std::string summary() const;
   double virtual_time_ns() const { return run_ns_; }
   std::uint64_t steals_by_distance(int d) const { return steals_[d]; }
