@@ -371,7 +371,7 @@ TEST(Cats, ADeepTreeIsProfiledOnlyAtItsTop) {
 }
 
 // A tree as wide and deep as UTS's (2000 children at the root, chains of up to 512 links below, a million
-// tasks): the profile takes the top of the tree (about 44,000 tasks), no task deeper than 24 has a node, and
+// tasks): the profile takes the top of the tree (about 67,000 tasks), no task deeper than 24 has a node, and
 // the boundary is still found.
 TEST(Cats, AWideDeepTreeIsProfiledOnlyAtItsTop) {
   scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");

@@ -38,11 +38,12 @@ class soid_tree {
     std::size_t max_nodes;  // live at once
   };
   // Depth 24: quicksort's boundary lies at depth 20 over 1 MiB caches (its partitions' loops nest in its
-  // recursion), and 24 parent-first levels fit any task stack. 16384 tasks: a binary split's boundary
-  // down to depth 13 (8192 caches' worth of data); ge-ub (170,000 tasks, its boundary at depth 4 over 1 MiB
-  // caches) is still partitioned, and at 4096 it ran as ws; a profiled task costs about 1,000 instructions
-  // more than a task below (fib-invoke's, callgrind). 65536 nodes of 80 bytes are 5 MiB.
-  static constexpr bounds kDefaultBounds{24, 16384, 65536};
+  // recursion), and 24 parent-first levels fit any task stack. 32768 tasks: a binary split's boundary
+  // down to depth 14 (16384 caches' worth of data); over 1 MiB caches quicksort (23,925 tasks) and ge-ub
+  // (170,000 tasks, its boundary at depth 4) are partitioned as with no bound, where at 16384 quicksort
+  // sometimes ran as ws and at 4096 ge-ub did. A profiled task costs about 1,000 instructions more than
+  // a task below (fib-invoke's, callgrind). 65536 nodes of 80 bytes are 5 MiB.
+  static constexpr bounds kDefaultBounds{24, 32768, 65536};
   static constexpr std::uint32_t kNoKids = ~std::uint32_t{0};
 
   struct node {

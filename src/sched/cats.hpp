@@ -4,7 +4,7 @@
 //  * Each runtime::run is an iteration; tasks are matched across iterations by their spawn path.
 //  * Profiling iteration (the first, and the next after reprofile()): random work stealing. The profile is
 //    a bounded tree (profile/soid_tree.hpp): a task in the top of the task tree (down to depth 24, and no
-//    deeper than where the top holds 16384 tasks) gets a node of its own and is spawned parent-first (§3.4);
+//    deeper than where the top holds 32768 tasks) gets a node of its own and is spawned parent-first (§3.4);
 //    each node's SOID = own footprint + its children's SOIDs (eq. 1). A task below, or one the node budget
 //    refuses, has no node: its footprint is credited to its nearest ancestor's node, and it runs as ws runs
 //    it (child-first, two-way joins inline), so a program that never comes back for a second iteration pays
