@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "profile/footprint.hpp"
+#include "profile/soid_tree.hpp"
 #include "roost/roost.hpp"
 
 namespace pf = roost::profile;
@@ -27,41 +28,146 @@ TEST(CatsPartition, EachCaseOfFigure6) {
   EXPECT_EQ(pf::classify(1000, 1001, cache), pf::tier::leaf);          // exactly the cache fits
 }
 
-TEST(CatsPartition, SoidTableOnASyntheticTree) {
-  pf::soid_table t;
-  // Eq. 1 by hand: leaves own 30 bytes; inner nodes own 0 (+ children).
-  t.record("0", 120);
-  t.record("0.0", 60);
-  t.record("0.1", 60);
-  t.record("0.0.0", 30);
-  t.record("0.0.1", 30);
-  t.record("0.1.0", 30);
-  t.record("0.1.1", 30);
-  auto tiers = t.partition(50);
-  EXPECT_EQ(tiers["0"], pf::tier::inter);
-  EXPECT_EQ(tiers["0.0"], pf::tier::inter);
-  EXPECT_EQ(tiers["0.0.0"], pf::tier::leaf);
-  EXPECT_EQ(tiers["0.1.1"], pf::tier::leaf);
-  tiers = t.partition(70);
-  EXPECT_EQ(tiers["0.1"], pf::tier::leaf);
-  EXPECT_EQ(tiers["0.1.0"], pf::tier::intra);
-  tiers = t.partition(500);
-  EXPECT_EQ(tiers["0"], pf::tier::leaf);  // everything fits one socket
+// The tree cats builds while profiling, driven by hand: eq. 1 (leaves own 30 bytes, inner tasks 0, plus
+// what is credited to them), the partition of what is left at the end, and the children's nodes freed
+// below a task whose subtree fits.
+TEST(CatsPartition, SoidTreeOnASyntheticTree) {
+  for (std::uint64_t cache : {50, 70, 500}) {
+    pf::soid_tree t;
+    t.clear();
+    auto* root = t.make_root();
+    auto* a = t.add_child(*root, 0);
+    auto* b = t.add_child(*root, 1);
+    pf::soid_tree::node* leaves[4];
+    for (int i = 0; i < 4; ++i) {
+      leaves[i] = t.add_child(i < 2 ? *a : *b, static_cast<std::uint32_t>(i % 2));
+      pf::soid_tree::credit(*leaves[i], 30);
+    }
+    for (int i = 0; i < 4; ++i) t.end(*leaves[i], 0, cache);
+    t.end(*a, 2, cache);
+    t.end(*b, 2, cache);
+    t.end(*root, 2, cache);
+    EXPECT_EQ(root->soid, 120u);
+    EXPECT_EQ(a->soid, 60u);
+    auto s = t.finish(cache);
+    EXPECT_TRUE(s.complete());
+    EXPECT_EQ(s.profiled, 7u);
+    EXPECT_EQ(s.peak_nodes, 7u);
+    EXPECT_EQ(s.root_soid, 120u);
+    if (cache == 50) {  // a and b do not fit, the leaves do
+      EXPECT_EQ(root->t, pf::tier::inter);
+      EXPECT_EQ(a->t, pf::tier::inter);
+      EXPECT_EQ(s.leaves, 4u);
+      EXPECT_EQ(s.intra, 0u);
+      ASSERT_EQ(t.child(*b, 1), leaves[3]);
+      EXPECT_EQ(t.child(*b, 1)->t, pf::tier::leaf);
+      EXPECT_EQ(t.child(*b, 2), nullptr);  // never spawned
+    } else if (cache == 70) {  // a and b fit: their children are intra-socket, their nodes freed
+      EXPECT_EQ(t.child(*root, 1), b);
+      EXPECT_EQ(b->t, pf::tier::leaf);
+      EXPECT_EQ(b->first_child, nullptr);
+      EXPECT_EQ(s.leaves, 2u);
+      EXPECT_EQ(s.intra, 4u);
+    } else {  // everything fits one socket
+      EXPECT_EQ(root->t, pf::tier::leaf);
+      EXPECT_EQ(s.leaves, 1u);
+      EXPECT_EQ(s.intra, 6u);
+    }
+  }
 }
 
-TEST(CatsFootprint, SegmentMeterAttributesInjectedReadings) {
-  roost::detail::task_id parent, child;
-  pf::segment_meter m(64);  // one count = one 64-byte line
-  m.begin(&parent, 100);
-  m.begin(&child, 110);     // parent ran 10 counts, then the child starts on this worker
-  m.end(150);               // child: 40 counts
-  m.begin(&parent, 150);    // parent resumes
-  m.end(155);
-  EXPECT_EQ(parent.own_bytes, 15u * 64);
-  EXPECT_EQ(child.own_bytes, 40u * 64);
-  m.begin(&child, 10);      // a counter that went backwards (reset) attributes nothing
-  m.end(5);
-  EXPECT_EQ(child.own_bytes, 40u * 64);
+// The bounds: a child below max_depth or beyond max_nodes live gets no node (its footprint goes to its
+// parent's); freed nodes are used again; a task that does not fit and had children refused leaves the
+// profile incomplete, and says which bound did it.
+TEST(CatsPartition, SoidTreeBounds) {
+  pf::soid_tree t({2, 100, 4});
+  t.clear();
+  auto* root = t.make_root();
+  auto* a = t.add_child(*root, 0);
+  auto* a0 = t.add_child(*a, 0);
+  EXPECT_EQ(t.add_child(*a0, 0), nullptr);  // depth 3 > 2: folds into a0
+  pf::soid_tree::credit(*a0, 10);
+  EXPECT_TRUE(a0->cut_by_depth);
+  t.end(*a0, 1, 100);
+  t.end(*a, 1, 100);  // fits: a0's node is free again
+  auto* b = t.add_child(*root, 1);
+  auto* c = t.add_child(*root, 2);
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(c, nullptr);  // root, a, b, c: the budget of 4 with a0's node used again
+  EXPECT_EQ(t.add_child(*root, 3), nullptr);
+  EXPECT_TRUE(root->cut_by_budget);
+  pf::soid_tree::credit(*root, 500);  // child 3's footprint, credited to the root
+  t.end(*b, 0, 100);
+  t.end(*c, 0, 100);
+  t.end(*root, 4, 100);
+  EXPECT_EQ(root->soid, 510u);
+  auto s = t.finish(100);
+  EXPECT_EQ(s.profiled, 5u);
+  EXPECT_EQ(s.peak_nodes, 4u);
+  EXPECT_FALSE(s.complete());
+  EXPECT_EQ(s.cut_by_budget, 1u);
+  EXPECT_EQ(s.cut_by_depth, 0u);  // a0 was cut by depth, but it fits: nothing below it is needed
+  EXPECT_EQ(t.child(*root, 0), nullptr);  // no lookup is built for an incomplete profile
+  t.clear();  // a new profile starts empty
+  auto* again = t.make_root();
+  t.end(*again, 0, 100);
+  EXPECT_TRUE(t.finish(100).complete());
+}
+
+// The top of the tree: no deeper than the first depth at which it holds top_tasks tasks, wherever the
+// spawns went first. Here 1 + 3 tasks reach 4 at depth 1: the depth-2 task spawned before stays, later
+// ones are refused.
+TEST(CatsPartition, SoidTreeTakesTheTopOfTheTree) {
+  pf::soid_tree t({16, 4, 100});
+  auto* root = t.make_root();
+  auto* a = t.add_child(*root, 0);
+  auto* a0 = t.add_child(*a, 0);  // depth 2, while the top holds 3 tasks
+  ASSERT_NE(a0, nullptr);
+  auto* b = t.add_child(*root, 1);
+  auto* c = t.add_child(*root, 2);  // the 4th task above depth 2: the profile ends at depth 1
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(c, nullptr);
+  auto* d = t.add_child(*root, 3);  // depth 1 itself is still profiled
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(t.add_child(*b, 0), nullptr);
+  EXPECT_TRUE(b->cut_by_depth);
+  EXPECT_EQ(t.add_child(*a0, 0), nullptr);
+  for (auto* n : {a0, b, c}) pf::soid_tree::credit(*n, 60);  // none fits a cache of 50
+  t.end(*a0, 1, 50);
+  t.end(*a, 1, 50);
+  t.end(*b, 1, 50);
+  t.end(*c, 0, 50);
+  t.end(*d, 0, 50);
+  t.end(*root, 4, 50);
+  auto s = t.finish(50);
+  EXPECT_EQ(s.depth, 1u);
+  EXPECT_EQ(s.profiled, 6u);
+  EXPECT_EQ(s.cut_by_depth, 2u);  // a0 and b: their children's subtrees are unknown; c has none
+  EXPECT_FALSE(s.complete());
+}
+
+TEST(CatsFootprint, CounterMeterTurnsReadingsIntoBytes) {
+  pf::counter_meter m(64);  // one count = one 64-byte line
+  EXPECT_EQ(m.bytes_since_last(100), 0u);  // the first reading sets the base
+  EXPECT_EQ(m.bytes_since_last(110), 10u * 64);
+  EXPECT_EQ(m.bytes_since_last(150), 40u * 64);
+  EXPECT_EQ(m.bytes_since_last(10), 0u);  // a counter that went backwards (reset) gives nothing
+  EXPECT_EQ(m.bytes_since_last(15), 5u * 64);
+}
+
+TEST(CatsFootprint, TouchedSpansCountOverlapsOnceAndStayBounded) {
+  pf::touched_spans t;
+  t.add(1000, 2000);
+  t.add(1500, 2500);
+  t.add(3000, 3100);
+  EXPECT_EQ(t.take_distinct_bytes(), 1600u);
+  EXPECT_EQ(t.take_distinct_bytes(), 0u);
+  // The same 64 bytes many times over: merged in place, the count stays exact.
+  for (int i = 0; i < 100000; ++i) t.add(4096, 4160);
+  EXPECT_EQ(t.take_distinct_bytes(), 64u);
+  // Disjoint spans beyond the buffer: their size is kept, exactly.
+  for (std::uintptr_t i = 0; i < 3 * pf::touched_spans::kMaxSpans; ++i) t.add(i * 128, i * 128 + 64);
+  EXPECT_EQ(t.take_distinct_bytes(), 3u * pf::touched_spans::kMaxSpans * 64);
 }
 
 TEST(CatsFootprint, CounterAbsenceIsReported) {
@@ -192,6 +298,136 @@ TEST(Cats, FlatTaskSetRunsAsWsAndSaysWhy) {
   EXPECT_NE(d.find("65 tasks profiled, 64 leaf inter-socket tasks"), std::string::npos) << d;
   EXPECT_NE(d.find("only 0 intra-socket tasks: too flat for bi-tier stealing"), std::string::npos) << d;
   EXPECT_EQ(rt.run([] { return flat(64, 48 * 1024); }), expected);
+}
+
+// A chain as deep as UTS's (seed of issue #23: 4 million tasks, 1,572 levels, all in one run): each link
+// spawns a leaf touching `leaf_bytes` and the next link. Its leaves' ids are first, first + 1, ...
+long chain(int links, long first, std::size_t leaf_bytes) {
+  if (links == 0) return 0;
+  long a = 0, b = 0;
+  roost::task_group tg;
+  tg.run([&] {
+    const std::size_t at = static_cast<std::size_t>(first) * leaf_bytes % (g_data.size() - leaf_bytes);
+    roost::touch(g_data.data() + at, leaf_bytes);
+    a = first % 3;
+  });
+  tg.run([&] { b = chain(links - 1, first + 1, leaf_bytes); });
+  tg.wait();
+  return a + b;
+}
+long chain_serial(int links, long first) {
+  long sum = 0;
+  for (long id = first; id < first + links; ++id) sum += id % 3;
+  return sum;
+}
+
+// A binary top of `height` levels over 2^height chains of `links` links.
+long chains_under_a_binary_top(int height, long index, int links, std::size_t leaf_bytes) {
+  if (height == 0) return chain(links, index * 10000, leaf_bytes);
+  long a = 0, b = 0;
+  roost::task_group tg;
+  tg.run([&] { a = chains_under_a_binary_top(height - 1, 2 * index, links, leaf_bytes); });
+  tg.run([&] { b = chains_under_a_binary_top(height - 1, 2 * index + 1, links, leaf_bytes); });
+  tg.wait();
+  return a + b;
+}
+long chains_under_a_binary_top_serial(int height, long index, int links) {
+  if (height == 0) return chain_serial(links, index * 10000);
+  return chains_under_a_binary_top_serial(height - 1, 2 * index, links) +
+         chains_under_a_binary_top_serial(height - 1, 2 * index + 1, links);
+}
+
+std::size_t tasks_profiled(const std::string& describe) {
+  const auto at = describe.find(" tasks profiled");
+  if (at == std::string::npos) return 0;
+  const auto from = describe.rfind('(', at) + 1;
+  return std::stoul(describe.substr(from, at - from));
+}
+
+// Issue #23: the profile of a deep tree stops at depth 24 (soid_tree.hpp), so its tables stay small and the
+// tasks below run as ws runs them. Before, every task's path was kept, and 3000 levels spawned parent-first
+// ran nested on one stack (they overflowed a 1 MiB one). The boundary above that depth is still found and
+// used: 8 chains of 3000 leaves of 16 bytes (48,000 bytes each) under a binary top, a 64 KiB cache: the
+// chains are the leaf inter-socket tasks.
+TEST(Cats, ADeepTreeIsProfiledOnlyAtItsTop) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime rt(o);
+  // ThreadSanitizer cannot keep 3000 fibers' traces at once: 300 links there, of 160 bytes.
+  static const int links = roost_test::under_sanitizer() ? 300 : 3000;
+  static const std::size_t leaf_bytes = 48000 / links;
+  auto program = [] { return chains_under_a_binary_top(3, 0, links, leaf_bytes); };
+  const long expected = chains_under_a_binary_top_serial(3, 0, links);
+  EXPECT_EQ(rt.run(program), expected);
+  const std::string d = rt.describe();
+  EXPECT_NE(d.find("bi-tier"), std::string::npos) << d;
+  // The top's 15 tasks, and per chain two tasks at each depth from 4 to 24: 351 of 48,015.
+  EXPECT_NE(d.find("351 tasks profiled, 8 leaf inter-socket tasks"), std::string::npos) << d;
+  // Bi-tier from here on (an observer of the sockets, as above, would build each task's path: 3000 long).
+  EXPECT_EQ(rt.run(program), expected);
+  EXPECT_NE(rt.describe().find("bi-tier"), std::string::npos) << rt.describe();
+}
+
+// A tree as wide and deep as UTS's (2000 children at the root, chains of up to 512 links below, a million
+// tasks): the profile takes the top of the tree (about 67,000 tasks), no task deeper than 24 has a node, and
+// the boundary is still found.
+TEST(Cats, AWideDeepTreeIsProfiledOnlyAtItsTop) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:1 pu:1";
+  roost::runtime rt(o);
+  constexpr int kRootChildren = 2000;
+  static const unsigned max_links = roost_test::under_sanitizer() ? 64 : 512;
+  auto links = [](int i) { return 1 + static_cast<int>((static_cast<unsigned>(i) * 2654435761u >> 7) % max_links); };
+  auto program = [&] {
+    std::vector<long> sums(kRootChildren);
+    roost::task_group tg;
+    for (int i = 0; i < kRootChildren; ++i) tg.run([&, i] { sums[i] = chain(links(i), i * 1000, 8); });
+    tg.wait();
+    long total = 0;
+    for (long s : sums) total += s;
+    return total;
+  };
+  // A root child with L links has two tasks at each depth from 2 to L + 1.
+  long expected = 0, tasks = 1 + kRootChildren, tasks_to_depth_24 = 1 + kRootChildren;
+  for (int i = 0; i < kRootChildren; ++i) {
+    expected += chain_serial(links(i), i * 1000);
+    tasks += 2 * links(i);
+    tasks_to_depth_24 += 2 * std::min(links(i), 23);
+  }
+  EXPECT_EQ(rt.run(program), expected);
+  const std::string d = rt.describe();
+  EXPECT_NE(d.find("bi-tier"), std::string::npos) << d;
+  EXPECT_NE(d.find(" 2000 leaf inter-socket tasks"), std::string::npos) << d;  // each chain fits, the root does not
+  const std::size_t profiled = tasks_profiled(d);
+  EXPECT_GT(profiled, 2000u) << d;
+  EXPECT_LE(profiled, static_cast<std::size_t>(tasks_to_depth_24)) << d << " of " << tasks << " tasks";
+  EXPECT_EQ(rt.run(program), expected);
+}
+
+// The node budget (65536 profile nodes live at once): a root with more children than that, none of which
+// may be freed while the root's own subtree does not fit. The profile says so and the program runs as ws.
+TEST(Cats, AProfileBeyondItsNodeBudgetRunsAsWsAndSaysWhy) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:1 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime rt(o);
+  constexpr int kTasks = 70000;
+  long expected = 0;
+  for (int i = 0; i < kTasks; ++i) expected += i % 7;
+  EXPECT_EQ(rt.run([] { return flat(kTasks, 1024); }), expected);
+  const std::string d = rt.describe();
+  EXPECT_NE(d.find("running as ws"), std::string::npos) << d;
+  EXPECT_NE(d.find("65536 tasks profiled"), std::string::npos) << d;
+  EXPECT_NE(d.find("at most 65536 profile nodes at once"), std::string::npos) << d;
+  EXPECT_NE(d.find("no boundary found below 1 inter-socket tasks whose children exceeded its budget (65536 nodes)"),
+            std::string::npos)
+      << d;
+  EXPECT_EQ(rt.run([] { return flat(kTasks, 1024); }), expected);
 }
 
 TEST(Cats, UnannotatedProgramRunsAsWsAndSaysWhy) {

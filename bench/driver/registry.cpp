@@ -21,6 +21,7 @@
 #include "pfor/pfor.hpp"
 #include "quicksort/quicksort.hpp"
 #include "stencil/stencil.hpp"
+#include "uts/uts.hpp"
 #include "vecmul/vecmul.hpp"
 
 #include "common/fj_omp.hpp"
@@ -116,6 +117,9 @@ const std::vector<benchmark_def>& registry() {
       {"knapsack", "000", "0-1 knapsack, branch and bound, one spawn per item decision (CPU-bound)", "28", "20",
        "30", [](const std::string& s) { return knapsack::prepare("knapsack", s); }, knapsack::serial,
        GENERIC_TASKS(knapsack::problem_t)},
+      {"uts", "-", "BOTS UTS, binomial (T3's shape): one task per node, a deep and very unbalanced tree", "2000x6x16",
+       "20x4x1", "2000x6x16", [](const std::string& s) { return uts::prepare("uts", s); }, uts::serial,
+       GENERIC_TASKS(uts::problem_t)},
       {"fft", "000", "radix-2 FFT, halves spawned, butterflies as a parallel loop", "262144", "1024",
        "16777216", [](const std::string& s) { return fft::prepare("fft", s); }, fft::serial,
        GENERIC_TASKS(fft::problem_t)},

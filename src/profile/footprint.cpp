@@ -1,7 +1,5 @@
 #include "profile/footprint.hpp"
 
-#include "engine/task_path.hpp"
-
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -10,7 +8,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <vector>
 
 namespace roost::profile {
 
@@ -72,16 +69,31 @@ const char* tier_name(tier t) {
   }
 }
 
-std::string path_of(const detail::task_id& id) { return engine::format_spawn_path(engine::spawn_path(id)); }
-
-std::unordered_map<std::string, tier> soid_table::partition(std::uint64_t cache) const {
-  std::unordered_map<std::string, tier> out;
-  for (const auto& [path, own_soid] : soids_) {
-    auto dot = path.rfind('.');
-    std::optional<std::uint64_t> parent = dot == std::string::npos ? std::nullopt : soid(path.substr(0, dot));
-    out[path] = classify(own_soid, parent, cache);
+void touched_spans::compact() {
+  std::sort(spans_.begin(), spans_.end());
+  std::size_t out = 0;
+  for (const auto& [lo, hi] : spans_) {
+    if (out > 0 && lo <= spans_[out - 1].second) {
+      spans_[out - 1].second = std::max(spans_[out - 1].second, hi);
+    } else {
+      spans_[out++] = {lo, hi};
+    }
   }
-  return out;
+  spans_.resize(out);
+  if (spans_.size() > kMaxSpans / 2) {  // scattered touches: keep their size, not their addresses
+    for (const auto& [lo, hi] : spans_) banked_ += hi - lo;
+    spans_.clear();
+  }
+}
+
+std::uint64_t touched_spans::take_distinct_bytes() {
+  if (spans_.empty() && banked_ == 0) return 0;  // most intervals: a task that touched nothing
+  compact();
+  std::uint64_t total = banked_;
+  for (const auto& [lo, hi] : spans_) total += hi - lo;
+  spans_.clear();
+  banked_ = 0;
+  return total;
 }
 
 }  // namespace roost::profile

@@ -1,22 +1,20 @@
-// Footprint sources and the SOID partition of cats (seed 000 §3.2).
+// Footprint sources of cats and its tier rule (seed 000 §3.2).
 //
 // A task's SOID (eq. 1) is its own footprint plus its children's SOIDs. The own footprint comes from a
 // source behind one interface:
 //  * perf_event hardware counters: private data-cache misses of the thread, times the line size, attributed
-//    to whatever task ran between two switches (segment_meter) — where the machine has a PMU;
-//  * kernel annotations: the bytes a task declares with roost::touch;
+//    to whatever ran between two switches (counter_meter) — where the machine has a PMU;
+//  * kernel annotations: the bytes declared with roost::touch between two switches (touched_spans);
 //  * none: cats says so and schedules as ws.
-// After the profiling iteration every spawn path gets a tier (classify), from the shared cache size.
+// The profile itself, a bounded tree of spawn paths, is profile/soid_tree.hpp; classify gives each of its
+// tasks a tier from the shared cache size.
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
-
-#include "roost/detail/task_frame.hpp"
+#include <utility>
+#include <vector>
 
 namespace roost::profile {
 
@@ -39,28 +37,44 @@ void set_counter_factory(counter_factory f, const char* name);  // nullptr: perf
 std::unique_ptr<counter_reader> open_counter(std::string& why_not);
 std::string counter_source_name();  // "perf_event (L1D read misses)" or the injected factory's name
 
-// Attributes a counter's increments to the task that ran in between: begin() when a task starts or resumes
-// on this worker, end() when it stops or suspends. own_bytes += (reading delta) * scale. Atomic: a task
-// that moved between workers can be credited by two meters at once.
-class segment_meter {
+// Turns one worker's counter readings into bytes: what the counter rose since the previous reading, times
+// the bytes per count (the line size). The first reading only sets the base; a counter that went backwards
+// (reset) gives nothing. cats credits each interval between two switches of a worker to the profile node
+// that ran in it (sched/cats.cpp, meter_switch).
+class counter_meter {
  public:
-  explicit segment_meter(double bytes_per_count = 64) : scale_(bytes_per_count) {}
-  void begin(detail::task_id* t, std::uint64_t reading) {
-    end(reading);
-    current_ = t;
-  }
-  void end(std::uint64_t reading) {
-    if (current_ && reading >= last_)
-      std::atomic_ref<std::uint64_t>(current_->own_bytes)
-          .fetch_add(static_cast<std::uint64_t>(static_cast<double>(reading - last_) * scale_), std::memory_order_relaxed);
-    current_ = nullptr;
+  explicit counter_meter(double bytes_per_count = 64) : scale_(bytes_per_count) {}
+  std::uint64_t bytes_since_last(std::uint64_t reading) {
+    const bool counts = started_ && reading >= last_;
+    const std::uint64_t bytes = counts ? static_cast<std::uint64_t>(static_cast<double>(reading - last_) * scale_) : 0;
+    started_ = true;
     last_ = reading;
+    return bytes;
   }
 
  private:
-  detail::task_id* current_ = nullptr;
   std::uint64_t last_ = 0;
+  bool started_ = false;
   double scale_;
+};
+
+// The annotation source's counterpart: the address intervals one worker declared with roost::touch since it
+// last switched, whose union is what it touched (overlapping touches count once). Bounded: when the buffer
+// fills, its intervals are merged in place, and if that leaves more than half of it, their union is kept
+// as a number and the buffer starts again (touches overlapping across that point count twice).
+class touched_spans {
+ public:
+  static constexpr std::size_t kMaxSpans = 4096;  // 64 KiB a worker
+  void add(std::uintptr_t lo, std::uintptr_t hi) {
+    if (spans_.size() == kMaxSpans) compact();
+    spans_.emplace_back(lo, hi);
+  }
+  std::uint64_t take_distinct_bytes();  // the union's size since the last take; empties the set
+
+ private:
+  void compact();
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans_;
+  std::uint64_t banked_ = 0;
 };
 
 enum class tier : std::uint8_t { unknown = 0, inter = 1, leaf = 2, intra = 3 };
@@ -73,28 +87,5 @@ inline tier classify(std::uint64_t soid, std::optional<std::uint64_t> parent_soi
   if (!parent_soid || *parent_soid > cache) return tier::leaf;
   return tier::intra;
 }
-
-std::string path_of(const detail::task_id& id);  // "0.2.1"
-
-// SOIDs by spawn path, filled concurrently during the profiling iteration.
-class soid_table {
- public:
-  void record(const std::string& path, std::uint64_t soid) {
-    std::lock_guard<std::mutex> lk(m_);
-    soids_[path] = soid;
-  }
-  std::optional<std::uint64_t> soid(const std::string& path) const {
-    auto it = soids_.find(path);
-    if (it == soids_.end()) return std::nullopt;
-    return it->second;
-  }
-  std::unordered_map<std::string, tier> partition(std::uint64_t cache) const;
-  std::size_t size() const { return soids_.size(); }
-  void clear() { soids_.clear(); }
-
- private:
-  std::mutex m_;
-  std::unordered_map<std::string, std::uint64_t> soids_;
-};
 
 }  // namespace roost::profile

@@ -1,10 +1,7 @@
 #include "sched/cats.hpp"
 
-#include <algorithm>
 #include <sstream>
-#include <utility>
 
-#include "roost/errors.hpp"
 #include "platform/platform.hpp"
 #include "roost/touch.hpp"
 #include "topology/topology.hpp"
@@ -13,16 +10,11 @@ namespace roost::sched {
 
 using profile::tier;
 
-// A task's touched address intervals, kept (in its task_id's sched_node, unused while profiling) from its
-// first touch to its end, when their union becomes its own footprint.
-struct cats_policy::touched {
-  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans;
-};
-
-// Annotations attribute each roost::touch to the task running on the calling worker; only that worker
-// touches the task's record.
+// Annotations go to the interval of the calling worker's meter, attributed to the node it runs for at its
+// next switch (meter_switch); only that worker touches its meter.
 class cats_policy::touch_meter final : public touch_consumer {
  public:
+  explicit touch_meter(cats_policy& p) : p_(p) {}
   void on_touch(int, const void* base, std::size_t bytes, access) override { add(base, bytes, 1, 0); }
   void on_touch_rows(int, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
                      access) override {
@@ -30,66 +22,30 @@ class cats_policy::touch_meter final : public touch_consumer {
   }
 
  private:
-  static void add(const void* base, std::size_t bytes, std::size_t rows, std::size_t stride) {
+  void add(const void* base, std::size_t bytes, std::size_t rows, std::size_t stride) {
     engine::worker* w = engine::current_worker();
-    if (!w || !w->current_task || bytes == 0) return;
-    detail::task_id& id = *w->current_task;
-    if (!id.sched_node) id.sched_node = new touched;
-    auto& spans = static_cast<touched*>(id.sched_node)->spans;
+    if (!w || w->eng != &p_.eng_ || bytes == 0) return;  // not one of this runtime's tasks
+    worker_meter& m = p_.meters_[w->id];
+    if (!m.crediting.load(std::memory_order_relaxed)) return;
     const auto b = reinterpret_cast<std::uintptr_t>(base);
-    for (std::size_t r = 0; r < rows; ++r) spans.emplace_back(b + r * stride, b + r * stride + bytes);
+    for (std::size_t r = 0; r < rows; ++r) m.touched.add(b + r * stride, b + r * stride + bytes);
   }
+  cats_policy& p_;
 };
 
-// Eq. 1 wants the bytes a task touches, not the sum of its annotations: the union of its intervals.
-void cats_policy::add_distinct_touched_bytes(detail::task_id& id) {
-  auto* t = static_cast<touched*>(id.sched_node);
-  if (!t) return;
-  id.sched_node = nullptr;
-  auto& v = t->spans;
-  std::sort(v.begin(), v.end());
-  std::uint64_t total = 0;
-  std::uintptr_t lo = v[0].first, hi = v[0].second;
-  for (const auto& [a, b] : v) {
-    if (a > hi) {
-      total += hi - lo;
-      lo = a;
-      hi = b;
-    } else if (b > hi) {
-      hi = b;
-    }
-  }
-  total += hi - lo;
-  delete t;
-  id.own_bytes += total;
-}
-
-void cats_policy::meter_switch(engine::worker& w, detail::task_id* now_running) {
-  counter_slot& c = counters_[w.id];
-  if (!c.opened) {  // on the worker's own thread: a perf_event counter counts the thread that opened it
-    c.opened = true;
-    std::string why;
-    c.reader = profile::open_counter(why);
-    c.meter = profile::segment_meter(static_cast<double>(eng_.topology().line_size()));
-  }
-  std::uint64_t v = 0;
-  if (c.reader && c.reader->read(v)) c.meter.begin(now_running, v);
-}
-
 cats_policy::cats_policy(engine::engine_base& e)
-    : cab_policy(e, 0, true), min_intensity_(e.config().cats_min_intensity) {
+    : cab_policy(e, 0, true), min_intensity_(e.config().cats_min_intensity), meters_(e.num_workers()) {
   cache_bytes_ = e.topology().package_cache_bytes(e.placement().pu_of_worker[0]);
   // Hardware counters where the machine has them (probed here, opened per worker thread when profiling),
   // else kernel annotations.
   if (auto probe = profile::open_counter(why_no_counters_)) {
     use_counters_ = true;
-    counters_ = std::vector<counter_slot>(e.num_workers());
     source_ = profile::counter_source_name() + " x " + std::to_string(e.topology().line_size()) +
-              "-byte lines, per task between switches";
+              "-byte lines, per interval between switches";
   } else {
     source_ = "annotations (roost::touch); no hardware counters: " + why_no_counters_;
   }
-  annotations_ = std::make_unique<touch_meter>();
+  annotations_ = std::make_unique<touch_meter>(*this);
 }
 
 cats_policy::~cats_policy() {
@@ -98,58 +54,92 @@ cats_policy::~cats_policy() {
   if (touch_consumer* prev = set_touch_consumer(nullptr); prev != mine) set_touch_consumer(prev);
 }
 
+void cats_policy::switch_node(engine::worker& w, node* next) {
+  worker_meter& m = meters_[w.id];
+  std::uint64_t bytes = 0;
+  if (use_counters_) {
+    if (!m.opened) {  // on the worker's own thread: a perf_event counter counts the thread that opened it
+      m.opened = true;
+      std::string why;
+      m.reader = profile::open_counter(why);
+      m.counts = profile::counter_meter(static_cast<double>(eng_.topology().line_size()));
+    }
+    std::uint64_t v = 0;
+    if (m.reader && m.reader->read(v)) bytes = m.counts.bytes_since_last(v);
+  } else {
+    bytes = m.touched.take_distinct_bytes();
+  }
+  if (node* now = m.crediting.load(std::memory_order_relaxed)) profile::soid_tree::credit(*now, bytes);
+  m.crediting.store(next, std::memory_order_relaxed);
+}
+
 void cats_policy::iteration_begin() {
   ++iterations_;
-  if (reprofile_.exchange(false, std::memory_order_acq_rel)) mode_.store(mode::profiling, std::memory_order_release);
-  if (mode_.load(std::memory_order_relaxed) == mode::profiling) {
-    table_.clear();
-    root_soid_ = 0;
+  const bool reprofile = reprofile_.exchange(false, std::memory_order_acq_rel);
+  if (reprofile || mode_.load(std::memory_order_relaxed) == mode::profiling) {
+    // A fresh profile before any worker can see the mode (idle workers look at it in steal()): the tree,
+    // and the meters an earlier profile left (a worker that ended its last task after that profile ended
+    // never switched its meter off). No worker touches its meter while the mode is not profiling.
+    tree_.clear();
+    for (worker_meter& m : meters_) {
+      if (!m.crediting.load(std::memory_order_relaxed)) continue;  // clean (and the first profile's)
+      m.crediting.store(nullptr, std::memory_order_relaxed);
+      m.touched.take_distinct_bytes();
+      m.counts = profile::counter_meter(static_cast<double>(eng_.topology().line_size()));
+    }
     if (!use_counters_) previous_consumer_ = set_touch_consumer(annotations_.get());  // a tracer resumes afterwards
     iteration_start_ns_ = platform::os::now_ns();
+    mode_.store(mode::profiling, std::memory_order_release);
   }
 }
 
 void cats_policy::iteration_end() {
   if (mode_.load(std::memory_order_relaxed) != mode::profiling) return;
   if (!use_counters_) set_touch_consumer(previous_consumer_);
-  const std::uint64_t ns = platform::os::now_ns() - iteration_start_ns_;
-  const double intensity = ns ? static_cast<double>(root_soid_) / static_cast<double>(ns) : 0.0;
+  decision_ = conclude(platform::os::now_ns() - iteration_start_ns_);
+  if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();
+}
+
+std::string cats_policy::conclude(std::uint64_t ns) {
+  const profile::soid_tree::summary s = tree_.finish(cache_bytes_);
+  const double intensity = ns ? static_cast<double>(s.root_soid) / static_cast<double>(ns) : 0.0;
   std::ostringstream why;
   why.precision(3);
+  mode next = mode::as_ws;
   if (cache_bytes_ == 0) {
     why << "the topology describes no shared cache";
-    mode_.store(mode::as_ws, std::memory_order_release);
-  } else if (root_soid_ == 0) {
+  } else if (s.root_soid == 0) {
     why << (use_counters_ ? "no footprint measured (the counters read nothing)" : "no footprint measured (no roost::touch annotations)");
-    mode_.store(mode::as_ws, std::memory_order_release);
   } else if (intensity < min_intensity_) {
     why << "CPU-bound: " << intensity << " bytes/ns < ROOST_CATS_MIN_INTENSITY " << min_intensity_;
-    mode_.store(mode::as_ws, std::memory_order_release);
   } else {
-    const auto tiers = table_.partition(cache_bytes_);
-    std::size_t leaves = 0, intra = 0;
-    for (const auto& [p, t] : tiers) {
-      leaves += t == tier::leaf;
-      intra += t == tier::intra;
-    }
-    why << tiers.size() << " tasks profiled, " << leaves << " leaf inter-socket tasks for a "
-        << topo::format_bytes(cache_bytes_) << " socket cache, " << intensity << " bytes/ns";
-    if (intra < leaves) {
+    why << s.profiled << " tasks profiled, " << s.leaves << " leaf inter-socket tasks for a "
+        << topo::format_bytes(cache_bytes_) << " socket cache, " << intensity << " bytes/ns, at most "
+        << s.peak_nodes << " profile nodes at once";
+    if (!s.complete()) {
+      // The bounds of the profile (soid_tree.hpp) stopped it above tasks whose subtrees still exceed the
+      // cache: where their leaf inter-socket tasks lie is unknown, so no bi-tier schedule can be built.
+      why << "; no boundary found below";
+      if (s.cut_by_depth)
+        why << " " << s.cut_by_depth << " inter-socket tasks at the profile's depth bound (" << s.depth << ")";
+      if (s.cut_by_depth && s.cut_by_budget) why << " and";
+      if (s.cut_by_budget)
+        why << " " << s.cut_by_budget << " inter-socket tasks whose children exceeded its budget ("
+            << tree_.limits().max_nodes << " nodes)";
+    } else if (s.intra < s.leaves) {
       // Seed 000 §3.2's second constraint fails: an intra-socket subtree must be large enough to keep its
       // socket's cores busy. Here most leaf inter-socket tasks have no children (a flat task set, e.g.
       // sparselu's one task per block), and under bi-tier stealing only head cores run inter-socket tasks,
       // one subtree per socket at a time (§3.3): one core per socket would do all the work (sparselu ran
       // at the serial time on 2 cores). There is no socket-local work to keep together, so run as ws.
-      why << "; only " << intra << " intra-socket tasks: too flat for bi-tier stealing (seed 000 §3.2's second "
+      why << "; only " << s.intra << " intra-socket tasks: too flat for bi-tier stealing (seed 000 §3.2's second "
           << "constraint)";
-      mode_.store(mode::as_ws, std::memory_order_release);
     } else {
-      build_trie(tiers);
-      mode_.store(mode::bi_tier, std::memory_order_release);
+      next = mode::bi_tier;
     }
   }
-  decision_ = why.str();
-  if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();
+  mode_.store(next, std::memory_order_release);
+  return why.str();
 }
 
 // Between iterations no task runs (runtime::run holds its iteration lock and the root has ended), and a
@@ -162,42 +152,31 @@ void cats_policy::name_own_deques() {
   }
 }
 
-void cats_policy::build_trie(const std::unordered_map<std::string, profile::tier>& tiers) {
-  trie_ = profile_node{};
-  for (const auto& [path, t] : tiers) {
-    profile_node* n = nullptr;
-    std::size_t pos = 0;
-    while (pos <= path.size()) {
-      std::size_t dot = path.find('.', pos);
-      std::size_t idx = std::stoul(path.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos));
-      if (!n) {
-        n = &trie_;  // the root's own index is 0
-      } else {
-        if (n->children.size() <= idx) n->children.resize(idx + 1);
-        if (!n->children[idx]) n->children[idx] = std::make_unique<profile_node>();
-        n = n->children[idx].get();
-      }
-      if (dot == std::string::npos) break;
-      pos = dot + 1;
-    }
-    n->t = t;
-  }
-}
-
 tier cats_policy::tier_of_child(const detail::task_id& parent, detail::task_id& child) const {
   if (parent.tier == static_cast<std::uint8_t>(tier::intra) || parent.tier == static_cast<std::uint8_t>(tier::leaf))
     return tier::intra;
-  auto* pn = static_cast<const profile_node*>(parent.sched_node);
-  const profile_node* cn =
-      pn && child.index < pn->children.size() ? pn->children[child.index].get() : nullptr;
-  child.sched_node = const_cast<profile_node*>(cn);
+  auto* pn = static_cast<const node*>(parent.sched_node);
+  const node* cn = pn ? tree_.child(*pn, child.index) : nullptr;
+  child.sched_node = const_cast<node*>(cn);
   // Unprofiled below an inter-socket task (the shape changed): inter-socket (see the header).
-  return cn && cn->t != tier::unknown ? cn->t : tier::inter;
+  return cn ? cn->t : tier::inter;
 }
 
 spawn_order cats_policy::order_slow(engine::worker& w, detail::task_frame& f) {
   switch (mode_.load(std::memory_order_relaxed)) {
-    case mode::profiling: return spawn_order::parent_first;  // §3.3: convenient for collecting SOIDs
+    case mode::profiling: {
+      // A profiled parent (order() took the others): its child gets a node unless a bound refuses it.
+      node& parent = *credited_node(*w.current_task);
+      if (node* n = tree_.add_child(parent, f.id.index)) {
+        f.id.sched_node = n;
+        f.id.tier = kOwnsNode;
+        return spawn_order::parent_first;  // §3.4: convenient for collecting SOIDs
+      }
+      // Credited to its parent's node, and spawned as ws spawns it: the stack of a parent-first parent runs
+      // its children, and a deep tree's would not hold (UTS: 1,600 levels).
+      f.id.sched_node = &parent;
+      return spawn_order::child_first;
+    }
     case mode::as_ws: return spawn_order::child_first;
     case mode::bi_tier: break;
   }
@@ -212,10 +191,21 @@ void cats_policy::place(engine::worker& w, detail::task_frame* f) {
 }
 
 detail::job* cats_policy::steal(engine::worker& w) {
-  if (mode_.load(std::memory_order_relaxed) == mode::bi_tier) return cab_policy::steal(w);
+  const mode m = mode_.load(std::memory_order_acquire);  // a new profile's tree and meters with it
+  if (m == mode::bi_tier) return cab_policy::steal(w);
+  // Out of work of its own: what this worker measured goes to its node now, not at its next task, which may
+  // come after that node's task has ended (a task without a node that completed remotely).
+  if (m == mode::profiling) meter_switch(w, nullptr);
   const unsigned n = eng_.num_workers();  // random work stealing
-  for (unsigned i = 1; i < n; ++i)
-    if (detail::job* j = steal_one_of(w, n, [](unsigned k) { return k; })) return j;
+  for (unsigned i = 1; i < n; ++i) {
+    unsigned victim = 0;
+    detail::job* j = steal_one_of(w, n, [&victim](unsigned k) { return victim = k; });
+    if (!j) continue;
+    // An unnamed half of an inline join has no node to go by: run it for the node its victim runs for.
+    if (m == mode::profiling && j->k == detail::job::kind::fresh_unnamed)
+      meter_switch(w, meters_[victim].crediting.load(std::memory_order_relaxed));
+    return j;
+  }
   return nullptr;
 }
 
@@ -224,37 +214,33 @@ bool cats_policy::has_visible_work(engine::worker& w) const {
 }
 
 void cats_policy::on_task_start_slow(engine::worker& w, detail::task_id& id) {
-  mode m = mode_.load(std::memory_order_relaxed);
+  const mode m = mode_.load(std::memory_order_relaxed);
   if (m == mode::profiling) {
-    id.own_bytes = 0;
-    id.children_soid = 0;
-    id.sched_node = nullptr;
-    if (use_counters_) meter_switch(w, &id);
+    if (!id.parent) {  // the root
+      id.sched_node = tree_.make_root();
+      id.tier = kOwnsNode;
+    }
+    meter_switch(w, credited_node(id));
     return;
   }
   if (m != mode::bi_tier) return;
   if (!id.parent) {  // the root: its own profiled tier
-    id.sched_node = &trie_;
-    id.tier = static_cast<std::uint8_t>(trie_.t == tier::unknown ? tier::inter : trie_.t);
+    const node* root = tree_.root();
+    id.sched_node = const_cast<node*>(root);
+    id.tier = static_cast<std::uint8_t>(root ? root->t : tier::inter);
   }
   if (id.tier == static_cast<std::uint8_t>(tier::leaf)) subtree_started_on(w);
 }
 
 void cats_policy::on_task_end_slow(engine::worker& w, detail::task_id& id) {
   // The mode changes only between iterations, so a task ends in the mode it started in.
-  mode m = mode_.load(std::memory_order_relaxed);
-  if (m == mode::profiling && use_counters_) meter_switch(w, nullptr);
-  if (m == mode::profiling) {
-    add_distinct_touched_bytes(id);
-    // Eq. 1: SOID = own footprint + the children's SOIDs (they all ended before this task).
-    std::uint64_t soid = std::atomic_ref<std::uint64_t>(id.own_bytes).load(std::memory_order_acquire) +
-                         std::atomic_ref<std::uint64_t>(id.children_soid).load(std::memory_order_acquire);
-    table_.record(profile::path_of(id), soid);
-    if (id.parent)
-      std::atomic_ref<std::uint64_t>(const_cast<detail::task_id*>(id.parent)->children_soid)
-          .fetch_add(soid, std::memory_order_acq_rel);
-    else
-      root_soid_ = soid;
+  const mode m = mode_.load(std::memory_order_relaxed);
+  if (m == mode::profiling) {  // a profiled task (on_task_end took the others)
+    node* n = credited_node(id);
+    // Its last interval is its own; what follows here until the next switch is its parent's, which
+    // resumes here unless a thief took it (then that next switch is the thief's task or a steal).
+    meter_switch(w, n->parent);
+    tree_.end(*n, id.next_child, cache_bytes_);
     return;
   }
   if (m == mode::bi_tier && id.tier == static_cast<std::uint8_t>(tier::leaf)) subtree_ended_on(w, id);

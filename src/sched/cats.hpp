@@ -2,26 +2,34 @@
 // found from a profile of the first iteration instead of a level given by the user.
 //
 //  * Each runtime::run is an iteration; tasks are matched across iterations by their spawn path.
-//  * Profiling iteration (the first, and the next after reprofile()): random work stealing with
-//    parent-first spawns (§3.3); each task's SOID = own footprint + its children's SOIDs (eq. 1), from the
-//    footprint source (profile/footprint.hpp): hardware counters where the machine has them (each task is
-//    credited with the private-cache misses between its start/resume and its end/suspension, times the line
-//    size), else roost::touch annotations (the distinct bytes a task touches itself: overlapping touches of
-//    one task count once). At its end every path gets a tier (§3.2.2) against the socket's shared cache
-//    from the topology.
+//  * Profiling iteration (the first, and the next after reprofile()): random work stealing. The profile is
+//    a bounded tree (profile/soid_tree.hpp): a task in the top of the task tree (down to depth 24, and no
+//    deeper than where the top holds 32768 tasks) gets a node of its own and is spawned parent-first (§3.4);
+//    each node's SOID = own footprint + its children's SOIDs (eq. 1). A task below, or one the node budget
+//    refuses, has no node: its footprint is credited to its nearest ancestor's node, and it runs as ws runs
+//    it (child-first, two-way joins inline), so a program that never comes back for a second iteration pays
+//    about what ws costs (issue #23). Nodes whose subtree fits the cache free their children's.
+//    The footprint of the interval between two switches of a worker (a task with a node starting, ending,
+//    resuming or suspending, or the worker going to steal) goes to the node it ran for, from the footprint
+//    source (profile/footprint.hpp): hardware counters where the machine has them (private-cache misses
+//    times the line size), else roost::touch annotations (the distinct bytes touched: overlapping touches
+//    in one interval count once). At its end every node left gets a tier (§3.2.2) against the socket's
+//    shared cache from the topology.
 //  * Following iterations: bi-tier scheduling as cab. A child of an intra-socket task is intra-socket;
 //    a child of an inter-socket task whose path was never profiled (the program's shape changed) is treated
 //    as inter-socket: parent-first into the socket pool, so heads still spread it — results never change.
 //  * A program whose footprint per nanosecond of the profiling iteration is below ROOST_CATS_MIN_INTENSITY
-//    (bytes/ns, default 0.05) is CPU-bound and runs as ws, as is a run where no source measured anything.
+//    (bytes/ns, default 0.05) is CPU-bound and runs as ws, as is a run where no source measured anything,
+//    and one whose profile stopped (depth or node budget) above a task that does not fit the cache: there
+//    the boundary is unknown.
 #pragma once
 #include <atomic>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "profile/footprint.hpp"
+#include "profile/soid_tree.hpp"
 #include "roost/touch.hpp"
 #include "sched/cab.hpp"
 
@@ -31,47 +39,73 @@ class cats_policy : public cab_policy {
  public:
   static constexpr const char* name = "cats";
   // cab's inline join where a two-way join's halves need no spawn path: in a task of the intra-socket tier
-  // or a leaf inter-socket task (their children are intra-socket whatever their paths), and in a program
-  // run as ws. While profiling, and in an inter-socket task, whose children's tiers are looked up by their
-  // paths, the join names no queue and takes the engine's path (sync_join_queue).
+  // or a leaf inter-socket task (their children are intra-socket whatever their paths), in a program
+  // run as ws, and while profiling in a task without a node of its own (its children get none either). In
+  // a profiled task, and in an inter-socket task, whose children's nodes and tiers go by their paths, the
+  // join names no queue and takes the engine's path (sync_join_queue).
   static constexpr bool inline_join_queue = true;
   explicit cats_policy(engine::engine_base& e);
   ~cats_policy();
 
   enum class mode : std::uint8_t { profiling, bi_tier, as_ws };
 
-  // A program found CPU-bound runs as ws: the per-spawn and per-task hooks then cost one load each.
+  // A program found CPU-bound runs as ws: the per-spawn and per-task hooks then cost one load each. While
+  // profiling, a task below the profile's top (most tasks of a deep tree) costs a few more: its child is
+  // spawned as ws spawns it, credited to the same node (order), and nothing is measured at its start or end
+  // on the worker that spawned it (meter_switch finds the node unchanged).
   spawn_order order(engine::worker& w, detail::task_frame& f) {
-    if (mode_.load(std::memory_order_relaxed) == mode::as_ws) return spawn_order::child_first;
+    const mode m = mode_.load(std::memory_order_relaxed);
+    if (m == mode::as_ws) return spawn_order::child_first;
+    if (m == mode::profiling && !owns_node(*w.current_task)) {
+      f.id.sched_node = w.current_task->sched_node;  // no node of its own: credited to its parent's
+      return spawn_order::child_first;
+    }
     return order_slow(w, f);
   }
   void place(engine::worker& w, detail::task_frame* f);
   detail::job* steal(engine::worker& w);
   bool has_visible_work(engine::worker& w) const;
   void on_task_start(engine::worker& w, detail::task_id& id) {
-    if (mode_.load(std::memory_order_relaxed) == mode::as_ws) return;
+    const mode m = mode_.load(std::memory_order_relaxed);
+    if (m == mode::as_ws) return;
+    // A task without a node starts where its node's footprint is being measured already: spawned
+    // child-first by its parent here, or taken from a queue as an unnamed half (adopt_unnamed, steal()).
+    if (m == mode::profiling && !owns_node(id) && id.parent) {
+      w.join_queue = &w.deque;  // sync_join_queue's answer for a task without a node
+      return;
+    }
     on_task_start_slow(w, id);
     sync_join_queue(w, id);
   }
   // A half an inline join pushed, run as a task elsewhere (or by the engine's join). Under bi-tier stealing
   // an intra-socket or leaf task pushed it, so it and its children are intra-socket; run as ws, no tier counts.
-  void adopt_unnamed(engine::worker&, detail::task_id& id) {
-    if (mode_.load(std::memory_order_relaxed) == mode::bi_tier)
-      id.tier = static_cast<std::uint8_t>(profile::tier::intra);
+  // While profiling a task without a node pushed it: it is credited to the node the worker ran for when it
+  // took it (the victim's, for a stolen one: steal()), most likely the pusher's.
+  void adopt_unnamed(engine::worker& w, detail::task_id& id) {
+    const mode m = mode_.load(std::memory_order_relaxed);
+    if (m == mode::bi_tier) id.tier = static_cast<std::uint8_t>(profile::tier::intra);
+    else if (m == mode::profiling) id.sched_node = meters_[w.id].crediting.load(std::memory_order_relaxed);
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
-    if (mode_.load(std::memory_order_relaxed) != mode::as_ws) on_task_end_slow(w, id);
+    const mode m = mode_.load(std::memory_order_relaxed);
+    if (m == mode::as_ws || (m == mode::profiling && !owns_node(id))) return;  // measured at the next switch
+    on_task_end_slow(w, id);
   }
   void on_task_resume(engine::worker& w, detail::task_id& id) {
-    if (mode_.load(std::memory_order_relaxed) == mode::as_ws) return;
-    if (counting()) meter_switch(w, &id);
+    const mode m = mode_.load(std::memory_order_relaxed);
+    if (m == mode::as_ws) return;
+    if (m == mode::profiling) {  // one load of the mode: every local completion of a spawn comes here
+      meter_switch(w, credited_node(id));
+      w.join_queue = owns_node(id) ? nullptr : &w.deque;  // sync_join_queue's answer while profiling
+      return;
+    }
     sync_join_queue(w, id);
   }
   void on_task_suspend(engine::worker& w, detail::task_id&) {
-    if (counting()) meter_switch(w, nullptr);  // the task leaves this worker: stop crediting it here
+    if (profiling()) meter_switch(w, nullptr);  // the task leaves this worker: stop crediting it here
   }
   void resumed_after_join(engine::worker& w, detail::group_state&) {
-    if (counting()) meter_switch(w, w.current_task);
+    if (profiling()) meter_switch(w, credited_node(*w.current_task));
   }
   void iteration_begin();
   void iteration_end();
@@ -82,40 +116,51 @@ class cats_policy : public cab_policy {
   const std::string& source_name() const { return source_; }
 
  private:
+  using node = profile::soid_tree::node;
   class touch_meter;  // the annotation source: a roost::touch consumer
-  struct touched;     // one task's touched intervals while profiling with annotations
-  // The counter source: per worker a reader opened on the worker's own thread at its first profiled task,
-  // and a meter crediting each interval between two switches to the task that ran it.
-  struct alignas(64) counter_slot {
-    std::unique_ptr<profile::counter_reader> reader;
-    profile::segment_meter meter;
+  // While profiling, task_id::tier says whether a task has a profile node of its own (task_id::sched_node is
+  // then that node) or none (sched_node is the ancestor's node it is credited to). A value no tier takes.
+  static constexpr std::uint8_t kOwnsNode = 0xff;
+  static bool owns_node(const detail::task_id& id) { return id.tier == kOwnsNode; }
+  static node* credited_node(const detail::task_id& id) { return static_cast<node*>(id.sched_node); }
+
+  // Per worker, what its footprint is credited to now, and the source's state since its last switch
+  // (meter_switch). Only its own worker touches it, and only while profiling (`crediting` is also read by
+  // thieves, steal()); iteration_begin resets what an earlier profile left, before any worker can see the
+  // mode.
+  struct alignas(64) worker_meter {
+    std::atomic<node*> crediting{nullptr};
+    std::unique_ptr<profile::counter_reader> reader;  // opened on the worker's own thread, at its first switch
     bool opened = false;
+    profile::counter_meter counts;
+    profile::touched_spans touched;
   };
+  // The worker now runs for node `next` (nullptr: nothing): what it measured since its last switch goes to
+  // the node it ran for. Nothing to do while the node stays the same, as for every task without a node of
+  // its own on the worker that spawned it, which is what keeps the profiling iteration at ws's cost.
+  void meter_switch(engine::worker& w, node* next) {
+    if (meters_[w.id].crediting.load(std::memory_order_relaxed) != next) switch_node(w, next);
+  }
+  void switch_node(engine::worker& w, node* next);
   // The queue the running task's two-way joins push onto (worker_abi::join_queue), or none: see
   // inline_join_queue. Kept per task while profiling and under bi-tier stealing; a program run as ws names
   // every worker's deque once, when the profile decides so (name_own_deques): a store per task start and
   // resume made fib through task_group 1.04x slower. The mode changes only between iterations, so a task's
   // answer holds while it runs.
   void sync_join_queue(engine::worker& w, const detail::task_id& id) {
+    const mode m = mode_.load(std::memory_order_relaxed);
     const bool below_the_boundary = id.tier == static_cast<std::uint8_t>(profile::tier::intra) ||
                                     id.tier == static_cast<std::uint8_t>(profile::tier::leaf);
-    const bool bi_tier = mode_.load(std::memory_order_relaxed) == mode::bi_tier;
-    w.join_queue = bi_tier && below_the_boundary ? &w.deque : nullptr;
+    const bool inline_join = m == mode::bi_tier ? below_the_boundary : m == mode::profiling && !owns_node(id);
+    w.join_queue = inline_join ? &w.deque : nullptr;
   }
   void name_own_deques();
-  bool counting() const { return use_counters_ && mode_.load(std::memory_order_relaxed) == mode::profiling; }
-  void meter_switch(engine::worker& w, detail::task_id* now_running);
-  static void add_distinct_touched_bytes(detail::task_id& id);
-  // The profile as a tree of spawn paths: a child's tier is one index step from its parent's node.
-  struct profile_node {
-    profile::tier t = profile::tier::unknown;
-    std::vector<std::unique_ptr<profile_node>> children;
-  };
+  bool profiling() const { return mode_.load(std::memory_order_relaxed) == mode::profiling; }
   spawn_order order_slow(engine::worker& w, detail::task_frame& f);
   void on_task_start_slow(engine::worker& w, detail::task_id& id);
   void on_task_end_slow(engine::worker& w, detail::task_id& id);
-  void build_trie(const std::unordered_map<std::string, profile::tier>& tiers);
   profile::tier tier_of_child(const detail::task_id& parent, detail::task_id& child) const;
+  std::string conclude(std::uint64_t ns);  // the profile's end: the mode of the next iterations, and why
 
   std::atomic<mode> mode_{mode::profiling};
   std::atomic<bool> reprofile_{false};
@@ -126,14 +171,12 @@ class cats_policy : public cab_policy {
   double min_intensity_;
   std::unique_ptr<touch_meter> annotations_;
   bool use_counters_ = false;
-  std::vector<counter_slot> counters_;
+  std::vector<worker_meter> meters_;
   touch_consumer* previous_consumer_ = nullptr;  // restored after the profiling iteration
-  profile::soid_table table_;
-  profile_node trie_;
+  // The profile. Every node ends before iteration_end reads it: the engine reports a root's end before
+  // run()'s caller goes on (engine_base::finish_root).
+  profile::soid_tree tree_;
   std::uint64_t iteration_start_ns_ = 0;
-  // Written at the root's end, read by iteration_end: the engine reports a root's end before run()'s caller
-  // goes on (engine_base::finish_root), so every task's end is recorded when the profile is concluded.
-  std::uint64_t root_soid_ = 0;
   unsigned iterations_ = 0;
 };
 

@@ -21,7 +21,7 @@
 // its mailbox, which a work-first child's end would run first. During a search the join is dealt. adws-ml
 // does it on the leaf level, where a worker represents its own memory group; above it a join may descend.
 // cab does it in its intra-socket tier, whose spawns are child-first onto the core's deque; cats in its leaf
-// and intra-socket tiers and while it runs as ws.
+// and intra-socket tiers, while it runs as ws, and while profiling below the top of the tree it profiles.
 //
 // adws, adws-ml, cab and cats where they name no queue, and every policy while hooks are installed, take
 // the engine's path: a task_group with the caller's work hints, so ADWS divides its range by them
