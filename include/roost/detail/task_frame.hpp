@@ -26,9 +26,8 @@ struct task_id {
   double range_lo, range_hi;
   // The policy's node for this task: ADWS's distribution-tree node, cats's profile node.
   void* sched_node;
-  // Footprint profile (cats, seed 000 §3.2): bytes this task touched itself, and the sum of its children's
-  // SOIDs (added by the children as they end, possibly concurrently: through std::atomic_ref). Its tier.
-  std::uint64_t own_bytes, children_soid;
+  // cats keeps its footprint profile (seed 000 §3.2) in nodes of its own (profile/soid_tree.hpp), named by
+  // sched_node; the task keeps only its tier.
   std::uint8_t tier;  // cats: the task's tier; adws-ml: the memory level range_lo/hi count groups of
   std::uint64_t serial;  // trace serial, set when the task begins while tracing (0: none)
 
@@ -48,15 +47,14 @@ struct task_id {
   void clear_sched() {
     range_lo = range_hi = 0;
     sched_node = nullptr;
-    own_bytes = children_soid = 0;
     tier = 0;
     serial = 0;
   }
 };
 
 // The parent of every task the engine named after an inline spawn or join left it unnamed: nobody
-// recorded who spawned it (no hook was installed). Never written: cats, the one policy that adds to a
-// parent's fields, takes no inline path.
+// recorded who spawned it (no hook was installed). Never written: no policy writes a parent's fields (cats
+// credits footprints to its own profile nodes, profile/soid_tree.hpp).
 inline task_id g_unrecorded_parent;
 inline task_id::task_id(child_of_unrecorded_t)
     : parent(&g_unrecorded_parent), index(0), depth(1), next_child(0) {
