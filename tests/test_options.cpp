@@ -15,18 +15,10 @@ namespace {
 
 using roost_test::scoped_env;
 
-std::string error_of(const roost::options& o) {
-  try {
-    roost::resolve(o);
-  } catch (const roost::config_error& e) {
-    return e.what();
-  }
-  return "";
-}
+using roost_test::expect_mentions;
 
-void expect_mentions(const std::string& msg, std::initializer_list<const char*> parts) {
-  ASSERT_FALSE(msg.empty()) << "expected a config_error";
-  for (const char* p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' missing in: " << msg;
+std::string error_of(const roost::options& o) {
+  return roost_test::config_error_of([&] { roost::resolve(o); });
 }
 
 }  // namespace

@@ -31,15 +31,7 @@ roost::options sim_opts(const std::string& sched, const std::string& topology, s
   return o;
 }
 
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0;
-  roost::task_group tg;
-  tg.run([&a, n] { a = fib(n - 1); });
-  long b = fib(n - 2);
-  tg.wait();
-  return a + b;
-}
+long fib(int n) { return roost_test::fib_tasks(n); }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

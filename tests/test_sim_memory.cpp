@@ -12,6 +12,7 @@
 #include "sim/cache_array.hpp"
 #include "sim/memory_model.hpp"
 #include "sim/sim_params.hpp"
+#include "test_util.hpp"
 #include "topology/topology.hpp"
 
 using namespace roost::sim;
@@ -21,18 +22,10 @@ namespace {
 
 template <class F>
 std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const roost::config_error& e) {
-    return e.what();
-  }
-  return "";
+  return roost_test::config_error_of(std::forward<F>(f));
 }
 
-void expect_mentions(const std::string& msg, std::initializer_list<std::string> parts) {
-  ASSERT_FALSE(msg.empty()) << "expected a config_error";
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' missing in: " << msg;
-}
+using roost_test::expect_mentions;
 
 memory_model model_of(const std::string& description, const std::string& params = "") {
   return memory_model::from_topology(topology::load(description), param_overrides::parse(params, "test"));

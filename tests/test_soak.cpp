@@ -30,15 +30,7 @@ std::size_t bytes_in_use() {
 #endif
 }
 
-long fib(int n) {
-  if (n < 2) return n;
-  long a = 0;
-  roost::task_group tg;
-  tg.run([&a, n] { a = fib(n - 1); });
-  long b = fib(n - 2);
-  tg.wait();
-  return a + b;
-}
+long fib(int n) { return roost_test::fib_tasks(n); }
 
 class Soak : public ::testing::TestWithParam<std::string> {};
 

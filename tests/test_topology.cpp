@@ -8,6 +8,7 @@
 #include <string>
 
 #include "roost/errors.hpp"
+#include "test_util.hpp"
 #include "topology/placement.hpp"
 #include "topology/topology.hpp"
 
@@ -17,18 +18,10 @@ namespace {
 
 // The config_error load() throws for `description`, or "" when it loads.
 std::string load_error(const std::string& description) {
-  try {
-    topology::load(description);
-  } catch (const roost::config_error& e) {
-    return e.what();
-  }
-  return "";
+  return roost_test::config_error_of([&] { topology::load(description); });
 }
 
-void expect_mentions(const std::string& msg, std::initializer_list<std::string> parts) {
-  ASSERT_FALSE(msg.empty()) << "expected a config_error";
-  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' missing in: " << msg;
-}
+using roost_test::expect_mentions;
 
 // hwloc's own XML export of a synthetic machine, written to a temporary file; `edit` rewrites its text.
 std::string export_xml(const char* synthetic, const std::string& name, std::string (*edit)(std::string) = nullptr) {

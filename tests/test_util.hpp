@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <initializer_list>
 #include <mutex>
 #include <set>
 #include <string>
@@ -105,6 +106,34 @@ inline roost::options opts_sharing_the_root(const std::string& sched, unsigned w
   roost::options o = opts(sched, workers);
   if (sched == "cab") o.cab_level = 0;
   return o;
+}
+
+// The message of the roost::config_error that f() throws, or "" when it throws none.
+template <class F>
+std::string config_error_of(F&& f) {
+  try {
+    f();
+  } catch (const roost::config_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// msg is an error message that names every one of parts.
+inline void expect_mentions(const std::string& msg, std::initializer_list<std::string> parts) {
+  ASSERT_FALSE(msg.empty()) << "expected a config_error";
+  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' missing in: " << msg;
+}
+
+// fib through task_group, the plainest spawn-heavy program (no hints).
+inline long fib_tasks(int n) {
+  if (n < 2) return n;
+  long a = 0;
+  roost::task_group tg;
+  tg.run([&a, n] { a = fib_tasks(n - 1); });
+  long b = fib_tasks(n - 2);
+  tg.wait();
+  return a + b;
 }
 
 // Sets an environment variable for one scope and restores what was there.
