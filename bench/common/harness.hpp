@@ -31,17 +31,24 @@ inline double median_of(std::vector<double> v) {
 
 // Runs warmup + reps repetitions of run(); reset() before and check() after each one stay outside the timed
 // region. The measurement passes only if every repetition's check does.
+// clock: seconds from some origin, read before and after each repetition; the default is this machine's
+// steady clock (a simulated runtime's virtual clock in --platform sim).
 inline measurement measure(const std::string& b, const std::string& variant, const std::string& size,
                            unsigned workers, int warmup, int reps, const std::function<void()>& reset,
-                           const std::function<void()>& run, const std::function<bool()>& check) {
+                           const std::function<void()>& run, const std::function<bool()>& check,
+                           const std::function<double()>& clock = {}) {
   measurement m{b, variant, size, workers, {}, 0, true, ""};
+  auto now = [&] {
+    return clock ? clock()
+                 : std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  };
   for (int i = 0; i < warmup + reps; ++i) {
     reset();
-    auto t0 = std::chrono::steady_clock::now();
+    const double t0 = now();
     run();
-    auto t1 = std::chrono::steady_clock::now();
+    const double t1 = now();
     m.check_passed &= check();
-    if (i >= warmup) m.seconds.push_back(std::chrono::duration<double>(t1 - t0).count());
+    if (i >= warmup) m.seconds.push_back(t1 - t0);
   }
   m.median = median_of(m.seconds);
   return m;

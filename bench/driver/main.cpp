@@ -84,6 +84,9 @@ constexpr const char* kUsage =
     "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
     "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them\n"
     "  --workers     worker counts to measure, each in turn\n"
+    "  --platform    native (default) or sim: roost's schedulers on the simulated machine --topology names, timed\n"
+    "                in virtual time, with its L2 and L3 misses per repetition (src/platform/README.md)\n"
+    "  --topology    with --platform sim: the simulated machine, an hwloc synthetic description with cache sizes\n"
     "  --size        one size for every benchmark named; --small: the tests' sizes; --paper: the seeds' sizes\n"
     "  --reps        timed repetitions per measurement (the median is reported); --warmup: untimed ones first\n"
     "  --rounds      measure every variant N times, interleaved, and summarize each benchmark over the rounds\n"
@@ -152,6 +155,9 @@ struct run_config {
   int rounds = 1;  // --rounds: interleaved rounds of every variant, then a summary (driver/rounds.hpp)
   std::string json;
   bool variants_named = false;  // --variants given (otherwise every variant, floors only where they exist)
+  // --platform sim --topology T: roost's schedulers on the simulated machine T, timed in virtual time.
+  bool simulated = false;
+  std::string topology;
 };
 
 void print_header() {
@@ -173,6 +179,7 @@ void print_row(const measurement& m, double serial_s, double ws_s) {
     std::printf("%-8s %-14s %-18s %7u %11.2f %9s %8s %6s\n", m.bench.c_str(), m.size.c_str(), m.variant.c_str(),
                 m.workers, m.median * 1e3, ratio(m.median, serial_s).c_str(), ratio(m.median, ws_s).c_str(),
                 m.check_passed ? "ok" : "FAILED");
+    if (!m.note.empty()) std::printf("  ^ %s\n", m.note.c_str());
   }
   std::fflush(stdout);
 }
@@ -257,6 +264,12 @@ int run(const run_config& cfg) {
       for (const auto& v : cfg.variants) {
         const roost::scheduler_info* rs = roost_scheduler(v);
         bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
+        if (exists && cfg.simulated && !rs) {  // only roost's engine runs on the simulated platform
+          measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
+                        "not simulated: only roost's schedulers run on the simulated platform"};
+          emit(m);
+          continue;
+        }
         if (!exists && is_floor(v) && !cfg.variants_named) continue;
         if (!exists) {  // listed as such, never faked or silently skipped
           measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
@@ -268,7 +281,24 @@ int run(const run_config& cfg) {
         for (unsigned w : single_threaded(v) ? std::vector<unsigned>{1} : cfg.workers) {
           const double before = bench::core_to_core_round_trip_ns();
           measurement m;
-          if (rs) {
+          if (rs && cfg.simulated) {
+            roost::options o;
+            o.scheduler = v;
+            o.workers = w;
+            o.platform = "sim";
+            o.topology = cfg.topology;
+            roost::runtime rt(o);
+            bench::current_runtime() = &rt;
+            const long long l2 = rt.simulated_misses(2), l3 = rt.simulated_misses(3);
+            m = bench::measure(bn, v, size, w, cfg.warmup, cfg.reps, [&] { p->reset(); }, [&] { b.roost(*p); },
+                               [&] { return p->check(); }, [&] { return rt.virtual_time_ns() * 1e-9; });
+            bench::current_runtime() = nullptr;
+            const int n = cfg.warmup + cfg.reps;
+            char note[160];
+            std::snprintf(note, sizeof note, "virtual time; per repetition: L2 misses %lld, L3 misses %lld",
+                          l2 < 0 ? -1 : (rt.simulated_misses(2) - l2) / n, l3 < 0 ? -1 : (rt.simulated_misses(3) - l3) / n);
+            m.note = note;
+          } else if (rs) {
             roost::options o;
             o.scheduler = v;
             o.workers = w;
@@ -362,6 +392,11 @@ int main(int argc, char** argv) {
     else if (a == "--warmup") cfg.warmup = to_int("--warmup", value(i), 0);
     else if (a == "--rounds") cfg.rounds = to_int("--rounds", value(i), 1);
     else if (a == "--json") cfg.json = value(i);
+    else if (a == "--platform") {
+      const std::string v = value(i);
+      if (v != "native" && v != "sim") usage_error("--platform '" + v + "': expected native or sim");
+      cfg.simulated = v == "sim";
+    } else if (a == "--topology") cfg.topology = value(i);
     else if (a == "--hint-error") {
       std::string v = value(i);
       auto colon = v.find(':');
@@ -406,5 +441,8 @@ int main(int argc, char** argv) {
     }
   }
   if (cfg.size && cfg.benches.size() > 1) usage_error("--size applies to one benchmark; pick it with --bench");
+  if (cfg.simulated && cfg.topology.empty())
+    usage_error("--platform sim needs --topology, the machine to simulate (e.g. \"pack:4 l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1\")");
+  if (!cfg.simulated && !cfg.topology.empty()) usage_error("--topology applies to --platform sim (natively, set ROOST_TOPOLOGY)");
   return run(cfg);
 }

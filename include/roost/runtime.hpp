@@ -54,6 +54,12 @@ class runtime {
   // A one-paragraph description: scheduler, workers, topology, pinning, stack size.
   std::string describe() const;
 
+  // A runtime on the simulated platform (ROOST_PLATFORM=sim): the virtual time its run() calls took so far,
+  // in ns, and the misses of its simulated caches of one level (1 for L1, ...) so far. -1 for a runtime on
+  // this machine, or a level the topology does not have.
+  double virtual_time_ns() const;
+  long long simulated_misses(int cache_level) const;
+
  private:
   template <class F>
   void run_root(F&& body) {

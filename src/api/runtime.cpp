@@ -174,6 +174,10 @@ void runtime::reprofile() { core_->eng->request_reprofile(); }
 const std::string& runtime::scheduler() const { return core_->cfg.scheduler; }
 const resolved_options& runtime::config() const { return core_->cfg; }
 std::string runtime::describe() const { return core_->describe(); }
+double runtime::virtual_time_ns() const { return core_->sim ? core_->sim->platform().virtual_time_ns() : -1; }
+long long runtime::simulated_misses(int cache_level) const {
+  return core_->sim ? core_->sim->misses_at_level(cache_level) : -1;
+}
 
 int this_worker_id() {
   engine::worker* w = engine::current_worker();

@@ -181,10 +181,10 @@ std::string simulation::memory_json() const {
   return os.str();
 }
 
-std::uint64_t simulation::misses_at_level(int level) const {
-  std::uint64_t n = 0;
+long long simulation::misses_at_level(int level) const {
+  long long n = -1;
   for (std::size_t i = 0; i < model_.num_instances(); ++i)
-    if (model_.instance(i).level == level) n += model_.counters(i).misses;
+    if (model_.instance(i).level == level) n = (n < 0 ? 0 : n) + static_cast<long long>(model_.counters(i).misses);
   return n;
 }
 

@@ -41,12 +41,16 @@ class simulation final : public touch_consumer {
   // of this machine's time (sim_platform::progress).
   void watch();
   std::string memory_json() const;
+ public:
+  // Misses of the caches of one level so far; -1 when the topology has none at that level.
+  long long misses_at_level(int level) const;
+
+ private:
   // The simulated address of a host byte (simulation.cpp, on_touch).
   static constexpr std::uint64_t kPage = 4096;
   std::uint64_t sim_address(std::uintptr_t host);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   std::uint64_t next_sim_page_ = 1;
-  std::uint64_t misses_at_level(int level) const;
 
   sim::memory_model model_;
   platform::sim_platform plat_;
