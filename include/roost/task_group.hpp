@@ -23,7 +23,7 @@ namespace roost {
 class task_group {
  public:
   // The creating task's fiber, or nullptr outside a task: only a task on that fiber may spawn and wait.
-  task_group() { st_.owner_fiber = detail::t_running_fiber; }
+  task_group() { st_.owner_fiber = detail::running_fiber(); }
   // total_work: the group's total work in the unit of the children's hints (ADWS W_all, seed 003 §4.2).
   // data_bytes: bytes the whole group touches (multi-level ADWS, seed 003 §5.2). Both must be finite and
   // >= 0; a wrong value only changes speed.
@@ -64,8 +64,8 @@ class task_group {
   __attribute__((always_inline)) void wait() {
     // Only the owner: checked before anything else, since the counters are the owner's alone (another
     // task reading them while the owner joins would be a data race, not just a wrong answer).
-    if (detail::t_running_fiber != st_.owner_fiber) [[unlikely]]
-      detail::throw_not_owner("roost::task_group::wait", detail::t_running_fiber, st_);
+    if (detail::running_fiber() != st_.owner_fiber) [[unlikely]]
+      detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), st_);
     // spawned == 1 with nothing done: only the inline path fills the group's slot first.
     if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) return;
     if (st_.spawned != 0) engine_wait();
@@ -80,7 +80,7 @@ class task_group {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
     // Only the owner spawns: any other task would count children in a group it cannot join, from another
     // thread. The owner's fiber does not change when it moves (abi.hpp), so this holds at every spawn.
-    detail::fiber_abi* fb = detail::t_running_fiber;
+    detail::fiber_abi* fb = detail::running_fiber();
     if (fb != st_.owner_fiber || !fb) [[unlikely]] detail::throw_not_owner("roost::task_group::run", fb, st_);
     if (st_.spawned == 0) {  // the first spawn since the join: the inline slot is free
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
@@ -109,8 +109,8 @@ class task_group {
   }
   // Called with spawned != 0, so owner_fiber is set.
   void engine_wait() {
-    if (detail::t_running_fiber != st_.owner_fiber) [[unlikely]]
-      detail::throw_not_owner("roost::task_group::wait", detail::t_running_fiber, st_);
+    if (detail::running_fiber() != st_.owner_fiber) [[unlikely]]
+      detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), st_);
     detail::worker_abi* w = st_.owner_fiber->worker;
     w->engine_wait(*w, st_);
   }

@@ -11,6 +11,8 @@ namespace roost::detail {
 
 __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec"))) = nullptr;
 
+__attribute__((noinline)) fiber_abi* running_fiber_out_of_line() { return t_running_fiber; }
+
 void throw_outside_task(const char* call) {
   throw usage_error(std::string(call) + " called outside roost::runtime::run: spawn tasks from inside a task "
                     "(rt.run([&] { ... tg.run(...); ... }))");

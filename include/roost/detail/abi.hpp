@@ -69,13 +69,26 @@ struct fiber_abi : job {
 // The fiber the calling task runs on, nullptr outside a roost task (set by engine::worker::become).
 extern __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec")));
 
+// The fiber the calling task runs on now (see the file's head). A plain initial-exec read re-reads the
+// thread's segment each time, so it stays right across a migration; a sanitizer build instead computes the
+// slot's address and may keep it across one (TSan saw a wait read the old thread's slot), so there the read
+// is out of line, where no address can be kept from before a switch.
+fiber_abi* running_fiber_out_of_line();
+inline fiber_abi* running_fiber() {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  return running_fiber_out_of_line();
+#else
+  return t_running_fiber;
+#endif
+}
+
 // Out of line (src/api/task_group.cpp).
 [[noreturn]] void throw_outside_task(const char* call);  // usage_error
 // usage_error for a spawn or wait by a task that does not own g (fb: its fiber, nullptr outside a task), or
 // by one of g's own children while the owner joins g (group_state::kJoining).
 [[noreturn]] void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g);
 inline fiber_abi* current_fiber_or_throw(const char* call) {
-  fiber_abi* f = t_running_fiber;
+  fiber_abi* f = running_fiber();
   if (!f) [[unlikely]] throw_outside_task(call);
   return f;
 }
