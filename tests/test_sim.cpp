@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cab_checker.hpp"
 #include "random_tree.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
@@ -118,6 +119,28 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, Sim, ::testing::ValuesIn(available_schedule
                          roost_test::scheduler_test_name);
 
 }  // namespace
+
+// cab's own invariants (seed 000 §3.3) under seeded interleavings: every intra-socket subtree stays in its
+// socket, only head cores start inter-socket tasks, a socket runs one subtree at a time.
+TEST(SimPolicies, CabTiersHoldUnderSeededInterleavings) {
+  const int seeds = roost_test::under_sanitizer() ? 10 : 200;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE("replay: ROOST_PLATFORM=sim ROOST_SCHED=cab ROOST_CAB_LEVEL=2 ROOST_TOPOLOGY='pack:4 "
+                 "l3:1(size=1MiB) core:4 pu:1' ROOST_SIM_SEED=" + std::to_string(seed) + " ROOST_SIM_PARAMS=jitter=0.3");
+    roost::options o = sim_opts("cab", "pack:4 l3:1(size=1MiB) core:4 pu:1", static_cast<std::uint64_t>(seed), "jitter=0.3");
+    o.cab_level = 2;
+    roost::runtime rt(o);
+    roost_test::cab::checker chk(2, 4);
+    roost::set_task_observer(&chk);
+    const long r = rt.run([] { return roost_test::cab::tree(7, 1); });
+    roost::set_task_observer(nullptr);
+    ASSERT_EQ(r, roost_test::cab::tree_serial(7, 1));
+    for (const auto& e : chk.errors) ADD_FAILURE() << e;
+    ASSERT_TRUE(chk.errors.empty());
+    ASSERT_EQ(chk.leaf_inter_starts, 4L);  // every leaf inter-socket task ran once
+    ASSERT_LE(chk.max_active, 1) << "a socket ran two intra-socket subtrees at once";
+  }
+}
 
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
 TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
