@@ -148,6 +148,112 @@ TEST_P(Trace, EventsMatchTheObserver) {
 INSTANTIATE_TEST_SUITE_P(Schedulers, Trace, ::testing::Values("ws", "ws-help", "adws"),
                          [](const auto& info) { return std::string(info.index == 1 ? "ws_help" : info.param); });
 
+namespace {
+// The tasks fib(n) spawns (fib's shape above: fib(n-1) spawned, fib(n-2) in the spawner) whose split depth
+// (task_id::split_depth: the spawner's + 1 + rank) is at most max_split, when called in a task of split depth
+// `split` that has spawned `rank` children so far.
+std::size_t fib_tasks_within(int n, unsigned max_split, unsigned split = 0, unsigned rank = 0) {
+  if (n < 2) return 0;
+  const unsigned child = split + 1 + rank;
+  const std::size_t spawned = child <= max_split ? 1 + fib_tasks_within(n - 1, max_split, child, 0) : 0;
+  return spawned + fib_tasks_within(n - 2, max_split, split, rank + 1);
+}
+
+struct lane_counts {
+  std::size_t begins = 0, ends = 0, resumes = 0, spawns = 0, touches = 0;
+};
+lane_counts count_kinds(const tr::trace_file& t) {
+  lane_counts c;
+  for (const auto& r : t.records) {
+    c.begins += r.kind == static_cast<std::uint16_t>(tr::kind::task_begin);
+    c.ends += r.kind == static_cast<std::uint16_t>(tr::kind::task_end);
+    c.resumes += r.kind == static_cast<std::uint16_t>(tr::kind::task_resume);
+    c.spawns += r.kind == static_cast<std::uint16_t>(tr::kind::spawn);
+    c.touches += r.kind == static_cast<std::uint16_t>(tr::kind::touch);
+  }
+  return c;
+}
+}  // namespace
+
+// ROOST_TRACE_DEPTH: a task that runs where it was spawned is recorded down to that split depth; deeper, its
+// time is its spawner's. One worker, so that nothing is stolen and the answer is exact: under ws (work-first,
+// every child through the engine) the root and the tasks of split depth <= D; under ws-help (an inline help-first spawn
+// the tracer no longer turns off) the root alone. Touches are recorded at any depth.
+TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
+  struct expect {
+    const char* sched;
+    const char* depth;
+    std::size_t begins;
+  };
+  const std::size_t all = fib_tasks_within(14, ~0u);
+  ASSERT_EQ(all, 609u);  // one task per call with n >= 2: fib(15) - 1
+  for (const expect& e : {expect{"ws", "3", 1 + fib_tasks_within(14, 3)}, expect{"ws", "0", 1},
+                          expect{"ws", "all", 1 + all}, expect{"ws-help", "all", 1}, expect{"ws-help", "5", 1}}) {
+    SCOPED_TRACE(std::string(e.sched) + " ROOST_TRACE_DEPTH=" + e.depth);
+    const std::string file = temp("roost_depth.trace");
+    {
+      roost::options o;
+      o.scheduler = e.sched;
+      o.workers = 1;
+      o.trace = file;
+      o.trace_depth = e.depth;
+      roost::runtime rt(o);
+      ASSERT_EQ(rt.run([] { return fib(14); }), 377);
+    }
+    const lane_counts c = count_kinds(tr::read(file));
+    EXPECT_EQ(c.begins, e.begins);
+    EXPECT_EQ(c.ends, e.begins - 1);  // the root ends when run() returns
+    EXPECT_EQ(c.spawns, e.begins - 1);
+    EXPECT_EQ(c.resumes, 0u);
+    EXPECT_EQ(c.touches, 610u);  // fib(14)'s leaves, folded or not
+    remove_trace(file);
+  }
+  ASSERT_LT(fib_tasks_within(14, 3), all / 50);  // the depth does fold most of them
+}
+
+// With two workers the schedule is not fixed, but every recorded end belongs to a recorded begin or
+// resumption (a stolen task is recorded whatever its depth; a folded task that suspends is recorded from its
+// resumption on), and what the trace records is a subset of the tasks.
+TEST(TraceDepth, EveryRecordedEndHasItsBeginOrResumption) {
+  for (const char* sched : {"ws", "ws-help", "adws"}) {
+    SCOPED_TRACE(sched);
+    const std::string file = temp("roost_depth2.trace");
+    {
+      roost::options o;
+      o.scheduler = sched;
+      o.workers = 2;
+      o.trace = file;
+      o.trace_depth = "2";
+      roost::runtime rt(o);
+      for (int i = 0; i < 20; ++i) ASSERT_EQ(rt.run([] { return fib(16); }), 987);
+    }
+    tr::trace_file t = tr::read(file);
+    std::set<std::uint64_t> opened;
+    std::size_t ends = 0;
+    for (const auto& r : t.records)  // lane by lane: a task ends on its lane after it began or resumed anywhere
+      if (r.kind == static_cast<std::uint16_t>(tr::kind::task_begin) ||
+          r.kind == static_cast<std::uint16_t>(tr::kind::task_resume))
+        opened.insert(r.a);
+    for (const auto& r : t.records)
+      if (r.kind == static_cast<std::uint16_t>(tr::kind::task_end)) {
+        ++ends;
+        EXPECT_TRUE(opened.count(r.a)) << "an end of serial " << r.a << " that never began or resumed";
+      }
+    EXPECT_LE(ends, 20 * fib_tasks_within(16, ~0u));
+    remove_trace(file);
+  }
+}
+
+TEST(TraceDepth, BadValuesAreConfigErrors) {
+  for (const char* bad : {"-1", "1000001", "deep", "", "3.5"}) {
+    roost::options o;
+    o.trace = temp("roost_depth_bad.trace");
+    o.trace_depth = bad;
+    roost_test::expect_mentions(roost_test::config_error_of([&] { roost::runtime rt(o); }),
+                                {"options::trace_depth", "[0, 1000000] or all"});
+  }
+}
+
 TEST(TraceFile, DamagedFilesGiveTheByteOffset) {
   tr::trace_file t;
   t.workers = 1;
@@ -204,6 +310,7 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
   roost::options o;
   o.workers = 2;
   o.trace = file;
+  o.trace_depth = "all";  // every task, so that none can be missing from the file
   const std::uint64_t grow_by = roost_test::under_sanitizer() ? (8u << 20) : (48u << 20);
   std::size_t runs = 0;
   {

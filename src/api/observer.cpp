@@ -12,15 +12,20 @@ namespace roost {
 
 namespace detail {
 std::atomic<unsigned> g_hooks{0};
+std::atomic<std::uint32_t> g_hook_depth{~std::uint32_t{0}};
 }  // namespace detail
 
 namespace {
-constexpr unsigned kObserverBit = 1, kTracerBit = 2, kSimBit = 4;
+constexpr unsigned kObserverBit = detail::kHookObserver, kTracerBit = detail::kHookTracer, kSimBit = detail::kHookSim;
 std::atomic<task_observer*> g_task_observer{nullptr};
+std::atomic<std::uint32_t> g_trace_depth{~std::uint32_t{0}};
 
 void set_bit(unsigned bit, bool on) {
-  if (on) detail::g_hooks.fetch_or(bit, std::memory_order_acq_rel);
-  else detail::g_hooks.fetch_and(~bit, std::memory_order_acq_rel);
+  const unsigned now = on ? detail::g_hooks.fetch_or(bit, std::memory_order_acq_rel) | bit
+                          : detail::g_hooks.fetch_and(~bit, std::memory_order_acq_rel) & ~bit;
+  // An observer and the simulation see every task; a tracer alone, the tasks down to its depth.
+  detail::g_hook_depth.store(now & (kObserverBit | kSimBit) ? ~std::uint32_t{0} : g_trace_depth.load(),
+                             std::memory_order_relaxed);
   engine::refresh_spawn_paths();
 }
 }  // namespace
@@ -34,7 +39,10 @@ task_observer* set_task_observer(task_observer* o) {
 }
 
 namespace trace {
-void set_tracing_hooks(bool on) { set_bit(kTracerBit, on); }
+void set_tracing_hooks(bool on, std::uint32_t depth) {
+  g_trace_depth.store(depth);
+  set_bit(kTracerBit, on);
+}
 }  // namespace trace
 
 // Simulated runtimes count their runtime operations in the hooks (platform/sim_platform.hpp). A count of
@@ -64,7 +72,7 @@ void detail::hook_task_end(unsigned worker, const task_id& id) {
     o->on_task_end(task_event{static_cast<int>(worker), engine::spawn_path(id), -1});
 }
 
-void engine::hook_task_resume(unsigned worker, const detail::task_id& id) {
+void engine::hook_task_resume(unsigned worker, detail::task_id& id) {
   if (auto* s = platform::t_sim) s->on_resume();
   if (auto* t = trace::current_tracer()) t->task_resume(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))

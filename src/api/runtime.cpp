@@ -53,7 +53,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
       trace::install_tracer(nullptr);
       throw;
     }
-    trace::set_tracing_hooks(true);
+    trace::set_tracing_hooks(true, cfg.trace_depth);
     set_touch_consumer(tracer.get());
   }
   if (sim) {

@@ -70,9 +70,10 @@ void unregister_started(engine_base* e) {
 engine_base::~engine_base() { unregister_started(this); }
 
 void engine_base::set_spawn_paths() {
-  const bool hooks = hooks_on();
+  // A tracer alone keeps the inline paths: what they run is part of the spawning task's span (abi.hpp).
+  const bool every_task = detail::g_hooks.load(std::memory_order_relaxed) & (detail::kHookObserver | detail::kHookSim);
   for (auto& w : workers_)
-    w->path.store(hooks ? detail::spawn_path::engine : w->inline_path, std::memory_order_relaxed);
+    w->path.store(every_task ? detail::spawn_path::engine : w->inline_path, std::memory_order_relaxed);
 }
 
 void refresh_spawn_paths() {

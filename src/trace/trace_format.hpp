@@ -26,7 +26,9 @@
 //   task_begin [b index]  a = task serial, b = parent's serial (0: none), index = rank among the parent's
 //                         children
 //   task_end [a]          a = serial
-//   task_resume [a]       a = serial (a suspended task continues here)
+//   task_resume [a]       a = serial (a suspended task continues here); a task whose begin was not recorded
+//                         (deeper than ROOST_TRACE_DEPTH where it was spawned) has a serial with bit 47 set,
+//                         given at its first resumption
 //   touch [a b index]     a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
 //   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
 //                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is
@@ -34,7 +36,9 @@
 //   spawn [a index]       a = the spawning task's serial, index = the child's rank (the child's task_begin
 //                         follows, possibly on another worker)
 //   steal [a b]           a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (thief's lane)
-//   idle_begin, idle_end []             a worker starts / stops looking for work
+//   idle_begin, idle_end []             a worker enters its scheduling loop (it runs no task from there) /
+//                                       leaves it with a job to run or to stop; a worker's work is its
+//                                       time inside an iteration and outside these (roost-analyze ovr)
 //   sleep_begin, sleep_end []           an idle worker goes to sleep / wakes
 //   iteration_begin, iteration_end []   around each runtime::run, in the runtime's lane
 // Serials are unique in a run (worker << 48 | per-worker count); spawn paths follow from (parent, index).

@@ -52,7 +52,15 @@ class tracer final : public touch_consumer {
     add<kind::task_begin>(w, 0, id.parent ? id.parent->serial : 0, id.index);
   }
   void task_end(unsigned w, const detail::task_id& id) { add<kind::task_end>(w, id.serial, 0, 0); }
-  void task_resume(unsigned w, const detail::task_id& id) { add<kind::task_resume>(w, id.serial, 0, 0); }
+  // A task whose start was left to its spawner's span (ROOST_TRACE_DEPTH) gets its serial when it first
+  // resumes: from there on it is recorded, its end too (observe.hpp), and readers see a resumption of a task
+  // whose begin they have not met.
+  void task_resume(unsigned w, detail::task_id& id) {
+    if (w >= lanes_.size()) return;
+    // Not from next_serial: readers count a lane's task_begins to know their serials (trace_format.hpp).
+    if (!id.serial) id.serial = (static_cast<std::uint64_t>(w) << 48) | kResumeSerial | lanes_[w].next_resume_serial++;
+    add<kind::task_resume>(w, id.serial, 0, 0);
+  }
   void sleep(unsigned w, bool begin) {
     begin ? add<kind::sleep_begin>(w, 0, 0, 0) : add<kind::sleep_end>(w, 0, 0, 0);
   }
@@ -101,6 +109,7 @@ class tracer final : public touch_consumer {
     std::uint32_t used = 0, na = 0, nb = 0, ni = 0;
     std::uint64_t base = 0;  // the chunk's times are ticks since base, in 32 bits
     std::uint64_t next_serial = 1;
+    std::uint64_t next_resume_serial = 1;
     std::uint64_t* a() const { return reinterpret_cast<std::uint64_t*>(buf); }
     std::uint64_t* b() const { return a() + kChunkRecords; }
     std::uint32_t* dt() const { return reinterpret_cast<std::uint32_t*>(b() + kChunkRecords); }
@@ -108,6 +117,8 @@ class tracer final : public touch_consumer {
     std::uint8_t* kinds() const { return reinterpret_cast<std::uint8_t*>(index() + kChunkRecords); }
   };
   static constexpr std::size_t kLaneBytes = 1 << 16;
+  // The serials task_resume gives tasks whose begin was not recorded: apart from the begins' (bit 47).
+  static constexpr std::uint64_t kResumeSerial = std::uint64_t{1} << 47;
   static_assert(kChunkRecords * 25 <= kLaneBytes);
 
   template <kind K>
@@ -156,6 +167,7 @@ class tracer final : public touch_consumer {
 bool install_tracer(tracer* t);
 extern std::atomic<tracer*> g_installed_tracer;  // install_tracer's; inline here for the hooks
 inline tracer* current_tracer() { return g_installed_tracer.load(std::memory_order_acquire); }
-void set_tracing_hooks(bool on);  // api/observer.cpp: the shared hook flag
+// api/observer.cpp: the shared hook flag; `depth` is ROOST_TRACE_DEPTH (detail::g_hook_depth).
+void set_tracing_hooks(bool on, std::uint32_t depth = ~std::uint32_t{0});
 
 }  // namespace roost::trace

@@ -5,7 +5,7 @@
     roost-analyze summary TRACE           workers, caches, event counts
     roost-analyze mapping TRACE           how many tasks ran on another worker than in the previous iteration
     roost-analyze markdown TRACE --name N --out-dir D   KRD table and timeline as a report section
-    roost-analyze ovr TRACE_N TRACE_1     OVR_N, WTI_N and the speed-up decomposition (seed 001)
+    roost-analyze ovr TRACE_N TRACE_1 [--skip K]  OVR_N, WTI_N and the speed-up decomposition (seed 001)
 """
 from __future__ import annotations
 
@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("ovr")
     p.add_argument("trace")
     p.add_argument("trace_1", help="the same program traced with 1 worker")
+    p.add_argument("--skip", type=int, default=0, metavar="K",
+                   help="leave out the first K iterations (runtime::run calls) of both traces: warm-up")
     args = ap.parse_args(argv)
     try:
         t = read(args.trace)
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "ovr":
             t_1 = read(args.trace_1)
             _warn_if_cut_short(args.trace_1, t_1)
-            d = ovr.decompose(t, t_1)
+            d = ovr.decompose(t, t_1, args.skip)
             print(f"N = {d.workers}: T_N {d.t_n / 1e6:.3f} ms, T_1 {d.t_1 / 1e6:.3f} ms, Work_N {d.work_n / 1e6:.3f} ms, "
                   f"Work_1 {d.work_1 / 1e6:.3f} ms")
             print(f"OVR_N {d.ovr:.3f}  WTI_N {d.wti:.3f}  speed-up over the serial work {d.speedup:.3f} "

@@ -8,10 +8,14 @@ Eq. 1 takes the serial run to be all work (T_1 = Work_1); a 1-worker roost run i
 run() launches), so the serial reference here is Work_1, the speed-up is Work_1 / T_N, and the 1-worker
 run's own overhead is reported apart as OVR_1 = T_1 / Work_1.
 
-T is the time inside runtime::run (iteration events). Work is, per worker, the time covered by task spans
-(begin to end) less the worker's sleep, summed over workers. Approximation: a task suspended at a join
-keeps its span open while its worker looks for work without sleeping, so a little search time counts as
-work; runtime code inside tasks (spawn, join) counts as work too, where seed 001 times kernels alone.
+T is the time inside runtime::run (iteration events), over the iterations kept (`skip` leaves out the first
+ones, a program's warm-up). Work is, per worker, its time inside those iterations less its time in the
+scheduling loop: the engine marks the loop with idle_begin when a worker enters it (it runs no task from
+there, whether it finds a job at once, steals, spins or sleeps) and idle_end when it leaves with a job.
+So every task's work counts once and in full, wherever its pieces ran (the root's, and each segment of a
+task that suspends on one worker and resumes on another), and the search for work while a task waits at
+its join does not count. What counts as work beyond seed 001's kernels: the runtime code a task calls
+itself (spawn, join), and the short switch from a finished task back into the loop.
 """
 from __future__ import annotations
 
@@ -21,27 +25,7 @@ import numpy as np
 
 from .trace import Trace
 
-
-def _union_length(intervals: list[tuple[int, int]]) -> int:
-    total, cur_s, cur_e = 0, None, None
-    for s, e in sorted(intervals):
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
-            cur_s, cur_e = s, e
-        else:
-            cur_e = max(cur_e, e)
-    if cur_e is not None:
-        total += cur_e - cur_s
-    return total
-
-
-def _intersect_length(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
-    total = 0
-    for s1, e1 in a:
-        for s2, e2 in b:
-            total += max(0, min(e1, e2) - max(s1, s2))
-    return total
+IDLE_BEGIN, IDLE_END, ITERATION_BEGIN, ITERATION_END = 14, 15, 7, 8
 
 
 def _merge(intervals):
@@ -54,33 +38,53 @@ def _merge(intervals):
     return out
 
 
-def run_time(t: Trace) -> int:
-    r = t.records
-    b = np.sort(r[r["kind"] == 7]["t_ns"].astype(np.int64))
-    e = np.sort(r[r["kind"] == 8]["t_ns"].astype(np.int64))
-    return int(np.sum(e[: len(b)] - b[: len(e)]))
-
-
-def work_time(t: Trace) -> int:
-    r = t.records
-    total = 0
-    for w in range(t.workers):
-        mine = r[r["worker"] == w]
-        spans, sleeps, open_, asleep = [], [], {}, None
-        for rec in mine:
-            k = int(rec["kind"])
-            if k in (1, 3):
-                open_.setdefault(int(rec["a"]), int(rec["t_ns"]))
-            elif k == 2 and int(rec["a"]) in open_:
-                spans.append((open_.pop(int(rec["a"])), int(rec["t_ns"])))
-            elif k == 5:
-                asleep = int(rec["t_ns"])
-            elif k == 6 and asleep is not None:
-                sleeps.append((asleep, int(rec["t_ns"])))
-                asleep = None
-        merged = _merge(spans)
-        total += _union_length(merged) - _intersect_length(merged, _merge(sleeps))
+def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> int:
+    """Total length of the intersection of two sorted, disjoint interval lists."""
+    total, i, j = 0, 0, 0
+    while i < len(a) and j < len(b):
+        total += max(0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
     return total
+
+
+def iterations(t: Trace, skip: int = 0) -> list[tuple[int, int]]:
+    """The runtime::run intervals, in order, less the first `skip`."""
+    r = t.records
+    b = np.sort(r[r["kind"] == ITERATION_BEGIN]["t_ns"].astype(np.int64))
+    e = np.sort(r[r["kind"] == ITERATION_END]["t_ns"].astype(np.int64))
+    runs = list(zip(b[: len(e)].tolist(), e[: len(b)].tolist()))
+    if skip < 0 or skip >= len(runs):
+        raise ValueError(f"--skip {skip}: the trace has {len(runs)} iteration(s); leave out at most {len(runs) - 1}")
+    return runs[skip:]
+
+
+def run_time(t: Trace, skip: int = 0) -> int:
+    return sum(e - s for s, e in iterations(t, skip))
+
+
+def idle_intervals(t: Trace, worker: int) -> list[tuple[int, int]]:
+    """A worker's time in its scheduling loop; one still open at the trace's end lasts to its end."""
+    r = t.records
+    mine = r[(r["worker"] == worker) & ((r["kind"] == IDLE_BEGIN) | (r["kind"] == IDLE_END))]
+    out, since = [], None
+    for k, ts in zip(mine["kind"].tolist(), mine["t_ns"].astype(np.int64).tolist()):
+        if k == IDLE_BEGIN and since is None:
+            since = ts
+        elif k == IDLE_END and since is not None:
+            out.append((since, ts))
+            since = None
+    if since is not None:
+        out.append((since, int(r["t_ns"].max())))
+    return _merge(out)
+
+
+def work_time(t: Trace, skip: int = 0) -> int:
+    runs = _merge(iterations(t, skip))
+    span = sum(e - s for s, e in runs)
+    return sum(span - _overlap(runs, idle_intervals(t, w)) for w in range(t.workers))
 
 
 @dataclass
@@ -108,7 +112,9 @@ class Decomposition:
         return self.t_1 / self.work_1
 
 
-def decompose(trace_n: Trace, trace_1: Trace) -> Decomposition:
+def decompose(trace_n: Trace, trace_1: Trace, skip: int = 0) -> Decomposition:
+    """`skip`: iterations to leave out at the start of both traces (warm-up)."""
     if trace_1.workers != 1:
         raise ValueError(f"the reference trace must come from 1 worker, not {trace_1.workers}")
-    return Decomposition(trace_n.workers, run_time(trace_n), run_time(trace_1), work_time(trace_n), work_time(trace_1))
+    return Decomposition(trace_n.workers, run_time(trace_n, skip), run_time(trace_1, skip),
+                         work_time(trace_n, skip), work_time(trace_1, skip))

@@ -184,31 +184,48 @@ def test_a_trace_of_many_runs_streams_in_many_chunks(tmp_path):
 
 def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
     from roost_tools import ovr
-    # 1 worker: one run of 100 ns, all of it work.
+    # Records: (t, a, b, index, kind, lane); kinds 1 begin, 2 end, 3 resume, 5/6 sleep, 7/8 iteration (runtime
+    # lane), 14/15 idle (the scheduling loop). A root's end is never recorded (run() returning is its end).
+    # 1 worker, two runs: 0-100 all work; 200-260 with the worker in its loop from 250.
     one = tmp_path / "one.trace"
-    _synthetic(one, 1, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0), (100, 1, 0, 0, 2, 0)])
-    # 2 workers: a run of 60 ns; worker 0 works 0-50; worker 1 works 0-70 but sleeps 10-25 inside its span.
+    _synthetic(one, 1, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (200, 0, 0, 0, 7, 0xFFFF),
+                        (260, 0, 0, 0, 8, 0xFFFF),
+                        (0, 1, 0, 0, 1, 0), (200, 2, 0, 0, 1, 0), (250, 0, 0, 0, 14, 0), (260, 0, 0, 0, 15, 0)])
+    # 2 workers, runs 0-60 and 100-130. Worker 0: the root from 0, which waits at its join from 20 (the
+    # worker searches 20-35: not work), a stolen task 35-55, its loop 55-105 (across the runs' gap), a task
+    # 105-125, its loop from 125 to the trace's end. Worker 1: its loop 0-10, a stolen task 10-40, its loop
+    # 40-45, the root resumed here 45-58 (a task that moved: both of its segments are work), its loop from
+    # 58 with a sleep 70-110 inside, a task 112-128, its loop from 128.
     two = tmp_path / "two.trace"
-    _synthetic(two, 2, [(0, 0, 0, 0, 7, 0xFFFF), (60, 0, 0, 0, 8, 0xFFFF),
-                        (0, 1, 0, 0, 1, 0), (50, 1, 0, 0, 2, 0),
-                        (0, 2, 0, 0, 1, 1), (10, 0, 0, 0, 5, 1), (25, 0, 0, 0, 6, 1), (70, 2, 0, 0, 2, 1)])
+    _synthetic(two, 2, [(0, 0, 0, 0, 7, 0xFFFF), (60, 0, 0, 0, 8, 0xFFFF), (100, 0, 0, 0, 7, 0xFFFF),
+                        (130, 0, 0, 0, 8, 0xFFFF),
+                        (0, 1, 0, 0, 1, 0), (20, 0, 0, 0, 14, 0), (35, 0, 0, 0, 15, 0), (35, 2, 1, 0, 1, 0),
+                        (55, 2, 0, 0, 2, 0), (55, 0, 0, 0, 14, 0), (105, 0, 0, 0, 15, 0), (105, 3, 0, 0, 1, 0),
+                        (125, 3, 0, 0, 2, 0), (125, 0, 0, 0, 14, 0),
+                        (0, 0, 0, 0, 14, 1), (10, 0, 0, 0, 15, 1), (10, 4, 1, 1, 1, 1), (40, 4, 0, 0, 2, 1),
+                        (40, 0, 0, 0, 14, 1), (45, 0, 0, 0, 15, 1), (45, 1, 0, 0, 3, 1), (58, 0, 0, 0, 14, 1),
+                        (70, 0, 0, 0, 5, 1), (110, 0, 0, 0, 6, 1), (112, 0, 0, 0, 15, 1), (112, 5, 0, 0, 1, 1),
+                        (128, 5, 0, 0, 2, 1), (128, 0, 0, 0, 14, 1)])
     d = ovr.decompose(read(two), read(one))
-    assert (d.t_n, d.t_1, d.work_n, d.work_1) == (60, 100, 50 + 55, 100)
-    assert d.ovr == pytest.approx(60 * 2 / 105)
-    assert d.wti == pytest.approx(1.05)
+    # Run 1: worker 0 works 60 - 15 - 5 = 40, worker 1 60 - 10 - 5 - 2 = 43; run 2: worker 0 30 - 5 - 5 = 20,
+    # worker 1 30 - 12 - 2 = 16.
+    assert (d.t_n, d.t_1, d.work_n, d.work_1) == (90, 160, 40 + 43 + 20 + 16, 150)
+    assert d.ovr == pytest.approx(90 * 2 / 119)
+    assert d.wti == pytest.approx(119 / 150)
     # Eq. 1 and eq. 4 hold (with the serial work as T_1).
     assert d.t_n == pytest.approx(d.work_1 / 2 * d.ovr * d.wti)
     assert d.speedup == pytest.approx(2 / (d.ovr * d.wti))
-    assert d.ovr_1 == pytest.approx(1.0)
-    # A 1-worker run with time outside tasks (run() launches): OVR_1 > 1, the identities still hold.
-    slow = tmp_path / "slow.trace"
-    _synthetic(slow, 1, [(0, 0, 0, 0, 7, 0xFFFF), (125, 0, 0, 0, 8, 0xFFFF), (10, 1, 0, 0, 1, 0), (110, 1, 0, 0, 2, 0)])
-    d = ovr.decompose(read(two), read(slow))
-    assert d.ovr_1 == pytest.approx(1.25)
-    assert d.speedup == pytest.approx(2 / (d.ovr * d.wti))
+    assert d.ovr_1 == pytest.approx(160 / 150)
+    # Leaving out the first run of each (a warm-up).
+    d = ovr.decompose(read(two), read(one), skip=1)
+    assert (d.t_n, d.t_1, d.work_n, d.work_1) == (30, 60, 36, 50)
+    with pytest.raises(ValueError, match="--skip 2"):
+        ovr.decompose(read(two), read(one), skip=2)
     with pytest.raises(ValueError, match="1 worker"):
         ovr.decompose(read(one), read(two))
     assert analyze.main(["ovr", str(two), str(one)]) == 0
+    assert analyze.main(["ovr", str(two), str(one), "--skip", "1"]) == 0
+    assert analyze.main(["ovr", str(two), str(one), "--skip", "5"]) == 2
 
 
 def test_reuses_written_by_another_cache(tmp_path):

@@ -34,7 +34,7 @@ namespace roost::detail {
 // deque and order the inline join keeps, e.g. ws; fork_join2.hpp); or inline for the two-way join onto the
 // queue the policy names at the moment, through the engine while it names none (inline_join_queue: adws,
 // whose joins are ws's except while a search deals them; worker_abi::join_queue). The engine keeps it at
-// `engine` while observation or tracing hooks are installed, so that user code tests one byte per spawn and
+// `engine` while an observer or a simulation is installed, so that user code tests one byte per spawn and
 // join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
 enum class spawn_path : std::uint8_t { engine, inline_help_first, inline_join, inline_join_queue };
 
@@ -93,10 +93,16 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
   return f;
 }
 // Observation and tracing hooks: one flag, so that with neither installed a hook point costs one relaxed
-// load and a branch. User code does not test it: while hooks are installed no worker's path is
-// inline_help_first. The engine's hook points are in src/engine/observe.hpp, the dispatch in
-// src/api/observer.cpp.
+// load and a branch. User code does not test it: while an observer or a simulation is installed no worker's
+// path is inline (both must see every task); a tracer alone leaves the inline paths on, and what they run
+// is part of the task that spawned it. The engine's hook points are in src/engine/observe.hpp, the
+// dispatch in src/api/observer.cpp.
 extern std::atomic<unsigned> g_hooks;
+inline constexpr unsigned kHookObserver = 1, kHookTracer = 2, kHookSim = 4;
+// The deepest task the hooks see where it was spawned (a work-first child, a child popped at its join):
+// every task while an observer or a simulation is installed, ROOST_TRACE_DEPTH while only a tracer is.
+// Tasks a worker takes from its scheduling loop, and resumed ones, are always seen (observe.hpp).
+extern std::atomic<std::uint32_t> g_hook_depth;
 // Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
 inline bool hooks_installed() {
 #ifdef ROOST_NO_HOOKS

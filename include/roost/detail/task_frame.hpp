@@ -20,6 +20,10 @@ struct task_id {
   std::uint32_t index;       // position among the parent's children
   std::uint32_t depth;       // root is 0
   std::uint32_t next_child;  // owner-only counter
+  // Tracing (ROOST_TRACE_DEPTH): the spawner's split depth + 1 + this task's index, so that the k-th child
+  // counts as k + 1 levels of binary splitting, as it is in a recursion whose spawner keeps the rest (fib,
+  // quicksort). Written by the engine while hooks are installed only (engine/observe.hpp); the root's is 0.
+  std::uint32_t split_depth;
   // --- scheduling and tracing state: written by the engine's spawn (clear_sched) before any reader ---
   // Distribution range on the worker line (ADWS, seed 003 §4.2.2): the workers that should run this
   // task's continuation until its next join. Unused by other policies.
@@ -31,11 +35,11 @@ struct task_id {
   std::uint8_t tier;  // cats: the task's tier; adws-ml: the memory level range_lo/hi count groups of
   std::uint64_t serial;  // trace serial, set when the task begins while tracing (0: none)
 
-  task_id() : parent(nullptr), index(0), depth(0), next_child(0) { clear_sched(); }  // a root
+  task_id() : parent(nullptr), index(0), depth(0), next_child(0), split_depth(0) { clear_sched(); }  // a root
   // A frame's id before the engine sees it: the naming part is a valid root, the rest is left unwritten
   // (the engine's spawn writes it): seven stores fewer per spawn.
   struct unwritten_t {};
-  explicit task_id(unwritten_t) : parent(nullptr), index(0), depth(0), next_child(0) {}
+  explicit task_id(unwritten_t) : parent(nullptr), index(0), depth(0), next_child(0), split_depth(0) {}
   // Nothing written: the id of a frame pushed by an inline spawn or join (job::kind::fresh_unnamed), which
   // the engine names before it runs one (name_unnamed, engine.hpp).
   struct blank_t {};
@@ -57,7 +61,7 @@ struct task_id {
 // credits footprints to its own profile nodes, profile/soid_tree.hpp).
 inline task_id g_unrecorded_parent;
 inline task_id::task_id(child_of_unrecorded_t)
-    : parent(&g_unrecorded_parent), index(0), depth(1), next_child(0) {
+    : parent(&g_unrecorded_parent), index(0), depth(1), next_child(0), split_depth(1) {
   clear_sched();
 }
 
