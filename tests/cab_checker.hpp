@@ -1,5 +1,6 @@
 // cab's tier rules (seed 000 §3.3) as an observer, and the binary tree its tests run: shared by test_cab
-// (native threads) and test_sim (seeded simulated interleavings).
+// (native threads) and test_sim (seeded simulated interleavings). cats, once profiled, schedules by the same
+// rules with the boundary it found (seed 000 §3.2): test_cats and test_sim check it with this observer too.
 #pragma once
 #include <algorithm>
 #include <map>

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "adws_checker.hpp"
 #include "roost/roost.hpp"
 #include "sched/adws_nodes.hpp"
 #include "sched/adws_range.hpp"
@@ -111,45 +112,9 @@ TEST(AdwsNodes, APointerIsTakenOnlyWhileItsNodeIsActive) {
 namespace {
 
 using roost_test::scoped_env;
-
-struct recorder : roost::task_observer {
-  std::mutex m;
-  std::map<std::string, int> worker_of;
-  void on_task_start(const roost::task_event& e) override {
-    std::lock_guard<std::mutex> lk(m);
-    worker_of[e.path_string()] = e.worker;
-  }
-};
-
-// A quad tree of depth `depth`, all four children spawned with equal hints (heat2d's shape).
-void quad(int depth, std::vector<double>& out, std::size_t idx) {
-  if (depth == 0) {
-    out[idx] += 1.0;
-    return;
-  }
-  roost::task_group tg(4);
-  for (int k = 0; k < 4; ++k) tg.run([&out, depth, idx, k] { quad(depth - 1, out, idx * 4 + k); }, 1);
-  tg.wait();
-}
-
-// The mapping the range arithmetic predicts: a task with a multi-worker range deals its four children
-// over it; a task with a single-worker range keeps its whole subtree. Paths as the observer writes them.
-void predict(ar::range r, int depth, const std::string& path, std::map<std::string, int>& out) {
-  out[path] = static_cast<int>(ar::first(r));
-  if (depth == 0) return;
-  if (!ar::multi(r)) {
-    for (int k = 0; k < 4; ++k) predict(r, depth - 1, path + "." + std::to_string(k), out);
-    return;
-  }
-  ar::range cur = r;
-  double remaining = 4;
-  for (int k = 0; k < 4; ++k) {
-    ar::split_result s = ar::split(cur, remaining, 1);
-    predict(s.child, depth - 1, path + "." + std::to_string(k), out);
-    cur = s.continuation;
-    remaining = s.remaining;
-  }
-}
+using roost_test::adws::predict;
+using roost_test::adws::quad;
+using roost_test::adws::recorder;
 
 }  // namespace
 
@@ -393,20 +358,10 @@ TEST(Adws, StealSwitchIsValidated) {
 // Hierarchical localized stealing (seed 003 §4.2.4; digest §2.3): a thief steals only inside the range of
 // its topmost active distribution-tree node, and the root group's node becomes active only when one of its
 // search-root children completes. So on 4 workers, while both halves of a two-way root group still run,
-// no worker of one half may run a leaf of the other half, however idle it is. The tree below makes one
-// worker idle early (a fast quarter next to a slow one) while the other half still holds stealable leaves.
-// Random work stealing breaks the rule at once, which shows the check can fail.
+// no worker of one half may run a leaf of the other half, however idle it is. halves_tree makes one
+// worker idle early (a fast quarter next to a slow one) while the other half still holds stealable leaves;
+// the check (adws_checker.hpp) goes by observed task ends, not clocks. Random work stealing breaks the rule at once, which shows the check can fail.
 namespace {
-
-struct half_log {
-  std::mutex m;
-  struct leaf_run {
-    int half, quarter, worker;
-    std::chrono::steady_clock::time_point start;
-  };
-  std::vector<leaf_run> runs;
-  std::chrono::steady_clock::time_point end[2];
-};
 
 struct steal_counts {
   int crossed = 0;  // leaves run outside their half's workers before either half had ended
@@ -419,50 +374,16 @@ steal_counts count_steals(const char* scheduler) {
   o.scheduler = scheduler;
   o.topology = "pack:2 core:2 pu:1";  // 4 workers (oversubscribed here; the leaves sleep)
   roost::runtime rt(o);
-  // The halves as the range arithmetic deals them: the first child spawned gets the upper range.
-  const ar::split_result root = ar::split({0, 4}, 2, 1);
-  const ar::range half_range[2] = {root.child, root.continuation};
   // Quarter durations: half 0 = a slow quarter and a fast one (its owner idles early); half 1 = medium.
   const microseconds leaf_time[2][2] = {{milliseconds(4), microseconds(200)},
                                         {milliseconds(2), milliseconds(2)}};
   constexpr int kLeaves = 8;
-  half_log log;
-  rt.run([&] {
-    roost::task_group tg(2);
-    for (int h = 0; h < 2; ++h)
-      tg.run([&, h] {
-        roost::task_group halves(2);
-        for (int q = 0; q < 2; ++q)
-          halves.run([&, h, q] {
-            roost::task_group leaves(kLeaves);
-            for (int k = 0; k < kLeaves; ++k)
-              leaves.run([&, h, q] {
-                {
-                  std::lock_guard<std::mutex> lk(log.m);
-                  log.runs.push_back({h, q, roost::this_worker_id(), steady_clock::now()});
-                }
-                std::this_thread::sleep_for(leaf_time[h][q]);
-              }, 1);
-            leaves.wait();
-          }, 1);
-        halves.wait();
-        std::lock_guard<std::mutex> lk(log.m);
-        log.end[h] = steady_clock::now();
-      }, 1);
-    tg.wait();
-  });
-  const auto first_end = std::min(log.end[0], log.end[1]);
-  // The slow quarter is the half's first child: it gets the upper part of the half's range.
-  const int slow_worker = static_cast<int>(ar::first(ar::split(half_range[0], 2, 1).child));
-  steal_counts c;
-  for (const auto& r : log.runs) {
-    const bool outside = static_cast<unsigned>(r.worker) < ar::first(half_range[r.half]) ||
-                         static_cast<unsigned>(r.worker) > ar::last(half_range[r.half]);
-    if (outside && r.start < first_end) ++c.crossed;
-    if (r.half == 0 && r.quarter == 0 && !outside && r.worker != slow_worker) ++c.inside;
-  }
-  EXPECT_EQ(log.runs.size(), 4u * kLeaves);
-  return c;
+  roost_test::adws::half_check chk(rt.workers());
+  roost::set_task_observer(&chk);
+  rt.run([&] { roost_test::adws::halves_tree(kLeaves, [&](int h, int q) { std::this_thread::sleep_for(leaf_time[h][q]); }); });
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(chk.leaves, 4 * kLeaves);
+  return {chk.crossed, chk.inside};
 }
 
 }  // namespace

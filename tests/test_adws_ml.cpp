@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "adws_ml_checker.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
 #include "topology/memory_tree.hpp"
@@ -67,85 +68,23 @@ namespace {
 
 using roost_test::scoped_env;
 
-constexpr std::size_t kLeaf = 64 << 10;
+using roost_test::adws_ml::cache_check;
+using roost_test::adws_ml::kLeaf;
+using roost_test::adws_ml::leaf_map;
+
 std::vector<unsigned char> g_bytes(16 << 20, 1);
 
-// A binary recursion over bytes [lo, hi) with the group's bytes as its data-size hint (RRM-like): a leaf
-// reads its 64 KiB.
+// chunks (adws_ml_checker.hpp) whose leaves read their 64 KiB.
 long chunks(std::size_t lo, std::size_t hi) {
-  if (hi - lo <= kLeaf) {
+  return roost_test::adws_ml::chunks(lo, hi, [](std::size_t lo, std::size_t hi) {
     long s = 0;
     for (std::size_t i = lo; i < hi; i += 64) s += g_bytes[i];
     // A kernel long enough for leaves on different workers to overlap in time even when 8 or 16 workers
     // share this machine's 2 CPUs (a sleeping leaf needs no CPU to stay "running").
     std::this_thread::sleep_for(std::chrono::microseconds(100));
     return s;
-  }
-  const std::size_t mid = lo + (hi - lo) / 2;
-  long a = 0, b = 0;
-  roost::task_group tg(2, static_cast<double>(hi - lo));
-  tg.run([&] { a = chunks(lo, mid); }, 1);
-  tg.run([&] { b = chunks(mid, hi); }, 1);
-  tg.wait();
-  return a + b;
+  });
 }
-
-// The byte range of a task of chunks(0, n) from its spawn path: child 0 is the lower half.
-std::pair<std::size_t, std::size_t> range_of_path(const std::vector<std::uint32_t>& path, std::size_t n) {
-  std::size_t lo = 0, size = n;
-  for (std::size_t i = 1; i < path.size(); ++i) {
-    size /= 2;
-    lo += path[i] * size;
-  }
-  return {lo, lo + size};
-}
-
-struct leaf_map : roost::task_observer {
-  std::size_t n, leaf_depth;
-  std::mutex m;
-  std::map<std::size_t, int> worker_of_leaf;  // leaf index -> worker
-  explicit leaf_map(std::size_t n_) : n(n_), leaf_depth(0) {
-    for (std::size_t s = n; s > kLeaf; s /= 2) ++leaf_depth;
-  }
-  void on_task_start(const roost::task_event& e) override {
-    if (e.path.size() != leaf_depth + 1) return;
-    std::lock_guard<std::mutex> lk(m);
-    worker_of_leaf[range_of_path(e.path, n).first / kLeaf] = e.worker;
-  }
-};
-
-// Per cache, the leaves running now: their lowest common ancestor's bytes must fit the cache.
-struct cache_check : roost::task_observer {
-  std::size_t n, leaf_depth = 0, capacity;
-  unsigned workers_per_cache;
-  std::mutex m;
-  std::map<unsigned, std::map<std::string, std::vector<std::uint32_t>>> running;  // cache -> leaf -> path
-  std::size_t violations = 0, leaves = 0, worst = 0;
-  cache_check(std::size_t n_, std::size_t cap, unsigned per) : n(n_), capacity(cap), workers_per_cache(per) {
-    for (std::size_t s = n; s > kLeaf; s /= 2) ++leaf_depth;
-  }
-  void on_task_start(const roost::task_event& e) override {
-    if (e.path.size() != leaf_depth + 1) return;
-    std::lock_guard<std::mutex> lk(m);
-    auto& here = running[static_cast<unsigned>(e.worker) / workers_per_cache];
-    here[e.path_string()] = e.path;
-    std::size_t common = e.path.size();
-    for (const auto& [k, p] : here) {
-      std::size_t c = 0;
-      while (c < common && p[c] == e.path[c]) ++c;
-      common = c;
-    }
-    const std::size_t lca_bytes = n >> (common - 1);
-    worst = std::max(worst, lca_bytes);
-    ++leaves;
-    if (lca_bytes > capacity) ++violations;
-  }
-  void on_task_end(const roost::task_event& e) override {
-    if (e.path.size() != leaf_depth + 1) return;
-    std::lock_guard<std::mutex> lk(m);
-    running[static_cast<unsigned>(e.worker) / workers_per_cache].erase(e.path_string());
-  }
-};
 
 long expected_sum(std::size_t n) { return static_cast<long>(n / 64); }
 
@@ -170,8 +109,7 @@ TEST(AdwsMl, DescentDealsEachCacheSizedPieceOverItsPackage) {
     ASSERT_EQ(lm.worker_of_leaf.size(), n / kLeaf);
     int wrong = 0;
     for (const auto& [leaf, worker] : lm.worker_of_leaf) {
-      const int package = leaf < 64 ? 1 : 0;
-      const int predicted = 4 * package + 3 - static_cast<int>((leaf % 16) / 4);
+      const int predicted = roost_test::adws_ml::predicted_worker(leaf, n, 2, 4, 1 << 20);
       if (worker != predicted && wrong++ < 5)
         ADD_FAILURE() << "iteration " << it << ": leaf " << leaf << " ran on worker " << worker << ", predicted " << predicted;
     }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "cab_checker.hpp"
+#include "cats_checker.hpp"
 #include "profile/footprint.hpp"
 #include "profile/soid_tree.hpp"
 #include "roost/roost.hpp"
@@ -185,10 +187,12 @@ namespace {
 
 using roost_test::scoped_env;
 
-std::vector<char> g_data(1 << 20);
+using roost_test::cats::g_data;
+using roost_test::cats::t_fake_misses;
+using roost_test::cats::tree;
+using roost_test::cats::tree_serial;
 
-// The injected counter source: each worker thread's "misses" are what its leaves declare below.
-thread_local std::uint64_t t_fake_misses = 0;
+// The injected counter source: each worker thread's "misses" are what its leaves declare (cats_checker.hpp).
 struct fake_counter : pf::counter_reader {
   bool read(std::uint64_t& v) override {
     v = t_fake_misses;
@@ -196,48 +200,6 @@ struct fake_counter : pf::counter_reader {
   }
 };
 std::unique_ptr<pf::counter_reader> open_fake_counter(std::string&) { return std::make_unique<fake_counter>(); }
-
-// A binary tree whose leaves touch `leaf_bytes` each (so a node at height h has SOID 2^h * leaf_bytes):
-// annotated `touches` times over the same bytes, and counted as leaf_bytes / 64 misses for the injected
-// counters.
-long tree(int depth, long id, std::size_t leaf_bytes, int touches = 1) {
-  if (depth == 0) {
-    for (int k = 0; k < touches; ++k)
-      roost::touch(g_data.data() + (static_cast<std::size_t>(id) * leaf_bytes) % (g_data.size() - leaf_bytes), leaf_bytes);
-    t_fake_misses += leaf_bytes / 64;
-    return id % 5;
-  }
-  long a = 0, b = 0;
-  roost::task_group tg;
-  tg.run([&] { a = tree(depth - 1, 2 * id, leaf_bytes, touches); });
-  tg.run([&] { b = tree(depth - 1, 2 * id + 1, leaf_bytes, touches); });
-  tg.wait();
-  return a + b;
-}
-
-long tree_serial(int depth, long id) { return depth == 0 ? id % 5 : tree_serial(depth - 1, 2 * id) + tree_serial(depth - 1, 2 * id + 1); }
-
-struct socket_check : roost::task_observer {
-  unsigned leaf_depth, cores_per_socket;
-  std::mutex m;
-  std::map<std::string, unsigned> leaf_socket;
-  std::vector<std::string> errors;
-  socket_check(unsigned d, unsigned c) : leaf_depth(d), cores_per_socket(c) {}
-  void seen(const roost::task_event& e) {
-    std::lock_guard<std::mutex> lk(m);
-    unsigned depth = static_cast<unsigned>(e.path.size()) - 1;
-    unsigned socket = static_cast<unsigned>(e.worker) / cores_per_socket;
-    if (depth == leaf_depth) leaf_socket[e.path_string()] = socket;
-    if (depth > leaf_depth) {
-      std::string prefix;
-      for (unsigned i = 0; i <= leaf_depth; ++i) prefix += (i ? "." : "") + std::to_string(e.path[i]);
-      auto it = leaf_socket.find(prefix);
-      if (it != leaf_socket.end() && it->second != socket) errors.push_back(e.path_string());
-    }
-  }
-  void on_task_start(const roost::task_event& e) override { seen(e); }
-  void on_task_resume(const roost::task_event& e) override { seen(e); }
-};
 
 }  // namespace
 
@@ -254,12 +216,13 @@ TEST(Cats, ProfileFindsLeavesWhereEquationOnePutsThemAndSubtreesStayInOneSocket)
   EXPECT_NE(d.find("bi-tier"), std::string::npos) << d;
   EXPECT_NE(d.find("511 tasks profiled, 4 leaf inter-socket tasks"), std::string::npos) << d;
   for (int it = 0; it < 3; ++it) {
-    socket_check chk(2, 2);
+    roost_test::cab::checker chk(2, 2);  // cab's tier rules on the leaf inter-socket tasks at depth 2
     roost::set_task_observer(&chk);
     EXPECT_EQ(rt.run([] { return tree(8, 1, 1024); }), tree_serial(8, 1));
     roost::set_task_observer(nullptr);
-    EXPECT_EQ(chk.leaf_socket.size(), 4u);
-    EXPECT_TRUE(chk.errors.empty()) << chk.errors.size() << " tasks left their subtree's socket, e.g. " << chk.errors[0];
+    EXPECT_EQ(chk.subtree_socket.size(), 4u);
+    EXPECT_EQ(chk.leaf_inter_starts, 4L);
+    EXPECT_TRUE(chk.errors.empty()) << chk.errors.size() << " tier rules broken, e.g. " << chk.errors[0];
   }
   // reprofile(): the next iteration profiles again (with a new leaf size: the split moves).
   rt.reprofile();

@@ -7,11 +7,15 @@
 
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "adws_checker.hpp"
+#include "adws_ml_checker.hpp"
 #include "cab_checker.hpp"
+#include "cats_checker.hpp"
 #include "random_tree.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
@@ -120,13 +124,29 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, Sim, ::testing::ValuesIn(available_schedule
 
 }  // namespace
 
+namespace {
+
+// The line that replays a seeded execution of the SimPolicies tests; `env` holds the policy's own settings.
+std::string replay(const std::string& sched, const std::string& env, const std::string& topology, int seed) {
+  return "replay: ROOST_PLATFORM=sim ROOST_SCHED=" + sched + " " + env + (env.empty() ? "" : " ") + "ROOST_TOPOLOGY='" +
+         topology + "' ROOST_SIM_SEED=" + std::to_string(seed) + " ROOST_SIM_PARAMS=jitter=0.3";
+}
+
+// Each policy's machines: 4 sockets of 4 cores with many seeds, 4 of 16 with few.
+struct machine {
+  std::string topology;
+  unsigned sockets, cores;
+  int seeds;
+};
+
+}  // namespace
+
 // cab's own invariants (seed 000 §3.3) under seeded interleavings: every intra-socket subtree stays in its
 // socket, only head cores start inter-socket tasks, a socket runs one subtree at a time.
 TEST(SimPolicies, CabTiersHoldUnderSeededInterleavings) {
   const int seeds = roost_test::under_sanitizer() ? 10 : 200;
   for (int seed = 1; seed <= seeds; ++seed) {
-    SCOPED_TRACE("replay: ROOST_PLATFORM=sim ROOST_SCHED=cab ROOST_CAB_LEVEL=2 ROOST_TOPOLOGY='pack:4 "
-                 "l3:1(size=1MiB) core:4 pu:1' ROOST_SIM_SEED=" + std::to_string(seed) + " ROOST_SIM_PARAMS=jitter=0.3");
+    SCOPED_TRACE(replay("cab", "ROOST_CAB_LEVEL=2", "pack:4 l3:1(size=1MiB) core:4 pu:1", seed));
     roost::options o = sim_opts("cab", "pack:4 l3:1(size=1MiB) core:4 pu:1", static_cast<std::uint64_t>(seed), "jitter=0.3");
     o.cab_level = 2;
     roost::runtime rt(o);
@@ -140,6 +160,176 @@ TEST(SimPolicies, CabTiersHoldUnderSeededInterleavings) {
     ASSERT_EQ(chk.leaf_inter_starts, 4L);  // every leaf inter-socket task ran once
     ASSERT_LE(chk.max_active, 1) << "a socket ran two intra-socket subtrees at once";
   }
+}
+
+// adws's deterministic allocation (seed 003 §4.2; digest §2.2) under seeded interleavings: without stealing
+// every task of a quad tree starts on the first worker of the range the range arithmetic deals it, in every
+// iteration, however the workers' clocks interleave.
+TEST(SimPolicies, AdwsTasksRunWhereTheRangesSayWithoutStealing) {
+  const bool small = roost_test::under_sanitizer();
+  const std::vector<machine> machines = {{"pack:4 l3:1(size=1MiB) core:4 pu:1", 4, 4, small ? 10 : 200},
+                                         {"pack:4 l3:1(size=6MiB) core:16 pu:1", 4, 16, small ? 2 : 10}};
+  const int depth = 3;
+  int executions = 0;
+  for (const machine& m : machines) {
+    std::map<std::string, int> expected;
+    roost_test::adws::predict({0, static_cast<double>(m.sockets * m.cores)}, depth, "0", expected);
+    for (int seed = 1; seed <= m.seeds; ++seed) {
+      SCOPED_TRACE(replay("adws", "ROOST_ADWS_STEAL=false", m.topology, seed));
+      roost::options o = sim_opts("adws", m.topology, static_cast<std::uint64_t>(seed), "jitter=0.3");
+      o.adws_steal = roost::adws_stealing::off;
+      roost::runtime rt(o);
+      std::vector<double> out(64, 0.0);
+      for (int it = 0; it < 2; ++it) {
+        roost_test::adws::recorder rec;
+        roost::set_task_observer(&rec);
+        rt.run([&] { roost_test::adws::quad(depth, out, 0); });
+        roost::set_task_observer(nullptr);
+        ASSERT_EQ(rec.worker_of, expected) << "iteration " << it;
+        ++executions;
+      }
+      for (double v : out) ASSERT_EQ(v, 2.0);
+    }
+  }
+  RecordProperty("executions", executions);
+}
+
+namespace {
+std::vector<unsigned char> g_touched(8 << 20, 1);  // what the simulated kernels below declare they read
+}  // namespace
+
+// adws's hierarchical localized stealing (seed 003 §4.2.4; digest §2.3) under seeded interleavings: while
+// both halves of the root group run, no worker of one half runs a leaf of the other, though the fast
+// quarter's workers idle early; they do steal inside their own half. Random work stealing, under the same
+// check, crosses the halves: the check can fail.
+TEST(SimPolicies, AdwsStealsStayInsideTheTopmostActiveNode) {
+  const bool small = roost_test::under_sanitizer();
+  const std::vector<machine> machines = {{"pack:4 l3:1(size=1MiB) core:4 pu:1", 4, 4, small ? 10 : 200},
+                                         {"pack:4 l3:1(size=6MiB) core:16 pu:1", 4, 16, small ? 2 : 10}};
+  // A leaf's virtual time is its declared bytes (src/platform/README.md): half 0 = a slow quarter and a
+  // fast one, half 1 = medium.
+  const std::size_t leaf_bytes[2][2] = {{64 << 10, 1 << 10}, {32 << 10, 32 << 10}};
+  auto leaf = [&](int h, int q) { roost::touch(g_touched.data() + ((2 * h + q) << 16), leaf_bytes[h][q]); };
+  auto run = [&](const std::string& sched, const machine& m, int seed) {
+    roost::options o = sim_opts(sched, m.topology, static_cast<std::uint64_t>(seed), "jitter=0.3");
+    o.adws_steal = roost::adws_stealing::on;
+    roost::runtime rt(o);
+    const int leaves = static_cast<int>(m.sockets * m.cores) / 2;  // two a worker in each quarter
+    roost_test::adws::half_check chk(rt.workers());
+    roost::set_task_observer(&chk);
+    rt.run([&] { roost_test::adws::halves_tree(leaves, leaf); });
+    roost::set_task_observer(nullptr);
+    EXPECT_EQ(chk.leaves, 4 * leaves);
+    return std::make_pair(chk.errors, chk.inside);
+  };
+  int executions = 0;
+  for (const machine& m : machines) {
+    int inside = 0;
+    for (int seed = 1; seed <= m.seeds; ++seed) {
+      SCOPED_TRACE(replay("adws", "ROOST_ADWS_STEAL=true", m.topology, seed));
+      const auto [errors, in] = run("adws", m, seed);
+      for (std::size_t i = 0; i < errors.size() && i < 5; ++i) ADD_FAILURE() << errors[i];
+      ASSERT_TRUE(errors.empty()) << errors.size() << " leaves crossed";
+      inside += in;
+      ++executions;
+    }
+    EXPECT_GT(inside, 0) << m.topology << ": the fast quarter's workers never stole from the slow one";
+    bool ws_crossed = false;
+    for (int seed = 1; seed <= 10 && !ws_crossed; ++seed) ws_crossed = !run("ws", m, seed).first.empty();
+    EXPECT_TRUE(ws_crossed) << m.topology << ": random work stealing never crossed the halves";
+  }
+  RecordProperty("executions", executions);
+}
+
+// adws-ml (seed 003 ch. 5; digest §3) under seeded interleavings, over more data than all the caches hold
+// together (a group that fits them together is aggregated, dealt flat over their cores, and is not what
+// this checks). Without stealing, level descent and per-level dealing put every leaf where
+// predicted_worker says; with stealing, the leaves running under one cache at any moment never belong to
+// more data than the cache holds (one root per cache, §5.3.3).
+TEST(SimPolicies, AdwsMlCachePiecesStayUnderTheirCache) {
+  const bool small = roost_test::under_sanitizer();
+  struct ml_machine {
+    machine m;
+    std::size_t capacity, bytes;
+  };
+  const std::vector<ml_machine> machines = {
+      {{"pack:4 l3:1(size=256KiB) core:4 pu:1", 4, 4, small ? 10 : 200}, 256 << 10, 2 << 20},
+      {{"pack:4 l3:1(size=1MiB) core:16 pu:1", 4, 16, small ? 2 : 10}, 1 << 20, 8 << 20}};
+  auto leaf = [](std::size_t lo, std::size_t hi) {
+    roost::touch(g_touched.data() + lo, hi - lo);
+    return static_cast<long>((hi - lo) / 64);
+  };
+  int executions = 0;
+  for (const auto& [m, capacity, n] : machines) {
+    for (int seed = 1; seed <= m.seeds; ++seed) {
+      {
+        SCOPED_TRACE(replay("adws-ml", "ROOST_ADWS_STEAL=false", m.topology, seed));
+        roost::options o = sim_opts("adws-ml", m.topology, static_cast<std::uint64_t>(seed), "jitter=0.3");
+        o.adws_steal = roost::adws_stealing::off;
+        roost::runtime rt(o);
+        roost_test::adws_ml::leaf_map lm(n);
+        roost::set_task_observer(&lm);
+        ASSERT_EQ(rt.run([&] { return roost_test::adws_ml::chunks(0, n, leaf); }), static_cast<long>(n / 64));
+        roost::set_task_observer(nullptr);
+        ASSERT_EQ(lm.worker_of_leaf.size(), n / roost_test::adws_ml::kLeaf);
+        for (const auto& [l, worker] : lm.worker_of_leaf)
+          ASSERT_EQ(worker, roost_test::adws_ml::predicted_worker(l, n, m.sockets, m.cores, capacity)) << "leaf " << l;
+      }
+      {
+        SCOPED_TRACE(replay("adws-ml", "ROOST_ADWS_STEAL=true", m.topology, seed));
+        roost::options o = sim_opts("adws-ml", m.topology, static_cast<std::uint64_t>(seed), "jitter=0.3");
+        o.adws_steal = roost::adws_stealing::on;
+        roost::runtime rt(o);
+        roost_test::adws_ml::cache_check chk(n, capacity, m.cores);
+        roost::set_task_observer(&chk);
+        ASSERT_EQ(rt.run([&] { return roost_test::adws_ml::chunks(0, n, leaf); }), static_cast<long>(n / 64));
+        roost::set_task_observer(nullptr);
+        ASSERT_EQ(chk.leaves, n / roost_test::adws_ml::kLeaf);
+        ASSERT_EQ(chk.violations, 0u) << "worst: leaves of a " << chk.worst << "-byte subtree ran under one cache of "
+                                      << capacity;
+      }
+      executions += 2;
+    }
+  }
+  RecordProperty("executions", executions);
+}
+
+// cats (seed 000 §3.2) under seeded interleavings: the profiled first iteration finds the leaf inter-socket
+// tasks where eq. 1 puts them (leaves of 4 KiB: a subtree of height 4 is the largest that fits the 64 KiB
+// cache, so they lie at depth 4), and every later iteration keeps cab's tier rules (seed 000 §3.3) with that
+// boundary: each intra-socket subtree stays in its socket, only head cores start inter-socket tasks, a
+// socket runs one subtree at a time.
+TEST(SimPolicies, CatsTiersHoldAfterTheProfiledIteration) {
+  const bool small = roost_test::under_sanitizer();
+  const std::vector<machine> machines = {{"pack:4 l3:1(size=64KiB) core:4 pu:1", 4, 4, small ? 10 : 200},
+                                         {"pack:4 l3:1(size=64KiB) core:16 pu:1", 4, 16, small ? 2 : 10}};
+  using roost_test::cats::tree;
+  using roost_test::cats::tree_serial;
+  int executions = 0;
+  for (const machine& m : machines) {
+    for (int seed = 1; seed <= m.seeds; ++seed) {
+      SCOPED_TRACE(replay("cats", "ROOST_CATS_MIN_INTENSITY=0", m.topology, seed));
+      roost::options o = sim_opts("cats", m.topology, static_cast<std::uint64_t>(seed), "jitter=0.3");
+      o.cats_min_intensity = 0;  // what is profiled is the tiers, not whether the program is memory-bound
+      roost::runtime rt(o);
+      ASSERT_EQ(rt.run([] { return tree(8, 1, 4096); }), tree_serial(8, 1));
+      const std::string d = rt.describe();
+      ASSERT_NE(d.find("bi-tier"), std::string::npos) << d;
+      ASSERT_NE(d.find("511 tasks profiled, 16 leaf inter-socket tasks"), std::string::npos) << d;
+      for (int it = 0; it < 2; ++it) {
+        roost_test::cab::checker chk(4, m.cores);
+        roost::set_task_observer(&chk);
+        ASSERT_EQ(rt.run([] { return tree(8, 1, 4096); }), tree_serial(8, 1));
+        roost::set_task_observer(nullptr);
+        for (std::size_t i = 0; i < chk.errors.size() && i < 5; ++i) ADD_FAILURE() << chk.errors[i];
+        ASSERT_TRUE(chk.errors.empty()) << "iteration " << it << ": " << chk.errors.size() << " tier rules broken";
+        ASSERT_EQ(chk.leaf_inter_starts, 16L);  // every leaf inter-socket task ran once
+        ASSERT_LE(chk.max_active, 1) << "a socket ran two intra-socket subtrees at once";
+      }
+      executions += 3;
+    }
+  }
+  RecordProperty("executions", executions);
 }
 
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
