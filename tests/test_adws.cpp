@@ -163,7 +163,7 @@ TEST(Adws, RootsRunOnWorkerZero) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.run([] { return roost::this_worker_id(); }), 0);
 }
 
-// A loop under adws (README, "How to write for adws"): parallel_for's splits carry equal hints, so the
+// A loop under adws (docs/user-guide.md, "Work and data hints"): parallel_for's splits carry equal hints, so the
 // search deals the top ones over the workers and each worker joins the rest of its band inline. Without
 // stealing nothing moves: every iteration runs each index on the worker of the first, each worker on one
 // contiguous band, and every worker takes part. No observer is installed, so the joins below the search

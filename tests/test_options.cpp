@@ -27,7 +27,7 @@ TEST(Options, DefaultsAreSane) {
   roost::resolved_options r = roost::resolve({});
   EXPECT_EQ(r.scheduler, "ws");
   EXPECT_EQ(r.workers, 0u);  // one per PU, decided with the topology
-  EXPECT_EQ(r.stack_size, 8u << 20);  // a thread's, reserved lazily (README, Stacks)
+  EXPECT_EQ(r.stack_size, 8u << 20);  // a thread's, reserved lazily (docs/user-guide.md, "Stacks")
   EXPECT_TRUE(r.bind);
 }
 

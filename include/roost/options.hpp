@@ -1,6 +1,6 @@
 // Start-up configuration. Every field has an environment variable (OpenMP style); a field set in code wins
 // over the environment. Unset fields fall back to the environment, then to the documented default.
-// Every value, variable or string field, is read by one rule (README "Configuration"): surrounding
+// Every value, variable or string field, is read by one rule (docs/configuration.md): surrounding
 // whitespace is trimmed; empty is an error, not the default; words are case-insensitive; numbers are
 // decimal, in the range given below.
 #pragma once
