@@ -103,6 +103,32 @@ def test_traced_benchmark_gives_krd_and_timeline(tmp_path):
     assert len(timeline.task_spans(t)) > 0
 
 
+def test_ovr_on_a_simulated_pair_of_traces(tmp_path):
+    """roost-analyze reads simulated traces unchanged: timestamps are virtual, so the decomposition of a
+    simulated pair is a function of program, topology and seed, the same on every machine and every run."""
+    from roost_tools import ovr
+
+    def traced(workers: int, name: str) -> Path:
+        trace = tmp_path / name
+        env = dict(os.environ, ROOST_TRACE=str(trace), ROOST_SIM_SEED="7")
+        subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat2d", "--size", "258x4", "--variants", "ws",
+                        "--workers", str(workers), "--reps", "1", "--warmup", "1", "--platform", "sim",
+                        "--topology", "pack:2 l3:1(size=1MiB) core:2 pu:1"],
+                       check=True, capture_output=True, timeout=120, env=env)
+        return trace
+
+    one, four, again = traced(1, "one.trace"), traced(4, "four.trace"), traced(4, "again.trace")
+    d = ovr.decompose(read(four), read(one), skip=1)  # the warm-up run left out
+    assert d.workers == 4
+    assert 0 < d.work_1 <= d.t_1 and 0 < d.work_n <= 4 * d.t_n
+    assert d.ovr >= 1 and d.ovr_1 >= 1
+    assert d.t_n == pytest.approx(d.work_1 / 4 * d.ovr * d.wti)
+    assert d.t_n < d.t_1  # four simulated cores finish sooner than one
+    same = ovr.decompose(read(again), read(one), skip=1)
+    assert (same.t_n, same.work_n) == (d.t_n, d.work_n)  # virtual time: bit for bit
+    assert analyze.main(["ovr", str(four), str(one), "--skip", "1"]) == 0
+
+
 def _synthetic(path: Path, workers: int, records, domains=None):
     """Records with times in ns (ticks = ns), one chunk per lane. Task serials in `records` are names: they
     become the serials the format implies (lane << 48 | the task_begin's count in its lane)."""
