@@ -1,6 +1,7 @@
 // roost: a task-parallel runtime for C++ that runs each task close to its data.
 #pragma once
 #include "roost/errors.hpp"
+#include "roost/final.hpp"
 #include "roost/observer.hpp"
 #include "roost/options.hpp"
 #include "roost/parallel.hpp"

@@ -19,8 +19,9 @@ constexpr unsigned kObserverBit = 1, kTracerBit = 2, kSimBit = 4;
 std::atomic<task_observer*> g_task_observer{nullptr};
 
 void set_bit(unsigned bit, bool on) {
-  if (on) detail::g_hooks.fetch_or(bit, std::memory_order_acq_rel);
-  else detail::g_hooks.fetch_and(~bit, std::memory_order_acq_rel);
+  // seq_cst: a worker leaving a final region stores its path and then reads the flag (src/api/final.cpp)
+  if (on) detail::g_hooks.fetch_or(bit, std::memory_order_seq_cst);
+  else detail::g_hooks.fetch_and(~bit, std::memory_order_seq_cst);
   engine::refresh_spawn_paths();
 }
 }  // namespace

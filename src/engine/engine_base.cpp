@@ -71,8 +71,14 @@ engine_base::~engine_base() { unregister_started(this); }
 
 void engine_base::set_spawn_paths() {
   const bool hooks = hooks_on();
-  for (auto& w : workers_)
-    w->path.store(hooks ? detail::spawn_path::engine : w->inline_path, std::memory_order_relaxed);
+  for (auto& w : workers_) {
+    // A compare-exchange, not a store: a worker entering a final region (src/api/final.cpp) sets in_final,
+    // then the path to `engine`; a store computed from an in_final read before that could undo its path.
+    detail::spawn_path seen = w->path.load();
+    while (!w->path.compare_exchange_weak(
+        seen, hooks || w->in_final.load() ? detail::spawn_path::engine : w->inline_path)) {
+    }
+  }
 }
 
 void refresh_spawn_paths() {
