@@ -5,6 +5,7 @@
 #include "roost/observer.hpp"
 #include "roost/options.hpp"
 #include "roost/parallel.hpp"
+#include "roost/per_worker.hpp"
 #include "roost/runtime.hpp"
 #include "roost/task_group.hpp"
 #include "roost/touch.hpp"
