@@ -43,7 +43,7 @@ test: test-release test-tsan test-asan
 	@echo "make test: release, TSan and ASan+UBSan suites all passed"
 
 # The curated comparison: fib, fib-invoke, heat, heat-ub, heat2d, heat2d-pfor and matmul under every roost scheduler and the peers
-# (unimplemented schedulers are listed as such), then the table and out/report.md with charts.
+# (a variant a benchmark lacks is named once below its table), then the table and out/report.md with charts.
 demo: build
 	$(BUILD)/bench/roost-bench --demo
 	.venv/bin/roost-report out/bench.jsonl --out out

@@ -250,6 +250,19 @@ int run(const run_config& cfg) {
       if (!m.seconds.empty()) all_ok &= m.check_passed;
       all.push_back(m);
     };
+    // Variants that cannot run for this benchmark (here), by reason, in order: left out of the table and
+    // named once below it, and in the JSON as "left_out" lines (roost-report does the same with them).
+    std::vector<std::pair<std::string, std::vector<std::string>>> left_out;
+    auto leave_out = [&](const std::string& v, const std::string& why) {
+      auto it = std::find_if(left_out.begin(), left_out.end(), [&](const auto& e) { return e.first == why; });
+      if (it == left_out.end()) it = left_out.insert(left_out.end(), {why, {}});
+      if (std::find(it->second.begin(), it->second.end(), v) != it->second.end()) return;  // a later round
+      it->second.push_back(v);
+      if (json.is_open())
+        json << "{\"left_out\":true,\"bench\":\"" << bench::json_escape(bn) << "\",\"size\":\""
+             << bench::json_escape(size) << "\",\"variant\":\"" << bench::json_escape(v) << "\",\"note\":\""
+             << bench::json_escape(why) << "\"}\n" << std::flush;
+    };
     auto timed = [&](const std::string& v, unsigned w, const std::function<void()>& body) {
       return bench::measure(bn, v, size, w, cfg.warmup, cfg.reps, [&] { p->reset(); }, body,
                             [&] { return p->check(); });
@@ -265,17 +278,13 @@ int run(const run_config& cfg) {
         const roost::scheduler_info* rs = roost_scheduler(v);
         bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
         if (exists && cfg.simulated && !rs) {  // only roost's engine runs on the simulated platform
-          measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
-                        "not simulated: only roost's schedulers run on the simulated platform"};
-          emit(m);
+          leave_out(v, "not simulated: only roost's schedulers run on the simulated platform");
           continue;
         }
         if (!exists && is_floor(v) && !cfg.variants_named) continue;
-        if (!exists) {  // listed as such, never faked or silently skipped
-          measurement m{bn, v, size, cfg.workers.front(), {}, 0, false,
-                        rs && !rs->available ? "scheduler not implemented yet (see README)"
-                                             : "no such version of this benchmark"};
-          emit(m);
+        if (!exists) {  // no row (it could never have one), but named below the table: never silently skipped
+          leave_out(v, rs && !rs->available ? "scheduler not implemented yet (see README)"
+                                            : "no such version of this benchmark");
           continue;
         }
         for (unsigned w : single_threaded(v) ? std::vector<unsigned>{1} : cfg.workers) {
@@ -326,6 +335,11 @@ int run(const run_config& cfg) {
           emit(m);
         }
       }
+    }
+    for (const auto& [why, vs] : left_out) {
+      std::string names;
+      for (const auto& v : vs) names += (names.empty() ? "" : ", ") + v;
+      std::printf("  (%s left out: %s: %s)\n", bn.c_str(), why.c_str(), names.c_str());
     }
     if (cfg.rounds > 1) {
       const bench::round_summary s = bench::summarize_rounds(all, cfg.rounds, c2c_best);

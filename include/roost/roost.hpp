@@ -1,9 +1,11 @@
 // roost: a task-parallel runtime for C++ that runs each task close to its data.
 #pragma once
 #include "roost/errors.hpp"
+#include "roost/final.hpp"
 #include "roost/observer.hpp"
 #include "roost/options.hpp"
 #include "roost/parallel.hpp"
+#include "roost/per_worker.hpp"
 #include "roost/runtime.hpp"
 #include "roost/task_group.hpp"
 #include "roost/touch.hpp"

@@ -60,6 +60,23 @@ class task_group {
     spawn_with_hint(std::forward<F>(f), work);
   }
 
+  // OpenMP's `if` clause: run(f) when `spawn` is true; otherwise f runs at once on the calling task
+  // (undeferred, no task made), and an exception it throws is kept for wait() as a child's would be, so
+  // that what the program computes and throws never depends on the cutoff. Same rules as run() (owner
+  // only, inside a task) either way. The hint of an inline child is checked and then unused: its share of
+  // task_group(total) stays with the caller, which is where it runs.
+  template <class F>
+  void run_if(bool spawn, F&& f) {
+    if (spawn) spawn_with_hint(std::forward<F>(f), -1.0);
+    else run_here(f);
+  }
+  template <class F>
+  void run_if(bool spawn, F&& f, double work) {
+    check_hint("roost::task_group::run_if work hint", work);
+    if (spawn) spawn_with_hint(std::forward<F>(f), work);
+    else run_here(f);
+  }
+
   // Joins every child spawned so far; the group can be reused afterwards.
   __attribute__((always_inline)) void wait() {
     // Only the owner: checked before anything else, since the counters are the owner's alone (another
@@ -97,6 +114,27 @@ class task_group {
     }
     frame_t frame(std::forward<F>(f), &st_, hint);
     submit(*fb->worker, frame);  // the worker the owner runs on now (abi.hpp)
+  }
+  // run_if's inline child: checked as a spawn is, then called here.
+  template <class F>
+  void run_here(F& f) {
+    detail::fiber_abi* fb = detail::running_fiber();
+    if (fb != st_.owner_fiber || !fb || (st_.spawned & detail::group_state::kJoining)) [[unlikely]]
+      detail::throw_not_owner("roost::task_group::run_if", fb, st_);
+    try {
+      f();
+    } catch (...) {
+      // Counted as a child that ended here, so that wait() (or the destructor) joins and rethrows it; a
+      // first child so counted opens the group as the engine's spawn would, as a plain group
+      // (group_state::dist), so the join asks no policy for a distribution it never made.
+      detail::record_exception(st_, std::current_exception());
+      if (st_.spawned == 0) {
+        st_.base_epoch = detail::group_state::kNoBase;
+        st_.dist.mode = detail::group_state::kNotOpened;
+      }
+      ++st_.spawned;
+      ++st_.local_done;
+    }
   }
   template <class Frame>
   void submit(detail::worker_abi& w, Frame& fr) {

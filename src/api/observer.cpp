@@ -21,8 +21,9 @@ std::atomic<task_observer*> g_task_observer{nullptr};
 std::atomic<std::uint32_t> g_trace_depth{~std::uint32_t{0}};
 
 void set_bit(unsigned bit, bool on) {
-  const unsigned now = on ? detail::g_hooks.fetch_or(bit, std::memory_order_acq_rel) | bit
-                          : detail::g_hooks.fetch_and(~bit, std::memory_order_acq_rel) & ~bit;
+  // seq_cst: a worker leaving a final region stores its path and then reads the flag (src/api/final.cpp)
+  const unsigned now = on ? detail::g_hooks.fetch_or(bit, std::memory_order_seq_cst) | bit
+                          : detail::g_hooks.fetch_and(~bit, std::memory_order_seq_cst) & ~bit;
   // An observer and the simulation see every task; a tracer alone, the tasks down to its depth.
   detail::g_hook_depth.store(now & (kObserverBit | kSimBit) ? ~std::uint32_t{0} : g_trace_depth.load(),
                              std::memory_order_relaxed);

@@ -71,9 +71,15 @@ engine_base::~engine_base() { unregister_started(this); }
 
 void engine_base::set_spawn_paths() {
   // A tracer alone keeps the inline paths: what they run is part of the spawning task's span (abi.hpp).
-  const bool every_task = detail::g_hooks.load(std::memory_order_relaxed) & (detail::kHookObserver | detail::kHookSim);
-  for (auto& w : workers_)
-    w->path.store(every_task ? detail::spawn_path::engine : w->inline_path, std::memory_order_relaxed);
+  const bool every_task = detail::hooks_see_every_task();
+  for (auto& w : workers_) {
+    // A compare-exchange, not a store: a worker entering a final region (src/api/final.cpp) sets in_final,
+    // then the path to `engine`; a store computed from an in_final read before that could undo its path.
+    detail::spawn_path seen = w->path.load();
+    while (!w->path.compare_exchange_weak(
+        seen, every_task || w->in_final.load() ? detail::spawn_path::engine : w->inline_path)) {
+    }
+  }
 }
 
 void refresh_spawn_paths() {

@@ -45,6 +45,14 @@ struct alignas(64) worker : detail::worker_abi {
   // Worker 0 only: the lent thread was bound to os_cpu for this call, and its own affinity to give back.
   bool lent_bound = false;
   platform::os::saved_affinity lent_affinity;
+
+  // roost::run_final (src/api/final.cpp): how many final regions the task on this worker is inside, and the
+  // entry points they replaced. Only this worker's thread touches them: nothing migrates inside a region.
+  // in_final is also read by refresh_spawn_paths (any thread), which must keep the path at `engine` then.
+  unsigned final_depth = 0;
+  void (*saved_spawn)(detail::worker_abi&, detail::group_state&, detail::task_frame&) = nullptr;
+  void (*saved_wait)(detail::worker_abi&, detail::group_state&) = nullptr;
+  std::atomic<bool> in_final{false};
   // Binds a lent thread (worker 0 during run) to its CPU, once per call: before it first sleeps, or at the
   // start when it is elsewhere. A thread woken from sleep may be put on any allowed CPU, including a pinned
   // worker's, which cannot make room. (The 3x heat2d slowdowns once blamed on this were the VM placing its

@@ -60,7 +60,9 @@ void unregister_guard(std::uintptr_t lo) {
     }
 }
 
-std::size_t g_stack_size_for_message = 0;
+// Atomic: runtimes may be constructed on several threads at once (each stores its stack size here); a
+// lock-free atomic load is also safe in the signal handler.
+std::atomic<std::size_t> g_stack_size_for_message{0};
 struct sigaction g_old_segv, g_old_bus;
 
 // The report is built in one buffer and written with one write(2), by the first thread that overflows only:
@@ -91,7 +93,7 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
       }
       message m;
       m.add("roost: task stack overflow: a task used more than its stack of ");
-      m.add(g_stack_size_for_message);
+      m.add(g_stack_size_for_message.load(std::memory_order_relaxed));
       m.add(" bytes (ROOST_STACK_SIZE). Raise ROOST_STACK_SIZE (e.g. ROOST_STACK_SIZE=64M; stacks are "
             "reserved, not committed) or options::stack_size, or make the task's recursion shallower.\n");
       ssize_t r = ::write(2, m.buf, m.len);
@@ -191,7 +193,7 @@ __attribute__((no_sanitize("address", "thread"))) bool release_deep_pages(const 
 
 void install_overflow_handler(std::size_t stack_size) {
   static std::once_flag once;
-  g_stack_size_for_message = stack_size;
+  g_stack_size_for_message.store(stack_size, std::memory_order_relaxed);
   std::call_once(once, [] {
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);

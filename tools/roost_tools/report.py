@@ -3,7 +3,8 @@
     roost-report out/bench.jsonl --out out        # writes out/report.md and out/<bench>.png
 
 Ratios compare variants measured in the same run: time / serial time, and time / ws time at the same
-worker count (lower is better for both). A variant that could not run is listed with its reason.
+worker count (lower is better for both). A variant that failed is listed with its reason; one that cannot run
+for a benchmark (no such version of it) has no row, and is named once below the table.
 
 Results of `roost-bench --rounds N` are shown as the driver summarized them (its summary lines; the rule is
 bench/driver/rounds.hpp's): rounds with a measurement taken while the CPUs were far apart are left out
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .results import Measurement, ResultsError, Summary, load_all
+from .results import LeftOut, Measurement, ResultsError, Summary, cannot_run, load_all
 
 
 class Run:
@@ -27,6 +28,7 @@ class Run:
     def __init__(self) -> None:
         self.measurements: list[Measurement] = []
         self.summaries: list[Summary] = []
+        self.left_out: list[LeftOut] = []
         self.seen: set = set()
 
 
@@ -43,6 +45,12 @@ def _group(records: list) -> "OrderedDict[str, Run]":
     for r in records:
         key = (r.bench, r.size)
         run = current.get(key)
+        if isinstance(r, LeftOut):  # written once per run, among its first round's measurements
+            if run is None or run.summaries or any(x.variant == r.variant for x in run.left_out):
+                run = current[key] = Run()
+                runs.append((key, run))
+            run.left_out.append(r)
+            continue
         if isinstance(r, Summary):
             if run is None:
                 run = current[key] = Run()
@@ -128,8 +136,27 @@ def summary_rows(summaries: list[Summary]) -> list[dict]:
     ]
 
 
+def left_out_line(run: Run) -> str:
+    """The variants that cannot run for this benchmark, by reason, in one line ("" if none): from the
+    driver's left_out lines, and from the rows older files wrote for them."""
+    by: "OrderedDict[str, list[str]]" = OrderedDict()
+    old = [(m.variant, m.note) for m in run.measurements if not m.ran and cannot_run(m.note)]
+    old += [(s.variant, s.note) for s in run.summaries if s.median is None and cannot_run(s.note)]
+    for variant, note in [(x.variant, x.note) for x in run.left_out] + old:
+        names = by.setdefault(note, [])
+        if variant not in names:
+            names.append(variant)
+    return "; ".join(f"{note}: {', '.join(names)}" for note, names in by.items())
+
+
 def bench_rows(run: Run, best: float | None = None) -> tuple[list[dict], str]:
-    """The rows for one run, and a line that says how they were summarized (empty for one round)."""
+    """The rows for one run, and a line that says how they were summarized (empty for one round). Variants
+    that cannot run for the benchmark have no row (left_out_line names them)."""
+    rows, how = _all_rows(run, best)
+    return [r for r in rows if r["median_ms"] is not None or not cannot_run(r["note"])], how
+
+
+def _all_rows(run: Run, best: float | None) -> tuple[list[dict], str]:
     ms = run.measurements
     if run.summaries:
         total, near = run.summaries[0].rounds, run.summaries[0].near_rounds
@@ -222,6 +249,8 @@ def report(records: list, out: Path, title: str = "roost benchmark report") -> P
         parts.append(markdown_table(bench, rows))
         if how:
             parts.append(how + "\n")
+        if left := left_out_line(run):
+            parts.append(f"Left out (cannot run for this benchmark): {left}.\n")
         png = out / (bench.replace(" (run ", "-run").replace(")", "").replace(" ", "-") + ".png")
         chart(bench, rows, png)
         if png.exists():
@@ -250,6 +279,8 @@ def console_table(records: list) -> str:
                     f"{_fmt(r['vs_serial'], '{:.2f}x'):>9} {_fmt(r['vs_ws'], '{:.2f}x'):>7}"
                     + ("" if r["check"] else "  CHECK FAILED")
                 )
+        if left := left_out_line(run):
+            lines.append(f"  left out: {left}")
     return "\n".join(lines)
 
 

@@ -50,6 +50,25 @@ class Summary:
     note: str = ""
 
 
+@dataclass
+class LeftOut:
+    """A variant that cannot run for a benchmark (no such version of it, a scheduler not implemented, a peer on
+    the simulated platform): roost-bench writes no measurement for it, only this line, so that a report can
+    name it once below the table instead of listing a row that cannot exist."""
+    bench: str
+    size: str
+    variant: str
+    note: str
+
+
+# Notes of the rows that files written before "left_out" lines existed carry for such variants.
+CANNOT_RUN_NOTES = ("no such version", "scheduler not implemented yet", "not simulated")
+
+
+def cannot_run(note: str) -> bool:
+    return note.startswith(CANNOT_RUN_NOTES)
+
+
 REQUIRED = ("bench", "variant", "size", "workers", "seconds", "median", "check")
 SUMMARY_REQUIRED = ("bench", "size", "variant", "workers", "median", "spread", "vs_serial", "vs_ws", "rounds_used",
                     "rounds", "near_rounds", "check")
@@ -59,12 +78,12 @@ def _opt(x) -> float | None:
     return None if x is None else float(x)
 
 
-def load_all(path: str | Path) -> list[Measurement | Summary]:
-    """Every line of a roost-bench --json file, in file order: measurements and summary rows."""
+def load_all(path: str | Path) -> list[Measurement | Summary | LeftOut]:
+    """Every line of a roost-bench --json file, in file order: measurements, summary rows, left-out variants."""
     path = Path(path)
     if not path.exists():
         raise ResultsError(f"{path}: no such file (run roost-bench with --json {path} first)")
-    out: list[Measurement | Summary] = []
+    out: list[Measurement | Summary | LeftOut] = []
     for lineno, line in enumerate(path.read_text().splitlines(), start=1):
         if not line.strip():
             continue
@@ -72,6 +91,13 @@ def load_all(path: str | Path) -> list[Measurement | Summary]:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             raise ResultsError(f"{path}:{lineno}: not a JSON line ({e.msg})") from None
+        if rec.get("left_out"):
+            missing = [k for k in ("bench", "size", "variant", "note") if k not in rec]
+            if missing:
+                raise ResultsError(f"{path}:{lineno}: left_out line missing field(s) {', '.join(missing)}")
+            out.append(LeftOut(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
+                               note=str(rec["note"])))
+            continue
         if rec.get("summary"):
             missing = [k for k in SUMMARY_REQUIRED if k not in rec]
             if missing:
@@ -100,7 +126,7 @@ def load_all(path: str | Path) -> list[Measurement | Summary]:
                 round=int(rec.get("round", 0)),
             )
         )
-    if not any(isinstance(r, Measurement) for r in out):
+    if not any(isinstance(r, (Measurement, LeftOut)) for r in out):
         raise ResultsError(f"{path}: no measurements")
     return out
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from roost_tools import report
-from roost_tools.results import ResultsError, load
+from roost_tools.results import LeftOut, ResultsError, load, load_all
 
 
 def write(path: Path, records):
@@ -108,8 +108,10 @@ def test_driver_json_round_trip(tmp_path):
     assert ("heat", "ws", 2) in got and ("fib", "tbb", 1) in got
     assert all(m.check for m in ms if m.ran)
     assert all(len(m.seconds) == 2 for m in ms if m.ran)
-    numa = [m for m in ms if m.variant == "numa"]
-    assert numa and not numa[0].ran and "not implemented" in numa[0].note
+    # A scheduler not implemented has no row: named once per benchmark, in a left_out line.
+    assert not [m for m in ms if m.variant == "numa"]
+    numa = [r for r in load_all(out) if isinstance(r, LeftOut) and r.variant == "numa"]
+    assert [r.bench for r in numa] == ["heat", "fib"] and all("not implemented" in r.note for r in numa)
     if len(os.sched_getaffinity(0)) >= 2:  # the driver times a cache line's trip between two CPUs
         timed = [m.c2c_ns for m in ms if m.ran and m.c2c_ns is not None]  # absent only if it timed out
         assert timed and all(ns > 0 for ns in timed)
@@ -128,10 +130,37 @@ def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
     assert all(m.ran and m.check for m in ms if m.variant.startswith("floor-"))
     # Asked for by name, a benchmark without floors says so instead of skipping silently.
     named = tmp_path / "n.jsonl"
-    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "nqueens", "--small", "--reps", "1", "--warmup", "0",
-                    "--variants", "floor-help", "--json", str(named)], check=True, capture_output=True, timeout=120)
-    [m] = load(named)
-    assert not m.ran and "no such version" in m.note
+    # No row (it cannot exist), but named: a left_out line in the JSON, and a line below the console table.
+    done = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "nqueens", "--small", "--reps", "1", "--warmup",
+                           "0", "--variants", "floor-help,ws", "--json", str(named)], check=True,
+                          capture_output=True, text=True, timeout=120)
+    assert {m.variant for m in load(named)} == {"ws"}
+    [left] = [r for r in load_all(named) if isinstance(r, LeftOut)]
+    assert (left.bench, left.variant) == ("nqueens", "floor-help") and "no such version" in left.note
+    assert "floor-help" not in "".join(l for l in done.stdout.splitlines() if not l.strip().startswith("("))
+    assert "(nqueens left out: no such version of this benchmark: floor-help)" in done.stdout
+
+
+def test_variants_that_cannot_run_have_no_row_and_are_named_once_below_the_table(tmp_path):
+    p = tmp_path / "r.jsonl"
+    left = {"left_out": True, "bench": "heat", "size": "64x32x4", "variant": "floor-help",
+            "note": "no such version of this benchmark"}
+    # A file of today's driver (a left_out line) and rows that older files wrote for such variants.
+    write(p, [rec("serial", 1, 0.100), left, rec("ws", 2, 0.050),
+              rec("omp-clang", 2, 0, note="no such version of this benchmark"),
+              rec("tbb", 2, 0, note="tbb threw: out of memory")])
+    [run] = report._group(report.load_all(p)).values()
+    rows, _ = report.bench_rows(run)
+    assert [r["variant"] for r in rows] == ["serial", "ws", "tbb"]  # a failure a user must see keeps its row
+    assert report.left_out_line(run) == "no such version of this benchmark: floor-help, omp-clang"
+    out = tmp_path / "out"
+    report.main([str(p), "--out", str(out), "--quiet"])
+    md = (out / "report.md").read_text()
+    assert "| floor-help |" not in md and "| omp-clang |" not in md and "| tbb |" in md
+    assert md.count("Left out (cannot run for this benchmark): no such version of this benchmark: "
+                    "floor-help, omp-clang.") == 1
+    assert "left out: no such version of this benchmark: floor-help, omp-clang" in report.console_table(
+        report.load_all(p))
 
 
 def summary(variant, workers, median, vs_serial, vs_ws, rounds_used=2, note=""):

@@ -103,6 +103,15 @@ inline constexpr unsigned kHookObserver = 1, kHookTracer = 2, kHookSim = 4;
 // every task while an observer or a simulation is installed, ROOST_TRACE_DEPTH while only a tracer is.
 // Tasks a worker takes from its scheduling loop, and resumed ones, are always seen (observe.hpp).
 extern std::atomic<std::uint32_t> g_hook_depth;
+// Whether an observer or a simulation is installed: every spawn must then go through the engine. seq_cst,
+// as the flag's writers (src/api/final.cpp reads it after storing a worker's path).
+inline bool hooks_see_every_task() {
+#ifdef ROOST_NO_HOOKS
+  return false;
+#else
+  return (g_hooks.load() & (kHookObserver | kHookSim)) != 0;
+#endif
+}
 // Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
 inline bool hooks_installed() {
 #ifdef ROOST_NO_HOOKS

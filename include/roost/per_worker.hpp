@@ -1,0 +1,136 @@
+// roost::per_worker<T> — one T per worker, for values a task updates where it runs (oneTBB's
+// enumerable_thread_specific; BOTS's threadprivate counters):
+//
+//   roost::per_worker<long> solutions;               // each element starts as long{}; or per_worker<T>(x)
+//   ... in any task:   ++solutions.local();          // the element of the worker running the task now
+//   ... after the join: long n = solutions.combine(std::plus<>());
+//
+// local() is keyed by the worker running the caller *now*. A task may move to another worker (another OS
+// thread) at a scheduling point: task_group::wait(), tg.run() under a child-first scheduler, and any
+// parallel_invoke / parallel_for / parallel_reduce. So call local() again after one instead of keeping the
+// reference across it (two workers could then update the same element at once). Between two scheduling
+// points the reference is the worker's alone. Any runtime's workers may use the same per_worker (each worker
+// of each runtime gets its own element); outside any task, the calling thread gets an element of its own.
+//
+// combine, for_each, size and clear read or change every element: call them when no task uses local()
+// (after the join, or outside runtime::run). Elements are never moved, and each lies in cache lines of its
+// own (no false sharing between workers).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+#include "roost/detail/abi.hpp"
+
+namespace roost {
+
+template <class T>
+class per_worker {
+ public:
+  // Elements start as T{}.
+  per_worker() : make_([] { return T{}; }) {}
+  // Elements start as copies of `initial`.
+  explicit per_worker(const T& initial) : make_([initial] { return initial; }) {}
+  // Elements start as factory() (called once per element, on the worker that first calls local()).
+  template <class Factory, class = std::enable_if_t<std::is_invocable_r_v<T, Factory&> &&
+                                                    !std::is_convertible_v<Factory, T>>>
+  explicit per_worker(Factory factory) : make_(std::move(factory)) {}
+
+  per_worker(const per_worker&) = delete;
+  per_worker& operator=(const per_worker&) = delete;
+  ~per_worker() { clear(); }
+
+  // The element of the worker that runs the caller now, made on its first use there.
+  T& local() {
+    const void* key = current_key();
+    std::atomic<node*>& head = buckets_[bucket_of(key)];
+    node* first = head.load(std::memory_order_acquire);
+    for (node* n = first; n; n = n->next)
+      if (n->key == key) return n->value;
+    // Not there: only this worker inserts this key, so no one else can add it meanwhile.
+    node* n = new node(key, make_());
+    n->next = first;
+    while (!head.compare_exchange_weak(n->next, n, std::memory_order_release, std::memory_order_acquire)) {
+    }
+    count_.fetch_add(1, std::memory_order_relaxed);
+    return n->value;
+  }
+
+  // op(op(e0, e1), e2)... over the elements (in no particular order: op should be associative and
+  // commutative); what a fresh element holds (T{}, the initial value or factory()) when there is none.
+  template <class Op>
+  T combine(Op op) const {
+    bool first = true;
+    T acc{make_()};
+    for_each([&](const T& v) {
+      if (first) {
+        acc = v;
+        first = false;
+      } else {
+        acc = op(acc, v);
+      }
+    });
+    return acc;
+  }
+
+  template <class F>
+  void for_each(F f) {
+    for (auto& b : buckets_)
+      for (node* n = b.load(std::memory_order_acquire); n; n = n->next) f(n->value);
+  }
+  template <class F>
+  void for_each(F f) const {
+    for (auto& b : buckets_)
+      for (const node* n = b.load(std::memory_order_acquire); n; n = n->next) f(std::as_const(n->value));
+  }
+
+  // How many elements exist (workers that called local() since the last clear()).
+  std::size_t size() const { return count_.load(std::memory_order_relaxed); }
+
+  // Destroys every element; the next local() on a worker makes a fresh one.
+  void clear() {
+    for (auto& b : buckets_) {
+      node* n = b.exchange(nullptr, std::memory_order_acq_rel);
+      while (n) {
+        node* next = n->next;
+        delete n;
+        n = next;
+      }
+    }
+    count_.store(0, std::memory_order_relaxed);
+  }
+
+ private:
+  // Padded to whole cache lines: two workers' elements never share one. 128 bytes, not 64: the adjacent
+  // line prefetcher of x86 cores moves lines in pairs.
+  struct alignas(128) node {
+    node(const void* k, T v) : key(k), value(std::move(v)) {}
+    const void* key;
+    node* next = nullptr;
+    T value;
+  };
+  static constexpr std::size_t kBuckets = 64;
+  static std::size_t bucket_of(const void* key) {
+    auto x = reinterpret_cast<std::uintptr_t>(key);
+    x ^= x >> 7;
+    x ^= x >> 13;
+    return x % kBuckets;
+  }
+  // The worker running the caller (a worker is one OS thread for its whole life, unique among the live
+  // runtimes' workers), or outside any task the calling thread.
+  static const void* current_key() {
+    if (detail::fiber_abi* fb = detail::running_fiber()) return fb->worker;
+    static thread_local char outside;
+    return &outside;
+  }
+
+  std::function<T()> make_;
+  std::atomic<node*> buckets_[kBuckets] = {};
+  std::atomic<std::size_t> count_{0};
+};
+
+}  // namespace roost
