@@ -1,7 +1,7 @@
 // Where a task may move to another worker (another OS thread), and roost::per_worker, which programs that
 // keep per-thread values (BOTS's threadprivate counters) use instead of a thread_local.
 //
-// The rule (docs/api-additions.md): a task runs on one worker between two scheduling points. The scheduling
+// The rule (docs/cutoffs-migration-per-worker.md): a task runs on one worker between two scheduling points. The scheduling
 // points are task_group::wait() (and a group's destructor), tg.run() under a child-first scheduler (ws, hws,
 // adws, adws-ml, cab below its boundary, cats while it runs as ws), and parallel_invoke / parallel_for /
 // parallel_reduce, which join. tg.run() under ws-help (help-first) never moves the caller.
