@@ -93,9 +93,9 @@ void engine::hook_steal(unsigned thief, unsigned victim, bool taken) {
   if (auto* t = trace::current_tracer()) t->steal(thief, victim, taken);
 }
 
-void detail::hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index) {
+// The simulation charges a spawn; the tracer records none (a child's task_begin names its spawner and rank).
+void detail::hook_spawn(unsigned, const task_id&, std::uint32_t) {
   if (auto* s = platform::t_sim) s->on_spawn();
-  if (auto* t = trace::current_tracer()) t->spawn(worker, parent, index);
 }
 
 }  // namespace roost

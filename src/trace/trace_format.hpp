@@ -33,8 +33,9 @@
 //   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
 //                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is
 //                         in the kind (roost::touch_rows)
-//   spawn [a index]       a = the spawning task's serial, index = the child's rank (the child's task_begin
-//                         follows, possibly on another worker)
+//   spawn [a index]       a = the spawning task's serial, index = the child's rank. No longer written: the
+//                         child's task_begin carries both, and a fine-grained program paid a quarter of its
+//                         trace's cost for it; readers still accept it
 //   steal [a b]           a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (thief's lane)
 //   idle_begin, idle_end []             a worker enters its scheduling loop (it runs no task from there) /
 //                                       leaves it with a job to run or to stop; a worker's work is its

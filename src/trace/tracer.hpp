@@ -67,9 +67,6 @@ class tracer final : public touch_consumer {
   void idle(unsigned w, bool begin) {
     begin ? add<kind::idle_begin>(w, 0, 0, 0) : add<kind::idle_end>(w, 0, 0, 0);
   }
-  void spawn(unsigned w, const detail::task_id& parent, std::uint32_t index) {
-    add<kind::spawn>(w, parent.serial, 0, index);
-  }
   void steal(unsigned thief, unsigned victim, bool taken) { add<kind::steal>(thief, victim, taken ? 1 : 0, 0); }
   void iteration(bool begin);
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
