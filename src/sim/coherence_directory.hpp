@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/cache_array.hpp"
+#include "sim/huge_pages.hpp"
 
 namespace roost::sim {
 
@@ -44,7 +45,7 @@ class coherence_directory {
   unsigned shift_;            // 64 - log2(capacity)
   std::size_t capacity_ = 0;  // a power of two
   std::size_t size_ = 0;
-  std::vector<std::uint64_t> slots_;  // capacity x stride; key kEmpty: a free slot
+  std::vector<std::uint64_t, huge_page_allocator<std::uint64_t>> slots_;  // capacity x stride; key kEmpty: a free slot
 };
 
 }  // namespace roost::sim

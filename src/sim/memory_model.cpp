@@ -184,6 +184,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
     }
   }
   memory_.resize(spec.num_pus);
+  last_page_.assign(spec.num_pus, last_page{});
 
   // Coherence units: the private caches of one core as one unit, each shared instance as its own.
   std::vector<std::vector<std::uint32_t>> distinct;
@@ -320,16 +321,20 @@ void memory_model::read_memory(unsigned pu, line_addr line) {
   unsigned home = here;
   if (num_numa_ > 1) {
     const std::uint64_t page = line >> page_line_shift_;
-    std::uint32_t placed = pages_.node_of(page);
-    if (placed == page_map::none) {
-      if (params_.numa == numa_policy::interleave) {
-        placed = static_cast<std::uint32_t>(page % num_numa_);
-      } else {
-        placed = here;  // first touch
-        pages_.place(page, placed);
+    last_page& last = last_page_[pu];
+    if (last.page != page) {  // a stream asks the map once per page, not once per line
+      std::uint32_t placed = pages_.node_of(page);
+      if (placed == page_map::none) {
+        if (params_.numa == numa_policy::interleave) {
+          placed = static_cast<std::uint32_t>(page % num_numa_);
+        } else {
+          placed = here;  // first touch
+          pages_.place(page, placed);
+        }
       }
+      last = {page, placed};
     }
-    home = placed;
+    home = last.node;
   }
   last_remote_ = home != here;
   last_memory_ns_ = mem_latency_[here * num_numa_ + home];
@@ -449,6 +454,7 @@ void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
                        std::to_string(num_numa_ - 1));
   const unsigned page_shift = page_line_shift_ + line_shift_;
   for (std::uint64_t p = addr >> page_shift; p <= (addr + bytes - 1) >> page_shift; ++p) pages_.place(p, node);
+  last_page_.assign(last_page_.size(), last_page{});  // a page may have moved
 }
 
 std::uint32_t memory_model::home_of(std::uint64_t addr) const {

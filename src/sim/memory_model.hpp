@@ -162,6 +162,11 @@ class memory_model {
   std::vector<unsigned> numa_of_pu_;
   std::vector<double> mem_latency_;  // from node x home node
   page_map pages_;
+  struct last_page {
+    std::uint64_t page = ~std::uint64_t{0};
+    std::uint32_t node = 0;
+  };
+  std::vector<last_page> last_page_;  // per PU: the page its last memory access went to, and its node
   std::vector<memory_counters> memory_;
   bool last_remote_ = false;
   double last_memory_ns_ = 0;
