@@ -232,6 +232,7 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   const chain_t& ch = chains_[pu];
   access_result r;
   int way0 = cache_array::miss;
+  walk_known_ = false;
   const unsigned depth = fetch(pu, 0, line, is_write, r.coherence_miss, way0);
   r.depth = static_cast<std::uint8_t>(depth);
   if (depth < ch.len) {
@@ -250,10 +251,10 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   cache_array& first = caches_[ch.ids[0]];
   if (is_write) {
     if (!first.exclusive(line, way0)) {
-      invalidate_others(pu, line);
+      if (!walk_known_ || walk_outside_) invalidate_others(pu, line);  // else nothing outside to invalidate
       first.set_exclusive(line, way0, true);
     }
-  } else if (depth > 0 && !held_outside_chain(pu, line)) {
+  } else if (depth > 0 && !(walk_known_ ? walk_outside_ : held_outside_chain(pu, line))) {
     first.set_exclusive(line, way0, true);
   }
   return r;
@@ -277,16 +278,26 @@ unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool i
   coherence |= way == cache_array::coherence_miss;
   // The level below serves a read: a write allocates here after fetching the line (write-allocate).
   const unsigned served = fetch(pu, depth + 1, line, false, coherence, way0);
-  const int way_here = fill(pu, depth, line, is_write);
+  const int way_here = fill(pu, depth, line, is_write, true);
   if (depth == 0) way0 = way_here;
   return served;
 }
 
-// Returns the line's way.
-int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty) {
-  const std::uint32_t id = chains_[pu].ids[depth];
+// Returns the line's way. `fetched`: the line came from the level below on the chain, which holds it.
+int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched) {
+  const chain_t& ch = chains_[pu];
+  const std::uint32_t id = ch.ids[depth];
   const cache_array::victim v = caches_[id].insert(line, dirty);
-  if (coherent_) directory_add(id, line);
+  if (coherent_) {
+    if (!fetched) {
+      directory_add(id, line);
+    } else if (depth + 1 == ch.len || unit_of_[ch.ids[depth + 1]] != unit_of_[id]) {
+      // (A level below of the same unit holds the line: its unit's bit is set, nothing to add.) The units
+      // outside the chain holding the line do not change until the walk ends: access() needs no second look.
+      walk_outside_ = directory_add(id, line, &chain_units_[std::size_t{pu} * directory_.words()]);
+      walk_known_ = true;
+    }
+  }
   if (!v.valid) return v.way;
   if (coherent_) directory_remove(id, v.line);
   if (v.dirty) write_back(pu, depth + 1, v.line);
@@ -313,7 +324,7 @@ void memory_model::write_back(unsigned pu, unsigned depth, line_addr line) {
     int unused = 0;
     fetch(pu, depth + 1, line, false, coherence, unused);
   }
-  fill(pu, depth, line, true);
+  fill(pu, depth, line, true, false);
 }
 
 void memory_model::read_memory(unsigned pu, line_addr line) {
@@ -344,11 +355,15 @@ void memory_model::read_memory(unsigned pu, line_addr line) {
 
 // ---- Coherence ---------------------------------------------------------------------------------------------
 
-void memory_model::directory_add(std::uint32_t instance, line_addr line) {
+// Returns whether a unit outside `chain` (directory words() bits, or none) holds the line.
+bool memory_model::directory_add(std::uint32_t instance, line_addr line, const std::uint64_t* chain) {
   const std::uint32_t u = unit_of_[instance];
   std::uint64_t* mask = directory_.find_or_insert(line);
+  bool outside = false;
+  if (chain)
+    for (unsigned w = 0; w < directory_.words(); ++w) outside |= (mask[w] & ~chain[w]) != 0;
   const std::uint64_t bit = std::uint64_t{1} << (u % 64);
-  if (mask[u / 64] & bit) return;
+  if (mask[u / 64] & bit) return outside;
   mask[u / 64] |= bit;
   // A new sharer: other units' first-level copies are no longer exclusive.
   for (unsigned w = 0; w < directory_.words(); ++w) {
@@ -361,6 +376,7 @@ void memory_model::directory_add(std::uint32_t instance, line_addr line) {
       }
     }
   }
+  return outside;
 }
 
 void memory_model::directory_remove(std::uint32_t instance, line_addr line) {

@@ -139,10 +139,10 @@ class memory_model {
   };
 
   unsigned fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0);
-  int fill(unsigned pu, unsigned depth, line_addr line, bool dirty);
+  int fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched);
   void write_back(unsigned pu, unsigned depth, line_addr line);
   void read_memory(unsigned pu, line_addr line);
-  void directory_add(std::uint32_t instance, line_addr line);
+  bool directory_add(std::uint32_t instance, line_addr line, const std::uint64_t* chain = nullptr);
   void directory_remove(std::uint32_t instance, line_addr line);
   void invalidate_others(unsigned pu, line_addr line);
   bool held_outside_chain(unsigned pu, line_addr line);
@@ -179,6 +179,8 @@ class memory_model {
   std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
   coherence_directory directory_{1};
   std::vector<std::uint64_t> scratch_;
+  bool walk_known_ = false;    // access(): the walk's first directory_add of the line saw ...
+  bool walk_outside_ = false;  // ... whether a unit outside the chain holds it
 };
 
 }  // namespace roost::sim
