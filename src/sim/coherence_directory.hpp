@@ -4,9 +4,11 @@
 // A "unit" is what a write invalidates as one: the private caches of one core together, or one shared cache
 // instance. Every line held by at least one unit has an entry: the line and a bitmask of units, `words()`
 // 64-bit words wide, stored beside its key (one host cache line for both, up to 7 words). Open addressing
-// with linear probing and backward-shift deletion (no tombstones, since lines leave as often as they come);
-// it grows by doubling, so memory follows the lines actually held. Pointers into it are valid until the
-// next insert or erase.
+// with linear probing and backward-shift deletion (no tombstones, since lines leave as often as they come).
+// It is sized at construction for the most lines the caches can hold (no rehashing while a trace warms the
+// caches up); its pages are zero until first written, so memory still follows the lines actually held. It
+// grows by doubling only when built without that bound. Pointers into it are valid until the next insert or
+// erase.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -18,7 +20,8 @@ namespace roost::sim {
 
 class coherence_directory {
  public:
-  explicit coherence_directory(unsigned units);
+  // max_lines: the most lines the caches hold at once (their total size in lines), or 0 when unknown.
+  explicit coherence_directory(unsigned units, std::size_t max_lines = 0);
 
   unsigned words() const { return words_; }
   std::size_t size() const { return size_; }
@@ -31,13 +34,15 @@ class coherence_directory {
   void erase(line_addr line);
 
  private:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  // A slot's key is its line + 1: 0 marks a free slot, so that untouched (zero) memory is an empty table.
+  static constexpr std::uint64_t kEmpty = 0;
+  static std::uint64_t key_of(line_addr line) { return line + 1; }
   // Fibonacci hashing of the line's 8-line block, the line's place in the block kept: the lines of a stream
   // (and the victims it evicts, a stream too) share host cache lines, one host miss per block.
   std::size_t slot_of(line_addr line) const {
     return static_cast<std::size_t>((((line >> 3) * 0x9E3779B97F4A7C15ull) >> (shift_ + 3)) << 3 | (line & 7));
   }
-  std::uint64_t* slot(std::size_t i) { return &slots_[i * stride_]; }
+  std::uint64_t* slot(std::size_t i) { return slots_.data() + i * stride_; }
   void grow();
 
   unsigned words_;
@@ -45,7 +50,7 @@ class coherence_directory {
   unsigned shift_;            // 64 - log2(capacity)
   std::size_t capacity_ = 0;  // a power of two
   std::size_t size_ = 0;
-  std::vector<std::uint64_t, huge_page_allocator<std::uint64_t>> slots_;  // capacity x stride; key kEmpty: a free slot
+  zeroed_array<std::uint64_t> slots_;  // capacity x stride
 };
 
 }  // namespace roost::sim
