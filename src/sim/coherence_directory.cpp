@@ -9,14 +9,12 @@ namespace {
 constexpr unsigned kInitialLog2 = 12;  // 4096 slots
 }
 
-coherence_directory::coherence_directory(unsigned units, std::size_t max_lines)
-    : words_(std::max(1u, (units + 63) / 64)), stride_(words_ + 1) {
-  unsigned log2 = kInitialLog2;
-  while ((std::size_t{1} << log2) < 2 * max_lines) ++log2;  // load factor at most 1/2 when full
-  shift_ = 64 - log2;
-  capacity_ = std::size_t{1} << log2;
-  slots_ = zeroed_array<std::uint64_t>(capacity_ * stride_);
-}
+coherence_directory::coherence_directory(unsigned units)
+    : words_(std::max(1u, (units + 63) / 64)),
+      stride_(words_ + 1),
+      shift_(64 - kInitialLog2),
+      capacity_(std::size_t{1} << kInitialLog2),
+      slots_(capacity_ * stride_) {}
 
 std::uint64_t* coherence_directory::find(line_addr line) {
   const std::size_t m = capacity_ - 1;

@@ -4,11 +4,11 @@
 // A "unit" is what a write invalidates as one: the private caches of one core together, or one shared cache
 // instance. Every line held by at least one unit has an entry: the line and a bitmask of units, `words()`
 // 64-bit words wide, stored beside its key (one host cache line for both, up to 7 words). Open addressing
-// with linear probing and backward-shift deletion (no tombstones, since lines leave as often as they come).
-// It is sized at construction for the most lines the caches can hold (no rehashing while a trace warms the
-// caches up); its pages are zero until first written, so memory still follows the lines actually held. It
-// grows by doubling only when built without that bound. Pointers into it are valid until the next insert or
-// erase.
+// with linear probing and backward-shift deletion (no tombstones, since lines leave as often as they come);
+// it grows by doubling, so memory follows the lines actually held (sizing it for every line the caches can
+// hold spread a small working set over the whole table: tens of MiB of page faults). A new table is fresh
+// zero pages (an empty slot is zero), not written before use. Pointers into it are valid until the next
+// insert or erase.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -20,8 +20,7 @@ namespace roost::sim {
 
 class coherence_directory {
  public:
-  // max_lines: the most lines the caches hold at once (their total size in lines), or 0 when unknown.
-  explicit coherence_directory(unsigned units, std::size_t max_lines = 0);
+  explicit coherence_directory(unsigned units);
 
   unsigned words() const { return words_; }
   std::size_t size() const { return size_; }

@@ -215,10 +215,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
     unit_of_[i] = u;
     instances_of_unit_[u].push_back(i);
   }
-  std::size_t cached_lines = 0;
-  for (const cache_array& c : caches_) cached_lines += c.sets() * c.ways();
-  directory_ = coherence_directory(static_cast<unsigned>(std::max<std::size_t>(1, instances_of_unit_.size())),
-                                   coherent_ ? cached_lines : 0);
+  directory_ = coherence_directory(static_cast<unsigned>(std::max<std::size_t>(1, instances_of_unit_.size())));
   const unsigned w = directory_.words();
   chain_units_.assign(std::size_t{spec.num_pus} * w, 0);
   for (unsigned p = 0; p < spec.num_pus; ++p)
