@@ -224,6 +224,9 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
       chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
     }
   scratch_.assign(w, 0);
+  first_level_units_.assign(w, 0);
+  for (std::uint32_t i = 0; i < info_.size(); ++i)
+    if (is_first_level_[i]) first_level_units_[unit_of_[i] / 64] |= std::uint64_t{1} << (unit_of_[i] % 64);
 }
 
 // ---- The walk ----------------------------------------------------------------------------------------------
@@ -367,7 +370,9 @@ bool memory_model::directory_add(std::uint32_t instance, line_addr line, const s
   mask[u / 64] |= bit;
   // A new sharer: other units' first-level copies are no longer exclusive.
   for (unsigned w = 0; w < directory_.words(); ++w) {
-    for (std::uint64_t bits = mask[w] & (w == u / 64 ? ~bit : ~std::uint64_t{0}); bits; bits &= bits - 1) {
+    // Only units with a first-level cache hold exclusive bits (a shared L3's unit has none: skipped).
+    for (std::uint64_t bits = mask[w] & first_level_units_[w] & (w == u / 64 ? ~bit : ~std::uint64_t{0}); bits;
+         bits &= bits - 1) {
       const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
       for (std::uint32_t i : instances_of_unit_[v]) {
         if (!is_first_level_[i]) continue;

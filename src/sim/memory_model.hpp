@@ -177,6 +177,7 @@ class memory_model {
   std::vector<std::vector<std::uint32_t>> instances_of_unit_;
   std::vector<bool> is_first_level_;                  // per instance: depth 0 of some chain (holds exclusive bits)
   std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
+  std::vector<std::uint64_t> first_level_units_;      // directory words() bits: units with a first-level instance
   coherence_directory directory_{1};
   std::vector<std::uint64_t> scratch_;
   bool walk_known_ = false;    // access(): the walk's first directory_add of the line saw ...
