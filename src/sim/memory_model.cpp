@@ -265,24 +265,28 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
 
 // Looks for the line at `depth` of pu's chain and below; fills it into every cache that missed, the level
 // below before this one (pycachesim's order: Cache__load, then Cache__inject). Returns the depth that had it.
+// A loop down and one back up rather than a recursion: no call per level on the miss path.
 unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0) {
   const chain_t& ch = chains_[pu];
-  if (depth == ch.len) {
-    read_memory(pu, line);
-    return depth;
+  unsigned d = depth;
+  for (bool write = is_write; d < ch.len; ++d, write = false) {
+    cache_array& c = caches_[ch.ids[d]];
+    const int way = c.lookup(line, write, !write || lru_on_write_hit_);
+    if (way >= 0) {
+      if (write) c.set_dirty(line, way);
+      if (d == 0) way0 = way;
+      break;
+    }
+    coherence |= way == cache_array::coherence_miss;
+    // The level below serves a read: a write allocates here after fetching the line (write-allocate).
   }
-  cache_array& c = caches_[ch.ids[depth]];
-  const int way = c.lookup(line, is_write, !is_write || lru_on_write_hit_);
-  if (way >= 0) {
-    if (is_write) c.set_dirty(line, way);
-    if (depth == 0) way0 = way;
-    return depth;
+  const unsigned served = d;
+  if (d == ch.len) read_memory(pu, line);
+  while (d > depth) {
+    --d;
+    const int way_here = fill(pu, d, line, d == depth && is_write, true);
+    if (d == 0) way0 = way_here;
   }
-  coherence |= way == cache_array::coherence_miss;
-  // The level below serves a read: a write allocates here after fetching the line (write-allocate).
-  const unsigned served = fetch(pu, depth + 1, line, false, coherence, way0);
-  const int way_here = fill(pu, depth, line, is_write, true);
-  if (depth == 0) way0 = way_here;
   return served;
 }
 
