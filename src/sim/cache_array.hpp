@@ -141,12 +141,13 @@ class cache_array {
   }
 
   // The way holding `key`'s line, valid or marked invalidated (a set holds a line at most once), or ways_ when
-  // none: one pass serves a hit, a coherence miss and the fill's choice of way. Way 0 (most recently used)
-  // first: a repeated access ends there.
-  // Past way 0, four ways per test: one branch per four compares.
+  // none: one pass serves a hit, a coherence miss and the fill's choice of way. The most recently used ways
+  // one at a time (hits gather there; a repeated access ends at way 0), then four per test: one branch per
+  // four compares through the rest of a wide set.
   unsigned scan(const std::uint64_t* s, std::uint64_t key) const {
-    if ((s[0] & ~kFlags) == key) return 0;
-    unsigned w = 1;
+    unsigned w = 0;
+    for (; w < 4 && w < ways_; ++w)
+      if ((s[w] & ~kFlags) == key) return w;
     for (; w + 4 <= ways_; w += 4) {
       const bool any = ((s[w] & ~kFlags) == key) | ((s[w + 1] & ~kFlags) == key) | ((s[w + 2] & ~kFlags) == key) |
                        ((s[w + 3] & ~kFlags) == key);

@@ -266,7 +266,9 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
 // Looks for the line at `depth` of pu's chain and below; fills it into every cache that missed, the level
 // below before this one (pycachesim's order: Cache__load, then Cache__inject). Returns the depth that had it.
 // A loop down and one back up rather than a recursion: no call per level on the miss path.
-unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0) {
+// Inlined into access(): a hit in the nearest cache costs no call.
+[[gnu::always_inline]] inline unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool is_write,
+                                                           bool& coherence, int& way0) {
   const chain_t& ch = chains_[pu];
   unsigned d = depth;
   for (bool write = is_write; d < ch.len; ++d, write = false) {
