@@ -20,7 +20,7 @@ bool cache_array::invalidate(line_addr line) {
   while (valid < ways_ && (s[valid] & kInvalidated) == 0) ++valid;
   std::memmove(s + w, s + w + 1, (valid - 1 - static_cast<unsigned>(w)) * sizeof(std::uint64_t));
   s[valid - 1] = (line << 3) | kInvalidated;
-  invalidated_any_ = true;
+  missed_line_ = kNoLine;  // the set changed
   ++counts.invalidations;
   return true;
 }

@@ -8,7 +8,10 @@
 // miss. Valid entries always precede invalid ones. No allocation after construction.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <vector>
+
+#include "sim/huge_pages.hpp"
 
 namespace roost::sim {
 
@@ -47,51 +50,48 @@ class cache_array {
   // most-recently-used unless update_lru is false; else miss or coherence_miss.
   int lookup(line_addr line, bool is_write, bool update_lru) {
     std::uint64_t* s = set_of(line);
-    const std::uint64_t key = line << 3;
     ++counts.accesses;
-    for (unsigned w = 0; w < ways_; ++w) {
-      if (((s[w] ^ key) & ~kFlagsKept) == 0) {
-        ++counts.hits;
-        counts.write_hits += is_write;
-        if (!update_lru || w == 0) return static_cast<int>(w);
-        shift_down(s, w);
-        return 0;
-      }
+    const unsigned w = scan(s, line << 3);
+    if (w < ways_ && (s[w] & kInvalidated) == 0) {
+      ++counts.hits;
+      counts.write_hits += is_write;
+      if (!update_lru || w == 0) return static_cast<int>(w);
+      shift_down(s, w);
+      missed_line_ = kNoLine;  // the set changed
+      return 0;
     }
     ++counts.misses;
-    if (invalidated_any_) {
-      for (unsigned w = 0; w < ways_; ++w) {
-        if (s[w] == (key | kInvalidated)) {
-          ++counts.coherence_misses;
-          return coherence_miss;
-        }
-      }
+    remember_miss(line, w);
+    if (w < ways_) {  // the line's own invalidation mark
+      ++counts.coherence_misses;
+      return coherence_miss;
     }
     return miss;
   }
 
   // The line's way, or miss; neither counted nor reordered.
+  int find(line_addr line) {
+    const std::uint64_t* s = set_of(line);
+    const unsigned w = scan(s, line << 3);
+    if (w < ways_ && (s[w] & kInvalidated) == 0) return static_cast<int>(w);
+    remember_miss(line, w);
+    return miss;
+  }
   int find(line_addr line) const {
     const std::uint64_t* s = set_of(line);
-    const std::uint64_t key = line << 3;
-    for (unsigned w = 0; w < ways_; ++w)
-      if (((s[w] ^ key) & ~kFlagsKept) == 0) return static_cast<int>(w);
-    return miss;
+    const unsigned w = scan(s, line << 3);
+    return w < ways_ && (s[w] & kInvalidated) == 0 ? static_cast<int>(w) : miss;
   }
 
   // Puts `line` (not present) at most-recently-used. The least recently used entry leaves, or the line's own
   // invalidated entry when it has one (both are invalid then, or it is the last). Returns what left.
   victim insert(line_addr line, bool dirty) {
     std::uint64_t* s = set_of(line);
-    unsigned out = ways_ - 1;
-    if (invalidated_any_) {
-      const std::uint64_t mark = (line << 3) | kInvalidated;
-      for (unsigned w = 0; w < ways_; ++w)
-        if (s[w] == mark) {
-          out = w;
-          break;
-        }
-    }
+    // The miss that led here scanned the set already (nothing changed it since: a fill of this level follows
+    // the lookup of the same line, with only other arrays touched in between); else scan again.
+    unsigned out = line == missed_line_ ? missed_out_ : scan(s, line << 3);
+    if (out >= ways_) out = ways_ - 1;
+    missed_line_ = kNoLine;
     victim v;
     const std::uint64_t e = s[out];
     v.valid = (e & kInvalidated) == 0;
@@ -122,16 +122,44 @@ class cache_array {
 
  private:
   static constexpr std::uint64_t kDirty = 1, kExclusive = 2, kInvalidated = 4;
-  static constexpr std::uint64_t kFlagsKept = kDirty | kExclusive;  // ignored when matching a valid line
+  static constexpr std::uint64_t kFlags = kDirty | kExclusive | kInvalidated;
+  static constexpr line_addr kNoLine = ~line_addr{0};
   static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};        // invalid, matches no line
 
   // Moves entry `w` of set `s` to the front, the ones before it one way back. A plain loop: sets are short, a
   // call to memmove costs more than the move, and the list keeps a set in as few host cache lines as its
   // tags (use stamps instead of an order were slower here: twice the bytes per set for the misses).
+  // memmove (vector moves) for the long shifts of a highly associative level (a fill of a 48-way L3 moves 47).
   static void shift_down(std::uint64_t* s, unsigned w) {
     const std::uint64_t e = s[w];
-    for (; w > 0; --w) s[w] = s[w - 1];
+    if (w > 8) {
+      std::memmove(s + 1, s, w * sizeof(std::uint64_t));
+    } else {
+      for (; w > 0; --w) s[w] = s[w - 1];
+    }
     s[0] = e;
+  }
+
+  // The way holding `key`'s line, valid or marked invalidated (a set holds a line at most once), or ways_ when
+  // none: one pass serves a hit, a coherence miss and the fill's choice of way. The most recently used ways
+  // one at a time (hits gather there; a repeated access ends at way 0), then four per test: one branch per
+  // four compares through the rest of a wide set.
+  unsigned scan(const std::uint64_t* s, std::uint64_t key) const {
+    unsigned w = 0;
+    for (; w < 4 && w < ways_; ++w)
+      if ((s[w] & ~kFlags) == key) return w;
+    for (; w + 4 <= ways_; w += 4) {
+      const bool any = ((s[w] & ~kFlags) == key) | ((s[w + 1] & ~kFlags) == key) | ((s[w + 2] & ~kFlags) == key) |
+                       ((s[w + 3] & ~kFlags) == key);
+      if (any) break;
+    }
+    for (; w < ways_; ++w)
+      if ((s[w] & ~kFlags) == key) return w;
+    return ways_;
+  }
+  void remember_miss(line_addr line, unsigned w) {
+    missed_line_ = line;
+    missed_out_ = w;
   }
 
   std::uint64_t* set_of(line_addr line) {
@@ -145,8 +173,9 @@ class cache_array {
   unsigned ways_;
   bool pow2_;
   std::uint64_t mask_;
-  bool invalidated_any_ = false;  // no scan for invalidation marks until a coherence invalidation happened
-  std::vector<std::uint64_t> entries_;  // sets x ways
+  line_addr missed_line_ = kNoLine;  // the last line lookup or find missed, and the way it had (scan's result)
+  unsigned missed_out_ = 0;
+  std::vector<std::uint64_t, huge_page_allocator<std::uint64_t>> entries_;  // sets x ways
 };
 
 }  // namespace roost::sim

@@ -5,13 +5,16 @@
 // instance. Every line held by at least one unit has an entry: the line and a bitmask of units, `words()`
 // 64-bit words wide, stored beside its key (one host cache line for both, up to 7 words). Open addressing
 // with linear probing and backward-shift deletion (no tombstones, since lines leave as often as they come);
-// it grows by doubling, so memory follows the lines actually held. Pointers into it are valid until the
-// next insert or erase.
+// it grows by doubling, so memory follows the lines actually held (sizing it for every line the caches can
+// hold spread a small working set over the whole table: tens of MiB of page faults). A new table is fresh
+// zero pages (an empty slot is zero), not written before use. Pointers into it are valid until the next
+// insert or erase.
 #pragma once
 #include <cstdint>
 #include <vector>
 
 #include "sim/cache_array.hpp"
+#include "sim/huge_pages.hpp"
 
 namespace roost::sim {
 
@@ -30,13 +33,15 @@ class coherence_directory {
   void erase(line_addr line);
 
  private:
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  // A slot's key is its line + 1: 0 marks a free slot, so that untouched (zero) memory is an empty table.
+  static constexpr std::uint64_t kEmpty = 0;
+  static std::uint64_t key_of(line_addr line) { return line + 1; }
   // Fibonacci hashing of the line's 8-line block, the line's place in the block kept: the lines of a stream
   // (and the victims it evicts, a stream too) share host cache lines, one host miss per block.
   std::size_t slot_of(line_addr line) const {
     return static_cast<std::size_t>((((line >> 3) * 0x9E3779B97F4A7C15ull) >> (shift_ + 3)) << 3 | (line & 7));
   }
-  std::uint64_t* slot(std::size_t i) { return &slots_[i * stride_]; }
+  std::uint64_t* slot(std::size_t i) { return slots_.data() + i * stride_; }
   void grow();
 
   unsigned words_;
@@ -44,7 +49,7 @@ class coherence_directory {
   unsigned shift_;            // 64 - log2(capacity)
   std::size_t capacity_ = 0;  // a power of two
   std::size_t size_ = 0;
-  std::vector<std::uint64_t> slots_;  // capacity x stride; key kEmpty: a free slot
+  zeroed_array<std::uint64_t> slots_;  // capacity x stride
 };
 
 }  // namespace roost::sim

@@ -184,6 +184,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
     }
   }
   memory_.resize(spec.num_pus);
+  last_page_.assign(spec.num_pus, last_page{});
 
   // Coherence units: the private caches of one core as one unit, each shared instance as its own.
   std::vector<std::vector<std::uint32_t>> distinct;
@@ -223,6 +224,9 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
       chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
     }
   scratch_.assign(w, 0);
+  first_level_units_.assign(w, 0);
+  for (std::uint32_t i = 0; i < info_.size(); ++i)
+    if (is_first_level_[i]) first_level_units_[unit_of_[i] / 64] |= std::uint64_t{1} << (unit_of_[i] % 64);
 }
 
 // ---- The walk ----------------------------------------------------------------------------------------------
@@ -231,6 +235,7 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   const chain_t& ch = chains_[pu];
   access_result r;
   int way0 = cache_array::miss;
+  walk_known_ = false;
   const unsigned depth = fetch(pu, 0, line, is_write, r.coherence_miss, way0);
   r.depth = static_cast<std::uint8_t>(depth);
   if (depth < ch.len) {
@@ -249,10 +254,10 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   cache_array& first = caches_[ch.ids[0]];
   if (is_write) {
     if (!first.exclusive(line, way0)) {
-      invalidate_others(pu, line);
+      if (!walk_known_ || walk_outside_) invalidate_others(pu, line);  // else nothing outside to invalidate
       first.set_exclusive(line, way0, true);
     }
-  } else if (depth > 0 && !held_outside_chain(pu, line)) {
+  } else if (depth > 0 && !(walk_known_ ? walk_outside_ : held_outside_chain(pu, line))) {
     first.set_exclusive(line, way0, true);
   }
   return r;
@@ -260,32 +265,48 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
 
 // Looks for the line at `depth` of pu's chain and below; fills it into every cache that missed, the level
 // below before this one (pycachesim's order: Cache__load, then Cache__inject). Returns the depth that had it.
-unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0) {
+// A loop down and one back up rather than a recursion: no call per level on the miss path.
+// Inlined into access(): a hit in the nearest cache costs no call.
+[[gnu::always_inline]] inline unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool is_write,
+                                                           bool& coherence, int& way0) {
   const chain_t& ch = chains_[pu];
-  if (depth == ch.len) {
-    read_memory(pu, line);
-    return depth;
+  unsigned d = depth;
+  for (bool write = is_write; d < ch.len; ++d, write = false) {
+    cache_array& c = caches_[ch.ids[d]];
+    const int way = c.lookup(line, write, !write || lru_on_write_hit_);
+    if (way >= 0) {
+      if (write) c.set_dirty(line, way);
+      if (d == 0) way0 = way;
+      break;
+    }
+    coherence |= way == cache_array::coherence_miss;
+    // The level below serves a read: a write allocates here after fetching the line (write-allocate).
   }
-  cache_array& c = caches_[ch.ids[depth]];
-  const int way = c.lookup(line, is_write, !is_write || lru_on_write_hit_);
-  if (way >= 0) {
-    if (is_write) c.set_dirty(line, way);
-    if (depth == 0) way0 = way;
-    return depth;
+  const unsigned served = d;
+  if (d == ch.len) read_memory(pu, line);
+  while (d > depth) {
+    --d;
+    const int way_here = fill(pu, d, line, d == depth && is_write, true);
+    if (d == 0) way0 = way_here;
   }
-  coherence |= way == cache_array::coherence_miss;
-  // The level below serves a read: a write allocates here after fetching the line (write-allocate).
-  const unsigned served = fetch(pu, depth + 1, line, false, coherence, way0);
-  const int way_here = fill(pu, depth, line, is_write);
-  if (depth == 0) way0 = way_here;
   return served;
 }
 
-// Returns the line's way.
-int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty) {
-  const std::uint32_t id = chains_[pu].ids[depth];
+// Returns the line's way. `fetched`: the line came from the level below on the chain, which holds it.
+int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched) {
+  const chain_t& ch = chains_[pu];
+  const std::uint32_t id = ch.ids[depth];
   const cache_array::victim v = caches_[id].insert(line, dirty);
-  if (coherent_) directory_add(id, line);
+  if (coherent_) {
+    if (!fetched) {
+      directory_add(id, line);
+    } else if (depth + 1 == ch.len || unit_of_[ch.ids[depth + 1]] != unit_of_[id]) {
+      // (A level below of the same unit holds the line: its unit's bit is set, nothing to add.) The units
+      // outside the chain holding the line do not change until the walk ends: access() needs no second look.
+      walk_outside_ = directory_add(id, line, &chain_units_[std::size_t{pu} * directory_.words()]);
+      walk_known_ = true;
+    }
+  }
   if (!v.valid) return v.way;
   if (coherent_) directory_remove(id, v.line);
   if (v.dirty) write_back(pu, depth + 1, v.line);
@@ -312,7 +333,7 @@ void memory_model::write_back(unsigned pu, unsigned depth, line_addr line) {
     int unused = 0;
     fetch(pu, depth + 1, line, false, coherence, unused);
   }
-  fill(pu, depth, line, true);
+  fill(pu, depth, line, true, false);
 }
 
 void memory_model::read_memory(unsigned pu, line_addr line) {
@@ -320,16 +341,20 @@ void memory_model::read_memory(unsigned pu, line_addr line) {
   unsigned home = here;
   if (num_numa_ > 1) {
     const std::uint64_t page = line >> page_line_shift_;
-    std::uint32_t placed = pages_.node_of(page);
-    if (placed == page_map::none) {
-      if (params_.numa == numa_policy::interleave) {
-        placed = static_cast<std::uint32_t>(page % num_numa_);
-      } else {
-        placed = here;  // first touch
-        pages_.place(page, placed);
+    last_page& last = last_page_[pu];
+    if (last.page != page) {  // a stream asks the map once per page, not once per line
+      std::uint32_t placed = pages_.node_of(page);
+      if (placed == page_map::none) {
+        if (params_.numa == numa_policy::interleave) {
+          placed = static_cast<std::uint32_t>(page % num_numa_);
+        } else {
+          placed = here;  // first touch
+          pages_.place(page, placed);
+        }
       }
+      last = {page, placed};
     }
-    home = placed;
+    home = last.node;
   }
   last_remote_ = home != here;
   last_memory_ns_ = mem_latency_[here * num_numa_ + home];
@@ -339,15 +364,21 @@ void memory_model::read_memory(unsigned pu, line_addr line) {
 
 // ---- Coherence ---------------------------------------------------------------------------------------------
 
-void memory_model::directory_add(std::uint32_t instance, line_addr line) {
+// Returns whether a unit outside `chain` (directory words() bits, or none) holds the line.
+bool memory_model::directory_add(std::uint32_t instance, line_addr line, const std::uint64_t* chain) {
   const std::uint32_t u = unit_of_[instance];
   std::uint64_t* mask = directory_.find_or_insert(line);
+  bool outside = false;
+  if (chain)
+    for (unsigned w = 0; w < directory_.words(); ++w) outside |= (mask[w] & ~chain[w]) != 0;
   const std::uint64_t bit = std::uint64_t{1} << (u % 64);
-  if (mask[u / 64] & bit) return;
+  if (mask[u / 64] & bit) return outside;
   mask[u / 64] |= bit;
   // A new sharer: other units' first-level copies are no longer exclusive.
   for (unsigned w = 0; w < directory_.words(); ++w) {
-    for (std::uint64_t bits = mask[w] & (w == u / 64 ? ~bit : ~std::uint64_t{0}); bits; bits &= bits - 1) {
+    // Only units with a first-level cache hold exclusive bits (a shared L3's unit has none: skipped).
+    for (std::uint64_t bits = mask[w] & first_level_units_[w] & (w == u / 64 ? ~bit : ~std::uint64_t{0}); bits;
+         bits &= bits - 1) {
       const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
       for (std::uint32_t i : instances_of_unit_[v]) {
         if (!is_first_level_[i]) continue;
@@ -356,6 +387,7 @@ void memory_model::directory_add(std::uint32_t instance, line_addr line) {
       }
     }
   }
+  return outside;
 }
 
 void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
@@ -449,6 +481,7 @@ void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
                        std::to_string(num_numa_ - 1));
   const unsigned page_shift = page_line_shift_ + line_shift_;
   for (std::uint64_t p = addr >> page_shift; p <= (addr + bytes - 1) >> page_shift; ++p) pages_.place(p, node);
+  last_page_.assign(last_page_.size(), last_page{});  // a page may have moved
 }
 
 std::uint32_t memory_model::home_of(std::uint64_t addr) const {

@@ -139,10 +139,10 @@ class memory_model {
   };
 
   unsigned fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0);
-  int fill(unsigned pu, unsigned depth, line_addr line, bool dirty);
+  int fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched);
   void write_back(unsigned pu, unsigned depth, line_addr line);
   void read_memory(unsigned pu, line_addr line);
-  void directory_add(std::uint32_t instance, line_addr line);
+  bool directory_add(std::uint32_t instance, line_addr line, const std::uint64_t* chain = nullptr);
   void directory_remove(std::uint32_t instance, line_addr line);
   void invalidate_others(unsigned pu, line_addr line);
   bool held_outside_chain(unsigned pu, line_addr line);
@@ -162,6 +162,11 @@ class memory_model {
   std::vector<unsigned> numa_of_pu_;
   std::vector<double> mem_latency_;  // from node x home node
   page_map pages_;
+  struct last_page {
+    std::uint64_t page = ~std::uint64_t{0};
+    std::uint32_t node = 0;
+  };
+  std::vector<last_page> last_page_;  // per PU: the page its last memory access went to, and its node
   std::vector<memory_counters> memory_;
   bool last_remote_ = false;
   double last_memory_ns_ = 0;
@@ -172,8 +177,11 @@ class memory_model {
   std::vector<std::vector<std::uint32_t>> instances_of_unit_;
   std::vector<bool> is_first_level_;                  // per instance: depth 0 of some chain (holds exclusive bits)
   std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
+  std::vector<std::uint64_t> first_level_units_;      // directory words() bits: units with a first-level instance
   coherence_directory directory_{1};
   std::vector<std::uint64_t> scratch_;
+  bool walk_known_ = false;    // access(): the walk's first directory_add of the line saw ...
+  bool walk_outside_ = false;  // ... whether a unit outside the chain holds it
 };
 
 }  // namespace roost::sim

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/huge_pages.hpp"
+
 namespace roost::sim {
 
 class page_map {
@@ -53,7 +55,7 @@ class page_map {
   }
 
   std::size_t size_ = 0;
-  std::vector<entry> slots_;
+  std::vector<entry, huge_page_allocator<entry>> slots_;
 };
 
 }  // namespace roost::sim
