@@ -15,7 +15,7 @@
 
 namespace roost::sim {
 
-using line_addr = std::uint64_t;  // a byte address divided by the line size; below 2^61
+using line_addr = std::uint64_t;  // a byte address divided by the line size; below 2^61 - 1 (an empty way is all ones)
 
 struct cache_counters {
   std::uint64_t accesses = 0;          // lookups: reads and writes of the core, fills for the level above
