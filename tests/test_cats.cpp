@@ -8,6 +8,7 @@
 #include "test_util.hpp"
 #include <stdlib.h>
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <string>
@@ -76,6 +77,87 @@ TEST(CatsPartition, SoidTreeOnASyntheticTree) {
       EXPECT_EQ(s.intra, 6u);
     }
   }
+}
+
+// Fewer leaves than sockets (data that fits two of four sockets' caches): the largest leaves are split
+// until every socket has one, and the leaves get homes in address order, contiguous runs of equal SOID.
+TEST(CatsPartition, EverySocketGetsALeafAndLeavesGetHomesInAddressOrder) {
+  pf::soid_tree t(pf::soid_tree::kDefaultBounds, 4);
+  auto* root = t.make_root();
+  pf::soid_tree::node* mid[2];
+  pf::soid_tree::node* low[4];
+  for (int i = 0; i < 2; ++i) mid[i] = t.add_child(*root, static_cast<std::uint32_t>(i));
+  for (int i = 0; i < 4; ++i) {
+    low[i] = t.add_child(*mid[i / 2], static_cast<std::uint32_t>(i % 2));
+    pf::soid_tree::credit(*low[i], 30);
+    pf::soid_tree::note_touch(*low[i], 0x10000 + 0x1000 * static_cast<std::uintptr_t>(3 - i), true);  // reversed
+  }
+  for (int i = 0; i < 4; ++i) t.end(*low[i], 0, 70);
+  t.end(*mid[0], 2, 70);
+  t.end(*mid[1], 2, 70);
+  t.end(*root, 2, 70);
+  auto s = t.finish(70);  // the mids fit (60 <= 70): 2 leaves of the seed's rule, 4 sockets
+  EXPECT_EQ(s.split, 2u);
+  EXPECT_EQ(s.leaves, 4u);
+  EXPECT_EQ(s.classes, 4u);
+  EXPECT_EQ(mid[0]->t, pf::tier::inter);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(low[i]->t, pf::tier::leaf);
+    EXPECT_EQ(low[i]->home, 3 - i) << "leaf " << i << ": homes follow the addresses written, not spawn order";
+  }
+  EXPECT_EQ(t.child(*mid[1], 1), low[3]);  // the split leaves' children are found by path
+  EXPECT_EQ(mid[0]->write_lo, 0x10000u + 0x2000u);  // a subtree's anchor is its lowest child's
+}
+
+// SOR's shape: two sweeps (red, black) over the same rows are two sets of leaves that write the same
+// addresses. They are one data class each pair: the split goes on until there are as many classes as
+// sockets, and both sweeps of a row range share its home.
+TEST(CatsPartition, SweepsOverTheSameRowsShareAHome) {
+  pf::soid_tree t(pf::soid_tree::kDefaultBounds, 4);
+  auto* root = t.make_root();
+  std::vector<pf::soid_tree::node*> halves, quarters;
+  for (int sweep = 0; sweep < 2; ++sweep)
+    for (int h = 0; h < 2; ++h) {
+      auto* half = t.add_child(*root, static_cast<std::uint32_t>(2 * sweep + h));
+      halves.push_back(half);
+      for (int q = 0; q < 2; ++q) {
+        auto* quarter = t.add_child(*half, static_cast<std::uint32_t>(q));
+        pf::soid_tree::credit(*quarter, 25);
+        pf::soid_tree::note_touch(*quarter, 0x100000 + 0x1000 * static_cast<std::uintptr_t>(2 * h + q), false);
+        pf::soid_tree::note_touch(*quarter, 0x100000 + 0x1000 * static_cast<std::uintptr_t>(2 * h + q), true);
+        t.end(*quarter, 0, 60);
+        quarters.push_back(quarter);
+      }
+      t.end(*half, 2, 60);
+    }
+  t.end(*root, 4, 60);
+  auto s = t.finish(60);  // root 200 > 60; halves 50 fit: 4 leaves but 2 classes
+  EXPECT_EQ(s.split, 4u);
+  EXPECT_EQ(s.leaves, 8u);
+  EXPECT_EQ(s.classes, 4u);
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_EQ(quarters[static_cast<std::size_t>(k)]->home, k);
+    EXPECT_EQ(quarters[static_cast<std::size_t>(4 + k)]->home, k) << "the black sweep of the rows of red leaf " << k;
+  }
+}
+
+// A tree with nothing to split (flat leaves): fewer leaves than sockets stay so, homes still dealt.
+TEST(CatsPartition, NoFinerSplitLeavesFewerLeaves) {
+  pf::soid_tree t(pf::soid_tree::kDefaultBounds, 4);
+  auto* root = t.make_root();
+  pf::soid_tree::node* kid[2];
+  for (int i = 0; i < 2; ++i) {
+    kid[i] = t.add_child(*root, static_cast<std::uint32_t>(i));
+    pf::soid_tree::credit(*kid[i], 40);
+    t.end(*kid[i], 0, 50);
+  }
+  t.end(*root, 2, 50);
+  auto s = t.finish(50);
+  EXPECT_EQ(s.split, 0u);
+  EXPECT_EQ(s.leaves, 2u);
+  EXPECT_EQ(s.classes, 2u);  // no anchors: a class per leaf, in spawn order
+  EXPECT_EQ(kid[0]->home, 1u);  // midpoints 1/4 and 3/4 of 4 sockets
+  EXPECT_EQ(kid[1]->home, 3u);
 }
 
 // The bounds: a child below max_depth or beyond max_nodes live gets no node (its footprint goes to its
@@ -391,6 +473,26 @@ TEST(Cats, AProfileBeyondItsNodeBudgetRunsAsWsAndSaysWhy) {
             std::string::npos)
       << d;
   EXPECT_EQ(rt.run([] { return flat(kTasks, 1024); }), expected);
+}
+
+// The profiling iteration's annotations go on to the consumer that was there before (the simulated platform
+// charges for them, a tracer records them): none is lost while cats measures.
+TEST(Cats, ProfilingPassesAnnotationsOn) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  struct counting : roost::touch_consumer {
+    std::atomic<long> bytes{0};
+    void on_touch(int, const void*, std::size_t b, roost::access) override { bytes += static_cast<long>(b); }
+  } before;
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime rt(o);
+  roost::set_touch_consumer(&before);
+  EXPECT_EQ(rt.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));  // the profiling iteration
+  EXPECT_EQ(before.bytes.load(), 64L * 1024);
+  EXPECT_EQ(rt.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
+  EXPECT_EQ(before.bytes.load(), 2L * 64 * 1024);
+  EXPECT_EQ(roost::set_touch_consumer(nullptr), &before);
 }
 
 TEST(Cats, UnannotatedProgramRunsAsWsAndSaysWhy) {

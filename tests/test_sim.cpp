@@ -332,6 +332,43 @@ TEST(SimPolicies, CatsTiersHoldAfterTheProfiledIteration) {
   RecordProperty("executions", executions);
 }
 
+// cats's homes under seeded interleavings. Leaves of 256 bytes: the whole tree (64 KiB) fits one socket's
+// cache, so the seed's rule gives one leaf inter-socket task (the root) for four sockets; cats splits it
+// down to the four subtrees at depth 2, one per socket, and deals them by address: the k-th in the k-th
+// socket, the same every iteration (a socket's head takes another's homed subtree only while that one is
+// busy, and with a subtree each none is).
+TEST(SimPolicies, CatsGivesEverySocketASubtreeAndKeepsItThere) {
+  const bool small = roost_test::under_sanitizer();
+  const std::string topology = "pack:4 l3:1(size=64KiB) core:4 pu:1";
+  using roost_test::cats::tree;
+  using roost_test::cats::tree_serial;
+  int executions = 0;
+  for (int seed = 1; seed <= (small ? 5 : 60); ++seed) {
+    SCOPED_TRACE(replay("cats", "ROOST_CATS_MIN_INTENSITY=0", topology, seed));
+    roost::options o = sim_opts("cats", topology, static_cast<std::uint64_t>(seed), "jitter=0.3");
+    o.cats_min_intensity = 0;
+    roost::runtime rt(o);
+    ASSERT_EQ(rt.run([] { return tree(8, 1, 256); }), tree_serial(8, 1));
+    const std::string d = rt.describe();
+    ASSERT_NE(d.find("4 leaf inter-socket tasks for a 64 KiB socket cache (3 split so that every socket has one) in "
+                     "4 data classes"),
+              std::string::npos)
+        << d;
+    for (int it = 0; it < 3; ++it) {
+      roost_test::cab::checker chk(2, 4);
+      roost::set_task_observer(&chk);
+      ASSERT_EQ(rt.run([] { return tree(8, 1, 256); }), tree_serial(8, 1));
+      roost::set_task_observer(nullptr);
+      for (std::size_t i = 0; i < chk.errors.size() && i < 5; ++i) ADD_FAILURE() << chk.errors[i];
+      ASSERT_TRUE(chk.errors.empty());
+      const std::map<std::string, unsigned> homes = {{"0.0.0", 0}, {"0.0.1", 1}, {"0.1.0", 2}, {"0.1.1", 3}};
+      ASSERT_EQ(chk.subtree_socket, homes) << "iteration " << it;
+    }
+    executions += 4;
+  }
+  RecordProperty("executions", executions);
+}
+
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
 TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   auto virtual_ns = [](const std::string& topo) {

@@ -79,6 +79,10 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
 
 runtime_core::~runtime_core() {
   platform::sim_scope scope(sim ? &sim->platform() : nullptr);  // the tracer's last chunks too: virtual time
+  // What the scheduler learned while running (cats's partition): the start-up line was written before.
+  if (cfg.verbose && eng)
+    if (std::string notes = eng->policy_notes(); !notes.empty())
+      std::fprintf(stderr, "roost: at the end: %s %s\n", cfg.scheduler.c_str(), notes.c_str());
   if (eng) eng->stop();
   if (sim) {
     set_sim_hooks(false);

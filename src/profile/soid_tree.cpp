@@ -11,6 +11,8 @@ void soid_tree::clear() {
   free_ = nullptr;
   live_ = peak_ = profiled_ = 0;
   top_to_depth_.assign(bounds_.max_depth + 1, 0);
+  at_depth_.assign(bounds_.max_depth + 1, 0);
+  keep_depth_.store(min_leaves_ > 1 ? bounds_.max_depth : 0, std::memory_order_relaxed);
   depth_limit_.store(bounds_.max_depth, std::memory_order_relaxed);
   intra_.store(0, std::memory_order_relaxed);
   root_ = nullptr;
@@ -31,6 +33,10 @@ soid_tree::node* soid_tree::allocate(unsigned depth) {
   *n = node{};
   n->depth = depth;
   n->first_kid = kNoKids;
+  n->home = kNoHome;
+  n->write_lo = n->read_lo = kNoAddress;
+  if (++at_depth_[depth] >= kKeepPerSocket * min_leaves_ && depth < keep_depth_.load(std::memory_order_relaxed))
+    keep_depth_.store(depth, std::memory_order_relaxed);
   ++profiled_;
   peak_ = std::max(peak_, ++live_);
   // The top of the tree down to the first depth that brings it to top_tasks tasks is profiled, no deeper:
@@ -82,13 +88,19 @@ void soid_tree::end(node& n, std::uint32_t spawned, std::uint64_t cache) {
   // The children's adds happened before their ends, which the join made visible here.
   n.soid = std::atomic_ref<std::uint64_t>(n.own_bytes).load(std::memory_order_relaxed) +
            std::atomic_ref<std::uint64_t>(n.children_soid).load(std::memory_order_acquire);
-  if (n.parent)
+  if (n.parent) {
     std::atomic_ref<std::uint64_t>(n.parent->children_soid).fetch_add(n.soid, std::memory_order_acq_rel);
+    // Its anchor is its parent's too: a subtree touched what its children did.
+    const std::uintptr_t w = std::atomic_ref<std::uintptr_t>(n.write_lo).load(std::memory_order_relaxed);
+    const std::uintptr_t r = std::atomic_ref<std::uintptr_t>(n.read_lo).load(std::memory_order_relaxed);
+    if (w != kNoAddress) note_touch(*n.parent, w, true);
+    if (r != kNoAddress) note_touch(*n.parent, r, false);
+  }
   if (n.soid > cache) return;
   // It fits: its children are intra-socket whatever their paths (§3.2.2, Fig. 6(c)), and each of them
   // freed its own children already (they fit too).
   if (spawned) intra_.fetch_add(spawned, std::memory_order_relaxed);
-  if (!n.first_child) return;
+  if (!n.first_child || n.depth < keep_depth_.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lk(m_);
   for (node* c = n.first_child; c;) {
     node* next = c->next_sibling;
@@ -121,6 +133,8 @@ soid_tree::summary soid_tree::finish(std::uint64_t cache) {
     for (node* c = n->first_child; c; c = c->next_sibling) todo.push_back(c);
   }
   if (!s.complete()) return s;
+  split_until_every_socket_has_a_leaf(s);
+  deal_homes(s);
   // Every inter-socket task has a node for each of its children: index them for the next iterations.
   todo.push_back(root_);
   while (!todo.empty()) {
@@ -135,6 +149,106 @@ soid_tree::summary soid_tree::finish(std::uint64_t cache) {
     }
   }
   return s;
+}
+
+namespace {
+// A leaf's anchor: the lowest address written, else read (kNoAddress: never touched, or a counter source).
+std::uintptr_t anchor(const soid_tree::node& n) {
+  return n.write_lo != soid_tree::kNoAddress ? n.write_lo : n.read_lo;
+}
+bool anchored(const std::vector<soid_tree::node*>& leaves) {
+  for (const auto* n : leaves)
+    if (anchor(*n) == soid_tree::kNoAddress) return false;
+  return !leaves.empty();
+}
+}  // namespace
+
+void soid_tree::note_touch(node& n, std::uintptr_t addr, bool write) {
+  std::atomic_ref<std::uintptr_t> lo(write ? n.write_lo : n.read_lo);
+  std::uintptr_t cur = lo.load(std::memory_order_relaxed);
+  while (addr < cur && !lo.compare_exchange_weak(cur, addr, std::memory_order_relaxed)) {
+  }
+}
+
+std::vector<soid_tree::node*> soid_tree::leaves_in_spawn_order() const {
+  std::vector<node*> leaves;
+  std::vector<node*> todo{root_};
+  while (!todo.empty()) {
+    node* n = todo.back();
+    todo.pop_back();
+    if (n->t == tier::leaf) leaves.push_back(n);
+    if (n->t != tier::inter) continue;
+    const std::size_t at = todo.size();
+    for (node* c = n->first_child; c; c = c->next_sibling) todo.push_back(c);
+    std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(at), todo.end());  // first child on top
+  }
+  return leaves;
+}
+
+std::size_t soid_tree::data_classes(const std::vector<node*>& leaves) {
+  if (!anchored(leaves)) return leaves.size();
+  std::vector<std::uintptr_t> a;
+  for (const auto* n : leaves) a.push_back(anchor(*n));
+  std::sort(a.begin(), a.end());
+  return static_cast<std::size_t>(std::unique(a.begin(), a.end()) - a.begin());
+}
+
+void soid_tree::split_until_every_socket_has_a_leaf(summary& s) {
+  std::vector<node*> leaves = leaves_in_spawn_order();
+  auto splittable = [](const node* n) {
+    if (n->spawned == 0 || n->cut_by_depth || n->cut_by_budget) return false;
+    std::uint32_t with_nodes = 0;
+    for (const node* c = n->first_child; c; c = c->next_sibling) ++with_nodes;
+    return with_nodes == n->spawned;  // kept above keep_depth_, none refused
+  };
+  while (data_classes(leaves) < min_leaves_) {
+    std::uint64_t largest = 0;
+    for (const node* n : leaves)
+      if (splittable(n)) largest = std::max(largest, n->soid);
+    if (largest == 0) return;  // the tree has no finer split: fewer classes than sockets
+    std::vector<node*> next;
+    for (node* n : leaves) {
+      if (!splittable(n) || n->soid * 3 < largest * 2) {  // below largest / 1.5: kept whole this round
+        next.push_back(n);
+        continue;
+      }
+      n->t = tier::inter;
+      ++s.split;
+      for (node* c = n->first_child; c; c = c->next_sibling) {
+        c->t = tier::leaf;
+        next.push_back(c);
+      }
+      s.leaves += n->spawned - 1;
+      s.intra -= std::min<std::size_t>(s.intra, n->spawned);
+    }
+    leaves = std::move(next);
+  }
+}
+
+void soid_tree::deal_homes(summary& s) {
+  std::vector<node*> leaves = leaves_in_spawn_order();
+  s.classes = data_classes(leaves);
+  if (leaves.empty()) return;
+  // Classes in address order (leaves in spawn order without anchors), each with its leaves' SOIDs.
+  if (anchored(leaves))
+    std::stable_sort(leaves.begin(), leaves.end(), [](const node* a, const node* b) { return anchor(*a) < anchor(*b); });
+  long double total = 0;
+  for (const node* n : leaves) total += static_cast<long double>(n->soid);
+  const bool by_anchor = anchored(leaves);
+  long double before = 0;
+  for (std::size_t i = 0; i < leaves.size();) {
+    std::size_t j = i + 1;  // [i, j): one class
+    while (by_anchor && j < leaves.size() && anchor(*leaves[j]) == anchor(*leaves[i])) ++j;
+    long double soid = 0;
+    for (std::size_t k = i; k < j; ++k) soid += static_cast<long double>(leaves[k]->soid);
+    // The class's home is the socket its SOID's midpoint falls in (by position when nothing was measured).
+    const long double mid = total > 0 ? (before + soid / 2) / total
+                                      : (static_cast<long double>(i + j) / 2) / static_cast<long double>(leaves.size());
+    before += soid;
+    const unsigned home = std::min(static_cast<unsigned>(mid * static_cast<long double>(min_leaves_)), min_leaves_ - 1);
+    for (std::size_t k = i; k < j; ++k) leaves[k]->home = static_cast<std::uint16_t>(home);
+    i = j;
+  }
 }
 
 }  // namespace roost::profile

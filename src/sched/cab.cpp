@@ -39,6 +39,8 @@ cab_policy::cab_policy(engine::engine_base& e, unsigned level, bool one_subtree)
     e.worker_at(w).run_first = &kNothingRunsFirst;
   }
   sockets_ = std::vector<socket>(sockets);
+  for (unsigned s = 0; s < sockets; ++s)
+    if (!members_[s].empty()) staffed_.push_back(s);
 }
 
 void cab_policy::place(engine::worker& w, detail::task_frame* f) {
@@ -47,8 +49,16 @@ void cab_policy::place(engine::worker& w, detail::task_frame* f) {
   eng_.idle().notify_all_new_work();
 }
 
+void cab_policy::place_home(engine::worker&, detail::task_frame* f, unsigned socket) {
+  sockets_[socket].home.push_bottom(f);
+  eng_.idle().notify_all_new_work();
+}
+
 void cab_policy::subtree_started(engine::worker& w) {
-  sockets_[socket_of_[w.id]].subtrees.fetch_add(1, std::memory_order_acq_rel);
+  socket& s = sockets_[socket_of_[w.id]];
+  s.subtrees.fetch_add(1, std::memory_order_acq_rel);
+  // Leaves still waiting for this socket are now other heads' to take: wake them.
+  if (!s.home.empty_hint()) eng_.idle().notify_all_new_work();
 }
 
 void cab_policy::subtree_ended(engine::worker& w, detail::task_id&) {
@@ -60,14 +70,19 @@ void cab_policy::subtree_ended(engine::worker& w, detail::task_id&) {
 detail::job* cab_policy::take_inter(engine::worker& w) {
   const unsigned s = socket_of_[w.id];
   if (one_subtree_ && sockets_[s].subtrees.load(std::memory_order_acquire) > 0) return nullptr;
+  if (detail::job* j = sockets_[s].home.pop_bottom()) return j;
   if (detail::job* j = sockets_[s].inter.pop_bottom()) return j;
-  // Steal an inter-socket task from another socket, starting at a random one.
+  // Steal an inter-socket task from another socket, starting at a random one: a homed leaf only while its
+  // home runs a subtree (it would wait there), any other inter-socket task.
   const unsigned n = static_cast<unsigned>(sockets_.size());
   const unsigned start = static_cast<unsigned>(w.next_random() % n);
   for (unsigned i = 0; i < n; ++i) {
     unsigned v = (start + i) % n;
     if (v == s) continue;
-    detail::job* j = sockets_[v].inter.steal_top();
+    detail::job* j = nullptr;
+    if (!sockets_[v].home.empty_hint() && sockets_[v].subtrees.load(std::memory_order_acquire) > 0)
+      j = sockets_[v].home.steal_top();
+    if (!j) j = sockets_[v].inter.steal_top();
     engine::observe_steal(w.id, head_of_[v], j != nullptr);  // the victim socket, by its head
     if (j) return j;
   }
@@ -88,8 +103,13 @@ detail::job* cab_policy::steal(engine::worker& w) {
 
 bool cab_policy::has_visible_work(engine::worker& w) const {
   if (!is_head(w.id)) return false;
-  for (const auto& s : sockets_)
+  const unsigned mine = socket_of_[w.id];
+  for (unsigned v = 0; v < sockets_.size(); ++v) {
+    const socket& s = sockets_[v];
     if (!s.inter.empty_hint()) return true;
+    // Another socket's homed leaf is this head's only while that socket is busy (take_inter).
+    if (!s.home.empty_hint() && (v == mine || s.subtrees.load(std::memory_order_acquire) > 0)) return true;
+  }
   return false;
 }
 

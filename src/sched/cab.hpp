@@ -12,6 +12,10 @@
 // steals inter-socket tasks from other sockets — and, by default, only while no intra-socket subtree of its
 // socket is running (a socket runs one subtree at a time, the seed's policy; ROOST_CAB_SUBTREES=many lets
 // it run several). Sockets are the topology's packages.
+//
+// A derived policy may give a leaf inter-socket task a home socket (place_home; cats does, from its
+// profile): it waits in that socket's home pool, which its head takes from first. Another socket's head
+// takes it only while its home runs a subtree already, so a home that is free to take it gets it.
 #pragma once
 #include <atomic>
 #include <string>
@@ -60,6 +64,9 @@ class cab_policy : public policy_base {
  protected:
   cab_policy(engine::engine_base& e, unsigned level, bool one_subtree);
   void subtree_started_on(engine::worker& w) { subtree_started(w); }
+  void place_home(engine::worker& w, detail::task_frame* f, unsigned socket);
+  // Sockets that have a head (a worker), in order: where homes can be.
+  const std::vector<unsigned>& sockets_with_workers() const { return staffed_; }
   void subtree_ended_on(engine::worker& w, detail::task_id& id) { subtree_ended(w, id); }
 
  private:
@@ -68,6 +75,7 @@ class cab_policy : public policy_base {
   }
   struct alignas(64) socket {
     queues::locked_deque<detail::job> inter;  // inter-socket pool
+    queues::locked_deque<detail::job> home;   // leaf inter-socket tasks whose home this socket is
     std::atomic<int> subtrees{0};             // intra-socket subtrees running now
   };
   void subtree_started(engine::worker& w);
@@ -79,6 +87,7 @@ class cab_policy : public policy_base {
   std::vector<unsigned> socket_of_;            // worker -> socket
   std::vector<unsigned> head_of_;              // socket -> head worker
   std::vector<std::vector<unsigned>> members_;  // socket -> workers
+  std::vector<unsigned> staffed_;               // sockets with at least one worker
   std::vector<socket> sockets_;
 };
 

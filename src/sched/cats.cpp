@@ -11,30 +11,43 @@ namespace roost::sched {
 using profile::tier;
 
 // Annotations go to the interval of the calling worker's meter, attributed to the node it runs for at its
-// next switch (meter_switch); only that worker touches its meter.
+// next switch (meter_switch); only that worker touches its meter. Every annotation goes on to the consumer
+// installed before (the simulated platform charges for it, a tracer records it): the profiling iteration
+// must cost and show what it touched.
 class cats_policy::touch_meter final : public touch_consumer {
  public:
   explicit touch_meter(cats_policy& p) : p_(p) {}
-  void on_touch(int, const void* base, std::size_t bytes, access) override { add(base, bytes, 1, 0); }
-  void on_touch_rows(int, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
-                     access) override {
-    add(base, row_bytes, rows, stride);
+  void forward_to(touch_consumer* next) { next_ = next; }  // only between iterations
+  void on_touch(int worker, const void* base, std::size_t bytes, access mode) override {
+    add(base, bytes, 1, 0, mode);
+    if (next_) next_->on_touch(worker, base, bytes, mode);
+  }
+  void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
+                     access mode) override {
+    add(base, row_bytes, rows, stride, mode);
+    if (next_) next_->on_touch_rows(worker, base, row_bytes, rows, stride, mode);
   }
 
  private:
-  void add(const void* base, std::size_t bytes, std::size_t rows, std::size_t stride) {
+  void add(const void* base, std::size_t bytes, std::size_t rows, std::size_t stride, access mode) {
     engine::worker* w = engine::current_worker();
     if (!w || w->eng != &p_.eng_ || bytes == 0) return;  // not one of this runtime's tasks
     worker_meter& m = p_.meters_[w->id];
-    if (!m.crediting.load(std::memory_order_relaxed)) return;
+    node* n = m.crediting.load(std::memory_order_relaxed);
+    if (!n) return;
     const auto b = reinterpret_cast<std::uintptr_t>(base);
+    profile::soid_tree::note_touch(*n, b, mode != access::read);  // the node's anchor (soid_tree.hpp)
     for (std::size_t r = 0; r < rows; ++r) m.touched.add(b + r * stride, b + r * stride + bytes);
   }
   cats_policy& p_;
+  touch_consumer* next_ = nullptr;
 };
 
 cats_policy::cats_policy(engine::engine_base& e)
-    : cab_policy(e, 0, true), min_intensity_(e.config().cats_min_intensity), meters_(e.num_workers()) {
+    : cab_policy(e, 0, true),
+      min_intensity_(e.config().cats_min_intensity),
+      meters_(e.num_workers()),
+      tree_(profile::soid_tree::kDefaultBounds, static_cast<unsigned>(sockets_with_workers().size())) {
   cache_bytes_ = e.topology().package_cache_bytes(e.placement().pu_of_worker[0]);
   // Hardware counters where the machine has them (probed here, opened per worker thread when profiling),
   // else kernel annotations.
@@ -87,7 +100,10 @@ void cats_policy::iteration_begin() {
       m.touched.take_distinct_bytes();
       m.counts = profile::counter_meter(static_cast<double>(eng_.topology().line_size()));
     }
-    if (!use_counters_) previous_consumer_ = set_touch_consumer(annotations_.get());  // a tracer resumes afterwards
+    if (!use_counters_) {
+      previous_consumer_ = set_touch_consumer(annotations_.get());  // restored at the iteration's end
+      annotations_->forward_to(previous_consumer_);
+    }
     iteration_start_ns_ = platform::os::now_ns();
     mode_.store(mode::profiling, std::memory_order_release);
   }
@@ -114,8 +130,10 @@ std::string cats_policy::conclude(std::uint64_t ns) {
     why << "CPU-bound: " << intensity << " bytes/ns < ROOST_CATS_MIN_INTENSITY " << min_intensity_;
   } else {
     why << s.profiled << " tasks profiled, " << s.leaves << " leaf inter-socket tasks for a "
-        << topo::format_bytes(cache_bytes_) << " socket cache, " << intensity << " bytes/ns, at most "
-        << s.peak_nodes << " profile nodes at once";
+        << topo::format_bytes(cache_bytes_) << " socket cache";
+    if (s.split) why << " (" << s.split << " split so that every socket has one)";
+    why << " in " << s.classes << " data class" << (s.classes == 1 ? "" : "es");
+    why << ", " << intensity << " bytes/ns, at most " << s.peak_nodes << " profile nodes at once";
     if (!s.complete()) {
       // The bounds of the profile (soid_tree.hpp) stopped it above tasks whose subtrees still exceed the
       // cache: where their leaf inter-socket tasks lie is unknown, so no bi-tier schedule can be built.
@@ -186,8 +204,12 @@ spawn_order cats_policy::order_slow(engine::worker& w, detail::task_frame& f) {
 }
 
 void cats_policy::place(engine::worker& w, detail::task_frame* f) {
-  if (mode_.load(std::memory_order_relaxed) == mode::bi_tier) cab_policy::place(w, f);
-  else policy_base::place(w, f);
+  if (mode_.load(std::memory_order_relaxed) != mode::bi_tier) return policy_base::place(w, f);
+  // A leaf inter-socket task goes to its home socket's pool (the header says why).
+  const auto* n = static_cast<const node*>(f->id.sched_node);
+  if (f->id.tier == static_cast<std::uint8_t>(tier::leaf) && n && n->home != profile::soid_tree::kNoHome)
+    return place_home(w, f, sockets_with_workers()[n->home]);
+  cab_policy::place(w, f);
 }
 
 detail::job* cats_policy::steal(engine::worker& w) {

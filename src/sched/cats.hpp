@@ -15,7 +15,13 @@
 //    times the line size), else roost::touch annotations (the distinct bytes touched: overlapping touches
 //    in one interval count once). At its end every node left gets a tier (§3.2.2) against the socket's
 //    shared cache from the topology.
-//  * Following iterations: bi-tier scheduling as cab. A child of an intra-socket task is intra-socket;
+//    The partition asks for a leaf inter-socket task per socket at least (soid_tree.hpp says why and how),
+//    and gives every leaf a home socket: contiguous runs of leaves in spawn order, by SOID.
+//  * Following iterations: bi-tier scheduling as cab, each leaf inter-socket task placed in its home
+//    socket's pool (cab.hpp: another head takes it only while its home is busy). The seed lets any head
+//    take any leaf, so a subtree's data, left in one socket's cache by one iteration, is found there by
+//    the next only by chance: with four sockets, three times in four the next iteration misses its L3
+//    for it (docs/reproductions.md measures both). A child of an intra-socket task is intra-socket;
 //    a child of an inter-socket task whose path was never profiled (the program's shape changed) is treated
 //    as inter-socket: parent-first into the socket pool, so heads still spread it — results never change.
 //  * A program whose footprint per nanosecond of the profiling iteration is below ROOST_CATS_MIN_INTENSITY
