@@ -9,6 +9,8 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -493,6 +495,34 @@ TEST(Cats, ProfilingPassesAnnotationsOn) {
   EXPECT_EQ(rt.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
   EXPECT_EQ(before.bytes.load(), 2L * 64 * 1024);
   EXPECT_EQ(roost::set_touch_consumer(nullptr), &before);
+}
+
+// ROOST_CATS_PROFILE (seed 000 Fig. 8): the profile as a table, SOIDs by eq. 1 against the tree's known
+// footprints (leaves of 1 KiB: a task at height h has 2^h KiB); a directory is refused at start-up.
+TEST(Cats, ProfileIsWrittenWhereAsked) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  const std::string path = ::testing::TempDir() + "/roost_cats_profile.tsv";
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  o.cats_profile = path;
+  {
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return tree(8, 1, 1024); }), tree_serial(8, 1));
+  }
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\n0\t0\t262144\tinter-socket\t-\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n0.0\t1\t131072\tinter-socket\t-\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n0.0.0\t2\t65536\tleaf inter-socket\t0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n0.1.1\t2\t65536\tleaf inter-socket\t1\n"), std::string::npos) << text;
+  o.cats_profile = ::testing::TempDir();
+  try {
+    roost::runtime bad(o);
+    ADD_FAILURE() << "a directory was accepted";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("options::cats_profile'"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Cats, UnannotatedProgramRunsAsWsAndSaysWhy) {

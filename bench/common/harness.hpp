@@ -20,6 +20,8 @@ struct measurement {
   std::string note;  // e.g. why a variant could not run
   double c2c_ns = -1;  // core-to-core round trip around the measurement (machine_state.hpp); < 0: unknown
   int round = 0;       // which of --rounds N interleaved rounds (1..N); 0: a run of one round
+  // --platform sim: simulated L2 and L3 misses, the mean over the timed repetitions (< 0: not simulated)
+  double l2_misses = -1, l3_misses = -1;
 };
 
 inline double median_of(std::vector<double> v) {
@@ -73,6 +75,8 @@ inline std::string to_json(const measurement& m) {
   if (!m.note.empty()) os << ",\"note\":\"" << json_escape(m.note) << "\"";
   if (m.c2c_ns >= 0) os << ",\"c2c_ns\":" << static_cast<long>(m.c2c_ns + 0.5);
   if (m.round > 0) os << ",\"round\":" << m.round;
+  if (m.l2_misses >= 0) os << ",\"l2_misses\":" << static_cast<long long>(m.l2_misses + 0.5);
+  if (m.l3_misses >= 0) os << ",\"l3_misses\":" << static_cast<long long>(m.l3_misses + 0.5);
   os << "}";
   return os.str();
 }

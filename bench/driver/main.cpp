@@ -85,7 +85,7 @@ constexpr const char* kUsage =
     "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them\n"
     "  --workers     worker counts to measure, each in turn\n"
     "  --platform    native (default) or sim: roost's schedulers on the simulated machine --topology names, timed\n"
-    "                in virtual time, with its L2 and L3 misses per repetition (src/platform/README.md)\n"
+    "                in virtual time, with its L2 and L3 misses per timed repetition (src/platform/README.md)\n"
     "  --topology    with --platform sim: the simulated machine, an hwloc synthetic description with cache sizes\n"
     "  --size        one size for every benchmark named; --small: the tests' sizes; --paper: the seeds' sizes\n"
     "  --reps        timed repetitions per measurement (the median is reported); --warmup: untimed ones first\n"
@@ -298,14 +298,28 @@ int run(const run_config& cfg) {
             o.topology = cfg.topology;
             roost::runtime rt(o);
             bench::current_runtime() = &rt;
-            const long long l2 = rt.simulated_misses(2), l3 = rt.simulated_misses(3);
+            // The misses at every reading of the clock (before and after each repetition, warm-ups first):
+            // those of the timed repetitions are the differences from reading 2 * warmup on.
+            std::vector<std::pair<long long, long long>> at_clock;
             m = bench::measure(bn, v, size, w, cfg.warmup, cfg.reps, [&] { p->reset(); }, [&] { b.roost(*p); },
-                               [&] { return p->check(); }, [&] { return rt.virtual_time_ns() * 1e-9; });
+                               [&] { return p->check(); },
+                               [&] {
+                                 at_clock.emplace_back(rt.simulated_misses(2), rt.simulated_misses(3));
+                                 return rt.virtual_time_ns() * 1e-9;
+                               });
             bench::current_runtime() = nullptr;
-            const int n = cfg.warmup + cfg.reps;
+            if (at_clock.front().first >= 0) {
+              double l2 = 0, l3 = 0;
+              for (std::size_t i = 2 * static_cast<std::size_t>(cfg.warmup); i + 1 < at_clock.size(); i += 2) {
+                l2 += static_cast<double>(at_clock[i + 1].first - at_clock[i].first);
+                l3 += static_cast<double>(at_clock[i + 1].second - at_clock[i].second);
+              }
+              m.l2_misses = l2 / cfg.reps;
+              m.l3_misses = l3 / cfg.reps;
+            }
             char note[160];
-            std::snprintf(note, sizeof note, "virtual time; per repetition: L2 misses %lld, L3 misses %lld",
-                          l2 < 0 ? -1 : (rt.simulated_misses(2) - l2) / n, l3 < 0 ? -1 : (rt.simulated_misses(3) - l3) / n);
+            std::snprintf(note, sizeof note, "virtual time; per timed repetition: L2 misses %.0f, L3 misses %.0f",
+                          m.l2_misses, m.l3_misses);
             m.note = note;
           } else if (rs) {
             roost::options o;

@@ -76,6 +76,9 @@ struct options {
   // ROOST_CATS_MIN_INTENSITY: bytes per ns of the profiled iteration below which cats runs as ws, 0 .. 1e9.
   // Default 0.05.
   std::optional<double> cats_min_intensity;
+  // ROOST_CATS_PROFILE: a file cats writes its profile to after each profiling iteration (seed 000 Fig. 8):
+  // one line per task it kept, with its spawn path, SOID, tier and home socket. Default: none.
+  std::optional<std::string> cats_profile;
 };
 
 // The configuration after options, environment and defaults are merged and validated.
@@ -92,6 +95,7 @@ struct resolved_options {
   std::optional<unsigned> cab_level;  // unset: from the topology (cab_policy)
   bool cab_one_subtree = true;
   double cats_min_intensity = 0.05;
+  std::string cats_profile;        // empty: none
   bool simulated = false;          // ROOST_PLATFORM=sim
   std::uint64_t sim_seed = 1;
   std::string sim_report;          // empty: none

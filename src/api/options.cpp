@@ -246,6 +246,12 @@ resolved_options resolve(const options& o) {
     r.cats_min_intensity = parse_number(*s, intensity, 0, 1e9);
   }
 
+  const setting profile{"ROOST_CATS_PROFILE", "options::cats_profile", "a file path to write cats's profile to", "none"};
+  if (auto s = text_of(profile, o.cats_profile)) {
+    if (s->text.back() == '/' || is_directory(s->text)) fail(*s, "a directory; must be " + profile.valid);
+    r.cats_profile = s->text;
+  }
+
   const setting platform{"ROOST_PLATFORM", "options::platform",
                           "one of native (this machine), sim (the simulated platform, virtual time)", "native"};
   if (auto s = text_of(platform, o.platform)) {

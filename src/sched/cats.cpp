@@ -1,8 +1,12 @@
 #include "sched/cats.hpp"
 
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 
 #include "platform/platform.hpp"
+#include "roost/errors.hpp"
 #include "roost/touch.hpp"
 #include "topology/topology.hpp"
 
@@ -59,6 +63,40 @@ cats_policy::cats_policy(engine::engine_base& e)
     source_ = "annotations (roost::touch); no hardware counters: " + why_no_counters_;
   }
   annotations_ = std::make_unique<touch_meter>(*this);
+  // Checked now, not when the profile is due: a path that cannot be written is a start-up error.
+  if (const std::string& path = e.config().cats_profile; !path.empty()) {
+    std::ofstream probe(path, std::ios::app);
+    if (!probe) throw config_error("ROOST_CATS_PROFILE='" + path + "': cannot be opened for writing");
+  }
+}
+
+// ROOST_CATS_PROFILE (seed 000 Fig. 8): every task the profile kept, top-down in spawn order, with its SOID
+// (eq. 1), tier and home. A task below a leaf inter-socket task is intra-socket whatever its node says.
+void cats_policy::write_profile(const std::string& path) const {
+  std::ofstream out(path, std::ios::trunc);
+  out << "# roost cats profile (seed 000 Fig. 8), iteration " << iterations_ << ", socket cache "
+      << cache_bytes_ << " bytes: " << decision_ << "\n# path\tdepth\tsoid_bytes\ttier\thome\n";
+  struct item {
+    const node* n;
+    std::string path;
+    bool below_leaf;
+  };
+  std::vector<item> todo;
+  if (const node* r = tree_.root()) todo.push_back({r, "0", false});
+  while (!todo.empty()) {
+    item it = std::move(todo.back());
+    todo.pop_back();
+    const tier t = it.below_leaf ? tier::intra : it.n->t == tier::unknown ? tier::intra : it.n->t;
+    out << it.path << '\t' << it.n->depth << '\t' << it.n->soid << '\t' << profile::tier_name(t) << '\t';
+    if (t == tier::leaf && it.n->home != profile::soid_tree::kNoHome) out << sockets_with_workers()[it.n->home];
+    else out << '-';
+    out << '\n';
+    const std::size_t at = todo.size();
+    for (const node* c = it.n->first_child; c; c = c->next_sibling)
+      todo.push_back({c, it.path + "." + std::to_string(c->index), it.below_leaf || t == tier::leaf || t == tier::intra});
+    std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(at), todo.end());
+  }
+  if (!out) std::fprintf(stderr, "roost: ROOST_CATS_PROFILE='%s': writing the profile failed\n", path.c_str());
 }
 
 cats_policy::~cats_policy() {
@@ -113,6 +151,7 @@ void cats_policy::iteration_end() {
   if (mode_.load(std::memory_order_relaxed) != mode::profiling) return;
   if (!use_counters_) set_touch_consumer(previous_consumer_);
   decision_ = conclude(platform::os::now_ns() - iteration_start_ns_);
+  if (!eng_.config().cats_profile.empty()) write_profile(eng_.config().cats_profile);
   if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();
 }
 
