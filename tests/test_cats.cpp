@@ -521,7 +521,7 @@ TEST(Cats, ProfileIsWrittenWhereAsked) {
     roost::runtime bad(o);
     ADD_FAILURE() << "a directory was accepted";
   } catch (const roost::config_error& e) {
-    EXPECT_NE(std::string(e.what()).find("options::cats_profile'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("options::cats_profile="), std::string::npos) << e.what();
   }
 }
 
