@@ -73,7 +73,7 @@ struct options {
   std::optional<unsigned> cab_level;
   // ROOST_CAB_SUBTREES: "one" intra-socket subtree per socket at a time (true, default) or "many" (false).
   std::optional<bool> cab_one_subtree;
-  // ROOST_CATS_MIN_INTENSITY: bytes per ns of the profiled iteration below which cats runs as ws, 0 .. 1e9.
+  // ROOST_CATS_MIN_INTENSITY: bytes per worker-ns of the profiled iteration below which cats runs as ws, 0 .. 1e9.
   // Default 0.05.
   std::optional<double> cats_min_intensity;
   // ROOST_CATS_PROFILE: a file cats writes its profile to after each profiling iteration (seed 000 Fig. 8):

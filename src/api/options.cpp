@@ -237,7 +237,7 @@ resolved_options resolve(const options& o) {
   }
 
   const setting intensity{"ROOST_CATS_MIN_INTENSITY", "options::cats_min_intensity",
-                          "a number in [0, 1e9] (bytes of footprint per nanosecond)", "0.05"};
+                          "a number in [0, 1e9] (bytes of footprint per worker-nanosecond)", "0.05"};
   if (o.cats_min_intensity) {
     if (!(*o.cats_min_intensity >= 0 && *o.cats_min_intensity <= 1e9))
       invalid(field_value(intensity, *o.cats_min_intensity), intensity);

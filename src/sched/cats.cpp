@@ -157,7 +157,10 @@ void cats_policy::iteration_end() {
 
 std::string cats_policy::conclude(std::uint64_t ns) {
   const profile::soid_tree::summary s = tree_.finish(cache_bytes_);
-  const double intensity = ns ? static_cast<double>(s.root_soid) / static_cast<double>(ns) : 0.0;
+  // Per worker-nanosecond: the iteration's footprint over the time of all its workers, so that the test does
+  // not change with the worker count (over the wall time alone, twice the workers doubled the intensity).
+  const double worker_ns = static_cast<double>(ns) * static_cast<double>(eng_.num_workers());
+  const double intensity = ns ? static_cast<double>(s.root_soid) / worker_ns : 0.0;
   std::ostringstream why;
   why.precision(3);
   mode next = mode::as_ws;
@@ -166,13 +169,13 @@ std::string cats_policy::conclude(std::uint64_t ns) {
   } else if (s.root_soid == 0) {
     why << (use_counters_ ? "no footprint measured (the counters read nothing)" : "no footprint measured (no roost::touch annotations)");
   } else if (intensity < min_intensity_) {
-    why << "CPU-bound: " << intensity << " bytes/ns < ROOST_CATS_MIN_INTENSITY " << min_intensity_;
+    why << "CPU-bound: " << intensity << " bytes per worker-ns < ROOST_CATS_MIN_INTENSITY " << min_intensity_;
   } else {
     why << s.profiled << " tasks profiled, " << s.leaves << " leaf inter-socket tasks for a "
         << topo::format_bytes(cache_bytes_) << " socket cache";
     if (s.split) why << " (" << s.split << " split so that every socket has one)";
     why << " in " << s.classes << " data class" << (s.classes == 1 ? "" : "es");
-    why << ", " << intensity << " bytes/ns, at most " << s.peak_nodes << " profile nodes at once";
+    why << ", " << intensity << " bytes per worker-ns, at most " << s.peak_nodes << " profile nodes at once";
     if (!s.complete()) {
       // The bounds of the profile (soid_tree.hpp) stopped it above tasks whose subtrees still exceed the
       // cache: where their leaf inter-socket tasks lie is unknown, so no bi-tier schedule can be built.

@@ -24,8 +24,8 @@
 //    for it (docs/reproductions.md measures both). A child of an intra-socket task is intra-socket;
 //    a child of an inter-socket task whose path was never profiled (the program's shape changed) is treated
 //    as inter-socket: parent-first into the socket pool, so heads still spread it — results never change.
-//  * A program whose footprint per nanosecond of the profiling iteration is below ROOST_CATS_MIN_INTENSITY
-//    (bytes/ns, default 0.05) is CPU-bound and runs as ws, as is a run where no source measured anything,
+//  * A program whose footprint per worker-nanosecond of the profiling iteration (its duration times the
+//    workers) is below ROOST_CATS_MIN_INTENSITY (default 0.05) is CPU-bound and runs as ws, as is a run where no source measured anything,
 //    and one whose profile stopped (depth or node budget) above a task that does not fit the cache: there
 //    the boundary is unknown.
 #pragma once
