@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 BUILD      ?= build
 CMAKE_ARGS ?=
 
-.PHONY: all bootstrap build build-tsan build-asan test test-release test-tsan test-asan test-install demo bench clean
+.PHONY: all bootstrap build build-tsan build-asan test test-release test-tsan test-asan test-install demo reproduce bench clean
 
 all: build
 
@@ -68,6 +68,11 @@ demo: build
 	  .venv/bin/roost-analyze krd out/heat2d-4sockets-$$s.trace && .venv/bin/roost-analyze mapping out/heat2d-4sockets-$$s.trace; \
 	done
 	@echo "make demo: wrote out/report.md, out/*.png"
+
+# The seeds' headline results beside roost's (docs/reproductions.md, regenerated): multi-socket rows on the
+# simulated seed machines. A row that fails says why there; the others still run, and the target fails.
+reproduce: build
+	.venv/bin/python -m roost_tools.reproduce --build $(BUILD) --out docs/reproductions.md --work out/reproduce $(if $(ROWS),--only $(ROWS))
 
 bench: build
 	$(BUILD)/bench/roost-bench $(ARGS)

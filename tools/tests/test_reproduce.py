@@ -1,0 +1,39 @@
+"""roost-reproduce: a row that cannot run says failed and why, the others still run, the exit status says so;
+a real row (seed 000 Fig. 8, a sub-second simulation) writes its figure."""
+import os
+from pathlib import Path
+
+import pytest
+
+from roost_tools import reproduce
+
+
+def test_rows_that_cannot_run_fail_with_the_reason_and_the_rest_run(tmp_path):
+    out = tmp_path / "r.md"
+    rc = reproduce.main(["--build", str(tmp_path / "nowhere"), "--out", str(out), "--work", str(tmp_path / "w"),
+                         "--only", "000-fig8,002-fig7"])
+    assert rc == 1
+    text = out.read_text()
+    assert "| failed |" in text
+    assert "nowhere/bench/roost-bench does not exist (run make build)" in text
+    assert "| [002-fig7](#002-fig7) |" in text and "| pending |" in text  # the row after the failure still ran
+    assert "delivered by issue #27" in text
+
+
+def test_an_unknown_row_is_refused_naming_the_valid_ones(tmp_path, capsys):
+    assert reproduce.main(["--out", str(tmp_path / "r.md"), "--only", "000-nope"]) == 2
+    err = capsys.readouterr().err
+    assert "--only 000-nope: no such row" in err and "000-heat" in err
+    assert not (tmp_path / "r.md").exists()
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (ctest sets ROOST_BENCH)")
+def test_a_real_row_writes_its_figure_and_command(tmp_path):
+    build = Path(os.environ["ROOST_BENCH"]).parent.parent
+    out = tmp_path / "r.md"
+    assert reproduce.main(["--build", str(build), "--out", str(out), "--work", str(tmp_path / "w"),
+                           "--only", "000-fig8"]) == 0
+    text = out.read_text()
+    assert "largest error 0.00% over the top 4 levels" in text
+    assert "| 0 | 1..1023 | 8,372,224 | 8,372,224 | +0.00% |" in text
+    assert "ROOST_CATS_PROFILE=" in text and "--platform sim" in text
