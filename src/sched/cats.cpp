@@ -194,6 +194,10 @@ std::string cats_policy::conclude(std::uint64_t ns) {
       // at the serial time on 2 cores). There is no socket-local work to keep together, so run as ws.
       why << "; only " << s.intra << " intra-socket tasks: too flat for bi-tier stealing (seed 000 §3.2's second "
           << "constraint)";
+    } else if (sockets_with_workers().size() < 2) {
+      // One socket: no subtree has another socket's cache to stay out of, and bi-tier stealing would only
+      // keep the inter-socket tier on the head core (fft at 2 workers ran 1.26x ws's time).
+      why << "; one socket: nothing to keep apart, run as ws";
     } else {
       next = mode::bi_tier;
     }

@@ -27,7 +27,8 @@
 //  * A program whose footprint per worker-nanosecond of the profiling iteration (its duration times the
 //    workers) is below ROOST_CATS_MIN_INTENSITY (default 0.05) is CPU-bound and runs as ws, as is a run where no source measured anything,
 //    and one whose profile stopped (depth or node budget) above a task that does not fit the cache: there
-//    the boundary is unknown.
+//    the boundary is unknown. On one socket (of the workers') the profile is reported, and the program runs
+//    as ws: there is no other socket's cache to keep a subtree out of.
 #pragma once
 #include <atomic>
 #include <memory>

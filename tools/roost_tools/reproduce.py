@@ -245,16 +245,18 @@ def seed000_fig8(ctx: Ctx) -> Result:
 def seed000_fig13(ctx: Ctx) -> Result:
     out, worst = [], 0.0
     for bench in ("mandelbrot", "nqueens", "knapsack", "fft"):
-        r = by_variant(ctx.bench(bench, {"mandelbrot": "512x512", "nqueens": "12", "knapsack": "28", "fft": "262144"}[bench],
-                                 "ws,cats", 2, reps=3, warmup=1, rounds=3))
+        r = by_variant(ctx.bench(bench, {"mandelbrot": "512x512", "nqueens": "12", "knapsack": "28", "fft": "1048576"}[bench],
+                                 "ws,cats", 2, reps=5, warmup=1, rounds=5))
         ratio = r["cats"]["t"] / r["ws"]["t"]
         worst = max(worst, ratio)
         out.append(f"{bench} {ratio:.3f}x")
     v = "as the paper" if worst < 1.05 else "worse"
     return Result("cats / ws: " + ", ".join(out), v,
-                  "Wall time of cats over ws, medians of 3 interleaved rounds of 3 repetitions at 2 workers. The "
+                  "Wall time of cats over ws, medians of 5 interleaved rounds of 5 repetitions at 2 workers. The "
                   "CPU-bound set runs unannotated, so cats finds no footprint and runs it as ws after the first "
-                  "iteration (the paper: 'negligible'). fft is annotated and profiled as memory-bound here.")
+                  "iteration (the paper: 'negligible'). fft is annotated and profiled as memory-bound; on this "
+                  "machine's one socket cats then runs it as ws (it ran it bi-tier before, 1.26x ws's time: "
+                  "only the head core started the inter-socket tier).")
 
 
 # ------------------------------------------------------------------ seed 001: OVR / WTI / KRD
@@ -323,7 +325,7 @@ THESIS_ADWS = {"ROOST_ADWS_STEAL": "true"}  # the thesis's ADWS always steals (i
 
 
 def seed003_fib(ctx: Ctx) -> Result:
-    native = by_variant(ctx.bench("fib", "35", "ws,adws", 2, reps=3, warmup=1, rounds=3, env=THESIS_ADWS))
+    native = by_variant(ctx.bench("fib", "35", "ws,adws", 2, reps=3, warmup=1, rounds=5, env=THESIS_ADWS))
     sim = by_variant(ctx.bench("fib", "20", "ws,adws", 64, topology=XEON, env=THESIS_ADWS))
     n = pct(native["adws"]["t"], native["ws"]["t"])
     s = pct(sim["adws"]["t"], sim["ws"]["t"])
@@ -331,7 +333,7 @@ def seed003_fib(ctx: Ctx) -> Result:
     return Result(f"fib(35), 2 workers here: adws {fmt_pct(n)}; fib(20), 64 simulated workers: {fmt_pct(s)}", v,
                   "Thesis Table 4.2 (64 cores): ADWS -37% at fib(20) (it deals the first levels to every worker "
                   "without contention), +9.1% at fib(40) (its bookkeeping per spawn). Here the large case is "
-                  "fib(35) on this machine's 2 cores (wall time, medians of 3 rounds) and the small one runs on the "
+                  "fib(35) on this machine's 2 cores (wall time, medians of 5 interleaved rounds) and the small one runs on the "
                   "simulated 64-core machine.")
 
 
@@ -339,12 +341,20 @@ def seed003_heat2d(ctx: Ctx) -> Result:
     r = by_variant(ctx.bench("heat2d", "2048x20", "ws,hws,adws,adws-ml", 64, topology=XEON, env=THESIS_ADWS,
                              timeout=1500))
     speed = r["ws"]["t"] / r["adws"]["t"]
+    cheap = {"ROOST_SIM_PARAMS": "touch_ns_per_byte=0.01", **THESIS_ADWS}
+    c = by_variant(ctx.bench("heat2d", "2048x20", "ws,adws", 64, topology=XEON, env=cheap, timeout=1500))
+    speed_cheap = c["ws"]["t"] / c["adws"]["t"]
     return Result(f"adws {speed:.2f}x faster than ws (hws {r['ws']['t'] / r['hws']['t']:.2f}x, adws-ml "
-                  f"{r['ws']['t'] / r['adws-ml']['t']:.2f}x); L3 misses {fmt_pct(pct(r['adws']['l3'], r['ws']['l3']))}",
+                  f"{r['ws']['t'] / r['adws-ml']['t']:.2f}x); L3 misses {fmt_pct(pct(r['adws']['l3'], r['ws']['l3']))}; "
+                  f"{speed_cheap:.2f}x at a fifth of the compute cost per byte",
                   "better" if speed > 6.2 else "worse" if speed < 5.0 else "as the paper",
                   "Thesis §4.5 (heat2D N = 2048, first touch, 64 workers): ADWS up to almost 6x faster than "
                   "random work stealing, because 32 MB fits 4 x 22 MB of L3 (and 64 x 1 MiB of L2) when every "
-                  "worker keeps its tiles. 20 steps after one warm-up run.",
+                  "worker keeps its tiles. 20 steps after one warm-up run. The misses show the locality the "
+                  "thesis describes; the time gap is smaller because the simulator charges a kernel's compute by "
+                  "its declared bytes (touch_ns_per_byte, 0.05 ns: 3.2 ns a line, more than an L2 hit), so a "
+                  "cache-resident step is still mostly compute. That parameter is an estimate, not a measurement "
+                  "of the thesis's machine; the second figure shows how the gap grows as it shrinks.",
                   ["| scheduler | virtual time (ms) | L2 misses | L3 misses |", "|---|---:|---:|---:|",
                    *[f"| {k} | {x['t'] * 1e3:.3f} | {x['l2']:,} | {x['l3']:,} |" for k, x in r.items()]])
 
@@ -375,12 +385,16 @@ def seed003_hints(ctx: Ctx) -> Result:
             worst_small = max(worst_small, slow)
         details.append(f"| {a} | {slow:.3f} | {vs_ws:.3f} |")
         rows.append(f"{a}: {slow:.2f}x")
-    full_ok = all(float(d.split("|")[3]) < 1.0 for d in details[2:] if ":1 " in d)
-    v = "as the paper" if worst_small <= 1.3 and full_ok else "worse"
-    return Result("slowdown " + ", ".join(rows), v,
+    at_full = {d.split("|")[1].strip(): float(d.split("|")[3]) for d in details[2:] if d.split("|")[1].strip().endswith(":1")}
+    v = combine("as the paper" if worst_small <= 1.3 else "worse",
+                *("as the paper" if x < 1.0 else "worse" for x in at_full.values()))
+    return Result("slowdown " + ", ".join(rows) + "; at 100%: " +
+                  ", ".join(f"{k} {x:.2f}x ws's time" for k, x in at_full.items()), v,
                   "Thesis Fig. 4.22 (heat2D N = 4096, 64 workers): below 10% error at most ~30% slower, and at 100% "
                   "still faster than random WS. Here N = 2048 (the simulator's cost), errors as roost-bench's "
-                  "--hint-error applies them (deterministic: every hint off by alpha; random: up to alpha).", details)
+                  "--hint-error applies them (deterministic: every hint off by alpha; random: up to alpha). Where "
+                  "random errors of 100% leave adws slower than ws, the hierarchical stealing that repairs the "
+                  "imbalance does not keep up with it: every step deals the same wrong shares again.", details)
 
 
 def seed003_ml(ctx: Ctx) -> Result:
@@ -390,7 +404,8 @@ def seed003_ml(ctx: Ctx) -> Result:
     return Result(f"decision tree: adws-ml {gain:+.1f}% over adws", verdict(gain, 37.0, tol=5.0),
                   "Thesis ch. 5 (2 x Cascade Lake, 56 cores, a 2 GB training set): ADWS(ml) +37% over ADWS(sl), "
                   "+16% over WS(ml). Here on the simulated 4 x Xeon Gold 6130 with a 100,000 x 12 set, which fits "
-                  "the aggregate L3: the multi-level grouping has little to keep together at this size. WS(ml) "
+                  "the aggregate L3: the multi-level grouping has little to keep together at this size, and its "
+                  "extra levels of dealing cost more than they save (row 003-matmul: 1.00x at N = 1024). WS(ml) "
                   "and constrained work stealing (the thesis's other baselines) are not in roost: those rows are "
                   "missing.")
 
@@ -414,7 +429,7 @@ def locality_goal(ctx: Ctx) -> Result:
         l3 = -pct(r[s]["l3"], ws["l3"])
         sp = ws["t"] / r[s]["t"]
         ok &= l3 >= 80 and sp >= 1.5
-        parts.append(f"{s}: L3 {l3:.1f}% below ws, {sp:.2f}x faster")
+        parts.append(f"{s}: L3 {l3:.2f}% below ws, {sp:.2f}x faster")
     return Result("; ".join(parts), "met" if ok else "missed",
                   "The goal: L3 misses of cats and adws at least 80% below ws on Heat 1024 x 512 (the paper reached "
                   "76.1%), and virtual time at least 1.5x better. 100 steps after one warm-up run.",
@@ -442,8 +457,8 @@ ROWS = [
         "this machine, 2 workers", seed000_fig13),
     Row("001-ovr", "001", "OVR_N and WTI_N (Figs. 1-3): work-time inflation dominates on memory-bound kernels",
         "WTI > OVR for random WS", OPTERON_NAME, seed001_ovr),
-    Row("001-krd", "001", "KRD at 1 core, 1 socket, 4 sockets (Figs. 5-7, Table 1): far reuse grows with sockets",
-        "far reuse grows", "simulated Opteron 8380: 1 core, 1 socket of 4, 4 sockets of 4", seed001_krd),
+    Row("001-krd", "001", "KRD at 1 core, 1 socket, 4 sockets (Figs. 5-7, Table 1)",
+        "4 sockets: more cold accesses; the locality-keeping schedule: fewest far and cold reuses", "simulated Opteron 8380: 1 core, 1 socket of 4, 4 sockets of 4", seed001_krd),
     Row("003-fib", "003", "fib overhead of ADWS (Table 4.2)", "fib(20) -37%, fib(40) +9.1%",
         "this machine, 2 workers; " + XEON_NAME, seed003_fib),
     Row("003-heat2d", "003", "heat2D N = 2048: ADWS against random WS (§4.5)", "up to ~6x", XEON_NAME, seed003_heat2d),
