@@ -430,9 +430,18 @@ def locality_goal(ctx: Ctx) -> Result:
         sp = ws["t"] / r[s]["t"]
         ok &= l3 >= 80 and sp >= 1.5
         parts.append(f"{s}: L3 {l3:.2f}% below ws, {sp:.2f}x faster")
-    return Result("; ".join(parts), "met" if ok else "missed",
+    # The same with the first run timed: its compulsory misses and cats's profiling iteration included, as the
+    # paper's counts include them.
+    cold = by_variant(ctx.bench("heat", "1024x512x100", "ws,cats,adws", 16, topology=OPTERON, env=THESIS_ADWS, warmup=0))
+    first = "; ".join(f"{s} L3 {-pct(cold[s]['l3'], cold['ws']['l3']):.1f}% below ws, {cold['ws']['t'] / cold[s]['t']:.2f}x "
+                      "faster" for s in ("cats", "adws"))
+    ok &= all(-pct(cold[s]["l3"], cold["ws"]["l3"]) >= 80 and cold["ws"]["t"] / cold[s]["t"] >= 1.5 for s in ("cats", "adws"))
+    return Result("; ".join(parts) + f"; the first run included: {first}", "met" if ok else "missed",
                   "The goal: L3 misses of cats and adws at least 80% below ws on Heat 1024 x 512 (the paper reached "
-                  "76.1%), and virtual time at least 1.5x better. 100 steps after one warm-up run.",
+                  "76.1%), and virtual time at least 1.5x better. 100 steps after one warm-up run, whose cold "
+                  "misses and cats's profiling iteration stay out of the count (the schedules that keep every "
+                  "line in its socket then miss the L3 not at all); and the same with the first run timed, "
+                  "cold misses and profiling included, as the paper counts.",
                   ["| scheduler | virtual time (ms) | L2 misses | L3 misses |", "|---|---:|---:|---:|",
                    *[f"| {k} | {x['t'] * 1e3:.3f} | {x['l2']:,} | {x['l3']:,} |" for k, x in r.items()]])
 
@@ -495,7 +504,9 @@ def write(out: Path, done: list[tuple[Row, Result | None, str, list[str], float]
          "roost's own engine and schedulers in virtual time on a model of the seed's machine "
          "([src/sim/README.md](../src/sim/README.md) gives every latency's source), so their times are virtual "
          "and their misses the model's. Rows on *this machine* ran natively on: " + cpu_model() + ". "
-         "Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
+         "Unless a row says otherwise, figures are of the timed repetition after one warm-up run (the simulated "
+         "caches keep their contents from one run to the next, so cold misses and cats's profiling iteration "
+         "fall in the warm-up). Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
          "random WS is `ws`, its ADWS is `adws` with `ROOST_ADWS_STEAL=true` (the thesis's configuration).", "",
          f"`make reproduce` took {total_s / 60:.1f} minutes on this machine.", "",
          "| row | seed | claim | paper | roost | machine | verdict |", "|---|---|---|---|---|---|---|"]
