@@ -360,15 +360,14 @@ TEST(Adws, StealSwitchIsValidated) {
 // search-root children completes. So on 4 workers, while both halves of a two-way root group still run,
 // no worker of one half may run a leaf of the other half, however idle it is. halves_tree makes one
 // worker idle early (a fast quarter next to a slow one) while the other half still holds stealable leaves;
-// the check (adws_checker.hpp) goes by observed task ends, not clocks. Random work stealing breaks the rule at once, which shows the check can fail.
+// the check (adws_checker.hpp) goes by observed task ends, not clocks, so it holds however the leaves' sleeps
+// fall on a loaded machine. That stealing did happen inside a half, and that random work stealing breaks the
+// rule (the check can fail), depend on timing here: SimPolicies.AdwsStealsStayInsideTheTopmostActiveNode
+// asserts both under seeded simulated interleavings.
 namespace {
 
-struct steal_counts {
-  int crossed = 0;  // leaves run outside their half's workers before either half had ended
-  int inside = 0;   // leaves of the slow quarter run by another worker of its half (stealing did happen)
-};
-
-steal_counts count_steals(const char* scheduler) {
+// Leaves run outside their half's workers before either half had ended.
+int count_crossings(const char* scheduler) {
   using namespace std::chrono;
   roost::options o;
   o.scheduler = scheduler;
@@ -383,22 +382,13 @@ steal_counts count_steals(const char* scheduler) {
   rt.run([&] { roost_test::adws::halves_tree(kLeaves, [&](int h, int q) { std::this_thread::sleep_for(leaf_time[h][q]); }); });
   roost::set_task_observer(nullptr);
   EXPECT_EQ(chk.leaves, 4 * kLeaves);
-  return {chk.crossed, chk.inside};
+  return chk.crossed;
 }
 
 }  // namespace
 
 TEST(Adws, StealsStayInsideTheTopmostActiveNode) {
-  int inside = 0;
-  for (int round = 0; round < 3; ++round) {
-    steal_counts c = count_steals("adws");
-    EXPECT_EQ(c.crossed, 0) << "round " << round;
-    inside += c.inside;
-  }
-  EXPECT_GT(inside, 0);  // the idle worker did steal: from its own half
-  int ws_crossed = 0;    // the same check fails for random stealing (a few tries: it is a race)
-  for (int round = 0; round < 3 && ws_crossed == 0; ++round) ws_crossed = count_steals("ws").crossed;
-  EXPECT_GT(ws_crossed, 0);
+  for (int round = 0; round < 3; ++round) EXPECT_EQ(count_crossings("adws"), 0) << "round " << round;
 }
 
 // Pointing idle workers at the searcher's node (digest §9.8). On 2 workers the root deals A over [0.67, 2);

@@ -230,11 +230,11 @@ void soid_tree::deal_homes(summary& s) {
   s.classes = data_classes(leaves);
   if (leaves.empty()) return;
   // Classes in address order (leaves in spawn order without anchors), each with its leaves' SOIDs.
-  if (anchored(leaves))
+  const bool by_anchor = anchored(leaves);
+  if (by_anchor)
     std::stable_sort(leaves.begin(), leaves.end(), [](const node* a, const node* b) { return anchor(*a) < anchor(*b); });
   long double total = 0;
   for (const node* n : leaves) total += static_cast<long double>(n->soid);
-  const bool by_anchor = anchored(leaves);
   long double before = 0;
   for (std::size_t i = 0; i < leaves.size();) {
     std::size_t j = i + 1;  // [i, j): one class

@@ -54,6 +54,7 @@ class Row:
     paper: str          # the paper's figure
     machine: str
     run: Callable[["Ctx"], Result]
+    needs_bench: bool = True  # False for rows that run nothing (missing, pending)
 
 
 class Ctx:
@@ -477,11 +478,13 @@ ROWS = [
         XEON_NAME, seed003_hints),
     Row("003-ml", "003", "multi-level ADWS: decision tree +37%, matmul +20% over single-level (ch. 5)",
         "+37% (DT), +20% (matmul N = 16384)", XEON_NAME, seed003_ml),
-    Row("003-baselines", "003", "the thesis's other baselines: WS(ml), constrained WS, SB", "-", "-", missing_baselines),
+    Row("003-baselines", "003", "the thesis's other baselines: WS(ml), constrained WS, SB", "-", "-", missing_baselines,
+        needs_bench=False),
     Row("002-fig7", "002", "numa scheduler and data distribution against ws + interleave (Fig. 7; up to 69%)",
-        "up to 69% better", "simulated 4 x Opteron 6172", pending("#27", "the numa scheduler and allocator")),
+        "up to 69% better", "simulated 4 x Opteron 6172", pending("#27", "the numa scheduler and allocator"),
+        needs_bench=False),
     Row("003-ch3", "003", "preemptive user-level threads (ch. 3, Table 3.1: 2.8 / 3.5 / 9.9 us)",
-        "< 1% overhead", "this machine", pending("#28", "preemption")),
+        "< 1% overhead", "this machine", pending("#28", "preemption"), needs_bench=False),
     Row("000-goal", "000", "beyond the seeds: cats and adws L3 misses >= 80% below ws, >= 1.5x faster, Heat 1024x512",
         "(L3 -76.1%)", OPTERON_NAME, locality_goal),
 ]
@@ -594,7 +597,7 @@ def main(argv: list[str] | None = None) -> int:
         r0 = time.monotonic()
         res, err = None, ""
         try:
-            if missing_bench and row.run.__name__ not in ("<lambda>", "missing_baselines"):
+            if missing_bench and row.needs_bench:
                 raise RowFailed(f"{build / 'bench' / 'roost-bench'} does not exist (run make build)")
             res = row.run(ctx)
         except RowFailed as e:
