@@ -36,9 +36,24 @@ TEST(Options, UnknownSchedulerListsValidNames) {
   expect_mentions(error_of({}), {"ROOST_SCHED", "fastest", "ws", "ws-help", "hws", "cats", "adws"});
 }
 
-TEST(Options, PlannedSchedulerSaysItIsNotBuiltYet) {
-  scoped_env e("ROOST_SCHED", "numa");
-  expect_mentions(error_of({}), {"ROOST_SCHED", "numa", "not implemented yet", "ws-help"});
+TEST(Options, NumaKnobsAreCheckedAndNamed) {
+  {
+    scoped_env e("ROOST_NUMA_VICINITY", "0");
+    expect_mentions(error_of({}), {"ROOST_NUMA_VICINITY='0'", "[1, 4096]", "all"});
+  }
+  {
+    scoped_env e("ROOST_NUMA_VICINITY", "All");
+    EXPECT_EQ(roost::resolve({}).numa_vicinity, 0u);
+  }
+  {
+    scoped_env e("ROOST_DATA_DISTRIBUTION", "interleave");
+    expect_mentions(error_of({}), {"ROOST_DATA_DISTRIBUTION='interleave'", "standard", "fine", "coarse"});
+  }
+  roost::options o;
+  o.data_distribution = "Coarse";
+  EXPECT_EQ(roost::resolve(o).data_distribution, "coarse");
+  o.numa_vicinity = 5000;
+  expect_mentions(error_of(o), {"options::numa_vicinity='5000'"});
 }
 
 TEST(Options, ExplicitOptionWinsOverEnvironment) {
@@ -108,8 +123,8 @@ TEST(Options, BadTopologyIsAClearErrorFromTheRuntime) {
 TEST(Options, SchedulerTableSaysWhatExists) {
   int available = 0, planned = 0;
   for (const auto& s : roost::schedulers()) (s.available ? available : planned)++;
-  EXPECT_EQ(available, 7);  // ws, ws-help, hws, adws, adws-ml, cab, cats
-  EXPECT_EQ(planned, 1);    // numa
+  EXPECT_EQ(available, 8);  // ws, ws-help, hws, adws, adws-ml, cab, cats, numa
+  EXPECT_EQ(planned, 0);
 }
 
 TEST(Options, SchedulerKnobsHaveFieldsThatWinOverTheEnvironment) {
@@ -181,7 +196,8 @@ TEST(Options, EmptyValueIsAnErrorForEveryVariable) {
   const std::vector<const char*> variables = {
       "ROOST_SCHED",      "ROOST_WORKERS",    "ROOST_TOPOLOGY",  "ROOST_BIND",
       "ROOST_STACK_SIZE", "ROOST_VERBOSE",    "ROOST_TRACE",     "ROOST_ADWS_STEAL",
-      "ROOST_CAB_LEVEL",  "ROOST_CAB_SUBTREES", "ROOST_CATS_MIN_INTENSITY"};
+      "ROOST_CAB_LEVEL",  "ROOST_CAB_SUBTREES", "ROOST_CATS_MIN_INTENSITY", "ROOST_NUMA_VICINITY",
+      "ROOST_DATA_DISTRIBUTION"};
   for (const char* name : variables) {
     for (const char* blank : {"", "  ", "\t\n"}) {
       scoped_env e(name, blank);

@@ -5,6 +5,11 @@
 
 namespace bench {
 
+buffer_placement& current_buffer_placement() {
+  static buffer_placement p;
+  return p;
+}
+
 hint_error& current_hint_error() {
   static hint_error e;
   return e;

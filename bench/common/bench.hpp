@@ -60,15 +60,33 @@ double distorted_weight(int sibling, int siblings);  // 1.0 when no error is set
 std::vector<long> parse_size(const std::string& bench, const std::string& size, std::size_t parts,
                              const char* form);
 
+// Where a buffer's memory comes from. roost-bench points these at roost::numa_alloc / numa_free with the
+// distribution of ROOST_DATA_DISTRIBUTION (driver/main.cpp); alloc returns nullptr for "the default
+// allocator" (standard distribution, and every binary that does not link roost, such as the clang helper).
+struct buffer_placement {
+  void* (*alloc)(std::size_t bytes, std::size_t parts) = nullptr;
+  void (*free)(void*) = nullptr;
+};
+buffer_placement& current_buffer_placement();
+
 // Page-aligned zeroed array that frees itself (the kernels want alignment and no first-touch surprises).
+// parts: how many separately placed pieces it stands for (seed 002's coarse distribution puts each piece
+// whole on one node, round-robin): the map's vectors, a grid's block rows.
 template <class T>
 class buffer {
  public:
   buffer() = default;
-  explicit buffer(std::size_t n) : n_(n) {
+  explicit buffer(std::size_t n, std::size_t parts = 1) : n_(n) {
     void* p = nullptr;
-    if (posix_memalign(&p, 4096, n * sizeof(T) + 64) != 0) throw std::bad_alloc();
-    data_.reset(static_cast<T*>(p));
+    const buffer_placement& bp = current_buffer_placement();
+    // Placed memory comes in whole pages, and parts start on page boundaries: no slack is added, which
+    // would shift every part off its block.
+    if (bp.alloc && n && (p = bp.alloc(n * sizeof(T), parts)) != nullptr) {
+      data_ = std::unique_ptr<T, deleter>(static_cast<T*>(p), deleter{bp.free});
+    } else {
+      if (posix_memalign(&p, 4096, n * sizeof(T) + 64) != 0) throw std::bad_alloc();
+      data_ = std::unique_ptr<T, deleter>(static_cast<T*>(p), deleter{nullptr});
+    }
     for (std::size_t i = 0; i < n; ++i) data_.get()[i] = T{};
   }
   T* data() const { return data_.get(); }
@@ -77,7 +95,11 @@ class buffer {
 
  private:
   struct deleter {
-    void operator()(T* p) const { std::free(p); }
+    void (*release)(void*) = nullptr;  // nullptr: std::free
+    void operator()(T* p) const {
+      if (release) release(p);
+      else std::free(p);
+    }
   };
   std::unique_ptr<T, deleter> data_;
   std::size_t n_ = 0;

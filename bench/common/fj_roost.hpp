@@ -4,11 +4,22 @@
 #include <roost/roost.hpp>
 
 #include "common/bench.hpp"
+#include "common/forkjoin.hpp"
 
 namespace bench {
 
 struct roost_fj {
   using group = roost::task_group;
+  static constexpr bool declares = true;
+  template <class F>
+  static void run(group& g, F&& f, double work, const decl& d) {
+    roost::data data;
+    for (int i = 0; i < d.n; ++i) {
+      const decl::region& r = d.r[i];
+      data.add({r.base, r.row_bytes, r.rows, r.stride, r.write ? roost::access::read_write : roost::access::read});
+    }
+    g.run(std::forward<F>(f), work, data);
+  }
 };
 
 inline roost::runtime*& current_runtime() {

@@ -20,10 +20,48 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <utility>
 
 #include "common/bench.hpp"
 
 namespace bench {
+
+// A task's data declaration, framework-neutral (seed 002 §4: what OpenMP's depend clause gives MIR): up to
+// four regions of `rows` rows of `row_bytes`, `stride` apart. roost's adapter hands it to task_group::run
+// as a roost::data (fj_roost.hpp), which the numa scheduler deals by; the other adapters drop it.
+struct decl {
+  struct region {
+    const void* base;
+    std::size_t row_bytes, rows, stride;
+    bool write;
+  };
+  region r[4];
+  int n = 0;
+  decl& add(const void* base, std::size_t bytes, bool write) { return add_rows(base, bytes, 1, bytes, write); }
+  decl& add_rows(const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride, bool write) {
+    if (n < 4 && row_bytes && rows) r[n++] = {base, row_bytes, rows, stride, write};
+    return *this;
+  }
+};
+
+// g.run(f, work) with the declaration make_decl() builds, for an adapter that takes declarations
+// (FJ::declares); make_decl is not even called for the others.
+template <class FJ, class G, class F, class MakeDecl>
+void run_declared(G& g, F&& f, double work, const MakeDecl& make_decl) {
+  if constexpr (requires { FJ::declares; }) FJ::run(g, std::forward<F>(f), work, make_decl());
+  else g.run(std::forward<F>(f), work);
+}
+
+// Seed 002's shape (Listing 1): one task per item, all spawned by one task in a loop, each with its
+// declaration decl_of(k); item k's work is 1 and the group's data-size hint is bytes_per_item * count.
+// Flat, not bisected, because Algorithm 2 counts tasks: a node's queue must hold the items for its
+// threshold (more than distance * cores tasks) to mean what the seed measured.
+template <class FJ, class DeclOf, class Item>
+void spawn_each_declared(long count, double bytes_per_item, const DeclOf& decl_of, const Item& item) {
+  typename FJ::group g(static_cast<double>(count), static_cast<double>(count) * bytes_per_item);
+  for (long k = 0; k < count; ++k) run_declared<FJ>(g, [&item, k] { item(k); }, 1.0, [&decl_of, k] { return decl_of(k); });
+  g.wait();
+}
 
 // Rows [lo, hi) split in halves down to `cutoff` rows; both halves spawned (seed 000's Heat).
 template <class FJ, class Leaf>

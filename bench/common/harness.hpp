@@ -22,6 +22,7 @@ struct measurement {
   int round = 0;       // which of --rounds N interleaved rounds (1..N); 0: a run of one round
   // --platform sim: simulated L2 and L3 misses, the mean over the timed repetitions (< 0: not simulated)
   double l2_misses = -1, l3_misses = -1;
+  double remote_dram = -1;  // simulated: lines fetched from another NUMA node's DRAM, per timed repetition
 };
 
 inline double median_of(std::vector<double> v) {
@@ -77,6 +78,7 @@ inline std::string to_json(const measurement& m) {
   if (m.round > 0) os << ",\"round\":" << m.round;
   if (m.l2_misses >= 0) os << ",\"l2_misses\":" << static_cast<long long>(m.l2_misses + 0.5);
   if (m.l3_misses >= 0) os << ",\"l3_misses\":" << static_cast<long long>(m.l3_misses + 0.5);
+  if (m.remote_dram >= 0) os << ",\"remote_dram\":" << static_cast<long long>(m.remote_dram + 0.5);
   os << "}";
   return os.str();
 }

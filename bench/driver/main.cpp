@@ -301,25 +301,30 @@ int run(const run_config& cfg) {
             // The misses at every reading of the clock (before and after each repetition, warm-ups first):
             // those of the timed repetitions are the differences from reading 2 * warmup on.
             std::vector<std::pair<long long, long long>> at_clock;
+            std::vector<long long> remote_at_clock;
             m = bench::measure(bn, v, size, w, cfg.warmup, cfg.reps, [&] { p->reset(); }, [&] { b.roost(*p); },
                                [&] { return p->check(); },
                                [&] {
                                  at_clock.emplace_back(rt.simulated_misses(2), rt.simulated_misses(3));
+                                 remote_at_clock.push_back(rt.simulated_remote_dram());
                                  return rt.virtual_time_ns() * 1e-9;
                                });
             bench::current_runtime() = nullptr;
             if (at_clock.front().first >= 0) {
-              double l2 = 0, l3 = 0;
+              double l2 = 0, l3 = 0, remote = 0;
               for (std::size_t i = 2 * static_cast<std::size_t>(cfg.warmup); i + 1 < at_clock.size(); i += 2) {
                 l2 += static_cast<double>(at_clock[i + 1].first - at_clock[i].first);
                 l3 += static_cast<double>(at_clock[i + 1].second - at_clock[i].second);
+                remote += static_cast<double>(remote_at_clock[i + 1] - remote_at_clock[i]);
               }
+              m.remote_dram = remote / cfg.reps;
               m.l2_misses = l2 / cfg.reps;
               m.l3_misses = l3 / cfg.reps;
             }
-            char note[160];
-            std::snprintf(note, sizeof note, "virtual time; per timed repetition: L2 misses %.0f, L3 misses %.0f",
-                          m.l2_misses, m.l3_misses);
+            char note[200];
+            std::snprintf(note, sizeof note,
+                          "virtual time; per timed repetition: L2 misses %.0f, L3 misses %.0f, remote DRAM lines %.0f",
+                          m.l2_misses, m.l3_misses, m.remote_dram);
             m.note = note;
           } else if (rs) {
             roost::options o;
@@ -383,8 +388,27 @@ void list() {
 
 }  // namespace
 
+// Buffers follow ROOST_DATA_DISTRIBUTION (seed 002 §3): fine and coarse through roost::numa_alloc, a
+// buffer's parts each placed whole under coarse; standard keeps the default allocator.
+void place_buffers() {
+  try {
+    (void)roost::default_distribution();
+  } catch (const roost::config_error& e) {
+    usage_error(e.what());
+  }
+  bench::current_buffer_placement() = {
+      [](std::size_t bytes, std::size_t parts) -> void* {
+        const roost::distribution d = roost::default_distribution();
+        if (d == roost::distribution::standard) return nullptr;
+        const std::size_t pages = (bytes + 4095) / 4096;
+        return roost::numa_alloc(bytes, d, std::max<std::size_t>(1, std::min(parts, pages)));
+      },
+      [](void* p) { roost::numa_free(p); }};
+}
+
 int main(int argc, char** argv) {
   run_config cfg;
+  place_buffers();
   std::vector<std::string> args(argv + 1, argv + argc);
   auto value = [&](std::size_t& i) -> std::string {
     if (i + 1 >= args.size()) usage_error(args[i] + " needs a value");

@@ -1,8 +1,8 @@
 // Reduction (seed 002 Table 4): the merge phase of BOTS Sort written iteratively. N doubles start as 2^D
 // sorted runs; level l merges pairs of runs into runs twice as long, one task per merge, ping-ponging
 // between two buffers, until one sorted run remains (seed 002: 256 MB, D = 10, fine distribution). The
-// merges of a level are split by recursive bisection with equal work hints and their bytes as the
-// data-size hint. The result is compared exactly with std::sort of the input.
+// merges of a level are spawned by one task, one task per merge declaring what it reads and writes, with
+// equal work hints and their bytes as the data-size hint. The result is compared exactly with std::sort of the input.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -61,9 +61,12 @@ void run_tasks(problem_t& p, Iteration&& iteration, const Touch& touch) {
       double* dst = l % 2 ? p.a.data() : p.b.data();
       const long merges = 1L << (p.depth - l - 1);
       const double bytes = 2.0 * static_cast<double>(p.n / merges) * sizeof(double);
-      split_rows<FJ>(0, merges, 1, bytes, [&](long lo, long hi) {
-        for (long k = lo; k < hi; ++k) merge(p, src, dst, l, k, touch);
-      });
+      const long run2 = 2 * (p.n >> (p.depth - l));  // elements one merge reads and writes
+      auto decl_of = [&](long k) {
+        const std::size_t n = static_cast<std::size_t>(run2) * sizeof(double);
+        return decl{}.add(src + k * run2, n, false).add(dst + k * run2, n, true);
+      };
+      spawn_each_declared<FJ>(merges, bytes, decl_of, [&](long k) { merge(p, src, dst, l, k, touch); });
     }
   });
 }

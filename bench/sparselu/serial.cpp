@@ -4,7 +4,7 @@ namespace bench::sparselu {
 
 // BOTS genmat: the empty-block pattern and the values of its linear congruential stream.
 problem_t::problem_t(long nb_, long bs_)
-    : nb(nb_), bs(bs_), blocks(nb_ * nb_ * bs_ * bs_), init(nb_ * nb_ * bs_ * bs_), ref(nb_ * nb_ * bs_ * bs_),
+    : nb(nb_), bs(bs_), blocks(nb_ * nb_ * bs_ * bs_, nb_ * nb_), init(nb_ * nb_ * bs_ * bs_), ref(nb_ * nb_ * bs_ * bs_),
       present(nb_ * nb_), init_present(nb_ * nb_) {
   long seed = 1325;
   for (long i = 0; i < nb; ++i)

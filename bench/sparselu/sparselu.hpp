@@ -83,17 +83,25 @@ void inner_task(problem_t& p, long k, long i, long j, const Touch& touch) {
 template <class FJ, class Iteration, class Touch>
 void run_tasks(problem_t& p, Iteration&& iteration, const Touch& touch) {
   const double block_bytes = static_cast<double>(p.bs * p.bs) * sizeof(float);
+  const std::size_t bytes = static_cast<std::size_t>(p.bs * p.bs) * sizeof(float);
   iteration([&] {
     for (long k = 0; k < p.nb; ++k) {
       lu0(p.at(k, k), p.bs);
       step_lists l = lists_of(p, k);
       {
         typename FJ::group g(static_cast<double>(l.edge.size()), 2.0 * block_bytes * static_cast<double>(l.edge.size()));
-        for (long e : l.edge) g.run([&p, k, e, &touch] { edge_task(p, k, e, touch); }, 1);
+        // Each task declares its blocks (BOTS's depend clauses), for the numa scheduler.
+        for (long e : l.edge)
+          run_declared<FJ>(g, [&p, k, e, &touch] { edge_task(p, k, e, touch); }, 1, [&] {
+            return decl{}.add(p.at(k, k), bytes, false).add(e >= 0 ? p.at(k, e) : p.at(-1 - e, k), bytes, true);
+          });
         g.wait();
       }
       typename FJ::group g(static_cast<double>(l.inner.size()), 3.0 * block_bytes * static_cast<double>(l.inner.size()));
-      for (auto [i, j] : l.inner) g.run([&p, k, i = i, j = j, &touch] { inner_task(p, k, i, j, touch); }, 1);
+      for (auto [i, j] : l.inner)
+        run_declared<FJ>(g, [&p, k, i = i, j = j, &touch] { inner_task(p, k, i, j, touch); }, 1, [&, i = i, j = j] {
+          return decl{}.add(p.at(i, k), bytes, false).add(p.at(k, j), bytes, false).add(p.at(i, j), bytes, true);
+        });
       g.wait();
     }
   });

@@ -1,7 +1,7 @@
 // Vecmul (seed 002 Table 4): V independent vector pairs, each an array of L three-dimensional double
 // vectors; every time step computes c[i] = a[i] x b[i] (cross product) for each pair, one task per pair.
-// Seed 002 deals each pair's task to the node holding it (coarse distribution); here pairs are split by
-// recursive bisection with equal work hints and each group's bytes (a, b and c) as its data-size hint.
+// Seed 002 deals each pair's task to the node holding it (coarse distribution): one task spawns a task per
+// pair, declaring its a, b and c, with equal work hints and the group's bytes as its data-size hint.
 // The cross product is computed the same way everywhere, so results are exact.
 #pragma once
 #include <cstring>
@@ -16,7 +16,7 @@ struct problem_t final : problem {
   long pairs, len, iters;
   buffer<double> a, b, c, ref;  // pair k, vector i, component d at [(k * len + i) * 3 + d]
   problem_t(long np, long l, long it)
-      : pairs(np), len(l), iters(it), a(np * l * 3), b(np * l * 3), c(np * l * 3), ref(np * l * 3) {
+      : pairs(np), len(l), iters(it), a(np * l * 3, np), b(np * l * 3, np), c(np * l * 3, np), ref(np * l * 3) {
     for (long i = 0; i < np * l * 3; ++i) {
       a[i] = static_cast<double>((i * 37) % 101) * 0.02 - 1.0;
       b[i] = static_cast<double>((i * 53) % 97) * 0.03 - 1.5;
@@ -53,9 +53,11 @@ void run_tasks(problem_t& p, Iteration&& iteration, const Touch& touch) {
   const double bytes = 3.0 * static_cast<double>(p.len) * 3 * sizeof(double);
   for (long t = 0; t < p.iters; ++t)
     iteration([&] {
-      split_rows<FJ>(0, p.pairs, 1, bytes, [&](long lo, long hi) {
-        for (long k = lo; k < hi; ++k) pair(p, k, touch);
-      });
+      auto decl_of = [&](long k) {
+        const std::size_t off = static_cast<std::size_t>(k * p.len * 3), n = static_cast<std::size_t>(p.len * 3) * sizeof(double);
+        return decl{}.add(p.a.data() + off, n, false).add(p.b.data() + off, n, false).add(p.c.data() + off, n, true);
+      };
+      spawn_each_declared<FJ>(p.pairs, bytes, decl_of, [&](long k) { pair(p, k, touch); });
     });
 }
 

@@ -79,6 +79,13 @@ struct options {
   // ROOST_CATS_PROFILE: a file cats writes its profile to after each profiling iteration (seed 000 Fig. 8):
   // one line per task it kept, with its spawn path, SOID, tier and home socket. Default: none.
   std::optional<std::string> cats_profile;
+  // ROOST_NUMA_VICINITY: how many nodes a numa worker steals from, its own and the nearest others (seed
+  // 002 §4.2's vicinity), an integer in [1, 4096] or "all". Default all.
+  std::optional<unsigned> numa_vicinity;
+  // ROOST_DATA_DISTRIBUTION: the distribution of roost::numa_alloc and numa_allocator without one
+  // (roost/memory.hpp): standard, fine or coarse. Set here, it becomes the process's default when the runtime
+  // is made. Default standard.
+  std::optional<std::string> data_distribution;
 };
 
 // The configuration after options, environment and defaults are merged and validated.
@@ -96,6 +103,8 @@ struct resolved_options {
   bool cab_one_subtree = true;
   double cats_min_intensity = 0.05;
   std::string cats_profile;        // empty: none
+  unsigned numa_vicinity = 0;      // 0: all nodes
+  std::string data_distribution;   // empty: not given (the allocator's own default)
   bool simulated = false;          // ROOST_PLATFORM=sim
   std::uint64_t sim_seed = 1;
   std::string sim_report;          // empty: none

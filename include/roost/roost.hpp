@@ -1,7 +1,9 @@
 // roost: a task-parallel runtime for C++ that runs each task close to its data.
 #pragma once
 #include "roost/errors.hpp"
+#include "roost/data.hpp"
 #include "roost/final.hpp"
+#include "roost/memory.hpp"
 #include "roost/observer.hpp"
 #include "roost/options.hpp"
 #include "roost/parallel.hpp"

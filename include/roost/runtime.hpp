@@ -59,6 +59,9 @@ class runtime {
   // this machine, or a level the topology does not have.
   double virtual_time_ns() const;
   long long simulated_misses(int cache_level) const;
+  // Lines the simulated machine fetched from the DRAM of another NUMA node than the fetching core's, so far
+  // (seed 002's remote accesses); -1 for a runtime on this machine.
+  long long simulated_remote_dram() const;
 
  private:
   template <class F>

@@ -16,9 +16,16 @@
 #include <type_traits>
 #include <utility>
 
+#include "roost/data.hpp"
 #include "roost/detail/abi.hpp"
 
 namespace roost {
+
+namespace detail {
+// The spawn of a child with a data declaration (data.hpp): a library call, which tells the policy the
+// declaration while it places the child (engine_base::uses_declarations), then spawns as run() does.
+void spawn_declared(worker_abi& w, group_state& g, task_frame& f, const data& d);
+}  // namespace detail
 
 class task_group {
  public:
@@ -58,6 +65,16 @@ class task_group {
   void run(F&& f, double work) {
     check_hint("roost::task_group::run work hint", work);
     spawn_with_hint(std::forward<F>(f), work);
+  }
+
+  // d: the regions the child will read and write (roost/data.hpp), for the numa scheduler's dealing (seed
+  // 002 Algorithm 1); ignored by the other schedulers. Never changes results, only where the child runs.
+  template <class F>
+  void run(F&& f, const data& d) { spawn_declared(std::forward<F>(f), -1.0, d); }
+  template <class F>
+  void run(F&& f, double work, const data& d) {
+    check_hint("roost::task_group::run work hint", work);
+    spawn_declared(std::forward<F>(f), work, d);
   }
 
   // OpenMP's `if` clause: run(f) when `spawn` is true; otherwise f runs at once on the calling task
@@ -114,6 +131,20 @@ class task_group {
     }
     frame_t frame(std::forward<F>(f), &st_, hint);
     submit(*fb->worker, frame);  // the worker the owner runs on now (abi.hpp)
+  }
+  // Always through the engine (never the inline help-first path): the policy must see the declaration.
+  template <class F>
+  void spawn_declared(F&& f, double hint, const data& d) {
+    using frame_t = detail::closure_frame<std::decay_t<F>>;
+    detail::fiber_abi* fb = detail::running_fiber();
+    if (fb != st_.owner_fiber || !fb) [[unlikely]] detail::throw_not_owner("roost::task_group::run", fb, st_);
+    frame_t frame(std::forward<F>(f), &st_, hint);
+    try {
+      detail::spawn_declared(*fb->worker, st_, frame, d);
+    } catch (...) {  // not spawned: the closure is still ours to destroy
+      frame.discard();
+      throw;
+    }
   }
   // run_if's inline child: checked as a spawn is, then called here.
   template <class F>

@@ -252,6 +252,25 @@ resolved_options resolve(const options& o) {
     r.cats_profile = s->text;
   }
 
+  const setting vicinity{"ROOST_NUMA_VICINITY", "options::numa_vicinity",
+                         "an integer in [1, 4096] (nodes a numa worker steals from, its own first) or all", "all"};
+  if (o.numa_vicinity) {
+    if (*o.numa_vicinity == 0 || *o.numa_vicinity > 4096) invalid(field_value(vicinity, *o.numa_vicinity), vicinity);
+    r.numa_vicinity = *o.numa_vicinity;
+  } else if (auto s = text_of(vicinity)) {
+    r.numa_vicinity = lower(s->text) == "all" ? 0 : static_cast<unsigned>(parse_integer(*s, vicinity, 1, 4096));
+  }
+
+  const setting distribution{"ROOST_DATA_DISTRIBUTION", "options::data_distribution",
+                             "one of standard (first touch), fine (pages round-robin over the nodes), coarse (each "
+                             "allocation on one node, round-robin)",
+                             "standard"};
+  if (auto s = text_of(distribution, o.data_distribution)) {
+    std::string x = lower(s->text);
+    if (x != "standard" && x != "fine" && x != "coarse") invalid(*s, distribution);
+    r.data_distribution = x;
+  }
+
   const setting platform{"ROOST_PLATFORM", "options::platform",
                           "one of native (this machine), sim (the simulated platform, virtual time)", "native"};
   if (auto s = text_of(platform, o.platform)) {

@@ -7,6 +7,7 @@
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
 #include "roost/errors.hpp"
+#include "roost/memory.hpp"
 #include "roost/runtime.hpp"
 #include "roost/task_group.hpp"
 #include "roost/touch.hpp"
@@ -20,6 +21,9 @@ namespace detail {
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
 runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
+  // Given in code, the distribution becomes the allocator's default (roost/memory.hpp); from the
+  // environment the allocator reads it itself, also before any runtime exists.
+  if (o.data_distribution) set_default_distribution(parse_distribution(cfg.data_distribution));
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
   // Simulated, the engine is made, started, run and stopped with the simulated platform driving this
@@ -179,6 +183,7 @@ const std::string& runtime::scheduler() const { return core_->cfg.scheduler; }
 const resolved_options& runtime::config() const { return core_->cfg; }
 std::string runtime::describe() const { return core_->describe(); }
 double runtime::virtual_time_ns() const { return core_->sim ? core_->sim->platform().virtual_time_ns() : -1; }
+long long runtime::simulated_remote_dram() const { return core_->sim ? core_->sim->dram_remote() : -1; }
 long long runtime::simulated_misses(int cache_level) const {
   return core_->sim ? core_->sim->misses_at_level(cache_level) : -1;
 }

@@ -1,5 +1,7 @@
 #include "api/simulation.hpp"
 
+#include "platform/page_placement.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -48,6 +50,14 @@ sim::memory_model model_of(const resolved_options& cfg, const topo::topology& tp
 simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     : model_(model_of(cfg, tp)), plat_(tp.num_pus(), cfg.sim_seed, costs_of(cfg)), report_path_(cfg.sim_report) {
   plat_.set_engine_tls(engine::sim_thread_locals());
+  // Where a page lives for the numa scheduler (platform/page_placement.hpp): the model's page map, for pages
+  // a task touched already; the allocator's rule answers for distributed memory before that.
+  plat_.page_node = [this](std::uintptr_t host) -> int {
+    auto it = sim_pages_.find(host / kPage);
+    if (it == sim_pages_.end()) return platform::page_placement::unknown;
+    const std::uint32_t n = model_.home_of(it->second * kPage);
+    return n == sim::page_map::none ? platform::page_placement::unknown : static_cast<int>(n);
+  };
   // Checked now, not when the report is due: a path that cannot be written is a start-up error.
   if (!report_path_.empty()) {
     std::ofstream probe(report_path_, std::ios::app);
@@ -157,7 +167,13 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
 
 std::uint64_t simulation::sim_address(std::uintptr_t host) {
   auto [it, fresh] = sim_pages_.try_emplace(host / kPage, next_sim_page_);
-  if (fresh) ++next_sim_page_;
+  if (fresh) {
+    ++next_sim_page_;
+    // A page of distributed memory (roost::numa_alloc, fine or coarse) goes where its rule puts it on the
+    // simulated machine's nodes; any other page by the model's own policy (first touch, or interleave).
+    const int node = platform::page_placement::node_by_rule(host, model_.num_numa());
+    if (node >= 0 && model_.num_numa() > 1) model_.place(it->second * kPage, kPage, static_cast<unsigned>(node));
+  }
   return it->second * kPage + host % kPage;
 }
 
@@ -179,6 +195,12 @@ std::string simulation::memory_json() const {
   }
   os << "],\n  \"dram_local\": " << local << ",\n  \"dram_remote\": " << remote;
   return os.str();
+}
+
+long long simulation::dram_remote() const {
+  long long remote = 0;
+  for (unsigned pu = 0; pu < model_.num_pus(); ++pu) remote += static_cast<long long>(model_.memory(pu).remote);
+  return remote;
 }
 
 long long simulation::misses_at_level(int level) const {

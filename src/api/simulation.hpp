@@ -44,6 +44,8 @@ class simulation final : public touch_consumer {
  public:
   // Misses of the caches of one level so far; -1 when the topology has none at that level.
   long long misses_at_level(int level) const;
+  // DRAM lines fetched from another node than the fetching PU's, so far.
+  long long dram_remote() const;
 
  private:
   // The simulated address of a host byte (simulation.cpp, on_touch).

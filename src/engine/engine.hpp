@@ -32,7 +32,11 @@ class engine final : public engine_base {
 
  public:
   engine(const resolved_options& cfg, std::shared_ptr<const topo::topology> tp, topo::placement pl)
-      : engine_base(cfg, std::move(tp), std::move(pl)), policy_(*this) {}
+      : engine_base(cfg, std::move(tp), std::move(pl)), policy_(*this) {
+    // A declaration is handed over for the spawn's duration on the spawner's worker (worker::spawn_decl):
+    // such a policy spawns parent-first, so the spawner is still on that worker when the spawn returns.
+    uses_declarations_ = P::uses_declarations;
+  }
 
   P& policy() { return policy_; }
   void iteration_begin() override { policy_.iteration_begin(); }

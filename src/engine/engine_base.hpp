@@ -53,6 +53,10 @@ class engine_base {
   virtual void request_reprofile() {}
   virtual std::string policy_notes() const { return {}; }
 
+  // Whether the policy reads per-task data declarations (roost/data.hpp; seed 002's numa deals by them):
+  // only then does a declared spawn hand its declaration over (worker::spawn_decl). Set once, by engine<P>.
+  bool uses_declarations() const { return uses_declarations_; }
+
   const resolved_options& config() const { return cfg_; }
   const topo::topology& topology() const { return *topo_; }
   const topo::placement& placement() const { return place_; }
@@ -82,6 +86,7 @@ class engine_base {
   virtual ult::entry_fn fiber_entry() const = 0;
   // The worker ABI's scheduler-specific part: engine_spawn, engine_wait and inline_path.
   virtual void set_entry_points(worker& w) const = 0;
+  bool uses_declarations_ = false;
 
  private:
   void thread_main(unsigned id);

@@ -42,8 +42,15 @@ class idle_state {
     platform::os::wake_all(epoch_);
   }
   // For a deque's share hook (ws_deque::on_share, with this idle_state as its argument): sharing tasks is
-  // what makes them stealable, so that is where a sleeper is woken.
-  static void notify_on_share(void* idle) { static_cast<idle_state*>(idle)->notify_new_work(); }
+  // what makes them stealable, so that is where sleepers are woken — one for one task, all of them for
+  // more. Waking one per share left a flat loop of help-first spawns (seed 002's map: 48 tasks pushed by
+  // one task, whose other workers slept by then) to the spawner and one thief: a successful steal
+  // makes no request, so nothing woke the third worker (ws-help 6x ws at 16 simulated workers).
+  static void notify_on_share(void* idle, std::int64_t shared) {
+    auto* st = static_cast<idle_state*>(idle);
+    if (shared > 1) st->notify_all_new_work();
+    else st->notify_new_work();
+  }
   // Sleeps unless has_work() finds something after this worker has announced itself.
   template <class HasWork>
   void sleep_unless(HasWork&& has_work) {

@@ -6,6 +6,7 @@
 #include "engine/fiber.hpp"
 #include "engine/frame_pool.hpp"
 #include "platform/platform.hpp"
+#include "roost/data.hpp"
 #include "roost/detail/abi.hpp"
 #include "ult/context.hpp"
 
@@ -37,6 +38,11 @@ struct alignas(64) worker : detail::worker_abi {
   ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+  // The data declaration of the spawn in progress on this worker (roost/data.hpp), for a policy that
+  // uses_declarations; nullptr otherwise. Set and cleared by detail::spawn_declared around the engine's
+  // spawn, on this worker's thread; such a policy spawns parent-first, so the spawn never leaves the worker.
+  const roost::data* spawn_decl = nullptr;
 
   // Worker 0 only, while a caller runs a root as worker 0 (engine_base::run_root): leave the scheduling
   // loop once this is set. The worker that ends the root sets it (engine_base::finish_root).

@@ -54,6 +54,9 @@ class sim_platform {
   sim_platform(const sim_platform&) = delete;
 
   void set_engine_tls(engine_tls t) { tls_ = t; }
+  // Where a host byte's page lives on the simulated machine, or -1 if no access placed it yet: set by the
+  // simulation that owns this platform (api/simulation.cpp), asked through page_placement::node_of.
+  std::function<int(std::uintptr_t)> page_node;
   // A worker's own context (engine thread_main) is its sim thread's stack, not the OS thread's.
   void describe_own_stack(ult::context& c) const {
     c.stack_lo = static_cast<char*>(current_->stk.base) + current_->stk.guard;

@@ -29,6 +29,7 @@ class locked_deque {
   T* pop_bottom() { return take(false); }
   T* steal_top() { return take(true); }
   bool empty_hint() const { return size_hint_.load(std::memory_order_acquire) == 0; }
+  std::size_t size_hint() const { return size_hint_.load(std::memory_order_acquire); }
 
  private:
   T* take(bool top) {

@@ -9,6 +9,8 @@
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
 //                ship(w, frame) -> bool           called for parent-first spawns first: deliver the child
 //                                                 elsewhere (true) or let place() queue it (false)
+//                uses_declarations                place() reads the child's data declaration, if any, in
+//                                                 w.spawn_decl (roost/data.hpp; numa's Algorithm 1)
 //   own work     pop_own(w)                       the next job of this worker's own (default: its deque)
 //                put_back(w, job)                 a job pop_own gave that the engine runs later instead
 //                has_visible_work(w)               anything for w outside the deques (checked before sleeping)
@@ -61,6 +63,9 @@ class policy_base {
   // The same for a policy that schedules a join so only in some states, and onto a queue that depends on its
   // state: it keeps worker_abi::join_queue (nullptr while it must see the join) and run_first (abi.hpp).
   static constexpr bool inline_join_queue = false;
+  // True for a policy that reads a spawn's data declaration (roost/data.hpp) in place(): the engine then
+  // hands it over in worker::spawn_decl for the spawn's duration. Such a policy spawns parent-first only.
+  static constexpr bool uses_declarations = false;
 
   explicit policy_base(engine::engine_base& e) : eng_(e) {}
 

@@ -6,6 +6,7 @@
 #include "sched/cab.hpp"
 #include "sched/cats.hpp"
 #include "sched/hws.hpp"
+#include "sched/numa.hpp"
 #include "sched/ws.hpp"
 #include "sched/ws_help.hpp"
 
@@ -20,7 +21,7 @@ const std::vector<entry>& registry() {
       {"cats", "cache-aware bi-tier stealing, tiers from a profile of the first iteration (seed 000)", true, ""},
       {"adws", "almost deterministic work stealing: work hints deal groups over workers (seed 003 ch. 4)", true, ""},
       {"adws-ml", "multi-level ADWS: groups dealt per memory level, one cache-sized root per cache (seed 003 ch. 5)", true, ""},
-      {"numa", "NUMA-aware work dealing and data distribution (seed 002)", false, "a later issue"},
+      {"numa", "NUMA-aware work dealing by declared data, stealing by distance (seed 002)", true, ""},
   };
   return r;
 }
@@ -42,6 +43,7 @@ std::unique_ptr<engine::engine_base> make_engine(const resolved_options& cfg,
   if (n == cab_policy::name) return make_engine_of<cab_policy>(cfg, std::move(tp), std::move(pl));
   if (n == adws_policy::name) return make_engine_of<adws_policy>(cfg, std::move(tp), std::move(pl));
   if (n == adws_ml_policy::name) return make_engine_of<adws_ml_policy>(cfg, std::move(tp), std::move(pl));
+  if (n == numa_policy::name) return make_engine_of<numa_policy>(cfg, std::move(tp), std::move(pl));
   throw config_error("ROOST_SCHED='" + n + "': no such scheduler in this build; available: " + available_names());
 }
 

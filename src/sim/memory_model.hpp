@@ -124,6 +124,7 @@ class memory_model {
   std::vector<unsigned> chain(unsigned pu) const;
   unsigned num_pus() const { return static_cast<unsigned>(chains_.size()); }
   unsigned numa_of(unsigned pu) const { return numa_of_pu_[pu]; }
+  unsigned num_numa() const { return num_numa_; }
   double memory_latency_ns(unsigned from_node, unsigned home_node) const { return mem_latency_[from_node * num_numa_ + home_node]; }
   std::size_t line_bytes() const { return std::size_t{1} << line_shift_; }
   const sim_params& params() const { return params_; }

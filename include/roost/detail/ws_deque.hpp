@@ -147,7 +147,8 @@ class ws_deque {
   }
 
   // Called by share() after it published tasks (the engine wakes a sleeper there). Set before any push.
-  using share_hook = void (*)(void*);
+  // Told how many tasks the share made stealable, so that it can wake as many sleepers.
+  using share_hook = void (*)(void*, std::int64_t shared);
   void on_share(share_hook fn, void* arg) {
     hook_ = fn;
     hook_arg_ = arg;
@@ -167,12 +168,13 @@ class ws_deque {
  private:
   // Moves split_ up to share the older half (rounded up) of the private part [split_seen_, b).
   __attribute__((noinline)) void share(std::int64_t b) {
+    const std::int64_t before = split_seen_;
     std::int64_t s = split_seen_ + (b - split_seen_ + 1) / 2;
     split_seen_ = s;
     request_.store(false, std::memory_order_relaxed);
     // Release: a thief that reads the new split must see the slots below it (the Chase–Lev push's release).
     split_.store(s, std::memory_order_release);
-    if (hook_) hook_(hook_arg_);  // after the publication: the notifier's order of the Dekker pair
+    if (hook_) hook_(hook_arg_, s - before);  // after the publication: the notifier's order of the Dekker pair
   }
 
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.

@@ -1,0 +1,82 @@
+// Data distribution over NUMA nodes (seed 002 §3): an allocator whose memory is placed by a policy, and a
+// std::vector over it.
+//
+//   auto* a = static_cast<double*>(roost::numa_alloc(bytes, roost::distribution::fine));
+//   roost::numa_vector<double> v(n, 0.0, roost::numa_allocator<double>(roost::distribution::coarse, 8));
+//   ...
+//   roost::numa_free(a);
+//
+// The policies (seed 002 Table 1; Table 3 says which suits a program):
+//   standard  the machine's default: a page lives on the node of the core that first touches it
+//   fine      the pages of an allocation round-robin over the nodes (what numactl --interleave does)
+//   coarse    each allocation whole on one node, successive allocations on successive nodes; an allocation
+//             made of `parts` parts counts each part as an allocation of its own, so parts == nodes cuts
+//             one array into contiguous blocks, one per node
+// The default for numa_alloc(bytes) and numa_allocator<T>() is ROOST_DATA_DISTRIBUTION (standard, fine or
+// coarse; read at the first allocation), unless set_default_distribution() set one.
+//
+// Natively the pages are bound with libnuma (mbind); under the simulated platform (ROOST_PLATFORM=sim) the
+// same rule places them on the simulated machine's nodes when a task first touches them, so one program
+// distributes its data over 8 simulated nodes or over this machine's one. A distribution never changes
+// results, only where the data lives.
+#pragma once
+#include <cstddef>
+#include <new>
+#include <string>
+
+namespace roost {
+
+enum class distribution { standard, fine, coarse };
+
+std::string to_string(distribution d);
+// "standard", "fine" or "coarse", any case; a roost::config_error naming `what`, the text and the valid
+// names otherwise.
+distribution parse_distribution(const std::string& text, const std::string& what = "distribution");
+
+distribution default_distribution();
+void set_default_distribution(distribution d);
+
+// Page-aligned, zero-filled memory of `bytes` bytes placed by `d` (parts: see above; at least 1, and at
+// most one per page). nullptr for 0 bytes. A roost::usage_error for parts out of range or a coarse part
+// larger than a node's memory; std::bad_alloc when the system has no memory left.
+void* numa_alloc(std::size_t bytes);
+void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts = 1);
+// Frees what numa_alloc returned (nullptr: nothing). Anything else is a usage_error.
+void numa_free(void* p);
+// The node of this machine that holds p's page: the distribution's rule for numa_alloc memory, else
+// where the page lives now; -1 when it is not placed yet (never touched).
+int numa_node_of(const void* p);
+
+// A std::allocator-compatible allocator over numa_alloc: every allocation placed by one distribution.
+template <class T>
+class numa_allocator {
+ public:
+  using value_type = T;
+  numa_allocator() : numa_allocator(default_distribution()) {}
+  explicit numa_allocator(distribution d, std::size_t parts = 1) : dist_(d), parts_(parts) {}
+  template <class U>
+  numa_allocator(const numa_allocator<U>& o) : dist_(o.dist()), parts_(o.parts()) {}
+
+  T* allocate(std::size_t n) {
+    if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(numa_alloc(n * sizeof(T), dist_, parts_));
+  }
+  void deallocate(T* p, std::size_t) { numa_free(p); }
+
+  distribution dist() const { return dist_; }
+  std::size_t parts() const { return parts_; }
+  template <class U>
+  bool operator==(const numa_allocator<U>& o) const { return dist_ == o.dist() && parts_ == o.parts(); }
+
+ private:
+  distribution dist_;
+  std::size_t parts_;
+};
+
+}  // namespace roost
+
+#include <vector>
+namespace roost {
+template <class T>
+using numa_vector = std::vector<T, numa_allocator<T>>;
+}  // namespace roost

@@ -1,0 +1,101 @@
+// Per-task data declarations (roost/data.hpp): the checks on each region, and the declared spawn, which
+// hands the declaration to a policy that reads it (engine_base::uses_declarations) for the spawn's duration.
+#include "roost/data.hpp"
+
+#include <cstdint>
+#include <limits>
+#include <sstream>
+
+#include "engine/worker.hpp"
+#include "engine/engine_base.hpp"
+#include "roost/errors.hpp"
+#include "roost/task_group.hpp"
+
+namespace roost {
+
+namespace {
+
+std::string describe(const region& r) {
+  std::ostringstream os;
+  os << "region{base=" << r.base << ", row_bytes=" << r.row_bytes << ", rows=" << r.rows << ", stride=" << r.stride
+     << "}";
+  return os.str();
+}
+
+[[noreturn]] void bad(const region& r, const std::string& why) {
+  throw usage_error("roost::data::add(" + describe(r) + "): " + why);
+}
+
+// One past the region's last byte, as an address (checked not to wrap).
+std::uintptr_t end_of(const region& r) {
+  return reinterpret_cast<std::uintptr_t>(r.base) + (r.rows - 1) * r.stride + r.row_bytes;
+}
+
+// Whether two non-empty regions share a byte. Equal strides (the tiles of one matrix) are decided exactly:
+// with b = a + q*stride + m (0 <= m < stride), a row of b meets a row of a either q rows down at column m,
+// or q+1 rows down at column m - stride. Otherwise row by row, up to a bound; beyond it the pair is let
+// through (a double-counted byte only skews where the task is dealt; a valid declaration is never refused).
+bool overlap(const region& a, const region& b) {
+  std::uintptr_t pa = reinterpret_cast<std::uintptr_t>(a.base), pb = reinterpret_cast<std::uintptr_t>(b.base);
+  if (end_of(a) <= pb || end_of(b) <= pa) return false;  // disjoint spans
+  if (a.rows == 1 && b.rows == 1) return true;
+  if (a.rows > 1 && b.rows > 1 && a.stride == b.stride) {
+    const region& lo = pa <= pb ? a : b;
+    const region& hi = pa <= pb ? b : a;
+    const std::uintptr_t d = reinterpret_cast<std::uintptr_t>(hi.base) - reinterpret_cast<std::uintptr_t>(lo.base);
+    const std::uintptr_t s = lo.stride, q = d / s, m = d % s;
+    if (q < lo.rows && m < lo.row_bytes) return true;
+    if (q + 1 < lo.rows && s - m < hi.row_bytes) return true;
+    return false;
+  }
+  if (a.rows * b.rows > 4096) return false;
+  for (std::size_t i = 0; i < a.rows; ++i)
+    for (std::size_t j = 0; j < b.rows; ++j) {
+      const std::uintptr_t x = pa + i * a.stride, y = pb + j * b.stride;
+      if (x < y + b.row_bytes && y < x + a.row_bytes) return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+data& data::add(const region& r) {
+  if (r.row_bytes == 0 || r.rows == 0) return *this;  // empty: nothing to deal by
+  if (!r.base) bad(r, "a null base with a non-zero size; give the address of the data, or an empty region");
+  if (r.rows > 1 && r.stride < r.row_bytes)
+    bad(r, "rows longer than their stride overlap; the stride must be at least row_bytes");
+  const std::uintptr_t max = std::numeric_limits<std::uintptr_t>::max();
+  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(r.base);
+  if (r.rows > 1 && (r.rows - 1) > (max - base) / r.stride) bad(r, "its rows run past the end of the address space");
+  const std::uintptr_t last_row = base + (r.rows - 1) * (r.rows > 1 ? r.stride : 0);
+  if (r.row_bytes > max - last_row) bad(r, "it runs past the end of the address space");
+  for (const region& o : regions_)
+    if (overlap(o, r)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
+  regions_.push_back(r);
+  return *this;
+}
+
+std::size_t data::bytes() const {
+  std::size_t n = 0;
+  for (const region& r : regions_) n += r.bytes();
+  return n;
+}
+
+namespace detail {
+
+void spawn_declared(worker_abi& wa, group_state& g, task_frame& f, const data& d) {
+  auto& w = static_cast<engine::worker&>(wa);
+  // In a final region (run_final) the spawn runs the child at once: nothing to place.
+  if (!w.eng->uses_declarations() || w.final_depth != 0 || d.empty()) return wa.engine_spawn(wa, g, f);
+  w.spawn_decl = &d;
+  try {
+    wa.engine_spawn(wa, g, f);
+  } catch (...) {
+    w.spawn_decl = nullptr;
+    throw;
+  }
+  w.spawn_decl = nullptr;
+}
+
+}  // namespace detail
+}  // namespace roost

@@ -1,0 +1,124 @@
+// The data distribution allocator (seed 002 §3): memory from mmap, placed by the policy's rule
+// (platform/page_placement.hpp) natively and in simulation, and the process-wide default policy.
+#include <sys/mman.h>
+
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <mutex>
+#include <sstream>
+
+#include "platform/page_placement.hpp"
+#include "platform/platform.hpp"
+#include "roost/errors.hpp"
+#include "roost/memory.hpp"
+
+namespace roost {
+
+namespace {
+
+using platform::page_placement;
+using platform::page_rule;
+using platform::placed_range;
+
+std::mutex g_default_mu;
+bool g_default_set = false;
+distribution g_default = distribution::standard;
+
+// Seed 002 §3: "the round-robin node selection counter for the coarse distribution policy".
+std::atomic<std::uint64_t> g_next_part{0};
+
+}  // namespace
+
+std::string to_string(distribution d) {
+  switch (d) {
+    case distribution::standard: return "standard";
+    case distribution::fine: return "fine";
+    case distribution::coarse: return "coarse";
+  }
+  return "?";
+}
+
+distribution parse_distribution(const std::string& text, const std::string& what) {
+  std::string t;
+  for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(t.begin());
+  if (t == "standard") return distribution::standard;
+  if (t == "fine") return distribution::fine;
+  if (t == "coarse") return distribution::coarse;
+  throw config_error(what + "='" + text + "': must be one of standard (first touch), fine (pages round-robin over "
+                     "the nodes), coarse (each allocation on one node, round-robin)");
+}
+
+distribution default_distribution() {
+  std::lock_guard lk(g_default_mu);
+  if (!g_default_set) {
+    if (const char* e = std::getenv("ROOST_DATA_DISTRIBUTION")) g_default = parse_distribution(e, "ROOST_DATA_DISTRIBUTION");
+    g_default_set = true;
+  }
+  return g_default;
+}
+
+void set_default_distribution(distribution d) {
+  std::lock_guard lk(g_default_mu);
+  g_default = d;
+  g_default_set = true;
+}
+
+void* numa_alloc(std::size_t bytes) { return numa_alloc(bytes, default_distribution()); }
+
+void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
+  const std::size_t page = platform::os::page_size();
+  const std::size_t pages = (bytes + page - 1) / page;
+  if (parts == 0 || (bytes != 0 && parts > pages)) {
+    std::ostringstream os;
+    os << "roost::numa_alloc(" << bytes << " bytes, " << to_string(d) << ", parts=" << parts
+       << "): parts must be in [1, " << std::max<std::size_t>(pages, 1) << "] (at most one per page)";
+    throw usage_error(os.str());
+  }
+  if (bytes == 0) return nullptr;
+  placed_range r;
+  r.bytes = pages * page;
+  r.rule = d == distribution::fine ? page_rule::round_robin : d == distribution::coarse ? page_rule::per_part
+                                                                                         : page_rule::first_touch;
+  if (r.rule == page_rule::per_part) {
+    r.part_bytes = (pages + parts - 1) / parts * page;
+    // A part lives whole on one node: it must fit one.
+    const std::size_t node_bytes = page_placement::native_node_bytes(0);
+    if (node_bytes != 0 && r.part_bytes > node_bytes) {
+      std::ostringstream os;
+      os << "roost::numa_alloc(" << bytes << " bytes, coarse, parts=" << parts << "): a part of " << r.part_bytes
+         << " bytes is larger than a NUMA node (" << node_bytes << " bytes); use more parts, or fine";
+      throw usage_error(os.str());
+    }
+    r.first_part = g_next_part.fetch_add((r.bytes + r.part_bytes - 1) / r.part_bytes, std::memory_order_relaxed);
+  }
+  void* p = ::mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  r.base = reinterpret_cast<std::uintptr_t>(p);
+  try {
+    page_placement::add(r);
+  } catch (...) {
+    ::munmap(p, r.bytes);
+    throw;
+  }
+  return p;
+}
+
+void numa_free(void* p) {
+  if (!p) return;
+  placed_range r;
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  if (!page_placement::find(addr, r) || r.base != addr) {
+    std::ostringstream os;
+    os << "roost::numa_free(" << p << "): not an address roost::numa_alloc returned (or freed already)";
+    throw usage_error(os.str());
+  }
+  page_placement::remove(addr);
+  ::munmap(p, r.bytes);
+}
+
+int numa_node_of(const void* p) { return page_placement::node_of(p, page_placement::native_nodes()); }
+
+}  // namespace roost

@@ -1,0 +1,127 @@
+#include "platform/page_placement.hpp"
+
+#include <numa.h>
+#include <numaif.h>
+
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include "platform/platform.hpp"
+#include "platform/sim_platform.hpp"
+#include "roost/errors.hpp"
+
+namespace roost::platform {
+
+namespace {
+
+// Registered ranges by base. Allocations are rare and lookups a few per dealt task: a shared lock suffices.
+struct registry {
+  std::shared_mutex mu;
+  std::map<std::uintptr_t, placed_range> by_base;
+};
+registry& ranges() {
+  static registry r;
+  return r;
+}
+
+bool libnuma_usable() {
+  static const bool ok = ::numa_available() >= 0;
+  return ok;
+}
+
+// The kernel's interleave policy puts page k of a mapping on the k-th allowed node (mod N) counted from
+// the mapping's start, which is the allocator's own fine rule when the mask holds nodes 0..N-1.
+void bind_native(const placed_range& r) {
+  const unsigned n = page_placement::native_nodes();
+  if (n <= 1 || r.rule == page_rule::first_touch) return;
+  auto fail = [&](const char* what) {
+    throw config_error(std::string("roost data distribution: ") + what + " refused (" + std::strerror(errno) +
+                       ") for " + std::to_string(r.bytes) + " bytes on " + std::to_string(n) + " nodes");
+  };
+  std::vector<unsigned long> mask((n + 63) / 64, 0);
+  if (r.rule == page_rule::round_robin) {
+    for (unsigned i = 0; i < n; ++i) mask[i / 64] |= 1ul << (i % 64);
+    if (::mbind(reinterpret_cast<void*>(r.base), r.bytes, MPOL_INTERLEAVE, mask.data(), n + 1, 0) != 0)
+      fail("mbind(MPOL_INTERLEAVE)");
+    return;
+  }
+  for (std::size_t off = 0; off < r.bytes; off += r.part_bytes) {
+    const unsigned node = static_cast<unsigned>((r.first_part + off / r.part_bytes) % n);
+    std::fill(mask.begin(), mask.end(), 0);
+    mask[node / 64] |= 1ul << (node % 64);
+    const std::size_t len = std::min(r.part_bytes, r.bytes - off);
+    if (::mbind(reinterpret_cast<void*>(r.base + off), len, MPOL_BIND, mask.data(), n + 1, 0) != 0)
+      fail("mbind(MPOL_BIND)");
+  }
+}
+
+}  // namespace
+
+void page_placement::add(const placed_range& r) {
+  bind_native(r);
+  std::unique_lock lk(ranges().mu);
+  ranges().by_base[r.base] = r;
+}
+
+void page_placement::remove(std::uintptr_t base) {
+  std::unique_lock lk(ranges().mu);
+  ranges().by_base.erase(base);
+}
+
+bool page_placement::find(std::uintptr_t addr, placed_range& out) {
+  std::shared_lock lk(ranges().mu);
+  auto& m = ranges().by_base;
+  auto it = m.upper_bound(addr);
+  if (it == m.begin()) return false;
+  --it;
+  if (addr - it->second.base >= it->second.bytes) return false;
+  out = it->second;
+  return true;
+}
+
+int page_placement::node_by_rule(const placed_range& r, std::uintptr_t addr, unsigned nodes) {
+  if (nodes <= 1) return 0;
+  const std::size_t off = addr - r.base;
+  switch (r.rule) {
+    case page_rule::first_touch: return unknown;
+    case page_rule::round_robin: return static_cast<int>((off / os::page_size()) % nodes);
+    case page_rule::per_part: return static_cast<int>((r.first_part + off / r.part_bytes) % nodes);
+  }
+  return unknown;
+}
+
+int page_placement::node_by_rule(std::uintptr_t addr, unsigned nodes) {
+  placed_range r;
+  return find(addr, r) ? node_by_rule(r, addr, nodes) : unknown;
+}
+
+int page_placement::node_of(const void* p, unsigned nodes) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(p);
+  const int by_rule = node_by_rule(addr, nodes);
+  if (by_rule != unknown) return by_rule;
+  if (nodes <= 1) return 0;
+  if (t_sim) return t_sim->page_node ? t_sim->page_node(addr) : unknown;
+  if (native_nodes() <= 1 || !libnuma_usable()) return unknown;  // a virtual topology over one node
+  void* page = reinterpret_cast<void*>(addr & ~(os::page_size() - 1));
+  int status = -1;
+  if (::move_pages(0, 1, &page, nullptr, &status, 0) != 0 || status < 0) return unknown;  // not yet touched
+  return status < static_cast<int>(nodes) ? status : unknown;
+}
+
+unsigned page_placement::native_nodes() {
+  static const unsigned n = libnuma_usable() ? static_cast<unsigned>(::numa_max_node() + 1) : 1u;
+  return n;
+}
+
+std::size_t page_placement::native_node_bytes(unsigned node) {
+  if (!libnuma_usable()) return 0;
+  long long free_bytes = 0;
+  const long long size = ::numa_node_size64(static_cast<int>(node), &free_bytes);
+  return size > 0 ? static_cast<std::size_t>(size) : 0;
+}
+
+}  // namespace roost::platform

@@ -1,0 +1,56 @@
+// Where memory lives: the platform's half of seed 002's data distribution (§3). The allocator (src/mem)
+// registers each distributed allocation here with its rule; the native platform applies the rule with
+// libnuma when the memory is made, and the simulated one applies it when a task first touches a page
+// (api/simulation.cpp), on the simulated machine's nodes. Whoever asks where a page lives (the numa
+// scheduler's Algorithm 1) gets the rule's answer for registered memory and the page's actual node
+// otherwise: the simulator's page map, or move_pages(2) on this machine.
+//
+// A rule names nodes by the count it is evaluated for, so the same allocation is spread over 8 nodes on
+// a simulated 8-node machine and over this machine's nodes natively.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace roost::platform {
+
+enum class page_rule : std::uint8_t {
+  first_touch,  // seed 002's "standard": the node of the first core that touches the page
+  round_robin,  // "fine": page k of the allocation on node k mod N
+  per_part,     // "coarse": part p (of `part_bytes`) of the allocation on node (first_part + p) mod N
+};
+
+struct placed_range {
+  std::uintptr_t base = 0;
+  std::size_t bytes = 0;
+  page_rule rule = page_rule::first_touch;
+  std::size_t part_bytes = 0;    // per_part: a whole number of pages
+  std::uint64_t first_part = 0;  // per_part: the allocator's round-robin count at this allocation
+};
+
+class page_placement {
+ public:
+  static constexpr int unknown = -1;
+
+  // Registers [base, base + bytes) (page-aligned, not overlapping a registered range) and, natively, binds
+  // its pages with mbind(2) where the machine has more than one node. Throws roost::config_error when the
+  // kernel refuses.
+  static void add(const placed_range& r);
+  static void remove(std::uintptr_t base);
+  // The registered range holding addr, if any.
+  static bool find(std::uintptr_t addr, placed_range& out);
+  // The node the rule of the range holding addr gives on a machine of `nodes` nodes; unknown when no
+  // range holds it or its rule is first touch.
+  static int node_by_rule(std::uintptr_t addr, unsigned nodes);
+  static int node_by_rule(const placed_range& r, std::uintptr_t addr, unsigned nodes);
+
+  // Where the page of addr lives on a machine of `nodes` nodes: the rule for registered memory, else the
+  // page's node now (the simulator's page map while simulating, move_pages on this machine), else unknown.
+  static int node_of(const void* addr, unsigned nodes);
+
+  // NUMA nodes of this machine (libnuma; 1 without NUMA support).
+  static unsigned native_nodes();
+  // Bytes of memory node `node` of this machine has (0 if unknown).
+  static std::size_t native_node_bytes(unsigned node);
+};
+
+}  // namespace roost::platform

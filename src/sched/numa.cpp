@@ -1,0 +1,232 @@
+#include "sched/numa.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+#include "platform/page_placement.hpp"
+#include "roost/data.hpp"
+
+namespace roost::sched {
+
+namespace {
+
+const std::atomic<detail::job*> kNothingRunsFirst{nullptr};
+
+void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
+// Pages looked up per region at most: a larger region is sampled evenly (its bytes scaled), so that
+// dealing a task costs the same however much it declares.
+constexpr std::size_t kMaxPagesPerRegion = 256;
+
+}  // namespace
+
+numa_policy::numa_policy(engine::engine_base& e) : policy_base(e), vicinity_(e.config().numa_vicinity) {
+  const auto& tp = e.topology();
+  num_nodes_ = std::max(1u, tp.num_numa_nodes());
+  const unsigned n = e.num_workers();
+  node_of_.resize(n);
+  members_.resize(num_nodes_);
+  for (unsigned w = 0; w < n; ++w) {
+    unsigned node = std::min(tp.pu(e.placement().pu_of_worker[w]).numa, num_nodes_ - 1);
+    node_of_[w] = node;
+    members_[node].push_back(w);
+    e.worker_at(w).run_first = &kNothingRunsFirst;
+  }
+  staffed_.resize(num_nodes_);
+  for (unsigned i = 0; i < num_nodes_; ++i) staffed_[i] = !members_[i].empty();
+  distance_ = tp.numa_distances();
+  if (distance_.size() != std::size_t{num_nodes_} * num_nodes_) {
+    distance_.assign(std::size_t{num_nodes_} * num_nodes_, 20);
+    for (unsigned i = 0; i < num_nodes_; ++i) distance_[i * num_nodes_ + i] = 10;
+  }
+  // C: the seed's cores per node (the most workers any node has here).
+  for (const auto& m : members_) cores_ = std::max<unsigned>(cores_, static_cast<unsigned>(m.size()));
+  for (const auto& l : tp.sharing_levels()) llc_ = std::max(llc_, l.cache_bytes);
+  // Algorithm 2, line 3: the other nodes sorted by distance from each node (ties by index), cut to the vicinity.
+  order_.resize(num_nodes_);
+  for (unsigned i = 0; i < num_nodes_; ++i) {
+    for (unsigned j = 0; j < num_nodes_; ++j)
+      if (j != i && staffed_[j]) order_[i].push_back(j);
+    std::stable_sort(order_[i].begin(), order_[i].end(), [&](unsigned a, unsigned b) {
+      return distance_[i * num_nodes_ + a] < distance_[i * num_nodes_ + b];
+    });
+    if (vicinity_ > 0 && order_[i].size() > vicinity_ - 1) order_[i].resize(vicinity_ - 1);
+  }
+  nodes_ = std::vector<node_state>(num_nodes_);
+  per_worker_ = std::vector<worker_state>(n);
+}
+
+std::vector<double> numa_policy::footprint(const roost::data& d) const {
+  std::vector<double> D(num_nodes_, 0.0);
+  if (num_nodes_ == 1) {
+    D[0] = static_cast<double>(d.bytes());
+    return D;
+  }
+  const std::size_t page = platform::os::page_size();
+  for (const region& r : d) {
+    const std::size_t bytes = r.bytes();
+    if (bytes == 0) continue;
+    // The pages the region spans, row by row; sampled when there are many.
+    std::size_t pages = 0;
+    for (std::size_t row = 0; row < r.rows; ++row) {
+      const auto a = reinterpret_cast<std::uintptr_t>(r.base) + row * r.stride;
+      pages += (a + r.row_bytes - 1) / page - a / page + 1;
+    }
+    const std::size_t step = (pages + kMaxPagesPerRegion - 1) / kMaxPagesPerRegion;
+    const double per_page = static_cast<double>(bytes) / static_cast<double>(pages) * static_cast<double>(step);
+    platform::placed_range range;
+    bool have_range = false;
+    std::size_t k = 0;
+    for (std::size_t row = 0; row < r.rows; ++row) {
+      const auto a = reinterpret_cast<std::uintptr_t>(r.base) + row * r.stride;
+      for (std::uintptr_t p = a / page * page; p < a + r.row_bytes; p += page, ++k) {
+        if (k % step) continue;
+        // One registry lookup per run of pages of one distributed allocation.
+        if (!have_range || p < range.base || p - range.base >= range.bytes)
+          have_range = platform::page_placement::find(p, range);
+        int node = have_range ? platform::page_placement::node_by_rule(range, p, num_nodes_)
+                              : platform::page_placement::unknown;
+        if (node < 0) node = platform::page_placement::node_of(reinterpret_cast<const void*>(p), num_nodes_);
+        if (node >= 0) D[static_cast<unsigned>(node)] += per_page;
+      }
+    }
+  }
+  return D;
+}
+
+unsigned numa_policy::deal(unsigned here, const std::vector<double>& D) const {
+  const double sum = std::accumulate(D.begin(), D.end(), 0.0);
+  // Line 3: a working set above the LLC's share of one core, not spread evenly over the nodes.
+  if (sum <= static_cast<double>(llc_) / cores_) return here;
+  const double mean = sum / static_cast<double>(D.size());
+  double var = 0;
+  for (double x : D) var += (x - mean) * (x - mean);
+  if (!(var / static_cast<double>(D.size()) > 0)) return here;
+  // Line 4: the least NUMA distance-weighted cost to D; ties keep the task here, else the lowest node.
+  unsigned best = here;
+  double best_cost = 0;
+  for (unsigned j = 0; j < num_nodes_; ++j) best_cost += D[j] * distance_[here * num_nodes_ + j];
+  for (unsigned i = 0; i < num_nodes_; ++i) {
+    if (!staffed_[i] || i == here) continue;
+    double cost = 0;
+    for (unsigned j = 0; j < num_nodes_; ++j) cost += D[j] * distance_[i * num_nodes_ + j];
+    if (cost < best_cost) {
+      best = i;
+      best_cost = cost;
+    }
+  }
+  return best;
+}
+
+void numa_policy::place(engine::worker& w, detail::task_frame* f) {
+  const unsigned here = node_of_[w.id];
+  worker_state& st = per_worker_[w.id];
+  unsigned to = here;
+  if (w.spawn_decl && num_nodes_ > 1) {
+    const std::vector<double> D = footprint(*w.spawn_decl);
+    to = deal(here, D);
+    if (to == here) {
+      const double sum = std::accumulate(D.begin(), D.end(), 0.0);
+      bump(sum <= static_cast<double>(llc_) / cores_ ? st.small : st.even);
+    }
+  }
+  if (to == here) {
+    if (w.spawn_decl) bump(st.dealt_home);
+    // Shared at once, not left private until the next push or pop (ws_deque.hpp): this node's other
+    // workers must see a task dealt here while the spawner runs a long leaf (a flat loop of the seed's
+    // shape pushes all its tasks, then runs them: private, they waited for its pops, one leaf each).
+    w.deque.ask_to_share();
+    w.deque.push(f);  // the deque wakes sleepers when it shares the task
+    return;
+  }
+  bump(st.dealt_away);
+  nodes_[to].inbox.push_top(f);  // the front; taken from the back: oldest first (§4)
+  eng_.idle().notify_all_new_work();
+}
+
+detail::job* numa_policy::pop_own(engine::worker& w) {
+  if (detail::job* j = w.deque.pop()) return j;
+  return nodes_[node_of_[w.id]].inbox.pop_bottom();
+}
+
+std::int64_t numa_policy::node_load(unsigned node) const {
+  std::int64_t n = static_cast<std::int64_t>(nodes_[node].inbox.size_hint());
+  for (unsigned m : members_[node]) n += eng_.worker_at(m).deque.size_estimate();
+  return n;
+}
+
+double numa_policy::steal_threshold(unsigned node, unsigned victim) const {
+  return static_cast<double>(distance_[node * num_nodes_ + victim]) * cores_;
+}
+
+detail::job* numa_policy::take_from_node(engine::worker& w, unsigned node) {
+  if (detail::job* j = nodes_[node].inbox.pop_bottom()) {
+    engine::observe_steal(w.id, members_[node].front(), true);
+    return j;
+  }
+  const auto& m = members_[node];
+  return steal_one_of(w, static_cast<unsigned>(m.size()), [&](unsigned k) { return m[k]; });
+}
+
+detail::job* numa_policy::steal(engine::worker& w) {
+  const unsigned here = node_of_[w.id];
+  // Own node: its inbox (pop_own looked already, but another worker may have dealt since), its workers.
+  if (detail::job* j = nodes_[here].inbox.pop_bottom()) return j;
+  const auto& mine = members_[here];
+  for (std::size_t i = 1; i < mine.size(); ++i)
+    if (detail::job* j = steal_one_of(w, static_cast<unsigned>(mine.size()), [&](unsigned k) { return mine[k]; }))
+      return j;
+  // Algorithm 2: other nodes nearest first, only above the threshold; back off after a fruitless search.
+  worker_state& st = per_worker_[w.id];
+  if (st.skip > 0) {
+    --st.skip;
+    return nullptr;
+  }
+  for (unsigned v : order_[here]) {
+    if (static_cast<double>(node_load(v)) <= steal_threshold(here, v)) continue;
+    if (detail::job* j = take_from_node(w, v)) {
+      st.backoff = 0;
+      bump(st.steals_far);
+      return j;
+    }
+  }
+  st.skip = 1u << st.backoff;
+  if (st.backoff < 6) ++st.backoff;
+  return nullptr;
+}
+
+bool numa_policy::has_visible_work(engine::worker& w) const {
+  const unsigned here = node_of_[w.id];
+  if (!nodes_[here].inbox.empty_hint()) return true;
+  for (unsigned v : order_[here])
+    if (static_cast<double>(node_load(v)) > steal_threshold(here, v)) return true;
+  return false;
+}
+
+std::string numa_policy::notes() const {
+  std::uint64_t home = 0, away = 0, small = 0, even = 0, far = 0;
+  for (const worker_state& s : per_worker_) {
+    home += s.dealt_home.load(std::memory_order_relaxed);
+    away += s.dealt_away.load(std::memory_order_relaxed);
+    small += s.small.load(std::memory_order_relaxed);
+    even += s.even.load(std::memory_order_relaxed);
+    far += s.steals_far.load(std::memory_order_relaxed);
+  }
+  std::ostringstream os;
+  unsigned staffed = 0;
+  for (bool b : staffed_) staffed += b;
+  os << num_nodes_ << " NUMA node" << (num_nodes_ == 1 ? "" : "s") << " (" << staffed << " with workers), C "
+     << cores_ << ", LLC " << (llc_ >> 10) << " KiB";
+  if (staffed <= 1) {
+    os << "; dealing has nothing to choose from (one node with workers): runs as help-first work stealing";
+    return os.str();
+  }
+  os << ", vicinity " << (vicinity_ == 0 ? std::string("all") : std::to_string(vicinity_)) << "; declared tasks: "
+     << away << " dealt to another node, " << home << " kept (" << small << " below LLC/C, " << even
+     << " spread evenly); " << far << " steals from other nodes";
+  return os.str();
+}
+
+}  // namespace roost::sched

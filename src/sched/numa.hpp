@@ -1,0 +1,88 @@
+// numa — locality-aware work dealing and finding over NUMA nodes (seed 002 §4.1, Algorithms 1 and 2).
+//
+// Dealing (Algorithm 1), when a task is created: the bytes it declared (roost/data.hpp) are counted per
+// node where their pages live (D). A task whose footprint exceeds the LLC's share of one core
+// (sum(D) > LLC/C) and whose data is not spread evenly (stddev(D) > 0) goes to the node with the least
+// distance-weighted cost, sum_j D[j] * distance(i, j); any other task stays on the spawner's node.
+//
+// Queues: each node has an inbox, the seed's node queue, for tasks dealt to it from elsewhere (FIFO: added
+// at the front, taken from the back, §4). A task dealt to the spawner's own node goes to the spawner's
+// deque instead, where its parent's join finds it first: a recursion stays depth-first, as under ws-help
+// (a node-wide FIFO would run a recursion breadth-first and keep a suspended stack per open join).
+//
+// Finding (Algorithm 2), when a worker's own deque is empty: its node's inbox, then its node's other
+// workers; then the other nodes in order of distance, taking from a node only while the node holds more
+// than distance(i, n) * C tasks (inbox and deques; C = cores per node), so that a nearly empty node is not
+// robbed of the tasks its own cores would run next. A worker that found nothing remote waits
+// exponentially more rounds before it looks remote again (1, 2, 4, ... 64 rounds).
+//
+// Vicinities (§4.2-4.3, ROOST_NUMA_VICINITY=k): a worker steals only from its own node and the k-1 nodes
+// nearest it. Distances are the topology's (hwloc's matrix; 10 local and 20 remote when it has none).
+// Tasks are dealt only to nodes that have workers.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "queues/locked_deque.hpp"
+#include "sched/policy.hpp"
+
+namespace roost::sched {
+
+class numa_policy : public policy_base {
+ public:
+  static constexpr const char* name = "numa";
+  static constexpr bool uses_declarations = true;
+  explicit numa_policy(engine::engine_base& e);
+
+  spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::parent_first; }
+  void place(engine::worker& w, detail::task_frame* f);
+  detail::job* pop_own(engine::worker& w);
+  detail::job* steal(engine::worker& w);
+  bool has_visible_work(engine::worker& w) const;
+  std::string notes() const;
+
+  // Algorithm 1 on a footprint: the node a task with D[i] bytes on node i is dealt to by a spawner on
+  // `here` (public for tests).
+  unsigned deal(unsigned here, const std::vector<double>& bytes_per_node) const;
+  // The bytes of a declaration per node of this topology (pages not placed yet are not counted).
+  std::vector<double> footprint(const roost::data& d) const;
+  // Algorithm 2's order: the nodes a worker of `node` searches after its own, nearest first, within its
+  // vicinity; and the queue size above which it may take from `victim`.
+  const std::vector<unsigned>& search_order(unsigned node) const { return order_[node]; }
+  double steal_threshold(unsigned node, unsigned victim) const;
+  unsigned node_of_worker(unsigned w) const { return node_of_[w]; }
+  std::size_t llc_bytes() const { return llc_; }
+  unsigned cores_per_node() const { return cores_; }
+  // Rounds worker w skips before it searches other nodes again (the back-off; for tests).
+  unsigned rounds_before_remote_search(unsigned w) const { return per_worker_[w].skip; }
+  // Tasks waiting for a node: its inbox and its workers' deques (an estimate, as thieves see it).
+  std::int64_t node_load(unsigned node) const;
+
+ private:
+  struct alignas(64) node_state {
+    queues::locked_deque<detail::job> inbox;
+  };
+  struct alignas(64) worker_state {
+    unsigned skip = 0;     // rounds left before the next remote search
+    unsigned backoff = 0;  // log2 of the next wait
+    // Counted by the worker alone, read by notes(): relaxed atomics, bumped with a load and a store.
+    std::atomic<std::uint64_t> dealt_home{0}, dealt_away{0}, small{0}, even{0}, steals_far{0};
+  };
+  detail::job* take_from_node(engine::worker& w, unsigned node);
+
+  unsigned num_nodes_;
+  std::vector<unsigned> node_of_;                 // worker -> node
+  std::vector<std::vector<unsigned>> members_;    // node -> workers
+  std::vector<unsigned> distance_;                // node x node
+  std::vector<std::vector<unsigned>> order_;      // node -> other staffed nodes in the vicinity, nearest first
+  std::vector<bool> staffed_;
+  std::size_t llc_ = 0;
+  unsigned cores_ = 1;
+  unsigned vicinity_;
+  std::vector<node_state> nodes_;
+  std::vector<worker_state> per_worker_;
+};
+
+}  // namespace roost::sched

@@ -1,0 +1,301 @@
+// numa (seed 002 §3-§4): data declarations, the data distribution allocator, Algorithm 1's dealing and
+// Algorithm 2's search on the seed's machine (8 NUMA nodes of 6 cores, distances 10/16/22, given as an
+// hwloc XML in topologies/), placement seen through the simulator's page map, and the bad input the issue
+// lists. Randomized correctness of numa is in test_stress and test_sim with every other scheduler.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "platform/page_placement.hpp"
+#include "platform/platform.hpp"
+#include "roost/roost.hpp"
+#include "sched/engine_of.hpp"
+#include "sched/numa.hpp"
+#include "test_util.hpp"
+#include "topology/placement.hpp"
+#include "topology/topology.hpp"
+
+namespace {
+
+using roost_test::scoped_env;
+
+const std::string kSeed002 = std::string(ROOST_SOURCE_DIR) + "/topologies/seed002-opteron-6172.xml";
+constexpr std::size_t kPage = 4096;
+
+// An engine<numa_policy> on a topology, not started: its policy's decisions can be asked directly.
+struct numa_engine {
+  std::unique_ptr<roost::engine::engine_base> e;
+  roost::sched::numa_policy& policy() {
+    return static_cast<roost::engine::engine<roost::sched::numa_policy>&>(*e).policy();
+  }
+};
+numa_engine make(const std::string& topology) {
+  roost::options o;
+  o.scheduler = "numa";
+  o.topology = topology;
+  roost::resolved_options cfg = roost::resolve(o);
+  auto tp = std::make_shared<const roost::topo::topology>(roost::topo::topology::load(cfg.topology));
+  cfg.workers = tp->num_pus();
+  auto pl = roost::topo::place_workers(*tp, cfg.workers, false, roost::platform::os::allowed_cpus());
+  return {roost::sched::make_engine_of<roost::sched::numa_policy>(cfg, tp, std::move(pl))};
+}
+
+std::vector<double> bytes_on(std::initializer_list<std::pair<unsigned, double>> at) {
+  std::vector<double> d(8, 0.0);
+  for (auto [n, b] : at) d[n] = b;
+  return d;
+}
+
+constexpr double MiB = 1024.0 * 1024.0;
+
+}  // namespace
+
+// ---- Algorithm 1 --------------------------------------------------------------------------------------
+
+TEST(NumaDeal, TheSeedMachineIsReadWithItsDistances) {
+  numa_engine m = make(kSeed002);
+  auto& p = m.policy();
+  EXPECT_EQ(p.cores_per_node(), 6u);
+  EXPECT_EQ(p.llc_bytes(), 5u << 20);
+  EXPECT_EQ(p.node_of_worker(0), 0u);
+  EXPECT_EQ(p.node_of_worker(47), 7u);
+  EXPECT_EQ(p.steal_threshold(0, 1), 16.0 * 6);  // one hop
+  EXPECT_EQ(p.steal_threshold(0, 3), 22.0 * 6);  // two hops
+}
+
+TEST(NumaDeal, AFootprintBelowTheLlcShareOfACoreStaysHere) {
+  numa_engine m = make(kSeed002);
+  auto& p = m.policy();
+  // LLC / C = 5 MiB / 6 = 853 KiB: 800 KiB all on node 5 is not worth dealing.
+  EXPECT_EQ(p.deal(0, bytes_on({{5, 800 * 1024.0}})), 0u);
+  EXPECT_EQ(p.deal(0, bytes_on({{5, 900 * 1024.0}})), 5u);
+}
+
+TEST(NumaDeal, AnEvenFootprintStaysHere) {
+  numa_engine m = make(kSeed002);
+  auto& p = m.policy();
+  std::vector<double> even(8, 1 * MiB);
+  EXPECT_EQ(p.deal(2, even), 2u);
+}
+
+TEST(NumaDeal, TheLeastDistanceWeightedCostWins) {
+  numa_engine m = make(kSeed002);
+  auto& p = m.policy();
+  EXPECT_EQ(p.deal(0, bytes_on({{6, 2 * MiB}})), 6u);
+  // 1 MiB on node 3 and 1 MiB on node 5 (16 apart): nodes 3 and 5 cost 26 MiB-units each, node 0 44; the
+  // first strictly cheaper node in index order wins a tie.
+  EXPECT_EQ(p.deal(0, bytes_on({{3, 1 * MiB}, {5, 1 * MiB}})), 3u);
+  // 3 MiB on node 1 and 1 MiB on node 2 (22 apart): node 1 costs 3*10 + 22 = 52, node 2 3*22 + 10 = 76.
+  EXPECT_EQ(p.deal(4, bytes_on({{1, 3 * MiB}, {2, 1 * MiB}})), 1u);
+  // Where the spawner's node ties with the best, the task stays.
+  EXPECT_EQ(p.deal(1, bytes_on({{1, 1 * MiB}, {2, 1 * MiB}})), 1u);
+}
+
+TEST(NumaDeal, TasksAreDealtOnlyToNodesWithWorkers) {
+  roost::options o;
+  o.scheduler = "numa";
+  o.topology = kSeed002;
+  o.workers = 6;  // node 0 only
+  roost::resolved_options cfg = roost::resolve(o);
+  auto tp = std::make_shared<const roost::topo::topology>(roost::topo::topology::load(cfg.topology));
+  auto pl = roost::topo::place_workers(*tp, cfg.workers, false, roost::platform::os::allowed_cpus());
+  numa_engine m{roost::sched::make_engine_of<roost::sched::numa_policy>(cfg, tp, std::move(pl))};
+  EXPECT_EQ(m.policy().deal(0, bytes_on({{6, 8 * MiB}})), 0u);
+  EXPECT_NE(m.policy().notes().find("nothing to choose from"), std::string::npos) << m.policy().notes();
+}
+
+// ---- Algorithm 2 --------------------------------------------------------------------------------------
+
+TEST(NumaSearch, OtherNodesAreSearchedNearestFirst) {
+  numa_engine m = make(kSeed002);
+  auto& p = m.policy();
+  EXPECT_EQ(p.search_order(0), (std::vector<unsigned>{1, 2, 4, 6, 3, 5, 7}));
+  EXPECT_EQ(p.search_order(3), (std::vector<unsigned>{1, 2, 5, 7, 0, 4, 6}));
+}
+
+TEST(NumaSearch, AVicinityCutsTheSearch) {
+  scoped_env v("ROOST_NUMA_VICINITY", "3");
+  numa_engine m = make(kSeed002);
+  auto& p = m.policy();
+  EXPECT_EQ(p.search_order(0), (std::vector<unsigned>{1, 2}));
+}
+
+TEST(NumaSearch, AFruitlessSearchBacksOffExponentially) {
+  numa_engine m = make(kSeed002);
+  auto& p = m.policy();
+  roost::engine::worker& w = m.e->worker_at(0);
+  std::vector<unsigned> waits;
+  for (int search = 0; search < 9; ++search) {
+    EXPECT_EQ(p.steal(w), nullptr);  // nothing anywhere
+    const unsigned skip = p.rounds_before_remote_search(0);
+    waits.push_back(skip);
+    for (unsigned i = 0; i < skip; ++i) EXPECT_EQ(p.steal(w), nullptr);  // rounds without a remote search
+    EXPECT_EQ(p.rounds_before_remote_search(0), 0u);
+  }
+  EXPECT_EQ(waits, (std::vector<unsigned>{1, 2, 4, 8, 16, 32, 64, 64, 64}));
+}
+
+// ---- Data declarations --------------------------------------------------------------------------------
+
+TEST(NumaData, BadRegionsAreUsageErrorsNamingTheRegion) {
+  static double a[64];
+  EXPECT_THROW(roost::data{roost::reads(nullptr, 8)}, roost::usage_error);
+  EXPECT_NO_THROW(roost::data{roost::reads(nullptr, 0)});  // empty: ignored
+  EXPECT_THROW(roost::data{roost::reads_rows(a, 64, 2, 32)}, roost::usage_error);  // rows overlap
+  EXPECT_THROW(roost::data{roost::reads(reinterpret_cast<const void*>(~std::uintptr_t{0} - 4), 8)}, roost::usage_error);
+  try {
+    roost::data{roost::reads(a, 256), roost::writes(a + 16, 64)};
+    FAIL() << "overlapping regions were accepted";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("shares bytes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(NumaData, TilesOfOneMatrixOverlapOnlyWhereTheyShareElements) {
+  static double m[16 * 16];
+  const std::size_t ld = 16 * sizeof(double), w = 8 * sizeof(double);
+  // The four 8x8 quadrants of a 16x16 matrix: pairwise disjoint.
+  EXPECT_NO_THROW((roost::data{roost::reads_rows(m, w, 8, ld), roost::reads_rows(m + 8, w, 8, ld),
+                               roost::reads_rows(m + 8 * 16, w, 8, ld), roost::writes_rows(m + 8 * 16 + 8, w, 8, ld)}));
+  // A tile shifted by one column or one row into another overlaps it.
+  EXPECT_THROW((roost::data{roost::reads_rows(m, w, 8, ld), roost::reads_rows(m + 7, w, 8, ld)}), roost::usage_error);
+  EXPECT_THROW((roost::data{roost::reads_rows(m, w, 8, ld), roost::reads_rows(m + 7 * 16 + 4, w, 8, ld)}),
+               roost::usage_error);
+  // A contiguous row and a tile: overlap found row by row.
+  EXPECT_THROW((roost::data{roost::reads_rows(m, w, 8, ld), roost::reads(m + 3 * 16 + 2, 8)}), roost::usage_error);
+  EXPECT_NO_THROW((roost::data{roost::reads_rows(m, w, 8, ld), roost::reads(m + 3 * 16 + 8, 64)}));
+}
+
+TEST(NumaData, DeclarationsNeverChangeResultsUnderAnyScheduler) {
+  for (const std::string& s : roost_test::available_schedulers()) {
+    roost::options o = roost_test::opts(s, 2);
+    o.topology = "pack:2 [numa] l3:1(size=1MiB) core:1 pu:1";
+    roost::runtime rt(o);
+    std::vector<long> v(4096, 1);
+    long other = 0;
+    rt.run([&] {
+      roost::task_group g;
+      for (int k = 0; k < 16; ++k)
+        // Declarations true, false and absent alike.
+        g.run([&v, k] { for (int i = 0; i < 256; ++i) v[k * 256 + i] += k; },
+              roost::data{k % 2 ? roost::updates(&v[k * 256], 256 * sizeof(long)) : roost::reads(&other, sizeof other)});
+      g.run([] {}, 1.0, roost::data{});
+      g.wait();
+    });
+    for (int k = 0; k < 16; ++k)
+      for (int i = 0; i < 256; ++i) ASSERT_EQ(v[k * 256 + i], 1 + k) << s;
+  }
+}
+
+// ---- The allocator ------------------------------------------------------------------------------------
+
+TEST(NumaAlloc, FineSpreadsPagesRoundRobinAndCoarseGivesEachAllocationANode) {
+  using roost::platform::page_placement;
+  auto* f = static_cast<char*>(roost::numa_alloc(16 * kPage, roost::distribution::fine));
+  for (std::size_t k = 0; k < 16; ++k)
+    EXPECT_EQ(page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(f + k * kPage + 100), 8), static_cast<int>(k % 8));
+  auto* a = static_cast<char*>(roost::numa_alloc(4 * kPage, roost::distribution::coarse));
+  auto* b = static_cast<char*>(roost::numa_alloc(4 * kPage, roost::distribution::coarse));
+  const int na = page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(a), 8);
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(a + k * kPage), 8), na);
+    EXPECT_EQ(page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(b + k * kPage), 8), (na + 1) % 8);
+  }
+  // Parts: contiguous blocks, each on the next node.
+  auto* c = static_cast<char*>(roost::numa_alloc(8 * kPage, roost::distribution::coarse, 4));
+  const int nc = page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(c), 8);
+  for (std::size_t k = 0; k < 8; ++k)
+    EXPECT_EQ(page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(c + k * kPage), 8), (nc + static_cast<int>(k / 2)) % 8);
+  // Standard memory has no rule: first touch decides.
+  auto* s = roost::numa_alloc(kPage, roost::distribution::standard);
+  EXPECT_EQ(page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(s), 8), page_placement::unknown);
+  for (void* p : {static_cast<void*>(f), static_cast<void*>(a), static_cast<void*>(b), static_cast<void*>(c), s})
+    roost::numa_free(p);
+}
+
+TEST(NumaAlloc, BadInputIsAClearError) {
+  EXPECT_THROW(roost::numa_alloc(kPage, roost::distribution::coarse, 0), roost::usage_error);
+  EXPECT_THROW(roost::numa_alloc(2 * kPage, roost::distribution::coarse, 3), roost::usage_error);  // > one per page
+  EXPECT_THROW(roost::numa_alloc(std::size_t{1} << 50, roost::distribution::coarse), roost::usage_error);  // > a node
+  int x = 0;
+  EXPECT_THROW(roost::numa_free(&x), roost::usage_error);
+  try {
+    roost::parse_distribution("blocky", "ROOST_DATA_DISTRIBUTION");
+    FAIL();
+  } catch (const roost::config_error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("ROOST_DATA_DISTRIBUTION='blocky'"), std::string::npos) << m;
+    EXPECT_NE(m.find("standard"), std::string::npos) << m;
+  }
+  scoped_env bad("ROOST_DATA_DISTRIBUTION", "blocky");
+  roost::options o;
+  EXPECT_THROW(roost::runtime rt(o), roost::config_error);
+  scoped_env vic("ROOST_NUMA_VICINITY", "0");
+  roost::options o2;
+  o2.data_distribution = "fine";
+  EXPECT_THROW(roost::runtime rt(o2), roost::config_error);
+}
+
+TEST(NumaAlloc, AVectorOverTheAllocatorWorks) {
+  roost::numa_vector<int> v(3000, 7, roost::numa_allocator<int>(roost::distribution::fine));
+  v.push_back(8);
+  long sum = 0;
+  for (int x : v) sum += x;
+  EXPECT_EQ(sum, 3000 * 7 + 8);
+}
+
+// ---- Placement and dealing seen through the simulator's page map ---------------------------------------
+
+namespace {
+// Eight 1 MiB vectors placed coarse (vector k on node first + k), one declared task per vector that
+// writes it and says so with roost::touch: the simulated remote DRAM lines of one run.
+long long remote_lines_of_map(const std::string& sched) {
+  roost::options o;
+  o.scheduler = sched;
+  o.topology = kSeed002;
+  o.platform = "sim";
+  roost::runtime rt(o);
+  const std::size_t bytes = 1 << 20;
+  std::vector<char*> v;
+  for (int k = 0; k < 8; ++k) v.push_back(static_cast<char*>(roost::numa_alloc(bytes, roost::distribution::coarse)));
+  rt.run([&] {
+    roost::task_group g;
+    for (char* p : v)
+      g.run([p, bytes] {
+        roost::touch(p, bytes, roost::access::write);
+        p[0] = 1;
+      }, roost::data{roost::writes(p, bytes)});
+    g.wait();
+  });
+  const long long remote = rt.simulated_remote_dram();
+  for (char* p : v) roost::numa_free(p);
+  return remote;
+}
+}  // namespace
+
+TEST(NumaSim, CoarseDataIsPlacedByItsRuleAndNumaRunsEachTaskOnItsDataNode) {
+  // numa: every task ran on the node its vector lives on, and the simulator's page map put each vector's
+  // pages there (a page placed anywhere else would be a remote line).
+  EXPECT_EQ(remote_lines_of_map("numa"), 0);
+  // ws, the control: most of the 8 x 16384 lines come from another node.
+  EXPECT_GT(remote_lines_of_map("ws"), 8 * 16384 / 2);
+}
+
+TEST(NumaSim, OneNodeRunsAndSaysDealingHasNothingToChooseFrom) {
+  roost::options o;
+  o.scheduler = "numa";
+  o.topology = "pack:1 core:2 pu:1";
+  roost::runtime rt(o);
+  long r = rt.run([] {
+    roost::task_group g;
+    long a = 0, b = 0;
+    g.run([&] { a = 1; }, roost::data{roost::writes(&a, sizeof a)});
+    g.run([&] { b = 2; });
+    g.wait();
+    return a + b;
+  });
+  EXPECT_EQ(r, 3);
+  EXPECT_NE(rt.describe().find("nothing to choose from"), std::string::npos) << rt.describe();
+}
