@@ -24,7 +24,7 @@ for f in "$work"/*.cpp; do
   n=$((n + 1))
   name=$(basename "$f" .cpp)        # README_17: README.md, block opening on line 17
   where="${name%_*}.md:${name##*_}"
-  if ! c++ -std=c++20 -O1 -Wall -I"$src/include" "$f" "$lib" -lboost_context -lhwloc -lpthread -o "$work/$name" \
+  if ! c++ -std=c++20 -O1 -Wall -I"$src/include" "$f" "$lib" -lboost_context -lhwloc -lnuma -lpthread -o "$work/$name" \
        2> "$work/$name.err"; then
     echo "FAIL $where: does not compile"; sed 's/^/    /' "$work/$name.err" | head -40; failed=$((failed + 1)); continue
   fi
