@@ -423,7 +423,10 @@ def pending(issue: str, what: str) -> Callable[[Ctx], Result]:
 
 # ------------------------------------------------------------------ seed 002 (issue #27)
 
-SEED002 = str(Path(__file__).resolve().parents[2] / "topologies" / "seed002-opteron-6172.xml")
+_SEED002 = Path(__file__).resolve().parents[2] / "topologies" / "seed002-opteron-6172.xml"
+# Relative to the repository when run from it (make reproduce), so that the commands in the table carry no
+# machine's path.
+SEED002 = (str(_SEED002.relative_to(Path.cwd())) if Path.cwd() in _SEED002.parents else str(_SEED002))
 SEED002_NAME = "simulated 4 x Opteron 6172 (seed 002: 8 NUMA nodes x 6 cores, SLIT 10/16/22), 48 workers"
 # Scaled down from the seed's (Fig. 7: map 48 x 1 MB, jacobi 16384^2 / 512, sparselu 8192^2 / 256, reduction
 # 256 MB): the simulator walks every line a task touches through the model.
