@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
@@ -102,7 +103,10 @@ int page_placement::node_by_rule(std::uintptr_t addr, unsigned nodes) {
 int page_placement::node_of(const void* p, unsigned nodes) {
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   const int by_rule = node_by_rule(addr, nodes);
-  if (by_rule != unknown) return by_rule;
+  return by_rule != unknown ? by_rule : node_now(addr, nodes);
+}
+
+int page_placement::node_now(std::uintptr_t addr, unsigned nodes) {
   if (nodes <= 1) return 0;
   if (t_sim) return t_sim->page_node ? t_sim->page_node(addr) : unknown;
   if (native_nodes() <= 1 || !libnuma_usable()) return unknown;  // a virtual topology over one node

@@ -46,6 +46,8 @@ class page_placement {
   // Where the page of addr lives on a machine of `nodes` nodes: the rule for registered memory, else the
   // page's node now (the simulator's page map while simulating, move_pages on this machine), else unknown.
   static int node_of(const void* addr, unsigned nodes);
+  // The second half of node_of alone: where the page lives now, for a caller that asked the rule already.
+  static int node_now(std::uintptr_t addr, unsigned nodes);
 
   // NUMA nodes of this machine (libnuma; 1 without NUMA support).
   static unsigned native_nodes();

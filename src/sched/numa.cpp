@@ -36,11 +36,7 @@ numa_policy::numa_policy(engine::engine_base& e) : policy_base(e), vicinity_(e.c
   }
   staffed_.resize(num_nodes_);
   for (unsigned i = 0; i < num_nodes_; ++i) staffed_[i] = !members_[i].empty();
-  distance_ = tp.numa_distances();
-  if (distance_.size() != std::size_t{num_nodes_} * num_nodes_) {
-    distance_.assign(std::size_t{num_nodes_} * num_nodes_, 20);
-    for (unsigned i = 0; i < num_nodes_; ++i) distance_[i * num_nodes_ + i] = 10;
-  }
+  distance_ = tp.numa_distances();  // always num_nodes^2: hwloc's, or 10 local / 20 remote (topology.cpp)
   // C: the seed's cores per node (the most workers any node has here).
   for (const auto& m : members_) cores_ = std::max<unsigned>(cores_, static_cast<unsigned>(m.size()));
   for (const auto& l : tp.sharing_levels()) llc_ = std::max(llc_, l.cache_bytes);
@@ -88,7 +84,7 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
           have_range = platform::page_placement::find(p, range);
         int node = have_range ? platform::page_placement::node_by_rule(range, p, num_nodes_)
                               : platform::page_placement::unknown;
-        if (node < 0) node = platform::page_placement::node_of(reinterpret_cast<const void*>(p), num_nodes_);
+        if (node < 0) node = platform::page_placement::node_now(p, num_nodes_);  // the rule was asked above
         if (node >= 0) D[static_cast<unsigned>(node)] += per_page;
       }
     }
