@@ -402,6 +402,36 @@ TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   EXPECT_LT(sixteen * 4, one) << "16 workers: " << sixteen << " ns, 1 worker: " << one << " ns";
 }
 
+// roost::compute declares a kernel's arithmetic: the simulator charges op_ns per operation to the worker
+// that declared it (and counts them in the report); a task that declares none costs only its operations.
+TEST(SimPlatform, DeclaredArithmeticCostsOpNsEachOperation) {
+  auto run = [](std::uint64_t ops, const std::string& params) {
+    const std::string path = ::testing::TempDir() + "/roost_sim_ops.json";
+    {
+      roost::options o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, params);
+      o.sim_report = path;
+      roost::runtime rt(o);
+      rt.run([ops] {
+        roost::task_group g;
+        g.run([ops] { roost::compute(ops); });
+        g.wait();
+      });
+    }
+    const std::string r = slurp(path);
+    const double vt = std::stod(r.substr(r.find("\"virtual_time_ns\": ") + 19));
+    const double counted = std::stod(r.substr(r.find("\"operations\": ") + 14));
+    return std::pair{vt, counted};
+  };
+  const auto [none, none_ops] = run(0, "op_ns=0.5");
+  const auto [some, some_ops] = run(1'000'000, "op_ns=0.5");
+  const auto [cheap, cheap_ops] = run(1'000'000, "op_ns=0.25");
+  EXPECT_EQ(none_ops, 0);
+  EXPECT_EQ(some_ops, 1'000'000);
+  EXPECT_DOUBLE_EQ(some - none, 500'000);
+  EXPECT_DOUBLE_EQ(cheap - none, 250'000);
+  roost::compute(5);  // outside any runtime: nothing to charge, nothing happens
+}
+
 TEST(SimPlatform, BadInputIsAClearError) {
   auto error_of = [](roost::options o) -> std::string {
     try {

@@ -211,6 +211,50 @@ TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
   ASSERT_LT(fib_tasks_within(14, 3), all / 50);  // the depth does fold most of them
 }
 
+// A simulated trace says what the memory hierarchy made of each touch (seed 002 Fig. 8): a memory record right
+// after it, in the same lane, with its lines, their modelled time, and the lines that came from another
+// node's DRAM. Two nodes, one worker on node 0, 64 KiB in two coarse parts (one per node, whichever comes
+// first): half the lines are remote; touched again, they are in the worker's caches and cost less.
+TEST(TraceSim, EachTouchIsFollowedByItsModelledMemoryTime) {
+  const std::string file = temp("roost_sim_memory.trace");
+  constexpr std::size_t kBytes = 64 * 1024;
+  {
+    roost::options o;
+    o.scheduler = "ws";
+    o.platform = "sim";
+    o.workers = 1;
+    o.topology = "pack:2 [numa(memory=1GiB)] l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1";
+    o.trace = file;
+    roost::runtime rt(o);
+    void* data = roost::numa_alloc(kBytes, roost::distribution::coarse, 2);
+    rt.run([&] {
+      roost::touch(data, kBytes, roost::access::write);
+      roost::touch(data, kBytes, roost::access::read);
+    });
+    roost::numa_free(data);
+  }
+  const tr::trace_file t = tr::read(file);
+  std::vector<tr::record> memory;
+  for (std::size_t i = 0; i < t.records.size(); ++i) {
+    const tr::record& r = t.records[i];
+    if (r.kind != static_cast<std::uint16_t>(tr::kind::memory)) continue;
+    ASSERT_GT(i, 0u);
+    EXPECT_EQ(t.records[i - 1].kind, static_cast<std::uint16_t>(tr::kind::touch));
+    EXPECT_EQ(t.records[i - 1].worker, r.worker);
+    memory.push_back(r);
+  }
+  ASSERT_EQ(memory.size(), 2u);
+  for (const tr::record& m : memory) {
+    EXPECT_EQ(m.worker, 0);
+    EXPECT_EQ(m.a, kBytes / 64);
+  }
+  EXPECT_EQ(memory[0].index, kBytes / 64 / 2);  // one part on the other node
+  EXPECT_EQ(memory[1].index, 0u);              // cached now: nothing from DRAM
+  EXPECT_GT(memory[0].b, 0u);
+  EXPECT_LT(memory[1].b, memory[0].b);
+  remove_trace(file);
+}
+
 // With two workers the schedule is not fixed, but every recorded end belongs to a recorded begin or
 // resumption (a stolen task is recorded whatever its depth; a folded task that suspends is recorded from its
 // resumption on), and what the trace records is a subset of the tasks.

@@ -37,6 +37,8 @@ struct roost_touch {
   void operator()(const void* p, std::size_t bytes, bool write) const {
     roost::touch(p, bytes, write ? roost::access::write : roost::access::read);
   }
+  // A kernel's arithmetic (roost::compute), for kernels whose time is not in proportion to their bytes.
+  void compute(std::uint64_t operations) const { roost::compute(operations); }
 };
 
 struct roost_touch_rows {

@@ -20,6 +20,7 @@
 #pragma once
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "common/bench.hpp"
@@ -132,6 +133,7 @@ struct inline_iteration {
 };
 struct no_touch {
   void operator()(const void*, std::size_t, bool) const {}
+  void compute(std::uint64_t) const {}
 };
 
 // The variants of a benchmark written as run_tasks<FJ>(problem_t&, iteration, touch) (and, when it is

@@ -17,6 +17,7 @@
 #include "mandelbrot/mandelbrot.hpp"
 #include "map/map.hpp"
 #include "matmul/matmul.hpp"
+#include "matmul_blocked/matmul_blocked.hpp"
 #include "nqueens/nqueens.hpp"
 #include "pfor/pfor.hpp"
 #include "quicksort/quicksort.hpp"
@@ -93,6 +94,9 @@ const std::vector<benchmark_def>& registry() {
       {"matmul", "001, 003", "cache-oblivious C += A*B, two task groups in sequence, 64x64 leaves", "1024", "128",
        "4096", [](const std::string& s) { return matmul::prepare("matmul", s); }, matmul::serial,
        GENERIC_TASKS(matmul::problem_t)},
+      {"matmul-blocked", "002", "blocked C += A*B, blocks stored contiguously, one task per C block", "1024x128",
+       "128x32", "4096x128", [](const std::string& s) { return matmul_blocked::prepare("matmul-blocked", s); },
+       matmul_blocked::serial, GENERIC_LOOPS(matmul_blocked::problem_t)},
       {"mandelbrot", "000", "escape-time counts, rows halved down to 4 (CPU-bound)", "512x512", "64x64",
        "2048x1024", [](const std::string& s) { return mandelbrot::prepare("mandelbrot", s); }, mandelbrot::serial,
        FULL(mandelbrot::roost_tasks), FULL(mandelbrot::tbb_tasks), nullptr, mandelbrot::omp_tasks, nullptr, nullptr},

@@ -1,8 +1,10 @@
-// Kernel data annotations: a task says which bytes it reads or writes. Free unless a consumer (a footprint
-// profiler, the tracer) is registered; then each call is forwarded to it with the calling worker's id.
+// Kernel annotations: a task says which bytes it reads or writes (touch), and how much arithmetic it does
+// (compute). Free unless a consumer (a footprint profiler, the tracer, the simulated platform) is
+// registered; then each call is forwarded to it with the calling worker's id.
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 
 namespace roost {
 
@@ -18,6 +20,8 @@ class touch_consumer {
                              std::size_t stride, access mode) {
     for (std::size_t r = 0; r < rows; ++r) on_touch(worker, static_cast<const char*>(base) + r * stride, row_bytes, mode);
   }
+  // `operations` arithmetic operations of a kernel (roost::compute). Default: ignored.
+  virtual void on_compute(int /*worker*/, std::uint64_t /*operations*/) {}
 };
 
 // Installs (or, with nullptr, removes) the consumer; returns the previous one.
@@ -28,6 +32,7 @@ extern std::atomic<touch_consumer*> g_touch_consumer;
 void forward_touch(touch_consumer* c, const void* base, std::size_t bytes, access mode);
 void forward_touch_rows(touch_consumer* c, const void* base, std::size_t row_bytes, std::size_t rows,
                         std::size_t stride, access mode);
+void forward_compute(touch_consumer* c, std::uint64_t operations);
 }  // namespace detail
 
 inline void touch(const void* base, std::size_t bytes, access mode = access::read) {
@@ -41,6 +46,14 @@ inline void touch_rows(const void* base, std::size_t row_bytes, std::size_t rows
                        access mode = access::read) {
   if (auto* c = detail::g_touch_consumer.load(std::memory_order_relaxed)) [[unlikely]]
     detail::forward_touch_rows(c, base, row_bytes, rows, stride, mode);
+}
+
+// A kernel's arithmetic: `operations` operations (a multiply-add counts two), for a kernel whose time is
+// not in proportion to the bytes it touches (a block product does O(B^3) operations on O(B^2) bytes). The
+// simulated platform charges them at its `op_ns` (src/platform/README.md); natively free.
+inline void compute(std::uint64_t operations) {
+  if (auto* c = detail::g_touch_consumer.load(std::memory_order_relaxed)) [[unlikely]]
+    detail::forward_compute(c, operations);
 }
 
 }  // namespace roost

@@ -61,7 +61,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
     set_touch_consumer(tracer.get());
   }
   if (sim) {
-    sim->attach();  // after the tracer's consumer, which it forwards to
+    sim->attach(tracer.get());  // after the tracer's consumer, which it forwards to
     set_sim_hooks(true);
   }
   try {

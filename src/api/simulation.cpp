@@ -3,6 +3,7 @@
 #include "platform/page_placement.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -66,7 +67,10 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
   watchdog_ = std::thread([this] { watch(); });
 }
 
-void simulation::attach() { next_ = set_touch_consumer(this); }
+void simulation::attach(trace::tracer* tracer) {
+  tracer_ = tracer;
+  next_ = set_touch_consumer(this);
+}
 
 void simulation::detach() {
   touch_consumer* now = set_touch_consumer(next_);
@@ -155,14 +159,26 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
       } else {
         total.lines += r.lines;
         total.coherence_misses += r.coherence_misses;
+        total.remote_lines += r.remote_lines;
         for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
         total.latency_sum_ns += r.latency_sum_ns;
       }
       at = run_end;
     }
-    plat_.on_touch(bytes, model_.region_cost_ns(total));
+    const double memory_ns = model_.region_cost_ns(total);
+    plat_.on_touch(bytes, memory_ns);
+    if (next_) next_->on_touch(worker, base, bytes, mode);
+    // After the touch it describes (trace_format.hpp, "memory").
+    if (tracer_) tracer_->memory(static_cast<unsigned>(worker), total.lines, std::llround(memory_ns), total.remote_lines);
+    return;
   }
   if (next_) next_->on_touch(worker, base, bytes, mode);
+}
+
+void simulation::on_compute(int worker, std::uint64_t operations) {
+  if (platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size())
+    plat_.on_compute(operations);
+  if (next_) next_->on_compute(worker, operations);
 }
 
 std::uint64_t simulation::sim_address(std::uintptr_t host) {
@@ -219,7 +235,10 @@ void simulation::finish(const std::string& scheduler, const std::string& topolog
     if (any) caches += "; L" + std::to_string(level) + " misses " + std::to_string(misses_at_level(level));
   }
   std::fprintf(stderr, "%s%s%s\n", plat_.summary().c_str(), caches.c_str(),
-               plat_.touches() ? "" : " (no task declared data with roost::touch: tasks cost their runtime operations only)");
+               plat_.touches() || plat_.operations()
+                   ? ""
+                   : " (no task declared data with roost::touch nor arithmetic with roost::compute: tasks cost their "
+                     "runtime operations only)");
   if (report_path_.empty()) return;
   std::ofstream out(report_path_, std::ios::trunc);
   out << plat_.report_json(scheduler, topology, memory_json(), wall);

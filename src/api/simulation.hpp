@@ -16,6 +16,7 @@
 #include "roost/touch.hpp"
 #include "topology/placement.hpp"
 #include "topology/topology.hpp"
+#include "trace/tracer.hpp"
 
 namespace roost::detail {
 
@@ -26,11 +27,14 @@ class simulation final : public touch_consumer {
   // Once the workers are placed: which cache and socket each one's PU belongs to.
   void place(const topo::topology& tp, const topo::placement& pl);
   // Kernels' declared data reach the simulation from attach() to detach(), and then whatever consumer was
-  // installed before (the tracer, which the runtime installs first).
-  void attach();
+  // installed before (the tracer, which the runtime installs first). With a tracer, each touch's modelled
+  // memory time follows it in the trace (trace_format.hpp, "memory").
+  void attach(trace::tracer* tracer = nullptr);
   void detach();
   // Charges the calling sim thread; forwards to the consumer installed before (the tracer).
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
+  // Charges the calling sim thread the operations at op_ns; forwards as on_touch does.
+  void on_compute(int worker, std::uint64_t operations) override;
   // At the runtime's end: the summary on stderr, and the JSON report if ROOST_SIM_REPORT names a file.
   void finish(const std::string& scheduler, const std::string& topology);
 
@@ -63,6 +67,7 @@ class simulation final : public touch_consumer {
   bool stopping_ = false;
   std::thread watchdog_;
   touch_consumer* next_ = nullptr;
+  trace::tracer* tracer_ = nullptr;
   std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
 };
 

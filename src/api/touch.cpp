@@ -15,6 +15,8 @@ void forward_touch_rows(touch_consumer* c, const void* base, std::size_t row_byt
                         std::size_t stride, access mode) {
   c->on_touch_rows(this_worker_id(), base, row_bytes, rows, stride, mode);
 }
+
+void forward_compute(touch_consumer* c, std::uint64_t operations) { c->on_compute(this_worker_id(), operations); }
 }  // namespace detail
 
 touch_consumer* set_touch_consumer(touch_consumer* c) {

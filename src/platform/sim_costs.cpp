@@ -26,6 +26,7 @@ constexpr entry kEntries[] = {
     {"wake_ns", &sim_costs::wake_ns},
     {"task_ns", &sim_costs::task_ns},
     {"touch_ns_per_byte", &sim_costs::touch_ns_per_byte},
+    {"op_ns", &sim_costs::op_ns},
     {"jitter", &sim_costs::jitter},
     {"stall_wall_s", &sim_costs::stall_wall_s},
 };

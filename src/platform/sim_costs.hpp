@@ -20,10 +20,12 @@ struct sim_costs {
   double relax_ns = 25;        // one pause of an idle worker's poll loop (cpu_relax)
   double yield_ns = 1000;      // an idle worker yields the CPU (oversubscribed loop)
   double wake_ns = 2000;       // a sleeping worker is woken (futex wake to running)
-  // Kernels: what a task that declares nothing costs beyond the operations above, and the compute part of
-  // declared data (roost::touch), ns per byte touched.
+  // Kernels: what a task that declares nothing costs beyond the operations above, the compute part of
+  // declared data (roost::touch), ns per byte touched, and of declared arithmetic (roost::compute), ns per
+  // operation.
   double task_ns = 0;
   double touch_ns_per_byte = 0.05;
+  double op_ns = 0.1;
   // Ordering perturbation for replayable tests: each charge is scaled by a factor drawn uniformly from
   // [1 - jitter, 1 + jitter] with the seed's generator. 0 for measurements.
   double jitter = 0;

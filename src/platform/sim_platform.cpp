@@ -225,6 +225,11 @@ void sim_platform::on_touch(std::size_t bytes, double memory_ns) {
   charge(static_cast<double>(bytes) * costs_.touch_ns_per_byte + memory_ns, true);
 }
 
+void sim_platform::on_compute(std::uint64_t operations) {
+  operations_ += operations;
+  charge(static_cast<double>(operations) * costs_.op_ns, true);
+}
+
 void sim_platform::run_begin() {
   run_start_ = current_->clock;
   in_run_.store(true, std::memory_order_relaxed);
@@ -250,7 +255,7 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
      << ",\n  \"runs\": " << runs_ << ",\n  \"virtual_time_ns\": " << run_ns_ << ",\n  \"steals\": {\"same_cache\": "
      << steals_[0] << ", \"same_socket\": " << steals_[1] << ", \"other_socket\": " << steals_[2]
      << ", \"attempts\": " << steal_attempts_ << "},\n  \"touches\": " << touches_ << ",\n  \"touched_bytes\": "
-     << touched_bytes_ << ",\n  " << memory << ",\n  \"workers\": [";
+     << touched_bytes_ << ",\n  \"operations\": " << operations_ << ",\n  " << memory << ",\n  \"workers\": [";
   for (std::size_t i = 0; i < threads_.size(); ++i)
     os << (i ? ", " : "") << "{\"worker\": " << i << ", \"busy_ns\": " << threads_[i]->stats.busy_ns
        << ", \"idle_ns\": " << threads_[i]->stats.idle_ns << "}";

@@ -91,6 +91,8 @@ class sim_platform {
   void on_steal(unsigned thief, unsigned victim, bool taken);
   // A kernel's declared data (roost::touch): its compute part, plus what a memory model adds.
   void on_touch(std::size_t bytes, double memory_ns);
+  // A kernel's declared arithmetic (roost::compute), charged at op_ns each.
+  void on_compute(std::uint64_t operations);
 
   // Advances the calling sim thread's clock by ns (scaled by the seed's jitter) and switches to the
   // earliest runnable sim thread if that is no longer this one.
@@ -120,6 +122,7 @@ class sim_platform {
   std::string report_json(const std::string& scheduler, const std::string& topology, const std::string& memory,
                           double wall_s) const;
   std::uint64_t touches() const { return touches_; }
+  std::uint64_t operations() const { return operations_; }
   std::string summary() const;
   double virtual_time_ns() const { return run_ns_; }
   std::uint64_t steals_by_distance(int d) const { return steals_[d]; }
@@ -176,7 +179,7 @@ class sim_platform {
   std::uint64_t runs_ = 0;
   std::uint64_t steals_[3] = {0, 0, 0};  // same cache, same socket, other socket
   std::uint64_t steal_attempts_ = 0, touches_ = 0;
-  std::uint64_t touched_bytes_ = 0;
+  std::uint64_t touched_bytes_ = 0, operations_ = 0;
   std::atomic<std::uint64_t> progress_{0};
   std::atomic<bool> in_run_{false};
   std::atomic<unsigned> running_thread_{0};

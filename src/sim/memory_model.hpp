@@ -72,6 +72,7 @@ struct region_result {
   unsigned pu = 0;
   std::uint64_t lines = 0;
   std::uint64_t coherence_misses = 0;
+  std::uint64_t remote_lines = 0;  // = served[chain length + 1]: from another node's DRAM
   std::array<std::uint64_t, max_chain + 2> served{};  // [depth]; [chain length]: local memory, [+1]: remote
   double latency_sum_ns = 0;   // every line at its level's idle latency
   double first_latency_ns = 0;

@@ -1,7 +1,7 @@
 // The binary trace format (ROOST_TRACE=path writes `path` while the runtime runs; `path.json` is the same run
-// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 2:
+// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 3:
 //
-//   header   "ROOSTTRC" (8 bytes) | u32 version = 2 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
+//   header   "ROOSTTRC" (8 bytes) | u32 version = 3 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
 //            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary
 //            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
 //              cache each worker shares: KRD merges the accesses of one domain)
@@ -42,6 +42,10 @@
 //                                       time inside an iteration and outside these (roost-analyze ovr)
 //   sleep_begin, sleep_end []           an idle worker goes to sleep / wakes
 //   iteration_begin, iteration_end []   around each runtime::run, in the runtime's lane
+//   memory [a b index]    simulated runs only, after each touch record: what the simulated memory hierarchy
+//                         made of it: a = cache lines, b = their modelled memory time in ns (what the
+//                         task stalled; src/sim/README.md), index = lines fetched from another node's DRAM
+//                         (seed 002 Fig. 8 colours tasks by b / a). Version 3 added it.
 // Serials are unique in a run (worker << 48 | per-worker count); spawn paths follow from (parent, index).
 #pragma once
 #include <cstdint>
@@ -55,7 +59,7 @@ enum class kind : std::uint16_t {
   task_begin = 1, task_end = 2, task_resume = 3, touch = 4,
   sleep_begin = 5, sleep_end = 6, iteration_begin = 7, iteration_end = 8,
   touch_rows_read = 9, touch_rows_write = 10, touch_rows_read_write = 11,
-  spawn = 12, steal = 13, idle_begin = 14, idle_end = 15,
+  spawn = 12, steal = 13, idle_begin = 14, idle_end = 15, memory = 16,
 };
 
 constexpr bool is_touch(kind k) {
@@ -64,11 +68,16 @@ constexpr bool is_touch(kind k) {
 }
 // The columns a kind stores (the table above).
 constexpr bool stores_a(kind k) {
-  return k == kind::task_end || k == kind::task_resume || is_touch(k) || k == kind::spawn || k == kind::steal;
+  return k == kind::task_end || k == kind::task_resume || is_touch(k) || k == kind::spawn || k == kind::steal ||
+         k == kind::memory;
 }
-constexpr bool stores_b(kind k) { return k == kind::task_begin || is_touch(k) || k == kind::steal; }
-constexpr bool stores_index(kind k) { return k == kind::task_begin || is_touch(k) || k == kind::spawn; }
-constexpr unsigned kKinds = 16;  // kinds are 1 .. kKinds - 1
+constexpr bool stores_b(kind k) {
+  return k == kind::task_begin || is_touch(k) || k == kind::steal || k == kind::memory;
+}
+constexpr bool stores_index(kind k) {
+  return k == kind::task_begin || is_touch(k) || k == kind::spawn || k == kind::memory;
+}
+constexpr unsigned kKinds = 17;  // kinds are 1 .. kKinds - 1
 
 // A record as readers give it.
 struct record {
@@ -97,7 +106,7 @@ struct chunk_header {
 };
 static_assert(sizeof(chunk_header) == 48);
 
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint16_t kRuntimeLane = 0xffff;
 constexpr std::uint16_t kEndLane = 0xfffe;
 

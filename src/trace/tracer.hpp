@@ -10,6 +10,7 @@
 // std::system_error when runtime::run returns (rethrow_write_error), or by finish() if no run() returned
 // since; ~runtime prints finish()'s error on stderr (a destructor must not throw).
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -68,6 +69,10 @@ class tracer final : public touch_consumer {
     begin ? add<kind::idle_begin>(w, 0, 0, 0) : add<kind::idle_end>(w, 0, 0, 0);
   }
   void steal(unsigned thief, unsigned victim, bool taken) { add<kind::steal>(thief, victim, taken ? 1 : 0, 0); }
+  // What the simulated memory hierarchy made of the worker's last touch (trace_format.hpp, "memory").
+  void memory(unsigned w, std::uint64_t lines, std::uint64_t memory_ns, std::uint64_t remote_lines) {
+    add<kind::memory>(w, lines, memory_ns, static_cast<std::uint32_t>(std::min<std::uint64_t>(remote_lines, 0xffffffffu)));
+  }
   void iteration(bool begin);
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
   void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,

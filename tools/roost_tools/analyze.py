@@ -1,7 +1,7 @@
 """roost-analyze: look inside a roost trace (ROOST_TRACE=file).
 
     roost-analyze krd TRACE               Kernel Reuse Distance histogram per last-level cache, and summed
-    roost-analyze timeline TRACE --out P  per-worker timeline PNG
+    roost-analyze timeline TRACE --out P [--colour latency]  per-worker timeline PNG
     roost-analyze summary TRACE           workers, caches, event counts
     roost-analyze mapping TRACE           how many tasks ran on another worker than in the previous iteration
     roost-analyze markdown TRACE --name N --out-dir D   KRD table and timeline as a report section
@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("trace")
         if name == "timeline":
             p.add_argument("--out", required=True)
+            p.add_argument("--colour", choices=("subtree", "latency"), default="subtree",
+                           help="latency: by each task's modelled memory time per line (a simulated trace; "
+                                "seed 002 Fig. 8)")
         if name == "markdown":
             p.add_argument("--name", required=True)
             p.add_argument("--out-dir", required=True)
@@ -77,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         for line in mapping.describe(mapping.mapping(t)):
             print(line)
     elif args.cmd == "timeline":
-        print(f"roost-analyze: wrote {timeline.plot(t, args.out)}")
+        print(f"roost-analyze: wrote {timeline.plot(t, args.out, colour=args.colour)}")
     else:
         from pathlib import Path
         png = Path(args.out_dir) / f"{args.name}-timeline.png"

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from . import timeline, trace
+
 # The seed machines of DESIGN §4, as the simulator builds them (src/sim/README.md has every parameter's source).
 OPTERON = "pack:4 [numa(memory=4GiB)] l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1"
 XEON = "pack:4 [numa(memory=24GiB)] l3:1(size=22MiB) l2:16(size=1MiB) core:1 pu:1"
@@ -58,8 +60,9 @@ class Row:
 
 
 class Ctx:
-    def __init__(self, build: Path, work: Path, python: str):
+    def __init__(self, build: Path, work: Path, python: str, out_dir: Path | None = None):
         self.build, self.work, self.python = build, work, python
+        self.out_dir = out_dir or work  # where the report goes: figures beside it, in figures/
         self.commands: list[str] = []
 
     def _cmd(self, env: dict, argv: list[str]) -> str:
@@ -430,8 +433,9 @@ SEED002 = (str(_SEED002.relative_to(Path.cwd())) if Path.cwd() in _SEED002.paren
 SEED002_NAME = "simulated 4 x Opteron 6172 (seed 002: 8 NUMA nodes x 6 cores, SLIT 10/16/22), 48 workers"
 # Scaled down from the seed's (Fig. 7: map 48 x 1 MB, jacobi 16384^2 / 512, sparselu 8192^2 / 256, reduction
 # 256 MB): the simulator walks every line a task touches through the model.
-SEED002_SIZES = {"map": "48x131072x10", "jacobi": "2048x256x10", "sparselu": "32x64", "reduction": "4194304x10",
-                 "vecmul": "128x4096x10"}
+SEED002_SIZES = {"map": "48x131072x10", "jacobi": "2048x256x10", "matmul-blocked": "2048x128", "sparselu": "32x64",
+                 "reduction": "4194304x10", "vecmul": "128x4096x10"}
+SEED002_GOAL = ("jacobi", "matmul-blocked", "sparselu")  # the issue's: >= 1.3x each, >= 1.7x the best
 
 
 def seed002_fig7(ctx: Ctx) -> Result:
@@ -453,8 +457,8 @@ def seed002_fig7(ctx: Ctx) -> Result:
         details.append(f"| {bench} | {size} | {ws['t'] * 1e3:.3f} | " +
                        " | ".join(f"{runs[d]['t'] / ws['t']:.2f}" for d in ("standard", "fine", "coarse")) +
                        f" | {ws['remote']:,} -> {runs[d_best]['remote']:,} ({d_best}) |")
-    goal = [b for b in ("jacobi", "sparselu") if best[b] >= 1.3]
-    met = len(goal) == 2 and max(best.values()) >= 1.7 and all(remote_cut[b] <= 0.5 for b in ("jacobi", "sparselu"))
+    met = (all(best[b] >= 1.3 for b in SEED002_GOAL) and max(best[b] for b in SEED002_GOAL) >= 1.7 and
+           all(remote_cut[b] <= 0.5 for b in SEED002_GOAL))
     summary = ", ".join(f"{b} {best[b]:.2f}x" for b in best)
     return Result(f"numa (best distribution) against ws + fine: {summary}", "better" if met else "worse",
                   "Seed 002 Fig. 7 (8-node Opteron 6172): up to 69% better than work stealing with numactl "
@@ -465,7 +469,42 @@ def seed002_fig7(ctx: Ctx) -> Result:
                   "(an even footprint is not dealt, Algorithm 1) and Algorithm 2 lets no other node steal from a "
                   "queue below distance x C tasks: the seed's own explanation of its fine-distribution bars. Tasks "
                   "whose footprint is below LLC/C (853 KiB here: sparselu's 48 KiB, vecmul's 288 KiB) are never "
-                  "dealt. The seed's blocked matmul is not in roost yet (missing).", details)
+                  "dealt. matmul-blocked declares its arithmetic (roost::compute, 2 B^3 operations a block product at "
+                  "op_ns = 0.1 ns): its time is mostly compute, as the seed's BLAS-based one was (the seed measured "
+                  "14% for it).", details)
+
+
+def seed002_fig8(ctx: Ctx) -> Result:
+    """Thread timelines of map and matmul-blocked under ws and numa, both with coarse distribution, coloured by
+    each task's modelled memory time per line (the seed's Fig. 8), from simulated traces."""
+    figs = ctx.out_dir / "figures"
+    figs.mkdir(parents=True, exist_ok=True)
+    details, parts, ok = [], [], True
+    for bench, size in (("map", "48x131072x2"), ("matmul-blocked", "2048x128")):
+        panels, mean = [], {}
+        for sched in ("ws", "numa"):
+            tr = ctx.work / f"fig8-{bench}-{sched}.trace"
+            ctx.bench(bench, size, sched, 48, topology=SEED002, warmup=0,
+                      env={"ROOST_DATA_DISTRIBUTION": "coarse", "ROOST_TRACE": str(tr)})
+            t = trace.read(tr)
+            spans = timeline.task_memory(t)
+            lines = sum(s[4] for s in spans)
+            mean[sched] = sum(s[5] for s in spans) / max(1, lines)
+            panels.append((f"{bench} {size}, {sched} + coarse: {mean[sched]:.2f} ns a line on average", t))
+        png = figs / f"seed002-fig8-{bench}.png"
+        timeline.plot_panels(panels, png, colour="latency")
+        ctx.commands.append(f"roost-analyze timeline {ctx.work}/fig8-{bench}-SCHED.trace --out PNG --colour latency "
+                            "(one panel each; the figure puts both on one colour scale)")
+        ok &= mean["numa"] < mean["ws"]
+        parts.append(f"{bench}: {mean['ws']:.2f} -> {mean['numa']:.2f} ns a line")
+        details.append(f"![seed 002 Fig. 8, {bench}](figures/{png.name})")
+    return Result("mean modelled memory time per line touched, ws -> numa (coarse): " + "; ".join(parts),
+                  "as the paper" if ok else "worse",
+                  "Seed 002 Fig. 8: tasks stall for fewer cycles under the locality-aware scheduler with coarse "
+                  "distribution (lighter colours). Here each task is coloured by the memory time the simulated "
+                  "hierarchy charged its touches, per line (the trace's memory records), on one scale per "
+                  "benchmark; the seed measured dispatch stall cycles. map runs 2 steps, the first with cold "
+                  "caches (no warm-up run: a trace of one execution, as the figure is).", details)
 
 
 # ------------------------------------------------------------------ the locality goal beyond the seeds (#26 item 4)
@@ -530,6 +569,8 @@ ROWS = [
         needs_bench=False),
     Row("002-fig7", "002", "numa scheduler and data distribution against ws + interleave (Fig. 7; up to 69%)",
         "up to 69% better", SEED002_NAME, seed002_fig7),
+    Row("002-fig8", "002", "thread timelines coloured by memory latency, ws and numa with coarse distribution (Fig. 8)",
+        "lighter under numa", SEED002_NAME, seed002_fig8),
     Row("003-ch3", "003", "preemptive user-level threads (ch. 3, Table 3.1: 2.8 / 3.5 / 9.9 us)",
         "< 1% overhead", "this machine", pending("#28", "preemption"), needs_bench=False),
     Row("000-goal", "000", "beyond the seeds: cats and adws L3 misses >= 80% below ws, >= 1.5x faster, Heat 1024x512",
@@ -634,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"roost-reproduce: --only {','.join(unknown)}: no such row; rows are {', '.join(r.id for r in ROWS)}",
               file=sys.stderr)
         return 2
-    ctx = Ctx(build, work, sys.executable)
+    ctx = Ctx(build, work, sys.executable, Path(args.out).parent)
     done, failed, t0 = [], 0, time.monotonic()
     missing_bench = not (build / "bench" / "roost-bench").exists()
     for row in ROWS:

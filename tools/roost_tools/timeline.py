@@ -1,5 +1,6 @@
-"""Per-worker timeline of a trace (in the spirit of seed 002 Fig. 8): tasks as bars on their worker, coloured
-by the subtree under the root they belong to, sleep in grey."""
+"""Per-worker timeline of a trace: tasks as bars on their worker, coloured by the subtree under the root they
+belong to, or (colour="latency", seed 002 Fig. 8) by each task's average modelled memory time per cache line,
+from the `memory` records of a simulated trace; looking for work in yellow, sleep in grey."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -11,6 +12,14 @@ from .trace import Trace
 
 def task_spans(trace: Trace):
     """(worker, start_ns, end_ns, subtree) for every task that began and ended on the same worker."""
+    return [s[:4] for s in task_memory(trace)]
+
+
+def task_memory(trace: Trace):
+    """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for every task that began and ended on
+    the same worker: the lines its kernels touched and what the simulated memory hierarchy charged for them
+    (the `memory` records, written after each touch of a simulated run; zeros otherwise). A record counts for
+    the task that began or resumed last on its worker and has not ended: the one running there."""
     r = trace.records
     begins = r[r["kind"] == 1]
     parent = dict(zip(begins["a"].tolist(), begins["b"].tolist()))
@@ -23,46 +32,114 @@ def task_spans(trace: Trace):
         return index[chain[-2]] if len(chain) >= 2 else -1
 
     start = {}
+    memory = {}  # key -> [lines, ns, remote]
+    running: dict[int, list] = {}  # worker -> keys begun or resumed, not ended, the running one last
     spans = []
-    for rec in r[np.isin(r["kind"], [1, 2])]:
-        key = (int(rec["worker"]), int(rec["a"]))
-        if rec["kind"] == 1:
+    for rec in r[np.isin(r["kind"], [1, 2, 3, 16])]:
+        w, kind = int(rec["worker"]), int(rec["kind"])
+        stack = running.setdefault(w, [])
+        if kind == 16:
+            if stack and stack[-1] in memory:
+                m = memory[stack[-1]]
+                m[0] += int(rec["a"])
+                m[1] += int(rec["b"])
+                m[2] += int(rec["index"])
+            continue
+        key = (w, int(rec["a"]))
+        if kind == 1:
             start[key] = int(rec["t_ns"])
-        elif key in start:
-            spans.append((key[0], start.pop(key), int(rec["t_ns"]), subtree(key[1])))
+            memory[key] = [0, 0, 0]
+            stack.append(key)
+        elif kind == 3:
+            if key in stack:
+                stack.remove(key)
+            stack.append(key)
+        else:
+            if key in stack:
+                stack.remove(key)
+            if key in start:
+                lines, ns, remote = memory.pop(key)
+                spans.append((w, start.pop(key), int(rec["t_ns"]), subtree(key[1]), lines, ns, remote))
     return spans
 
 
-def plot(trace: Trace, out: str | Path, title: str = "") -> Path:
-    import matplotlib
+# Seed 002 Fig. 8's gradient: light green (short stalls) through dark green to blue (long ones).
+_LATENCY_COLOURS = ("#c7e9c0", "#41ab5d", "#006d2c", "#08519c", "#08306b")
 
-    matplotlib.use("Agg")
+
+def latency_per_line(spans) -> list[float]:
+    """Each task's modelled memory time per line touched (ns), for the tasks that touched any."""
+    return [ns / lines for *_, lines, ns, _ in spans if lines]
+
+
+def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
     import matplotlib.pyplot as plt
 
-    spans = task_spans(trace)
-    fig, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * max(1, trace.workers)))
     cmap = plt.get_cmap("tab20")
-    for w, s, e, sub in spans:
-        ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color=cmap(sub % 20) if sub >= 0 else "black", linewidth=0)
+    for w, s, e, sub, lines, ns, _ in spans:
+        if colour == "latency":
+            c = grad(norm(ns / lines)) if lines else "lightgrey"
+        else:
+            c = cmap(sub % 20) if sub >= 0 else "black"
+        ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color=c, linewidth=0)
     r = trace.records
     for w in range(trace.workers):
         # Looking for work (idle, thin yellow) and asleep (grey).
-        for begin, end, colour in ((14, 15, "gold"), (5, 6, "lightgrey")):
+        for begin, end, state_colour in ((14, 15, "gold"), (5, 6, "lightgrey")):
             mine = r[(r["worker"] == w) & np.isin(r["kind"], [begin, end])]
             t0 = None
             for rec in mine:
                 if rec["kind"] == begin:
                     t0 = int(rec["t_ns"])
                 elif t0 is not None:
-                    ax.barh(w, (int(rec["t_ns"]) - t0) / 1e6, left=t0 / 1e6, height=0.3, color=colour, linewidth=0)
+                    ax.barh(w, (int(rec["t_ns"]) - t0) / 1e6, left=t0 / 1e6, height=0.3, color=state_colour, linewidth=0)
                     t0 = None
     ax.set_yticks(range(trace.workers))
-    ax.set_yticklabels([f"worker {w}" for w in range(trace.workers)], fontsize=8)
+    ax.set_yticklabels([f"worker {w}" for w in range(trace.workers)], fontsize=8 if trace.workers <= 16 else 5)
     ax.set_xlabel("time (ms)")
-    ax.set_title(title or "tasks by worker, coloured by subtree of the root; looking for work in yellow, asleep in grey",
+
+
+def plot_panels(panels: list[tuple[str, Trace]], out: str | Path, colour: str = "subtree", title: str = "") -> Path:
+    """One timeline per (label, trace), stacked, on one time axis; colour "subtree" (the root's child each task
+    descends from) or "latency" (each task's modelled memory time per line touched, one scale for all panels,
+    so that they compare: seed 002 Fig. 8)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LinearSegmentedColormap, Normalize
+
+    if colour not in ("subtree", "latency"):
+        raise ValueError(f"colour='{colour}': must be subtree or latency")
+    spans = [task_memory(t) for _, t in panels]
+    norm = grad = None
+    if colour == "latency":
+        per_line = [x for sp in spans for x in latency_per_line(sp)]
+        if not per_line:
+            raise ValueError("colour='latency' needs a simulated trace whose tasks touched data (roost::touch): "
+                             "this one has no memory records")
+        lo, hi = min(per_line), max(per_line)
+        norm = Normalize(vmin=lo, vmax=hi if hi > lo else lo + 1)
+        grad = LinearSegmentedColormap.from_list("fig8", _LATENCY_COLOURS)
+    heights = [0.5 + (0.12 if t.workers > 16 else 0.45) * max(1, t.workers) for _, t in panels]
+    fig, axes = plt.subplots(len(panels), 1, sharex=True, squeeze=False, height_ratios=heights, layout="constrained",
+                             figsize=(10, sum(heights) + 0.4 * len(panels) + (0.8 if colour == "latency" else 0)))
+    what = "modelled memory time per line" if colour == "latency" else "subtree of the root"
+    for (label, t), sp, ax in zip(panels, spans, axes[:, 0]):
+        _draw(ax, t, sp, colour, norm, grad)
+        ax.set_title(label, fontsize=9)
+    fig.suptitle(title or f"tasks by worker, coloured by {what}; looking for work in yellow, asleep in grey",
                  fontsize=9)
-    fig.tight_layout()
+    if colour == "latency":
+        bar = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=grad), ax=list(axes[:, 0]), orientation="horizontal",
+                           fraction=0.04, aspect=60)
+        bar.set_label("modelled memory time per cache line touched (ns), per task", fontsize=8)
     out = Path(out)
     fig.savefig(out, dpi=110)
     plt.close(fig)
     return out
+
+
+def plot(trace: Trace, out: str | Path, title: str = "", colour: str = "subtree") -> Path:
+    """One trace's timeline (plot_panels with one panel)."""
+    return plot_panels([("", trace)], out, colour=colour, title=title)

@@ -8,19 +8,19 @@ from pathlib import Path
 
 import numpy as np
 
-VERSION = 2
+VERSION = 3
 RUNTIME_LANE = 0xFFFF
 END_LANE = 0xFFFE
 RUNTIME_BLOCK = RUNTIME_LANE  # the records' `worker` for the runtime's events
 KIND = {1: "task_begin", 2: "task_end", 3: "task_resume", 4: "touch", 5: "sleep_begin", 6: "sleep_end",
         7: "iteration_begin", 8: "iteration_end", 9: "touch_rows_read", 10: "touch_rows_write",
-        11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end"}
+        11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end", 16: "memory"}
 RECORD = np.dtype([("t_ns", "<u8"), ("a", "<u8"), ("b", "<u8"), ("index", "<u4"), ("kind", "<u2"), ("worker", "<u2")])
 # The columns each kind stores (trace_format.hpp); a task_begin's serial is implied by its place in its lane.
 _TOUCH = (4, 9, 10, 11)
-STORES_A = np.isin(np.arange(16), (2, 3, 12, 13) + _TOUCH)
-STORES_B = np.isin(np.arange(16), (1, 13) + _TOUCH)
-STORES_INDEX = np.isin(np.arange(16), (1, 12) + _TOUCH)
+STORES_A = np.isin(np.arange(17), (2, 3, 12, 13, 16) + _TOUCH)
+STORES_B = np.isin(np.arange(17), (1, 13, 16) + _TOUCH)
+STORES_INDEX = np.isin(np.arange(17), (1, 12, 16) + _TOUCH)
 
 
 class TraceError(ValueError):

@@ -30,7 +30,7 @@ def test_krd_known_answers_and_bins():
     assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
 
 
-_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13), "b": (1, 4, 9, 10, 11, 13), "index": (1, 4, 9, 10, 11, 12)}
+_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13, 16), "b": (1, 4, 9, 10, 11, 13, 16), "index": (1, 4, 9, 10, 11, 12, 16)}
 
 
 def _chunk(lane: int, clock, records) -> bytes:
@@ -46,7 +46,7 @@ def _chunk(lane: int, clock, records) -> bytes:
                        len(cols["index"]), 0) + body
 
 
-def _write_v2(path: Path, workers: int, chunks, domains=None, version=2, start=(0, 0), end=True):
+def _write_file(path: Path, workers: int, chunks, domains=None, version=3, start=(0, 0), end=True):
     """A trace as the tracer writes it: `chunks` is [(lane, (ticks, ns), records)] in file order; the end
     chunk's clock pair is the last chunk's."""
     start_ticks, start_ns = start
@@ -60,8 +60,8 @@ def _write_v2(path: Path, workers: int, chunks, domains=None, version=2, start=(
             f.write(_chunk(0xFFFE, clock, []))
 
 
-def _write_trace(path: Path, version=2, records=()):
-    _write_v2(path, 1, [(0, (1, 1), list(records))], version=version)
+def _write_trace(path: Path, version=3, records=()):
+    _write_file(path, 1, [(0, (1, 1), list(records))], version=version)
 
 
 def test_reader_errors_name_the_byte_offset(tmp_path):
@@ -142,7 +142,7 @@ def _synthetic(path: Path, workers: int, records, domains=None):
     renamed = {w: [(t, serial.get(a, a) if k in (1, 2, 3, 12) else a, serial[b] if k == 1 else b, i, k, lane)
                    for t, a, b, i, k, lane in rs] for w, rs in by.items()}
     last = max((r[0] for r in records), default=0)
-    _write_v2(path, workers, [(w, (last, last), rs) for w, rs in sorted(renamed.items())], domains=domains)
+    _write_file(path, workers, [(w, (last, last), rs) for w, rs in sorted(renamed.items())], domains=domains)
 
 
 def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
@@ -155,7 +155,7 @@ def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
               (0, (1300, 5600), [(1040, 1, 0, 0, 2, 0), (1050, 0, 1, 7, 1, 0)]),              # end 0:1, begin 0:2
               (0xFFFF, (3000, 6000), [(1000, 0, 0, 0, 7, 0xFFFF), (1060, 0, 0, 0, 8, 0xFFFF)])]
     p = tmp_path / "c.trace"
-    _write_v2(p, 2, chunks, start=(1000, 5000))
+    _write_file(p, 2, chunks, start=(1000, 5000))
     t = read(p)
     assert t.complete
     r = t.records
@@ -166,7 +166,7 @@ def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
     assert r["b"].tolist() == [0, 0, 0, 1, 1, 1, 0, 0]
     assert r["index"].tolist() == [0, 0, 0, 7, 0, 0, 0, 0]
     # Cut short (no end chunk): readable, not complete, times from the last chunk's clock pair (2 ns a tick).
-    _write_v2(p, 2, chunks[:3], start=(1000, 5000), end=False)
+    _write_file(p, 2, chunks[:3], start=(1000, 5000), end=False)
     t = read(p)
     assert not t.complete and len(t.records) == 6
     assert t.records["t_ns"].tolist() == [20, 40, 80, 100, 60, 62]
@@ -322,3 +322,32 @@ def test_adws_without_stealing_maps_every_iteration_the_same(tmp_path):
     assert m.moved_tasks == [0.0] * 5
     assert m.leaves_per_worker == [8.0, 8.0]
     assert m.steals_per_iteration == 0
+
+
+def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
+    # Worker 0: root 1 runs A (2), whose touches cost 64 lines in 640 ns (32 remote), then B (3): 64 lines in
+    # 128 ns. A memory record between tasks belongs to the root, still running. Worker 1: C (4), no touches.
+    recs = [(0, 1, 0, 0, 1, 0),
+            (1, 2, 1, 0, 1, 0), (2, 64, 640, 32, 16, 0), (3, 2, 0, 0, 2, 0),
+            (4, 16, 1000, 0, 16, 0),
+            (5, 3, 1, 1, 1, 0), (6, 64, 128, 0, 16, 0), (7, 3, 0, 0, 2, 0),
+            (2, 4, 1, 2, 1, 1), (8, 4, 0, 0, 2, 1), (9, 1, 0, 0, 2, 0)]
+    p = tmp_path / "mem.trace"
+    _synthetic(p, 2, recs)
+    t = read(p)
+    spans = {(w, s): (lines, ns, remote) for w, s, e, sub, lines, ns, remote in timeline.task_memory(t)}
+    assert spans[(0, 1)] == (64, 640, 32)     # A
+    assert spans[(0, 5)] == (64, 128, 0)      # B
+    assert spans[(1, 2)] == (0, 0, 0)         # C
+    assert spans[(0, 0)] == (16, 1000, 0)     # the root, between its children
+    assert sorted(timeline.latency_per_line(timeline.task_memory(t))) == [2.0, 10.0, 62.5]
+    assert len(timeline.task_spans(t)) == 4
+    png = timeline.plot_panels([("a", t), ("b", t)], tmp_path / "fig8.png", colour="latency")
+    assert png.stat().st_size > 0
+    assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "one.png"), "--colour", "latency"]) == 0
+    # A trace without memory records (a native run) has nothing to colour by latency.
+    _synthetic(p, 1, [(0, 1, 0, 0, 1, 0), (1, 1, 0, 0, 2, 0)])
+    with pytest.raises(ValueError, match="no memory records"):
+        timeline.plot(read(p), tmp_path / "none.png", colour="latency")
+    with pytest.raises(ValueError, match="must be subtree or latency"):
+        timeline.plot(read(p), tmp_path / "none.png", colour="rainbow")
