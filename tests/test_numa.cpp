@@ -4,7 +4,9 @@
 // lists. Randomized correctness of numa is in test_stress and test_sim with every other scheduler.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -31,10 +33,11 @@ struct numa_engine {
     return static_cast<roost::engine::engine<roost::sched::numa_policy>&>(*e).policy();
   }
 };
-numa_engine make(const std::string& topology) {
+numa_engine make(const std::string& topology, const std::string& deal = "footprint") {
   roost::options o;
   o.scheduler = "numa";
   o.topology = topology;
+  o.numa_deal = deal;
   roost::resolved_options cfg = roost::resolve(o);
   auto tp = std::make_shared<const roost::topo::topology>(roost::topo::topology::load(cfg.topology));
   cfg.workers = tp->num_pus();
@@ -104,6 +107,28 @@ TEST(NumaDeal, TasksAreDealtOnlyToNodesWithWorkers) {
   numa_engine m{roost::sched::make_engine_of<roost::sched::numa_policy>(cfg, tp, std::move(pl))};
   EXPECT_EQ(m.policy().deal(0, bytes_on({{6, 8 * MiB}})), 0u);
   EXPECT_NE(m.policy().notes().find("nothing to choose from"), std::string::npos) << m.policy().notes();
+}
+
+// ROOST_NUMA_DEAL=writes: a task goes where the bytes it writes live, whatever their size; what it only
+// reads does not count, unless it writes nothing it declared.
+TEST(NumaDeal, DealtByWritesATaskGoesToItsOutputsNodeWhateverItsSize) {
+  numa_engine by_writes = make(kSeed002, "writes"), by_footprint = make(kSeed002, "footprint");
+  // Eight pages, page k on node (first + k) mod 8: seven pages on seven nodes, one of them written.
+  char* a = static_cast<char*>(roost::numa_alloc(8 * kPage, roost::distribution::coarse, 8));
+  const roost::data d{roost::reads(a, 6 * kPage), roost::writes(a + 6 * kPage, kPage)};
+  const std::vector<double> w = by_writes.policy().footprint(d), f = by_footprint.policy().footprint(d);
+  EXPECT_EQ(std::accumulate(w.begin(), w.end(), 0.0), 1.0 * kPage);
+  EXPECT_EQ(std::accumulate(f.begin(), f.end(), 0.0), 7.0 * kPage);
+  const unsigned out = static_cast<unsigned>(std::max_element(w.begin(), w.end()) - w.begin());
+  EXPECT_EQ(f[out], 1.0 * kPage);
+  const unsigned here = (out + 1) % 8;
+  EXPECT_EQ(by_writes.policy().deal(here, w), out);
+  EXPECT_EQ(by_footprint.policy().deal(here, w), here);  // 4 KiB: below LLC/C
+  // A task that writes nothing it declared is dealt by everything it declared.
+  const roost::data reads_only{roost::reads(a, 6 * kPage)};
+  EXPECT_EQ(by_writes.policy().footprint(reads_only), by_footprint.policy().footprint(reads_only));
+  EXPECT_NE(by_writes.policy().notes().find("dealt by writes"), std::string::npos) << by_writes.policy().notes();
+  roost::numa_free(a);
 }
 
 // ---- Algorithm 2 --------------------------------------------------------------------------------------

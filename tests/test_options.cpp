@@ -49,7 +49,17 @@ TEST(Options, NumaKnobsAreCheckedAndNamed) {
     scoped_env e("ROOST_DATA_DISTRIBUTION", "interleave");
     expect_mentions(error_of({}), {"ROOST_DATA_DISTRIBUTION='interleave'", "standard", "fine", "coarse"});
   }
+  {
+    scoped_env e("ROOST_NUMA_DEAL", "output");
+    expect_mentions(error_of({}), {"ROOST_NUMA_DEAL='output'", "footprint", "writes"});
+  }
+  {
+    scoped_env e("ROOST_NUMA_DEAL", "Writes");
+    EXPECT_TRUE(roost::resolve({}).numa_deal_writes);
+  }
   roost::options o;
+  o.numa_deal = "footprint";
+  EXPECT_FALSE(roost::resolve(o).numa_deal_writes);
   o.data_distribution = "Coarse";
   EXPECT_EQ(roost::resolve(o).data_distribution, "coarse");
   o.numa_vicinity = 5000;

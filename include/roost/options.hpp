@@ -82,6 +82,11 @@ struct options {
   // ROOST_NUMA_VICINITY: how many nodes a numa worker steals from, its own and the nearest others (seed
   // 002 §4.2's vicinity), an integer in [1, 4096] or "all". Default all.
   std::optional<unsigned> numa_vicinity;
+  // ROOST_NUMA_DEAL: what numa deals a task by. "writes": the bytes it writes, whatever their size (the
+  // owner of the output computes: the seed's access-intensive dependence, §4.2); "footprint": every byte it
+  // declared, and only a footprint above the LLC's share of a core (seed 002 Algorithm 1). Default writes
+  // (faster on every seed-002 benchmark: src/sched/README.md).
+  std::optional<std::string> numa_deal;
   // ROOST_DATA_DISTRIBUTION: the distribution of roost::numa_alloc and numa_allocator without one
   // (roost/memory.hpp): standard, fine or coarse. Set here, it becomes the process's default when the runtime
   // is made. Default standard.
@@ -104,6 +109,7 @@ struct resolved_options {
   double cats_min_intensity = 0.05;
   std::string cats_profile;        // empty: none
   unsigned numa_vicinity = 0;      // 0: all nodes
+  bool numa_deal_writes = true;           // ROOST_NUMA_DEAL=writes
   std::string data_distribution;   // empty: not given (the allocator's own default)
   bool simulated = false;          // ROOST_PLATFORM=sim
   std::uint64_t sim_seed = 1;

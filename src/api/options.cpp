@@ -261,6 +261,16 @@ resolved_options resolve(const options& o) {
     r.numa_vicinity = lower(s->text) == "all" ? 0 : static_cast<unsigned>(parse_integer(*s, vicinity, 1, 4096));
   }
 
+  const setting deal{"ROOST_NUMA_DEAL", "options::numa_deal",
+                     "one of writes (the declared bytes a task writes, whatever their size), footprint (every "
+                     "declared byte, above the LLC's share of a core: seed 002 Algorithm 1)",
+                     "writes"};
+  if (auto s = text_of(deal, o.numa_deal)) {
+    std::string x = lower(s->text);
+    if (x != "footprint" && x != "writes") invalid(*s, deal);
+    r.numa_deal_writes = x == "writes";
+  }
+
   const setting distribution{"ROOST_DATA_DISTRIBUTION", "options::data_distribution",
                              "one of standard (first touch), fine (pages round-robin over the nodes), coarse (each "
                              "allocation on one node, round-robin)",

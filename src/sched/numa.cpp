@@ -22,7 +22,8 @@ constexpr std::size_t kMaxPagesPerRegion = 256;
 
 }  // namespace
 
-numa_policy::numa_policy(engine::engine_base& e) : policy_base(e), vicinity_(e.config().numa_vicinity) {
+numa_policy::numa_policy(engine::engine_base& e)
+    : policy_base(e), vicinity_(e.config().numa_vicinity), deal_by_writes_(e.config().numa_deal_writes) {
   const auto& tp = e.topology();
   num_nodes_ = std::max(1u, tp.num_numa_nodes());
   const unsigned n = e.num_workers();
@@ -61,9 +62,13 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
     return D;
   }
   const std::size_t page = platform::os::page_size();
+  // Dealing by writes counts the written regions; a task that writes nothing declared is dealt by all.
+  bool writes_only = false;
+  if (deal_by_writes_)
+    for (const region& r : d) writes_only |= r.mode != access::read && r.bytes() != 0;
   for (const region& r : d) {
     const std::size_t bytes = r.bytes();
-    if (bytes == 0) continue;
+    if (bytes == 0 || (writes_only && r.mode == access::read)) continue;
     // The pages the region spans, row by row; sampled when there are many.
     std::size_t pages = 0;
     for (std::size_t row = 0; row < r.rows; ++row) {
@@ -94,8 +99,10 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
 
 unsigned numa_policy::deal(unsigned here, const std::vector<double>& D) const {
   const double sum = std::accumulate(D.begin(), D.end(), 0.0);
-  // Line 3: a working set above the LLC's share of one core, not spread evenly over the nodes.
-  if (sum <= static_cast<double>(llc_) / cores_) return here;
+  // Line 3: a working set above the LLC's share of one core, not spread evenly over the nodes. Dealt by
+  // writes, the size does not matter: what a task writes is what the next task that reads or updates it
+  // (the next step, the next phase) finds in this node's caches and memory.
+  if (!deal_by_writes_ && sum <= static_cast<double>(llc_) / cores_) return here;
   const double mean = sum / static_cast<double>(D.size());
   double var = 0;
   for (double x : D) var += (x - mean) * (x - mean);
@@ -125,7 +132,7 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
     to = deal(here, D);
     if (to == here) {
       const double sum = std::accumulate(D.begin(), D.end(), 0.0);
-      bump(sum <= static_cast<double>(llc_) / cores_ ? st.small : st.even);
+      bump(!deal_by_writes_ && sum <= static_cast<double>(llc_) / cores_ ? st.small : st.even);
     }
   }
   if (to == here) {
@@ -219,9 +226,10 @@ std::string numa_policy::notes() const {
     os << "; dealing has nothing to choose from (one node with workers): runs as help-first work stealing";
     return os.str();
   }
-  os << ", vicinity " << (vicinity_ == 0 ? std::string("all") : std::to_string(vicinity_)) << "; declared tasks: "
-     << away << " dealt to another node, " << home << " kept (" << small << " below LLC/C, " << even
-     << " spread evenly); " << far << " steals from other nodes";
+  os << ", vicinity " << (vicinity_ == 0 ? std::string("all") : std::to_string(vicinity_)) << ", dealt by "
+     << (deal_by_writes_ ? "writes" : "footprint") << "; declared tasks: " << away << " dealt to another node, "
+     << home << " kept (" << small << " below LLC/C, " << even << " spread evenly); " << far
+     << " steals from other nodes";
   return os.str();
 }
 

@@ -4,6 +4,13 @@
 // node where their pages live (D). A task whose footprint exceeds the LLC's share of one core
 // (sum(D) > LLC/C) and whose data is not spread evenly (stddev(D) > 0) goes to the node with the least
 // distance-weighted cost, sum_j D[j] * distance(i, j); any other task stays on the spawner's node.
+// ROOST_NUMA_DEAL=writes (the default) counts only the bytes a task writes (all it declared if it writes
+// none) and drops the size threshold: the owner of the output computes, as the seed's access-intensive
+// dependence does on the TILEPro (§4.2, Algorithm 3). The threshold reasons that a footprint that fits the
+// cache costs little wherever it runs; but what a task writes is what the next step's or phase's task
+// reads, and that one finds it in this node's cache and memory only if it is dealt by the same rule.
+// Measured on the seed's machine: sparselu 2.1x and vecmul 1.9x faster than under the threshold, whose
+// 48 KiB and 288 KiB tasks it never dealt; no benchmark slower (src/sched/README.md).
 //
 // Queues: each node has an inbox, the seed's node queue, for tasks dealt to it from elsewhere (FIFO: added
 // at the front, taken from the back, §4). A task dealt to the spawner's own node goes to the spawner's
@@ -72,6 +79,7 @@ class numa_policy : public policy_base {
   };
   detail::job* take_from_node(engine::worker& w, unsigned node);
 
+  bool deal_by_writes_;  // ROOST_NUMA_DEAL=writes
   unsigned num_nodes_;
   std::vector<unsigned> node_of_;                 // worker -> node
   std::vector<std::vector<unsigned>> members_;    // node -> workers

@@ -37,3 +37,29 @@ def test_a_real_row_writes_its_figure_and_command(tmp_path):
     assert "largest error 0.00% over the top 4 levels" in text
     assert "| 0 | 1..1023 | 8,372,224 | 8,372,224 | +0.00% |" in text
     assert "ROOST_CATS_PROFILE=" in text and "--platform sim" in text
+
+
+def test_a_run_of_some_rows_keeps_the_other_rows_of_the_report(tmp_path):
+    ids = [r.id for r in reproduce.ROWS]
+    first, second, third = ids[0], ids[1], ids[2]
+
+    def report(rows: dict[str, str], took: str) -> list[str]:
+        head = ["# Reproductions", "", f"`make reproduce` took {took} minutes on this machine.", "",
+                "| row | seed | claim | paper | roost | machine | verdict |", "|---|---|---|---|---|---|---|"]
+        table = [f"| [{i}](#{i}) | x | claim | paper | {v} | m | ok |" for i, v in rows.items()]
+        sections = [x for i, v in rows.items() for x in (f"### {i}", "", f"roost: {v}.", "")]
+        return head + table + ["", "## Rows", ""] + sections + ["## Deviations from the seeds", "", "text"]
+
+    old = report({first: "old 1", second: "old 2"}, "7.0")
+    new = report({second: "new 2", third: "new 3"}, "0.5")
+    merged = "\n".join(reproduce.merge(old, new, [second, third], 30))
+    assert "`make reproduce` took 7.0 minutes" in merged and "took 0.5" not in merged
+    assert f"Rows last regenerated alone: {second}, {third}" in merged
+    assert "old 1" in merged and "old 2" not in merged
+    assert merged.count("new 2") == 2 and merged.count("new 3") == 2  # table row and section
+    assert merged.index(f"| [{first}]") < merged.index(f"| [{second}]") < merged.index(f"| [{third}]")
+    assert merged.index(f"### {first}") < merged.index(f"### {second}") < merged.index(f"### {third}")
+    assert merged.endswith("text")
+    # Merging again replaces the note, not adds one.
+    again = "\n".join(reproduce.merge(merged.splitlines(), new, [third], 30))
+    assert again.count("Rows last regenerated alone") == 1
