@@ -9,8 +9,9 @@
 // dependence does on the TILEPro (§4.2, Algorithm 3). The threshold reasons that a footprint that fits the
 // cache costs little wherever it runs; but what a task writes is what the next step's or phase's task
 // reads, and that one finds it in this node's cache and memory only if it is dealt by the same rule.
-// Measured on the seed's machine: sparselu 2.1x and vecmul 1.9x faster than under the threshold, whose
-// 48 KiB and 288 KiB tasks it never dealt; no benchmark slower (src/sched/README.md).
+// Measured on the seed's machine (coarse pages): sparselu 2.08x and vecmul 1.94x faster than ws with
+// interleaved pages, where under the threshold, which never dealt their 48 KiB and 288 KiB tasks, they were
+// 0.94x and 0.19x; no benchmark slower (src/sched/README.md).
 //
 // Queues: each node has an inbox, the seed's node queue, for tasks dealt to it from elsewhere (FIFO: added
 // at the front, taken from the back, §4). A task dealt to the spawner's own node goes to the spawner's
