@@ -63,6 +63,20 @@ struct options {
   // src/platform/README.md). Default: none.
   std::optional<std::string> sim_params;
 
+  // ROOST_PREEMPT: whether a task that runs too long without a scheduling point (a spin-wait on a sibling,
+  // a busy barrier) is preempted, as the thesis's M:N threads are (seed 003 ch. 3): "off", or "signal"
+  // (signal-yield: a timer signal switches the worker to its scheduler, and the task is re-queued behind the
+  // worker's other work; include/roost/preempt.hpp says what code must not do under it). "klt"
+  // (KLT-switching) is named but not implemented yet, and is refused. Native platform only. Default off.
+  std::optional<std::string> preempt;
+  // ROOST_PREEMPT_INTERVAL: how often a worker's timer ticks, a duration with a unit (ns, us, ms, s) in
+  // [50us, 10s], e.g. "1ms". Default 1ms.
+  std::optional<std::string> preempt_interval;
+  // ROOST_PREEMPT_TIMER: how the workers' timers are phased: "aligned" (each worker's ticks offset by
+  // interval / workers from the previous worker's, so that no two coincide: thesis §3.4) or "naive" (every
+  // worker ticks at the same instants, the contended design the thesis measures against). Default aligned.
+  std::optional<std::string> preempt_timer;
+
   // Scheduler knobs (read only by their scheduler, validated always).
   // ROOST_ADWS_STEAL: adws and adws-ml repair imbalance by stealing: true (on, seed 003's ADWS), false
   // ("ADWS (no steal)"), or auto (adaptive: keep whichever makes the iterations faster). Default auto.
@@ -115,6 +129,9 @@ struct resolved_options {
   std::uint64_t sim_seed = 1;
   std::string sim_report;          // empty: none
   std::string sim_params;          // empty: the defaults
+  bool preempt = false;            // ROOST_PREEMPT=signal
+  std::uint64_t preempt_interval_ns = 1'000'000;
+  bool preempt_aligned = true;     // ROOST_PREEMPT_TIMER=aligned
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the

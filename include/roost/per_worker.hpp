@@ -46,6 +46,8 @@ class per_worker {
 
   // The element of the worker that runs the caller now, made on its first use there.
   T& local() {
+    // Preemption (roost/preempt.hpp) may run another task on this worker: not inside the look-up and insert.
+    detail::no_preempt_scope np(detail::running_fiber());
     const void* key = current_key();
     std::atomic<node*>& head = buckets_[bucket_of(key)];
     node* first = head.load(std::memory_order_acquire);

@@ -8,6 +8,7 @@
 #include "roost/options.hpp"
 #include "roost/parallel.hpp"
 #include "roost/per_worker.hpp"
+#include "roost/preempt.hpp"
 #include "roost/runtime.hpp"
 #include "roost/task_group.hpp"
 #include "roost/touch.hpp"

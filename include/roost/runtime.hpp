@@ -63,6 +63,12 @@ class runtime {
   // (seed 002's remote accesses); -1 for a runtime on this machine.
   long long simulated_remote_dram() const;
 
+  // Preemption (ROOST_PREEMPT=signal, roost/preempt.hpp): how many times a timer tick suspended a task of
+  // this runtime so far, and how many ticks found a task where it may not be preempted (the runtime's code,
+  // a system library, a non_preemptible region) and left it to the next tick. 0 while preemption is off.
+  unsigned long long preemptions() const;
+  unsigned long long preempt_ticks_deferred() const;
+
  private:
   template <class F>
   void run_root(F&& body) {

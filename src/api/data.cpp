@@ -87,6 +87,8 @@ void spawn_declared(worker_abi& wa, group_state& g, task_frame& f, const data& d
   auto& w = static_cast<engine::worker&>(wa);
   // In a final region (run_final) the spawn runs the child at once: nothing to place.
   if (!w.eng->uses_declarations() || w.final_depth != 0 || d.empty()) return wa.engine_spawn(wa, g, f);
+  // The declaration is the worker's until the spawn has read it: no other task may run here meanwhile.
+  no_preempt_scope np(w.current_fiber);
   w.spawn_decl = &d;
   try {
     wa.engine_spawn(wa, g, f);

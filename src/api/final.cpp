@@ -79,6 +79,8 @@ void final_spawn(detail::worker_abi&, detail::group_state& g, detail::task_frame
 }
 
 void final_wait(detail::worker_abi& wa, detail::group_state& g) {
+  // It may leave and re-enter the region's worker state: runtime code throughout (engine/preemption.cpp).
+  detail::no_preempt_scope np(detail::running_fiber());
   if (g.spawned & detail::group_state::kJoining) [[unlikely]]
     detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), g);
   // Every child since the join ran inline (the first one did, and all are done): nothing to wait for, and
@@ -109,7 +111,9 @@ void final_wait(detail::worker_abi& wa, detail::group_state& g) {
 
 namespace detail {
 
+// Both change the worker's state: never preempted half done (engine/preemption.cpp).
 void enter_final() {
+  no_preempt_scope np(running_fiber());
   engine::worker* w = engine::current_worker();
   if (!w) {
     ++t_outside_depth;
@@ -119,6 +123,7 @@ void enter_final() {
 }
 
 void leave_final() noexcept {
+  no_preempt_scope np(running_fiber());
   engine::worker* w = engine::current_worker();
   if (!w) {
     --t_outside_depth;
@@ -128,6 +133,24 @@ void leave_final() noexcept {
 }
 
 }  // namespace detail
+
+namespace engine {
+
+unsigned leave_final_for_switch(worker& w) {
+  const unsigned depth = w.final_depth;
+  if (depth == 0) return 0;
+  w.final_depth = 0;
+  leave_mode(w);
+  return depth;
+}
+
+void reenter_final_after_switch(worker& w, unsigned depth) {
+  if (depth == 0) return;
+  w.final_depth = depth;
+  enter_mode(w);
+}
+
+}  // namespace engine
 
 bool in_final() {
   engine::worker* w = engine::current_worker();

@@ -131,6 +131,23 @@ std::size_t parse_stack_size(const source& s, const setting& st) {
   return bytes;
 }
 
+// A duration: a decimal number and a unit (ns, us, ms, s), in [lo_ns, hi_ns] nanoseconds.
+std::uint64_t parse_duration_ns(const source& s, const setting& st, std::uint64_t lo_ns, std::uint64_t hi_ns) {
+  const std::string t = lower(s.text);
+  std::size_t unit = t.find_first_not_of("0123456789.");
+  if (unit == 0 || unit == std::string::npos) invalid(s, st);
+  const std::string u = t.substr(unit);
+  double scale = 0;
+  if (u == "ns") scale = 1;
+  else if (u == "us") scale = 1e3;
+  else if (u == "ms") scale = 1e6;
+  else if (u == "s") scale = 1e9;
+  else invalid(s, st);
+  const double x = parse_number({s.name, s.given, t.substr(0, unit)}, st, 0, 1e18) * scale;
+  if (!(x >= static_cast<double>(lo_ns) && x <= static_cast<double>(hi_ns))) invalid(s, st);
+  return static_cast<std::uint64_t>(std::llround(x));
+}
+
 std::string scheduler_names() {
   std::string all;
   for (const auto& e : sched::registry()) all += (all.empty() ? "" : ", ") + std::string(e.name);
@@ -299,6 +316,34 @@ resolved_options resolve(const options& o) {
   // Its names and values are checked by the simulated platform (platform/sim_costs.cpp).
   const setting params{"ROOST_SIM_PARAMS", "options::sim_params", "name=value pairs separated by commas", "none"};
   if (auto s = text_of(params, o.sim_params)) r.sim_params = s->text;
+
+  const setting preempt{"ROOST_PREEMPT", "options::preempt",
+                        "one of off, signal (signal-yield preemption of long-running tasks)", "off"};
+  if (auto s = text_of(preempt, o.preempt)) {
+    std::string x = lower(s->text);
+    if (x == "klt")
+      fail(*s, "KLT-switching preemption is not implemented yet (issue #28 delivered signal-yield first); must "
+               "be " + preempt.valid);
+    if (x != "off" && x != "signal") invalid(*s, preempt);
+    r.preempt = x == "signal";
+    if (r.preempt && r.simulated)
+      fail(*s, "preemption needs the native platform (ROOST_PLATFORM=native): simulated, every worker is a "
+               "user-level thread on one OS thread in virtual time, where no timer signal can interrupt a task");
+  }
+  const setting interval{"ROOST_PREEMPT_INTERVAL", "options::preempt_interval",
+                         "a duration in [50us, 10s]: a number and a unit (ns, us, ms, s), such as 1ms or 250us",
+                         "1ms"};
+  if (auto s = text_of(interval, o.preempt_interval))
+    r.preempt_interval_ns = parse_duration_ns(*s, interval, 50'000, 10'000'000'000ull);
+  const setting timer{"ROOST_PREEMPT_TIMER", "options::preempt_timer",
+                      "one of aligned (the workers' ticks evenly spaced over the interval), naive (every worker "
+                      "ticks at the same instants)",
+                      "aligned"};
+  if (auto s = text_of(timer, o.preempt_timer)) {
+    std::string x = lower(s->text);
+    if (x != "aligned" && x != "naive") invalid(*s, timer);
+    r.preempt_aligned = x == "aligned";
+  }
 
   const setting trace{"ROOST_TRACE", "options::trace", "a file path to write the trace to", "no trace"};
   if (auto s = text_of(trace, o.trace)) {

@@ -165,6 +165,11 @@ std::string runtime_core::describe() const {
     os << (pl.oversubscribed ? " unpinned (oversubscribed)" : " unpinned");
   }
   os << "; topology: " << tp->summary() << "; task stacks " << topo::format_bytes(cfg.stack_size);
+  if (cfg.preempt) {
+    const double us = static_cast<double>(cfg.preempt_interval_ns) / 1e3;
+    os << "; preemption: signal-yield every " << (us >= 1000 ? us / 1000 : us) << (us >= 1000 ? " ms" : " us")
+       << " (" << (cfg.preempt_aligned ? "aligned" : "naive") << " per-worker timers)";
+  }
   std::string notes = eng->policy_notes();
   if (!notes.empty()) os << "; " << notes;
   return os.str();
@@ -187,6 +192,9 @@ long long runtime::simulated_remote_dram() const { return core_->sim ? core_->si
 long long runtime::simulated_misses(int cache_level) const {
   return core_->sim ? core_->sim->misses_at_level(cache_level) : -1;
 }
+
+unsigned long long runtime::preemptions() const { return core_->eng->preemptions(); }
+unsigned long long runtime::preempt_ticks_deferred() const { return core_->eng->preempt_ticks_deferred(); }
 
 int this_worker_id() {
   engine::worker* w = engine::current_worker();

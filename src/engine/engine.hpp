@@ -54,6 +54,15 @@ class engine final : public engine_base {
                     : P::inline_join       ? detail::spawn_path::inline_join
                     : P::inline_join_queue ? detail::spawn_path::inline_join_queue
                                            : detail::spawn_path::engine;
+    // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such,
+    // and never run an inline path: those push and pop the worker's deque from user code, where a tick
+    // could suspend them half done (engine/preemption.cpp). Off, nothing here costs anything.
+    if (config().preempt) {
+      w.engine_spawn = &spawn_marked;
+      w.engine_wait = &wait_marked;
+      w.inline_path = detail::spawn_path::engine;
+      w.preempt = &preempt;
+    }
   }
 
  private:
@@ -123,6 +132,36 @@ class engine final : public engine_base {
     if (!child_done_locally) observe_resume(w.id, w.current_task);
     if (w.current_task) of(w).policy_.on_task_resume(w, *w.current_task);
     return child_done_locally;
+  }
+
+  // The entry points while preemption is on: the spawn or wait is runtime code from start to end. The
+  // scope's fiber is the caller's, whose stack the scope lives on, wherever the task runs at the end.
+  // A tick switches to an idle pooled fiber, which it cannot make in a handler: every way into a task's
+  // body keeps one ready (two before a child-first spawn, whose child takes one).
+  static void spawn_marked(detail::worker_abi& wa, group& g, frame& f) {
+    worker& w = static_cast<worker&>(wa);
+    detail::no_preempt_scope np(w.current_fiber);
+    w.fibers.reserve_idle(2);
+    spawn(wa, g, f);
+  }
+  static void wait_marked(detail::worker_abi& wa, group& g) {
+    worker& w = static_cast<worker&>(wa);
+    detail::no_preempt_scope np(w.current_fiber);
+    w.fibers.reserve_idle(1);
+    wait(wa, g);
+  }
+
+  // Called by the timer signal's handler (preemption.cpp) on `w`'s thread, with the running task in its own
+  // code and its fiber's preempt_off raised to 1 by the handler: suspends the task to a pooled fiber that
+  // queues it on this worker and schedules (after::preempted), and returns when it is resumed, on this
+  // worker (a preempted task is resumed only from its worker's FIFO). A final region's worker state goes
+  // with the task, as a real wait's does (src/api/final.cpp).
+  static void preempt(worker& w) {
+    const unsigned final_depth = leave_final_for_switch(w);
+    switch_msg m;
+    m.action = after::preempted;
+    worker& now = suspend_to_scheduler(w, m);
+    reenter_final_after_switch(now, final_depth);
   }
 
   // ---------------------------------------------------------------- wait
@@ -242,6 +281,7 @@ class engine final : public engine_base {
     else observe_start_nested(w.id, f.id, f.work_hint);
     of(w).policy_.on_task_start(w, f.id);
     try {
+      detail::preemptible_body body(self);
       f.ops->run_in_place(&f);
     } catch (...) {
       if (g) join::record_exception(*g, std::current_exception());
@@ -309,6 +349,7 @@ class engine final : public engine_base {
         break;
       case after::hand_over: of(w).policy_.hand_over(w, *m.target, from); break;
       case after::run_root: next = m.frame; break;
+      case after::preempted: w.preempted.push(from); break;
     }
     return schedule(w, next);
   }
@@ -340,11 +381,13 @@ class engine final : public engine_base {
       bool done;
       static void publish(void* p) {
         auto* pub = static_cast<publisher*>(p);
+        detail::no_preempt_scope np(pub->w->current_fiber);  // inside the body's preemptible scope
         of(*pub->w).policy_.publish_continuation(*pub->w, pub->parent);
         pub->done = true;
       }
     } pub{&w, parent, false};
     try {
+      detail::preemptible_body body(self);
       // A first child in the group's inline slot runs where it lies (the slot lives until the join, which
       // waits for it): no closure to move onto this stack and no callback to publish after the move.
       if (&id == &f.id) {
@@ -463,11 +506,15 @@ class engine final : public engine_base {
     observe_idle(w.id, true);
     auto found = [&](job* j) {
       observe_idle(w.id, false);
+      if (w.preempt) [[unlikely]] w.fibers.reserve_idle(1);  // for a tick in the task it found (spawn_marked)
       return j;
     };
     for (;;) {
       if (job* j = e.policy_.pop_own(w)) return found(j);
       if (job* j = e.policy_.steal(w)) return found(j);
+      // Preempted tasks come last: a spinner waits for work that is queued (seed 003 ch. 3 queues them in
+      // the worker's FIFO). Only this worker fills its FIFO, so it never sleeps on a task it holds.
+      if (fiber* f = w.preempted.pop()) [[unlikely]] return found(f);
       if (e.stopping() || w.should_leave()) return found(nullptr);
       if (++fails < spin_rounds) {
         if (oversubscribed) platform::os::yield_cpu();

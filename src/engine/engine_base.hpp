@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/idle.hpp"
+#include "engine/preemption.hpp"
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
@@ -76,6 +77,11 @@ class engine_base {
   static constexpr unsigned kSpinRounds = kSpinNs / kPollNs;
   unsigned relax_per_poll() const { return relax_per_poll_; }
 
+  // Preemption: how many tasks ticks suspended, and how many ticks were deferred, over all workers (read
+  // while the workers are idle: between runs).
+  std::uint64_t preemptions() const;
+  std::uint64_t preempt_ticks_deferred() const;
+
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();
 
@@ -98,6 +104,7 @@ class engine_base {
   std::vector<std::unique_ptr<worker>> workers_;
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;
+  std::unique_ptr<preemption_timers> preempt_;  // ROOST_PREEMPT=signal: the workers' timers
   std::atomic<bool> stop_{false};
   std::uint64_t roots_run_ = 0;  // calls of run_root so far (serialised by runtime::run)
   const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);

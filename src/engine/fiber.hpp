@@ -21,6 +21,7 @@ struct fiber : detail::fiber_abi {
   fiber* next_free = nullptr;       // fiber_pool link
   ult::context ctx;
   ult::stack stk;
+  fiber* next_preempted = nullptr;  // preempted_fifo link
 };
 static_assert(sizeof(detail::fiber_abi) + 2 * sizeof(void*) + sizeof(ult::bctx::fcontext_t) <= 64,
               "a switch's fields of a fiber fit its first cache line");
@@ -80,6 +81,24 @@ class fiber_pool {
       return f;
     }
     return get_slow();
+  }
+  // Whether get() can return a fiber without creating one (no allocation, no lock): what a preemption,
+  // inside a signal handler, asks before it switches (engine/preemption.cpp).
+  bool has_idle() const { return head_ != nullptr; }
+  // Makes sure `n` idle fibers are here (creating them if need be), so that a preemption finds one. Says
+  // whether it could: a failure only defers ticks until a later call succeeds.
+  bool reserve_idle(std::size_t n) noexcept {
+    try {
+      while (count_ < n) {
+        fiber* f = get_slow();
+        f->next_free = head_;
+        head_ = f;
+        ++count_;
+      }
+      return true;
+    } catch (...) {
+      return false;
+    }
   }
   __attribute__((always_inline)) void put(fiber* f) {
     if (count_ >= kLocalMax && overflow_) [[unlikely]] {
@@ -141,6 +160,30 @@ class fiber_pool {
   fiber_overflow* overflow_ = nullptr;
   std::size_t stack_bytes_ = 0;
   ult::entry_fn entry_ = nullptr;
+};
+
+// The tasks preempted on one worker, oldest first: they resume behind the worker's own and stolen work
+// (engine.hpp, find_work), on this worker. Touched by the worker's thread only.
+class preempted_fifo {
+ public:
+  void push(fiber* f) {
+    f->next_preempted = nullptr;
+    if (tail_) tail_->next_preempted = f;
+    else head_ = f;
+    tail_ = f;
+  }
+  fiber* pop() {
+    fiber* f = head_;
+    if (!f) return nullptr;
+    head_ = f->next_preempted;
+    if (!head_) tail_ = nullptr;
+    return f;
+  }
+  bool empty() const { return head_ == nullptr; }
+
+ private:
+  fiber* head_ = nullptr;
+  fiber* tail_ = nullptr;
 };
 
 inline fiber_overflow::~fiber_overflow() {

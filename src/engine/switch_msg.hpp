@@ -18,6 +18,7 @@ enum class after : std::uint8_t {
   wait_join,  // the left fiber waits for `remote` children of `group`: register it as the waiter
   hand_over,  // the left fiber is a task moving to worker `target`: the policy delivers it there
   run_root,   // the left context is a caller's own stack (engine_base::run_root): run `frame` first
+  preempted,  // the left fiber is a task a timer tick suspended: queue it on this worker (preemption.cpp)
 };
 
 // Every receiver reads w, from and action. The other fields are read only for the action (or the kind of

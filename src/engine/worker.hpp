@@ -37,6 +37,14 @@ struct alignas(64) worker : detail::worker_abi {
 
   ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
 
+  // Preemption (engine/preemption.cpp), while ROOST_PREEMPT is on. preempt: engine<P>::preempt, which
+  // suspends the running task from the timer signal's handler; nullptr while preemption is off. The FIFO
+  // and the counters are this worker's thread's alone (the counters are read by others once it is idle).
+  void (*preempt)(worker&) = nullptr;
+  preempted_fifo preempted;
+  std::atomic<std::uint64_t> preemptions{0};  // tasks suspended by a tick
+  std::atomic<std::uint64_t> ticks_deferred{0};  // ticks that found the runtime's or a system library's code
+
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
   // The data declaration of the spawn in progress on this worker (roost/data.hpp), for a policy that
@@ -94,6 +102,12 @@ struct alignas(64) worker : detail::worker_abi {
     return x * 0x2545f4914f6cdd1dull;
   }
 };
+
+// A task switched away by a preemption takes its final region (src/api/final.cpp) with it: the worker's
+// region state is left before the switch (returns the depth, 0 outside a region) and entered again on the
+// worker the task resumes on.
+unsigned leave_final_for_switch(worker& w);
+void reenter_final_after_switch(worker& w, unsigned depth);
 
 // The worker running the calling code, or nullptr. Deliberately out of line: a task may resume on another
 // thread after a switch, and an inlined thread_local access could be cached across it.

@@ -10,6 +10,7 @@
 
 #include "platform/page_placement.hpp"
 #include "platform/platform.hpp"
+#include "roost/detail/abi.hpp"
 #include "roost/errors.hpp"
 #include "roost/memory.hpp"
 
@@ -66,9 +67,15 @@ void set_default_distribution(distribution d) {
   g_default_set = true;
 }
 
-void* numa_alloc(std::size_t bytes) { return numa_alloc(bytes, default_distribution()); }
+// The calls below take the placement registry's lock: a task is not preempted inside them, where another
+// task of its worker's thread would find the lock taken (engine/preemption.cpp).
+void* numa_alloc(std::size_t bytes) {
+  detail::no_preempt_scope np(detail::running_fiber());
+  return numa_alloc(bytes, default_distribution());
+}
 
 void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
+  detail::no_preempt_scope np(detail::running_fiber());
   const std::size_t page = platform::os::page_size();
   const std::size_t pages = (bytes + page - 1) / page;
   if (parts == 0 || (bytes != 0 && parts > pages)) {
@@ -108,6 +115,7 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
 
 void numa_free(void* p) {
   if (!p) return;
+  detail::no_preempt_scope np(detail::running_fiber());
   placed_range r;
   const auto addr = reinterpret_cast<std::uintptr_t>(p);
   if (!page_placement::find(addr, r) || r.base != addr) {
@@ -119,6 +127,9 @@ void numa_free(void* p) {
   ::munmap(p, r.bytes);
 }
 
-int numa_node_of(const void* p) { return page_placement::node_of(p, page_placement::native_nodes()); }
+int numa_node_of(const void* p) {
+  detail::no_preempt_scope np(detail::running_fiber());
+  return page_placement::node_of(p, page_placement::native_nodes());
+}
 
 }  // namespace roost

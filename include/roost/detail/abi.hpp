@@ -64,6 +64,44 @@ struct worker_abi {
 struct fiber_abi : job {
   worker_abi* worker = nullptr;  // the worker running this fiber now
   std::uint64_t epoch = 0;       // bumped whenever the fiber is switched away from
+  // Preemption (include/roost/preempt.hpp): nonzero while this fiber runs the runtime's own code, or a
+  // task's roost::non_preemptible region; the timer signal's handler preempts only at zero. A fiber starts
+  // in the runtime (1) and is at 0 only inside a task's body. Written by its own thread only, read by that
+  // thread's signal handler: relaxed loads and stores (plain moves) with signal fences, never an RMW.
+  std::atomic<std::uint32_t> preempt_off{1};
+};
+
+// Keeps the fiber `f` (the caller's, or nullptr outside a task) from being preempted while it lives. The
+// destructor runs on the same stack, hence for the same fiber, wherever the task moved meanwhile.
+struct no_preempt_scope {
+  fiber_abi* f;
+  explicit no_preempt_scope(fiber_abi* fb) noexcept : f(fb) {
+    if (f) f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the store
+  }
+  ~no_preempt_scope() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below this one
+    if (f) f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
+  no_preempt_scope(const no_preempt_scope&) = delete;
+  no_preempt_scope& operator=(const no_preempt_scope&) = delete;
+};
+
+// The engine's side: a task's body runs inside one of these, the only place where the count drops to 0.
+struct preemptible_body {
+  fiber_abi* f;
+  explicit preemptible_body(fiber_abi* fb) noexcept : f(fb) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the engine's stores before the body stay above
+    f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  ~preemptible_body() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the engine's code after the body stays below
+  }
+  preemptible_body(const preemptible_body&) = delete;
+  preemptible_body& operator=(const preemptible_body&) = delete;
 };
 
 // The fiber the calling task runs on, nullptr outside a roost task (set by engine::worker::become).

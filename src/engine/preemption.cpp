@@ -1,0 +1,89 @@
+#include "engine/preemption.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <atomic>
+
+#include "engine/worker.hpp"
+#include "platform/platform.hpp"
+
+namespace roost::engine {
+
+namespace {
+inline void set_off(detail::fiber_abi& f, std::uint32_t v) {
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  f.preempt_off.store(v, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
+inline void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+}  // namespace
+
+// Runs on the thread the tick interrupted, on the interrupted stack. It calls nothing that is not
+// async-signal-safe unless it interrupted a task's own code outside every system library, where nothing the
+// runtime or libc keeps is half changed (engine/README.md, "Preemption").
+void on_preempt_tick(void* ucontext) {
+  const int saved_errno = errno;
+  // initial-exec TLS: a segment-relative load, safe in a handler. nullptr: not a worker now (worker 0's
+  // thread between runs, a worker thread at its end).
+  detail::fiber_abi* f = detail::t_running_fiber;
+  if (f) {
+    auto* w = static_cast<worker*>(f->worker);
+    if (f->preempt_off.load(std::memory_order_relaxed) != 0 || !w || !w->preempt) {
+      // The runtime's own code, or a non_preemptible region: the next tick tries again.
+      if (w) bump(w->ticks_deferred);
+    } else if (platform::preempt::in_system_library(ucontext) || !w->fibers.has_idle()) {
+      // A system library (its locks and per-thread state), or no pooled stack to schedule on without
+      // allocating here: the next tick tries again.
+      bump(w->ticks_deferred);
+    } else {
+      // From here the task's fiber is in the runtime again: a tick while we switch is deferred.
+      set_off(*f, 1);
+      bump(w->preemptions);
+      // The kernel blocked the signal for the handler's duration; other tasks of this thread run before the
+      // handler returns, and must be preemptible too (digest §4.2).
+      platform::preempt::unblock_here();
+      w->preempt(*w);  // returns when the task is resumed, on this same thread
+      set_off(*f, 0);
+    }
+  }
+  errno = saved_errno;
+}
+
+preemption_timers::preemption_timers(std::uint64_t interval_ns, bool aligned, unsigned workers)
+    : interval_ns_(interval_ns), aligned_(aligned), base_ns_(platform::native_platform::now_ns()), timers_(workers) {
+  platform::preempt::install(&on_preempt_tick);
+}
+
+preemption_timers::~preemption_timers() {
+  for (auto& t : timers_) platform::preempt::destroy(t);  // worker 0's; the others' threads did theirs
+  platform::preempt::uninstall();
+}
+
+void preemption_timers::arm_here(unsigned id) {
+  auto& t = timers_[id];
+  const long tid = platform::preempt::this_thread_id();
+  if (t.valid && t.tid != tid) platform::preempt::destroy(t);  // worker 0, lent by another thread this time
+  if (!t.valid) t = platform::preempt::create_for_this_thread();
+  if (platform::preempt::blocked_here()) {
+    if (id != 0) {
+      platform::preempt::unblock_here();  // a worker thread inherited its creator's mask: ours to set
+    } else {
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true))
+        std::fprintf(stderr, "roost: ROOST_PREEMPT=signal: the thread calling runtime::run blocks SIGURG, the "
+                             "preemption signal; tasks on worker 0 are not preempted while it does\n");
+    }
+  }
+  // The first tick after now on this worker's phase: base + offset + k * interval.
+  const std::uint64_t offset = aligned_ ? interval_ns_ * id / timers_.size() : 0;
+  const std::uint64_t now = platform::native_platform::now_ns();
+  const std::uint64_t phase0 = base_ns_ + offset;
+  const std::uint64_t k = now > phase0 ? (now - phase0) / interval_ns_ + 1 : 1;
+  platform::preempt::arm(t, phase0 + k * interval_ns_, interval_ns_);
+}
+
+void preemption_timers::disarm_here(unsigned id) { platform::preempt::disarm(timers_[id]); }
+
+void preemption_timers::destroy_here(unsigned id) { platform::preempt::destroy(timers_[id]); }
+
+}  // namespace roost::engine

@@ -1,0 +1,172 @@
+#include "platform/preempt_signal.hpp"
+
+#include <link.h>
+#include <pthread.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <system_error>
+
+#include "roost/errors.hpp"
+
+namespace roost::platform::preempt {
+
+namespace {
+
+// The system libraries' executable segments, written before the handler is installed and read only by it.
+struct code_range {
+  std::uintptr_t lo, hi;
+};
+constexpr int kMaxRanges = 64;
+code_range g_ranges[kMaxRanges];
+std::atomic<int> g_range_count{0};
+
+// Prefixes of the file names of the libraries whose code is never preempted (see the header).
+bool is_system_library(const char* path) {
+  const char* base = std::strrchr(path, '/');
+  base = base ? base + 1 : path;
+  static const char* const kNames[] = {"libc.so",  "ld-linux",  "ld64.so",  "libstdc++", "libgcc_s", "libpthread",
+                                       "libdl.so", "librt.so",  "libasan",   "libtsan",  "libubsan",
+                                       "liblsan",  "libc++",    "libunwind"};
+  for (const char* n : kNames)
+    if (std::strncmp(base, n, std::strlen(n)) == 0) return true;
+  return false;
+}
+
+int collect(struct dl_phdr_info* info, std::size_t, void*) {
+  if (!info->dlpi_name || !*info->dlpi_name || !is_system_library(info->dlpi_name)) return 0;
+  int n = g_range_count.load(std::memory_order_relaxed);
+  for (int i = 0; i < info->dlpi_phnum && n < kMaxRanges; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    g_ranges[n++] = {lo, lo + ph.p_memsz};
+  }
+  g_range_count.store(n, std::memory_order_release);
+  return 0;
+}
+
+std::mutex g_install_mu;
+int g_installs = 0;
+tick_fn g_on_tick = nullptr;
+struct sigaction g_previous;
+
+void handler(int, siginfo_t*, void* uc) {
+  if (tick_fn f = g_on_tick) f(uc);
+}
+
+[[noreturn]] void throw_errno(const char* what) { throw std::system_error(errno, std::generic_category(), what); }
+
+}  // namespace
+
+void install(tick_fn on_tick) {
+  std::lock_guard<std::mutex> lk(g_install_mu);
+  if (g_installs++ > 0) return;
+  struct sigaction now;
+  sigaction(kSignal, nullptr, &now);
+  const bool theirs = (now.sa_flags & SA_SIGINFO) ? now.sa_sigaction != nullptr
+                                                   : now.sa_handler != SIG_DFL && now.sa_handler != SIG_IGN;
+  if (theirs) {
+    --g_installs;
+    throw config_error("ROOST_PREEMPT='signal': the program has its own handler for SIGURG, the signal roost's "
+                       "preemption ticks with; remove it or use ROOST_PREEMPT=off");
+  }
+  g_range_count.store(0, std::memory_order_relaxed);
+  dl_iterate_phdr(&collect, nullptr);
+  g_on_tick = on_tick;
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = &handler;
+  sigemptyset(&sa.sa_mask);
+  // Not SA_ONSTACK: the handler must run on the task's own stack, where the task's frames are, since it
+  // switches away from there and the task resumes by returning from it (digest §4.2).
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigaction(kSignal, &sa, &g_previous);
+}
+
+void uninstall() {
+  std::lock_guard<std::mutex> lk(g_install_mu);
+  if (g_installs == 0 || --g_installs > 0) return;
+  sigaction(kSignal, &g_previous, nullptr);
+}
+
+bool in_system_library(const void* ucontext) {
+  const auto* uc = static_cast<const ucontext_t*>(ucontext);
+#if defined(__x86_64__)
+  const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.pc);
+#else
+#error "roost's preemption reads the interrupted instruction pointer: add this architecture"
+#endif
+  const int n = g_range_count.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi) return true;
+  return false;
+}
+
+bool blocked_here() {
+  sigset_t cur;
+  pthread_sigmask(SIG_BLOCK, nullptr, &cur);
+  return sigismember(&cur, kSignal) == 1;
+}
+
+void unblock_here() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, kSignal);
+  pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+}
+
+long this_thread_id() { return static_cast<long>(::syscall(SYS_gettid)); }
+
+thread_timer create_for_this_thread() {
+  thread_timer t;
+  struct sigevent ev;
+  std::memset(&ev, 0, sizeof ev);
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = kSignal;
+  t.tid = this_thread_id();
+  ev._sigev_un._tid = static_cast<pid_t>(t.tid);
+  if (timer_create(CLOCK_MONOTONIC, &ev, &t.id) != 0) throw_errno("roost: preemption: timer_create");
+  t.valid = true;
+  return t;
+}
+
+namespace {
+timespec to_timespec(std::uint64_t ns) {
+  timespec ts;
+  ts.tv_sec = static_cast<time_t>(ns / 1'000'000'000ull);
+  ts.tv_nsec = static_cast<long>(ns % 1'000'000'000ull);
+  return ts;
+}
+}  // namespace
+
+void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_ns) {
+  if (!t.valid) return;
+  itimerspec its;
+  its.it_value = to_timespec(first_ns);
+  its.it_interval = to_timespec(interval_ns);
+  timer_settime(t.id, TIMER_ABSTIME, &its, nullptr);
+}
+
+void disarm(const thread_timer& t) {
+  if (!t.valid) return;
+  itimerspec its;
+  std::memset(&its, 0, sizeof its);
+  timer_settime(t.id, 0, &its, nullptr);
+}
+
+void destroy(thread_timer& t) {
+  if (!t.valid) return;
+  timer_delete(t.id);
+  t.valid = false;
+}
+
+}  // namespace roost::platform::preempt

@@ -1,0 +1,50 @@
+// The OS side of preemption (seed 003 ch. 3, digest §4): the timer signal, its handler's installation,
+// per-thread timers, and the one question the handler asks about the code it interrupted: is it a system
+// library's? The engine's side, what a tick does to the running task, is engine/preemption.cpp.
+//
+// Linux only: a timer that signals one thread (SIGEV_THREAD_ID) is a Linux extension, as the thesis notes.
+#pragma once
+#include <csignal>
+#include <cstdint>
+#include <ctime>
+
+namespace roost::platform::preempt {
+
+// SIGURG, as Go's asynchronous preemption: ignored by default, used by almost no program, and not one of
+// the signals a debugger stops at. A program with a handler of its own for it cannot use preemption.
+inline constexpr int kSignal = SIGURG;
+
+// What the handler runs, with the interrupted context (a ucontext_t*).
+using tick_fn = void (*)(void* ucontext);
+
+// Installs the process's handler for kSignal (SA_RESTART: interrupted system calls restart where the kernel
+// allows it) on the first call; later calls only count. Throws roost::config_error when the program has a
+// handler of its own for kSignal. uninstall() puts the previous disposition back at the last call.
+void install(tick_fn on_tick);
+void uninstall();
+
+// Whether `ucontext`'s instruction pointer lies in a system library: the C library and the dynamic loader,
+// the C++ runtime and unwinder, and the sanitizer runtimes. Their code keeps state per OS thread and takes
+// locks (malloc's arenas, stdio, the unwinder's FDE cache) that another task on the same thread would then
+// find taken by a task that cannot run: a tick there is deferred. The ranges are read once, at install.
+bool in_system_library(const void* ucontext);
+
+// Signal mask of the calling thread.
+bool blocked_here();
+void unblock_here();
+
+// A periodic CLOCK_MONOTONIC timer that signals one thread.
+struct thread_timer {
+  timer_t id{};
+  bool valid = false;
+  long tid = 0;  // the thread it signals
+};
+// For the calling thread. Throws std::system_error when the kernel refuses.
+thread_timer create_for_this_thread();
+// First expiry at `first_ns` (absolute CLOCK_MONOTONIC time), then every `interval_ns`.
+void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_ns);
+void disarm(const thread_timer& t);
+void destroy(thread_timer& t);
+long this_thread_id();
+
+}  // namespace roost::platform::preempt

@@ -1,0 +1,243 @@
+// Preemption (ROOST_PREEMPT=signal, include/roost/preempt.hpp): tasks that spin until a later task acts
+// complete because a timer tick suspends them, under every scheduler and worker count; with preemption off
+// the same program hangs. No test waits for time to pass: a spinner ends when the task it waits for ran,
+// which only a preemption makes possible, and the hang is observed from another process with a bound.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "roost/roost.hpp"
+#include "test_util.hpp"
+
+using roost_test::available_schedulers;
+using roost_test::opts;
+using roost_test::scheduler_test_name;
+
+namespace {
+
+roost::options preempting(const std::string& sched, unsigned workers, const char* interval = "1ms") {
+  roost::options o = opts(sched, workers);
+  o.preempt = "signal";
+  o.preempt_interval = interval;
+  return o;
+}
+
+// Spins until `flag` is set: a loop of the program's own, with no call and no scheduling point.
+void spin_until(const std::atomic<int>& flag) {
+  while (flag.load(std::memory_order_acquire) == 0) {
+  }
+}
+
+// `spinners` tasks that each spin until the group's last task, spawned after them, sets the flag.
+void spinners_then_setter(unsigned spinners) {
+  std::atomic<int> flag{0};
+  roost::task_group g;
+  for (unsigned i = 0; i < spinners; ++i) g.run([&] { spin_until(flag); });
+  g.run([&] { flag.store(1, std::memory_order_release); });
+  g.wait();
+}
+
+class Preempt : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Preempt, ASpinnerWaitingForALaterSiblingCompletesOnOneWorker) {
+  roost::runtime rt(preempting(GetParam(), 1));
+  for (int i = 0; i < 3; ++i) rt.run([] { spinners_then_setter(1); });
+  EXPECT_NE(rt.describe().find("preemption: signal-yield every 1 ms"), std::string::npos) << rt.describe();
+}
+
+TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
+  for (unsigned workers : {2u, 3u, 8u}) {
+    roost::runtime rt(preempting(GetParam(), workers));
+    rt.run([&] { spinners_then_setter(workers); });
+  }
+}
+
+// Random trees at a 100 us interval: every node adds its value; some children spin until a later sibling
+// of theirs has run, others throw and are caught by their parent. The sum is exact and every task ran once.
+struct tree_run {
+  std::atomic<std::uint64_t> tasks{0};
+  std::uint64_t expected_tasks = 0;
+};
+
+std::uint64_t node(tree_run& tr, std::uint64_t seed, int depth) {
+  tr.tasks.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t value = seed % 1000;
+  if (depth == 0) {
+    volatile std::uint64_t x = seed;  // a little work of the task's own, where ticks land
+    for (int i = 0; i < 2000; ++i) x = x * 6364136223846793005ull + 1;
+    return value;
+  }
+  const unsigned fan = 2 + seed % 3;
+  std::uint64_t part[4] = {};
+  std::atomic<int> later_ran{0};
+  roost::task_group g;
+  for (unsigned c = 0; c < fan; ++c) {
+    const std::uint64_t s = seed * 31 + c + 1;
+    if (c == 0 && s % 4 == 0) {
+      g.run([&] { spin_until(later_ran); });  // needs a preemption on one worker
+    } else {
+      g.run([&, c, s] {
+        part[c] = node(tr, s, depth - 1);
+        if (c == fan - 1) later_ran.store(1, std::memory_order_release);
+      });
+    }
+  }
+  g.wait();
+  for (unsigned c = 0; c < fan; ++c) value += part[c];
+  return value;
+}
+
+// The serial answer, and the task count.
+std::uint64_t node_serial(std::uint64_t seed, int depth, std::uint64_t& tasks) {
+  ++tasks;
+  std::uint64_t value = seed % 1000;
+  if (depth == 0) return value;
+  const unsigned fan = 2 + seed % 3;
+  for (unsigned c = 0; c < fan; ++c) {
+    const std::uint64_t s = seed * 31 + c + 1;
+    if (!(c == 0 && s % 4 == 0)) value += node_serial(s, depth - 1, tasks);
+  }
+  return value;
+}
+
+TEST_P(Preempt, RandomTreesWithSpinnersAreExactAtA100usInterval) {
+  const int depth = roost_test::under_sanitizer() ? 3 : 5;
+  for (unsigned workers : {1u, 2u, 3u}) {
+    roost::runtime rt(preempting(GetParam(), workers, "100us"));
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      std::uint64_t tasks = 0;
+      const std::uint64_t want = node_serial(seed, depth, tasks);
+      tree_run tr;
+      std::uint64_t got = 0;
+      rt.run([&] { got = node(tr, seed, depth); });
+      EXPECT_EQ(got, want) << "seed " << seed << ", " << workers << " workers";
+      EXPECT_EQ(tr.tasks.load(), tasks) << "seed " << seed << ", " << workers << " workers";
+    }
+  }
+}
+
+TEST_P(Preempt, APreemptedTaskThatThrowsStillDeliversItsException) {
+  roost::runtime rt(preempting(GetParam(), 1));
+  rt.run([] {
+    std::atomic<int> flag{0};
+    roost::task_group g;
+    g.run([&] {
+      spin_until(flag);  // runs on only after a preemption let the setter run
+      throw std::runtime_error("after the spin");
+    });
+    g.run([&] { flag.store(1, std::memory_order_release); });
+    EXPECT_THROW(g.wait(), std::runtime_error);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, Preempt, ::testing::ValuesIn(available_schedulers()), scheduler_test_name);
+
+// Signal-yield resumes a task by returning from the tick on the thread it interrupted: the task's
+// thread_local values and a mutex it holds (with nobody else taking it) are as they were.
+TEST(PreemptThread, APreemptedTaskResumesOnItsOwnThreadWithItsLockAndThreadLocals) {
+  roost::runtime rt(preempting("ws", 1));
+  static thread_local int tls = 0;
+  std::mutex m;
+  bool same_thread = false, same_tls = false;
+  rt.run([&] {
+    std::atomic<int> flag{0};
+    roost::task_group g;
+    g.run([&] {
+      tls = 42;
+      const auto me = std::this_thread::get_id();
+      std::unique_lock<std::mutex> lk(m);
+      spin_until(flag);
+      same_thread = std::this_thread::get_id() == me;
+      same_tls = tls == 42;
+    });
+    g.run([&] {
+      tls = 7;  // the same worker's thread: what the spinner sees is its thread's, as under KLT-switching
+      flag.store(1, std::memory_order_release);
+    });
+    g.wait();
+  });
+  EXPECT_TRUE(same_thread);
+  EXPECT_FALSE(same_tls) << "another task of the same OS thread ran in between and set the thread's value";
+  EXPECT_GE(rt.preemptions(), 1u);
+}
+
+// A non_preemptible region sees ticks (deferred) and no preemption.
+TEST(PreemptThread, ANonPreemptibleRegionIsNeverPreempted) {
+  roost::runtime rt(preempting("ws", 1, "100us"));
+  std::uint64_t before = 0, after = 0, deferred_before = 0, deferred_after = 0;
+  rt.run([&] {
+    roost::non_preemptible np;
+    before = rt.preemptions();
+    deferred_before = rt.preempt_ticks_deferred();
+    // Until three ticks have come and gone (as many as it takes, however slow the machine).
+    while (rt.preempt_ticks_deferred() < deferred_before + 3) {
+    }
+    deferred_after = rt.preempt_ticks_deferred();
+    after = rt.preemptions();
+  });
+  EXPECT_EQ(after, before);
+  EXPECT_GE(deferred_after, deferred_before + 3);
+}
+
+// With preemption off the spinner never lets its sibling run: the program hangs. Observed in a child
+// process, which the test ends after a bound (the outcome cannot depend on the machine's speed: the child
+// can never finish).
+TEST(PreemptOff, ASpinnerWaitingForALaterSiblingHangsWithoutPreemption) {
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    roost::options o = opts("ws", 1);
+    o.preempt = "off";
+    roost::runtime rt(o);
+    rt.run([] { spinners_then_setter(1); });
+    _exit(0);
+  }
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 40 && done == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    done = waitpid(pid, &status, WNOHANG);
+  }
+  EXPECT_EQ(done, 0) << "the program finished without preemption (status " << status << ")";
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+}
+
+TEST(PreemptConfig, AProgramWithItsOwnSigurgHandlerIsToldWhy) {
+  struct sigaction sa {}, old{};
+  sa.sa_handler = [](int) {};
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGURG, &sa, &old), 0);
+  try {
+    roost::runtime rt(preempting("ws", 1));
+    ADD_FAILURE() << "accepted a program that handles SIGURG itself";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("SIGURG"), std::string::npos) << e.what();
+  }
+  sigaction(SIGURG, &old, nullptr);
+  roost::runtime rt(preempting("ws", 1));  // and once it is gone, preemption works
+  rt.run([] { spinners_then_setter(1); });
+}
+
+TEST(PreemptConfig, TwoRuntimesMayPreemptAtOnceAndTheHandlerGoesWithTheLast) {
+  {
+    roost::runtime a(preempting("ws", 1));
+    roost::runtime b(preempting("ws-help", 2, "200us"));
+    a.run([] { spinners_then_setter(1); });
+    b.run([] { spinners_then_setter(2); });
+  }
+  struct sigaction now {};
+  sigaction(SIGURG, nullptr, &now);
+  EXPECT_TRUE(!(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL);
+}
+
+}  // namespace
