@@ -1,0 +1,185 @@
+// roost-bench --preempt-cost and --preempt-barrier: the measurements of preemption (seed 003 ch. 3).
+//
+// --preempt-cost N: the thesis's Table 3.1 method. Two threads share one core and spin, each writing the
+// time into a shared stamp as it goes; when the other one appears, the gap since the stamp it left is the
+// cost of one preemption (interrupt, handler, switch, scheduler). Median of N preemptions:
+//   pthreads       two OS threads pinned to one CPU, switched by the kernel's scheduler at its time slice;
+//   signal-yield   two roost tasks on one worker, ROOST_PREEMPT=signal at a 10 ms interval.
+// KLT-switching is not implemented yet (ROOST_PREEMPT=klt is refused), so it has no row.
+//
+// --preempt-barrier: a case where preemption is the difference between a hang and a result. 4 tasks per
+// worker each do a slice of work and then wait at a busy-wait barrier (the kind a nested parallel library
+// spins at), 20 times. Without preemption the first tasks to reach the barrier hold every worker and the
+// others never start: the run is ended after a bound and reported as hung. With it, it completes.
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "roost/roost.hpp"
+
+namespace bench {
+
+namespace {
+
+std::uint64_t now_ns() {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
+// The shared stamp: who ran last and when. Each side spins until `count` gaps are recorded.
+struct switch_log {
+  std::atomic<int> owner{-1};
+  std::atomic<std::uint64_t> stamp{0};
+  std::vector<std::uint64_t> gaps;
+  std::atomic<std::size_t> recorded{0};
+  std::size_t count = 0;
+  explicit switch_log(std::size_t n) : gaps(n + 8), count(n) {}
+
+  void spin_as(int me) {
+    for (;;) {
+      const std::uint64_t t = now_ns();
+      const std::size_t r = recorded.load(std::memory_order_relaxed);
+      if (r >= count + 8) return;
+      if (owner.load(std::memory_order_relaxed) != me) {
+        const std::uint64_t last = stamp.load(std::memory_order_relaxed);
+        if (owner.load(std::memory_order_relaxed) >= 0) {  // the very first start is no switch
+          gaps[r] = t - last;
+          recorded.store(r + 1, std::memory_order_relaxed);
+        }
+        owner.store(me, std::memory_order_relaxed);
+      }
+      stamp.store(t, std::memory_order_relaxed);
+    }
+  }
+  // The median, leaving out the first 8 (a start-up's switches: creating the second side, first faults).
+  double median_us() {
+    std::vector<std::uint64_t> g(gaps.begin() + 8, gaps.begin() + static_cast<long>(count + 8));
+    std::sort(g.begin(), g.end());
+    return g.empty() ? 0 : static_cast<double>(g[g.size() / 2]) / 1e3;
+  }
+};
+
+double pthreads_cost(std::size_t n, int cpu) {
+  switch_log log(n);
+  auto side = [&](int me) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    log.spin_as(me);
+  };
+  std::thread a(side, 0), b(side, 1);
+  a.join();
+  b.join();
+  return log.median_us();
+}
+
+double signal_yield_cost(std::size_t n) {
+  roost::options o;
+  o.scheduler = "ws-help";  // both tasks queued before either spins: every switch goes through the FIFO
+  o.workers = 1;
+  o.preempt = "signal";
+  o.preempt_interval = "10ms";
+  roost::runtime rt(o);
+  switch_log log(n);
+  rt.run([&] {
+    roost::task_group g;
+    g.run([&] { log.spin_as(0); });
+    g.run([&] { log.spin_as(1); });
+    g.wait();
+  });
+  return log.median_us();
+}
+
+// The barrier case; returns the seconds it took, or -1 if it did not finish within `bound_s` (run in a
+// child process, which is then killed: a hung runtime cannot be stopped from inside).
+double barrier_seconds(bool preempt, unsigned workers, double bound_s) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    roost::options o;
+    o.workers = workers;
+    o.preempt = preempt ? "signal" : "off";
+    roost::runtime rt(o);
+    const unsigned tasks = 4 * workers;
+    constexpr int kRounds = 20;
+    std::atomic<unsigned> arrived{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    rt.run([&] {
+      roost::task_group g;
+      for (unsigned t = 0; t < tasks; ++t)
+        g.run([&] {
+          for (int r = 1; r <= kRounds; ++r) {
+            volatile double x = 1;
+            for (int i = 0; i < 200000; ++i) x = x * 1.0000001 + 1e-9;  // ~0.5 ms of work
+            arrived.fetch_add(1, std::memory_order_acq_rel);
+            while (arrived.load(std::memory_order_acquire) < r * tasks) {  // busy-wait barrier
+            }
+          }
+        });
+      g.wait();
+    });
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (write(fds[1], &s, sizeof s) != static_cast<ssize_t>(sizeof s)) _exit(1);
+    _exit(0);
+  }
+  close(fds[1]);
+  double s = -1;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(bound_s);
+  for (;;) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      if (read(fds[0], &s, sizeof s) != static_cast<ssize_t>(sizeof s)) s = -1;
+      break;
+    }
+    if (std::chrono::steady_clock::now() > end) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  close(fds[0]);
+  return s;
+}
+
+}  // namespace
+
+int preempt_cost(int count) {
+  const std::size_t n = static_cast<std::size_t>(count);
+  std::printf("Preemption cost, two spinning threads on one core, median of %zu preemptions (seed 003 Table 3.1 "
+              "method)\n",
+              n);
+  const double p = pthreads_cost(n, 0);
+  std::printf("  pthreads (kernel time slice)          %8.2f us\n", p);
+  const double s = signal_yield_cost(n);
+  std::printf("  signal-yield (ROOST_PREEMPT=signal)   %8.2f us   %.2fx pthreads (goal: at most 1.3x)\n", s, s / p);
+  std::printf("  KLT-switching                         not implemented (ROOST_PREEMPT=klt is refused)\n");
+  return 0;
+}
+
+int preempt_barrier(unsigned workers, double bound_s) {
+  std::printf("A busy-wait barrier: %u tasks on %u workers, 20 rounds of ~0.5 ms of work each, then the barrier\n",
+              4 * workers, workers);
+  for (bool on : {false, true}) {
+    const double s = barrier_seconds(on, workers, bound_s);
+    if (s < 0) std::printf("  preemption %-6s hung: no result after %.0f s (ended)\n", on ? "signal" : "off", bound_s);
+    else std::printf("  preemption %-6s %8.3f s\n", on ? "signal" : "off", s);
+  }
+  return 0;
+}
+
+}  // namespace bench
