@@ -375,19 +375,25 @@ class engine final : public engine_base {
     w.current_task = &id;
     observe_start_nested(w.id, id, f.work_hint);
     of(w).policy_.on_task_start(w, id);
+    // The child's body is preemptible from its publication on (engine/README.md, "Preemption"): the
+    // publication lowers the fiber's count as its last act, and the engine raises it again before its own
+    // code after the body, in the handler of the body's exception or after the body. A publication that
+    // failed left it raised (pub.done false): that child is not preempted. (A flag of its own for "lowered"
+    // cost two more instructions per spawn; `lifted` is a constant on the path without an exception.)
     struct publisher {
       worker* w;
       fiber* parent;
+      fiber* self;
       bool done;
       static void publish(void* p) {
         auto* pub = static_cast<publisher*>(p);
-        detail::no_preempt_scope np(pub->w->current_fiber);  // inside the body's preemptible scope
         of(*pub->w).policy_.publish_continuation(*pub->w, pub->parent);
         pub->done = true;
+        detail::preempt_lower(*pub->self);
       }
-    } pub{&w, parent, false};
+    } pub{&w, parent, self, false};
+    bool lifted = false;
     try {
-      detail::preemptible_body body(self);
       // A first child in the group's inline slot runs where it lies (the slot lives until the join, which
       // waits for it): no closure to move onto this stack and no callback to publish after the move.
       if (&id == &f.id) {
@@ -402,8 +408,11 @@ class engine final : public engine_base {
         f.ops->run_moved(&f, &publisher::publish, &pub);
       }
     } catch (...) {
+      if (pub.done) detail::preempt_raise(*self);
+      lifted = true;
       join::record_exception(*g, std::current_exception());
     }
+    if (pub.done && !lifted) detail::preempt_raise(*self);
     worker& now = self->epoch == epoch ? w : *current_worker();
     observe_end(now.id, id);
     of(now).policy_.on_task_end(now, id);

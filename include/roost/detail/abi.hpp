@@ -88,18 +88,21 @@ struct no_preempt_scope {
 };
 
 // The engine's side: a task's body runs inside one of these, the only place where the count drops to 0.
+// It wraps an opaque call (the closure through its operations table), across which the compiler moves no
+// access to the engine's escaped state; what remains to order is the engine's own code on either side:
+// the release store keeps the stores before the body above it (a plain move on x86-64), the signal fence
+// keeps the code after the body below the raise.
+inline void preempt_lower(fiber_abi& f) {
+  f.preempt_off.store(f.preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_release);
+}
+inline void preempt_raise(fiber_abi& f) {
+  f.preempt_off.store(f.preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+}
 struct preemptible_body {
   fiber_abi* f;
-  explicit preemptible_body(fiber_abi* fb) noexcept : f(fb) {
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the engine's stores before the body stay above
-    f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  }
-  ~preemptible_body() {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // the engine's code after the body stays below
-  }
+  explicit preemptible_body(fiber_abi* fb) noexcept : f(fb) { preempt_lower(*f); }
+  ~preemptible_body() { preempt_raise(*f); }
   preemptible_body(const preemptible_body&) = delete;
   preemptible_body& operator=(const preemptible_body&) = delete;
 };
