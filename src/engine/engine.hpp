@@ -141,12 +141,14 @@ class engine final : public engine_base {
   static void spawn_marked(detail::worker_abi& wa, group& g, frame& f) {
     worker& w = static_cast<worker&>(wa);
     detail::no_preempt_scope np(w.current_fiber);
+    w.passed_scheduling_point();
     w.fibers.reserve_idle(2);
     spawn(wa, g, f);
   }
   static void wait_marked(detail::worker_abi& wa, group& g) {
     worker& w = static_cast<worker&>(wa);
     detail::no_preempt_scope np(w.current_fiber);
+    w.passed_scheduling_point();
     w.fibers.reserve_idle(1);
     wait(wa, g);
   }
@@ -515,7 +517,10 @@ class engine final : public engine_base {
     observe_idle(w.id, true);
     auto found = [&](job* j) {
       observe_idle(w.id, false);
-      if (w.preempt) [[unlikely]] w.fibers.reserve_idle(1);  // for a tick in the task it found (spawn_marked)
+      if (w.preempt) [[unlikely]] {
+        w.fibers.reserve_idle(1);  // for a tick in the task it found (spawn_marked)
+        w.passed_scheduling_point();
+      }
       return j;
     };
     for (;;) {

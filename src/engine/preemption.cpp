@@ -31,6 +31,12 @@ void on_preempt_tick(void* ucontext) {
     if (f->preempt_off.load(std::memory_order_relaxed) != 0 || !w || !w->preempt) {
       // The runtime's own code, or a non_preemptible region: the next tick tries again.
       if (w) bump(w->ticks_deferred);
+    } else if (const std::uint64_t points = w->sched_points.load(std::memory_order_relaxed);
+               points != w->sched_points_at_tick) {
+      // The worker passed a scheduling point since the last tick: its task is not stuck. Preemption is the
+      // fallback for a task that runs a whole interval without one (digest §4.1); preempting tasks that
+      // spawn and join anyway only reordered them, 5-10% of fib's time at 1 ms.
+      w->sched_points_at_tick = points;
     } else if (platform::preempt::in_system_library(ucontext) || !w->fibers.has_idle()) {
       // A system library (its locks and per-thread state), or no pooled stack to schedule on without
       // allocating here: the next tick tries again.
