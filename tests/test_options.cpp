@@ -292,7 +292,7 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
   roost::resolved_options r = roost::resolve({});
   EXPECT_FALSE(r.preempt);
   EXPECT_EQ(r.preempt_interval_ns, 1'000'000u);
-  EXPECT_TRUE(r.preempt_aligned);
+  EXPECT_EQ(r.preempt_timer, roost::preempt_timer_design::aligned);
   {
     scoped_env e("ROOST_PREEMPT", "Signal");
     EXPECT_TRUE(roost::resolve({}).preempt);
@@ -321,12 +321,16 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
     EXPECT_EQ(roost::resolve({}).preempt_interval_ns, ns) << text;
   }
   {
-    scoped_env e("ROOST_PREEMPT_TIMER", "chained");
-    expect_mentions(error_of({}), {"ROOST_PREEMPT_TIMER='chained'", "aligned", "naive"});
+    scoped_env e("ROOST_PREEMPT_TIMER", "per-process");
+    expect_mentions(error_of({}), {"ROOST_PREEMPT_TIMER='per-process'", "aligned", "naive", "chained"});
+  }
+  {
+    scoped_env e("ROOST_PREEMPT_TIMER", "Chained");
+    EXPECT_EQ(roost::resolve({}).preempt_timer, roost::preempt_timer_design::chained);
   }
   roost::options o;
   o.preempt_timer = "Naive";
-  EXPECT_FALSE(roost::resolve(o).preempt_aligned);
+  EXPECT_EQ(roost::resolve(o).preempt_timer, roost::preempt_timer_design::naive);
   o.preempt_interval = "";
   expect_mentions(error_of(o), {"options::preempt_interval", "empty", "1ms"});
 }

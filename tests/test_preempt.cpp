@@ -24,10 +24,12 @@ using roost_test::scheduler_test_name;
 
 namespace {
 
-roost::options preempting(const std::string& sched, unsigned workers, const char* interval = "1ms") {
+roost::options preempting(const std::string& sched, unsigned workers, const char* interval = "1ms",
+                          const char* timer = "aligned") {
   roost::options o = opts(sched, workers);
   o.preempt = "signal";
   o.preempt_interval = interval;
+  o.preempt_timer = timer;
   return o;
 }
 
@@ -54,11 +56,13 @@ TEST_P(Preempt, ASpinnerWaitingForALaterSiblingCompletesOnOneWorker) {
   EXPECT_NE(rt.describe().find("preemption: signal-yield every 1 ms"), std::string::npos) << rt.describe();
 }
 
+// With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain.
 TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
-  for (unsigned workers : {2u, 3u, 8u}) {
-    roost::runtime rt(preempting(GetParam(), workers));
-    rt.run([&] { spinners_then_setter(workers); });
-  }
+  for (const char* timer : {"aligned", "naive", "chained"})
+    for (unsigned workers : {2u, 3u, 8u}) {
+      roost::runtime rt(preempting(GetParam(), workers, "1ms", timer));
+      rt.run([&] { spinners_then_setter(workers); });
+    }
 }
 
 // Random trees at a 100 us interval: every node adds its value; some children spin until a later sibling
@@ -111,16 +115,17 @@ std::uint64_t node_serial(std::uint64_t seed, int depth, std::uint64_t& tasks) {
 
 TEST_P(Preempt, RandomTreesWithSpinnersAreExactAtA100usInterval) {
   const int depth = roost_test::under_sanitizer() ? 3 : 5;
-  for (unsigned workers : {1u, 2u, 3u}) {
-    roost::runtime rt(preempting(GetParam(), workers, "100us"));
+  const std::pair<unsigned, const char*> settings[] = {{1, "aligned"}, {2, "aligned"}, {3, "aligned"}, {3, "chained"}};
+  for (const auto& [workers, timer] : settings) {
+    roost::runtime rt(preempting(GetParam(), workers, "100us", timer));
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       std::uint64_t tasks = 0;
       const std::uint64_t want = node_serial(seed, depth, tasks);
       tree_run tr;
       std::uint64_t got = 0;
       rt.run([&] { got = node(tr, seed, depth); });
-      EXPECT_EQ(got, want) << "seed " << seed << ", " << workers << " workers";
-      EXPECT_EQ(tr.tasks.load(), tasks) << "seed " << seed << ", " << workers << " workers";
+      EXPECT_EQ(got, want) << "seed " << seed << ", " << workers << " workers, " << timer;
+      EXPECT_EQ(tr.tasks.load(), tasks) << "seed " << seed << ", " << workers << " workers, " << timer;
     }
   }
 }
@@ -186,6 +191,31 @@ TEST(PreemptThread, ANonPreemptibleRegionIsNeverPreempted) {
   });
   EXPECT_EQ(after, before);
   EXPECT_GE(deferred_after, deferred_before + 3);
+}
+
+// The chained timer ticks worker 0 alone; the last worker's task is preempted only if worker 0's tick passes
+// through worker 1 (stuck too) to it. Spinners on the other workers are non_preemptible, so nothing but the
+// last worker can ever run the setter.
+TEST(PreemptThread, AChainedTickReachesTheLastWorkerThroughTheOthers) {
+  constexpr unsigned kWorkers = 3;
+  roost::runtime rt(preempting("ws", kWorkers, "200us", "chained"));
+  EXPECT_NE(rt.describe().find("one chained timer"), std::string::npos) << rt.describe();
+  rt.run([&] {
+    std::atomic<int> flag{0};
+    roost::task_group g;
+    for (unsigned i = 0; i < kWorkers; ++i)
+      g.run([&] {
+        if (roost::this_worker_id() == static_cast<int>(kWorkers) - 1) {
+          spin_until(flag);
+        } else {
+          roost::non_preemptible np;
+          spin_until(flag);
+        }
+      });
+    g.run([&] { flag.store(1, std::memory_order_release); });
+    g.wait();
+  });
+  EXPECT_GE(rt.preemptions(), 1u);
 }
 
 // With preemption off the spinner never lets its sibling run: the program hangs. Observed in a child

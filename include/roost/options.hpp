@@ -20,6 +20,9 @@ inline constexpr unsigned max_workers = 4096;
 // program's iterations with and without and keeps the faster (src/sched/steal_tuner.hpp).
 enum class adws_stealing { off, on, adaptive };
 
+// ROOST_PREEMPT_TIMER: how preemption's ticks are made (options::preempt_timer).
+enum class preempt_timer_design { aligned, naive, chained };
+
 struct options {
   // ROOST_SCHED: scheduler name (see scheduler_names()). Default "ws".
   std::optional<std::string> scheduler;
@@ -72,9 +75,12 @@ struct options {
   // ROOST_PREEMPT_INTERVAL: how often a worker's timer ticks, a duration with a unit (ns, us, ms, s) in
   // [50us, 10s], e.g. "1ms". Default 1ms.
   std::optional<std::string> preempt_interval;
-  // ROOST_PREEMPT_TIMER: how the workers' timers are phased: "aligned" (each worker's ticks offset by
-  // interval / workers from the previous worker's, so that no two coincide: thesis §3.4) or "naive" (every
-  // worker ticks at the same instants, the contended design the thesis measures against). Default aligned.
+  // ROOST_PREEMPT_TIMER: the timer design (seed 003 §3.4, digest §4.4). "aligned": a timer per worker, each
+  // worker's ticks offset by interval / workers from the previous worker's, so that no two coincide.
+  // "naive": a timer per worker, all ticking at the same instants (the contended design the thesis measures
+  // against). "chained": one timer for the runtime, whose tick each worker passes on to the next worker that
+  // runs a task which passed no scheduling point since the chain's last tick: workers whose tasks spawn, wait
+  // or end, or that sleep, are not interrupted at all. Default aligned.
   std::optional<std::string> preempt_timer;
 
   // Scheduler knobs (read only by their scheduler, validated always).
@@ -131,7 +137,7 @@ struct resolved_options {
   std::string sim_params;          // empty: the defaults
   bool preempt = false;            // ROOST_PREEMPT=signal
   std::uint64_t preempt_interval_ns = 1'000'000;
-  bool preempt_aligned = true;     // ROOST_PREEMPT_TIMER=aligned
+  preempt_timer_design preempt_timer = preempt_timer_design::aligned;  // ROOST_PREEMPT_TIMER
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the

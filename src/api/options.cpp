@@ -336,13 +336,16 @@ resolved_options resolve(const options& o) {
   if (auto s = text_of(interval, o.preempt_interval))
     r.preempt_interval_ns = parse_duration_ns(*s, interval, 50'000, 10'000'000'000ull);
   const setting timer{"ROOST_PREEMPT_TIMER", "options::preempt_timer",
-                      "one of aligned (the workers' ticks evenly spaced over the interval), naive (every worker "
-                      "ticks at the same instants)",
+                      "one of aligned (a timer per worker, their ticks evenly spaced over the interval), naive (a "
+                      "timer per worker, all ticking at the same instants), chained (one timer, its tick passed "
+                      "from worker to worker, only to those whose task may be stuck)",
                       "aligned"};
   if (auto s = text_of(timer, o.preempt_timer)) {
     std::string x = lower(s->text);
-    if (x != "aligned" && x != "naive") invalid(*s, timer);
-    r.preempt_aligned = x == "aligned";
+    if (x == "aligned") r.preempt_timer = preempt_timer_design::aligned;
+    else if (x == "naive") r.preempt_timer = preempt_timer_design::naive;
+    else if (x == "chained") r.preempt_timer = preempt_timer_design::chained;
+    else invalid(*s, timer);
   }
 
   const setting trace{"ROOST_TRACE", "options::trace", "a file path to write the trace to", "no trace"};

@@ -55,12 +55,16 @@ class engine final : public engine_base {
                     : P::inline_join_queue ? detail::spawn_path::inline_join_queue
                                            : detail::spawn_path::engine;
     // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such,
-    // and never run an inline path: those push and pop the worker's deque from user code, where a tick
-    // could suspend them half done (engine/preemption.cpp). Off, nothing here costs anything.
+    // and run only the marked inline paths: those bracket each push and pop of the worker's deque, which
+    // they do from user code, where a tick could otherwise suspend it half done (abi.hpp, spawn_path;
+    // engine/README.md, "Preemption"). inline_join_queue has no marked twin: adws's joins take the engine's
+    // path then. Off, nothing here costs anything.
     if (config().preempt) {
       w.engine_spawn = &spawn_marked;
       w.engine_wait = &wait_marked;
-      w.inline_path = detail::spawn_path::engine;
+      w.inline_path = w.inline_path == detail::spawn_path::inline_help_first ? detail::spawn_path::inline_help_first_marked
+                      : w.inline_path == detail::spawn_path::inline_join     ? detail::spawn_path::inline_join_marked
+                                                                             : detail::spawn_path::engine;
       w.preempt = &preempt;
     }
   }
@@ -538,8 +542,10 @@ class engine final : public engine_base {
       w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise
       w.fibers.release_deep_pages();  // what deep tasks touched is not kept while nothing runs (fiber.hpp)
       observe_sleep(w.id, true);
+      if (w.preempt) w.sleeping.store(true, std::memory_order_relaxed);
       e.idle().sleep_unless(
           [&] { return e.any_work_visible() || e.policy_.has_visible_work(w) || w.should_leave(); });
+      if (w.preempt) w.sleeping.store(false, std::memory_order_relaxed);
       observe_sleep(w.id, false);
       fails = 0;
     }

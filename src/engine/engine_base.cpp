@@ -90,8 +90,11 @@ void refresh_spawn_paths() {
 void engine_base::start() {
   ult::install_overflow_handler(cfg_.stack_size);
   // Before any worker exists: the handler must be there before the first timer ticks.
-  if (cfg_.preempt) preempt_ = std::make_unique<preemption_timers>(cfg_.preempt_interval_ns, cfg_.preempt_aligned,
-                                                                   num_workers());
+  if (cfg_.preempt) {
+    std::vector<worker*> ws;
+    for (auto& w : workers_) ws.push_back(w.get());
+    preempt_ = std::make_unique<preemption_timers>(cfg_.preempt_interval_ns, cfg_.preempt_timer, std::move(ws));
+  }
   for (auto& w : workers_) {
     set_entry_points(*w);
     w->fibers.configure(cfg_.stack_size, fiber_entry());

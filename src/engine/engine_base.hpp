@@ -81,6 +81,8 @@ class engine_base {
   // while the workers are idle: between runs).
   std::uint64_t preemptions() const;
   std::uint64_t preempt_ticks_deferred() const;
+  // The runtime's timers while ROOST_PREEMPT is on (the tick's handler passes a chained tick on), else null.
+  preemption_timers* preemption() const { return preempt_.get(); }
 
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <atomic>
 
+#include "engine/engine_base.hpp"
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
 
@@ -28,11 +29,15 @@ void on_preempt_tick(void* ucontext) {
   detail::fiber_abi* f = detail::t_running_fiber;
   if (f) {
     auto* w = static_cast<worker*>(f->worker);
+    // First the next worker's tick (chained timer), which must not wait for this task to be resumed.
+    if (w && w->preempt)
+      if (preemption_timers* t = w->eng->preemption()) t->pass_on(w->id);
     if (f->preempt_off.load(std::memory_order_relaxed) != 0 || !w || !w->preempt) {
       // The runtime's own code, or a non_preemptible region: the next tick tries again.
       if (w) bump(w->ticks_deferred);
-    } else if (const std::uint64_t points = w->sched_points.load(std::memory_order_relaxed);
-               points != w->sched_points_at_tick) {
+    } else if (const std::uint64_t points = w->sched_points.load(std::memory_order_relaxed); points & 1) {
+      bump(w->ticks_deferred);  // inside an inline deque operation (abi.hpp, inline_op_mark)
+    } else if (points != w->sched_points_at_tick) {
       // The worker passed a scheduling point since the last tick: its task is not stuck. Preemption is the
       // fallback for a task that runs a whole interval without one (digest §4.1); preempting tasks that
       // spawn and join anyway only reordered them, 5-10% of fib's time at 1 ms.
@@ -55,9 +60,36 @@ void on_preempt_tick(void* ucontext) {
   errno = saved_errno;
 }
 
-preemption_timers::preemption_timers(std::uint64_t interval_ns, bool aligned, unsigned workers)
-    : interval_ns_(interval_ns), aligned_(aligned), base_ns_(platform::native_platform::now_ns()), timers_(workers) {
+preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_design design,
+                                     std::vector<worker*> workers)
+    : interval_ns_(interval_ns),
+      design_(design),
+      base_ns_(platform::native_platform::now_ns()),
+      workers_(std::move(workers)),
+      timers_(workers_.size()),
+      tids_(new std::atomic<long>[workers_.size()]),
+      chain_seen_(new std::atomic<std::uint64_t>[workers_.size()]) {
+  for (std::size_t i = 0; i < workers_.size(); ++i) {
+    tids_[i].store(0, std::memory_order_relaxed);
+    chain_seen_[i].store(0, std::memory_order_relaxed);
+  }
   platform::preempt::install(&on_preempt_tick);
+}
+
+void preemption_timers::pass_on(unsigned from) {
+  if (design_ != preempt_timer_design::chained) return;
+  for (std::size_t j = from + 1; j < workers_.size(); ++j) {
+    const long tid = tids_[j].load(std::memory_order_relaxed);
+    const worker& w = *workers_[j];
+    if (tid == 0 || w.sleeping.load(std::memory_order_relaxed)) continue;
+    const std::uint64_t points = w.sched_points.load(std::memory_order_relaxed);
+    if (points != chain_seen_[j].load(std::memory_order_relaxed)) {
+      chain_seen_[j].store(points, std::memory_order_relaxed);  // progress since the last look: not stuck
+      continue;
+    }
+    platform::preempt::signal_thread(tid);  // its handler goes on from j
+    return;
+  }
 }
 
 preemption_timers::~preemption_timers() {
@@ -68,8 +100,11 @@ preemption_timers::~preemption_timers() {
 void preemption_timers::arm_here(unsigned id) {
   auto& t = timers_[id];
   const long tid = platform::preempt::this_thread_id();
-  if (t.valid && t.tid != tid) platform::preempt::destroy(t);  // worker 0, lent by another thread this time
-  if (!t.valid) t = platform::preempt::create_for_this_thread();
+  const bool chained = design_ == preempt_timer_design::chained;
+  if (!chained || id == 0) {
+    if (t.valid && t.tid != tid) platform::preempt::destroy(t);  // worker 0, lent by another thread this time
+    if (!t.valid) t = platform::preempt::create_for_this_thread();
+  }
   if (platform::preempt::blocked_here()) {
     if (id != 0) {
       platform::preempt::unblock_here();  // a worker thread inherited its creator's mask: ours to set
@@ -80,8 +115,12 @@ void preemption_timers::arm_here(unsigned id) {
                              "preemption signal; tasks on worker 0 are not preempted while it does\n");
     }
   }
+  if (chained) {
+    tids_[id].store(tid, std::memory_order_relaxed);  // reached by the chain from now on
+    if (id != 0) return;
+  }
   // The first tick after now on this worker's phase: base + offset + k * interval.
-  const std::uint64_t offset = aligned_ ? interval_ns_ * id / timers_.size() : 0;
+  const std::uint64_t offset = design_ == preempt_timer_design::aligned ? interval_ns_ * id / timers_.size() : 0;
   const std::uint64_t now = platform::native_platform::now_ns();
   const std::uint64_t phase0 = base_ns_ + offset;
   const std::uint64_t k = now > phase0 ? (now - phase0) / interval_ns_ + 1 : 1;
@@ -90,6 +129,9 @@ void preemption_timers::arm_here(unsigned id) {
 
 void preemption_timers::disarm_here(unsigned id) { platform::preempt::disarm(timers_[id]); }
 
-void preemption_timers::destroy_here(unsigned id) { platform::preempt::destroy(timers_[id]); }
+void preemption_timers::destroy_here(unsigned id) {
+  tids_[id].store(0, std::memory_order_relaxed);
+  platform::preempt::destroy(timers_[id]);
+}
 
 }  // namespace roost::engine

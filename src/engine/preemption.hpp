@@ -3,24 +3,38 @@
 // handler, the timers' system calls) is platform/preempt_signal.hpp; the argument why a tick never lands
 // where the scheduler cannot resume from is in engine/README.md, "Preemption".
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "platform/preempt_signal.hpp"
+#include "roost/options.hpp"
 
 namespace roost::engine {
+
+struct worker;
 
 // The timer signal's handler body, on the interrupted thread.
 void on_preempt_tick(void* ucontext);
 
-// One runtime's timers: one per worker, each signalling its worker's thread (per-worker timers, §3.4).
-// Aligned, worker i's ticks fall i/n of the interval after worker 0's, so no two workers' ticks coincide
-// and their signals do not contend for the kernel's lock; naive, they all tick at the same instants.
-// Each timer is touched only by its worker's thread (worker 0's by the thread calling run, one at a time).
+// One runtime's timers (seed 003 §3.4, digest §4.4), in one of three designs (ROOST_PREEMPT_TIMER):
+//  - per-worker, aligned: a timer per worker, signalling its worker's thread; worker i's ticks fall i/n of
+//    the interval after worker 0's, so no two workers' ticks coincide and contend for the kernel's lock;
+//  - per-worker, naive: the same, all ticking at the same instants;
+//  - chained (per-process): worker 0's timer alone. Each tick is passed on from the worker it reaches to
+//    at most one next worker (by id) that may need it: one that is not asleep and whose scheduling points
+//    (worker::sched_points) did not move since the chain last looked at it. That worker passes it on in
+//    turn. So a worker whose tasks spawn, wait or end is not interrupted at all, and the signals of one
+//    tick follow each other instead of coinciding. (The thesis's chain forwards to the next worker running
+//    a preemptive thread; every task is preemptible here, so "may be stuck" is the sharper test.)
+// Each timer is touched only by its worker's thread (worker 0's by the thread calling run, one at a time);
+// between two runs worker 0's is disarmed, so in the chained design nothing ticks then.
 class preemption_timers {
  public:
-  preemption_timers(std::uint64_t interval_ns, bool aligned, unsigned workers);
+  // workers: the runtime's, by id; they outlive this object's last tick.
+  preemption_timers(std::uint64_t interval_ns, preempt_timer_design design, std::vector<worker*> workers);
   ~preemption_timers();
   preemption_timers(const preemption_timers&) = delete;
 
@@ -33,13 +47,22 @@ class preemption_timers {
   void destroy_here(unsigned id);
 
   std::uint64_t interval_ns() const { return interval_ns_; }
-  bool aligned() const { return aligned_; }
+  preempt_timer_design design() const { return design_; }
+
+  // Chained design, in the handler on worker `from`'s thread: passes the tick on (async-signal-safe:
+  // atomics and one tgkill). A no-op in the per-worker designs.
+  void pass_on(unsigned from);
 
  private:
   std::uint64_t interval_ns_;
-  bool aligned_;
+  preempt_timer_design design_;
   std::uint64_t base_ns_;  // the instant worker 0's ticks are aligned to
+  std::vector<worker*> workers_;
   std::vector<platform::preempt::thread_timer> timers_;
+  // Chained: each worker's thread id while its thread runs (0 otherwise), and the scheduling points the
+  // chain saw there at its last look. Written by the worker's thread and by the chain's handlers.
+  std::unique_ptr<std::atomic<long>[]> tids_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> chain_seen_;
 };
 
 }  // namespace roost::engine

@@ -44,12 +44,14 @@ struct alignas(64) worker : detail::worker_abi {
   preempted_fifo preempted;
   std::atomic<std::uint64_t> preemptions{0};  // tasks suspended by a tick
   std::atomic<std::uint64_t> ticks_deferred{0};  // ticks that found the runtime's or a system library's code
-  // Scheduling points (a spawn, a wait, a task taken from the loop) this worker passed, and their count at
-  // its last tick: a tick preempts only a task that passed none for a whole interval (engine/README.md).
-  std::atomic<std::uint64_t> sched_points{0};
+  // The scheduling-point count (worker_abi::sched_points) at this worker's last tick: a tick preempts only a
+  // task that passed none for a whole interval (engine/README.md).
   std::uint64_t sched_points_at_tick = 0;
+  // Whether the worker sleeps for want of work (set only while preemption is on): the chained timer passes
+  // it by (engine/preemption.hpp).
+  std::atomic<bool> sleeping{false};
   void passed_scheduling_point() {
-    sched_points.store(sched_points.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    sched_points.store(sched_points.load(std::memory_order_relaxed) + 2, std::memory_order_relaxed);
   }
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;

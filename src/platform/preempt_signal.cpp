@@ -126,6 +126,12 @@ void unblock_here() {
 
 long this_thread_id() { return static_cast<long>(::syscall(SYS_gettid)); }
 
+void signal_thread(long tid) {
+  // getpid and tgkill are system calls, safe in a handler. A thread that ended since its id was read makes
+  // this fail with ESRCH, harmlessly; the caller's errno is the handler's to keep (engine/preemption.cpp).
+  ::syscall(SYS_tgkill, static_cast<long>(::getpid()), tid, kSignal);
+}
+
 thread_timer create_for_this_thread() {
   thread_timer t;
   struct sigevent ev;

@@ -46,5 +46,8 @@ void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_n
 void disarm(const thread_timer& t);
 void destroy(thread_timer& t);
 long this_thread_id();
+// Sends kSignal to thread `tid` of this process (tgkill): async-signal-safe, for a handler that passes its
+// tick on (the chained timer, engine/preemption.hpp).
+void signal_thread(long tid);
 
 }  // namespace roost::platform::preempt

@@ -36,7 +36,28 @@ namespace roost::detail {
 // whose joins are ws's except while a search deals them; worker_abi::join_queue). The engine keeps it at
 // `engine` while an observer or a simulation is installed, so that user code tests one byte per spawn and
 // join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
-enum class spawn_path : std::uint8_t { engine, inline_help_first, inline_join, inline_join_queue };
+//
+// While preemption is on (ROOST_PREEMPT=signal), inline_help_first and inline_join become their `_marked`
+// twins: the same code, with each deque operation inside an inline_op_mark (below), so that a tick never
+// suspends a task half way through pushing or popping its worker's deque. Separate values, not a flag tested
+// at each operation: with preemption off the inline paths run exactly the instructions they ran before.
+enum class spawn_path : std::uint8_t {
+  engine,
+  inline_help_first,
+  inline_join,
+  inline_join_queue,
+  inline_help_first_marked,
+  inline_join_marked,
+};
+// What a marked path does, unmarked (the closure it pushes, the queue, the order).
+constexpr spawn_path unmarked(spawn_path p) {
+  return p == spawn_path::inline_help_first_marked ? spawn_path::inline_help_first
+         : p == spawn_path::inline_join_marked     ? spawn_path::inline_join
+                                                   : p;
+}
+constexpr bool is_marked(spawn_path p) {
+  return p == spawn_path::inline_help_first_marked || p == spawn_path::inline_join_marked;
+}
 
 struct worker_abi {
   ws_deque<job> deque;
@@ -49,6 +70,13 @@ struct worker_abi {
   // (engine/worker.hpp), and moving the deque off the worker's start cost 2-7 instructions per spawn.
   ws_deque<job>* join_queue = nullptr;
   const std::atomic<job*>* run_first = nullptr;
+  // While preemption is on: the scheduling points this worker passed, 2 for each (a spawn or wait through
+  // the engine, a task taken from its loop, an inline deque operation of a marked path), odd while such an
+  // inline operation is under way. A tick preempts only where it is even and unchanged since the worker's
+  // previous tick; the chained timer passes its tick only to a worker where it is unchanged
+  // (engine/preemption.cpp). Written by the worker's thread only (plain moves), read by its handler and by
+  // the chain's; in this line because the marked inline paths write it from user code.
+  std::atomic<std::uint64_t> sched_points{0};
   alignas(64) task_id* current_task = nullptr;
   unsigned id = 0;
   // Written by the engine at start and whenever hooks are installed or removed (any thread), read by the
@@ -69,6 +97,30 @@ struct fiber_abi : job {
   // in the runtime (1) and is at 0 only inside a task's body. Written by its own thread only, read by that
   // thread's signal handler: relaxed loads and stores (plain moves) with signal fences, never an RMW.
   std::atomic<std::uint32_t> preempt_off{1};
+};
+
+// Brackets one inline deque operation of a marked path (a no-op unless Marked): the worker's scheduling-point
+// count is odd inside (worker_abi::sched_points). The signal fences keep the operation's loads and stores
+// between the two stores, as the handler, on this thread, must see them; no RMW, and the value stays in a
+// register between the two.
+template <bool Marked>
+struct inline_op_mark {
+  explicit inline_op_mark(worker_abi&) noexcept {}
+};
+template <>
+struct inline_op_mark<true> {
+  std::atomic<std::uint64_t>& c;
+  std::uint64_t n;
+  explicit inline_op_mark(worker_abi& w) noexcept : c(w.sched_points), n(c.load(std::memory_order_relaxed)) {
+    c.store(n + 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+  }
+  ~inline_op_mark() {
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    c.store(n + 2, std::memory_order_relaxed);
+  }
+  inline_op_mark(const inline_op_mark&) = delete;
+  inline_op_mark& operator=(const inline_op_mark&) = delete;
 };
 
 // Keeps the fiber `f` (the caller's, or nullptr outside a task) from being preempted while it lives. The
@@ -193,8 +245,10 @@ inline void finish_join(group_state& g) {
 // and the worker's current task is not switched to it, which is most of what a spawn and join would cost
 // otherwise. With hooks installed, the engine spawns and joins it and names it. `deque` is the deque of the
 // worker the owner's fiber runs on (the engine's join pops the group's children back from there).
+template <bool Marked = false>
 __attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, ws_deque<job>& deque,
                                                          task_frame& f) {
+  inline_op_mark<Marked> mark(*fb.worker);
   g.spawned = 1;
   g.base_epoch = fb.epoch;
   const std::int64_t b = deque.bottom_index();
@@ -204,7 +258,9 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 
 // Pops the group's only child, the frame in its inline slot, off q (a queue of the worker its owner runs on
 // now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
-__attribute__((always_inline)) inline bool pop_first_child(group_state& g, ws_deque<job>& q) {
+template <bool Marked = false>
+__attribute__((always_inline)) inline bool pop_first_child(group_state& g, worker_abi& w, ws_deque<job>& q) {
+  inline_op_mark<Marked> mark(w);
   job* j = q.pop();
   if (j != reinterpret_cast<task_frame*>(g.inline_frame)) [[unlikely]] {
     if (j) q.push(j);  // not ours: leave it as it was
@@ -222,12 +278,9 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, ws_de
 // when the child is still unstarted and owned by this worker (a frame is in at most one deque, and nested
 // groups joined before we got here, so nothing of theirs lies above it). Anything else means it was
 // stolen, or the owner moved; the job is put back as it was and the engine decides.
-__attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
-  // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
-  // another thread.
-  worker_abi* w = g.owner_fiber->worker;
-  if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
-  if (!pop_first_child(g, w->deque)) [[unlikely]] return false;
+template <bool Marked>
+__attribute__((always_inline)) inline bool join_first_child_on(group_state& g, worker_abi* w) {
+  if (!pop_first_child<Marked>(g, *w, w->deque)) [[unlikely]] return false;
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
@@ -244,6 +297,15 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
   }
   g.spawned = 0;  // local_done is 0: ready for reuse
   return true;
+}
+__attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
+  // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
+  // another thread.
+  worker_abi* w = g.owner_fiber->worker;
+  const spawn_path p = w->path.load(std::memory_order_relaxed);
+  if (p == spawn_path::inline_help_first) [[likely]] return join_first_child_on<false>(g, w);
+  if (p == spawn_path::inline_help_first_marked) return join_first_child_on<true>(g, w);
+  return false;
 }
 
 }  // namespace roost::detail

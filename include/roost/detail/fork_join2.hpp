@@ -44,9 +44,9 @@ __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, worke
   if constexpr (P == spawn_path::inline_join_queue) {
     if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
     ws_deque<job>* q = w.join_queue;
-    return q && pop_first_child(g, *q);
+    return q && pop_first_child(g, w, *q);
   } else {
-    return pop_first_child(g, w.deque);
+    return pop_first_child<is_marked(P)>(g, w, w.deque);
   }
 }
 
@@ -96,7 +96,7 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
     g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
     q.push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
   } else {
-    push_first_child(g, *fb, q, *f);
+    push_first_child<is_marked(P)>(g, *fb, q, *f);
   }
   try {
     here();
@@ -123,6 +123,11 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   if (path == spawn_path::inline_join) return join_inline<spawn_path::inline_join>(fb, w.deque, second, first);
   if (path == spawn_path::inline_join_queue)
     if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, *q, second, first);
+  // Preemption on (abi.hpp): the same joins, their deque operations marked.
+  if (path == spawn_path::inline_help_first_marked)
+    return join_inline<spawn_path::inline_help_first_marked>(fb, w.deque, first, second);
+  if (path == spawn_path::inline_join_marked)
+    return join_inline<spawn_path::inline_join_marked>(fb, w.deque, second, first);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
   second();
