@@ -65,6 +65,24 @@ TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
     }
 }
 
+// A two-way join whose half that runs first spins until the other half ran: under work-first policies the
+// first closure runs first, under help-first the second; both orders, so every policy spins in one. The
+// inline joins (marked while preemption is on, abi.hpp) and the engine's are both reached this way.
+TEST_P(Preempt, ATwoWayJoinWhoseRunningHalfSpinsCompletes) {
+  for (unsigned workers : {1u, 2u}) {
+    roost::runtime rt(preempting(GetParam(), workers, "200us"));
+    rt.run([] {
+      for (int order = 0; order < 2; ++order) {
+        std::atomic<int> flag{0};
+        auto spin = [&] { spin_until(flag); };
+        auto set = [&] { flag.store(1, std::memory_order_release); };
+        if (order == 0) roost::parallel_invoke(spin, set);
+        else roost::parallel_invoke(set, spin);
+      }
+    });
+  }
+}
+
 // Random trees at a 100 us interval: every node adds its value; some children spin until a later sibling
 // of theirs has run, others throw and are caught by their parent. The sum is exact and every task ran once.
 struct tree_run {

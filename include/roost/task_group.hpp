@@ -120,12 +120,9 @@ class task_group {
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
         detail::worker_abi* w = fb->worker;
         void* slot = st_.inline_frame;
-        const detail::spawn_path p = w->path.load(std::memory_order_relaxed);
-        if (p == detail::spawn_path::inline_help_first) {
+        if (w->path.load(std::memory_order_relaxed) == detail::spawn_path::inline_help_first) {
           // Nobody reads its name or hint unless the engine runs it, which names it then (abi.hpp).
           detail::push_first_child(st_, *fb, w->deque, *::new (slot) frame_t(std::forward<F>(f), &st_, typename frame_t::unnamed_t{}));
-        } else if (p == detail::spawn_path::inline_help_first_marked) {  // preemption on (abi.hpp)
-          detail::push_first_child<true>(st_, *fb, w->deque, *::new (slot) frame_t(std::forward<F>(f), &st_, typename frame_t::unnamed_t{}));
         } else {
           submit(*w, *::new (slot) frame_t(std::forward<F>(f), &st_, hint));
         }

@@ -60,8 +60,8 @@ class engine final : public engine_base {
     // engine/README.md, "Preemption"). inline_join_queue has no marked twin: adws's joins take the engine's
     // path then. Off, nothing here costs anything.
     if (config().preempt) {
-      w.engine_spawn = &spawn_marked;
-      w.engine_wait = &wait_marked;
+      w.engine_spawn = P::inline_help_first ? &spawn_first_marked : &spawn_marked;
+      w.engine_wait = P::inline_help_first ? &wait_first_marked : &wait_marked;
       w.inline_path = w.inline_path == detail::spawn_path::inline_help_first ? detail::spawn_path::inline_help_first_marked
                       : w.inline_path == detail::spawn_path::inline_join     ? detail::spawn_path::inline_join_marked
                                                                              : detail::spawn_path::engine;
@@ -155,6 +155,23 @@ class engine final : public engine_base {
     w.passed_scheduling_point();
     w.fibers.reserve_idle(1);
     wait(wa, g);
+  }
+
+  // A help-first policy's task_group while preemption is on: task_group::run and wait test only for the
+  // unmarked inline path (abi.hpp, spawn_path) and come here. The group's first child, built in its inline
+  // slot, is pushed and popped back as the inline path does, marked; anything else is the engine's.
+  static void spawn_first_marked(detail::worker_abi& wa, group& g, frame& f) {
+    if (g.spawned == 0 && static_cast<void*>(&f) == g.inline_frame) {
+      f.k = detail::job::kind::fresh_unnamed;  // as the inline path builds it: named if the engine runs it
+      detail::push_first_child<true>(g, *static_cast<worker&>(wa).current_fiber, wa.deque, f);
+      return;
+    }
+    spawn_marked(wa, g, f);
+  }
+  static void wait_first_marked(detail::worker_abi& wa, group& g) {
+    // The child runs here, on the owner's fiber, preemptible as its body is (no mark is held around it).
+    if (g.spawned == 1 && g.local_done == 0 && detail::join_first_child_on<true>(g, &wa)) return;
+    wait_marked(wa, g);
   }
 
   // Called by the timer signal's handler (preemption.cpp) on `w`'s thread, with the running task in its own

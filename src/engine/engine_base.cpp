@@ -157,6 +157,9 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   if (preempt_) preempt_->arm_here(0);
 
   fiber* first = w.fibers.get();
+  // A tick in the root before it passes any entry point (a spin in its own code, or behind the inline
+  // joins, which take no fiber) finds an idle fiber to switch to (engine/README.md, "Preemption", 4).
+  if (preempt_) w.fibers.reserve_idle(1);
   w.become(first);
   switch_msg boot;
   boot.w = &w;

@@ -41,6 +41,8 @@ namespace roost::detail {
 // twins: the same code, with each deque operation inside an inline_op_mark (below), so that a tick never
 // suspends a task half way through pushing or popping its worker's deque. Separate values, not a flag tested
 // at each operation: with preemption off the inline paths run exactly the instructions they ran before.
+// The two-way join tests for them (fork_join2.hpp); a task_group does not (no other path should pay the
+// compare), and reaches the marked help-first spawn and join through the engine's entry points instead.
 enum class spawn_path : std::uint8_t {
   engine,
   inline_help_first,
@@ -302,10 +304,10 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
   // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
   // another thread.
   worker_abi* w = g.owner_fiber->worker;
-  const spawn_path p = w->path.load(std::memory_order_relaxed);
-  if (p == spawn_path::inline_help_first) [[likely]] return join_first_child_on<false>(g, w);
-  if (p == spawn_path::inline_help_first_marked) return join_first_child_on<true>(g, w);
-  return false;
+  // Not the marked twin: the engine's entry points do that one (engine.hpp, spawn_first_marked), so that
+  // no other path pays a compare for it here.
+  if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
+  return join_first_child_on<false>(g, w);
 }
 
 }  // namespace roost::detail
