@@ -322,11 +322,15 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
   }
   {
     scoped_env e("ROOST_PREEMPT_TIMER", "per-process");
-    expect_mentions(error_of({}), {"ROOST_PREEMPT_TIMER='per-process'", "aligned", "naive", "chained"});
+    expect_mentions(error_of({}), {"ROOST_PREEMPT_TIMER='per-process'", "aligned", "naive", "chained", "cputime"});
   }
   {
     scoped_env e("ROOST_PREEMPT_TIMER", "Chained");
     EXPECT_EQ(roost::resolve({}).preempt_timer, roost::preempt_timer_design::chained);
+  }
+  {
+    scoped_env e("ROOST_PREEMPT_TIMER", "cputime");
+    EXPECT_EQ(roost::resolve({}).preempt_timer, roost::preempt_timer_design::cputime);
   }
   roost::options o;
   o.preempt_timer = "Naive";

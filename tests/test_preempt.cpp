@@ -58,7 +58,7 @@ TEST_P(Preempt, ASpinnerWaitingForALaterSiblingCompletesOnOneWorker) {
 
 // With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain.
 TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
-  for (const char* timer : {"aligned", "naive", "chained"})
+  for (const char* timer : {"aligned", "naive", "chained", "cputime"})
     for (unsigned workers : {2u, 3u, 8u}) {
       roost::runtime rt(preempting(GetParam(), workers, "1ms", timer));
       rt.run([&] { spinners_then_setter(workers); });
@@ -133,7 +133,7 @@ std::uint64_t node_serial(std::uint64_t seed, int depth, std::uint64_t& tasks) {
 
 TEST_P(Preempt, RandomTreesWithSpinnersAreExactAtA100usInterval) {
   const int depth = roost_test::under_sanitizer() ? 3 : 5;
-  const std::pair<unsigned, const char*> settings[] = {{1, "aligned"}, {2, "aligned"}, {3, "aligned"}, {3, "chained"}};
+  const std::pair<unsigned, const char*> settings[] = {{1, "aligned"}, {2, "aligned"}, {3, "aligned"}, {3, "chained"}, {2, "cputime"}};
   for (const auto& [workers, timer] : settings) {
     roost::runtime rt(preempting(GetParam(), workers, "100us", timer));
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {

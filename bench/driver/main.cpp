@@ -80,7 +80,8 @@ const roost::scheduler_info* roost_scheduler(const std::string& v) {
 constexpr const char* kUsage =
     "usage: roost-bench [--bench B1,B2] [--variants V1,V2] [--workers 1,2] [--size S | --small | --paper]\n"
     "                   [--reps 5] [--warmup 1] [--rounds 1] [--json out.jsonl] [--hint-error det:A|rand:A]\n"
-    "       roost-bench --demo | --list | --help | --preempt-cost N | --preempt-barrier WORKERS\n"
+    "       roost-bench --demo | --list | --help | --preempt-cost N | --preempt-barrier WORKERS |\n"
+    "                   --preempt-timers ROUNDS\n"
     "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
     "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them\n"
     "  --workers     worker counts to measure, each in turn\n"
@@ -96,6 +97,8 @@ constexpr const char* kUsage =
     "  --preempt-cost N     the cost of one preemption, median of N, pthreads vs ROOST_PREEMPT=signal (seed 003\n"
     "                       Table 3.1's method: two spinning threads on one core; 10 ms interval)\n"
     "  --preempt-barrier W  a busy-wait barrier of 4 tasks per worker on W workers, without and with preemption\n"
+    "  --preempt-timers R   what the timer designs cost with an empty handler at 1 ms (the floor under\n"
+    "                       ROOST_PREEMPT's overhead), R interleaved rounds\n"
     "Every measurement is checked against the serial program; the exit status is 1 if a check failed.\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -412,6 +415,7 @@ void place_buffers() {
 namespace bench {
 int preempt_cost(int count);                          // driver/preempt.cpp
 int preempt_barrier(unsigned workers, double bound_s);
+int preempt_timers(int rounds);
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -439,6 +443,8 @@ int main(int argc, char** argv) {
       return bench::preempt_cost(to_int("--preempt-cost", value(i), 10));
     } else if (a == "--preempt-barrier") {
       return bench::preempt_barrier(static_cast<unsigned>(to_int("--preempt-barrier", value(i), 1)), 10.0);
+    } else if (a == "--preempt-timers") {
+      return bench::preempt_timers(to_int("--preempt-timers", value(i), 1));
     } else if (a == "--demo") demo = true;
     else if (a == "--bench") cfg.benches = split(value(i));
     else if (a == "--variants") {

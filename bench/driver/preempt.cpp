@@ -7,12 +7,23 @@
 //   signal-yield   two roost tasks on one worker, ROOST_PREEMPT=signal at a 10 ms interval.
 // KLT-switching is not implemented yet (ROOST_PREEMPT=klt is refused), so it has no row.
 //
+// --preempt-timers R: what a tick costs before roost does anything with it, the floor under preemption's
+// overhead. One busy thread per CPU of this process runs a fixed loop, R interleaved rounds, with no timer
+// and with each timer design at a 1 ms interval and an empty handler (seed 003 §3.4, digest §4.4):
+//   per-worker aligned / naive   a CLOCK_MONOTONIC timer per thread, staggered by 1/n ms or all at once;
+//   chained (one timer)          one timer, to the first thread: the signals a chain sends when every task
+//                                progresses (it passes the tick on to nobody);
+//   per-worker CPU time          a CLOCK_THREAD_CPUTIME_ID timer per thread: the kernel checks those at its
+//                                own scheduler tick, so they add no interrupt, and fire at its granularity.
+// Prints the median time of each against none, and the ticks each thread took per second.
+//
 // --preempt-barrier: a case where preemption is the difference between a hang and a result. 4 tasks per
 // worker each do a slice of work and then wait at a busy-wait barrier (the kind a nested parallel library
 // spins at), 20 times. Without preemption the first tasks to reach the barrier hold every worker and the
 // others never start: the run is ended after a bound and reported as hung. With it, it completes.
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -156,7 +167,94 @@ double barrier_seconds(bool preempt, unsigned workers, double bound_s) {
   return s;
 }
 
+// The floor measurement (--preempt-timers).
+enum class floor_timer { none, aligned, naive, one, cputime };
+std::atomic<long> g_floor_ticks{0};
+void floor_handler(int) { g_floor_ticks.fetch_add(1, std::memory_order_relaxed); }
+
+double floor_round(floor_timer kind, unsigned threads) {
+  std::atomic<unsigned> ready{0};
+  std::atomic<bool> go{false};
+  const std::uint64_t base = now_ns() + 2'000'000;
+  std::vector<std::thread> ts;
+  std::uint64_t t0 = 0;
+  for (unsigned id = 0; id < threads; ++id)
+    ts.emplace_back([&, id] {
+      timer_t tm{};
+      const bool timed = kind == floor_timer::aligned || kind == floor_timer::naive || kind == floor_timer::cputime ||
+                         (kind == floor_timer::one && id == 0);
+      if (timed) {
+        sigevent ev{};
+        ev.sigev_notify = SIGEV_THREAD_ID;
+        ev.sigev_signo = SIGURG;
+        ev._sigev_un._tid = static_cast<pid_t>(gettid());
+        timer_create(kind == floor_timer::cputime ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ev, &tm);
+        itimerspec its{};
+        its.it_interval.tv_nsec = 1'000'000;
+        if (kind == floor_timer::cputime) {
+          its.it_value.tv_nsec = 1'000'000;
+          timer_settime(tm, 0, &its, nullptr);
+        } else {
+          const std::uint64_t first = base + (kind == floor_timer::aligned ? 1'000'000ull * id / threads : 0);
+          its.it_value.tv_sec = static_cast<time_t>(first / 1'000'000'000ull);
+          its.it_value.tv_nsec = static_cast<long>(first % 1'000'000'000ull);
+          timer_settime(tm, TIMER_ABSTIME, &its, nullptr);
+        }
+      }
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      volatile double x = 1;
+      for (long i = 0; i < 150'000'000; ++i) x = x * 1.0000001 + 1e-9;
+      if (timed) timer_delete(tm);
+    });
+  while (ready.load() < threads) std::this_thread::yield();
+  t0 = now_ns();
+  go.store(true, std::memory_order_release);
+  for (auto& t : ts) t.join();
+  return static_cast<double>(now_ns() - t0) / 1e6;
+}
+
 }  // namespace
+
+int preempt_timers(int rounds) {
+  cpu_set_t set;
+  sched_getaffinity(0, sizeof set, &set);
+  const unsigned threads = static_cast<unsigned>(std::max(1, CPU_COUNT(&set)));
+  struct sigaction sa {}, old{};
+  sa.sa_handler = &floor_handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGURG, &sa, &old);
+  const char* names[] = {"no timer", "per-worker aligned", "per-worker naive", "chained (one timer)",
+                         "per-worker CPU time"};
+  const floor_timer kinds[] = {floor_timer::none, floor_timer::aligned, floor_timer::naive, floor_timer::one,
+                               floor_timer::cputime};
+  std::vector<double> ms[5];
+  long ticks[5] = {};
+  double total_ms[5] = {};
+  for (int r = 0; r < rounds; ++r)
+    for (int k = 0; k < 5; ++k) {
+      const long before = g_floor_ticks.load();
+      const double t = floor_round(kinds[k], threads);
+      ms[k].push_back(t);
+      total_ms[k] += t;
+      ticks[k] += g_floor_ticks.load() - before;
+    }
+  sigaction(SIGURG, &old, nullptr);
+  std::printf("The floor under preemption's overhead: %u busy threads (one per CPU), a 1 ms interval, an empty "
+              "handler, median of %d interleaved rounds\n",
+              threads, rounds);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double none = median(ms[0]);
+  for (int k = 0; k < 5; ++k)
+    std::printf("  %-22s %9.1f ms   %.4fx   %6.0f ticks/s per thread\n", names[k], median(ms[k]), median(ms[k]) / none,
+                static_cast<double>(ticks[k]) / (total_ms[k] / 1e3) / threads);
+  return 0;
+}
 
 int preempt_cost(int count) {
   const std::size_t n = static_cast<std::size_t>(count);

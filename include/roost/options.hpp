@@ -21,7 +21,7 @@ inline constexpr unsigned max_workers = 4096;
 enum class adws_stealing { off, on, adaptive };
 
 // ROOST_PREEMPT_TIMER: how preemption's ticks are made (options::preempt_timer).
-enum class preempt_timer_design { aligned, naive, chained };
+enum class preempt_timer_design { aligned, naive, chained, cputime };
 
 struct options {
   // ROOST_SCHED: scheduler name (see scheduler_names()). Default "ws".
@@ -80,7 +80,11 @@ struct options {
   // "naive": a timer per worker, all ticking at the same instants (the contended design the thesis measures
   // against). "chained": one timer for the runtime, whose tick each worker passes on to the next worker that
   // runs a task which passed no scheduling point since the chain's last tick: workers whose tasks spawn, wait
-  // or end, or that sleep, are not interrupted at all. Default aligned.
+  // or end, or that sleep, are not interrupted at all. "cputime": a timer per worker that counts its
+  // thread's CPU time, so a sleeping worker is never ticked; the kernel checks such timers at its own
+  // scheduler tick, so they add no interrupt of their own (the cheapest design: roost-bench
+  // --preempt-timers) but fire at that tick's granularity (CONFIG_HZ: an interval shorter than the kernel's
+  // tick becomes that tick). Default aligned.
   std::optional<std::string> preempt_timer;
 
   // Scheduler knobs (read only by their scheduler, validated always).

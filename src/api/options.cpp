@@ -338,13 +338,15 @@ resolved_options resolve(const options& o) {
   const setting timer{"ROOST_PREEMPT_TIMER", "options::preempt_timer",
                       "one of aligned (a timer per worker, their ticks evenly spaced over the interval), naive (a "
                       "timer per worker, all ticking at the same instants), chained (one timer, its tick passed "
-                      "from worker to worker, only to those whose task may be stuck)",
+                      "from worker to worker, only to those whose task may be stuck), cputime (a timer per worker "
+                      "counting its thread's CPU time, at the kernel's tick granularity)",
                       "aligned"};
   if (auto s = text_of(timer, o.preempt_timer)) {
     std::string x = lower(s->text);
     if (x == "aligned") r.preempt_timer = preempt_timer_design::aligned;
     else if (x == "naive") r.preempt_timer = preempt_timer_design::naive;
     else if (x == "chained") r.preempt_timer = preempt_timer_design::chained;
+    else if (x == "cputime") r.preempt_timer = preempt_timer_design::cputime;
     else invalid(*s, timer);
   }
 

@@ -168,9 +168,11 @@ std::string runtime_core::describe() const {
   if (cfg.preempt) {
     const double us = static_cast<double>(cfg.preempt_interval_ns) / 1e3;
     os << "; preemption: signal-yield every " << (us >= 1000 ? us / 1000 : us) << (us >= 1000 ? " ms" : " us")
-       << (cfg.preempt_timer == preempt_timer_design::chained ? " (one chained timer)"
-           : cfg.preempt_timer == preempt_timer_design::naive ? " (naive per-worker timers)"
-                                                              : " (aligned per-worker timers)");
+       << (cfg.preempt_timer == preempt_timer_design::chained   ? " (one chained timer)"
+           : cfg.preempt_timer == preempt_timer_design::naive   ? " (naive per-worker timers)"
+           : cfg.preempt_timer == preempt_timer_design::cputime ? " of CPU time (per-worker CPU-time timers, at the "
+                                                                  "kernel's tick granularity)"
+                                                                : " (aligned per-worker timers)");
   }
   std::string notes = eng->policy_notes();
   if (!notes.empty()) os << "; " << notes;

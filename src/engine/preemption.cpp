@@ -103,7 +103,7 @@ void preemption_timers::arm_here(unsigned id) {
   const bool chained = design_ == preempt_timer_design::chained;
   if (!chained || id == 0) {
     if (t.valid && t.tid != tid) platform::preempt::destroy(t);  // worker 0, lent by another thread this time
-    if (!t.valid) t = platform::preempt::create_for_this_thread();
+    if (!t.valid) t = platform::preempt::create_for_this_thread(design_ == preempt_timer_design::cputime);
   }
   if (platform::preempt::blocked_here()) {
     if (id != 0) {

@@ -29,6 +29,10 @@ void on_preempt_tick(void* ucontext);
 //    turn. So a worker whose tasks spawn, wait or end is not interrupted at all, and the signals of one
 //    tick follow each other instead of coinciding. (The thesis's chain forwards to the next worker running
 //    a preemptive thread; every task is preemptible here, so "may be stuck" is the sharper test.)
+//  - per-worker CPU time (not in the thesis): a timer per worker on its thread's CPU-time clock. A sleeping
+//    worker is never ticked, and the kernel checks these timers at its own scheduler tick, so they add no
+//    interrupt: on a VM, where a timer interrupt costs ~15 us, the only design whose cost does not show
+//    (roost-bench --preempt-timers). Its ticks come at the kernel's tick granularity (CONFIG_HZ).
 // Each timer is touched only by its worker's thread (worker 0's by the thread calling run, one at a time);
 // between two runs worker 0's is disarmed, so in the chained design nothing ticks then.
 class preemption_timers {

@@ -132,15 +132,17 @@ void signal_thread(long tid) {
   ::syscall(SYS_tgkill, static_cast<long>(::getpid()), tid, kSignal);
 }
 
-thread_timer create_for_this_thread() {
+thread_timer create_for_this_thread(bool cpu_time) {
   thread_timer t;
+  t.cpu_time = cpu_time;
   struct sigevent ev;
   std::memset(&ev, 0, sizeof ev);
   ev.sigev_notify = SIGEV_THREAD_ID;
   ev.sigev_signo = kSignal;
   t.tid = this_thread_id();
   ev._sigev_un._tid = static_cast<pid_t>(t.tid);
-  if (timer_create(CLOCK_MONOTONIC, &ev, &t.id) != 0) throw_errno("roost: preemption: timer_create");
+  if (timer_create(cpu_time ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &ev, &t.id) != 0)
+    throw_errno("roost: preemption: timer_create");
   t.valid = true;
   return t;
 }
@@ -157,9 +159,9 @@ timespec to_timespec(std::uint64_t ns) {
 void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_ns) {
   if (!t.valid) return;
   itimerspec its;
-  its.it_value = to_timespec(first_ns);
+  its.it_value = to_timespec(t.cpu_time ? interval_ns : first_ns);
   its.it_interval = to_timespec(interval_ns);
-  timer_settime(t.id, TIMER_ABSTIME, &its, nullptr);
+  timer_settime(t.id, t.cpu_time ? 0 : TIMER_ABSTIME, &its, nullptr);
 }
 
 void disarm(const thread_timer& t) {

@@ -33,15 +33,18 @@ bool in_system_library(const void* ucontext);
 bool blocked_here();
 void unblock_here();
 
-// A periodic CLOCK_MONOTONIC timer that signals one thread.
+// A periodic timer that signals one thread: on CLOCK_MONOTONIC, or on the thread's own CPU-time clock
+// (CLOCK_THREAD_CPUTIME_ID), which the kernel checks at its scheduler tick.
 struct thread_timer {
   timer_t id{};
   bool valid = false;
   long tid = 0;  // the thread it signals
+  bool cpu_time = false;
 };
 // For the calling thread. Throws std::system_error when the kernel refuses.
-thread_timer create_for_this_thread();
-// First expiry at `first_ns` (absolute CLOCK_MONOTONIC time), then every `interval_ns`.
+thread_timer create_for_this_thread(bool cpu_time = false);
+// First expiry at `first_ns` (absolute CLOCK_MONOTONIC time; for a CPU-time timer, after `interval_ns` of
+// the thread's CPU time from now, and `first_ns` is not used), then every `interval_ns`.
 void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_ns);
 void disarm(const thread_timer& t);
 void destroy(thread_timer& t);
