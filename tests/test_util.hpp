@@ -26,6 +26,14 @@ constexpr bool under_sanitizer() {
 #endif
 }
 
+constexpr bool under_tsan() {
+#if defined(ROOST_TSAN)
+  return true;
+#else
+  return false;
+#endif
+}
+
 // The schedulers this build has, for tests parameterised over them.
 inline std::vector<std::string> available_schedulers() {
   std::vector<std::string> v;
