@@ -112,7 +112,11 @@ void preemption_timers::arm_here(unsigned id) {
       static std::atomic<bool> said{false};
       if (!said.exchange(true))
         std::fprintf(stderr, "roost: ROOST_PREEMPT=signal: the thread calling runtime::run blocks SIGURG, the "
-                             "preemption signal; tasks on worker 0 are not preempted while it does\n");
+                             "preemption signal; %s\n",
+                     design_ == preempt_timer_design::chained
+                         ? "under ROOST_PREEMPT_TIMER=chained every tick comes through it, so no task is "
+                           "preempted while it does"
+                         : "tasks on worker 0 are not preempted while it does");
     }
   }
   if (chained) {
