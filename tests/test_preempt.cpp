@@ -1,9 +1,10 @@
-// Preemption (ROOST_PREEMPT=signal, include/roost/preempt.hpp): tasks that spin until a later task acts
-// complete because a timer tick suspends them, under every scheduler and worker count; with preemption off
-// the same program hangs. No test waits for time to pass: a spinner ends when the task it waits for ran,
+// Preemption (ROOST_PREEMPT=signal|klt, include/roost/preempt.hpp): tasks that spin until a later task acts
+// complete because a timer tick suspends them, under every scheduler and worker count, by signal-yield and
+// by KLT-switching; with preemption off the same program hangs. No test waits for time to pass: a spinner ends when the task it waits for ran,
 // which only a preemption makes possible, and the hang is observed from another process with a bound.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,9 +26,9 @@ using roost_test::scheduler_test_name;
 namespace {
 
 roost::options preempting(const std::string& sched, unsigned workers, const char* interval = "1ms",
-                          const char* timer = "aligned") {
+                          const char* timer = "aligned", const char* mode = "signal") {
   roost::options o = opts(sched, workers);
-  o.preempt = "signal";
+  o.preempt = mode;
   o.preempt_interval = interval;
   o.preempt_timer = timer;
   return o;
@@ -51,9 +52,12 @@ void spinners_then_setter(unsigned spinners) {
 class Preempt : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Preempt, ASpinnerWaitingForALaterSiblingCompletesOnOneWorker) {
-  roost::runtime rt(preempting(GetParam(), 1));
-  for (int i = 0; i < 3; ++i) rt.run([] { spinners_then_setter(1); });
-  EXPECT_NE(rt.describe().find("preemption: signal-yield every 1 ms"), std::string::npos) << rt.describe();
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting(GetParam(), 1, "1ms", "aligned", mode));
+    for (int i = 0; i < 3; ++i) rt.run([] { spinners_then_setter(1); });
+    const char* said = std::string(mode) == "klt" ? "preemption: KLT-switching every 1 ms" : "preemption: signal-yield every 1 ms";
+    EXPECT_NE(rt.describe().find(said), std::string::npos) << rt.describe();
+  }
 }
 
 // With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain.
@@ -66,14 +70,21 @@ TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
       roost::runtime rt(preempting(GetParam(), workers, "1ms", timer));
       rt.run([&] { spinners_then_setter(workers); });
     }
+  // KLT-switching: every spinner's thread sleeps with it, and spares serve the workers.
+  for (const char* timer : {"aligned", "chained"})
+    for (unsigned workers : {2u, 3u, 8u}) {
+      if (std::string(timer) == "chained" && roost_test::under_tsan()) continue;
+      roost::runtime rt(preempting(GetParam(), workers, "1ms", timer, "klt"));
+      rt.run([&] { spinners_then_setter(workers); });
+    }
 }
 
 // A two-way join whose half that runs first spins until the other half ran: under work-first policies the
 // first closure runs first, under help-first the second; both orders, so every policy spins in one. The
 // inline joins (marked while preemption is on, abi.hpp) and the engine's are both reached this way.
 TEST_P(Preempt, ATwoWayJoinWhoseRunningHalfSpinsCompletes) {
-  for (unsigned workers : {1u, 2u}) {
-    roost::runtime rt(preempting(GetParam(), workers, "200us"));
+  for (const auto& [workers, mode] : {std::pair{1u, "signal"}, std::pair{2u, "signal"}, std::pair{1u, "klt"}, std::pair{2u, "klt"}}) {
+    roost::runtime rt(preempting(GetParam(), workers, "200us", "aligned", mode));
     rt.run([] {
       for (int order = 0; order < 2; ++order) {
         std::atomic<int> flag{0};
@@ -142,24 +153,32 @@ TEST_P(Preempt, RandomTreesWithSpinnersAreExactAtA100usInterval) {
   // instrumented code again, so a sleeping head passes nothing on and a spinner elsewhere is never ticked.
   // Where the head is awake, the chain is tested under TSan too (AChainedTickReaches..., AsManySpinners...).
   const bool chain_with_sleeping_head = !roost_test::under_tsan();
-  const std::pair<unsigned, const char*> settings[] = {{1, "aligned"}, {2, "aligned"}, {3, "aligned"}, {3, "chained"}, {2, "cputime"}};
-  for (const auto& [workers, timer] : settings) {
+  struct setting {
+    unsigned workers;
+    const char* timer;
+    const char* mode;
+  };
+  const setting settings[] = {{1, "aligned", "signal"}, {2, "aligned", "signal"}, {3, "aligned", "signal"},
+                              {3, "chained", "signal"}, {2, "cputime", "signal"}, {1, "aligned", "klt"},
+                              {3, "aligned", "klt"},    {3, "chained", "klt"}};
+  for (const auto& [workers, timer, mode] : settings) {
     if (std::string(timer) == "chained" && !chain_with_sleeping_head) continue;
-    roost::runtime rt(preempting(GetParam(), workers, "100us", timer));
+    roost::runtime rt(preempting(GetParam(), workers, "100us", timer, mode));
     for (std::uint64_t seed = 1; seed <= 4; ++seed) {
       std::uint64_t tasks = 0;
       const std::uint64_t want = node_serial(seed, depth, tasks);
       tree_run tr;
       std::uint64_t got = 0;
       rt.run([&] { got = node(tr, seed, depth); });
-      EXPECT_EQ(got, want) << "seed " << seed << ", " << workers << " workers, " << timer;
-      EXPECT_EQ(tr.tasks.load(), tasks) << "seed " << seed << ", " << workers << " workers, " << timer;
+      EXPECT_EQ(got, want) << "seed " << seed << ", " << workers << " workers, " << timer << ", " << mode;
+      EXPECT_EQ(tr.tasks.load(), tasks) << "seed " << seed << ", " << workers << " workers, " << timer << ", " << mode;
     }
   }
 }
 
 TEST_P(Preempt, APreemptedTaskThatThrowsStillDeliversItsException) {
-  roost::runtime rt(preempting(GetParam(), 1));
+  for (const char* mode : {"signal", "klt"}) {
+  roost::runtime rt(preempting(GetParam(), 1, "1ms", "aligned", mode));
   rt.run([] {
     std::atomic<int> flag{0};
     roost::task_group g;
@@ -170,6 +189,7 @@ TEST_P(Preempt, APreemptedTaskThatThrowsStillDeliversItsException) {
     g.run([&] { flag.store(1, std::memory_order_release); });
     EXPECT_THROW(g.wait(), std::runtime_error);
   });
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Preempt, ::testing::ValuesIn(available_schedulers()), scheduler_test_name);
@@ -201,6 +221,56 @@ TEST(PreemptThread, APreemptedTaskResumesOnItsOwnThreadWithItsLockAndThreadLocal
   EXPECT_TRUE(same_thread);
   EXPECT_FALSE(same_tls) << "another task of the same OS thread ran in between and set the thread's value";
   EXPECT_GE(rt.preemptions(), 1u);
+}
+
+// KLT-switching keeps a preempted task on its kernel thread, which sleeps with it while another thread serves
+// the worker: the task's thread_local value stays its own although the next task of the same worker sets
+// the same variable, a recursive mutex it holds is not the next task's to take (as it would be on the same
+// thread), and an error-checking mutex is unlocked by the thread that locked it.
+TEST(PreemptThread, KltSwitchingKeepsAPreemptedTasksThreadLocalsAndLocksItsOwn) {
+  roost::runtime rt(preempting("ws", 1, "1ms", "aligned", "klt"));
+  static thread_local int tls = 0;
+  std::recursive_mutex rm;
+  pthread_mutex_t em;
+  pthread_mutexattr_t attr;
+  pthread_mutexattr_init(&attr);
+  pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+  pthread_mutex_init(&em, &attr);
+  bool same_thread = false, same_tls = false, sibling_took_it = true, sibling_same_thread = true;
+  int unlock_status = -1;
+  for (int round = 0; round < 3; ++round) {
+    rt.run([&] {
+      std::atomic<int> flag{0};
+      roost::task_group g;
+      std::thread::id spinner_thread;
+      g.run([&] {
+        tls = 42;
+        spinner_thread = std::this_thread::get_id();
+        std::lock_guard<std::recursive_mutex> lk(rm);
+        pthread_mutex_lock(&em);
+        spin_until(flag);
+        same_thread = std::this_thread::get_id() == spinner_thread;
+        same_tls = tls == 42;
+        unlock_status = pthread_mutex_unlock(&em);
+      });
+      g.run([&] {
+        tls = 7;  // the worker's next task: another kernel thread's variable under KLT-switching
+        sibling_same_thread = std::this_thread::get_id() == spinner_thread;
+        sibling_took_it = rm.try_lock();
+        if (sibling_took_it) rm.unlock();
+        flag.store(1, std::memory_order_release);
+      });
+      g.wait();
+    });
+    EXPECT_TRUE(same_thread) << "round " << round;
+    EXPECT_TRUE(same_tls) << "round " << round;
+    EXPECT_FALSE(sibling_same_thread) << "round " << round;
+    EXPECT_FALSE(sibling_took_it) << "round " << round << ": the next task took a lock the preempted one holds";
+    EXPECT_EQ(unlock_status, 0) << "round " << round;
+  }
+  pthread_mutex_destroy(&em);
+  pthread_mutexattr_destroy(&attr);
+  EXPECT_GE(rt.preemptions(), 3u);
 }
 
 // A non_preemptible region sees ticks (deferred) and no preemption.

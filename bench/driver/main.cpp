@@ -94,9 +94,9 @@ constexpr const char* kUsage =
     "  --json        also write one JSON line per measurement (roost-report reads it)\n"
     "  --hint-error  distort heat2d's work hints: det:ALPHA or rand:ALPHA, ALPHA in [0, 1] (seed 003 Fig. 4.22)\n"
     "  --demo        the comparison `make demo` runs (writes out/bench.jsonl)\n"
-    "  --preempt-cost N     the cost of one preemption, median of N, pthreads vs ROOST_PREEMPT=signal (seed 003\n"
-    "                       Table 3.1's method: two spinning threads on one core; 10 ms interval)\n"
-    "  --preempt-barrier W  a busy-wait barrier of 4 tasks per worker on W workers, without and with preemption\n"
+    "  --preempt-cost N     the cost of one preemption, median of N, pthreads vs ROOST_PREEMPT=signal and klt\n"
+    "                       (seed 003 Table 3.1's method: two spinning threads on one core; 10 ms interval)\n"
+    "  --preempt-barrier W  a busy-wait barrier of 4 tasks per worker on W workers, preemption off, signal, klt\n"
     "  --preempt-timers R   what the timer designs cost with an empty handler at 1 ms (the floor under\n"
     "                       ROOST_PREEMPT's overhead), R interleaved rounds\n"
     "Every measurement is checked against the serial program; the exit status is 1 if a check failed.\n";

@@ -4,8 +4,9 @@
 // time into a shared stamp as it goes; when the other one appears, the gap since the stamp it left is the
 // cost of one preemption (interrupt, handler, switch, scheduler). Median of N preemptions:
 //   pthreads       two OS threads pinned to one CPU, switched by the kernel's scheduler at its time slice;
-//   signal-yield   two roost tasks on one worker, ROOST_PREEMPT=signal at a 10 ms interval.
-// KLT-switching is not implemented yet (ROOST_PREEMPT=klt is refused), so it has no row.
+//   signal-yield   two roost tasks on one worker, ROOST_PREEMPT=signal at a 10 ms interval;
+//   KLT-switching  the same with ROOST_PREEMPT=klt: each preemption wakes the other task's kernel thread
+//                  (two futex hand-overs: to a spare, which schedules, then to the task's thread).
 //
 // --preempt-timers R: what a tick costs before roost does anything with it, the floor under preemption's
 // overhead. One busy thread per CPU of this process runs a fixed loop, R interleaved rounds, with no timer
@@ -96,11 +97,11 @@ double pthreads_cost(std::size_t n, int cpu) {
   return log.median_us();
 }
 
-double signal_yield_cost(std::size_t n) {
+double roost_cost(std::size_t n, const char* mode) {
   roost::options o;
   o.scheduler = "ws-help";  // both tasks queued before either spins: every switch goes through the FIFO
   o.workers = 1;
-  o.preempt = "signal";
+  o.preempt = mode;
   o.preempt_interval = "10ms";
   roost::runtime rt(o);
   switch_log log(n);
@@ -115,7 +116,7 @@ double signal_yield_cost(std::size_t n) {
 
 // The barrier case; returns the seconds it took, or -1 if it did not finish within `bound_s` (run in a
 // child process, which is then killed: a hung runtime cannot be stopped from inside).
-double barrier_seconds(bool preempt, unsigned workers, double bound_s) {
+double barrier_seconds(const char* preempt, unsigned workers, double bound_s) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
   const pid_t pid = fork();
@@ -123,7 +124,7 @@ double barrier_seconds(bool preempt, unsigned workers, double bound_s) {
     close(fds[0]);
     roost::options o;
     o.workers = workers;
-    o.preempt = preempt ? "signal" : "off";
+    o.preempt = preempt;
     roost::runtime rt(o);
     const unsigned tasks = 4 * workers;
     constexpr int kRounds = 20;
@@ -263,19 +264,20 @@ int preempt_cost(int count) {
               n);
   const double p = pthreads_cost(n, 0);
   std::printf("  pthreads (kernel time slice)          %8.2f us\n", p);
-  const double s = signal_yield_cost(n);
+  const double s = roost_cost(n, "signal");
   std::printf("  signal-yield (ROOST_PREEMPT=signal)   %8.2f us   %.2fx pthreads (goal: at most 1.3x)\n", s, s / p);
-  std::printf("  KLT-switching                         not implemented (ROOST_PREEMPT=klt is refused)\n");
+  const double k = roost_cost(n, "klt");
+  std::printf("  KLT-switching (ROOST_PREEMPT=klt)     %8.2f us   %.2fx pthreads (goal: at most 2.5x)\n", k, k / p);
   return 0;
 }
 
 int preempt_barrier(unsigned workers, double bound_s) {
   std::printf("A busy-wait barrier: %u tasks on %u workers, 20 rounds of ~0.5 ms of work each, then the barrier\n",
               4 * workers, workers);
-  for (bool on : {false, true}) {
-    const double s = barrier_seconds(on, workers, bound_s);
-    if (s < 0) std::printf("  preemption %-6s hung: no result after %.0f s (ended)\n", on ? "signal" : "off", bound_s);
-    else std::printf("  preemption %-6s %8.3f s\n", on ? "signal" : "off", s);
+  for (const char* mode : {"off", "signal", "klt"}) {
+    const double s = barrier_seconds(mode, workers, bound_s);
+    if (s < 0) std::printf("  preemption %-6s hung: no result after %.0f s (ended)\n", mode, bound_s);
+    else std::printf("  preemption %-6s %8.3f s\n", mode, s);
   }
   return 0;
 }

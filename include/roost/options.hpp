@@ -69,8 +69,11 @@ struct options {
   // ROOST_PREEMPT: whether a task that runs too long without a scheduling point (a spin-wait on a sibling,
   // a busy barrier) is preempted, as the thesis's M:N threads are (seed 003 ch. 3): "off", or "signal"
   // (signal-yield: a timer signal switches the worker to its scheduler, and the task is re-queued behind the
-  // worker's other work; include/roost/preempt.hpp says what code must not do under it). "klt"
-  // (KLT-switching) is named but not implemented yet, and is refused. Native platform only. Default off.
+  // worker's other work, to resume on the same kernel thread; include/roost/preempt.hpp says what code must
+  // not do under it), or "klt" (KLT-switching: the preempted task keeps its kernel thread, which sleeps in
+  // the signal's handler while a spare kernel thread serves the worker, so the next task of the worker runs
+  // on another thread and sees neither the first one's thread_local values nor its locks as its own; each
+  // preemption costs two futex hand-overs more than signal-yield). Native platform only. Default off.
   std::optional<std::string> preempt;
   // ROOST_PREEMPT_INTERVAL: how often a worker's timer ticks, a duration with a unit (ns, us, ms, s) in
   // [50us, 10s], e.g. "1ms". Default 1ms.
@@ -139,7 +142,8 @@ struct resolved_options {
   std::uint64_t sim_seed = 1;
   std::string sim_report;          // empty: none
   std::string sim_params;          // empty: the defaults
-  bool preempt = false;            // ROOST_PREEMPT=signal
+  bool preempt = false;            // ROOST_PREEMPT=signal or klt
+  bool preempt_klt = false;        // ROOST_PREEMPT=klt
   std::uint64_t preempt_interval_ns = 1'000'000;
   preempt_timer_design preempt_timer = preempt_timer_design::aligned;  // ROOST_PREEMPT_TIMER
 };

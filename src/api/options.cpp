@@ -318,14 +318,13 @@ resolved_options resolve(const options& o) {
   if (auto s = text_of(params, o.sim_params)) r.sim_params = s->text;
 
   const setting preempt{"ROOST_PREEMPT", "options::preempt",
-                        "one of off, signal (signal-yield preemption of long-running tasks)", "off"};
+                        "one of off, signal (signal-yield preemption of long-running tasks), klt "
+                        "(KLT-switching: a preempted task keeps its kernel thread)", "off"};
   if (auto s = text_of(preempt, o.preempt)) {
     std::string x = lower(s->text);
-    if (x == "klt")
-      fail(*s, "KLT-switching preemption is not implemented yet (issue #28 delivered signal-yield first); must "
-               "be " + preempt.valid);
-    if (x != "off" && x != "signal") invalid(*s, preempt);
-    r.preempt = x == "signal";
+    if (x != "off" && x != "signal" && x != "klt") invalid(*s, preempt);
+    r.preempt = x != "off";
+    r.preempt_klt = x == "klt";
     if (r.preempt && r.simulated)
       fail(*s, "preemption needs the native platform (ROOST_PLATFORM=native): simulated, every worker is a "
                "user-level thread on one OS thread in virtual time, where no timer signal can interrupt a task");

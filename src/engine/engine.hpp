@@ -65,7 +65,7 @@ class engine final : public engine_base {
       w.inline_path = w.inline_path == detail::spawn_path::inline_help_first ? detail::spawn_path::inline_help_first_marked
                       : w.inline_path == detail::spawn_path::inline_join     ? detail::spawn_path::inline_join_marked
                                                                              : detail::spawn_path::engine;
-      w.preempt = &preempt;
+      w.preempt = config().preempt_klt ? &preempt_klt : &preempt_signal;
     }
   }
 
@@ -175,16 +175,69 @@ class engine final : public engine_base {
   }
 
   // Called by the timer signal's handler (preemption.cpp) on `w`'s thread, with the running task in its own
-  // code and its fiber's preempt_off raised to 1 by the handler: suspends the task to a pooled fiber that
-  // queues it on this worker and schedules (after::preempted), and returns when it is resumed, on this
-  // worker (a preempted task is resumed only from its worker's FIFO). A final region's worker state goes
-  // with the task, as a real wait's does (src/api/final.cpp).
-  static void preempt(worker& w) {
+  // code and its fiber's preempt_off raised to 1 by the handler. Both return when the task is resumed, on
+  // this worker (a preempted task is resumed only from its worker's FIFO), or false at once if they cannot
+  // suspend it now (the tick is deferred). A final region's worker state goes with the task, as a real
+  // wait's does (src/api/final.cpp).
+  //
+  // Signal-yield (digest §4.2): suspends the task to a pooled fiber that queues it on this worker and
+  // schedules (after::preempted); the task resumes on this same thread.
+  static bool preempt_signal(worker& w) {
+    if (!w.fibers.has_idle()) return false;  // a fiber would have to be made here: not in a handler
+    w.preemptions.store(w.preemptions.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    // The kernel blocked the signal for the handler's duration; other tasks of this thread run before the
+    // handler returns, and must be preemptible too (digest §4.2).
+    platform::preempt::unblock_here();
     const unsigned final_depth = leave_final_for_switch(w);
     switch_msg m;
     m.action = after::preempted;
     worker& now = suspend_to_scheduler(w, m);
     reenter_final_after_switch(now, final_depth);
+    return true;
+  }
+
+  // KLT-switching (digest §4.3; engine/klt.hpp): the task stays on this kernel thread, which queues it,
+  // hands the worker to a spare and sleeps here until the worker's scheduler comes to the task again
+  // (schedule, hand_back; engine_base::serve). Nothing on the way is more than atomics, the worker's own
+  // lists, a timer_settime and futex calls: async-signal-safe. The signal stays blocked while this thread
+  // sleeps (the handler's mask): its own timer is disarmed, and a tick the chain sends it waits.
+  static bool preempt_klt(worker& w) {
+    engine& e = of(w);
+    // The spare schedules on a pooled fiber, which it should not have to make either (spawn_marked).
+    if (!w.fibers.has_idle()) return false;
+    klt* spare = w.klts.take();
+    if (!spare) {
+      e.klt_threads()->request(w);  // the next tick finds one
+      return false;
+    }
+    if (!w.klts.has_spare()) e.klt_threads()->request(w);  // for the next preemption
+    w.preemptions.store(w.preemptions.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    klt& self = *w.klts.active;
+    const unsigned final_depth = leave_final_for_switch(w);
+    fiber* f = w.current_fiber;
+    if (w.current_task) e.policy_.on_task_suspend(w, *w.current_task);
+    f->task = w.current_task;
+    ++f->epoch;  // the worker's deque moves on without it, as after any suspension
+    f->klt_holder = &self;
+    w.current_fiber = nullptr;
+    w.current_task = nullptr;
+    w.preempted.push(f);
+    self.home = w.thread_ctx;  // where this thread goes when it next leaves the worker
+    e.stop_serving(w, self);
+    w.klts.active = spare;
+    spare->post(klt::command::take_over);
+    while (self.wait() != klt::command::resume) {
+    }
+    // The thread that woke us gave the worker back as it found it for us (engine_base::serve): our home,
+    // exception state, this fiber and task current. A resumption is a scheduling point: the next tick looks
+    // at a full interval.
+    e.start_serving(w, self);
+    w.become(f);
+    w.passed_scheduling_point();
+    observe_resume(w.id, w.current_task);
+    if (w.current_task) e.policy_.on_task_resume(w, *w.current_task);
+    reenter_final_after_switch(w, final_depth);
+    return true;
   }
 
   // ---------------------------------------------------------------- wait
@@ -373,6 +426,7 @@ class engine final : public engine_base {
       case after::hand_over: of(w).policy_.hand_over(w, *m.target, from); break;
       case after::run_root: next = m.frame; break;
       case after::preempted: w.preempted.push(from); break;
+      case after::klt_resume: break;  // only ever sent to a thread's own stack (engine_base::serve)
     }
     return schedule(w, next);
   }
@@ -476,8 +530,28 @@ class engine final : public engine_base {
         next = run_fresh(wp, *static_cast<frame*>(next));  // updates wp: the task may have moved this fiber
         continue;
       }
-      return resume_fiber(w, static_cast<fiber*>(next));
+      fiber* f = static_cast<fiber*>(next);
+      if (f->klt_holder) [[unlikely]] return hand_back(w, f);  // preempted under KLT-switching
+      return resume_fiber(w, f);
     }
+  }
+
+  // KLT-switching: resumes a task asleep with its kernel thread in a tick's handler (preempt_klt). This
+  // fiber goes home, to the calling thread's own stack, where engine_base::serve parks it, wakes that thread
+  // and sleeps as a spare. Returns (as resume_fiber) when the parked fiber is reused.
+  static ult::transfer hand_back(worker& w, fiber* held) {
+    fiber* self = w.current_fiber;
+    ++self->epoch;
+    w.current_fiber = nullptr;
+    w.current_task = nullptr;
+    switch_msg m;
+    m.w = &w;
+    m.from = self;
+    m.action = after::klt_resume;
+    m.resume = held;
+    ult::transfer t;
+    switch_with(w.thread_ctx, m, t);
+    return t;
   }
 
   // Switches to a suspended task; this (idle) fiber parks in the pool until it is reused.

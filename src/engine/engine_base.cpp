@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <mutex>
 
+#include "engine/klt.hpp"
 #include "engine/observe.hpp"
 #include "engine/switch_msg.hpp"
 #include "platform/sim_platform.hpp"
@@ -93,7 +94,12 @@ void engine_base::start() {
   if (cfg_.preempt) {
     std::vector<worker*> ws;
     for (auto& w : workers_) ws.push_back(w.get());
-    preempt_ = std::make_unique<preemption_timers>(cfg_.preempt_interval_ns, cfg_.preempt_timer, std::move(ws));
+    preempt_ = std::make_unique<preemption_timers>(cfg_.preempt_interval_ns, cfg_.preempt_timer, ws);
+    if (cfg_.preempt_klt) {
+      // A spare per worker from the start, so that the first tick finds one; more as ticks ask.
+      klts_ = std::make_unique<klt_creator>(this, &klt_spare_main, ws);
+      for (worker* w : ws) klts_->request(*w);
+    }
   }
   for (auto& w : workers_) {
     set_entry_points(*w);
@@ -120,6 +126,7 @@ void engine_base::stop() {
   idle_.wake_all();
   for (auto h : threads_) platform::os::join_thread(h);
   threads_.clear();
+  klts_.reset();  // the spares, asleep in their pools now that every worker has left
 }
 
 namespace {
@@ -129,8 +136,23 @@ struct caller_thread_state {
   void* alt_stack = nullptr;
   ult::context own;
   bool ready = false;
-  ~caller_thread_state() { ult::release_alt_stack(alt_stack); }
+  klt self;  // ROOST_PREEMPT=klt: this thread as one of worker 0's kernel threads (engine/klt.hpp)
+  ~caller_thread_state() {
+    platform::preempt::destroy(self.timer);
+    ult::release_alt_stack(alt_stack);
+  }
 };
+
+// ROOST_PREEMPT=klt: the calling thread's record, made once per thread, and its timer of the clock the
+// runtime's timer design ticks on.
+void ready_klt(klt& k, const ult::context& home, const resolved_options& cfg) {
+  k.home = home;
+  k.eh = ult::thread_eh_state();
+  k.tid = platform::preempt::this_thread_id();
+  const bool cpu_time = cfg.preempt_timer == preempt_timer_design::cputime;
+  if (k.timer.valid && k.timer.cpu_time != cpu_time) platform::preempt::destroy(k.timer);
+  if (!k.timer.valid) k.timer = platform::preempt::create_for_this_thread(cpu_time);
+}
 thread_local caller_thread_state t_caller;
 }  // namespace
 
@@ -154,7 +176,16 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // affinity comes back at return, or threads it starts later (an OpenMP team, say) would inherit one CPU.
   if (w.os_cpu >= 0 && platform::os::current_cpu() != w.os_cpu) w.bind_lent_thread();
   set_current_worker(&w);
-  if (preempt_) preempt_->arm_here(0);
+  klt* self = nullptr;
+  if (klts_) {
+    self = &ct.self;
+    ready_klt(*self, ct.own, cfg_);
+    w.klts.original = w.klts.active = self;
+    preempt_->check_mask_here(0);
+    start_serving(w, *self);
+  } else if (preempt_) {
+    preempt_->arm_here(0);
+  }
 
   fiber* first = w.fibers.get();
   // A tick in the root before it passes any entry point (a spin in its own code, or behind the inline
@@ -165,18 +196,17 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   boot.w = &w;
   boot.action = after::run_root;
   boot.frame = static_cast<detail::task_frame*>(root);
-  ult::transfer back;
-  const switch_msg& bye = switch_with(first->ctx, boot, back);
-  // Worker 0 found `done` set and switched back here with "park" (engine.hpp, leave_to_thread).
-  bye.from->ctx.fctx = back.fctx;
-  w.fibers.put(bye.from);
+  // Back when worker 0 found `done` set (engine.hpp, leave_to_thread), on this thread.
+  serve(w, self, first, boot);
   // Worker 0 has no sleep of its own between calls, where the others give back the stack pages of deep
   // tasks: at the end of the first call and of every 256th it looks at the four fibers it parked last (the
   // root's, and those of the last tasks it ran), so a program does not keep a deep recursion's pages for
   // long. A look reads each fiber's 4 KiB mark (ult/stack.hpp): made at every call it cost 0.56 us, against
   // 0.16 us for a whole call of fib(3) at one worker; a clock read to space the looks in time cost 0.02 us.
   if (roots_run_++ % 256 == 0) w.fibers.release_deep_pages(4);
-  if (preempt_) preempt_->disarm_here(0);  // before the thread is no worker: a tick after it finds no fiber
+  // Before the thread is no worker: a tick after it finds no fiber.
+  if (self) stop_serving(w, *self);
+  else if (preempt_) preempt_->disarm_here(0);
   set_current_worker(nullptr);
   detail::t_running_fiber = nullptr;
   w.release_lent_thread();
@@ -200,25 +230,127 @@ void engine_base::thread_main(unsigned id) {
   ult::adopt_thread_context(w.thread_ctx);
   if (platform::t_sim) platform::t_sim->describe_own_stack(w.thread_ctx);
   w.eh = ult::thread_eh_state();
-  if (preempt_) preempt_->arm_here(id);
+  klt self;  // ROOST_PREEMPT=klt: this thread as one of the worker's kernel threads (engine/klt.hpp)
+  if (klts_) {
+    ready_klt(self, w.thread_ctx, cfg_);
+    w.klts.original = w.klts.active = &self;
+    preempt_->check_mask_here(id);
+    start_serving(w, self);
+  } else if (preempt_) {
+    preempt_->arm_here(id);
+  }
 
-  // Enter the scheduling loop on a pooled fiber; it switches back here at shutdown.
+  // Enter the scheduling loop on a pooled fiber; at shutdown it comes back here, which parks the last fiber
+  // so that the pool can free it.
   fiber* first = w.fibers.get();
   w.become(first);
   switch_msg boot;  // from == nullptr: the thread context, nothing to do
   boot.w = &w;
-  ult::transfer back;
-  const switch_msg& bye = switch_with(first->ctx, boot, back);
-  // Shutdown: the last fiber switched back here with "park"; store it so the pool can free it.
-  bye.from->ctx.fctx = back.fctx;
-  w.fibers.put(bye.from);
+  serve(w, klts_ ? &self : nullptr, first, boot);
 
   // No tick may look at a fiber after the pool frees it: the timer goes first, then the thread's fiber.
-  if (preempt_) preempt_->destroy_here(id);
+  if (klts_) {
+    stop_serving(w, self);
+    platform::preempt::destroy(self.timer);
+  } else if (preempt_) {
+    preempt_->destroy_here(id);
+  }
   detail::t_running_fiber = nullptr;
   w.fibers.release_all();
   ult::release_alt_stack(alt);
   set_current_worker(nullptr);
+}
+
+// ---------------------------------------------------------------- KLT-switching (engine/klt.hpp)
+
+void engine_base::serve(worker& w, klt* self, fiber* first, switch_msg& boot) {
+  for (;;) {
+    if (!first) {  // a spare
+      if (!await_turn(w, *self)) return;
+      first = w.fibers.get();  // one is there: a tick hands the worker over only then (preempt_klt)
+      w.become(first);
+      boot = switch_msg{};
+      boot.w = &w;
+    }
+    ult::transfer back;
+    const switch_msg& bye = switch_with(first->ctx, boot, back);
+    bye.from->ctx.fctx = back.fctx;
+    fiber* held = bye.action == after::klt_resume ? bye.resume : nullptr;  // the message is on that fiber
+    w.fibers.put(bye.from);
+    // The worker leaves (a run's end, shutdown): here, if this is its own thread.
+    if (!self || (!held && self == w.klts.original)) return;
+    // Hand the worker over as the next thread left it: to the thread asleep with the task `held`, or, to
+    // leave, to the worker's own thread, a spare now (nothing is preempted once the worker leaves).
+    klt* next;
+    klt::command c;
+    if (held) {
+      next = held->klt_holder;
+      held->klt_holder = nullptr;
+      w.current_fiber = held;
+      w.current_task = held->task;
+      c = klt::command::resume;
+    } else {
+      next = w.klts.original;
+      if (!w.klts.remove(next))
+        platform::os::fatal("roost: ROOST_PREEMPT=klt", "a worker must leave on its own thread, which is not a spare");
+      w.current_fiber = nullptr;
+      w.current_task = nullptr;
+      c = klt::command::leave;
+    }
+    w.thread_ctx = next->home;
+    w.eh = next->eh;
+    stop_serving(w, *self);
+    detail::t_running_fiber = nullptr;
+    w.klts.give(self);  // before the post: from then on the pool is the next thread's
+    w.klts.active = next;
+    next->post(c);
+    first = nullptr;
+  }
+}
+
+bool engine_base::await_turn(worker& w, klt& k) {
+  for (;;) {
+    switch (k.wait()) {
+      case klt::command::take_over:
+        set_current_worker(&w);
+        w.eh = k.eh;
+        w.thread_ctx = k.home;  // its fctx is stored when the fiber we switch to arrives (on_arrival)
+        start_serving(w, k);
+        return true;
+      case klt::command::leave:
+      case klt::command::exit:
+        return false;
+      default:
+        break;
+    }
+  }
+}
+
+void engine_base::klt_spare_main(void* eng, worker& w, klt& k) {
+  auto& e = *static_cast<engine_base*>(eng);
+  void* alt = ult::install_alt_stack();
+  ult::context home;
+  ult::adopt_thread_context(home);
+  try {
+    ready_klt(k, home, e.cfg_);
+  } catch (...) {
+    // No timer for this thread: while it serves the worker, nothing on it is preempted.
+  }
+  platform::preempt::unblock_here();  // inherited from the creator
+  w.klts.add_new(&k);
+  switch_msg boot;
+  e.serve(w, &k, nullptr, boot);
+  platform::preempt::destroy(k.timer);
+  detail::t_running_fiber = nullptr;
+  set_current_worker(nullptr);
+  ult::release_alt_stack(alt);
+}
+
+void engine_base::start_serving(worker& w, klt& k) {
+  if (preempt_) preempt_->serve_from(w.id, k.timer);
+}
+void engine_base::stop_serving(worker& w, klt& k) {
+  if (preempt_) preempt_->unserve(w.id, k.timer);
 }
 
 std::uint64_t engine_base::preemptions() const {

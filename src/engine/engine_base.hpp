@@ -20,6 +20,8 @@
 
 namespace roost::engine {
 
+struct switch_msg;
+
 // What a simulated platform swaps between its sim threads: the engine's thread-locals (engine_base.cpp).
 platform::sim_platform::engine_tls sim_thread_locals();
 
@@ -83,6 +85,12 @@ class engine_base {
   std::uint64_t preempt_ticks_deferred() const;
   // The runtime's timers while ROOST_PREEMPT is on (the tick's handler passes a chained tick on), else null.
   preemption_timers* preemption() const { return preempt_.get(); }
+  // ROOST_PREEMPT=klt: the thread that starts spares for the workers' pools (engine/klt.hpp), else null.
+  klt_creator* klt_threads() const { return klts_.get(); }
+  // ROOST_PREEMPT=klt: kernel threads `k` starts or stops serving worker w: its timer, and the chained
+  // timer's record of whom to signal. Async-signal-safe (a preempted task's thread calls both in the tick).
+  void start_serving(worker& w, klt& k);
+  void stop_serving(worker& w, klt& k);
 
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();
@@ -98,6 +106,17 @@ class engine_base {
 
  private:
   void thread_main(unsigned id);
+  // From the calling thread's own stack: serves worker w from fiber `first`, entered with `boot` (from
+  // nullptr: first sleep as a spare until told to take over), until w leaves this thread for good. Under
+  // KLT-switching (self: this thread's record) the worker comes back here whenever this thread hands it to
+  // another one, and this thread then sleeps as a spare until it is handed the worker again; otherwise
+  // (self nullptr) only to leave. Parks the last fiber it comes back from.
+  void serve(worker& w, klt* self, fiber* first, switch_msg& boot);
+  // A spare asleep in w's pool: true when told to take over (the worker is this thread's then), false when
+  // told to leave or to exit.
+  bool await_turn(worker& w, klt& k);
+  // What a spare thread runs (klt_creator).
+  static void klt_spare_main(void* eng, worker& w, klt& k);
 
   resolved_options cfg_;
   std::shared_ptr<const topo::topology> topo_;
@@ -106,7 +125,8 @@ class engine_base {
   std::vector<std::unique_ptr<worker>> workers_;
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;
-  std::unique_ptr<preemption_timers> preempt_;  // ROOST_PREEMPT=signal: the workers' timers
+  std::unique_ptr<preemption_timers> preempt_;  // ROOST_PREEMPT=signal|klt: the workers' timers
+  std::unique_ptr<klt_creator> klts_;           // ROOST_PREEMPT=klt
   std::atomic<bool> stop_{false};
   std::uint64_t roots_run_ = 0;  // calls of run_root so far (serialised by runtime::run)
   const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);

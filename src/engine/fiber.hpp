@@ -12,6 +12,8 @@
 
 namespace roost::engine {
 
+struct klt;
+
 // fiber_abi (worker now running it, epoch) comes first: user code reads it inline (roost/detail/abi.hpp).
 // The record starts on a cache line (fiber_pool::create) and every field a switch touches lies in that
 // first line: the abi part, the task, the pool link and the saved context (ctx.fctx). The stack's bounds
@@ -22,6 +24,9 @@ struct fiber : detail::fiber_abi {
   ult::context ctx;
   ult::stack stk;
   fiber* next_preempted = nullptr;  // preempted_fifo link
+  // ROOST_PREEMPT=klt: the kernel thread asleep with this preempted task inside the tick's handler, which
+  // the worker wakes instead of switching to the fiber (engine/klt.hpp); nullptr otherwise.
+  klt* klt_holder = nullptr;
 };
 static_assert(sizeof(detail::fiber_abi) + 2 * sizeof(void*) + sizeof(ult::bctx::fcontext_t) <= 64,
               "a switch's fields of a fiber fit its first cache line");

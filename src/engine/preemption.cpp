@@ -42,18 +42,15 @@ void on_preempt_tick(void* ucontext) {
       // fallback for a task that runs a whole interval without one (digest §4.1); preempting tasks that
       // spawn and join anyway only reordered them, 5-10% of fib's time at 1 ms.
       w->sched_points_at_tick = points;
-    } else if (platform::preempt::in_system_library(ucontext) || !w->fibers.has_idle()) {
-      // A system library (its locks and per-thread state), or no pooled stack to schedule on without
-      // allocating here: the next tick tries again.
+    } else if (platform::preempt::in_system_library(ucontext)) {
+      // A system library (its locks and per-thread state): the next tick tries again.
       bump(w->ticks_deferred);
     } else {
       // From here the task's fiber is in the runtime again: a tick while we switch is deferred.
       set_off(*f, 1);
-      bump(w->preemptions);
-      // The kernel blocked the signal for the handler's duration; other tasks of this thread run before the
-      // handler returns, and must be preemptible too (digest §4.2).
-      platform::preempt::unblock_here();
-      w->preempt(*w);  // returns when the task is resumed, on this same thread
+      // Returns when the task is resumed, on this same thread; false if it could not be suspended now (no
+      // pooled stack to schedule on without allocating here, no spare thread): the next tick tries again.
+      if (!w->preempt(*w)) bump(w->ticks_deferred);
       set_off(*f, 0);
     }
   }
@@ -100,27 +97,35 @@ preemption_timers::~preemption_timers() {
 void preemption_timers::arm_here(unsigned id) {
   auto& t = timers_[id];
   const long tid = platform::preempt::this_thread_id();
-  const bool chained = design_ == preempt_timer_design::chained;
-  if (!chained || id == 0) {
+  if (design_ != preempt_timer_design::chained || id == 0) {
     if (t.valid && t.tid != tid) platform::preempt::destroy(t);  // worker 0, lent by another thread this time
     if (!t.valid) t = platform::preempt::create_for_this_thread(design_ == preempt_timer_design::cputime);
+  } else {
+    t.tid = tid;  // no timer of its own: the chain signals this thread
   }
-  if (platform::preempt::blocked_here()) {
-    if (id != 0) {
-      platform::preempt::unblock_here();  // a worker thread inherited its creator's mask: ours to set
-    } else {
-      static std::atomic<bool> said{false};
-      if (!said.exchange(true))
-        std::fprintf(stderr, "roost: ROOST_PREEMPT=signal: the thread calling runtime::run blocks SIGURG, the "
-                             "preemption signal; %s\n",
-                     design_ == preempt_timer_design::chained
-                         ? "under ROOST_PREEMPT_TIMER=chained every tick comes through it, so no task is "
-                           "preempted while it does"
-                         : "tasks on worker 0 are not preempted while it does");
-    }
+  check_mask_here(id);
+  arm_on_phase(id, t);
+}
+
+void preemption_timers::check_mask_here(unsigned id) {
+  if (!platform::preempt::blocked_here()) return;
+  if (id != 0) {
+    platform::preempt::unblock_here();  // a worker thread inherited its creator's mask: ours to set
+    return;
   }
-  if (chained) {
-    tids_[id].store(tid, std::memory_order_relaxed);  // reached by the chain from now on
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    std::fprintf(stderr, "roost: ROOST_PREEMPT: the thread calling runtime::run blocks SIGURG, the preemption "
+                         "signal; %s\n",
+                 design_ == preempt_timer_design::chained
+                     ? "under ROOST_PREEMPT_TIMER=chained every tick comes through it, so no task is preempted "
+                       "while it does"
+                     : "tasks on worker 0 are not preempted while it does");
+}
+
+void preemption_timers::arm_on_phase(unsigned id, const platform::preempt::thread_timer& t) {
+  if (design_ == preempt_timer_design::chained) {
+    tids_[id].store(t.tid, std::memory_order_relaxed);  // reached by the chain from now on
     if (id != 0) return;
   }
   // The first tick after now on this worker's phase: base + offset + k * interval.
@@ -129,6 +134,13 @@ void preemption_timers::arm_here(unsigned id) {
   const std::uint64_t phase0 = base_ns_ + offset;
   const std::uint64_t k = now > phase0 ? (now - phase0) / interval_ns_ + 1 : 1;
   platform::preempt::arm(t, phase0 + k * interval_ns_, interval_ns_);
+}
+
+void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t) { arm_on_phase(id, t); }
+
+void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t) {
+  platform::preempt::disarm(t);
+  if (design_ == preempt_timer_design::chained) tids_[id].store(0, std::memory_order_relaxed);
 }
 
 void preemption_timers::disarm_here(unsigned id) { platform::preempt::disarm(timers_[id]); }

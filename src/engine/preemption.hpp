@@ -19,7 +19,7 @@ struct worker;
 // The timer signal's handler body, on the interrupted thread.
 void on_preempt_tick(void* ucontext);
 
-// One runtime's timers (seed 003 §3.4, digest §4.4), in one of three designs (ROOST_PREEMPT_TIMER):
+// One runtime's timers (seed 003 §3.4, digest §4.4), in one of four designs (ROOST_PREEMPT_TIMER):
 //  - per-worker, aligned: a timer per worker, signalling its worker's thread; worker i's ticks fall i/n of
 //    the interval after worker 0's, so no two workers' ticks coincide and contend for the kernel's lock;
 //  - per-worker, naive: the same, all ticking at the same instants;
@@ -50,6 +50,15 @@ class preemption_timers {
   // On worker `id`'s thread, at its end.
   void destroy_here(unsigned id);
 
+  // ROOST_PREEMPT=klt, where a worker's kernel thread changes (engine/klt.hpp): each thread has a timer of
+  // its own, `t`, armed on worker `id`'s phase while it serves the worker. Async-signal-safe (a preempted
+  // task's thread calls them in the tick's handler).
+  void serve_from(unsigned id, const platform::preempt::thread_timer& t);
+  void unserve(unsigned id, const platform::preempt::thread_timer& t);
+  // On a thread about to serve worker `id`: a worker's thread that inherited a mask blocking the signal
+  // unblocks it; run's caller (id 0) is warned once instead (its mask is the program's).
+  void check_mask_here(unsigned id);
+
   std::uint64_t interval_ns() const { return interval_ns_; }
   preempt_timer_design design() const { return design_; }
 
@@ -58,6 +67,10 @@ class preemption_timers {
   void pass_on(unsigned from);
 
  private:
+  // Arms `t` (signalling thread `t.tid`) for worker id's phase; in the chained design, records the thread
+  // as the one to signal for worker id, and arms only worker 0's.
+  void arm_on_phase(unsigned id, const platform::preempt::thread_timer& t);
+
   std::uint64_t interval_ns_;
   preempt_timer_design design_;
   std::uint64_t base_ns_;  // the instant worker 0's ticks are aligned to

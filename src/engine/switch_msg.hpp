@@ -19,6 +19,7 @@ enum class after : std::uint8_t {
   hand_over,  // the left fiber is a task moving to worker `target`: the policy delivers it there
   run_root,   // the left context is a caller's own stack (engine_base::run_root): run `frame` first
   preempted,  // the left fiber is a task a timer tick suspended: queue it on this worker (preemption.cpp)
+  klt_resume,  // to a thread's own stack (KLT-switching): park the left fiber, wake `resume`'s thread
 };
 
 // Every receiver reads w, from and action. The other fields are read only for the action (or the kind of
@@ -34,6 +35,7 @@ struct switch_msg {
   detail::task_frame* frame;        // publish, run_root
   detail::group_state* group;       // wait_join
   worker* target;                   // hand_over
+  fiber* resume;                    // klt_resume: a task asleep with its kernel thread (engine/klt.hpp)
 };
 
 // Switches from the current context of `m.w` to `to`; on return, the message that brought us back.

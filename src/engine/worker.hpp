@@ -1,10 +1,11 @@
-// A worker: one OS thread, its deque, its pools, and what it is running now.
+// A worker: one OS thread (under ROOST_PREEMPT=klt, one at a time: engine/klt.hpp), its deque, its pools, and what it is running now.
 #pragma once
 #include <atomic>
 #include <cstdint>
 
 #include "engine/fiber.hpp"
 #include "engine/frame_pool.hpp"
+#include "engine/klt.hpp"
 #include "platform/platform.hpp"
 #include "roost/data.hpp"
 #include "roost/detail/abi.hpp"
@@ -37,11 +38,14 @@ struct alignas(64) worker : detail::worker_abi {
 
   ult::context thread_ctx;  // the OS thread's own stack: where the worker returns at shutdown
 
-  // Preemption (engine/preemption.cpp), while ROOST_PREEMPT is on. preempt: engine<P>::preempt, which
-  // suspends the running task from the timer signal's handler; nullptr while preemption is off. The FIFO
-  // and the counters are this worker's thread's alone (the counters are read by others once it is idle).
-  void (*preempt)(worker&) = nullptr;
+  // Preemption (engine/preemption.cpp), while ROOST_PREEMPT is on. preempt: engine<P>::preempt_signal or
+  // preempt_klt, which suspends the running task from the timer signal's handler (false: it cannot now, the
+  // tick is deferred); nullptr while preemption is off. The FIFO and the counters are this worker's thread's
+  // alone (the counters are read by others once it is idle). klts: the kernel threads that serve this worker
+  // under ROOST_PREEMPT=klt (engine/klt.hpp); unused otherwise.
+  bool (*preempt)(worker&) = nullptr;
   preempted_fifo preempted;
+  klt_pool klts;
   std::atomic<std::uint64_t> preemptions{0};  // tasks suspended by a tick
   std::atomic<std::uint64_t> ticks_deferred{0};  // ticks that found the runtime's or a system library's code
   // The scheduling-point count (worker_abi::sched_points) at this worker's last tick: a tick preempts only a
@@ -81,7 +85,8 @@ struct alignas(64) worker : detail::worker_abi {
   // worker's, which cannot make room. (The 3x heat2d slowdowns once blamed on this were the VM placing its
   // vCPUs far apart: bench/common/machine_state.hpp; ROOST_BIND=false did not change them.)
   void bind_lent_thread() {
-    if (lent_bound || os_cpu < 0 || !leave_when) return;
+    // Under KLT-switching only the lent thread itself: a spare's affinity is not the caller's to get back.
+    if (lent_bound || os_cpu < 0 || !leave_when || klts.active != klts.original) return;
     lent_affinity = platform::os::save_affinity();
     platform::os::pin_this_thread(os_cpu);
     lent_bound = true;
