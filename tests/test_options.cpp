@@ -293,22 +293,25 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
   EXPECT_FALSE(r.preempt);
   EXPECT_EQ(r.preempt_interval_ns, 1'000'000u);
   EXPECT_EQ(r.preempt_timer, roost::preempt_timer_design::aligned);
+  EXPECT_FALSE(r.preempt_klt);
   {
     scoped_env e("ROOST_PREEMPT", "Signal");
     EXPECT_TRUE(roost::resolve({}).preempt);
+    EXPECT_FALSE(roost::resolve({}).preempt_klt);
+  }
+  {
+    scoped_env e("ROOST_PREEMPT", "KLT");
+    EXPECT_TRUE(roost::resolve({}).preempt);
+    EXPECT_TRUE(roost::resolve({}).preempt_klt);
   }
   {
     scoped_env e("ROOST_PREEMPT", "always");
-    expect_mentions(error_of({}), {"ROOST_PREEMPT='always'", "off", "signal"});
+    expect_mentions(error_of({}), {"ROOST_PREEMPT='always'", "off", "signal", "klt"});
   }
-  {
-    scoped_env e("ROOST_PREEMPT", "klt");  // named by the thesis, not built yet: refused, not ignored
-    expect_mentions(error_of({}), {"ROOST_PREEMPT='klt'", "not implemented", "off", "signal"});
-  }
-  {
-    scoped_env e("ROOST_PREEMPT", "signal");
+  for (const char* mode : {"signal", "klt"}) {
+    scoped_env e("ROOST_PREEMPT", mode);
     scoped_env p("ROOST_PLATFORM", "sim");
-    expect_mentions(error_of({}), {"ROOST_PREEMPT='signal'", "native platform"});
+    expect_mentions(error_of({}), {"ROOST_PREEMPT='" + std::string(mode) + "'", "native platform"});
   }
   for (const char* bad : {"0", "0ms", "-1ms", "1", "ms", "abc", "10us", "11s", "1 ms", "1.5.2ms", "1msx", "1e3us"}) {
     scoped_env e("ROOST_PREEMPT_INTERVAL", bad);

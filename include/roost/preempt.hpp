@@ -1,12 +1,23 @@
-// Preemption of long-running tasks (ROOST_PREEMPT=signal; seed 003 ch. 3, "signal-yield").
+// Preemption of long-running tasks (ROOST_PREEMPT=signal|klt; seed 003 ch. 3).
 //
 // roost's tasks are user-level threads that switch only at scheduling points: a spawn, a wait, a task's
 // end. A task that spins until another task acts (a flag set by a later sibling, a busy barrier in a
 // nested library) never reaches one, so the task it waits for may never run on its worker, and with as
-// many spinners as workers the program hangs. With ROOST_PREEMPT=signal each worker's timer ticks every
-// ROOST_PREEMPT_INTERVAL (1ms); a tick that finds a task in its own code suspends it, queues it behind the
-// worker's other work, and the worker schedules. The task resumes later on the same worker (the same OS
-// thread), by returning from the tick: nothing it sees changes but the time.
+// many spinners as workers the program hangs. With ROOST_PREEMPT on, each worker's timer ticks every
+// ROOST_PREEMPT_INTERVAL (1ms); a tick that finds a task in its own code, with no scheduling point since
+// the previous tick, suspends it, queues it behind the worker's other work, and the worker schedules. The
+// task resumes later on the same worker, by returning from the tick: nothing it sees changes but the time.
+// How it is suspended is the thesis's thread type (digest §4.6), the runtime's default by ROOST_PREEMPT and
+// a task's own by roost::preempt_as (below):
+//  * signal-yield (ROOST_PREEMPT=signal): the worker's kernel thread switches to its scheduler and runs the
+//    worker's next tasks; the task resumes on the same kernel thread. The cheaper type. The next tasks see
+//    the thread's thread_local values as the preempted task left them (and may change them under it), and
+//    a lock it holds is held by their thread too;
+//  * KLT-switching (ROOST_PREEMPT=klt): the task keeps its kernel thread, which sleeps with it while a
+//    spare kernel thread serves the worker, and wakes when the worker comes to the task again. Its
+//    thread_local values and errno stay its own, a recursive or error-checking lock it holds is not the
+//    next tasks' to take, and it unlocks on the thread that locked. Each preemption costs two futex
+//    hand-overs more (roost-bench --preempt-cost), and a kernel thread per task preempted at once.
 //
 // A tick is deferred, to the next one, while the task is in:
 //  * the runtime's own code (a spawn, a wait, a numa_alloc, per_worker::local, entering or leaving a
@@ -20,18 +31,69 @@
 // What code must not do under preemption, as with any preemptive M:N threads (digest §4.6):
 //  * hold a lock that another task of the program takes, outside a non_preemptible region: a task
 //    preempted while holding it, and a task of the same worker that then blocks on it, block that
-//    worker's OS thread for good. Wrap such critical sections in non_preemptible, or use a lock that
-//    yields to the runtime;
+//    worker's OS thread for good (under either type: KLT-switching only makes the blocked thread another
+//    one). Wrap such critical sections in non_preemptible, or use a lock that yields to the runtime;
 //  * read, then write back, a per_worker element across a point where it could be preempted: another task
 //    of the same worker may update the element in between. Do it inside non_preemptible.
 // An interrupted system call is restarted (SA_RESTART) where the kernel allows it; those it never restarts
 // (poll, epoll_wait, nanosleep and the others signal(7) lists) return EINTR as they would for any signal.
-// The signal is SIGURG: a program with its own SIGURG handler cannot use ROOST_PREEMPT=signal (a
-// config_error says so), and a thread calling runtime::run with SIGURG blocked is warned once.
+// The signal is SIGURG: a program with its own SIGURG handler cannot use ROOST_PREEMPT (a config_error says
+// so), and a thread calling runtime::run with SIGURG blocked is warned once.
 #pragma once
+#include <cstdint>
+
 #include "roost/detail/abi.hpp"
 
 namespace roost {
+
+// The thesis's three thread types (seed 003 §3.3, digest §4.6).
+enum class preemption : std::uint8_t {
+  off,     // never preempted (as roost::non_preemptible)
+  signal,  // signal-yield
+  klt,     // KLT-switching
+};
+
+namespace detail {
+// Out of line (src/api/preempt.cpp): warns once when a task asks for a type of preemption from a runtime
+// that does not preempt (ROOST_PREEMPT=off: no timer ticks, so the choice cannot take effect).
+void note_preempt_choice(fiber_abi* f, preemption how) noexcept;
+}  // namespace detail
+
+// While it lives, the task that made it is preempted as `how` says, whatever the runtime's default: a task
+// that calls code relying on its kernel thread (thread_local state, a lock held across a long wait) asks for
+// klt under a runtime that uses signal, a hot loop that must not pay for a switch asks for off. It applies
+// to the task's own code in its scope; a child it spawns there runs with the runtime's default unless it
+// runs inline on the task's stack. Nests (the innermost wins); outside a task, nothing. Under
+// ROOST_PREEMPT=off no task is ever preempted: asking for signal or klt there is told once, on stderr.
+class preempt_as {
+ public:
+  explicit preempt_as(preemption how) noexcept : f_(detail::running_fiber()), how_(how) {
+    if (!f_) return;
+    if (how_ == preemption::off) {
+      f_->preempt_off.store(f_->preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    } else {
+      detail::note_preempt_choice(f_, how_);
+      saved_ = f_->preempt_kind.load(std::memory_order_relaxed);
+      f_->preempt_kind.store(how_ == preemption::signal ? 1 : 2, std::memory_order_relaxed);
+    }
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the store
+  }
+  ~preempt_as() {
+    if (!f_) return;
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below this one
+    if (how_ == preemption::off)
+      f_->preempt_off.store(f_->preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    else
+      f_->preempt_kind.store(saved_, std::memory_order_relaxed);
+  }
+  preempt_as(const preempt_as&) = delete;
+  preempt_as& operator=(const preempt_as&) = delete;
+
+ private:
+  detail::fiber_abi* f_;  // the scope lives on the task's stack: the same fiber at both ends
+  preemption how_;
+  std::uint8_t saved_ = 0;
+};
 
 // While it lives, the task that made it is not preempted (a critical section under a lock other tasks
 // take, a read-modify-write of a per_worker element). Nests; costs two stores; outside a task, nothing.

@@ -66,6 +66,8 @@ class engine final : public engine_base {
                       : w.inline_path == detail::spawn_path::inline_join     ? detail::spawn_path::inline_join_marked
                                                                              : detail::spawn_path::engine;
       w.preempt = config().preempt_klt ? &preempt_klt : &preempt_signal;
+      w.preempt_by[0] = &preempt_signal;
+      w.preempt_by[1] = &preempt_klt;
     }
   }
 

@@ -95,11 +95,12 @@ void engine_base::start() {
     std::vector<worker*> ws;
     for (auto& w : workers_) ws.push_back(w.get());
     preempt_ = std::make_unique<preemption_timers>(cfg_.preempt_interval_ns, cfg_.preempt_timer, ws);
-    if (cfg_.preempt_klt) {
-      // A spare per worker from the start, so that the first tick finds one; more as ticks ask.
-      klts_ = std::make_unique<klt_creator>(this, &klt_spare_main, ws);
+    // Spares for the tasks preempted by KLT-switching, by default or by their own choice (roost::preempt_as):
+    // under ROOST_PREEMPT=klt one per worker from the start, so that the first tick finds one; more as ticks
+    // ask.
+    klts_ = std::make_unique<klt_creator>(this, &klt_spare_main, ws);
+    if (cfg_.preempt_klt)
       for (worker* w : ws) klts_->request(*w);
-    }
   }
   for (auto& w : workers_) {
     set_entry_points(*w);
@@ -136,15 +137,15 @@ struct caller_thread_state {
   void* alt_stack = nullptr;
   ult::context own;
   bool ready = false;
-  klt self;  // ROOST_PREEMPT=klt: this thread as one of worker 0's kernel threads (engine/klt.hpp)
+  klt self;  // while preemption is on: this thread as one of worker 0's kernel threads (engine/klt.hpp)
   ~caller_thread_state() {
     platform::preempt::destroy(self.timer);
     ult::release_alt_stack(alt_stack);
   }
 };
 
-// ROOST_PREEMPT=klt: the calling thread's record, made once per thread, and its timer of the clock the
-// runtime's timer design ticks on.
+// While preemption is on: the calling thread's record, and its timer, on the clock the runtime's timer design
+// ticks on (made once per thread and clock).
 void ready_klt(klt& k, const ult::context& home, const resolved_options& cfg) {
   k.home = home;
   k.eh = ult::thread_eh_state();
@@ -176,15 +177,13 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // affinity comes back at return, or threads it starts later (an OpenMP team, say) would inherit one CPU.
   if (w.os_cpu >= 0 && platform::os::current_cpu() != w.os_cpu) w.bind_lent_thread();
   set_current_worker(&w);
-  klt* self = nullptr;
-  if (klts_) {
+  klt* self = nullptr;  // while preemption is on: this thread as one of worker 0's (engine/klt.hpp)
+  if (preempt_) {
     self = &ct.self;
     ready_klt(*self, ct.own, cfg_);
     w.klts.original = w.klts.active = self;
     preempt_->check_mask_here(0);
     start_serving(w, *self);
-  } else if (preempt_) {
-    preempt_->arm_here(0);
   }
 
   fiber* first = w.fibers.get();
@@ -206,7 +205,6 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   if (roots_run_++ % 256 == 0) w.fibers.release_deep_pages(4);
   // Before the thread is no worker: a tick after it finds no fiber.
   if (self) stop_serving(w, *self);
-  else if (preempt_) preempt_->disarm_here(0);
   set_current_worker(nullptr);
   detail::t_running_fiber = nullptr;
   w.release_lent_thread();
@@ -230,14 +228,12 @@ void engine_base::thread_main(unsigned id) {
   ult::adopt_thread_context(w.thread_ctx);
   if (platform::t_sim) platform::t_sim->describe_own_stack(w.thread_ctx);
   w.eh = ult::thread_eh_state();
-  klt self;  // ROOST_PREEMPT=klt: this thread as one of the worker's kernel threads (engine/klt.hpp)
-  if (klts_) {
+  klt self;  // while preemption is on: this thread as one of the worker's kernel threads (engine/klt.hpp)
+  if (preempt_) {
     ready_klt(self, w.thread_ctx, cfg_);
     w.klts.original = w.klts.active = &self;
     preempt_->check_mask_here(id);
     start_serving(w, self);
-  } else if (preempt_) {
-    preempt_->arm_here(id);
   }
 
   // Enter the scheduling loop on a pooled fiber; at shutdown it comes back here, which parks the last fiber
@@ -246,14 +242,12 @@ void engine_base::thread_main(unsigned id) {
   w.become(first);
   switch_msg boot;  // from == nullptr: the thread context, nothing to do
   boot.w = &w;
-  serve(w, klts_ ? &self : nullptr, first, boot);
+  serve(w, preempt_ ? &self : nullptr, first, boot);
 
   // No tick may look at a fiber after the pool frees it: the timer goes first, then the thread's fiber.
-  if (klts_) {
+  if (preempt_) {
     stop_serving(w, self);
     platform::preempt::destroy(self.timer);
-  } else if (preempt_) {
-    preempt_->destroy_here(id);
   }
   detail::t_running_fiber = nullptr;
   w.fibers.release_all();

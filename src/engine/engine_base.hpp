@@ -85,9 +85,9 @@ class engine_base {
   std::uint64_t preempt_ticks_deferred() const;
   // The runtime's timers while ROOST_PREEMPT is on (the tick's handler passes a chained tick on), else null.
   preemption_timers* preemption() const { return preempt_.get(); }
-  // ROOST_PREEMPT=klt: the thread that starts spares for the workers' pools (engine/klt.hpp), else null.
+  // While preemption is on: the thread that starts spares for the workers' pools (engine/klt.hpp).
   klt_creator* klt_threads() const { return klts_.get(); }
-  // ROOST_PREEMPT=klt: kernel threads `k` starts or stops serving worker w: its timer, and the chained
+  // While preemption is on, kernel thread `k` starts or stops serving worker w: its timer, and the chained
   // timer's record of whom to signal. Async-signal-safe (a preempted task's thread calls both in the tick).
   void start_serving(worker& w, klt& k);
   void stop_serving(worker& w, klt& k);
@@ -126,7 +126,7 @@ class engine_base {
   std::vector<platform::os::thread_handle> threads_;
   idle_state idle_;
   std::unique_ptr<preemption_timers> preempt_;  // ROOST_PREEMPT=signal|klt: the workers' timers
-  std::unique_ptr<klt_creator> klts_;           // ROOST_PREEMPT=klt
+  std::unique_ptr<klt_creator> klts_;           // ROOST_PREEMPT=signal|klt
   std::atomic<bool> stop_{false};
   std::uint64_t roots_run_ = 0;  // calls of run_root so far (serialised by runtime::run)
   const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);

@@ -50,7 +50,10 @@ void on_preempt_tick(void* ucontext) {
       set_off(*f, 1);
       // Returns when the task is resumed, on this same thread; false if it could not be suspended now (no
       // pooled stack to schedule on without allocating here, no spare thread): the next tick tries again.
-      if (!w->preempt(*w)) bump(w->ticks_deferred);
+      // The task's own choice of thread type (roost::preempt_as), else the runtime's.
+      const std::uint8_t kind = f->preempt_kind.load(std::memory_order_relaxed);
+      bool (*preempt)(worker&) = kind == 1 ? w->preempt_by[0] : kind == 2 ? w->preempt_by[1] : w->preempt;
+      if (!preempt(*w)) bump(w->ticks_deferred);
       set_off(*f, 0);
     }
   }
@@ -63,7 +66,6 @@ preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_de
       design_(design),
       base_ns_(platform::native_platform::now_ns()),
       workers_(std::move(workers)),
-      timers_(workers_.size()),
       tids_(new std::atomic<long>[workers_.size()]),
       chain_seen_(new std::atomic<std::uint64_t>[workers_.size()]) {
   for (std::size_t i = 0; i < workers_.size(); ++i) {
@@ -89,23 +91,7 @@ void preemption_timers::pass_on(unsigned from) {
   }
 }
 
-preemption_timers::~preemption_timers() {
-  for (auto& t : timers_) platform::preempt::destroy(t);  // worker 0's; the others' threads did theirs
-  platform::preempt::uninstall();
-}
-
-void preemption_timers::arm_here(unsigned id) {
-  auto& t = timers_[id];
-  const long tid = platform::preempt::this_thread_id();
-  if (design_ != preempt_timer_design::chained || id == 0) {
-    if (t.valid && t.tid != tid) platform::preempt::destroy(t);  // worker 0, lent by another thread this time
-    if (!t.valid) t = platform::preempt::create_for_this_thread(design_ == preempt_timer_design::cputime);
-  } else {
-    t.tid = tid;  // no timer of its own: the chain signals this thread
-  }
-  check_mask_here(id);
-  arm_on_phase(id, t);
-}
+preemption_timers::~preemption_timers() { platform::preempt::uninstall(); }
 
 void preemption_timers::check_mask_here(unsigned id) {
   if (!platform::preempt::blocked_here()) return;
@@ -129,7 +115,7 @@ void preemption_timers::arm_on_phase(unsigned id, const platform::preempt::threa
     if (id != 0) return;
   }
   // The first tick after now on this worker's phase: base + offset + k * interval.
-  const std::uint64_t offset = design_ == preempt_timer_design::aligned ? interval_ns_ * id / timers_.size() : 0;
+  const std::uint64_t offset = design_ == preempt_timer_design::aligned ? interval_ns_ * id / workers_.size() : 0;
   const std::uint64_t now = platform::native_platform::now_ns();
   const std::uint64_t phase0 = base_ns_ + offset;
   const std::uint64_t k = now > phase0 ? (now - phase0) / interval_ns_ + 1 : 1;
@@ -141,13 +127,6 @@ void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_
 void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t) {
   platform::preempt::disarm(t);
   if (design_ == preempt_timer_design::chained) tids_[id].store(0, std::memory_order_relaxed);
-}
-
-void preemption_timers::disarm_here(unsigned id) { platform::preempt::disarm(timers_[id]); }
-
-void preemption_timers::destroy_here(unsigned id) {
-  tids_[id].store(0, std::memory_order_relaxed);
-  platform::preempt::destroy(timers_[id]);
 }
 
 }  // namespace roost::engine

@@ -33,8 +33,7 @@ void on_preempt_tick(void* ucontext);
 //    worker is never ticked, and the kernel checks these timers at its own scheduler tick, so they add no
 //    interrupt: on a VM, where a timer interrupt costs ~15 us, the only design whose cost does not show
 //    (roost-bench --preempt-timers). Its ticks come at the kernel's tick granularity (CONFIG_HZ).
-// Each timer is touched only by its worker's thread (worker 0's by the thread calling run, one at a time);
-// between two runs worker 0's is disarmed, so in the chained design nothing ticks then.
+// Between two runs worker 0's timer is disarmed, so in the chained design nothing ticks then.
 class preemption_timers {
  public:
   // workers: the runtime's, by id; they outlive this object's last tick.
@@ -42,17 +41,12 @@ class preemption_timers {
   ~preemption_timers();
   preemption_timers(const preemption_timers&) = delete;
 
-  // On worker `id`'s thread: makes its timer if this thread has none yet, and arms it.
-  void arm_here(unsigned id);
-  // On worker `id`'s thread: stops its ticks (worker 0 at the end of a run: the caller's thread is not a
-  // worker between runs, and its system calls must not be interrupted then).
-  void disarm_here(unsigned id);
-  // On worker `id`'s thread, at its end.
-  void destroy_here(unsigned id);
-
-  // ROOST_PREEMPT=klt, where a worker's kernel thread changes (engine/klt.hpp): each thread has a timer of
-  // its own, `t`, armed on worker `id`'s phase while it serves the worker. Async-signal-safe (a preempted
-  // task's thread calls them in the tick's handler).
+  // A kernel thread starts or stops serving worker `id`; `t` is that thread's own timer, which signals it,
+  // armed on the worker's phase while the thread serves. Every thread that serves a worker has a timer of
+  // its own: under KLT-switching a worker moves between threads (engine/klt.hpp), and a timer signals only
+  // the thread it was made for. In the chained design only the thread serving worker 0 is armed; the
+  // others are recorded as the ones the chain signals. Async-signal-safe (a task's thread calls both in a
+  // tick's handler); unserve also ends worker 0's ticks at the end of a run, when its thread is no worker.
   void serve_from(unsigned id, const platform::preempt::thread_timer& t);
   void unserve(unsigned id, const platform::preempt::thread_timer& t);
   // On a thread about to serve worker `id`: a worker's thread that inherited a mask blocking the signal
@@ -75,7 +69,6 @@ class preemption_timers {
   preempt_timer_design design_;
   std::uint64_t base_ns_;  // the instant worker 0's ticks are aligned to
   std::vector<worker*> workers_;
-  std::vector<platform::preempt::thread_timer> timers_;
   // Chained: each worker's thread id while its thread runs (0 otherwise), and the scheduling points the
   // chain saw there at its last look. Written by the worker's thread and by the chain's handlers.
   std::unique_ptr<std::atomic<long>[]> tids_;

@@ -44,6 +44,7 @@ struct alignas(64) worker : detail::worker_abi {
   // alone (the counters are read by others once it is idle). klts: the kernel threads that serve this worker
   // under ROOST_PREEMPT=klt (engine/klt.hpp); unused otherwise.
   bool (*preempt)(worker&) = nullptr;
+  bool (*preempt_by[2])(worker&) = {nullptr, nullptr};  // signal-yield, KLT-switching (roost::preempt_as)
   preempted_fifo preempted;
   klt_pool klts;
   std::atomic<std::uint64_t> preemptions{0};  // tasks suspended by a tick

@@ -99,6 +99,9 @@ struct fiber_abi : job {
   // in the runtime (1) and is at 0 only inside a task's body. Written by its own thread only, read by that
   // thread's signal handler: relaxed loads and stores (plain moves) with signal fences, never an RMW.
   std::atomic<std::uint32_t> preempt_off{1};
+  // How a tick preempts this fiber's task (roost::preempt_as): 0 as the runtime's ROOST_PREEMPT says, 1 by
+  // signal-yield, 2 by KLT-switching. Written and read as preempt_off is.
+  std::atomic<std::uint8_t> preempt_kind{0};
 };
 
 // Brackets one inline deque operation of a marked path (a no-op unless Marked): the worker's scheduling-point
