@@ -23,7 +23,7 @@ constexpr std::size_t kMaxPagesPerRegion = 256;
 }  // namespace
 
 numa_policy::numa_policy(engine::engine_base& e)
-    : policy_base(e), vicinity_(e.config().numa_vicinity), deal_by_writes_(e.config().numa_deal_writes) {
+    : policy_base(e), deal_by_writes_(e.config().numa_deal_writes), vicinity_(e.config().numa_vicinity) {
   const auto& tp = e.topology();
   num_nodes_ = std::max(1u, tp.num_numa_nodes());
   const unsigned n = e.num_workers();
