@@ -226,15 +226,17 @@ TEST(PreemptThread, APreemptedTaskResumesOnItsOwnThreadWithItsLockAndThreadLocal
 
 // What a task that spins until its next sibling ran sees across its preemption: whether it resumed on its
 // thread, with its thread_local value; whether the sibling ran on the same thread, and could take a
-// recursive mutex the spinner holds; what unlocking an error-checking mutex it locked returned. `how`: the
-// spinner's own choice of type (roost::preempt_as), or none.
+// recursive mutex or a std::mutex the spinner holds; what unlocking an error-checking mutex it locked
+// returned. `how`: the spinner's own choice of type (roost::preempt_as), or none.
 struct thread_state {
-  bool same_thread = false, same_tls = false, sibling_same_thread = true, sibling_took_it = true;
+  bool same_thread = false, same_tls = false, sibling_same_thread = true, sibling_took_it = true,
+       sibling_took_plain = true;
   int unlock_status = -1;
 };
 thread_state across_a_preemption(roost::runtime& rt, std::optional<roost::preemption> how, bool sibling_tries_lock = true) {
   static thread_local int tls = 0;
   std::recursive_mutex rm;
+  std::mutex m;
   pthread_mutex_t em;
   pthread_mutexattr_t attr;
   pthread_mutexattr_init(&attr);
@@ -251,6 +253,7 @@ thread_state across_a_preemption(roost::runtime& rt, std::optional<roost::preemp
       tls = 42;
       spinner_thread = std::this_thread::get_id();
       std::lock_guard<std::recursive_mutex> lk(rm);
+      std::lock_guard<std::mutex> plain(m);
       pthread_mutex_lock(&em);
       spin_until(flag);
       st.same_thread = std::this_thread::get_id() == spinner_thread;
@@ -262,6 +265,8 @@ thread_state across_a_preemption(roost::runtime& rt, std::optional<roost::preemp
       st.sibling_same_thread = std::this_thread::get_id() == spinner_thread;
       st.sibling_took_it = sibling_tries_lock && rm.try_lock();
       if (st.sibling_took_it) rm.unlock();
+      st.sibling_took_plain = sibling_tries_lock && m.try_lock();
+      if (st.sibling_took_plain) m.unlock();
       flag.store(1, std::memory_order_release);
     });
     g.wait();
@@ -288,6 +293,7 @@ TEST(PreemptThread, KltSwitchingKeepsAPreemptedTasksThreadLocalsAndLocksItsOwn) 
       EXPECT_TRUE(st.same_tls) << where;
       EXPECT_FALSE(st.sibling_same_thread) << where;
       EXPECT_FALSE(st.sibling_took_it) << where << ": the next task took a lock the preempted one holds";
+      EXPECT_FALSE(st.sibling_took_plain) << where << ": the next task took a std::mutex the preempted one holds";
       EXPECT_EQ(st.unlock_status, 0) << where;
     }
     EXPECT_GE(rt.preemptions(), 3u);

@@ -74,15 +74,18 @@ struct switch_log {
       stamp.store(t, std::memory_order_relaxed);
     }
   }
-  // The median, leaving out the first 8 (a start-up's switches: creating the second side, first faults).
-  double median_us() {
-    std::vector<std::uint64_t> g(gaps.begin() + 8, gaps.begin() + static_cast<long>(count + 8));
-    std::sort(g.begin(), g.end());
-    return g.empty() ? 0 : static_cast<double>(g[g.size() / 2]) / 1e3;
+  // The gaps, leaving out the first 8 (a start-up's switches: creating the second side, first faults).
+  std::vector<std::uint64_t> kept() const {
+    return std::vector<std::uint64_t>(gaps.begin() + 8, gaps.begin() + static_cast<long>(count + 8));
   }
 };
 
-double pthreads_cost(std::size_t n, int cpu) {
+double median_us(std::vector<std::uint64_t> g) {
+  std::sort(g.begin(), g.end());
+  return g.empty() ? 0 : static_cast<double>(g[g.size() / 2]) / 1e3;
+}
+
+std::vector<std::uint64_t> pthreads_gaps(std::size_t n, int cpu) {
   switch_log log(n);
   auto side = [&](int me) {
     cpu_set_t set;
@@ -94,10 +97,10 @@ double pthreads_cost(std::size_t n, int cpu) {
   std::thread a(side, 0), b(side, 1);
   a.join();
   b.join();
-  return log.median_us();
+  return log.kept();
 }
 
-double roost_cost(std::size_t n, const char* mode) {
+std::vector<std::uint64_t> roost_gaps(std::size_t n, const char* mode) {
   roost::options o;
   o.scheduler = "ws-help";  // both tasks queued before either spins: every switch goes through the FIFO
   o.workers = 1;
@@ -111,7 +114,7 @@ double roost_cost(std::size_t n, const char* mode) {
     g.run([&] { log.spin_as(1); });
     g.wait();
   });
-  return log.median_us();
+  return log.kept();
 }
 
 // The barrier case; returns the seconds it took, or -1 if it did not finish within `bound_s` (run in a
@@ -258,15 +261,23 @@ int preempt_timers(int rounds) {
 }
 
 int preempt_cost(int count) {
-  const std::size_t n = static_cast<std::size_t>(count);
-  std::printf("Preemption cost, two spinning threads on one core, median of %zu preemptions (seed 003 Table 3.1 "
-              "method)\n",
-              n);
-  const double p = pthreads_cost(n, 0);
+  // In interleaved rounds, so that the three meet the same load on a shared machine (a VM's neighbours moved
+  // the pthreads figure from 19 to 33 us between two runs of a minute).
+  constexpr int kRounds = 5;
+  const std::size_t n = static_cast<std::size_t>(std::max(count / kRounds, 1));
+  std::printf("Preemption cost, two spinning threads on one core, median of %zu preemptions in %d interleaved "
+              "rounds (seed 003 Table 3.1 method)\n",
+              n * kRounds, kRounds);
+  std::vector<std::uint64_t> gaps[3];
+  for (int r = 0; r < kRounds; ++r) {
+    auto add = [](std::vector<std::uint64_t>& to, const std::vector<std::uint64_t>& g) { to.insert(to.end(), g.begin(), g.end()); };
+    add(gaps[0], pthreads_gaps(n, 0));
+    add(gaps[1], roost_gaps(n, "signal"));
+    add(gaps[2], roost_gaps(n, "klt"));
+  }
+  const double p = median_us(gaps[0]), s = median_us(gaps[1]), k = median_us(gaps[2]);
   std::printf("  pthreads (kernel time slice)          %8.2f us\n", p);
-  const double s = roost_cost(n, "signal");
   std::printf("  signal-yield (ROOST_PREEMPT=signal)   %8.2f us   %.2fx pthreads (goal: at most 1.3x)\n", s, s / p);
-  const double k = roost_cost(n, "klt");
   std::printf("  KLT-switching (ROOST_PREEMPT=klt)     %8.2f us   %.2fx pthreads (goal: at most 2.5x)\n", k, k / p);
   return 0;
 }

@@ -101,6 +101,20 @@ class Ctx:
             raise RowFailed(f"{bad[0]['variant']} computed a wrong result on {bench}")
         return lines
 
+    def bench_text(self, args: list[str], env: dict | None = None, timeout: float = 900) -> str:
+        """Runs roost-bench with `args` (a measurement mode such as --preempt-cost); returns what it printed."""
+        env = dict(env or {})
+        argv = [str(self.build / "bench" / "roost-bench"), *args]
+        self.commands.append(self._cmd(env, argv))
+        try:
+            p = subprocess.run(argv, env={**os.environ, **env}, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RowFailed(f"roost-bench ran past {timeout:.0f} s: {self.commands[-1]}")
+        if p.returncode != 0:
+            tail = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["(no output)"])[-1]
+            raise RowFailed(f"roost-bench exited {p.returncode}: {tail}")
+        return p.stdout
+
     def analyze(self, *args: str) -> str:
         argv = [self.python, "-m", "roost_tools.analyze", *args]
         self.commands.append("roost-analyze " + " ".join(shlex.quote(a) for a in args))
@@ -424,6 +438,56 @@ def pending(issue: str, what: str) -> Callable[[Ctx], Result]:
     return lambda ctx: Result("-", "pending", f"{what}: delivered by issue {issue}.")
 
 
+# Table 3.1 (Skylake, median of 1,000 preemptions at 10 ms, us) and the goals of issue #28 against pthreads.
+TABLE_3_1 = {"pthreads": 2.8, "signal-yield": 3.5, "KLT-switching": 9.9}
+PREEMPT_GOAL = {"signal-yield": 1.3, "KLT-switching": 2.5}
+
+
+def preemption(ctx: Ctx) -> Result:
+    out = ctx.bench_text(["--preempt-cost", "1000"])
+    us = {}
+    for line in out.splitlines():
+        m = re.match(r"\s+(pthreads|signal-yield|KLT-switching)\b.*?([0-9.]+) us", line)
+        if m:
+            us[m.group(1)] = float(m.group(2))
+    if set(us) != set(TABLE_3_1):
+        raise RowFailed(f"roost-bench --preempt-cost printed no figure for {sorted(set(TABLE_3_1) - set(us))}")
+    ratio = {k: us[k] / us["pthreads"] for k in PREEMPT_GOAL}
+    met = all(ratio[k] <= PREEMPT_GOAL[k] for k in PREEMPT_GOAL)
+    # The overhead: fib at 2 workers, preemption at 1 ms against off, three interleaved rounds.
+    t = {m: [] for m in ("off", "signal", "klt")}
+    for _ in range(3):
+        for m in t:
+            r = by_variant(ctx.bench("fib", "32", "ws,ws-help", 2, reps=5, env={"ROOST_PREEMPT": m}))
+            t[m].append(r)
+    over = {}
+    for m in ("signal", "klt"):
+        for v in ("ws", "ws-help"):
+            rs = sorted(t[m][i][v]["t"] / t["off"][i][v]["t"] for i in range(3))
+            over[(m, v)] = rs[1]
+    worst = max(over.values())
+    details = ["| preemption cost (median of 1,000 in 5 interleaved rounds, 10 ms) | roost (us) | x pthreads | Table 3.1 (us) | x pthreads | goal |",
+               "|---|---|---|---|---|---|"]
+    for k in TABLE_3_1:
+        goal = f"<= {PREEMPT_GOAL[k]}x" if k in PREEMPT_GOAL else "-"
+        details.append(f"| {k} | {us[k]:.2f} | {us[k] / us['pthreads']:.2f}x | {TABLE_3_1[k]} | "
+                       f"{TABLE_3_1[k] / TABLE_3_1['pthreads']:.2f}x | {goal} |")
+    details += ["", "| fib 32, 2 workers, 1 ms, over off (median of 3 interleaved rounds) | ws | ws-help |", "|---|---|---|"]
+    for m in ("signal", "klt"):
+        details.append(f"| ROOST_PREEMPT={m} | {over[(m, 'ws')]:.3f}x | {over[(m, 'ws-help')]:.3f}x |")
+    roost = (f"signal-yield {ratio['signal-yield']:.2f}x, KLT-switching {ratio['KLT-switching']:.2f}x pthreads; "
+             f"overhead up to {100 * (worst - 1):+.1f}%")
+    note = ("The cost of a preemption is within the goals (signal-yield <= 1.3x, KLT-switching <= 2.5x pthreads; "
+            "on this VM single runs vary by 20-30%). " if met else
+            "The cost of a preemption is above a goal (signal-yield <= 1.3x, KLT-switching <= 2.5x pthreads; on "
+            "this VM single runs vary by 20-30%). ")
+    note += ("The thesis's < 1% overhead at 1 ms is met on fib." if worst < 1.01 else
+             "The thesis's < 1% overhead at 1 ms is missed on fib: while preemption is on, the inline spawn "
+             "paths bracket each deque operation, and on this VM a timer interrupt alone costs 1.5-2% "
+             "(roost-bench --preempt-timers; src/engine/README.md, \"Preemption\").")
+    return Result(roost, "as the paper" if met and worst < 1.01 else "worse", note, details)
+
+
 # ------------------------------------------------------------------ seed 002 (issue #27)
 
 _SEED002 = Path(__file__).resolve().parents[2] / "topologies" / "seed002-opteron-6172.xml"
@@ -578,7 +642,7 @@ ROWS = [
     Row("002-fig8", "002", "thread timelines coloured by memory latency, ws and numa with coarse distribution (Fig. 8)",
         "lighter under numa", SEED002_NAME, seed002_fig8),
     Row("003-ch3", "003", "preemptive user-level threads (ch. 3, Table 3.1: 2.8 / 3.5 / 9.9 us)",
-        "< 1% overhead", "this machine", pending("#28", "preemption"), needs_bench=False),
+        "< 1% overhead", "this machine", preemption),
     Row("000-goal", "000", "beyond the seeds: cats and adws L3 misses >= 80% below ws, >= 1.5x faster, Heat 1024x512",
         "(L3 -76.1%)", OPTERON_NAME, locality_goal),
 ]

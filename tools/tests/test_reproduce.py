@@ -11,13 +11,13 @@ from roost_tools import reproduce
 def test_rows_that_cannot_run_fail_with_the_reason_and_the_rest_run(tmp_path):
     out = tmp_path / "r.md"
     rc = reproduce.main(["--build", str(tmp_path / "nowhere"), "--out", str(out), "--work", str(tmp_path / "w"),
-                         "--only", "000-fig8,003-ch3"])
+                         "--only", "000-fig8,003-baselines"])
     assert rc == 1
     text = out.read_text()
     assert "| failed |" in text
     assert "nowhere/bench/roost-bench does not exist (run make build)" in text
-    assert "| [003-ch3](#003-ch3) |" in text and "| pending |" in text  # the row after the failure still ran
-    assert "delivered by issue #28" in text
+    assert "| [003-baselines](#003-baselines) |" in text and "| missing |" in text  # the row after the failure ran
+    assert "WS(ml)" in text
 
 
 def test_an_unknown_row_is_refused_naming_the_valid_ones(tmp_path, capsys):
