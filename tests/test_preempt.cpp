@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -418,6 +419,50 @@ TEST(PreemptConfig, AProgramWithItsOwnSigurgHandlerIsToldWhy) {
   sigaction(SIGURG, &old, nullptr);
   roost::runtime rt(preempting("ws", 1));  // and once it is gone, preemption works
   rt.run([] { spinners_then_setter(1); });
+}
+
+// A kernel that refuses the timers (a process's timers count against RLIMIT_SIGPENDING): the program runs,
+// unpreempted, and is told once why. In a child process, whose limit the test may lower.
+TEST(PreemptConfig, AKernelThatRefusesTheTimersIsToldAndTheProgramRuns) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    dup2(fds[1], 2);
+    rlimit none{0, 0};
+    if (setrlimit(RLIMIT_SIGPENDING, &none) != 0) _exit(3);
+    try {
+      for (const char* mode : {"klt", "signal"}) {
+        roost::runtime rt(preempting("ws", 2, "1ms", "aligned", mode));
+        long sum = 0;
+        rt.run([&] {
+          roost::task_group g;
+          long a = 0, b = 0;
+          g.run([&] { a = 20; });
+          b = 22;
+          g.wait();
+          sum = a + b;
+        });
+        if (sum != 42) _exit(2);
+      }
+    } catch (...) {
+      _exit(4);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string err;
+  char buf[512];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << err;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << err;
+  EXPECT_NE(err.find("refused a thread its timer"), std::string::npos) << err;
+  EXPECT_NE(err.find("RLIMIT_SIGPENDING"), std::string::npos) << err;
 }
 
 TEST(PreemptConfig, TwoRuntimesMayPreemptAtOnceAndTheHandlerGoesWithTheLast) {

@@ -200,7 +200,7 @@ class engine final : public engine_base {
 
   // KLT-switching (digest §4.3; engine/klt.hpp): the task stays on this kernel thread, which queues it,
   // hands the worker to a spare and sleeps here until the worker's scheduler comes to the task again
-  // (schedule, hand_back; engine_base::serve). Nothing on the way is more than atomics, the worker's own
+  // (schedule, go_home; engine_base::serve). Nothing on the way is more than atomics, the worker's own
   // lists, a timer_settime and futex calls: async-signal-safe. The signal stays blocked while this thread
   // sleeps (the handler's mask): its own timer is disarmed, and a tick the chain sends it waits.
   static bool preempt_klt(worker& w) {
@@ -527,33 +527,15 @@ class engine final : public engine_base {
     for (worker* wp = &start;;) {
       worker& w = *wp;
       if (!next) next = find_work(w);
-      if (!next) return leave_to_thread(w);
+      if (!next) return go_home(w);
       if (next->is_fresh()) {
         next = run_fresh(wp, *static_cast<frame*>(next));  // updates wp: the task may have moved this fiber
         continue;
       }
       fiber* f = static_cast<fiber*>(next);
-      if (f->klt_holder) [[unlikely]] return hand_back(w, f);  // preempted under KLT-switching
+      if (f->klt_holder) [[unlikely]] return go_home(w, f);  // preempted under KLT-switching
       return resume_fiber(w, f);
     }
-  }
-
-  // KLT-switching: resumes a task asleep with its kernel thread in a tick's handler (preempt_klt). This
-  // fiber goes home, to the calling thread's own stack, where engine_base::serve parks it, wakes that thread
-  // and sleeps as a spare. Returns (as resume_fiber) when the parked fiber is reused.
-  static ult::transfer hand_back(worker& w, fiber* held) {
-    fiber* self = w.current_fiber;
-    ++self->epoch;
-    w.current_fiber = nullptr;
-    w.current_task = nullptr;
-    switch_msg m;
-    m.w = &w;
-    m.from = self;
-    m.action = after::klt_resume;
-    m.resume = held;
-    ult::transfer t;
-    switch_with(w.thread_ctx, m, t);
-    return t;
   }
 
   // Switches to a suspended task; this (idle) fiber parks in the pool until it is reused.
@@ -572,14 +554,22 @@ class engine final : public engine_base {
     return t;
   }
 
-  static ult::transfer leave_to_thread(worker& w) {
+  // To the calling thread's own stack (engine_base::serve), which parks this fiber: to leave (at shutdown,
+  // or worker 0 at a run's end), or, under KLT-switching, to resume `held`, a task asleep with its kernel
+  // thread in a tick's handler (preempt_klt): serve wakes that thread and sleeps as a spare. Returns when the
+  // parked fiber is reused, as resume_fiber does.
+  static ult::transfer go_home(worker& w, fiber* held = nullptr) {
+    fiber* self = w.current_fiber;
+    ++self->epoch;
+    w.current_fiber = nullptr;
+    w.current_task = nullptr;
     switch_msg m;
     m.w = &w;
-    m.from = w.current_fiber;
-    m.action = after::park;
-    w.current_fiber = nullptr;
+    m.from = self;
+    m.action = held ? after::klt_resume : after::park;
+    m.resume = held;
     ult::transfer t;
-    switch_with(w.thread_ctx, m, t);  // never comes back
+    switch_with(w.thread_ctx, m, t);
     return t;
   }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <mutex>
+#include <system_error>
 
 #include "engine/klt.hpp"
 #include "engine/observe.hpp"
@@ -152,7 +153,17 @@ void ready_klt(klt& k, const ult::context& home, const resolved_options& cfg) {
   k.tid = platform::preempt::this_thread_id();
   const bool cpu_time = cfg.preempt_timer == preempt_timer_design::cputime;
   if (k.timer.valid && k.timer.cpu_time != cpu_time) platform::preempt::destroy(k.timer);
-  if (!k.timer.valid) k.timer = platform::preempt::create_for_this_thread(cpu_time);
+  if (k.timer.valid) return;
+  try {
+    k.timer = platform::preempt::create_for_this_thread(cpu_time);
+  } catch (const std::system_error& e) {
+    // The thread serves its worker untimed: a task it runs is not preempted then. Said once per process.
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      std::fprintf(stderr, "roost: ROOST_PREEMPT: the kernel refused a thread its timer (%s; a process's timers "
+                           "count against RLIMIT_SIGPENDING): tasks are not preempted while such a thread serves "
+                           "their worker\n", e.what());
+  }
 }
 thread_local caller_thread_state t_caller;
 }  // namespace
@@ -195,7 +206,7 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   boot.w = &w;
   boot.action = after::run_root;
   boot.frame = static_cast<detail::task_frame*>(root);
-  // Back when worker 0 found `done` set (engine.hpp, leave_to_thread), on this thread.
+  // Back when worker 0 found `done` set (engine.hpp, go_home), on this thread.
   serve(w, self, first, boot);
   // Worker 0 has no sleep of its own between calls, where the others give back the stack pages of deep
   // tasks: at the end of the first call and of every 256th it looks at the four fibers it parked last (the
@@ -325,11 +336,7 @@ void engine_base::klt_spare_main(void* eng, worker& w, klt& k) {
   void* alt = ult::install_alt_stack();
   ult::context home;
   ult::adopt_thread_context(home);
-  try {
-    ready_klt(k, home, e.cfg_);
-  } catch (...) {
-    // No timer for this thread: while it serves the worker, nothing on it is preempted.
-  }
+  ready_klt(k, home, e.cfg_);
   platform::preempt::unblock_here();  // inherited from the creator
   w.klts.add_new(&k);
   switch_msg boot;
