@@ -67,32 +67,29 @@ void note_preempt_choice(fiber_abi* f, preemption how) noexcept;
 // ROOST_PREEMPT=off no task is ever preempted: asking for signal or klt there is told once, on stderr.
 class preempt_as {
  public:
-  explicit preempt_as(preemption how) noexcept : f_(detail::running_fiber()), how_(how) {
-    if (!f_) return;
-    if (how_ == preemption::off) {
-      f_->preempt_off.store(f_->preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    } else {
-      detail::note_preempt_choice(f_, how_);
-      saved_ = f_->preempt_kind.load(std::memory_order_relaxed);
-      f_->preempt_kind.store(how_ == preemption::signal ? 1 : 2, std::memory_order_relaxed);
-    }
+  explicit preempt_as(preemption how) noexcept
+      : f_(detail::running_fiber()),
+        kind_(how == preemption::signal ? 1 : how == preemption::klt ? 2 : 0),
+        saved_(f_ ? f_->preempt_kind.load(std::memory_order_relaxed) : 0),
+        off_(how == preemption::off ? f_ : nullptr) {
+    if (!f_ || kind_ == 0) return;
+    detail::note_preempt_choice(f_, how);
+    f_->preempt_kind.store(kind_, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the store
   }
   ~preempt_as() {
-    if (!f_) return;
+    if (!f_ || kind_ == 0) return;
     std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below this one
-    if (how_ == preemption::off)
-      f_->preempt_off.store(f_->preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-    else
-      f_->preempt_kind.store(saved_, std::memory_order_relaxed);
+    f_->preempt_kind.store(saved_, std::memory_order_relaxed);
   }
   preempt_as(const preempt_as&) = delete;
   preempt_as& operator=(const preempt_as&) = delete;
 
  private:
   detail::fiber_abi* f_;  // the scope lives on the task's stack: the same fiber at both ends
-  preemption how_;
-  std::uint8_t saved_ = 0;
+  std::uint8_t kind_;     // fiber_abi::preempt_kind while it lives (1 signal, 2 klt); 0 for off
+  std::uint8_t saved_;
+  detail::no_preempt_scope off_;  // preemption::off: as roost::non_preemptible
 };
 
 // While it lives, the task that made it is not preempted (a critical section under a lock other tasks

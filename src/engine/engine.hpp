@@ -186,7 +186,6 @@ class engine final : public engine_base {
   // schedules (after::preempted); the task resumes on this same thread.
   static bool preempt_signal(worker& w) {
     if (!w.fibers.has_idle()) return false;  // a fiber would have to be made here: not in a handler
-    w.preemptions.store(w.preemptions.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     // The kernel blocked the signal for the handler's duration; other tasks of this thread run before the
     // handler returns, and must be preemptible too (digest §4.2).
     platform::preempt::unblock_here();
@@ -213,7 +212,6 @@ class engine final : public engine_base {
       return false;
     }
     if (!w.klts.has_spare()) e.klt_threads()->request(w);  // for the next preemption
-    w.preemptions.store(w.preemptions.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     klt& self = *w.klts.active;
     const unsigned final_depth = leave_final_for_switch(w);
     fiber* f = w.current_fiber;

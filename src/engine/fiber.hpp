@@ -24,7 +24,7 @@ struct fiber : detail::fiber_abi {
   ult::context ctx;
   ult::stack stk;
   fiber* next_preempted = nullptr;  // preempted_fifo link
-  // ROOST_PREEMPT=klt: the kernel thread asleep with this preempted task inside the tick's handler, which
+  // KLT-switching: the kernel thread asleep with this preempted task inside the tick's handler, which
   // the worker wakes instead of switching to the fiber (engine/klt.hpp); nullptr otherwise.
   klt* klt_holder = nullptr;
 };

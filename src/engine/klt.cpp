@@ -88,7 +88,6 @@ void klt_creator::main() {
         const auto h = platform::os::start_thread([this, wp, kp] { spare_main_(engine_, *wp, *kp); }, w->os_cpu);
         std::lock_guard<std::mutex> lk(mu_);
         spares_.push_back(spare{std::move(k), h});
-        started_.fetch_add(1, std::memory_order_relaxed);
       } catch (...) {
         // No thread now (the kernel's limit): the worker's ticks go on deferring and asking again.
       }

@@ -101,8 +101,6 @@ class klt_creator {
 
   // Async-signal-safe: marks w's pool as wanting a spare and wakes the creator.
   void request(worker& w);
-  // How many spares it started, all workers together.
-  std::uint64_t spares_started() const { return started_.load(std::memory_order_relaxed); }
 
  private:
   void main();
@@ -112,7 +110,6 @@ class klt_creator {
   std::vector<worker*> workers_;
   std::atomic<std::uint32_t> requests_{0};  // futex word: bumped by request()
   std::atomic<bool> stopping_{false};
-  std::atomic<std::uint64_t> started_{0};
   std::mutex mu_;  // guards spares_
   struct spare {
     std::unique_ptr<klt> k;  // filled in by the spare's thread as it starts

@@ -48,12 +48,13 @@ void on_preempt_tick(void* ucontext) {
     } else {
       // From here the task's fiber is in the runtime again: a tick while we switch is deferred.
       set_off(*f, 1);
-      // Returns when the task is resumed, on this same thread; false if it could not be suspended now (no
-      // pooled stack to schedule on without allocating here, no spare thread): the next tick tries again.
-      // The task's own choice of thread type (roost::preempt_as), else the runtime's.
+      // The task's own choice of thread type (roost::preempt_as), else the runtime's. Returns when the task
+      // is resumed, on this same thread (counted then, on the worker it resumed on, which is this one);
+      // false if it could not be suspended now (no pooled stack to schedule on without allocating here, no
+      // spare thread): the next tick tries again.
       const std::uint8_t kind = f->preempt_kind.load(std::memory_order_relaxed);
       bool (*preempt)(worker&) = kind == 1 ? w->preempt_by[0] : kind == 2 ? w->preempt_by[1] : w->preempt;
-      if (!preempt(*w)) bump(w->ticks_deferred);
+      bump(preempt(*w) ? w->preemptions : w->ticks_deferred);
       set_off(*f, 0);
     }
   }
@@ -109,7 +110,7 @@ void preemption_timers::check_mask_here(unsigned id) {
                      : "tasks on worker 0 are not preempted while it does");
 }
 
-void preemption_timers::arm_on_phase(unsigned id, const platform::preempt::thread_timer& t) {
+void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t) {
   if (design_ == preempt_timer_design::chained) {
     tids_[id].store(t.tid, std::memory_order_relaxed);  // reached by the chain from now on
     if (id != 0) return;
@@ -121,8 +122,6 @@ void preemption_timers::arm_on_phase(unsigned id, const platform::preempt::threa
   const std::uint64_t k = now > phase0 ? (now - phase0) / interval_ns_ + 1 : 1;
   platform::preempt::arm(t, phase0 + k * interval_ns_, interval_ns_);
 }
-
-void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t) { arm_on_phase(id, t); }
 
 void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t) {
   platform::preempt::disarm(t);

@@ -53,18 +53,11 @@ class preemption_timers {
   // unblocks it; run's caller (id 0) is warned once instead (its mask is the program's).
   void check_mask_here(unsigned id);
 
-  std::uint64_t interval_ns() const { return interval_ns_; }
-  preempt_timer_design design() const { return design_; }
-
   // Chained design, in the handler on worker `from`'s thread: passes the tick on (async-signal-safe:
   // atomics and one tgkill). A no-op in the per-worker designs.
   void pass_on(unsigned from);
 
  private:
-  // Arms `t` (signalling thread `t.tid`) for worker id's phase; in the chained design, records the thread
-  // as the one to signal for worker id, and arms only worker 0's.
-  void arm_on_phase(unsigned id, const platform::preempt::thread_timer& t);
-
   std::uint64_t interval_ns_;
   preempt_timer_design design_;
   std::uint64_t base_ns_;  // the instant worker 0's ticks are aligned to

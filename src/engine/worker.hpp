@@ -1,4 +1,5 @@
-// A worker: one OS thread (under ROOST_PREEMPT=klt, one at a time: engine/klt.hpp), its deque, its pools, and what it is running now.
+// A worker: one OS thread at a time (several take turns under KLT-switching: engine/klt.hpp), its deque,
+// its pools, and what it is running now.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -42,7 +43,7 @@ struct alignas(64) worker : detail::worker_abi {
   // preempt_klt, which suspends the running task from the timer signal's handler (false: it cannot now, the
   // tick is deferred); nullptr while preemption is off. The FIFO and the counters are this worker's thread's
   // alone (the counters are read by others once it is idle). klts: the kernel threads that serve this worker
-  // under ROOST_PREEMPT=klt (engine/klt.hpp); unused otherwise.
+  // while preemption is on (engine/klt.hpp): its own, and under KLT-switching spares and holders.
   bool (*preempt)(worker&) = nullptr;
   bool (*preempt_by[2])(worker&) = {nullptr, nullptr};  // signal-yield, KLT-switching (roost::preempt_as)
   preempted_fifo preempted;
