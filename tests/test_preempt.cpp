@@ -18,6 +18,10 @@
 #include <stdexcept>
 #include <thread>
 
+#include <ucontext.h>
+
+#include "engine/critical_windows.hpp"
+#include "engine/preemption.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
 
@@ -83,7 +87,7 @@ TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
 
 // A two-way join whose half that runs first spins until the other half ran: under work-first policies the
 // first closure runs first, under help-first the second; both orders, so every policy spins in one. The
-// inline joins (marked while preemption is on, abi.hpp) and the engine's are both reached this way.
+// inline joins (critical windows while preemption is on, abi.hpp) and the engine's are both reached this way.
 TEST_P(Preempt, ATwoWayJoinWhoseRunningHalfSpinsCompletes) {
   for (const auto& [workers, mode] : {std::pair{1u, "signal"}, std::pair{2u, "signal"}, std::pair{1u, "klt"}, std::pair{2u, "klt"}}) {
     roost::runtime rt(preempting(GetParam(), workers, "200us", "aligned", mode));
@@ -354,6 +358,46 @@ TEST(PreemptThread, ANonPreemptibleRegionIsNeverPreempted) {
   EXPECT_EQ(after, before) << mode;
   EXPECT_GE(deferred_after, deferred_before + 3) << mode;
   }
+}
+
+// The inline deque operations are critical windows (abi.hpp): this program's are registered, and a tick
+// whose interrupted instruction lies inside one is deferred, while a tick elsewhere in the same task
+// preempts it. The ticks are the handler called with a made-up context from inside a task (no timer ticks
+// at a 10 s interval), so what is tested is the handler's decision, not timing.
+TEST(PreemptWindows, ATickInsideAnInlineDequeOperationIsDeferred) {
+#ifndef ROOST_CRITICAL_WINDOWS
+  GTEST_SKIP() << "this build has no critical windows: its inline deque operations raise preempt_off instead";
+#else
+  const roost::detail::critical_range* first = roost::detail::__start_roost_critical;
+  const roost::detail::critical_range* last = roost::detail::__stop_roost_critical;
+  ASSERT_NE(first, nullptr);
+  ASSERT_GT(last - first, 2) << "this program inlines task_group::run and wait and parallel_invoke";
+  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(first) + static_cast<std::intptr_t>(first->start);
+  // A sequence loads the worker (a move from memory, at least 3 bytes) and commits with a store.
+  ASSERT_GE(first->length, 6u);
+  EXPECT_TRUE(roost::engine::in_critical_window(start));
+  EXPECT_TRUE(roost::engine::in_critical_window(start + first->length - 1));
+  EXPECT_FALSE(roost::engine::in_critical_window(reinterpret_cast<std::uintptr_t>(&spin_until)));
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting("ws-help", 1, "10s", "aligned", mode));
+    unsigned long long deferred = 0, preempted_in_window = 0;
+    rt.run([&] {
+      ucontext_t uc{};
+      uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(start + first->length / 2);
+      for (int i = 0; i < 3; ++i) roost::engine::on_preempt_tick(&uc);
+      deferred = rt.preempt_ticks_deferred();
+      preempted_in_window = rt.preemptions();
+      uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&spin_until);
+      roost::engine::on_preempt_tick(&uc);  // notes the worker's progress
+      // None since: preempted, then resumed (nothing else to run). Under KLT-switching a tick is deferred
+      // until the creator thread has made the worker's spare thread: as many ticks as that takes.
+      while (rt.preemptions() == 0) roost::engine::on_preempt_tick(&uc);
+    });
+    EXPECT_EQ(deferred, 3u) << mode;
+    EXPECT_EQ(preempted_in_window, 0u) << mode;
+    EXPECT_EQ(rt.preemptions(), 1u) << mode;
+  }
+#endif
 }
 
 // The chained timer ticks worker 0 alone; the last worker's task is preempted only if worker 0's tick passes

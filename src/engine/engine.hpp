@@ -54,17 +54,14 @@ class engine final : public engine_base {
                     : P::inline_join       ? detail::spawn_path::inline_join
                     : P::inline_join_queue ? detail::spawn_path::inline_join_queue
                                            : detail::spawn_path::engine;
-    // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such,
-    // and run only the marked inline paths: those bracket each push and pop of the worker's deque, which
-    // they do from user code, where a tick could otherwise suspend it half done (abi.hpp, spawn_path;
-    // engine/README.md, "Preemption"). inline_join_queue has no marked twin: adws's joins take the engine's
-    // path then. Off, nothing here costs anything.
+    // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such.
+    // The inline paths need nothing: their deque operations are critical windows (abi.hpp). inline_join_queue
+    // is left to the engine: its queue is the policy's choice of the moment, which no window re-reads.
+    // Off, nothing here costs anything.
     if (config().preempt) {
-      w.engine_spawn = P::inline_help_first ? &spawn_first_marked : &spawn_marked;
-      w.engine_wait = P::inline_help_first ? &wait_first_marked : &wait_marked;
-      w.inline_path = w.inline_path == detail::spawn_path::inline_help_first ? detail::spawn_path::inline_help_first_marked
-                      : w.inline_path == detail::spawn_path::inline_join     ? detail::spawn_path::inline_join_marked
-                                                                             : detail::spawn_path::engine;
+      w.engine_spawn = &spawn_marked;
+      w.engine_wait = &wait_marked;
+      if (w.inline_path == detail::spawn_path::inline_join_queue) w.inline_path = detail::spawn_path::engine;
       w.preempt = config().preempt_klt ? &preempt_klt : &preempt_signal;
       w.preempt_by[0] = &preempt_signal;
       w.preempt_by[1] = &preempt_klt;
@@ -144,36 +141,21 @@ class engine final : public engine_base {
   // scope's fiber is the caller's, whose stack the scope lives on, wherever the task runs at the end.
   // A tick switches to an idle pooled fiber, which it cannot make in a handler: every way into a task's
   // body keeps one ready (two before a child-first spawn, whose child takes one).
-  static void spawn_marked(detail::worker_abi& wa, group& g, frame& f) {
-    worker& w = static_cast<worker&>(wa);
-    detail::no_preempt_scope np(w.current_fiber);
-    w.passed_scheduling_point();
+  // The worker is found again from the running fiber once the scope holds: the caller read its worker in
+  // user code, where a tick may have moved it since. A spawn is no scheduling point here: a spawn moves
+  // the deque's bottom, which progress_signature reads anyway (worker.hpp); a join may not.
+  static void spawn_marked(detail::worker_abi&, group& g, frame& f) {
+    detail::runtime_code_scope np(*detail::running_fiber());
+    worker& w = static_cast<worker&>(*np.f.worker);
     w.fibers.reserve_idle(2);
-    spawn(wa, g, f);
+    spawn(w, g, f);
   }
-  static void wait_marked(detail::worker_abi& wa, group& g) {
-    worker& w = static_cast<worker&>(wa);
-    detail::no_preempt_scope np(w.current_fiber);
+  static void wait_marked(detail::worker_abi&, group& g) {
+    detail::runtime_code_scope np(*detail::running_fiber());
+    worker& w = static_cast<worker&>(*np.f.worker);
     w.passed_scheduling_point();
     w.fibers.reserve_idle(1);
-    wait(wa, g);
-  }
-
-  // A help-first policy's task_group while preemption is on: task_group::run and wait test only for the
-  // unmarked inline path (abi.hpp, spawn_path) and come here. The group's first child, built in its inline
-  // slot, is pushed and popped back as the inline path does, marked; anything else is the engine's.
-  static void spawn_first_marked(detail::worker_abi& wa, group& g, frame& f) {
-    if (g.spawned == 0 && static_cast<void*>(&f) == g.inline_frame) {
-      f.k = detail::job::kind::fresh_unnamed;  // as the inline path builds it: named if the engine runs it
-      detail::push_first_child<true>(g, *static_cast<worker&>(wa).current_fiber, wa.deque, f);
-      return;
-    }
-    spawn_marked(wa, g, f);
-  }
-  static void wait_first_marked(detail::worker_abi& wa, group& g) {
-    // The child runs here, on the owner's fiber, preemptible as its body is (no mark is held around it).
-    if (g.spawned == 1 && g.local_done == 0 && detail::join_first_child_on<true>(g, &wa)) return;
-    wait_marked(wa, g);
+    join(w, g);
   }
 
   // Called by the timer signal's handler (preemption.cpp) on `w`'s thread, with the running task in its own
@@ -241,8 +223,9 @@ class engine final : public engine_base {
   }
 
   // ---------------------------------------------------------------- wait
-  static void wait(detail::worker_abi& wa, group& g) {
-    worker& w = static_cast<worker&>(wa);
+  static void wait(detail::worker_abi& wa, group& g) { join(static_cast<worker&>(wa), g); }
+  // The body of wait, inlined into both entry points (wait_marked's own call cost a join 10 instructions).
+  __attribute__((always_inline)) static void join(worker& w, group& g) {
     if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::wait", w.current_fiber, g);
     of(w).policy_.on_wait(w, g);
     worker* now = &w;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <atomic>
 
+#include "engine/critical_windows.hpp"
 #include "engine/engine_base.hpp"
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
@@ -32,17 +33,18 @@ void on_preempt_tick(void* ucontext) {
     // First the next worker's tick (chained timer), which must not wait for this task to be resumed.
     if (w && w->preempt)
       if (preemption_timers* t = w->eng->preemption()) t->pass_on(w->id);
+    const std::uintptr_t pc = platform::preempt::interrupted_pc(ucontext);
     if (f->preempt_off.load(std::memory_order_relaxed) != 0 || !w || !w->preempt) {
       // The runtime's own code, or a non_preemptible region: the next tick tries again.
       if (w) bump(w->ticks_deferred);
-    } else if (const std::uint64_t points = w->sched_points.load(std::memory_order_relaxed); points & 1) {
-      bump(w->ticks_deferred);  // inside an inline deque operation (abi.hpp, inline_op_mark)
-    } else if (points != w->sched_points_at_tick) {
-      // The worker passed a scheduling point since the last tick: its task is not stuck. Preemption is the
-      // fallback for a task that runs a whole interval without one (digest §4.1); preempting tasks that
-      // spawn and join anyway only reordered them, 5-10% of fib's time at 1 ms.
-      w->sched_points_at_tick = points;
-    } else if (platform::preempt::in_system_library(ucontext)) {
+    } else if (in_critical_window(pc)) {
+      bump(w->ticks_deferred);  // inside an inline deque operation (abi.hpp, critical windows)
+    } else if (const std::uint64_t progress = progress_signature(*w); progress != w->progress_at_tick) {
+      // The worker passed a scheduling point or pushed or popped its deque since the last tick: its task is
+      // not stuck. Preemption is the fallback for a task that runs a whole interval without one (digest
+      // §4.1); preempting tasks that spawn and join anyway only reordered them, 5-10% of fib's time at 1 ms.
+      w->progress_at_tick = progress;
+    } else if (platform::preempt::in_system_library(pc)) {
       // A system library (its locks and per-thread state): the next tick tries again.
       bump(w->ticks_deferred);
     } else {
@@ -82,9 +84,9 @@ void preemption_timers::pass_on(unsigned from) {
     const long tid = tids_[j].load(std::memory_order_relaxed);
     const worker& w = *workers_[j];
     if (tid == 0 || w.sleeping.load(std::memory_order_relaxed)) continue;
-    const std::uint64_t points = w.sched_points.load(std::memory_order_relaxed);
-    if (points != chain_seen_[j].load(std::memory_order_relaxed)) {
-      chain_seen_[j].store(points, std::memory_order_relaxed);  // progress since the last look: not stuck
+    const std::uint64_t progress = progress_signature(w);
+    if (progress != chain_seen_[j].load(std::memory_order_relaxed)) {
+      chain_seen_[j].store(progress, std::memory_order_relaxed);  // progress since the last look: not stuck
       continue;
     }
     platform::preempt::signal_thread(tid);  // its handler goes on from j

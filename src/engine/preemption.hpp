@@ -24,8 +24,8 @@ void on_preempt_tick(void* ucontext);
 //    the interval after worker 0's, so no two workers' ticks coincide and contend for the kernel's lock;
 //  - per-worker, naive: the same, all ticking at the same instants;
 //  - chained (per-process): worker 0's timer alone. Each tick is passed on from the worker it reaches to
-//    at most one next worker (by id) that may need it: one that is not asleep and whose scheduling points
-//    (worker::sched_points) did not move since the chain last looked at it. That worker passes it on in
+//    at most one next worker (by id) that may need it: one that is not asleep and whose progress signature
+//    (worker.hpp) did not move since the chain last looked at it. That worker passes it on in
 //    turn. So a worker whose tasks spawn, wait or end is not interrupted at all, and the signals of one
 //    tick follow each other instead of coinciding. (The thesis's chain forwards to the next worker running
 //    a preemptive thread; every task is preemptible here, so "may be stuck" is the sharper test.)
@@ -62,7 +62,7 @@ class preemption_timers {
   preempt_timer_design design_;
   std::uint64_t base_ns_;  // the instant worker 0's ticks are aligned to
   std::vector<worker*> workers_;
-  // Chained: each worker's thread id while its thread runs (0 otherwise), and the scheduling points the
+  // Chained: each worker's thread id while its thread runs (0 otherwise), and the progress signature the
   // chain saw there at its last look. Written by the worker's thread and by the chain's handlers.
   std::unique_ptr<std::atomic<long>[]> tids_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> chain_seen_;

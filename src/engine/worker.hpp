@@ -50,14 +50,14 @@ struct alignas(64) worker : detail::worker_abi {
   klt_pool klts;
   std::atomic<std::uint64_t> preemptions{0};  // tasks suspended by a tick
   std::atomic<std::uint64_t> ticks_deferred{0};  // ticks that found the runtime's or a system library's code
-  // The scheduling-point count (worker_abi::sched_points) at this worker's last tick: a tick preempts only a
-  // task that passed none for a whole interval (engine/README.md).
-  std::uint64_t sched_points_at_tick = 0;
+  // progress_signature at this worker's last tick: a tick preempts only a task that made no progress for a
+  // whole interval (engine/README.md).
+  std::uint64_t progress_at_tick = 0;
   // Whether the worker sleeps for want of work (set only while preemption is on): the chained timer passes
   // it by (engine/preemption.hpp).
   std::atomic<bool> sleeping{false};
   void passed_scheduling_point() {
-    sched_points.store(sched_points.load(std::memory_order_relaxed) + 2, std::memory_order_relaxed);
+    sched_points.store(sched_points.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
   std::uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -118,6 +118,16 @@ struct alignas(64) worker : detail::worker_abi {
     return x * 0x2545f4914f6cdd1dull;
   }
 };
+
+// What a tick compares with the previous tick's to tell a stuck task (engine/preemption.cpp): the
+// scheduling points the worker passed and its deque's bottom, which every push and pop moves, inline or
+// not, at no cost to them. A task that spawns and joins makes it differ at almost every tick; a task that
+// spins leaves both alone. (A progressing task found at the same count and depth is preempted: a reordering,
+// never an error.) Atomic loads only: the chained timer reads other workers'.
+inline std::uint64_t progress_signature(const worker& w) {
+  return w.sched_points.load(std::memory_order_relaxed) +
+         0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(w.deque.bottom_index());
+}
 
 // A task switched away by a preemption takes its final region (src/api/final.cpp) with it: the worker's
 // region state is left before the switch (returns the depth, 0 outside a region) and entered again on the

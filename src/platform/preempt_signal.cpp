@@ -96,15 +96,18 @@ void uninstall() {
   sigaction(kSignal, &g_previous, nullptr);
 }
 
-bool in_system_library(const void* ucontext) {
+std::uintptr_t interrupted_pc(const void* ucontext) {
   const auto* uc = static_cast<const ucontext_t*>(ucontext);
 #if defined(__x86_64__)
-  const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
 #elif defined(__aarch64__)
-  const auto pc = static_cast<std::uintptr_t>(uc->uc_mcontext.pc);
+  return static_cast<std::uintptr_t>(uc->uc_mcontext.pc);
 #else
 #error "roost's preemption reads the interrupted instruction pointer: add this architecture"
 #endif
+}
+
+bool in_system_library(std::uintptr_t pc) {
   const int n = g_range_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
     if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi) return true;

@@ -23,11 +23,13 @@ using tick_fn = void (*)(void* ucontext);
 void install(tick_fn on_tick);
 void uninstall();
 
-// Whether `ucontext`'s instruction pointer lies in a system library: the C library and the dynamic loader,
-// the C++ runtime and unwinder, and the sanitizer runtimes. Their code keeps state per OS thread and takes
-// locks (malloc's arenas, stdio, the unwinder's FDE cache) that another task on the same thread would then
-// find taken by a task that cannot run: a tick there is deferred. The ranges are read once, at install.
-bool in_system_library(const void* ucontext);
+// The interrupted instruction's address, from the handler's `ucontext`.
+std::uintptr_t interrupted_pc(const void* ucontext);
+// Whether `pc` lies in a system library: the C library and the dynamic loader, the C++ runtime and
+// unwinder, and the sanitizer runtimes. Their code keeps state per OS thread and takes locks (malloc's
+// arenas, stdio, the unwinder's FDE cache) that another task on the same thread would then find taken by a
+// task that cannot run: a tick there is deferred. The ranges are read once, at install.
+bool in_system_library(std::uintptr_t pc);
 
 // Signal mask of the calling thread.
 bool blocked_here();

@@ -15,6 +15,7 @@
 // thread's slot): initial-exec scalar reads are segment-relative loads that hold no address in a register.
 #pragma once
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -37,29 +38,15 @@ namespace roost::detail {
 // `engine` while an observer or a simulation is installed, so that user code tests one byte per spawn and
 // join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
 //
-// While preemption is on (ROOST_PREEMPT=signal), inline_help_first and inline_join become their `_marked`
-// twins: the same code, with each deque operation inside an inline_op_mark (below), so that a tick never
-// suspends a task half way through pushing or popping its worker's deque. Separate values, not a flag tested
-// at each operation: with preemption off the inline paths run exactly the instructions they ran before.
-// The two-way join tests for them (fork_join2.hpp); a task_group does not (no other path should pay the
-// compare), and reaches the marked help-first spawn and join through the engine's entry points instead.
+// While preemption is on (ROOST_PREEMPT=signal or klt) the paths stay as they are: their deque operations
+// are critical windows a tick cannot land in (below), at no cost. inline_join_queue alone becomes `engine`
+// (engine.hpp, set_entry_points): its queue is the policy's choice of the moment, which no window re-reads.
 enum class spawn_path : std::uint8_t {
   engine,
   inline_help_first,
   inline_join,
   inline_join_queue,
-  inline_help_first_marked,
-  inline_join_marked,
 };
-// What a marked path does, unmarked (the closure it pushes, the queue, the order).
-constexpr spawn_path unmarked(spawn_path p) {
-  return p == spawn_path::inline_help_first_marked ? spawn_path::inline_help_first
-         : p == spawn_path::inline_join_marked     ? spawn_path::inline_join
-                                                   : p;
-}
-constexpr bool is_marked(spawn_path p) {
-  return p == spawn_path::inline_help_first_marked || p == spawn_path::inline_join_marked;
-}
 
 struct worker_abi {
   ws_deque<job> deque;
@@ -72,12 +59,10 @@ struct worker_abi {
   // (engine/worker.hpp), and moving the deque off the worker's start cost 2-7 instructions per spawn.
   ws_deque<job>* join_queue = nullptr;
   const std::atomic<job*>* run_first = nullptr;
-  // While preemption is on: the scheduling points this worker passed, 2 for each (a spawn or wait through
-  // the engine, a task taken from its loop, an inline deque operation of a marked path), odd while such an
-  // inline operation is under way. A tick preempts only where it is even and unchanged since the worker's
-  // previous tick; the chained timer passes its tick only to a worker where it is unchanged
-  // (engine/preemption.cpp). Written by the worker's thread only (plain moves), read by its handler and by
-  // the chain's; in this line because the marked inline paths write it from user code.
+  // While preemption is on: the scheduling points this worker passed (a spawn or wait through the engine's
+  // entry points, a task taken from its loop, a resumption). With the deque's bottom, what a tick compares
+  // with the previous tick's to tell a stuck task from one that makes progress (engine/preemption.cpp).
+  // Written by the worker's thread only (plain moves), read by its handler and by the chained timer's.
   std::atomic<std::uint64_t> sched_points{0};
   alignas(64) task_id* current_task = nullptr;
   unsigned id = 0;
@@ -91,71 +76,66 @@ struct worker_abi {
   void (*engine_wait)(worker_abi&, group_state&) = nullptr;
 };
 
+// The critical windows (below) address the deque through the worker's address.
+static_assert(offsetof(worker_abi, deque) == 0);
+
 struct fiber_abi : job {
   worker_abi* worker = nullptr;  // the worker running this fiber now
   std::uint64_t epoch = 0;       // bumped whenever the fiber is switched away from
   // Preemption (include/roost/preempt.hpp): nonzero while this fiber runs the runtime's own code, or a
   // task's roost::non_preemptible region; the timer signal's handler preempts only at zero. A fiber starts
   // in the runtime (1) and is at 0 only inside a task's body. Written by its own thread only, read by that
-  // thread's signal handler: relaxed loads and stores (plain moves) with signal fences, never an RMW.
+  // thread's signal handler: changed by preempt_off_add, one unlocked add to memory (never a locked RMW).
   std::atomic<std::uint32_t> preempt_off{1};
   // How a tick preempts this fiber's task (roost::preempt_as): 0 as the runtime's ROOST_PREEMPT says, 1 by
   // signal-yield, 2 by KLT-switching. Written and read as preempt_off is.
   std::atomic<std::uint8_t> preempt_kind{0};
 };
 
-// Brackets one inline deque operation of a marked path (a no-op unless Marked): the worker's scheduling-point
-// count is odd inside (worker_abi::sched_points). The signal fences keep the operation's loads and stores
-// between the two stores, as the handler, on this thread, must see them; no RMW, and the value stays in a
-// register between the two.
-template <bool Marked>
-struct inline_op_mark {
-  explicit inline_op_mark(worker_abi&) noexcept {}
-};
-template <>
-struct inline_op_mark<true> {
-  std::atomic<std::uint64_t>& c;
-  std::uint64_t n;
-  explicit inline_op_mark(worker_abi& w) noexcept : c(w.sched_points), n(c.load(std::memory_order_relaxed)) {
-    c.store(n + 1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-  }
-  ~inline_op_mark() {
-    std::atomic_signal_fence(std::memory_order_seq_cst);
-    c.store(n + 2, std::memory_order_relaxed);
-  }
-  inline_op_mark(const inline_op_mark&) = delete;
-  inline_op_mark& operator=(const inline_op_mark&) = delete;
-};
+// Changes a fiber's preempt_off by `delta`, on its own thread. One instruction where it can be (an add to
+// memory, not locked: a signal lands before or after it, and no other thread writes the count), else a
+// relaxed load and store. Either way a compiler barrier on both sides (the inline assembly's memory
+// clobber, or signal fences): nothing of the region it opens or closes moves across it, and on x86-64 the
+// hardware keeps a thread's stores in order, so the handler sees them as the program wrote them.
+inline void preempt_off_add(fiber_abi& f, std::int32_t delta) {
+#if defined(__x86_64__) && !defined(ROOST_TSAN)
+  asm volatile("addl %1, %0" : "+m"(f.preempt_off) : "ri"(delta) : "cc", "memory");
+#else
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  f.preempt_off.store(f.preempt_off.load(std::memory_order_relaxed) + static_cast<std::uint32_t>(delta),
+                      std::memory_order_release);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+}
 
 // Keeps the fiber `f` (the caller's, or nullptr outside a task) from being preempted while it lives. The
 // destructor runs on the same stack, hence for the same fiber, wherever the task moved meanwhile.
 struct no_preempt_scope {
   fiber_abi* f;
   explicit no_preempt_scope(fiber_abi* fb) noexcept : f(fb) {
-    if (f) f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the store
+    if (f) preempt_off_add(*f, 1);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the raise
   }
   ~no_preempt_scope() {
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below this one
-    if (f) f->preempt_off.store(f->preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below the lowering
+    if (f) preempt_off_add(*f, -1);
   }
   no_preempt_scope(const no_preempt_scope&) = delete;
   no_preempt_scope& operator=(const no_preempt_scope&) = delete;
 };
 
 // The engine's side: a task's body runs inside one of these, the only place where the count drops to 0.
-// It wraps an opaque call (the closure through its operations table), across which the compiler moves no
-// access to the engine's escaped state; what remains to order is the engine's own code on either side:
-// the release store keeps the stores before the body above it (a plain move on x86-64), the signal fence
-// keeps the code after the body below the raise.
-inline void preempt_lower(fiber_abi& f) {
-  f.preempt_off.store(f.preempt_off.load(std::memory_order_relaxed) - 1, std::memory_order_release);
-}
-inline void preempt_raise(fiber_abi& f) {
-  f.preempt_off.store(f.preempt_off.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  std::atomic_signal_fence(std::memory_order_seq_cst);
-}
+inline void preempt_lower(fiber_abi& f) { preempt_off_add(f, -1); }
+inline void preempt_raise(fiber_abi& f) { preempt_off_add(f, 1); }
+// The opposite, for the engine's entry points while preemption is on: raises the count of the caller's
+// fiber (never nullptr: only a task reaches them) for the scope's duration.
+struct runtime_code_scope {
+  fiber_abi& f;
+  explicit runtime_code_scope(fiber_abi& fb) noexcept : f(fb) { preempt_raise(f); }
+  ~runtime_code_scope() { preempt_lower(f); }
+  runtime_code_scope(const runtime_code_scope&) = delete;
+  runtime_code_scope& operator=(const runtime_code_scope&) = delete;
+};
 struct preemptible_body {
   fiber_abi* f;
   explicit preemptible_body(fiber_abi* fb) noexcept : f(fb) { preempt_lower(*f); }
@@ -243,35 +223,171 @@ inline void finish_join(group_state& g) {
   }
 }
 
-// Help-first spawn of the group's first child, built in g.inline_frame. Only on a worker whose path is
-// inline_help_first (the caller checks), so only while no observer or tracer is installed: then nobody
-// reads task identities, so the child's id and hint are not even written (job::kind::fresh_unnamed: the
-// engine names it, a child of an unrecorded parent, if it ever runs it, after a steal or in its own join)
-// and the worker's current task is not switched to it, which is most of what a spawn and join would cost
-// otherwise. With hooks installed, the engine spawns and joins it and names it. `deque` is the deque of the
-// worker the owner's fiber runs on (the engine's join pops the group's children back from there).
-template <bool Marked = false>
-__attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, ws_deque<job>& deque,
-                                                         task_frame& f) {
-  inline_op_mark<Marked> mark(*fb.worker);
+// ---- Critical windows: the inline deque operations, which no tick may interrupt.
+//
+// The inline paths push onto and pop from the deque of the worker their task runs on, from user code, where
+// the fiber's preempt_off is 0. A tick that suspended the task half way, after it read its worker and before
+// its last store to that worker's deque, would resume it elsewhere with the old worker's state in its
+// registers, and finish the operation on a deque that another thread owns now. So each operation is one
+// assembly sequence, from the load of fb.worker to the store that commits it, and the sequence's address
+// range goes into the section roost_critical; the handler defers a tick whose interrupted instruction lies
+// in one (engine/critical_windows.cpp). That costs the operation nothing: no mark stored, no fence, the
+// instructions the compiler made from the C++ before (the idea of Linux's restartable sequences, and of Go,
+// which preempts asynchronously only where the interrupted instruction is known to be safe).
+//
+// A sequence either commits with its last instruction or changes nothing and leaves for the slow path, the
+// same operation in C++ under a no_preempt_scope: a deque that must grow, a request to share, a pop that
+// finds another job on top, a pop from the shared part. Each range entry is position-independent (its
+// start relative to the entry, and a length); the "?" flag puts it in the section group of the function it
+// describes, so the linker drops it with a discarded copy of an inline function.
+//
+// Without the sequences (not GCC on x86-64, or a sanitizer build, whose instrumentation must see every
+// access), each inline operation is that slow path, inlined: a raise and a lowering of preempt_off, whether
+// preemption is on or not.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 && !defined(ROOST_TSAN) && \
+    !defined(ROOST_ASAN) && !defined(ROOST_NO_CRITICAL_WINDOWS)
+#define ROOST_CRITICAL_WINDOWS 1
+#endif
+
+struct critical_range {
+  std::int32_t start;    // the first instruction's address, relative to this entry's
+  std::uint32_t length;  // bytes: the last one is the committing store's
+};
+// Adds a module's ranges to those the handler looks at (src/engine/critical_windows.cpp); idempotent.
+void register_critical_ranges(const critical_range* begin, const critical_range* end) noexcept;
+
+#ifdef ROOST_CRITICAL_WINDOWS
+// The section's bounds in the module that refers to them (the linker defines both; hidden, so that an
+// executable and each shared object name their own), registered once per module before main.
+extern "C" const critical_range __start_roost_critical[] __attribute__((weak, visibility("hidden")));
+extern "C" const critical_range __stop_roost_critical[] __attribute__((weak, visibility("hidden")));
+struct critical_ranges_registrar {
+  critical_ranges_registrar() noexcept { register_critical_ranges(__start_roost_critical, __stop_roost_critical); }
+};
+__attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critical_ranges_registrar;
+
+// Ends a sequence that starts at local label 0 and ends at local label 1.
+#define ROOST_CRITICAL_RECORD                                      \
+  ".pushsection roost_critical, \"a?\", @progbits\n\t"             \
+  ".balign 4\n\t"                                                  \
+  ".long 0b - ., 1b - 0b\n\t"                                      \
+  ".popsection\n\t"
+#endif
+
+// Help-first spawn of the group's first child, built in g.inline_frame, onto the deque of the worker the
+// owner's fiber runs on (the engine's join pops the group's children back from there). Only on a worker
+// whose path is inline_help_first or inline_join (the caller checks), so only while no observer or tracer
+// is installed: then nobody reads task identities, so the child's id and hint are not even written
+// (job::kind::fresh_unnamed: the engine names it, a child of an unrecorded parent, if it ever runs it,
+// after a steal or in its own join) and the worker's current task is not switched to it, which is most of
+// what a spawn and join would cost otherwise. With hooks installed, the engine spawns and joins it.
+__attribute__((always_inline)) inline void push_first_child_in_scope(group_state& g, fiber_abi& fb, task_frame& f) {
+  no_preempt_scope np(&fb);
+  ws_deque<job>& q = fb.worker->deque;
   g.spawned = 1;
   g.base_epoch = fb.epoch;
-  const std::int64_t b = deque.bottom_index();
+  const std::int64_t b = q.bottom_index();
   g.queue_base = b;
-  deque.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+  q.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+}
+__attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g, fiber_abi& fb, task_frame& f) {
+  push_first_child_in_scope(g, fb, f);
+}
+__attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, task_frame& f) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  constexpr auto L = ws_deque<job>::layout();
+  g.spawned = 1;  // the group's: nothing of the worker's
+  worker_abi* w;
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  // push_at's fast path, with the group's base (epoch and index) written inside: a fiber's epoch moves when
+  // it is suspended, and the index is the worker's.
+  asm volatile goto(
+      "0:\n\t"
+      "movq %[worker], %[w]\n\t"
+      "movq %c[bottom](%[w]), %[b]\n\t"
+      "cmpq %c[limit](%[w]), %[b]\n\t"
+      "jge %l[slow]\n\t"  // no room without growing (make_room)
+      "cmpb $0, %c[request](%[w])\n\t"
+      "jne %l[slow]\n\t"  // a request to serve (share)
+      "movq %[epoch], %[t]\n\t"
+      "movq %[t], %[base_epoch]\n\t"
+      "movq %[b], %[queue_base]\n\t"
+      "movq %c[mask](%[w]), %[t]\n\t"
+      "andq %[b], %[t]\n\t"
+      "movq %c[slots_at](%[w]), %[slots]\n\t"
+      "movq %[f], (%[slots],%[t],8)\n\t"
+      "leaq 1(%[b]), %[t]\n\t"
+      "movq %[t], %c[bottom](%[w])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots), [base_epoch] "=m"(g.base_epoch),
+        [queue_base] "=m"(g.queue_base)
+      : [worker] "m"(fb.worker), [epoch] "m"(fb.epoch), [f] "r"(static_cast<job*>(&f)), [bottom] "i"(L.bottom),
+        [limit] "i"(L.push_limit), [request] "i"(L.request), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
+      : "cc", "memory"
+      : slow);
+  return;
+slow:
+  push_first_child_slow(g, fb, f);
+#else
+  push_first_child_in_scope(g, fb, f);
+#endif
 }
 
 // Pops the group's only child, the frame in its inline slot, off q (a queue of the worker its owner runs on
 // now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
-template <bool Marked = false>
-__attribute__((always_inline)) inline bool pop_first_child(group_state& g, worker_abi& w, ws_deque<job>& q) {
-  inline_op_mark<Marked> mark(w);
+// Without a window: for a queue the policy names (inline_join_queue), never used while preemption is on.
+__attribute__((always_inline)) inline bool pop_first_child_from(group_state& g, ws_deque<job>& q) {
   job* j = q.pop();
   if (j != reinterpret_cast<task_frame*>(g.inline_frame)) [[unlikely]] {
     if (j) q.push(j);  // not ours: leave it as it was
     return false;
   }
   return true;
+}
+__attribute__((always_inline)) inline bool pop_first_child_in_scope(group_state& g, fiber_abi& fb) {
+  no_preempt_scope np(&fb);
+  return pop_first_child_from(g, fb.worker->deque);
+}
+__attribute__((noinline, cold)) inline bool pop_first_child_slow(group_state& g, fiber_abi& fb) {
+  return pop_first_child_in_scope(g, fb);
+}
+// The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now.
+__attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber_abi& fb) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  constexpr auto L = ws_deque<job>::layout();
+  worker_abi* w;
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  // pop's private fast path, committed only when the top job is the frame: the compare comes before the store.
+  asm volatile goto(
+      "0:\n\t"
+      "movq %[worker], %[w]\n\t"
+      "movq %c[bottom](%[w]), %[b]\n\t"
+      "cmpq %c[split_seen](%[w]), %[b]\n\t"
+      "jle %l[slow]\n\t"  // nothing private (pop_shared)
+      "cmpb $0, %c[request](%[w])\n\t"
+      "jne %l[slow]\n\t"  // a request to serve (share)
+      "subq $1, %[b]\n\t"
+      "movq %c[mask](%[w]), %[t]\n\t"
+      "andq %[b], %[t]\n\t"
+      "movq %c[slots_at](%[w]), %[slots]\n\t"
+      "cmpq %[mine], (%[slots],%[t],8)\n\t"
+      "jne %l[slow]\n\t"  // another job on top: the child was taken
+      "movq %[b], %c[bottom](%[w])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [worker] "m"(fb.worker), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
+        [bottom] "i"(L.bottom), [split_seen] "i"(L.split_seen), [request] "i"(L.request), [mask] "i"(L.mask),
+        [slots_at] "i"(L.slots)
+      : "cc", "memory"
+      : slow);
+  return true;
+slow:
+  return pop_first_child_slow(g, fb);
+#else
+  return pop_first_child_in_scope(g, fb);
+#endif
 }
 
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
@@ -283,9 +399,12 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, worke
 // when the child is still unstarted and owned by this worker (a frame is in at most one deque, and nested
 // groups joined before we got here, so nothing of theirs lies above it). Anything else means it was
 // stolen, or the owner moved; the job is put back as it was and the engine decides.
-template <bool Marked>
-__attribute__((always_inline)) inline bool join_first_child_on(group_state& g, worker_abi* w) {
-  if (!pop_first_child<Marked>(g, *w, w->deque)) [[unlikely]] return false;
+__attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
+  // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
+  // another thread.
+  fiber_abi& fb = *g.owner_fiber;
+  if (fb.worker->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
+  if (!pop_first_child(g, fb)) [[unlikely]] return false;
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
@@ -302,15 +421,6 @@ __attribute__((always_inline)) inline bool join_first_child_on(group_state& g, w
   }
   g.spawned = 0;  // local_done is 0: ready for reuse
   return true;
-}
-__attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
-  // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
-  // another thread.
-  worker_abi* w = g.owner_fiber->worker;
-  // Not the marked twin: the engine's entry points do that one (engine.hpp, spawn_first_marked), so that
-  // no other path pays a compare for it here.
-  if (w->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
-  return join_first_child_on<false>(g, w);
 }
 
 }  // namespace roost::detail

@@ -34,19 +34,20 @@
 
 namespace roost::detail {
 
-// Pops the pushed half back off the queue the join of path P pushed it onto, on w, the worker the caller runs
-// on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
-// hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
-// state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
+// Pops the pushed half back off the queue the join of path P pushed it onto, on the worker fb runs on now,
+// if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead: hooks were
+// installed since (every path is then `engine`), or, for a policy whose queue depends on its state
+// (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
 template <spawn_path P>
-__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, worker_abi& w) {
+__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber_abi& fb) {
+  worker_abi& w = *fb.worker;
   if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
   if constexpr (P == spawn_path::inline_join_queue) {
     if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
     ws_deque<job>* q = w.join_queue;
-    return q && pop_first_child(g, w, *q);
+    return q && pop_first_child_from(g, *q);
   } else {
-    return pop_first_child<is_marked(P)>(g, w, w.deque);
+    return pop_first_child(g, fb);
   }
 }
 
@@ -58,11 +59,11 @@ __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, worke
 // engine runs it as a named and observed task.
 template <spawn_path P, class Pushed>
 __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi* fb, Pushed& pushed) {
-  worker_abi* now = fb->worker;
-  if (pop_pushed_back<P>(g, *now)) [[likely]] {
+  if (pop_pushed_back<P>(g, *fb)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
   }
+  worker_abi* now = fb->worker;
   now->engine_wait(*now, g);
 }
 
@@ -96,7 +97,7 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
     g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
     q.push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
   } else {
-    push_first_child<is_marked(P)>(g, *fb, q, *f);
+    push_first_child(g, *fb, *f);  // onto the deque of the worker fb runs on now (abi.hpp)
   }
   try {
     here();
@@ -123,11 +124,6 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   if (path == spawn_path::inline_join) return join_inline<spawn_path::inline_join>(fb, w.deque, second, first);
   if (path == spawn_path::inline_join_queue)
     if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, *q, second, first);
-  // Preemption on (abi.hpp): the same joins, their deque operations marked.
-  if (path == spawn_path::inline_help_first_marked)
-    return join_inline<spawn_path::inline_help_first_marked>(fb, w.deque, first, second);
-  if (path == spawn_path::inline_join_marked)
-    return join_inline<spawn_path::inline_join_marked>(fb, w.deque, second, first);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
   second();

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "roost/detail/sanitizers.hpp"
@@ -164,6 +165,19 @@ class ws_deque {
 
   // Owner only: the index the next push will use; lets a task group pop only what it pushed itself.
   std::int64_t bottom_index() const { return bottom_.load(std::memory_order_relaxed); }
+
+  // Where the owner's fields lie, for the inline push and pop that abi.hpp writes as one assembly sequence
+  // each (a critical window a tick cannot land in). Read in a complete-class context: the deque is
+  // standard-layout (one access level, no bases), so offsetof is defined.
+  struct owner_layout {
+    std::size_t bottom, split_seen, push_limit, slots, mask, request;
+  };
+  static constexpr owner_layout layout() {
+    static_assert(std::is_standard_layout_v<ws_deque>);
+    static_assert(sizeof(std::atomic<std::int64_t>) == 8 && sizeof(std::atomic<bool>) == 1);
+    return {offsetof(ws_deque, bottom_), offsetof(ws_deque, split_seen_), offsetof(ws_deque, push_limit_),
+            offsetof(ws_deque, slots_),  offsetof(ws_deque, mask_),       offsetof(ws_deque, request_)};
+  }
 
  private:
   // Moves split_ up to share the older half (rounded up) of the private part [split_seen_, b).

@@ -1,0 +1,56 @@
+#include "engine/critical_windows.hpp"
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
+#include "roost/detail/abi.hpp"
+
+namespace roost {
+namespace {
+
+// One entry per module (the executable, each shared object that inlines roost's spawn paths). Constant-
+// initialized, so registrations from static constructors that run before this file's own are safe. A slot
+// is published by its `begin`, stored last with release; the handler reads it with acquire.
+constexpr int kMaxModules = 1024;
+struct module_table {
+  std::atomic<const detail::critical_range*> begin{nullptr};
+  std::atomic<const detail::critical_range*> end{nullptr};
+};
+module_table g_tables[kMaxModules];
+std::atomic<int> g_claimed{0};
+
+}  // namespace
+
+void detail::register_critical_ranges(const critical_range* begin, const critical_range* end) noexcept {
+  if (begin == nullptr || begin == end) return;  // a module without inline deque operations
+  const int n = g_claimed.load(std::memory_order_acquire);
+  for (int i = 0; i < n && i < kMaxModules; ++i)
+    if (g_tables[i].begin.load(std::memory_order_acquire) == begin) return;  // this module's, already
+  const int i = g_claimed.fetch_add(1, std::memory_order_acq_rel);
+  if (i >= kMaxModules) {
+    // An unregistered table would let a tick land inside a deque operation: refuse to run rather than
+    // corrupt a deque later.
+    std::fprintf(stderr, "roost: more than %d modules (executable and shared objects) inline roost's spawn paths; "
+                         "this build of roost registers at most that many\n", kMaxModules);
+    std::abort();
+  }
+  g_tables[i].end.store(end, std::memory_order_relaxed);
+  g_tables[i].begin.store(begin, std::memory_order_release);
+}
+
+bool engine::in_critical_window(std::uintptr_t pc) {
+  const int n = g_claimed.load(std::memory_order_acquire);
+  for (int i = 0; i < n && i < kMaxModules; ++i) {
+    const detail::critical_range* r = g_tables[i].begin.load(std::memory_order_acquire);
+    if (r == nullptr) continue;  // being registered: its module has not run its static constructors yet
+    const detail::critical_range* e = g_tables[i].end.load(std::memory_order_relaxed);
+    for (; r != e; ++r) {
+      const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(r) + static_cast<std::intptr_t>(r->start);
+      if (pc - start < r->length) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace roost
