@@ -272,6 +272,23 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".balign 4\n\t"                                                  \
   ".long 0b - ., 1b - 0b\n\t"                                      \
   ".popsection\n\t"
+// What the sequences share. Each starts at label 0 with the worker the fiber runs on now (its deque lies at
+// offset 0) and the deque's bottom; leaves for the slow path while a thief's request waits (share() follows
+// the operation there); and finds the slot of index %[b] at (%[slots],%[t],8).
+#define ROOST_CRITICAL_BEGIN   \
+  "0:\n\t"                     \
+  "movq %[worker], %[w]\n\t"   \
+  "movq %c[bottom](%[w]), %[b]\n\t"
+#define ROOST_CRITICAL_UNLESS_REQUEST   \
+  "cmpb $0, %c[request](%[w])\n\t"     \
+  "jne %l[slow]\n\t"
+#define ROOST_CRITICAL_SLOT             \
+  "movq %c[mask](%[w]), %[t]\n\t"      \
+  "andq %[b], %[t]\n\t"                \
+  "movq %c[slots_at](%[w]), %[slots]\n\t"
+#define ROOST_CRITICAL_REGISTERS [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+#define ROOST_CRITICAL_DEQUE_FIELDS(L) \
+  [bottom] "i"(L.bottom), [request] "i"(L.request), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
 #endif
 
 // Help-first spawn of the group's first child, built in g.inline_frame, onto the deque of the worker the
@@ -303,27 +320,21 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
   // push_at's fast path, with the group's base (epoch and index) written inside: a fiber's epoch moves when
   // it is suspended, and the index is the worker's.
   asm volatile goto(
-      "0:\n\t"
-      "movq %[worker], %[w]\n\t"
-      "movq %c[bottom](%[w]), %[b]\n\t"
+      ROOST_CRITICAL_BEGIN
       "cmpq %c[limit](%[w]), %[b]\n\t"
       "jge %l[slow]\n\t"  // no room without growing (make_room)
-      "cmpb $0, %c[request](%[w])\n\t"
-      "jne %l[slow]\n\t"  // a request to serve (share)
+      ROOST_CRITICAL_UNLESS_REQUEST
       "movq %[epoch], %[t]\n\t"
       "movq %[t], %[base_epoch]\n\t"
       "movq %[b], %[queue_base]\n\t"
-      "movq %c[mask](%[w]), %[t]\n\t"
-      "andq %[b], %[t]\n\t"
-      "movq %c[slots_at](%[w]), %[slots]\n\t"
+      ROOST_CRITICAL_SLOT
       "movq %[f], (%[slots],%[t],8)\n\t"
       "leaq 1(%[b]), %[t]\n\t"
       "movq %[t], %c[bottom](%[w])\n"  // commit
       "1:\n\t" ROOST_CRITICAL_RECORD
-      : [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots), [base_epoch] "=m"(g.base_epoch),
-        [queue_base] "=m"(g.queue_base)
-      : [worker] "m"(fb.worker), [epoch] "m"(fb.epoch), [f] "r"(static_cast<job*>(&f)), [bottom] "i"(L.bottom),
-        [limit] "i"(L.push_limit), [request] "i"(L.request), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
+      : ROOST_CRITICAL_REGISTERS, [base_epoch] "=m"(g.base_epoch), [queue_base] "=m"(g.queue_base)
+      : [worker] "m"(fb.worker), [epoch] "m"(fb.epoch), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
+        ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);
   return;
@@ -361,25 +372,19 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
   std::atomic<job*>* slots;
   // pop's private fast path, committed only when the top job is the frame: the compare comes before the store.
   asm volatile goto(
-      "0:\n\t"
-      "movq %[worker], %[w]\n\t"
-      "movq %c[bottom](%[w]), %[b]\n\t"
+      ROOST_CRITICAL_BEGIN
       "cmpq %c[split_seen](%[w]), %[b]\n\t"
       "jle %l[slow]\n\t"  // nothing private (pop_shared)
-      "cmpb $0, %c[request](%[w])\n\t"
-      "jne %l[slow]\n\t"  // a request to serve (share)
+      ROOST_CRITICAL_UNLESS_REQUEST
       "subq $1, %[b]\n\t"
-      "movq %c[mask](%[w]), %[t]\n\t"
-      "andq %[b], %[t]\n\t"
-      "movq %c[slots_at](%[w]), %[slots]\n\t"
+      ROOST_CRITICAL_SLOT
       "cmpq %[mine], (%[slots],%[t],8)\n\t"
       "jne %l[slow]\n\t"  // another job on top: the child was taken
       "movq %[b], %c[bottom](%[w])\n"  // commit
       "1:\n\t" ROOST_CRITICAL_RECORD
-      : [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : ROOST_CRITICAL_REGISTERS
       : [worker] "m"(fb.worker), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
-        [bottom] "i"(L.bottom), [split_seen] "i"(L.split_seen), [request] "i"(L.request), [mask] "i"(L.mask),
-        [slots_at] "i"(L.slots)
+        [split_seen] "i"(L.split_seen), ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);
   return true;
