@@ -122,6 +122,35 @@ TEST_P(Sim, ASeedReplaysTheRunExactly) {
 INSTANTIATE_TEST_SUITE_P(Schedulers, Sim, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 
+// The report counts the cache lines the kernels' touches walked through the memory model (a region spanning
+// part of a line walks that line), and gives the simulator's speed over them; the summary on stderr too.
+TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
+  static std::vector<unsigned char> data(1 << 20, 1);
+  auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(data.data()) + 63) & ~std::uintptr_t{63});
+  const std::string path = ::testing::TempDir() + "/roost_sim_report_lines.json";
+  ::testing::internal::CaptureStderr();
+  {
+    roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:2 pu:1", 7);
+    o.sim_report = path;
+    roost::runtime rt(o);
+    rt.run([&] {
+      roost::task_group g;
+      g.run([&] { roost::touch(base, 64 * 100); });                       // 100 lines
+      g.run([&] { roost::touch(base + 4096 + 32, 64); });                 // straddles 2 lines
+      g.run([&] { roost::touch(base + 8192, 64 * 5, roost::access::write); });  // 5 lines
+      roost::touch(base + 65536 + 1, 1);                                  // 1 line
+      g.wait();
+    });
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string report = slurp(path);
+  EXPECT_NE(report.find("\"line_accesses\": 108,"), std::string::npos) << report;
+  for (const char* key : {"\"model_s\"", "\"line_accesses_per_s\"", "\"model_line_accesses_per_s\""})
+    EXPECT_NE(report.find(key, report.find("\"host\"")), std::string::npos) << key << " missing from the host part of\n"
+                                                                             << report;
+  EXPECT_NE(err.find("108 line accesses"), std::string::npos) << err;
+}
+
 }  // namespace
 
 namespace {

@@ -69,6 +69,7 @@ class simulation final : public touch_consumer {
   touch_consumer* next_ = nullptr;
   trace::tracer* tracer_ = nullptr;
   std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration model_time_{};  // in the memory model's walks (on_touch)
 };
 
 }  // namespace roost::detail

@@ -219,9 +219,10 @@ void sim_platform::on_steal(unsigned thief, unsigned victim, bool taken) {
   charge(d == 0 ? costs_.steal_ns : d == 1 ? costs_.steal_socket_ns : costs_.steal_remote_ns, true);
 }
 
-void sim_platform::on_touch(std::size_t bytes, double memory_ns) {
+void sim_platform::on_touch(std::size_t bytes, std::uint64_t lines, double memory_ns) {
   ++touches_;
   touched_bytes_ += bytes;
+  line_accesses_ += lines;
   charge(static_cast<double>(bytes) * costs_.touch_ns_per_byte + memory_ns, true);
 }
 
@@ -248,14 +249,14 @@ void sim_platform::report_deadlock() {
 }
 
 std::string sim_platform::report_json(const std::string& scheduler, const std::string& topology,
-                                      const std::string& memory, double wall_s) const {
+                                      const std::string& memory, const host_figures& host) const {
   std::ostringstream os;
   os.precision(17);
   os << "{\n  \"scheduler\": \"" << scheduler << "\",\n  \"topology\": \"" << topology << "\",\n  \"seed\": " << seed_
      << ",\n  \"runs\": " << runs_ << ",\n  \"virtual_time_ns\": " << run_ns_ << ",\n  \"steals\": {\"same_cache\": "
      << steals_[0] << ", \"same_socket\": " << steals_[1] << ", \"other_socket\": " << steals_[2]
      << ", \"attempts\": " << steal_attempts_ << "},\n  \"touches\": " << touches_ << ",\n  \"touched_bytes\": "
-     << touched_bytes_ << ",\n  \"operations\": " << operations_ << ",\n  " << memory << ",\n  \"workers\": [";
+     << touched_bytes_ << ",\n  \"line_accesses\": " << line_accesses_ << ",\n  \"operations\": " << operations_ << ",\n  " << memory << ",\n  \"workers\": [";
   for (std::size_t i = 0; i < threads_.size(); ++i)
     os << (i ? ", " : "") << "{\"worker\": " << i << ", \"busy_ns\": " << threads_[i]->stats.busy_ns
        << ", \"idle_ns\": " << threads_[i]->stats.idle_ns << "}";
@@ -266,7 +267,12 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
     first = false;
   }
   // Last, and the one part that is not a function of program, topology, seed and parameters.
-  os << "},\n  \"host\": {\"wall_s\": " << wall_s << "}\n}\n";
+  // The simulator's speed: line accesses per second of this machine's wall time, over the whole simulation
+  // (the engine and policies in virtual time too) and in the memory model alone.
+  const auto per_s = [&](double s) { return s > 0 ? static_cast<double>(line_accesses_) / s : 0.0; };
+  os << "},\n  \"host\": {\"wall_s\": " << host.wall_s << ", \"model_s\": " << host.model_s
+     << ", \"line_accesses_per_s\": " << per_s(host.wall_s) << ", \"model_line_accesses_per_s\": " << per_s(host.model_s)
+     << "}\n}\n";
   return os.str();
 }
 

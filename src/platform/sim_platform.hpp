@@ -90,7 +90,7 @@ class sim_platform {
   void on_resume() { charge(costs_.resume_ns, true); }
   void on_steal(unsigned thief, unsigned victim, bool taken);
   // A kernel's declared data (roost::touch): its compute part, plus what a memory model adds.
-  void on_touch(std::size_t bytes, double memory_ns);
+  void on_touch(std::size_t bytes, std::uint64_t lines, double memory_ns);
   // A kernel's declared arithmetic (roost::compute), charged at op_ns each.
   void on_compute(std::uint64_t operations);
 
@@ -118,10 +118,16 @@ class sim_platform {
   struct worker_stats {
     double busy_ns = 0, idle_ns = 0;
   };
+  // What the simulation cost this machine (the report's "host" part, the one that is not virtual).
+  struct host_figures {
+    double wall_s = 0;   // from the simulation's start to its report
+    double model_s = 0;  // of which in the memory model (the touched lines' walks)
+  };
   // memory: the memory model's part of the report, JSON members without the braces.
   std::string report_json(const std::string& scheduler, const std::string& topology, const std::string& memory,
-                          double wall_s) const;
+                          const host_figures& host) const;
   std::uint64_t touches() const { return touches_; }
+  std::uint64_t line_accesses() const { return line_accesses_; }
   std::uint64_t operations() const { return operations_; }
   std::string summary() const;
   double virtual_time_ns() const { return run_ns_; }
@@ -180,6 +186,7 @@ class sim_platform {
   std::uint64_t steals_[3] = {0, 0, 0};  // same cache, same socket, other socket
   std::uint64_t steal_attempts_ = 0, touches_ = 0;
   std::uint64_t touched_bytes_ = 0, operations_ = 0;
+  std::uint64_t line_accesses_ = 0;  // cache lines the touches walked through the memory model
   std::atomic<std::uint64_t> progress_{0};
   std::atomic<bool> in_run_{false};
   std::atomic<unsigned> running_thread_{0};
