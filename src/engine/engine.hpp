@@ -306,7 +306,7 @@ class engine final : public engine_base {
       }
       run_inline(w, *static_cast<frame*>(j));
       ++g.local_done;
-      if (self->epoch != epoch) return *current_worker();  // the child suspended: we moved
+      if (self->epoch != epoch) return worker_of(*self);  // the child suspended: we moved
     }
     return w;
   }
@@ -333,7 +333,6 @@ class engine final : public engine_base {
   __attribute__((always_inline)) static worker& run_here(worker& w, frame& f) {
     name_unnamed(w, f);
     fiber* self = w.current_fiber;
-    const std::uint64_t epoch = self->epoch;
     group* g = f.group;
     w.current_task = &f.id;
     if constexpr (from_loop) observe_start(w.id, f.id, f.work_hint);
@@ -345,7 +344,7 @@ class engine final : public engine_base {
     } catch (...) {
       if (g) join::record_exception(*g, std::current_exception());
     }
-    worker& now = self->epoch == epoch ? w : *current_worker();
+    worker& now = worker_of(*self);
     // A root's end is not observed: run() returning is its end (observer.hpp).
     if (g) observe_end(now.id, f.id);
     of(now).policy_.on_task_end(now, f.id);
@@ -428,7 +427,6 @@ class engine final : public engine_base {
     detail::task_id& id =
         static_cast<void*>(&f) == g->inline_frame ? f.id : *::new (static_cast<void*>(&slot.copy)) detail::task_id(f.id);
     fiber* self = w.current_fiber;
-    const std::uint64_t epoch = self->epoch;
     // Which continuation of the parent's fiber is this child's: the one published at this spawn, at the
     // epoch the parent left with (it cannot run before publish_continuation below, so the read is safe).
     const std::uint64_t parent_epoch = parent->epoch;
@@ -473,7 +471,7 @@ class engine final : public engine_base {
       join::record_exception(*g, std::current_exception());
     }
     if (pub.done && !lifted) detail::preempt_raise(*self);
-    worker& now = self->epoch == epoch ? w : *current_worker();
+    worker& now = worker_of(*self);
     observe_end(now.id, id);
     of(now).policy_.on_task_end(now, id);
     if (!pub.done) return switch_to_parent(now, parent);  // never published: the parent never left

@@ -138,6 +138,11 @@ void reenter_final_after_switch(worker& w, unsigned depth);
 // The worker running the calling code, or nullptr. Deliberately out of line: a task may resume on another
 // thread after a switch, and an inlined thread_local access could be cached across it.
 worker* current_worker();
+// The worker running fiber f now, for code running on f: become() writes it whenever f starts or resumes on
+// a worker, so after a body that may have suspended and moved, one load finds the worker (user code finds
+// its worker the same way, abi.hpp), where current_worker() is a call and a thread_local read (6
+// instructions per work-first spawn in fib).
+inline worker& worker_of(const fiber& f) { return static_cast<worker&>(*f.worker); }
 void set_current_worker(worker* w);
 
 }  // namespace roost::engine

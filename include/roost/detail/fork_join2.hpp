@@ -64,6 +64,7 @@ __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi
     return;
   }
   worker_abi* now = fb->worker;
+  g.for_engine_join();
   now->engine_wait(*now, g);
 }
 
@@ -84,7 +85,7 @@ __attribute__((noinline)) void join_pushed_after_throw(group_state& g, fiber_abi
 template <spawn_path P, class Pushed, class Here>
 __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<job>& q, Pushed& pushed,
                                                       Here& here) {
-  group_state g;
+  group_state g{group_state::inline_join_t{}};
   g.owner_fiber = fb;
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);

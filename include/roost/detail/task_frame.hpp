@@ -176,8 +176,8 @@ struct group_state {
   // that runs on the owner's fiber meanwhile (popped back and run inline) and calls the group's run() or
   // wait() is then told apart from the owner, and gets a usage_error instead of waiting for itself.
   static constexpr std::uint32_t kJoining = 1u << 31;
-  std::uint32_t spawned = 0;     // owner-only
-  std::uint32_t local_done = 0;  // owner-only: children whose completion the owner saw directly
+  std::uint32_t spawned;     // owner-only
+  std::uint32_t local_done;  // owner-only: children whose completion the owner saw directly
   std::atomic<std::int64_t> remote_balance{0};
   // The first exception a child threw, owned by the group until the join rethrows it (one pointer, so that
   // a group costs no std::exception_ptr construction and destruction; see record_exception in abi.hpp).
@@ -200,8 +200,8 @@ struct group_state {
   static constexpr std::size_t kInlineFrameBytes = 192;  // a 112-byte header + a closure of 80 bytes
   alignas(16) unsigned char inline_frame[kInlineFrameBytes];
 
-  double total_work = -1;   // ADWS W_all; < 0: none given
-  double data_bytes = -1;   // multi-level ADWS group data size; < 0: none given
+  double total_work;        // ADWS W_all; < 0: none given
+  double data_bytes;        // multi-level ADWS group data size; < 0: none given
   void* waiter;             // the suspended owner's fiber, written before it is published (join.hpp)
 
   // Distribution state of the group (ADWS, seed 003 Algorithm 4.2): the owner's range and node when the
@@ -220,6 +220,21 @@ struct group_state {
   // dist.mode of a group that no policy opened: the inline join's (fork_join2.hpp), which the policy's
   // join must treat as plain (undealt) if the engine joins it.
   static constexpr std::uint8_t kNotOpened = 0;
+
+  // A task_group's: no child, no hints.
+  group_state() noexcept : spawned(0), local_done(0), total_work(-1), data_bytes(-1) {}
+  // The inline two-way join's (fork_join2.hpp): only what a thief of its one child reads (the counter it
+  // meets the owner through, the error slot; their initializers above). The owner's fields are written by
+  // the push, and the rest by for_engine_join() if the engine must join the child after all: a join whose
+  // child comes back unstolen, nearly every one, stores nothing it would not read (4 instructions per
+  // fib-invoke spawn).
+  struct inline_join_t {};
+  explicit group_state(inline_join_t) noexcept {}
+  void for_engine_join() noexcept {
+    local_done = 0;
+    total_work = -1;
+    data_bytes = -1;
+  }
 };
 
 [[noreturn]] void throw_bad_hint(const char* what, double value);
