@@ -485,7 +485,7 @@ def preemption(ctx: Ctx) -> Result:
              "The thesis's < 1% overhead at 1 ms is missed on fib: the inline spawn paths cost the same on "
              "and off (their deque operations are critical windows the handler knows by address), but a "
              "work-first task_group spawn (ws) still raises and lowers the task's count in the engine's entry "
-             "points (201 against 191 instructions), and on this VM a timer interrupt alone costs 1.5-2% "
+             "points (393 against 372 instructions per spawn), and on this VM a timer interrupt alone costs 1.5-2% "
              "under the default aligned timer (roost-bench --preempt-timers; ROOST_PREEMPT_TIMER=cputime "
              "avoids it; src/engine/README.md, \"Preemption\").")
     return Result(roost, "as the paper" if met and worst < 1.01 else "worse", note, details)
