@@ -174,6 +174,40 @@ TEST_P(Join, ObservedHalvesAreTasks) {
   EXPECT_EQ(rt.run([] { return fib(10); }), 55);
 }
 
+// An observer installed while a join runs its first half: the half still on the deque must then be joined
+// by the engine and seen as a task (the inline join tests the worker's path inside its pop, abi.hpp), run
+// once, and the join returns both results. One worker, so that nobody takes that half before the install;
+// whichever half a policy runs first installs it, in either order of the halves. Where the root's join is
+// not inline (adws-ml above its leaf level, cats while profiling) a work-first spawn leaves the parent's
+// continuation, which is no task of its own, so there at most one start is seen.
+TEST_P(Join, AnObserverInstalledDuringAJoinSeesTheHalfLeftOnTheDeque) {
+  roost::runtime rt(opts(GetParam(), 1));
+  for (int order = 0; order < 2; ++order) {
+    roost_test::start_paths rec;
+    std::atomic<int> runs[2] = {0, 0};
+    std::atomic<bool> installed{false};
+    const long r = rt.run([&] {
+      long out[2] = {0, 0};
+      auto half = [&](int i) {
+        if (!installed.exchange(true)) roost::set_task_observer(&rec);
+        runs[i].fetch_add(1);
+        out[i] = 10 + i;
+      };
+      if (order) roost::parallel_invoke([&] { half(1); }, [&] { half(0); });
+      else roost::parallel_invoke([&] { half(0); }, [&] { half(1); });
+      return out[0] + out[1];
+    });
+    roost::set_task_observer(nullptr);
+    EXPECT_EQ(r, 21) << "order " << order;
+    EXPECT_EQ(runs[0].load(), 1) << "order " << order;
+    EXPECT_EQ(runs[1].load(), 1) << "order " << order;
+    const bool inline_everywhere = GetParam() == "ws" || GetParam() == "ws-help" || GetParam() == "hws";
+    if (inline_everywhere)
+      EXPECT_EQ(rec.starts.size(), 1u) << "order " << order << ": the half run after the install is a task";
+    else EXPECT_LE(rec.starts.size(), 1u) << "order " << order;
+  }
+}
+
 // The splits of parallel_for and parallel_reduce are two-way joins: every index once, a deterministic sum.
 TEST_P(Join, LoopsCoverEveryIndexOnce) {
   roost::runtime rt(opts(GetParam(), 3));

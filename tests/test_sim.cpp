@@ -126,7 +126,8 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, Sim, ::testing::ValuesIn(available_schedule
 // part of a line walks that line), and gives the simulator's speed over them; the summary on stderr too.
 TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
   static std::vector<unsigned char> data(1 << 20, 1);
-  auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(data.data()) + 63) & ~std::uintptr_t{63});
+  const auto aligned = (reinterpret_cast<std::uintptr_t>(data.data()) + 63) & ~std::uintptr_t{63};
+  auto* base = reinterpret_cast<unsigned char*>(aligned);
   const std::string path = ::testing::TempDir() + "/roost_sim_report_lines.json";
   ::testing::internal::CaptureStderr();
   {

@@ -241,7 +241,8 @@ void simulation::finish(const std::string& scheduler, const std::string& topolog
   // The simulator's speed, when kernels declared data (its target, DESIGN §6: 20 M line accesses a second).
   char speed[160] = "";
   if (plat_.line_accesses() > 0 && wall > 0)
-    std::snprintf(speed, sizeof speed, "; %llu line accesses, %.1f M/s of this machine's time (memory model alone %.1f M/s)",
+    std::snprintf(speed, sizeof speed,
+                  "; %llu line accesses, %.1f M/s of this machine's time (memory model alone %.1f M/s)",
                   static_cast<unsigned long long>(plat_.line_accesses()),
                   static_cast<double>(plat_.line_accesses()) / wall / 1e6,
                   host.model_s > 0 ? static_cast<double>(plat_.line_accesses()) / host.model_s / 1e6 : 0.0);

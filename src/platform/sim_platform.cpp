@@ -256,7 +256,8 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
      << ",\n  \"runs\": " << runs_ << ",\n  \"virtual_time_ns\": " << run_ns_ << ",\n  \"steals\": {\"same_cache\": "
      << steals_[0] << ", \"same_socket\": " << steals_[1] << ", \"other_socket\": " << steals_[2]
      << ", \"attempts\": " << steal_attempts_ << "},\n  \"touches\": " << touches_ << ",\n  \"touched_bytes\": "
-     << touched_bytes_ << ",\n  \"line_accesses\": " << line_accesses_ << ",\n  \"operations\": " << operations_ << ",\n  " << memory << ",\n  \"workers\": [";
+     << touched_bytes_ << ",\n  \"line_accesses\": " << line_accesses_ << ",\n  \"operations\": " << operations_
+     << ",\n  " << memory << ",\n  \"workers\": [";
   for (std::size_t i = 0; i < threads_.size(); ++i)
     os << (i ? ", " : "") << "{\"worker\": " << i << ", \"busy_ns\": " << threads_[i]->stats.busy_ns
        << ", \"idle_ns\": " << threads_[i]->stats.idle_ns << "}";
@@ -271,8 +272,8 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
   // (the engine and policies in virtual time too) and in the memory model alone.
   const auto per_s = [&](double s) { return s > 0 ? static_cast<double>(line_accesses_) / s : 0.0; };
   os << "},\n  \"host\": {\"wall_s\": " << host.wall_s << ", \"model_s\": " << host.model_s
-     << ", \"line_accesses_per_s\": " << per_s(host.wall_s) << ", \"model_line_accesses_per_s\": " << per_s(host.model_s)
-     << "}\n}\n";
+     << ", \"line_accesses_per_s\": " << per_s(host.wall_s)
+     << ", \"model_line_accesses_per_s\": " << per_s(host.model_s) << "}\n}\n";
   return os.str();
 }
 

@@ -298,6 +298,11 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
 // (job::kind::fresh_unnamed: the engine names it, a child of an unrecorded parent, if it ever runs it,
 // after a steal or in its own join) and the worker's current task is not switched to it, which is most of
 // what a spawn and join would cost otherwise. With hooks installed, the engine spawns and joins it.
+//
+// kRecordBase false: the group's count and base (where its pushes start on the deque, for the engine's
+// join to pop them back) are not written. The two-way join's (fork_join2.hpp): it pushes one child and
+// pops that one itself; should the engine join it after all, the child is not on this deque any more, and
+// the join writes a group without a base first (group_state::for_engine_join).
 __attribute__((always_inline)) inline void push_first_child_in_scope(group_state& g, fiber_abi& fb, task_frame& f) {
   no_preempt_scope np(&fb);
   ws_deque<job>& q = fb.worker->deque;
@@ -310,33 +315,44 @@ __attribute__((always_inline)) inline void push_first_child_in_scope(group_state
 __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g, fiber_abi& fb, task_frame& f) {
   push_first_child_in_scope(g, fb, f);
 }
+#ifdef ROOST_CRITICAL_WINDOWS
+// push_at's fast path; BASE writes the group's base inside (a fiber's epoch moves when it is suspended, and
+// the index is the worker's), or is empty.
+#define ROOST_CRITICAL_PUSH(BASE)                              \
+  ROOST_CRITICAL_BEGIN                                         \
+  "cmpq %c[limit](%[w]), %[b]\n\t"                              \
+  "jge %l[slow]\n\t" /* no room without growing (make_room) */ \
+  ROOST_CRITICAL_UNLESS_REQUEST                                \
+  BASE                                                         \
+  ROOST_CRITICAL_SLOT                                          \
+  "movq %[f], (%[slots],%[t],8)\n\t"                           \
+  "leaq 1(%[b]), %[t]\n\t"                                     \
+  "movq %[t], %c[bottom](%[w])\n" /* commit */                 \
+  "1:\n\t" ROOST_CRITICAL_RECORD
+#define ROOST_CRITICAL_PUSH_BASE        \
+  "movq %[epoch], %[t]\n\t"            \
+  "movq %[t], %[base_epoch]\n\t"       \
+  "movq %[b], %[queue_base]\n\t"
+#define ROOST_CRITICAL_PUSH_OPERANDS                                                                            \
+  : ROOST_CRITICAL_REGISTERS, [base_epoch] "=m"(g.base_epoch), [queue_base] "=m"(g.queue_base)                  \
+  : [worker] "m"(fb.worker), [epoch] "m"(fb.epoch), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit), \
+    ROOST_CRITICAL_DEQUE_FIELDS(L)                                                                              \
+  : "cc", "memory"                                                                                              \
+  : slow
+#endif
+template <bool kRecordBase = true>
 __attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
-  g.spawned = 1;  // the group's: nothing of the worker's
   worker_abi* w;
   std::int64_t b, t;
   std::atomic<job*>* slots;
-  // push_at's fast path, with the group's base (epoch and index) written inside: a fiber's epoch moves when
-  // it is suspended, and the index is the worker's.
-  asm volatile goto(
-      ROOST_CRITICAL_BEGIN
-      "cmpq %c[limit](%[w]), %[b]\n\t"
-      "jge %l[slow]\n\t"  // no room without growing (make_room)
-      ROOST_CRITICAL_UNLESS_REQUEST
-      "movq %[epoch], %[t]\n\t"
-      "movq %[t], %[base_epoch]\n\t"
-      "movq %[b], %[queue_base]\n\t"
-      ROOST_CRITICAL_SLOT
-      "movq %[f], (%[slots],%[t],8)\n\t"
-      "leaq 1(%[b]), %[t]\n\t"
-      "movq %[t], %c[bottom](%[w])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
-      : ROOST_CRITICAL_REGISTERS, [base_epoch] "=m"(g.base_epoch), [queue_base] "=m"(g.queue_base)
-      : [worker] "m"(fb.worker), [epoch] "m"(fb.epoch), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
-        ROOST_CRITICAL_DEQUE_FIELDS(L)
-      : "cc", "memory"
-      : slow);
+  if constexpr (kRecordBase) {
+    g.spawned = 1;  // the group's: nothing of the worker's
+    asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_PUSH_BASE) ROOST_CRITICAL_PUSH_OPERANDS);
+  } else {
+    asm volatile goto(ROOST_CRITICAL_PUSH("") ROOST_CRITICAL_PUSH_OPERANDS);
+  }
   return;
 slow:
   push_first_child_slow(g, fb, f);
@@ -356,14 +372,21 @@ __attribute__((always_inline)) inline bool pop_first_child_from(group_state& g, 
   }
   return true;
 }
+// `expect`: the path the caller's inline join belongs to. Another one means hooks were installed since (every
+// path is then `engine`): the child must be observed as a task, so the engine joins it; the pop says false.
+template <spawn_path expect>
 __attribute__((always_inline)) inline bool pop_first_child_in_scope(group_state& g, fiber_abi& fb) {
   no_preempt_scope np(&fb);
+  if (fb.worker->path.load(std::memory_order_relaxed) != expect) return false;
   return pop_first_child_from(g, fb.worker->deque);
 }
-__attribute__((noinline, cold)) inline bool pop_first_child_slow(group_state& g, fiber_abi& fb) {
-  return pop_first_child_in_scope(g, fb);
+template <spawn_path expect>
+__attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_abi& fb) {
+  return pop_first_child_in_scope<expect>(g, fb);
 }
-// The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now.
+// The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now, if that
+// worker's path is still `expect`: tested inside the sequence, where the worker is loaded anyway.
+template <spawn_path expect>
 __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber_abi& fb) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
@@ -373,6 +396,8 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
   // pop's private fast path, committed only when the top job is the frame: the compare comes before the store.
   asm volatile goto(
       ROOST_CRITICAL_BEGIN
+      "cmpb %[expect], %c[path](%[w])\n\t"
+      "jne %l[slow]\n\t"  // hooks came: the engine joins
       "cmpq %c[split_seen](%[w]), %[b]\n\t"
       "jle %l[slow]\n\t"  // nothing private (pop_shared)
       ROOST_CRITICAL_UNLESS_REQUEST
@@ -384,14 +409,15 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
       "1:\n\t" ROOST_CRITICAL_RECORD
       : ROOST_CRITICAL_REGISTERS
       : [worker] "m"(fb.worker), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
-        [split_seen] "i"(L.split_seen), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        [split_seen] "i"(L.split_seen), [path] "i"(offsetof(worker_abi, path)),
+        [expect] "i"(static_cast<int>(expect)), ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);
   return true;
 slow:
-  return pop_first_child_slow(g, fb);
+  return pop_first_child_slow<expect>(g, fb);
 #else
-  return pop_first_child_in_scope(g, fb);
+  return pop_first_child_in_scope<expect>(g, fb);
 #endif
 }
 
@@ -407,9 +433,7 @@ slow:
 __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
   // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
   // another thread.
-  fiber_abi& fb = *g.owner_fiber;
-  if (fb.worker->path.load(std::memory_order_relaxed) != spawn_path::inline_help_first) [[unlikely]] return false;
-  if (!pop_first_child(g, fb)) [[unlikely]] return false;
+  if (!pop_first_child<spawn_path::inline_help_first>(g, *g.owner_fiber)) [[unlikely]] return false;
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()

@@ -40,14 +40,14 @@ namespace roost::detail {
 // (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
 template <spawn_path P>
 __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber_abi& fb) {
-  worker_abi& w = *fb.worker;
-  if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
   if constexpr (P == spawn_path::inline_join_queue) {
+    worker_abi& w = *fb.worker;
+    if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
     if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
     ws_deque<job>* q = w.join_queue;
     return q && pop_first_child_from(g, *q);
   } else {
-    return pop_first_child(g, fb);
+    return pop_first_child<P>(g, fb);  // tests the path inside
   }
 }
 
@@ -64,7 +64,7 @@ __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi
     return;
   }
   worker_abi* now = fb->worker;
-  g.for_engine_join();
+  g.for_engine_join(fb);
   now->engine_wait(*now, g);
 }
 
@@ -86,19 +86,16 @@ template <spawn_path P, class Pushed, class Here>
 __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<job>& q, Pushed& pushed,
                                                       Here& here) {
   group_state g{group_state::inline_join_t{}};
-  g.owner_fiber = fb;
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
   auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(std::ref(pushed), &g, typename frame_t::unnamed_t{});
   if constexpr (P == spawn_path::inline_join_queue) {
     // The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
     // queue): it only waits for this half, which the worker's own pops or a thief run meanwhile.
-    g.spawned = 1;
-    g.base_epoch = group_state::kNoBase;
     g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
     q.push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
   } else {
-    push_first_child(g, *fb, *f);  // onto the deque of the worker fb runs on now (abi.hpp)
+    push_first_child<false>(g, *fb, *f);  // onto the deque of the worker fb runs on now (abi.hpp)
   }
   try {
     here();
