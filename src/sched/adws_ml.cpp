@@ -25,6 +25,7 @@ bool whole_groups(range r) { return adws::floor_coord(r.lo) == r.lo && adws::flo
 adws_ml_policy::adws_ml_policy(engine::engine_base& e)
     : policy_base(e),
       tree_(topo::build_memory_tree(e.topology(), e.placement(), e.num_workers())),
+      leaf_level_(tree_.depth() - 1),
       ws_(e.num_workers()),
       steal_(e.config().adws_steal) {
   q_.resize(tree_.depth());
@@ -38,8 +39,8 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
     unsigned l = 0;
     while (tree_.levels[l].head[tree_.levels[l].group_of_worker[w]] != w) ++l;
     ws_[w].home_level = ws_[w].level = l;
-    const unsigned leaf = tree_.depth() - 1;
-    ws_[w].leaf = &queues_of(leaf, tree_.levels[leaf].group_of_worker[w]);
+    ws_[w].leaf_group = tree_.levels[leaf_level_].group_of_worker[w];
+    ws_[w].leaf = &queues_of(leaf_level_, ws_[w].leaf_group);
     e.worker_at(w).policy_state = &ws_[w];
     e.worker_at(w).run_first = &ws_[w].leaf->mailbox;
     sync_join_queue(e.worker_at(w), ws_[w]);

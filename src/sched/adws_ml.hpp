@@ -61,12 +61,13 @@ class adws_ml_policy : public policy_base {
       else open_group(w, cur, g);
     }
     if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
-      const double mine = group_of(w, cur.tier);
+      const bool leaf = is_leaf(cur.tier);
+      const double mine = leaf ? of(w).leaf_group : group_of(w, cur.tier);
       // A child on the leaf level with a one-group range opens no node of its own (open_group: nothing
       // below to descend to, nothing to deal) and activates none at its end: it keeps the engine's
       // cleared node, as adws's plain children do. Above the leaf level its groups may descend, and
       // their nodes hang under this one.
-      if (!is_leaf(cur.tier)) f.id.sched_node = cur.sched_node;
+      if (!leaf) f.id.sched_node = cur.sched_node;
       f.id.tier = cur.tier;
       f.id.range_lo = mine;
       f.id.range_hi = mine + 0.5;
@@ -110,9 +111,8 @@ class adws_ml_policy : public policy_base {
   // (sync_join_queue), and it is one there, in the group of the worker that runs it. With tier 0 its
   // groups would descend from DRAM and be dealt.
   void adopt_unnamed(engine::worker& w, detail::task_id& id) {
-    const unsigned leaf = tree_.depth() - 1;
-    id.tier = static_cast<std::uint8_t>(leaf);
-    id.range_lo = group_of(w, leaf);
+    id.tier = static_cast<std::uint8_t>(leaf_level_);
+    id.range_lo = of(w).leaf_group;
     id.range_hi = id.range_lo + 0.5;
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
@@ -182,6 +182,7 @@ class adws_ml_policy : public policy_base {
   };
   struct alignas(64) per_worker {
     group_queues* leaf = nullptr;  // the queues of the worker's own (leaf-level) group
+    unsigned leaf_group = 0;       // that group's index on the leaf level (group_of(w, leaf_level_))
     std::uint64_t iteration = 0;
     node* current = nullptr;
     unsigned level = 0;       // the memory level this worker's own tasks moved it to (see level_now)
@@ -211,7 +212,9 @@ class adws_ml_policy : public policy_base {
   unsigned owner_group(const detail::task_id& t) const;
   unsigned group_of(const engine::worker& w, unsigned level) const { return tree_.levels[level].group_of_worker[w.id]; }
   group_queues& queues_of(unsigned level, unsigned group) { return *q_[level][group]; }
-  bool is_leaf(unsigned level) const { return level + 1 == tree_.depth(); }
+  // A compare with a member: through tree_.depth() (a vector's size) it took 10 instructions a work-first
+  // spawn in fib, with group_of's two indexings 6 more (the leaf's group is kept per worker instead).
+  bool is_leaf(unsigned level) const { return level == leaf_level_; }
   void catch_up(engine::worker& w, per_worker& me);
   // The inline join's queue (abi.hpp, worker_abi::join_queue): the worker's deque while a join there is
   // what order() would make of it, a plain local spawn: the worker represents its own leaf group (where
@@ -240,6 +243,7 @@ class adws_ml_policy : public policy_base {
   node* steal_start(engine::worker& w, per_worker& me, unsigned level);
 
   topo::memory_tree tree_;
+  unsigned leaf_level_;  // tree_.depth() - 1: the levels of single workers' groups
   std::vector<std::vector<std::unique_ptr<group_queues>>> q_;  // [level][group]
   std::vector<per_worker> ws_;
   node root_;  // DRAM's one group, one per runtime
