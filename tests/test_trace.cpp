@@ -288,13 +288,101 @@ TEST(TraceDepth, EveryRecordedEndHasItsBeginOrResumption) {
   }
 }
 
+// ROOST_TRACE_DEPTH=auto (the default): whatever depths the workers' budgets pick, the recorded tasks form
+// a tree (a task recorded where it was spawned has a recorded spawner), every end has its begin or
+// resumption, and every touch is recorded. Which tasks are recorded depends on what records cost on this
+// machine; next_depth's rule itself is tested on fixed figures below.
+TEST(TraceDepth, AutoRecordsATreeOfTasksAndEveryTouch) {
+  for (const char* sched : {"ws", "ws-help", "adws", "cats"}) {
+    for (unsigned workers : {1u, 2u}) {
+      SCOPED_TRACE(std::string(sched) + " at " + std::to_string(workers) + " workers");
+      const std::string file = temp("roost_depth_auto.trace");
+      constexpr int kRuns = 30;
+      {
+        roost::options o;
+        o.scheduler = sched;
+        o.workers = workers;
+        o.trace = file;
+        roost::runtime rt(o);
+        EXPECT_NE(rt.describe().find("as deep as 1% of each worker's time allows"), std::string::npos) << rt.describe();
+        for (int i = 0; i < kRuns; ++i) ASSERT_EQ(rt.run([] { return fib(16); }), 987);
+      }
+      const tr::trace_file t = tr::read(file);
+      std::set<std::uint64_t> opened;
+      for (const auto& r : t.records)
+        if (r.kind == static_cast<std::uint16_t>(tr::kind::task_begin) ||
+            r.kind == static_cast<std::uint16_t>(tr::kind::task_resume))
+          opened.insert(r.a);
+      std::size_t begins = 0, roots = 0;
+      for (const auto& r : t.records) {
+        if (r.kind == static_cast<std::uint16_t>(tr::kind::task_begin)) {
+          ++begins;
+          if (r.b == 0) ++roots;
+          else EXPECT_TRUE(opened.count(r.b)) << "a task whose spawner " << r.b << " was never recorded";
+        }
+        if (r.kind == static_cast<std::uint16_t>(tr::kind::task_end))
+          EXPECT_TRUE(opened.count(r.a)) << "an end of serial " << r.a << " that never began or resumed";
+      }
+      EXPECT_GE(roots, static_cast<std::size_t>(kRuns));  // each run's root (and tasks stolen from unrecorded ones)
+      EXPECT_LE(begins, kRuns * (1 + fib_tasks_within(16, ~0u)));
+      EXPECT_EQ(count_kinds(t).touches, kRuns * 1597u);  // fib(16)'s leaves, recorded or not
+      remove_trace(file);
+    }
+  }
+}
+
+// next_depth: the rule the workers' depths follow under auto, on fixed figures. 2560 records at 10 ticks:
+// 25,600 ticks of recording, against a 1% budget.
+TEST(TraceDepth, AutoDepthFollowsWhatTheRecordsCost) {
+  using t = tr::tracer;
+  constexpr std::uint32_t all = t::kAllDepths;
+  constexpr double budget = 0.01, tick = 10;
+  constexpr std::uint32_t n = 2560;
+  constexpr std::uint64_t cost = 25600;
+  auto span_at = [&](double fraction_of_budget) {  // recording takes this fraction of the budget
+    return cost + static_cast<std::uint64_t>(cost / (fraction_of_budget * budget));
+  };
+  // 6x over: three halvings (2^3 >= 6), from the deepest task recorded when the depth was all.
+  EXPECT_EQ(t::next_depth(all, 14, n, span_at(6), tick, budget), 11u);
+  EXPECT_EQ(t::next_depth(12, 12, n, span_at(6), tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(12, 12, n, span_at(1.5), tick, budget), 11u);  // over at all: at least one level
+  EXPECT_EQ(t::next_depth(2, 14, n, span_at(50), tick, budget), 0u);      // not below 0
+  EXPECT_EQ(t::next_depth(9, 20, n, cost / 2, tick, budget), 0u);          // nothing but recording: all the way
+  // Within the budget: kept.
+  EXPECT_EQ(t::next_depth(9, 9, n, span_at(0.5), tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(all, 14, n, span_at(0.5), tick, budget), all);
+  // Under a quarter of it: one level deeper, if tasks at the depth were recorded (there may be deeper ones).
+  EXPECT_EQ(t::next_depth(9, 9, n, span_at(0.1), tick, budget), 10u);
+  EXPECT_EQ(t::next_depth(9, 7, n, span_at(0.1), tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(all, 14, n, span_at(0.1), tick, budget), all);
+  // Too few records to price: kept.
+  EXPECT_EQ(t::next_depth(9, 9, 100, 1000, tick, budget), 9u);
+}
+
+TEST(TraceDepth, AutoIsTheDefaultAndNamesAreRead) {
+  EXPECT_TRUE(roost::resolve({}).trace_depth_auto);
+  for (const char* v : {"auto", "AUTO"}) {
+    roost::options o;
+    o.trace_depth = v;
+    EXPECT_TRUE(roost::resolve(o).trace_depth_auto) << v;
+  }
+  roost::options all;
+  all.trace_depth = "all";
+  EXPECT_FALSE(roost::resolve(all).trace_depth_auto);
+  EXPECT_EQ(roost::resolve(all).trace_depth, ~std::uint32_t{0});
+  roost::options five;
+  five.trace_depth = "5";
+  EXPECT_FALSE(roost::resolve(five).trace_depth_auto);
+  EXPECT_EQ(roost::resolve(five).trace_depth, 5u);
+}
+
 TEST(TraceDepth, BadValuesAreConfigErrors) {
   for (const char* bad : {"-1", "1000001", "deep", "", "3.5"}) {
     roost::options o;
     o.trace = temp("roost_depth_bad.trace");
     o.trace_depth = bad;
     roost_test::expect_mentions(roost_test::config_error_of([&] { roost::runtime rt(o); }),
-                                {"options::trace_depth", "[0, 1000000] or all"});
+                                {"options::trace_depth", "auto, an integer in [0, 1000000] or all"});
   }
 }
 

@@ -45,12 +45,15 @@ struct options {
   // a config_error at construction; a write that fails later is thrown from the next run() (std::system_error)
   // or printed by the destructor. Default: no trace.
   std::optional<std::string> trace;
-  // ROOST_TRACE_DEPTH: how deep, in splits, the trace records tasks that run where they were spawned: an
-  // integer in [0, 1000000] or "all". A task's split depth is its spawner's + 1 + its rank among the
+  // ROOST_TRACE_DEPTH: how deep, in splits, the trace records tasks that run where they were spawned: "auto",
+  // an integer in [0, 1000000] or "all". A task's split depth is its spawner's + 1 + its rank among the
   // spawner's children (the k-th child is k + 1 binary splits down, as in fib or quicksort). A deeper task is
   // part of the recorded task that spawned it (its time is in that task's span), unless the scheduler moved
   // it: a task a worker takes from its scheduling loop (the root, a stolen or dealt task) and a resumed one
-  // are always recorded. Default: all.
+  // are always recorded. "auto" lets each worker's depth follow what its records cost: as deep as keeps
+  // recording within 2% of the worker's time (src/trace/tracer.hpp), so the depth differs between workers
+  // and over a run; give a number or "all" where the same tasks must be recorded every time (roost-analyze
+  // mapping). Default: auto.
   std::optional<std::string> trace_depth;
 
   // ROOST_PLATFORM: "native" (this machine's threads and clock) or "sim" (the simulated platform: every
@@ -130,6 +133,7 @@ struct resolved_options {
   bool verbose = false;
   std::string trace;  // empty: no trace
   std::uint32_t trace_depth = ~std::uint32_t{0};  // deepest split recorded where spawned (UINT32_MAX: all)
+  bool trace_depth_auto = true;                    // ROOST_TRACE_DEPTH=auto: trace_depth is where it starts
   adws_stealing adws_steal = adws_stealing::adaptive;
   std::optional<unsigned> cab_level;  // unset: from the topology (cab_policy)
   bool cab_one_subtree = true;

@@ -12,21 +12,17 @@ namespace roost {
 
 namespace detail {
 std::atomic<unsigned> g_hooks{0};
-std::atomic<std::uint32_t> g_hook_depth{~std::uint32_t{0}};
+std::atomic<std::uint32_t> g_trace_depth[max_workers];
 }  // namespace detail
 
 namespace {
 constexpr unsigned kObserverBit = detail::kHookObserver, kTracerBit = detail::kHookTracer, kSimBit = detail::kHookSim;
 std::atomic<task_observer*> g_task_observer{nullptr};
-std::atomic<std::uint32_t> g_trace_depth{~std::uint32_t{0}};
 
 void set_bit(unsigned bit, bool on) {
   // seq_cst: a worker leaving a final region stores its path and then reads the flag (src/api/final.cpp)
-  const unsigned now = on ? detail::g_hooks.fetch_or(bit, std::memory_order_seq_cst) | bit
-                          : detail::g_hooks.fetch_and(~bit, std::memory_order_seq_cst) & ~bit;
-  // An observer and the simulation see every task; a tracer alone, the tasks down to its depth.
-  detail::g_hook_depth.store(now & (kObserverBit | kSimBit) ? ~std::uint32_t{0} : g_trace_depth.load(),
-                             std::memory_order_relaxed);
+  if (on) detail::g_hooks.fetch_or(bit, std::memory_order_seq_cst);
+  else detail::g_hooks.fetch_and(~bit, std::memory_order_seq_cst);
   engine::refresh_spawn_paths();
 }
 }  // namespace
@@ -41,8 +37,11 @@ task_observer* set_task_observer(task_observer* o) {
 
 namespace trace {
 void set_tracing_hooks(bool on, std::uint32_t depth) {
-  g_trace_depth.store(depth);
+  for (auto& d : detail::g_trace_depth) d.store(depth, std::memory_order_relaxed);  // before the bit
   set_bit(kTracerBit, on);
+}
+void set_recording_depth(unsigned worker, std::uint32_t depth) {
+  detail::g_trace_depth[worker].store(depth, std::memory_order_relaxed);
 }
 }  // namespace trace
 

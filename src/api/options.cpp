@@ -354,11 +354,14 @@ resolved_options resolve(const options& o) {
     if (s->text.back() == '/' || is_directory(s->text)) fail(*s, "a directory; must be " + trace.valid);
     r.trace = s->text;
   }
-  const setting depth{"ROOST_TRACE_DEPTH", "options::trace_depth", "an integer in [0, 1000000] or all",
-                      "all"};
-  if (auto s = text_of(depth, o.trace_depth))
-    r.trace_depth = lower(s->text) == "all" ? ~std::uint32_t{0}
-                                            : static_cast<std::uint32_t>(parse_integer(*s, depth, 0, 1000000));
+  const setting depth{"ROOST_TRACE_DEPTH", "options::trace_depth", "auto, an integer in [0, 1000000] or all",
+                      "auto"};
+  if (auto s = text_of(depth, o.trace_depth)) {
+    const std::string v = lower(s->text);
+    r.trace_depth_auto = v == "auto";
+    if (!r.trace_depth_auto && v != "all")
+      r.trace_depth = static_cast<std::uint32_t>(parse_integer(*s, depth, 0, 1000000));
+  }
   return r;
 }
 

@@ -47,7 +47,9 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
       c.llc_domain.push_back(tp->pu(pu).package);  // a package's largest cache is its last level
       c.llc_bytes = std::max<std::uint64_t>(c.llc_bytes, tp->package_cache_bytes(pu));
     }
-    tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, tp->summary(), std::move(c));
+    // Simulated, every task is seen (the simulation charges each), whatever the depth.
+    tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, tp->summary(), std::move(c),
+                                             cfg.trace_depth_auto && !sim);
     if (!trace::install_tracer(tracer.get()))
       throw config_error("ROOST_TRACE='" + cfg.trace + "': another roost::runtime of this process is tracing; "
                          "only one may at a time");
@@ -173,6 +175,13 @@ std::string runtime_core::describe() const {
            : cfg.preempt_timer == preempt_timer_design::cputime ? " of CPU time (per-worker CPU-time timers, at the "
                                                                   "kernel's tick granularity)"
                                                                 : " (aligned per-worker timers)");
+  }
+  if (tracer) {
+    os << "; trace " << cfg.trace << ", tasks run where spawned recorded ";
+    if (sim) os << "all (simulated)";
+    else if (cfg.trace_depth_auto) os << "as deep as " << trace::tracer::kAutoBudget * 100 << "% of each worker's time allows";
+    else if (cfg.trace_depth == ~std::uint32_t{0}) os << "all";
+    else os << "down to split depth " << cfg.trace_depth;
   }
   std::string notes = eng->policy_notes();
   if (!notes.empty()) os << "; " << notes;

@@ -4,8 +4,13 @@
 #include <atomic>
 
 #include "roost/detail/abi.hpp"
+#include "roost/options.hpp"
 
 namespace roost::detail {
+// Per worker, the deepest split a tracer alone records of the tasks that run where they were spawned
+// (nested_seen below): ROOST_TRACE_DEPTH, or under `auto` what the tracer's budget allows (tracer.hpp).
+// api/observer.cpp.
+extern std::atomic<std::uint32_t> g_trace_depth[max_workers];
 void hook_task_start(unsigned worker, task_id& id, double hint);
 void hook_task_end(unsigned worker, const task_id& id);
 void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
@@ -21,10 +26,16 @@ void hook_idle(unsigned worker, bool begin);
 void hook_steal(unsigned thief, unsigned victim, bool taken);
 
 inline bool hooks_on() { return detail::hooks_installed(); }
-// Whether a task that runs where it was spawned is deep enough, in splits (task_id::split_depth), to be left
-// to its spawner's span (abi.hpp).
-inline bool below_hook_depth(const detail::task_id& id) {
-  return id.split_depth > detail::g_hook_depth.load(std::memory_order_relaxed);
+
+// Whether a task that runs where it was spawned (a work-first child, a child popped at its join) is seen.
+// An observer or a simulation sees every task. A tracer alone records it while its split depth
+// (task_id::split_depth) is within its worker's recording depth (detail::g_trace_depth: ROOST_TRACE_DEPTH,
+// or under `auto` what the tracer's budget allows, tracer.hpp) and its spawner was recorded, so that the
+// recorded tasks form a tree; deeper, its time is part of its spawner's span. `hooks`: g_hooks as loaded.
+inline bool nested_seen(unsigned hooks, unsigned worker, const detail::task_id& id) {
+  if (hooks & (detail::kHookObserver | detail::kHookSim)) return true;
+  return id.split_depth <= detail::g_trace_depth[worker].load(std::memory_order_relaxed) && id.parent &&
+         id.parent->serial != 0;
 }
 
 // After the hook flag changed: every started engine's workers leave (or take again) the inline help-first
@@ -35,14 +46,18 @@ void refresh_spawn_paths();
 inline void observe_start(unsigned worker, detail::task_id& id, double hint) {
   if (hooks_on()) [[unlikely]] detail::hook_task_start(worker, id, hint);
 }
-// A task that runs where it was spawned (a work-first child, a child popped at its join): observed down to
-// the hook depth; deeper, its time is part of the span of the observed task that spawned it.
+// A task that runs where it was spawned: observed as nested_seen says.
 inline void observe_start_nested(unsigned worker, detail::task_id& id, double hint) {
-  if (hooks_on() && !below_hook_depth(id)) [[unlikely]] detail::hook_task_start(worker, id, hint);
+  const unsigned hooks = detail::hook_bits();
+  if (hooks && nested_seen(hooks, worker, id)) [[unlikely]] detail::hook_task_start(worker, id, hint);
 }
-// Observed if its start or a resumption was (the tracer gave it a serial then).
+// Observed if its start or a resumption was: by an observer or a simulation always, by a tracer alone when
+// it gave the task a serial then. Not the depth test again: a worker's recording depth may have changed
+// since the task began.
 inline void observe_end(unsigned worker, const detail::task_id& id) {
-  if (hooks_on() && (!below_hook_depth(id) || id.serial)) [[unlikely]] detail::hook_task_end(worker, id);
+  const unsigned hooks = detail::hook_bits();
+  if (hooks && ((hooks & (detail::kHookObserver | detail::kHookSim)) || id.serial)) [[unlikely]]
+    detail::hook_task_end(worker, id);
 }
 // Always observed: a resumption is the scheduling loop's, like a stolen task's start.
 inline void observe_resume(unsigned worker, detail::task_id* id) {
@@ -65,9 +80,9 @@ __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, det
   f.id.index = parent->next_child++;
   f.id.depth = parent->depth + 1;
   f.id.next_child = 0;
-  if (hooks_on()) [[unlikely]] {
+  if (const unsigned hooks = detail::hook_bits()) [[unlikely]] {
     f.id.split_depth = parent->split_depth + 1 + f.id.index;
-    if (!below_hook_depth(f.id)) detail::hook_spawn(w.id, *parent, f.id.index);
+    if (hooks & detail::kHookSim) detail::hook_spawn(w.id, *parent, f.id.index);
   }
 }
 

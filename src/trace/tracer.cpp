@@ -5,7 +5,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <new>
 #include <system_error>
@@ -31,8 +33,8 @@ tracer::lane tracer::make_lane(bool prefault) {
   return l;
 }
 
-tracer::tracer(std::string path, unsigned workers, std::string topology, caches c)
-    : path_(std::move(path)), json_path_(path_ + ".json") {
+tracer::tracer(std::string path, unsigned workers, std::string topology, caches c, bool adaptive)
+    : path_(std::move(path)), json_path_(path_ + ".json"), adaptive_(adaptive) {
   header_.workers = workers;
   header_.start_ns = platform::os::now_ns();
   header_.start_ticks = ticks();
@@ -50,6 +52,50 @@ tracer::tracer(std::string path, unsigned workers, std::string topology, caches 
   } catch (...) {
     unmap_lanes();
     throw;
+  }
+  if (adaptive_) record_ticks_ = calibrate();
+}
+
+double tracer::calibrate() {
+  // The runtime's lane is faulted in and unused until the first run. The fastest of a few rounds: a round
+  // the thread lost its CPU in says nothing about a record.
+  constexpr int kRecords = 256;
+  lane& l = runtime_lane_;
+  std::uint64_t best = ~std::uint64_t{0};
+  for (int round = 0; round < 5; ++round) {
+    const std::uint64_t t0 = ticks();
+    for (int i = 0; i < kRecords; ++i) append<kind::touch>(l, kRuntimeLane, t0, static_cast<std::uint64_t>(i), 0);
+    best = std::min(best, ticks() - t0);
+    l.used = l.na = l.nb = l.ni = 0;
+  }
+  l.base = 0;
+  return static_cast<double>(best) / kRecords;
+}
+
+std::uint32_t tracer::next_depth(std::uint32_t depth, std::uint32_t deepest, std::uint32_t records, std::uint64_t span,
+                                 double record_ticks, double budget) {
+  constexpr std::uint32_t kFewest = 256;  // fewer records say too little about what they cost
+  if (records < kFewest) return depth;
+  const double cost = records * record_ticks;
+  const double own = static_cast<double>(span) - cost;  // what the worker did besides recording
+  if (own <= 0 || cost > budget * own) {
+    const double over = own > 0 ? cost / (budget * own) : 1e9;
+    const auto levels = static_cast<std::uint32_t>(std::clamp(std::ceil(std::log2(over)), 1.0, 64.0));
+    const std::uint32_t from = std::min(depth, deepest);
+    return from > levels ? from - levels : 0;
+  }
+  if (4 * cost < budget * own && depth != kAllDepths && deepest >= depth) return depth + 1;
+  return depth;
+}
+
+void tracer::adapt(lane& l, unsigned w) {
+  // The chunk's records share its base (rebase writes the chunk out before it moves the base).
+  const std::uint64_t span = l.used ? l.dt()[l.used - 1] - l.dt()[0] : 0;
+  const std::uint32_t depth = next_depth(l.depth, l.deepest, l.used, span, record_ticks_, kAutoBudget);
+  l.deepest = 0;
+  if (depth != l.depth) {
+    l.depth = depth;
+    set_recording_depth(w, depth);
   }
 }
 
@@ -136,6 +182,7 @@ void tracer::write_chunk_locked(const lane& l, std::uint16_t id) {
 }
 
 void tracer::flush(lane& l, std::uint16_t id) {
+  if (adaptive_ && id < lanes_.size()) adapt(l, id);
   {
     std::lock_guard<std::mutex> lk(file_mutex_);
     write_chunk_locked(l, id);

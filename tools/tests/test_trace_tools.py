@@ -187,7 +187,7 @@ def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
 def test_a_trace_of_many_runs_streams_in_many_chunks(tmp_path):
     trace = tmp_path / "fib.trace"
-    env = dict(os.environ, ROOST_TRACE=str(trace))
+    env = dict(os.environ, ROOST_TRACE=str(trace), ROOST_TRACE_DEPTH="all")  # every task: none may be lost
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "20", "--variants", "ws", "--workers", "2",
                     "--reps", "5", "--warmup", "1"], check=True, capture_output=True, timeout=120, env=env)
     t = read(trace)
@@ -314,7 +314,8 @@ def test_adws_without_stealing_maps_every_iteration_the_same(tmp_path):
     # With balanced hints and no stealing, ADWS's mapping is a function of the hints alone (seed 003 §4.2):
     # not one task may change worker between iterations, and both workers get leaves.
     trace = tmp_path / "adws.trace"
-    env = dict(os.environ, ROOST_TRACE=str(trace), ROOST_ADWS_STEAL="false")
+    # The same tasks recorded every iteration: a fixed depth, not auto's (which follows what records cost).
+    env = dict(os.environ, ROOST_TRACE=str(trace), ROOST_ADWS_STEAL="false", ROOST_TRACE_DEPTH="all")
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat2d", "--size", "258x6", "--variants", "adws",
                     "--workers", "2", "--reps", "1", "--warmup", "0"], check=True, capture_output=True, timeout=120, env=env)
     m = mapping.mapping(read(trace))

@@ -177,10 +177,6 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
 // dispatch in src/api/observer.cpp.
 extern std::atomic<unsigned> g_hooks;
 inline constexpr unsigned kHookObserver = 1, kHookTracer = 2, kHookSim = 4;
-// The deepest task the hooks see where it was spawned (a work-first child, a child popped at its join):
-// every task while an observer or a simulation is installed, ROOST_TRACE_DEPTH while only a tracer is.
-// Tasks a worker takes from its scheduling loop, and resumed ones, are always seen (observe.hpp).
-extern std::atomic<std::uint32_t> g_hook_depth;
 // Whether an observer or a simulation is installed: every spawn must then go through the engine. seq_cst,
 // as the flag's writers (src/api/final.cpp reads it after storing a worker's path).
 inline bool hooks_see_every_task() {
@@ -190,14 +186,16 @@ inline bool hooks_see_every_task() {
   return (g_hooks.load() & (kHookObserver | kHookSim)) != 0;
 #endif
 }
-// Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
-inline bool hooks_installed() {
+// The hook flag's bits (kHook*), one relaxed load; 0 when built with -DROOST_HOOKS=OFF.
+inline unsigned hook_bits() {
 #ifdef ROOST_NO_HOOKS
-  return false;
+  return 0;
 #else
-  return g_hooks.load(std::memory_order_relaxed) != 0;
+  return g_hooks.load(std::memory_order_relaxed);
 #endif
 }
+// Built with -DROOST_HOOKS=OFF (CMake), the hooks compile out: no observer, no tracing.
+inline bool hooks_installed() { return hook_bits() != 0; }
 
 // Keeps the first exception of a group's children (any thread). Allocation failure keeps the address of
 // g_exception_lost_to_oom instead, which the join reports as std::bad_alloc: never lost silently.
