@@ -28,6 +28,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -71,10 +72,28 @@ std::vector<std::string> all_variants() {
   return v;
 }
 
+// The roost scheduler a variant runs (`V+trace`: V, traced), or nullptr for serial and the peers.
 const roost::scheduler_info* roost_scheduler(const std::string& v) {
+  const std::string name = bench::untraced(v);
   for (const auto& s : roost::schedulers())
-    if (v == s.name) return &s;
+    if (name == s.name) return &s;
   return nullptr;
+}
+
+// A roost variant's runtime options: its scheduler, and for `V+trace` a trace to a temporary file, which
+// remove_trace deletes (with its FILE.json) once the runtime is gone.
+roost::options roost_options(const roost::scheduler_info& s, const std::string& v, unsigned workers) {
+  roost::options o;
+  o.scheduler = s.name;
+  o.workers = workers;
+  if (bench::is_traced(v))
+    o.trace = (std::filesystem::temp_directory_path() / ("roost-bench-" + std::to_string(::getpid()) + ".trace")).string();
+  return o;
+}
+void remove_trace(const roost::options& o) {
+  if (!o.trace) return;
+  std::filesystem::remove(*o.trace);
+  std::filesystem::remove(*o.trace + ".json");
 }
 
 constexpr const char* kUsage =
@@ -83,7 +102,8 @@ constexpr const char* kUsage =
     "       roost-bench --demo | --list | --help | --preempt-cost N | --preempt-barrier WORKERS |\n"
     "                   --preempt-timers ROUNDS\n"
     "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
-    "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them\n"
+    "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them;\n"
+    "                V+trace: roost scheduler V writing a trace (a temporary file): its 'vs ws' is to V untraced\n"
     "  --workers     worker counts to measure, each in turn\n"
     "  --platform    native (default) or sim: roost's schedulers on the simulated machine --topology names, timed\n"
     "                in virtual time, with its L2 and L3 misses per timed repetition (src/platform/README.md)\n"
@@ -239,14 +259,15 @@ int run(const run_config& cfg) {
       usage_error(e.what());
     }
     double serial_s = 0;
-    std::map<unsigned, double> ws_s;
+    std::map<std::pair<std::string, unsigned>, double> time_of;  // this round's, by variant and workers
     std::vector<measurement> all;  // every round's, for the summary
     int round = 0;                 // 0 while running a single round
     auto emit = [&](measurement& m) {
       m.round = round;
       if (m.variant == "serial") serial_s = m.median;
-      if (m.variant == "ws") ws_s[m.workers] = m.median;
-      print_row(m, serial_s, ws_s.count(m.workers) ? ws_s[m.workers] : 0);
+      time_of[{m.variant, m.workers}] = m.median;
+      const auto ref = time_of.find({bench::ratio_reference(m.variant), m.workers});
+      print_row(m, serial_s, ref != time_of.end() ? ref->second : 0);
       if (m.c2c_ns >= 0 && (c2c_best < 0 || m.c2c_ns < c2c_best)) c2c_best = m.c2c_ns;
       if (bench::far_apart(m.c2c_ns, c2c_best))
         std::printf("  ^ the core-to-core round trip was %.0f ns around this measurement (%.0f ns at best in "
@@ -277,7 +298,7 @@ int run(const run_config& cfg) {
       if (cfg.rounds > 1) {
         round = r;
         serial_s = 0;  // the ratios of a round's rows are to that round's serial and ws
-        ws_s.clear();
+        time_of.clear();
         std::printf("round %d of %d\n", r, cfg.rounds);
       }
       for (const auto& v : cfg.variants) {
@@ -285,6 +306,10 @@ int run(const run_config& cfg) {
         bool exists = rs ? (rs->available && b.roost) : (peer_fn(b, v) || has_clang_variant(b, v));
         if (exists && cfg.simulated && !rs) {  // only roost's engine runs on the simulated platform
           leave_out(v, "not simulated: only roost's schedulers run on the simulated platform");
+          continue;
+        }
+        if (exists && cfg.simulated && bench::is_traced(v)) {
+          leave_out(v, "not simulated: a trace costs no virtual time (+trace measures native runs)");
           continue;
         }
         if (!exists && is_floor(v) && !cfg.variants_named) continue;
@@ -297,9 +322,7 @@ int run(const run_config& cfg) {
           const double before = bench::core_to_core_round_trip_ns();
           measurement m;
           if (rs && cfg.simulated) {
-            roost::options o;
-            o.scheduler = v;
-            o.workers = w;
+            roost::options o = roost_options(*rs, v, w);
             o.platform = "sim";
             o.topology = cfg.topology;
             roost::runtime rt(o);
@@ -333,13 +356,14 @@ int run(const run_config& cfg) {
                           m.l2_misses, m.l3_misses, m.remote_dram);
             m.note = note;
           } else if (rs) {
-            roost::options o;
-            o.scheduler = v;
-            o.workers = w;
-            roost::runtime rt(o);
-            bench::current_runtime() = &rt;
-            m = timed(v, w, [&] { b.roost(*p); });
-            bench::current_runtime() = nullptr;
+            const roost::options o = roost_options(*rs, v, w);
+            {
+              roost::runtime rt(o);
+              bench::current_runtime() = &rt;
+              m = timed(v, w, [&] { b.roost(*p); });
+              bench::current_runtime() = nullptr;
+            }
+            remove_trace(o);
           } else if (v == "tbb" || v == "tbb-pfor") {
             tbb::global_control gc(tbb::global_control::max_allowed_parallelism, w);
             tbb::task_arena arena(static_cast<int>(w));
@@ -502,12 +526,12 @@ int main(int argc, char** argv) {
     usage_error("unknown benchmark '" + b + "'; available: " + names);
   }
   for (const auto& v : cfg.variants) {
-    bool known = false;
+    bool known = bench::is_traced(v) && roost_scheduler(v);
     for (const auto& x : all_variants()) known |= x == v;
     if (!known) {
       std::string names;
       for (const auto& x : all_variants()) names += (names.empty() ? "" : ", ") + x;
-      usage_error("unknown variant '" + v + "'; valid: " + names);
+      usage_error("unknown variant '" + v + "'; valid: " + names + ", and V+trace for a roost scheduler V");
     }
   }
   if (cfg.size && cfg.benches.size() > 1) usage_error("--size applies to one benchmark; pick it with --bench");

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <utility>
 
 #include "common/machine_state.hpp"
@@ -20,13 +21,13 @@ round_summary summarize_rounds(const std::vector<measurement>& all, int rounds, 
   s.near_rounds = rounds - static_cast<int>(far.size());
   auto used = [&](int r) { return s.near_rounds == 0 || far.count(r) == 0; };
 
-  // The reference times of each round: serial, and ws at each worker count.
+  // The reference times of each round: serial, and every variant at each worker count (ratio_reference).
   std::map<int, double> serial;
-  std::map<std::pair<int, unsigned>, double> ws;
+  std::map<std::tuple<int, std::string, unsigned>, double> time_of;
   for (const auto& m : all) {
     if (m.seconds.empty()) continue;
     if (m.variant == "serial") serial[m.round] = m.median;
-    if (m.variant == "ws") ws[{m.round, m.workers}] = m.median;
+    time_of[{m.round, m.variant, m.workers}] = m.median;
   }
 
   struct samples {
@@ -48,7 +49,8 @@ round_summary summarize_rounds(const std::vector<measurement>& all, int rounds, 
     if (!used(m.round)) continue;
     x.t.push_back(m.median);
     if (auto it = serial.find(m.round); it != serial.end() && it->second > 0) x.vs_serial.push_back(m.median / it->second);
-    if (auto it = ws.find({m.round, m.workers}); it != ws.end() && it->second > 0) x.vs_ws.push_back(m.median / it->second);
+    if (auto it = time_of.find({m.round, ratio_reference(m.variant), m.workers}); it != time_of.end() && it->second > 0)
+      x.vs_ws.push_back(m.median / it->second);
   }
   for (const auto& key : order) {
     const samples& x = by[key];

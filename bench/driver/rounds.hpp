@@ -14,13 +14,26 @@
 
 namespace bench {
 
+// `V+trace` is roost scheduler V with a trace written (roost-bench runs it with ROOST_TRACE set): what
+// tracing costs. Its "vs ws" ratio is to V itself, untraced, at the same worker count.
+constexpr const char* kTracedSuffix = "+trace";
+inline bool is_traced(const std::string& variant) {
+  const std::string suffix = kTracedSuffix;
+  return variant.size() > suffix.size() && variant.compare(variant.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+inline std::string untraced(const std::string& variant) {
+  return is_traced(variant) ? variant.substr(0, variant.size() - std::string(kTracedSuffix).size()) : variant;
+}
+// The variant a row's "vs ws" ratio is to: ws, or for `V+trace` V.
+inline std::string ratio_reference(const std::string& variant) { return is_traced(variant) ? untraced(variant) : "ws"; }
+
 struct round_summary_row {
   std::string variant;
   unsigned workers = 1;
   double median_s = 0;      // median over the rounds used of the round's median
   double spread = 0;        // the largest of those round medians / the smallest
   double vs_serial = -1;    // median over the rounds used of (time / serial time); < 0: no serial
-  double vs_ws = -1;        // median over the rounds used of (time / ws time at the same workers); < 0: no ws
+  double vs_ws = -1;        // median over the rounds used of (time / ratio_reference's time at the same workers); < 0: none
   int rounds_used = 0;      // rounds in which this variant ran and that were used
   bool check_passed = true; // in every round, used or not
   std::string note;         // why it did not run, when it never did
