@@ -37,6 +37,10 @@ struct roost_touch {
   void operator()(const void* p, std::size_t bytes, bool write) const {
     roost::touch(p, bytes, write ? roost::access::write : roost::access::read);
   }
+  // A 2-D block: `rows` rows of `row_bytes`, `stride` bytes apart (one region, as seed 001's KRD counts it).
+  void rows(const void* p, std::size_t row_bytes, std::size_t rows, std::size_t stride, bool write) const {
+    roost::touch_rows(p, row_bytes, rows, stride, write ? roost::access::write : roost::access::read);
+  }
   // A kernel's arithmetic (roost::compute), for kernels whose time is not in proportion to their bytes.
   void compute(std::uint64_t operations) const { roost::compute(operations); }
 };

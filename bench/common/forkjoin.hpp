@@ -133,6 +133,7 @@ struct inline_iteration {
 };
 struct no_touch {
   void operator()(const void*, std::size_t, bool) const {}
+  void rows(const void*, std::size_t, std::size_t, std::size_t, bool) const {}
   void compute(std::uint64_t) const {}
 };
 

@@ -2,7 +2,7 @@
 
 namespace bench::matmul {
 void serial(problem& pb) {
-  run_tasks<serial_fj>(static_cast<problem_t&>(pb), [](auto&& body) { body(); }, [](const void*, std::size_t, bool) {});
+  run_tasks<serial_fj>(static_cast<problem_t&>(pb), [](auto&& body) { body(); }, no_touch{});
 }
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 1, "N, a power of two times 64 at most, e.g. 1024");
