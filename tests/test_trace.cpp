@@ -376,6 +376,31 @@ TEST(TraceDepth, AutoIsTheDefaultAndNamesAreRead) {
   EXPECT_EQ(roost::resolve(five).trace_depth, 5u);
 }
 
+// An observer installed while a task runs makes the engine report that task's end; a tracer that never
+// recorded its begin writes no end for it (it wrote one with serial 0, which no reader can place).
+TEST(TraceDepth, AnEndWhoseBeginWasNotRecordedIsNotWritten) {
+  const std::string file = temp("roost_depth_observer.trace");
+  paths obs;
+  {
+    roost::options o;
+    o.scheduler = "ws";
+    o.workers = 1;
+    o.trace = file;
+    o.trace_depth = "0";  // the work-first child below is not recorded
+    roost::runtime rt(o);
+    rt.run([&] {
+      roost::task_group tg;
+      tg.run([&] { roost::set_task_observer(&obs); });
+      tg.wait();
+    });
+    roost::set_task_observer(nullptr);
+  }
+  const lane_counts c = count_kinds(tr::read(file));
+  EXPECT_EQ(c.begins, 1u);  // the root
+  EXPECT_EQ(c.ends, 0u);    // the root's end is run() returning; the child's begin was never written
+  remove_trace(file);
+}
+
 TEST(TraceDepth, BadValuesAreConfigErrors) {
   for (const char* bad : {"-1", "1000001", "deep", "", "3.5"}) {
     roost::options o;
