@@ -50,9 +50,10 @@ demo: build
 	@# Why one schedule beats another: heat2d traced under ws and adws; KRD, mapping and timelines into the
 	@# report. Each core's private 1 MiB L2 is declared as its socket's cache (DESIGN §4), so that KRD sees
 	@# one cache domain per core; the two grids (1.5 MiB) fit the two domains when each core keeps its half.
+	@# ROOST_TRACE_DEPTH=all: mapping compares every leaf across steps (auto's depths follow what records cost).
 	@printf '\n## Locality of heat2d under ws and adws (440x440 floats, 100 steps, 2 workers, each core its own 1 MiB cache domain, traced)\n\nWith two workers ws has one victim, and a thief takes the oldest continuation, the same half of the grid every step: random stealing is then almost as deterministic as adws, and both keep their tiles in their own cache. The next section shows the difference where there are more caches.\n\n' >> out/report.md
 	@for s in ws adws; do \
-	  ROOST_TOPOLOGY="pack:2 l3:1(size=1MiB) core:1 pu:1" ROOST_TRACE=out/heat2d-$$s.trace \
+	  ROOST_TOPOLOGY="pack:2 l3:1(size=1MiB) core:1 pu:1" ROOST_TRACE=out/heat2d-$$s.trace ROOST_TRACE_DEPTH=all \
 	    $(BUILD)/bench/roost-bench --bench heat2d --size 440x100 --variants $$s --workers 2 --reps 1 --warmup 0 > /dev/null && \
 	  .venv/bin/roost-analyze markdown out/heat2d-$$s.trace --name heat2d-$$s --out-dir out >> out/report.md && \
 	  .venv/bin/roost-analyze krd out/heat2d-$$s.trace && .venv/bin/roost-analyze mapping out/heat2d-$$s.trace; \
