@@ -424,7 +424,7 @@ def seed003_ml(ctx: Ctx) -> Result:
                   "Thesis ch. 5 (2 x Cascade Lake, 56 cores, a 2 GB training set): ADWS(ml) +37% over ADWS(sl), "
                   "+16% over WS(ml). Here on the simulated 4 x Xeon Gold 6130 with a 100,000 x 12 set, which fits "
                   "the aggregate L3: the multi-level grouping has little to keep together at this size, and its "
-                  "extra levels of dealing cost more than they save (row 003-matmul: 1.00x at N = 1024). WS(ml) "
+                  "extra levels of dealing cost more than they save (row 003-matmul: adws-ml no faster than adws at N = 1024). WS(ml) "
                   "and constrained work stealing (the thesis's other baselines) are not in roost: those rows are "
                   "missing.")
 
@@ -681,18 +681,40 @@ def _parts(lines: list[str]) -> tuple[list[str], dict[str, str], dict[str, list[
     return head, rows, sections, tail
 
 
+_ALONE = "Rows run alone since the run above (`make reproduce ROWS=...`), oldest first:"
+_ALONE_BEFORE = "Rows last regenerated alone:"  # the line's earlier form: one run only
+
+
+def _alone_runs(line: str) -> list[tuple[list[str], str]]:
+    """The runs of some rows a report's header names: (row ids, minutes) each, oldest first."""
+    body = line[len(_ALONE):] if line.startswith(_ALONE) else line[len(_ALONE_BEFORE):]
+    return [([i.strip() for i in ids.split(",") if i.strip()], minutes)
+            for ids, minutes in re.findall(r"([\w\-, ]+?) \((?:`make reproduce ROWS=\.\.\.`, )?([0-9.]+) minutes\)", body)]
+
+
 def merge(old: list[str], new: list[str], regenerated: list[str], secs: float) -> list[str]:
     """`old` with the rows in `regenerated` taken from `new` (a run of some rows: make reproduce ROWS=...),
     in ROWS's order; the header says which rows were last run alone, and how long they took."""
     o_head, o_rows, o_sec, _ = _parts(old)
     n_head, n_rows, n_sec, n_tail = _parts(new)
-    head = [x for x in o_head if not x.startswith("Rows last regenerated alone:")]
+    # Every run of some rows since the whole run stays named, oldest first, with how long it took; a row
+    # run again moves to the newest.
+    runs: list[tuple[list[str], str]] = []
+    head = []
+    for x in o_head:
+        if x.startswith(_ALONE) or x.startswith(_ALONE_BEFORE):
+            runs = _alone_runs(x)
+            if head and head[-1] == "":
+                head.pop()  # the blank line written before it
+            continue
+        head.append(x)
+    runs = [([i for i in ids if i not in regenerated], m) for ids, m in runs]
+    runs = [(ids, m) for ids, m in runs if ids] + [(list(regenerated), f"{secs / 60:.1f}")]
     at = next((i for i, x in enumerate(head) if x.startswith("`make reproduce` took")), len(head) - 1)
     head.insert(at + 1, "")
-    head.insert(at + 2, f"Rows last regenerated alone: {', '.join(regenerated)} (`make reproduce ROWS=...`, "
-                        f"{secs / 60:.1f} minutes); the others are from the run above.")
-    while len(head) > 1 and head[-1] == head[-2] == "":
-        head.pop()
+    head.insert(at + 2, _ALONE + " " + "; ".join(f"{', '.join(ids)} ({m} minutes)" for ids, m in runs) +
+                ". The others are from the run above.")
+    head = [x for i, x in enumerate(head) if not (x == "" and i > 0 and head[i - 1] == "")]  # one blank line at most
     L = list(head)
     for r in ROWS:
         src = n_rows if r.id in regenerated else o_rows

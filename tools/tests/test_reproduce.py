@@ -54,7 +54,7 @@ def test_a_run_of_some_rows_keeps_the_other_rows_of_the_report(tmp_path):
     new = report({second: "new 2", third: "new 3"}, "0.5")
     merged = "\n".join(reproduce.merge(old, new, [second, third], 30))
     assert "`make reproduce` took 7.0 minutes" in merged and "took 0.5" not in merged
-    assert f"Rows last regenerated alone: {second}, {third}" in merged
+    assert f"oldest first: {second}, {third} (0.5 minutes). The others" in merged
     assert "old 1" in merged and "old 2" not in merged
     assert merged.count("new 2") == 2 and merged.count("new 3") == 2  # table row and section
     assert merged.index(f"| [{first}]") < merged.index(f"| [{second}]") < merged.index(f"| [{third}]")
@@ -62,4 +62,13 @@ def test_a_run_of_some_rows_keeps_the_other_rows_of_the_report(tmp_path):
     assert merged.endswith("text")
     # Merging again replaces the note, not adds one.
     again = "\n".join(reproduce.merge(merged.splitlines(), new, [third], 30))
-    assert again.count("Rows last regenerated alone") == 1
+    assert again.count("Rows run alone since") == 1
+    # ... and keeps the earlier runs, oldest first; a row run again moves to the newest.
+    assert f"oldest first: {second} (0.5 minutes); {third} (0.5 minutes). The others" in again
+    assert "\n\n\n" not in again  # no blank line added per merge
+
+
+def test_the_earlier_form_of_the_note_is_read():
+    runs = reproduce._alone_runs("Rows last regenerated alone: 003-ch3 (`make reproduce ROWS=...`, 0.9 minutes); "
+                                 "the others are from the run above.")
+    assert runs == [(["003-ch3"], "0.9")]
