@@ -116,7 +116,12 @@ TEST_P(Trace, EventsMatchTheObserver) {
       case tr::kind::steal:
         EXPECT_LT(r.a, 2u) << "victim";
         EXPECT_NE(r.a, r.worker) << "a worker does not steal from itself";
-        EXPECT_LE(r.b, 1u);
+        EXPECT_EQ(r.b, 1u) << "a failed attempt is counted in steal_failures, not recorded";
+        break;
+      case tr::kind::steal_failures:
+        EXPECT_GE(r.a, 1u) << "attempts";
+        EXPECT_LT(r.b, 2u) << "the last victim";
+        EXPECT_NE(r.b, r.worker) << "a worker does not steal from itself";
         break;
       case tr::kind::idle_begin: ++idle_open; break;
       case tr::kind::idle_end: EXPECT_GT(idle_open, 0u); --idle_open; break;
@@ -399,6 +404,45 @@ TEST(TraceDepth, AnEndWhoseBeginWasNotRecordedIsNotWritten) {
   EXPECT_EQ(c.begins, 1u);  // the root
   EXPECT_EQ(c.ends, 0u);    // the root's end is run() returning; the child's begin was never written
   remove_trace(file);
+}
+
+// Failed steal attempts are counted, one steal_failures record a search: it ends the search, so in its lane
+// the next record is the steal that succeeded, the worker leaving its loop (idle_end) or going to sleep, or
+// nothing (the trace's end). Two workers, many runs: the second worker searches while the first spawns.
+TEST(TraceSteals, FailedAttemptsAreOneRecordASearch) {
+  for (const char* sched : {"ws", "ws-help", "adws"}) {
+    SCOPED_TRACE(sched);
+    const std::string file = temp("roost_steal_failures.trace");
+    {
+      roost::options o;
+      o.scheduler = sched;
+      o.workers = 2;
+      o.trace = file;
+      roost::runtime rt(o);
+      for (int i = 0; i < 50; ++i) ASSERT_EQ(rt.run([] { return fib(14); }), 377);
+    }
+    const tr::trace_file t = tr::read(file);
+    std::size_t searches = 0;
+    for (std::size_t i = 0; i < t.records.size(); ++i) {
+      const tr::record& r = t.records[i];
+      if (r.kind != static_cast<std::uint16_t>(tr::kind::steal_failures)) continue;
+      ++searches;
+      EXPECT_GE(r.a, 1u);
+      if (i + 1 == t.records.size() || t.records[i + 1].worker != r.worker) continue;  // its lane's last
+      const auto next = static_cast<tr::kind>(t.records[i + 1].kind);
+      EXPECT_TRUE(next == tr::kind::steal || next == tr::kind::idle_end || next == tr::kind::sleep_begin)
+          << "after a steal_failures record: kind " << t.records[i + 1].kind;
+      if (next == tr::kind::steal) EXPECT_EQ(t.records[i + 1].b, 1u);
+    }
+    std::size_t idle_ends = 0, sleeps = 0, steals = 0;
+    for (const auto& r : t.records) {
+      idle_ends += r.kind == static_cast<std::uint16_t>(tr::kind::idle_end);
+      sleeps += r.kind == static_cast<std::uint16_t>(tr::kind::sleep_begin);
+      steals += r.kind == static_cast<std::uint16_t>(tr::kind::steal);
+    }
+    EXPECT_LE(searches, idle_ends + sleeps + steals + 2);  // at most one a search (+ each lane's last)
+    remove_trace(file);
+  }
 }
 
 TEST(TraceDepth, BadValuesAreConfigErrors) {

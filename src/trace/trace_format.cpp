@@ -89,9 +89,10 @@ chunk_reader::chunk_reader(const std::string& path) : path_(path), file_(::open(
   if (size_ < 8 || std::memcmp(magic, "ROOSTTRC", 8) != 0)
     throw format_error(path + ": not a roost trace (no ROOSTTRC magic at byte 0)");
   head_.version = get<std::uint32_t>("the version");
-  if (head_.version != kVersion)
+  if (head_.version < kOldestVersion || head_.version > kVersion)
     throw format_error(path + ": trace format version " + std::to_string(head_.version) +
-                       " at byte 8; this roost reads version " + std::to_string(kVersion));
+                       " at byte 8; this roost reads versions " + std::to_string(kOldestVersion) + " to " +
+                       std::to_string(kVersion));
   head_.workers = get<std::uint32_t>("the worker count");
   head_.start_ns = get<std::uint64_t>("the start time");
   head_.start_ticks = get<std::uint64_t>("the start clock");

@@ -1,7 +1,8 @@
 // The binary trace format (ROOST_TRACE=path writes `path` while the runtime runs; `path.json` is the same run
-// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 3:
+// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 4 (readers take 3,
+// which lacks steal_failures and wrote a steal record for every failed attempt):
 //
-//   header   "ROOSTTRC" (8 bytes) | u32 version = 3 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
+//   header   "ROOSTTRC" (8 bytes) | u32 version = 4 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
 //            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary
 //            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
 //              cache each worker shares: KRD merges the accesses of one domain)
@@ -36,7 +37,12 @@
 //   spawn [a index]       a = the spawning task's serial, index = the child's rank. No longer written: the
 //                         child's task_begin carries both, and a fine-grained program paid a quarter of its
 //                         trace's cost for it; readers still accept it
-//   steal [a b]           a = victim worker, b = 1 if a job was taken, 0 for a failed attempt (thief's lane)
+//   steal [a b]           a = victim worker, b = 1: a job was taken (thief's lane); version 3 also wrote one
+//                         with b = 0 for every failed attempt
+//   steal_failures [a b]  a = failed steal attempts since the lane's last steal record, b = the last victim
+//                         tried; written when the search ends, just before the successful steal, idle_end or
+//                         sleep_begin (or last in its lane). Version 4 added it: a worker looking for work
+//                         wrote a record per attempt (53,588 in six 2-worker runs of heat)
 //   idle_begin, idle_end []             a worker enters its scheduling loop (it runs no task from there) /
 //                                       leaves it with a job to run or to stop; a worker's work is its
 //                                       time inside an iteration and outside these (roost-analyze ovr)
@@ -59,7 +65,7 @@ enum class kind : std::uint16_t {
   task_begin = 1, task_end = 2, task_resume = 3, touch = 4,
   sleep_begin = 5, sleep_end = 6, iteration_begin = 7, iteration_end = 8,
   touch_rows_read = 9, touch_rows_write = 10, touch_rows_read_write = 11,
-  spawn = 12, steal = 13, idle_begin = 14, idle_end = 15, memory = 16,
+  spawn = 12, steal = 13, idle_begin = 14, idle_end = 15, memory = 16, steal_failures = 17,
 };
 
 constexpr bool is_touch(kind k) {
@@ -69,15 +75,15 @@ constexpr bool is_touch(kind k) {
 // The columns a kind stores (the table above).
 constexpr bool stores_a(kind k) {
   return k == kind::task_end || k == kind::task_resume || is_touch(k) || k == kind::spawn || k == kind::steal ||
-         k == kind::memory;
+         k == kind::memory || k == kind::steal_failures;
 }
 constexpr bool stores_b(kind k) {
-  return k == kind::task_begin || is_touch(k) || k == kind::steal || k == kind::memory;
+  return k == kind::task_begin || is_touch(k) || k == kind::steal || k == kind::memory || k == kind::steal_failures;
 }
 constexpr bool stores_index(kind k) {
   return k == kind::task_begin || is_touch(k) || k == kind::spawn || k == kind::memory;
 }
-constexpr unsigned kKinds = 17;  // kinds are 1 .. kKinds - 1
+constexpr unsigned kKinds = 18;  // kinds are 1 .. kKinds - 1
 
 // A record as readers give it.
 struct record {
@@ -106,7 +112,8 @@ struct chunk_header {
 };
 static_assert(sizeof(chunk_header) == 48);
 
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;
+constexpr std::uint32_t kOldestVersion = 3;  // the oldest the readers take
 constexpr std::uint16_t kRuntimeLane = 0xffff;
 constexpr std::uint16_t kEndLane = 0xfffe;
 

@@ -244,6 +244,8 @@ void tracer::rethrow_write_error() {
 void tracer::finish() {
   if (finished_) return;
   finished_ = true;
+  // A worker that stopped while it looked for work: its count, before the locks (a full lane writes itself).
+  for (std::size_t w = 0; w < lanes_.size(); ++w) end_search(lanes_[w], static_cast<unsigned>(w));
   {
     std::lock_guard<std::mutex> runtime_lk(runtime_mutex_);  // in iteration()'s order: the runtime's lane first
     std::lock_guard<std::mutex> lk(file_mutex_);

@@ -70,12 +70,36 @@ class tracer final : public touch_consumer {
     add<kind::task_resume>(w, id.serial, 0, 0);
   }
   void sleep(unsigned w, bool begin) {
-    begin ? add<kind::sleep_begin>(w, 0, 0, 0) : add<kind::sleep_end>(w, 0, 0, 0);
+    if (w >= lanes_.size()) return;
+    if (begin) {
+      end_search(lanes_[w], w);
+      add<kind::sleep_begin>(w, 0, 0, 0);
+    } else {
+      add<kind::sleep_end>(w, 0, 0, 0);
+    }
   }
   void idle(unsigned w, bool begin) {
-    begin ? add<kind::idle_begin>(w, 0, 0, 0) : add<kind::idle_end>(w, 0, 0, 0);
+    if (w >= lanes_.size()) return;
+    if (begin) {
+      add<kind::idle_begin>(w, 0, 0, 0);
+    } else {
+      end_search(lanes_[w], w);
+      add<kind::idle_end>(w, 0, 0, 0);
+    }
   }
-  void steal(unsigned thief, unsigned victim, bool taken) { add<kind::steal>(thief, victim, taken ? 1 : 0, 0); }
+  // A failed attempt is counted, not recorded: a worker looking for work makes millions. The count goes out
+  // as one steal_failures record when the search ends (end_search: a steal, leaving the loop, sleeping).
+  void steal(unsigned thief, unsigned victim, bool taken) {
+    if (thief >= lanes_.size()) return;
+    lane& l = lanes_[thief];
+    if (!taken) {
+      ++l.failed_steals;
+      l.last_victim = victim;
+      return;
+    }
+    end_search(l, thief);
+    append<kind::steal>(l, static_cast<std::uint16_t>(thief), victim, 1, 0);
+  }
   // What the simulated memory hierarchy made of the worker's last touch (trace_format.hpp, "memory").
   void memory(unsigned w, std::uint64_t lines, std::uint64_t memory_ns, std::uint64_t remote_lines) {
     add<kind::memory>(w, lines, memory_ns, static_cast<std::uint32_t>(std::min<std::uint64_t>(remote_lines, 0xffffffffu)));
@@ -144,8 +168,10 @@ class tracer final : public touch_consumer {
     std::uint64_t base = 0;  // the chunk's times are ticks since base, in 32 bits
     std::uint64_t next_serial = 1;
     std::uint64_t next_resume_serial = 1;
+    std::uint64_t failed_steals = 0;  // since the lane's last steal record (steal_failures)
+    std::uint32_t last_victim = 0;
     std::uint32_t depth = kAllDepths;  // the worker's recording depth (auto)
-    std::uint32_t deepest = 0;                // the deepest split depth among the chunk's task_begins
+    std::uint32_t deepest = 0;         // the deepest split depth among the chunk's task_begins
     std::uint64_t* a() const { return reinterpret_cast<std::uint64_t*>(buf); }
     std::uint64_t* b() const { return a() + kChunkRecords; }
     std::uint32_t* dt() const { return reinterpret_cast<std::uint32_t*>(b() + kChunkRecords); }
@@ -157,6 +183,12 @@ class tracer final : public touch_consumer {
   static constexpr std::uint64_t kResumeSerial = std::uint64_t{1} << 47;
   static_assert(kChunkRecords * 25 <= kLaneBytes);
 
+  // The failed attempts counted since the lane's last steal record, as one record (trace_format.hpp).
+  void end_search(lane& l, unsigned w) {
+    if (l.failed_steals == 0) return;
+    append<kind::steal_failures>(l, static_cast<std::uint16_t>(w), l.failed_steals, l.last_victim, 0);
+    l.failed_steals = 0;
+  }
   template <kind K>
   void add(unsigned w, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
     if (w >= lanes_.size()) [[unlikely]] return;

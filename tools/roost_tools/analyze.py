@@ -16,6 +16,8 @@ from collections import Counter
 from . import krd, mapping, ovr, timeline
 from .trace import KIND, TraceError, read
 
+_STEAL_FAILURES = next(k for k, v in KIND.items() if v == "steal_failures")
+
 
 def _share(counts: tuple[int, int]) -> float:
     return counts[1] / max(1, counts[0])
@@ -67,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{t.workers} workers; L2 {t.l2_bytes} B, LLC {t.llc_bytes} B, LLC domains {t.llc_domain}; {t.topology}")
         for k, v in sorted(counts.items()):
             print(f"  {k:22} {v}")
+        failures = t.records[t.records["kind"] == _STEAL_FAILURES]
+        if len(failures):
+            print(f"  {'(failed steal attempts)':22} {int(failures['a'].sum())}")
     elif args.cmd == "krd":
         l2, llc = krd.bounds(t)
         print(f"KRD (close <= L2 {l2} B, near <= LLC {llc} B, far, cold; written elsewhere: reuses "

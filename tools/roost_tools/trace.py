@@ -8,19 +8,21 @@ from pathlib import Path
 
 import numpy as np
 
-VERSION = 3
+VERSION = 4
+OLDEST_VERSION = 3  # version 3 lacks steal_failures (a failed attempt was a steal record with b = 0)
 RUNTIME_LANE = 0xFFFF
 END_LANE = 0xFFFE
 RUNTIME_BLOCK = RUNTIME_LANE  # the records' `worker` for the runtime's events
 KIND = {1: "task_begin", 2: "task_end", 3: "task_resume", 4: "touch", 5: "sleep_begin", 6: "sleep_end",
         7: "iteration_begin", 8: "iteration_end", 9: "touch_rows_read", 10: "touch_rows_write",
-        11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end", 16: "memory"}
+        11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end", 16: "memory",
+        17: "steal_failures"}
 RECORD = np.dtype([("t_ns", "<u8"), ("a", "<u8"), ("b", "<u8"), ("index", "<u4"), ("kind", "<u2"), ("worker", "<u2")])
 # The columns each kind stores (trace_format.hpp); a task_begin's serial is implied by its place in its lane.
 _TOUCH = (4, 9, 10, 11)
-STORES_A = np.isin(np.arange(17), (2, 3, 12, 13, 16) + _TOUCH)
-STORES_B = np.isin(np.arange(17), (1, 13, 16) + _TOUCH)
-STORES_INDEX = np.isin(np.arange(17), (1, 12, 16) + _TOUCH)
+STORES_A = np.isin(np.arange(18), (2, 3, 12, 13, 16, 17) + _TOUCH)
+STORES_B = np.isin(np.arange(18), (1, 13, 16, 17) + _TOUCH)
+STORES_INDEX = np.isin(np.arange(18), (1, 12, 16) + _TOUCH)
 
 
 class TraceError(ValueError):
@@ -61,8 +63,9 @@ def read(path: str | Path) -> Trace:
         raise TraceError(f"{path}: not a roost trace (no ROOSTTRC magic at byte 0)")
     pos = 8
     (version,) = take("<I", "the version")
-    if version != VERSION:
-        raise TraceError(f"{path}: trace format version {version} at byte 8; this roost-analyze reads version {VERSION}")
+    if not OLDEST_VERSION <= version <= VERSION:
+        raise TraceError(f"{path}: trace format version {version} at byte 8; this roost-analyze reads versions "
+                         f"{OLDEST_VERSION} to {VERSION}")
     workers, start_ns, start_ticks, n = take("<IQQI", "the header")
     if pos + n > len(data):
         raise TraceError(f"{path}: truncated at byte {pos} in the topology")

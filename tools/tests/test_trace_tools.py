@@ -30,7 +30,7 @@ def test_krd_known_answers_and_bins():
     assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
 
 
-_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13, 16), "b": (1, 4, 9, 10, 11, 13, 16), "index": (1, 4, 9, 10, 11, 12, 16)}
+_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13, 16, 17), "b": (1, 4, 9, 10, 11, 13, 16, 17), "index": (1, 4, 9, 10, 11, 12, 16)}
 
 
 def _chunk(lane: int, clock, records) -> bytes:
@@ -62,6 +62,21 @@ def _write_file(path: Path, workers: int, chunks, domains=None, version=3, start
 
 def _write_trace(path: Path, version=3, records=()):
     _write_file(path, 1, [(0, (1, 1), list(records))], version=version)
+
+
+def test_versions_3_and_4_are_read_and_failed_steals_are_added_up(tmp_path, capsys):
+    from roost_tools import analyze
+    p = tmp_path / "t.trace"
+    # version 3: a failed attempt was a steal record with b = 0
+    _write_trace(p, version=3, records=[(1, 1, 0, 0, 13, 0), (2, 1, 1, 0, 13, 0)])
+    assert read(p).records["kind"].tolist() == [13, 13]
+    # version 4: the failed attempts of a search are one steal_failures record (17): a = attempts, b = last victim
+    _write_trace(p, version=4, records=[(1, 1000, 1, 0, 17, 0), (2, 1, 1, 0, 13, 0), (3, 5, 1, 0, 17, 0)])
+    t = read(p)
+    assert t.records["a"].tolist() == [1000, 1, 5] and t.records["b"].tolist() == [1, 1, 1]
+    assert analyze.main(["summary", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "steal_failures         2" in out and "(failed steal attempts) 1005" in out
 
 
 def test_reader_errors_name_the_byte_offset(tmp_path):
