@@ -486,6 +486,7 @@ class engine final : public engine_base {
     if (j == static_cast<job*>(parent) && parent->epoch == parent_epoch) return switch_to_parent(now, parent);
     // The parent was taken by someone else: this child completes remotely.
     job* next = j;
+    of(now).policy_.before_remote_end(now);
     if (void* waiter = join::complete_remote(*g)) {
       if (fiber* here = resume_waiter(now, *g, static_cast<fiber*>(waiter))) {
         if (j) {
@@ -575,6 +576,7 @@ class engine final : public engine_base {
       of(now).finish_root();
       return nullptr;
     }
+    of(now).policy_.before_remote_end(now);
     void* waiter = join::complete_remote(*g);
     return waiter ? resume_waiter(now, *g, static_cast<fiber*>(waiter)) : nullptr;
   }

@@ -111,6 +111,16 @@ class cats_policy : public cab_policy {
   void on_task_suspend(engine::worker& w, detail::task_id&) {
     if (profiling()) meter_switch(w, nullptr);  // the task leaves this worker: stop crediting it here
   }
+  // What this worker measured goes to its node before the owner can see the end, and end that node (or an
+  // ancestor): a worker runs a task without a node and its descendants without a switch, so its measure
+  // can hold a whole chain's footprint. Delivered at the next switch instead (a steal, usually), it came
+  // too late when the thread lost its CPU in between: the node had ended without it, and a deep tree's
+  // boundary moved (Cats.ADeepTreeIsProfiledOnlyAtItsTop found 7 leaf tasks instead of 8, under TSan on 2
+  // CPUs). The node stays the worker's: the job it runs next may be one it pushed for that node.
+  void before_remote_end(engine::worker& w) {
+    if (!profiling()) return;
+    if (node* n = meters_[w.id].crediting.load(std::memory_order_relaxed)) switch_node(w, n);
+  }
   void resumed_after_join(engine::worker& w, detail::group_state&) {
     if (profiling()) meter_switch(w, credited_node(*w.current_task));
   }

@@ -22,6 +22,8 @@
 //                on_task_resume(w, id)            a task continues on w after something else ran there
 //                                                 (its child ended, or a thief or a waker resumed it)
 //                on_task_suspend(w, id)           a task leaves w (a join that must wait, a migration)
+//                before_remote_end(w)             a task that ended on w is about to tell its group's owner,
+//                                                 elsewhere, that it ended (join::complete_remote)
 //   join         on_wait(w, group)                before a task joins a group
 //                after_join(group, task)          after it: the worker the task must move to first (or null);
 //                  -> worker*                     from the group and the task alone (no worker is given): the
@@ -84,6 +86,7 @@ class policy_base {
   void on_task_end(engine::worker&, detail::task_id&) {}
   void on_task_resume(engine::worker&, detail::task_id&) {}
   void on_task_suspend(engine::worker&, detail::task_id&) {}
+  void before_remote_end(engine::worker&) {}
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(detail::group_state&, const detail::task_id&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
