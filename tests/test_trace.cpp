@@ -308,6 +308,8 @@ TEST(TraceDepth, AutoRecordsATreeOfTasksAndEveryTouch) {
         o.scheduler = sched;
         o.workers = workers;
         o.trace = file;
+        o.trace_depth = "auto";
+        o.platform = "native";
         roost::runtime rt(o);
         EXPECT_NE(rt.describe().find("as deep as 1% of each worker's time allows"), std::string::npos) << rt.describe();
         for (int i = 0; i < kRuns; ++i) ASSERT_EQ(rt.run([] { return fib(16); }), 987);
@@ -337,35 +339,50 @@ TEST(TraceDepth, AutoRecordsATreeOfTasksAndEveryTouch) {
 }
 
 // next_depth: the rule the workers' depths follow under auto, on fixed figures. 2560 records at 10 ticks:
-// 25,600 ticks of recording, against a 1% budget.
+// 25,600 ticks of recording, against a 1% budget of the worker's own time.
 TEST(TraceDepth, AutoDepthFollowsWhatTheRecordsCost) {
   using t = tr::tracer;
   constexpr std::uint32_t all = t::kAllDepths;
   constexpr double budget = 0.01, tick = 10;
   constexpr std::uint32_t n = 2560;
   constexpr std::uint64_t cost = 25600;
-  auto span_at = [&](double fraction_of_budget) {  // recording takes this fraction of the budget
-    return cost + static_cast<std::uint64_t>(cost / (fraction_of_budget * budget));
-  };
+  // The span of a chunk of n records, `own` ticks of it the worker's own work.
+  auto span_with = [&](double own) { return cost + static_cast<std::uint64_t>(own); };
+  // Every record a task's: they may have the whole budget. span_at(f): they take f times it.
+  auto span_at = [&](double f) { return span_with(cost / (f * budget)); };
   // 6x over: three halvings (2^3 >= 6), from the deepest task recorded when the depth was all.
-  EXPECT_EQ(t::next_depth(all, 14, n, span_at(6), tick, budget), 11u);
-  EXPECT_EQ(t::next_depth(12, 12, n, span_at(6), tick, budget), 9u);
-  EXPECT_EQ(t::next_depth(12, 12, n, span_at(1.5), tick, budget), 11u);  // over at all: at least one level
-  EXPECT_EQ(t::next_depth(2, 14, n, span_at(50), tick, budget), 0u);      // not below 0
-  EXPECT_EQ(t::next_depth(9, 20, n, cost / 2, tick, budget), 0u);          // nothing but recording: all the way
+  EXPECT_EQ(t::next_depth(all, 14, n, n, span_at(6), tick, budget), 11u);
+  EXPECT_EQ(t::next_depth(12, 12, n, n, span_at(6), tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(12, 12, n, n, span_at(1.5), tick, budget), 11u);  // over at all: at least one level
+  EXPECT_EQ(t::next_depth(2, 14, n, n, span_at(50), tick, budget), 0u);      // not below 0
+  EXPECT_EQ(t::next_depth(9, 20, n, n, cost / 2, tick, budget), 0u);         // nothing but recording: all the way
   // Within the budget: kept.
-  EXPECT_EQ(t::next_depth(9, 9, n, span_at(0.5), tick, budget), 9u);
-  EXPECT_EQ(t::next_depth(all, 14, n, span_at(0.5), tick, budget), all);
+  EXPECT_EQ(t::next_depth(9, 9, n, n, span_at(0.5), tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(all, 14, n, n, span_at(0.5), tick, budget), all);
   // Under a quarter of it: one level deeper, if tasks at the depth were recorded (there may be deeper ones).
-  EXPECT_EQ(t::next_depth(9, 9, n, span_at(0.1), tick, budget), 10u);
-  EXPECT_EQ(t::next_depth(9, 7, n, span_at(0.1), tick, budget), 9u);
-  EXPECT_EQ(t::next_depth(all, 14, n, span_at(0.1), tick, budget), all);
-  // Too few records to price: kept.
-  EXPECT_EQ(t::next_depth(9, 9, 100, 1000, tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(9, 9, n, n, span_at(0.1), tick, budget), 10u);
+  EXPECT_EQ(t::next_depth(9, 7, n, n, span_at(0.1), tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(all, 14, n, n, span_at(0.1), tick, budget), all);
+  // Too few records to price, or no task among them (a chunk of touches): the depth decides nothing there.
+  EXPECT_EQ(t::next_depth(9, 9, 100, 100, 1000, tick, budget), 9u);
+  EXPECT_EQ(t::next_depth(all, 0, n, 0, cost + 1000, tick, budget), all);
+  EXPECT_EQ(t::next_depth(9, 0, n, 0, cost + 1000, tick, budget), 9u);
+  // A tenth of the records are tasks' (2,560 ticks), the rest touches (23,040), over the budget alone:
+  // the tasks may still have a quarter of it.
+  EXPECT_EQ(t::next_depth(12, 12, n, n / 10, span_with(1.28e6), tick, budget), 12u);  // quarter 3,200: within
+  EXPECT_EQ(t::next_depth(12, 12, n, n / 10, span_with(6.4e5), tick, budget), 11u);   // quarter 1,600: over
+  // Half are tasks' (12,800 ticks): they may have the budget less the other half.
+  EXPECT_EQ(t::next_depth(9, 9, n, n / 2, span_with(5.12e6), tick, budget), 9u);    // 38,400 left: within
+  EXPECT_EQ(t::next_depth(9, 9, n, n / 2, span_with(1.024e7), tick, budget), 10u);  // 89,600 left: deeper
+  EXPECT_EQ(t::next_depth(9, 9, n, n / 2, span_with(2e6), tick, budget), 8u);       // 7,200 left: over
 }
 
 TEST(TraceDepth, AutoIsTheDefaultAndNamesAreRead) {
-  EXPECT_TRUE(roost::resolve({}).trace_depth_auto);
+  {
+    roost_test::scoped_env unset("ROOST_TRACE_DEPTH", "");  // set empty, then removed: the default
+    unsetenv("ROOST_TRACE_DEPTH");
+    EXPECT_TRUE(roost::resolve({}).trace_depth_auto);
+  }
   for (const char* v : {"auto", "AUTO"}) {
     roost::options o;
     o.trace_depth = v;
@@ -409,14 +426,18 @@ TEST(TraceDepth, AnEndWhoseBeginWasNotRecordedIsNotWritten) {
 // Failed steal attempts are counted, one steal_failures record a search: it ends the search, so in its lane
 // the next record is the steal that succeeded, the worker leaving its loop (idle_end) or going to sleep, or
 // nothing (the trace's end). Two workers, many runs: the second worker searches while the first spawns.
+// Simulated (seeded, the same schedule every time), a search that fails is certain: the count is checked
+// there too.
 TEST(TraceSteals, FailedAttemptsAreOneRecordASearch) {
+  for (const char* platform : {"native", "sim"})
   for (const char* sched : {"ws", "ws-help", "adws"}) {
-    SCOPED_TRACE(sched);
+    SCOPED_TRACE(std::string(sched) + " " + platform);
     const std::string file = temp("roost_steal_failures.trace");
     {
       roost::options o;
       o.scheduler = sched;
       o.workers = 2;
+      o.platform = platform;
       o.trace = file;
       roost::runtime rt(o);
       for (int i = 0; i < 50; ++i) ASSERT_EQ(rt.run([] { return fib(14); }), 377);
@@ -441,6 +462,7 @@ TEST(TraceSteals, FailedAttemptsAreOneRecordASearch) {
       steals += r.kind == static_cast<std::uint16_t>(tr::kind::steal);
     }
     EXPECT_LE(searches, idle_ends + sleeps + steals + 2);  // at most one a search (+ each lane's last)
+    if (std::string(platform) == "sim") EXPECT_GT(searches, 0u);
     remove_trace(file);
   }
 }

@@ -104,6 +104,7 @@ constexpr const char* kUsage =
     "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
     "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them;\n"
     "                V+trace: roost scheduler V writing a trace (a temporary file): its 'vs ws' is to V untraced\n"
+    "                (name V first: a row's ratio is to what its round measured before it)\n"
     "  --workers     worker counts to measure, each in turn\n"
     "  --platform    native (default) or sim: roost's schedulers on the simulated machine --topology names, timed\n"
     "                in virtual time, with its L2 and L3 misses per timed repetition (src/platform/README.md)\n"

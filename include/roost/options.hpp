@@ -50,10 +50,11 @@ struct options {
   // spawner's children (the k-th child is k + 1 binary splits down, as in fib or quicksort). A deeper task is
   // part of the recorded task that spawned it (its time is in that task's span), unless the scheduler moved
   // it: a task a worker takes from its scheduling loop (the root, a stolen or dealt task) and a resumed one
-  // are always recorded. "auto" lets each worker's depth follow what its records cost: as deep as keeps
-  // recording within 1% of the worker's time as the tracer prices a record (about 2% in all;
-  // src/trace/tracer.hpp), so the depth differs between workers and over a run; give a number or "all"
-  // where the same tasks must be recorded every time (roost-analyze mapping). Default: auto.
+  // are always recorded. "auto" lets each worker's depth follow what its records cost: the tasks' records
+  // within what is left of 1% of the worker's time after the records it always makes (touches, idle,
+  // steals), a quarter of 1% at least, as the tracer prices a record (about twice that in all;
+  // src/trace/tracer.hpp); so the depth differs between workers and over a run. Give "all" where every
+  // task must be recorded (roost-analyze mapping). Default: auto.
   std::optional<std::string> trace_depth;
 
   // ROOST_PLATFORM: "native" (this machine's threads and clock) or "sim" (the simulated platform: every

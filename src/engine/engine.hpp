@@ -327,8 +327,8 @@ class engine final : public engine_base {
   // unnamed, observed, an exception recorded in its group (a root has none: run_root rethrows it). Returns
   // the worker the fiber is on afterwards, another one only if the task suspended (its epoch then moved).
   // The frame's memory is still the caller's to free. Inlined into both callers, as the two copies were.
-  // `from_loop`: taken by the scheduling loop (always observed), else popped at its join (observed down to
-  // the hook depth, observe.hpp).
+  // `from_loop`: taken by the scheduling loop (always observed), else popped at its join (observed as
+  // observe.hpp's nested_seen says).
   template <bool from_loop>
   __attribute__((always_inline)) static worker& run_here(worker& w, frame& f) {
     name_unnamed(w, f);

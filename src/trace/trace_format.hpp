@@ -28,8 +28,9 @@
 //                         children
 //   task_end [a]          a = serial
 //   task_resume [a]       a = serial (a suspended task continues here); a task whose begin was not recorded
-//                         (deeper than ROOST_TRACE_DEPTH where it was spawned) has a serial with bit 47 set,
-//                         given at its first resumption
+//                         (deeper than its worker's recording depth where it was spawned, or spawned by a
+//                         task not recorded: ROOST_TRACE_DEPTH) has a serial with bit 47 set, given at its
+//                         first resumption
 //   touch [a b index]     a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
 //   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
 //                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is

@@ -72,27 +72,30 @@ double tracer::calibrate() {
   return static_cast<double>(best) / kRecords;
 }
 
-std::uint32_t tracer::next_depth(std::uint32_t depth, std::uint32_t deepest, std::uint32_t records, std::uint64_t span,
-                                 double record_ticks, double budget) {
+std::uint32_t tracer::next_depth(std::uint32_t depth, std::uint32_t deepest, std::uint32_t records,
+                                 std::uint32_t task_records, std::uint64_t span, double record_ticks,
+                                 double budget) {
   constexpr std::uint32_t kFewest = 256;  // fewer records say too little about what they cost
-  if (records < kFewest) return depth;
-  const double cost = records * record_ticks;
-  const double own = static_cast<double>(span) - cost;  // what the worker did besides recording
-  if (own <= 0 || cost > budget * own) {
-    const double over = own > 0 ? cost / (budget * own) : 1e9;
+  if (records < kFewest || task_records == 0) return depth;
+  const double all = records * record_ticks, tasks = task_records * record_ticks;
+  const double own = static_cast<double>(span) - all;  // what the worker did besides recording
+  const double allowed = std::max(budget * own - (all - tasks), budget * own / 4);
+  if (own <= 0 || tasks > allowed) {
+    const double over = own > 0 ? tasks / allowed : 1e9;
     const auto levels = static_cast<std::uint32_t>(std::clamp(std::ceil(std::log2(over)), 1.0, 64.0));
     const std::uint32_t from = std::min(depth, deepest);
     return from > levels ? from - levels : 0;
   }
-  if (4 * cost < budget * own && depth != kAllDepths && deepest >= depth) return depth + 1;
+  if (4 * tasks < allowed && depth != kAllDepths && deepest >= depth) return depth + 1;
   return depth;
 }
 
 void tracer::adapt(lane& l, unsigned w) {
   // The chunk's records share its base (rebase writes the chunk out before it moves the base).
   const std::uint64_t span = l.used ? l.dt()[l.used - 1] - l.dt()[0] : 0;
-  const std::uint32_t depth = next_depth(l.depth, l.deepest, l.used, span, record_ticks_, kAutoBudget);
+  const std::uint32_t depth = next_depth(l.depth, l.deepest, l.used, l.task_records, span, record_ticks_, kAutoBudget);
   l.deepest = 0;
+  l.task_records = 0;
   if (depth != l.depth) {
     l.depth = depth;
     set_recording_depth(w, depth);
@@ -151,7 +154,9 @@ void tracer::write_locked(const void* bytes, std::size_t n) {
 }
 
 void tracer::write_chunk_locked(const lane& l, std::uint16_t id) {
-  if (write_errno_ != 0) return;
+  // No file yet: calibrate()'s records, which a rebase may flush (a thread moved to a CPU whose clock is
+  // behind), are not a trace's.
+  if (write_errno_ != 0 || file_.fd < 0) return;
   // The clock pair read now: readers convert ticks to ns with the last chunk's pair (trace_format.hpp).
   chunk_header h{id, l.used, ticks(), platform::os::now_ns(), l.base, l.na, l.nb, l.ni};
   static const char zeros[8] = {};
@@ -244,6 +249,7 @@ void tracer::rethrow_write_error() {
 void tracer::finish() {
   if (finished_) return;
   finished_ = true;
+  adaptive_ = false;  // the hooks are off: no recording depth to set any more (another runtime may trace)
   // A worker that stopped while it looked for work: its count, before the locks (a full lane writes itself).
   for (std::size_t w = 0; w < lanes_.size(); ++w) end_search(lanes_[w], static_cast<unsigned>(w));
   {

@@ -53,12 +53,15 @@ class tracer final : public touch_consumer {
     lane& l = lanes_[w];
     id.serial = (static_cast<std::uint64_t>(w) << 48) | l.next_serial++;  // readers derive it again
     l.deepest = std::max(l.deepest, id.split_depth);
-    append<kind::task_begin>(l, static_cast<std::uint16_t>(w), 0, id.parent ? id.parent->serial : 0, id.index);
+    ++l.task_records;
+    append<kind::task_begin>(l, static_cast<std::uint16_t>(w), 0, id.parent ? serial_of(*id.parent) : 0, id.index);
   }
   // Only a task that has a serial (its begin or a resumption was recorded): an observer installed while the
   // task ran makes the engine report its end, whose begin this tracer never saw.
   void task_end(unsigned w, const detail::task_id& id) {
-    if (id.serial) add<kind::task_end>(w, id.serial, 0, 0);
+    if (!id.serial || w >= lanes_.size()) return;
+    ++lanes_[w].task_records;
+    add<kind::task_end>(w, id.serial, 0, 0);
   }
   // A task whose start was left to its spawner's span (ROOST_TRACE_DEPTH) gets its serial when it first
   // resumes: from there on it is recorded, its end too (observe.hpp), and readers see a resumption of a task
@@ -66,7 +69,11 @@ class tracer final : public touch_consumer {
   void task_resume(unsigned w, detail::task_id& id) {
     if (w >= lanes_.size()) return;
     // Not from next_serial: readers count a lane's task_begins to know their serials (trace_format.hpp).
-    if (!id.serial) id.serial = (static_cast<std::uint64_t>(w) << 48) | kResumeSerial | lanes_[w].next_resume_serial++;
+    // Atomic: a child of this task in another group may be starting on another worker, reading it.
+    if (!id.serial)
+      std::atomic_ref<std::uint64_t>(id.serial)
+          .store((static_cast<std::uint64_t>(w) << 48) | kResumeSerial | lanes_[w].next_resume_serial++,
+                 std::memory_order_relaxed);
     add<kind::task_resume>(w, id.serial, 0, 0);
   }
   void sleep(unsigned w, bool begin) {
@@ -139,25 +146,27 @@ class tracer final : public touch_consumer {
   // (fib under ws: 1.78x with every task recorded). No store, format or buffer removes the reads while every
   // task carries its own times; only recording fewer tasks does. So under auto the tracer bounds what it
   // spends, not what it records. When a lane's chunk is written (adapt), it prices the chunk's records at
-  // record_ticks() each, against the time the chunk covers, and sets its worker's recording depth
-  // (observe.hpp, nested_seen) for the next chunk (next_depth):
-  //  - over kAutoBudget of the worker's own time: shallower by as many levels as halvings bring the cost
-  //    under it (a level of a binary split holds about half the tasks at and below it);
-  //  - under a quarter of it, while tasks at the depth were recorded: one level deeper.
-  // record_ticks() is the clock read and the stores (calibrate()); the whole record, with the hook's call and
+  // record_ticks_ each, against the time the chunk covers, and sets its worker's recording depth
+  // (observe.hpp, nested_seen) for the next chunk (next_depth). The tasks' records may cost what is left of
+  // kAutoBudget of the worker's own time after the records the depth cannot leave out (touches, idle,
+  // steals), and a quarter of kAutoBudget at least, so that a program whose touches alone cost more keeps
+  // the top of its task tree:
+  //  - over that: shallower by as many levels as halvings bring them under (a level of a binary split holds
+  //    about half the tasks at and below it);
+  //  - under a quarter of it, while tasks at the depth were recorded: one level deeper;
+  //  - a chunk without task records leaves the depth as it is.
+  // record_ticks_ is the clock read and the stores (calibrate()); the whole record, with the hook's call and
   // the bytes' write, costs about 1.7x that here, so 1% of modelled cost is about 2% of the worker's time.
-  // Idle, steal and touch records and the tasks the scheduling loop runs are always recorded, so OVR, WTI
-  // and KRD (roost-analyze) are the same at any depth; the depth changes how fine the timeline is.
+  // What the depth changes is how fine the timeline is: OVR, WTI and KRD (roost-analyze) read the records
+  // it never leaves out.
   static constexpr double kAutoBudget = 0.01;
   static constexpr std::uint32_t kAllDepths = ~std::uint32_t{0};
-  // The rule: a worker's depth after a chunk of `records` records spanning `span` ticks, at `record_ticks`
-  // each, whose task_begins reached split depth `deepest`, for a `budget` (a fraction of the worker's time).
+  // The rule: a worker's depth after a chunk of `records` records, `task_records` of them task begins and
+  // ends, spanning `span` ticks at `record_ticks` each, whose task_begins reached split depth `deepest`, for
+  // a `budget` (a fraction of the worker's time).
   static std::uint32_t next_depth(std::uint32_t depth, std::uint32_t deepest, std::uint32_t records,
-                                  std::uint64_t span, double record_ticks, double budget);
-  // The modelled cost of one record, in ticks.
-  double record_ticks() const { return record_ticks_; }
-  // A worker's recording depth now (~0u: all).
-  std::uint32_t recording_depth(unsigned w) const { return w < lanes_.size() ? lanes_[w].depth : 0; }
+                                  std::uint32_t task_records, std::uint64_t span, double record_ticks,
+                                  double budget);
 
  private:
   // A lane's buffer holds its chunk's columns (trace_format.hpp), each sized for kChunkRecords: a record
@@ -172,6 +181,7 @@ class tracer final : public touch_consumer {
     std::uint32_t last_victim = 0;
     std::uint32_t depth = kAllDepths;  // the worker's recording depth (auto)
     std::uint32_t deepest = 0;         // the deepest split depth among the chunk's task_begins
+    std::uint32_t task_records = 0;    // the chunk's task_begins and task_ends (what the depth decides)
     std::uint64_t* a() const { return reinterpret_cast<std::uint64_t*>(buf); }
     std::uint64_t* b() const { return a() + kChunkRecords; }
     std::uint32_t* dt() const { return reinterpret_cast<std::uint32_t*>(b() + kChunkRecords); }
@@ -183,6 +193,11 @@ class tracer final : public touch_consumer {
   static constexpr std::uint64_t kResumeSerial = std::uint64_t{1} << 47;
   static_assert(kChunkRecords * 25 <= kLaneBytes);
 
+  // A spawner's serial, as a task it spawned begins: task_resume may be giving it one on another worker (a
+  // task that spawned into one group and waits on another is resumed while the first group's child runs).
+  static std::uint64_t serial_of(const detail::task_id& spawner) {
+    return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(spawner.serial)).load(std::memory_order_relaxed);
+  }
   // The failed attempts counted since the lane's last steal record, as one record (trace_format.hpp).
   void end_search(lane& l, unsigned w) {
     if (l.failed_steals == 0) return;
@@ -240,7 +255,8 @@ class tracer final : public touch_consumer {
 bool install_tracer(tracer* t);
 extern std::atomic<tracer*> g_installed_tracer;  // install_tracer's; inline here for the hooks
 inline tracer* current_tracer() { return g_installed_tracer.load(std::memory_order_acquire); }
-// api/observer.cpp: the shared hook flag; `depth` is ROOST_TRACE_DEPTH (detail::g_hook_depth).
+// api/observer.cpp: the shared hook flag; `depth` is every worker's recording depth (detail::g_trace_depth):
+// ROOST_TRACE_DEPTH, or where auto starts.
 void set_tracing_hooks(bool on, std::uint32_t depth = ~std::uint32_t{0});
 // api/observer.cpp: one worker's recording depth (auto).
 void set_recording_depth(unsigned worker, std::uint32_t depth);

@@ -90,13 +90,15 @@ def best_c2c(ms: list[Measurement]) -> float | None:
 
 
 def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
-    """One row per measurement of one benchmark, with its ratios to serial and to ws."""
+    """One row per measurement of one benchmark, with its ratios to serial and to ws (a `V+trace` row's to V)."""
     if best is None:
         best = best_c2c(ms)
     serial = next((m.median for m in ms if m.variant == "serial" and m.ran), None)
-    ws = {m.workers: m.median for m in ms if m.variant == "ws" and m.ran}
+    time_of = {(m.variant, m.workers): m.median for m in ms if m.ran}
     rows = []
     for m in ms:
+        # roost-bench's rule (driver/rounds.hpp): a `V+trace` row is to V untraced, every other row to ws.
+        ref = time_of.get((m.variant[: -len("+trace")] if m.variant.endswith("+trace") else "ws", m.workers))
         rows.append(
             {
                 "variant": m.variant,
@@ -104,7 +106,7 @@ def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
                 "median_ms": m.median * 1e3 if m.ran else None,
                 "spread": (float(np.max(m.seconds) / np.min(m.seconds)) if m.ran and min(m.seconds) > 0 else None),
                 "vs_serial": (m.median / serial) if m.ran and serial else None,
-                "vs_ws": (m.median / ws[m.workers]) if m.ran and m.workers in ws and ws[m.workers] else None,
+                "vs_ws": (m.median / ref) if m.ran and ref else None,
                 "check": m.check if m.ran else None,
                 "note": m.note,
                 "size": m.size,
