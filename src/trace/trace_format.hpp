@@ -24,8 +24,9 @@
 // t_ns = (t - start_ticks) * (ns - start_ns) / (ticks - start_ticks), 0 for t <= start_ticks.
 //
 // Records by kind, with the columns each stores in brackets:
-//   task_begin [b index]  a = task serial, b = parent's serial (0: none), index = rank among the parent's
-//                         children
+//   task_begin [b index]  a = task serial, b = parent's serial (0: none, the root of a run; kUnrecorded, all
+//                         ones: a spawner that was not recorded, as a stolen task's may be; version 3 wrote 0
+//                         there too), index = rank among the parent's children
 //   task_end [a]          a = serial
 //   task_resume [a]       a = serial (a suspended task continues here); a task whose begin was not recorded
 //                         (deeper than its worker's recording depth where it was spawned, or spawned by a
@@ -114,6 +115,7 @@ struct chunk_header {
 static_assert(sizeof(chunk_header) == 48);
 
 constexpr std::uint32_t kVersion = 4;
+constexpr std::uint64_t kUnrecorded = ~std::uint64_t{0};  // a task_begin's parent serial: not recorded
 constexpr std::uint32_t kOldestVersion = 3;  // the oldest the readers take
 constexpr std::uint16_t kRuntimeLane = 0xffff;
 constexpr std::uint16_t kEndLane = 0xfffe;

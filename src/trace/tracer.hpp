@@ -54,7 +54,9 @@ class tracer final : public touch_consumer {
     id.serial = (static_cast<std::uint64_t>(w) << 48) | l.next_serial++;  // readers derive it again
     l.deepest = std::max(l.deepest, id.split_depth);
     ++l.task_records;
-    append<kind::task_begin>(l, static_cast<std::uint16_t>(w), 0, id.parent ? serial_of(*id.parent) : 0, id.index);
+    std::uint64_t parent = 0;  // the root
+    if (id.parent) parent = serial_of(*id.parent) ? serial_of(*id.parent) : kUnrecorded;
+    append<kind::task_begin>(l, static_cast<std::uint16_t>(w), 0, parent, id.index);
   }
   // Only a task that has a serial (its begin or a resumption was recorded): an observer installed while the
   // task ran makes the engine report its end, whose begin this tracer never saw.

@@ -58,7 +58,9 @@ def mapping(trace: Trace) -> Mapping:
     path: dict[int, tuple] = {}
     iteration_of: dict[int, int] = {}
     roots = 0
-    for s, p in zip(serial, parent):  # roots in the order they began: one per iteration
+    # Roots in the order they began, one per iteration: parent serial 0. A task whose spawner was not recorded
+    # (UNRECORDED: a stolen task below the recording depth) is left unnamed, with its subtree.
+    for s, p in zip(serial, parent):
         if p == 0:
             path[s] = ()
             iteration_of[s] = roots

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .trace import Trace
+from .trace import UNRECORDED, Trace
 
 
 def task_spans(trace: Trace):
@@ -27,7 +27,7 @@ def task_memory(trace: Trace):
 
     def subtree(serial: int) -> int:  # the root's child this task descends from
         chain = [serial]
-        while parent.get(chain[-1], 0):
+        while parent.get(chain[-1], 0) not in (0, UNRECORDED):
             chain.append(parent[chain[-1]])
         return index[chain[-2]] if len(chain) >= 2 else -1
 

@@ -10,6 +10,7 @@ import numpy as np
 
 VERSION = 4
 OLDEST_VERSION = 3  # version 3 lacks steal_failures (a failed attempt was a steal record with b = 0)
+UNRECORDED = 2**64 - 1  # a task_begin's parent serial (b) when its spawner was not recorded (version 4)
 RUNTIME_LANE = 0xFFFF
 END_LANE = 0xFFFE
 RUNTIME_BLOCK = RUNTIME_LANE  # the records' `worker` for the runtime's events

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from roost_tools import analyze, krd, timeline
-from roost_tools.trace import TraceError, read
+from roost_tools.trace import UNRECORDED, TraceError, read
 
 
 def test_krd_matches_brute_force_on_random_traces():
@@ -150,7 +150,7 @@ def _synthetic(path: Path, workers: int, records, domains=None):
     by = {}
     for r in records:
         by.setdefault(r[5], []).append(r)
-    serial = {0: 0}
+    serial = {0: 0, UNRECORDED: UNRECORDED}
     for w, rs in sorted(by.items()):
         begins = [r[1] for r in rs if r[4] == 1]
         serial.update({name: (w << 48) | n for n, name in enumerate(begins, start=1)})
@@ -321,6 +321,12 @@ def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
     _synthetic(p, 4, recs4, domains=[0, 0, 1, 1])
     m = mapping.mapping(read(p))
     assert m.moved_leaves == [1.0] and m.moved_leaves_domain == [0.5]
+    # A stolen task whose spawner was not recorded (its parent serial UNRECORDED, version 4) is neither an
+    # iteration's root nor named: the two iterations stay two (version 3 wrote 0 and made it a third).
+    orphan = sorted(recs + [(3, 9, UNRECORDED, 1, 1, 1), (13, 10, UNRECORDED, 1, 1, 1)], key=lambda r: r[0])
+    _synthetic(p, 2, orphan)
+    m = mapping.mapping(read(p))
+    assert m.iterations == 2 and m.tasks_per_iteration == 4 and m.moved_leaves == [1.0]
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
