@@ -8,6 +8,7 @@
 // is reported: two variants measured seconds apart share the machine's state, two rounds apart may not.
 #pragma once
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/harness.hpp"
@@ -16,13 +17,12 @@ namespace bench {
 
 // `V+trace` is roost scheduler V with a trace written (roost-bench runs it with ROOST_TRACE set): what
 // tracing costs. Its "vs ws" ratio is to V itself, untraced, at the same worker count.
-constexpr const char* kTracedSuffix = "+trace";
+constexpr std::string_view kTracedSuffix = "+trace";
 inline bool is_traced(const std::string& variant) {
-  const std::string suffix = kTracedSuffix;
-  return variant.size() > suffix.size() && variant.compare(variant.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return variant.size() > kTracedSuffix.size() && variant.ends_with(kTracedSuffix);
 }
 inline std::string untraced(const std::string& variant) {
-  return is_traced(variant) ? variant.substr(0, variant.size() - std::string(kTracedSuffix).size()) : variant;
+  return is_traced(variant) ? variant.substr(0, variant.size() - kTracedSuffix.size()) : variant;
 }
 // The variant a row's "vs ws" ratio is to: ws, or for `V+trace` V.
 inline std::string ratio_reference(const std::string& variant) { return is_traced(variant) ? untraced(variant) : "ws"; }

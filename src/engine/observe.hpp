@@ -33,7 +33,7 @@ inline bool hooks_on() { return detail::hooks_installed(); }
 // or under `auto` what the tracer's budget allows, tracer.hpp) and its spawner was recorded, so that the
 // recorded tasks form a tree; deeper, its time is part of its spawner's span. `hooks`: g_hooks as loaded.
 inline bool nested_seen(unsigned hooks, unsigned worker, const detail::task_id& id) {
-  if (hooks & (detail::kHookObserver | detail::kHookSim)) return true;
+  if (hooks & detail::kHooksSeeingEveryTask) return true;
   return id.split_depth <= detail::g_trace_depth[worker].load(std::memory_order_relaxed) && id.parent &&
          id.parent->serial != 0;
 }
@@ -56,7 +56,7 @@ inline void observe_start_nested(unsigned worker, detail::task_id& id, double hi
 // since the task began.
 inline void observe_end(unsigned worker, const detail::task_id& id) {
   const unsigned hooks = detail::hook_bits();
-  if (hooks && ((hooks & (detail::kHookObserver | detail::kHookSim)) || id.serial)) [[unlikely]]
+  if (hooks && ((hooks & detail::kHooksSeeingEveryTask) || id.serial)) [[unlikely]]
     detail::hook_task_end(worker, id);
 }
 // Always observed: a resumption is the scheduling loop's, like a stolen task's start.

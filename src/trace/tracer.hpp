@@ -55,7 +55,8 @@ class tracer final : public touch_consumer {
     l.deepest = std::max(l.deepest, id.split_depth);
     ++l.task_records;
     std::uint64_t parent = 0;  // the root
-    if (id.parent) parent = serial_of(*id.parent) ? serial_of(*id.parent) : kUnrecorded;
+    if (id.parent) parent = serial_of(*id.parent);
+    if (id.parent && !parent) parent = kUnrecorded;
     append<kind::task_begin>(l, static_cast<std::uint16_t>(w), 0, parent, id.index);
   }
   // Only a task that has a serial (its begin or a resumption was recorded): an observer installed while the

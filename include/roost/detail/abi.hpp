@@ -177,13 +177,14 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
 // dispatch in src/api/observer.cpp.
 extern std::atomic<unsigned> g_hooks;
 inline constexpr unsigned kHookObserver = 1, kHookTracer = 2, kHookSim = 4;
+inline constexpr unsigned kHooksSeeingEveryTask = kHookObserver | kHookSim;  // a tracer alone does not
 // Whether an observer or a simulation is installed: every spawn must then go through the engine. seq_cst,
 // as the flag's writers (src/api/final.cpp reads it after storing a worker's path).
 inline bool hooks_see_every_task() {
 #ifdef ROOST_NO_HOOKS
   return false;
 #else
-  return (g_hooks.load() & (kHookObserver | kHookSim)) != 0;
+  return (g_hooks.load() & kHooksSeeingEveryTask) != 0;
 #endif
 }
 // The hook flag's bits (kHook*), one relaxed load; 0 when built with -DROOST_HOOKS=OFF.
