@@ -2,25 +2,56 @@
 
 #include <cassert>
 #include <cstring>
+#include <new>
 
 namespace roost::sim {
 
+namespace {
+std::size_t round_up(std::size_t n, std::size_t step) { return (n + step - 1) / step * step; }
+}  // namespace
+
 cache_array::cache_array(std::uint64_t sets, unsigned ways)
-    : sets_(sets), ways_(ways), pow2_((sets & (sets - 1)) == 0), mask_(sets - 1), entries_(sets * ways, kEmpty) {
-  assert(sets >= 1 && ways >= 1);
+    : sets_(sets), ways_(ways), pow2_((sets & (sets - 1)) == 0),
+      wide_ranks_(ways > set_kernels::kMaxByteRanks), mask_(sets - 1), block_(nullptr, block_free{0}) {
+  assert(sets >= 1 && ways >= 1 && ways <= 1024);
+  // One block per set: the head's rows padded to whole vectors (set_kernels.hpp), the tags after it, the
+  // block to whole host cache lines.
+  const std::size_t byte_row = set_kernels::round_up(ways, set_kernels::kByteStep);
+  const std::size_t rank_bytes = wide_ranks_ ? sizeof(std::uint16_t) : 1;
+  const std::size_t rank_row = round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
+  flags_at_ = byte_row;
+  ranks_at_ = flags_at_ + byte_row;
+  tags_at_ = round_up(ranks_at_ + rank_row * rank_bytes, sizeof(std::uint64_t));
+  set_bytes_ = round_up(tags_at_ + std::size_t{ways} * sizeof(std::uint64_t), 64);
+  const std::size_t bytes = sets * set_bytes_;
+  block_ = std::unique_ptr<unsigned char[], block_free>(huge_page_allocator<unsigned char>().allocate(bytes),
+                                                         block_free{bytes});
+  for (std::uint64_t i = 0; i < sets; ++i) {
+    const set_ref s = set_of(i);  // line i is in set i
+    std::memset(s.sigs, 0, byte_row);
+    std::memset(s.flags, kInvalidated, byte_row);
+    for (std::size_t w = 0; w < rank_row; ++w) {
+      if (wide_ranks_)
+        reinterpret_cast<std::uint16_t*>(s.ranks)[w] =
+            w < ways ? static_cast<std::uint16_t>(w) : set_kernels::kRankPadOf<std::uint16_t>;
+      else
+        s.ranks[w] = w < ways ? static_cast<std::uint8_t>(w) : set_kernels::kRankPadOf<std::uint8_t>;
+    }
+    for (std::size_t w = 0; w < ways; ++w) s.tags[w] = kEmptyTag;
+  }
 }
 
 bool cache_array::invalidate(line_addr line) {
-  const int w = find(line);
-  if (w == miss) return false;
-  std::uint64_t* s = set_of(line);
-  // Valid entries form a prefix: close the gap inside it and put the mark at its end, before older marks and
-  // empty ways, so that it is replaced after them.
-  unsigned valid = static_cast<unsigned>(w) + 1;
-  while (valid < ways_ && (s[valid] & kInvalidated) == 0) ++valid;
-  std::memmove(s + w, s + w + 1, (valid - 1 - static_cast<unsigned>(w)) * sizeof(std::uint64_t));
-  s[valid - 1] = (line << 3) | kInvalidated;
-  missed_line_ = kNoLine;  // the set changed
+  const set_ref s = set_of(line);
+  const unsigned w = way_of(s, line);
+  if (w >= ways_ || (s.flags[w] & kInvalidated) != 0) return false;
+  // The valid ways hold the first ranks: the mark goes to the last of them, so that it is replaced after the
+  // empty ways and older marks and before every valid line.
+  const unsigned valid = set_kernels::count_valid(s.flags, ways_, kInvalidated);
+  if (wide_ranks_) set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, valid - 1);
+  else set_kernels::demote(s.ranks, ways_, w, valid - 1);
+  s.flags[w] = kInvalidated;
+  missed_line_ = kNoLine;
   ++counts.invalidations;
   return true;
 }

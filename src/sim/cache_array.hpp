@@ -1,17 +1,22 @@
 // One set-associative cache with exact LRU replacement: the arrays of the memory-hierarchy model (DESIGN §6),
 // kept apart from the coherence directory as ZSim keeps its arrays apart from MESI.
 //
-// Each set is a row of `ways` 64-bit entries ordered from most to least recently used, as pycachesim keeps
-// its sets, so that both replace the same line. An entry is (line << 3) | flags: a line's dirty and
-// exclusive (no other core holds it: a write needs no invalidation) bits, or its "invalidated by another
-// core's write" mark, which keeps the tag so that the next miss on the line is told apart as a coherence
-// miss. Valid entries always precede invalid ones. No allocation after construction.
+// A set is one block of host memory. Its head holds, per way, a signature byte (a hash of the line), the flags
+// (dirty; exclusive: no other core holds the line, a write needs no invalidation; or "invalidated by another
+// core's write", which keeps the tag so that the next miss on the line is told apart as a coherence miss) and
+// an LRU rank (0 = most recently used; a permutation of 0..ways-1); its tail the ways' tags (the line, or all
+// ones for an empty way). A lookup compares the signatures, a vector at a time, and reads a tag only where one
+// matches: a miss, the common case of a miss-heavy trace, reads the head and the victim's tag, one or three
+// host cache lines for an 8- to 48-way set instead of all its tags. Lines stay in the way they were filled
+// into; a use changes ranks only. The rank order is pycachesim's list order (most recent first), so both
+// replace the same line: the valid ways hold ranks 0..valid-1, then the invalidated marks (the most recently
+// invalidated first), then the empty ways. No allocation after construction.
 #pragma once
 #include <cstdint>
-#include <cstring>
-#include <vector>
+#include <memory>
 
 #include "sim/huge_pages.hpp"
+#include "sim/set_kernels.hpp"
 
 namespace roost::sim {
 
@@ -37,28 +42,26 @@ class cache_array {
     bool valid = false;
     bool dirty = false;
     line_addr line = 0;
-    int way = 0;  // where the inserted line went: always the front
+    int way = 0;  // where the inserted line went
   };
 
-  // sets >= 1 and ways >= 1 (the model checks the geometry before it builds an array).
+  // sets >= 1 and 1 <= ways <= 1024 (the model checks the geometry before it builds an array).
   cache_array(std::uint64_t sets, unsigned ways);
 
   std::uint64_t sets() const { return sets_; }
   unsigned ways() const { return ways_; }
 
-  // A lookup of the core or of the level above: counted. On a hit returns the line's way, after moving it to
-  // most-recently-used unless update_lru is false; else miss or coherence_miss.
+  // A lookup of the core or of the level above: counted. On a hit returns the line's way, after making it the
+  // most recently used unless update_lru is false; else miss or coherence_miss.
   int lookup(line_addr line, bool is_write, bool update_lru) {
-    std::uint64_t* s = set_of(line);
+    const set_ref s = set_of(line);
     ++counts.accesses;
-    const unsigned w = scan(s, line << 3);
-    if (w < ways_ && (s[w] & kInvalidated) == 0) {
+    const unsigned w = way_of(s, line);
+    if (w < ways_ && (s.flags[w] & kInvalidated) == 0) {
       ++counts.hits;
       counts.write_hits += is_write;
-      if (!update_lru || w == 0) return static_cast<int>(w);
-      shift_down(s, w);
-      missed_line_ = kNoLine;  // the set changed
-      return 0;
+      if (update_lru) promote(s, w);
+      return static_cast<int>(w);
     }
     ++counts.misses;
     remember_miss(line, w);
@@ -71,90 +74,97 @@ class cache_array {
 
   // The line's way, or miss; neither counted nor reordered.
   int find(line_addr line) {
-    const std::uint64_t* s = set_of(line);
-    const unsigned w = scan(s, line << 3);
-    if (w < ways_ && (s[w] & kInvalidated) == 0) return static_cast<int>(w);
+    const set_ref s = set_of(line);
+    const unsigned w = way_of(s, line);
+    if (w < ways_ && (s.flags[w] & kInvalidated) == 0) return static_cast<int>(w);
     remember_miss(line, w);
     return miss;
   }
   int find(line_addr line) const {
-    const std::uint64_t* s = set_of(line);
-    const unsigned w = scan(s, line << 3);
-    return w < ways_ && (s[w] & kInvalidated) == 0 ? static_cast<int>(w) : miss;
+    const set_ref s = set_of(line);
+    const unsigned w = way_of(s, line);
+    return w < ways_ && (s.flags[w] & kInvalidated) == 0 ? static_cast<int>(w) : miss;
   }
 
-  // Puts `line` (not present) at most-recently-used. The least recently used entry leaves, or the line's own
-  // invalidated entry when it has one (both are invalid then, or it is the last). Returns what left.
+  // Puts `line` (not present) at most-recently-used. The least recently used way is replaced, or the line's own
+  // invalidated way when it has one (both are invalid then, or it is the last). Returns what left.
   victim insert(line_addr line, bool dirty) {
-    std::uint64_t* s = set_of(line);
-    // The miss that led here scanned the set already (nothing changed it since: a fill of this level follows
-    // the lookup of the same line, with only other arrays touched in between); else scan again.
-    unsigned out = line == missed_line_ ? missed_out_ : scan(s, line << 3);
-    if (out >= ways_) out = ways_ - 1;
+    const set_ref s = set_of(line);
+    // The miss that led here found the line's mark, or none, already (nothing changed the set since: a fill
+    // of this level follows the lookup of the same line, with only other arrays touched in between); else
+    // look again.
+    unsigned out = line == missed_line_ ? missed_out_ : way_of(s, line);
     missed_line_ = kNoLine;
+    if (out >= ways_) out = oldest(s);
     victim v;
-    const std::uint64_t e = s[out];
-    v.valid = (e & kInvalidated) == 0;
+    v.way = static_cast<int>(out);
+    const std::uint8_t f = s.flags[out];
+    v.valid = (f & kInvalidated) == 0;
     if (v.valid) {
-      v.dirty = (e & kDirty) != 0;
-      v.line = e >> 3;
+      v.dirty = (f & kDirty) != 0;
+      v.line = s.tags[out];
       ++counts.evictions;
       counts.writebacks += v.dirty;
     }
-    shift_down(s, out);
-    s[0] = (line << 3) | (dirty ? kDirty : 0);
+    promote(s, out);
+    s.sigs[out] = signature(line);
+    s.tags[out] = line;
+    s.flags[out] = dirty ? kDirty : 0;
     return v;
   }
 
-  // Flags of a present line at `way` (from lookup, find or insert: 0).
-  void set_dirty(line_addr line, int way) { set_of(line)[way] |= kDirty; }
-  bool exclusive(line_addr line, int way) const { return (set_of(line)[way] & kExclusive) != 0; }
+  // Flags of a present line at `way` (from lookup, find or insert).
+  void set_dirty(line_addr line, int way) { set_of(line).flags[way] |= kDirty; }
+  bool exclusive(line_addr line, int way) const { return (set_of(line).flags[way] & kExclusive) != 0; }
   void set_exclusive(line_addr line, int way, bool on) {
-    std::uint64_t& e = set_of(line)[way];
-    e = on ? (e | kExclusive) : (e & ~kExclusive);
+    std::uint8_t& f = set_of(line).flags[way];
+    f = static_cast<std::uint8_t>(on ? (f | kExclusive) : (f & ~kExclusive));
   }
 
   // Another core wrote the line: drops it (its data goes with the writer, not to the next level) and keeps
-  // the tag marked, after the valid entries. Returns whether it was present.
+  // the tag marked, ranked after the valid ways. Returns whether it was present.
   bool invalidate(line_addr line);
 
   cache_counters counts;
 
  private:
-  static constexpr std::uint64_t kDirty = 1, kExclusive = 2, kInvalidated = 4;
-  static constexpr std::uint64_t kFlags = kDirty | kExclusive | kInvalidated;
+  static constexpr std::uint8_t kDirty = 1, kExclusive = 2, kInvalidated = 4;
   static constexpr line_addr kNoLine = ~line_addr{0};
-  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};        // invalid, matches no line
+  static constexpr std::uint64_t kEmptyTag = ~std::uint64_t{0};  // an empty way, or padding: matches no line
 
-  // Moves entry `w` of set `s` to the front, the ones before it one way back. A plain loop: sets are short, a
-  // call to memmove costs more than the move, and the list keeps a set in as few host cache lines as its
-  // tags (use stamps instead of an order were slower here: twice the bytes per set for the misses).
-  // memmove (vector moves) for the long shifts of a highly associative level (a fill of a 48-way L3 moves 47).
-  static void shift_down(std::uint64_t* s, unsigned w) {
-    const std::uint64_t e = s[w];
-    if (w > 8) {
-      std::memmove(s + 1, s, w * sizeof(std::uint64_t));
-    } else {
-      for (; w > 0; --w) s[w] = s[w - 1];
-    }
-    s[0] = e;
+  struct set_ref {
+    std::uint8_t* sigs;
+    std::uint8_t* flags;
+    unsigned char* ranks;  // bytes, or 16-bit words when wide_ranks_
+    std::uint64_t* tags;
+  };
+  set_ref set_of(line_addr line) const {
+    unsigned char* b = block_.get() + (pow2_ ? (line & mask_) : (line % sets_)) * set_bytes_;
+    return {b, b + flags_at_, b + ranks_at_, reinterpret_cast<std::uint64_t*>(b + tags_at_)};
   }
-
-  // The way holding `key`'s line, valid or marked invalidated (a set holds a line at most once), or ways_ when
-  // none: one pass serves a hit, a coherence miss and the fill's choice of way. The most recently used ways
-  // one at a time (hits gather there; a repeated access ends at way 0), then four per test: one branch per
-  // four compares through the rest of a wide set.
-  unsigned scan(const std::uint64_t* s, std::uint64_t key) const {
-    unsigned w = 0;
-    for (; w < 4 && w < ways_; ++w)
-      if ((s[w] & ~kFlags) == key) return w;
-    for (; w + 4 <= ways_; w += 4) {
-      const bool any = ((s[w] & ~kFlags) == key) | ((s[w + 1] & ~kFlags) == key) | ((s[w + 2] & ~kFlags) == key) |
-                       ((s[w + 3] & ~kFlags) == key);
-      if (any) break;
+  void promote(const set_ref& s, unsigned w) {
+    if (wide_ranks_) {
+      auto* r = reinterpret_cast<std::uint16_t*>(s.ranks);
+      if (r[w] != 0) set_kernels::promote(r, ways_, w);
+    } else if (s.ranks[w] != 0) {
+      set_kernels::promote(s.ranks, ways_, w);
     }
-    for (; w < ways_; ++w)
-      if ((s[w] & ~kFlags) == key) return w;
+  }
+  unsigned oldest(const set_ref& s) const {
+    return wide_ranks_ ? set_kernels::way_of_rank(reinterpret_cast<const std::uint16_t*>(s.ranks), ways_, ways_ - 1)
+                       : set_kernels::way_of_rank(s.ranks, ways_, ways_ - 1);
+  }
+  // The line's signature: bits of a multiplicative hash above the set index, so that the lines of one set
+  // differ in it.
+  static std::uint8_t signature(line_addr line) { return static_cast<std::uint8_t>((line * 0x9E3779B97F4A7C15ull) >> 56); }
+  // The way holding the line (valid or its invalidation mark: a set holds a line at most once), or ways_.
+  unsigned way_of(const set_ref& s, line_addr line) const {
+    const std::uint8_t sig = signature(line);
+    for (unsigned base = 0; base < ways_; base += 64)
+      for (std::uint64_t bits = set_kernels::match_signature(s.sigs, base, ways_, sig); bits; bits &= bits - 1) {
+        const unsigned w = base + static_cast<unsigned>(__builtin_ctzll(bits));
+        if (s.tags[w] == line) return w;
+      }
     return ways_;
   }
   void remember_miss(line_addr line, unsigned w) {
@@ -162,20 +172,20 @@ class cache_array {
     missed_out_ = w;
   }
 
-  std::uint64_t* set_of(line_addr line) {
-    return entries_.data() + (pow2_ ? (line & mask_) : (line % sets_)) * ways_;
-  }
-  const std::uint64_t* set_of(line_addr line) const {
-    return entries_.data() + (pow2_ ? (line & mask_) : (line % sets_)) * ways_;
-  }
+  struct block_free {
+    std::size_t bytes;
+    void operator()(unsigned char* p) const { huge_page_allocator<unsigned char>().deallocate(p, bytes); }
+  };
 
   std::uint64_t sets_;
   unsigned ways_;
   bool pow2_;
+  bool wide_ranks_;  // more ways than byte ranks can order
   std::uint64_t mask_;
-  line_addr missed_line_ = kNoLine;  // the last line lookup or find missed, and the way it had (scan's result)
+  std::size_t flags_at_ = 0, ranks_at_ = 0, tags_at_ = 0, set_bytes_ = 0;  // a set's block: sigs, flags, ranks, tags
+  line_addr missed_line_ = kNoLine;  // the last line lookup or find missed, and the way of its mark (or ways_)
   unsigned missed_out_ = 0;
-  std::vector<std::uint64_t, huge_page_allocator<std::uint64_t>> entries_;  // sets x ways
+  std::unique_ptr<unsigned char[], block_free> block_;  // sets x set_bytes_
 };
 
 }  // namespace roost::sim

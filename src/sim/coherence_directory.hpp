@@ -2,13 +2,12 @@
 // the cache arrays as ZSim keeps its MESI directory apart from them.
 //
 // A "unit" is what a write invalidates as one: the private caches of one core together, or one shared cache
-// instance. Every line held by at least one unit has an entry: the line and a bitmask of units, `words()`
-// 64-bit words wide, stored beside its key (one host cache line for both, up to 7 words). Open addressing
-// with linear probing and backward-shift deletion (no tombstones, since lines leave as often as they come);
-// it grows by doubling, so memory follows the lines actually held (sizing it for every line the caches can
-// hold spread a small working set over the whole table: tens of MiB of page faults). A new table is fresh
-// zero pages (an empty slot is zero), not written before use. Pointers into it are valid until the next
-// insert or erase.
+// instance. Each line has a bitmask of units, `words()` 64-bit words wide, all zero while no unit holds it.
+// The masks are indexed directly by line, in blocks of 4,096 consecutive lines made when a line of the block
+// is first held and kept from then on: a lookup is a block-table probe and an index, nothing is ever moved or
+// removed, and the lines of a stream (and the victims it evicts, a stream too) share host cache lines. Memory
+// follows the lines ever touched, words() x 8 bytes each (the simulated platform numbers its pages densely,
+// so its blocks are full); a mask pointer stays valid for the directory's life.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,33 +22,47 @@ class coherence_directory {
   explicit coherence_directory(unsigned units);
 
   unsigned words() const { return words_; }
-  std::size_t size() const { return size_; }
+  // Lines whose block has masks (held at some point), for reports and tests.
+  std::size_t lines_tracked() const { return blocks_ << kBlockShift; }
 
-  // The line's sharer mask, or nullptr when no unit holds it.
-  std::uint64_t* find(line_addr line);
-  // The line's mask, a new all-zero one when it had none.
-  std::uint64_t* find_or_insert(line_addr line);
-  // Removes the line's entry (present).
-  void erase(line_addr line);
+  // The line's sharer mask, or nullptr when no line of its block was ever held (no unit holds it).
+  std::uint64_t* find(line_addr line) {
+    std::uint64_t* block = block_of(line >> kBlockShift);
+    return block ? block + (line & kBlockMask) * words_ : nullptr;
+  }
+  // The line's mask (all zero when no unit holds it), its block made when it had none.
+  std::uint64_t* find_or_insert(line_addr line) {
+    std::uint64_t* block = block_of(line >> kBlockShift);
+    if (!block) block = make_block(line >> kBlockShift);
+    return block + (line & kBlockMask) * words_;
+  }
 
  private:
-  // A slot's key is its line + 1: 0 marks a free slot, so that untouched (zero) memory is an empty table.
-  static constexpr std::uint64_t kEmpty = 0;
-  static std::uint64_t key_of(line_addr line) { return line + 1; }
-  // Fibonacci hashing of the line's 8-line block, the line's place in the block kept: the lines of a stream
-  // (and the victims it evicts, a stream too) share host cache lines, one host miss per block.
-  std::size_t slot_of(line_addr line) const {
-    return static_cast<std::size_t>((((line >> 3) * 0x9E3779B97F4A7C15ull) >> (shift_ + 3)) << 3 | (line & 7));
+  static constexpr unsigned kBlockShift = 12;
+  static constexpr line_addr kBlockMask = (line_addr{1} << kBlockShift) - 1;
+  static constexpr unsigned kBlocksPerArena = 64;  // an arena is 64 blocks: 2 MiB x words, huge pages
+  // Block number -> masks: open addressing with linear probing, at most half full. Block numbers are offset
+  // by one so that a zero slot is free.
+  struct slot {
+    std::uint64_t key = 0;  // block + 1
+    std::uint64_t* masks = nullptr;
+  };
+  std::uint64_t* block_of(std::uint64_t block) const {
+    const std::size_t m = table_.size() - 1;
+    for (std::size_t i = slot_of(block, m);; i = (i + 1) & m) {
+      if (table_[i].key == block + 1) return table_[i].masks;
+      if (table_[i].key == 0) return nullptr;
+    }
   }
-  std::uint64_t* slot(std::size_t i) { return slots_.data() + i * stride_; }
-  void grow();
+  static std::size_t slot_of(std::uint64_t block, std::size_t mask) {
+    return static_cast<std::size_t>((block * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  }
+  std::uint64_t* make_block(std::uint64_t block);
 
   unsigned words_;
-  unsigned stride_;           // 1 + words_: the key, then the mask
-  unsigned shift_;            // 64 - log2(capacity)
-  std::size_t capacity_ = 0;  // a power of two
-  std::size_t size_ = 0;
-  zeroed_array<std::uint64_t> slots_;  // capacity x stride
+  std::size_t blocks_ = 0;
+  std::vector<slot> table_;                        // a power of two
+  std::vector<zeroed_array<std::uint64_t>> arenas_;  // the masks: fresh zero pages
 };
 
 }  // namespace roost::sim

@@ -223,6 +223,13 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
       const std::uint32_t u = unit_of_[chains_[p].ids[d]];
       chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
     }
+  // A first-level unit's reach: the units on the chains of the PUs it is the first level of.
+  unit_chains_.assign(instances_of_unit_.size() * w, 0);
+  for (unsigned p = 0; p < spec.num_pus; ++p) {
+    if (chains_[p].len == 0) continue;
+    const std::uint32_t v = unit_of_[chains_[p].ids[0]];
+    for (unsigned x = 0; x < w; ++x) unit_chains_[std::size_t{v} * w + x] |= chain_units_[std::size_t{p} * w + x];
+  }
   scratch_.assign(w, 0);
   first_level_units_.assign(w, 0);
   for (std::uint32_t i = 0; i < info_.size(); ++i)
@@ -236,6 +243,8 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   access_result r;
   int way0 = cache_array::miss;
   walk_known_ = false;
+  walk_line_ = line;
+  walk_mask_ = nullptr;
   const unsigned depth = fetch(pu, 0, line, is_write, r.coherence_miss, way0);
   r.depth = static_cast<std::uint8_t>(depth);
   if (depth < ch.len) {
@@ -254,7 +263,7 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   cache_array& first = caches_[ch.ids[0]];
   if (is_write) {
     if (!first.exclusive(line, way0)) {
-      if (!walk_known_ || walk_outside_) invalidate_others(pu, line);  // else nothing outside to invalidate
+      if (!walk_known_ || walk_outside_) invalidate_others(pu, line, walk_mask_);  // else nothing outside
       first.set_exclusive(line, way0, true);
     }
   } else if (depth > 0 && !(walk_known_ ? walk_outside_ : held_outside_chain(pu, line))) {
@@ -298,12 +307,14 @@ int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty, 
   const std::uint32_t id = ch.ids[depth];
   const cache_array::victim v = caches_[id].insert(line, dirty);
   if (coherent_) {
-    if (!fetched) {
-      directory_add(id, line);
+    if (!fetched || line != walk_line_) {  // a write-back, or what pycachesim mode fetches for one
+      directory_add(id, line, directory_.find_or_insert(line));
     } else if (depth + 1 == ch.len || unit_of_[ch.ids[depth + 1]] != unit_of_[id]) {
       // (A level below of the same unit holds the line: its unit's bit is set, nothing to add.) The units
-      // outside the chain holding the line do not change until the walk ends: access() needs no second look.
-      walk_outside_ = directory_add(id, line, &chain_units_[std::size_t{pu} * directory_.words()]);
+      // outside the chain holding the line do not change until the walk ends: access() needs no second look,
+      // and the walk looks the line up in the directory once.
+      if (!walk_mask_) walk_mask_ = directory_.find_or_insert(line);
+      walk_outside_ = directory_add(id, line, walk_mask_, &chain_units_[std::size_t{pu} * directory_.words()]);
       walk_known_ = true;
     }
   }
@@ -365,21 +376,26 @@ void memory_model::read_memory(unsigned pu, line_addr line) {
 // ---- Coherence ---------------------------------------------------------------------------------------------
 
 // Returns whether a unit outside `chain` (directory words() bits, or none) holds the line.
-bool memory_model::directory_add(std::uint32_t instance, line_addr line, const std::uint64_t* chain) {
+bool memory_model::directory_add(std::uint32_t instance, line_addr line, std::uint64_t* mask,
+                                 const std::uint64_t* chain) {
   const std::uint32_t u = unit_of_[instance];
-  std::uint64_t* mask = directory_.find_or_insert(line);
   bool outside = false;
   if (chain)
     for (unsigned w = 0; w < directory_.words(); ++w) outside |= (mask[w] & ~chain[w]) != 0;
   const std::uint64_t bit = std::uint64_t{1} << (u % 64);
   if (mask[u / 64] & bit) return outside;
-  mask[u / 64] |= bit;
-  // A new sharer: other units' first-level copies are no longer exclusive.
-  for (unsigned w = 0; w < directory_.words(); ++w) {
-    // Only units with a first-level cache hold exclusive bits (a shared L3's unit has none: skipped).
-    for (std::uint64_t bits = mask[w] & first_level_units_[w] & (w == u / 64 ? ~bit : ~std::uint64_t{0}); bits;
-         bits &= bits - 1) {
+  // A new sharer: other units' first-level copies are no longer exclusive. Only a unit with a first-level
+  // instance holds exclusive bits (a shared L3's unit has none), and only one whose chains hold every copy:
+  // access() sets the bit only when no unit off the writer's chain holds the line, and any later holder
+  // clears it here. Every other holder is passed by without looking into its caches.
+  const unsigned words = directory_.words();
+  for (unsigned w = 0; w < words; ++w) {
+    for (std::uint64_t bits = mask[w] & first_level_units_[w]; bits; bits &= bits - 1) {
       const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
+      const std::uint64_t* reach = &unit_chains_[std::size_t{v} * words];
+      bool beyond = false;
+      for (unsigned x = 0; x < words; ++x) beyond |= (mask[x] & ~reach[x]) != 0;
+      if (beyond) continue;
       for (std::uint32_t i : instances_of_unit_[v]) {
         if (!is_first_level_[i]) continue;
         const int way = caches_[i].find(line);
@@ -387,6 +403,7 @@ bool memory_model::directory_add(std::uint32_t instance, line_addr line, const s
       }
     }
   }
+  mask[u / 64] |= bit;
   return outside;
 }
 
@@ -394,12 +411,7 @@ void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
   const std::uint32_t u = unit_of_[instance];
   for (std::uint32_t i : instances_of_unit_[u])  // another private level of the core may still hold it
     if (i != instance && caches_[i].find(line) >= 0) return;
-  std::uint64_t* mask = directory_.find(line);
-  if (!mask) return;
-  mask[u / 64] &= ~(std::uint64_t{1} << (u % 64));
-  for (unsigned w = 0; w < directory_.words(); ++w)
-    if (mask[w]) return;
-  directory_.erase(line);
+  if (std::uint64_t* mask = directory_.find(line)) mask[u / 64] &= ~(std::uint64_t{1} << (u % 64));
 }
 
 bool memory_model::held_outside_chain(unsigned pu, line_addr line) {
@@ -412,18 +424,15 @@ bool memory_model::held_outside_chain(unsigned pu, line_addr line) {
 }
 
 // A write by pu: every copy outside its chain goes (write-invalidate); their next miss is a coherence miss.
-void memory_model::invalidate_others(unsigned pu, line_addr line) {
-  std::uint64_t* mask = directory_.find(line);
+void memory_model::invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask) {
+  if (!mask) mask = directory_.find(line);
   if (!mask) return;
   const unsigned words = directory_.words();
   const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
-  bool any = false;
   for (unsigned w = 0; w < words; ++w) {
     scratch_[w] = mask[w] & ~mine[w];
     mask[w] &= mine[w];
-    any |= mask[w] != 0;
   }
-  if (!any) directory_.erase(line);  // a PU without caches wrote it
   for (unsigned w = 0; w < words; ++w)
     for (std::uint64_t bits = scratch_[w]; bits; bits &= bits - 1) {
       const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));

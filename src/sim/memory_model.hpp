@@ -144,9 +144,10 @@ class memory_model {
   int fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched);
   void write_back(unsigned pu, unsigned depth, line_addr line);
   void read_memory(unsigned pu, line_addr line);
-  bool directory_add(std::uint32_t instance, line_addr line, const std::uint64_t* chain = nullptr);
+  // `mask`: the line's, from the directory.
+  bool directory_add(std::uint32_t instance, line_addr line, std::uint64_t* mask, const std::uint64_t* chain = nullptr);
   void directory_remove(std::uint32_t instance, line_addr line);
-  void invalidate_others(unsigned pu, line_addr line);
+  void invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask = nullptr);  // mask: the line's, if known
   bool held_outside_chain(unsigned pu, line_addr line);
 
   sim_params params_;
@@ -180,10 +181,13 @@ class memory_model {
   std::vector<bool> is_first_level_;                  // per instance: depth 0 of some chain (holds exclusive bits)
   std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
   std::vector<std::uint64_t> first_level_units_;      // directory words() bits: units with a first-level instance
+  std::vector<std::uint64_t> unit_chains_;            // per unit: words() bits of the units on its PUs' chains
   coherence_directory directory_{1};
   std::vector<std::uint64_t> scratch_;
-  bool walk_known_ = false;    // access(): the walk's first directory_add of the line saw ...
-  bool walk_outside_ = false;  // ... whether a unit outside the chain holds it
+  line_addr walk_line_ = ~line_addr{0};  // access(): its line, ...
+  std::uint64_t* walk_mask_ = nullptr;   // ... that line's directory mask once the walk looked it up, ...
+  bool walk_known_ = false;              // ... and whether the walk's first directory_add of the line saw ...
+  bool walk_outside_ = false;            // ... a unit outside the chain holding it
 };
 
 }  // namespace roost::sim

@@ -1,0 +1,151 @@
+// The loops over one cache set (cache_array): find the ways whose signature byte matches, move a way to the
+// front of the LRU order, find the way at a given place in that order, count the valid ways. A miss-heavy
+// trace spends most of the model's time here (src/sim/README.md, "Speed"), so they are SSE2 loops on x86-64
+// (every such CPU has SSE2: no dispatch) and plain loops elsewhere; both give the same answers.
+//
+// Layout they assume (cache_array keeps it): a set's signatures, flags and LRU ranks are rows, each padded to
+// whole vectors (16 bytes). Padding ranks are kRankPadOf, above every real rank; padding flags are invalid;
+// padding signatures may match (match_signature masks them off).
+#pragma once
+#include <cstdint>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace roost::sim::set_kernels {
+
+inline constexpr unsigned kByteStep = 16;  // rows are whole vectors: lengths in bytes are multiples of this
+
+constexpr unsigned round_up(unsigned n, unsigned step) { return (n + step - 1) / step * step; }
+
+// Set bits of a 32-bit word, without the library call __builtin_popcount makes on a host built without POPCNT.
+inline unsigned bit_count(std::uint32_t x) {
+  x = x - ((x >> 1) & 0x55555555u);
+  x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+  return (((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24;
+}
+
+// Bit w set for each way w in [base, base + 64) ∩ [0, ways) whose signature is `sig`.
+inline std::uint64_t match_signature(const std::uint8_t* sigs, unsigned base, unsigned ways, std::uint8_t sig) {
+  const unsigned end = base + 64 < ways ? base + 64 : ways;
+  std::uint64_t bits = 0;
+#if defined(__SSE2__)
+  const __m128i k = _mm_set1_epi8(static_cast<char>(sig));
+  for (unsigned w = base; w < end; w += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sigs + w));
+    bits |= std::uint64_t{static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, k)))} << (w - base);
+  }
+  const unsigned n = end - base;
+  if (n < 64) bits &= (std::uint64_t{1} << n) - 1;  // padding
+#else
+  for (unsigned w = base; w < end; ++w) bits |= std::uint64_t{sigs[w] == sig} << (w - base);
+#endif
+  return bits;
+}
+
+// The ranks are bytes for sets of up to kMaxByteRanks ways (a 48-way set's ranks are three vectors), 16-bit
+// words for wider ones. Compares are signed, so padding ranks sit at the type's largest positive value.
+inline constexpr unsigned kMaxByteRanks = 127;
+template <class Rank>
+inline constexpr Rank kRankPadOf = sizeof(Rank) == 1 ? 0x7F : 0x7FFF;
+
+#if defined(__SSE2__)
+namespace detail {
+template <class Rank>
+inline __m128i splat(unsigned v) {
+  if constexpr (sizeof(Rank) == 1) return _mm_set1_epi8(static_cast<char>(v));
+  else return _mm_set1_epi16(static_cast<short>(v));
+}
+template <class Rank>
+inline __m128i greater(__m128i a, __m128i b) {
+  if constexpr (sizeof(Rank) == 1) return _mm_cmpgt_epi8(a, b);
+  else return _mm_cmpgt_epi16(a, b);
+}
+template <class Rank>
+inline __m128i equal(__m128i a, __m128i b) {
+  if constexpr (sizeof(Rank) == 1) return _mm_cmpeq_epi8(a, b);
+  else return _mm_cmpeq_epi16(a, b);
+}
+template <class Rank>
+inline __m128i add(__m128i a, __m128i b) {
+  if constexpr (sizeof(Rank) == 1) return _mm_add_epi8(a, b);
+  else return _mm_add_epi16(a, b);
+}
+template <class Rank>
+inline __m128i sub(__m128i a, __m128i b) {
+  if constexpr (sizeof(Rank) == 1) return _mm_sub_epi8(a, b);
+  else return _mm_sub_epi16(a, b);
+}
+}  // namespace detail
+#endif
+
+// Way `way` becomes rank 0; the ways ranked before it move one place back.
+template <class Rank>
+inline void promote(Rank* ranks, unsigned ways, unsigned way) {
+  const Rank r = ranks[way];
+#if defined(__SSE2__)
+  const __m128i rv = detail::splat<Rank>(r);
+  for (unsigned w = 0; w < ways; w += 16 / sizeof(Rank)) {
+    auto* p = reinterpret_cast<__m128i*>(ranks + w);
+    const __m128i v = _mm_loadu_si128(p);
+    _mm_storeu_si128(p, detail::sub<Rank>(v, detail::greater<Rank>(rv, v)));  // ranked before it: one back
+  }
+#else
+  for (unsigned w = 0; w < ways; ++w) ranks[w] = static_cast<Rank>(ranks[w] + (ranks[w] < r));
+#endif
+  ranks[way] = 0;
+}
+
+// Way `way` moves back to rank `to` (>= its rank); the ways ranked after it, up to `to`, move one place up.
+template <class Rank>
+inline void demote(Rank* ranks, unsigned ways, unsigned way, unsigned to) {
+  const Rank r = ranks[way];
+#if defined(__SSE2__)
+  const __m128i rv = detail::splat<Rank>(r), tv = detail::splat<Rank>(to);
+  for (unsigned w = 0; w < ways; w += 16 / sizeof(Rank)) {
+    auto* p = reinterpret_cast<__m128i*>(ranks + w);
+    const __m128i v = _mm_loadu_si128(p);
+    const __m128i between = _mm_andnot_si128(detail::greater<Rank>(v, tv), detail::greater<Rank>(v, rv));  // r < v <= to
+    _mm_storeu_si128(p, detail::add<Rank>(v, between));  // one up (+(-1))
+  }
+#else
+  for (unsigned w = 0; w < ways; ++w) ranks[w] = static_cast<Rank>(ranks[w] - (ranks[w] > r && ranks[w] <= to));
+#endif
+  ranks[way] = static_cast<Rank>(to);
+}
+
+// The way ranked `rank` (the ranks are a permutation: there is exactly one).
+template <class Rank>
+inline unsigned way_of_rank(const Rank* ranks, unsigned ways, unsigned rank) {
+#if defined(__SSE2__)
+  const __m128i k = detail::splat<Rank>(rank);
+  for (unsigned w = 0; w < ways; w += 16 / sizeof(Rank)) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ranks + w));
+    const auto bits = static_cast<unsigned>(_mm_movemask_epi8(detail::equal<Rank>(v, k)));
+    if (bits) return w + static_cast<unsigned>(__builtin_ctz(bits)) / sizeof(Rank);
+  }
+  return ways;
+#else
+  for (unsigned w = 0; w < ways; ++w)
+    if (ranks[w] == rank) return w;
+  return ways;
+#endif
+}
+
+// How many of the ways' flags have none of the bits of `invalid`.
+inline unsigned count_valid(const std::uint8_t* flags, unsigned ways, std::uint8_t invalid) {
+  unsigned n = 0;
+#if defined(__SSE2__)
+  const __m128i inv = _mm_set1_epi8(static_cast<char>(invalid)), zero = _mm_setzero_si128();
+  for (unsigned w = 0; w < ways; w += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(flags + w));
+    n += bit_count(static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, inv), zero))));
+  }
+#else
+  for (unsigned w = 0; w < ways; ++w) n += (flags[w] & invalid) == 0;
+#endif
+  return n;
+}
+
+}  // namespace roost::sim::set_kernels
