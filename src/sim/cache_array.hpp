@@ -160,12 +160,19 @@ class cache_array {
   // The way holding the line (valid or its invalidation mark: a set holds a line at most once), or ways_.
   unsigned way_of(const set_ref& s, line_addr line) const {
     const std::uint8_t sig = signature(line);
-    for (unsigned base = 0; base < ways_; base += 64)
-      for (std::uint64_t bits = set_kernels::match_signature(s.sigs, base, ways_, sig); bits; bits &= bits - 1) {
+    for (unsigned base = 0; base < ways_; base += 64) {
+      for (std::uint64_t bits = signature_matches(s, base, sig); bits; bits &= bits - 1) {
         const unsigned w = base + static_cast<unsigned>(__builtin_ctzll(bits));
         if (s.tags[w] == line) return w;
       }
+    }
     return ways_;
+  }
+  // Bit i for way base + i (of up to 64) whose signature is sig.
+  std::uint64_t signature_matches(const set_ref& s, unsigned base, std::uint8_t sig) const {
+    const unsigned n = ways_ - base < 64 ? ways_ - base : 64;
+    const std::uint64_t bits = set_kernels::match_signature(s.sigs + base, (n + 15) / 16, sig);
+    return n < 64 ? bits & ((std::uint64_t{1} << n) - 1) : bits;  // padding off
   }
   void remember_miss(line_addr line, unsigned w) {
     missed_line_ = line;
