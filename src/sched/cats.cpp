@@ -202,8 +202,21 @@ std::string cats_policy::conclude(std::uint64_t ns) {
       next = mode::bi_tier;
     }
   }
-  mode_.store(next, std::memory_order_release);
+  mode_.store(next, std::memory_order_seq_cst);
+  if (next == mode::bi_tier) wait_for_random_rounds();
   return why.str();
+}
+
+// An idle worker that read a random-stealing mode in steal() may still be in its round of up to P-1 attempts
+// when the profile ends (a thread the OS paused, or a simulated worker whose failed attempts take virtual
+// time): it would then take the next iteration's intra-socket tasks from any socket. So the round announces
+// itself before it reads the mode, and the switch to bi-tier stealing waits for every announced round to
+// end. Each side stores, then loads the other's variable, all sequentially consistent (Dekker): either the
+// worker sees bi-tier and steals as cab, or this sees the worker's flag and waits it out. A round is a few
+// deque probes, and no task of the next iteration exists yet (its root is run after iteration_end).
+void cats_policy::wait_for_random_rounds() {
+  for (worker_meter& m : meters_)
+    while (m.in_random_round.load(std::memory_order_seq_cst)) platform::os::cpu_relax();
 }
 
 // Between iterations no task runs (runtime::run holds its iteration lock and the root has ended), and a
@@ -261,20 +274,28 @@ void cats_policy::place(engine::worker& w, detail::task_frame* f) {
 detail::job* cats_policy::steal(engine::worker& w) {
   const mode m = mode_.load(std::memory_order_acquire);  // a new profile's tree and meters with it
   if (m == mode::bi_tier) return cab_policy::steal(w);
+  // A round of random stealing, announced (wait_for_random_rounds), with the mode read again after.
+  std::atomic<bool>& announced = meters_[w.id].in_random_round;
+  announced.store(true, std::memory_order_seq_cst);
+  const mode now = mode_.load(std::memory_order_seq_cst);
+  if (now == mode::bi_tier) {
+    announced.store(false, std::memory_order_release);
+    return cab_policy::steal(w);
+  }
   // Out of work of its own: what this worker measured goes to its node now, not at its next task, which may
   // come after that node's task has ended (a task without a node that completed remotely).
-  if (m == mode::profiling) meter_switch(w, nullptr);
+  if (now == mode::profiling) meter_switch(w, nullptr);
   const unsigned n = eng_.num_workers();  // random work stealing
-  for (unsigned i = 1; i < n; ++i) {
+  detail::job* found = nullptr;
+  for (unsigned i = 1; i < n && !found; ++i) {
     unsigned victim = 0;
-    detail::job* j = steal_one_of(w, n, [&victim](unsigned k) { return victim = k; });
-    if (!j) continue;
+    found = steal_one_of(w, n, [&victim](unsigned k) { return victim = k; });
     // An unnamed half of an inline join has no node to go by: run it for the node its victim runs for.
-    if (m == mode::profiling && j->k == detail::job::kind::fresh_unnamed)
+    if (found && now == mode::profiling && found->k == detail::job::kind::fresh_unnamed)
       meter_switch(w, meters_[victim].crediting.load(std::memory_order_relaxed));
-    return j;
   }
-  return nullptr;
+  announced.store(false, std::memory_order_release);
+  return found;
 }
 
 bool cats_policy::has_visible_work(engine::worker& w) const {

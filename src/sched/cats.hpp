@@ -147,6 +147,7 @@ class cats_policy : public cab_policy {
   // mode.
   struct alignas(64) worker_meter {
     std::atomic<node*> crediting{nullptr};
+    std::atomic<bool> in_random_round{false};  // steal() is in a round of random stealing (wait_for_random_rounds)
     std::unique_ptr<profile::counter_reader> reader;  // opened on the worker's own thread, at its first switch
     bool opened = false;
     profile::counter_meter counts;
@@ -172,6 +173,7 @@ class cats_policy : public cab_policy {
     w.join_queue = inline_join ? &w.deque : nullptr;
   }
   void name_own_deques();
+  void wait_for_random_rounds();
   bool profiling() const { return mode_.load(std::memory_order_relaxed) == mode::profiling; }
   spawn_order order_slow(engine::worker& w, detail::task_frame& f);
   void on_task_start_slow(engine::worker& w, detail::task_id& id);
