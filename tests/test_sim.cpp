@@ -432,6 +432,33 @@ TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   EXPECT_LT(sixteen * 4, one) << "16 workers: " << sixteen << " ns, 1 worker: " << one << " ns";
 }
 
+// A failed steal attempt costs the thief virtual time, as idle time, by the distance to its victim: an idle
+// worker's round of random stealing is not free (it was: only successes and the poll's relax were charged).
+// Two workers on two sockets: every attempt is remote, and only the remote cost is set high.
+TEST(SimPlatform, AFailedStealAttemptCostsIdleTimeByDistance) {
+  const std::string path = ::testing::TempDir() + "/roost_sim_attempts.json";
+  {
+    roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 3,
+                                "steal_attempt_ns=0,steal_attempt_socket_ns=0,steal_attempt_remote_ns=100000");
+    o.sim_report = path;
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return fib(12); }), 144);
+  }
+  const std::string r = slurp(path);
+  auto number_after = [&](const std::string& key, std::size_t from = 0) {
+    const auto at = r.find("\"" + key + "\": ", from);
+    EXPECT_NE(at, std::string::npos) << key;
+    return at == std::string::npos ? 0.0 : std::stod(r.substr(at + key.size() + 4));
+  };
+  const double attempts = number_after("attempts");
+  const double steals = number_after("same_cache") + number_after("same_socket") + number_after("other_socket");
+  double idle = 0;
+  for (auto at = r.find("\"idle_ns\": "); at != std::string::npos; at = r.find("\"idle_ns\": ", at + 1))
+    idle += std::stod(r.substr(at + 11));
+  EXPECT_GE(attempts - steals, 1) << r;
+  EXPECT_GE(idle, (attempts - steals) * 100000) << r;
+}
+
 // roost::compute declares a kernel's arithmetic: the simulator charges op_ns per operation to the worker
 // that declared it (and counts them in the report); a task that declares none costs only its operations.
 TEST(SimPlatform, DeclaredArithmeticCostsOpNsEachOperation) {

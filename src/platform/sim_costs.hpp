@@ -17,6 +17,9 @@ struct sim_costs {
   double steal_ns = 150;       // a successful steal, same cache (the victim's lines move to the thief)
   double steal_socket_ns = 300;  // ... from another cache of the same socket
   double steal_remote_ns = 600;  // ... from another socket
+  double steal_attempt_ns = 30;         // a failed steal attempt: the victim's deque read and found empty, same cache
+  double steal_attempt_socket_ns = 60;  // ... a victim under another cache of the same socket
+  double steal_attempt_remote_ns = 120; // ... a victim on another socket
   double relax_ns = 25;        // one pause of an idle worker's poll loop (cpu_relax)
   double yield_ns = 1000;      // an idle worker yields the CPU (oversubscribed loop)
   double wake_ns = 2000;       // a sleeping worker is woken (futex wake to running)

@@ -207,13 +207,21 @@ void sim_platform::wake(std::atomic<std::uint32_t>& word, bool all) {
   }
 }
 
+// A steal attempt costs what reading the victim's deque costs from where the thief is; a failed one is the
+// thief's idle time (it runs no task), a successful one moves the task's lines too and counts as busy. A
+// round of random stealing is up to P-1 attempts, so charging only the successes (and the poll's relax)
+// let an idle worker of a 48-worker machine make millions of free attempts.
 void sim_platform::on_steal(unsigned thief, unsigned victim, bool taken) {
   ++steal_attempts_;
-  if (!taken) return;
   int d = 2;
   if (thief < places_.size() && victim < places_.size()) {
     if (places_[thief].cache == places_[victim].cache) d = 0;
     else if (places_[thief].socket == places_[victim].socket) d = 1;
+  }
+  if (!taken) {
+    charge(d == 0 ? costs_.steal_attempt_ns : d == 1 ? costs_.steal_attempt_socket_ns : costs_.steal_attempt_remote_ns,
+           false);
+    return;
   }
   ++steals_[d];
   charge(d == 0 ? costs_.steal_ns : d == 1 ? costs_.steal_socket_ns : costs_.steal_remote_ns, true);
