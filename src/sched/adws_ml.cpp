@@ -347,17 +347,15 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   const unsigned groups = tree_.levels[level].groups;
   const unsigned a = adws::first(r), b = std::min(adws::last(r), groups - 1), mine = group_of(w, level);
   if (a >= b) return nullptr;
-  for (unsigned attempt = 0; attempt <= b - a; ++attempt) {
-    const unsigned v = a + static_cast<unsigned>(w.next_random() % (b - a + 1));
-    if (v == mine) continue;
-    // As in adws (§4.2.4): not the range owner's migration queue, not the last group's local queue.
-    detail::job* t = nullptr;
-    if (v != a) t = queues_of(level, v).migq.steal_top();
-    if (!t && (v != b || adws::ends_on_boundary(r))) t = steal_local(level, v);
-    engine::observe_steal(w.id, tree_.levels[level].head[v], t != nullptr);
-    if (t) return t;
-  }
-  return nullptr;
+  const group_queues& own = queues_of(level, mine);
+  // One attempt, at a group of the range other than this worker's (as adws::steal, Algorithm 4.3).
+  const unsigned v = adws::random_other(w.next_random(), a, b, mine);
+  // As in adws (§4.2.4): not the range owner's migration queue, not the last group's local queue.
+  detail::job* t = nullptr;
+  if (v != a) t = queues_of(level, v).migq.steal_top();
+  if (!t && (v != b || adws::ends_on_boundary(r))) t = steal_local(level, v);
+  engine::observe_steal(w.id, tree_.levels[level].head[v], t != nullptr);
+  return t;
 }
 
 std::string adws_ml_policy::notes() const {

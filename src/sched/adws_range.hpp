@@ -35,6 +35,13 @@ inline bool multi(range r) { return r.hi > floor_coord(r.lo) + 1.0; }  // last(r
 // Whether the range ends exactly on a worker boundary (then its last worker's region lies wholly inside).
 inline bool ends_on_boundary(range r) { return floor_coord(r.hi) == r.hi; }
 
+// A steal's victim (seed 003 Algorithm 4.3): uniform over [a, b] without `self` (a < b), from a random word.
+inline unsigned random_other(std::uint64_t random, unsigned a, unsigned b, unsigned self) {
+  if (self < a || self > b) return a + static_cast<unsigned>(random % (b - a + 1));
+  const unsigned v = a + static_cast<unsigned>(random % (b - a));
+  return v >= self ? v + 1 : v;
+}
+
 // A zero weight would give an empty range (the reference implementation uses 1e-5 in its place).
 constexpr double kMinWeight = 1e-5;
 
