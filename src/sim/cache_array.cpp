@@ -12,7 +12,10 @@ std::size_t round_up(std::size_t n, std::size_t step) { return (n + step - 1) / 
 
 cache_array::cache_array(std::uint64_t sets, unsigned ways)
     : sets_(sets), ways_(ways), pow2_((sets & (sets - 1)) == 0),
-      wide_ranks_(ways > set_kernels::kMaxByteRanks), mask_(sets - 1), block_(nullptr, block_free{0}) {
+      wide_ranks_(ways > set_kernels::kMaxByteRanks),
+      sig_vectors_((ways + 15) / 16),
+      sig_mask_(ways >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ways) - 1),
+      mask_(sets - 1), block_(nullptr, block_free{0}) {
   assert(sets >= 1 && ways >= 1 && ways <= 1024);
   // One block per set: the head's rows padded to whole vectors (set_kernels.hpp), the tags after it, the
   // block to whole host cache lines.

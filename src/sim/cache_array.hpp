@@ -20,7 +20,7 @@
 
 namespace roost::sim {
 
-using line_addr = std::uint64_t;  // a byte address divided by the line size; below 2^61 - 1 (an empty way is all ones)
+using line_addr = std::uint64_t;  // a byte address divided by the line size; never all ones (an empty way's tag)
 
 struct cache_counters {
   std::uint64_t accesses = 0;          // lookups: reads and writes of the core, fills for the level above
@@ -154,25 +154,30 @@ class cache_array {
     return wide_ranks_ ? set_kernels::way_of_rank(reinterpret_cast<const std::uint16_t*>(s.ranks), ways_, ways_ - 1)
                        : set_kernels::way_of_rank(s.ranks, ways_, ways_ - 1);
   }
-  // The line's signature: bits of a multiplicative hash above the set index, so that the lines of one set
-  // differ in it.
+  // The line's signature: the top byte of a multiplicative hash of the whole line (the lines of one set share
+  // their low bits, not this byte).
   static std::uint8_t signature(line_addr line) { return static_cast<std::uint8_t>((line * 0x9E3779B97F4A7C15ull) >> 56); }
   // The way holding the line (valid or its invalidation mark: a set holds a line at most once), or ways_.
   unsigned way_of(const set_ref& s, line_addr line) const {
     const std::uint8_t sig = signature(line);
+    if (ways_ <= 64) {  // every cache of DESIGN §4's machines: one pass, its padding mask made once
+      for (std::uint64_t bits = set_kernels::match_signature(s.sigs, sig_vectors_, sig) & sig_mask_; bits;
+           bits &= bits - 1) {
+        const unsigned w = static_cast<unsigned>(__builtin_ctzll(bits));
+        if (s.tags[w] == line) return w;
+      }
+      return ways_;
+    }
     for (unsigned base = 0; base < ways_; base += 64) {
-      for (std::uint64_t bits = signature_matches(s, base, sig); bits; bits &= bits - 1) {
+      const unsigned n = ways_ - base < 64 ? ways_ - base : 64;
+      std::uint64_t bits = set_kernels::match_signature(s.sigs + base, (n + 15) / 16, sig);
+      if (n < 64) bits &= (std::uint64_t{1} << n) - 1;  // padding off
+      for (; bits; bits &= bits - 1) {
         const unsigned w = base + static_cast<unsigned>(__builtin_ctzll(bits));
         if (s.tags[w] == line) return w;
       }
     }
     return ways_;
-  }
-  // Bit i for way base + i (of up to 64) whose signature is sig.
-  std::uint64_t signature_matches(const set_ref& s, unsigned base, std::uint8_t sig) const {
-    const unsigned n = ways_ - base < 64 ? ways_ - base : 64;
-    const std::uint64_t bits = set_kernels::match_signature(s.sigs + base, (n + 15) / 16, sig);
-    return n < 64 ? bits & ((std::uint64_t{1} << n) - 1) : bits;  // padding off
   }
   void remember_miss(line_addr line, unsigned w) {
     missed_line_ = line;
@@ -188,6 +193,8 @@ class cache_array {
   unsigned ways_;
   bool pow2_;
   bool wide_ranks_;  // more ways than byte ranks can order
+  unsigned sig_vectors_;    // ways <= 64: the signature vectors of a set, ...
+  std::uint64_t sig_mask_;  // ... and the bits of its ways (not the padding)
   std::uint64_t mask_;
   std::size_t flags_at_ = 0, ranks_at_ = 0, tags_at_ = 0, set_bytes_ = 0;  // a set's block: sigs, flags, ranks, tags
   line_addr missed_line_ = kNoLine;  // the last line lookup or find missed, and the way of its mark (or ways_)

@@ -272,7 +272,7 @@ int run(int argc, char** argv) {
   const double cpu0 = cpu_seconds();
   for (const record& r : records) {
     const line_addr first = r.addr >> shift, last = (r.addr + r.size - 1) >> shift;
-    model->access_region(r.pu, r.addr, r.size, r.write ? access_kind::write : access_kind::read);
+    for (line_addr l = first; l <= last; ++l) model->access(r.pu, l, r.write);
     lines += last - first + 1;
   }
   const double cpu = cpu_seconds() - cpu0;
