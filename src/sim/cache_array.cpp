@@ -1,5 +1,6 @@
 #include "sim/cache_array.hpp"
 
+#include <bit>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -12,26 +13,29 @@ std::size_t round_up(std::size_t n, std::size_t step) { return (n + step - 1) / 
 
 cache_array::cache_array(std::uint64_t sets, unsigned ways)
     : sets_(sets), ways_(ways), pow2_((sets & (sets - 1)) == 0),
+      small_(ways <= kSmallWays),
       wide_ranks_(ways > set_kernels::kMaxByteRanks),
       sig_vectors_((ways + 15) / 16),
       sig_mask_(ways >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ways) - 1),
       mask_(sets - 1), block_(nullptr, block_free{0}) {
   assert(sets >= 1 && ways >= 1 && ways <= 1024);
   // One block per set: the head's rows padded to whole vectors (set_kernels.hpp), the tags after it, the
-  // block to whole host cache lines.
-  const std::size_t byte_row = set_kernels::round_up(ways, set_kernels::kByteStep);
+  // block to whole host cache lines. A small set: no signatures, 8-byte rows, the block a power of two.
+  const std::size_t byte_row = small_ ? 8 : set_kernels::round_up(ways, set_kernels::kByteStep);
   const std::size_t rank_bytes = wide_ranks_ ? sizeof(std::uint16_t) : 1;
-  const std::size_t rank_row = round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
-  flags_at_ = byte_row;
+  const std::size_t rank_row = small_ ? 8 : round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
+  const std::size_t sig_row = small_ ? 0 : byte_row;
+  flags_at_ = sig_row;
   ranks_at_ = flags_at_ + byte_row;
   tags_at_ = round_up(ranks_at_ + rank_row * rank_bytes, sizeof(std::uint64_t));
-  set_bytes_ = round_up(tags_at_ + std::size_t{ways} * sizeof(std::uint64_t), 64);
+  const std::size_t used = tags_at_ + std::size_t{ways} * sizeof(std::uint64_t);
+  set_bytes_ = small_ ? std::bit_ceil(used) : round_up(used, 64);
   const std::size_t bytes = sets * set_bytes_;
   block_ = std::unique_ptr<unsigned char[], block_free>(huge_page_allocator<unsigned char>().allocate(bytes),
                                                          block_free{bytes});
   for (std::uint64_t i = 0; i < sets; ++i) {
     const set_ref s = set_of(i);  // line i is in set i
-    std::memset(s.sigs, 0, byte_row);
+    std::memset(s.sigs, 0, sig_row);
     std::memset(s.flags, kInvalidated, byte_row);
     for (std::size_t w = 0; w < rank_row; ++w) {
       if (wide_ranks_)
@@ -50,9 +54,11 @@ bool cache_array::invalidate(line_addr line) {
   if (w >= ways_ || (s.flags[w] & kInvalidated) != 0) return false;
   // The valid ways hold the first ranks: the mark goes to the last of them, so that it is replaced after the
   // empty ways and older marks and before every valid line.
-  const unsigned valid = set_kernels::count_valid(s.flags, ways_, kInvalidated);
-  if (wide_ranks_) set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, valid - 1);
-  else set_kernels::demote(s.ranks, ways_, w, valid - 1);
+  const unsigned last_valid = (small_ ? set_kernels::plain::count_valid(s.flags, ways_, kInvalidated)
+                                      : set_kernels::count_valid(s.flags, ways_, kInvalidated)) - 1;
+  if (small_) set_kernels::plain::demote(s.ranks, ways_, w, last_valid);
+  else if (wide_ranks_) set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, last_valid);
+  else set_kernels::demote(s.ranks, ways_, w, last_valid);
   s.flags[w] = kInvalidated;
   missed_line_ = kNoLine;
   ++counts.invalidations;

@@ -1,7 +1,8 @@
 // One set-associative cache with exact LRU replacement: the arrays of the memory-hierarchy model (DESIGN §6),
 // kept apart from the coherence directory as ZSim keeps its arrays apart from MESI.
 //
-// A set is one block of host memory. Its head holds, per way, a signature byte (a hash of the line), the flags
+// A set is one block of host memory. Its head holds, per way (of more than four; smaller sets have no
+// signatures and compare their tags), a signature byte (a hash of the line), the flags
 // (dirty; exclusive: no other core holds the line, a write needs no invalidation; or "invalidated by another
 // core's write", which keeps the tag so that the next miss on the line is told apart as a coherence miss) and
 // an LRU rank (0 = most recently used; a permutation of 0..ways-1); its tail the ways' tags (the line, or all
@@ -107,7 +108,7 @@ class cache_array {
       counts.writebacks += v.dirty;
     }
     promote(s, out);
-    s.sigs[out] = signature(line);
+    if (!small_) s.sigs[out] = signature(line);
     s.tags[out] = line;
     s.flags[out] = dirty ? kDirty : 0;
     return v;
@@ -131,6 +132,9 @@ class cache_array {
   static constexpr std::uint8_t kDirty = 1, kExclusive = 2, kInvalidated = 4;
   static constexpr line_addr kNoLine = ~line_addr{0};
   static constexpr std::uint64_t kEmptyTag = ~std::uint64_t{0};  // an empty way, or padding: matches no line
+  // Up to this many ways a set is small: flags and ranks in 8-byte rows, the tags right after, 32 or 64
+  // bytes in all (a 2-way L1 set took 64 bytes of padded rows for 16 of tags, and lookups read tags anyway).
+  static constexpr unsigned kSmallWays = 4;
 
   struct set_ref {
     std::uint8_t* sigs;
@@ -143,7 +147,9 @@ class cache_array {
     return {b, b + flags_at_, b + ranks_at_, reinterpret_cast<std::uint64_t*>(b + tags_at_)};
   }
   void promote(const set_ref& s, unsigned w) {
-    if (wide_ranks_) {
+    if (small_) {
+      if (s.ranks[w] != 0) set_kernels::plain::promote(s.ranks, ways_, w);
+    } else if (wide_ranks_) {
       auto* r = reinterpret_cast<std::uint16_t*>(s.ranks);
       if (r[w] != 0) set_kernels::promote(r, ways_, w);
     } else if (s.ranks[w] != 0) {
@@ -151,6 +157,7 @@ class cache_array {
     }
   }
   unsigned oldest(const set_ref& s) const {
+    if (small_) return set_kernels::plain::way_of_rank(s.ranks, ways_, ways_ - 1);
     return wide_ranks_ ? set_kernels::way_of_rank(reinterpret_cast<const std::uint16_t*>(s.ranks), ways_, ways_ - 1)
                        : set_kernels::way_of_rank(s.ranks, ways_, ways_ - 1);
   }
@@ -159,6 +166,11 @@ class cache_array {
   static std::uint8_t signature(line_addr line) { return static_cast<std::uint8_t>((line * 0x9E3779B97F4A7C15ull) >> 56); }
   // The way holding the line (valid or its invalidation mark: a set holds a line at most once), or ways_.
   unsigned way_of(const set_ref& s, line_addr line) const {
+    if (small_) {  // a few ways: their tags share a host line with the head, no signature to look at first
+      for (unsigned w = 0; w < ways_; ++w)
+        if (s.tags[w] == line) return w;
+      return ways_;
+    }
     const std::uint8_t sig = signature(line);
     if (ways_ <= 64) {  // every cache of DESIGN §4's machines: one pass, its padding mask made once
       for (std::uint64_t bits = set_kernels::match_signature(s.sigs, sig_vectors_, sig) & sig_mask_; bits;
@@ -192,6 +204,7 @@ class cache_array {
   std::uint64_t sets_;
   unsigned ways_;
   bool pow2_;
+  bool small_;       // at most kSmallWays ways: no signatures, unpadded rows, plain loops
   bool wide_ranks_;  // more ways than byte ranks can order
   unsigned sig_vectors_;    // ways <= 64: the signature vectors of a set, ...
   std::uint64_t sig_mask_;  // ... and the bits of its ways (not the padding)

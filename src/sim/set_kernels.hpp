@@ -49,6 +49,34 @@ inline constexpr unsigned kMaxByteRanks = 127;
 template <class Rank>
 inline constexpr Rank kRankPadOf = sizeof(Rank) == 1 ? 0x7F : 0x7FFF;
 
+// The same four as plain loops over exactly `ways` entries (no padding needed): a set of a few ways (cache_array's
+// small layout), or a host without SSE2.
+namespace plain {
+template <class Rank>
+inline void promote(Rank* ranks, unsigned ways, unsigned way) {
+  const Rank r = ranks[way];
+  for (unsigned w = 0; w < ways; ++w) ranks[w] = static_cast<Rank>(ranks[w] + (ranks[w] < r));
+  ranks[way] = 0;
+}
+template <class Rank>
+inline void demote(Rank* ranks, unsigned ways, unsigned way, unsigned to) {
+  const Rank r = ranks[way];
+  for (unsigned w = 0; w < ways; ++w) ranks[w] = static_cast<Rank>(ranks[w] - (ranks[w] > r && ranks[w] <= to));
+  ranks[way] = static_cast<Rank>(to);
+}
+template <class Rank>
+inline unsigned way_of_rank(const Rank* ranks, unsigned ways, unsigned rank) {
+  for (unsigned w = 0; w < ways; ++w)
+    if (ranks[w] == rank) return w;
+  return ways;
+}
+inline unsigned count_valid(const std::uint8_t* flags, unsigned ways, std::uint8_t invalid) {
+  unsigned n = 0;
+  for (unsigned w = 0; w < ways; ++w) n += (flags[w] & invalid) == 0;
+  return n;
+}
+}  // namespace plain
+
 #if defined(__SSE2__)
 namespace detail {
 template <class Rank>
@@ -82,36 +110,34 @@ inline __m128i sub(__m128i a, __m128i b) {
 // Way `way` becomes rank 0; the ways ranked before it move one place back.
 template <class Rank>
 inline void promote(Rank* ranks, unsigned ways, unsigned way) {
-  const Rank r = ranks[way];
 #if defined(__SSE2__)
-  const __m128i rv = detail::splat<Rank>(r);
+  const __m128i rv = detail::splat<Rank>(ranks[way]);
   for (unsigned w = 0; w < ways; w += 16 / sizeof(Rank)) {
     auto* p = reinterpret_cast<__m128i*>(ranks + w);
     const __m128i v = _mm_loadu_si128(p);
     _mm_storeu_si128(p, detail::sub<Rank>(v, detail::greater<Rank>(rv, v)));  // ranked before it: one back
   }
-#else
-  for (unsigned w = 0; w < ways; ++w) ranks[w] = static_cast<Rank>(ranks[w] + (ranks[w] < r));
-#endif
   ranks[way] = 0;
+#else
+  plain::promote(ranks, ways, way);
+#endif
 }
 
 // Way `way` moves back to rank `to` (>= its rank); the ways ranked after it, up to `to`, move one place up.
 template <class Rank>
 inline void demote(Rank* ranks, unsigned ways, unsigned way, unsigned to) {
-  const Rank r = ranks[way];
 #if defined(__SSE2__)
-  const __m128i rv = detail::splat<Rank>(r), tv = detail::splat<Rank>(to);
+  const __m128i rv = detail::splat<Rank>(ranks[way]), tv = detail::splat<Rank>(to);
   for (unsigned w = 0; w < ways; w += 16 / sizeof(Rank)) {
     auto* p = reinterpret_cast<__m128i*>(ranks + w);
     const __m128i v = _mm_loadu_si128(p);
     const __m128i between = _mm_andnot_si128(detail::greater<Rank>(v, tv), detail::greater<Rank>(v, rv));  // r < v <= to
     _mm_storeu_si128(p, detail::add<Rank>(v, between));  // one up (+(-1))
   }
-#else
-  for (unsigned w = 0; w < ways; ++w) ranks[w] = static_cast<Rank>(ranks[w] - (ranks[w] > r && ranks[w] <= to));
-#endif
   ranks[way] = static_cast<Rank>(to);
+#else
+  plain::demote(ranks, ways, way, to);
+#endif
 }
 
 // The way ranked `rank` (the ranks are a permutation: there is exactly one).
@@ -126,25 +152,23 @@ inline unsigned way_of_rank(const Rank* ranks, unsigned ways, unsigned rank) {
   }
   return ways;
 #else
-  for (unsigned w = 0; w < ways; ++w)
-    if (ranks[w] == rank) return w;
-  return ways;
+  return plain::way_of_rank(ranks, ways, rank);
 #endif
 }
 
 // How many of the ways' flags have none of the bits of `invalid`.
 inline unsigned count_valid(const std::uint8_t* flags, unsigned ways, std::uint8_t invalid) {
-  unsigned n = 0;
 #if defined(__SSE2__)
+  unsigned n = 0;
   const __m128i inv = _mm_set1_epi8(static_cast<char>(invalid)), zero = _mm_setzero_si128();
   for (unsigned w = 0; w < ways; w += 16) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(flags + w));
     n += bit_count(static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, inv), zero))));
   }
-#else
-  for (unsigned w = 0; w < ways; ++w) n += (flags[w] & invalid) == 0;
-#endif
   return n;
+#else
+  return plain::count_valid(flags, ways, invalid);
+#endif
 }
 
 }  // namespace roost::sim::set_kernels
