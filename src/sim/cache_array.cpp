@@ -1,6 +1,5 @@
 #include "sim/cache_array.hpp"
 
-#include <bit>
 #include <cassert>
 #include <cstring>
 #include <new>
@@ -20,16 +19,16 @@ cache_array::cache_array(std::uint64_t sets, unsigned ways)
       mask_(sets - 1), block_(nullptr, block_free{0}) {
   assert(sets >= 1 && ways >= 1 && ways <= 1024);
   // One block per set: the head's rows padded to whole vectors (set_kernels.hpp), the tags after it, the
-  // block to whole host cache lines. A small set: no signatures, 8-byte rows, the block a power of two.
-  const std::size_t byte_row = small_ ? 8 : set_kernels::round_up(ways, set_kernels::kByteStep);
+  // block to whole host cache lines. A small set has no signature row: 64 bytes in all.
+  const std::size_t byte_row = set_kernels::round_up(ways, set_kernels::kByteStep);
   const std::size_t rank_bytes = wide_ranks_ ? sizeof(std::uint16_t) : 1;
-  const std::size_t rank_row = small_ ? 8 : round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
+  const std::size_t rank_row = round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
   const std::size_t sig_row = small_ ? 0 : byte_row;
   flags_at_ = sig_row;
   ranks_at_ = flags_at_ + byte_row;
   tags_at_ = round_up(ranks_at_ + rank_row * rank_bytes, sizeof(std::uint64_t));
   const std::size_t used = tags_at_ + std::size_t{ways} * sizeof(std::uint64_t);
-  set_bytes_ = small_ ? std::bit_ceil(used) : round_up(used, 64);
+  set_bytes_ = round_up(used, 64);
   const std::size_t bytes = sets * set_bytes_;
   block_ = std::unique_ptr<unsigned char[], block_free>(huge_page_allocator<unsigned char>().allocate(bytes),
                                                          block_free{bytes});
@@ -54,10 +53,8 @@ bool cache_array::invalidate(line_addr line) {
   if (w >= ways_ || (s.flags[w] & kInvalidated) != 0) return false;
   // The valid ways hold the first ranks: the mark goes to the last of them, so that it is replaced after the
   // empty ways and older marks and before every valid line.
-  const unsigned last_valid = (small_ ? set_kernels::plain::count_valid(s.flags, ways_, kInvalidated)
-                                      : set_kernels::count_valid(s.flags, ways_, kInvalidated)) - 1;
-  if (small_) set_kernels::plain::demote(s.ranks, ways_, w, last_valid);
-  else if (wide_ranks_) set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, last_valid);
+  const unsigned last_valid = set_kernels::count_valid(s.flags, ways_, kInvalidated) - 1;
+  if (wide_ranks_) set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, last_valid);
   else set_kernels::demote(s.ranks, ways_, w, last_valid);
   s.flags[w] = kInvalidated;
   missed_line_ = kNoLine;

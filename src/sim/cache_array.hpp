@@ -132,8 +132,8 @@ class cache_array {
   static constexpr std::uint8_t kDirty = 1, kExclusive = 2, kInvalidated = 4;
   static constexpr line_addr kNoLine = ~line_addr{0};
   static constexpr std::uint64_t kEmptyTag = ~std::uint64_t{0};  // an empty way, or padding: matches no line
-  // Up to this many ways a set is small: flags and ranks in 8-byte rows, the tags right after, 32 or 64
-  // bytes in all (a 2-way L1 set took 64 bytes of padded rows for 16 of tags, and lookups read tags anyway).
+  // Up to this many ways a set has no signatures: its tags share the head's host line, and a lookup compares
+  // them (a 2-way L1 set took 64 bytes of head for 16 of tags).
   static constexpr unsigned kSmallWays = 4;
 
   struct set_ref {
@@ -147,9 +147,7 @@ class cache_array {
     return {b, b + flags_at_, b + ranks_at_, reinterpret_cast<std::uint64_t*>(b + tags_at_)};
   }
   void promote(const set_ref& s, unsigned w) {
-    if (small_) {
-      if (s.ranks[w] != 0) set_kernels::plain::promote(s.ranks, ways_, w);
-    } else if (wide_ranks_) {
+    if (wide_ranks_) {
       auto* r = reinterpret_cast<std::uint16_t*>(s.ranks);
       if (r[w] != 0) set_kernels::promote(r, ways_, w);
     } else if (s.ranks[w] != 0) {
@@ -157,7 +155,6 @@ class cache_array {
     }
   }
   unsigned oldest(const set_ref& s) const {
-    if (small_) return set_kernels::plain::way_of_rank(s.ranks, ways_, ways_ - 1);
     return wide_ranks_ ? set_kernels::way_of_rank(reinterpret_cast<const std::uint16_t*>(s.ranks), ways_, ways_ - 1)
                        : set_kernels::way_of_rank(s.ranks, ways_, ways_ - 1);
   }
@@ -204,7 +201,7 @@ class cache_array {
   std::uint64_t sets_;
   unsigned ways_;
   bool pow2_;
-  bool small_;       // at most kSmallWays ways: no signatures, unpadded rows, plain loops
+  bool small_;       // at most kSmallWays ways: no signatures
   bool wide_ranks_;  // more ways than byte ranks can order
   unsigned sig_vectors_;    // ways <= 64: the signature vectors of a set, ...
   std::uint64_t sig_mask_;  // ... and the bits of its ways (not the padding)

@@ -49,8 +49,7 @@ inline constexpr unsigned kMaxByteRanks = 127;
 template <class Rank>
 inline constexpr Rank kRankPadOf = sizeof(Rank) == 1 ? 0x7F : 0x7FFF;
 
-// The same four as plain loops over exactly `ways` entries (no padding needed): a set of a few ways (cache_array's
-// small layout), or a host without SSE2.
+// The same four as plain loops over exactly `ways` entries: a host without SSE2.
 namespace plain {
 template <class Rank>
 inline void promote(Rank* ranks, unsigned ways, unsigned way) {
