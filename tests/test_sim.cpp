@@ -434,29 +434,39 @@ TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
 
 // A failed steal attempt costs the thief virtual time, as idle time, by the distance to its victim: an idle
 // worker's round of random stealing is not free (it was: only successes and the poll's relax were charged).
-// Two workers on two sockets: every attempt is remote, and only the remote cost is set high.
+// Two workers on two sockets: every attempt is remote, so the remote cost shows in the idle time and the
+// same-cache cost does not.
 TEST(SimPlatform, AFailedStealAttemptCostsIdleTimeByDistance) {
-  const std::string path = ::testing::TempDir() + "/roost_sim_attempts.json";
-  {
-    roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 3,
-                                "steal_attempt_ns=0,steal_attempt_socket_ns=0,steal_attempt_remote_ns=100000");
-    o.sim_report = path;
-    roost::runtime rt(o);
-    EXPECT_EQ(rt.run([] { return fib(12); }), 144);
-  }
-  const std::string r = slurp(path);
-  auto number_after = [&](const std::string& key, std::size_t from = 0) {
-    const auto at = r.find("\"" + key + "\": ", from);
-    EXPECT_NE(at, std::string::npos) << key;
-    return at == std::string::npos ? 0.0 : std::stod(r.substr(at + key.size() + 4));
+  struct figures {
+    double failed, idle;
   };
-  const double attempts = number_after("attempts");
-  const double steals = number_after("same_cache") + number_after("same_socket") + number_after("other_socket");
-  double idle = 0;
-  for (auto at = r.find("\"idle_ns\": "); at != std::string::npos; at = r.find("\"idle_ns\": ", at + 1))
-    idle += std::stod(r.substr(at + 11));
-  EXPECT_GE(attempts - steals, 1) << r;
-  EXPECT_GE(idle, (attempts - steals) * 100000) << r;
+  auto run = [](const std::string& params) {
+    const std::string path = ::testing::TempDir() + "/roost_sim_attempts.json";
+    {
+      roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 3, params);
+      o.sim_report = path;
+      roost::runtime rt(o);
+      EXPECT_EQ(rt.run([] { return fib(12); }), 144);
+    }
+    const std::string r = slurp(path);
+    auto number_after = [&](const std::string& key) {
+      const auto at = r.find("\"" + key + "\": ");
+      EXPECT_NE(at, std::string::npos) << key;
+      return at == std::string::npos ? 0.0 : std::stod(r.substr(at + key.size() + 4));
+    };
+    figures f{number_after("attempts") -
+                  (number_after("same_cache") + number_after("same_socket") + number_after("other_socket")),
+              0};
+    for (auto at = r.find("\"idle_ns\": "); at != std::string::npos; at = r.find("\"idle_ns\": ", at + 1))
+      f.idle += std::stod(r.substr(at + 11));
+    return f;
+  };
+  const figures remote = run("steal_attempt_ns=0,steal_attempt_socket_ns=0,steal_attempt_remote_ns=100000");
+  EXPECT_GE(remote.failed, 1);
+  EXPECT_GE(remote.idle, remote.failed * 100000);
+  const figures near = run("steal_attempt_ns=100000,steal_attempt_socket_ns=100000,steal_attempt_remote_ns=0");
+  EXPECT_GE(near.failed, 1);
+  EXPECT_LT(near.idle, 100000) << "a same-socket cost was charged for an attempt on another socket";
 }
 
 // roost::compute declares a kernel's arithmetic: the simulator charges op_ns per operation to the worker

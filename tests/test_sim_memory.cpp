@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "roost/errors.hpp"
 #include "sim/cache_array.hpp"
@@ -85,6 +86,83 @@ TEST(SimCacheArray, AnInvalidatedLineMissesAsACoherenceMissAndIsReplacedFirst) {
   EXPECT_FALSE(c.insert(2, false).valid);  // takes its own invalidated way: no valid line leaves
   EXPECT_GE(c.find(1), 0);
   EXPECT_GE(c.find(3), 0);
+}
+
+// The arrays against an independent model of the same semantics: each set a list in LRU order, most recent
+// first (pycachesim's), a hit moved to the front, a fill at the front replacing the line's own invalidation
+// mark or the last entry, an invalidated line's mark moved to just after the valid entries. Random
+// lookups, fills, dirtying and invalidations, for associativities on every side of the array's layouts
+// (no signatures up to 4 ways, one 16-wide signature pass up to 64, several above; byte ranks up to 127
+// ways, 16-bit above) and set counts that are and are not powers of two.
+namespace {
+struct list_cache {
+  struct entry {
+    line_addr line = ~line_addr{0};
+    bool valid = false, dirty = false;
+  };
+  std::uint64_t sets;
+  unsigned ways;
+  std::vector<std::vector<entry>> s;
+  list_cache(std::uint64_t n, unsigned w) : sets(n), ways(w), s(n, std::vector<entry>(w)) {}
+  std::vector<entry>& set(line_addr l) { return s[l % sets]; }
+  int index(line_addr l) {  // valid or marked
+    auto& v = set(l);
+    for (unsigned i = 0; i < ways; ++i)
+      if (v[i].line == l) return static_cast<int>(i);
+    return -1;
+  }
+};
+}  // namespace
+
+TEST(SimCacheArray, AgreesWithAnLruListOnRandomOperations) {
+  for (unsigned ways : {1u, 2u, 3u, 4u, 5u, 8u, 11u, 16u, 17u, 48u, 64u, 65u, 96u, 127u, 128u, 200u}) {
+    for (std::uint64_t sets : {1ull, 3ull, 4ull}) {
+      SCOPED_TRACE("ways " + std::to_string(ways) + ", sets " + std::to_string(sets));
+      cache_array c(sets, ways);
+      list_cache ref(sets, ways);
+      std::mt19937_64 rng(ways * 1000 + sets);
+      const line_addr pool = 2 * ways * sets + 3;
+      for (int op = 0; op < 20000; ++op) {
+        const line_addr l = rng() % pool;
+        auto& set = ref.set(l);
+        const int at = ref.index(l);
+        const unsigned kind = static_cast<unsigned>(rng() % 10);
+        if (kind < 7) {  // a lookup, and the fill of a miss
+          const bool write = rng() % 3 == 0, reorder = rng() % 4 != 0;
+          const int way = c.lookup(l, write, reorder);
+          if (at >= 0 && set[at].valid) {
+            ASSERT_GE(way, 0) << "op " << op;
+            if (write) {
+              c.set_dirty(l, way);
+              set[at].dirty = true;
+            }
+            if (reorder) std::rotate(set.begin(), set.begin() + at, set.begin() + at + 1);
+            continue;
+          }
+          ASSERT_EQ(way, at >= 0 ? cache_array::coherence_miss : cache_array::miss) << "op " << op;
+          const cache_array::victim v = c.insert(l, write);
+          const int out = at >= 0 ? at : static_cast<int>(ways) - 1;
+          const list_cache::entry gone = set[out];
+          ASSERT_EQ(v.valid, gone.valid) << "op " << op;
+          if (gone.valid) {
+            ASSERT_EQ(v.line, gone.line) << "op " << op;
+            ASSERT_EQ(v.dirty, gone.dirty) << "op " << op;
+          }
+          set.erase(set.begin() + out);
+          set.insert(set.begin(), list_cache::entry{l, true, write});
+        } else if (kind < 9) {  // another core's write
+          const bool present = at >= 0 && set[at].valid;
+          ASSERT_EQ(c.invalidate(l), present) << "op " << op;
+          if (!present) continue;
+          const auto valid = static_cast<int>(std::count_if(set.begin(), set.end(), [](const auto& e) { return e.valid; }));
+          set.erase(set.begin() + at);
+          set.insert(set.begin() + (valid - 1), list_cache::entry{l, false, false});
+        } else {  // a look that neither counts nor reorders
+          ASSERT_EQ(c.find(l) >= 0, at >= 0 && set[at].valid) << "op " << op;
+        }
+      }
+    }
+  }
 }
 
 // ---- coherence ---------------------------------------------------------------------------------------------

@@ -347,7 +347,6 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   const unsigned groups = tree_.levels[level].groups;
   const unsigned a = adws::first(r), b = std::min(adws::last(r), groups - 1), mine = group_of(w, level);
   if (a >= b) return nullptr;
-  const group_queues& own = queues_of(level, mine);
   // One attempt, at a group of the range other than this worker's (as adws::steal, Algorithm 4.3).
   const unsigned v = adws::random_other(w.next_random(), a, b, mine);
   // As in adws (§4.2.4): not the range owner's migration queue, not the last group's local queue.

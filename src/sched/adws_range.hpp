@@ -4,6 +4,7 @@
 // pieces in serial order and work-first holds inside its own region.
 #pragma once
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 
@@ -37,6 +38,7 @@ inline bool ends_on_boundary(range r) { return floor_coord(r.hi) == r.hi; }
 
 // A steal's victim (seed 003 Algorithm 4.3): uniform over [a, b] without `self` (a < b), from a random word.
 inline unsigned random_other(std::uint64_t random, unsigned a, unsigned b, unsigned self) {
+  assert(a < b);
   if (self < a || self > b) return a + static_cast<unsigned>(random % (b - a + 1));
   const unsigned v = a + static_cast<unsigned>(random % (b - a));
   return v >= self ? v + 1 : v;

@@ -149,6 +149,10 @@ void cats_policy::iteration_begin() {
 
 void cats_policy::iteration_end() {
   if (mode_.load(std::memory_order_relaxed) != mode::profiling) return;
+  // Idle workers meter in their profiling rounds of stealing (steal()): out of that mode, and those rounds
+  // ended, before the profile is read, so that nothing is credited to it while or after it is.
+  mode_.store(mode::as_ws, std::memory_order_seq_cst);
+  wait_for_random_rounds();
   if (!use_counters_) set_touch_consumer(previous_consumer_);
   decision_ = conclude(platform::os::now_ns() - iteration_start_ns_);
   if (!eng_.config().cats_profile.empty()) write_profile(eng_.config().cats_profile);
@@ -208,7 +212,7 @@ std::string cats_policy::conclude(std::uint64_t ns) {
 }
 
 // An idle worker that read a random-stealing mode in steal() may still be in its round of up to P-1 attempts
-// when the profile ends (a thread the OS paused, or a simulated worker whose failed attempts take virtual
+// when the profile ends (iteration_end waits for the profiling rounds, this for the as-ws rounds since) (a thread the OS paused, or a simulated worker whose failed attempts take virtual
 // time): it would then take the next iteration's intra-socket tasks from any socket. So the round announces
 // itself before it reads the mode, and the switch to bi-tier stealing waits for every announced round to
 // end. Each side stores, then loads the other's variable, all sequentially consistent (Dekker): either the

@@ -144,7 +144,8 @@ class cats_policy : public cab_policy {
   // Per worker, what its footprint is credited to now, and the source's state since its last switch
   // (meter_switch). Only its own worker touches it, and only while profiling (`crediting` is also read by
   // thieves, steal()); iteration_begin resets what an earlier profile left, before any worker can see the
-  // mode.
+  // mode. `in_random_round` is the exception: its worker sets it around every round of random stealing, in
+  // any mode, and conclude() reads it (wait_for_random_rounds).
   struct alignas(64) worker_meter {
     std::atomic<node*> crediting{nullptr};
     std::atomic<bool> in_random_round{false};  // steal() is in a round of random stealing (wait_for_random_rounds)

@@ -2,13 +2,8 @@
 
 #include <cassert>
 #include <cstring>
-#include <new>
 
 namespace roost::sim {
-
-namespace {
-std::size_t round_up(std::size_t n, std::size_t step) { return (n + step - 1) / step * step; }
-}  // namespace
 
 cache_array::cache_array(std::uint64_t sets, unsigned ways)
     : sets_(sets), ways_(ways), pow2_((sets & (sets - 1)) == 0),
@@ -22,13 +17,13 @@ cache_array::cache_array(std::uint64_t sets, unsigned ways)
   // block to whole host cache lines. A small set has no signature row: 64 bytes in all.
   const std::size_t byte_row = set_kernels::round_up(ways, set_kernels::kByteStep);
   const std::size_t rank_bytes = wide_ranks_ ? sizeof(std::uint16_t) : 1;
-  const std::size_t rank_row = round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
+  const std::size_t rank_row = set_kernels::round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
   const std::size_t sig_row = small_ ? 0 : byte_row;
   flags_at_ = sig_row;
   ranks_at_ = flags_at_ + byte_row;
-  tags_at_ = round_up(ranks_at_ + rank_row * rank_bytes, sizeof(std::uint64_t));
+  tags_at_ = set_kernels::round_up(ranks_at_ + rank_row * rank_bytes, sizeof(std::uint64_t));
   const std::size_t used = tags_at_ + std::size_t{ways} * sizeof(std::uint64_t);
-  set_bytes_ = round_up(used, 64);
+  set_bytes_ = set_kernels::round_up(used, 64);
   const std::size_t bytes = sets * set_bytes_;
   block_ = std::unique_ptr<unsigned char[], block_free>(huge_page_allocator<unsigned char>().allocate(bytes),
                                                          block_free{bytes});

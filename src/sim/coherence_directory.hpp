@@ -22,8 +22,6 @@ class coherence_directory {
   explicit coherence_directory(unsigned units);
 
   unsigned words() const { return words_; }
-  // Lines whose block has masks (held at some point), for reports and tests.
-  std::size_t lines_tracked() const { return blocks_ << kBlockShift; }
 
   // The line's sharer mask, or nullptr when no line of its block was ever held (no unit holds it).
   std::uint64_t* find(line_addr line) {

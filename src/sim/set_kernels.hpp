@@ -7,6 +7,7 @@
 // whole vectors (16 bytes). Padding ranks are kRankPadOf, above every real rank; padding flags are invalid;
 // padding signatures may match (match_signature masks them off).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #if defined(__SSE2__)
@@ -17,7 +18,7 @@ namespace roost::sim::set_kernels {
 
 inline constexpr unsigned kByteStep = 16;  // rows are whole vectors: lengths in bytes are multiples of this
 
-constexpr unsigned round_up(unsigned n, unsigned step) { return (n + step - 1) / step * step; }
+constexpr std::size_t round_up(std::size_t n, std::size_t step) { return (n + step - 1) / step * step; }
 
 // Set bits of a 32-bit word, without the library call __builtin_popcount makes on a host built without POPCNT.
 inline unsigned bit_count(std::uint32_t x) {
