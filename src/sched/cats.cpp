@@ -212,12 +212,14 @@ std::string cats_policy::conclude(std::uint64_t ns) {
 }
 
 // An idle worker that read a random-stealing mode in steal() may still be in its round of up to P-1 attempts
-// when the profile ends (iteration_end waits for the profiling rounds, this for the as-ws rounds since) (a thread the OS paused, or a simulated worker whose failed attempts take virtual
-// time): it would then take the next iteration's intra-socket tasks from any socket. So the round announces
-// itself before it reads the mode, and the switch to bi-tier stealing waits for every announced round to
-// end. Each side stores, then loads the other's variable, all sequentially consistent (Dekker): either the
-// worker sees bi-tier and steals as cab, or this sees the worker's flag and waits it out. A round is a few
-// deque probes, and no task of the next iteration exists yet (its root is run after iteration_end).
+// when the mode changes (a thread the OS paused, or a simulated worker whose failed attempts take virtual
+// time). Still in a profiling round, it would credit the profile while conclude() reads it; still in a
+// random round once bi-tier stealing began, it would take the next iteration's intra-socket tasks from any
+// socket. So a round announces itself before it reads the mode, and iteration_end (out of profiling) and
+// conclude (into bi-tier stealing) wait for every announced round to end. Each side stores, then loads the
+// other's variable, all sequentially consistent (Dekker): either the worker sees the new mode, or this sees
+// its flag and waits it out. A round is a few deque probes, and no task of the next iteration exists yet
+// (its root is run after iteration_end).
 void cats_policy::wait_for_random_rounds() {
   for (worker_meter& m : meters_)
     while (m.in_random_round.load(std::memory_order_seq_cst)) platform::os::cpu_relax();
