@@ -2,9 +2,9 @@
 // kept apart from the coherence directory as ZSim keeps its arrays apart from MESI.
 //
 // A set is one block of host memory. Its head holds, per way (of more than four; smaller sets have no
-// signatures and compare their tags), a signature byte (a hash of the line), the flags
-// (dirty; exclusive: no other core holds the line, a write needs no invalidation; or "invalidated by another
-// core's write", which keeps the tag so that the next miss on the line is told apart as a coherence miss) and
+// signatures and compare their tags), a signature byte (a hash of the line), the flags (dirty; or
+// "invalidated by another core's write", which keeps the tag so that the next miss on the line is told apart
+// as a coherence miss) and
 // an LRU rank (0 = most recently used; a permutation of 0..ways-1); its tail the ways' tags (the line, or all
 // ones for an empty way). A lookup compares the signatures, a vector at a time, and reads a tag only where one
 // matches: a miss, the common case of a miss-heavy trace, reads the head and the victim's tag, one or three
@@ -116,11 +116,6 @@ class cache_array {
 
   // Flags of a present line at `way` (from lookup, find or insert).
   void set_dirty(line_addr line, int way) { set_of(line).flags[way] |= kDirty; }
-  bool exclusive(line_addr line, int way) const { return (set_of(line).flags[way] & kExclusive) != 0; }
-  void set_exclusive(line_addr line, int way, bool on) {
-    std::uint8_t& f = set_of(line).flags[way];
-    f = static_cast<std::uint8_t>(on ? (f | kExclusive) : (f & ~kExclusive));
-  }
 
   // Another core wrote the line: drops it (its data goes with the writer, not to the next level) and keeps
   // the tag marked, ranked after the valid ways. Returns whether it was present.
@@ -129,7 +124,7 @@ class cache_array {
   cache_counters counts;
 
  private:
-  static constexpr std::uint8_t kDirty = 1, kExclusive = 2, kInvalidated = 4;
+  static constexpr std::uint8_t kDirty = 1, kInvalidated = 4;
   static constexpr line_addr kNoLine = ~line_addr{0};
   static constexpr std::uint64_t kEmptyTag = ~std::uint64_t{0};  // an empty way, or padding: matches no line
   // Up to this many ways a set has no signatures: its tags share the head's host line, and a lookup compares

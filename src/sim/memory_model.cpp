@@ -194,9 +194,6 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
   }
   coherent_ = distinct.size() > 1;
   unit_of_.assign(info_.size(), 0);
-  is_first_level_.assign(info_.size(), false);
-  for (const chain_t& c : chains_)
-    if (c.len) is_first_level_[c.ids[0]] = true;
   std::map<unsigned, std::uint32_t> unit_of_core;
   for (std::uint32_t i = 0; i < info_.size(); ++i) {
     std::uint32_t u;
@@ -223,17 +220,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
       const std::uint32_t u = unit_of_[chains_[p].ids[d]];
       chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
     }
-  // A first-level unit's reach: the units on the chains of the PUs it is the first level of.
-  unit_chains_.assign(instances_of_unit_.size() * w, 0);
-  for (unsigned p = 0; p < spec.num_pus; ++p) {
-    if (chains_[p].len == 0) continue;
-    const std::uint32_t v = unit_of_[chains_[p].ids[0]];
-    for (unsigned x = 0; x < w; ++x) unit_chains_[std::size_t{v} * w + x] |= chain_units_[std::size_t{p} * w + x];
-  }
   scratch_.assign(w, 0);
-  first_level_units_.assign(w, 0);
-  for (std::uint32_t i = 0; i < info_.size(); ++i)
-    if (is_first_level_[i]) first_level_units_[unit_of_[i] / 64] |= std::uint64_t{1} << (unit_of_[i] % 64);
 }
 
 // ---- The walk ----------------------------------------------------------------------------------------------
@@ -241,11 +228,9 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
 access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   const chain_t& ch = chains_[pu];
   access_result r;
-  int way0 = cache_array::miss;
-  walk_known_ = false;
   walk_line_ = line;
   walk_mask_ = nullptr;
-  const unsigned depth = fetch(pu, 0, line, is_write, r.coherence_miss, way0);
+  const unsigned depth = fetch(pu, 0, line, is_write, r.coherence_miss);
   r.depth = static_cast<std::uint8_t>(depth);
   if (depth < ch.len) {
     r.instance = static_cast<int>(ch.ids[depth]);
@@ -254,21 +239,12 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
     r.remote = last_remote_;
     r.latency_ns = last_memory_ns_;
   }
-  if (!coherent_) return r;
-  // MESI's exclusive state: a line no other unit holds may be written without asking the directory.
-  if (ch.len == 0) {
-    if (is_write) invalidate_others(pu, line);
-    return r;
-  }
-  cache_array& first = caches_[ch.ids[0]];
-  if (is_write) {
-    if (!first.exclusive(line, way0)) {
-      if (!walk_known_ || walk_outside_) invalidate_others(pu, line, walk_mask_);  // else nothing outside
-      first.set_exclusive(line, way0, true);
-    }
-  } else if (depth > 0 && !(walk_known_ ? walk_outside_ : held_outside_chain(pu, line))) {
-    first.set_exclusive(line, way0, true);
-  }
+  if (!coherent_ || !is_write) return r;
+  // Write-invalidate. A walk that filled a cache has the line's mask already; a hit asks the directory (there
+  // is no exclusive bit in the caches: MESI's E state is the mask holding nothing off the chain, and asking is
+  // cheaper than keeping bits in every holder's sets exact).
+  std::uint64_t* mask = walk_mask_ ? walk_mask_ : directory_.find(line);
+  if (mask && held_outside_chain(pu, mask)) invalidate_others(pu, line, mask);
   return r;
 }
 
@@ -277,7 +253,7 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
 // A loop down and one back up rather than a recursion: no call per level on the miss path.
 // Inlined into access(): a hit in the nearest cache costs no call.
 [[gnu::always_inline]] inline unsigned memory_model::fetch(unsigned pu, unsigned depth, line_addr line, bool is_write,
-                                                           bool& coherence, int& way0) {
+                                                           bool& coherence) {
   const chain_t& ch = chains_[pu];
   unsigned d = depth;
   for (bool write = is_write; d < ch.len; ++d, write = false) {
@@ -285,7 +261,6 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
     const int way = c.lookup(line, write, !write || lru_on_write_hit_);
     if (way >= 0) {
       if (write) c.set_dirty(line, way);
-      if (d == 0) way0 = way;
       break;
     }
     coherence |= way == cache_array::coherence_miss;
@@ -295,33 +270,29 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   if (d == ch.len) read_memory(pu, line);
   while (d > depth) {
     --d;
-    const int way_here = fill(pu, d, line, d == depth && is_write, true);
-    if (d == 0) way0 = way_here;
+    fill(pu, d, line, d == depth && is_write, true);
   }
   return served;
 }
 
-// Returns the line's way. `fetched`: the line came from the level below on the chain, which holds it.
-int memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched) {
+// `fetched`: the line came from the level below on the chain, which holds it.
+void memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched) {
   const chain_t& ch = chains_[pu];
   const std::uint32_t id = ch.ids[depth];
   const cache_array::victim v = caches_[id].insert(line, dirty);
   if (coherent_) {
     if (!fetched || line != walk_line_) {  // a write-back, or what pycachesim mode fetches for one
-      directory_add(id, line, directory_.find_or_insert(line));
+      directory_add(id, directory_.find_or_insert(line));
     } else if (depth + 1 == ch.len || unit_of_[ch.ids[depth + 1]] != unit_of_[id]) {
-      // (A level below of the same unit holds the line: its unit's bit is set, nothing to add.) The units
-      // outside the chain holding the line do not change until the walk ends: access() needs no second look,
-      // and the walk looks the line up in the directory once.
+      // (A level below of the same unit holds the line: its unit's bit is set, nothing to add.) The walk looks
+      // the line up in the directory once, and access() uses what it found.
       if (!walk_mask_) walk_mask_ = directory_.find_or_insert(line);
-      walk_outside_ = directory_add(id, line, walk_mask_, &chain_units_[std::size_t{pu} * directory_.words()]);
-      walk_known_ = true;
+      directory_add(id, walk_mask_);
     }
   }
-  if (!v.valid) return v.way;
+  if (!v.valid) return;
   if (coherent_) directory_remove(id, v.line);
   if (v.dirty) write_back(pu, depth + 1, v.line);
-  return v.way;
 }
 
 // A dirty line leaving the level above: marked dirty here when present (not reordered, as pycachesim's
@@ -341,8 +312,7 @@ void memory_model::write_back(unsigned pu, unsigned depth, line_addr line) {
   if (fetch_on_writeback_miss_) {
     c.lookup(line, false, true);  // counted as the load pycachesim makes of it
     bool coherence = false;
-    int unused = 0;
-    fetch(pu, depth + 1, line, false, coherence, unused);
+    fetch(pu, depth + 1, line, false, coherence);
   }
   fill(pu, depth, line, true, false);
 }
@@ -375,36 +345,9 @@ void memory_model::read_memory(unsigned pu, line_addr line) {
 
 // ---- Coherence ---------------------------------------------------------------------------------------------
 
-// Returns whether a unit outside `chain` (directory words() bits, or none) holds the line.
-bool memory_model::directory_add(std::uint32_t instance, line_addr line, std::uint64_t* mask,
-                                 const std::uint64_t* chain) {
+void memory_model::directory_add(std::uint32_t instance, std::uint64_t* mask) {
   const std::uint32_t u = unit_of_[instance];
-  bool outside = false;
-  if (chain)
-    for (unsigned w = 0; w < directory_.words(); ++w) outside |= (mask[w] & ~chain[w]) != 0;
-  const std::uint64_t bit = std::uint64_t{1} << (u % 64);
-  if (mask[u / 64] & bit) return outside;
-  // A new sharer: other units' first-level copies are no longer exclusive. Only a unit with a first-level
-  // instance holds exclusive bits (a shared L3's unit has none), and only one whose chains hold every copy:
-  // access() sets the bit only when no unit off the writer's chain holds the line, and any later holder
-  // clears it here. Every other holder is passed by without looking into its caches.
-  const unsigned words = directory_.words();
-  for (unsigned w = 0; w < words; ++w) {
-    for (std::uint64_t bits = mask[w] & first_level_units_[w]; bits; bits &= bits - 1) {
-      const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-      const std::uint64_t* reach = &unit_chains_[std::size_t{v} * words];
-      bool beyond = false;
-      for (unsigned x = 0; x < words; ++x) beyond |= (mask[x] & ~reach[x]) != 0;
-      if (beyond) continue;
-      for (std::uint32_t i : instances_of_unit_[v]) {
-        if (!is_first_level_[i]) continue;
-        const int way = caches_[i].find(line);
-        if (way >= 0) caches_[i].set_exclusive(line, way, false);
-      }
-    }
-  }
-  mask[u / 64] |= bit;
-  return outside;
+  mask[u / 64] |= std::uint64_t{1} << (u % 64);
 }
 
 void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
@@ -414,19 +357,17 @@ void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
   if (std::uint64_t* mask = directory_.find(line)) mask[u / 64] &= ~(std::uint64_t{1} << (u % 64));
 }
 
-bool memory_model::held_outside_chain(unsigned pu, line_addr line) {
-  const std::uint64_t* mask = directory_.find(line);
-  if (!mask) return false;
-  const std::uint64_t* mine = &chain_units_[std::size_t{pu} * directory_.words()];
-  for (unsigned w = 0; w < directory_.words(); ++w)
+bool memory_model::held_outside_chain(unsigned pu, const std::uint64_t* mask) const {
+  const unsigned words = directory_.words();
+  const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
+  if (words == 1) return (mask[0] & ~mine[0]) != 0;
+  for (unsigned w = 0; w < words; ++w)
     if (mask[w] & ~mine[w]) return true;
   return false;
 }
 
 // A write by pu: every copy outside its chain goes (write-invalidate); their next miss is a coherence miss.
 void memory_model::invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask) {
-  if (!mask) mask = directory_.find(line);
-  if (!mask) return;
   const unsigned words = directory_.words();
   const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
   for (unsigned w = 0; w < words; ++w) {

@@ -140,15 +140,15 @@ class memory_model {
     std::array<std::uint32_t, max_chain> ids{};
   };
 
-  unsigned fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence, int& way0);
-  int fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched);
+  unsigned fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence);
+  void fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched);
   void write_back(unsigned pu, unsigned depth, line_addr line);
   void read_memory(unsigned pu, line_addr line);
   // `mask`: the line's, from the directory.
-  bool directory_add(std::uint32_t instance, line_addr line, std::uint64_t* mask, const std::uint64_t* chain = nullptr);
+  void directory_add(std::uint32_t instance, std::uint64_t* mask);
   void directory_remove(std::uint32_t instance, line_addr line);
-  void invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask = nullptr);  // mask: the line's, if known
-  bool held_outside_chain(unsigned pu, line_addr line);
+  void invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask);
+  bool held_outside_chain(unsigned pu, const std::uint64_t* mask) const;
 
   sim_params params_;
   bool lru_on_write_hit_ = true;
@@ -178,16 +178,11 @@ class memory_model {
   bool coherent_ = false;
   std::vector<std::uint32_t> unit_of_;                // per instance
   std::vector<std::vector<std::uint32_t>> instances_of_unit_;
-  std::vector<bool> is_first_level_;                  // per instance: depth 0 of some chain (holds exclusive bits)
   std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
-  std::vector<std::uint64_t> first_level_units_;      // directory words() bits: units with a first-level instance
-  std::vector<std::uint64_t> unit_chains_;            // per unit: words() bits of the units on its PUs' chains
   coherence_directory directory_{1};
   std::vector<std::uint64_t> scratch_;
-  line_addr walk_line_ = ~line_addr{0};  // access(): its line, ...
-  std::uint64_t* walk_mask_ = nullptr;   // ... that line's directory mask once the walk looked it up, ...
-  bool walk_known_ = false;              // ... and whether the walk's first directory_add of the line saw ...
-  bool walk_outside_ = false;            // ... a unit outside the chain holding it
+  line_addr walk_line_ = ~line_addr{0};  // access(): its line, and ...
+  std::uint64_t* walk_mask_ = nullptr;   // ... that line's directory mask once the walk looked it up
 };
 
 }  // namespace roost::sim
