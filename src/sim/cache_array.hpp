@@ -2,14 +2,13 @@
 // kept apart from the coherence directory as ZSim keeps its arrays apart from MESI.
 //
 // A set is one block of host memory. Its head holds, per way (of more than four; smaller sets have no
-// signatures and compare their tags), a signature byte (a hash of the line), the flags (dirty; or
-// "invalidated by another core's write", which keeps the tag so that the next miss on the line is told apart
-// as a coherence miss) and
-// an LRU rank (0 = most recently used; a permutation of 0..ways-1); its tail the ways' tags (the line, or all
-// ones for an empty way). A lookup compares the signatures, a vector at a time, and reads a tag only where one
-// matches: a miss, the common case of a miss-heavy trace, reads the head and the victim's tag, one or three
-// host cache lines for an 8- to 48-way set instead of all its tags. Lines stay in the way they were filled
-// into; a use changes ranks only. The rank order is pycachesim's list order (most recent first), so both
+// signatures and compare their tags), a signature byte (a hash of the line), the flags (dirty; "invalidated
+// by another core's write", which keeps the tag so that the next miss on the line is told apart as a
+// coherence miss) and an LRU rank (0 = most recently used; a permutation of 0..ways-1); its tail the ways'
+// tags (the line, or all ones for an empty way). A lookup compares the signatures, a vector at a time, and
+// reads a tag only where one matches: a miss, the common case of a miss-heavy trace, reads the head and the
+// victim's tag, one or three host cache lines for an 8- to 48-way set instead of all its tags. Lines stay in
+// the way they were filled into; a use changes ranks only. The rank order is pycachesim's list order (most recent first), so both
 // replace the same line: the valid ways hold ranks 0..valid-1, then the invalidated marks (the most recently
 // invalidated first), then the empty ways. No allocation after construction.
 #pragma once
