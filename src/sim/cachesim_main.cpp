@@ -85,7 +85,7 @@ std::uint64_t parse_bytes(const std::string& s, const std::string& what) {
 cache_spec parse_level(const std::string& text, int index, unsigned pus) {
   cache_spec c;
   c.level = index + 1;
-  c.name = "L" + std::to_string(c.level);
+  c.name = roost::topo::cache_level_name(static_cast<unsigned>(c.level));
   std::stringstream ss(text);
   std::string item;
   const std::string what = "--level '" + text + "'";
@@ -207,7 +207,7 @@ int run(int argc, char** argv) {
     if (a == "--topology") topology = value();
     else if (a == "--level") levels.push_back(value());
     else if (a == "--line") line = parse_bytes(value(), "--line");
-    else if (a == "--params") params += " " + value();
+    else if (a == "--params") (params += ' ') += value();
     else if (a == "--mode") mode = value();
     else if (a == "--pu") pu = parse_u64(value(), "--pu");
     else if (a == "--trace") trace = value();

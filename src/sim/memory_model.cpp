@@ -80,7 +80,7 @@ hierarchy_spec hierarchy_spec::from_topology(const topo::topology& tp) {
     if (n.kind != topo::node_kind::cache || n.pu_count == 0) continue;
     cache_spec c;
     c.level = n.cache_level;
-    c.name = "L" + std::to_string(n.cache_level);
+    c.name = topo::cache_level_name(static_cast<unsigned>(n.cache_level));
     c.bytes = n.cache_bytes;
     if (c.bytes == 0)
       throw config_error(s.source + ": L" + std::to_string(n.cache_level) + " cache #" +
@@ -122,7 +122,9 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
                          std::to_string(max_cache_level));
     if (c.bytes == 0) throw config_error(what + " has size 0; must be at least one line");
     const unsigned ways = c.ways ? c.ways : params.level[c.level].ways;
-    const std::string ways_name = "l" + std::to_string(c.level) + ".ways";
+    std::string ways_name(1, 'l');  // "l3.ways" (not "l" + std::to_string(...): topology.hpp, cache_level_name)
+    ways_name += std::to_string(c.level);
+    ways_name += ".ways";
     const std::size_t set_bytes = std::size_t{ways} * spec.line_bytes;
     if (c.bytes % set_bytes != 0 || c.bytes / set_bytes == 0) {
       std::ostringstream os;

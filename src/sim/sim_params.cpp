@@ -122,7 +122,9 @@ const std::vector<param_name>& names() {
     v.push_back({"page_size", kind::page_size, 0,
                  "a power of two from 64 B to 1 GiB, in bytes or with a unit KiB, MiB or GiB (K, M, G)"});
     for (int l = 1; l <= max_cache_level; ++l) {
-      std::string p = "l" + std::to_string(l) + ".";
+      std::string p(1, 'l');  // "l3." (not "l" + std::to_string(...): topology.hpp, cache_level_name)
+      p += std::to_string(l);
+      p += '.';
       v.push_back({p + "ways", kind::ways, l, "an integer in [1, 1024]"});
       v.push_back({p + "latency_ns", kind::latency, l, kNumber});
       v.push_back({p + "bw", kind::bw, l, kNumber});
@@ -176,7 +178,7 @@ std::size_t parse_bytes(const std::string& s) {
 
 // Checks `value` for `p`; throws naming the source, the name, the value and what is valid.
 void check_value(const std::string& source, const param_name& p, const std::string& value) {
-  auto bad = [&]() [[noreturn]] {
+  auto bad = [&]() {
     throw config_error(source + ": '" + p.name + "=" + value + "': " + p.name + " must be " + p.valid);
   };
   double d = 0;

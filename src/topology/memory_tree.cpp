@@ -32,7 +32,7 @@ std::string cache_name(const topology& tp, unsigned pu, std::pair<unsigned, unsi
     if (n.kind == node_kind::cache && n.first_pu == set.first && n.pu_count == set.second)
       level = std::max(level, n.cache_level);
   }
-  return level ? "L" + std::to_string(level) : "cache";
+  return level ? cache_level_name(level) : "cache";
 }
 
 memory_tree flat(unsigned workers, std::string note) {

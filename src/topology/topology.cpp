@@ -36,6 +36,12 @@ bool is_data_cache(hwloc_obj_t o) {
 
 }  // namespace
 
+std::string cache_level_name(unsigned level) {
+  std::string name(1, 'L');
+  name += std::to_string(level);
+  return name;
+}
+
 std::string format_bytes(std::size_t b) {
   std::ostringstream os;
   if (b >= (1ull << 30) && b % (1ull << 30) == 0) os << (b >> 30) << " GiB";
@@ -176,7 +182,7 @@ topology topology::load(const std::string& description) {
     std::string name;
     if (nd.kind == node_kind::machine) name = "machine";
     else if (nd.kind == node_kind::package) name = "package";
-    else if (nd.kind == node_kind::cache) name = "L" + std::to_string(nd.cache_level);
+    else if (nd.kind == node_kind::cache) name = cache_level_name(nd.cache_level);
     else if (nd.kind == node_kind::core) name = "core";
     else continue;
     int key = static_cast<int>(nd.kind) * 10 + nd.cache_level;

@@ -77,5 +77,8 @@ class topology {
 };
 
 std::string format_bytes(std::size_t bytes);
+// "L3" for level 3 (built without `"L" + std::to_string(...)`, which GCC 12 flags with a -Wrestrict false
+// positive at -O3).
+std::string cache_level_name(unsigned level);
 
 }  // namespace roost::topo
