@@ -114,6 +114,39 @@ struct list_cache {
 };
 }  // namespace
 
+// The fused kernels (a fill's promote of the last way, an invalidation's demote behind the valid ways) give
+// what the plain loops give, on padded rows as cache_array keeps them.
+TEST(SimSetKernels, TheFusedPassesAgreeWithThePlainLoops) {
+  std::mt19937_64 rng(7);
+  for (unsigned ways : {5u, 8u, 16u, 17u, 48u, 64u, 65u, 100u, 127u}) {
+    SCOPED_TRACE("ways " + std::to_string(ways));
+    const std::size_t row = set_kernels::round_up(ways, set_kernels::kByteStep);
+    for (int round = 0; round < 500; ++round) {
+      std::vector<std::uint8_t> flags(row, 4), order(ways);
+      for (unsigned w = 0; w < ways; ++w) order[w] = static_cast<std::uint8_t>(w);
+      std::shuffle(order.begin(), order.end(), rng);
+      // The valid ways hold the first ranks, as in a set: ranks 0..valid-1 go to valid ways.
+      const unsigned valid = 1 + static_cast<unsigned>(rng() % ways);
+      std::vector<std::uint8_t> ranks(row, set_kernels::kRankPadOf<std::uint8_t>);
+      for (unsigned w = 0; w < ways; ++w) {
+        ranks[w] = order[w];
+        if (order[w] < valid) flags[w] = static_cast<std::uint8_t>(rng() % 2);  // valid, maybe dirty
+      }
+      std::vector<std::uint8_t> a = ranks, b = ranks;
+      EXPECT_EQ(set_kernels::promote_last(a.data(), ways), set_kernels::plain::promote_last(b.data(), ways));
+      EXPECT_EQ(a, b);
+      unsigned way = static_cast<unsigned>(rng() % ways);
+      while (flags[way] & 4) way = static_cast<unsigned>(rng() % ways);
+      a = ranks;
+      b = ranks;
+      set_kernels::demote_to_last_valid(a.data(), flags.data(), ways, way, 4);
+      set_kernels::plain::demote_to_last_valid(b.data(), flags.data(), ways, way, 4);
+      EXPECT_EQ(a, b);
+      EXPECT_EQ(a[way], valid - 1);
+    }
+  }
+}
+
 TEST(SimCacheArray, AgreesWithAnLruListOnRandomOperations) {
   for (unsigned ways : {1u, 2u, 3u, 4u, 5u, 8u, 11u, 16u, 17u, 48u, 64u, 65u, 96u, 127u, 128u, 200u}) {
     for (std::uint64_t sets : {1ull, 3ull, 4ull}) {

@@ -42,19 +42,4 @@ cache_array::cache_array(std::uint64_t sets, unsigned ways)
   }
 }
 
-bool cache_array::invalidate(line_addr line) {
-  const set_ref s = set_of(line);
-  const unsigned w = way_of(s, line);
-  if (w >= ways_ || (s.flags[w] & kInvalidated) != 0) return false;
-  // The valid ways hold the first ranks: the mark goes to the last of them, so that it is replaced after the
-  // empty ways and older marks and before every valid line.
-  const unsigned last_valid = set_kernels::count_valid(s.flags, ways_, kInvalidated) - 1;
-  if (wide_ranks_) set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, last_valid);
-  else set_kernels::demote(s.ranks, ways_, w, last_valid);
-  s.flags[w] = kInvalidated;
-  missed_line_ = kNoLine;
-  ++counts.invalidations;
-  return true;
-}
-
 }  // namespace roost::sim

@@ -95,7 +95,16 @@ class cache_array {
     // look again.
     unsigned out = line == missed_line_ ? missed_out_ : way_of(s, line);
     missed_line_ = kNoLine;
-    if (out >= ways_) out = oldest(s);
+    // The usual fill replaces the least recently used way: found and promoted in one pass over byte ranks.
+    bool promoted = false;
+    if (out >= ways_) {
+      if (!wide_ranks_) {
+        out = set_kernels::promote_last(s.ranks, ways_);
+        promoted = true;
+      } else {
+        out = oldest(s);
+      }
+    }
     victim v;
     v.way = static_cast<int>(out);
     const std::uint8_t f = s.flags[out];
@@ -106,19 +115,48 @@ class cache_array {
       ++counts.evictions;
       counts.writebacks += v.dirty;
     }
-    promote(s, out);
+    if (!promoted) promote(s, out);
     if (!small_) s.sigs[out] = signature(line);
     s.tags[out] = line;
     s.flags[out] = dirty ? kDirty : 0;
     return v;
   }
 
-  // Flags of a present line at `way` (from lookup, find or insert).
+  // Marks the line dirty if present (valid); returns whether it was. Not counted, not reordered.
+  bool set_dirty_if_present(line_addr line) {
+    const set_ref s = set_of(line);
+    const unsigned w = way_of(s, line);
+    if (w < ways_ && (s.flags[w] & kInvalidated) == 0) {
+      s.flags[w] |= kDirty;
+      return true;
+    }
+    remember_miss(line, w);
+    return false;
+  }
+
+  // The flag of a present line at `way` (from lookup or insert).
   void set_dirty(line_addr line, int way) { set_of(line).flags[way] |= kDirty; }
 
   // Another core wrote the line: drops it (its data goes with the writer, not to the next level) and keeps
   // the tag marked, ranked after the valid ways. Returns whether it was present.
-  bool invalidate(line_addr line);
+  // Inline: a write of a shared line invalidates one to a few copies, and a call each was a tenth of the walk.
+  bool invalidate(line_addr line) {
+    const set_ref s = set_of(line);
+    const unsigned w = way_of(s, line);
+    if (w >= ways_ || (s.flags[w] & kInvalidated) != 0) return false;
+    // The valid ways hold the first ranks: the mark goes to the last of them, so that it is replaced after the
+    // empty ways and older marks and before every valid line.
+    if (wide_ranks_) {
+      const unsigned last_valid = set_kernels::count_valid(s.flags, ways_, kInvalidated) - 1;
+      set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, last_valid);
+    } else {
+      set_kernels::demote_to_last_valid(s.ranks, s.flags, ways_, w, kInvalidated);
+    }
+    s.flags[w] = kInvalidated;
+    missed_line_ = kNoLine;
+    ++counts.invalidations;
+    return true;
+  }
 
   cache_counters counts;
 

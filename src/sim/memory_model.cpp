@@ -197,24 +197,31 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
   coherent_ = distinct.size() > 1;
   unit_of_.assign(info_.size(), 0);
   std::map<unsigned, std::uint32_t> unit_of_core;
+  std::vector<std::vector<std::uint32_t>> instances_of_unit;
   for (std::uint32_t i = 0; i < info_.size(); ++i) {
     std::uint32_t u;
     if (!info_[i].shared) {
       const unsigned core = spec.core_of_pu.empty() ? info_[i].pus[0] : spec.core_of_pu[info_[i].pus[0]];
       auto it = unit_of_core.find(core);
       if (it == unit_of_core.end()) {
-        it = unit_of_core.emplace(core, static_cast<std::uint32_t>(instances_of_unit_.size())).first;
-        instances_of_unit_.emplace_back();
+        it = unit_of_core.emplace(core, static_cast<std::uint32_t>(instances_of_unit.size())).first;
+        instances_of_unit.emplace_back();
       }
       u = it->second;
     } else {
-      u = static_cast<std::uint32_t>(instances_of_unit_.size());
-      instances_of_unit_.emplace_back();
+      u = static_cast<std::uint32_t>(instances_of_unit.size());
+      instances_of_unit.emplace_back();
     }
     unit_of_[i] = u;
-    instances_of_unit_[u].push_back(i);
+    instances_of_unit[u].push_back(i);
   }
-  directory_ = coherence_directory(static_cast<unsigned>(std::max<std::size_t>(1, instances_of_unit_.size())));
+  // The units' instances, flat: unit u's are unit_members_[unit_first_[u] .. unit_first_[u + 1]).
+  unit_first_.assign(1, 0);
+  for (const std::vector<std::uint32_t>& members : instances_of_unit) {
+    unit_members_.insert(unit_members_.end(), members.begin(), members.end());
+    unit_first_.push_back(static_cast<std::uint32_t>(unit_members_.size()));
+  }
+  directory_ = coherence_directory(static_cast<unsigned>(std::max<std::size_t>(1, instances_of_unit.size())));
   const unsigned w = directory_.words();
   chain_units_.assign(std::size_t{spec.num_pus} * w, 0);
   for (unsigned p = 0; p < spec.num_pus; ++p)
@@ -222,7 +229,6 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
       const std::uint32_t u = unit_of_[chains_[p].ids[d]];
       chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
     }
-  scratch_.assign(w, 0);
 }
 
 // ---- The walk ----------------------------------------------------------------------------------------------
@@ -306,11 +312,7 @@ void memory_model::write_back(unsigned pu, unsigned depth, line_addr line) {
     return;
   }
   cache_array& c = caches_[ch.ids[depth]];
-  const int way = c.find(line);
-  if (way >= 0) {
-    c.set_dirty(line, way);
-    return;
-  }
+  if (c.set_dirty_if_present(line)) return;
   if (fetch_on_writeback_miss_) {
     c.lookup(line, false, true);  // counted as the load pycachesim makes of it
     bool coherence = false;
@@ -354,8 +356,9 @@ void memory_model::directory_add(std::uint32_t instance, std::uint64_t* mask) {
 
 void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
   const std::uint32_t u = unit_of_[instance];
-  for (std::uint32_t i : instances_of_unit_[u])  // another private level of the core may still hold it
-    if (i != instance && caches_[i].find(line) >= 0) return;
+  if (unit_first_[u + 1] - unit_first_[u] > 1)  // another private level of the core may still hold it
+    for (std::uint32_t k = unit_first_[u]; k < unit_first_[u + 1]; ++k)
+      if (unit_members_[k] != instance && caches_[unit_members_[k]].find(line) >= 0) return;
   if (std::uint64_t* mask = directory_.find(line)) mask[u / 64] &= ~(std::uint64_t{1} << (u % 64));
 }
 
@@ -373,14 +376,13 @@ void memory_model::invalidate_others(unsigned pu, line_addr line, std::uint64_t*
   const unsigned words = directory_.words();
   const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
   for (unsigned w = 0; w < words; ++w) {
-    scratch_[w] = mask[w] & ~mine[w];
+    const std::uint64_t others = mask[w] & ~mine[w];
     mask[w] &= mine[w];
-  }
-  for (unsigned w = 0; w < words; ++w)
-    for (std::uint64_t bits = scratch_[w]; bits; bits &= bits - 1) {
+    for (std::uint64_t bits = others; bits; bits &= bits - 1) {
       const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-      for (std::uint32_t i : instances_of_unit_[v]) caches_[i].invalidate(line);
+      for (std::uint32_t k = unit_first_[v]; k < unit_first_[v + 1]; ++k) caches_[unit_members_[k]].invalidate(line);
     }
+  }
 }
 
 // ---- Regions, placement, reports ---------------------------------------------------------------------------

@@ -177,10 +177,9 @@ class memory_model {
   // Coherence (only when PUs have different chains).
   bool coherent_ = false;
   std::vector<std::uint32_t> unit_of_;                // per instance
-  std::vector<std::vector<std::uint32_t>> instances_of_unit_;
+  std::vector<std::uint32_t> unit_first_, unit_members_;  // per unit, flat (constructor)
   std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
   coherence_directory directory_{1};
-  std::vector<std::uint64_t> scratch_;
   line_addr walk_line_ = ~line_addr{0};  // access(): its line, and ...
   std::uint64_t* walk_mask_ = nullptr;   // ... that line's directory mask once the walk looked it up
 };

@@ -1,5 +1,7 @@
 // The loops over one cache set (cache_array): find the ways whose signature byte matches, move a way to the
-// front of the LRU order, find the way at a given place in that order, count the valid ways. A miss-heavy
+// front of the LRU order, find the way at a given place in that order, count the valid ways, and two of
+// those fused into one pass (a fill's: find the last way and move it to the front; an invalidation's: move
+// a way back behind the valid ones). A miss-heavy
 // trace spends most of the model's time here (src/sim/README.md, "Speed"), so they are SSE2 loops on x86-64
 // (every such CPU has SSE2: no dispatch) and plain loops elsewhere; both give the same answers.
 //
@@ -75,6 +77,22 @@ inline unsigned count_valid(const std::uint8_t* flags, unsigned ways, std::uint8
   for (unsigned w = 0; w < ways; ++w) n += (flags[w] & invalid) == 0;
   return n;
 }
+inline void demote_to_last_valid(std::uint8_t* ranks, const std::uint8_t* flags, unsigned ways, unsigned way,
+                                 std::uint8_t invalid) {
+  const unsigned r = ranks[way];
+  unsigned moved = 0;
+  for (unsigned w = 0; w < ways; ++w)
+    if ((flags[w] & invalid) == 0 && ranks[w] > r) {
+      --ranks[w];
+      ++moved;
+    }
+  ranks[way] = static_cast<std::uint8_t>(r + moved);
+}
+inline unsigned promote_last(std::uint8_t* ranks, unsigned ways) {
+  const unsigned out = way_of_rank(ranks, ways, ways - 1);
+  promote(ranks, ways, out);
+  return out;
+}
 }  // namespace plain
 
 #if defined(__SSE2__)
@@ -137,6 +155,54 @@ inline void demote(Rank* ranks, unsigned ways, unsigned way, unsigned to) {
   ranks[way] = static_cast<Rank>(to);
 #else
   plain::demote(ranks, ways, way, to);
+#endif
+}
+
+// Byte ranks of a set whose valid ways (flags without `invalid`) hold ranks 0..valid-1: way `way` (valid)
+// moves back to the last valid rank, the valid ways ranked after it one place up. One pass: the ways that
+// move are counted as they move, so the last valid rank is the way's own plus their number.
+inline void demote_to_last_valid(std::uint8_t* ranks, const std::uint8_t* flags, unsigned ways, unsigned way,
+                                 std::uint8_t invalid) {
+#if defined(__SSE2__)
+  const unsigned r = ranks[way];
+  unsigned moved = 0;
+  const __m128i rv = detail::splat<std::uint8_t>(r), inv = _mm_set1_epi8(static_cast<char>(invalid)),
+                zero = _mm_setzero_si128();
+  __m128i count = zero;  // per lane: the ways that moved (at most ways / 16 each)
+  for (unsigned w = 0; w < ways; w += 16) {
+    auto* p = reinterpret_cast<__m128i*>(ranks + w);
+    const __m128i v = _mm_loadu_si128(p);
+    const __m128i valid =
+        _mm_cmpeq_epi8(_mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(flags + w)), inv), zero);
+    const __m128i up = _mm_and_si128(_mm_cmpgt_epi8(v, rv), valid);  // valid and ranked after it
+    _mm_storeu_si128(p, _mm_add_epi8(v, up));                       // one up (+(-1))
+    count = _mm_sub_epi8(count, up);
+  }
+  const __m128i sums = _mm_sad_epu8(count, zero);  // the lanes added up, in each half
+  moved = static_cast<unsigned>(_mm_cvtsi128_si32(sums) + _mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums)));
+  ranks[way] = static_cast<std::uint8_t>(r + moved);
+#else
+  plain::demote_to_last_valid(ranks, flags, ways, way, invalid);
+#endif
+}
+
+// Byte ranks: the way ranked last (`ways` - 1) becomes rank 0, every other way one place back, in one pass.
+// Returns that way.
+inline unsigned promote_last(std::uint8_t* ranks, unsigned ways) {
+#if defined(__SSE2__)
+  const __m128i last = detail::splat<std::uint8_t>(ways - 1);
+  unsigned out = ways;
+  for (unsigned w = 0; w < ways; w += 16) {
+    auto* p = reinterpret_cast<__m128i*>(ranks + w);
+    const __m128i v = _mm_loadu_si128(p);
+    const auto hit = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, last)));
+    if (hit) out = w + static_cast<unsigned>(__builtin_ctz(hit));
+    _mm_storeu_si128(p, _mm_sub_epi8(v, _mm_cmpgt_epi8(last, v)));  // ranked before it: one back
+  }
+  ranks[out] = 0;
+  return out;
+#else
+  return plain::promote_last(ranks, ways);
 #endif
 }
 
