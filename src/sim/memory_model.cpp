@@ -221,6 +221,9 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
     unit_members_.insert(unit_members_.end(), members.begin(), members.end());
     unit_first_.push_back(static_cast<std::uint32_t>(unit_members_.size()));
   }
+  for (chain_t& c : chains_)
+    for (unsigned d = 0; d < c.len; ++d)
+      if (d + 1 == c.len || unit_of_[c.ids[d + 1]] != unit_of_[c.ids[d]]) c.unit_ends |= static_cast<std::uint8_t>(1u << d);
   directory_ = coherence_directory(static_cast<unsigned>(std::max<std::size_t>(1, instances_of_unit.size())));
   const unsigned w = directory_.words();
   chain_units_.assign(std::size_t{spec.num_pus} * w, 0);
@@ -283,15 +286,16 @@ access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
   return served;
 }
 
-// `fetched`: the line came from the level below on the chain, which holds it.
-void memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched) {
+// `fetched`: the line came from the level below on the chain, which holds it. Inlined into the walk and the
+// write-back: a miss-heavy walk makes one to three fills.
+[[gnu::always_inline]] inline void memory_model::fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched) {
   const chain_t& ch = chains_[pu];
   const std::uint32_t id = ch.ids[depth];
   const cache_array::victim v = caches_[id].insert(line, dirty);
   if (coherent_) {
     if (!fetched || line != walk_line_) {  // a write-back, or what pycachesim mode fetches for one
       directory_add(id, directory_.find_or_insert(line));
-    } else if (depth + 1 == ch.len || unit_of_[ch.ids[depth + 1]] != unit_of_[id]) {
+    } else if (ch.unit_ends & (1u << depth)) {
       // (A level below of the same unit holds the line: its unit's bit is set, nothing to add.) The walk looks
       // the line up in the directory once, and access() uses what it found.
       if (!walk_mask_) walk_mask_ = directory_.find_or_insert(line);
@@ -349,7 +353,7 @@ void memory_model::read_memory(unsigned pu, line_addr line) {
 
 // ---- Coherence ---------------------------------------------------------------------------------------------
 
-void memory_model::directory_add(std::uint32_t instance, std::uint64_t* mask) {
+inline void memory_model::directory_add(std::uint32_t instance, std::uint64_t* mask) {
   const std::uint32_t u = unit_of_[instance];
   mask[u / 64] |= std::uint64_t{1} << (u % 64);
 }

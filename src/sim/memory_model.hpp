@@ -137,6 +137,7 @@ class memory_model {
  private:
   struct chain_t {
     std::uint8_t len = 0;
+    std::uint8_t unit_ends = 0;  // bit d: ids[d] is the last cache of its coherence unit on the chain
     std::array<std::uint32_t, max_chain> ids{};
   };
 
