@@ -11,6 +11,7 @@
 
 #include "roost/errors.hpp"
 #include "sim/cache_array.hpp"
+#include "sim/coherence_directory.hpp"
 #include "sim/memory_model.hpp"
 #include "sim/sim_params.hpp"
 #include "test_util.hpp"
@@ -199,6 +200,34 @@ TEST(SimCacheArray, AgreesWithAnLruListOnRandomOperations) {
 }
 
 // ---- coherence ---------------------------------------------------------------------------------------------
+
+// The directory indexes blocks of lines directly below 2^32 lines and hashes them above (raw addresses of a
+// roost-cachesim trace): each line keeps its own mask either way, and a line of a block never made has none.
+TEST(SimDirectory, EveryLineKeepsItsMaskNearAndFar) {
+  coherence_directory d(70);  // two words a mask
+  ASSERT_EQ(d.words(), 2u);
+  std::vector<line_addr> lines = {0, 1, 4095, 4096, (line_addr{1} << 32) - 1, line_addr{1} << 32, line_addr{1} << 40,
+                                  (line_addr{1} << 57) + 5};
+  for (line_addr k = 0; k < 200; ++k) lines.push_back((line_addr{1} << 33) + k * 4096 * 3);  // grow the hash table
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::uint64_t* m = d.find_or_insert(lines[i]);
+    EXPECT_EQ(m[0], 0u);
+    EXPECT_EQ(m[1], 0u);
+    m[0] = i + 1;
+    m[1] = ~i;
+  }
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    SCOPED_TRACE("line " + std::to_string(lines[i]));
+    const std::uint64_t* m = d.find(lines[i]);
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m[0], i + 1);
+    EXPECT_EQ(m[1], ~i);
+    EXPECT_EQ(d.find_or_insert(lines[i]), m);
+  }
+  EXPECT_EQ(d.find(line_addr{1} << 20), nullptr);  // block 256, below the direct limit, never made
+  EXPECT_EQ(d.find(line_addr{1} << 50), nullptr);  // a hashed block never made
+  EXPECT_EQ(d.find(2)[0], 0u);  // a line of a made block that no unit ever held
+}
 
 TEST(SimMemory, AWriteInvalidatesTheOtherCoresCopiesAndTheirNextMissIsCountedApart) {
   memory_model m = model_of(kTwoCores);

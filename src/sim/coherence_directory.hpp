@@ -39,13 +39,18 @@ class coherence_directory {
   static constexpr unsigned kBlockShift = 12;
   static constexpr line_addr kBlockMask = (line_addr{1} << kBlockShift) - 1;
   static constexpr unsigned kBlocksPerArena = 64;  // an arena is 64 blocks: 2 MiB x words, huge pages
-  // Block number -> masks: open addressing with linear probing, at most half full. Block numbers are offset
-  // by one so that a zero slot is free.
+  // Block number -> masks. Below kDirectBlocks (lines below 2^32: the simulated platform numbers its pages
+  // densely from 1, so all of its blocks) a table indexed by the number, grown to the highest block made: a
+  // compare and a load. Above, for the raw addresses of a roost-cachesim trace: open addressing with linear
+  // probing, at most half full, block numbers offset by one so that a zero slot is free.
+  static constexpr std::uint64_t kDirectBlocks = std::uint64_t{1} << 20;  // at most 8 MiB of pointers
   struct slot {
     std::uint64_t key = 0;  // block + 1
     std::uint64_t* masks = nullptr;
   };
   std::uint64_t* block_of(std::uint64_t block) const {
+    if (block < direct_.size()) return direct_[block];
+    if (block < kDirectBlocks) return nullptr;
     const std::size_t m = table_.size() - 1;
     for (std::size_t i = slot_of(block, m);; i = (i + 1) & m) {
       if (table_[i].key == block + 1) return table_[i].masks;
@@ -58,7 +63,9 @@ class coherence_directory {
   std::uint64_t* make_block(std::uint64_t block);
 
   unsigned words_;
-  std::size_t blocks_ = 0;
+  std::size_t blocks_ = 0;        // made, in all
+  std::size_t table_blocks_ = 0;  // of which in table_
+  std::vector<std::uint64_t*> direct_;             // [block]: its masks, or null
   std::vector<slot> table_;                        // a power of two
   std::vector<zeroed_array<std::uint64_t>> arenas_;  // the masks: fresh zero pages
 };
