@@ -8,9 +8,9 @@
 // tags (the line, or all ones for an empty way). A lookup compares the signatures, a vector at a time, and
 // reads a tag only where one matches: a miss, the common case of a miss-heavy trace, reads the head and the
 // victim's tag, one or three host cache lines for an 8- to 48-way set instead of all its tags. Lines stay in
-// the way they were filled into; a use changes ranks only. The rank order is pycachesim's list order (most recent first), so both
-// replace the same line: the valid ways hold ranks 0..valid-1, then the invalidated marks (the most recently
-// invalidated first), then the empty ways. No allocation after construction.
+// the way they were filled into; a use changes ranks only. The rank order is pycachesim's list order (most
+// recent first), so both replace the same line: the valid ways hold ranks 0..valid-1, then the invalidated
+// marks (the most recently invalidated first), then the empty ways. No allocation after construction.
 #pragma once
 #include <cstdint>
 #include <memory>

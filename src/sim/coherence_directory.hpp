@@ -4,10 +4,11 @@
 // A "unit" is what a write invalidates as one: the private caches of one core together, or one shared cache
 // instance. Each line has a bitmask of units, `words()` 64-bit words wide, all zero while no unit holds it.
 // The masks are indexed directly by line, in blocks of 4,096 consecutive lines made when a line of the block
-// is first held and kept from then on: a lookup is a block-table probe and an index, nothing is ever moved or
-// removed, and the lines of a stream (and the victims it evicts, a stream too) share host cache lines. Memory
-// follows the lines ever touched, words() x 8 bytes each (the simulated platform numbers its pages densely,
-// so its blocks are full); a mask pointer stays valid for the directory's life.
+// is first held and kept from then on: a lookup finds the block (by its number for the simulated platform's
+// dense lines, by a hash above 2^32 lines) and indexes it; nothing is ever moved or removed, and the lines of
+// a stream (and the victims it evicts, a stream too) share host cache lines. Memory follows the lines ever
+// touched, words() x 8 bytes each (the simulated platform numbers its pages densely, so its blocks are
+// full); a mask pointer stays valid for the directory's life.
 #pragma once
 #include <cstdint>
 #include <vector>
