@@ -369,7 +369,6 @@ void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
 bool memory_model::held_outside_chain(unsigned pu, const std::uint64_t* mask) const {
   const unsigned words = directory_.words();
   const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
-  if (words == 1) return (mask[0] & ~mine[0]) != 0;
   for (unsigned w = 0; w < words; ++w)
     if (mask[w] & ~mine[w]) return true;
   return false;
