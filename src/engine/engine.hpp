@@ -15,6 +15,7 @@
 #pragma once
 #include <exception>
 #include <string>
+#include <type_traits>
 
 #include "engine/engine_base.hpp"
 #include "engine/join.hpp"
@@ -47,6 +48,15 @@ class engine final : public engine_base {
  protected:
   ult::entry_fn fiber_entry() const override { return &fiber_entry_fn; }
   void set_entry_points(worker& w) const override {
+    // spawn_child_first forgets the children that ended locally under an inline_join policy, so the join
+    // must be nothing but the count's: the policy's join hooks are policy_base's, which do nothing.
+    if constexpr (P::inline_join) {
+      using base = sched::policy_base;
+      static_assert(std::is_same_v<decltype(&P::on_wait), decltype(&base::on_wait)> &&
+                        std::is_same_v<decltype(&P::after_join), decltype(&base::after_join)> &&
+                        std::is_same_v<decltype(&P::resumed_after_join), decltype(&base::resumed_after_join)>,
+                    "a policy with inline_join keeps policy_base's join hooks");
+    }
     w.engine_spawn = &spawn;
     w.engine_wait = &wait;
     // The path itself is set by engine_base::start (and again whenever hooks come or go).
@@ -81,7 +91,8 @@ class engine final : public engine_base {
     // chain of 100,000 nested tasks ran out of stacks). Nothing is published before the throwing calls.
     try {
       name_child(w, f);
-      f.id.clear_sched();
+      if constexpr (P::reads_task_sched_state) f.id.clear_sched();
+      else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
       if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
       else spawn_parent_first(w, g, f);
     } catch (...) {
@@ -89,7 +100,6 @@ class engine final : public engine_base {
       throw;
     }
   }
-
 
   static void spawn_parent_first(worker& w, group& g, frame& f) {
     frame* h = &f;
@@ -110,10 +120,10 @@ class engine final : public engine_base {
   }
 
   static void spawn_child_first(worker& w, group& g, frame& f) {
+    fiber* child = w.fibers.get();  // may throw: nothing is published or changed before it
     fiber* self = w.current_fiber;
     self->task = w.current_task;
     ++self->epoch;
-    fiber* child = w.fibers.get();
     w.become(child);
     switch_msg m;
     m.w = &w;
@@ -121,7 +131,18 @@ class engine final : public engine_base {
     m.action = after::publish;
     m.frame = &f;
     ult::transfer t;
-    if (resumed(switch_with(child->ctx, m, t), t)) ++g.local_done;
+    if (resumed(switch_with(child->ctx, m, t), t)) {
+      // Under a policy whose join hooks do nothing (inline_join: ws, hws), a child that ended here without
+      // an exception leaves nothing for the join: it is taken off the count instead of counted as done, so
+      // that a group whose children all ended so is joined by task_group::wait's test of the count alone,
+      // without the engine (21 instructions a work-first spawn), and its next spawn has the inline slot.
+      if constexpr (P::inline_join) {
+        if (g.error.load(std::memory_order_relaxed) == nullptr) [[likely]] --g.spawned;  // ours: this thread's
+        else ++g.local_done;
+      } else {
+        ++g.local_done;
+      }
+    }
   }
 
   // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a

@@ -14,6 +14,7 @@ class hws_policy : public policy_base {
  public:
   static constexpr const char* name = "hws";
   static constexpr bool inline_join = true;  // its own deque, its own order (policy.hpp)
+  static constexpr bool reads_task_sched_state = false;
   explicit hws_policy(engine::engine_base& e);
 
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::child_first; }

@@ -68,6 +68,9 @@ class policy_base {
   // True for a policy that reads a spawn's data declaration (roost/data.hpp) in place(): the engine then
   // hands it over in worker::spawn_decl for the spawn's duration. Such a policy spawns parent-first only.
   static constexpr bool uses_declarations = false;
+  // False for a policy that never reads a task's scheduling state (task_id's range, node and tier: ADWS's,
+  // cats's, cab's): the engine's spawn then clears only the trace serial, not the rest (four stores a spawn).
+  static constexpr bool reads_task_sched_state = true;
 
   explicit policy_base(engine::engine_base& e) : eng_(e) {}
 

@@ -9,6 +9,7 @@ class ws_help_policy : public random_victims {
  public:
   static constexpr const char* name = "ws-help";
   static constexpr bool inline_help_first = true;
+  static constexpr bool reads_task_sched_state = false;
   using random_victims::random_victims;
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::parent_first; }
 };
