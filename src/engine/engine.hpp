@@ -21,6 +21,7 @@
 #include "engine/join.hpp"
 #include "engine/observe.hpp"
 #include "engine/switch_msg.hpp"
+#include "ult/call_on_stack.hpp"
 #include "sched/policy.hpp"
 
 namespace roost::engine {
@@ -120,18 +121,13 @@ class engine final : public engine_base {
   }
 
   static void spawn_child_first(worker& w, group& g, frame& f) {
-    fiber* child = w.fibers.get();  // may throw: nothing is published or changed before it
-    fiber* self = w.current_fiber;
-    self->task = w.current_task;
-    ++self->epoch;
-    w.become(child);
-    switch_msg m;
-    m.w = &w;
-    m.from = self;
-    m.action = after::publish;
-    m.frame = &f;
-    ult::transfer t;
-    if (resumed(switch_with(child->ctx, m, t), t)) {
+    bool local;
+#ifdef ROOST_CALL_ON_STACK
+    if (P::inline_join && !w.preempt) [[likely]] local = call_child_on_stack(w, f);
+    else
+#endif
+      local = switch_to_child(w, f);
+    if (local) {
       // Under a policy whose join hooks do nothing (inline_join: ws, hws), a child that ended here without
       // an exception leaves nothing for the join: it is taken off the count instead of counted as done, so
       // that a group whose children all ended so is joined by task_group::wait's test of the count alone,
@@ -144,6 +140,66 @@ class engine final : public engine_base {
       }
     }
   }
+
+  // The child on a pooled fiber that the parent switches to (on_arrival, after::publish); the child switches
+  // back when it ends locally. Returns whether it did.
+  static bool switch_to_child(worker& w, frame& f) {
+    fiber* child = w.fibers.get();  // may throw: nothing is published or changed before it
+    fiber* self = w.current_fiber;
+    self->task = w.current_task;
+    ++self->epoch;
+    w.become(child);
+    switch_msg m;
+    m.w = &w;
+    m.from = self;
+    m.action = after::publish;
+    m.frame = &f;
+    ult::transfer t;
+    return resumed(switch_with(child->ctx, m, t), t);
+  }
+
+#ifdef ROOST_CALL_ON_STACK
+  // The same child called on a free stack (ult/call_on_stack.hpp): the parent's context is saved where a
+  // thief resumes it, as if it had switched; a child that ends locally returns to it, and nothing switches.
+  // Preemption off only: a tick's handler switches away from the fiber it interrupts, and the child's fiber
+  // here has no context of its own until it does. Returns whether the child ended locally.
+  struct on_stack_call {
+    worker* w;
+    fiber* parent;
+    frame* f;
+  };
+  static bool call_child_on_stack(worker& w, frame& f) {
+    fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
+    fiber* self = w.current_fiber;
+    self->task = w.current_task;
+    ++self->epoch;
+    w.become(child);
+    on_stack_call c{&w, self, &f};
+    const ult::eh_state mine = *w.eh;
+    const ult::transfer t = ult::call_on_stack(&c, &child_on_stack, child, &self->ctx.fctx);
+    if (t.fctx) {  // a thief resumed the continuation, perhaps on another thread (switch_with's protocol)
+      const switch_msg& in = *static_cast<const switch_msg*>(t.data);
+      *in.w->eh = mine;
+      return resumed(in, t);
+    }
+    // The child ended locally (run_child_first): its parent's continuation still lay on top of the deque,
+    // or was never published. The call returned on the thread that ran the child's end, which is the
+    // child's worker's now: the child's stack is free again, and this task runs on there, as resume_fiber
+    // would have resumed it.
+    worker& now = worker_of(*child);
+    ++child->epoch;
+    now.fibers.put_free_stack(child);
+    now.become(self);
+    now.current_task = self->task;
+    *now.eh = mine;
+    if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
+    return true;
+  }
+  static void child_on_stack(void* p) noexcept {
+    const on_stack_call& c = *static_cast<const on_stack_call*>(p);  // on the parent's stack: read first
+    run_child_first<true>(*c.w, c.parent, *c.f);
+  }
+#endif
 
   // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a
   // "park" of the fiber it came from) and says whether that was the task's own child ending locally.
@@ -422,7 +478,7 @@ class engine final : public engine_base {
     switch (m.action) {
       case after::nothing: break;
       case after::park: w.fibers.put(from); break;
-      case after::publish: return run_child_first(w, from, *m.frame);
+      case after::publish: return run_child_first<false>(w, from, *m.frame);
       case after::wait_join:
         if (join::register_waiter(*m.group, from, m.remote)) next = from;
         break;
@@ -434,6 +490,9 @@ class engine final : public engine_base {
     return schedule(w, next);
   }
 
+  // kOnStack: called on a free stack by call_child_on_stack. A local end then returns (a null transfer)
+  // instead of switching to the parent; a remote end makes this fiber one of the scheduling loop's, for good.
+  template <bool kOnStack>
   __attribute__((always_inline)) static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
     // Keep what we need before the parent becomes stealable. A group's first child lies in the group's
     // inline slot, which lives until the group's join, and that join waits for this child: its id can be
@@ -495,7 +554,7 @@ class engine final : public engine_base {
     worker& now = worker_of(*self);
     observe_end(now.id, id);
     of(now).policy_.on_task_end(now, id);
-    if (!pub.done) return switch_to_parent(now, parent);  // never published: the parent never left
+    if (!pub.done) return end_locally<kOnStack>(now, parent);  // never published: the parent never left
     job* j = of(now).policy_.pop_own(now);
     // Our parent's continuation, still unstarted: a local completion. The parent's fiber alone is not
     // proof: after its continuation was taken, the parent may have spawned again and published a later
@@ -504,7 +563,7 @@ class engine final : public engine_base {
     // it. That one has a later epoch (the fiber's epoch grows at every switch away, and we own j now, so
     // the read is safe). Taking it for ours credited this child to the later group and left its own group
     // waiting forever: adws on fib(18), 2 workers, hung in about 1% of runs without stealing.
-    if (j == static_cast<job*>(parent) && parent->epoch == parent_epoch) return switch_to_parent(now, parent);
+    if (j == static_cast<job*>(parent) && parent->epoch == parent_epoch) return end_locally<kOnStack>(now, parent);
     // The parent was taken by someone else: this child completes remotely.
     job* next = j;
     of(now).policy_.before_remote_end(now);
@@ -517,11 +576,25 @@ class engine final : public engine_base {
         next = here;
       }
     }
-    return schedule(now, next);
+    ult::transfer t = schedule(now, next);
+    if constexpr (kOnStack) {
+      for (;;) t = on_arrival(t);  // as fiber_entry_fn: below this frame lies the parent's old call
+    }
+    return t;
   }
 
-  // A child that found its parent's continuation still in the deque ends locally (join.hpp).
-  static ult::transfer switch_to_parent(worker& w, fiber* parent) { return resume_fiber(w, parent, true); }
+  // A child that found its parent's continuation still in the deque ends locally (join.hpp): it switches
+  // to the parent, or, called on a free stack, returns to it.
+  template <bool kOnStack>
+  static ult::transfer end_locally(worker& w, fiber* parent) {
+    if constexpr (kOnStack) {
+      (void)w;
+      (void)parent;
+      return ult::transfer{nullptr, nullptr};
+    } else {
+      return resume_fiber(w, parent, true);
+    }
+  }
 
   // Runs jobs on this fiber until it must switch away (to resume a suspended task, or at shutdown).
   static ult::transfer schedule(worker& start, job* next) {

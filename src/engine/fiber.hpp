@@ -87,6 +87,22 @@ class fiber_pool {
     }
     return get_slow();
   }
+  // Fibers whose stacks are free from the top, for a child-first child called on them (ult/call_on_stack.hpp,
+  // engine.hpp's spawn_child_first): a fiber taken from the idle ones loses its parked context there, so it
+  // comes back here after its child ended locally, never among the idle ones, and is taken first. One that
+  // ends otherwise (its parent was taken) goes on as a pooled fiber of the scheduling loop, and parks among
+  // the idle ones with a context of its own.
+  __attribute__((always_inline)) fiber* get_free_stack() {
+    if (fiber* f = free_stacks_) [[likely]] {
+      free_stacks_ = f->next_free;
+      return f;
+    }
+    return get();
+  }
+  __attribute__((always_inline)) void put_free_stack(fiber* f) {
+    f->next_free = free_stacks_;
+    free_stacks_ = f;
+  }
   // Whether get() can return a fiber without creating one (no allocation, no lock): what a preemption,
   // inside a signal handler, asks before it switches (engine/preemption.cpp).
   bool has_idle() const { return head_ != nullptr; }
@@ -123,6 +139,8 @@ class fiber_pool {
     std::size_t n = 0;
     for (fiber* f = head_; f && max_fibers > 0; f = f->next_free, --max_fibers)
       n += ult::release_deep_pages(f->stk, f, kKeepBytes);
+    for (fiber* f = free_stacks_; f && max_fibers > 0; f = f->next_free, --max_fibers)
+      n += ult::release_deep_pages(f->stk, f, kKeepBytes);
     return n;
   }
   void release_all() {
@@ -131,6 +149,10 @@ class fiber_pool {
       destroy(f);
     }
     count_ = 0;
+    while (fiber* f = free_stacks_) {
+      free_stacks_ = f->next_free;
+      destroy(f);
+    }
   }
   static void destroy(fiber* f) {
     ult::stack s = f->stk;
@@ -162,6 +184,7 @@ class fiber_pool {
   }
   fiber* head_ = nullptr;
   std::size_t count_ = 0;
+  fiber* free_stacks_ = nullptr;  // as many as child-first children were nested at once on this worker
   fiber_overflow* overflow_ = nullptr;
   std::size_t stack_bytes_ = 0;
   ult::entry_fn entry_ = nullptr;
