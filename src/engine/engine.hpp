@@ -123,7 +123,7 @@ class engine final : public engine_base {
   static void spawn_child_first(worker& w, group& g, frame& f) {
     bool local;
 #ifdef ROOST_CALL_ON_STACK
-    if (P::inline_join && !w.preempt) [[likely]] local = call_child_on_stack(w, f);
+    if (!w.preempt) [[likely]] local = call_child_on_stack(w, f);
     else
 #endif
       local = switch_to_child(w, f);
@@ -161,8 +161,10 @@ class engine final : public engine_base {
 #ifdef ROOST_CALL_ON_STACK
   // The same child called on a free stack (ult/call_on_stack.hpp): the parent's context is saved where a
   // thief resumes it, as if it had switched; a child that ends locally returns to it, and nothing switches.
-  // Preemption off only: a tick's handler switches away from the fiber it interrupts, and the child's fiber
-  // here has no context of its own until it does. Returns whether the child ended locally.
+  // Every policy: what a policy does with the parent (publish_continuation: its deque, ADWS's queues) and
+  // where the child goes (a migration suspends it, which gives its fiber a context) are the same either way.
+  // Preemption off only: the handlers' argument (engine/README.md, "Preemption") is about the switching
+  // path, and is not made for this one. Returns whether the child ended locally.
   struct on_stack_call {
     worker* w;
     fiber* parent;
