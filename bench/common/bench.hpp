@@ -40,6 +40,7 @@ struct benchmark_def {
   // Single-threaded floors of the spawn overhead (fib/floor.cpp): not runtimes, the least any library pays.
   variant_fn floor_help = nullptr;    // help-first: push a frame pointer, pop, compare, call
   variant_fn floor_switch = nullptr;  // work-first: two Boost.Context switches per spawn
+  variant_fn floor_call = nullptr;    // work-first: the child called on another stack (roost's ws, issue #25)
 };
 
 struct size_error : std::invalid_argument {

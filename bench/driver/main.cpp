@@ -61,7 +61,7 @@ std::vector<std::string> split(const std::string& s) {
 const std::vector<std::string>& peer_variants() {
   static const std::vector<std::string> v{"tbb", "tbb-pfor", "omp-gcc", "omp-gcc-static", "omp-gcc-dynamic",
                                           "omp-clang", "omp-clang-static", "omp-clang-dynamic",
-                                          "floor-help", "floor-switch"};
+                                          "floor-help", "floor-switch", "floor-call"};
   return v;
 }
 
@@ -221,6 +221,7 @@ bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
   if (v == "omp-gcc-dynamic") return b.omp_dynamic;
   if (v == "floor-help") return b.floor_help;
   if (v == "floor-switch") return b.floor_switch;
+  if (v == "floor-call") return b.floor_call;
   return nullptr;
 }
 
@@ -414,7 +415,9 @@ void list() {
               "  omp-gcc-dynamic    OpenMP parallel for schedule(dynamic), libgomp\n"
               "  omp-clang[-static|-dynamic]  the same sources built by clang against LLVM libomp\n"
               "  floor-help         fib only, 1 worker: the least a help-first spawn costs here (no runtime)\n"
-              "  floor-switch       fib only, 1 worker: the least a work-first spawn costs here (two stack switches)\n");
+              "  floor-switch       fib only, 1 worker: a work-first spawn with two stack switches, nothing else\n"
+              "  floor-call         fib only, 1 worker: the least a work-first spawn costs here (the child called on\n"
+              "                     another stack, the parent's context saved for a thief: roost's design)\n");
 }
 
 }  // namespace

@@ -57,5 +57,6 @@ void tbb_tasks(problem& p);
 void omp_tasks(problem& p);
 void floor_help_first(problem& p);  // floor.cpp: the least a spawn costs here
 void floor_work_first(problem& p);
+void floor_call(problem& p);
 
 }  // namespace bench::fib

@@ -9,7 +9,12 @@
 //    through its function pointer.
 //  * floor-switch: a work-first spawn. The parent pushes its continuation (a pointer), switches with
 //    Boost.Context (the primitive src/ult/ wraps) to a pooled, cache-hot stack that runs the child, and
-//    the child pops the continuation and switches back: two switches per spawn.
+//    the child pops the continuation and switches back: two switches per spawn, each of which returns on
+//    the other stack, so the CPU mispredicts those returns.
+//  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
+//    registers, stack pointer and resume address are saved where a thief would resume them, the child is
+//    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
+//    up. Where the engine has no such call (not x86-64, a sanitizer build), it is floor-switch.
 #include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include "fib/fib.hpp"
+#include "ult/call_on_stack.hpp"
 
 namespace bench::fib {
 namespace {
@@ -101,7 +107,43 @@ __attribute__((noinline)) long wf_fib(int n, int level) {
   return child.result + b;
 }
 
+// ---- work-first, called on another stack
+#ifdef ROOST_CALL_ON_STACK
+struct call_job {
+  int n;
+  int level;
+  long result;
+};
+std::vector<std::unique_ptr<char[]>> g_call_stacks;  // the children of a call at level L run on stack L
+long call_fib(int n, int level);
+void call_child(void* p) noexcept {
+  auto* j = static_cast<call_job*>(p);
+  g_deque.push(j);  // stands for the parent's continuation, published once its context is saved
+  j->result = call_fib(j->n, j->level);
+  if (g_deque.pop() != j) std::abort();  // still ours: the local completion
+}
+__attribute__((noinline)) long call_fib(int n, int level) {
+  if (n < 2) return n;
+  call_job child{n - 1, level + 1, 0};
+  bctx::fcontext_t published;  // where a thief would find the parent (none comes here)
+  char* top = g_call_stacks[static_cast<std::size_t>(level)].get() + wf_stacks::kBytes;
+  if (roost::ult::call_on_stack(&child, &call_child, top, &published).fctx) std::abort();
+  long b = call_fib(n - 2, level);
+  return child.result + b;
+}
+#endif
+
 }  // namespace
+
+void floor_call(problem& pb) {
+#ifdef ROOST_CALL_ON_STACK
+  auto& p = static_cast<problem_t&>(pb);
+  while (g_call_stacks.size() < static_cast<std::size_t>(p.n) + 1) g_call_stacks.emplace_back(new char[wf_stacks::kBytes]);
+  p.result = call_fib(p.n, 0);
+#else
+  floor_work_first(pb);
+#endif
+}
 
 void floor_help_first(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
