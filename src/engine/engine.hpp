@@ -121,12 +121,11 @@ class engine final : public engine_base {
   }
 
   static void spawn_child_first(worker& w, group& g, frame& f) {
-    bool local;
 #ifdef ROOST_CALL_ON_STACK
-    if (!w.preempt) [[likely]] local = call_child_on_stack(w, f);
-    else
+    const bool local = call_child_on_stack(w, f);
+#else
+    const bool local = switch_to_child(w, f);
 #endif
-      local = switch_to_child(w, f);
     if (local) {
       // Under a policy whose join hooks do nothing (inline_join: ws, hws), a child that ended here without
       // an exception leaves nothing for the join: it is taken off the count instead of counted as done, so
@@ -142,7 +141,8 @@ class engine final : public engine_base {
   }
 
   // The child on a pooled fiber that the parent switches to (on_arrival, after::publish); the child switches
-  // back when it ends locally. Returns whether it did.
+  // back when it ends locally. Returns whether it did. Where there is no call on another stack (not x86-64,
+  // the sanitizer builds).
   static bool switch_to_child(worker& w, frame& f) {
     fiber* child = w.fibers.get();  // may throw: nothing is published or changed before it
     fiber* self = w.current_fiber;
@@ -163,8 +163,11 @@ class engine final : public engine_base {
   // thief resumes it, as if it had switched; a child that ends locally returns to it, and nothing switches.
   // Every policy: what a policy does with the parent (publish_continuation: its deque, ADWS's queues) and
   // where the child goes (a migration suspends it, which gives its fiber a context) are the same either way.
-  // Preemption off only: the handlers' argument (engine/README.md, "Preemption") is about the switching
-  // path, and is not made for this one. Returns whether the child ended locally.
+  // With preemption on as well: from become(child) to the call, and after the call's return until
+  // become(self), the running fiber is the child's with its preempt_off at 1 (a fiber is in the runtime
+  // except inside a body), and the parent's is raised by spawn_marked's scope; a tick that lands in the
+  // child's body suspends the child's fiber as any other (its context saved then), and the worker then runs
+  // the parent's continuation, so that child ends remotely. Returns whether the child ended locally.
   struct on_stack_call {
     worker* w;
     fiber* parent;
