@@ -140,15 +140,22 @@ class engine final : public engine_base {
     }
   }
 
+  // The parent's fiber leaves its worker for the child's, as at any suspension: it keeps its task, its epoch
+  // moves on (its groups' pushes are no longer the top of the deque). Returns the parent's fiber.
+  static fiber* leave_for_child(worker& w, fiber* child) {
+    fiber* self = w.current_fiber;
+    self->task = w.current_task;
+    ++self->epoch;
+    w.become(child);
+    return self;
+  }
+
   // The child on a pooled fiber that the parent switches to (on_arrival, after::publish); the child switches
   // back when it ends locally. Returns whether it did. Where there is no call on another stack (not x86-64,
   // the sanitizer builds).
   static bool switch_to_child(worker& w, frame& f) {
     fiber* child = w.fibers.get();  // may throw: nothing is published or changed before it
-    fiber* self = w.current_fiber;
-    self->task = w.current_task;
-    ++self->epoch;
-    w.become(child);
+    fiber* self = leave_for_child(w, child);
     switch_msg m;
     m.w = &w;
     m.from = self;
@@ -175,10 +182,7 @@ class engine final : public engine_base {
   };
   static bool call_child_on_stack(worker& w, frame& f) {
     fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
-    fiber* self = w.current_fiber;
-    self->task = w.current_task;
-    ++self->epoch;
-    w.become(child);
+    fiber* self = leave_for_child(w, child);
     on_stack_call c{&w, self, &f};
     const ult::eh_state mine = *w.eh;
     const ult::transfer t = ult::call_on_stack(&c, &child_on_stack, child, &self->ctx.fctx);
