@@ -112,6 +112,44 @@ TEST_P(Api, ChildrenThatEndBeforeTheWaitKeepTheFirstException) {
   }
 }
 
+// A task that spawns inside a catch handler keeps the exception it is handling: its children run on other
+// stacks (a work-first child is called on one, engine.hpp) and may throw and catch their own, end
+// elsewhere, or have the parent's continuation stolen, and the handler's `throw;` still rethrows its own.
+TEST_P(Api, AHandlerThatSpawnsKeepsItsException) {
+  for (unsigned w : {1u, 2u}) {
+    roost::runtime rt(opts(GetParam(), w));
+    std::atomic<int> kept{0};
+    rt.run([&] {
+      roost::task_group outer;
+      for (int i = 0; i < 16; ++i)
+        outer.run([&, i] {
+          try {
+            throw std::runtime_error("mine " + std::to_string(i));
+          } catch (const std::runtime_error&) {
+            roost::task_group tg;
+            tg.run([] {
+              try {
+                throw std::logic_error("child's own");
+              } catch (const std::logic_error&) {
+              }
+              fib(12);
+            });
+            tg.run([] { fib(14); });
+            tg.wait();
+            try {
+              throw;
+            } catch (const std::runtime_error& e) {
+              if (std::string(e.what()) == "mine " + std::to_string(i)) kept.fetch_add(1);
+            }
+          }
+        });
+      outer.wait();
+    });
+    EXPECT_EQ(kept.load(), 16) << "workers " << w;
+    EXPECT_EQ(std::uncaught_exceptions(), 0);
+  }
+}
+
 TEST_P(Api, ExceptionFromDeepInsideAndFromTheRoot) {
   roost::runtime rt(opts(GetParam(), 2));
   std::function<int(int)> deep = [&](int d) -> int {

@@ -184,7 +184,7 @@ class engine final : public engine_base {
     fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
     fiber* self = leave_for_child(w, child);
     on_stack_call c{&w, self, &f};
-    const ult::eh_state mine = *w.eh;
+    const ult::eh_state mine = *w.eh;  // for a thief's thread, which switch_to would have carried it to
     const ult::transfer t = ult::call_on_stack(&c, &child_on_stack, child, &self->ctx.fctx);
     if (t.fctx) {  // a thief resumed the continuation, perhaps on another thread (switch_with's protocol)
       const switch_msg& in = *static_cast<const switch_msg*>(t.data);
@@ -194,13 +194,13 @@ class engine final : public engine_base {
     // The child ended locally (run_child_first): its parent's continuation still lay on top of the deque,
     // or was never published. The call returned on the thread that ran the child's end, which is the
     // child's worker's now: the child's stack is free again, and this task runs on there, as resume_fiber
-    // would have resumed it.
+    // would have resumed it. That thread's exception state is this task's already: the child began with
+    // it, its handlers are balanced, and a switch of the child's carried it along (switch_to).
     worker& now = worker_of(*child);
     ++child->epoch;
     now.fibers.put_free_stack(child);
     now.become(self);
     now.current_task = self->task;
-    *now.eh = mine;
     if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
     return true;
   }
