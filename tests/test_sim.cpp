@@ -146,7 +146,8 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   const std::string report = slurp(path);
   EXPECT_NE(report.find("\"line_accesses\": 108,"), std::string::npos) << report;
-  for (const char* key : {"\"model_s\"", "\"line_accesses_per_s\"", "\"model_line_accesses_per_s\""})
+  for (const char* key : {"\"model_s\"", "\"line_accesses_per_s\"", "\"model_line_accesses_per_s\"", "\"model_shards\"",
+                          "\"model_host_threads\"", "\"regions_shared\""})
     EXPECT_NE(report.find(key, report.find("\"host\"")), std::string::npos) << key << " missing from the host part of\n"
                                                                              << report;
   EXPECT_NE(err.find("108 line accesses"), std::string::npos) << err;

@@ -42,8 +42,8 @@ platform::sim_costs costs_of(const resolved_options& cfg) {
   c.apply(split(cfg.sim_params).costs);
   return c;
 }
-sim::memory_model model_of(const resolved_options& cfg, const topo::topology& tp) {
-  return sim::memory_model::from_topology(tp, sim::param_overrides::parse(split(cfg.sim_params).memory,
+sim::sharded_model model_of(const resolved_options& cfg, const topo::topology& tp) {
+  return sim::sharded_model::from_topology(tp, sim::param_overrides::parse(split(cfg.sim_params).memory,
                                                                           "ROOST_SIM_PARAMS"));
 }
 }  // namespace
@@ -237,15 +237,17 @@ void simulation::finish(const std::string& scheduler, const std::string& topolog
     for (std::size_t i = 0; i < model_.num_instances(); ++i) any |= model_.instance(i).level == level;
     if (any) caches += "; L" + std::to_string(level) + " misses " + std::to_string(misses_at_level(level));
   }
-  const platform::sim_platform::host_figures host{wall, std::chrono::duration<double>(model_time_).count()};
+  const platform::sim_platform::host_figures host{wall, std::chrono::duration<double>(model_time_).count(),
+                                                  model_.shards(), model_.host_threads(), model_.regions_shared()};
   // The simulator's speed, when kernels declared data (its target, DESIGN §6: 20 M line accesses a second).
-  char speed[160] = "";
+  char speed[200] = "";
   if (plat_.line_accesses() > 0 && wall > 0)
     std::snprintf(speed, sizeof speed,
-                  "; %llu line accesses, %.1f M/s of this machine's time (memory model alone %.1f M/s)",
+                  "; %llu line accesses, %.1f M/s of this machine's time (memory model alone %.1f M/s, %u %s)",
                   static_cast<unsigned long long>(plat_.line_accesses()),
                   static_cast<double>(plat_.line_accesses()) / wall / 1e6,
-                  host.model_s > 0 ? static_cast<double>(plat_.line_accesses()) / host.model_s / 1e6 : 0.0);
+                  host.model_s > 0 ? static_cast<double>(plat_.line_accesses()) / host.model_s / 1e6 : 0.0,
+                  host.model_threads, host.model_threads == 1 ? "host thread" : "host threads");
   std::fprintf(stderr, "%s%s%s%s\n", plat_.summary().c_str(), caches.c_str(), speed,
                plat_.touches() || plat_.operations()
                    ? ""

@@ -1,5 +1,5 @@
 // A runtime made with ROOST_PLATFORM=sim: the simulated platform it runs on (platform/sim_platform.hpp),
-// the memory hierarchy of its topology (sim/memory_model.hpp), the kernels' declared data (roost::touch)
+// the memory hierarchy of its topology (sim/memory_model.hpp, walked in two shards: sim/sharded_model.hpp), the kernels' declared data (roost::touch)
 // walked through that hierarchy and charged to the worker that touched it, and the report at the end.
 #pragma once
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "platform/sim_platform.hpp"
-#include "sim/memory_model.hpp"
+#include "sim/sharded_model.hpp"
 #include "roost/options.hpp"
 #include "roost/touch.hpp"
 #include "topology/placement.hpp"
@@ -58,7 +58,7 @@ class simulation final : public touch_consumer {
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   std::uint64_t next_sim_page_ = 1;
 
-  sim::memory_model model_;
+  sim::sharded_model model_;
   platform::sim_platform plat_;
   std::vector<unsigned> pu_of_worker_;
   std::string report_path_;

@@ -281,7 +281,9 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
   const auto per_s = [&](double s) { return s > 0 ? static_cast<double>(line_accesses_) / s : 0.0; };
   os << "},\n  \"host\": {\"wall_s\": " << host.wall_s << ", \"model_s\": " << host.model_s
      << ", \"line_accesses_per_s\": " << per_s(host.wall_s)
-     << ", \"model_line_accesses_per_s\": " << per_s(host.model_s) << "}\n}\n";
+     << ", \"model_line_accesses_per_s\": " << per_s(host.model_s) << ", \"model_shards\": " << host.model_shards
+     << ", \"model_host_threads\": " << host.model_threads << ", \"regions_shared\": " << host.regions_shared
+     << "}\n}\n";
   return os.str();
 }
 

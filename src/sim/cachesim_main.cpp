@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "roost/errors.hpp"
-#include "sim/memory_model.hpp"
+#include "sim/sharded_model.hpp"
 #include "topology/topology.hpp"
 
 namespace {
@@ -162,9 +162,10 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-void print_json(const memory_model& m, std::uint64_t records, std::uint64_t lines, double seconds, double cpu) {
+void print_json(const sharded_model& m, std::uint64_t records, std::uint64_t lines, double seconds, double cpu) {
   std::printf("{\n  \"geometry\": \"%s\",\n  \"mode\": \"%s\",\n", m.summary().c_str(),
               m.params().mode == replacement_mode::pycachesim ? "pycachesim" : "roost");
+  std::printf("  \"shards\": %u,\n", m.shards());
   std::printf("  \"trace_records\": %" PRIu64 ",\n  \"line_accesses\": %" PRIu64 ",\n", records, lines);
   std::printf("  \"seconds\": %.6f,\n  \"line_accesses_per_second\": %.0f,\n", seconds, seconds > 0 ? lines / seconds : 0.0);
   std::printf("  \"cpu_seconds\": %.6f,\n  \"line_accesses_per_cpu_second\": %.0f,\n", cpu, cpu > 0 ? lines / cpu : 0.0);
@@ -234,10 +235,11 @@ int run(int argc, char** argv) {
   if (!mode.empty()) params += " mode=" + mode;
   const param_overrides overrides = param_overrides::parse(params, "--params");
 
-  std::optional<memory_model> model;
+  // The simulator's walk: two shards by line where the geometry splits (sharded_model.hpp), each line in turn.
+  std::optional<sharded_model> model;
   if (topology) {
     const roost::topo::topology tp = roost::topo::topology::load(*topology);
-    model.emplace(memory_model::from_topology(tp, overrides));
+    model.emplace(hierarchy_spec::from_topology(tp), overrides.resolve(&tp));
   } else {
     hierarchy_spec spec;
     spec.source = "--level";

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <stdexcept>
 
 #include "roost/errors.hpp"
 #include "topology/topology.hpp"
@@ -100,7 +101,19 @@ memory_model memory_model::from_topology(const topo::topology& tp, const param_o
   return memory_model(hierarchy_spec::from_topology(tp), overrides.resolve(&tp));
 }
 
-memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params) : params_(params) {
+bool memory_model::shardable(const hierarchy_spec& spec, const sim_params& params, unsigned shards) {
+  if (!is_pow2(shards) || !is_pow2(spec.line_bytes) || spec.line_bytes > 4096 ||
+      params.page_bytes < spec.line_bytes * shards)
+    return false;
+  for (const cache_spec& c : spec.caches) {
+    if (c.level < 1 || c.level > max_cache_level) return false;
+    const std::size_t set_bytes = std::size_t{c.ways ? c.ways : params.level[c.level].ways} * spec.line_bytes;
+    if (set_bytes == 0 || c.bytes % set_bytes != 0 || (c.bytes / set_bytes) % shards != 0) return false;
+  }
+  return true;
+}
+
+memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params, unsigned shard_of) : params_(params) {
   const std::string& src = spec.source;
   if (!is_pow2(spec.line_bytes) || spec.line_bytes > 4096)
     throw config_error(src + ": line size " + std::to_string(spec.line_bytes) +
@@ -108,8 +121,11 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
   if (params.page_bytes < spec.line_bytes)
     throw config_error("sim parameters: page_size=" + std::to_string(params.page_bytes) +
                        " is smaller than the line size (" + std::to_string(spec.line_bytes) + " bytes)");
+  if (shard_of > 1 && !shardable(spec, params, shard_of))
+    throw std::logic_error("memory_model: the geometry does not split into " + std::to_string(shard_of) + " shards");
   line_shift_ = log2_of(spec.line_bytes);
-  page_line_shift_ = log2_of(params.page_bytes) - line_shift_;
+  page_shift_ = log2_of(params.page_bytes);
+  page_line_shift_ = page_shift_ - line_shift_ - log2_of(shard_of);
   lru_on_write_hit_ = params.mode == replacement_mode::roost;
   fetch_on_writeback_miss_ = params.mode == replacement_mode::pycachesim;
 
@@ -137,7 +153,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params)
     }
     for (unsigned p : c.pus)
       if (p >= spec.num_pus) throw config_error(what + " lists PU " + std::to_string(p) + ", past the last PU");
-    caches_.emplace_back(c.bytes / set_bytes, ways);
+    caches_.emplace_back(c.bytes / set_bytes / shard_of, ways);
     instance_info in;
     in.name = c.name;
     in.level = c.level;
@@ -438,17 +454,22 @@ void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
   if (node >= num_numa_)
     throw config_error("memory_model::place: node " + std::to_string(node) + "; the topology has NUMA nodes 0 to " +
                        std::to_string(num_numa_ - 1));
-  const unsigned page_shift = page_line_shift_ + line_shift_;
-  for (std::uint64_t p = addr >> page_shift; p <= (addr + bytes - 1) >> page_shift; ++p) pages_.place(p, node);
+  for (std::uint64_t p = addr >> page_shift_; p <= (addr + bytes - 1) >> page_shift_; ++p) pages_.place(p, node);
   last_page_.assign(last_page_.size(), last_page{});  // a page may have moved
 }
 
 std::uint32_t memory_model::home_of(std::uint64_t addr) const {
-  const std::uint64_t page = addr >> (page_line_shift_ + line_shift_);
+  const std::uint64_t page = addr >> page_shift_;
   if (num_numa_ == 1) return 0;
   const std::uint32_t n = pages_.node_of(page);
   if (n == page_map::none && params_.numa == numa_policy::interleave) return static_cast<std::uint32_t>(page % num_numa_);
   return n;
+}
+
+bool memory_model::place_if_new(std::uint64_t page, unsigned node) {
+  if (pages_.node_of(page) != page_map::none) return false;
+  pages_.place(page, node);  // no PU's last page can be this one: it had no node
+  return true;
 }
 
 std::vector<unsigned> memory_model::chain(unsigned pu) const {

@@ -84,12 +84,20 @@ struct memory_counters {
   std::uint64_t writebacks = 0;  // dirty lines the last cache wrote back
 };
 
-class memory_model {
+// Aligned to a cache line: two shards (sharded_model.hpp) side by side are walked by two threads.
+class alignas(64) memory_model {
  public:
   // Throws roost::config_error, naming spec.source or the parameter, for a geometry the model cannot build:
   // a line size that is not a power of two, a cache level outside 1..4, a size that is not ways x line size x
   // a whole number of sets, a page smaller than a line, more than max_chain caches on a PU's way to memory.
-  memory_model(const hierarchy_spec& spec, const sim_params& params);
+  // `shard_of` > 1 (a power of two) makes this model one of that many shards by line (sharded_model.hpp):
+  // every cache has 1 / shard_of of its sets, and the lines it is given are line / shard_of; every cache's
+  // set count and a page's lines must then be multiples of shard_of (shardable() says whether they are).
+  // What it reports (instance(), summary()) is the whole cache's geometry.
+  memory_model(const hierarchy_spec& spec, const sim_params& params, unsigned shard_of = 1);
+  // Whether the geometry splits into `shards` shards: every cache's sets and a page's lines divide evenly.
+  // False also for a geometry the constructor refuses, which then says why.
+  static bool shardable(const hierarchy_spec& spec, const sim_params& params, unsigned shards);
   // The topology's hierarchy with the parameters the overrides resolve to (preset "auto": detected).
   static memory_model from_topology(const topo::topology& tp, const param_overrides& overrides = {});
 
@@ -106,6 +114,10 @@ class memory_model {
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);
   // The node a byte's page lives on, or page_map::none when no access placed it yet.
   std::uint32_t home_of(std::uint64_t addr) const;
+  // First touch ahead of the walk (sharded_model.hpp): puts page number `page` on `node` unless it has a node
+  // already; returns whether it placed it. A page nobody has touched has no line in any cache, so the walk
+  // would have placed it at its first line all the same.
+  bool place_if_new(std::uint64_t page, unsigned node);
 
   struct instance_info {
     std::string name;
@@ -123,6 +135,7 @@ class memory_model {
   bool holds(std::size_t instance, line_addr line) const { return caches_[instance].find(line) >= 0; }
   const memory_counters& memory(unsigned pu) const { return memory_[pu]; }
   std::vector<unsigned> chain(unsigned pu) const;
+  unsigned chain_length(unsigned pu) const { return chains_[pu].len; }
   unsigned num_pus() const { return static_cast<unsigned>(chains_.size()); }
   unsigned numa_of(unsigned pu) const { return numa_of_pu_[pu]; }
   unsigned num_numa() const { return num_numa_; }
@@ -155,7 +168,8 @@ class memory_model {
   bool lru_on_write_hit_ = true;
   bool fetch_on_writeback_miss_ = false;
   unsigned line_shift_ = 6;
-  unsigned page_line_shift_ = 6;  // log2(lines per page)
+  unsigned page_line_shift_ = 6;  // log2(lines per page), in the lines this model is given (a shard's: line / shards)
+  unsigned page_shift_ = 12;      // log2(page bytes)
   std::vector<cache_array> caches_;
   std::vector<instance_info> info_;
   std::vector<double> latency_of_;  // per instance

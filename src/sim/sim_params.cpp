@@ -102,7 +102,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-enum class kind { preset, mode, numa, page_size, ways, latency, bw, shared_bw };
+enum class kind { preset, mode, numa, page_size, ways, latency, bw, shared_bw, threads };
 
 struct param_name {
   std::string name;
@@ -134,6 +134,7 @@ const std::vector<param_name>& names() {
     v.push_back({"dram.remote_ns", kind::latency, 0, kNumber});
     v.push_back({"dram.core_bw", kind::bw, 0, kNumber});
     v.push_back({"dram.node_bw", kind::bw, 0, kNumber});
+    v.push_back({"host_threads", kind::threads, 0, "auto, 1 or 2 (the host threads that walk the model; results do not depend on it)"});
     return v;
   }();
   return all;
@@ -213,6 +214,9 @@ void check_value(const std::string& source, const param_name& p, const std::stri
     case kind::shared_bw:
       if (!parse_double(value, d) || d < 0 || d > 1e6) bad();
       return;
+    case kind::threads:
+      if (lower(value) != "auto" && value != "1" && value != "2") bad();
+      return;
   }
 }
 
@@ -231,6 +235,9 @@ void set_value(sim_params& s, const param_name& p, const std::string& value) {
       return;
     case kind::page_size:
       s.page_bytes = parse_bytes(value);
+      return;
+    case kind::threads:
+      s.host_threads = lower(value) == "auto" ? 0 : static_cast<unsigned>(value[0] - '0');
       return;
     case kind::ways:
       parse_unsigned(value, u);

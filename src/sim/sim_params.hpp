@@ -47,6 +47,9 @@ struct sim_params {
   std::size_t page_bytes = 4096;
   numa_policy numa = numa_policy::first_touch;
   replacement_mode mode = replacement_mode::roost;
+  // Host threads that walk the model (sharded_model.hpp): 1 or 2; 0 (auto): 2 where the process may run on
+  // two CPUs. Speed only: every result is the same with either.
+  unsigned host_threads = 0;
 };
 
 // The presets: "generic" and the machines of DESIGN §4. "auto" (the default) is resolved against a topology

@@ -1,0 +1,224 @@
+#include "sim/sharded_model.hpp"
+
+#include <algorithm>
+
+#include "platform/platform.hpp"
+
+namespace roost::sim {
+
+using platform::native_platform;
+
+// The hand-over of one region's odd half. The caller writes the job, then posts it in `word`, whose two low
+// bits say who has it: a release store and an acquire compare-exchange order the job's fields, and the done
+// store and the caller's acquire load order the helper's results, so the job's fields and the results need no
+// atomics. The upper bits number the jobs, so a word is never mistaken for an earlier job's.
+// Sleeping is Dekker's pattern on each side (seq_cst flag, then the word read again before the futex wait;
+// the other side stores the word, then reads the flag), so a wake is never lost.
+struct sharded_model::helper {
+  static constexpr std::uint32_t kPosted = 0, kTaken = 1, kTakenBack = 2, kDone = 3;
+  alignas(64) std::atomic<std::uint32_t> word{kDone};
+  std::atomic<std::uint32_t> helper_asleep{0};
+  std::atomic<std::uint32_t> caller_asleep{0};
+  std::atomic<bool> stop{false};
+  std::uint32_t job = 0;
+  unsigned pu = 0;
+  line_addr first = 0, last = 0;
+  bool is_write = false;
+  unsigned spin_idle = 1, spin_wait = 1;  // cpu_relax() counts: the helper's wait for a job, the caller's for a result
+  native_platform::thread_handle thread = 0;
+};
+
+namespace {
+unsigned shards_for(const hierarchy_spec& spec, const sim_params& params) {
+  return memory_model::shardable(spec, params, 2) ? 2 : 1;
+}
+}  // namespace
+
+sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& params) {
+  const unsigned n = shards_for(spec, params);
+  shards_.reserve(n);
+  for (unsigned s = 0; s < n; ++s) shards_.emplace_back(spec, params, n);
+  shard_mask_ = n - 1;
+  shard_shift_ = n == 2 ? 1 : 0;
+  page_line_shift_ = static_cast<unsigned>(__builtin_ctzll(params.page_bytes) - __builtin_ctzll(spec.line_bytes));
+  first_touch_ahead_ = n > 1 && shards_[0].num_numa() > 1 && params.numa == numa_policy::first_touch;
+  unsigned host_threads = params.host_threads;
+  if (host_threads == 0) host_threads = native_platform::allowed_cpus().size() >= 2 ? 2 : 1;
+  host_threads_ = n > 1 ? std::min(host_threads, 2u) : 1;
+}
+
+sharded_model sharded_model::from_topology(const topo::topology& tp, const param_overrides& overrides) {
+  return sharded_model(hierarchy_spec::from_topology(tp), overrides.resolve(&tp));
+}
+
+sharded_model::~sharded_model() {
+  if (!helper_) return;
+  helper& h = *helper_;
+  h.stop.store(true, std::memory_order_seq_cst);
+  h.word.store(((h.job + 1) << 2) | helper::kDone, std::memory_order_seq_cst);  // a change the helper wakes for
+  native_platform::wake_one(h.word);
+  native_platform::join_thread(h.thread);
+}
+
+void sharded_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
+  for (memory_model& m : shards_) m.place(addr, bytes, node);
+}
+
+void sharded_model::place_first_touch(unsigned pu, line_addr first, line_addr last) {
+  const unsigned node = shards_[0].numa_of(pu);
+  for (std::uint64_t p = first >> page_line_shift_; p <= last >> page_line_shift_; ++p) {
+    if (p == last_placed_page_) continue;  // a page once placed keeps a node
+    last_placed_page_ = p;
+    if (shards_[0].place_if_new(p, node))
+      for (std::size_t s = 1; s < shards_.size(); ++s) shards_[s].place_if_new(p, node);
+  }
+}
+
+access_result sharded_model::access(unsigned pu, line_addr line, bool is_write) {
+  if (first_touch_ahead_) place_first_touch(pu, line, line);
+  return shards_[line & shard_mask_].access(pu, line >> shard_shift_, is_write);
+}
+
+void sharded_model::walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write,
+                         access_result* out) {
+  memory_model& m = shards_[shard];
+  line_addr l = first + ((shard - first) & shard_mask_);  // its first line
+  for (; l <= last; l += shard_mask_ + 1) *out++ = m.access(pu, l >> shard_shift_, is_write);
+}
+
+namespace {
+// memory_model::access_region's sum, line by line in line order.
+inline void add_line(region_result& r, const access_result& a, unsigned len, bool first) {
+  const bool remote = a.depth == len && a.remote;
+  ++r.served[a.depth + (remote ? 1 : 0)];
+  r.remote_lines += remote;
+  r.coherence_misses += a.coherence_miss;
+  r.latency_sum_ns += a.latency_ns;
+  if (first) r.first_latency_ns = a.latency_ns;
+}
+}  // namespace
+
+region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind) {
+  if (shards_.size() == 1) return shards_[0].access_region(pu, addr, bytes, kind);
+  region_result r;
+  r.pu = pu;
+  if (bytes == 0) return r;
+  const bool is_write = kind != access_kind::read;
+  const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
+  const line_addr first = addr >> shift, last = (addr + bytes - 1) >> shift;
+  const unsigned len = shards_[0].chain_length(pu);
+  r.lines = last - first + 1;
+  if (first_touch_ahead_) place_first_touch(pu, first, last);
+  if (host_threads_ < 2 || r.lines < kMinSharedLines) {
+    for (line_addr l = first; l <= last; ++l)
+      add_line(r, shards_[l & shard_mask_].access(pu, l >> shard_shift_, is_write), len, l == first);
+    return r;
+  }
+
+  if (!helper_) {
+    helper_ = std::make_unique<helper>();
+    helper_->spin_idle = native_platform::relax_count_for_ns(50'000);
+    helper_->spin_wait = native_platform::relax_count_for_ns(200'000);
+    helper_->thread = native_platform::start_thread([this] { helper_main(); });
+  }
+  helper& h = *helper_;
+  const std::size_t half = static_cast<std::size_t>(r.lines / 2 + 1);
+  if (results_[0].size() < half) {
+    results_[0].resize(half);
+    results_[1].resize(half);
+  }
+  h.pu = pu;
+  h.first = first;
+  h.last = last;
+  h.is_write = is_write;
+  const std::uint32_t job = ++h.job;
+  std::uint32_t posted = (job << 2) | helper::kPosted;
+  h.word.store(posted, std::memory_order_seq_cst);
+  if (h.helper_asleep.load(std::memory_order_seq_cst)) native_platform::wake_one(h.word);
+  walk(0, pu, first, last, is_write, results_[0].data());
+  if (h.word.compare_exchange_strong(posted, (job << 2) | helper::kTakenBack, std::memory_order_acq_rel)) {
+    walk(1, pu, first, last, is_write, results_[1].data());  // the helper was late: no waiting for it
+    ++regions_taken_back_;
+  } else {
+    const std::uint32_t done = (job << 2) | helper::kDone;
+    for (unsigned spins = 0; h.word.load(std::memory_order_acquire) != done;) {
+      if (++spins < h.spin_wait) {
+        native_platform::cpu_relax();
+        continue;
+      }
+      h.caller_asleep.store(1, std::memory_order_seq_cst);
+      const std::uint32_t now = h.word.load(std::memory_order_seq_cst);
+      if (now != done) native_platform::wait_on(h.word, now);
+      h.caller_asleep.store(0, std::memory_order_relaxed);
+      spins = 0;
+    }
+    ++regions_shared_;
+  }
+  // The sum in line order: line l is its shard's ((l - its first line) / 2)-th.
+  const access_result* at[2] = {results_[first & 1].data(), results_[(first & 1) ^ 1].data()};
+  for (line_addr l = first; l <= last; ++l) add_line(r, *at[(l - first) & 1]++, len, l == first);
+  return r;
+}
+
+void sharded_model::helper_main() {
+  helper& h = *helper_;
+  // The word as it was made, not as it is now: a helper that starts late must still see the posts, and the
+  // stop, that came before it started (it may start after the last post, even after the stop).
+  std::uint32_t seen = helper::kDone;
+  for (;;) {
+    std::uint32_t w;
+    for (unsigned spins = 0; (w = h.word.load(std::memory_order_acquire)) == seen;) {
+      if (++spins < h.spin_idle) {
+        native_platform::cpu_relax();
+        continue;
+      }
+      h.helper_asleep.store(1, std::memory_order_seq_cst);
+      if (h.word.load(std::memory_order_seq_cst) == seen) native_platform::wait_on(h.word, seen);
+      h.helper_asleep.store(0, std::memory_order_relaxed);
+      spins = 0;
+    }
+    if (h.stop.load(std::memory_order_acquire)) return;
+    seen = w;
+    if ((w & 3) != helper::kPosted) continue;
+    if (!h.word.compare_exchange_strong(w, (w & ~3u) | helper::kTaken, std::memory_order_acq_rel)) {
+      seen = w;  // the caller took it back
+      continue;
+    }
+    walk(1, h.pu, h.first, h.last, h.is_write, results_[1].data());
+    seen = (w & ~3u) | helper::kDone;
+    h.word.store(seen, std::memory_order_seq_cst);
+    if (h.caller_asleep.load(std::memory_order_seq_cst)) native_platform::wake_one(h.word);
+  }
+}
+
+cache_counters sharded_model::counters(std::size_t instance) const {
+  cache_counters sum;
+  for (const memory_model& m : shards_) {
+    const cache_counters& c = m.counters(instance);
+    sum.accesses += c.accesses;
+    sum.hits += c.hits;
+    sum.write_hits += c.write_hits;
+    sum.misses += c.misses;
+    sum.coherence_misses += c.coherence_misses;
+    sum.evictions += c.evictions;
+    sum.writebacks += c.writebacks;
+    sum.invalidations += c.invalidations;
+  }
+  return sum;
+}
+
+memory_counters sharded_model::memory(unsigned pu) const {
+  memory_counters sum;
+  for (const memory_model& m : shards_) {
+    sum.local += m.memory(pu).local;
+    sum.remote += m.memory(pu).remote;
+    sum.writebacks += m.memory(pu).writebacks;
+  }
+  return sum;
+}
+
+void sharded_model::reset_counters() {
+  for (memory_model& m : shards_) m.reset_counters();
+}
+
+}  // namespace roost::sim

@@ -1,0 +1,99 @@
+// The memory model as two shards by line, walked by two host threads at once: the simulator's speed
+// (DESIGN §6, src/sim/README.md "Two shards").
+//
+// Why it is exact. A line's set in a cache is `line mod sets`. When every cache has an even number of sets,
+// the even lines meet only even lines in every set they visit, and so do the odd ones: their LRU orders,
+// fills, victims, write-backs and the coherence directory's masks (one per line) never mix. So the hierarchy
+// is two independent hierarchies of half the sets each, one fed the even lines and one the odd lines
+// (as line / 2; memory_model's shard_of). Each line's walk gives what one model gives, because each shard
+// sees its lines in the order one model sees them. The one thing lines of both parities share is a page's
+// node under first touch: this class places a region's new pages on the touching PU's node in both shards
+// before the walk. That is where the walk would have placed them too: no cache holds a line of a page that
+// was never read from memory, so a page's first touched line always goes to memory.
+//
+// A region's lines are summed in line order, as memory_model::access_region sums them, so every result
+// (and every simulated run) is bit-identical with one shard or two, and with one host thread or two.
+//
+// One caller thread: the simulated platform. The second host thread (the helper) only walks the odd shard of
+// a region the caller posted, while the caller walks the even one; it is made at the first region long enough
+// to be worth it, spins a while for the next one and then sleeps. If the helper has not taken the odd half by
+// the time the caller is done with its own, the caller walks it too: a busy host never waits for the helper.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "sim/memory_model.hpp"
+
+namespace roost::sim {
+
+class sharded_model {
+ public:
+  // Shards: 2 where the geometry splits (memory_model::shardable), else 1 (the model as it is, on one
+  // thread). Host threads: params.host_threads (0: 2 where this process may run on two CPUs or more).
+  // Throws as memory_model's constructor does.
+  sharded_model(const hierarchy_spec& spec, const sim_params& params);
+  static sharded_model from_topology(const topo::topology& tp, const param_overrides& overrides = {});
+  // Not movable: the helper thread walks this object's shards (a factory's result is not moved: C++17).
+  sharded_model(sharded_model&&) = delete;
+  sharded_model& operator=(sharded_model&&) = delete;
+  ~sharded_model();
+
+  // As memory_model's.
+  access_result access(unsigned pu, line_addr line, bool is_write);
+  region_result access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind);
+  double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1) const {
+    return shards_[0].region_cost_ns(r, concurrent_streams);
+  }
+  void place(std::uint64_t addr, std::size_t bytes, unsigned node);
+  std::uint32_t home_of(std::uint64_t addr) const { return shards_[0].home_of(addr); }
+
+  // Counters summed over the shards.
+  cache_counters counters(std::size_t instance) const;
+  memory_counters memory(unsigned pu) const;
+  bool holds(std::size_t instance, line_addr line) const {
+    return shards_[line & shard_mask_].holds(instance, line >> shard_shift_);
+  }
+  void reset_counters();
+
+  // The geometry, the same in every shard.
+  const memory_model& geometry() const { return shards_[0]; }
+  std::size_t num_instances() const { return shards_[0].num_instances(); }
+  const memory_model::instance_info& instance(std::size_t i) const { return shards_[0].instance(i); }
+  unsigned num_pus() const { return shards_[0].num_pus(); }
+  unsigned num_numa() const { return shards_[0].num_numa(); }
+  std::size_t line_bytes() const { return shards_[0].line_bytes(); }
+  const sim_params& params() const { return shards_[0].params(); }
+  std::string summary() const { return shards_[0].summary(); }
+
+  unsigned shards() const { return static_cast<unsigned>(shards_.size()); }
+  unsigned host_threads() const { return host_threads_; }
+  // Regions the helper walked half of, and regions the caller walked whole although it posted them.
+  std::uint64_t regions_shared() const { return regions_shared_; }
+  std::uint64_t regions_taken_back() const { return regions_taken_back_; }
+
+  // Regions shorter than this are walked on the caller's thread alone: a hand-over costs about a cache line's
+  // round trip between two cores each way (~0.1-0.3 us), a line's walk ~0.05-0.1 us.
+  static constexpr std::uint64_t kMinSharedLines = 32;
+
+ private:
+  struct helper;
+  // Walks the lines of [first, last] that belong to `shard`, each result at out[line - first].
+  void walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write, access_result* out);
+  void place_first_touch(unsigned pu, line_addr first, line_addr last);
+  void helper_main();
+
+  std::vector<memory_model> shards_;
+  line_addr shard_mask_ = 0;
+  unsigned shard_shift_ = 0;
+  unsigned page_line_shift_ = 0;  // log2(lines per page), in whole-model lines
+  bool first_touch_ahead_ = false;
+  std::uint64_t last_placed_page_ = ~std::uint64_t{0};
+  unsigned host_threads_ = 1;
+  std::vector<access_result> results_[2];  // a shared region's per-line results, per shard in line order
+  std::unique_ptr<helper> helper_;
+  std::uint64_t regions_shared_ = 0, regions_taken_back_ = 0;
+};
+
+}  // namespace roost::sim

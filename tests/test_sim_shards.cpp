@@ -1,0 +1,152 @@
+// The memory model walked as two shards by line (src/sim/sharded_model.hpp): every result is the one model's,
+// to the bit, with one host thread or two, on coherent, NUMA (first touch, interleave, explicit placement),
+// multi-level and pycachesim-mode hierarchies; a geometry that does not split runs as one shard.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "roost/errors.hpp"
+#include "sim/memory_model.hpp"
+#include "sim/sharded_model.hpp"
+#include "sim/sim_params.hpp"
+#include "test_util.hpp"
+#include "topology/topology.hpp"
+
+using namespace roost::sim;
+using roost::topo::topology;
+
+namespace {
+
+struct geometry {
+  const char* topology;
+  const char* params;
+};
+
+const geometry kGeometries[] = {
+    // Two cores of one socket: private L1d and L2 each, a shared L3 (coherence between the private caches).
+    {"pack:1 l3:1(size=64KiB) l2:2(size=16KiB) l1d:1(size=4KiB) core:1 pu:1", ""},
+    // Two sockets and NUMA nodes, first touch, small caches so that lines go to memory and come back.
+    {"pack:2 [numa(memory=1GiB)] l3:1(size=32KiB) l2:2(size=8KiB) core:1 pu:1", "page_size=4KiB"},
+    {"pack:2 [numa(memory=1GiB)] l3:1(size=32KiB) l2:2(size=8KiB) core:1 pu:1", "numa_policy=interleave"},
+    // Four nodes, the three-level Opteron-like shape, pycachesim's replacement semantics.
+    {"pack:4 [numa(memory=1GiB)] l3:1(size=48KiB) l2:2(size=8KiB) l1d:1(size=2KiB) core:1 pu:1",
+     "mode=pycachesim page_size=1KiB"},
+};
+
+bool same(const region_result& a, const region_result& b) {
+  return a.pu == b.pu && a.lines == b.lines && a.coherence_misses == b.coherence_misses &&
+         a.remote_lines == b.remote_lines && a.served == b.served &&
+         std::memcmp(&a.latency_sum_ns, &b.latency_sum_ns, sizeof(double)) == 0 &&
+         std::memcmp(&a.first_latency_ns, &b.first_latency_ns, sizeof(double)) == 0;
+}
+
+// A seeded mix of regions: long ones (the helper walks their odd lines), short ones and single lines, reads,
+// writes and read-writes, from every PU, over a footprint a few times the caches, with explicit placements.
+void replay_both(const geometry& g, const std::string& threads, unsigned seed) {
+  SCOPED_TRACE(std::string(g.topology) + " " + g.params + " host_threads=" + threads + " seed " + std::to_string(seed));
+  const topology tp = topology::load(g.topology);
+  const param_overrides one = param_overrides::parse(g.params, "test");
+  const param_overrides two = param_overrides::parse(std::string(g.params) + " host_threads=" + threads, "test");
+  memory_model whole = memory_model::from_topology(tp, one);
+  sharded_model shards = sharded_model::from_topology(tp, two);
+  ASSERT_EQ(shards.shards(), 2u);
+  std::mt19937_64 rng(seed);
+  const std::uint64_t footprint = 256 * 1024;
+  for (int i = 0; i < 3000; ++i) {
+    const unsigned pu = static_cast<unsigned>(rng() % whole.num_pus());
+    const std::uint64_t addr = rng() % footprint;
+    const int shape = static_cast<int>(rng() % 8);
+    const std::size_t bytes = shape < 3 ? 64 * (64 + rng() % 400) : shape < 6 ? 1 + rng() % 700 : 1;
+    const access_kind kind = static_cast<access_kind>(rng() % 3);
+    if (rng() % 200 == 0 && whole.num_numa() > 1) {
+      const unsigned node = static_cast<unsigned>(rng() % whole.num_numa());
+      whole.place(addr, 8192, node);
+      shards.place(addr, 8192, node);
+    }
+    const region_result a = whole.access_region(pu, addr, bytes, kind);
+    const region_result b = shards.access_region(pu, addr, bytes, kind);
+    ASSERT_TRUE(same(a, b)) << "region " << i << " at " << addr << " of " << bytes << " bytes from PU " << pu;
+    if (i % 97 == 0) {
+      const line_addr l = (rng() % footprint) / 64;
+      const bool w = rng() % 2;
+      const access_result x = whole.access(pu, l, w), y = shards.access(pu, l, w);
+      ASSERT_EQ(x.depth, y.depth);
+      ASSERT_EQ(x.instance, y.instance);
+      ASSERT_EQ(x.coherence_miss, y.coherence_miss);
+      ASSERT_EQ(x.remote, y.remote);
+      ASSERT_EQ(x.latency_ns, y.latency_ns);
+    }
+  }
+  for (std::size_t c = 0; c < whole.num_instances(); ++c) {
+    const cache_counters& a = whole.counters(c);
+    const cache_counters b = shards.counters(c);
+    EXPECT_EQ(a.accesses, b.accesses) << "instance " << c;
+    EXPECT_EQ(a.hits, b.hits) << "instance " << c;
+    EXPECT_EQ(a.write_hits, b.write_hits) << "instance " << c;
+    EXPECT_EQ(a.misses, b.misses) << "instance " << c;
+    EXPECT_EQ(a.coherence_misses, b.coherence_misses) << "instance " << c;
+    EXPECT_EQ(a.evictions, b.evictions) << "instance " << c;
+    EXPECT_EQ(a.writebacks, b.writebacks) << "instance " << c;
+    EXPECT_EQ(a.invalidations, b.invalidations) << "instance " << c;
+    for (line_addr l = 0; l < footprint / 64; l += 7) ASSERT_EQ(whole.holds(c, l), shards.holds(c, l));
+    EXPECT_EQ(whole.instance(c).bytes, shards.instance(c).bytes);
+    EXPECT_EQ(whole.instance(c).sets, shards.instance(c).sets);
+  }
+  for (unsigned pu = 0; pu < whole.num_pus(); ++pu) {
+    EXPECT_EQ(whole.memory(pu).local, shards.memory(pu).local);
+    EXPECT_EQ(whole.memory(pu).remote, shards.memory(pu).remote);
+    EXPECT_EQ(whole.memory(pu).writebacks, shards.memory(pu).writebacks);
+  }
+  for (std::uint64_t a = 0; a < footprint; a += 1024) EXPECT_EQ(whole.home_of(a), shards.home_of(a));
+  EXPECT_EQ(whole.summary(), shards.summary());
+}
+
+}  // namespace
+
+TEST(SimShards, TwoShardsOnOneThreadGiveTheOneModelsResultsExactly) {
+  for (const geometry& g : kGeometries)
+    for (unsigned seed : {1u, 2u}) replay_both(g, "1", seed);
+}
+
+// The helper thread walks the odd half of every region of 32 lines or more (or the caller takes it back):
+// TSan checks the hand-over in its build.
+TEST(SimShards, TwoHostThreadsGiveTheOneModelsResultsExactly) {
+  for (const geometry& g : kGeometries)
+    for (unsigned seed : {3u, 4u}) replay_both(g, "2", seed);
+}
+
+TEST(SimShards, TheHelperWalksHalfOfLongRegionsOrTheCallerTakesThemBack) {
+  const topology tp = topology::load(kGeometries[0].topology);
+  sharded_model m = sharded_model::from_topology(tp, param_overrides::parse("host_threads=2", "test"));
+  ASSERT_EQ(m.host_threads(), 2u);
+  for (int i = 0; i < 200; ++i) m.access_region(static_cast<unsigned>(i % 2), std::uint64_t(i) * 4096, 4096, access_kind::read);
+  EXPECT_EQ(m.regions_shared() + m.regions_taken_back(), 200u);
+  m.access_region(0, 0, 64 * (sharded_model::kMinSharedLines - 1), access_kind::write);  // too short to share
+  EXPECT_EQ(m.regions_shared() + m.regions_taken_back(), 200u);
+}
+
+TEST(SimShards, AGeometryThatDoesNotSplitRunsAsOneShard) {
+  // 3 sets of 4 ways in the L2: no even split of its sets.
+  const topology tp = topology::load("pack:1 l3:1(size=64KiB) l2:2(size=768) core:1 pu:1");
+  sharded_model m = sharded_model::from_topology(tp, param_overrides::parse("l2.ways=4 host_threads=2", "test"));
+  EXPECT_EQ(m.shards(), 1u);
+  EXPECT_EQ(m.host_threads(), 1u);
+  memory_model whole = memory_model::from_topology(tp, param_overrides::parse("l2.ways=4", "test"));
+  for (int i = 0; i < 100; ++i) {
+    const region_result a = whole.access_region(static_cast<unsigned>(i % 2), std::uint64_t(i) * 640, 4096, access_kind::read_write);
+    const region_result b = m.access_region(static_cast<unsigned>(i % 2), std::uint64_t(i) * 640, 4096, access_kind::read_write);
+    ASSERT_TRUE(same(a, b));
+  }
+  // A page of one line cannot be split either.
+  EXPECT_FALSE(memory_model::shardable(hierarchy_spec::from_topology(tp), param_overrides::parse("page_size=64", "t").resolve(&tp), 2));
+}
+
+TEST(SimShards, HostThreadsTakeAutoOneOrTwo) {
+  EXPECT_EQ(param_overrides::parse("host_threads=auto", "X").resolve(nullptr).host_threads, 0u);
+  EXPECT_EQ(param_overrides::parse("host_threads=1", "X").resolve(nullptr).host_threads, 1u);
+  roost_test::expect_mentions(roost_test::config_error_of([] { param_overrides::parse("host_threads=3", "ROOST_SIM_PARAMS"); }),
+                              {"ROOST_SIM_PARAMS", "host_threads=3", "auto, 1 or 2"});
+}
