@@ -233,9 +233,12 @@ int run(int argc, char** argv) {
   if (topology.has_value() == !levels.empty()) usage_error("give either --topology or --level (one or more)");
   if (trace.has_value() == gen.has_value()) usage_error("give either --trace or --generate");
   if (!mode.empty()) params += " mode=" + mode;
-  const param_overrides overrides = param_overrides::parse(params, "--params");
 
-  // The simulator's walk: two shards by line where the geometry splits (sharded_model.hpp), each line in turn.
+  // The simulator's walk as two host threads make it: two shards by line where the geometry splits
+  // (sharded_model.hpp), each line in turn (a single line is walked on this thread), unless --params says
+  // host_threads=1.
+  params = "host_threads=2 " + params;
+  const param_overrides overrides = param_overrides::parse(params, "--params");
   std::optional<sharded_model> model;
   if (topology) {
     const roost::topo::topology tp = roost::topo::topology::load(*topology);

@@ -28,23 +28,19 @@ struct sharded_model::helper {
   native_platform::thread_handle thread = 0;
 };
 
-namespace {
-unsigned shards_for(const hierarchy_spec& spec, const sim_params& params) {
-  return memory_model::shardable(spec, params, 2) ? 2 : 1;
-}
-}  // namespace
-
 sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& params) {
-  const unsigned n = shards_for(spec, params);
+  unsigned host_threads = params.host_threads;
+  if (host_threads == 0) host_threads = native_platform::allowed_cpus().size() >= 2 ? 2 : 1;
+  // One thread walks one shard: two cost it 10% (two half-size set arrays per cache in the host's caches),
+  // for the same results.
+  const unsigned n = host_threads >= 2 && memory_model::shardable(spec, params, 2) ? 2 : 1;
   shards_.reserve(n);
   for (unsigned s = 0; s < n; ++s) shards_.emplace_back(spec, params, n);
   shard_mask_ = n - 1;
   shard_shift_ = n == 2 ? 1 : 0;
   page_line_shift_ = static_cast<unsigned>(__builtin_ctzll(params.page_bytes) - __builtin_ctzll(spec.line_bytes));
   first_touch_ahead_ = n > 1 && shards_[0].num_numa() > 1 && params.numa == numa_policy::first_touch;
-  unsigned host_threads = params.host_threads;
-  if (host_threads == 0) host_threads = native_platform::allowed_cpus().size() >= 2 ? 2 : 1;
-  host_threads_ = n > 1 ? std::min(host_threads, 2u) : 1;
+  host_threads_ = n;
 }
 
 sharded_model sharded_model::from_topology(const topo::topology& tp, const param_overrides& overrides) {
@@ -109,12 +105,28 @@ region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std:
   const unsigned len = shards_[0].chain_length(pu);
   r.lines = last - first + 1;
   if (first_touch_ahead_) place_first_touch(pu, first, last);
-  if (host_threads_ < 2 || r.lines < kMinSharedLines) {
+  if (r.lines < kMinSharedLines) {
     for (line_addr l = first; l <= last; ++l)
       add_line(r, shards_[l & shard_mask_].access(pu, l >> shard_shift_, is_write), len, l == first);
     return r;
   }
+  // A long region shard by shard, each in one pass over its consecutive sets, the results kept for the sum in
+  // line order.
+  const std::size_t half = static_cast<std::size_t>(r.lines / 2 + 1);
+  if (results_[0].size() < half) {
+    results_[0].resize(half);
+    results_[1].resize(half);
+  }
+  walk_two_threads(pu, first, last, is_write);
+  // The sum in line order: line l is its shard's ((l - its first line) / 2)-th.
+  const access_result* at[2] = {results_[first & 1].data(), results_[(first & 1) ^ 1].data()};
+  for (line_addr l = first; l <= last; ++l) add_line(r, *at[(l - first) & 1]++, len, l == first);
+  return r;
+}
 
+// The odd shard to the helper, the even one here; the caller walks the odd one too if the helper has not taken
+// it by then.
+void sharded_model::walk_two_threads(unsigned pu, line_addr first, line_addr last, bool is_write) {
   if (!helper_) {
     helper_ = std::make_unique<helper>();
     helper_->spin_idle = native_platform::relax_count_for_ns(50'000);
@@ -122,11 +134,6 @@ region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std:
     helper_->thread = native_platform::start_thread([this] { helper_main(); });
   }
   helper& h = *helper_;
-  const std::size_t half = static_cast<std::size_t>(r.lines / 2 + 1);
-  if (results_[0].size() < half) {
-    results_[0].resize(half);
-    results_[1].resize(half);
-  }
   h.pu = pu;
   h.first = first;
   h.last = last;
@@ -139,25 +146,21 @@ region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std:
   if (h.word.compare_exchange_strong(posted, (job << 2) | helper::kTakenBack, std::memory_order_acq_rel)) {
     walk(1, pu, first, last, is_write, results_[1].data());  // the helper was late: no waiting for it
     ++regions_taken_back_;
-  } else {
-    const std::uint32_t done = (job << 2) | helper::kDone;
-    for (unsigned spins = 0; h.word.load(std::memory_order_acquire) != done;) {
-      if (++spins < h.spin_wait) {
-        native_platform::cpu_relax();
-        continue;
-      }
-      h.caller_asleep.store(1, std::memory_order_seq_cst);
-      const std::uint32_t now = h.word.load(std::memory_order_seq_cst);
-      if (now != done) native_platform::wait_on(h.word, now);
-      h.caller_asleep.store(0, std::memory_order_relaxed);
-      spins = 0;
-    }
-    ++regions_shared_;
+    return;
   }
-  // The sum in line order: line l is its shard's ((l - its first line) / 2)-th.
-  const access_result* at[2] = {results_[first & 1].data(), results_[(first & 1) ^ 1].data()};
-  for (line_addr l = first; l <= last; ++l) add_line(r, *at[(l - first) & 1]++, len, l == first);
-  return r;
+  const std::uint32_t done = (job << 2) | helper::kDone;
+  for (unsigned spins = 0; h.word.load(std::memory_order_acquire) != done;) {
+    if (++spins < h.spin_wait) {
+      native_platform::cpu_relax();
+      continue;
+    }
+    h.caller_asleep.store(1, std::memory_order_seq_cst);
+    const std::uint32_t now = h.word.load(std::memory_order_seq_cst);
+    if (now != done) native_platform::wait_on(h.word, now);
+    h.caller_asleep.store(0, std::memory_order_relaxed);
+    spins = 0;
+  }
+  ++regions_shared_;
 }
 
 void sharded_model::helper_main() {

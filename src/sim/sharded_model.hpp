@@ -12,7 +12,7 @@
 // was never read from memory, so a page's first touched line always goes to memory.
 //
 // A region's lines are summed in line order, as memory_model::access_region sums them, so every result
-// (and every simulated run) is bit-identical with one shard or two, and with one host thread or two.
+// (and every simulated run) is bit-identical with one shard or two.
 //
 // One caller thread: the simulated platform. The second host thread (the helper) only walks the odd shard of
 // a region the caller posted, while the caller walks the even one; it is made at the first region long enough
@@ -30,9 +30,9 @@ namespace roost::sim {
 
 class sharded_model {
  public:
-  // Shards: 2 where the geometry splits (memory_model::shardable), else 1 (the model as it is, on one
-  // thread). Host threads: params.host_threads (0: 2 where this process may run on two CPUs or more).
-  // Throws as memory_model's constructor does.
+  // Host threads: params.host_threads (0: 2 where this process may run on two CPUs or more). Two threads walk
+  // two shards where the geometry splits (memory_model::shardable); else one thread walks one shard, the model
+  // as it is. Throws as memory_model's constructor does.
   sharded_model(const hierarchy_spec& spec, const sim_params& params);
   static sharded_model from_topology(const topo::topology& tp, const param_overrides& overrides = {});
   // Not movable: the helper thread walks this object's shards (a factory's result is not moved: C++17).
@@ -81,6 +81,7 @@ class sharded_model {
   struct helper;
   // Walks the lines of [first, last] that belong to `shard`, each result at out[line - first].
   void walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write, access_result* out);
+  void walk_two_threads(unsigned pu, line_addr first, line_addr last, bool is_write);
   void place_first_touch(unsigned pu, line_addr first, line_addr last);
   void helper_main();
 
