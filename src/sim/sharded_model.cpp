@@ -75,24 +75,29 @@ access_result sharded_model::access(unsigned pu, line_addr line, bool is_write) 
   return shards_[line & shard_mask_].access(pu, line >> shard_shift_, is_write);
 }
 
-void sharded_model::walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write,
-                         access_result* out) {
-  memory_model& m = shards_[shard];
-  line_addr l = first + ((shard - first) & shard_mask_);  // its first line
-  for (; l <= last; l += shard_mask_ + 1) *out++ = m.access(pu, l >> shard_shift_, is_write);
-}
-
 namespace {
-// memory_model::access_region's sum, line by line in line order.
-inline void add_line(region_result& r, const access_result& a, unsigned len, bool first) {
+// memory_model::access_region's count of one line; the latencies are summed apart, in line order.
+inline void count_line(region_result& r, const access_result& a, unsigned len) {
   const bool remote = a.depth == len && a.remote;
   ++r.served[a.depth + (remote ? 1 : 0)];
   r.remote_lines += remote;
   r.coherence_misses += a.coherence_miss;
-  r.latency_sum_ns += a.latency_ns;
-  if (first) r.first_latency_ns = a.latency_ns;
 }
 }  // namespace
+
+void sharded_model::walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write) {
+  memory_model& m = shards_[shard];
+  half_region& out = halves_[shard];
+  out.counts = region_result{};
+  double* latency = out.latency_ns.data();
+  const unsigned len = m.chain_length(pu);
+  line_addr l = first + ((shard - first) & shard_mask_);  // its first line
+  for (; l <= last; l += shard_mask_ + 1) {
+    const access_result a = m.access(pu, l >> shard_shift_, is_write);
+    count_line(out.counts, a, len);
+    *latency++ = a.latency_ns;
+  }
+}
 
 region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind) {
   if (shards_.size() == 1) return shards_[0].access_region(pu, addr, bytes, kind);
@@ -102,25 +107,34 @@ region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std:
   const bool is_write = kind != access_kind::read;
   const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
   const line_addr first = addr >> shift, last = (addr + bytes - 1) >> shift;
-  const unsigned len = shards_[0].chain_length(pu);
   r.lines = last - first + 1;
   if (first_touch_ahead_) place_first_touch(pu, first, last);
   if (r.lines < kMinSharedLines) {
-    for (line_addr l = first; l <= last; ++l)
-      add_line(r, shards_[l & shard_mask_].access(pu, l >> shard_shift_, is_write), len, l == first);
+    const unsigned len = shards_[0].chain_length(pu);
+    for (line_addr l = first; l <= last; ++l) {
+      const access_result a = shards_[l & shard_mask_].access(pu, l >> shard_shift_, is_write);
+      count_line(r, a, len);
+      r.latency_sum_ns += a.latency_ns;
+      if (l == first) r.first_latency_ns = a.latency_ns;
+    }
     return r;
   }
-  // A long region shard by shard, each in one pass over its consecutive sets, the results kept for the sum in
-  // line order.
+  // A long region shard by shard, each in one pass over its consecutive sets; the counts add up in any order,
+  // the latencies (doubles) are summed in line order, as one model sums them.
   const std::size_t half = static_cast<std::size_t>(r.lines / 2 + 1);
-  if (results_[0].size() < half) {
-    results_[0].resize(half);
-    results_[1].resize(half);
-  }
+  for (half_region& h : halves_)
+    if (h.latency_ns.size() < half) h.latency_ns.resize(half);
   walk_two_threads(pu, first, last, is_write);
-  // The sum in line order: line l is its shard's ((l - its first line) / 2)-th.
-  const access_result* at[2] = {results_[first & 1].data(), results_[(first & 1) ^ 1].data()};
-  for (line_addr l = first; l <= last; ++l) add_line(r, *at[(l - first) & 1]++, len, l == first);
+  for (const half_region& h : halves_) {
+    for (std::size_t d = 0; d < r.served.size(); ++d) r.served[d] += h.counts.served[d];
+    r.remote_lines += h.counts.remote_lines;
+    r.coherence_misses += h.counts.coherence_misses;
+  }
+  const double* at[2] = {halves_[first & 1].latency_ns.data(), halves_[(first & 1) ^ 1].latency_ns.data()};
+  r.first_latency_ns = *at[0];
+  double sum = 0;
+  for (line_addr l = first; l <= last; ++l) sum += *at[(l - first) & 1]++;
+  r.latency_sum_ns = sum;
   return r;
 }
 
@@ -142,9 +156,9 @@ void sharded_model::walk_two_threads(unsigned pu, line_addr first, line_addr las
   std::uint32_t posted = (job << 2) | helper::kPosted;
   h.word.store(posted, std::memory_order_seq_cst);
   if (h.helper_asleep.load(std::memory_order_seq_cst)) native_platform::wake_one(h.word);
-  walk(0, pu, first, last, is_write, results_[0].data());
+  walk(0, pu, first, last, is_write);
   if (h.word.compare_exchange_strong(posted, (job << 2) | helper::kTakenBack, std::memory_order_acq_rel)) {
-    walk(1, pu, first, last, is_write, results_[1].data());  // the helper was late: no waiting for it
+    walk(1, pu, first, last, is_write);  // the helper was late: no waiting for it
     ++regions_taken_back_;
     return;
   }
@@ -187,7 +201,7 @@ void sharded_model::helper_main() {
       seen = w;  // the caller took it back
       continue;
     }
-    walk(1, h.pu, h.first, h.last, h.is_write, results_[1].data());
+    walk(1, h.pu, h.first, h.last, h.is_write);
     seen = (w & ~3u) | helper::kDone;
     h.word.store(seen, std::memory_order_seq_cst);
     if (h.caller_asleep.load(std::memory_order_seq_cst)) native_platform::wake_one(h.word);

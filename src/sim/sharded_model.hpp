@@ -79,8 +79,8 @@ class sharded_model {
 
  private:
   struct helper;
-  // Walks the lines of [first, last] that belong to `shard`, each result at out[line - first].
-  void walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write, access_result* out);
+  // Walks the lines of [first, last] that belong to `shard` into halves_[shard].
+  void walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write);
   void walk_two_threads(unsigned pu, line_addr first, line_addr last, bool is_write);
   void place_first_touch(unsigned pu, line_addr first, line_addr last);
   void helper_main();
@@ -92,7 +92,13 @@ class sharded_model {
   bool first_touch_ahead_ = false;
   std::uint64_t last_placed_page_ = ~std::uint64_t{0};
   unsigned host_threads_ = 1;
-  std::vector<access_result> results_[2];  // a shared region's per-line results, per shard in line order
+  // What each shard's walk of a long region found: its lines' counts, and their latencies in line order. Apart
+  // (a cache line each) so that the two threads write no line in common.
+  struct alignas(64) half_region {
+    region_result counts;
+    std::vector<double> latency_ns;
+  };
+  half_region halves_[2];
   std::unique_ptr<helper> helper_;
   std::uint64_t regions_shared_ = 0, regions_taken_back_ = 0;
 };
