@@ -1,6 +1,7 @@
 // A runtime made with ROOST_PLATFORM=sim: the simulated platform it runs on (platform/sim_platform.hpp),
-// the memory hierarchy of its topology (sim/memory_model.hpp, walked in two shards: sim/sharded_model.hpp), the kernels' declared data (roost::touch)
-// walked through that hierarchy and charged to the worker that touched it, and the report at the end.
+// the memory hierarchy of its topology (sim/memory_model.hpp, walked as sim/sharded_model.hpp's shards), the
+// kernels' declared data (roost::touch) walked through that hierarchy and charged to the worker that touched
+// it, and the report at the end.
 #pragma once
 #include <chrono>
 #include <condition_variable>

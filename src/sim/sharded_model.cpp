@@ -1,6 +1,7 @@
 #include "sim/sharded_model.hpp"
 
 #include <algorithm>
+#include <system_error>
 
 #include "platform/platform.hpp"
 
@@ -141,11 +142,21 @@ region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std:
 // The odd shard to the helper, the even one here; the caller walks the odd one too if the helper has not taken
 // it by then.
 void sharded_model::walk_two_threads(unsigned pu, line_addr first, line_addr last, bool is_write) {
-  if (!helper_) {
+  if (!helper_ && !no_helper_) {
     helper_ = std::make_unique<helper>();
     helper_->spin_idle = native_platform::relax_count_for_ns(50'000);
     helper_->spin_wait = native_platform::relax_count_for_ns(200'000);
-    helper_->thread = native_platform::start_thread([this] { helper_main(); });
+    try {
+      helper_->thread = native_platform::start_thread([this] { helper_main(); });
+    } catch (const std::system_error&) {  // no thread to be had: the same results on this one
+      helper_.reset();
+      no_helper_ = true;
+    }
+  }
+  if (no_helper_) {
+    walk(0, pu, first, last, is_write);
+    walk(1, pu, first, last, is_write);
+    return;
   }
   helper& h = *helper_;
   h.pu = pu;

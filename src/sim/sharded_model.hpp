@@ -100,6 +100,7 @@ class sharded_model {
   };
   half_region halves_[2];
   std::unique_ptr<helper> helper_;
+  bool no_helper_ = false;  // the OS refused the thread: the caller walks both shards
   std::uint64_t regions_shared_ = 0, regions_taken_back_ = 0;
 };
 
