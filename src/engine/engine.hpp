@@ -185,7 +185,10 @@ class engine final : public engine_base {
     fiber* self = leave_for_child(w, child);
     on_stack_call c{&w, self, &f};
     const ult::eh_state mine = *w.eh;  // for a thief's thread, which switch_to would have carried it to
+    ult::call_fake_stack fake;
+    ult::announce_call(fake, child->ctx);
     const ult::transfer t = ult::call_on_stack(&c, &child_on_stack, child, &self->ctx.fctx);
+    ult::call_came_back(fake);  // either way: a thief's switch_to announced its switch to this stack
     if (t.fctx) {  // a thief resumed the continuation, perhaps on another thread (switch_with's protocol)
       const switch_msg& in = *static_cast<const switch_msg*>(t.data);
       *in.w->eh = mine;
@@ -205,8 +208,11 @@ class engine final : public engine_base {
     return true;
   }
   static void child_on_stack(void* p) noexcept {
+    ult::entered_call();
     const on_stack_call& c = *static_cast<const on_stack_call*>(p);  // on the parent's stack: read first
-    run_child_first<true>(*c.w, c.parent, *c.f);
+    fiber* parent = c.parent;
+    run_child_first<true>(*c.w, parent, *c.f);
+    ult::leaving_call(parent->ctx);  // only a local end returns here, back to the parent's call
   }
 #endif
 

@@ -97,7 +97,11 @@ class fiber_pool {
       free_stacks_ = f->next_free;
       return f;
     }
-    return get();
+    fiber* f = get();
+#ifdef ROOST_ASAN
+    ult::forget_frames(f->stk);  // its parked context's frames: the call starts at the top, over them
+#endif
+    return f;
   }
   __attribute__((always_inline)) void put_free_stack(fiber* f) {
     f->next_free = free_stacks_;

@@ -15,13 +15,15 @@
 //    returned. fn then never returns: its stack belongs to whoever runs on it from then on.
 // fn must not throw (nothing unwinds through the switch) and must keep the ABI's callee-saved registers.
 //
-// x86-64 System V only, and not in the sanitizer builds, whose stack-switch annotations (context.hpp) it
-// does not make: there, and on other targets, the engine switches twice as before.
+// x86-64 System V only. Under AddressSanitizer the caller announces the switch to the callee's stack and
+// back (engine.hpp's call_child_on_stack and child_on_stack, as context.hpp's switch_to does for a switch).
+// Not under ThreadSanitizer, whose fiber of a parked context taken for a call would keep that context's
+// frames in its shadow stack: there, and on other targets, the engine switches twice.
 #pragma once
 #include "ult/context.hpp"
 
 #if defined(__x86_64__) && defined(__ELF__) && (defined(__GNUC__) || defined(__clang__)) && !defined(ROOST_TSAN) && \
-    !defined(ROOST_ASAN) && !defined(ROOST_NO_CALL_ON_STACK)
+    !defined(ROOST_NO_CALL_ON_STACK)
 #define ROOST_CALL_ON_STACK 1
 
 extern "C" roost::ult::transfer roost_call_on_stack(void* arg, void (*fn)(void*) noexcept, void* top,

@@ -94,6 +94,34 @@ inline transfer switch_to(context& to, void* data, eh_state* here, EhOf&& eh_of)
   return t;
 }
 
+// A call on another stack (call_on_stack.hpp) announced to AddressSanitizer, as switch_to announces a
+// switch: the caller before the call (announce_call) and after it returns or its context is resumed
+// (call_came_back); the callee as it starts (entered_call) and just before it returns (leaving_call: its
+// frames are gone for good then, and so is its fake stack). No-ops in other builds.
+struct call_fake_stack {
+  void* p = nullptr;
+};
+inline void announce_call([[maybe_unused]] call_fake_stack& caller, [[maybe_unused]] const context& callee) {
+#ifdef ROOST_ASAN
+  __sanitizer_start_switch_fiber(&caller.p, callee.stack_lo, callee.stack_size);
+#endif
+}
+inline void call_came_back([[maybe_unused]] const call_fake_stack& caller) {
+#ifdef ROOST_ASAN
+  __sanitizer_finish_switch_fiber(caller.p, nullptr, nullptr);
+#endif
+}
+inline void entered_call() {
+#ifdef ROOST_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
+}
+inline void leaving_call([[maybe_unused]] const context& caller) {
+#ifdef ROOST_ASAN
+  __sanitizer_start_switch_fiber(nullptr, caller.stack_lo, caller.stack_size);
+#endif
+}
+
 // First statement of every context entry function (`here`: the thread's exception state, which a new
 // context starts without).
 inline void entered_new_context(eh_state* here) {

@@ -162,14 +162,18 @@ stack allocate_stack(std::size_t usable_bytes) {
   return s;
 }
 
+void forget_frames(const stack& s) {
+#ifdef ROOST_ASAN
+  if (s.base) __asan_unpoison_memory_region(static_cast<char*>(s.base) + s.guard, s.total - s.guard);
+#else
+  (void)s;
+#endif
+}
+
 void free_stack(const stack& s) {
   if (!s.base) return;
   unregister_guard(reinterpret_cast<std::uintptr_t>(s.base));
-#ifdef ROOST_ASAN
-  // A parked fiber's frames never returned: their redzones stay poisoned in the shadow memory and would
-  // be blamed on whatever is mapped here next.
-  __asan_unpoison_memory_region(static_cast<char*>(s.base) + s.guard, s.total - s.guard);
-#endif
+  forget_frames(s);  // a parked fiber's frames never returned
   ::munmap(s.base, s.total);
   g_stacks_mapped.fetch_sub(1, std::memory_order_relaxed);
 }

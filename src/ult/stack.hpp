@@ -17,6 +17,10 @@ struct stack {
 // Throws std::bad_alloc when the address space is exhausted.
 stack allocate_stack(std::size_t usable_bytes);
 void free_stack(const stack& s);
+// Frames on `s` that will never return (a parked context given up, or a stack unmapped): under
+// AddressSanitizer their redzones stay poisoned in the shadow memory and would be blamed on whatever runs or
+// is mapped there next, so their shadow is cleared; a no-op in other builds.
+void forget_frames(const stack& s);
 
 // Stacks are reserved, not committed (MAP_NORESERVE): a page costs memory only once a task touches it, so
 // the default can be as deep as a thread's (8 MiB) at the price of what tasks really use. What a deep task
