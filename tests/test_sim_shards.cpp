@@ -44,8 +44,9 @@ bool same(const region_result& a, const region_result& b) {
          std::memcmp(&a.first_latency_ns, &b.first_latency_ns, sizeof(double)) == 0;
 }
 
-// A seeded mix of regions: long ones (the helper walks their odd lines), short ones and single lines, reads,
-// writes and read-writes, from every PU, over a footprint a few times the caches, with explicit placements.
+// A seeded mix of regions: long ones (the helper walks their odd lines), short ones and single lines, lists of
+// regions walked together (empty ones among them), reads, writes and read-writes, from every PU, over a
+// footprint a few times the caches, with explicit placements.
 void replay_both(const geometry& g, const std::string& threads, unsigned seed) {
   SCOPED_TRACE(std::string(g.topology) + " " + g.params + " host_threads=" + threads + " seed " + std::to_string(seed));
   const unsigned shards_expected = threads == "2" ? 2 : 1;
@@ -67,6 +68,19 @@ void replay_both(const geometry& g, const std::string& threads, unsigned seed) {
       const unsigned node = static_cast<unsigned>(rng() % whole.num_numa());
       whole.place(addr, 8192, node);
       shards.place(addr, 8192, node);
+    }
+    if (i % 5 == 4) {  // several regions at once (a touch's page runs), some of them short or empty
+      std::vector<sharded_model::byte_range> several;
+      for (int k = 0, count = 1 + static_cast<int>(rng() % 4); k < count; ++k)
+        several.push_back({rng() % footprint, rng() % 3 == 0 ? std::size_t(rng() % 2) : std::size_t(64 * (rng() % 40))});
+      std::vector<region_result> b(several.size());
+      shards.access_regions(pu, several.data(), several.size(), kind, b.data());
+      for (std::size_t k = 0; k < several.size(); ++k) {
+        const region_result a = whole.access_region(pu, several[k].addr, several[k].bytes, kind);
+        ASSERT_TRUE(same(a, b[k])) << "region " << k << " of a list, at " << several[k].addr << " of " << several[k].bytes
+                                   << " bytes from PU " << pu;
+      }
+      continue;
     }
     const region_result a = whole.access_region(pu, addr, bytes, kind);
     const region_result b = shards.access_region(pu, addr, bytes, kind);

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 #include <memory>
 #include <string>
 
@@ -60,6 +61,8 @@ class simulation final : public touch_consumer {
   std::uint64_t next_sim_page_ = 1;
 
   sim::sharded_model model_;
+  std::vector<sim::sharded_model::byte_range> runs_;  // on_touch: a touch's runs of consecutive simulated pages
+  std::vector<sim::region_result> run_results_;
   platform::sim_platform plat_;
   std::vector<unsigned> pu_of_worker_;
   std::string report_path_;

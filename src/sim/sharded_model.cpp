@@ -23,7 +23,7 @@ struct sharded_model::helper {
   std::atomic<bool> stop{false};
   std::uint32_t job = 0;
   unsigned pu = 0;
-  line_addr first = 0, last = 0;
+  std::size_t ranges = 0;  // ranges_[0 .. ranges)
   bool is_write = false;
   unsigned spin_idle = 1, spin_wait = 1;  // cpu_relax() counts: the helper's wait for a job, the caller's for a result
   native_platform::thread_handle thread = 0;
@@ -86,62 +86,109 @@ inline void count_line(region_result& r, const access_result& a, unsigned len) {
 }
 }  // namespace
 
-void sharded_model::walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write) {
+void sharded_model::walk(unsigned shard, unsigned pu, std::size_t n, bool is_write) {
   memory_model& m = shards_[shard];
   half_region& out = halves_[shard];
-  out.counts = region_result{};
   double* latency = out.latency_ns.data();
   const unsigned len = m.chain_length(pu);
-  line_addr l = first + ((shard - first) & shard_mask_);  // its first line
-  for (; l <= last; l += shard_mask_ + 1) {
-    const access_result a = m.access(pu, l >> shard_shift_, is_write);
-    count_line(out.counts, a, len);
-    *latency++ = a.latency_ns;
+  const line_addr step = shard_mask_ + 1;
+  for (std::size_t i = 0; i < n; ++i) {
+    region_result& counts = out.counts[i];
+    counts = region_result{};
+    const line_range r = ranges_[i];
+    for (line_addr l = r.first + ((shard - r.first) & shard_mask_); l <= r.last; l += step) {  // its lines
+      const access_result a = m.access(pu, l >> shard_shift_, is_write);
+      count_line(counts, a, len);
+      *latency++ = a.latency_ns;
+    }
   }
 }
 
 region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind) {
-  if (shards_.size() == 1) return shards_[0].access_region(pu, addr, bytes, kind);
+  const byte_range one{addr, bytes};
   region_result r;
-  r.pu = pu;
-  if (bytes == 0) return r;
+  access_regions(pu, &one, 1, kind, &r);
+  return r;
+}
+
+void sharded_model::access_regions(unsigned pu, const byte_range* regions, std::size_t n, access_kind kind,
+                                   region_result* out) {
+  if (shards_.size() == 1) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = shards_[0].access_region(pu, regions[i].addr, regions[i].bytes, kind);
+    return;
+  }
   const bool is_write = kind != access_kind::read;
   const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
-  const line_addr first = addr >> shift, last = (addr + bytes - 1) >> shift;
-  r.lines = last - first + 1;
-  if (first_touch_ahead_) place_first_touch(pu, first, last);
-  if (r.lines < kMinSharedLines) {
-    const unsigned len = shards_[0].chain_length(pu);
-    for (line_addr l = first; l <= last; ++l) {
+  ranges_.clear();
+  std::uint64_t lines = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = region_result{};
+    out[i].pu = pu;
+    if (regions[i].bytes == 0) continue;  // no lines: walks nothing
+    const line_addr first = regions[i].addr >> shift, last = (regions[i].addr + regions[i].bytes - 1) >> shift;
+    if (first_touch_ahead_) place_first_touch(pu, first, last);
+    ranges_.push_back({first, last});
+    lines += last - first + 1;
+  }
+  if (lines >= kMinSharedLines) {
+    // Walked shard by shard, each in one pass over its consecutive sets; results put back per region below.
+    region_result* walked = out;
+    if (ranges_.size() != n) {  // empty regions in between: their results stay empty
+      packed_.resize(ranges_.size());
+      walked = packed_.data();
+    }
+    walk_shared(pu, ranges_.size(), is_write, walked);
+    if (walked != out)
+      for (std::size_t i = 0, k = 0; i < n; ++i)
+        if (regions[i].bytes) out[i] = walked[k++];
+    return;
+  }
+  const unsigned len = shards_[0].chain_length(pu);
+  for (std::size_t i = 0, k = 0; i < n; ++i) {
+    if (regions[i].bytes == 0) continue;
+    region_result& r = out[i];
+    const line_range lr = ranges_[k++];
+    r.lines = lr.last - lr.first + 1;
+    for (line_addr l = lr.first; l <= lr.last; ++l) {
       const access_result a = shards_[l & shard_mask_].access(pu, l >> shard_shift_, is_write);
       count_line(r, a, len);
       r.latency_sum_ns += a.latency_ns;
-      if (l == first) r.first_latency_ns = a.latency_ns;
+      if (l == lr.first) r.first_latency_ns = a.latency_ns;
     }
-    return r;
   }
-  // A long region shard by shard, each in one pass over its consecutive sets; the counts add up in any order,
-  // the latencies (doubles) are summed in line order, as one model sums them.
-  const std::size_t half = static_cast<std::size_t>(r.lines / 2 + 1);
-  for (half_region& h : halves_)
-    if (h.latency_ns.size() < half) h.latency_ns.resize(half);
-  walk_two_threads(pu, first, last, is_write);
-  for (const half_region& h : halves_) {
-    for (std::size_t d = 0; d < r.served.size(); ++d) r.served[d] += h.counts.served[d];
-    r.remote_lines += h.counts.remote_lines;
-    r.coherence_misses += h.counts.coherence_misses;
+}
+
+// The counts add up in any order; the latencies (doubles) are summed in line order, as one model sums them.
+void sharded_model::walk_shared(unsigned pu, std::size_t n, bool is_write, region_result* out) {
+  std::size_t most = n;  // a shard's lines: at most half of each range, rounded up
+  for (std::size_t i = 0; i < n; ++i) most += (ranges_[i].last - ranges_[i].first + 1) / 2;
+  for (half_region& h : halves_) {
+    if (h.latency_ns.size() < most) h.latency_ns.resize(most);
+    if (h.counts.size() < n) h.counts.resize(n);
   }
-  const double* at[2] = {halves_[first & 1].latency_ns.data(), halves_[(first & 1) ^ 1].latency_ns.data()};
-  r.first_latency_ns = *at[0];
-  double sum = 0;
-  for (line_addr l = first; l <= last; ++l) sum += *at[(l - first) & 1]++;
-  r.latency_sum_ns = sum;
-  return r;
+  walk_two_threads(pu, n, is_write);
+  const double* next[2] = {halves_[0].latency_ns.data(), halves_[1].latency_ns.data()};
+  for (std::size_t i = 0; i < n; ++i) {
+    region_result& r = out[i];
+    const line_range lr = ranges_[i];
+    r = region_result{};
+    r.pu = pu;
+    r.lines = lr.last - lr.first + 1;
+    for (const half_region& h : halves_) {
+      for (std::size_t d = 0; d < r.served.size(); ++d) r.served[d] += h.counts[i].served[d];
+      r.remote_lines += h.counts[i].remote_lines;
+      r.coherence_misses += h.counts[i].coherence_misses;
+    }
+    r.first_latency_ns = *next[lr.first & shard_mask_];
+    double sum = 0;
+    for (line_addr l = lr.first; l <= lr.last; ++l) sum += *next[l & shard_mask_]++;
+    r.latency_sum_ns = sum;
+  }
 }
 
 // The odd shard to the helper, the even one here; the caller walks the odd one too if the helper has not taken
 // it by then.
-void sharded_model::walk_two_threads(unsigned pu, line_addr first, line_addr last, bool is_write) {
+void sharded_model::walk_two_threads(unsigned pu, std::size_t n, bool is_write) {
   if (!helper_ && !no_helper_) {
     helper_ = std::make_unique<helper>();
     helper_->spin_idle = native_platform::relax_count_for_ns(50'000);
@@ -154,22 +201,21 @@ void sharded_model::walk_two_threads(unsigned pu, line_addr first, line_addr las
     }
   }
   if (no_helper_) {
-    walk(0, pu, first, last, is_write);
-    walk(1, pu, first, last, is_write);
+    walk(0, pu, n, is_write);
+    walk(1, pu, n, is_write);
     return;
   }
   helper& h = *helper_;
   h.pu = pu;
-  h.first = first;
-  h.last = last;
+  h.ranges = n;
   h.is_write = is_write;
   const std::uint32_t job = ++h.job;
   std::uint32_t posted = (job << 2) | helper::kPosted;
   h.word.store(posted, std::memory_order_seq_cst);
   if (h.helper_asleep.load(std::memory_order_seq_cst)) native_platform::wake_one(h.word);
-  walk(0, pu, first, last, is_write);
+  walk(0, pu, n, is_write);
   if (h.word.compare_exchange_strong(posted, (job << 2) | helper::kTakenBack, std::memory_order_acq_rel)) {
-    walk(1, pu, first, last, is_write);  // the helper was late: no waiting for it
+    walk(1, pu, n, is_write);  // the helper was late: no waiting for it
     ++regions_taken_back_;
     return;
   }
@@ -212,7 +258,7 @@ void sharded_model::helper_main() {
       seen = w;  // the caller took it back
       continue;
     }
-    walk(1, h.pu, h.first, h.last, h.is_write);
+    walk(1, h.pu, h.ranges, h.is_write);
     seen = (w & ~3u) | helper::kDone;
     h.word.store(seen, std::memory_order_seq_cst);
     if (h.caller_asleep.load(std::memory_order_seq_cst)) native_platform::wake_one(h.word);

@@ -43,6 +43,14 @@ class sharded_model {
   // As memory_model's.
   access_result access(unsigned pu, line_addr line, bool is_write);
   region_result access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind);
+  // Several regions of one PU (a strided touch's rows, a touch's page runs), walked as access_region walks
+  // them one after the other, with the same results (out[i] for regions[i]); the two host threads share them
+  // when they hold kMinSharedLines lines together.
+  struct byte_range {
+    std::uint64_t addr = 0;
+    std::size_t bytes = 0;
+  };
+  void access_regions(unsigned pu, const byte_range* regions, std::size_t n, access_kind kind, region_result* out);
   double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1) const {
     return shards_[0].region_cost_ns(r, concurrent_streams);
   }
@@ -69,7 +77,8 @@ class sharded_model {
 
   unsigned shards() const { return static_cast<unsigned>(shards_.size()); }
   unsigned host_threads() const { return host_threads_; }
-  // Regions the helper walked half of, and regions the caller walked whole although it posted them.
+  // Hand-overs (one or several regions each) the helper walked half of, and those the caller walked whole
+  // although it posted them.
   std::uint64_t regions_shared() const { return regions_shared_; }
   std::uint64_t regions_taken_back() const { return regions_taken_back_; }
 
@@ -79,9 +88,14 @@ class sharded_model {
 
  private:
   struct helper;
-  // Walks the lines of [first, last] that belong to `shard` into halves_[shard].
-  void walk(unsigned shard, unsigned pu, line_addr first, line_addr last, bool is_write);
-  void walk_two_threads(unsigned pu, line_addr first, line_addr last, bool is_write);
+  struct line_range {
+    line_addr first = 0, last = 0;
+  };
+  // Walks the lines of ranges_[0 .. n) that belong to `shard`, in order, into halves_[shard].
+  void walk(unsigned shard, unsigned pu, std::size_t n, bool is_write);
+  void walk_two_threads(unsigned pu, std::size_t n, bool is_write);
+  // ranges_[0 .. n) walked by both shards, out[i] for range i.
+  void walk_shared(unsigned pu, std::size_t n, bool is_write, region_result* out);
   void place_first_touch(unsigned pu, line_addr first, line_addr last);
   void helper_main();
 
@@ -92,10 +106,12 @@ class sharded_model {
   bool first_touch_ahead_ = false;
   std::uint64_t last_placed_page_ = ~std::uint64_t{0};
   unsigned host_threads_ = 1;
-  // What each shard's walk of a long region found: its lines' counts, and their latencies in line order. Apart
+  std::vector<line_range> ranges_;  // what a hand-over walks (the caller writes it before posting)
+  std::vector<region_result> packed_;  // the results of ranges_ where empty regions were left out
+  // What each shard's walk found: per range its lines' counts, and every line's latency in line order. Apart
   // (a cache line each) so that the two threads write no line in common.
   struct alignas(64) half_region {
-    region_result counts;
+    std::vector<region_result> counts;
     std::vector<double> latency_ns;
   };
   half_region halves_[2];
