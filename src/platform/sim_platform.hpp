@@ -123,7 +123,7 @@ class sim_platform {
     double wall_s = 0;   // from the simulation's start to its report
     double model_s = 0;  // of which in the memory model (the touched lines' walks)
     unsigned model_shards = 1, model_threads = 1;  // how the model was walked (sim/sharded_model.hpp)
-    std::uint64_t regions_shared = 0;              // regions whose odd lines the second host thread walked
+    std::uint64_t regions_shared = 0;              // touches whose odd lines the second host thread walked
   };
   // memory: the memory model's part of the report, JSON members without the braces.
   std::string report_json(const std::string& scheduler, const std::string& topology, const std::string& memory,
