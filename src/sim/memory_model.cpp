@@ -415,10 +415,7 @@ region_result memory_model::access_region(unsigned pu, std::uint64_t addr, std::
   const unsigned len = chains_[pu].len;
   for (line_addr l = first; l <= last; ++l) {
     const access_result a = access(pu, l, is_write);
-    const bool remote = a.depth == len && a.remote;
-    ++r.served[a.depth + (remote ? 1 : 0)];
-    r.remote_lines += remote;
-    r.coherence_misses += a.coherence_miss;
+    count_line(r, a, len);
     r.latency_sum_ns += a.latency_ns;
     if (l == first) r.first_latency_ns = a.latency_ns;
   }

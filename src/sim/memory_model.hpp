@@ -78,6 +78,15 @@ struct region_result {
   double first_latency_ns = 0;
 };
 
+// Counts one line's access into a region's result (`chain_len`: its PU's caches), all but its latency,
+// which a caller sums in line order: the one order that keeps a double sum the same (sharded_model.hpp).
+inline void count_line(region_result& r, const access_result& a, unsigned chain_len) {
+  const bool remote = a.depth == chain_len && a.remote;
+  ++r.served[a.depth + (remote ? 1 : 0)];
+  r.remote_lines += remote;
+  r.coherence_misses += a.coherence_miss;
+}
+
 struct memory_counters {
   std::uint64_t local = 0;       // lines fetched from the PU's own node
   std::uint64_t remote = 0;      // lines fetched from another node

@@ -76,16 +76,6 @@ access_result sharded_model::access(unsigned pu, line_addr line, bool is_write) 
   return shards_[line & shard_mask_].access(pu, line >> shard_shift_, is_write);
 }
 
-namespace {
-// memory_model::access_region's count of one line; the latencies are summed apart, in line order.
-inline void count_line(region_result& r, const access_result& a, unsigned len) {
-  const bool remote = a.depth == len && a.remote;
-  ++r.served[a.depth + (remote ? 1 : 0)];
-  r.remote_lines += remote;
-  r.coherence_misses += a.coherence_miss;
-}
-}  // namespace
-
 void sharded_model::walk(unsigned shard, unsigned pu, std::size_t n, bool is_write) {
   memory_model& m = shards_[shard];
   half_region& out = halves_[shard];
