@@ -114,31 +114,24 @@ void sharded_model::access_regions(unsigned pu, const byte_range* regions, std::
   for (std::size_t i = 0; i < n; ++i) {
     out[i] = region_result{};
     out[i].pu = pu;
-    if (regions[i].bytes == 0) continue;  // no lines: walks nothing
+    if (regions[i].bytes == 0) {
+      ranges_.push_back({1, 0});  // no lines: walks nothing
+      continue;
+    }
     const line_addr first = regions[i].addr >> shift, last = (regions[i].addr + regions[i].bytes - 1) >> shift;
     if (first_touch_ahead_) place_first_touch(pu, first, last);
     ranges_.push_back({first, last});
-    lines += last - first + 1;
+    lines += last + 1 - first;
   }
   if (lines >= kMinSharedLines) {
-    // Walked shard by shard, each in one pass over its consecutive sets; results put back per region below.
-    region_result* walked = out;
-    if (ranges_.size() != n) {  // empty regions in between: their results stay empty
-      packed_.resize(ranges_.size());
-      walked = packed_.data();
-    }
-    walk_shared(pu, ranges_.size(), is_write, walked);
-    if (walked != out)
-      for (std::size_t i = 0, k = 0; i < n; ++i)
-        if (regions[i].bytes) out[i] = walked[k++];
+    walk_shared(pu, n, is_write, out);  // shard by shard, each in one pass over its consecutive sets
     return;
   }
   const unsigned len = shards_[0].chain_length(pu);
-  for (std::size_t i = 0, k = 0; i < n; ++i) {
-    if (regions[i].bytes == 0) continue;
+  for (std::size_t i = 0; i < n; ++i) {
     region_result& r = out[i];
-    const line_range lr = ranges_[k++];
-    r.lines = lr.last - lr.first + 1;
+    const line_range lr = ranges_[i];
+    r.lines = lr.last + 1 - lr.first;
     for (line_addr l = lr.first; l <= lr.last; ++l) {
       const access_result a = shards_[l & shard_mask_].access(pu, l >> shard_shift_, is_write);
       count_line(r, a, len);
@@ -149,9 +142,10 @@ void sharded_model::access_regions(unsigned pu, const byte_range* regions, std::
 }
 
 // The counts add up in any order; the latencies (doubles) are summed in line order, as one model sums them.
+// out[0 .. n): zeroed, with their PU.
 void sharded_model::walk_shared(unsigned pu, std::size_t n, bool is_write, region_result* out) {
   std::size_t most = n;  // a shard's lines: at most half of each range, rounded up
-  for (std::size_t i = 0; i < n; ++i) most += (ranges_[i].last - ranges_[i].first + 1) / 2;
+  for (std::size_t i = 0; i < n; ++i) most += (ranges_[i].last + 1 - ranges_[i].first) / 2;
   for (half_region& h : halves_) {
     if (h.latency_ns.size() < most) h.latency_ns.resize(most);
     if (h.counts.size() < n) h.counts.resize(n);
@@ -161,9 +155,8 @@ void sharded_model::walk_shared(unsigned pu, std::size_t n, bool is_write, regio
   for (std::size_t i = 0; i < n; ++i) {
     region_result& r = out[i];
     const line_range lr = ranges_[i];
-    r = region_result{};
-    r.pu = pu;
-    r.lines = lr.last - lr.first + 1;
+    r.lines = lr.last + 1 - lr.first;
+    if (r.lines == 0) continue;
     for (const half_region& h : halves_) {
       for (std::size_t d = 0; d < r.served.size(); ++d) r.served[d] += h.counts[i].served[d];
       r.remote_lines += h.counts[i].remote_lines;

@@ -106,8 +106,8 @@ class sharded_model {
   bool first_touch_ahead_ = false;
   std::uint64_t last_placed_page_ = ~std::uint64_t{0};
   unsigned host_threads_ = 1;
-  std::vector<line_range> ranges_;  // what a hand-over walks (the caller writes it before posting)
-  std::vector<region_result> packed_;  // the results of ranges_ where empty regions were left out
+  // What a hand-over walks, one range a region ({1, 0}: an empty one); the caller writes it before posting.
+  std::vector<line_range> ranges_;
   // What each shard's walk found: per range its lines' counts, and every line's latency in line order. Apart
   // (a cache line each) so that the two threads write no line in common.
   struct alignas(64) half_region {
