@@ -400,6 +400,56 @@ TEST(PreemptWindows, ATickInsideAnInlineDequeOperationIsDeferred) {
 #endif
 }
 
+// The spawn of ws and hws while preemption is on lies in the runtime text (engine.hpp,
+// spawn_in_runtime_text): a tick there is deferred by its address, as inside an inline deque operation,
+// with the spawner's count at 0. A policy whose spawn path is not audited keeps the counted entry point,
+// outside the text. The handler is called directly, as above: no timing involved.
+TEST(PreemptWindows, ATickInTheRuntimeTextIsDeferred) {
+#ifndef ROOST_RUNTIME_TEXT
+  GTEST_SKIP() << "no runtime text on this platform: every spawn entry point raises the count";
+#else
+  auto spawn_entry = [] {
+    return reinterpret_cast<std::uintptr_t>(roost::detail::running_fiber()->worker->engine_spawn);
+  };
+  for (const char* sched : {"ws", "hws"}) {
+    for (const char* mode : {"signal", "klt"}) {
+      SCOPED_TRACE(std::string(sched) + " " + mode);
+      roost::runtime rt(preempting(sched, 1, "10s", "aligned", mode));
+      bool in_text = false;
+      unsigned count = 99;
+      unsigned long long deferred = 0, preempted_in_text = 0;
+      int spawned = 0;
+      rt.run([&] {
+        const std::uintptr_t spawn = spawn_entry();
+        in_text = roost::engine::in_critical_window(spawn);
+        count = roost::detail::running_fiber()->preempt_off.load();
+        ucontext_t uc{};
+        uc.uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(spawn + 1);
+        for (int i = 0; i < 3; ++i) roost::engine::on_preempt_tick(&uc);
+        deferred = rt.preempt_ticks_deferred();
+        preempted_in_text = rt.preemptions();
+        uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&spin_until);
+        roost::engine::on_preempt_tick(&uc);  // notes the worker's progress
+        while (rt.preemptions() == 0) roost::engine::on_preempt_tick(&uc);  // KLT: until the spare exists
+        roost::task_group g;  // and the entry point spawns and joins
+        for (int i = 0; i < 4; ++i) g.run([&] { ++spawned; });
+        g.wait();
+      });
+      EXPECT_TRUE(in_text);
+      EXPECT_EQ(count, 0u) << "a body's count: the deferral is the address's";
+      EXPECT_EQ(deferred, 3u);
+      EXPECT_EQ(preempted_in_text, 0u);
+      EXPECT_EQ(rt.preemptions(), 1u);
+      EXPECT_EQ(spawned, 4);
+    }
+  }
+  roost::runtime rt(preempting("cab", 1, "10s", "aligned", "signal"));
+  bool in_text = true;
+  rt.run([&] { in_text = roost::engine::in_critical_window(spawn_entry()); });
+  EXPECT_FALSE(in_text) << "cab's spawn path is not audited: its entry point counts";
+#endif
+}
+
 // The chained timer ticks worker 0 alone; the last worker's task is preempted only if worker 0's tick passes
 // through worker 1 (stuck too) to it. Spinners on the other workers are non_preemptible, so nothing but the
 // last worker can ever run the setter.

@@ -6,6 +6,14 @@
 
 #include "roost/detail/abi.hpp"
 
+// The runtime text of the module this file is linked into: the linker's bounds of the section, hidden, so
+// that each module (the executable, a shared object with roost inside) sees its own; weak, so that a module
+// without the section links (both are then null).
+extern "C" {
+extern const char __start_roost_runtime_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_roost_runtime_text[] __attribute__((weak, visibility("hidden")));
+}
+
 namespace roost {
 namespace {
 
@@ -19,6 +27,27 @@ struct module_table {
 };
 module_table g_tables[kMaxModules];
 std::atomic<int> g_claimed{0};
+
+// One range for the whole section, in the tables' form (its start relative to the entry), registered
+// before main like a module's inline windows.
+detail::critical_range g_runtime_text;
+struct runtime_text_registrar {
+  runtime_text_registrar() noexcept {
+    const char* begin = __start_roost_runtime_text;
+    const char* end = __stop_roost_runtime_text;
+    if (begin == nullptr || begin == end) return;
+    const std::intptr_t offset = reinterpret_cast<std::intptr_t>(begin) - reinterpret_cast<std::intptr_t>(&g_runtime_text);
+    if (offset != static_cast<std::int32_t>(offset)) {
+      // An unregistered runtime text would let a tick land in a spawn half done: refuse to run.
+      std::fprintf(stderr, "roost: the section roost_runtime_text lies more than 2 GiB from roost's data in "
+                           "its module; build with the small or medium code model\n");
+      std::abort();
+    }
+    g_runtime_text.start = static_cast<std::int32_t>(offset);
+    g_runtime_text.length = static_cast<std::uint32_t>(end - begin);
+    detail::register_critical_ranges(&g_runtime_text, &g_runtime_text + 1);
+  }
+} g_runtime_text_registrar;
 
 }  // namespace
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 
+#include "engine/critical_windows.hpp"
 #include "engine/engine_base.hpp"
 #include "engine/join.hpp"
 #include "engine/observe.hpp"
@@ -65,12 +66,16 @@ class engine final : public engine_base {
                     : P::inline_join       ? detail::spawn_path::inline_join
                     : P::inline_join_queue ? detail::spawn_path::inline_join_queue
                                            : detail::spawn_path::engine;
-    // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such.
+    // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such:
+    // by a count (the *_marked ones) or, for a spawn path audited for it, by its address (the runtime text).
     // The inline paths need nothing: their deque operations are critical windows (abi.hpp). inline_join_queue
     // is left to the engine: its queue is the policy's choice of the moment, which no window re-reads.
     // Off, nothing here costs anything.
     if (config().preempt) {
       w.engine_spawn = &spawn_marked;
+#ifdef ROOST_RUNTIME_TEXT
+      if constexpr (std::is_same_v<typename P::runtime_text_spawn, P>) w.engine_spawn = &spawn_in_runtime_text;
+#endif
       w.engine_wait = &wait_marked;
       if (w.inline_path == detail::spawn_path::inline_join_queue) w.inline_path = detail::spawn_path::engine;
       w.preempt = config().preempt_klt ? &preempt_klt : &preempt_signal;
@@ -83,8 +88,8 @@ class engine final : public engine_base {
   static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
 
   // ---------------------------------------------------------------- spawn
-  static void spawn(detail::worker_abi& wa, group& g, frame& f) {
-    worker& w = static_cast<worker&>(wa);
+  static void spawn(detail::worker_abi& wa, group& g, frame& f) { spawn_body(static_cast<worker&>(wa), g, f); }
+  __attribute__((always_inline)) static void spawn_body(worker& w, group& g, frame& f) {
     if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::run", w.current_fiber, g);
     if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
     // A spawn that throws (no stack left for a child-first child, no memory for a frame) spawned nothing:
@@ -218,6 +223,7 @@ class engine final : public engine_base {
 
   // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a
   // "park" of the fiber it came from) and says whether that was the task's own child ending locally.
+  // The resumer raised this fiber's count (resume_fiber); it is lowered last, once the switch is complete.
   static bool resumed(const switch_msg& in, ult::transfer t) {
     worker& w = *in.w;
     fiber* from = in.from;
@@ -226,29 +232,52 @@ class engine final : public engine_base {
     w.fibers.put(from);
     if (!child_done_locally) observe_resume(w.id, w.current_task);
     if (w.current_task) of(w).policy_.on_task_resume(w, *w.current_task);
+    detail::preempt_lower(*w.current_fiber);
     return child_done_locally;
   }
 
   // The entry points while preemption is on: the spawn or wait is runtime code from start to end. The
-  // scope's fiber is the caller's, whose stack the scope lives on, wherever the task runs at the end.
-  // A tick switches to an idle pooled fiber, which it cannot make in a handler: every way into a task's
-  // body keeps one ready (two before a child-first spawn, whose child takes one).
-  // The worker is found again from the running fiber once the scope holds: the caller read its worker in
-  // user code, where a tick may have moved it since. A spawn is no scheduling point here: a spawn moves
-  // the deque's bottom, which progress_signature reads anyway (worker.hpp); a join may not.
+  // scope's fiber is the caller's, the group's owner (user code checked that it runs on it before the call;
+  // a task's fiber never changes), whose stack the scope lives on, wherever the task runs at the end.
+  // A tick switches to an idle pooled fiber, which it cannot make in a handler: the fiber pool keeps one
+  // wherever a body may run (fiber_pool::has_idle).
+  // The worker is found again from the fiber once the scope holds: the caller read its worker in user code,
+  // where a tick may have suspended the task since. A spawn is no scheduling point here: a spawn moves the
+  // deque's bottom, which progress_signature reads anyway (worker.hpp); a join may not.
   static void spawn_marked(detail::worker_abi&, group& g, frame& f) {
-    detail::runtime_code_scope np(*detail::running_fiber());
-    worker& w = static_cast<worker&>(*np.f.worker);
-    w.fibers.reserve_idle(2);
-    spawn(w, g, f);
+    detail::runtime_code_scope np(*g.owner_fiber);
+    spawn_body(static_cast<worker&>(*np.f.worker), g, f);
   }
   static void wait_marked(detail::worker_abi&, group& g) {
-    detail::runtime_code_scope np(*detail::running_fiber());
+    detail::runtime_code_scope np(*g.owner_fiber);
     worker& w = static_cast<worker&>(*np.f.worker);
     w.passed_scheduling_point();
-    w.fibers.reserve_idle(1);
     join(w, g);
   }
+
+ public:
+  // The spawn entry point while preemption is on, for a policy whose spawn path is audited for it
+  // (P::runtime_text_spawn names P; engine/README.md, "Preemption", 5): spawn_marked without the count. Its code lies
+  // in the runtime text, a critical window as a whole (critical_windows.hpp), so a tick that lands in it is
+  // deferred by its address and the spawn costs the task nothing for preemption. Everything it calls out of
+  // that text while the spawning task's fiber runs is either
+  //  * before the spawn changes anything (throw_not_owner), or in a system library (the unwinder), or
+  //  * a slow path that raises the running fiber's count itself (fiber_pool::get_slow, get_free_stack_slow,
+  //    spill; name_child's hook branch), or
+  //  * run on the child's fiber, whose count is 1 outside its body (roost_call_on_stack, the child's start
+  //    and end), or
+  //  * after a thief resumed the parent: resume_fiber raises the resumed fiber's count before it switches and
+  //    resumed() lowers it last, so the switch (Boost.Context's jump_fcontext, another library's text) and the
+  //    parent's resumption (its hooks, the pool's put) are counted.
+  // tests/test_runtime_text.sh checks the first list against the calls in the compiled function. Declared here,
+  // defined as a non-template function in the policy's engine unit (ROOST_ENGINE_RUNTIME_TEXT_SPAWN): a
+  // template's code lies in a COMDAT section, where a section attribute is ignored.
+  static void spawn_in_runtime_text(detail::worker_abi& wa, group& g, frame& f);
+  __attribute__((always_inline)) static void spawn_in_runtime_text_body(group& g, frame& f) {
+    spawn_body(static_cast<worker&>(*g.owner_fiber->worker), g, f);  // the worker, read inside the text
+  }
+
+ private:
 
   // Called by the timer signal's handler (preemption.cpp) on `w`'s thread, with the running task in its own
   // code and its fiber's preempt_off raised to 1 by the handler. Both return when the task is resumed, on
@@ -634,10 +663,14 @@ class engine final : public engine_base {
     return resume_fiber(w, f);
   }
 
-  // Switches to a suspended task; this (idle) fiber parks in the pool until it is reused.
+  // Switches to a suspended task; this (idle) fiber parks in the pool until it is reused. The task's count
+  // is raised before it becomes the running fiber and lowered by resumed() at the end of the switch: a task
+  // that suspended in a spawn of the runtime text did so with its count at 0 (spawn_in_runtime_text), and a
+  // tick from here to there lands outside that text, in this function or in Boost.Context's.
   static ult::transfer resume_fiber(worker& w, fiber* target, bool child_done_locally = false) {
     fiber* self = w.current_fiber;
     ++self->epoch;
+    detail::preempt_raise(*target);
     w.become(target);
     w.current_task = target->task;
     switch_msg m;
@@ -736,3 +769,17 @@ class engine final : public engine_base {
 };
 
 }  // namespace roost::engine
+
+// Defines engine<P>::spawn_in_runtime_text for one policy, in that policy's engine unit
+// (sched/engines/<policy>.cpp), before the engine is instantiated there. Nothing where there is no runtime
+// text (the engine then never names it).
+#ifdef ROOST_RUNTIME_TEXT
+#define ROOST_ENGINE_RUNTIME_TEXT_SPAWN(P)                                                                      \
+  template <>                                                                                                   \
+  ROOST_RUNTIME_TEXT void roost::engine::engine<P>::spawn_in_runtime_text(                                      \
+      roost::detail::worker_abi&, roost::detail::group_state& g, roost::detail::task_frame& f) {                \
+    spawn_in_runtime_text_body(g, f);                                                                           \
+  }
+#else
+#define ROOST_ENGINE_RUNTIME_TEXT_SPAWN(P)
+#endif

@@ -73,9 +73,12 @@ class fiber_pool {
   // engine_base::start). Only creation reads them; a spawn used to pass the stack size from the engine's
   // configuration, two pointers away, and paid those loads (misses, after a leaf that streamed through
   // L1) on the fast path too.
-  void configure(std::size_t stack_bytes, ult::entry_fn entry) {
+  // keep_idle (preemption on): a spawn that takes an idle fiber for its child makes another one, so that a
+  // tick in the child finds one (has_idle below).
+  void configure(std::size_t stack_bytes, ult::entry_fn entry, bool keep_idle) {
     stack_bytes_ = stack_bytes;
     entry_ = entry;
+    keep_idle_ = keep_idle;
   }
 
   // The fast paths are on every work-first spawn: inline; the overflow (a lock) and creation are not.
@@ -97,18 +100,18 @@ class fiber_pool {
       free_stacks_ = f->next_free;
       return f;
     }
-    fiber* f = get();
-#ifdef ROOST_ASAN
-    ult::forget_frames(f->stk);  // its parked context's frames: the call starts at the top, over them
-#endif
-    return f;
+    return get_free_stack_slow();
   }
   __attribute__((always_inline)) void put_free_stack(fiber* f) {
     f->next_free = free_stacks_;
     free_stacks_ = f;
   }
   // Whether get() can return a fiber without creating one (no allocation, no lock): what a preemption,
-  // inside a signal handler, asks before it switches (engine/preemption.cpp).
+  // inside a signal handler, asks before it switches (engine/preemption.cpp). While preemption is on, one
+  // is kept wherever a task's body may run: run_root and the scheduling loop reserve one before they start
+  // a task, and the only other taker while a body runs, a child-first spawn deeper than any before on this
+  // worker, makes the next (get_free_stack_slow). The handler's own take is made good by the loop it
+  // switches to.
   bool has_idle() const { return head_ != nullptr; }
   // Makes sure `n` idle fibers are here (creating them if need be), so that a preemption finds one. Says
   // whether it could: a failure only defers ticks until a later call succeeds.
@@ -166,12 +169,26 @@ class fiber_pool {
   }
 
  private:
+  // The slow paths take the shared pool's lock or map memory: a tick in them must not switch this thread to
+  // another task (a spawn in the runtime text calls them with the spawner's count at 0; engine.hpp,
+  // spawn_in_runtime_text), so they raise the running fiber's count themselves.
+  __attribute__((noinline)) fiber* get_free_stack_slow() {
+    detail::no_preempt_scope np(detail::running_fiber());
+    fiber* f = get();
+#ifdef ROOST_ASAN
+    ult::forget_frames(f->stk);  // its parked context's frames: the call starts at the top, over them
+#endif
+    if (keep_idle_) reserve_idle(1);  // f may have been the last idle one, and a child is about to run
+    return f;
+  }
   __attribute__((noinline)) fiber* get_slow() {
+    detail::no_preempt_scope np(detail::running_fiber());
     if (overflow_)
       if (fiber* f = overflow_->take()) return f;
     return create(stack_bytes_, entry_);
   }
   __attribute__((noinline)) void spill(fiber* f) {
+    detail::no_preempt_scope np(detail::running_fiber());
     ult::release_deep_pages(f->stk, f, kKeepBytes);  // the shared spares hold no task's deep pages
     overflow_->put(f);
   }
@@ -192,6 +209,7 @@ class fiber_pool {
   fiber_overflow* overflow_ = nullptr;
   std::size_t stack_bytes_ = 0;
   ult::entry_fn entry_ = nullptr;
+  bool keep_idle_ = false;
 };
 
 // The tasks preempted on one worker, oldest first: they resume behind the worker's own and stolen work

@@ -82,7 +82,12 @@ __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, det
   f.id.next_child = 0;
   if (const unsigned hooks = detail::hook_bits()) [[unlikely]] {
     f.id.split_depth = parent->split_depth + 1 + f.id.index;
-    if (hooks & detail::kHookSim) detail::hook_spawn(w.id, *parent, f.id.index);
+    if (hooks & detail::kHookSim) {
+      // Counted: a spawn in the runtime text runs here with the spawner's count at 0 (engine.hpp), and the
+      // hook's code lies outside it. (A simulated runtime is never preemptive; another one may be.)
+      detail::no_preempt_scope np(detail::running_fiber());
+      detail::hook_spawn(w.id, *parent, f.id.index);
+    }
   }
 }
 

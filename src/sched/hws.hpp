@@ -15,6 +15,7 @@ class hws_policy : public policy_base {
   static constexpr const char* name = "hws";
   static constexpr bool inline_join = true;  // its own deque, its own order (policy.hpp)
   static constexpr bool reads_task_sched_state = false;
+  using runtime_text_spawn = hws_policy;  // its spawn is work-first, all inline (policy.hpp)
   explicit hws_policy(engine::engine_base& e);
 
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::child_first; }

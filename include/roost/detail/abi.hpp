@@ -112,11 +112,13 @@ inline void preempt_off_add(fiber_abi& f, std::int32_t delta) {
 // destructor runs on the same stack, hence for the same fiber, wherever the task moved meanwhile.
 struct no_preempt_scope {
   fiber_abi* f;
-  explicit no_preempt_scope(fiber_abi* fb) noexcept : f(fb) {
+  // Always inline, on an exception's path too: a lowering out of line would leave a caller in the engine's
+  // runtime text (critical_windows.hpp) for a return at count 0 outside it.
+  __attribute__((always_inline)) explicit no_preempt_scope(fiber_abi* fb) noexcept : f(fb) {
     if (f) preempt_off_add(*f, 1);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the raise
   }
-  ~no_preempt_scope() {
+  __attribute__((always_inline)) ~no_preempt_scope() {
     std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below the lowering
     if (f) preempt_off_add(*f, -1);
   }

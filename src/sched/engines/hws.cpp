@@ -1,5 +1,7 @@
 #include "sched/engine_of.hpp"
 #include "sched/hws.hpp"
 
+ROOST_ENGINE_RUNTIME_TEXT_SPAWN(roost::sched::hws_policy)
+
 template std::unique_ptr<roost::engine::engine_base> roost::sched::make_engine_of<roost::sched::hws_policy>(
     const roost::resolved_options&, std::shared_ptr<const roost::topo::topology>, roost::topo::placement);
