@@ -100,7 +100,7 @@ constexpr const char* kUsage =
     "usage: roost-bench [--bench B1,B2] [--variants V1,V2] [--workers 1,2] [--size S | --small | --paper]\n"
     "                   [--reps 5] [--warmup 1] [--rounds 1] [--json out.jsonl] [--hint-error det:A|rand:A]\n"
     "       roost-bench --demo | --list | --help | --preempt-cost N | --preempt-barrier WORKERS |\n"
-    "                   --preempt-timers ROUNDS\n"
+    "                   --preempt-timers ROUNDS | --preempt-overhead ROUNDS\n"
     "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
     "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them;\n"
     "                V+trace: roost scheduler V writing a trace (a temporary file): its 'vs ws' is to V untraced\n"
@@ -118,6 +118,9 @@ constexpr const char* kUsage =
     "  --preempt-cost N     the cost of one preemption, median of N, pthreads vs ROOST_PREEMPT=signal and klt\n"
     "                       (seed 003 Table 3.1's method: two spinning threads on one core; 10 ms interval)\n"
     "  --preempt-barrier W  a busy-wait barrier of 4 tasks per worker on W workers, preemption off, signal, klt\n"
+    "  --preempt-overhead R what preemption costs at 1 ms against off (signal and klt, under CPU-time and aligned\n"
+    "                       timers): R rounds alternating the five run by run, on --bench (default fib,heat2d,\n"
+    "                       matmul), --variants (default ws,ws-help), --workers (default 1), --size\n"
     "  --preempt-timers R   what the timer designs cost with an empty handler at 1 ms (the floor under\n"
     "                       ROOST_PREEMPT's overhead), R interleaved rounds\n"
     "Every measurement is checked against the serial program; the exit status is 1 if a check failed.\n";
@@ -444,6 +447,8 @@ namespace bench {
 int preempt_cost(int count);                          // driver/preempt.cpp
 int preempt_barrier(unsigned workers, double bound_s);
 int preempt_timers(int rounds);
+int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,
+                     std::vector<unsigned> workers, const std::string& size);
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -462,6 +467,8 @@ int main(int argc, char** argv) {
     return static_cast<int>(x);
   };
   bool demo = false;
+  int preempt_overhead_rounds = 0;
+  bool workers_named = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--list") {
@@ -473,6 +480,8 @@ int main(int argc, char** argv) {
       return bench::preempt_barrier(static_cast<unsigned>(to_int("--preempt-barrier", value(i), 1)), 10.0);
     } else if (a == "--preempt-timers") {
       return bench::preempt_timers(to_int("--preempt-timers", value(i), 1));
+    } else if (a == "--preempt-overhead") {
+      preempt_overhead_rounds = to_int("--preempt-overhead", value(i), 1);
     } else if (a == "--demo") demo = true;
     else if (a == "--bench") cfg.benches = split(value(i));
     else if (a == "--variants") {
@@ -481,6 +490,7 @@ int main(int argc, char** argv) {
     }
     else if (a == "--workers") {
       cfg.workers.clear();
+      workers_named = true;
       for (auto& w : split(value(i))) cfg.workers.push_back(static_cast<unsigned>(to_int("--workers", w, 1)));
       if (cfg.workers.empty()) usage_error("--workers needs at least one count");
     } else if (a == "--size") cfg.size = value(i);
@@ -511,6 +521,10 @@ int main(int argc, char** argv) {
       return 0;
     } else usage_error("unknown argument '" + a + "'");
   }
+  if (preempt_overhead_rounds > 0)
+    return bench::preempt_overhead(preempt_overhead_rounds, cfg.benches,
+                                   cfg.variants_named ? cfg.variants : std::vector<std::string>{},
+                                   workers_named ? cfg.workers : std::vector<unsigned>{}, cfg.size.value_or(""));
   if (demo) {
     if (cfg.benches.empty()) cfg.benches = {"fib", "fib-invoke", "heat", "heat-ub", "heat2d", "heat2d-pfor", "matmul"};
     cfg.reps = 3;
