@@ -177,7 +177,8 @@ class engine final : public engine_base {
   // where the child goes (a migration suspends it, which gives its fiber a context) are the same either way.
   // With preemption on as well: from become(child) to the call, and after the call's return until
   // become(self), the running fiber is the child's with its preempt_off at 1 (a fiber is in the runtime
-  // except inside a body), and the parent's is raised by spawn_marked's scope; a tick that lands in the
+  // except inside a body), and the parent's is raised by spawn_marked's scope or its code is the runtime
+  // text (spawn_in_runtime_text); a tick that lands in the
   // child's body suspends the child's fiber as any other (its context saved then), and the worker then runs
   // the parent's continuation, so that child ends remotely. Returns whether the child ended locally.
   struct on_stack_call {
@@ -241,23 +242,23 @@ class engine final : public engine_base {
   // a task's fiber never changes), whose stack the scope lives on, wherever the task runs at the end.
   // A tick switches to an idle pooled fiber, which it cannot make in a handler: the fiber pool keeps one
   // wherever a body may run (fiber_pool::has_idle).
-  // The worker is found again from the fiber once the scope holds: the caller read its worker in user code,
-  // where a tick may have suspended the task since. A spawn is no scheduling point here: a spawn moves the
-  // deque's bottom, which progress_signature reads anyway (worker.hpp); a join may not.
-  static void spawn_marked(detail::worker_abi&, group& g, frame& f) {
+  // The worker is the caller's, as in spawn_in_runtime_text (a preempted task resumes on its worker). A
+  // spawn is no scheduling point here: a spawn moves the deque's bottom, which progress_signature reads
+  // anyway (worker.hpp); a join may not.
+  static void spawn_marked(detail::worker_abi& wa, group& g, frame& f) {
     detail::runtime_code_scope np(*g.owner_fiber);
-    spawn_body(static_cast<worker&>(*np.f.worker), g, f);
+    spawn_body(static_cast<worker&>(wa), g, f);
   }
-  static void wait_marked(detail::worker_abi&, group& g) {
+  static void wait_marked(detail::worker_abi& wa, group& g) {
     detail::runtime_code_scope np(*g.owner_fiber);
-    worker& w = static_cast<worker&>(*np.f.worker);
+    worker& w = static_cast<worker&>(wa);
     w.passed_scheduling_point();
     join(w, g);
   }
 
  public:
   // The spawn entry point while preemption is on, for a policy whose spawn path is audited for it
-  // (P::runtime_text_spawn names P; engine/README.md, "Preemption", 5): spawn_marked without the count. Its code lies
+  // (P::runtime_text_spawn names P; engine/README.md, "Preemption", 2): spawn_marked without the count. Its code lies
   // in the runtime text, a critical window as a whole (critical_windows.hpp), so a tick that lands in it is
   // deferred by its address and the spawn costs the task nothing for preemption. Everything it calls out of
   // that text while the spawning task's fiber runs is either
@@ -269,12 +270,21 @@ class engine final : public engine_base {
   //  * after a thief resumed the parent: resume_fiber raises the resumed fiber's count before it switches and
   //    resumed() lowers it last, so the switch (Boost.Context's jump_fcontext, another library's text) and the
   //    parent's resumption (its hooks, the pool's put) are counted.
-  // tests/test_runtime_text.sh checks the first list against the calls in the compiled function. Declared here,
+  // tests/runtime_text/check.sh checks the list against the calls in the compiled function. Declared here,
   // defined as a non-template function in the policy's engine unit (ROOST_ENGINE_RUNTIME_TEXT_SPAWN): a
   // template's code lies in a COMDAT section, where a section attribute is ignored.
+  // The worker is the caller's: it read it in user code, where a tick may have preempted the task before the
+  // call, but a preempted task resumes only on the worker that preempted it (its FIFO, or its kernel thread
+  // under KLT-switching; preempted_fifo), so the worker is still the task's. Read again from the fiber
+  // instead (two dependent loads before everything else), it cost fib 1.5-2% with preemption on.
   static void spawn_in_runtime_text(detail::worker_abi& wa, group& g, frame& f);
-  __attribute__((always_inline)) static void spawn_in_runtime_text_body(group& g, frame& f) {
-    spawn_body(static_cast<worker&>(*g.owner_fiber->worker), g, f);  // the worker, read inside the text
+  __attribute__((always_inline)) static void spawn_in_runtime_text_body(detail::worker_abi& wa, group& g, frame& f) {
+#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
+    if (&wa != g.owner_fiber->worker) [[unlikely]]
+      platform::os::fatal("roost: a spawn in the runtime text found its task on another worker than its caller "
+                          "read", "a preempted task resumed elsewhere");
+#endif
+    spawn_body(static_cast<worker&>(wa), g, f);
   }
 
  private:
@@ -307,7 +317,7 @@ class engine final : public engine_base {
   // sleeps (the handler's mask): its own timer is disarmed, and a tick the chain sends it waits.
   static bool preempt_klt(worker& w) {
     engine& e = of(w);
-    // The spare schedules on a pooled fiber, which it should not have to make either (spawn_marked).
+    // The spare schedules on a pooled fiber, which it should not have to make either (fiber_pool::has_idle).
     if (!w.fibers.has_idle()) return false;
     klt* spare = w.klts.take();
     if (!spare) {
@@ -736,7 +746,7 @@ class engine final : public engine_base {
     auto found = [&](job* j) {
       observe_idle(w.id, false);
       if (w.preempt) [[unlikely]] {
-        w.fibers.reserve_idle(1);  // for a tick in the task it found (spawn_marked)
+        w.fibers.reserve_idle(1);  // for a tick in the task it found (fiber_pool::has_idle)
         w.passed_scheduling_point();
       }
       return j;
@@ -777,8 +787,8 @@ class engine final : public engine_base {
 #define ROOST_ENGINE_RUNTIME_TEXT_SPAWN(P)                                                                      \
   template <>                                                                                                   \
   ROOST_RUNTIME_TEXT void roost::engine::engine<P>::spawn_in_runtime_text(                                      \
-      roost::detail::worker_abi&, roost::detail::group_state& g, roost::detail::task_frame& f) {                \
-    spawn_in_runtime_text_body(g, f);                                                                           \
+      roost::detail::worker_abi& wa, roost::detail::group_state& g, roost::detail::task_frame& f) {             \
+    spawn_in_runtime_text_body(wa, g, f);                                                                       \
   }
 #else
 #define ROOST_ENGINE_RUNTIME_TEXT_SPAWN(P)

@@ -213,7 +213,9 @@ class fiber_pool {
 };
 
 // The tasks preempted on one worker, oldest first: they resume behind the worker's own and stolen work
-// (engine.hpp, find_work), on this worker. Touched by the worker's thread only.
+// (engine.hpp, find_work), on this worker, never on another: user code that a tick interrupted after it read
+// its worker finds it unchanged when it resumes (engine.hpp, spawn_in_runtime_text relies on it). Touched by
+// the worker's thread only.
 class preempted_fifo {
  public:
   void push(fiber* f) {

@@ -73,7 +73,7 @@ class policy_base {
   static constexpr bool reads_task_sched_state = true;
   // The policy itself (`using runtime_text_spawn = ws_policy;`) where its spawn path is audited for
   // preemption by address: while the spawner's fiber runs in it, it calls nothing outside the runtime text
-  // but what engine<P>::spawn_in_runtime_text lists (engine.hpp; tests/test_runtime_text.sh checks the
+  // but what engine<P>::spawn_in_runtime_text lists (engine.hpp; tests/runtime_text/check.sh checks the
   // compiled code). Its engine unit then defines that entry point (ROOST_ENGINE_RUNTIME_TEXT_SPAWN), which
   // preemption uses instead of the counted one. A type, not a flag, so that a policy derived from an
   // audited one (whose hooks may call anything) is not audited by inheritance.

@@ -228,8 +228,9 @@ inline void finish_join(group_state& g) {
 //
 // The inline paths push onto and pop from the deque of the worker their task runs on, from user code, where
 // the fiber's preempt_off is 0. A tick that suspended the task half way, after it read its worker and before
-// its last store to that worker's deque, would resume it elsewhere with the old worker's state in its
-// registers, and finish the operation on a deque that another thread owns now. So each operation is one
+// its last store to that worker's deque, would resume it (on that worker: a preempted task never moves) after
+// other tasks pushed and popped there, with the deque's old state in its registers, and finish the operation
+// on a deque that changed meanwhile. So each operation is one
 // assembly sequence, from the load of fb.worker to the store that commits it, and the sequence's address
 // range goes into the section roost_critical; the handler defers a tick whose interrupted instruction lies
 // in one (engine/critical_windows.cpp). That costs the operation nothing: no mark stored, no fence, the
