@@ -328,15 +328,20 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
           }
           rts[static_cast<std::size_t>(k)] = std::make_unique<roost::runtime>(o);
         };
+        double preempted[kConfigs] = {}, deferred[kConfigs] = {};  // per timed run, summed
         auto run_once = [&](int k, double& cpu, double& wall) {
           p->reset();
-          current_runtime() = rts[static_cast<std::size_t>(k)].get();
+          roost::runtime& rt = *rts[static_cast<std::size_t>(k)];
+          const unsigned long long p0 = rt.preemptions(), d0 = rt.preempt_ticks_deferred();
+          current_runtime() = &rt;
           const double c0 = process_cpu_s();
           const std::uint64_t t0 = now_ns();
           b->roost(*p);
           wall = static_cast<double>(now_ns() - t0) * 1e-9;
           cpu = process_cpu_s() - c0;
           current_runtime() = nullptr;
+          preempted[k] += static_cast<double>(rt.preemptions() - p0);
+          deferred[k] += static_cast<double>(rt.preempt_ticks_deferred() - d0);
           if (!p->check()) {
             std::fprintf(stderr, "roost-bench: %s %s under %s, %u workers: WRONG RESULT\n", bn.c_str(), v.c_str(),
                          configs[k].name, w);
@@ -349,7 +354,12 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
           // moved the first-made one's time by 3% against an identical later one (the control), every round.
           for (int i = 0; i < kConfigs; ++i) make((i + r) % kConfigs);
           double c[kConfigs], t[kConfigs];
-          for (int i = 0; i < kConfigs; ++i) run_once((i + r) % kConfigs, c[0], t[0]);  // warm-up: pools, pages
+          for (int i = 0; i < kConfigs; ++i) {  // warm-up: pools, pages (its counts are not kept)
+            const double pk[2] = {preempted[(i + r) % kConfigs], deferred[(i + r) % kConfigs]};
+            run_once((i + r) % kConfigs, c[0], t[0]);
+            preempted[(i + r) % kConfigs] = pk[0];
+            deferred[(i + r) % kConfigs] = pk[1];
+          }
           for (int i = 0; i < kConfigs; ++i) {
             const int k = (i + 1 + r) % kConfigs;  // not the warm-up's last first
             run_once(k, c[k], t[k]);
@@ -362,9 +372,10 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
         }
         std::printf("  %s %s %s, %u worker%s\n", bn.c_str(), sz.c_str(), v.c_str(), w, w == 1 ? "" : "s");
         for (int k = 1; k < kConfigs; ++k)
-          std::printf("    %-24s CPU %.4fx (%.4f-%.4f)   wall %.4fx (%.4f-%.4f)\n", configs[k].name,
-                      quantile(cpu_ratio[k], 0.5), quantile(cpu_ratio[k], 0.25), quantile(cpu_ratio[k], 0.75),
-                      quantile(wall_ratio[k], 0.5), quantile(wall_ratio[k], 0.25), quantile(wall_ratio[k], 0.75));
+          std::printf("    %-24s CPU %.4fx (%.4f-%.4f)   wall %.4fx (%.4f-%.4f)   %.1f preempted, %.1f deferred a run\n",
+                      configs[k].name, quantile(cpu_ratio[k], 0.5), quantile(cpu_ratio[k], 0.25),
+                      quantile(cpu_ratio[k], 0.75), quantile(wall_ratio[k], 0.5), quantile(wall_ratio[k], 0.25),
+                      quantile(wall_ratio[k], 0.75), preempted[k] / rounds, deferred[k] / rounds);
         std::fflush(stdout);
       }
   }
