@@ -20,14 +20,16 @@
 //
 // --preempt-overhead R: what preemption costs a program that never needs it, at a 1 ms interval (issue #28's
 // "under 1%"). For each benchmark, variant and worker count named (--bench, default fib,heat2d,matmul;
-// --variants, default ws,ws-help; --workers, default 1; --size), five runtimes live side by side: off, and
+// --variants, default ws,ws-help; --workers, default 1; --size), seven runtimes live side by side: off, and
 // signal-yield and KLT-switching under per-worker CPU-time timers and under aligned timers (the default).
 // Each round runs the benchmark once on each, in an order that rotates with the round, and every result is
-// checked. The runs of the five alternate one by one, so that a shared machine's drift (tens of percent
-// between seconds on a VM) falls on all five alike, and the runtimes are made afresh each round in a
-// rotating order. A sixth runtime, off as well, is the control: its ratio to the first is what the method
-// reads into two identical runtimes. Prints the median of the per-round ratios to
-// off, of process CPU time and of wall time, and their quartiles.
+// checked. The runs of the seven alternate one by one, so that a shared machine's drift (tens of percent
+// between seconds on a VM) falls on all alike, and the runtimes are made afresh each round in a rotating
+// order. A sixth runtime has preemption off and its workers get the aligned timers' ticks with an empty
+// handler: what the ticks cost before roost does anything with them, on this workload. A seventh, off as
+// well, is the control: its ratio to the first is what the method reads into two identical runtimes.
+// Prints the median of the per-round ratios to off, of process CPU time and of wall time, their
+// quartiles, and the preemptions and deferred ticks a run.
 //
 // --preempt-barrier: a case where preemption is the difference between a hang and a result. 4 tasks per
 // worker each do a slice of work and then wait at a busy-wait barrier (the kind a nested parallel library
@@ -285,6 +287,74 @@ double quantile(std::vector<double> v, double q) {
 }
 }  // namespace
 
+namespace {
+// The ticks alone, for --preempt-overhead's floor: a runtime with preemption off, whose workers' threads get
+// the same per-worker aligned 1 ms timers as ROOST_PREEMPT_TIMER=aligned, with an empty handler, while it
+// runs (armed just before, disarmed just after: worker 0's thread runs every runtime's runs).
+constexpr int kBareTickSignal = 40;  // a real-time signal nobody else uses here (SIGRTMIN is 34 or 35)
+void bare_tick_handler(int) {}
+void install_bare_tick_handler() {
+  struct sigaction sa {};
+  sa.sa_handler = &bare_tick_handler;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(kBareTickSignal, &sa, nullptr);
+}
+struct bare_ticks {
+  std::vector<timer_t> timers;
+  // The kernel thread of each worker, found by tasks that wait for each other to be seen (bounded).
+  void attach(roost::runtime& rt, unsigned workers) {
+    std::vector<std::atomic<long>> tid(workers);
+    for (auto& t : tid) t.store(0);
+    std::atomic<unsigned> seen{0};
+    rt.run([&] {
+      roost::task_group g;
+      for (unsigned i = 0; i < 16 * workers; ++i)
+        g.run([&] {
+          const int id = roost::this_worker_id();
+          long none = 0;
+          if (id >= 0 && tid[static_cast<unsigned>(id)].compare_exchange_strong(none, static_cast<long>(gettid())))
+            seen.fetch_add(1);
+          const std::uint64_t until = now_ns() + 1'000'000'000;
+          while (seen.load() < workers && now_ns() < until) std::this_thread::yield();
+        });
+      g.wait();
+    });
+    for (unsigned i = 0; i < workers; ++i) {
+      if (tid[i].load() == 0) {
+        std::fprintf(stderr, "roost-bench: --preempt-overhead: worker %u ran no task in 1 s; its bare ticks are left out\n", i);
+        continue;
+      }
+      sigevent ev{};
+      ev.sigev_notify = SIGEV_THREAD_ID;
+      ev.sigev_signo = kBareTickSignal;
+      ev._sigev_un._tid = static_cast<pid_t>(tid[i].load());
+      timer_t t{};
+      if (timer_create(CLOCK_MONOTONIC, &ev, &t) == 0) timers.push_back(t);
+    }
+  }
+  void arm() {
+    for (std::size_t i = 0; i < timers.size(); ++i) {
+      // Worker i's ticks i/n of an interval after worker 0's, as the aligned design's (relative times).
+      const std::uint64_t first = 1'000'000ull + 1'000'000ull * i / timers.size();
+      itimerspec its{};
+      its.it_interval.tv_nsec = 1'000'000;
+      its.it_value.tv_sec = static_cast<time_t>(first / 1'000'000'000ull);
+      its.it_value.tv_nsec = static_cast<long>(first % 1'000'000'000ull);
+      timer_settime(timers[i], 0, &its, nullptr);
+    }
+  }
+  void disarm() {
+    itimerspec off{};
+    for (timer_t t : timers) timer_settime(t, 0, &off, nullptr);
+  }
+  void detach() {
+    for (timer_t t : timers) timer_delete(t);
+    timers.clear();
+  }
+};
+}  // namespace
+
 int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,
                      std::vector<unsigned> workers, const std::string& size) {
   if (benches.empty()) benches = {"fib", "heat2d", "matmul"};
@@ -294,14 +364,17 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
     const char* name;
     const char* preempt;
     const char* timer;
+    bool bare_ticks = false;
   };
   const config configs[] = {{"off", "off", nullptr},
                             {"signal, CPU-time timers", "signal", "cputime"},
                             {"klt, CPU-time timers", "klt", "cputime"},
                             {"signal, aligned timers", "signal", "aligned"},
                             {"klt, aligned timers", "klt", "aligned"},
+                            {"off, bare aligned ticks", "off", nullptr, true},
                             {"off again (control)", "off", nullptr}};
-  constexpr int kConfigs = 6;
+  constexpr int kConfigs = 7;
+  install_bare_tick_handler();
   std::printf("Preemption's overhead at a 1 ms interval against off: median of %d interleaved rounds (quartiles), "
               "process CPU time and wall time\n", rounds);
   bool all_ok = true;
@@ -329,16 +402,19 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
           rts[static_cast<std::size_t>(k)] = std::make_unique<roost::runtime>(o);
         };
         double preempted[kConfigs] = {}, deferred[kConfigs] = {};  // per timed run, summed
+        std::vector<bare_ticks> bare(kConfigs);
         auto run_once = [&](int k, double& cpu, double& wall) {
           p->reset();
           roost::runtime& rt = *rts[static_cast<std::size_t>(k)];
           const unsigned long long p0 = rt.preemptions(), d0 = rt.preempt_ticks_deferred();
           current_runtime() = &rt;
+          if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].arm();
           const double c0 = process_cpu_s();
           const std::uint64_t t0 = now_ns();
           b->roost(*p);
           wall = static_cast<double>(now_ns() - t0) * 1e-9;
           cpu = process_cpu_s() - c0;
+          if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].disarm();
           current_runtime() = nullptr;
           preempted[k] += static_cast<double>(rt.preemptions() - p0);
           deferred[k] += static_cast<double>(rt.preempt_ticks_deferred() - d0);
@@ -353,6 +429,8 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
           // Made afresh each round, in an order that rotates with it: where a runtime's stacks and pools lie
           // moved the first-made one's time by 3% against an identical later one (the control), every round.
           for (int i = 0; i < kConfigs; ++i) make((i + r) % kConfigs);
+          for (int k = 0; k < kConfigs; ++k)
+            if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].attach(*rts[static_cast<std::size_t>(k)], w);
           double c[kConfigs], t[kConfigs];
           for (int i = 0; i < kConfigs; ++i) {  // warm-up: pools, pages (its counts are not kept)
             const double pk[2] = {preempted[(i + r) % kConfigs], deferred[(i + r) % kConfigs]};
@@ -368,6 +446,7 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
             cpu_ratio[k].push_back(c[k] / c[0]);
             wall_ratio[k].push_back(t[k] / t[0]);
           }
+          for (auto& bt : bare) bt.detach();
           for (auto& rt : rts) rt.reset();
         }
         std::printf("  %s %s %s, %u worker%s\n", bn.c_str(), sz.c_str(), v.c_str(), w, w == 1 ? "" : "s");
