@@ -88,6 +88,8 @@ class engine final : public engine_base {
   static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
 
   // ---------------------------------------------------------------- spawn
+  // The spawn path's functions are always inline: spawn_in_runtime_text's code must hold all of it, in every
+  // build (a sanitizer build left spawn_child_first out of line, outside the runtime text).
   static void spawn(detail::worker_abi& wa, group& g, frame& f) { spawn_body(static_cast<worker&>(wa), g, f); }
   __attribute__((always_inline)) static void spawn_body(worker& w, group& g, frame& f) {
     if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::run", w.current_fiber, g);
@@ -107,7 +109,7 @@ class engine final : public engine_base {
     }
   }
 
-  static void spawn_parent_first(worker& w, group& g, frame& f) {
+  __attribute__((always_inline)) static void spawn_parent_first(worker& w, group& g, frame& f) {
     frame* h = &f;
     if (static_cast<void*>(&f) != g.inline_frame) {  // on the spawner's stack: move it to the pool
       h = f.ops->relocate(&f, w.frames.alloc(f.ops->size));
@@ -125,7 +127,7 @@ class engine final : public engine_base {
     of(w).policy_.place(w, h);
   }
 
-  static void spawn_child_first(worker& w, group& g, frame& f) {
+  __attribute__((always_inline)) static void spawn_child_first(worker& w, group& g, frame& f) {
 #ifdef ROOST_CALL_ON_STACK
     const bool local = call_child_on_stack(w, f);
 #else
@@ -147,7 +149,7 @@ class engine final : public engine_base {
 
   // The parent's fiber leaves its worker for the child's, as at any suspension: it keeps its task, its epoch
   // moves on (its groups' pushes are no longer the top of the deque). Returns the parent's fiber.
-  static fiber* leave_for_child(worker& w, fiber* child) {
+  __attribute__((always_inline)) static fiber* leave_for_child(worker& w, fiber* child) {
     fiber* self = w.current_fiber;
     self->task = w.current_task;
     ++self->epoch;
@@ -158,7 +160,7 @@ class engine final : public engine_base {
   // The child on a pooled fiber that the parent switches to (on_arrival, after::publish); the child switches
   // back when it ends locally. Returns whether it did. Where there is no call on another stack (not x86-64,
   // the sanitizer builds).
-  static bool switch_to_child(worker& w, frame& f) {
+  __attribute__((always_inline)) static bool switch_to_child(worker& w, frame& f) {
     fiber* child = w.fibers.get();  // may throw: nothing is published or changed before it
     fiber* self = leave_for_child(w, child);
     switch_msg m;
@@ -186,7 +188,7 @@ class engine final : public engine_base {
     fiber* parent;
     frame* f;
   };
-  static bool call_child_on_stack(worker& w, frame& f) {
+  __attribute__((always_inline)) static bool call_child_on_stack(worker& w, frame& f) {
     fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
     fiber* self = leave_for_child(w, child);
     on_stack_call c{&w, self, &f};
@@ -225,7 +227,7 @@ class engine final : public engine_base {
   // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a
   // "park" of the fiber it came from) and says whether that was the task's own child ending locally.
   // The resumer raised this fiber's count (resume_fiber); it is lowered last, once the switch is complete.
-  static bool resumed(const switch_msg& in, ult::transfer t) {
+  __attribute__((always_inline)) static bool resumed(const switch_msg& in, ult::transfer t) {
     worker& w = *in.w;
     fiber* from = in.from;
     const bool child_done_locally = in.child_done_locally;
@@ -262,9 +264,10 @@ class engine final : public engine_base {
   // in the runtime text, a critical window as a whole (critical_windows.hpp), so a tick that lands in it is
   // deferred by its address and the spawn costs the task nothing for preemption. Everything it calls out of
   // that text while the spawning task's fiber runs is either
-  //  * before the spawn changes anything (throw_not_owner), or in a system library (the unwinder), or
-  //  * a slow path that raises the running fiber's count itself (fiber_pool::get_slow, get_free_stack_slow,
-  //    spill; name_child's hook branch), or
+  //  * before the spawn changes anything (throw_not_owner), in a system library (the unwinder), or the end of
+  //    the process (the sanitizer builds' check below), or
+  //  * a slow path called under a raise made inline before the call (fiber_pool::get_slow,
+  //    get_free_stack_slow, spill: fiber.hpp; name_child's hook), or
   //  * run on the child's fiber, whose count is 1 outside its body (roost_call_on_stack, the child's start
   //    and end), or
   //  * after a thief resumed the parent: resume_fiber raises the resumed fiber's count before it switches and

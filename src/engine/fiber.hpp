@@ -88,6 +88,7 @@ class fiber_pool {
       --count_;
       return f;
     }
+    detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
     return get_slow();
   }
   // Fibers whose stacks are free from the top, for a child-first child called on them (ult/call_on_stack.hpp,
@@ -100,6 +101,7 @@ class fiber_pool {
       free_stacks_ = f->next_free;
       return f;
     }
+    detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
     return get_free_stack_slow();
   }
   __attribute__((always_inline)) void put_free_stack(fiber* f) {
@@ -130,6 +132,7 @@ class fiber_pool {
   }
   __attribute__((always_inline)) void put(fiber* f) {
     if (count_ >= kLocalMax && overflow_) [[unlikely]] {
+      detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
       spill(f);
       return;
     }
@@ -170,10 +173,11 @@ class fiber_pool {
 
  private:
   // The slow paths take the shared pool's lock or map memory: a tick in them must not switch this thread to
-  // another task (a spawn in the runtime text calls them with the spawner's count at 0; engine.hpp,
-  // spawn_in_runtime_text), so they raise the running fiber's count themselves.
+  // another task. A spawn in the runtime text calls them with the spawner's count at 0 (engine.hpp,
+  // spawn_in_runtime_text), so the inline fast paths raise the running fiber's count around each call, in
+  // the caller's code: a raise inside the callee would leave its first instructions uncounted. (The fiber
+  // is read from the thread's slot directly, inline in every build: nothing switches within the scope.)
   __attribute__((noinline)) fiber* get_free_stack_slow() {
-    detail::no_preempt_scope np(detail::running_fiber());
     fiber* f = get();
 #ifdef ROOST_ASAN
     ult::forget_frames(f->stk);  // its parked context's frames: the call starts at the top, over them
@@ -182,13 +186,11 @@ class fiber_pool {
     return f;
   }
   __attribute__((noinline)) fiber* get_slow() {
-    detail::no_preempt_scope np(detail::running_fiber());
     if (overflow_)
       if (fiber* f = overflow_->take()) return f;
     return create(stack_bytes_, entry_);
   }
   __attribute__((noinline)) void spill(fiber* f) {
-    detail::no_preempt_scope np(detail::running_fiber());
     ult::release_deep_pages(f->stk, f, kKeepBytes);  // the shared spares hold no task's deep pages
     overflow_->put(f);
   }

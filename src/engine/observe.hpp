@@ -85,7 +85,7 @@ __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, det
     if (hooks & detail::kHookSim) {
       // Counted: a spawn in the runtime text runs here with the spawner's count at 0 (engine.hpp), and the
       // hook's code lies outside it. (A simulated runtime is never preemptive; another one may be.)
-      detail::no_preempt_scope np(detail::running_fiber());
+      detail::no_preempt_scope np(detail::t_running_fiber);  // inline even in a sanitizer build: no switch here
       detail::hook_spawn(w.id, *parent, f.id.index);
     }
   }

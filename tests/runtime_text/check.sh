@@ -16,14 +16,17 @@ objdump -d -C --no-show-raw-insn -j roost_runtime_text "$bin" | awk '
   # Called out of the text, each for its reason (engine.hpp, spawn_in_runtime_text):
   #   roost_call_on_stack, ult::announce_call, ult::call_came_back, jump_fcontext: the child runs, whose
   #     count is 1 outside its body (or a thief resumed the parent and raised its count);
-  #   fiber_pool::get_slow, get_free_stack_slow, spill: raise the running fiber count themselves;
-  #   throw_not_owner: before the spawn changed anything;
+  #   fiber_pool::get_slow, get_free_stack_slow, spill: called under a raise of the running fiber count,
+  #     inline in the caller (fiber.hpp, get_free_stack_slow);
+  #   throw_not_owner: before the spawn changed anything; native_platform::fatal: ends the process (the
+  #     sanitizer builds check that the worker of the caller is the one of the task);
   #   hook_spawn: under a raise (observe.hpp, name_child); hook_task_resume: in resumed(), before its lowering;
   #   the C++ runtime (exceptions) and the sanitizer runtimes: system libraries, where ticks are deferred.
   function allowed(t) {
     return t ~ /^(roost_call_on_stack|roost::ult::announce_call\(|roost::ult::call_came_back\(|jump_fcontext)/ ||
            t ~ /^roost::engine::fiber_pool::(get_slow|get_free_stack_slow|spill)\(/ ||
            t ~ /^roost::detail::(throw_not_owner|hook_spawn)\(/ || t ~ /^roost::engine::hook_task_resume\(/ ||
+           t ~ /^roost::platform::native_platform::fatal\(/ ||
            t ~ /^(__cxa_|_Unwind_|__tsan_|__asan_|__ubsan_|__sanitizer_)/
   }
   /^[0-9a-f]+ <.*>:$/ { fn = substr($0, index($0, "<") + 1); sub(/>:$/, "", fn); nfn++; next }

@@ -97,7 +97,9 @@ struct fiber_abi : job {
 // relaxed load and store. Either way a compiler barrier on both sides (the inline assembly's memory
 // clobber, or signal fences): nothing of the region it opens or closes moves across it, and on x86-64 the
 // hardware keeps a thread's stores in order, so the handler sees them as the program wrote them.
-inline void preempt_off_add(fiber_abi& f, std::int32_t delta) {
+// Always inline: a count lowered out of line would leave a caller in the engine's runtime text
+// (critical_windows.hpp) for a return at count 0 outside it (a sanitizer build made it a call).
+__attribute__((always_inline)) inline void preempt_off_add(fiber_abi& f, std::int32_t delta) {
 #if defined(__x86_64__) && !defined(ROOST_TSAN)
   asm volatile("addl %1, %0" : "+m"(f.preempt_off) : "ri"(delta) : "cc", "memory");
 #else
@@ -127,14 +129,14 @@ struct no_preempt_scope {
 };
 
 // The engine's side: a task's body runs inside one of these, the only place where the count drops to 0.
-inline void preempt_lower(fiber_abi& f) { preempt_off_add(f, -1); }
-inline void preempt_raise(fiber_abi& f) { preempt_off_add(f, 1); }
+__attribute__((always_inline)) inline void preempt_lower(fiber_abi& f) { preempt_off_add(f, -1); }
+__attribute__((always_inline)) inline void preempt_raise(fiber_abi& f) { preempt_off_add(f, 1); }
 // The opposite, for the engine's entry points while preemption is on: raises the count of the caller's
 // fiber (never nullptr: only a task reaches them) for the scope's duration.
 struct runtime_code_scope {
   fiber_abi& f;
-  explicit runtime_code_scope(fiber_abi& fb) noexcept : f(fb) { preempt_raise(f); }
-  ~runtime_code_scope() { preempt_lower(f); }
+  __attribute__((always_inline)) explicit runtime_code_scope(fiber_abi& fb) noexcept : f(fb) { preempt_raise(f); }
+  __attribute__((always_inline)) ~runtime_code_scope() { preempt_lower(f); }
   runtime_code_scope(const runtime_code_scope&) = delete;
   runtime_code_scope& operator=(const runtime_code_scope&) = delete;
 };
