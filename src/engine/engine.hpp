@@ -161,7 +161,7 @@ class engine final : public engine_base {
   // back when it ends locally. Returns whether it did. Where there is no call on another stack (not x86-64,
   // the sanitizer builds).
   __attribute__((always_inline)) static bool switch_to_child(worker& w, frame& f) {
-    fiber* child = w.fibers.get();  // may throw: nothing is published or changed before it
+    fiber* child = w.fibers.get_for_child();  // may throw: nothing is published or changed before it
     fiber* self = leave_for_child(w, child);
     switch_msg m;
     m.w = &w;

@@ -91,6 +91,17 @@ class fiber_pool {
     detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
     return get_slow();
   }
+  // A fiber for a child-first child that is switched to (the sanitizer builds' spawn, engine.hpp
+  // switch_to_child): from the idle ones, so while preemption is on the next idle one is made if that was
+  // the last (has_idle), as get_free_stack_slow does.
+  __attribute__((always_inline)) fiber* get_for_child() {
+    fiber* f = get();
+    if (keep_idle_ && head_ == nullptr) [[unlikely]] {
+      detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
+      reserve_idle(1);
+    }
+    return f;
+  }
   // Fibers whose stacks are free from the top, for a child-first child called on them (ult/call_on_stack.hpp,
   // engine.hpp's spawn_child_first): a fiber taken from the idle ones loses its parked context there, so it
   // comes back here after its child ended locally, never among the idle ones, and is taken first. One that
@@ -111,9 +122,10 @@ class fiber_pool {
   // Whether get() can return a fiber without creating one (no allocation, no lock): what a preemption,
   // inside a signal handler, asks before it switches (engine/preemption.cpp). While preemption is on, one
   // is kept wherever a task's body may run: run_root and the scheduling loop reserve one before they start
-  // a task, and the only other taker while a body runs, a child-first spawn deeper than any before on this
-  // worker, makes the next (get_free_stack_slow). The handler's own take is made good by the loop it
-  // switches to.
+  // a task, and the only other taker while a body runs, a child-first spawn (deeper than any before on this
+  // worker, or any in the sanitizer builds, which switch to the child), makes the next (get_free_stack_slow,
+  // get_for_child). The handler's own take is made good by the loop it switches to, and every resumption
+  // parks the resumer's fiber among the idle ones.
   bool has_idle() const { return head_ != nullptr; }
   // Makes sure `n` idle fibers are here (creating them if need be), so that a preemption finds one. Says
   // whether it could: a failure only defers ticks until a later call succeeds.
