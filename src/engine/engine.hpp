@@ -98,7 +98,7 @@ class engine final : public engine_base {
     // counted, the child would be waited for at the join for ever (adws, hws and ws hung that way when a
     // chain of 100,000 nested tasks ran out of stacks). Nothing is published before the throwing calls.
     try {
-      name_child(w, f);
+      name_child(w, f, [&w]() -> detail::fiber_abi* { return w.current_fiber; });
       if constexpr (P::reads_task_sched_state) f.id.clear_sched();
       else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
       if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);

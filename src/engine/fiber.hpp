@@ -74,11 +74,13 @@ class fiber_pool {
   // configuration, two pointers away, and paid those loads (misses, after a leaf that streamed through
   // L1) on the fast path too.
   // keep_idle (preemption on): a spawn that takes an idle fiber for its child makes another one, so that a
-  // tick in the child finds one (has_idle below).
-  void configure(std::size_t stack_bytes, ult::entry_fn entry, bool keep_idle) {
+  // tick in the child finds one (has_idle below). running: the worker's current fiber, the one running on
+  // the thread that uses this pool, whose count the slow paths raise (get_free_stack_slow).
+  void configure(std::size_t stack_bytes, ult::entry_fn entry, bool keep_idle, fiber* const* running) {
     stack_bytes_ = stack_bytes;
     entry_ = entry;
     keep_idle_ = keep_idle;
+    running_ = running;
   }
 
   // The fast paths are on every work-first spawn: inline; the overflow (a lock) and creation are not.
@@ -88,7 +90,7 @@ class fiber_pool {
       --count_;
       return f;
     }
-    detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
+    detail::no_preempt_scope np(running());  // see get_free_stack_slow
     return get_slow();
   }
   // A fiber for a child-first child that is switched to (the sanitizer builds' spawn, engine.hpp
@@ -97,7 +99,7 @@ class fiber_pool {
   __attribute__((always_inline)) fiber* get_for_child() {
     fiber* f = get();
     if (keep_idle_ && head_ == nullptr) [[unlikely]] {
-      detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
+      detail::no_preempt_scope np(running());  // see get_free_stack_slow
       reserve_idle(1);
     }
     return f;
@@ -112,7 +114,7 @@ class fiber_pool {
       free_stacks_ = f->next_free;
       return f;
     }
-    detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
+    detail::no_preempt_scope np(running());  // see get_free_stack_slow
     return get_free_stack_slow();
   }
   __attribute__((always_inline)) void put_free_stack(fiber* f) {
@@ -144,7 +146,7 @@ class fiber_pool {
   }
   __attribute__((always_inline)) void put(fiber* f) {
     if (count_ >= kLocalMax && overflow_) [[unlikely]] {
-      detail::no_preempt_scope np(detail::t_running_fiber);  // see get_free_stack_slow
+      detail::no_preempt_scope np(running());  // see get_free_stack_slow
       spill(f);
       return;
     }
@@ -187,8 +189,11 @@ class fiber_pool {
   // The slow paths take the shared pool's lock or map memory: a tick in them must not switch this thread to
   // another task. A spawn in the runtime text calls them with the spawner's count at 0 (engine.hpp,
   // spawn_in_runtime_text), so the inline fast paths raise the running fiber's count around each call, in
-  // the caller's code: a raise inside the callee would leave its first instructions uncounted. (The fiber
-  // is read from the thread's slot directly, inline in every build: nothing switches within the scope.)
+  // the caller's code: a raise inside the callee would leave its first instructions uncounted. The fiber is
+  // the worker's current one, not read from the thread's slot (t_running_fiber): a sanitizer build computes
+  // that slot's address and may keep it across a switch to another thread (TSan saw it), and its
+  // out-of-line read would be a call out of the runtime text before the raise.
+  detail::fiber_abi* running() const { return running_ ? *running_ : nullptr; }
   __attribute__((noinline)) fiber* get_free_stack_slow() {
     fiber* f = get();
 #ifdef ROOST_ASAN
@@ -224,6 +229,7 @@ class fiber_pool {
   std::size_t stack_bytes_ = 0;
   ult::entry_fn entry_ = nullptr;
   bool keep_idle_ = false;
+  fiber* const* running_ = nullptr;
 };
 
 // The tasks preempted on one worker, oldest first: they resume behind the worker's own and stolen work

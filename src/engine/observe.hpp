@@ -74,7 +74,11 @@ inline void observe_steal(unsigned thief, unsigned victim, bool taken) {
 }
 
 // Names a child by its spawn path (task_frame.hpp: parent's id, then its index among the parent's children).
-__attribute__((always_inline)) inline void name_child(detail::worker_abi& w, detail::task_frame& f) {
+// `running()`: the spawner's fiber, whose count the hook's call is made under (engine.hpp,
+// spawn_in_runtime_text); a callable, so that the common path without hooks does not load it.
+template <class RunningFiber>
+__attribute__((always_inline)) inline void name_child(detail::worker_abi& w, detail::task_frame& f,
+                                                      RunningFiber&& running) {
   detail::task_id* parent = w.current_task;
   f.id.parent = parent;
   f.id.index = parent->next_child++;
@@ -85,7 +89,7 @@ __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, det
     if (hooks & detail::kHookSim) {
       // Counted: a spawn in the runtime text runs here with the spawner's count at 0 (engine.hpp), and the
       // hook's code lies outside it. (A simulated runtime is never preemptive; another one may be.)
-      detail::no_preempt_scope np(detail::t_running_fiber);  // inline even in a sanitizer build: no switch here
+      detail::no_preempt_scope np(running());
       detail::hook_spawn(w.id, *parent, f.id.index);
     }
   }
