@@ -322,7 +322,8 @@ struct bare_ticks {
     });
     for (unsigned i = 0; i < workers; ++i) {
       if (tid[i].load() == 0) {
-        std::fprintf(stderr, "roost-bench: --preempt-overhead: worker %u ran no task in 1 s; its bare ticks are left out\n", i);
+        std::fprintf(stderr, "roost-bench: --preempt-overhead: worker %u ran no task in 1 s; its bare ticks are "
+                             "left out\n", i);
         continue;
       }
       sigevent ev{};

@@ -36,7 +36,8 @@ struct runtime_text_registrar {
     const char* begin = __start_roost_runtime_text;
     const char* end = __stop_roost_runtime_text;
     if (begin == nullptr || begin == end) return;
-    const std::intptr_t offset = reinterpret_cast<std::intptr_t>(begin) - reinterpret_cast<std::intptr_t>(&g_runtime_text);
+    const std::intptr_t offset =
+        reinterpret_cast<std::intptr_t>(begin) - reinterpret_cast<std::intptr_t>(&g_runtime_text);
     if (offset != static_cast<std::int32_t>(offset)) {
       // An unregistered runtime text would let a tick land in a spawn half done: refuse to run.
       std::fprintf(stderr, "roost: the section roost_runtime_text lies more than 2 GiB from roost's data in "

@@ -180,9 +180,9 @@ class engine final : public engine_base {
   // With preemption on as well: from become(child) to the call, and after the call's return until
   // become(self), the running fiber is the child's with its preempt_off at 1 (a fiber is in the runtime
   // except inside a body), and the parent's is raised by spawn_marked's scope or its code is the runtime
-  // text (spawn_in_runtime_text); a tick that lands in the
-  // child's body suspends the child's fiber as any other (its context saved then), and the worker then runs
-  // the parent's continuation, so that child ends remotely. Returns whether the child ended locally.
+  // text (spawn_in_runtime_text); a tick that lands in the child's body suspends the child's fiber as any
+  // other (its context saved then), and the worker then runs the parent's continuation, so that child ends
+  // remotely. Returns whether the child ended locally.
   struct on_stack_call {
     worker* w;
     fiber* parent;
@@ -260,10 +260,10 @@ class engine final : public engine_base {
 
  public:
   // The spawn entry point while preemption is on, for a policy whose spawn path is audited for it
-  // (P::runtime_text_spawn names P; engine/README.md, "Preemption", 2): spawn_marked without the count. Its code lies
-  // in the runtime text, a critical window as a whole (critical_windows.hpp), so a tick that lands in it is
-  // deferred by its address and the spawn costs the task nothing for preemption. Everything it calls out of
-  // that text while the spawning task's fiber runs is either
+  // (P::runtime_text_spawn names P; engine/README.md, "Preemption", 2): spawn_marked without the count.
+  // Its code lies in the runtime text, a critical window as a whole (critical_windows.hpp), so a tick that
+  // lands in it is deferred by its address and the spawn costs the task nothing for preemption. Everything
+  // it calls out of that text while the spawning task's fiber runs is either
   //  * before the spawn changes anything (throw_not_owner), in a system library (the unwinder), or the end of
   //    the process (the sanitizer builds' check below), or
   //  * a slow path called under a raise made inline before the call (fiber_pool::get_slow,
@@ -281,7 +281,8 @@ class engine final : public engine_base {
   // under KLT-switching; preempted_fifo), so the worker is still the task's. Read again from the fiber
   // instead (two dependent loads before everything else), it cost fib 1.5-2% with preemption on.
   static void spawn_in_runtime_text(detail::worker_abi& wa, group& g, frame& f);
-  __attribute__((always_inline)) static void spawn_in_runtime_text_body(detail::worker_abi& wa, group& g, frame& f) {
+  __attribute__((always_inline)) static void spawn_in_runtime_text_body(detail::worker_abi& wa, group& g,
+                                                                       frame& f) {
 #if defined(ROOST_TSAN) || defined(ROOST_ASAN)
     if (&wa != g.owner_fiber->worker) [[unlikely]]
       platform::os::fatal("roost: a spawn in the runtime text found its task on another worker than its caller "
@@ -291,7 +292,6 @@ class engine final : public engine_base {
   }
 
  private:
-
   // Called by the timer signal's handler (preemption.cpp) on `w`'s thread, with the running task in its own
   // code and its fiber's preempt_off raised to 1 by the handler. Both return when the task is resumed, on
   // this worker (a preempted task is resumed only from its worker's FIFO), or false at once if they cannot
