@@ -98,10 +98,7 @@ class fiber_pool {
   // the last (has_idle), as get_free_stack_slow does.
   __attribute__((always_inline)) fiber* get_for_child() {
     fiber* f = get();
-    if (keep_idle_ && head_ == nullptr) [[unlikely]] {
-      detail::no_preempt_scope np(running());  // see get_free_stack_slow
-      reserve_idle(1);
-    }
+    keep_one_idle();
     return f;
   }
   // Fibers whose stacks are free from the top, for a child-first child called on them (ult/call_on_stack.hpp,
@@ -199,8 +196,15 @@ class fiber_pool {
 #ifdef ROOST_ASAN
     ult::forget_frames(f->stk);  // its parked context's frames: the call starts at the top, over them
 #endif
-    if (keep_idle_) reserve_idle(1);  // f may have been the last idle one, and a child is about to run
+    keep_one_idle();  // f may have been the last idle one, and a child is about to run
     return f;
+  }
+  // While preemption is on, makes an idle fiber if the last was just taken (has_idle).
+  __attribute__((always_inline)) void keep_one_idle() {
+    if (keep_idle_ && head_ == nullptr) [[unlikely]] {
+      detail::no_preempt_scope np(running());  // see get_free_stack_slow
+      reserve_idle(1);
+    }
   }
   __attribute__((noinline)) fiber* get_slow() {
     if (overflow_)

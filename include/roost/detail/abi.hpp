@@ -135,7 +135,9 @@ __attribute__((always_inline)) inline void preempt_raise(fiber_abi& f) { preempt
 // fiber (never nullptr: only a task reaches them) for the scope's duration.
 struct runtime_code_scope {
   fiber_abi& f;
-  __attribute__((always_inline)) explicit runtime_code_scope(fiber_abi& fb) noexcept : f(fb) { preempt_raise(f); }
+  __attribute__((always_inline)) explicit runtime_code_scope(fiber_abi& fb) noexcept : f(fb) {
+    preempt_raise(f);
+  }
   __attribute__((always_inline)) ~runtime_code_scope() { preempt_lower(f); }
   runtime_code_scope(const runtime_code_scope&) = delete;
   runtime_code_scope& operator=(const runtime_code_scope&) = delete;
@@ -232,8 +234,8 @@ inline void finish_join(group_state& g) {
 // the fiber's preempt_off is 0. A tick that suspended the task half way, after it read its worker and before
 // its last store to that worker's deque, would resume it (on that worker: a preempted task never moves) after
 // other tasks pushed and popped there, with the deque's old state in its registers, and finish the operation
-// on a deque that changed meanwhile. So each operation is one
-// assembly sequence, from the load of fb.worker to the store that commits it, and the sequence's address
+// on a deque that changed meanwhile. So each operation is one assembly sequence, from the load of
+// fb.worker to the store that commits it, and the sequence's address
 // range goes into the section roost_critical; the handler defers a tick whose interrupted instruction lies
 // in one (engine/critical_windows.cpp). That costs the operation nothing: no mark stored, no fence, the
 // instructions the compiler made from the C++ before (the idea of Linux's restartable sequences, and of Go,
