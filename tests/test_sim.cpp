@@ -414,6 +414,25 @@ TEST(SimPolicies, CatsGivesEverySocketASubtreeAndKeepsItThere) {
   RecordProperty("executions", executions);
 }
 
+// cats's profiled iteration (its first run) costs about what ws's run does on a wide machine too: its
+// idle workers' rounds of random stealing end at a mode change within an attempt, and the end of the
+// iteration waits for those alone. It took 17.8x ws's virtual time on 64 simulated workers and 120x on 256
+// (fib(18)), almost all of it after the root had ended, while iteration_end waited to see each worker
+// between two rounds of P-1 attempts. Virtual time is a function of the program, topology and seed: no timing.
+TEST(SimPolicies, CatsProfiledIterationCostsAboutWhatWsDoesOnManyWorkers) {
+  auto virtual_ns = [](const std::string& sched, const std::string& topo) {
+    roost::runtime rt(sim_opts(sched, topo, 5));
+    EXPECT_EQ(rt.run([] { return fib(16); }), 987);
+    return rt.virtual_time_ns();
+  };
+  for (const char* topo : {"pack:4 l3:1(size=6MiB) core:16 pu:1", "pack:4 l3:1(size=6MiB) core:64 pu:1"}) {
+    SCOPED_TRACE(topo);
+    const double ws = virtual_ns("ws", topo), cats = virtual_ns("cats", topo);
+    EXPECT_GT(ws, 0);
+    EXPECT_LT(cats, 1.5 * ws) << "cats's profiled iteration: " << cats << " ns of virtual time, ws: " << ws << " ns";
+  }
+}
+
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
 TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   auto virtual_ns = [](const std::string& topo) {

@@ -152,7 +152,7 @@ void cats_policy::iteration_end() {
   // Idle workers meter in their profiling rounds of stealing (steal()): out of that mode, and those rounds
   // ended, before the profile is read, so that nothing is credited to it while or after it is.
   mode_.store(mode::as_ws, std::memory_order_seq_cst);
-  wait_for_random_rounds();
+  wait_for_random_rounds(mode::as_ws);
   if (!use_counters_) set_touch_consumer(previous_consumer_);
   decision_ = conclude(platform::os::now_ns() - iteration_start_ns_);
   if (!eng_.config().cats_profile.empty()) write_profile(eng_.config().cats_profile);
@@ -207,7 +207,7 @@ std::string cats_policy::conclude(std::uint64_t ns) {
     }
   }
   mode_.store(next, std::memory_order_seq_cst);
-  if (next == mode::bi_tier) wait_for_random_rounds();
+  if (next == mode::bi_tier) wait_for_random_rounds(mode::bi_tier);
   return why.str();
 }
 
@@ -215,14 +215,21 @@ std::string cats_policy::conclude(std::uint64_t ns) {
 // when the mode changes (a thread the OS paused, or a simulated worker whose failed attempts take virtual
 // time). Still in a profiling round, it would credit the profile while conclude() reads it; still in a
 // random round once bi-tier stealing began, it would take the next iteration's intra-socket tasks from any
-// socket. So a round announces itself before it reads the mode, and iteration_end (out of profiling) and
-// conclude (into bi-tier stealing) wait for every announced round to end. Each side stores, then loads the
-// other's variable, all sequentially consistent (Dekker): either the worker sees the new mode, or this sees
-// its flag and waits it out. A round is a few deque probes, and no task of the next iteration exists yet
-// (its root is run after iteration_end).
-void cats_policy::wait_for_random_rounds() {
+// socket. So a round says it started (round_word, the mode still unread) before it reads the mode, then which
+// mode it read; iteration_end (out of profiling) and conclude (into bi-tier stealing) store the new mode, then
+// wait for each round that read another one, or may have, to end. Each side stores, then loads the other's
+// variable, all sequentially consistent (Dekker): a worker seen outside a round, or in one that read the new
+// mode, reads the new mode in its next rounds; one seen in a round of an older mode reads it in the rounds
+// after that one, which stops at its next attempt (steal()). So the wait is an attempt per worker at most.
+// Waiting instead for every worker to be seen between two rounds took, in virtual time, a round per worker,
+// P-1 attempts each, since an idle worker starts its next round at once: the profiled iteration of fib(18)
+// on 256 simulated workers took 120x ws's time, nearly all of it in this wait after the root had ended.
+void cats_policy::wait_for_random_rounds(mode now) {
+  const auto wanted = static_cast<std::uint32_t>(now);
   for (worker_meter& m : meters_)
-    while (m.in_random_round.load(std::memory_order_seq_cst)) platform::os::cpu_relax();
+    for (std::uint32_t v = m.random_round.load(std::memory_order_seq_cst); (v & kInRound) && (v >> 1 & 3) != wanted;
+         v = m.random_round.load(std::memory_order_seq_cst))
+      platform::os::cpu_relax();
 }
 
 // Between iterations no task runs (runtime::run holds its iteration lock and the root has ended), and a
@@ -280,27 +287,31 @@ void cats_policy::place(engine::worker& w, detail::task_frame* f) {
 detail::job* cats_policy::steal(engine::worker& w) {
   const mode m = mode_.load(std::memory_order_acquire);  // a new profile's tree and meters with it
   if (m == mode::bi_tier) return cab_policy::steal(w);
-  // A round of random stealing, announced (wait_for_random_rounds), with the mode read again after.
-  std::atomic<bool>& announced = meters_[w.id].in_random_round;
-  announced.store(true, std::memory_order_seq_cst);
+  // A round of random stealing, announced (wait_for_random_rounds), with the mode read again after and
+  // published. Only this worker writes its word.
+  std::atomic<std::uint32_t>& word = meters_[w.id].random_round;
+  const std::uint32_t count = (word.load(std::memory_order_relaxed) >> 3) + 1;
+  word.store(round_word(count, kModeUnread, true), std::memory_order_seq_cst);
   const mode now = mode_.load(std::memory_order_seq_cst);
   if (now == mode::bi_tier) {
-    announced.store(false, std::memory_order_release);
+    word.store(round_word(count, 0, false), std::memory_order_release);
     return cab_policy::steal(w);
   }
+  word.store(round_word(count, static_cast<std::uint32_t>(now), true), std::memory_order_release);
   // Out of work of its own: what this worker measured goes to its node now, not at its next task, which may
   // come after that node's task has ended (a task without a node that completed remotely).
   if (now == mode::profiling) meter_switch(w, nullptr);
   const unsigned n = eng_.num_workers();  // random work stealing
   detail::job* found = nullptr;
-  for (unsigned i = 1; i < n && !found; ++i) {
+  // A round stops once the mode changed: a waiter (wait_for_random_rounds) waits for its end.
+  for (unsigned i = 1; i < n && !found && mode_.load(std::memory_order_relaxed) == now; ++i) {
     unsigned victim = 0;
     found = steal_one_of(w, n, [&victim](unsigned k) { return victim = k; });
     // An unnamed half of an inline join has no node to go by: run it for the node its victim runs for.
     if (found && now == mode::profiling && found->k == detail::job::kind::fresh_unnamed)
       meter_switch(w, meters_[victim].crediting.load(std::memory_order_relaxed));
   }
-  announced.store(false, std::memory_order_release);
+  word.store(round_word(count, 0, false), std::memory_order_release);
   return found;
 }
 

@@ -144,11 +144,11 @@ class cats_policy : public cab_policy {
   // Per worker, what its footprint is credited to now, and the source's state since its last switch
   // (meter_switch). Only its own worker touches it, and only while profiling (`crediting` is also read by
   // thieves, steal()); iteration_begin resets what an earlier profile left, before any worker can see the
-  // mode. `in_random_round` is the exception: its worker sets it around every round of random stealing, in
-  // any mode, and conclude() reads it (wait_for_random_rounds).
+  // mode. `random_round` is the exception: its worker writes it around every round of random stealing, in
+  // any mode, and iteration_end and conclude() read it (wait_for_random_rounds).
   struct alignas(64) worker_meter {
     std::atomic<node*> crediting{nullptr};
-    std::atomic<bool> in_random_round{false};  // steal() is in a round of random stealing (wait_for_random_rounds)
+    std::atomic<std::uint32_t> random_round{0};  // round_word: the worker's last round of random stealing
     std::unique_ptr<profile::counter_reader> reader;  // opened on the worker's own thread, at its first switch
     bool opened = false;
     profile::counter_meter counts;
@@ -174,7 +174,13 @@ class cats_policy : public cab_policy {
     w.join_queue = inline_join ? &w.deque : nullptr;
   }
   void name_own_deques();
-  void wait_for_random_rounds();
+  // What a worker's random_round says: its rounds' count, and while it is in one, the mode that round read
+  // (kModeUnread until it has): bit 0 "in a round", bits 1-2 the mode, the rest the count.
+  static constexpr std::uint32_t kInRound = 1, kModeUnread = 3;
+  static std::uint32_t round_word(std::uint32_t count, std::uint32_t mode_bits, bool in_round) {
+    return count << 3 | mode_bits << 1 | (in_round ? kInRound : 0);
+  }
+  void wait_for_random_rounds(mode now);
   bool profiling() const { return mode_.load(std::memory_order_relaxed) == mode::profiling; }
   spawn_order order_slow(engine::worker& w, detail::task_frame& f);
   void on_task_start_slow(engine::worker& w, detail::task_id& id);
