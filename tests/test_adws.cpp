@@ -69,6 +69,42 @@ TEST(AdwsRange, ZeroWeightStillGetsARange) {
   EXPECT_GE(s.child.lo, 0);
 }
 
+// A weight below the range's precision (hint 1 in a group of 1e16, or hint 0 in one of 1e12) rounded the
+// split point up to the range's end: the child got the empty range [P, P), and adws shipped it to worker P,
+// one past the last (a segfault in ship()). It gets a sliver of the last worker's region instead.
+TEST(AdwsRange, AWeightBelowTheRangesPrecisionStaysOnTheLine) {
+  for (double total : {1e16, 1e12, 1e300}) {
+    for (double w : {1.0, 0.0}) {
+      ar::split_result s = ar::split({0, 4}, total, w);
+      EXPECT_LT(s.child.lo, s.child.hi) << total << ", " << w;
+      EXPECT_EQ(s.child.hi, 4.0);
+      EXPECT_EQ(ar::first(s.child), 3u) << total << ", " << w;
+      EXPECT_EQ(s.continuation.hi, s.child.lo);
+    }
+  }
+}
+
+// The same end to end: groups whose totals dwarf their children's hints, on every worker count of the line.
+TEST(Adws, HintsFarBelowTheirGroupsTotalRunEveryChildOnTheLine) {
+  for (const char* sched : {"adws", "adws-ml"}) {
+    for (unsigned workers : {2u, 3u, 8u}) {
+      roost::options o;
+      o.scheduler = sched;
+      o.workers = workers;
+      roost::runtime rt(o);
+      for (auto [total, hint] : {std::pair{1e16, 1.0}, std::pair{1e12, 0.0}, std::pair{1e308, 0.0}}) {
+        std::atomic<int> ran{0};
+        rt.run([&] {
+          roost::task_group tg(total);
+          for (int i = 0; i < 4; ++i) tg.run([&] { ran.fetch_add(1); }, hint);
+          tg.wait();
+        });
+        EXPECT_EQ(ran.load(), 4) << sched << ", " << workers << " workers, total " << total << ", hint " << hint;
+      }
+    }
+  }
+}
+
 // The line's own floor and ceil (a truncation for ordinary coordinates) agree with std::floor and std::ceil
 // everywhere: on and next to worker boundaries, on fractions, and outside the fast case (negative, huge,
 // infinite). Equal as numbers: the sign of a zero result is not kept (-0.0 comes out as 0.0), which no

@@ -58,6 +58,11 @@ inline split_result split(range cur, double remaining, double w) {
   double r = std::max(0.0, remaining - w);
   double at = cur.lo + (cur.hi - cur.lo) * (r / (r + w));
   at = std::clamp(at, cur.lo, cur.hi);
+  // A weight below the range's precision (a hint 2^53 times smaller than the group's total, e.g. hint 0,
+  // which weighs kMinWeight, in a group of 1e12) rounds `at` up to hi: the child would get the empty range
+  // [hi, hi), whose first worker lies past the range, past the line when hi = P (ship() then indexed
+  // worker P). It gets the range's last representable point instead: a sliver of its last worker's region.
+  if (at >= cur.hi && cur.hi > cur.lo) at = std::nextafter(cur.hi, cur.lo);
   return {{at, cur.hi}, {cur.lo, at}, r};
 }
 
