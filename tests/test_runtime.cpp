@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <atomic>
+#include <climits>
 #include <fstream>
 #include <functional>
 #include <chrono>
@@ -265,6 +266,35 @@ TEST_P(Api, ParallelAlgorithmsMatchSerial) {
   int a = 0, b = 0, c = 0;
   rt.run([&] { roost::parallel_invoke([&] { a = 1; }, [&] { b = 2; }, [&] { c = 3; }); });
   EXPECT_EQ(a + b + c, 6);
+}
+
+// A range longer than its integer type's maximum (INT_MIN to INT_MAX) is still a range: its length was
+// computed as last - first in the type itself, which overflowed, and the loop split for ever until a task
+// stack overflowed. Every integer type's whole range, split into a known number of pieces.
+TEST_P(Api, ParallelLoopsCoverRangesLongerThanTheirTypesMaximum) {
+  roost::runtime rt(opts(GetParam(), 2));
+  auto length = [](auto lo, auto hi) { return static_cast<unsigned long long>(static_cast<long double>(hi) - lo); };
+  auto sum = [](unsigned long long a, unsigned long long b) { return a + b; };
+  rt.run([&] {
+    EXPECT_EQ(roost::parallel_reduce(INT_MIN, INT_MAX, std::size_t{1} << 29, 0ull,
+                                     [&](int lo, int hi) { return length(lo, hi); }, sum),
+              length(INT_MIN, INT_MAX));
+    EXPECT_EQ(roost::parallel_reduce(std::int64_t{INT64_MIN}, std::int64_t{INT64_MAX}, std::size_t{1} << 61, 0ull,
+                                     [&](std::int64_t lo, std::int64_t hi) {
+                                       return static_cast<unsigned long long>(hi) - static_cast<unsigned long long>(lo);
+                                     },
+                                     sum),
+              ~0ull);
+    EXPECT_EQ(roost::parallel_reduce(static_cast<signed char>(-128), static_cast<signed char>(127), 1, 0ull,
+                                     [&](signed char lo, signed char hi) { return length(lo, hi); }, sum),
+              255ull);
+    std::atomic<unsigned> pieces{0};
+    roost::parallel_for(INT_MIN, INT_MAX, std::size_t{1} << 30, [&](int lo, int hi) {
+      EXPECT_LT(lo, hi);
+      pieces.fetch_add(1);
+    });
+    EXPECT_EQ(pieces.load(), 4u);  // 2^32 - 1 iterations in pieces of at most 2^30
+  });
 }
 
 TEST_P(Api, WorkerIdsAreInRange) {

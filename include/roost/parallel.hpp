@@ -9,8 +9,28 @@
 namespace roost {
 
 namespace detail {
+// The number of iterations in [first, last) (first < last), and first advanced by k < that. For an integer
+// type in its unsigned counterpart: `last - first` in the type itself overflows for a range longer than the
+// type's maximum (INT_MIN to INT_MAX), and the loop then split for ever. Unsigned arithmetic wraps, and the
+// conversion back is modular (C++20), so both are exact for every range of every integer type.
 template <class I>
-std::size_t span(I first, I last) { return static_cast<std::size_t>(last - first); }
+std::size_t span(I first, I last) {
+  if constexpr (std::is_integral_v<I>) {
+    using U = std::make_unsigned_t<I>;
+    return static_cast<std::size_t>(static_cast<U>(static_cast<U>(last) - static_cast<U>(first)));
+  } else {
+    return static_cast<std::size_t>(last - first);
+  }
+}
+template <class I>
+I advance(I first, std::size_t k) {
+  if constexpr (std::is_integral_v<I>) {
+    using U = std::make_unsigned_t<I>;
+    return static_cast<I>(static_cast<U>(static_cast<U>(first) + static_cast<U>(k)));
+  } else {
+    return first + static_cast<std::make_signed_t<std::size_t>>(k);
+  }
+}
 
 // parallel_invoke of three or more: the first function against the rest, as a chain of two-way joins. The
 // hints (1 against n - 1) give ADWS the same shares as one group of n children with equal hints.
@@ -50,7 +70,7 @@ void parallel_for(I first, I last, std::size_t grain, const Body& body) {
     body(first, last);
     return;
   }
-  I mid = first + static_cast<std::make_signed_t<std::size_t>>(n / 2);
+  I mid = detail::advance(first, n / 2);
   auto left = [&] { parallel_for(first, mid, grain, body); };
   auto right = [&] { parallel_for(mid, last, grain, body); };
   detail::fork_join2("roost::parallel_for", left, right, static_cast<double>(n), static_cast<double>(n / 2));
@@ -64,7 +84,7 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
   if (grain == 0) grain = 1;
   std::size_t n = detail::span(first, last);
   if (n <= grain) return body(first, last);
-  I mid = first + static_cast<std::make_signed_t<std::size_t>>(n / 2);
+  I mid = detail::advance(first, n / 2);
   T left = identity, right = identity;
   auto run_left = [&] { left = parallel_reduce(first, mid, grain, identity, body, combine); };
   auto run_right = [&] { right = parallel_reduce(mid, last, grain, identity, body, combine); };
