@@ -433,6 +433,33 @@ TEST(SimPolicies, CatsProfiledIterationCostsAboutWhatWsDoesOnManyWorkers) {
   }
 }
 
+// A touch whose region no memory can hold is a usage_error from the call, not a walk around the address
+// space: the simulation segfaulted on touch(p, SIZE_MAX) and on a base near the top, and a strided touch whose
+// rows overflow hung the tracer and the simulation. Empty regions stay allowed.
+TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
+  roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:2 pu:1", 1));
+  static char data[4096];
+  auto expect_usage_error = [&](auto annotate, const char* what) {
+    try {
+      rt.run(annotate);
+      ADD_FAILURE() << what << ": no error";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("address space"), std::string::npos) << e.what();
+    }
+  };
+  expect_usage_error([] { roost::touch(data, SIZE_MAX); }, "roost::touch(");
+  expect_usage_error([] { roost::touch(reinterpret_cast<const void*>(UINTPTR_MAX - 100), 4096); }, "roost::touch(");
+  expect_usage_error([] { roost::touch_rows(data, 64, SIZE_MAX / 2, SIZE_MAX / 4); }, "roost::touch_rows(");
+  EXPECT_THROW(rt.run([] { roost::touch(nullptr, 64); }), roost::usage_error);
+  rt.run([] {
+    roost::touch(nullptr, 0);
+    roost::touch_rows(data, 0, 8, 64);
+    roost::touch_rows(data, 64, 8, 64, roost::access::write);
+    roost::touch(data, sizeof data);
+  });
+}
+
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
 TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   auto virtual_ns = [](const std::string& topo) {

@@ -1,6 +1,9 @@
 // Kernel annotations: a task says which bytes it reads or writes (touch), and how much arithmetic it does
 // (compute). Free unless a consumer (a footprint profiler, the tracer, the simulated platform) is
-// registered; then each call is forwarded to it with the calling worker's id.
+// registered; then each call is forwarded to it with the calling worker's id, after a check that its
+// region can exist: a null base with a non-zero size, or a region that runs past the end of the address
+// space, is a roost::usage_error thrown from the call (the rules of roost::data, data.hpp). Empty regions
+// are allowed. Unchecked while nothing listens: the call then does nothing with its arguments.
 #pragma once
 #include <atomic>
 #include <cstddef>

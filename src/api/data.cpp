@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine/worker.hpp"
+#include "api/region_check.hpp"
 #include "engine/engine_base.hpp"
 #include "roost/errors.hpp"
 #include "roost/task_group.hpp"
@@ -59,16 +60,28 @@ bool overlap(const region& a, const region& b) {
 
 }  // namespace
 
+namespace detail {
+
+const char* region_outside_address_space(const void* base_ptr, std::size_t row_bytes, std::size_t rows,
+                                         std::size_t stride) {
+  if (row_bytes == 0 || rows == 0) return nullptr;  // empty: names no byte
+  if (!base_ptr) return "a null base with a non-zero size; give the address of the data, or an empty region";
+  const std::uintptr_t max = std::numeric_limits<std::uintptr_t>::max();
+  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(base_ptr);
+  if (rows > 1 && stride > 0 && (rows - 1) > (max - base) / stride) return "its rows run past the end of the address space";
+  const std::uintptr_t last_row = base + (rows - 1) * (rows > 1 ? stride : 0);
+  if (row_bytes > max - last_row) return "it runs past the end of the address space";
+  return nullptr;
+}
+
+}  // namespace detail
+
 data& data::add(const region& r) {
   if (r.row_bytes == 0 || r.rows == 0) return *this;  // empty: nothing to deal by
   if (!r.base) bad(r, "a null base with a non-zero size; give the address of the data, or an empty region");
   if (r.rows > 1 && r.stride < r.row_bytes)
     bad(r, "rows longer than their stride overlap; the stride must be at least row_bytes");
-  const std::uintptr_t max = std::numeric_limits<std::uintptr_t>::max();
-  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(r.base);
-  if (r.rows > 1 && (r.rows - 1) > (max - base) / r.stride) bad(r, "its rows run past the end of the address space");
-  const std::uintptr_t last_row = base + (r.rows - 1) * (r.rows > 1 ? r.stride : 0);
-  if (r.row_bytes > max - last_row) bad(r, "it runs past the end of the address space");
+  if (const char* why = detail::region_outside_address_space(r.base, r.row_bytes, r.rows, r.stride)) bad(r, why);
   for (const region& o : regions_)
     if (overlap(o, r)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
   regions_.push_back(r);
