@@ -40,6 +40,36 @@ TEST(StackOverflowDeathTest, NamesTheCauseAndTheKnob) {
       "task stack overflow.*ROOST_STACK_SIZE");
 }
 
+// A function whose frame is larger than a page moves the stack pointer past a one-page guard in one step:
+// 8 KiB and 64 KiB frames crashed with a bare SIGSEGV instead of the report. The guard is 1 MiB now
+// (stack.hpp): frames up to that size overflow into it.
+__attribute__((noinline)) int big_frames(int n, std::size_t bytes) {
+  volatile char* pad = static_cast<volatile char*>(__builtin_alloca(bytes));
+  pad[0] = 1;  // the lowest byte: the first store of the frame below the stack pointer's step
+  if (n == 0) return pad[bytes - 1];
+  return big_frames(n - 1, bytes) + pad[0];
+}
+
+TEST(StackOverflowDeathTest, AFrameLargerThanAPageStillGetsTheReport) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (std::size_t frame : {std::size_t{8} << 10, std::size_t{64} << 10, std::size_t{512} << 10}) {
+    EXPECT_DEATH(
+        {
+          roost::options o;
+          o.workers = 1;
+          o.stack_size = 256 * 1024;
+          roost::runtime rt(o);
+          rt.run([frame] {
+            roost::task_group tg;
+            tg.run([frame] { big_frames(100, frame); });
+            tg.wait();
+          });
+        },
+        "task stack overflow.*ROOST_STACK_SIZE")
+        << frame << "-byte frames";
+  }
+}
+
 // Two workers whose tasks overflow at once: one report, whole (they used to interleave into one garbled
 // line). Which worker reports first is up to the machine; the report is the same.
 TEST(StackOverflowDeathTest, TwoOverflowingWorkersGiveOneWholeMessage) {

@@ -146,11 +146,11 @@ stack allocate_stack(std::size_t usable_bytes) {
   const std::size_t page = platform::os::page_size();
   std::size_t usable = (usable_bytes + page - 1) / page * page;
   stack s;
-  s.guard = page;
-  s.total = usable + page;
+  s.guard = kGuardBytes > page ? (kGuardBytes + page - 1) / page * page : page;
+  s.total = usable + s.guard;
   void* p = ::mmap(nullptr, s.total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) throw stack_exhausted(usable, errno);
-  if (::mprotect(p, page, PROT_NONE) != 0) {
+  if (::mprotect(p, s.guard, PROT_NONE) != 0) {
     const int err = errno;
     ::munmap(p, s.total);
     throw stack_exhausted(usable, err);
@@ -158,7 +158,7 @@ stack allocate_stack(std::size_t usable_bytes) {
   g_stacks_mapped.fetch_add(1, std::memory_order_relaxed);
   s.base = p;
   auto lo = reinterpret_cast<std::uintptr_t>(p);
-  register_guard(lo, lo + page);
+  register_guard(lo, lo + s.guard);
   return s;
 }
 

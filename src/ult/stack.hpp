@@ -1,13 +1,22 @@
-// Task stacks: mmap'ed, with a PROT_NONE guard page at the low end so that an overflow faults instead of
-// corrupting the neighbour. Every guard is registered so that the SIGSEGV handler (overflow_guard.cpp) can
-// tell a task stack overflow from any other crash and say which knob to turn.
+// Task stacks: mmap'ed, with a PROT_NONE guard at the low end so that an overflow faults instead of
+// corrupting the neighbour. Every guard is registered so that the SIGSEGV handler (stack.cpp) can tell a
+// task stack overflow from any other crash and say which knob to turn.
+//
+// The guard is kGuardBytes, not a page: a function whose frame is larger than the guard moves the stack
+// pointer past it in one step, and its first store lands below, in whatever is mapped there (another
+// task's stack) or nowhere roost knows: a bare SIGSEGV, no message. One page caught frames up to 4 KiB;
+// 8 KiB and 64 KiB frames crashed bare. 1 MiB is the gap Linux keeps below a main thread's stack
+// (stack_guard_gap, 256 pages). It costs address space only (PROT_NONE, never committed) and no extra
+// memory mapping. Larger frames still need the compiler's probes (-fstack-clash-protection).
 #pragma once
 #include <cstddef>
 
 namespace roost::ult {
 
+inline constexpr std::size_t kGuardBytes = std::size_t{1} << 20;
+
 struct stack {
-  void* base = nullptr;      // lowest address: the guard page starts here
+  void* base = nullptr;      // lowest address: the guard starts here
   std::size_t total = 0;     // guard + usable
   std::size_t guard = 0;
   void* top() const { return static_cast<char*>(base) + total; }
