@@ -275,6 +275,40 @@ TEST(Options, TraceMayNotNameAnExistingDirectory) {
   expect_mentions(error_of({}), {"ROOST_TRACE", dir.c_str(), "directory", "a file path"});
 }
 
+// A file the runtime would write, in a directory that does not exist, is a start-up error for every such
+// setting and whatever the scheduler: ROOST_SIM_REPORT was accepted on the native platform and
+// ROOST_CATS_PROFILE under every scheduler but cats.
+TEST(Options, FilesToWriteMustLieInAnExistingDirectory) {
+  for (const char* var : {"ROOST_TRACE", "ROOST_SIM_REPORT", "ROOST_CATS_PROFILE"}) {
+    scoped_env e(var, "/nonexistent-roost-dir/out.json");
+    expect_mentions(error_of({}), {var, "/nonexistent-roost-dir/out.json", "does not exist", "a file path"});
+  }
+  scoped_env ok("ROOST_SIM_REPORT", "relative-report.json");  // the working directory
+  EXPECT_EQ(roost::resolve({}).sim_report, "relative-report.json");
+}
+
+// ROOST_SIM_PARAMS is checked on the native platform too (it was only where a simulation read it), and a
+// parameter given twice is an error rather than the last one silently winning.
+TEST(Options, SimParamsAreCheckedWhateverThePlatform) {
+  {
+    scoped_env e("ROOST_SIM_PARAMS", "x=1");
+    expect_mentions(error_of({}), {"ROOST_SIM_PARAMS", "unknown parameter", "'x'", "spawn_ns"});
+  }
+  {
+    scoped_env e("ROOST_SIM_PARAMS", "spawn_ns=-5");
+    expect_mentions(error_of({}), {"ROOST_SIM_PARAMS", "spawn_ns", "-5"});
+  }
+  {
+    scoped_env e("ROOST_SIM_PARAMS", "l3.ways=0");
+    expect_mentions(error_of({}), {"ROOST_SIM_PARAMS", "l3.ways", "[1, 1024]"});
+  }
+  roost::options o;
+  o.sim_params = "spawn_ns=1, SPAWN_NS=2";
+  expect_mentions(error_of(o), {"ROOST_SIM_PARAMS", "SPAWN_NS", "twice"});
+  o.sim_params = "spawn_ns=5, l3.ways=8";
+  EXPECT_EQ(roost::resolve(o).sim_params, "spawn_ns=5, l3.ways=8");
+}
+
 // Issue #23 (10): a virtual topology may not describe more PUs than the worker limit; it started 6000
 // workers. The runtime refuses it before starting any.
 TEST(Options, TopologyAboveTheWorkerLimitIsRefusedByTheRuntime) {

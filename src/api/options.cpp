@@ -14,6 +14,7 @@
 #include <string>
 #include <sys/stat.h>
 
+#include "api/simulation.hpp"
 #include "roost/errors.hpp"
 #include "roost/options.hpp"
 #include "sched/registry.hpp"
@@ -171,6 +172,16 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+// A file the runtime will write (a trace, a report, a profile): not a directory, and in one that exists, so
+// that a path that cannot be written is a start-up error whatever the scheduler and platform, not a
+// surprise at the end (or, where nothing writes it in this run, no error at all).
+void check_file_path(const source& s, const std::string& valid) {
+  if (s.text.back() == '/' || is_directory(s.text)) fail(s, "a directory; must be " + valid);
+  const std::size_t slash = s.text.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : s.text.substr(0, slash);
+  if (!is_directory(dir)) fail(s, "its directory '" + dir + "' does not exist; must be " + valid);
+}
+
 }  // namespace
 
 resolved_options resolve(const options& o) {
@@ -265,7 +276,7 @@ resolved_options resolve(const options& o) {
 
   const setting profile{"ROOST_CATS_PROFILE", "options::cats_profile", "a file path to write cats's profile to", "none"};
   if (auto s = text_of(profile, o.cats_profile)) {
-    if (s->text.back() == '/' || is_directory(s->text)) fail(*s, "a directory; must be " + profile.valid);
+    check_file_path(*s, profile.valid);
     r.cats_profile = s->text;
   }
 
@@ -310,12 +321,16 @@ resolved_options resolve(const options& o) {
   else if (auto s = text_of(seed)) r.sim_seed = parse_integer(*s, seed, 0, ~0ull);
   const setting report{"ROOST_SIM_REPORT", "options::sim_report", "a file path to write the report to", "none"};
   if (auto s = text_of(report, o.sim_report)) {
-    if (s->text.back() == '/' || is_directory(s->text)) fail(*s, "a directory; must be " + report.valid);
+    check_file_path(*s, report.valid);
     r.sim_report = s->text;
   }
-  // Its names and values are checked by the simulated platform (platform/sim_costs.cpp).
+  // Its names and values are checked here whatever the platform (a native run ignores them): the simulated
+  // platform's tables say what is valid (api/simulation.cpp).
   const setting params{"ROOST_SIM_PARAMS", "options::sim_params", "name=value pairs separated by commas", "none"};
-  if (auto s = text_of(params, o.sim_params)) r.sim_params = s->text;
+  if (auto s = text_of(params, o.sim_params)) {
+    detail::check_sim_params(s->text);
+    r.sim_params = s->text;
+  }
 
   const setting preempt{"ROOST_PREEMPT", "options::preempt",
                         "one of off, signal (signal-yield preemption of long-running tasks), klt "
@@ -351,7 +366,7 @@ resolved_options resolve(const options& o) {
 
   const setting trace{"ROOST_TRACE", "options::trace", "a file path to write the trace to", "no trace"};
   if (auto s = text_of(trace, o.trace)) {
-    if (s->text.back() == '/' || is_directory(s->text)) fail(*s, "a directory; must be " + trace.valid);
+    check_file_path(*s, trace.valid);
     r.trace = s->text;
   }
   const setting depth{"ROOST_TRACE_DEPTH", "options::trace_depth", "auto, an integer in [0, 1000000] or all",

@@ -3,9 +3,11 @@
 #include "platform/page_placement.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "engine/engine_base.hpp"
@@ -23,6 +25,7 @@ struct split_params {
 };
 split_params split(const std::string& all) {
   split_params out;
+  std::set<std::string> seen;
   std::size_t pos = 0;
   while (pos < all.size()) {
     std::size_t comma = all.find(',', pos);
@@ -32,6 +35,10 @@ split_params split(const std::string& all) {
     const std::size_t b = pair.find_first_not_of(" \t"), eq = pair.find('=');
     const std::string name = b == std::string::npos ? "" : pair.substr(b, (eq == std::string::npos ? pair.size() : eq) - b);
     const std::string trimmed = name.substr(0, name.find_last_not_of(" \t") + 1);
+    std::string key = trimmed;
+    for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!key.empty() && !seen.insert(key).second)
+      throw config_error("ROOST_SIM_PARAMS='" + all + "': '" + trimmed + "' is given twice; give each parameter once");
     std::string& to = sim::is_param_name(trimmed) || trimmed == "preset" ? out.memory : out.costs;
     to += (to.empty() ? "" : ",") + pair;
   }
@@ -47,6 +54,13 @@ sim::sharded_model model_of(const resolved_options& cfg, const topo::topology& t
                                                                           "ROOST_SIM_PARAMS"));
 }
 }  // namespace
+
+void check_sim_params(const std::string& text) {
+  const split_params p = split(text);
+  platform::sim_costs c;
+  c.apply(p.costs);
+  (void)sim::param_overrides::parse(p.memory, "ROOST_SIM_PARAMS");
+}
 
 simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     : model_(model_of(cfg, tp)), plat_(tp.num_pus(), cfg.sim_seed, costs_of(cfg)), report_path_(cfg.sim_report) {

@@ -22,6 +22,10 @@
 
 namespace roost::detail {
 
+// Checks a ROOST_SIM_PARAMS list's names and values against both tables (a config_error naming the
+// variable, the pair and what is valid), whatever the platform: a native run resolves them too.
+void check_sim_params(const std::string& text);
+
 class simulation final : public touch_consumer {
  public:
   simulation(const resolved_options& cfg, const topo::topology& tp);
