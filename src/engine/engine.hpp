@@ -227,12 +227,16 @@ class engine final : public engine_base {
   // A task's fiber continues after a suspension. Finishes the switch for whoever resumed it (always a
   // "park" of the fiber it came from) and says whether that was the task's own child ending locally.
   // The resumer raised this fiber's count (resume_fiber); it is lowered last, once the switch is complete.
-  __attribute__((always_inline)) static bool resumed(const switch_msg& in, ult::transfer t) {
+  // `in_tick`: the resumed task was preempted, and this runs in the tick's handler on its stack: the fiber
+  // that resumed it is parked without spilling to the shared pool (a lock and an allocation, which a
+  // handler must not make: the task it interrupted may be in an allocator linked into the program).
+  __attribute__((always_inline)) static bool resumed(const switch_msg& in, ult::transfer t, bool in_tick = false) {
     worker& w = *in.w;
     fiber* from = in.from;
     const bool child_done_locally = in.child_done_locally;
     from->ctx.fctx = t.fctx;
-    w.fibers.put(from);
+    if (in_tick) w.fibers.put_in_handler(from);
+    else w.fibers.put(from);
     if (!child_done_locally) observe_resume(w.id, w.current_task);
     if (w.current_task) of(w).policy_.on_task_resume(w, *w.current_task);
     detail::preempt_lower(*w.current_fiber);
@@ -308,7 +312,7 @@ class engine final : public engine_base {
     const unsigned final_depth = leave_final_for_switch(w);
     switch_msg m;
     m.action = after::preempted;
-    worker& now = suspend_to_scheduler(w, m);
+    worker& now = suspend_to_scheduler(w, m, true);
     reenter_final_after_switch(now, final_depth);
     return true;
   }
@@ -390,7 +394,7 @@ class engine final : public engine_base {
   // The running task's fiber leaves its worker for a pooled fiber that runs the scheduling loop; `m` says
   // what that fiber does with it (register as a join waiter, hand it over). Returns the worker the task
   // runs on when something resumes it.
-  static worker& suspend_to_scheduler(worker& w, switch_msg& m) {
+  static worker& suspend_to_scheduler(worker& w, switch_msg& m, bool in_tick = false) {
     fiber* self = w.current_fiber;
     if (w.current_task) of(w).policy_.on_task_suspend(w, *w.current_task);
     fiber* sched = fiber_to_suspend_to(w);
@@ -403,7 +407,7 @@ class engine final : public engine_base {
     ult::transfer t;
     const switch_msg& in = switch_with(sched->ctx, m, t);
     worker& now = *in.w;
-    resumed(in, t);
+    resumed(in, t, in_tick);
     return now;
   }
 

@@ -151,6 +151,14 @@ class fiber_pool {
     head_ = f;
     ++count_;
   }
+  // put() in a preemption tick's handler, which may neither lock nor allocate: the fiber stays here even
+  // above kLocalMax (a preempted task takes a fiber when it suspends and gives one back when it resumes, so
+  // the excess is a few fibers at most, and later puts spill as usual).
+  void put_in_handler(fiber* f) {
+    f->next_free = head_;
+    head_ = f;
+    ++count_;
+  }
   // Gives back the stack pages that the tasks of idle fibers touched deeper than kKeepBytes (ult/stack.hpp).
   // Called where a worker has nothing to do (before it sleeps, at the end of a root), not per switch: the
   // look at each fiber's mark line is a cache miss. Returns how many fibers gave pages back.
