@@ -11,6 +11,8 @@
 // roost::runtime::run, or on a group created outside it or by another task (then the group could outlive
 // the task, and runtime::run return with its children still running); and run() or wait() on a group from
 // one of its own children while the owner joins it (a wait that could only wait for itself).
+// (A wait() on a group that has no child to join returns at once wherever it is called: a group made
+// outside a task can never get one, since run() there throws. Checking it cost every join an instruction.)
 #pragma once
 #include <cmath>
 #include <type_traits>
