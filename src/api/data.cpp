@@ -6,9 +6,9 @@
 #include <limits>
 #include <sstream>
 
-#include "engine/worker.hpp"
 #include "api/region_check.hpp"
 #include "engine/engine_base.hpp"
+#include "engine/worker.hpp"
 #include "roost/errors.hpp"
 #include "roost/task_group.hpp"
 
@@ -78,10 +78,9 @@ const char* region_outside_address_space(const void* base_ptr, std::size_t row_b
 
 data& data::add(const region& r) {
   if (r.row_bytes == 0 || r.rows == 0) return *this;  // empty: nothing to deal by
-  if (!r.base) bad(r, "a null base with a non-zero size; give the address of the data, or an empty region");
+  if (const char* why = detail::region_outside_address_space(r.base, r.row_bytes, r.rows, r.stride)) bad(r, why);
   if (r.rows > 1 && r.stride < r.row_bytes)
     bad(r, "rows longer than their stride overlap; the stride must be at least row_bytes");
-  if (const char* why = detail::region_outside_address_space(r.base, r.row_bytes, r.rows, r.stride)) bad(r, why);
   for (const region& o : regions_)
     if (overlap(o, r)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
   regions_.push_back(r);

@@ -147,14 +147,12 @@ class fiber_pool {
       spill(f);
       return;
     }
-    f->next_free = head_;
-    head_ = f;
-    ++count_;
+    put_in_handler(f);
   }
   // put() in a preemption tick's handler, which may neither lock nor allocate: the fiber stays here even
   // above kLocalMax (a preempted task takes a fiber when it suspends and gives one back when it resumes, so
   // the excess is a few fibers at most, and later puts spill as usual).
-  void put_in_handler(fiber* f) {
+  __attribute__((always_inline)) void put_in_handler(fiber* f) {
     f->next_free = head_;
     head_ = f;
     ++count_;
