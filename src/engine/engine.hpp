@@ -509,8 +509,18 @@ class engine final : public engine_base {
   static fiber* resume_waiter(worker& w, group& g, fiber* waiter) {
     worker* target = of(w).policy_.after_join(g, *waiter->task);
     if (!target || target == &w) return waiter;
-    of(w).policy_.hand_over(w, *target, waiter);
-    return nullptr;
+    return hand_over_or_keep(w, *target, waiter);
+  }
+  // Hands a suspended task to `target`, or returns it to be resumed here when the policy cannot queue it
+  // there (std::bad_alloc: a queue could not grow). The move is for locality (seed 003 §4.2.2), never for
+  // the result, and neither caller may throw: one finishes a child's end, the other a switch.
+  static fiber* hand_over_or_keep(worker& w, worker& target, fiber* f) noexcept {
+    try {
+      of(w).policy_.hand_over(w, target, f);
+      return nullptr;
+    } catch (...) {
+      return f;
+    }
   }
 
   static worker& suspend_for_join(group& g, std::uint32_t remote) {
@@ -543,7 +553,7 @@ class engine final : public engine_base {
       case after::wait_join:
         if (join::register_waiter(*m.group, from, m.remote)) next = from;
         break;
-      case after::hand_over: of(w).policy_.hand_over(w, *m.target, from); break;
+      case after::hand_over: next = hand_over_or_keep(w, *m.target, from); break;
       case after::run_root: next = m.frame; break;
       case after::preempted: w.preempted.push(from); break;
       case after::klt_resume: break;  // only ever sent to a thread's own stack (engine_base::serve)
@@ -772,6 +782,7 @@ class engine final : public engine_base {
       }
       w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise
       w.fibers.release_deep_pages();  // what deep tasks touched is not kept while nothing runs (fiber.hpp)
+      w.fibers.trim_free_stacks();    // nor the stacks of a deep nest of child-first children
       observe_sleep(w.id, true);
       if (w.preempt) w.sleeping.store(true, std::memory_order_relaxed);
       e.idle().sleep_unless(

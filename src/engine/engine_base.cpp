@@ -214,6 +214,10 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // long. A look reads each fiber's 4 KiB mark (ult/stack.hpp): made at every call it cost 0.56 us, against
   // 0.16 us for a whole call of fib(3) at one worker; a clock read to space the looks in time cost 0.02 us.
   if (roots_run_++ % 256 == 0) w.fibers.release_deep_pages(4);
+  // A deep nest's fibers beyond a few hundred go back to the kernel (fiber.hpp): the spares, and worker 0's
+  // free stacks (the other workers trim theirs before they sleep).
+  spare_fibers_.trim();
+  w.fibers.trim_free_stacks();
   // Before the thread is no worker: a tick after it finds no fiber.
   if (self) stop_serving(w, *self);
   set_current_worker(nullptr);

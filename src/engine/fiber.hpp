@@ -1,10 +1,10 @@
 // A fiber: a task's stack and suspended context, and the unit a worker resumes. The record lives at the
 // top of its own stack, so a fiber is one mmap.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <new>
-#include <vector>
 
 #include "roost/detail/abi.hpp"
 #include "ult/context.hpp"
@@ -36,26 +36,39 @@ static_assert(sizeof(detail::fiber_abi) + 2 * sizeof(void*) + sizeof(ult::bctx::
 // one-way (a head core that always waits, a core that always resumes), A would create fibers without end
 // while B hoards them, until the kernel's limit on mappings. Pools therefore spill above a cap into this
 // one, and draw from it before creating.
+// A list through the fibers' own pool links, never an allocation: a put finishes a switch (engine.hpp,
+// resumed), where nothing may fail. (A vector here threw std::bad_alloc there once a chain of nested waits
+// had taken every mapping the kernel allows, and left the switch half done: the next run crashed.)
 class fiber_overflow {
  public:
   fiber_overflow() = default;
   fiber_overflow(const fiber_overflow&) = delete;
   ~fiber_overflow();
-  void put(fiber* f) {
+  void put(fiber* f) noexcept {
     std::lock_guard<std::mutex> lk(m_);
-    spare_.push_back(f);
+    f->next_free = head_;
+    head_ = f;
+    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
-  fiber* take() {
+  fiber* take() noexcept {
     std::lock_guard<std::mutex> lk(m_);
-    if (spare_.empty()) return nullptr;
-    fiber* f = spare_.back();
-    spare_.pop_back();
+    fiber* f = head_;
+    if (f) {
+      head_ = f->next_free;
+      count_.store(count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+    }
     return f;
   }
+  // Unmaps the spares beyond `keep`: called at the end of a run (engine_base::run_root), so that a run
+  // that nested tens of thousands of waits does not leave the program at the kernel's limit on mappings
+  // (vm.max_map_count: two a fiber) for its other allocations and threads. Returns how many it unmapped.
+  static constexpr std::size_t kKeep = 256;
+  std::size_t trim(std::size_t keep = kKeep) noexcept;
 
  private:
   std::mutex m_;
-  std::vector<fiber*> spare_;
+  fiber* head_ = nullptr;
+  std::atomic<std::size_t> count_{0};  // written under m_; read without it by trim's first look
 };
 
 // Per-worker LIFO pool of idle fibers: the most recently parked fiber (cache-hot stack) is reused first.
@@ -170,6 +183,23 @@ class fiber_pool {
       n += ult::release_deep_pages(f->stk, f, kKeepBytes);
     return n;
   }
+  // Unmaps the free stacks beyond the `keep` most recently used: a chain of nested child-first children
+  // leaves as many here as it nested (tens of thousands, at the kernel's limit on mappings, after a deep
+  // one). They hold no parked context, so they cannot join the idle ones or the shared spares. Called where
+  // the worker has nothing to do, with release_deep_pages. Returns how many it unmapped.
+  std::size_t trim_free_stacks(std::size_t keep = kLocalMax) {
+    fiber** link = &free_stacks_;
+    for (std::size_t i = 0; i < keep && *link; ++i) link = &(*link)->next_free;
+    fiber* excess = *link;
+    *link = nullptr;
+    std::size_t n = 0;
+    while (fiber* f = excess) {
+      excess = f->next_free;
+      destroy(f);
+      ++n;
+    }
+    return n;
+  }
   void release_all() {
     while (fiber* f = head_) {
       head_ = f->next_free;
@@ -268,8 +298,33 @@ class preempted_fifo {
   fiber* tail_ = nullptr;
 };
 
+inline std::size_t fiber_overflow::trim(std::size_t keep) noexcept {
+  if (count_.load(std::memory_order_relaxed) <= keep) return 0;
+  fiber* excess = nullptr;
+  {
+    std::lock_guard<std::mutex> lk(m_);
+    while (count_.load(std::memory_order_relaxed) > keep) {
+      fiber* f = head_;
+      head_ = f->next_free;
+      count_.store(count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+      f->next_free = excess;
+      excess = f;
+    }
+  }
+  std::size_t n = 0;
+  while (fiber* f = excess) {  // the unmaps outside the lock
+    excess = f->next_free;
+    fiber_pool::destroy(f);
+    ++n;
+  }
+  return n;
+}
+
 inline fiber_overflow::~fiber_overflow() {
-  for (fiber* f : spare_) fiber_pool::destroy(f);
+  while (fiber* f = head_) {
+    head_ = f->next_free;
+    fiber_pool::destroy(f);
+  }
 }
 
 }  // namespace roost::engine

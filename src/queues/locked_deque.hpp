@@ -14,17 +14,16 @@ namespace roost::queues {
 template <class T>
 class locked_deque {
  public:
+  // A push may throw std::bad_alloc (the deque grows); the queue is then as it was, and unlocked.
   void push_top(T* x) {  // steal end: the owner will run it after what is already there (FIFO)
-    lock();
+    held h(*this);
     q_.push_front(x);
     size_hint_.store(q_.size(), std::memory_order_release);
-    unlock();
   }
   void push_bottom(T* x) {  // owner end
-    lock();
+    held h(*this);
     q_.push_back(x);
     size_hint_.store(q_.size(), std::memory_order_release);
-    unlock();
   }
   T* pop_bottom() { return take(false); }
   T* steal_top() { return take(true); }
@@ -54,6 +53,11 @@ class locked_deque {
       while (lock_.load(std::memory_order_relaxed)) platform::os::cpu_relax();
   }
   void unlock() { lock_.store(false, std::memory_order_release); }
+  struct held {
+    explicit held(locked_deque& d) : d(d) { d.lock(); }
+    ~held() { d.unlock(); }
+    locked_deque& d;
+  };
 
   std::atomic<bool> lock_{false};
   std::atomic<std::size_t> size_hint_{0};

@@ -149,6 +149,7 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     g.dist.mode = kPlain;
     return;
   }
+  me.nodes.reserve_one();  // may throw: before anything changes (the spawn then fails cleanly)
   g.dist.saved_lo = cur.range_lo;
   g.dist.saved_hi = cur.range_hi;
   g.dist.saved_level = static_cast<std::uint8_t>(level);

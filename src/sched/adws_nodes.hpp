@@ -31,6 +31,14 @@ class node_pool {
   Node* take(range r, Node* parent) {
     return take(r, parent, [](Node&) {});
   }
+  // Makes sure that the next take() does not allocate: a caller that changes scheduling state before it
+  // takes calls this first, so that std::bad_alloc leaves everything as it was.
+  void reserve_one() {
+    if (free_) return;
+    Node* n = &arena_.emplace_back();
+    n->next_free = nullptr;
+    free_ = n;
+  }
   void give_back(Node* n) {
     n->active.store(false, std::memory_order_release);
     n->next_free = free_;  // parent kept
