@@ -179,7 +179,7 @@ TEST_P(DefaultStack, RunningOutOfStacksIsAnErrorNotAHang) {
       [](int status) {
         return (WIFEXITED(status) && WEXITSTATUS(status) == 0) || (WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
       },
-      "(completed 10001|threw: (roost: could not map a task stack .*max_map_count|std::bad_alloc))(.|\n)*then (11|threw: roost: could not map a task stack)|"
+      "(completed 10001|threw: (roost: could not map a task stack .*RLIMIT_AS or ulimit -v: [0-9]+ MiB|std::bad_alloc))(.|\n)*then (11|threw: roost: could not map a task stack)|"
       "a task must wait for its children, and no stack is left for the worker to run others meanwhile")
       << workers << " workers";
 }

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -123,16 +124,30 @@ std::atomic<std::size_t> g_stacks_mapped{0};
 class stack_exhausted : public std::bad_alloc {
  public:
   stack_exhausted(std::size_t bytes, int err) {
-    std::string m = "roost: could not map a task stack of " + std::to_string(bytes >> 10) + " KiB (" +
-                    std::strerror(err) + ") with " + std::to_string(g_stacks_mapped.load()) +
-                    " task stacks mapped. Each live task that waits or is suspended holds a stack, and each "
-                    "stack takes two of the kernel's memory mappings (vm.max_map_count";
+    const std::size_t mapped = g_stacks_mapped.load();
+    unsigned long max_maps = 0;
     if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
-      unsigned long n = 0;
-      if (std::fscanf(f, "%lu", &n) == 1) m += " = " + std::to_string(n);
+      if (std::fscanf(f, "%lu", &max_maps) != 1) max_maps = 0;
       std::fclose(f);
     }
-    m += "): nest fewer tasks (run a deep recursion serially below a cutoff), or raise vm.max_map_count";
+    std::string m = "roost: could not map a task stack of " + std::to_string(bytes >> 10) + " KiB (" +
+                    std::strerror(err) + ") with " + std::to_string(mapped) +
+                    " task stacks mapped. Each live task that waits or is suspended holds a stack, ";
+    // Two mappings a stack: far below the kernel's limit, it was the address space that ran out.
+    if (max_maps != 0 && 2 * mapped < max_maps / 2) {
+      rlimit as{};
+      std::string limit = "unlimited";
+      if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+        limit = std::to_string(as.rlim_cur >> 20) + " MiB";
+      m += "and its size in address space; the kernel's limit on mappings (vm.max_map_count = " +
+           std::to_string(max_maps) + ") is far off, so the address space or memory ran out (this process's "
+           "limit, RLIMIT_AS or ulimit -v: " + limit + "): nest fewer tasks (run a deep recursion serially "
+           "below a cutoff), lower ROOST_STACK_SIZE, or raise that limit";
+    } else {
+      m += "and each stack takes two of the kernel's memory mappings (vm.max_map_count";
+      if (max_maps != 0) m += " = " + std::to_string(max_maps);
+      m += "): nest fewer tasks (run a deep recursion serially below a cutoff), or raise vm.max_map_count";
+    }
     msg_ = std::make_shared<const std::string>(std::move(m));
   }
   const char* what() const noexcept override { return msg_->c_str(); }
