@@ -244,8 +244,13 @@ TEST(NumaAlloc, BadInputIsAClearError) {
   EXPECT_THROW(roost::numa_alloc(kPage, roost::distribution::coarse, 0), roost::usage_error);
   EXPECT_THROW(roost::numa_alloc(2 * kPage, roost::distribution::coarse, 3), roost::usage_error);  // > one per page
   EXPECT_THROW(roost::numa_alloc(std::size_t{1} << 50, roost::distribution::coarse), roost::usage_error);  // > a node
+  // A size no address space holds is what operator new says of it (it wrapped to 0 pages, and the error
+  // blamed the parts: "parts must be in [1, 1]").
+  EXPECT_THROW(roost::numa_alloc(SIZE_MAX - 100), std::bad_alloc);
+  EXPECT_THROW(roost::numa_alloc(SIZE_MAX - 100, roost::distribution::fine), std::bad_alloc);
   int x = 0;
   EXPECT_THROW(roost::numa_free(&x), roost::usage_error);
+  EXPECT_EQ(roost::numa_node_of(nullptr), -1);  // no page (it said 0)
   try {
     roost::parse_distribution("blocky", "ROOST_DATA_DISTRIBUTION");
     FAIL();

@@ -159,6 +159,12 @@ TEST(Topology, MalformedXmlFileSaysWhatAValidOneIs) {
   std::remove(path.c_str());
 }
 
+// A path that exists but is no file was called "no such file".
+TEST(Topology, ADirectoryIsNamedAsOne) {
+  const std::string dir = testing::TempDir();
+  expect_mentions(load_error(dir), {"ROOST_TOPOLOGY='" + dir + "'", "names a directory", "hwloc XML export"});
+}
+
 // An XML file is held to the same rules as a synthetic description, checked once hwloc has read it.
 TEST(Topology, XmlFileIsBoundedAndValidatedToo) {
   std::string big = export_xml("pack:65 core:64 pu:1", "roost_big.xml");

@@ -44,7 +44,8 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts = 1);
 // Frees what numa_alloc returned (nullptr: nothing). Anything else is a usage_error.
 void numa_free(void* p);
 // The node of this machine that holds p's page: the distribution's rule for numa_alloc memory, else
-// where the page lives now; -1 when it is not placed yet (never touched).
+// where the page lives now; -1 when it is not placed yet (never touched), and for nullptr. On a machine
+// (or simulated topology) of one node, 0 for any other address.
 int numa_node_of(const void* p);
 
 // A std::allocator-compatible allocator over numa_alloc: every allocation placed by one distribution.

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
+#include <limits>
 #include <sstream>
 
 #include "platform/page_placement.hpp"
@@ -77,6 +78,8 @@ void* numa_alloc(std::size_t bytes) {
 void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
   detail::no_preempt_scope np(detail::running_fiber());
   const std::size_t page = platform::os::page_size();
+  // No address space holds it (and bytes + page - 1 would wrap): what operator new says of such a size.
+  if (bytes > std::numeric_limits<std::size_t>::max() / 2) throw std::bad_alloc();
   const std::size_t pages = (bytes + page - 1) / page;
   if (parts == 0 || (bytes != 0 && parts > pages)) {
     std::ostringstream os;
@@ -128,6 +131,7 @@ void numa_free(void* p) {
 }
 
 int numa_node_of(const void* p) {
+  if (!p) return -1;  // no page
   detail::no_preempt_scope np(detail::running_fiber());
   return page_placement::node_of(p, page_placement::native_nodes());
 }

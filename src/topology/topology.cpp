@@ -61,6 +61,9 @@ topology topology::load(const std::string& description) {
   auto reject = [&](const std::string& why) {
     throw config_error("ROOST_TOPOLOGY='" + description + "': " + why);
   };
+  if (struct stat st; tp.virtual_ && !xml && ::stat(description.c_str(), &st) == 0)
+    reject(std::string(S_ISDIR(st.st_mode) ? "names a directory" : "names something that is not a regular file") +
+           ", not a topology file; " + valid);
   if (tp.virtual_ && !xml) check_synthetic(description, max_workers);  // before hwloc builds anything
 
   hwloc_handle h;
