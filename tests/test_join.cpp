@@ -233,13 +233,27 @@ TEST_P(Join, LoopsCoverEveryIndexOnce) {
 INSTANTIATE_TEST_SUITE_P(Schedulers, Join, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 
+// Whatever the range: a loop of one piece, or parallel_invoke of one function, ran serially outside a run
+// and threw for anything longer, so a program worked on small inputs and failed on large ones.
 TEST(JoinMisuse, OutsideARuntimeIsAUsageErrorNamingTheCall) {
-  try {
-    roost::parallel_invoke([] {}, [] {});
-    FAIL() << "no error";
-  } catch (const roost::usage_error& e) {
-    EXPECT_NE(std::string(e.what()).find("roost::parallel_invoke"), std::string::npos) << e.what();
+  const auto expect_usage_error = [](const char* call, auto&& f) {
+    try {
+      f();
+      ADD_FAILURE() << call << ": no error";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find(call), std::string::npos) << e.what();
+    }
+  };
+  int ran = 0;
+  expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }, [&] { ++ran; }); });
+  expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }); });
+  for (int n : {1, 2, 1000}) {
+    expect_usage_error("roost::parallel_for", [&] { roost::parallel_for(0, n, 8, [&](int, int) { ++ran; }); });
+    expect_usage_error("roost::parallel_reduce", [&] {
+      roost::parallel_reduce(0, n, 8, 0, [&](int, int) { return ++ran; }, [](int a, int b) { return a + b; });
+    });
   }
+  EXPECT_EQ(ran, 0) << "a body ran outside the runtime";
 }
 
 // The join of a policy that names its queue (spawn_path::inline_join_queue, adws outside a search), driven

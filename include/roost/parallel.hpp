@@ -49,48 +49,64 @@ void invoke_chain(F& first, Rest&... rest) {
 // Runs every function, possibly in parallel; returns when all are done and rethrows the first exception
 // (every function runs even when another throws). Built from two-way joins (detail/fork_join2.hpp): under
 // ws, ws-help and hws they run inline, the cheapest way roost has to split work.
+// Inside runtime::run only, as task_group (one function too).
 template <class... Fs>
 void parallel_invoke(Fs&&... fs) {
   static_assert(sizeof...(Fs) >= 1, "parallel_invoke needs at least one function");
   if constexpr (sizeof...(Fs) == 1) {
+    detail::current_fiber_or_throw("roost::parallel_invoke");
     (fs(), ...);
   } else {
     detail::invoke_chain(fs...);
   }
 }
 
-// Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
-// iterations (grain 0 is treated as 1). Equal halves carry equal work hints.
+namespace detail {
 template <class I, class Body>
-void parallel_for(I first, I last, std::size_t grain, const Body& body) {
-  if (!(first < last)) return;
-  if (grain == 0) grain = 1;
-  std::size_t n = detail::span(first, last);
+void parallel_for_split(I first, I last, std::size_t grain, const Body& body) {
+  std::size_t n = span(first, last);
   if (n <= grain) {
     body(first, last);
     return;
   }
-  I mid = detail::advance(first, n / 2);
-  auto left = [&] { parallel_for(first, mid, grain, body); };
-  auto right = [&] { parallel_for(mid, last, grain, body); };
-  detail::fork_join2("roost::parallel_for", left, right, static_cast<double>(n), static_cast<double>(n / 2));
+  I mid = advance(first, n / 2);
+  auto left = [&] { parallel_for_split(first, mid, grain, body); };
+  auto right = [&] { parallel_for_split(mid, last, grain, body); };
+  fork_join2("roost::parallel_for", left, right, static_cast<double>(n), static_cast<double>(n / 2));
+}
+template <class I, class T, class Body, class Combine>
+T parallel_reduce_split(I first, I last, std::size_t grain, const T& identity, const Body& body,
+                        const Combine& combine) {
+  std::size_t n = span(first, last);
+  if (n <= grain) return body(first, last);
+  I mid = advance(first, n / 2);
+  T left = identity, right = identity;
+  auto run_left = [&] { left = parallel_reduce_split(first, mid, grain, identity, body, combine); };
+  auto run_right = [&] { right = parallel_reduce_split(mid, last, grain, identity, body, combine); };
+  fork_join2("roost::parallel_reduce", run_left, run_right, static_cast<double>(n), static_cast<double>(n / 2));
+  return combine(left, right);
+}
+}  // namespace detail
+
+// Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
+// iterations (grain 0 is treated as 1). Equal halves carry equal work hints. Inside runtime::run only,
+// like task_group: a roost::usage_error elsewhere, whatever the range (it ran a range of one piece
+// serially and threw for a longer one).
+template <class I, class Body>
+void parallel_for(I first, I last, std::size_t grain, const Body& body) {
+  detail::current_fiber_or_throw("roost::parallel_for");
+  if (!(first < last)) return;
+  detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, body);
 }
 
 // Reduces body(lo, hi) -> T over [first, last) with the associative `combine`; the split is deterministic
 // (it depends on first, last and grain only), so a floating-point result is the same under every scheduler.
+// Inside runtime::run only, as parallel_for.
 template <class I, class T, class Body, class Combine>
 T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
+  detail::current_fiber_or_throw("roost::parallel_reduce");
   if (!(first < last)) return identity;
-  if (grain == 0) grain = 1;
-  std::size_t n = detail::span(first, last);
-  if (n <= grain) return body(first, last);
-  I mid = detail::advance(first, n / 2);
-  T left = identity, right = identity;
-  auto run_left = [&] { left = parallel_reduce(first, mid, grain, identity, body, combine); };
-  auto run_right = [&] { right = parallel_reduce(mid, last, grain, identity, body, combine); };
-  detail::fork_join2("roost::parallel_reduce", run_left, run_right, static_cast<double>(n),
-                     static_cast<double>(n / 2));
-  return combine(left, right);
+  return detail::parallel_reduce_split(first, last, grain == 0 ? 1 : grain, identity, body, combine);
 }
 
 }  // namespace roost
