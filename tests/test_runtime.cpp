@@ -370,6 +370,33 @@ TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
   EXPECT_EQ(unique.size(), rec.starts.size());
 }
 
+// An observer that throws (here at every third start, and at ends and resumptions) ended the process in
+// std::terminate. The run completes with its result, every callback is still made, and run() rethrows the
+// first exception once; the next run is clean.
+TEST_P(Api, AnObserverThatThrowsIsReportedByRunNotTerminate) {
+  struct throwing_observer : roost::task_observer {
+    std::atomic<int> starts{0};
+    void on_task_start(const roost::task_event&) override {
+      if (starts.fetch_add(1) % 3 == 1) throw std::runtime_error("observer start");
+    }
+    void on_task_resume(const roost::task_event&) override { throw std::runtime_error("observer resume"); }
+    void on_task_end(const roost::task_event&) override { throw std::runtime_error("observer end"); }
+  } obs;
+  roost::runtime rt(opts(GetParam(), 2));
+  roost::set_task_observer(&obs);
+  long result = 0;
+  try {
+    rt.run([&] { result = fib(10); });
+    ADD_FAILURE() << "no exception from run()";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("observer ", 0), 0u) << e.what();
+  }
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(result, 55);
+  EXPECT_EQ(obs.starts.load(), 89);  // every task's start was still reported
+  EXPECT_EQ(rt.run([] { return fib(10); }), 55);  // nothing left over
+}
+
 // No lost wake-up: the other worker falls asleep while the root spins alone, then the root spawns tasks
 // that sleep. Tasks pushed onto a split deque are private until a thief asks (include/roost/detail/
 // ws_deque.hpp); the sleeper asked before sleeping, and the owner that shares must wake it. If it did not,

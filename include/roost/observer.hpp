@@ -28,6 +28,9 @@ class task_observer {
   virtual void on_task_end(const task_event&) {}
 };
 
+// A callback that throws does not stop the run or the callbacks: the first exception is kept, and the
+// next runtime::run to return (of any runtime: the observer is the process's) rethrows it once its run is
+// done, unless that run's own tasks threw, whose exception comes first.
 // Installs (or, with nullptr, removes) the observer; returns the previous one.
 task_observer* set_task_observer(task_observer* o);
 

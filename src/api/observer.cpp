@@ -1,5 +1,8 @@
 // Hook dispatch: the task observer (include/roost/observer.hpp) and the tracer (src/trace/) share one flag.
+#include <exception>
+#include <mutex>
 #include <string>
+#include <utility>
 
 #include "engine/observe.hpp"
 #include "engine/task_path.hpp"
@@ -58,25 +61,55 @@ void detail::set_sim_hooks(bool on) {
   }
 }
 
+// An observer's callback runs inside the engine, where an exception has nowhere to go (it ended the
+// process in std::terminate). The first one is kept, and runtime::run rethrows it when it returns
+// (rethrow_observer_error); the run itself goes on, and so do the callbacks.
+namespace {
+std::mutex g_observer_error_mu;
+std::exception_ptr g_observer_error;            // g_observer_error_mu
+std::atomic<bool> g_observer_failed{false};     // g_observer_error is set: the check after each run
+template <class Call>
+void call_observer(Call&& call) noexcept {
+  try {
+    call();
+  } catch (...) {
+    std::lock_guard<std::mutex> lk(g_observer_error_mu);
+    if (!g_observer_error) g_observer_error = std::current_exception();
+    g_observer_failed.store(true, std::memory_order_release);
+  }
+}
+}  // namespace
+
+void detail::rethrow_observer_error() {
+  if (!g_observer_failed.load(std::memory_order_acquire)) return;
+  std::exception_ptr e;
+  {
+    std::lock_guard<std::mutex> lk(g_observer_error_mu);
+    e = std::exchange(g_observer_error, nullptr);
+    g_observer_failed.store(false, std::memory_order_relaxed);
+  }
+  if (e) std::rethrow_exception(e);
+}
+
 void detail::hook_task_start(unsigned worker, task_id& id, double hint) {
   if (auto* s = platform::t_sim) s->on_task_start(&id);
   if (auto* t = trace::current_tracer()) t->task_begin(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    o->on_task_start(task_event{static_cast<int>(worker), engine::spawn_path(id), hint});
+    call_observer([&] { o->on_task_start(task_event{static_cast<int>(worker), engine::spawn_path(id), hint}); });
 }
 
 void detail::hook_task_end(unsigned worker, const task_id& id) {
   if (auto* s = platform::t_sim) s->on_task_end();
   if (auto* t = trace::current_tracer()) t->task_end(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    o->on_task_end(task_event{static_cast<int>(worker), engine::spawn_path(id), -1});
+    call_observer([&] { o->on_task_end(task_event{static_cast<int>(worker), engine::spawn_path(id), -1}); });
 }
 
 void engine::hook_task_resume(unsigned worker, detail::task_id& id) {
   if (auto* s = platform::t_sim) s->on_resume();
   if (auto* t = trace::current_tracer()) t->task_resume(worker, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    o->on_task_resume(task_event{static_cast<int>(worker), engine::spawn_path(id), -1});
+    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(worker), engine::spawn_path(id), -1}); });
 }
 
 void engine::hook_sleep(unsigned worker, bool begin) {

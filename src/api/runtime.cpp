@@ -147,6 +147,7 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
   if (tracer) tracer->iteration(false);
   if (sim) sim->platform().run_end();
   if (st.error) std::rethrow_exception(st.error);
+  detail::rethrow_observer_error();  // the task_observer is global: whichever run returns next reports it
   if (tracer) tracer->rethrow_write_error();  // once; a run that threw leaves it to the next run or ~runtime
 }
 

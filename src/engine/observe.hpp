@@ -16,6 +16,9 @@ void hook_task_end(unsigned worker, const task_id& id);
 void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
 // A simulated runtime starts (on) or ends (off): the hooks charge runtime operations to virtual time.
 void set_sim_hooks(bool on);
+// The first exception a task_observer callback threw since the last call, rethrown (runtime::run, after
+// its run); nothing if none did. api/observer.cpp.
+void rethrow_observer_error();
 }  // namespace roost::detail
 
 namespace roost::engine {
