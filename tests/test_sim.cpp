@@ -452,6 +452,16 @@ TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
   expect_usage_error([] { roost::touch(reinterpret_cast<const void*>(UINTPTR_MAX - 100), 4096); }, "roost::touch(");
   expect_usage_error([] { roost::touch_rows(data, 64, SIZE_MAX / 2, SIZE_MAX / 4); }, "roost::touch_rows(");
   EXPECT_THROW(rt.run([] { roost::touch(nullptr, 64); }), roost::usage_error);
+  // 1 TiB past a 4 KiB array: every byte could exist, none is this process's. The model numbered and
+  // walked its pages, gigabytes of page map, until the watchdog blamed a spin-wait.
+  try {
+    rt.run([] { roost::touch(data, std::size_t{1} << 40); });
+    ADD_FAILURE() << "1 TiB: no error";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not all memory of this process"), std::string::npos) << e.what();
+  }
+  std::vector<char> big(std::size_t{64} << 20);  // as large as the check starts at, and all mapped
+  rt.run([&] { roost::touch(big.data(), big.size()); });
   rt.run([] {
     roost::touch(nullptr, 0);
     roost::touch_rows(data, 0, 8, 64);

@@ -2,7 +2,10 @@
 
 #include "platform/page_placement.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -110,6 +113,16 @@ void simulation::watch() {
     if (const void* t = plat_.running_task())
       task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
     char why[512];
+    if (const std::size_t bytes = touch_in_walk_.load(std::memory_order_relaxed)) {
+      std::snprintf(why, sizeof why,
+                    "worker %u has been inside one roost::touch of %zu bytes for %.0f s of real time (task %s, "
+                    "virtual time %.0f ns, seed %llu): the simulated memory hierarchy walks every cache line a "
+                    "touch names. Declare the bytes the kernel itself touches (its block, not the whole array), "
+                    "or raise stall_wall_s in ROOST_SIM_PARAMS.",
+                    plat_.running_thread(), bytes, still_s, task.c_str(), plat_.running_clock(),
+                    static_cast<unsigned long long>(plat_.seed()));
+      platform::os::fatal("roost: simulated platform: no progress", why);
+    }
     std::snprintf(why, sizeof why,
                   "worker %u has run task %s for %.0f s of real time without reaching a runtime operation "
                   "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task can never see it "
@@ -159,6 +172,24 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
     // data, and a report is the same from one process to the next. Runs of consecutive simulated pages are
     // one region each; the result is charged as one stream.
     const auto host = reinterpret_cast<std::uintptr_t>(base);
+    // A large region must be this process's memory: the model numbers and walks every page a touch names
+    // (1 TiB past a 512 KiB buffer grew its page map by gigabytes, then stalled). msync(MS_ASYNC) fails with
+    // ENOMEM where a page of the range is not mapped, and does nothing else to anonymous memory.
+    if (bytes >= kCheckMappedBytes) {
+      const std::uintptr_t first = host & ~(kPage - 1);
+      if (::msync(reinterpret_cast<void*>(first), host + bytes - first, MS_ASYNC) != 0 && errno == ENOMEM) {
+        std::ostringstream os;
+        os << "roost::touch(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
+           << "process (the simulated platform walks every cache line a touch names); a region must name the "
+           << "bytes the kernel touches";
+        throw usage_error(os.str());
+      }
+    }
+    touch_in_walk_.store(bytes, std::memory_order_relaxed);
+    struct walk_done {
+      std::atomic<std::size_t>& t;
+      ~walk_done() { t.store(0, std::memory_order_relaxed); }
+    } done{touch_in_walk_};
     // Host time, for the report's speed figures only: one clock read per touch, not per line.
     const auto model_start = std::chrono::steady_clock::now();
     runs_.clear();

@@ -3,6 +3,7 @@
 // kernels' declared data (roost::touch) walked through that hierarchy and charged to the worker that touched
 // it, and the report at the end.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -60,6 +61,8 @@ class simulation final : public touch_consumer {
  private:
   // The simulated address of a host byte (simulation.cpp, on_touch).
   static constexpr std::uint64_t kPage = 4096;
+  // Touches from this size on are checked to lie in this process's memory (on_touch).
+  static constexpr std::size_t kCheckMappedBytes = std::size_t{64} << 20;
   std::uint64_t sim_address(std::uintptr_t host);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   std::uint64_t next_sim_page_ = 1;
@@ -78,6 +81,8 @@ class simulation final : public touch_consumer {
   trace::tracer* tracer_ = nullptr;
   std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
   std::chrono::steady_clock::duration model_time_{};  // in the memory model's walks (on_touch)
+  // The bytes of the touch the model is walking now (0: none), for the watchdog's message.
+  std::atomic<std::size_t> touch_in_walk_{0};
 };
 
 }  // namespace roost::detail
