@@ -189,6 +189,9 @@ TEST_P(DefaultStack, RunningOutOfStacksIsAnErrorNotAHang) {
 // at the kernel's limit (vm.max_map_count) for its own allocations and threads. One worker: worker 0 trims
 // at the end of a run; the others when they go to sleep, which no test can wait for without a clock.
 TEST_P(DefaultStack, ADeepNestsStacksAreUnmappedWhenTheRunEnds) {
+  // TSan keeps shadow mappings of memory that was unmapped (8,205 more after a nest of 1,000 here, none of
+  // them roost's); ASan does not, and runs this test.
+  if (roost_test::under_tsan()) GTEST_SKIP() << "TSan keeps the shadow mappings of unmapped stacks";
   const auto mappings = [] {
     long n = 0;
     if (FILE* f = std::fopen("/proc/self/maps", "r")) {
