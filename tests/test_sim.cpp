@@ -5,9 +5,12 @@
 // its seed, and ROOST_SIM_SEED=N with the same topology and parameters replays it).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -554,6 +557,43 @@ TEST(SimPlatform, DeclaredArithmeticCostsOpNsEachOperation) {
   EXPECT_DOUBLE_EQ(some - none, 500'000);
   EXPECT_DOUBLE_EQ(cheap - none, 250'000);
   roost::compute(5);  // outside any runtime: nothing to charge, nothing happens
+}
+
+// A simulated runtime's listeners are its own: another runtime made while it lives (a traced one, whose
+// tracer took the process's one consumer slot) must not take its tasks' annotations away from the model, and
+// the program's own consumer sees them too. The same touches cost the same virtual time either way.
+TEST(SimPlatform, AnotherRuntimeDoesNotTakeTheSimulationsAnnotations) {
+  static std::vector<char> buf(1 << 20);
+  static const std::string trace_file =
+      ::testing::TempDir() + "/roost_sim_neighbour.trace." + std::to_string(::getpid());
+  auto touched_time = [](bool with_traced_neighbour, std::size_t bytes = std::size_t{1} << 20) {
+    roost::runtime sim(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:1 pu:1", 1));
+    std::unique_ptr<roost::runtime> traced;
+    if (with_traced_neighbour) {
+      roost::options o;
+      o.workers = 1;
+      o.trace = trace_file;
+      traced = std::make_unique<roost::runtime>(o);
+    }
+    sim.run([bytes] {
+      roost::task_group g;
+      g.run([bytes] { roost::touch(buf.data(), bytes, roost::access::read); });
+      g.wait();
+    });
+    return sim.virtual_time_ns();
+  };
+  struct counting : roost::touch_consumer {
+    std::atomic<long> bytes{0};
+    void on_touch(int, const void*, std::size_t b, roost::access) override { bytes += static_cast<long>(b); }
+  } program;
+  const auto alone = touched_time(false);
+  EXPECT_GT(alone, 2 * touched_time(false, 0));  // 16,384 lines from memory
+  roost::set_touch_consumer(&program);
+  EXPECT_EQ(touched_time(true), alone);
+  EXPECT_EQ(program.bytes.load(), 1L << 20);
+  EXPECT_EQ(roost::set_touch_consumer(nullptr), &program);
+  std::remove(trace_file.c_str());
+  std::remove((trace_file + ".json").c_str());
 }
 
 TEST(SimPlatform, BadInputIsAClearError) {

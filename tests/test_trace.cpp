@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <set>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "api/runtime_core.hpp"
@@ -523,6 +525,40 @@ TEST(TraceFile, OneTracingRuntimeAtATime) {
   o.trace = temp("roost_one.trace");
   roost::runtime a(o);
   EXPECT_THROW(roost::runtime b(o), roost::config_error);
+}
+
+// A tracer records its own runtime's tasks and touches, never another runtime's, even while both run at
+// once on two threads (each runtime's worker 0: the same lane, before, written from two threads), and the
+// program's own touch consumer keeps receiving every runtime's annotations while a runtime traces, and is
+// still installed after it. One worker each, so that the counts are exact.
+TEST(TraceFile, AnotherRuntimesEventsAreNotInTheTrace) {
+  const std::string file = temp("roost_other.trace");
+  struct counting : roost::touch_consumer {
+    std::atomic<long> touches{0};
+    void on_touch(int, const void*, std::size_t, roost::access) override { ++touches; }
+  } program;
+  roost::set_touch_consumer(&program);
+  constexpr int kRuns = 20;
+  {
+    roost::options o;
+    o.scheduler = "ws";
+    o.workers = 1;
+    roost::runtime other(o);
+    o.trace = file;
+    o.trace_depth = "all";
+    roost::runtime traced(o);
+    std::thread t([&] {
+      for (int i = 0; i < kRuns; ++i) EXPECT_EQ(other.run([] { return fib(12); }), 144);
+    });
+    for (int i = 0; i < kRuns; ++i) EXPECT_EQ(traced.run([] { return fib(10); }), 55);
+    t.join();
+  }
+  EXPECT_EQ(roost::set_touch_consumer(nullptr), &program);
+  EXPECT_EQ(program.touches.load(), kRuns * (89L + 233L));  // fib(10)'s and fib(12)'s leaves
+  const lane_counts c = count_kinds(tr::read(file));
+  EXPECT_EQ(c.begins, kRuns * (1 + fib_tasks_within(10, ~0u)));
+  EXPECT_EQ(c.touches, kRuns * 89u);
+  remove_trace(file);
 }
 
 // The trace leaves memory as the run goes: while the runtime lives, its file already holds what the workers'

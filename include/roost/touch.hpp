@@ -27,11 +27,16 @@ class touch_consumer {
   virtual void on_compute(int /*worker*/, std::uint64_t /*operations*/) {}
 };
 
-// Installs (or, with nullptr, removes) the consumer; returns the previous one.
+// Installs (or, with nullptr, removes) the program's own consumer; returns the previous one. It receives
+// the annotations of every runtime's tasks (and of threads outside any), beside what each runtime's own
+// listeners (its tracer, its simulation, cats's profiling) receive of its tasks alone.
 touch_consumer* set_touch_consumer(touch_consumer* c);
 
 namespace detail {
+// Non-null while anything listens: the program's consumer, or a runtime's own (api/touch.cpp).
 extern std::atomic<touch_consumer*> g_touch_consumer;
+// A runtime's first listener came (true) or its last went (false): engine_base::set_touch_sink.
+void count_runtime_listener(bool added);
 void forward_touch(touch_consumer* c, const void* base, std::size_t bytes, access mode);
 void forward_touch_rows(touch_consumer* c, const void* base, std::size_t row_bytes, std::size_t rows,
                         std::size_t stride, access mode);

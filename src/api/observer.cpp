@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "engine/observe.hpp"
+#include "engine/engine_base.hpp"
 #include "engine/task_path.hpp"
+#include "engine/worker.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
 #include "roost/observer.hpp"
@@ -91,38 +93,41 @@ void detail::rethrow_observer_error() {
   if (e) std::rethrow_exception(e);
 }
 
-void detail::hook_task_start(unsigned worker, task_id& id, double hint) {
+// The tracer of the runtime whose worker reports (engine_base::tracer): never another runtime's.
+static trace::tracer* tracer_of(detail::worker_abi& w) { return static_cast<engine::worker&>(w).eng->tracer(); }
+
+void detail::hook_task_start(worker_abi& w, task_id& id, double hint) {
   if (auto* s = platform::t_sim) s->on_task_start(&id);
-  if (auto* t = trace::current_tracer()) t->task_begin(worker, id);
+  if (auto* t = tracer_of(w)) t->task_begin(w.id, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    call_observer([&] { o->on_task_start(task_event{static_cast<int>(worker), engine::spawn_path(id), hint}); });
+    call_observer([&] { o->on_task_start(task_event{static_cast<int>(w.id), engine::spawn_path(id), hint}); });
 }
 
-void detail::hook_task_end(unsigned worker, const task_id& id) {
+void detail::hook_task_end(worker_abi& w, const task_id& id) {
   if (auto* s = platform::t_sim) s->on_task_end();
-  if (auto* t = trace::current_tracer()) t->task_end(worker, id);
+  if (auto* t = tracer_of(w)) t->task_end(w.id, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    call_observer([&] { o->on_task_end(task_event{static_cast<int>(worker), engine::spawn_path(id), -1}); });
+    call_observer([&] { o->on_task_end(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
 }
 
-void engine::hook_task_resume(unsigned worker, detail::task_id& id) {
+void engine::hook_task_resume(detail::worker_abi& w, detail::task_id& id) {
   if (auto* s = platform::t_sim) s->on_resume();
-  if (auto* t = trace::current_tracer()) t->task_resume(worker, id);
+  if (auto* t = tracer_of(w)) t->task_resume(w.id, id);
   if (auto* o = g_task_observer.load(std::memory_order_acquire))
-    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(worker), engine::spawn_path(id), -1}); });
+    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
 }
 
-void engine::hook_sleep(unsigned worker, bool begin) {
-  if (auto* t = trace::current_tracer()) t->sleep(worker, begin);
+void engine::hook_sleep(detail::worker_abi& w, bool begin) {
+  if (auto* t = tracer_of(w)) t->sleep(w.id, begin);
 }
 
-void engine::hook_idle(unsigned worker, bool begin) {
-  if (auto* t = trace::current_tracer()) t->idle(worker, begin);
+void engine::hook_idle(detail::worker_abi& w, bool begin) {
+  if (auto* t = tracer_of(w)) t->idle(w.id, begin);
 }
 
-void engine::hook_steal(unsigned thief, unsigned victim, bool taken) {
-  if (auto* s = platform::t_sim) s->on_steal(thief, victim, taken);
-  if (auto* t = trace::current_tracer()) t->steal(thief, victim, taken);
+void engine::hook_steal(detail::worker_abi& thief, unsigned victim, bool taken) {
+  if (auto* s = platform::t_sim) s->on_steal(thief.id, victim, taken);
+  if (auto* t = tracer_of(thief)) t->steal(thief.id, victim, taken);
 }
 
 // The simulation charges a spawn; the tracer records none (a child's task_begin names its spawner and rank).

@@ -60,21 +60,23 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
       throw;
     }
     trace::set_tracing_hooks(true, cfg.trace_depth);
-    set_touch_consumer(tracer.get());
+    eng->set_tracer(tracer.get());
+    eng->set_touch_sink(tracer.get());
   }
   if (sim) {
-    sim->attach(tracer.get());  // after the tracer's consumer, which it forwards to
+    sim->attach(*eng, tracer.get());  // after the tracer's consumer, which it forwards to
     set_sim_hooks(true);
   }
   try {
     eng->start();
   } catch (...) {  // no destructor will run: take back what points at this runtime
+    eng->set_touch_sink(nullptr);
+    eng->set_tracer(nullptr);
     if (sim) {
       set_sim_hooks(false);
       sim->detach();
     }
     if (tracer) {
-      set_touch_consumer(nullptr);
       trace::set_tracing_hooks(false);
       trace::install_tracer(nullptr);
     }
@@ -89,14 +91,18 @@ runtime_core::~runtime_core() {
   if (cfg.verbose && eng)
     if (std::string notes = eng->policy_notes(); !notes.empty())
       std::fprintf(stderr, "roost: at the end: %s %s\n", cfg.scheduler.c_str(), notes.c_str());
-  if (eng) eng->stop();
+  if (eng) {
+    eng->stop();
+    // Every listener of this runtime's (its simulation, its tracer, cats's meter) is its own and goes now.
+    eng->set_touch_sink(nullptr);
+    eng->set_tracer(nullptr);
+  }
   if (sim) {
     set_sim_hooks(false);
     sim->detach();
     sim->finish(cfg.scheduler, tp->description());
   }
   if (tracer) {
-    if (set_touch_consumer(nullptr) != tracer.get()) std::fprintf(stderr, "roost: trace: the touch consumer was replaced while tracing; kernel accesses after that are missing\n");
     trace::set_tracing_hooks(false);
     trace::install_tracer(nullptr);
     try {

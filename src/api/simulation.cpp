@@ -84,14 +84,15 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
   watchdog_ = std::thread([this] { watch(); });
 }
 
-void simulation::attach(trace::tracer* tracer) {
+void simulation::attach(engine::engine_base& eng, trace::tracer* tracer) {
   tracer_ = tracer;
-  next_ = set_touch_consumer(this);
+  next_ = eng.set_touch_sink(this);
 }
 
+// The runtime took its listeners back from its engine (runtime_core's destructor).
 void simulation::detach() {
-  touch_consumer* now = set_touch_consumer(next_);
-  if (now != this) set_touch_consumer(now);  // someone else took it since: leave theirs
+  next_ = nullptr;
+  tracer_ = nullptr;
 }
 
 void simulation::watch() {

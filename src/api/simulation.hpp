@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "engine/engine_base.hpp"
 #include "platform/sim_platform.hpp"
 #include "sim/sharded_model.hpp"
 #include "roost/options.hpp"
@@ -33,12 +34,13 @@ class simulation final : public touch_consumer {
   ~simulation() override;
   // Once the workers are placed: which cache and socket each one's PU belongs to.
   void place(const topo::topology& tp, const topo::placement& pl);
-  // Kernels' declared data reach the simulation from attach() to detach(), and then whatever consumer was
-  // installed before (the tracer, which the runtime installs first). With a tracer, each touch's modelled
-  // memory time follows it in the trace (trace_format.hpp, "memory").
-  void attach(trace::tracer* tracer = nullptr);
+  // The annotations of eng's tasks reach the simulation from attach() to detach() (it becomes eng's first
+  // listener, engine_base::set_touch_sink), and then the listener installed before it (the runtime's tracer,
+  // installed first). With a tracer, each touch's modelled memory time follows it in the trace
+  // (trace_format.hpp, "memory"). detach(): after the runtime took eng's listeners back.
+  void attach(engine::engine_base& eng, trace::tracer* tracer = nullptr);
   void detach();
-  // Charges the calling sim thread; forwards to the consumer installed before (the tracer).
+  // Charges the calling sim thread; forwards to the listener installed before (the tracer).
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
   // Charges the calling sim thread the operations at op_ns; forwards as on_touch does.
   void on_compute(int worker, std::uint64_t operations) override;

@@ -2,9 +2,12 @@
 
 #include <cstdint>
 #include <limits>
+#include <mutex>
 #include <sstream>
 
 #include "api/region_check.hpp"
+#include "engine/engine_base.hpp"
+#include "engine/worker.hpp"
 #include "roost/detail/abi.hpp"
 #include "roost/errors.hpp"
 #include "roost/runtime.hpp"
@@ -15,6 +18,21 @@ namespace detail {
 std::atomic<touch_consumer*> g_touch_consumer{nullptr};
 
 namespace {
+// Who listens: the program's consumer (set_touch_consumer), and the runtimes that have listeners of their
+// own (engine_base::set_touch_sink, counted here). touch() tests only g_touch_consumer, which points at
+// g_listening while either exists: one relaxed load and a branch while nothing listens.
+class listening_marker final : public touch_consumer {
+  void on_touch(int, const void*, std::size_t, access) override {}  // never called: forward_* dispatch
+} g_listening;
+std::mutex g_listeners_mu;
+std::atomic<touch_consumer*> g_program_consumer{nullptr};
+unsigned g_runtime_listeners = 0;  // g_listeners_mu
+
+void refresh_listening_locked() {
+  const bool any = g_program_consumer.load(std::memory_order_relaxed) != nullptr || g_runtime_listeners != 0;
+  g_touch_consumer.store(any ? &g_listening : nullptr, std::memory_order_release);
+}
+
 // A region no memory can hold reaches no consumer: a simulation would walk (or wrap around) the address
 // space, a tracer record it row by row for ever. Checked here, where a call is forwarded, so that the
 // annotation stays free while nothing listens (touch.hpp).
@@ -29,34 +47,62 @@ void check(const char* call, const void* base, std::size_t row_bytes, std::size_
   throw usage_error(os.str());
 }
 
-// The worker of the running task: from its fiber, inline (a traced touch is a few dozen ns, and the two
-// calls of this_worker_id were a tenth of it); this_worker_id outside a task (a thread of the program's own).
-int touching_worker() {
+// The calling task's worker, and its runtime's first listener: from the running fiber, inline (a traced
+// touch is a few dozen ns, and two calls of this_worker_id were a tenth of it); the thread's worker outside
+// a fiber; none on a thread of the program's own (worker -1).
+struct toucher {
+  int worker = -1;
+  touch_consumer* sink = nullptr;
+};
+toucher touching() {
+  engine::worker* w = nullptr;
   if (const fiber_abi* f = running_fiber()) [[likely]]
-    if (f->worker) return static_cast<int>(f->worker->id);
-  return this_worker_id();
+    w = static_cast<engine::worker*>(f->worker);
+  if (!w) [[unlikely]] w = engine::current_worker();
+  if (!w) return {};
+  return {static_cast<int>(w->id), w->eng->touch_sink()};
+}
+
+// The runtime's listeners first, then the program's: a simulation charges the touch before anyone else
+// sees it, as when it was the only consumer.
+template <class Call>
+void dispatch(Call&& call) {
+  const toucher t = touching();
+  if (t.sink) call(*t.sink, t.worker);
+  if (touch_consumer* c = g_program_consumer.load(std::memory_order_acquire)) call(*c, t.worker);
 }
 }  // namespace
 
-void forward_touch(touch_consumer* c, const void* base, std::size_t bytes, access mode) {
+void count_runtime_listener(bool added) {
+  std::lock_guard<std::mutex> lk(g_listeners_mu);
+  g_runtime_listeners += added ? 1 : -1;
+  refresh_listening_locked();
+}
+
+void forward_touch(touch_consumer*, const void* base, std::size_t bytes, access mode) {
   // The common region (a non-null base whose bytes end inside the address space) passes without the call.
   const auto b = reinterpret_cast<std::uintptr_t>(base);
   if (!(b != 0 && bytes <= std::numeric_limits<std::uintptr_t>::max() - b) && bytes != 0) [[unlikely]]
     check("roost::touch", base, bytes, 1, bytes, false);
-  c->on_touch(touching_worker(), base, bytes, mode);
+  dispatch([&](touch_consumer& c, int w) { c.on_touch(w, base, bytes, mode); });
 }
 
-void forward_touch_rows(touch_consumer* c, const void* base, std::size_t row_bytes, std::size_t rows,
+void forward_touch_rows(touch_consumer*, const void* base, std::size_t row_bytes, std::size_t rows,
                         std::size_t stride, access mode) {
   check("roost::touch_rows", base, row_bytes, rows, stride, true);
-  c->on_touch_rows(touching_worker(), base, row_bytes, rows, stride, mode);
+  dispatch([&](touch_consumer& c, int w) { c.on_touch_rows(w, base, row_bytes, rows, stride, mode); });
 }
 
-void forward_compute(touch_consumer* c, std::uint64_t operations) { c->on_compute(touching_worker(), operations); }
+void forward_compute(touch_consumer*, std::uint64_t operations) {
+  dispatch([&](touch_consumer& c, int w) { c.on_compute(w, operations); });
+}
 }  // namespace detail
 
 touch_consumer* set_touch_consumer(touch_consumer* c) {
-  return detail::g_touch_consumer.exchange(c, std::memory_order_acq_rel);
+  std::lock_guard<std::mutex> lk(detail::g_listeners_mu);
+  touch_consumer* prev = detail::g_program_consumer.exchange(c, std::memory_order_acq_rel);
+  detail::refresh_listening_locked();
+  return prev;
 }
 
 }  // namespace roost

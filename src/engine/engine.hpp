@@ -237,7 +237,7 @@ class engine final : public engine_base {
     from->ctx.fctx = t.fctx;
     if (in_tick) w.fibers.put_in_handler(from);
     else w.fibers.put(from);
-    if (!child_done_locally) observe_resume(w.id, w.current_task);
+    if (!child_done_locally) observe_resume(w, w.current_task);
     if (w.current_task) of(w).policy_.on_task_resume(w, *w.current_task);
     detail::preempt_lower(*w.current_fiber);
     return child_done_locally;
@@ -354,7 +354,7 @@ class engine final : public engine_base {
     e.start_serving(w, self);
     w.become(f);
     w.passed_scheduling_point();
-    observe_resume(w.id, w.current_task);
+    observe_resume(w, w.current_task);
     if (w.current_task) e.policy_.on_task_resume(w, *w.current_task);
     reenter_final_after_switch(w, final_depth);
     return true;
@@ -473,8 +473,8 @@ class engine final : public engine_base {
     fiber* self = w.current_fiber;
     group* g = f.group;
     w.current_task = &f.id;
-    if constexpr (from_loop) observe_start(w.id, f.id, f.work_hint);
-    else observe_start_nested(w.id, f.id, f.work_hint);
+    if constexpr (from_loop) observe_start(w, f.id, f.work_hint);
+    else observe_start_nested(w, f.id, f.work_hint);
     of(w).policy_.on_task_start(w, f.id);
     try {
       detail::preemptible_body body(self);
@@ -484,7 +484,7 @@ class engine final : public engine_base {
     }
     worker& now = worker_of(*self);
     // A root's end is not observed: run() returning is its end (observer.hpp).
-    if (g) observe_end(now.id, f.id);
+    if (g) observe_end(now, f.id);
     of(now).policy_.on_task_end(now, f.id);
     return now;
   }
@@ -582,7 +582,7 @@ class engine final : public engine_base {
     // epoch the parent left with (it cannot run before publish_continuation below, so the read is safe).
     const std::uint64_t parent_epoch = parent->epoch;
     w.current_task = &id;
-    observe_start_nested(w.id, id, f.work_hint);
+    observe_start_nested(w, id, f.work_hint);
     of(w).policy_.on_task_start(w, id);
     // The child's body is preemptible from its publication on (engine/README.md, "Preemption"): the
     // publication lowers the fiber's count as its last act, and the engine raises it again before its own
@@ -623,7 +623,7 @@ class engine final : public engine_base {
     }
     if (pub.done && !lifted) detail::preempt_raise(*self);
     worker& now = worker_of(*self);
-    observe_end(now.id, id);
+    observe_end(now, id);
     of(now).policy_.on_task_end(now, id);
     if (!pub.done) return end_locally<kOnStack>(now, parent);  // never published: the parent never left
     job* j = of(now).policy_.pop_own(now);
@@ -759,9 +759,9 @@ class engine final : public engine_base {
     unsigned fails = 0;
     // From here until a job is found the worker runs no task: all of it is the scheduler's time, however
     // soon the first look succeeds (seed 001's non-work; roost-analyze ovr counts work as the rest).
-    observe_idle(w.id, true);
+    observe_idle(w, true);
     auto found = [&](job* j) {
-      observe_idle(w.id, false);
+      observe_idle(w, false);
       if (w.preempt) [[unlikely]] {
         w.fibers.reserve_idle(1);  // for a tick in the task it found (fiber_pool::has_idle)
         w.passed_scheduling_point();
@@ -783,12 +783,12 @@ class engine final : public engine_base {
       w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise
       w.fibers.release_deep_pages();  // what deep tasks touched is not kept while nothing runs (fiber.hpp)
       w.fibers.trim_free_stacks();    // nor the stacks of a deep nest of child-first children
-      observe_sleep(w.id, true);
+      observe_sleep(w, true);
       if (w.preempt) w.sleeping.store(true, std::memory_order_relaxed);
       e.idle().sleep_unless(
           [&] { return e.any_work_visible() || e.policy_.has_visible_work(w) || w.should_leave(); });
       if (w.preempt) w.sleeping.store(false, std::memory_order_relaxed);
-      observe_sleep(w.id, false);
+      observe_sleep(w, false);
       fails = 0;
     }
   }

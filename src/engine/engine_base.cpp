@@ -69,7 +69,16 @@ void unregister_started(engine_base* e) {
 
 // Also here, not only in stop(): a start() that registered and then failed to start a thread is never
 // stopped, and the registry must not keep a dangling engine.
-engine_base::~engine_base() { unregister_started(this); }
+engine_base::~engine_base() {
+  unregister_started(this);
+  set_touch_sink(nullptr);  // a runtime whose start failed leaves its consumers counted otherwise
+}
+
+touch_consumer* engine_base::set_touch_sink(touch_consumer* c) {
+  touch_consumer* prev = touch_sink_.exchange(c, std::memory_order_acq_rel);
+  if ((prev == nullptr) != (c == nullptr)) detail::count_runtime_listener(c != nullptr);
+  return prev;
+}
 
 void engine_base::set_spawn_paths() {
   // A tracer alone keeps the inline paths: what they run is part of the spawning task's span (abi.hpp).

@@ -18,6 +18,13 @@
 #include "topology/placement.hpp"
 #include "topology/topology.hpp"
 
+namespace roost {
+class touch_consumer;
+namespace trace {
+class tracer;
+}
+}  // namespace roost
+
 namespace roost::engine {
 
 struct switch_msg;
@@ -95,6 +102,17 @@ class engine_base {
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();
 
+  // Who listens to this runtime alone (api/runtime.cpp; set while none of its tasks runs: before start,
+  // after stop, or by the thread calling run between its runs). Its tracer, which the engine's hooks record
+  // to (api/observer.cpp), and the first consumer of its tasks' annotations (roost::touch, api/touch.cpp):
+  // the simulation, the tracer, cats's profiling meter, each passing every call on to the one installed
+  // before it. Per runtime, so that another runtime's tasks never reach them: a process-wide tracer wrote a
+  // second runtime's events into the first one's lanes, from two threads at once.
+  trace::tracer* tracer() const { return tracer_; }
+  void set_tracer(trace::tracer* t) { tracer_ = t; }
+  touch_consumer* touch_sink() const { return touch_sink_.load(std::memory_order_acquire); }
+  touch_consumer* set_touch_sink(touch_consumer* c);  // the previous one
+
  protected:
   // The root's end, its last step on the worker it ended on: sets the caller's `done` and wakes worker 0
   // if it sleeps, so that it sees it.
@@ -128,6 +146,8 @@ class engine_base {
   std::unique_ptr<preemption_timers> preempt_;  // ROOST_PREEMPT=signal|klt: the workers' timers
   std::unique_ptr<klt_creator> klts_;           // ROOST_PREEMPT=signal|klt
   std::atomic<bool> stop_{false};
+  trace::tracer* tracer_ = nullptr;
+  std::atomic<touch_consumer*> touch_sink_{nullptr};
   std::uint64_t roots_run_ = 0;  // calls of run_root so far (serialised by runtime::run)
   const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);
 };

@@ -11,8 +11,9 @@ namespace roost::detail {
 // (nested_seen below): ROOST_TRACE_DEPTH, or under `auto` what the tracer's budget allows (tracer.hpp).
 // api/observer.cpp.
 extern std::atomic<std::uint32_t> g_trace_depth[max_workers];
-void hook_task_start(unsigned worker, task_id& id, double hint);
-void hook_task_end(unsigned worker, const task_id& id);
+// `w`: the worker reporting, whose runtime's tracer records it (engine_base::tracer).
+void hook_task_start(worker_abi& w, task_id& id, double hint);
+void hook_task_end(worker_abi& w, const task_id& id);
 void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
 // A simulated runtime starts (on) or ends (off): the hooks charge runtime operations to virtual time.
 void set_sim_hooks(bool on);
@@ -23,10 +24,10 @@ void rethrow_observer_error();
 
 namespace roost::engine {
 
-void hook_task_resume(unsigned worker, detail::task_id& id);
-void hook_sleep(unsigned worker, bool begin);
-void hook_idle(unsigned worker, bool begin);
-void hook_steal(unsigned thief, unsigned victim, bool taken);
+void hook_task_resume(detail::worker_abi& w, detail::task_id& id);
+void hook_sleep(detail::worker_abi& w, bool begin);
+void hook_idle(detail::worker_abi& w, bool begin);
+void hook_steal(detail::worker_abi& thief, unsigned victim, bool taken);
 
 inline bool hooks_on() { return detail::hooks_installed(); }
 
@@ -46,33 +47,33 @@ inline bool nested_seen(unsigned hooks, unsigned worker, const detail::task_id& 
 void refresh_spawn_paths();
 
 // A task the scheduling loop took (the root, a stolen or dealt task): always observed.
-inline void observe_start(unsigned worker, detail::task_id& id, double hint) {
-  if (hooks_on()) [[unlikely]] detail::hook_task_start(worker, id, hint);
+inline void observe_start(detail::worker_abi& w, detail::task_id& id, double hint) {
+  if (hooks_on()) [[unlikely]] detail::hook_task_start(w, id, hint);
 }
 // A task that runs where it was spawned: observed as nested_seen says.
-inline void observe_start_nested(unsigned worker, detail::task_id& id, double hint) {
+inline void observe_start_nested(detail::worker_abi& w, detail::task_id& id, double hint) {
   const unsigned hooks = detail::hook_bits();
-  if (hooks && nested_seen(hooks, worker, id)) [[unlikely]] detail::hook_task_start(worker, id, hint);
+  if (hooks && nested_seen(hooks, w.id, id)) [[unlikely]] detail::hook_task_start(w, id, hint);
 }
 // Observed if its start or a resumption was: by an observer or a simulation always, by a tracer alone when
 // it gave the task a serial then. Not the depth test again: a worker's recording depth may have changed
 // since the task began.
-inline void observe_end(unsigned worker, const detail::task_id& id) {
+inline void observe_end(detail::worker_abi& w, const detail::task_id& id) {
   const unsigned hooks = detail::hook_bits();
   if (hooks && ((hooks & detail::kHooksSeeingEveryTask) || id.serial)) [[unlikely]]
-    detail::hook_task_end(worker, id);
+    detail::hook_task_end(w, id);
 }
 // Always observed: a resumption is the scheduling loop's, like a stolen task's start.
-inline void observe_resume(unsigned worker, detail::task_id* id) {
-  if (hooks_on() && id) [[unlikely]] hook_task_resume(worker, *id);
+inline void observe_resume(detail::worker_abi& w, detail::task_id* id) {
+  if (hooks_on() && id) [[unlikely]] hook_task_resume(w, *id);
 }
-inline void observe_sleep(unsigned worker, bool begin) {
-  if (hooks_on()) [[unlikely]] hook_sleep(worker, begin);
+inline void observe_sleep(detail::worker_abi& w, bool begin) {
+  if (hooks_on()) [[unlikely]] hook_sleep(w, begin);
 }
-inline void observe_idle(unsigned worker, bool begin) {
-  if (hooks_on()) [[unlikely]] hook_idle(worker, begin);
+inline void observe_idle(detail::worker_abi& w, bool begin) {
+  if (hooks_on()) [[unlikely]] hook_idle(w, begin);
 }
-inline void observe_steal(unsigned thief, unsigned victim, bool taken) {
+inline void observe_steal(detail::worker_abi& thief, unsigned victim, bool taken) {
   if (hooks_on()) [[unlikely]] hook_steal(thief, victim, taken);
 }
 

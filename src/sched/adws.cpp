@@ -189,7 +189,7 @@ detail::job* adws_policy::steal(engine::worker& w) {
   detail::job* t = nullptr;
   if (v != a) t = ws_[v].migq.steal_top();
   if (!t && (v != b || adws::ends_on_boundary(r))) t = eng_.worker_at(v).deque.steal();
-  engine::observe_steal(w.id, v, t != nullptr);
+  engine::observe_steal(w, v, t != nullptr);
   return t;
 }
 

@@ -354,7 +354,7 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   detail::job* t = nullptr;
   if (v != a) t = queues_of(level, v).migq.steal_top();
   if (!t && (v != b || adws::ends_on_boundary(r))) t = steal_local(level, v);
-  engine::observe_steal(w.id, tree_.levels[level].head[v], t != nullptr);
+  engine::observe_steal(w, tree_.levels[level].head[v], t != nullptr);
   return t;
 }
 

@@ -83,7 +83,7 @@ detail::job* cab_policy::take_inter(engine::worker& w) {
     if (!sockets_[v].home.empty_hint() && sockets_[v].subtrees.load(std::memory_order_acquire) > 0)
       j = sockets_[v].home.steal_top();
     if (!j) j = sockets_[v].inter.steal_top();
-    engine::observe_steal(w.id, head_of_[v], j != nullptr);  // the victim socket, by its head
+    engine::observe_steal(w, head_of_[v], j != nullptr);  // the victim socket, by its head
     if (j) return j;
   }
   return nullptr;

@@ -15,9 +15,10 @@ namespace roost::sched {
 using profile::tier;
 
 // Annotations go to the interval of the calling worker's meter, attributed to the node it runs for at its
-// next switch (meter_switch); only that worker touches its meter. Every annotation goes on to the consumer
-// installed before (the simulated platform charges for it, a tracer records it): the profiling iteration
-// must cost and show what it touched.
+// next switch (meter_switch); only that worker touches its meter. It is the runtime's first listener while
+// it profiles (engine_base::set_touch_sink), and every annotation goes on to the listener installed before
+// (the simulated platform charges for it, a tracer records it): the profiling iteration must cost and show
+// what it touched.
 class cats_policy::touch_meter final : public touch_consumer {
  public:
   explicit touch_meter(cats_policy& p) : p_(p) {}
@@ -101,8 +102,7 @@ void cats_policy::write_profile(const std::string& path) const {
 
 cats_policy::~cats_policy() {
   // Never leave the runtime's meter installed past its life (a profiling iteration that threw).
-  touch_consumer* mine = annotations_.get();
-  if (touch_consumer* prev = set_touch_consumer(nullptr); prev != mine) set_touch_consumer(prev);
+  if (eng_.touch_sink() == annotations_.get()) eng_.set_touch_sink(previous_consumer_);
 }
 
 void cats_policy::switch_node(engine::worker& w, node* next) {
@@ -139,7 +139,7 @@ void cats_policy::iteration_begin() {
       m.counts = profile::counter_meter(static_cast<double>(eng_.topology().line_size()));
     }
     if (!use_counters_) {
-      previous_consumer_ = set_touch_consumer(annotations_.get());  // restored at the iteration's end
+      previous_consumer_ = eng_.set_touch_sink(annotations_.get());  // restored at the iteration's end
       annotations_->forward_to(previous_consumer_);
     }
     iteration_start_ns_ = platform::os::now_ns();
@@ -153,7 +153,7 @@ void cats_policy::iteration_end() {
   // ended, before the profile is read, so that nothing is credited to it while or after it is.
   mode_.store(mode::as_ws, std::memory_order_seq_cst);
   wait_for_random_rounds(mode::as_ws);
-  if (!use_counters_) set_touch_consumer(previous_consumer_);
+  if (!use_counters_) eng_.set_touch_sink(previous_consumer_);
   decision_ = conclude(platform::os::now_ns() - iteration_start_ns_);
   if (!eng_.config().cats_profile.empty()) write_profile(eng_.config().cats_profile);
   if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();

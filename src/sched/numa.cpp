@@ -166,7 +166,7 @@ double numa_policy::steal_threshold(unsigned node, unsigned victim) const {
 
 detail::job* numa_policy::take_from_node(engine::worker& w, unsigned node) {
   if (detail::job* j = nodes_[node].inbox.pop_bottom()) {
-    engine::observe_steal(w.id, members_[node].front(), true);
+    engine::observe_steal(w, members_[node].front(), true);
     return j;
   }
   const auto& m = members_[node];

@@ -116,7 +116,7 @@ class policy_base {
     engine::worker& v = eng_.worker_at(candidate(static_cast<unsigned>(w.next_random() % count)));
     if (&v == &w) return nullptr;
     detail::job* j = v.deque.steal();
-    engine::observe_steal(w.id, v.id, j != nullptr);
+    engine::observe_steal(w, v.id, j != nullptr);
     return j;
   }
 

@@ -16,7 +16,9 @@
 
 namespace roost::trace {
 
+namespace {
 std::atomic<tracer*> g_installed_tracer{nullptr};
+}
 
 namespace {
 // Lanes whose buffer the constructor faults in; later ones fault on first use, so that a huge virtual

@@ -254,10 +254,10 @@ class tracer final : public touch_consumer {
   double record_ticks_ = 0;
 };
 
-// Installs (or, with nullptr, removes) the runtime's tracer; only one runtime traces at a time.
+// Claims (or, with nullptr, gives back) the process's one tracing runtime: the hook flag and the workers'
+// recording depths (set_tracing_hooks) are the process's. The events reach a tracer through its own
+// runtime (engine_base::tracer, set_touch_sink), never another's. False: another runtime traces.
 bool install_tracer(tracer* t);
-extern std::atomic<tracer*> g_installed_tracer;  // install_tracer's; inline here for the hooks
-inline tracer* current_tracer() { return g_installed_tracer.load(std::memory_order_acquire); }
 // api/observer.cpp: the shared hook flag; `depth` is every worker's recording depth (detail::g_trace_depth):
 // ROOST_TRACE_DEPTH, or where auto starts.
 void set_tracing_hooks(bool on, std::uint32_t depth = ~std::uint32_t{0});
