@@ -450,6 +450,38 @@ TEST(PreemptWindows, ATickInTheRuntimeTextIsDeferred) {
 #endif
 }
 
+// A tick that lands inside a touch listener (a tracer's record, cats's meter, the program's consumer) is
+// deferred: the listener's state is the worker's, and a task preempted half way through a record left it to
+// the next task on the worker, or to the tick's own resume record. The tick is the handler called from
+// inside the program's consumer with a made-up context in the program's code, as above; the same ticks
+// outside the consumer preempt the task.
+TEST(PreemptThread, ATickInsideATouchListenerIsDeferred) {
+  struct ticking final : roost::touch_consumer {
+    roost::runtime* rt = nullptr;
+    unsigned long long preempted_inside = 0;
+    void on_touch(int, const void*, std::size_t, roost::access) override {
+      ucontext_t uc{};
+      uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&spin_until);
+      const unsigned long long before = rt->preemptions();
+      for (int i = 0; i < 5; ++i) roost::engine::on_preempt_tick(&uc);
+      preempted_inside += rt->preemptions() - before;
+    }
+  } consumer;
+  roost::runtime rt(preempting("ws", 1, "10s", "aligned", "signal"));
+  consumer.rt = &rt;
+  roost::set_touch_consumer(&consumer);
+  static char data[64];
+  rt.run([&] {
+    for (int i = 0; i < 3; ++i) roost::touch(data, sizeof data);
+    ucontext_t uc{};
+    uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&spin_until);
+    for (int i = 0; i < 5; ++i) roost::engine::on_preempt_tick(&uc);  // outside: preempted, then resumed
+  });
+  EXPECT_EQ(roost::set_touch_consumer(nullptr), &consumer);
+  EXPECT_EQ(consumer.preempted_inside, 0u);
+  EXPECT_GE(rt.preemptions(), 1u);
+}
+
 // The chained timer ticks worker 0 alone; the last worker's task is preempted only if worker 0's tick passes
 // through worker 1 (stuck too) to it. Spinners on the other workers are non_preemptible, so nothing but the
 // last worker can ever run the setter.

@@ -13,7 +13,8 @@ namespace roost {
 
 enum class access : unsigned char { read, write, read_write };
 
-// Receives annotations. Implementations must be thread-safe: every worker calls them.
+// Receives annotations. Implementations must be thread-safe: every worker calls them. Under ROOST_PREEMPT a
+// call is never preempted: no other task of the calling worker runs until it returns.
 class touch_consumer {
  public:
   virtual ~touch_consumer() = default;

@@ -47,29 +47,22 @@ void check(const char* call, const void* base, std::size_t row_bytes, std::size_
   throw usage_error(os.str());
 }
 
-// The calling task's worker, and its runtime's first listener: from the running fiber, inline (a traced
-// touch is a few dozen ns, and two calls of this_worker_id were a tenth of it); the thread's worker outside
-// a fiber; none on a thread of the program's own (worker -1).
-struct toucher {
-  int worker = -1;
-  touch_consumer* sink = nullptr;
-};
-toucher touching() {
-  engine::worker* w = nullptr;
-  if (const fiber_abi* f = running_fiber()) [[likely]]
-    w = static_cast<engine::worker*>(f->worker);
-  if (!w) [[unlikely]] w = engine::current_worker();
-  if (!w) return {};
-  return {static_cast<int>(w->id), w->eng->touch_sink()};
-}
-
 // The runtime's listeners first, then the program's: a simulation charges the touch before anyone else
-// sees it, as when it was the only consumer.
+// sees it, as when it was the only consumer. Never preempted in between (include/roost/preempt.hpp): a
+// listener's state is its worker's (a tracer's lane, cats's meter), and a task preempted half way through
+// a record would leave it to the next task on the worker, or to the tick's own resume record, half
+// written; a tracer's lock held by it would deadlock that worker. So the running fiber's count is raised
+// before the worker is read, which the task may otherwise leave (signal-yield resumes it anywhere).
 template <class Call>
 void dispatch(Call&& call) {
-  const toucher t = touching();
-  if (t.sink) call(*t.sink, t.worker);
-  if (touch_consumer* c = g_program_consumer.load(std::memory_order_acquire)) call(*c, t.worker);
+  fiber_abi* f = running_fiber();
+  no_preempt_scope np(f);
+  engine::worker* w = f ? static_cast<engine::worker*>(f->worker) : nullptr;
+  if (!w) [[unlikely]] w = engine::current_worker();  // a worker outside a fiber; none on the program's threads
+  const int id = w ? static_cast<int>(w->id) : -1;
+  if (w)
+    if (touch_consumer* sink = w->eng->touch_sink()) call(*sink, id);
+  if (touch_consumer* c = g_program_consumer.load(std::memory_order_acquire)) call(*c, id);
 }
 }  // namespace
 
