@@ -100,7 +100,7 @@ constexpr const char* kUsage =
     "usage: roost-bench [--bench B1,B2] [--variants V1,V2] [--workers 1,2] [--size S | --small | --paper]\n"
     "                   [--reps 5] [--warmup 1] [--rounds 1] [--json out.jsonl] [--hint-error det:A|rand:A]\n"
     "       roost-bench --demo | --list | --help | --preempt-cost N | --preempt-barrier WORKERS |\n"
-    "                   --preempt-timers ROUNDS | --preempt-overhead ROUNDS\n"
+    "                   --preempt-timers ROUNDS | --preempt-overhead ROUNDS | --trace-overhead ROUNDS\n"
     "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
     "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them;\n"
     "                V+trace: roost scheduler V writing a trace (a temporary file): its 'vs ws' is to V untraced\n"
@@ -124,6 +124,9 @@ constexpr const char* kUsage =
     "                       matmul), --variants (default ws,ws-help), --workers (default 1), --size\n"
     "  --preempt-timers R   what the timer designs cost with an empty handler at 1 ms (the floor under\n"
     "                       ROOST_PREEMPT's overhead), R interleaved rounds\n"
+    "  --trace-overhead R   what ROOST_TRACE costs against untraced (and a second untraced as control): R rounds\n"
+    "                       alternating the runs one by one, on --bench (default heat,heat2d,fib), --variants\n"
+    "                       (default ws,ws-help), --workers (default 2), --size\n"
     "Every measurement is checked against the serial program; the exit status is 1 if a check failed.\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
@@ -450,6 +453,8 @@ int preempt_barrier(unsigned workers, double bound_s);
 int preempt_timers(int rounds);
 int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,
                      std::vector<unsigned> workers, const std::string& size);
+int trace_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,  // trace_overhead.cpp
+                   std::vector<unsigned> workers, const std::string& size);
 }  // namespace bench
 
 int main(int argc, char** argv) {
@@ -468,7 +473,7 @@ int main(int argc, char** argv) {
     return static_cast<int>(x);
   };
   bool demo = false;
-  int preempt_overhead_rounds = 0;
+  int preempt_overhead_rounds = 0, trace_overhead_rounds = 0;
   bool workers_named = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -483,6 +488,8 @@ int main(int argc, char** argv) {
       return bench::preempt_timers(to_int("--preempt-timers", value(i), 1));
     } else if (a == "--preempt-overhead") {
       preempt_overhead_rounds = to_int("--preempt-overhead", value(i), 1);
+    } else if (a == "--trace-overhead") {
+      trace_overhead_rounds = to_int("--trace-overhead", value(i), 1);
     } else if (a == "--demo") demo = true;
     else if (a == "--bench") cfg.benches = split(value(i));
     else if (a == "--variants") {
@@ -526,6 +533,10 @@ int main(int argc, char** argv) {
     return bench::preempt_overhead(preempt_overhead_rounds, cfg.benches,
                                    cfg.variants_named ? cfg.variants : std::vector<std::string>{},
                                    workers_named ? cfg.workers : std::vector<unsigned>{}, cfg.size.value_or(""));
+  if (trace_overhead_rounds > 0)
+    return bench::trace_overhead(trace_overhead_rounds, cfg.benches,
+                                 cfg.variants_named ? cfg.variants : std::vector<std::string>{},
+                                 workers_named ? cfg.workers : std::vector<unsigned>{}, cfg.size.value_or(""));
   if (demo) {
     if (cfg.benches.empty()) cfg.benches = {"fib", "fib-invoke", "heat", "heat-ub", "heat2d", "heat2d-pfor", "matmul"};
     cfg.reps = 3;

@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "common/fj_roost.hpp"
+#include "driver/alternating.hpp"
 #include "driver/registry.hpp"
 #include "roost/roost.hpp"
 
@@ -276,18 +277,6 @@ int preempt_timers(int rounds) {
 }
 
 namespace {
-double process_cpu_s() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-}
-}  // namespace
-
-namespace {
 // The ticks alone, for --preempt-overhead's floor: a runtime with preemption off, whose workers' threads get
 // the same per-worker aligned 1 ms timers as ROOST_PREEMPT_TIMER=aligned, with an empty handler, while it
 // runs (armed just before, disarmed just after: worker 0's thread runs every runtime's runs).
@@ -390,8 +379,11 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
     std::unique_ptr<problem> p = b->prepare(sz);
     for (const std::string& v : variants)
       for (unsigned w : workers) {
-        std::vector<std::unique_ptr<roost::runtime>> rts(kConfigs);
-        auto make = [&](int k) {
+        double preempted[kConfigs] = {}, deferred[kConfigs] = {};  // per timed run, summed
+        std::vector<bare_ticks> bare(kConfigs);
+        alternation a;
+        a.configs = kConfigs;
+        a.make = [&](int k) {
           roost::options o;
           o.scheduler = v;
           o.workers = w;
@@ -400,56 +392,39 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
             o.preempt_timer = configs[k].timer;
             o.preempt_interval = "1ms";
           }
-          rts[static_cast<std::size_t>(k)] = std::make_unique<roost::runtime>(o);
+          return std::make_unique<roost::runtime>(o);
         };
-        double preempted[kConfigs] = {}, deferred[kConfigs] = {};  // per timed run, summed
-        std::vector<bare_ticks> bare(kConfigs);
-        auto run_once = [&](int k, double& cpu, double& wall) {
+        a.made = [&](std::vector<std::unique_ptr<roost::runtime>>& rts) {
+          for (int k = 0; k < kConfigs; ++k)
+            if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].attach(*rts[static_cast<std::size_t>(k)], w);
+        };
+        a.ending = [&](std::vector<std::unique_ptr<roost::runtime>>&) {
+          for (auto& bt : bare) bt.detach();
+        };
+        a.run = [&](int k, roost::runtime& rt, bool timed) {
           p->reset();
-          roost::runtime& rt = *rts[static_cast<std::size_t>(k)];
           const unsigned long long p0 = rt.preemptions(), d0 = rt.preempt_ticks_deferred();
           current_runtime() = &rt;
           if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].arm();
-          const double c0 = process_cpu_s();
-          const std::uint64_t t0 = now_ns();
+          const double c0 = process_cpu_s(), t0 = now_s();
           b->roost(*p);
-          wall = static_cast<double>(now_ns() - t0) * 1e-9;
-          cpu = process_cpu_s() - c0;
+          const run_times took{process_cpu_s() - c0, now_s() - t0};
           if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].disarm();
           current_runtime() = nullptr;
-          preempted[k] += static_cast<double>(rt.preemptions() - p0);
-          deferred[k] += static_cast<double>(rt.preempt_ticks_deferred() - d0);
+          if (timed) {  // the warm-up's counts are not kept
+            preempted[k] += static_cast<double>(rt.preemptions() - p0);
+            deferred[k] += static_cast<double>(rt.preempt_ticks_deferred() - d0);
+          }
           if (!p->check()) {
             std::fprintf(stderr, "roost-bench: %s %s under %s, %u workers: WRONG RESULT\n", bn.c_str(), v.c_str(),
                          configs[k].name, w);
             all_ok = false;
           }
+          return took;
         };
-        std::vector<double> cpu_ratio[kConfigs], wall_ratio[kConfigs];
-        for (int r = 0; r < rounds; ++r) {
-          // Made afresh each round, in an order that rotates with it: where a runtime's stacks and pools lie
-          // moved the first-made one's time by 3% against an identical later one (the control), every round.
-          for (int i = 0; i < kConfigs; ++i) make((i + r) % kConfigs);
-          for (int k = 0; k < kConfigs; ++k)
-            if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].attach(*rts[static_cast<std::size_t>(k)], w);
-          double c[kConfigs], t[kConfigs];
-          for (int i = 0; i < kConfigs; ++i) {  // warm-up: pools, pages (its counts are not kept)
-            const double pk[2] = {preempted[(i + r) % kConfigs], deferred[(i + r) % kConfigs]};
-            run_once((i + r) % kConfigs, c[0], t[0]);
-            preempted[(i + r) % kConfigs] = pk[0];
-            deferred[(i + r) % kConfigs] = pk[1];
-          }
-          for (int i = 0; i < kConfigs; ++i) {
-            const int k = (i + 1 + r) % kConfigs;  // not the warm-up's last first
-            run_once(k, c[k], t[k]);
-          }
-          for (int k = 1; k < kConfigs; ++k) {
-            cpu_ratio[k].push_back(c[k] / c[0]);
-            wall_ratio[k].push_back(t[k] / t[0]);
-          }
-          for (auto& bt : bare) bt.detach();
-          for (auto& rt : rts) rt.reset();
-        }
+        const alternation_ratios ratios = alternate(a, rounds);
+        const auto& cpu_ratio = ratios.cpu;
+        const auto& wall_ratio = ratios.wall;
         std::printf("  %s %s %s, %u worker%s\n", bn.c_str(), sz.c_str(), v.c_str(), w, w == 1 ? "" : "s");
         for (int k = 1; k < kConfigs; ++k)
           std::printf("    %-24s CPU %.4fx (%.4f-%.4f)   wall %.4fx (%.4f-%.4f)   %.1f preempted, %.1f deferred a run\n",

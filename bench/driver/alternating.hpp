@@ -1,0 +1,45 @@
+// Overheads measured by alternation (roost-bench --preempt-overhead, --trace-overhead): what a runtime
+// setting costs a benchmark is a few percent, and a shared machine drifts by tens of percent between
+// seconds (a VM's neighbours), so measurements taken one after another in blocks read the drift as cost.
+// Here the runtimes to compare live side by side, and each round runs the benchmark once on each, one run
+// after another, so that the drift falls on all alike. Each round makes the runtimes afresh, in an order
+// that rotates with the round (where a runtime's stacks and pools lie moved the first-made one's time by 3%
+// against an identical later one), runs each once untimed (pools, pages), then once timed, starting after
+// the warm-up's last. The ratios are taken inside each round, to configuration 0.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "roost/roost.hpp"
+
+namespace bench {
+
+struct run_times {
+  double cpu_s = 0, wall_s = 0;
+};
+
+struct alternation {
+  int configs = 0;
+  // Makes configuration k's runtime.
+  std::function<std::unique_ptr<roost::runtime>(int k)> make;
+  // Runs the benchmark once on configuration k's runtime (`timed`: false for the warm-up) and says how long
+  // it took; it checks the result itself.
+  std::function<run_times(int k, roost::runtime& rt, bool timed)> run;
+  // Optional: after a round's runtimes are made, and before they go.
+  std::function<void(std::vector<std::unique_ptr<roost::runtime>>& rts)> made, ending;
+};
+
+// Per configuration k >= 1, the per-round ratios of its process CPU time and wall time to configuration 0's
+// (entry 0 stays empty).
+struct alternation_ratios {
+  std::vector<std::vector<double>> cpu, wall;
+};
+alternation_ratios alternate(const alternation& a, int rounds);
+
+double process_cpu_s();
+double now_s();
+// The q-quantile of v (0.5: the median), by the nearest rank.
+double quantile(std::vector<double> v, double q);
+
+}  // namespace bench
