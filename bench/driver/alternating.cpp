@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+
+#include "common/fj_roost.hpp"
 
 namespace bench {
 
@@ -36,6 +39,56 @@ alternation_ratios alternate(const alternation& a, int rounds) {
     for (auto& rt : rts) rt.reset();
   }
   return out;
+}
+
+int for_each_case(const char* option, const std::vector<std::string>& benches,
+                  const std::vector<std::string>& variants, const std::vector<unsigned>& workers,
+                  const std::string& size, const std::function<void(const overhead_case&)>& each) {
+  for (const std::string& bn : benches) {
+    const benchmark_def* b = find_benchmark(bn);
+    if (!b || !b->roost) {
+      std::fprintf(stderr, "roost-bench: %s: no roost version of benchmark '%s' (--list names them)\n", option,
+                   bn.c_str());
+      return 2;
+    }
+    const std::string sz = size.empty() ? b->default_size : size;
+    std::unique_ptr<problem> p = b->prepare(sz);
+    for (const std::string& v : variants)
+      for (unsigned w : workers) {
+        std::printf("  %s %s %s, %u worker%s\n", bn.c_str(), sz.c_str(), v.c_str(), w, w == 1 ? "" : "s");
+        std::fflush(stdout);
+        each(overhead_case{*b, *p, sz, v, w});
+      }
+  }
+  return 0;
+}
+
+run_times time_run(const overhead_case& c, roost::runtime& rt, const char* config, bool& correct,
+                   const std::function<void()>& before, const std::function<void()>& after) {
+  c.p.reset();
+  current_runtime() = &rt;
+  if (before) before();
+  const double c0 = process_cpu_s(), t0 = now_s();
+  c.bench.roost(c.p);
+  const run_times took{process_cpu_s() - c0, now_s() - t0};
+  if (after) after();
+  current_runtime() = nullptr;
+  if (!c.p.check()) {
+    std::fprintf(stderr, "roost-bench: %s %s under %s, %u workers: WRONG RESULT\n", c.bench.name,
+                 c.variant.c_str(), config, c.workers);
+    correct = false;
+  }
+  return took;
+}
+
+std::string ratio_columns(const alternation_ratios& r, int k) {
+  const auto& cpu = r.cpu[static_cast<std::size_t>(k)];
+  const auto& wall = r.wall[static_cast<std::size_t>(k)];
+  char line[160];
+  std::snprintf(line, sizeof line, "CPU %.4fx (%.4f-%.4f)   wall %.4fx (%.4f-%.4f)", quantile(cpu, 0.5),
+                quantile(cpu, 0.25), quantile(cpu, 0.75), quantile(wall, 0.5), quantile(wall, 0.25),
+                quantile(wall, 0.75));
+  return line;
 }
 
 double process_cpu_s() {

@@ -9,8 +9,11 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "common/bench.hpp"
+#include "driver/registry.hpp"
 #include "roost/roost.hpp"
 
 namespace bench {
@@ -36,6 +39,26 @@ struct alternation_ratios {
   std::vector<std::vector<double>> cpu, wall;
 };
 alternation_ratios alternate(const alternation& a, int rounds);
+
+// One case of a comparison: a benchmark prepared at its size, a roost scheduler and a worker count.
+struct overhead_case {
+  const benchmark_def& bench;
+  problem& p;
+  const std::string& size;
+  const std::string& variant;
+  unsigned workers;
+};
+// Calls `each` for every benchmark x variant x worker count, after a line naming the case. 2 when a
+// benchmark has no roost version (said on stderr, for `option`), else 0.
+int for_each_case(const char* option, const std::vector<std::string>& benches,
+                  const std::vector<std::string>& variants, const std::vector<unsigned>& workers,
+                  const std::string& size, const std::function<void(const overhead_case&)>& each);
+// One run of the case's benchmark on rt, timed from just after `before` to just before `after`; false in
+// `correct` when its result differs from the serial program's (said on stderr, with `config`).
+run_times time_run(const overhead_case& c, roost::runtime& rt, const char* config, bool& correct,
+                   const std::function<void()>& before = {}, const std::function<void()>& after = {});
+// "CPU 1.0123x (1.0050-1.0200)   wall 1.0110x (...)": configuration k's medians and quartiles.
+std::string ratio_columns(const alternation_ratios& r, int k);
 
 double process_cpu_s();
 double now_s();

@@ -368,72 +368,48 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
   std::printf("Preemption's overhead at a 1 ms interval against off: median of %d interleaved rounds (quartiles), "
               "process CPU time and wall time\n", rounds);
   bool all_ok = true;
-  for (const std::string& bn : benches) {
-    const benchmark_def* b = find_benchmark(bn);
-    if (!b || !b->roost) {
-      std::fprintf(stderr, "roost-bench: --preempt-overhead: no roost version of benchmark '%s' (--list names them)\n",
-                   bn.c_str());
-      return 2;
-    }
-    const std::string sz = size.empty() ? b->default_size : size;
-    std::unique_ptr<problem> p = b->prepare(sz);
-    for (const std::string& v : variants)
-      for (unsigned w : workers) {
-        double preempted[kConfigs] = {}, deferred[kConfigs] = {};  // per timed run, summed
-        std::vector<bare_ticks> bare(kConfigs);
-        alternation a;
-        a.configs = kConfigs;
-        a.make = [&](int k) {
-          roost::options o;
-          o.scheduler = v;
-          o.workers = w;
-          o.preempt = configs[k].preempt;
-          if (configs[k].timer) {
-            o.preempt_timer = configs[k].timer;
-            o.preempt_interval = "1ms";
-          }
-          return std::make_unique<roost::runtime>(o);
-        };
-        a.made = [&](std::vector<std::unique_ptr<roost::runtime>>& rts) {
-          for (int k = 0; k < kConfigs; ++k)
-            if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].attach(*rts[static_cast<std::size_t>(k)], w);
-        };
-        a.ending = [&](std::vector<std::unique_ptr<roost::runtime>>&) {
-          for (auto& bt : bare) bt.detach();
-        };
-        a.run = [&](int k, roost::runtime& rt, bool timed) {
-          p->reset();
-          const unsigned long long p0 = rt.preemptions(), d0 = rt.preempt_ticks_deferred();
-          current_runtime() = &rt;
-          if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].arm();
-          const double c0 = process_cpu_s(), t0 = now_s();
-          b->roost(*p);
-          const run_times took{process_cpu_s() - c0, now_s() - t0};
-          if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].disarm();
-          current_runtime() = nullptr;
-          if (timed) {  // the warm-up's counts are not kept
-            preempted[k] += static_cast<double>(rt.preemptions() - p0);
-            deferred[k] += static_cast<double>(rt.preempt_ticks_deferred() - d0);
-          }
-          if (!p->check()) {
-            std::fprintf(stderr, "roost-bench: %s %s under %s, %u workers: WRONG RESULT\n", bn.c_str(), v.c_str(),
-                         configs[k].name, w);
-            all_ok = false;
-          }
-          return took;
-        };
-        const alternation_ratios ratios = alternate(a, rounds);
-        const auto& cpu_ratio = ratios.cpu;
-        const auto& wall_ratio = ratios.wall;
-        std::printf("  %s %s %s, %u worker%s\n", bn.c_str(), sz.c_str(), v.c_str(), w, w == 1 ? "" : "s");
-        for (int k = 1; k < kConfigs; ++k)
-          std::printf("    %-24s CPU %.4fx (%.4f-%.4f)   wall %.4fx (%.4f-%.4f)   %.1f preempted, %.1f deferred a run\n",
-                      configs[k].name, quantile(cpu_ratio[k], 0.5), quantile(cpu_ratio[k], 0.25),
-                      quantile(cpu_ratio[k], 0.75), quantile(wall_ratio[k], 0.5), quantile(wall_ratio[k], 0.25),
-                      quantile(wall_ratio[k], 0.75), preempted[k] / rounds, deferred[k] / rounds);
-        std::fflush(stdout);
+  const int status = for_each_case("--preempt-overhead", benches, variants, workers, size, [&](const overhead_case& c) {
+    double preempted[kConfigs] = {}, deferred[kConfigs] = {};  // per timed run, summed
+    std::vector<bare_ticks> bare(kConfigs);
+    alternation a;
+    a.configs = kConfigs;
+    a.make = [&](int k) {
+      roost::options o;
+      o.scheduler = c.variant;
+      o.workers = c.workers;
+      o.preempt = configs[k].preempt;
+      if (configs[k].timer) {
+        o.preempt_timer = configs[k].timer;
+        o.preempt_interval = "1ms";
       }
-  }
+      return std::make_unique<roost::runtime>(o);
+    };
+    a.made = [&](std::vector<std::unique_ptr<roost::runtime>>& rts) {
+      for (int k = 0; k < kConfigs; ++k)
+        if (configs[k].bare_ticks) bare[static_cast<std::size_t>(k)].attach(*rts[static_cast<std::size_t>(k)], c.workers);
+    };
+    a.ending = [&](std::vector<std::unique_ptr<roost::runtime>>&) {
+      for (auto& bt : bare) bt.detach();
+    };
+    a.run = [&](int k, roost::runtime& rt, bool timed) {
+      const unsigned long long p0 = rt.preemptions(), d0 = rt.preempt_ticks_deferred();
+      bare_ticks& bt = bare[static_cast<std::size_t>(k)];
+      const bool ticks = configs[k].bare_ticks;
+      const run_times took = time_run(c, rt, configs[k].name, all_ok, [&] { if (ticks) bt.arm(); },
+                                      [&] { if (ticks) bt.disarm(); });
+      if (timed) {  // the warm-up's counts are not kept
+        preempted[k] += static_cast<double>(rt.preemptions() - p0);
+        deferred[k] += static_cast<double>(rt.preempt_ticks_deferred() - d0);
+      }
+      return took;
+    };
+    const alternation_ratios ratios = alternate(a, rounds);
+    for (int k = 1; k < kConfigs; ++k)
+      std::printf("    %-24s %s   %.1f preempted, %.1f deferred a run\n", configs[k].name,
+                  ratio_columns(ratios, k).c_str(), preempted[k] / rounds, deferred[k] / rounds);
+    std::fflush(stdout);
+  });
+  if (status != 0) return status;
   return all_ok ? 0 : 1;
 }
 
