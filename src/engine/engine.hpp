@@ -117,14 +117,25 @@ class engine final : public engine_base {
       h->work_hint = f.work_hint;
       h->id = f.id;
     }
-    if (of(w).policy_.ship(w, h)) return;  // delivered to another worker
-    fiber* self = w.current_fiber;
-    // The group pops back only what it pushed since the owner last ran on this worker uninterrupted.
-    if (g.base_epoch != self->epoch) {
-      g.base_epoch = self->epoch;
-      g.queue_base = w.deque.bottom_index();
+    try {
+      if (of(w).policy_.ship(w, h)) return;  // delivered to another worker
+      fiber* self = w.current_fiber;
+      // The group pops back only what it pushed since the owner last ran on this worker uninterrupted.
+      if (g.base_epoch != self->epoch) {
+        g.base_epoch = self->epoch;
+        g.queue_base = w.deque.bottom_index();
+      }
+      of(w).policy_.place(w, h);
+    } catch (...) {
+      // No queue took it (one that had to grow found no memory): the closure goes back where the spawner
+      // destroys it (task_group::submit's discard), and its pool frame is freed. Destroyed there once, as a
+      // closure the engine never took: not left in the pool's frame, not destroyed twice.
+      if (h != &f) {
+        h->ops->relocate(h, &f);
+        w.frames.free(h, f.ops->size);
+      }
+      throw;
     }
-    of(w).policy_.place(w, h);
   }
 
   __attribute__((always_inline)) static void spawn_child_first(worker& w, group& g, frame& f) {

@@ -318,8 +318,17 @@ __attribute__((always_inline)) inline void push_first_child_in_scope(group_state
   g.queue_base = b;
   q.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
 }
+// The deque must grow, which may throw std::bad_alloc: the child was not spawned, so the group counts none
+// (its join or destructor would wait for it for ever) and its closure, which only this frame holds, is
+// destroyed here (the two-way join's is a reference: nothing).
 __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g, fiber_abi& fb, task_frame& f) {
-  push_first_child_in_scope(g, fb, f);
+  try {
+    push_first_child_in_scope(g, fb, f);
+  } catch (...) {
+    g.spawned = 0;
+    f.ops->destroy(&f);
+    throw;
+  }
 }
 #ifdef ROOST_CRITICAL_WINDOWS
 // push_at's fast path; BASE writes the group's base inside (a fiber's epoch moves when it is suspended, and
@@ -363,7 +372,7 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 slow:
   push_first_child_slow(g, fb, f);
 #else
-  push_first_child_in_scope(g, fb, f);
+  push_first_child_slow(g, fb, f);  // without windows (the sanitizer builds), every push: it may grow
 #endif
 }
 

@@ -77,6 +77,9 @@ struct frame_ops {
   // Moves the closure of `src` into a new frame at `mem` (`size` bytes) and returns it. Only the closure
   // moves: the engine writes the new frame's header itself, from values it already holds in registers.
   task_frame* (*relocate)(task_frame* src, void* mem);
+  // Destroys the closure without running it: a frame a failed spawn built where its spawner cannot reach
+  // it (the group's inline slot, abi.hpp's push_first_child_slow).
+  void (*destroy)(task_frame*);
   std::size_t size;
 };
 
@@ -141,7 +144,8 @@ struct closure_frame final : task_frame {
     s->fn.~F();
     return d;
   }
-  static constexpr frame_ops ops_table{&run_moved, &run_in_place, &relocate, sizeof(closure_frame)};
+  static void destroy(task_frame* f) { static_cast<closure_frame*>(f)->fn.~F(); }
+  static constexpr frame_ops ops_table{&run_moved, &run_in_place, &relocate, &destroy, sizeof(closure_frame)};
 
   template <class G>
   closure_frame(G&& g, group_state* grp, double hint) : fn(std::forward<G>(g)) {

@@ -237,9 +237,11 @@ class ws_deque {
       use_ring(a, t);
       return;
     }
-    auto* bigger = new ring(a->capacity() * 2);
-    for (std::int64_t i = t; i < b; ++i) bigger->put(i, a->get(i));
-    rings_.emplace_back(bigger);
+    // Either allocation may throw std::bad_alloc: the deque is then as it was, and nothing is lost.
+    std::unique_ptr<ring> grown(new ring(a->capacity() * 2));
+    for (std::int64_t i = t; i < b; ++i) grown->put(i, a->get(i));
+    rings_.push_back(std::move(grown));
+    ring* bigger = rings_.back().get();
     // Release: a thief that loads the new array must see the copied slots.
     array_.store(bigger, std::memory_order_release);
     use_ring(bigger, t);
