@@ -127,12 +127,16 @@ class engine final : public engine_base {
       }
       of(w).policy_.place(w, h);
     } catch (...) {
-      // No queue took it (one that had to grow found no memory): the closure goes back where the spawner
-      // destroys it (task_group::submit's discard), and its pool frame is freed. Destroyed there once, as a
-      // closure the engine never took: not left in the pool's frame, not destroyed twice.
+      // No queue took it (one that had to grow found no memory). A closure moved to the pool is destroyed
+      // there and its frame freed, and the spawner's frame, whose closure relocate destroyed, is marked
+      // consumed, so that the spawner's discard (task_group::submit) destroys nothing: destroyed once, not
+      // left in a frame nobody runs. (Moving it back would call the closure's move constructor, which may
+      // throw.) One in the group's inline slot is still there, for the spawner to discard.
       if (h != &f) {
-        h->ops->relocate(h, &f);
-        w.frames.free(h, f.ops->size);
+        const std::size_t bytes = h->ops->size;
+        h->ops->destroy(h);
+        w.frames.free(h, bytes);
+        f.ops = nullptr;
       }
       throw;
     }

@@ -318,10 +318,10 @@ __attribute__((always_inline)) inline void push_first_child_in_scope(group_state
   g.queue_base = b;
   q.push_at(b, &f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
 }
-// The deque must grow, which may throw std::bad_alloc: the child was not spawned, so the group counts none
-// (its join or destructor would wait for it for ever) and its closure, which only this frame holds, is
-// destroyed here (the two-way join's is a reference: nothing).
-__attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g, fiber_abi& fb, task_frame& f) {
+// A push that must grow the deque may throw std::bad_alloc: the child was not spawned, so the group counts
+// none (its join or destructor would wait for it for ever) and its closure, which only this frame holds, is
+// destroyed here (the two-way join's is a reference: nothing). No cost while nothing throws.
+__attribute__((always_inline)) inline void push_first_child_or_undo(group_state& g, fiber_abi& fb, task_frame& f) {
   try {
     push_first_child_in_scope(g, fb, f);
   } catch (...) {
@@ -329,6 +329,9 @@ __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g
     f.ops->destroy(&f);
     throw;
   }
+}
+__attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g, fiber_abi& fb, task_frame& f) {
+  push_first_child_or_undo(g, fb, f);
 }
 #ifdef ROOST_CRITICAL_WINDOWS
 // push_at's fast path; BASE writes the group's base inside (a fiber's epoch moves when it is suspended, and
@@ -372,7 +375,7 @@ __attribute__((always_inline)) inline void push_first_child(group_state& g, fibe
 slow:
   push_first_child_slow(g, fb, f);
 #else
-  push_first_child_slow(g, fb, f);  // without windows (the sanitizer builds), every push: it may grow
+  push_first_child_or_undo(g, fb, f);
 #endif
 }
 

@@ -114,7 +114,8 @@ struct task_frame : job {
 // A frame for one closure type. The engine consumes a frame exactly once — it runs it in place, moves the
 // closure out and runs it, or moves it into another frame — and each of those destroys the closure; the
 // frame itself never does (hence the union). Whoever builds a frame and does not hand it to the engine calls
-// discard().
+// discard(), as does a spawner whose spawn threw: the engine then either left the closure where it was or
+// consumed it (ops null), never half.
 template <class F>
 struct closure_frame final : task_frame {
   union {
@@ -136,7 +137,10 @@ struct closure_frame final : task_frame {
     } guard{self};
     self->fn();
   }
-  void discard() { fn.~F(); }
+  // ops is null when the engine consumed the closure before its spawn failed (engine.hpp, spawn_parent_first).
+  void discard() {
+    if (ops) fn.~F();
+  }
   ~closure_frame() {}
   static task_frame* relocate(task_frame* src, void* mem) {
     auto* s = static_cast<closure_frame*>(src);
