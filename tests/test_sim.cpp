@@ -596,6 +596,27 @@ TEST(SimPlatform, AnotherRuntimeDoesNotTakeTheSimulationsAnnotations) {
   std::remove((trace_file + ".json").c_str());
 }
 
+// While cats profiles (its first iteration), its meter is the runtime's first listener: a kernel's declared
+// arithmetic passes through it to the simulation as on any other iteration (it swallowed it, and the
+// profiling iteration's operations cost nothing).
+TEST(SimPlatform, DeclaredArithmeticIsChargedWhileCatsProfiles) {
+  const std::string path = ::testing::TempDir() + "/roost_sim_cats_ops.json." + std::to_string(::getpid());
+  {
+    roost::options o = sim_opts("cats", "pack:2 l3:1(size=1MiB) core:1 pu:1", 1, "op_ns=0.5");
+    o.sim_report = path;
+    roost::runtime rt(o);
+    rt.run([] {
+      roost::task_group g;
+      g.run([] { roost::compute(1'000'000); });
+      g.run([] { roost::compute(1'000'000); });
+      g.wait();
+    });
+  }
+  const std::string r = slurp(path);
+  EXPECT_EQ(std::stod(r.substr(r.find("\"operations\": ") + 14)), 2'000'000) << r;
+  std::remove(path.c_str());
+}
+
 TEST(SimPlatform, BadInputIsAClearError) {
   auto error_of = [](roost::options o) -> std::string {
     try {

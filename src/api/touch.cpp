@@ -52,7 +52,7 @@ void check(const char* call, const void* base, std::size_t row_bytes, std::size_
 // listener's state is its worker's (a tracer's lane, cats's meter), and a task preempted half way through
 // a record would leave it to the next task on the worker, or to the tick's own resume record, half
 // written; a tracer's lock held by it would deadlock that worker. So the running fiber's count is raised
-// before the worker is read, which the task may otherwise leave (signal-yield resumes it anywhere).
+// before anything else.
 template <class Call>
 void dispatch(Call&& call) {
   fiber_abi* f = running_fiber();

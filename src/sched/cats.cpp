@@ -32,6 +32,10 @@ class cats_policy::touch_meter final : public touch_consumer {
     add(base, row_bytes, rows, stride, mode);
     if (next_) next_->on_touch_rows(worker, base, row_bytes, rows, stride, mode);
   }
+  // Not metered, passed on: the simulated platform charges a kernel's arithmetic while cats profiles too.
+  void on_compute(int worker, std::uint64_t operations) override {
+    if (next_) next_->on_compute(worker, operations);
+  }
 
  private:
   void add(const void* base, std::size_t bytes, std::size_t rows, std::size_t stride, access mode) {
@@ -139,7 +143,10 @@ void cats_policy::iteration_begin() {
       m.counts = profile::counter_meter(static_cast<double>(eng_.topology().line_size()));
     }
     if (!use_counters_) {
-      previous_consumer_ = eng_.set_touch_sink(annotations_.get());  // restored at the iteration's end
+      // Restored at the iteration's end. A profiling iteration whose end never came (its run threw) left the
+      // meter installed: then what was there before it stays the one to pass on to (not the meter itself).
+      touch_consumer* prev = eng_.set_touch_sink(annotations_.get());
+      if (prev != annotations_.get()) previous_consumer_ = prev;
       annotations_->forward_to(previous_consumer_);
     }
     iteration_start_ns_ = platform::os::now_ns();
