@@ -211,6 +211,45 @@ TEST_P(DefaultStack, RunningOutOfStacksIsAnErrorNotAHang) {
       << workers << " workers";
 }
 
+// A runtime whose workers cannot all get a stack or a thread (64 workers in an address space capped 200 MiB
+// above what the process uses; each worker's scheduling loop needs an 8 MiB stack) is an error from its
+// constructor, and the process goes on: another runtime runs. The stacks were mapped by the workers' own
+// threads, and the exception that left the first one to fail ended the process (std::terminate); a thread
+// the system refused left the ones started before it running while the runtime was destroyed. Traced, so
+// that the runtime's listeners are taken back too. In a child process; an alarm ends a hang as a failure.
+TEST(OutOfMemory, ARuntimeWhoseWorkersCannotStartIsAnErrorFromItsConstructor) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "sanitizers reserve their shadow memory as address space";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string trace = testing::TempDir() + "roost_start_fail.trace." + std::to_string(::getpid());
+  EXPECT_EXIT(
+      {
+        alarm(60);
+        long pages = 0;
+        if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+          if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+          std::fclose(f);
+        }
+        rlimit lim{};
+        lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (200L << 20);
+        setrlimit(RLIMIT_AS, &lim);
+        roost::options o;
+        o.workers = 64;
+        o.trace = trace;
+        try {
+          roost::runtime rt(o);
+          std::fprintf(stderr, "made\n");
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "error: %s\n", e.what());
+        }
+        roost::runtime one(roost_test::opts("ws", 1));
+        std::exit(one.run([] { return 2; }) == 2 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "error: roost: (could not map a task stack .*RLIMIT_AS|cannot start a worker thread)");
+  std::remove(trace.c_str());
+  std::remove((trace + ".json").c_str());
+}
+
 // What a deep nest mapped is given back when the run ends: the stacks of 3,000 nested waits (two kernel
 // mappings each) stayed in the runtime's pools, and after a nest that ran out of stacks the program was left
 // at the kernel's limit (vm.max_map_count) for its own allocations and threads. One worker: worker 0 trims

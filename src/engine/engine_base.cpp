@@ -127,8 +127,26 @@ void engine_base::start() {
   }
   // Worker 0 is the thread that calls run (run_root); every other worker has a thread of its own.
   threads_.reserve(workers_.size());
-  for (unsigned i = 1; i < workers_.size(); ++i)
-    threads_.push_back(platform::os::start_thread([this, i] { thread_main(i); }, workers_[i]->os_cpu));
+  // Each worker's first fiber (the stack its scheduling loop runs on) is made here, where a failure to map
+  // it is this call's error: made by the worker's own thread, the exception left the thread and ended the
+  // process (64 workers under a 300 MiB address-space cap). Until its thread starts, the worker is nobody's.
+  std::vector<fiber*> first(workers_.size(), nullptr);
+  unsigned started = 1;
+  try {
+    for (unsigned i = 1; i < workers_.size(); ++i) first[i] = workers_[i]->fibers.get();
+    for (; started < workers_.size(); ++started) {
+      const unsigned i = started;
+      threads_.push_back(platform::os::start_thread([this, i, f = first[i]] { thread_main(i, f); }, workers_[i]->os_cpu));
+    }
+  } catch (...) {
+    // A stack or a thread the system refused: the threads started so far leave before the error goes on,
+    // so that nothing runs on while the runtime that failed to be made takes back its listeners and is
+    // destroyed; the fibers of the others go back to their pools.
+    stop();
+    for (unsigned i = started; i < workers_.size(); ++i)
+      if (first[i]) workers_[i]->fibers.put(first[i]);
+    throw;
+  }
 }
 
 void engine_base::stop() {
@@ -243,7 +261,7 @@ void engine_base::finish_root() {
   idle_.notify_all_new_work();
 }
 
-void engine_base::thread_main(unsigned id) {
+void engine_base::thread_main(unsigned id, fiber* first) {
   worker& w = *workers_[id];
   set_current_worker(&w);
   if (w.os_cpu >= 0) platform::os::pin_this_thread(w.os_cpu);
@@ -260,9 +278,8 @@ void engine_base::thread_main(unsigned id) {
     start_serving(w, self);
   }
 
-  // Enter the scheduling loop on a pooled fiber; at shutdown it comes back here, which parks the last fiber
-  // so that the pool can free it.
-  fiber* first = w.fibers.get();
+  // Enter the scheduling loop on the fiber start() made for it; at shutdown it comes back here, which parks
+  // the last fiber so that the pool can free it.
   w.become(first);
   switch_msg boot;  // from == nullptr: the thread context, nothing to do
   boot.w = &w;

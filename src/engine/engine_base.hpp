@@ -123,7 +123,7 @@ class engine_base {
   bool uses_declarations_ = false;
 
  private:
-  void thread_main(unsigned id);
+  void thread_main(unsigned id, fiber* first);
   // From the calling thread's own stack: serves worker w from fiber `first`, entered with `boot` (from
   // nullptr: first sleep as a spare until told to take over), until w leaves this thread for good. Under
   // KLT-switching (self: this thread's record) the worker comes back here whenever this thread hands it to
