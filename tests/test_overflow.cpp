@@ -42,6 +42,19 @@ void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 namespace {
+// Caps this process's address space `above` bytes over what it maps now (RLIMIT_AS): its next mappings fail
+// soon, where the kernel's own limits are thousands away. For child processes (death tests).
+void cap_address_space(long above) {
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  rlimit lim{};
+  lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + static_cast<rlim_t>(above);
+  setrlimit(RLIMIT_AS, &lim);
+}
+
 // Uses about 1 KiB of stack per level; returns n.
 __attribute__((noinline)) int recurse(int n) {
   volatile char pad[1024];
@@ -176,14 +189,7 @@ TEST_P(DefaultStack, RunningOutOfStacksIsAnErrorNotAHang) {
       {
         alarm(60);
         roost::runtime rt(roost_test::opts(sched, workers));
-        long pages = 0;
-        if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-          if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-          std::fclose(f);
-        }
-        rlimit lim{};
-        lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (256L << 20);
-        setrlimit(RLIMIT_AS, &lim);
+        cap_address_space(256L << 20);
         try {
           long r = rt.run([] { return nest(10000); });
           // ws-help and cats nest this chain on one stack (10,000 levels fit 8 MiB): no stack runs out.
@@ -224,14 +230,7 @@ TEST(OutOfMemory, ARuntimeWhoseWorkersCannotStartIsAnErrorFromItsConstructor) {
   EXPECT_EXIT(
       {
         alarm(60);
-        long pages = 0;
-        if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-          if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-          std::fclose(f);
-        }
-        rlimit lim{};
-        lim.rlim_cur = lim.rlim_max = static_cast<rlim_t>(pages) * sysconf(_SC_PAGESIZE) + (200L << 20);
-        setrlimit(RLIMIT_AS, &lim);
+        cap_address_space(200L << 20);
         roost::options o;
         o.workers = 64;
         o.trace = trace;
