@@ -34,35 +34,33 @@ class touch_consumer {
 touch_consumer* set_touch_consumer(touch_consumer* c);
 
 namespace detail {
-// Non-null while anything listens: the program's consumer, or a runtime's own (api/touch.cpp).
-extern std::atomic<touch_consumer*> g_touch_consumer;
+// Whether anything listens: the program's consumer, or a runtime's own (api/touch.cpp).
+extern std::atomic<bool> g_listening;
 // A runtime's first listener came (true) or its last went (false): engine_base::set_touch_sink.
 void count_runtime_listener(bool added);
-void forward_touch(touch_consumer* c, const void* base, std::size_t bytes, access mode);
-void forward_touch_rows(touch_consumer* c, const void* base, std::size_t row_bytes, std::size_t rows,
+void forward_touch(const void* base, std::size_t bytes, access mode);
+void forward_touch_rows(const void* base, std::size_t row_bytes, std::size_t rows,
                         std::size_t stride, access mode);
-void forward_compute(touch_consumer* c, std::uint64_t operations);
+void forward_compute(std::uint64_t operations);
 }  // namespace detail
 
 inline void touch(const void* base, std::size_t bytes, access mode = access::read) {
-  if (auto* c = detail::g_touch_consumer.load(std::memory_order_relaxed)) [[unlikely]]
-    detail::forward_touch(c, base, bytes, mode);
+  if (detail::g_listening.load(std::memory_order_relaxed)) [[unlikely]] detail::forward_touch(base, bytes, mode);
 }
 
 // A strided region in one call: `rows` rows of `row_bytes`, `stride` bytes apart (e.g. a tile of a
 // row-major matrix: base = &m[r0 * ld + c0], row_bytes = width * sizeof(T), stride = ld * sizeof(T)).
 inline void touch_rows(const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
                        access mode = access::read) {
-  if (auto* c = detail::g_touch_consumer.load(std::memory_order_relaxed)) [[unlikely]]
-    detail::forward_touch_rows(c, base, row_bytes, rows, stride, mode);
+  if (detail::g_listening.load(std::memory_order_relaxed)) [[unlikely]]
+    detail::forward_touch_rows(base, row_bytes, rows, stride, mode);
 }
 
 // A kernel's arithmetic: `operations` operations (a multiply-add counts two), for a kernel whose time is
 // not in proportion to the bytes it touches (a block product does O(B^3) operations on O(B^2) bytes). The
 // simulated platform charges them at its `op_ns` (src/platform/README.md); natively free.
 inline void compute(std::uint64_t operations) {
-  if (auto* c = detail::g_touch_consumer.load(std::memory_order_relaxed)) [[unlikely]]
-    detail::forward_compute(c, operations);
+  if (detail::g_listening.load(std::memory_order_relaxed)) [[unlikely]] detail::forward_compute(operations);
 }
 
 }  // namespace roost

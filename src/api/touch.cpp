@@ -15,22 +15,19 @@
 namespace roost {
 
 namespace detail {
-std::atomic<touch_consumer*> g_touch_consumer{nullptr};
+std::atomic<bool> g_listening{false};
 
 namespace {
 // Who listens: the program's consumer (set_touch_consumer), and the runtimes that have listeners of their
-// own (engine_base::set_touch_sink, counted here). touch() tests only g_touch_consumer, which points at
-// g_listening while either exists: one relaxed load and a branch while nothing listens.
-class listening_marker final : public touch_consumer {
-  void on_touch(int, const void*, std::size_t, access) override {}  // never called: forward_* dispatch
-} g_listening;
+// own (engine_base::set_touch_sink, counted here). touch() tests only g_listening, true while either
+// exists: one relaxed load and a branch while nothing listens.
 std::mutex g_listeners_mu;
 std::atomic<touch_consumer*> g_program_consumer{nullptr};
 unsigned g_runtime_listeners = 0;  // g_listeners_mu
 
 void refresh_listening_locked() {
   const bool any = g_program_consumer.load(std::memory_order_relaxed) != nullptr || g_runtime_listeners != 0;
-  g_touch_consumer.store(any ? &g_listening : nullptr, std::memory_order_release);
+  g_listening.store(any, std::memory_order_release);
 }
 
 // A region no memory can hold reaches no consumer: a simulation would walk (or wrap around) the address
@@ -72,7 +69,7 @@ void count_runtime_listener(bool added) {
   refresh_listening_locked();
 }
 
-void forward_touch(touch_consumer*, const void* base, std::size_t bytes, access mode) {
+void forward_touch(const void* base, std::size_t bytes, access mode) {
   // The common region (a non-null base whose bytes end inside the address space) passes without the call.
   const auto b = reinterpret_cast<std::uintptr_t>(base);
   if (!(b != 0 && bytes <= std::numeric_limits<std::uintptr_t>::max() - b) && bytes != 0) [[unlikely]]
@@ -80,13 +77,13 @@ void forward_touch(touch_consumer*, const void* base, std::size_t bytes, access 
   dispatch([&](touch_consumer& c, int w) { c.on_touch(w, base, bytes, mode); });
 }
 
-void forward_touch_rows(touch_consumer*, const void* base, std::size_t row_bytes, std::size_t rows,
+void forward_touch_rows(const void* base, std::size_t row_bytes, std::size_t rows,
                         std::size_t stride, access mode) {
   check("roost::touch_rows", base, row_bytes, rows, stride, true);
   dispatch([&](touch_consumer& c, int w) { c.on_touch_rows(w, base, row_bytes, rows, stride, mode); });
 }
 
-void forward_compute(touch_consumer*, std::uint64_t operations) {
+void forward_compute(std::uint64_t operations) {
   dispatch([&](touch_consumer& c, int w) { c.on_compute(w, operations); });
 }
 }  // namespace detail

@@ -18,9 +18,7 @@ namespace roost::trace {
 
 namespace {
 std::atomic<tracer*> g_installed_tracer{nullptr};
-}
 
-namespace {
 // Lanes whose buffer the constructor faults in; later ones fault on first use, so that a huge virtual
 // topology does not populate gigabytes.
 constexpr std::size_t kPrefaultedLanes = 64;
@@ -208,15 +206,14 @@ void tracer::iteration(bool begin) {
   else append<kind::iteration_end>(runtime_lane_, kRuntimeLane, 0, 0, 0);
 }
 
+// Reached only from this runtime's workers (engine_base::set_touch_sink): `worker` is one of them.
 void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
-  if (worker < 0) return;
   add<kind::touch>(static_cast<unsigned>(worker), reinterpret_cast<std::uintptr_t>(base), bytes,
                    static_cast<std::uint32_t>(mode));
 }
 
 void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
                            std::size_t stride, access mode) {
-  if (worker < 0) return;
   if (row_bytes >= (1ull << 32) || rows >= (1ull << 32) || stride >= (1ull << 32)) {  // does not pack: row by row
     touch_consumer::on_touch_rows(worker, base, row_bytes, rows, stride, mode);
     return;
