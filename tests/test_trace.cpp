@@ -519,6 +519,97 @@ TEST(TraceFile, DamagedFilesGiveTheByteOffset) {
   std::remove(file.c_str());
 }
 
+// Version 5 stores a touch under 4 GiB short (the mode in its kind, the size in the index column: 17 bytes
+// instead of 25) and readers give it back as the touch record it stands for; a larger touch stays whole. A
+// short kind in a version 4 file is damage, not a touch.
+TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
+  const std::string file = temp("roost_short_touch.trace");
+  const std::size_t huge = std::size_t{5} << 30;  // never read: only the tracer listens
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    rt.run([&] {
+      roost::touch(g_buf.data(), 64, roost::access::read);
+      roost::touch(g_buf.data() + 64, 100, roost::access::write);
+      roost::touch(g_buf.data() + 128, 0xffffffffu, roost::access::read_write);
+      roost::touch(g_buf.data(), huge, roost::access::read);
+    });
+  }
+  std::vector<tr::record> touches;
+  for (const auto& r : tr::read(file).records)
+    if (tr::is_touch(static_cast<tr::kind>(r.kind))) touches.push_back(r);
+  ASSERT_EQ(touches.size(), 4u);
+  const std::uint64_t base = reinterpret_cast<std::uintptr_t>(g_buf.data());
+  const std::uint64_t want[4][3] = {{base, 64, 0}, {base + 64, 100, 1}, {base + 128, 0xffffffffu, 2}, {base, huge, 0}};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(touches[i].kind, static_cast<std::uint16_t>(tr::kind::touch)) << i;
+    EXPECT_EQ(touches[i].a, want[i][0]) << i;
+    EXPECT_EQ(touches[i].b, want[i][1]) << i;
+    EXPECT_EQ(touches[i].index, want[i][2]) << i;
+  }
+  // On disk: three short kinds and one whole touch in the worker's chunk.
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
+  std::uint32_t version = u32(8), workers = u32(12);
+  EXPECT_EQ(version, 5u);
+  std::size_t at = 8 + 4 + 4 + 8 + 8;
+  at += 4 + u32(at);                 // the topology summary
+  at += 8 + 8 + 4ull * workers;      // cache sizes, domains
+  bool seen = false;
+  while (at + sizeof(tr::chunk_header) <= bytes.size()) {
+    tr::chunk_header c;
+    std::memcpy(&c, bytes.data() + at, sizeof c);
+    if (c.lane == 0) {
+      seen = true;
+      std::size_t short_kinds = 0, whole = 0;
+      const std::size_t kinds_at = at + sizeof c + 8ull * c.na + 8ull * c.nb + 4ull * c.count + 4ull * c.ni;
+      for (std::uint32_t i = 0; i < c.count; ++i) {
+        const auto k = static_cast<tr::kind>(static_cast<std::uint8_t>(bytes[kinds_at + i]));
+        short_kinds += tr::is_short_touch(k);
+        whole += k == tr::kind::touch;
+      }
+      EXPECT_EQ(short_kinds, 3u);
+      EXPECT_EQ(whole, 1u) << "a touch of 4 GiB or more stays whole";
+    }
+    at += sizeof c + c.body_bytes();
+  }
+  EXPECT_TRUE(seen);
+  remove_trace(file);
+
+  // The tools' writer stores short touches too, and reads back what it was given.
+  tr::trace_file t;
+  t.workers = 1;
+  t.topology = "test";
+  t.llc_domain = {0};
+  t.complete = true;
+  for (int i = 0; i < 4; ++i)
+    t.records.push_back({static_cast<std::uint64_t>(i + 1), want[i][0], want[i][1], static_cast<std::uint32_t>(want[i][2]),
+                         static_cast<std::uint16_t>(tr::kind::touch), 0});
+  tr::write_binary(file, t);
+  const tr::trace_file back = tr::read(file);
+  ASSERT_EQ(back.records.size(), 4u);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(back.records[i].b, want[i][1]) << i;
+    EXPECT_EQ(back.records[i].index, want[i][2]) << i;
+  }
+  t.version = 4;  // a version 4 file cannot hold a short kind
+  t.records = {{1, base, 0, 64, static_cast<std::uint16_t>(tr::kind::touch_write), 0}};
+  tr::write_binary(file, t);
+  try {
+    tr::read(file);
+    FAIL() << "a short touch in a version 4 file was read";
+  } catch (const tr::format_error& e) {
+    EXPECT_NE(std::string(e.what()).find("has kind 19"), std::string::npos) << e.what();
+  }
+  std::remove(file.c_str());
+}
+
 TEST(TraceFile, OneTracingRuntimeAtATime) {
   roost::options o;
   o.workers = 1;

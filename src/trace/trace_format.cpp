@@ -151,7 +151,7 @@ void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::st
   };
   out.resize(c.count);
   for (std::uint32_t i = 0; i < c.count; ++i) {
-    if (kinds[i] == 0 || kinds[i] >= kKinds)
+    if (kinds[i] == 0 || kinds[i] >= kKinds || (head_.version < 5 && kinds[i] >= static_cast<unsigned>(kind::touch_read)))
       throw damaged("record " + std::to_string(i) + " has kind " + std::to_string(kinds[i]));
     const auto k = static_cast<kind>(kinds[i]);
     record& r = out[i];
@@ -167,6 +167,10 @@ void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::st
     if (k == kind::task_begin) {
       if (c.lane >= head_.workers) throw damaged("a task_begin outside a worker's lane");
       r.a = (std::uint64_t{c.lane} << 48) | ++task_begins_[c.lane];
+    } else if (is_short_touch(k)) {  // given as the whole touch record it stands for
+      r.b = r.index;
+      r.index = short_touch_mode(k);
+      r.kind = static_cast<std::uint16_t>(kind::touch);
     }
   }
   if (ia != a.size() || ib != b.size() || ii != index.size())
@@ -200,12 +204,17 @@ std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t 
   for (const auto& r : rs) {
     if (r.t_ns - base > 0xffffffffull)
       throw std::invalid_argument("roost::trace::encode_chunk: the times span 2^32 ticks or more");
-    const auto k = static_cast<kind>(r.kind);
+    auto k = static_cast<kind>(r.kind);
+    std::uint32_t idx = r.index;
+    if (k == kind::touch && r.b <= 0xffffffffull && r.index <= 2) {  // short, as the tracer writes it
+      k = short_touch(r.index);
+      idx = static_cast<std::uint32_t>(r.b);
+    }
     dt.push_back(static_cast<std::uint32_t>(r.t_ns - base));
-    kinds.push_back(static_cast<std::uint8_t>(r.kind));
+    kinds.push_back(static_cast<std::uint8_t>(k));
     if (stores_a(k)) a.push_back(r.a);
     if (stores_b(k)) b.push_back(r.b);
-    if (stores_index(k)) index.push_back(r.index);
+    if (stores_index(k)) index.push_back(idx);
   }
   chunk_header h{lane, static_cast<std::uint32_t>(rs.size()), ticks, ns, base,
                  static_cast<std::uint32_t>(a.size()), static_cast<std::uint32_t>(b.size()),

@@ -1,8 +1,9 @@
 // The binary trace format (ROOST_TRACE=path writes `path` while the runtime runs; `path.json` is the same run
-// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 4 (readers take 3,
-// which lacks steal_failures and wrote a steal record for every failed attempt):
+// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 5 (readers take 3,
+// which lacks steal_failures and wrote a steal record for every failed attempt, and 4, which wrote every
+// touch as a whole touch record):
 //
-//   header   "ROOSTTRC" (8 bytes) | u32 version = 4 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
+//   header   "ROOSTTRC" (8 bytes) | u32 version = 5 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
 //            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary
 //            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
 //              cache each worker shares: KRD merges the accesses of one domain)
@@ -32,7 +33,13 @@
 //                         (deeper than its worker's recording depth where it was spawned, or spawned by a
 //                         task not recorded: ROOST_TRACE_DEPTH) has a serial with bit 47 set, given at its
 //                         first resumption
-//   touch [a b index]     a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch)
+//   touch [a b index]     a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch);
+//                         written only for a region of 4 GiB or more since version 5
+//   touch_read, touch_write, touch_read_write [a index]
+//                         roost::touch of a region under 4 GiB, the mode in the kind: a = base address,
+//                         index = bytes. 17 bytes instead of 25: touches were most of a heat-like program's
+//                         trace (57% of its records). Readers give them as touch records (b = bytes, index =
+//                         the mode), so nothing that reads records tells the two forms apart. Version 5 added them.
 //   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
 //                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is
 //                         in the kind (roost::touch_rows)
@@ -68,11 +75,17 @@ enum class kind : std::uint16_t {
   sleep_begin = 5, sleep_end = 6, iteration_begin = 7, iteration_end = 8,
   touch_rows_read = 9, touch_rows_write = 10, touch_rows_read_write = 11,
   spawn = 12, steal = 13, idle_begin = 14, idle_end = 15, memory = 16, steal_failures = 17,
+  touch_read = 18, touch_write = 19, touch_read_write = 20,
 };
+
+// A touch under 4 GiB as the tracer stores it (the kind says the mode: 0 read, 1 write, 2 read-write).
+constexpr bool is_short_touch(kind k) { return k == kind::touch_read || k == kind::touch_write || k == kind::touch_read_write; }
+constexpr kind short_touch(std::uint32_t mode) { return static_cast<kind>(static_cast<unsigned>(kind::touch_read) + mode); }
+constexpr std::uint32_t short_touch_mode(kind k) { return static_cast<std::uint32_t>(k) - static_cast<std::uint32_t>(kind::touch_read); }
 
 constexpr bool is_touch(kind k) {
   return k == kind::touch || k == kind::touch_rows_read || k == kind::touch_rows_write ||
-         k == kind::touch_rows_read_write;
+         k == kind::touch_rows_read_write || is_short_touch(k);
 }
 // The columns a kind stores (the table above).
 constexpr bool stores_a(kind k) {
@@ -80,12 +93,12 @@ constexpr bool stores_a(kind k) {
          k == kind::memory || k == kind::steal_failures;
 }
 constexpr bool stores_b(kind k) {
-  return k == kind::task_begin || is_touch(k) || k == kind::steal || k == kind::memory || k == kind::steal_failures;
+  return k == kind::task_begin || (is_touch(k) && !is_short_touch(k)) || k == kind::steal || k == kind::memory || k == kind::steal_failures;
 }
 constexpr bool stores_index(kind k) {
   return k == kind::task_begin || is_touch(k) || k == kind::spawn || k == kind::memory;
 }
-constexpr unsigned kKinds = 18;  // kinds are 1 .. kKinds - 1
+constexpr unsigned kKinds = 21;  // kinds are 1 .. kKinds - 1
 
 // A record as readers give it.
 struct record {
@@ -114,7 +127,7 @@ struct chunk_header {
 };
 static_assert(sizeof(chunk_header) == 48);
 
-constexpr std::uint32_t kVersion = 4;
+constexpr std::uint32_t kVersion = 5;
 constexpr std::uint64_t kUnrecorded = ~std::uint64_t{0};  // a task_begin's parent serial: not recorded
 constexpr std::uint32_t kOldestVersion = 3;  // the oldest the readers take
 constexpr std::uint16_t kRuntimeLane = 0xffff;
@@ -154,7 +167,7 @@ struct unique_fd {
 // The header's bytes (the tracer writes them when the runtime starts).
 std::string encode_header(const header& h);
 // Records of one lane as a chunk (times in ticks): for tests and tools; the tracer fills columns directly.
-// A task_begin's `a` is dropped (readers derive it). std::invalid_argument if the times span 2^32 ticks or more.
+// A task_begin's `a` is dropped (readers derive it); a touch under 4 GiB is stored short, as the tracer does. std::invalid_argument if the times span 2^32 ticks or more.
 std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t ns, const std::vector<record>& rs);
 
 // Reads a trace one chunk at a time, so that converting a long run needs one chunk's memory. The constructor

@@ -208,8 +208,13 @@ void tracer::iteration(bool begin) {
 
 // Reached only from this runtime's workers (engine_base::set_touch_sink): `worker` is one of them.
 void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
-  add<kind::touch>(static_cast<unsigned>(worker), reinterpret_cast<std::uintptr_t>(base), bytes,
-                   static_cast<std::uint32_t>(mode));
+  const auto w = static_cast<unsigned>(worker);
+  const auto a = reinterpret_cast<std::uintptr_t>(base);
+  const auto m = static_cast<std::uint32_t>(mode);
+  if (bytes <= 0xffffffffu) [[likely]]  // short: the mode in the kind, the size in the index (trace_format.hpp)
+    add<kind::touch_read>(w, a, 0, static_cast<std::uint32_t>(bytes), short_touch(m));
+  else
+    add<kind::touch>(w, a, bytes, m);
 }
 
 void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,

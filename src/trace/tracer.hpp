@@ -207,17 +207,19 @@ class tracer final : public touch_consumer {
     append<kind::steal_failures>(l, static_cast<std::uint16_t>(w), l.failed_steals, l.last_victim, 0);
     l.failed_steals = 0;
   }
+  // K says which columns the record stores; `as`, the kind written, is K or another kind with K's columns
+  // (a short touch's mode, trace_format.hpp).
   template <kind K>
-  void add(unsigned w, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
+  void add(unsigned w, std::uint64_t a, std::uint64_t b, std::uint32_t index, kind as = K) {
     if (w >= lanes_.size()) [[unlikely]] return;
-    append<K>(lanes_[w], w, a, b, index);
+    append<K>(lanes_[w], w, a, b, index, as);
   }
   template <kind K>
-  void append(lane& l, std::uint16_t id, std::uint64_t a, std::uint64_t b, std::uint32_t index) {
+  void append(lane& l, std::uint16_t id, std::uint64_t a, std::uint64_t b, std::uint32_t index, kind as = K) {
     const std::uint64_t t = ticks();
     if (t - l.base > 0xffffffffull) [[unlikely]] rebase(l, id, t);  // also when t < base (another CPU's TSC)
     l.dt()[l.used] = static_cast<std::uint32_t>(t - l.base);
-    l.kinds()[l.used] = static_cast<std::uint8_t>(K);
+    l.kinds()[l.used] = static_cast<std::uint8_t>(as);
     if constexpr (stores_a(K)) l.a()[l.na++] = a;
     if constexpr (stores_b(K)) l.b()[l.nb++] = b;
     if constexpr (stores_index(K)) l.index()[l.ni++] = index;

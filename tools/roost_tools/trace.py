@@ -8,8 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-VERSION = 4
+VERSION = 5
 OLDEST_VERSION = 3  # version 3 lacks steal_failures (a failed attempt was a steal record with b = 0)
+# Version 5 stores a touch under 4 GiB short (kinds 18-20: the mode in the kind, the size in index); the reader
+# gives it as the touch record (4) it stands for, so nothing downstream tells the two forms apart.
+SHORT_TOUCH = (18, 19, 20)
 UNRECORDED = 2**64 - 1  # a task_begin's parent serial (b) when its spawner was not recorded (version 4)
 RUNTIME_LANE = 0xFFFF
 END_LANE = 0xFFFE
@@ -17,13 +20,13 @@ RUNTIME_BLOCK = RUNTIME_LANE  # the records' `worker` for the runtime's events
 KIND = {1: "task_begin", 2: "task_end", 3: "task_resume", 4: "touch", 5: "sleep_begin", 6: "sleep_end",
         7: "iteration_begin", 8: "iteration_end", 9: "touch_rows_read", 10: "touch_rows_write",
         11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end", 16: "memory",
-        17: "steal_failures"}
+        17: "steal_failures", 18: "touch_read", 19: "touch_write", 20: "touch_read_write"}
 RECORD = np.dtype([("t_ns", "<u8"), ("a", "<u8"), ("b", "<u8"), ("index", "<u4"), ("kind", "<u2"), ("worker", "<u2")])
 # The columns each kind stores (trace_format.hpp); a task_begin's serial is implied by its place in its lane.
 _TOUCH = (4, 9, 10, 11)
-STORES_A = np.isin(np.arange(18), (2, 3, 12, 13, 16, 17) + _TOUCH)
-STORES_B = np.isin(np.arange(18), (1, 13, 16, 17) + _TOUCH)
-STORES_INDEX = np.isin(np.arange(18), (1, 12, 16) + _TOUCH)
+STORES_A = np.isin(np.arange(21), (2, 3, 12, 13, 16, 17) + _TOUCH + SHORT_TOUCH)
+STORES_B = np.isin(np.arange(21), (1, 13, 16, 17) + _TOUCH)
+STORES_INDEX = np.isin(np.arange(21), (1, 12, 16) + _TOUCH + SHORT_TOUCH)
 
 
 class TraceError(ValueError):
@@ -103,18 +106,19 @@ def read(path: str | Path) -> Trace:
     records = np.zeros(sum(sizes), dtype=RECORD)
     at = 0
     for lane, n in zip(lane_order, sizes):
-        _decode_lane(path, lane, workers, lanes[lane], convert, records[at:at + n])
+        _decode_lane(path, version, lane, workers, lanes[lane], convert, records[at:at + n])
         at += n
     return Trace(workers, start_ns, topology, l2, llc, domains, records, complete)
 
 
-def _decode_lane(path: Path, lane: int, workers: int, chunks: list[tuple], convert, out: np.ndarray) -> None:
+def _decode_lane(path: Path, version: int, lane: int, workers: int, chunks: list[tuple], convert,
+                 out: np.ndarray) -> None:
     """One lane's chunks, in order, as whole records into `out` (zeros)."""
     bases, a, b, dt, index, kinds = zip(*chunks)
     kinds = np.concatenate(kinds)
     if not len(kinds):
         return
-    unknown = kinds[(kinds == 0) | (kinds >= len(STORES_A))]
+    unknown = kinds[(kinds == 0) | (kinds >= (len(STORES_A) if version >= 5 else SHORT_TOUCH[0]))]
     if len(unknown):
         raise TraceError(f"{path}: lane {lane} holds a record of unknown kind {int(unknown[0])}")
     out["t_ns"] = convert(np.repeat(np.array(bases, dtype=np.uint64), [len(d) for d in dt]) + np.concatenate(dt))
@@ -131,6 +135,11 @@ def _decode_lane(path: Path, lane: int, workers: int, chunks: list[tuple], conve
     if np.any(begins) and lane >= workers:
         raise TraceError(f"{path}: a task_begin outside a worker's lane (lane {lane})")
     out["a"][begins] = (np.uint64(lane) << np.uint64(48)) | np.arange(1, np.count_nonzero(begins) + 1, dtype=np.uint64)
+    short = kinds >= SHORT_TOUCH[0]
+    if np.any(short):
+        out["b"][short] = out["index"][short]
+        out["index"][short] = kinds[short] - SHORT_TOUCH[0]
+        out["kind"][short] = 4
 
 
 def _ticks_to_ns(start_ticks: int, start_ns: int, clock: tuple[int, int]):

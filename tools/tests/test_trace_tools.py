@@ -30,7 +30,8 @@ def test_krd_known_answers_and_bins():
     assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
 
 
-_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13, 16, 17), "b": (1, 4, 9, 10, 11, 13, 16, 17), "index": (1, 4, 9, 10, 11, 12, 16)}
+_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20), "b": (1, 4, 9, 10, 11, 13, 16, 17),
+           "index": (1, 4, 9, 10, 11, 12, 16, 18, 19, 20)}
 
 
 def _chunk(lane: int, clock, records) -> bytes:
@@ -77,6 +78,22 @@ def test_versions_3_and_4_are_read_and_failed_steals_are_added_up(tmp_path, caps
     assert analyze.main(["summary", str(p)]) == 0
     out = capsys.readouterr().out
     assert "steal_failures         2" in out and "(failed steal attempts) 1005" in out
+
+
+def test_version_5_short_touches_are_read_as_touches(tmp_path):
+    p = tmp_path / "t.trace"
+    # kinds 18-20: a touch under 4 GiB, the mode in the kind, the size in index; 4 stays for larger ones
+    _write_trace(p, version=5, records=[(1, 4096, 0, 64, 18, 0), (2, 8192, 0, 100, 19, 0), (3, 64, 0, 7, 20, 0),
+                                        (4, 0, 5 << 30, 1, 4, 0)])
+    r = read(p).records
+    assert r["kind"].tolist() == [4, 4, 4, 4]
+    assert r["a"].tolist() == [4096, 8192, 64, 0]
+    assert r["b"].tolist() == [64, 100, 7, 5 << 30]
+    assert r["index"].tolist() == [0, 1, 2, 1]
+    # a version 4 file cannot hold them
+    _write_trace(p, version=4, records=[(1, 4096, 0, 64, 18, 0)])
+    with pytest.raises(TraceError, match="unknown kind 18"):
+        read(p)
 
 
 def test_reader_errors_name_the_byte_offset(tmp_path):
