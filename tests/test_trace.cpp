@@ -542,7 +542,8 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
     if (tr::is_touch(static_cast<tr::kind>(r.kind))) touches.push_back(r);
   ASSERT_EQ(touches.size(), 4u);
   const std::uint64_t base = reinterpret_cast<std::uintptr_t>(g_buf.data());
-  const std::uint64_t want[4][3] = {{base, 64, 0}, {base + 64, 100, 1}, {base + 128, 0xffffffffu, 2}, {base, huge, 0}};
+  const std::uint64_t want[4][3] = {
+      {base, 64, 0}, {base + 64, 100, 1}, {base + 128, 0xffffffffu, 2}, {base, huge, 0}};
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(touches[i].kind, static_cast<std::uint16_t>(tr::kind::touch)) << i;
     EXPECT_EQ(touches[i].a, want[i][0]) << i;
@@ -589,8 +590,8 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
   t.llc_domain = {0};
   t.complete = true;
   for (int i = 0; i < 4; ++i)
-    t.records.push_back({static_cast<std::uint64_t>(i + 1), want[i][0], want[i][1], static_cast<std::uint32_t>(want[i][2]),
-                         static_cast<std::uint16_t>(tr::kind::touch), 0});
+    t.records.push_back({static_cast<std::uint64_t>(i + 1), want[i][0], want[i][1],
+                         static_cast<std::uint32_t>(want[i][2]), static_cast<std::uint16_t>(tr::kind::touch), 0});
   tr::write_binary(file, t);
   const tr::trace_file back = tr::read(file);
   ASSERT_EQ(back.records.size(), 4u);

@@ -151,7 +151,8 @@ void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::st
   };
   out.resize(c.count);
   for (std::uint32_t i = 0; i < c.count; ++i) {
-    if (kinds[i] == 0 || kinds[i] >= kKinds || (head_.version < 5 && kinds[i] >= static_cast<unsigned>(kind::touch_read)))
+    const bool newer = head_.version < 5 && kinds[i] >= static_cast<unsigned>(kind::touch_read);  // short touches
+    if (kinds[i] == 0 || kinds[i] >= kKinds || newer)
       throw damaged("record " + std::to_string(i) + " has kind " + std::to_string(kinds[i]));
     const auto k = static_cast<kind>(kinds[i]);
     record& r = out[i];

@@ -38,8 +38,9 @@
 //   touch_read, touch_write, touch_read_write [a index]
 //                         roost::touch of a region under 4 GiB, the mode in the kind: a = base address,
 //                         index = bytes. 17 bytes instead of 25: touches were most of a heat-like program's
-//                         trace (57% of its records). Readers give them as touch records (b = bytes, index =
-//                         the mode), so nothing that reads records tells the two forms apart. Version 5 added them.
+//                         trace (57% of its records). Readers give them as touch records (b = bytes,
+//                         index = the mode), so nothing that reads records tells the two forms apart.
+//                         Version 5 added them.
 //   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
 //                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is
 //                         in the kind (roost::touch_rows)
@@ -79,9 +80,15 @@ enum class kind : std::uint16_t {
 };
 
 // A touch under 4 GiB as the tracer stores it (the kind says the mode: 0 read, 1 write, 2 read-write).
-constexpr bool is_short_touch(kind k) { return k == kind::touch_read || k == kind::touch_write || k == kind::touch_read_write; }
-constexpr kind short_touch(std::uint32_t mode) { return static_cast<kind>(static_cast<unsigned>(kind::touch_read) + mode); }
-constexpr std::uint32_t short_touch_mode(kind k) { return static_cast<std::uint32_t>(k) - static_cast<std::uint32_t>(kind::touch_read); }
+constexpr bool is_short_touch(kind k) {
+  return k == kind::touch_read || k == kind::touch_write || k == kind::touch_read_write;
+}
+constexpr kind short_touch(std::uint32_t mode) {
+  return static_cast<kind>(static_cast<std::uint32_t>(kind::touch_read) + mode);
+}
+constexpr std::uint32_t short_touch_mode(kind k) {
+  return static_cast<std::uint32_t>(k) - static_cast<std::uint32_t>(kind::touch_read);
+}
 
 constexpr bool is_touch(kind k) {
   return k == kind::touch || k == kind::touch_rows_read || k == kind::touch_rows_write ||
@@ -93,7 +100,8 @@ constexpr bool stores_a(kind k) {
          k == kind::memory || k == kind::steal_failures;
 }
 constexpr bool stores_b(kind k) {
-  return k == kind::task_begin || (is_touch(k) && !is_short_touch(k)) || k == kind::steal || k == kind::memory || k == kind::steal_failures;
+  return k == kind::task_begin || (is_touch(k) && !is_short_touch(k)) || k == kind::steal || k == kind::memory ||
+         k == kind::steal_failures;
 }
 constexpr bool stores_index(kind k) {
   return k == kind::task_begin || is_touch(k) || k == kind::spawn || k == kind::memory;
@@ -167,7 +175,8 @@ struct unique_fd {
 // The header's bytes (the tracer writes them when the runtime starts).
 std::string encode_header(const header& h);
 // Records of one lane as a chunk (times in ticks): for tests and tools; the tracer fills columns directly.
-// A task_begin's `a` is dropped (readers derive it); a touch under 4 GiB is stored short, as the tracer does. std::invalid_argument if the times span 2^32 ticks or more.
+// A task_begin's `a` is dropped (readers derive it); a touch under 4 GiB is stored short, as the tracer
+// does. std::invalid_argument if the times span 2^32 ticks or more.
 std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t ns, const std::vector<record>& rs);
 
 // Reads a trace one chunk at a time, so that converting a long run needs one chunk's memory. The constructor
