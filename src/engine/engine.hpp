@@ -32,6 +32,18 @@ class engine final : public engine_base {
   using job = detail::job;
   using frame = detail::task_frame;
   using group = detail::group_state;
+  // Whether P keeps policy_base's join hooks, which do nothing (ws, hws, cab, numa; not adws, adws-ml or
+  // cats): then a join of children that all ended locally is the count's alone (spawn_child_first).
+  static constexpr bool kJoinHooksDoNothing =
+      std::is_same_v<decltype(&P::on_wait), decltype(&sched::policy_base::on_wait)> &&
+      std::is_same_v<decltype(&P::after_join), decltype(&sched::policy_base::after_join)> &&
+      std::is_same_v<decltype(&P::resumed_after_join), decltype(&sched::policy_base::resumed_after_join)>;
+  // The same, or hooks that the policy says do nothing for the rest of this run (join_hooks_idle: cats
+  // outside its profiled iteration). A run's tasks, and so its groups, begin and end inside it.
+  __attribute__((always_inline)) static bool joins_by_count(worker& w) {
+    if constexpr (kJoinHooksDoNothing) return true;
+    else return of(w).policy_.join_hooks_idle();
+  }
 
  public:
   engine(const resolved_options& cfg, std::shared_ptr<const topo::topology> tp, topo::placement pl)
@@ -50,15 +62,9 @@ class engine final : public engine_base {
  protected:
   ult::entry_fn fiber_entry() const override { return &fiber_entry_fn; }
   void set_entry_points(worker& w) const override {
-    // spawn_child_first forgets the children that ended locally under an inline_join policy, so the join
-    // must be nothing but the count's: the policy's join hooks are policy_base's, which do nothing.
-    if constexpr (P::inline_join) {
-      using base = sched::policy_base;
-      static_assert(std::is_same_v<decltype(&P::on_wait), decltype(&base::on_wait)> &&
-                        std::is_same_v<decltype(&P::after_join), decltype(&base::after_join)> &&
-                        std::is_same_v<decltype(&P::resumed_after_join), decltype(&base::resumed_after_join)>,
-                    "a policy with inline_join keeps policy_base's join hooks");
-    }
+    // The inline two-way join (fork_join2.hpp) joins a half it popped back without the engine, so a policy
+    // that allows it everywhere must have nothing to do at a join.
+    static_assert(!P::inline_join || kJoinHooksDoNothing, "a policy with inline_join keeps policy_base's join hooks");
     w.engine_spawn = &spawn;
     w.engine_wait = &wait;
     // The path itself is set by engine_base::start (and again whenever hooks come or go).
@@ -149,16 +155,15 @@ class engine final : public engine_base {
     const bool local = switch_to_child(w, f);
 #endif
     if (local) {
-      // Under a policy whose join hooks do nothing (inline_join: ws, hws), a child that ended here without
-      // an exception leaves nothing for the join: it is taken off the count instead of counted as done, so
+      // Under a policy whose join hooks do nothing (joins_by_count), a child that ended here without an
+      // exception leaves nothing for the join: it is taken off the count instead of counted as done, so
       // that a group whose children all ended so is joined by task_group::wait's test of the count alone,
-      // without the engine (21 instructions a work-first spawn), and its next spawn has the inline slot.
-      if constexpr (P::inline_join) {
-        if (g.error.load(std::memory_order_relaxed) == nullptr) [[likely]] --g.spawned;  // ours: this thread's
-        else ++g.local_done;
-      } else {
+      // without the engine (21 instructions a work-first spawn, and about 17 more in the caller), and its
+      // next spawn has the inline slot.
+      if (joins_by_count(w) && g.error.load(std::memory_order_relaxed) == nullptr) [[likely]]
+        --g.spawned;  // ours: this thread's
+      else
         ++g.local_done;
-      }
     }
   }
 

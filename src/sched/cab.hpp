@@ -33,6 +33,8 @@ class cab_policy : public policy_base {
   // spawn whose continuation goes to the core's own deque: the inline join does it there (join_queue, kept
   // per running task). Above the level its halves are inter-socket tasks and go through the engine.
   static constexpr bool inline_join_queue = true;
+  // cab reads a task's depth (its naming), never its scheduling state (policy.hpp); cats, which does, says so.
+  static constexpr bool reads_task_sched_state = false;
   explicit cab_policy(engine::engine_base& e);  // level and subtree policy from the configuration
 
   spawn_order order(engine::worker&, const detail::task_frame& f) const {

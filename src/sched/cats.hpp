@@ -51,6 +51,8 @@ class cats_policy : public cab_policy {
   // a profiled task, and in an inter-socket task, whose children's nodes and tiers go by their paths, the
   // join names no queue and takes the engine's path (sync_join_queue).
   static constexpr bool inline_join_queue = true;
+  // A task's tier and profile node are cats's (cab's spawn leaves them unwritten).
+  static constexpr bool reads_task_sched_state = true;
   explicit cats_policy(engine::engine_base& e);
   ~cats_policy();
 
@@ -124,6 +126,9 @@ class cats_policy : public cab_policy {
   void resumed_after_join(engine::worker& w, detail::group_state&) {
     if (profiling()) meter_switch(w, credited_node(*w.current_task));
   }
+  // Outside the profiled iteration the join hooks are cab's, which do nothing; the mode changes only
+  // between runs (iteration_begin, iteration_end).
+  bool join_hooks_idle() const { return !profiling(); }
   void iteration_begin();
   void iteration_end();
   void request_reprofile() { reprofile_.store(true, std::memory_order_release); }

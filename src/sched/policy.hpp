@@ -29,6 +29,8 @@
 //                  -> worker*                     from the group and the task alone (no worker is given): the
 //                                                 engine asks on whichever worker ends the group's last child
 //                resumed_after_join(w, group)     then, on the worker it ended up on
+//                join_hooks_idle()                whether the three do nothing until the run ends (a policy
+//                                                 that keeps policy_base's needs no answer)
 //   iterations   iteration_begin(), iteration_end()   around each root run()
 //                request_reprofile()              runtime::reprofile(): learn again from the next iteration
 //   reporting    notes()                          one line for runtime::describe()
@@ -68,8 +70,8 @@ class policy_base {
   // True for a policy that reads a spawn's data declaration (roost/data.hpp) in place(): the engine then
   // hands it over in worker::spawn_decl for the spawn's duration. Such a policy spawns parent-first only.
   static constexpr bool uses_declarations = false;
-  // False for a policy that never reads a task's scheduling state (task_id's range, node and tier: ADWS's,
-  // cats's, cab's): the engine's spawn then clears only the trace serial, not the rest (four stores a spawn).
+  // False for a policy that never reads a task's scheduling state (task_id's range, node and tier: ADWS's
+  // and cats's): the engine's spawn then clears only the trace serial, not the rest (four stores a spawn).
   static constexpr bool reads_task_sched_state = true;
   // The policy itself (`using runtime_text_spawn = ws_policy;`) where its spawn path is audited for
   // preemption by address: while the spawner's fiber runs in it, it calls nothing outside the runtime text
@@ -100,6 +102,9 @@ class policy_base {
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(detail::group_state&, const detail::task_id&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
+  // For a policy with join hooks of its own: true while they do nothing, and will until the run ends (the
+  // engine then joins children that ended locally by the count alone, without the hooks).
+  bool join_hooks_idle() const { return false; }
   // Only policies whose after_join() returns workers need to say how a moving task is delivered.
   void hand_over(engine::worker&, engine::worker&, engine::fiber*) {}
   void iteration_begin() {}
