@@ -38,11 +38,16 @@ class engine final : public engine_base {
       std::is_same_v<decltype(&P::on_wait), decltype(&sched::policy_base::on_wait)> &&
       std::is_same_v<decltype(&P::after_join), decltype(&sched::policy_base::after_join)> &&
       std::is_same_v<decltype(&P::resumed_after_join), decltype(&sched::policy_base::resumed_after_join)>;
-  // The same, or hooks that the policy says do nothing for the rest of this run (join_hooks_idle: cats
-  // outside its profiled iteration). A run's tasks, and so its groups, begin and end inside it.
-  __attribute__((always_inline)) static bool joins_by_count(worker& w) {
-    if constexpr (kJoinHooksDoNothing) return true;
-    else return of(w).policy_.join_hooks_idle();
+  // The same, or hooks that the policy says will do nothing at g's join (join_hooks_idle: cats outside its
+  // profiled iteration, adws for a task that deals nothing), asked on the worker g's owner runs on now.
+  __attribute__((always_inline)) static bool joins_by_count(group& g) {
+    if constexpr (kJoinHooksDoNothing) {
+      (void)g;
+      return true;
+    } else {
+      worker& now = static_cast<worker&>(*g.owner_fiber->worker);
+      return of(now).policy_.join_hooks_idle(now, g);
+    }
   }
 
  public:
@@ -160,7 +165,7 @@ class engine final : public engine_base {
       // that a group whose children all ended so is joined by task_group::wait's test of the count alone,
       // without the engine (21 instructions a work-first spawn, and about 17 more in the caller), and its
       // next spawn has the inline slot.
-      if (joins_by_count(w) && g.error.load(std::memory_order_relaxed) == nullptr) [[likely]]
+      if (joins_by_count(g) && g.error.load(std::memory_order_relaxed) == nullptr) [[likely]]
         --g.spawned;  // ours: this thread's
       else
         ++g.local_done;

@@ -97,6 +97,13 @@ class adws_policy : public policy_base {
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
     if (g.dist.mode == kSearchRoot) finish_dealt_group(w, g);
   }
+  // The three act on a dealt group, or end a search. A task without a node deals nothing (its range lies
+  // inside one worker: open_group), so its groups are plain; and no search runs at their joins: the
+  // child's end ended any (on_task_end), and a running task starts one again only by finishing a dealt
+  // group (finish_dealt_group), which such a task never opened.
+  bool join_hooks_idle(engine::worker& w, const detail::group_state& g) const {
+    return g.dist.mode != kSearchRoot && w.current_task->sched_node == nullptr;
+  }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();
   void iteration_end();

@@ -127,8 +127,8 @@ class cats_policy : public cab_policy {
     if (profiling()) meter_switch(w, credited_node(*w.current_task));
   }
   // Outside the profiled iteration the join hooks are cab's, which do nothing; the mode changes only
-  // between runs (iteration_begin, iteration_end).
-  bool join_hooks_idle() const { return !profiling(); }
+  // between runs (iteration_begin, iteration_end), and a group's children and join lie inside one run.
+  bool join_hooks_idle(engine::worker&, const detail::group_state&) const { return !profiling(); }
   void iteration_begin();
   void iteration_end();
   void request_reprofile() { reprofile_.store(true, std::memory_order_release); }

@@ -29,8 +29,8 @@
 //                  -> worker*                     from the group and the task alone (no worker is given): the
 //                                                 engine asks on whichever worker ends the group's last child
 //                resumed_after_join(w, group)     then, on the worker it ended up on
-//                join_hooks_idle()                whether the three do nothing until the run ends (a policy
-//                                                 that keeps policy_base's needs no answer)
+//                join_hooks_idle(w, group)        whether the three will do nothing at the group's join
+//                                                 (a policy that keeps policy_base's needs no answer)
 //   iterations   iteration_begin(), iteration_end()   around each root run()
 //                request_reprofile()              runtime::reprofile(): learn again from the next iteration
 //   reporting    notes()                          one line for runtime::describe()
@@ -102,9 +102,10 @@ class policy_base {
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(detail::group_state&, const detail::task_id&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
-  // For a policy with join hooks of its own: true while they do nothing, and will until the run ends (the
-  // engine then joins children that ended locally by the count alone, without the hooks).
-  bool join_hooks_idle() const { return false; }
+  // For a policy with join hooks of its own, asked on w, where g's owner runs, as a child of g ends
+  // locally: true if the three will do nothing at g's join, whatever the owner does until then (the engine
+  // then joins children that ended so by the count alone, without the hooks).
+  bool join_hooks_idle(engine::worker&, const detail::group_state&) const { return false; }
   // Only policies whose after_join() returns workers need to say how a moving task is delivered.
   void hand_over(engine::worker&, engine::worker&, engine::fiber*) {}
   void iteration_begin() {}
