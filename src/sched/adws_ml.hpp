@@ -124,6 +124,15 @@ class adws_ml_policy : public policy_base {
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
     if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) finish_group(w, g);
   }
+  // The three act on a dealt or descended group, or end a search. A task on the leaf level whose range lies
+  // inside one group opens neither (open_group: no level below, nothing to deal), and its range never
+  // changes (only its own dealing or finish_group would change it), so its groups are plain; and no search
+  // runs at their joins: the child's end ended any (on_task_end), and a running task starts one again only
+  // by finishing a group it dealt or descended with (finish_group), which such a task never has.
+  bool join_hooks_idle(engine::worker& w, const detail::group_state& g) const {
+    const detail::task_id& t = *w.current_task;
+    return g.dist.mode == kPlain && is_leaf(t.tier) && !adws::multi({t.range_lo, t.range_hi});
+  }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();
   void iteration_end();
