@@ -39,7 +39,8 @@ class engine final : public engine_base {
       std::is_same_v<decltype(&P::after_join), decltype(&sched::policy_base::after_join)> &&
       std::is_same_v<decltype(&P::resumed_after_join), decltype(&sched::policy_base::resumed_after_join)>;
   // The same, or hooks that the policy says will do nothing at g's join (join_hooks_idle: cats outside its
-  // profiled iteration, adws for a task that deals nothing), asked on the worker g's owner runs on now.
+  // profiled iteration, adws for a task that deals nothing, adws-ml for a leaf task inside one group),
+  // asked on the worker g's owner runs on now.
   __attribute__((always_inline)) static bool joins_by_count(group& g) {
     if constexpr (kJoinHooksDoNothing) {
       (void)g;

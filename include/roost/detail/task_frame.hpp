@@ -205,8 +205,8 @@ struct group_state {
 
   // The first child after each join is built here, in the owner's frame, instead of on the stack: a
   // help-first spawn then pushes it as it is (no copy, no pool allocation). Free again after wait(), and,
-  // where the policy's join hooks will do nothing (ws, hws, cab; cats and adws at times), once a child ended
-  // locally (the count is back at zero: engine.hpp, spawn_child_first).
+  // where the policy's join hooks will do nothing (ws, hws, cab; cats, adws and adws-ml at times), once a
+  // child ended locally (the count is back at zero: engine.hpp, spawn_child_first).
   static constexpr std::size_t kInlineFrameBytes = 192;  // a 112-byte header + a closure of 80 bytes
   alignas(16) unsigned char inline_frame[kInlineFrameBytes];
 
