@@ -124,9 +124,69 @@ TEST(Options, BadTopologyIsAClearErrorFromTheRuntime) {
     FAIL() << "expected config_error";
   } catch (const roost::config_error& e) {
     std::string m = e.what();
-    EXPECT_NE(m.find("ROOST_TOPOLOGY"), std::string::npos) << m;
+    EXPECT_NE(m.find("options::topology"), std::string::npos) << m;
     EXPECT_NE(m.find("pack:two core:lots"), std::string::npos) << m;
     EXPECT_NE(m.find("synthetic"), std::string::npos) << m;
+  }
+}
+
+// An error names where the value came from: the field when the program set it, the variable otherwise
+// (configuration.md, "How values are read"); the topology's and the simulator's parameters named the
+// variables even for a field.
+TEST(Options, TopologyAndSimParamsErrorsNameTheFieldOrTheVariable) {
+  auto runtime_error_of = [](const roost::options& o) {
+    return roost_test::config_error_of([&] { roost::runtime rt(o); });
+  };
+  roost::options o;
+  o.topology = "pack:2 l3:1(size=0) core:1 pu:1";  // checked before hwloc
+  expect_mentions(runtime_error_of(o), {"options::topology='pack:2 l3:1(size=0) core:1 pu:1'", "size=0"});
+  o.topology = "pack:2 l3:1 core:1 pu:1";  // no cache size: the simulator's model refuses it
+  o.platform = "sim";
+  expect_mentions(runtime_error_of(o), {"options::topology='pack:2 l3:1 core:1 pu:1'", "has no size"});
+  {
+    scoped_env e("ROOST_TOPOLOGY", "pack:2 l3:1(size=0) core:1 pu:1");
+    const std::string m = runtime_error_of({});
+    expect_mentions(m, {"ROOST_TOPOLOGY='pack:2 l3:1(size=0) core:1 pu:1'"});
+    EXPECT_EQ(m.find("options::"), std::string::npos) << m;
+  }
+  roost::options p;
+  p.sim_params = "spawn_ns=inf";
+  expect_mentions(error_of(p), {"options::sim_params", "spawn_ns", "inf"});
+  p.sim_params = "x=1";
+  expect_mentions(error_of(p), {"options::sim_params", "unknown parameter", "'x'"});
+  p.sim_params = "l3.ways=0";
+  expect_mentions(error_of(p), {"options::sim_params", "l3.ways"});
+  p.sim_params = "spawn_ns=1, SPAWN_NS=2";
+  expect_mentions(error_of(p), {"options::sim_params", "twice"});
+  {
+    scoped_env e("ROOST_SIM_PARAMS", "spawn_ns=inf");
+    const std::string m = error_of({});
+    expect_mentions(m, {"ROOST_SIM_PARAMS", "spawn_ns"});
+    EXPECT_EQ(m.find("options::"), std::string::npos) << m;
+  }
+}
+
+// "name=value pairs separated by commas": a pair with nothing in it is an error wherever it stands, as an
+// empty value is (the parser took "spawn_ns=1,," and ",").
+TEST(Options, SimParamsWithAnEmptyPairAreAnError) {
+  for (const char* bad : {"spawn_ns=1,,", ",", "spawn_ns=1,", ",spawn_ns=1", "spawn_ns=1, ,l3.ways=8"}) {
+    roost::options o;
+    o.sim_params = bad;
+    expect_mentions(error_of(o), {"options::sim_params", bad, "empty pair"});
+  }
+  roost::options o;
+  o.sim_params = " spawn_ns=1 , l3.ways=8 ";
+  EXPECT_NO_THROW(roost::resolve(o));
+}
+
+// An enum field set by a cast to a value it does not name is refused, as every other bad field value is.
+TEST(Options, AnAdwsStealValueOutsideItsEnumIsAnError) {
+  roost::options o;
+  o.adws_steal = static_cast<roost::adws_stealing>(7);
+  expect_mentions(error_of(o), {"options::adws_steal='7'", "adws_stealing::adaptive"});
+  for (auto v : {roost::adws_stealing::off, roost::adws_stealing::on, roost::adws_stealing::adaptive}) {
+    o.adws_steal = v;
+    EXPECT_EQ(roost::resolve(o).adws_steal, v);
   }
 }
 
@@ -304,7 +364,7 @@ TEST(Options, SimParamsAreCheckedWhateverThePlatform) {
   }
   roost::options o;
   o.sim_params = "spawn_ns=1, SPAWN_NS=2";
-  expect_mentions(error_of(o), {"ROOST_SIM_PARAMS", "SPAWN_NS", "twice"});
+  expect_mentions(error_of(o), {"options::sim_params", "SPAWN_NS", "twice"});
   o.sim_params = "spawn_ns=5, l3.ways=8";
   EXPECT_EQ(roost::resolve(o).sim_params, "spawn_ns=5, l3.ways=8");
 }
@@ -318,7 +378,7 @@ TEST(Options, TopologyAboveTheWorkerLimitIsRefusedByTheRuntime) {
     roost::runtime rt(o);
     FAIL() << "expected config_error";
   } catch (const roost::config_error& e) {
-    expect_mentions(e.what(), {"ROOST_TOPOLOGY='pack:4097 pu:1'", "4097 PUs", "at most 4096"});
+    expect_mentions(e.what(), {"options::topology='pack:4097 pu:1'", "4097 PUs", "at most 4096"});
   }
 }
 

@@ -129,6 +129,7 @@ struct resolved_options {
   std::string scheduler;
   unsigned workers = 0;
   std::string topology;  // empty: the real machine
+  std::string topology_source = "ROOST_TOPOLOGY";  // where it came from, for errors: or options::topology
   bool bind = true;
   std::size_t stack_size = 0;
   bool verbose = false;
@@ -147,6 +148,7 @@ struct resolved_options {
   std::uint64_t sim_seed = 1;
   std::string sim_report;          // empty: none
   std::string sim_params;          // empty: the defaults
+  std::string sim_params_source = "ROOST_SIM_PARAMS";  // where they came from, for errors
   bool preempt = false;            // ROOST_PREEMPT=signal or klt
   bool preempt_klt = false;        // ROOST_PREEMPT=klt
   std::uint64_t preempt_interval_ns = 1'000'000;

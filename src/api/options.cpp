@@ -209,7 +209,10 @@ resolved_options resolve(const options& o) {
                          "an hwloc synthetic description such as 'pack:2 l3:1(size=1MiB) core:1 pu:1' or a path "
                          "to an hwloc XML export (lstopo-no-graphics --of xml), of at most " + max_w + " PUs",
                          "this machine"};
-  if (auto s = text_of(topology, o.topology)) r.topology = s->text;
+  if (auto s = text_of(topology, o.topology)) {
+    r.topology = s->text;
+    r.topology_source = s->name;
+  }
 
   const setting bind{"ROOST_BIND", "options::bind", "one of true, false, 1, 0, yes, no, on, off", "true"};
   if (o.bind) r.bind = *o.bind;
@@ -236,7 +239,12 @@ resolved_options resolve(const options& o) {
                      "faster)",
                      "auto"};
   if (o.adws_steal) {
-    r.adws_steal = *o.adws_steal;
+    const adws_stealing v = *o.adws_steal;
+    // An enum field can still hold any value of its type (a cast): only the three named ones are valid.
+    if (v != adws_stealing::off && v != adws_stealing::on && v != adws_stealing::adaptive)
+      fail(field_value(adws, static_cast<int>(v)),
+           "must be adws_stealing::off, adws_stealing::on or adws_stealing::adaptive");
+    r.adws_steal = v;
   } else if (auto s = text_of(adws)) {
     if (lower(s->text) == "auto") r.adws_steal = adws_stealing::adaptive;
     else r.adws_steal = parse_bool(*s, adws) ? adws_stealing::on : adws_stealing::off;
@@ -328,8 +336,9 @@ resolved_options resolve(const options& o) {
   // platform's tables say what is valid (api/simulation.cpp).
   const setting params{"ROOST_SIM_PARAMS", "options::sim_params", "name=value pairs separated by commas", "none"};
   if (auto s = text_of(params, o.sim_params)) {
-    detail::check_sim_params(s->text);
+    detail::check_sim_params(s->text, s->name);
     r.sim_params = s->text;
+    r.sim_params_source = s->name;
   }
 
   const setting preempt{"ROOST_PREEMPT", "options::preempt",

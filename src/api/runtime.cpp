@@ -24,7 +24,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp); from the
   // environment the allocator reads it itself, also before any runtime exists.
   if (o.data_distribution) set_default_distribution(parse_distribution(cfg.data_distribution));
-  tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology));
+  tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
   // Simulated, the engine is made, started, run and stopped with the simulated platform driving this
   // thread (platform.hpp): its workers are sim threads from the first.

@@ -26,22 +26,26 @@ namespace {
 struct split_params {
   std::string memory, costs;
 };
-split_params split(const std::string& all) {
+split_params split(const std::string& all, const std::string& source) {
   split_params out;
   std::set<std::string> seen;
+  if (all.find_first_not_of(" \t\n\r") == std::string::npos) return out;  // nothing given
   std::size_t pos = 0;
-  while (pos < all.size()) {
+  while (pos <= all.size()) {
     std::size_t comma = all.find(',', pos);
     if (comma == std::string::npos) comma = all.size();
     const std::string pair = all.substr(pos, comma - pos);
     pos = comma + 1;
+    if (pair.find_first_not_of(" \t\n\r") == std::string::npos)
+      throw config_error(source + "='" + all + "': an empty pair (a comma with nothing between it and the next "
+                         "comma or the end); must be name=value pairs separated by commas");
     const std::size_t b = pair.find_first_not_of(" \t"), eq = pair.find('=');
     const std::string name = b == std::string::npos ? "" : pair.substr(b, (eq == std::string::npos ? pair.size() : eq) - b);
     const std::string trimmed = name.substr(0, name.find_last_not_of(" \t") + 1);
     std::string key = trimmed;
     for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (!key.empty() && !seen.insert(key).second)
-      throw config_error("ROOST_SIM_PARAMS='" + all + "': '" + trimmed + "' is given twice; give each parameter once");
+      throw config_error(source + "='" + all + "': '" + trimmed + "' is given twice; give each parameter once");
     std::string& to = sim::is_param_name(trimmed) || trimmed == "preset" ? out.memory : out.costs;
     to += (to.empty() ? "" : ",") + pair;
   }
@@ -49,20 +53,20 @@ split_params split(const std::string& all) {
 }
 platform::sim_costs costs_of(const resolved_options& cfg) {
   platform::sim_costs c;
-  c.apply(split(cfg.sim_params).costs);
+  c.apply(split(cfg.sim_params, cfg.sim_params_source).costs, cfg.sim_params_source);
   return c;
 }
 sim::sharded_model model_of(const resolved_options& cfg, const topo::topology& tp) {
-  return sim::sharded_model::from_topology(tp, sim::param_overrides::parse(split(cfg.sim_params).memory,
-                                                                          "ROOST_SIM_PARAMS"));
+  return sim::sharded_model::from_topology(
+      tp, sim::param_overrides::parse(split(cfg.sim_params, cfg.sim_params_source).memory, cfg.sim_params_source));
 }
 }  // namespace
 
-void check_sim_params(const std::string& text) {
-  const split_params p = split(text);
+void check_sim_params(const std::string& text, const std::string& source) {
+  const split_params p = split(text, source);
   platform::sim_costs c;
-  c.apply(p.costs);
-  (void)sim::param_overrides::parse(p.memory, "ROOST_SIM_PARAMS");
+  c.apply(p.costs, source);
+  (void)sim::param_overrides::parse(p.memory, source);
 }
 
 simulation::simulation(const resolved_options& cfg, const topo::topology& tp)

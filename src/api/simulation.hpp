@@ -24,9 +24,10 @@
 
 namespace roost::detail {
 
-// Checks a ROOST_SIM_PARAMS list's names and values against both tables (a config_error naming the
-// variable, the pair and what is valid), whatever the platform: a native run resolves them too.
-void check_sim_params(const std::string& text);
+// Checks a ROOST_SIM_PARAMS list's names and values against both tables (a config_error naming `source`,
+// the variable or field it came from, the pair and what is valid), whatever the platform: a native run
+// resolves them too.
+void check_sim_params(const std::string& text, const std::string& source = "ROOST_SIM_PARAMS");
 
 class simulation final : public touch_consumer {
  public:

@@ -47,7 +47,7 @@ std::string trim(std::string s) {
 }
 }  // namespace
 
-void sim_costs::apply(const std::string& overrides) {
+void sim_costs::apply(const std::string& overrides, const std::string& source) {
   std::size_t pos = 0;
   while (pos <= overrides.size()) {
     std::size_t comma = overrides.find(',', pos);
@@ -56,7 +56,7 @@ void sim_costs::apply(const std::string& overrides) {
     pos = comma + 1;
     if (pair.empty()) {
       if (comma == overrides.size()) break;
-      throw config_error("ROOST_SIM_PARAMS='" + overrides + "': an empty pair; must be name=value pairs "
+      throw config_error(source + "='" + overrides + "': an empty pair; must be name=value pairs "
                          "separated by commas, names: " + valid_names());
     }
     const std::size_t eq = pair.find('=');
@@ -65,15 +65,15 @@ void sim_costs::apply(const std::string& overrides) {
     for (const auto& e : kEntries)
       if (name == e.name) found = &e;
     if (!found)
-      throw config_error("ROOST_SIM_PARAMS: unknown parameter '" + name + "'; valid: " + valid_names());
+      throw config_error(source + ": unknown parameter '" + name + "'; valid: " + valid_names());
     if (eq == std::string::npos)
-      throw config_error("ROOST_SIM_PARAMS: '" + pair + "' has no value; must be " + name + "=NUMBER");
+      throw config_error(source + ": '" + pair + "' has no value; must be " + name + "=NUMBER");
     const std::string text = trim(pair.substr(eq + 1));
     double v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     const double hi = std::string(found->name) == "jitter" ? 0.5 : 1e15;
     if (ec != std::errc{} || end != text.data() + text.size() || !(v >= 0) || v > hi)
-      throw config_error("ROOST_SIM_PARAMS: " + name + "='" + text + "': must be a number in [0, " +
+      throw config_error(source + ": " + name + "='" + text + "': must be a number in [0, " +
                          (hi == 0.5 ? std::string("0.5") : std::string("1e15")) + "]");
     this->*(found->field) = v;
   }

@@ -36,8 +36,9 @@ struct sim_costs {
   // worker and the task (a spin-wait on another task can never progress on one OS thread).
   double stall_wall_s = 10;
 
-  // Applies "name=value,name=value"; throws roost::config_error naming the pair and the valid names.
-  void apply(const std::string& overrides);
+  // Applies "name=value,name=value"; throws roost::config_error naming `source` (the variable or field the
+  // list came from), the pair and the valid names.
+  void apply(const std::string& overrides, const std::string& source = "ROOST_SIM_PARAMS");
   // name=value of every parameter, for reports.
   std::vector<std::pair<std::string, double>> all() const;
 };

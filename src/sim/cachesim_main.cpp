@@ -241,7 +241,7 @@ int run(int argc, char** argv) {
   const param_overrides overrides = param_overrides::parse(params, "--params");
   std::optional<sharded_model> model;
   if (topology) {
-    const roost::topo::topology tp = roost::topo::topology::load(*topology);
+    const roost::topo::topology tp = roost::topo::topology::load(*topology, "--topology");
     model.emplace(hierarchy_spec::from_topology(tp), overrides.resolve(&tp));
   } else {
     hierarchy_spec spec;

@@ -44,7 +44,7 @@ std::vector<std::string> synthetic_levels(const std::string& d) {
 
 // hwloc makes up a size for a synthetic cache level without size= (4 MiB, 16 MiB, ...): the model would
 // simulate a cache nobody described, so it refuses the description instead.
-void check_synthetic_sizes(const std::string& description) {
+void check_synthetic_sizes(const std::string& description, const std::string& named) {
   for (const std::string& level : synthetic_levels(description)) {
     if (level.empty() || level[0] == '(' || level[0] == '[') continue;  // root attributes, attached NUMA node
     std::string type = level.substr(0, level.find(':'));
@@ -52,7 +52,7 @@ void check_synthetic_sizes(const std::string& description) {
     const bool cache = type.size() >= 2 && type[0] == 'l' && std::isdigit(static_cast<unsigned char>(type[1]));
     if (!cache || type.find('i') != std::string::npos) continue;  // not a cache, or an instruction cache
     if (level.find("size=") == std::string::npos)
-      throw config_error("ROOST_TOPOLOGY='" + description + "': cache level '" + level +
+      throw config_error(named + ": cache level '" + level +
                          "' has no size; the simulator's memory model needs every cache's size, e.g. '" +
                          level.substr(0, level.find('(')) + "(size=1MiB)'");
   }
@@ -66,8 +66,9 @@ std::string bytes_text(std::size_t b) { return topo::format_bytes(b); }
 
 hierarchy_spec hierarchy_spec::from_topology(const topo::topology& tp) {
   hierarchy_spec s;
-  s.source = tp.is_virtual() ? "ROOST_TOPOLOGY='" + tp.description() + "'" : "the machine's topology (hwloc)";
-  if (tp.is_virtual() && !std::filesystem::is_regular_file(tp.description())) check_synthetic_sizes(tp.description());
+  s.source = tp.is_virtual() ? tp.named() : "the machine's topology (hwloc)";
+  if (tp.is_virtual() && !std::filesystem::is_regular_file(tp.description()))
+    check_synthetic_sizes(tp.description(), s.source);
   s.line_bytes = tp.line_size();
   s.num_pus = tp.num_pus();
   for (unsigned p = 0; p < s.num_pus; ++p) {

@@ -14,9 +14,7 @@ namespace {
 
 constexpr const char* kSizeSyntax = "an integer with an optional unit kB, KiB, MB, MiB, GB, GiB, TB or TiB";
 
-[[noreturn]] void reject(const std::string& description, const std::string& why) {
-  throw config_error("ROOST_TOPOLOGY='" + description + "': " + why);
-}
+[[noreturn]] void reject(const std::string& named, const std::string& why) { throw config_error(named + ": " + why); }
 
 // A size attribute's value at `p` (after "size=" or "memory="), read as hwloc 2.x reads it
 // (topology-synthetic.c, hwloc_synthetic_parse_memory_attr: strtoull base 0, then an optional unit), but
@@ -48,7 +46,7 @@ std::uint64_t size_attribute(const char* p) {
 }
 
 // The attributes of one level, from just after '(' to the first ')' (hwloc takes the first), space-separated.
-void check_attributes(const std::string& description, const char* p, const char* close) {
+void check_attributes(const std::string& named, const char* p, const char* close) {
   while (p < close) {
     const char* next = p;
     while (next < close && *next != ' ') ++next;
@@ -56,10 +54,10 @@ void check_attributes(const std::string& description, const char* p, const char*
     if (attr.rfind("size=", 0) == 0) {
       std::uint64_t b = size_attribute(p + 5);
       if (b == 0 || b > max_cache_bytes)
-        reject(description, attr + ": must be a cache size from 1 byte to 1 TiB: " + kSizeSyntax);
+        reject(named, attr + ": must be a cache size from 1 byte to 1 TiB: " + kSizeSyntax);
     } else if (attr.rfind("memory=", 0) == 0) {
       if (size_attribute(p + 7) == 0)
-        reject(description, attr + ": must be a memory size of at least 1 byte that fits in 64 bits: " + kSizeSyntax);
+        reject(named, attr + ": must be a memory size of at least 1 byte that fits in 64 bits: " + kSizeSyntax);
     }
     p = next + 1;
   }
@@ -67,7 +65,7 @@ void check_attributes(const std::string& description, const char* p, const char*
 
 }  // namespace
 
-void check_synthetic(const std::string& description, unsigned max_pus) {
+void check_synthetic(const std::string& description, unsigned max_pus, const std::string& named) {
   // The grammar of hwloc 2.x (topology-synthetic.c, hwloc_backend_synthetic_init): optional root
   // attributes "(...)", then levels separated by spaces or newlines, each "[type:]arity[(attributes)]",
   // with NUMA nodes attached to the level before as "[numa(...)]". The PUs are the product of the arities.
@@ -78,7 +76,7 @@ void check_synthetic(const std::string& description, unsigned max_pus) {
   if (*p == '(') {
     const char* close = std::strchr(p, ')');
     if (!close) return;
-    check_attributes(description, p + 1, close);
+    check_attributes(named, p + 1, close);
     p = close + 1;
   }
   while (*p) {
@@ -91,7 +89,7 @@ void check_synthetic(const std::string& description, unsigned max_pus) {
       if (open && open < close) {
         const char* attr_close = std::strchr(open, ')');
         if (!attr_close) return;
-        check_attributes(description, open + 1, attr_close);
+        check_attributes(named, open + 1, attr_close);
       }
       p = close + 1;
       continue;
@@ -112,13 +110,13 @@ void check_synthetic(const std::string& description, unsigned max_pus) {
     if (*p == '(') {
       const char* close = std::strchr(p, ')');
       if (!close) break;
-      check_attributes(description, p + 1, close);
+      check_attributes(named, p + 1, close);
       p = close + 1;
     }
   }
   if (past_64_bits || pus > max_pus) {
     std::string count = past_64_bits ? "more than 2^64" : std::to_string(pus);
-    reject(description, "describes " + count + " PUs (the product of its arities); must describe at most " +
+    reject(named, "describes " + count + " PUs (the product of its arities); must describe at most " +
                             std::to_string(max_pus) + " PUs, roost's worker limit");
   }
 }

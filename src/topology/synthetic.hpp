@@ -12,9 +12,10 @@ namespace roost::topo {
 // cache sizes far from overflow.
 inline constexpr std::size_t max_cache_bytes = std::size_t{1} << 40;
 
-// Throws roost::config_error naming ROOST_TOPOLOGY when `description` makes more than max_pus PUs, or has a
-// cache size (size=) outside [1 byte, max_cache_bytes] or a memory size (memory=) of zero, signed or past
-// 64 bits. Other syntax errors are left to hwloc, which rejects them without building anything.
-void check_synthetic(const std::string& description, unsigned max_pus);
+// Throws roost::config_error, its message starting with `named` (the setting and its value:
+// "ROOST_TOPOLOGY='...'"), when `description` makes more than max_pus PUs, or has a cache size (size=)
+// outside [1 byte, max_cache_bytes] or a memory size (memory=) of zero, signed or past 64 bits. Other
+// syntax errors are left to hwloc, which rejects them without building anything.
+void check_synthetic(const std::string& description, unsigned max_pus, const std::string& named);
 
 }  // namespace roost::topo

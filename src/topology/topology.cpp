@@ -51,20 +51,21 @@ std::string format_bytes(std::size_t b) {
   return os.str();
 }
 
-topology topology::load(const std::string& description) {
+topology topology::load(const std::string& description, const std::string& source) {
   topology tp;
   tp.description_ = description;
+  tp.source_ = source;
   tp.virtual_ = !description.empty();
   const bool xml = tp.virtual_ && is_file(description);
   const char* valid = "must be an hwloc XML export (lstopo-no-graphics --of xml > FILE) or a synthetic description "
                       "such as 'pack:2 l3:1(size=1MiB) core:1 pu:1' (check it with lstopo-no-graphics -i \"...\")";
   auto reject = [&](const std::string& why) {
-    throw config_error("ROOST_TOPOLOGY='" + description + "': " + why);
+    throw config_error(tp.named() + ": " + why);
   };
   if (struct stat st; tp.virtual_ && !xml && ::stat(description.c_str(), &st) == 0)
     reject(std::string(S_ISDIR(st.st_mode) ? "names a directory" : "names something that is not a regular file") +
            ", not a topology file; " + valid);
-  if (tp.virtual_ && !xml) check_synthetic(description, max_workers);  // before hwloc builds anything
+  if (tp.virtual_ && !xml) check_synthetic(description, max_workers, tp.named());  // before hwloc builds anything
 
   hwloc_handle h;
   if (hwloc_topology_init(&h.t) != 0) throw config_error("roost: hwloc_topology_init failed");
@@ -93,7 +94,7 @@ topology topology::load(const std::string& description) {
     void check_cache(hwloc_obj_t o) {
       const auto& c = o->attr->cache;
       std::ostringstream why;
-      why << "ROOST_TOPOLOGY='" << tp.description_ << "': L" << c.depth << " cache #" << o->logical_index;
+      why << tp.named() << ": L" << c.depth << " cache #" << o->logical_index;
       if (c.size > max_cache_bytes) {
         why << " has size " << c.size << " bytes; must be a cache size from 1 byte to 1 TiB (0: unknown)";
         throw config_error(why.str());

@@ -41,13 +41,16 @@ struct sharing_level {
 class topology {
  public:
   // description: "" for the real machine; otherwise an hwloc synthetic description or a path to an XML
-  // file. Throws roost::config_error naming ROOST_TOPOLOGY when hwloc rejects it, or when it describes more
-  // than roost::max_workers PUs (a synthetic one is counted before hwloc builds it: synthetic.hpp), a cache
+  // file. Throws roost::config_error naming `source` (where the description came from: ROOST_TOPOLOGY or
+  // options::topology) and the description when hwloc rejects it, or when it describes more than
+  // roost::max_workers PUs (a synthetic one is counted before hwloc builds it: synthetic.hpp), a cache
   // size outside 1 B .. 1 TiB or a line size that is not a power of two.
-  static topology load(const std::string& description);
+  static topology load(const std::string& description, const std::string& source = "ROOST_TOPOLOGY");
 
   bool is_virtual() const { return virtual_; }
   const std::string& description() const { return description_; }
+  // What an error about the description names: "ROOST_TOPOLOGY='pack:2 ...'" (or options::topology).
+  std::string named() const { return source_ + "='" + description_ + "'"; }
   unsigned num_pus() const { return static_cast<unsigned>(pus_.size()); }
   unsigned num_cores() const { return num_cores_; }
   unsigned num_packages() const { return num_packages_; }
@@ -68,6 +71,7 @@ class topology {
  private:
   bool virtual_ = false;
   std::string description_;
+  std::string source_ = "ROOST_TOPOLOGY";
   std::vector<node> nodes_;
   std::vector<pu_info> pus_;
   std::vector<sharing_level> levels_;
