@@ -4,6 +4,8 @@
 // lists. Randomized correctness of numa is in test_stress and test_sim with every other scheduler.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <algorithm>
 #include <memory>
 #include <numeric>
@@ -191,6 +193,40 @@ TEST(NumaData, TilesOfOneMatrixOverlapOnlyWhereTheyShareElements) {
   // A contiguous row and a tile: overlap found row by row.
   EXPECT_THROW((roost::data{roost::reads_rows(m, w, 8, ld), roost::reads(m + 3 * 16 + 2, 8)}), roost::usage_error);
   EXPECT_NO_THROW((roost::data{roost::reads_rows(m, w, 8, ld), roost::reads(m + 3 * 16 + 8, 64)}));
+}
+
+// Past a few regions add() looks for a shared byte only among the regions whose base lies near the new one
+// (data.hpp): it must still find every one, whatever the order regions come in and however long they are.
+TEST(NumaData, ALongListStillFindsEverySharedByte) {
+  static char buf[1 << 20];
+  constexpr std::size_t kRows = 4000, kPitch = 200, kRow = 120;  // rows of 120 bytes, 200 apart
+  std::vector<std::size_t> order(kRows);
+  for (std::size_t i = 0; i < kRows; ++i) order[i] = i;
+  std::mt19937 rng(7);
+  std::shuffle(order.begin(), order.end(), rng);
+  roost::data d;
+  for (std::size_t i : order) ASSERT_NO_THROW(d.add(roost::reads(buf + i * kPitch, kRow))) << i;
+  // A long region among short ones: the window reaches back by the longest span, 50,000 bytes now.
+  ASSERT_NO_THROW(d.add(roost::writes(buf + kRows * kPitch + 1000, 50000)));
+  auto rejected = [](roost::data copy, const roost::region& r) {  // a copy: each case starts from the list
+    try {
+      copy.add(r);
+    } catch (const roost::usage_error& e) {
+      return std::string(e.what()).find("shares bytes") != std::string::npos;
+    }
+    return false;
+  };
+  const char* last_row = buf + (kRows - 1) * kPitch;
+  EXPECT_TRUE(rejected(d, roost::reads(buf + 2000 * kPitch + kRow - 1, 1))) << "the last byte of a row";
+  EXPECT_TRUE(rejected(d, roost::reads(buf + 2000 * kPitch - 1, 2))) << "a gap's last byte and a row's first";
+  EXPECT_TRUE(rejected(d, roost::reads(buf, sizeof buf))) << "one region over all of them";
+  EXPECT_TRUE(rejected(d, roost::reads(last_row + kPitch + 1000 + 40000, 1))) << "inside the long one, far from its base";
+  EXPECT_TRUE(rejected(d, roost::reads_rows(buf + 17 * kPitch + kRow, kPitch - kRow, 50, kPitch * 2 - 1)))
+      << "rows of a stride of their own, the second of which meets a row";
+  EXPECT_FALSE(rejected(d, roost::reads(buf + 2000 * kPitch + kRow, kPitch - kRow))) << "a gap exactly";
+  EXPECT_FALSE(rejected(d, roost::reads_rows(buf + kRow, kPitch - kRow, kRows - 1, kPitch))) << "every gap";
+  EXPECT_FALSE(rejected(d, roost::reads(last_row + kPitch + 1000 + 50000, 8))) << "just past the long one";
+  EXPECT_EQ(d.size(), kRows + 1);
 }
 
 TEST(NumaData, DeclarationsNeverChangeResultsUnderAnyScheduler) {

@@ -2,6 +2,7 @@
 // hands the declaration to a policy that reads it (engine_base::uses_declarations) for the spawn's duration.
 #include "roost/data.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <sstream>
@@ -70,7 +71,9 @@ const char* region_outside_address_space(const void* base_ptr, std::size_t row_b
   const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(base_ptr);
   if (rows > 1 && stride > 0 && (rows - 1) > (max - base) / stride) return "its rows run past the end of the address space";
   const std::uintptr_t last_row = base + (rows - 1) * (rows > 1 ? stride : 0);
-  if (row_bytes > max - last_row) return "it runs past the end of the address space";
+  // Its end, one past its last byte, must be an address: every user of a region computes it (base + bytes).
+  if (row_bytes > max - last_row)
+    return "it runs to the end of the address space or past it; its end (one past its last byte) must be an address";
   return nullptr;
 }
 
@@ -81,8 +84,23 @@ data& data::add(const region& r) {
   if (const char* why = detail::region_outside_address_space(r.base, r.row_bytes, r.rows, r.stride)) bad(r, why);
   if (r.rows > 1 && r.stride < r.row_bytes)
     bad(r, "rows longer than their stride overlap; the stride must be at least row_bytes");
-  for (const region& o : regions_)
+  const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(r.base), end = end_of(r);
+  auto shared = [&](const region& o) {
     if (overlap(o, r)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
+  };
+  if (regions_.size() < kUnindexed) {
+    for (const region& o : regions_) shared(o);
+  } else {
+    if (by_base_.empty())  // the first region past the few: index those before it
+      for (std::size_t i = 0; i < regions_.size(); ++i)
+        by_base_.emplace(reinterpret_cast<std::uintptr_t>(regions_[i].base), i);
+    // A region that shares a byte with r has its base below r's end, and its end above r's base, so its
+    // base no further below r's than the longest span.
+    const std::uintptr_t from = base > longest_span_ ? base - longest_span_ : 0;
+    for (auto it = by_base_.lower_bound(from); it != by_base_.end() && it->first < end; ++it) shared(regions_[it->second]);
+    by_base_.emplace(base, regions_.size());
+  }
+  longest_span_ = std::max(longest_span_, end - base);
   regions_.push_back(r);
   return *this;
 }
