@@ -198,6 +198,24 @@ TEST(Placement, LargerThanTheMachineRunsUnpinnedAndSaysSo) {
   EXPECT_EQ(pl.pu_of_worker[15], 15u);
 }
 
+// A virtual topology larger than the machine: the workers that fit are pinned, its first PUs onto the
+// allowed CPUs (the note said "1 workers ... running oversubscribed" for one worker on two CPUs).
+TEST(Placement, FewerWorkersThanCpusArePinnedOnALargerVirtualTopology) {
+  topology t = topology::load("pack:4 core:1 pu:1");
+  for (unsigned workers : {1u, 2u}) {
+    auto pl = roost::topo::place_workers(t, workers, true, {3, 5});
+    EXPECT_FALSE(pl.oversubscribed) << workers;
+    EXPECT_TRUE(pl.note.empty()) << pl.note;
+    EXPECT_EQ(pl.cpu_of_worker[0], 3);
+    if (workers == 2) EXPECT_EQ(pl.cpu_of_worker[1], 5);
+  }
+  auto pl = roost::topo::place_workers(t, 3, true, {3, 5});
+  EXPECT_TRUE(pl.oversubscribed);
+  EXPECT_NE(pl.note.find("3 workers on a virtual topology of 4 PUs"), std::string::npos) << pl.note;
+  pl = roost::topo::place_workers(t, 1, true, {});
+  EXPECT_NE(pl.note.find("roost: 1 worker on"), std::string::npos) << pl.note;
+}
+
 TEST(Placement, NoBindingLeavesWorkersUnpinned) {
   topology t = topology::load("pack:1 core:2 pu:1");
   auto pl = roost::topo::place_workers(t, 2, false, {0, 1});

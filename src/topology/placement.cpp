@@ -12,10 +12,12 @@ placement place_workers(const topology& tp, unsigned workers, bool bind, const s
   for (unsigned w = 0; w < workers; ++w) pl.pu_of_worker[w] = w % tp.num_pus();
 
   const std::size_t cpus = allowed.size();
-  pl.oversubscribed = cpus == 0 || workers > cpus || (tp.is_virtual() && tp.num_pus() > cpus);
+  // More workers than CPUs. A virtual topology with more PUs than CPUs is not, by itself: workers stand for
+  // PUs 0, 1, ... (at most `workers` of them), each of which has an allowed CPU when the workers fit.
+  pl.oversubscribed = cpus == 0 || workers > cpus;
   if (pl.oversubscribed) {
     std::ostringstream os;
-    os << "roost: " << workers << " workers";
+    os << "roost: " << workers << " worker" << (workers == 1 ? "" : "s");
     if (tp.is_virtual()) os << " on a virtual topology of " << tp.num_pus() << " PUs";
     os << " but this process may use " << cpus << " CPU" << (cpus == 1 ? "" : "s")
        << ": running oversubscribed and unpinned (correct, not fast)";

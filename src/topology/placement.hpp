@@ -1,6 +1,7 @@
-// Where each worker runs: worker i stands for PU (i mod PUs) of the topology; when the topology's PUs fit
-// in the CPUs this process may use, PU j is mapped onto the j-th allowed CPU and workers are pinned;
-// otherwise they run unpinned (oversubscribed: correct, not fast) and the runtime says so once.
+// Where each worker runs: worker i stands for PU (i mod PUs) of the topology; when the workers fit in the
+// CPUs this process may use, PU j is mapped onto the j-th allowed CPU and workers are pinned (a virtual
+// topology larger than the machine included: its first PUs are the ones workers stand for); otherwise
+// they run unpinned (oversubscribed: correct, not fast) and the runtime says so once.
 #pragma once
 #include <string>
 #include <vector>
