@@ -154,7 +154,6 @@ struct closure_frame final : task_frame {
   template <class G>
   closure_frame(G&& g, group_state* grp, double hint) : fn(std::forward<G>(g)) {
     set_ops();
-    keep_stores_apart();
     group = grp;
     work_hint = hint;
   }
@@ -164,7 +163,6 @@ struct closure_frame final : task_frame {
   closure_frame(G&& g, group_state* grp, unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
     set_ops();
     k = kind::fresh_unnamed;
-    keep_stores_apart();
     group = grp;
   }
 
@@ -176,11 +174,6 @@ struct closure_frame final : task_frame {
     k = kind::fresh;
     ops = &ops_table;
   }
-  // Between the stores of ops and group: GCC pairs the two into one vector store otherwise, which costs
-  // three instructions more than the two stores (moving both into a vector register and packing them):
-  // 2 of 88 instructions a two-way join, ws-help (callgrind, fib-invoke). It says only that ops is read
-  // and written here, so nothing else of the caller's is reloaded or kept from moving across it.
-  __attribute__((always_inline)) void keep_stores_apart() { asm volatile("" : "+m"(ops)); }
 };
 
 // Join state of one task_group. The owner's counters are plain: only the task that owns the group touches
