@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
+from pathlib import Path
 
 from . import krd, mapping, ovr, timeline
 from .trace import KIND, TraceError, read
@@ -50,21 +52,29 @@ def main(argv: list[str] | None = None) -> int:
                    help="leave out the first K iterations (runtime::run calls) of both traces: warm-up")
     args = ap.parse_args(argv)
     try:
-        t = read(args.trace)
-        _warn_if_cut_short(args.trace, t)
-        if args.cmd == "ovr":
-            t_1 = read(args.trace_1)
-            _warn_if_cut_short(args.trace_1, t_1)
-            d = ovr.decompose(t, t_1, args.skip)
-            print(f"N = {d.workers}: T_N {d.t_n / 1e6:.3f} ms, T_1 {d.t_1 / 1e6:.3f} ms, Work_N {d.work_n / 1e6:.3f} ms, "
-                  f"Work_1 {d.work_1 / 1e6:.3f} ms")
-            print(f"OVR_N {d.ovr:.3f}  WTI_N {d.wti:.3f}  speed-up over the serial work {d.speedup:.3f} "
-                  f"= N / (OVR_N * WTI_N) = {d.workers / (d.ovr * d.wti):.3f}; the 1-worker run's OVR_1 {d.ovr_1:.3f}")
-            return 0
+        status = _command(args)
+        sys.stdout.flush()  # here, where a reader that stopped is caught, not at the interpreter's exit
+        return status
+    except BrokenPipeError:  # output piped into a reader that stopped (head): nothing of ours went wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 1
     except (TraceError, OSError, ValueError) as e:
         print(f"roost-analyze: {e}", file=sys.stderr)
         return 2
-    if args.cmd == "summary":
+
+
+def _command(args) -> int:
+    t = read(args.trace)
+    _warn_if_cut_short(args.trace, t)
+    if args.cmd == "ovr":
+        t_1 = read(args.trace_1)
+        _warn_if_cut_short(args.trace_1, t_1)
+        d = ovr.decompose(t, t_1, args.skip)
+        print(f"N = {d.workers}: T_N {d.t_n / 1e6:.3f} ms, T_1 {d.t_1 / 1e6:.3f} ms, Work_N {d.work_n / 1e6:.3f} ms, "
+              f"Work_1 {d.work_1 / 1e6:.3f} ms")
+        print(f"OVR_N {d.ovr:.3f}  WTI_N {d.wti:.3f}  speed-up over the serial work {d.speedup:.3f} "
+              f"= N / (OVR_N * WTI_N) = {d.workers / (d.ovr * d.wti):.3f}; the 1-worker run's OVR_1 {d.ovr_1:.3f}")
+    elif args.cmd == "summary":
         counts = Counter(KIND.get(int(k), str(k)) for k in t.records["kind"])
         print(f"{t.workers} workers; L2 {t.l2_bytes} B, LLC {t.llc_bytes} B, LLC domains {t.llc_domain}; {t.topology}")
         for k, v in sorted(counts.items()):
@@ -85,13 +95,15 @@ def main(argv: list[str] | None = None) -> int:
         for line in mapping.describe(mapping.mapping(t)):
             print(line)
     elif args.cmd == "timeline":
-        print(f"roost-analyze: wrote {timeline.plot(t, args.out, colour=args.colour)}")
+        print(f"roost-analyze: wrote {timeline.plot(t, timeline.image_path(args.out, '--out'), colour=args.colour)}")
     else:
-        from pathlib import Path
-        png = Path(args.out_dir) / f"{args.name}-timeline.png"
+        out_dir = Path(args.out_dir)
+        if not out_dir.is_dir():
+            raise ValueError(f"--out-dir {args.out_dir}: not an existing directory; make it first")
+        png = out_dir / f"{args.name}-timeline.png"
         timeline.plot(t, png, title=f"{args.name}: tasks by worker (colour: subtree of the root); looking for work "
                                     f"yellow, asleep grey")
-        hist_png = krd.plot(krd.krd(t), Path(args.out_dir) / f"{args.name}-krd.png", title=f"{args.name}: Kernel Reuse Distance")
+        hist_png = krd.plot(krd.krd(t), out_dir / f"{args.name}-krd.png", title=f"{args.name}: Kernel Reuse Distance")
         print(f"### {args.name}\n")
         l2, llc = krd.bounds(t)
         print(f"Kernel Reuse Distance (seed 001): close <= L2 ({l2} B), near <= LLC ({llc} B), far, cold. "
@@ -107,7 +119,6 @@ def main(argv: list[str] | None = None) -> int:
         print("\nMapping across iterations: " + "; ".join(mapping.describe(mapping.mapping(t))) + ".")
         print(f"\n![{args.name} KRD]({hist_png.name}) ![{args.name} timeline]({png.name})\n")
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

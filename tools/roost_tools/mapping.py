@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .trace import KIND, RUNTIME_BLOCK, Trace
+from .trace import KIND, RUNTIME_BLOCK, Trace, TraceError
 
 _CODE = {v: k for k, v in KIND.items()}
 
@@ -67,7 +67,12 @@ def mapping(trace: Trace) -> Mapping:
             roots += 1
     for s in serial:
         chain = []
+        on_chain = set()
         while s not in path and s in parent_of and parent_of[s] != 0:
+            if s in on_chain:  # only a damaged file links a task back into its own ancestry
+                raise TraceError(f"task serial {s} is its own ancestor (its spawners' links form a loop): "
+                                 f"the trace is damaged")
+            on_chain.add(s)
             chain.append(s)
             s = parent_of[s]
         if s not in path:  # its ancestry began before tracing started: left unnamed
@@ -129,6 +134,8 @@ def describe(m: Mapping) -> list[str]:
             lines.append(f"leaves in another cache domain than in the previous iteration: mean "
                          f"{100 * m.mean_moved_leaves_domain():.1f}% (min {100 * min(m.moved_leaves_domain):.1f}%, "
                          f"max {100 * max(m.moved_leaves_domain):.1f}%)")
+    elif m.iterations == 0:
+        lines.append("no iteration (runtime::run call) was traced: nothing to map")
     else:
         lines.append("one iteration: nothing to compare it with")
     lines.append("leaves per worker and iteration: " +

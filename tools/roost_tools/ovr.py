@@ -56,7 +56,11 @@ def iterations(t: Trace, skip: int = 0) -> list[tuple[int, int]]:
     b = np.sort(r[r["kind"] == ITERATION_BEGIN]["t_ns"].astype(np.int64))
     e = np.sort(r[r["kind"] == ITERATION_END]["t_ns"].astype(np.int64))
     runs = list(zip(b[: len(e)].tolist(), e[: len(b)].tolist()))
-    if skip < 0 or skip >= len(runs):
+    if skip < 0:
+        raise ValueError(f"--skip {skip}: must be 0 or more (the iterations to leave out)")
+    if not runs:
+        raise ValueError("the trace has no iteration (runtime::run call): nothing to measure")
+    if skip >= len(runs):
         raise ValueError(f"--skip {skip}: the trace has {len(runs)} iteration(s); leave out at most {len(runs) - 1}")
     return runs[skip:]
 
@@ -116,5 +120,9 @@ def decompose(trace_n: Trace, trace_1: Trace, skip: int = 0) -> Decomposition:
     """`skip`: iterations to leave out at the start of both traces (warm-up)."""
     if trace_1.workers != 1:
         raise ValueError(f"the reference trace must come from 1 worker, not {trace_1.workers}")
+    n, n_1 = len(iterations(trace_n)), len(iterations(trace_1))
+    if n != n_1:  # the same program runs the same iterations, whatever its worker count
+        raise ValueError(f"the traces hold {n} and {n_1} iterations (runtime::run calls): the reference must be "
+                         f"the same program, with the same input, traced with 1 worker")
     return Decomposition(trace_n.workers, run_time(trace_n, skip), run_time(trace_1, skip),
                          work_time(trace_n, skip), work_time(trace_1, skip))

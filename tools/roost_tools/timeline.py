@@ -140,6 +140,29 @@ def plot_panels(panels: list[tuple[str, Trace]], out: str | Path, colour: str = 
     return out
 
 
+def image_path(out: str | Path, what: str = "out") -> Path:
+    """Where an image asked for as `out` goes: its format from its suffix (png when it has none, which
+    matplotlib would add), in an existing directory. ValueError naming `what` (the option) otherwise."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    p = Path(out)
+    if p.is_dir():
+        raise ValueError(f"{what} {out}: a directory; give the image's file name, e.g. {p / 'timeline.png'}")
+    if not p.suffix:
+        p = p.with_suffix(".png")
+    fmt = p.suffix[1:].lower()
+    formats = plt.figure().canvas.get_supported_filetypes()
+    plt.close("all")
+    if fmt not in formats:
+        raise ValueError(f"{what} {out}: matplotlib writes no '{fmt}' images; use one of {', '.join(sorted(formats))}")
+    if not p.parent.is_dir():
+        raise ValueError(f"{what} {out}: its directory '{p.parent}' does not exist")
+    return p
+
+
 def plot(trace: Trace, out: str | Path, title: str = "", colour: str = "subtree") -> Path:
     """One trace's timeline (plot_panels with one panel)."""
     return plot_panels([("", trace)], out, colour=colour, title=title)

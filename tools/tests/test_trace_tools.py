@@ -391,3 +391,70 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
         timeline.plot(read(p), tmp_path / "none.png", colour="latency")
     with pytest.raises(ValueError, match="must be subtree or latency"):
         timeline.plot(read(p), tmp_path / "none.png", colour="rainbow")
+
+
+def test_damaged_parent_links_are_an_error_not_a_hang(tmp_path):
+    # Tasks 2 and 3 name each other as their spawner: only a damaged file can say that. mapping followed the
+    # chain for ever, growing it until memory ran out.
+    from roost_tools import mapping
+    p = tmp_path / "loop.trace"
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF),
+                      (0, 1, 0, 0, 1, 0), (1, 2, 3, 0, 1, 0), (2, 3, 2, 0, 1, 0)])
+    with pytest.raises(TraceError, match="its own ancestor"):
+        mapping.mapping(read(p))
+    assert analyze.main(["mapping", str(p)]) == 2
+
+
+def test_ovr_refuses_a_reference_of_another_program_and_bad_skips(tmp_path):
+    from roost_tools import ovr
+    def runs(path, workers, n):
+        recs = []
+        for i in range(n):
+            recs += [(100 * i, 0, 0, 0, 7, 0xFFFF), (100 * i + 50, 0, 0, 0, 8, 0xFFFF)]
+        recs += [(100 * i, 10 + i, 0, 0, 1, 0) for i in range(n)]
+        _synthetic(path, workers, recs)
+        return read(path)
+    three, four_1 = runs(tmp_path / "a.trace", 2, 3), runs(tmp_path / "b.trace", 1, 4)
+    with pytest.raises(ValueError, match="3 and 4 iterations"):
+        ovr.decompose(three, four_1)
+    three_1 = runs(tmp_path / "c.trace", 1, 3)
+    assert ovr.decompose(three, three_1).t_n == 150
+    with pytest.raises(ValueError, match="must be 0 or more"):
+        ovr.decompose(three, three_1, skip=-1)
+    none = tmp_path / "none.trace"
+    _synthetic(none, 1, [])
+    with pytest.raises(ValueError, match="no iteration"):
+        ovr.iterations(read(none))
+    from roost_tools import mapping
+    assert any("no iteration" in line for line in mapping.describe(mapping.mapping(read(none))))
+
+
+def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_path, capsys):
+    p = tmp_path / "t.trace"
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0)])
+    cases = [(["timeline", str(p), "--out", str(tmp_path / "missing" / "t.png")], "does not exist"),
+             (["timeline", str(p), "--out", str(tmp_path)], "a directory"),
+             (["timeline", str(p), "--out", str(tmp_path / "t.xyz")], "no 'xyz' images"),
+             (["timeline", str(p), "--out", str(tmp_path / "t.png"), "--colour", "latency"], "simulated trace"),
+             (["markdown", str(p), "--name", "x", "--out-dir", str(tmp_path / "missing")], "not an existing directory")]
+    for argv, why in cases:
+        capsys.readouterr()
+        assert analyze.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert why in err and err.startswith("roost-analyze: "), (argv, err)
+    # No suffix: the PNG matplotlib writes, under the name it has.
+    assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "plain")]) == 0
+    assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out
+    assert (tmp_path / "plain.png").is_file()
+
+
+def test_analyze_into_a_closed_pipe_exits_quietly(tmp_path):
+    import sys
+    p = tmp_path / "t.trace"
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0)])
+    proc = subprocess.Popen([sys.executable, "-m", "roost_tools.analyze", "summary", str(p)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parent.parent)
+    proc.stdout.close()  # the reader is gone before the first line (head -1 stops after one)
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "Error" not in err, err
