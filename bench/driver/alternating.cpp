@@ -43,7 +43,24 @@ alternation_ratios alternate(const alternation& a, int rounds) {
 
 int for_each_case(const char* option, const std::vector<std::string>& benches,
                   const std::vector<std::string>& variants, const std::vector<unsigned>& workers,
-                  const std::string& size, const std::function<void(const overhead_case&)>& each) {
+                  const size_choice& size, const std::function<void(const overhead_case&)>& each) {
+  if (!size.size.empty() && benches.size() != 1) {
+    std::fprintf(stderr, "roost-bench: %s: --size applies to one benchmark; pick it with --bench\n", option);
+    return 2;
+  }
+  for (const std::string& v : variants) {  // what is measured is the runtime's own overhead
+    bool roost_scheduler = false;
+    std::string names;
+    for (const roost::scheduler_info& s : roost::schedulers()) {
+      roost_scheduler |= s.available && v == s.name;
+      if (s.available) names += (names.empty() ? "" : ", ") + std::string(s.name);
+    }
+    if (!roost_scheduler) {
+      std::fprintf(stderr, "roost-bench: %s: variant '%s' is no roost scheduler; valid: %s\n", option, v.c_str(),
+                   names.c_str());
+      return 2;
+    }
+  }
   for (const std::string& bn : benches) {
     const benchmark_def* b = find_benchmark(bn);
     if (!b || !b->roost) {
@@ -51,8 +68,17 @@ int for_each_case(const char* option, const std::vector<std::string>& benches,
                    bn.c_str());
       return 2;
     }
-    const std::string sz = size.empty() ? b->default_size : size;
-    std::unique_ptr<problem> p = b->prepare(sz);
+    const std::string sz = !size.size.empty()                            ? size.size
+                           : size.which == size_choice::set::small ? b->small_size
+                           : size.which == size_choice::set::paper ? b->paper_size
+                                                                   : b->default_size;
+    std::unique_ptr<problem> p;
+    try {
+      p = b->prepare(sz);
+    } catch (const size_error& e) {
+      std::fprintf(stderr, "roost-bench: %s: %s\n", option, e.what());
+      return 2;
+    }
     for (const std::string& v : variants)
       for (unsigned w : workers) {
         std::printf("  %s %s %s, %u worker%s\n", bn.c_str(), sz.c_str(), v.c_str(), w, w == 1 ? "" : "s");

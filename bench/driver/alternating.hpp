@@ -48,11 +48,18 @@ struct overhead_case {
   const std::string& variant;
   unsigned workers;
 };
+// The size each benchmark runs at: `size` (--size, which names one benchmark's), else the benchmark's size of
+// `set` (--small: the tests', --paper: the seeds', else its default).
+struct size_choice {
+  std::string size;
+  enum class set { normal, small, paper } which = set::normal;
+};
 // Calls `each` for every benchmark x variant x worker count, after a line naming the case. 2 when a
-// benchmark has no roost version (said on stderr, for `option`), else 0.
+// benchmark has no roost version, a variant is no roost scheduler, --size names several benchmarks or
+// does not fit the benchmark (each said on stderr, for `option`), else 0.
 int for_each_case(const char* option, const std::vector<std::string>& benches,
                   const std::vector<std::string>& variants, const std::vector<unsigned>& workers,
-                  const std::string& size, const std::function<void(const overhead_case&)>& each);
+                  const size_choice& size, const std::function<void(const overhead_case&)>& each);
 // One run of the case's benchmark on rt, timed from just after `before` to just before `after`; false in
 // `correct` when its result differs from the serial program's (said on stderr, with `config`).
 run_times time_run(const overhead_case& c, roost::runtime& rt, const char* config, bool& correct,

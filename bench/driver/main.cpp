@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "common/fj_roost.hpp"
+#include "driver/alternating.hpp"
 #include "common/harness.hpp"
 #include "common/machine_state.hpp"
 #include "driver/registry.hpp"
@@ -49,13 +50,21 @@ namespace {
 using bench::benchmark_def;
 using bench::measurement;
 
-std::vector<std::string> split(const std::string& s) {
+[[noreturn]] void usage_error(const std::string& msg);
+
+// A comma-separated list of an option's: every item named ('a,,b', a trailing comma or '' is an error).
+std::vector<std::string> split(const std::string& option, const std::string& s) {
   std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t comma = s.find(',', pos);
+    const std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (item.empty())
+      usage_error(option + " '" + s + "': an empty item; expected names (or numbers) separated by commas");
+    out.push_back(item);
+    if (comma == std::string::npos) return out;
+    pos = comma + 1;
+  }
 }
 
 const std::vector<std::string>& peer_variants() {
@@ -109,7 +118,8 @@ constexpr const char* kUsage =
     "  --platform    native (default) or sim: roost's schedulers on the simulated machine --topology names, timed\n"
     "                in virtual time, with its L2 and L3 misses per timed repetition (src/platform/README.md)\n"
     "  --topology    with --platform sim: the simulated machine, an hwloc synthetic description with cache sizes\n"
-    "  --size        one size for every benchmark named; --small: the tests' sizes; --paper: the seeds' sizes\n"
+    "  --size        the size of the one benchmark --bench names; --small: every benchmark at the tests' size;\n"
+    "                --paper: at the seeds' size (one of the three)\n"
     "  --reps        timed repetitions per measurement (the median is reported); --warmup: untimed ones first\n"
     "  --rounds      measure every variant N times, interleaved, and summarize each benchmark over the rounds\n"
     "  --json        also write one JSON line per measurement (roost-report reads it)\n"
@@ -174,7 +184,9 @@ measurement run_omp_clang(const std::string& b, const std::string& size, const s
     return m;
   }
   auto e = line.find(']', s);
-  for (const auto& x : split(line.substr(s + 11, e - s - 11))) m.seconds.push_back(std::atof(x.c_str()));
+  std::stringstream seconds(line.substr(s + 11, e - s - 11));  // the helper's JSON array of numbers
+  for (std::string x; std::getline(seconds, x, ',');)
+    if (!x.empty()) m.seconds.push_back(std::atof(x.c_str()));
   m.median = std::atof(json_field(line, "median").c_str());
   m.check_passed = json_field(line, "check") == "true";
   return m;
@@ -348,22 +360,20 @@ int run(const run_config& cfg) {
                                  return rt.virtual_time_ns() * 1e-9;
                                });
             bench::current_runtime() = nullptr;
-            if (at_clock.front().first >= 0) {
-              double l2 = 0, l3 = 0, remote = 0;
-              for (std::size_t i = 2 * static_cast<std::size_t>(cfg.warmup); i + 1 < at_clock.size(); i += 2) {
-                l2 += static_cast<double>(at_clock[i + 1].first - at_clock[i].first);
-                l3 += static_cast<double>(at_clock[i + 1].second - at_clock[i].second);
-                remote += static_cast<double>(remote_at_clock[i + 1] - remote_at_clock[i]);
-              }
-              m.remote_dram = remote / cfg.reps;
-              m.l2_misses = l2 / cfg.reps;
-              m.l3_misses = l3 / cfg.reps;
+            // Each count on its own: a topology without an L2 (or an L3) has no count for it (-1), the others do.
+            double l2 = 0, l3 = 0, remote = 0;
+            for (std::size_t i = 2 * static_cast<std::size_t>(cfg.warmup); i + 1 < at_clock.size(); i += 2) {
+              l2 += static_cast<double>(at_clock[i + 1].first - at_clock[i].first);
+              l3 += static_cast<double>(at_clock[i + 1].second - at_clock[i].second);
+              remote += static_cast<double>(remote_at_clock[i + 1] - remote_at_clock[i]);
             }
-            char note[200];
-            std::snprintf(note, sizeof note,
-                          "virtual time; per timed repetition: L2 misses %.0f, L3 misses %.0f, remote DRAM lines %.0f",
-                          m.l2_misses, m.l3_misses, m.remote_dram);
-            m.note = note;
+            if (at_clock.front().first >= 0) m.l2_misses = l2 / cfg.reps;
+            if (at_clock.front().second >= 0) m.l3_misses = l3 / cfg.reps;
+            if (remote_at_clock.front() >= 0) m.remote_dram = remote / cfg.reps;
+            auto count = [](double x) { return x >= 0 ? std::to_string(static_cast<long long>(x + 0.5)) : std::string("none (no such cache)"); };
+            m.note = "virtual time; per timed repetition: L2 misses " + count(m.l2_misses) + ", L3 misses " +
+                     count(m.l3_misses) + ", remote DRAM lines " +
+                     (m.remote_dram >= 0 ? std::to_string(static_cast<long long>(m.remote_dram + 0.5)) : std::string("none"));
           } else if (rs) {
             const roost::options o = roost_options(*rs, v, w);
             {
@@ -452,12 +462,12 @@ int preempt_cost(int count);                          // driver/preempt.cpp
 int preempt_barrier(unsigned workers, double bound_s);
 int preempt_timers(int rounds);
 int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,
-                     std::vector<unsigned> workers, const std::string& size);
+                     std::vector<unsigned> workers, const size_choice& size);
 int trace_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,  // trace_overhead.cpp
-                   std::vector<unsigned> workers, const std::string& size);
+                   std::vector<unsigned> workers, const size_choice& size);
 }  // namespace bench
 
-int main(int argc, char** argv) {
+int bench_main(int argc, char** argv) {
   run_config cfg;
   place_buffers();
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -491,19 +501,28 @@ int main(int argc, char** argv) {
     } else if (a == "--trace-overhead") {
       trace_overhead_rounds = to_int("--trace-overhead", value(i), 1);
     } else if (a == "--demo") demo = true;
-    else if (a == "--bench") cfg.benches = split(value(i));
+    else if (a == "--bench") cfg.benches = split(a, value(i));
     else if (a == "--variants") {
-      cfg.variants = split(value(i));
+      cfg.variants = split(a, value(i));
       cfg.variants_named = true;
     }
     else if (a == "--workers") {
       cfg.workers.clear();
       workers_named = true;
-      for (auto& w : split(value(i))) cfg.workers.push_back(static_cast<unsigned>(to_int("--workers", w, 1)));
-      if (cfg.workers.empty()) usage_error("--workers needs at least one count");
+      for (auto& w : split(a, value(i))) {
+        const int n = to_int("--workers", w, 1);
+        if (static_cast<unsigned>(n) > roost::max_workers)
+          usage_error("--workers '" + w + "': expected an integer from 1 to " + std::to_string(roost::max_workers) +
+                      " (roost::max_workers)");
+        cfg.workers.push_back(static_cast<unsigned>(n));
+      }
     } else if (a == "--size") cfg.size = value(i);
-    else if (a == "--small") cfg.sizes = run_config::size_kind::small;
-    else if (a == "--paper") cfg.sizes = run_config::size_kind::paper;
+    else if (a == "--small" || a == "--paper") {
+      const auto kind = a == "--small" ? run_config::size_kind::small : run_config::size_kind::paper;
+      if (cfg.sizes != run_config::size_kind::normal && cfg.sizes != kind)
+        usage_error("--small and --paper: pick one size set");
+      cfg.sizes = kind;
+    }
     else if (a == "--reps") cfg.reps = to_int("--reps", value(i), 1);
     else if (a == "--warmup") cfg.warmup = to_int("--warmup", value(i), 0);
     else if (a == "--rounds") cfg.rounds = to_int("--rounds", value(i), 1);
@@ -529,14 +548,19 @@ int main(int argc, char** argv) {
       return 0;
     } else usage_error("unknown argument '" + a + "'");
   }
+  const bench::size_choice sizes{cfg.size.value_or(""), cfg.sizes == run_config::size_kind::small
+                                                           ? bench::size_choice::set::small
+                                                       : cfg.sizes == run_config::size_kind::paper
+                                                           ? bench::size_choice::set::paper
+                                                           : bench::size_choice::set::normal};
   if (preempt_overhead_rounds > 0)
     return bench::preempt_overhead(preempt_overhead_rounds, cfg.benches,
                                    cfg.variants_named ? cfg.variants : std::vector<std::string>{},
-                                   workers_named ? cfg.workers : std::vector<unsigned>{}, cfg.size.value_or(""));
+                                   workers_named ? cfg.workers : std::vector<unsigned>{}, sizes);
   if (trace_overhead_rounds > 0)
     return bench::trace_overhead(trace_overhead_rounds, cfg.benches,
                                  cfg.variants_named ? cfg.variants : std::vector<std::string>{},
-                                 workers_named ? cfg.workers : std::vector<unsigned>{}, cfg.size.value_or(""));
+                                 workers_named ? cfg.workers : std::vector<unsigned>{}, sizes);
   if (demo) {
     if (cfg.benches.empty()) cfg.benches = {"fib", "fib-invoke", "heat", "heat-ub", "heat2d", "heat2d-pfor", "matmul"};
     cfg.reps = 3;
@@ -565,8 +589,21 @@ int main(int argc, char** argv) {
     }
   }
   if (cfg.size && cfg.benches.size() > 1) usage_error("--size applies to one benchmark; pick it with --bench");
+  if (cfg.size && cfg.sizes != run_config::size_kind::normal) usage_error("--size and --small or --paper: pick one");
   if (cfg.simulated && cfg.topology.empty())
     usage_error("--platform sim needs --topology, the machine to simulate (e.g. \"pack:4 l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1\")");
   if (!cfg.simulated && !cfg.topology.empty()) usage_error("--topology applies to --platform sim (natively, set ROOST_TOPOLOGY)");
   return run(cfg);
+}
+
+// A configuration the runtime refuses (a simulated topology hwloc rejects) or a size a benchmark does not
+// take is the user's input: said as one line and exit status 2, as every other bad argument, not an abort.
+int main(int argc, char** argv) {
+  try {
+    return bench_main(argc, argv);
+  } catch (const roost::config_error& e) {
+    usage_error(e.what());
+  } catch (const bench::size_error& e) {
+    usage_error(e.what());
+  }
 }

@@ -346,7 +346,7 @@ struct bare_ticks {
 }  // namespace
 
 int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,
-                     std::vector<unsigned> workers, const std::string& size) {
+                     std::vector<unsigned> workers, const size_choice& size) {
   if (benches.empty()) benches = {"fib", "heat2d", "matmul"};
   if (variants.empty()) variants = {"ws", "ws-help"};
   if (workers.empty()) workers = {1};

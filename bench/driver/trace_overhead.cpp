@@ -24,7 +24,7 @@
 namespace bench {
 
 int trace_overhead(int rounds, std::vector<std::string> benches, std::vector<std::string> variants,
-                   std::vector<unsigned> workers, const std::string& size) {
+                   std::vector<unsigned> workers, const size_choice& size) {
   if (benches.empty()) benches = {"heat", "heat2d", "fib"};
   if (variants.empty()) variants = {"ws", "ws-help"};
   if (workers.empty()) workers = {2};

@@ -237,3 +237,37 @@ def test_driver_help_names_every_option_it_parses():
     assert {"--bench", "--rounds", "--json", "--hint-error", "--demo", "--list"} <= parsed
     missing = [opt for opt in sorted(parsed) if opt not in run.stdout]
     assert not missing, f"roost-bench --help does not mention {missing}"
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
+    # Each was an uncaught exception (status 134) or silently taken.
+    cases = [(["--bench", "fib", "--variants", "ws", "--workers", "99999", "--small"], "from 1 to 4096"),
+             (["--bench", "fib", "--variants", "ws", "--workers", "1", "--small", "--platform", "sim",
+               "--topology", "garbage!!"], "options::topology='garbage!!'"),
+             (["--bench", "fib", "--variants", "ws", "--workers", "4", "--small", "--platform", "sim",
+               "--topology", "pack:1 core:2 pu:1"], "describes no data cache"),
+             (["--trace-overhead", "1", "--bench", "fib", "--variants", "tbb", "--workers", "1", "--small"],
+              "variant 'tbb' is no roost scheduler"),
+             (["--trace-overhead", "1", "--size", "18"], "--size applies to one benchmark"),
+             (["--bench", "fib", "--variants", "ws,,adws"], "an empty item"),
+             (["--bench", ""], "an empty item"),
+             (["--bench", "fib", "--small", "--paper"], "pick one"),
+             (["--bench", "fib", "--size", "18", "--small"], "pick one")]
+    for args, why in cases:
+        run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 2 and why in run.stderr, (args, run.returncode, run.stderr[-500:])
+        assert "terminate called" not in run.stderr, args
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_overhead_modes_take_small_and_simulated_rows_report_each_cache_they_have():
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--trace-overhead", "1", "--bench", "fib", "--variants", "ws",
+                          "--workers", "1", "--small"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0 and "fib 18 ws" in run.stdout, run.stdout + run.stderr
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat2d", "--variants", "ws", "--workers", "2",
+                          "--reps", "1", "--warmup", "0", "--small", "--platform", "sim", "--topology",
+                          "pack:2 l3:1(size=1MiB) core:1 pu:1"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "L2 misses none (no such cache)" in run.stdout and "L3 misses -1" not in run.stdout, run.stdout
