@@ -12,8 +12,10 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
+#include <cctype>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -44,7 +46,8 @@ const char* kUsage =
     "                      (--trace FILE|- | --generate random|stream --count N [--footprint BYTES]\n"
     "                       [--write-fraction F] [--seed S] [--pus N])\n"
     "  --topology   an hwloc synthetic description or XML file, as ROOST_TOPOLOGY; '' for this machine\n"
-    "  --level      one private cache, nearest first: size (bytes, or with KiB/MiB/GiB) and ways\n"
+    "  --level      one private cache, nearest first: size (bytes, or with KiB/MiB/GiB) and ways; a machine of\n"
+    "               one PU (--topology for several); its ways win over --params, which may not set them too\n"
     "  --params     the memory model's parameters (src/sim/README.md); --mode sets mode=\n"
     "  --trace      lines 'R|W ADDRESS SIZE [PU]'; PU defaults to --pu (0)\n"
     "  --generate   random: SIZE-8 accesses at random 8-byte-aligned addresses of the footprint (default 1GiB);\n"
@@ -52,6 +55,11 @@ const char* kUsage =
 
 [[noreturn]] void usage_error(const std::string& why) {
   std::fprintf(stderr, "roost-cachesim: %s\n%s", why.c_str(), kUsage);
+  std::exit(2);
+}
+// What a trace file holds is not a usage mistake: the one line, without the usage text.
+[[noreturn]] void trace_error(const std::string& why) {
+  std::fprintf(stderr, "roost-cachesim: %s\n", why.c_str());
   std::exit(2);
 }
 
@@ -114,19 +122,20 @@ std::vector<record> read_trace(std::istream& in, const std::string& name, unsign
     std::string op, addr, size, pu;
     if (!(ls >> op)) continue;
     const std::string where = name + ":" + std::to_string(number);
-    if (!(ls >> addr >> size)) usage_error(where + ": '" + line + "': must be 'R|W ADDRESS SIZE [PU]'");
+    if (!(ls >> addr >> size)) trace_error(where + ": '" + line + "': must be 'R|W ADDRESS SIZE [PU]'");
     ls >> pu;
+    if (std::string extra; ls >> extra) trace_error(where + ": '" + line + "': unexpected '" + extra + "'; must be 'R|W ADDRESS SIZE [PU]'");
     record r{};
     if (op == "R" || op == "r" || op == "L" || op == "l") r.write = false;
     else if (op == "W" || op == "w" || op == "S" || op == "s") r.write = true;
-    else usage_error(where + ": operation '" + op + "': must be R or W (L or S)");
+    else trace_error(where + ": operation '" + op + "': must be R or W (L or S)");
     r.addr = parse_u64(addr, where + " address");
-    if (r.addr >= (std::uint64_t{1} << 56)) usage_error(where + ": address " + addr + " must be below 2^56");
+    if (r.addr >= (std::uint64_t{1} << 56)) trace_error(where + ": address " + addr + " must be below 2^56");
     const std::uint64_t sz = parse_u64(size, where + " size");
-    if (sz == 0 || sz > (std::uint64_t{1} << 30)) usage_error(where + ": size " + size + " must be 1 to 2^30 bytes");
+    if (sz == 0 || sz > (std::uint64_t{1} << 30)) trace_error(where + ": size " + size + " must be 1 to 2^30 bytes");
     r.size = static_cast<std::uint32_t>(sz);
     const std::uint64_t p = pu.empty() ? default_pu : parse_u64(pu, where + " PU");
-    if (p >= pus) usage_error(where + ": PU " + pu + " must be below " + std::to_string(pus));
+    if (p >= pus) trace_error(where + ": PU " + pu + " must be below " + std::to_string(pus));
     r.pu = static_cast<std::uint16_t>(p);
     out.push_back(r);
   }
@@ -231,6 +240,18 @@ int run(int argc, char** argv) {
     }
   }
   if (topology.has_value() == !levels.empty()) usage_error("give either --topology or --level (one or more)");
+  if (!levels.empty() && pus != 1)
+    usage_error("--pus " + std::to_string(pus) + ": --level describes one PU's private caches; give --topology "
+                "for a machine of several PUs");
+  if (!levels.empty()) {  // a level's ways come from its --level: the same parameter in --params would be lost
+    std::string lower_params = params;
+    for (char& ch : lower_params) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (std::size_t k = 1; k <= levels.size(); ++k) {
+      const std::string name = "l" + std::to_string(k) + ".ways";
+      if (lower_params.find(name) != std::string::npos)
+        usage_error("--params sets " + name + ", which --level '" + levels[k - 1] + "' sets: give it in one place");
+    }
+  }
   if (trace.has_value() == gen.has_value()) usage_error("give either --trace or --generate");
   if (!mode.empty()) params += " mode=" + mode;
 
@@ -253,13 +274,15 @@ int run(int argc, char** argv) {
   }
   const unsigned num_pus = model->num_pus();
   if (pu >= num_pus) usage_error("--pu " + std::to_string(pu) + ": must be below " + std::to_string(num_pus));
-  if (pus == 0 || pus > num_pus) usage_error("--pus " + std::to_string(pus) + ": must be 1 to " + std::to_string(num_pus));
+  if (pus == 0 || pus > num_pus)
+    usage_error("--pus " + std::to_string(pus) + ": must be 1 to " + std::to_string(num_pus) + " (the topology's PUs)");
 
   std::vector<record> records;
   if (trace) {
     if (*trace == "-") {
       records = read_trace(std::cin, "stdin", static_cast<unsigned>(pu), num_pus);
     } else {
+      if (std::filesystem::is_directory(*trace)) usage_error("--trace '" + *trace + "': a directory, not a trace file");
       std::ifstream in(*trace);
       if (!in) usage_error("--trace '" + *trace + "': cannot open: " + std::strerror(errno));
       records = read_trace(in, *trace, static_cast<unsigned>(pu), num_pus);

@@ -148,8 +148,11 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
       os << what << " has " << bytes_text(c.bytes) << ", not a whole number of sets of " << ways << " ways x "
          << spec.line_bytes << " B lines (" << ways_name << "=" << ways << " from "
          << (c.ways ? "the cache's description" : "preset " + params.preset + " or the parameters")
-         << "); the size must be a multiple of ways x line size: set " << ways_name
-         << " to a divisor of " << c.bytes / spec.line_bytes << " (lines in the cache)";
+         << "); the size must be a multiple of ways x line size: ";
+      if (c.bytes < spec.line_bytes)
+        os << "it is smaller than one line; make it at least " << spec.line_bytes << " B or the line smaller";
+      else
+        os << "set " << ways_name << " to a divisor of " << c.bytes / spec.line_bytes << " (lines in the cache)";
       throw config_error(os.str());
     }
     for (unsigned p : c.pus)

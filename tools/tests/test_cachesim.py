@@ -216,3 +216,23 @@ def test_bad_parameters_are_named_with_what_is_valid(tmp_path):
     no_size = subprocess.run([CACHESIM, "--topology", "pack:2 l3:1 core:1 pu:1", "--trace", str(trace)],
                              capture_output=True, text=True)
     assert no_size.returncode == 2 and "'l3:1' has no size" in no_size.stderr
+
+
+def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
+    trace = tmp_path / "t.txt"
+    trace.write_text("R 0 8\n")
+    extra = tmp_path / "extra.txt"
+    extra.write_text("R 0 8\nR 64 8 0 extra\n")
+    cases = [(["--level", "size=256,ways=1", "--trace", str(tmp_path)], "a directory, not a trace file"),
+             (["--level", "size=256,ways=1", "--pus", "5", "--generate", "stream", "--count", "10"], "one PU"),
+             (["--level", "size=256,ways=1", "--params", "l1.ways=3", "--trace", str(trace)], "give it in one place"),
+             (["--level", "size=256,ways=1", "--line", "512", "--trace", str(trace)], "smaller than one line"),
+             (["--level", "size=256,ways=1", "--trace", str(extra)], "unexpected 'extra'"),
+             (["--topology", "pack:1 l2:1(size=1KiB) core:2 pu:1", "--pus", "3", "--generate", "stream", "--count",
+               "10"], "must be 1 to 2 (the topology's PUs)")]
+    for args, why in cases:
+        run = subprocess.run([CACHESIM, *args], capture_output=True, text=True)
+        assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
+    # A trace's own content is not a usage mistake: its line, without the usage text.
+    run = subprocess.run([CACHESIM, "--level", "size=256,ways=1", "--trace", str(extra)], capture_output=True, text=True)
+    assert "usage:" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
