@@ -698,6 +698,26 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
   remove_trace(file);
 }
 
+// Until the runtime ends, FILE.json is a timeline without events (a viewer opens it), not an empty file: what
+// a program that never destroys its runtime (exit(), std::terminate) leaves behind.
+TEST(TraceFile, TheTimelineIsAnEmptyOneUntilTheRuntimeEnds) {
+  const std::string file = temp("roost_timeline_early.trace");
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+    std::ifstream js(file + ".json");
+    const std::string json((std::istreambuf_iterator<char>(js)), {});
+    EXPECT_EQ(json, "{\"traceEvents\":[]}\n");
+  }
+  std::ifstream js(file + ".json");
+  const std::string json((std::istreambuf_iterator<char>(js)), {});
+  EXPECT_NE(json.find("\"ph\":\"X\""), std::string::npos) << "the runtime's end writes the timeline";
+  remove_trace(file);
+}
+
 TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
   // name: the setting the error names (the option's field when the directory is caught with the options).
   auto expect_config_error = [](const std::string& path, const std::string& reason,

@@ -129,11 +129,18 @@ void tracer::open() {
     write_locked(head.data(), head.size());
   }
   if (failed_.load()) throw fail("cannot write the trace file", write_errno_);
-  // FILE.json is made at the end; creating it now finds a path that cannot be written before the run.
+  // FILE.json is made at the end; creating it now finds a path that cannot be written before the run. Until
+  // then it is a timeline without events, which a viewer opens: a program that ends without destroying its
+  // runtime (exit(), std::terminate) leaves that, not an empty file.
   unique_fd json(::open(json_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
   if (json.fd < 0) {
     const int err = errno;
     throw fail("cannot create its timeline '" + json_path_ + "'", err);
+  }
+  static const char kNoEvents[] = "{\"traceEvents\":[]}\n";
+  if (::write(json.fd, kNoEvents, sizeof kNoEvents - 1) != static_cast<ssize_t>(sizeof kNoEvents - 1)) {
+    const int err = errno;
+    throw fail("cannot write its timeline '" + json_path_ + "'", err);
   }
 }
 
