@@ -590,6 +590,9 @@ int bench_main(int argc, char** argv) {
   }
   if (cfg.size && cfg.benches.size() > 1) usage_error("--size applies to one benchmark; pick it with --bench");
   if (cfg.size && cfg.sizes != run_config::size_kind::normal) usage_error("--size and --small or --paper: pick one");
+  if (bench::current_hint_error().k != bench::hint_error::kind::none &&
+      std::none_of(cfg.benches.begin(), cfg.benches.end(), [](const std::string& b) { return b.rfind("heat2d", 0) == 0; }))
+    usage_error("--hint-error distorts heat2d's work hints; none of the benchmarks named has them");
   if (cfg.simulated && cfg.topology.empty())
     usage_error("--platform sim needs --topology, the machine to simulate (e.g. \"pack:4 l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1\")");
   if (!cfg.simulated && !cfg.topology.empty()) usage_error("--topology applies to --platform sim (natively, set ROOST_TOPOLOGY)");

@@ -253,7 +253,8 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--bench", "fib", "--variants", "ws,,adws"], "an empty item"),
              (["--bench", ""], "an empty item"),
              (["--bench", "fib", "--small", "--paper"], "pick one"),
-             (["--bench", "fib", "--size", "18", "--small"], "pick one")]
+             (["--bench", "fib", "--size", "18", "--small"], "pick one"),
+             (["--bench", "fib", "--hint-error", "det:0.5"], "heat2d's work hints")]
     for args, why in cases:
         run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
                              capture_output=True, text=True, timeout=120)
