@@ -179,6 +179,42 @@ TEST(Options, SimParamsWithAnEmptyPairAreAnError) {
   EXPECT_NO_THROW(roost::resolve(o));
 }
 
+// From a campaign on the simulated platform: pairs separated by spaces gave errors that depended on which
+// table's name came first (or were taken), the cost table's names were case-sensitive unlike the memory
+// model's, and a size that no number of ways divides was told to change its ways.
+TEST(Options, SimParamsAreCommaSeparatedAndTheirNamesAnyCase) {
+  roost::options o;
+  for (const char* spaced : {"l2.ways=16 spawn_ns=5", "spawn_ns=5 l2.ways=16", "l2.ways=16 l3.ways=8"}) {
+    o.sim_params = spaced;
+    expect_mentions(error_of(o), {"options::sim_params", "separated by commas"});
+  }
+  o.sim_params = "Spawn_ns=5, Jitter=0.1, L2.WAYS=16";
+  EXPECT_NO_THROW(roost::resolve(o));
+  o.sim_params = "dram.local_ns=200";
+  o.platform = "sim";
+  o.topology = "pack:1 l2:1(size=64KiB) core:1 pu:1";
+  expect_mentions(roost_test::config_error_of([&] { roost::runtime rt(o); }),
+                  {"options::sim_params", "dram.remote_ns=", "(the preset's)", "dram.local_ns=200"});
+  o.sim_params.reset();
+  o.topology = "pack:2 l3:1(size=1000) core:2 pu:1";
+  expect_mentions(roost_test::config_error_of([&] { roost::runtime rt(o); }),
+                  {"not a whole number of 64 B lines", "multiple of the line size"});
+}
+
+// A simulated worker is one of the machine's PUs, with a clock of its own: 64 workers on 4 PUs ran 21
+// cores' work in a core's time.
+TEST(Options, SimulatedWorkersAreAtMostThePus) {
+  roost::options o;
+  o.platform = "sim";
+  o.topology = "pack:1 l3:1(size=2MiB) l2:4(size=256KiB) core:1 pu:1";
+  o.workers = 8;
+  expect_mentions(roost_test::config_error_of([&] { roost::runtime rt(o); }),
+                  {"options::workers='8'", "has 4", "at most 4 workers"});
+  o.workers = 4;
+  roost::runtime rt(o);
+  EXPECT_EQ(rt.workers(), 4u);
+}
+
 // An enum field set by a cast to a value it does not name is refused, as every other bad field value is.
 TEST(Options, AnAdwsStealValueOutsideItsEnumIsAnError) {
   roost::options o;

@@ -128,6 +128,7 @@ struct options {
 struct resolved_options {
   std::string scheduler;
   unsigned workers = 0;
+  std::string workers_source = "ROOST_WORKERS";  // where a count came from, for errors: or options::workers
   std::string topology;  // empty: the real machine
   std::string topology_source = "ROOST_TOPOLOGY";  // where it came from, for errors: or options::topology
   bool bind = true;

@@ -200,6 +200,7 @@ resolved_options resolve(const options& o) {
   if (o.workers) {
     if (*o.workers == 0 || *o.workers > max_workers) invalid(field_value(workers, *o.workers), workers);
     r.workers = *o.workers;
+    r.workers_source = workers.field;
   } else if (auto s = text_of(workers)) {
     r.workers = static_cast<unsigned>(parse_integer(*s, workers, 1, max_workers));
   }  // else 0: one per PU, filled in once the topology is known

@@ -26,6 +26,12 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   if (o.data_distribution) set_default_distribution(parse_distribution(cfg.data_distribution));
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
+  // Simulated, a worker is one of the machine's PUs, with a clock of its own: more workers than PUs would
+  // each get a core the machine does not have (64 workers on 4 PUs ran 21 cores' work in a core's time).
+  if (cfg.simulated && cfg.workers > tp->num_pus())
+    throw config_error(cfg.workers_source + "='" + std::to_string(cfg.workers) + "': simulated, each worker is one of " +
+                       "the machine's PUs, and " + (tp->is_virtual() ? tp->named() : std::string("this machine")) + " has " + std::to_string(tp->num_pus()) +
+                       "; give at most " + std::to_string(tp->num_pus()) + " workers, or a topology with more PUs");
   // Simulated, the engine is made, started, run and stopped with the simulated platform driving this
   // thread (platform.hpp): its workers are sim threads from the first.
   if (cfg.simulated) sim = std::make_unique<simulation>(cfg, *tp);
