@@ -466,9 +466,12 @@ TEST(SimMemory, ImpossibleCacheGeometriesAreRefusedByName) {
   // Sizes hwloc would wrap or invent are refused when the topology loads, naming the value.
   expect_mentions(error_of([] { model_of("pack:2 l3:1(size=0) core:1 pu:1"); }), {"size=0", "1 byte to 1 TiB"});
   expect_mentions(error_of([] { model_of("pack:2 l3:1(size=-5) core:1 pu:1"); }), {"size=-5"});
-  // A size that is no whole number of sets of the preset's ways x line size.
+  // A size that is no whole number of lines (no number of ways mends it), and one that is no whole number of
+  // sets of the preset's ways x line size.
   expect_mentions(error_of([] { model_of("pack:2 l3:1(size=1000) core:1 pu:1"); }),
-                  {"L3 cache #0", "1000 B", "l3.ways=16", "multiple of ways x line size"});
+                  {"L3 cache #0", "1000 B", "not a whole number of 64 B lines", "multiple of the line size"});
+  expect_mentions(error_of([] { model_of("pack:2 l3:1(size=1536) core:1 pu:1"); }),
+                  {"L3 cache #0", "l3.ways=16", "multiple of ways x line size", "divisor of 24"});
   expect_mentions(error_of([] { model_of("pack:2 l3:1(size=1MiB) core:1 pu:1", "l3.ways=3"); }), {"l3.ways=3"});
   hierarchy_spec s;
   s.source = "test";

@@ -40,6 +40,10 @@ split_params split(const std::string& all, const std::string& source) {
       throw config_error(source + "='" + all + "': an empty pair (a comma with nothing between it and the next "
                          "comma or the end); must be name=value pairs separated by commas");
     const std::size_t b = pair.find_first_not_of(" \t"), eq = pair.find('=');
+    const std::string bare = pair.substr(b, pair.find_last_not_of(" \t\n\r") - b + 1);
+    if (bare.find_first_of(" \t\n\r") != std::string::npos)  // the memory model's own lists allow spaces; this one not
+      throw config_error(source + "='" + all + "': '" + bare + "' is not one name=value pair; pairs are separated by "
+                         "commas");
     const std::string name = b == std::string::npos ? "" : pair.substr(b, (eq == std::string::npos ? pair.size() : eq) - b);
     const std::string trimmed = name.substr(0, name.find_last_not_of(" \t") + 1);
     std::string key = trimmed;

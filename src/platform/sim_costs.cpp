@@ -1,5 +1,7 @@
 #include "platform/sim_costs.hpp"
 
+#include <cctype>
+
 #include <charconv>
 #include <cmath>
 #include <utility>
@@ -61,9 +63,11 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
     }
     const std::size_t eq = pair.find('=');
     const std::string name = trim(pair.substr(0, eq));
+    std::string key = name;  // names are case-insensitive, as the memory model's (configuration.md)
+    for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     const entry* found = nullptr;
     for (const auto& e : kEntries)
-      if (name == e.name) found = &e;
+      if (key == e.name) found = &e;
     if (!found)
       throw config_error(source + ": unknown parameter '" + name + "'; valid: " + valid_names());
     if (eq == std::string::npos)
@@ -71,7 +75,7 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
     const std::string text = trim(pair.substr(eq + 1));
     double v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    const double hi = std::string(found->name) == "jitter" ? 0.5 : 1e15;
+    const double hi = std::string(found->name) == "jitter" ? 0.5 : 1e15;  // found->name: the table's spelling
     if (ec != std::errc{} || end != text.data() + text.size() || !(v >= 0) || v > hi)
       throw config_error(source + ": " + name + "='" + text + "': must be a number in [0, " +
                          (hi == 0.5 ? std::string("0.5") : std::string("1e15")) + "]");

@@ -143,6 +143,9 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
     ways_name += std::to_string(c.level);
     ways_name += ".ways";
     const std::size_t set_bytes = std::size_t{ways} * spec.line_bytes;
+    if (c.bytes >= spec.line_bytes && c.bytes % spec.line_bytes != 0)  // no number of ways mends that
+      throw config_error(what + " has " + bytes_text(c.bytes) + ", not a whole number of " +
+                         std::to_string(spec.line_bytes) + " B lines; make its size a multiple of the line size");
     if (c.bytes % set_bytes != 0 || c.bytes / set_bytes == 0) {
       std::ostringstream os;
       os << what << " has " << bytes_text(c.bytes) << ", not a whole number of sets of " << ways << " ways x "

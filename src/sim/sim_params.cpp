@@ -303,6 +303,7 @@ std::string describe_param_names() {
 
 param_overrides param_overrides::parse(const std::string& text, const std::string& source) {
   param_overrides o;
+  o.source_ = source;
   std::string token;
   auto flush = [&]() {
     if (token.empty()) return;
@@ -331,8 +332,15 @@ param_overrides param_overrides::parse(const std::string& text, const std::strin
 void param_overrides::apply(sim_params& p) const {
   for (const auto& [name, value] : values_) set_value(p, *find_name(name), value);
   if (p.dram_remote_ns < p.dram_local_ns) {
+    auto given = [&](const char* n) {
+      for (const auto& v : values_)
+        if (v.first == n) return true;
+      return false;
+    };
+    auto from = [&](const char* n) { return given(n) ? "" : " (the preset's)"; };
     std::ostringstream os;
-    os << "sim parameters: dram.remote_ns=" << p.dram_remote_ns << " is below dram.local_ns=" << p.dram_local_ns
+    os << (source_.empty() ? std::string("sim parameters") : source_) << ": dram.remote_ns=" << p.dram_remote_ns
+       << from("dram.remote_ns") << " is below dram.local_ns=" << p.dram_local_ns << from("dram.local_ns")
        << "; the remote latency must be at least the local one";
     throw config_error(os.str());
   }

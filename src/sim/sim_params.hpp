@@ -74,6 +74,7 @@ class param_overrides {
   void apply(sim_params& p) const;
 
  private:
+  std::string source_;  // what errors name: the variable or option the text came from
   std::string preset_ = "auto";
   std::vector<std::pair<std::string, std::string>> values_;  // validated, in order
 };

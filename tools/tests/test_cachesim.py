@@ -212,7 +212,9 @@ def test_bad_parameters_are_named_with_what_is_valid(tmp_path):
     assert bad.returncode == 2
     assert "unknown parameter 'l1.wayz'" in bad.stderr and "l1.ways" in bad.stderr and "dram.local_ns" in bad.stderr
     odd = subprocess.run([CACHESIM, "--level", "size=1000,ways=8", "--trace", str(trace)], capture_output=True, text=True)
-    assert odd.returncode == 2 and "not a whole number of sets" in odd.stderr
+    assert odd.returncode == 2 and "not a whole number of 64 B lines" in odd.stderr
+    sets = subprocess.run([CACHESIM, "--level", "size=1024,ways=3", "--trace", str(trace)], capture_output=True, text=True)
+    assert sets.returncode == 2 and "not a whole number of sets" in sets.stderr
     no_size = subprocess.run([CACHESIM, "--topology", "pack:2 l3:1 core:1 pu:1", "--trace", str(trace)],
                              capture_output=True, text=True)
     assert no_size.returncode == 2 and "'l3:1' has no size" in no_size.stderr
