@@ -190,6 +190,11 @@ TEST(Options, SimParamsAreCommaSeparatedAndTheirNamesAnyCase) {
   }
   o.sim_params = "Spawn_ns=5, Jitter=0.1, L2.WAYS=16";
   EXPECT_NO_THROW(roost::resolve(o));
+  // Spaces and line breaks around a pair or its '=' are no separators: let through, as before.
+  for (const char* loose : {"spawn_ns=5,\njitter=0.1", "spawn_ns=5,\r\njitter=0.1", "spawn_ns = 5, preset = generic"}) {
+    o.sim_params = loose;
+    EXPECT_NO_THROW(roost::resolve(o)) << loose;
+  }
   o.sim_params = "dram.local_ns=200";
   o.platform = "sim";
   o.topology = "pack:1 l2:1(size=64KiB) core:1 pu:1";

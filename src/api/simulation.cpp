@@ -34,24 +34,30 @@ split_params split(const std::string& all, const std::string& source) {
   while (pos <= all.size()) {
     std::size_t comma = all.find(',', pos);
     if (comma == std::string::npos) comma = all.size();
-    const std::string pair = all.substr(pos, comma - pos);
+    static constexpr const char* kSpace = " \t\n\r";
+    auto trim = [](const std::string& s) {
+      const std::size_t b = s.find_first_not_of(kSpace);
+      return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(kSpace) - b + 1);
+    };
+    const std::string pair = trim(all.substr(pos, comma - pos));
     pos = comma + 1;
-    if (pair.find_first_not_of(" \t\n\r") == std::string::npos)
+    if (pair.empty())
       throw config_error(source + "='" + all + "': an empty pair (a comma with nothing between it and the next "
                          "comma or the end); must be name=value pairs separated by commas");
-    const std::size_t b = pair.find_first_not_of(" \t"), eq = pair.find('=');
-    const std::string bare = pair.substr(b, pair.find_last_not_of(" \t\n\r") - b + 1);
-    if (bare.find_first_of(" \t\n\r") != std::string::npos)  // the memory model's own lists allow spaces; this one not
-      throw config_error(source + "='" + all + "': '" + bare + "' is not one name=value pair; pairs are separated by "
+    // Spaces around a pair and around its '=' are let through; inside a name or a value they can only
+    // separate two pairs, which this list separates with commas (the memory model's own lists take spaces).
+    const std::size_t eq = pair.find('=');
+    const std::string trimmed = trim(pair.substr(0, eq));
+    const std::string value = eq == std::string::npos ? std::string() : trim(pair.substr(eq + 1));
+    if (trimmed.find_first_of(kSpace) != std::string::npos || value.find_first_of(kSpace) != std::string::npos)
+      throw config_error(source + "='" + all + "': '" + pair + "' is not one name=value pair; pairs are separated by "
                          "commas");
-    const std::string name = b == std::string::npos ? "" : pair.substr(b, (eq == std::string::npos ? pair.size() : eq) - b);
-    const std::string trimmed = name.substr(0, name.find_last_not_of(" \t") + 1);
     std::string key = trimmed;
     for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (!key.empty() && !seen.insert(key).second)
       throw config_error(source + "='" + all + "': '" + trimmed + "' is given twice; give each parameter once");
-    std::string& to = sim::is_param_name(trimmed) || trimmed == "preset" ? out.memory : out.costs;
-    to += (to.empty() ? "" : ",") + pair;
+    std::string& to = sim::is_param_name(trimmed) || key == "preset" ? out.memory : out.costs;
+    to += (to.empty() ? "" : ",") + (eq == std::string::npos ? trimmed : trimmed + "=" + value);
   }
   return out;
 }
@@ -74,7 +80,10 @@ void check_sim_params(const std::string& text, const std::string& source) {
 }
 
 simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
-    : model_(model_of(cfg, tp)), plat_(tp.num_pus(), cfg.sim_seed, costs_of(cfg)), report_path_(cfg.sim_report) {
+    : model_(model_of(cfg, tp)),
+      plat_(tp.num_pus(), cfg.sim_seed, costs_of(cfg)),
+      report_path_(cfg.sim_report),
+      params_source_(cfg.sim_params_source) {
   plat_.set_engine_tls(engine::sim_thread_locals());
   // Where a page lives for the numa scheduler (platform/page_placement.hpp): the model's page map, for pages
   // a task touched already; the allocator's rule answers for distributed memory before that.
@@ -121,25 +130,25 @@ void simulation::watch() {
     std::string task = "?";
     if (const void* t = plat_.running_task())
       task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
-    char why[512];
+    char why[768];
     if (const std::size_t bytes = touch_in_walk_.load(std::memory_order_relaxed)) {
       std::snprintf(why, sizeof why,
                     "worker %u has been inside one roost::touch of %zu bytes for %.0f s of real time (task %s, "
                     "virtual time %.0f ns, seed %llu): the simulated memory hierarchy walks every cache line a "
                     "touch names. Declare the bytes the kernel itself touches (its block, not the whole array), "
-                    "or raise stall_wall_s in ROOST_SIM_PARAMS.",
+                    "or raise stall_wall_s in %s.",
                     plat_.running_thread(), bytes, still_s, task.c_str(), plat_.running_clock(),
-                    static_cast<unsigned long long>(plat_.seed()));
+                    static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
       platform::os::fatal("roost: simulated platform: no progress", why);
     }
     std::snprintf(why, sizeof why,
                   "worker %u has run task %s for %.0f s of real time without reaching a runtime operation "
                   "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task can never see it "
                   "progress here: every simulated worker runs on this one OS thread, and only a runtime "
-                  "operation lets another run. Wait with a task_group instead (stall_wall_s in ROOST_SIM_PARAMS "
+                  "operation lets another run. Wait with a task_group instead (stall_wall_s in %s "
                   "sets this limit).",
                   plat_.running_thread(), task.c_str(), still_s, plat_.running_clock(),
-                  static_cast<unsigned long long>(plat_.seed()));
+                  static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
     platform::os::fatal("roost: simulated platform: no progress", why);
   }
 }

@@ -76,6 +76,7 @@ class simulation final : public touch_consumer {
   platform::sim_platform plat_;
   std::vector<unsigned> pu_of_worker_;
   std::string report_path_;
+  std::string params_source_;  // ROOST_SIM_PARAMS or options::sim_params: where the watchdog says to raise its limit
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;
   bool stopping_ = false;
