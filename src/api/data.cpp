@@ -90,18 +90,28 @@ data& data::add(const region& r) {
   };
   if (regions_.size() < kUnindexed) {
     for (const region& o : regions_) shared(o);
+    regions_.push_back(r);
   } else {
-    if (by_base_.empty())  // the first region past the few: index those before it
+    if (by_base_.empty()) {  // the first region past the few: index those before it, all or none
+      std::multimap<std::uintptr_t, std::size_t> index;
       for (std::size_t i = 0; i < regions_.size(); ++i)
-        by_base_.emplace(reinterpret_cast<std::uintptr_t>(regions_[i].base), i);
+        index.emplace(reinterpret_cast<std::uintptr_t>(regions_[i].base), i);
+      by_base_.swap(index);
+    }
     // A region that shares a byte with r has its base below r's end, and its end above r's base, so its
     // base no further below r's than the longest span.
     const std::uintptr_t from = base > longest_span_ ? base - longest_span_ : 0;
     for (auto it = by_base_.lower_bound(from); it != by_base_.end() && it->first < end; ++it) shared(regions_[it->second]);
-    by_base_.emplace(base, regions_.size());
+    // An allocation that fails leaves the declaration as it was: the vector and its index agree.
+    regions_.push_back(r);
+    try {
+      by_base_.emplace(base, regions_.size() - 1);
+    } catch (...) {
+      regions_.pop_back();
+      throw;
+    }
   }
   longest_span_ = std::max(longest_span_, end - base);
-  regions_.push_back(r);
   return *this;
 }
 
