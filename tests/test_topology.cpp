@@ -214,6 +214,9 @@ TEST(Placement, FewerWorkersThanCpusArePinnedOnALargerVirtualTopology) {
   EXPECT_NE(pl.note.find("3 workers on a virtual topology of 4 PUs"), std::string::npos) << pl.note;
   pl = roost::topo::place_workers(t, 1, true, {});
   EXPECT_NE(pl.note.find("roost: 1 worker on"), std::string::npos) << pl.note;
+  // More workers than PUs share them, so their CPUs: oversubscribed however many CPUs there are.
+  pl = roost::topo::place_workers(topology::load("pack:1 core:1 pu:1"), 2, true, {0, 1});
+  EXPECT_TRUE(pl.oversubscribed);
 }
 
 TEST(Placement, NoBindingLeavesWorkersUnpinned) {

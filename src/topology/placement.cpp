@@ -12,9 +12,10 @@ placement place_workers(const topology& tp, unsigned workers, bool bind, const s
   for (unsigned w = 0; w < workers; ++w) pl.pu_of_worker[w] = w % tp.num_pus();
 
   const std::size_t cpus = allowed.size();
-  // More workers than CPUs. A virtual topology with more PUs than CPUs is not, by itself: workers stand for
-  // PUs 0, 1, ... (at most `workers` of them), each of which has an allowed CPU when the workers fit.
-  pl.oversubscribed = cpus == 0 || workers > cpus;
+  // More workers than CPUs, or than the PUs they stand for (workers w and w + PUs share PU w, so its CPU).
+  // A virtual topology with more PUs than CPUs is not, by itself: workers stand for PUs 0, 1, ... (at most
+  // `workers` of them), each of which has an allowed CPU when the workers fit.
+  pl.oversubscribed = cpus == 0 || workers > cpus || workers > tp.num_pus();
   if (pl.oversubscribed) {
     std::ostringstream os;
     os << "roost: " << workers << " worker" << (workers == 1 ? "" : "s");
