@@ -440,6 +440,8 @@ TEST(TraceSteals, FailedAttemptsAreOneRecordASearch) {
       o.scheduler = sched;
       o.workers = 2;
       o.platform = platform;
+      // Simulated, a worker is one of the topology's PUs: two, whatever CPUs this machine lends the test.
+      if (std::string(platform) == "sim") o.topology = "pack:1 l3:1(size=1MiB) core:2 pu:1";
       o.trace = file;
       roost::runtime rt(o);
       for (int i = 0; i < 50; ++i) ASSERT_EQ(rt.run([] { return fib(14); }), 377);
@@ -719,9 +721,9 @@ TEST(TraceFile, TheTimelineIsAnEmptyOneUntilTheRuntimeEnds) {
 }
 
 TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
-  // name: the setting the error names (the option's field when the directory is caught with the options).
+  // name: the setting the error names: the field the program set (these cases), the variable otherwise.
   auto expect_config_error = [](const std::string& path, const std::string& reason,
-                                const std::string& name = "ROOST_TRACE") {
+                                const std::string& name = "options::trace='") {
     roost::options o;
     o.workers = 1;
     o.trace = path;
@@ -743,7 +745,12 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
   expect_config_error(in_the_way, in_the_way + ".json");
   ::rmdir((in_the_way + ".json").c_str());
   std::remove(in_the_way.c_str());
-  if (::access("/dev/full", W_OK) == 0) expect_config_error("/dev/full", std::strerror(ENOSPC));
+  if (::access("/dev/full", W_OK) == 0) {
+    expect_config_error("/dev/full", std::strerror(ENOSPC));
+    roost_test::scoped_env env("ROOST_TRACE", "/dev/full");  // from the environment: the variable
+    const std::string what = roost_test::config_error_of([] { roost::runtime rt(roost::options{}); });
+    EXPECT_NE(what.find("ROOST_TRACE='/dev/full'"), std::string::npos) << what;
+  }
 
   // The failed runtimes left no tracer installed: another may trace.
   const std::string file = temp("roost_after_errors.trace");
@@ -790,7 +797,7 @@ TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
     } catch (const std::system_error& e) {
       const std::string what = e.what();
       EXPECT_EQ(e.code(), std::errc::no_space_on_device) << what;
-      EXPECT_NE(what.find("ROOST_TRACE='" + file + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("options::trace='" + file + "'"), std::string::npos) << what;
       EXPECT_NE(what.find("writing the trace failed"), std::string::npos) << what;
     }
     EXPECT_EQ(rt.run([] { return fib(18); }), 2584);  // reported already: not again
@@ -814,7 +821,7 @@ TEST(TraceErrors, AWriteErrorAtTheEndIsPrintedByTheDestructor) {
     testing::internal::CaptureStderr();
   }
   const std::string err = testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("roost: ROOST_TRACE='" + file + "': writing the trace failed"), std::string::npos) << err;
+  EXPECT_NE(err.find("roost: options::trace='" + file + "': writing the trace failed"), std::string::npos) << err;
   EXPECT_NE(err.find(std::strerror(ENOSPC)), std::string::npos) << err;
   EXPECT_NE(::access((file + ".json").c_str(), F_OK), 0) << "no timeline of a broken trace";
   remove_trace(file);

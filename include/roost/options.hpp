@@ -135,6 +135,7 @@ struct resolved_options {
   std::size_t stack_size = 0;
   bool verbose = false;
   std::string trace;  // empty: no trace
+  std::string trace_source = "ROOST_TRACE";  // where it came from, for errors: or options::trace
   std::uint32_t trace_depth = ~std::uint32_t{0};  // deepest split recorded where spawned (UINT32_MAX: all)
   bool trace_depth_auto = true;                    // ROOST_TRACE_DEPTH=auto: trace_depth is where it starts
   adws_stealing adws_steal = adws_stealing::adaptive;

@@ -378,6 +378,7 @@ resolved_options resolve(const options& o) {
   if (auto s = text_of(trace, o.trace)) {
     check_file_path(*s, trace.valid);
     r.trace = s->text;
+    r.trace_source = s->name;
   }
   const setting depth{"ROOST_TRACE_DEPTH", "options::trace_depth", "auto, an integer in [0, 1000000] or all",
                       "auto"};

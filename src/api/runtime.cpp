@@ -55,9 +55,9 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
     }
     // Simulated, every task is seen (the simulation charges each), whatever the depth.
     tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, tp->summary(), std::move(c),
-                                             cfg.trace_depth_auto && !sim);
+                                             cfg.trace_depth_auto && !sim, cfg.trace_source);
     if (!trace::install_tracer(tracer.get()))
-      throw config_error("ROOST_TRACE='" + cfg.trace + "': another roost::runtime of this process is tracing; "
+      throw config_error(cfg.trace_source + "='" + cfg.trace + "': another roost::runtime of this process is tracing; "
                          "only one may at a time");
     try {
       tracer->open();  // after the check: the other runtime may be writing this very file

@@ -33,8 +33,8 @@ tracer::lane tracer::make_lane(bool prefault) {
   return l;
 }
 
-tracer::tracer(std::string path, unsigned workers, std::string topology, caches c, bool adaptive)
-    : path_(std::move(path)), json_path_(path_ + ".json"), adaptive_(adaptive) {
+tracer::tracer(std::string path, unsigned workers, std::string topology, caches c, bool adaptive, std::string source)
+    : path_(std::move(path)), source_(std::move(source)), json_path_(path_ + ".json"), adaptive_(adaptive) {
   header_.workers = workers;
   header_.start_ns = platform::os::now_ns();
   header_.start_ticks = ticks();
@@ -109,13 +109,21 @@ void tracer::unmap_lanes() {
   runtime_lane_.buf = nullptr;
 }
 
-tracer::~tracer() { unmap_lanes(); }
+tracer::~tracer() {
+  // Made but never finished: the runtime that owned it failed to start (its constructor threw after
+  // open()), and nobody will read these files; a finished trace is the program's to keep.
+  if (opened_ && !finished_) {
+    ::unlink(path_.c_str());
+    ::unlink(json_path_.c_str());
+  }
+  unmap_lanes();
+}
 
 std::size_t tracer::buffer_bytes() const { return (lanes_.size() + 1) * kLaneBytes; }
 
 void tracer::open() {
   auto fail = [this](const std::string& what, int err) {
-    return config_error("ROOST_TRACE='" + path_ + "': " + what + " (" + std::strerror(err) +
+    return config_error(source_ + "='" + path_ + "': " + what + " (" + std::strerror(err) +
                         "); valid: a file path in an existing directory this process may write to");
   };
   file_.fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -138,10 +146,13 @@ void tracer::open() {
     throw fail("cannot create its timeline '" + json_path_ + "'", err);
   }
   static const char kNoEvents[] = "{\"traceEvents\":[]}\n";
-  if (::write(json.fd, kNoEvents, sizeof kNoEvents - 1) != static_cast<ssize_t>(sizeof kNoEvents - 1)) {
-    const int err = errno;
-    throw fail("cannot write its timeline '" + json_path_ + "'", err);
+  for (std::size_t done = 0; done < sizeof kNoEvents - 1;) {
+    const ssize_t n = ::write(json.fd, kNoEvents + done, sizeof kNoEvents - 1 - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw fail("cannot write its timeline '" + json_path_ + "'", n < 0 ? errno : EIO);
+    done += static_cast<std::size_t>(n);
   }
+  opened_ = true;
 }
 
 void tracer::write_locked(const void* bytes, std::size_t n) {
@@ -242,9 +253,9 @@ void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, 
 }
 
 namespace {
-std::system_error write_error(int err, const std::string& path, const std::string& json_path) {
+std::system_error write_error(int err, const std::string& named, const std::string& json_path) {
   return std::system_error(err, std::generic_category(),
-                           "roost: ROOST_TRACE='" + path + "': writing the trace failed; the file keeps the events "
+                           "roost: " + named + ": writing the trace failed; the file keeps the events "
                            "written before, nothing after, and '" + json_path + "' is not made");
 }
 }  // namespace
@@ -254,7 +265,7 @@ void tracer::rethrow_write_error() {
   std::lock_guard<std::mutex> lk(file_mutex_);
   if (error_reported_) return;
   error_reported_ = true;
-  throw write_error(write_errno_, path_, json_path_);
+  throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
 }
 
 void tracer::finish() {
@@ -278,10 +289,10 @@ void tracer::finish() {
     file_.fd = -1;
   }
   if (failed_.load()) {
-    ::unlink(json_path_.c_str());  // the empty file open() made
+    ::unlink(json_path_.c_str());  // the event-less timeline open() made
     if (!error_reported_) {
       error_reported_ = true;
-      throw write_error(write_errno_, path_, json_path_);
+      throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
     }
     return;
   }

@@ -40,7 +40,9 @@ class tracer final : public touch_consumer {
   static constexpr std::uint32_t kChunkRecords = 2560;
 
   // `adaptive`: ROOST_TRACE_DEPTH=auto on the native platform (below, "The recording depth under auto").
-  tracer(std::string path, unsigned workers, std::string topology, caches c, bool adaptive = false);
+  // `source`: where the path came from (ROOST_TRACE or options::trace), which errors name.
+  tracer(std::string path, unsigned workers, std::string topology, caches c, bool adaptive = false,
+         std::string source = "ROOST_TRACE");
   tracer(const tracer&) = delete;
   ~tracer() override;
 
@@ -239,6 +241,7 @@ class tracer final : public touch_consumer {
   void write_chunk_locked(const lane& l, std::uint16_t id);
 
   std::string path_;
+  std::string source_;  // ROOST_TRACE or options::trace
   std::string json_path_;
   header header_;
   std::vector<lane> lanes_;  // one per worker
@@ -252,6 +255,7 @@ class tracer final : public touch_consumer {
   std::atomic<bool> failed_{false};  // write_errno_ != 0, for the check after each run
   std::atomic<std::uint64_t> chunks_written_{0};
   bool finished_ = false;
+  bool opened_ = false;  // open() made the files
   bool adaptive_ = false;
   double record_ticks_ = 0;
 };
