@@ -63,13 +63,15 @@ const char* kUsage =
   std::exit(2);
 }
 
-std::uint64_t parse_u64(const std::string& s, const std::string& what) {
-  if (s.empty()) usage_error(what + "='': must be a non-negative integer");
+// `in_trace`: a field of a trace's line, whose mistake is the file's (trace_error), not the command's.
+std::uint64_t parse_u64(const std::string& s, const std::string& what, bool in_trace = false) {
+  auto fail = [in_trace](const std::string& why) { in_trace ? trace_error(why) : usage_error(why); };
+  if (s.empty()) fail(what + "='': must be a non-negative integer");
   char* end = nullptr;
   errno = 0;
   const unsigned long long x = std::strtoull(s.c_str(), &end, 0);
   if (*end != '\0' || errno == ERANGE || s[0] == '-' || s[0] == '+' || s[0] == ' ')
-    usage_error(what + "='" + s + "': must be a non-negative integer (decimal or 0x-hex)");
+    fail(what + "='" + s + "': must be a non-negative integer (decimal or 0x-hex)");
   return x;
 }
 
@@ -129,12 +131,12 @@ std::vector<record> read_trace(std::istream& in, const std::string& name, unsign
     if (op == "R" || op == "r" || op == "L" || op == "l") r.write = false;
     else if (op == "W" || op == "w" || op == "S" || op == "s") r.write = true;
     else trace_error(where + ": operation '" + op + "': must be R or W (L or S)");
-    r.addr = parse_u64(addr, where + " address");
+    r.addr = parse_u64(addr, where + " address", true);
     if (r.addr >= (std::uint64_t{1} << 56)) trace_error(where + ": address " + addr + " must be below 2^56");
-    const std::uint64_t sz = parse_u64(size, where + " size");
+    const std::uint64_t sz = parse_u64(size, where + " size", true);
     if (sz == 0 || sz > (std::uint64_t{1} << 30)) trace_error(where + ": size " + size + " must be 1 to 2^30 bytes");
     r.size = static_cast<std::uint32_t>(sz);
-    const std::uint64_t p = pu.empty() ? default_pu : parse_u64(pu, where + " PU");
+    const std::uint64_t p = pu.empty() ? default_pu : parse_u64(pu, where + " PU", true);
     if (p >= pus) trace_error(where + ": PU " + pu + " must be below " + std::to_string(pus));
     r.pu = static_cast<std::uint16_t>(p);
     out.push_back(r);
@@ -241,13 +243,15 @@ int run(int argc, char** argv) {
   }
   if (topology.has_value() == !levels.empty()) usage_error("give either --topology or --level (one or more)");
   if (!levels.empty() && pus != 1)
-    usage_error("--pus " + std::to_string(pus) + ": --level describes one PU's private caches; give --topology "
-                "for a machine of several PUs");
+    usage_error("--pus " + std::to_string(pus) + ": must be 1 with --level, which describes one PU's private "
+                "caches; give --topology for a machine of several PUs");
   if (!levels.empty()) {  // a level's ways come from its --level: the same parameter in --params would be lost
     std::string lower_params = params;
     for (char& ch : lower_params) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     for (std::size_t k = 1; k <= levels.size(); ++k) {
-      const std::string name = "l" + std::to_string(k) + ".ways";
+      std::string name(1, 'l');  // "l1.ways" (not "l" + std::to_string(k): GCC 12 warns -Wrestrict falsely)
+      name += std::to_string(k);
+      name += ".ways";
       if (lower_params.find(name) != std::string::npos)
         usage_error("--params sets " + name + ", which --level '" + levels[k - 1] + "' sets: give it in one place");
     }
@@ -268,7 +272,7 @@ int run(int argc, char** argv) {
     hierarchy_spec spec;
     spec.source = "--level";
     spec.line_bytes = line;
-    spec.num_pus = static_cast<unsigned>(std::max<std::uint64_t>(1, pus));
+    spec.num_pus = 1;  // --level is one PU's chain (--pus is checked above)
     for (std::size_t k = 0; k < levels.size(); ++k) spec.caches.push_back(parse_level(levels[k], static_cast<int>(k), spec.num_pus));
     model.emplace(spec, overrides.resolve(nullptr));
   }

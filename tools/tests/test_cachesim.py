@@ -225,6 +225,8 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
     trace.write_text("R 0 8\n")
     extra = tmp_path / "extra.txt"
     extra.write_text("R 0 8\nR 64 8 0 extra\n")
+    bad_field = tmp_path / "bad_field.txt"
+    bad_field.write_text("R zz 8\n")
     cases = [(["--level", "size=256,ways=1", "--trace", str(tmp_path)], "a directory, not a trace file"),
              (["--level", "size=256,ways=1", "--pus", "5", "--generate", "stream", "--count", "10"], "one PU"),
              (["--level", "size=256,ways=1", "--params", "l1.ways=3", "--trace", str(trace)], "give it in one place"),
@@ -236,5 +238,7 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
         run = subprocess.run([CACHESIM, *args], capture_output=True, text=True)
         assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
     # A trace's own content is not a usage mistake: its line, without the usage text.
-    run = subprocess.run([CACHESIM, "--level", "size=256,ways=1", "--trace", str(extra)], capture_output=True, text=True)
-    assert "usage:" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
+    for trace_file in (extra, bad_field):
+        run = subprocess.run([CACHESIM, "--level", "size=256,ways=1", "--trace", str(trace_file)], capture_output=True,
+                             text=True)
+        assert run.returncode == 2 and "usage:" not in run.stderr and run.stderr.count("\n") == 1, run.stderr

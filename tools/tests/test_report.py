@@ -244,7 +244,7 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
     # Each was an uncaught exception (status 134) or silently taken.
     cases = [(["--bench", "fib", "--variants", "ws", "--workers", "99999", "--small"], "from 1 to 4096"),
              (["--bench", "fib", "--variants", "ws", "--workers", "1", "--small", "--platform", "sim",
-               "--topology", "garbage!!"], "options::topology='garbage!!'"),
+               "--topology", "garbage!!"], "--topology='garbage!!'"),
              (["--bench", "fib", "--variants", "ws", "--workers", "2", "--small", "--platform", "sim",
                "--topology", "pack:1 core:2 pu:1"], "describes no data cache"),
              (["--bench", "fib", "--variants", "ws", "--workers", "4", "--small", "--platform", "sim",
@@ -256,7 +256,11 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--bench", ""], "an empty item"),
              (["--bench", "fib", "--small", "--paper"], "pick one"),
              (["--bench", "fib", "--size", "18", "--small"], "pick one"),
-             (["--bench", "fib", "--hint-error", "det:0.5"], "heat2d's work hints")]
+             (["--bench", "fib", "--hint-error", "det:0.5"], "heat2d's work hints"),
+             (["--bench", "heat2d-pfor", "--hint-error", "det:0.5"], "heat2d's work hints"),
+             (["--trace-overhead", "1", "--bench", "fib", "--hint-error", "det:0.5"], "heat2d's work hints"),
+             (["--trace-overhead", "1", "--bench", "fib", "--size", "18", "--small"], "pick one"),
+             (["--bench", "fib", "--workers", "200000"], "from 1 to 4096")]
     for args, why in cases:
         run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
                              capture_output=True, text=True, timeout=120)
