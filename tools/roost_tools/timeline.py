@@ -143,10 +143,7 @@ def plot_panels(panels: list[tuple[str, Trace]], out: str | Path, colour: str = 
 def image_path(out: str | Path, what: str = "out") -> Path:
     """Where an image asked for as `out` goes: its format from its suffix (png when it has none, which
     matplotlib would add), in an existing directory. ValueError naming `what` (the option) otherwise."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.backend_bases import FigureCanvasBase
 
     p = Path(out)
     if p.is_dir():
@@ -154,8 +151,7 @@ def image_path(out: str | Path, what: str = "out") -> Path:
     if not p.suffix:
         p = p.with_suffix(".png")
     fmt = p.suffix[1:].lower()
-    formats = plt.figure().canvas.get_supported_filetypes()
-    plt.close("all")
+    formats = FigureCanvasBase.get_supported_filetypes()  # what savefig writes; no figure made to ask
     if fmt not in formats:
         raise ValueError(f"{what} {out}: matplotlib writes no '{fmt}' images; use one of {', '.join(sorted(formats))}")
     if not p.parent.is_dir():
