@@ -57,9 +57,22 @@ class idle_state {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     if (asymmetric_) platform::os::heavy_barrier();
     std::uint32_t e = epoch_.load(std::memory_order_acquire);
-    if (!has_work()) platform::os::wait_on(epoch_, e);
+    last_nap_epoch_.store(e, std::memory_order_relaxed);
+    if (!has_work()) {
+      platform::os::wait_on(epoch_, e);
+      naps_ended_.fetch_add(1, std::memory_order_relaxed);
+    }
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
+
+  // For tests (test_runtime.cpp, IdleRuntimeSleeps): how many workers are inside sleep_unless now, the
+  // epoch now and the one the latest sleeper waits on (a sleeper of an older epoch has been woken already,
+  // though on a busy machine it may not have run since), and how many futex waits have returned so far.
+  // A runtime with no work ends with every worker asleep on the current epoch, and then no nap ends.
+  std::uint32_t sleepers_now() const { return sleepers_.load(std::memory_order_relaxed); }
+  std::uint32_t epoch_now() const { return epoch_.load(std::memory_order_relaxed); }
+  std::uint32_t last_nap_epoch() const { return last_nap_epoch_.load(std::memory_order_relaxed); }
+  std::uint64_t naps_ended() const { return naps_ended_.load(std::memory_order_relaxed); }
 
  private:
   // The notifier's half of the Dekker pair: FENCE between the caller's publication and the look at sleepers_.
@@ -71,6 +84,9 @@ class idle_state {
 
   const bool asymmetric_;
   alignas(64) std::atomic<std::uint32_t> sleepers_{0};
+  // On the sleepers' line, written only on the way into and out of a sleep: for tests (above).
+  std::atomic<std::uint64_t> naps_ended_{0};
+  std::atomic<std::uint32_t> last_nap_epoch_{0};
   alignas(64) std::atomic<std::uint32_t> epoch_{0};
 };
 
