@@ -54,7 +54,9 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
       c.llc_bytes = std::max<std::uint64_t>(c.llc_bytes, tp->package_cache_bytes(pu));
     }
     // Simulated, every task is seen (the simulation charges each), whatever the depth.
-    tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, tp->summary(), std::move(c),
+    // A simulated trace's times are virtual: its summary says so, so that roost-analyze never sets one
+    // against a native trace (trace_format.hpp).
+    tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, (sim ? "simulated: " : "") + tp->summary(), std::move(c),
                                              cfg.trace_depth_auto && !sim, cfg.trace_source);
     if (!trace::install_tracer(tracer.get()))
       throw config_error(cfg.trace_source + "='" + cfg.trace + "': another roost::runtime of this process is tracing; "

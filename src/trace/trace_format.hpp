@@ -4,7 +4,8 @@
 // touch as a whole touch record):
 //
 //   header   "ROOSTTRC" (8 bytes) | u32 version = 5 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
-//            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary
+//            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary,
+//              which begins with "simulated: " in a run of the simulated platform (its times are virtual)
 //            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
 //              cache each worker shares: KRD merges the accesses of one domain)
 //   chunks   u32 lane | u32 count | u64 ticks | u64 ns | u64 base | u32 na | u32 nb | u32 ni | u32 0  (48 bytes)

@@ -120,6 +120,10 @@ def decompose(trace_n: Trace, trace_1: Trace, skip: int = 0) -> Decomposition:
     """`skip`: iterations to leave out at the start of both traces (warm-up)."""
     if trace_1.workers != 1:
         raise ValueError(f"the reference trace must come from 1 worker, not {trace_1.workers}")
+    if trace_n.simulated != trace_1.simulated:  # virtual time against real time means nothing
+        which = ("the trace", "the reference") if trace_n.simulated else ("the reference", "the trace")
+        raise ValueError(f"{which[0]} is of a simulated run (virtual time) and {which[1]} of a native one: "
+                         f"trace both on the same platform (ROOST_PLATFORM)")
     n, n_1 = len(iterations(trace_n)), len(iterations(trace_1))
     if n != n_1:  # the same program runs the same iterations, whatever its worker count
         raise ValueError(f"the traces hold {n} and {n_1} iterations (runtime::run calls): the reference must be "

@@ -44,6 +44,11 @@ class Trace:
     records: np.ndarray = field(repr=False)  # lane by lane (workers in order, then the runtime), t_ns since start
     complete: bool = True  # False: no end chunk, the program stopped before its runtime was destroyed
 
+    @property
+    def simulated(self) -> bool:
+        """A run of the simulated platform: its times are virtual (trace_format.hpp's header)."""
+        return self.topology.startswith("simulated: ")
+
     def of_kind(self, *names: str) -> np.ndarray:
         codes = [k for k, v in KIND.items() if v in names]
         return self.records[np.isin(self.records["kind"], codes)]
