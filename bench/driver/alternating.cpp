@@ -41,7 +41,7 @@ alternation_ratios alternate(const alternation& a, int rounds) {
   return out;
 }
 
-int for_each_case(const char* option, const std::vector<std::string>& benches,
+int for_each_case(const char* option, const std::string& heading, const std::vector<std::string>& benches,
                   const std::vector<std::string>& variants, const std::vector<unsigned>& workers,
                   const size_choice& size, const std::function<void(const overhead_case&)>& each) {
   if (!size.size.empty() && benches.size() != 1) {
@@ -61,6 +61,7 @@ int for_each_case(const char* option, const std::vector<std::string>& benches,
       return 2;
     }
   }
+  bool started = false;
   for (const std::string& bn : benches) {
     const benchmark_def* b = find_benchmark(bn);
     if (!b || !b->roost) {
@@ -79,6 +80,8 @@ int for_each_case(const char* option, const std::vector<std::string>& benches,
       std::fprintf(stderr, "roost-bench: %s: %s\n", option, e.what());
       return 2;
     }
+    if (!started) std::printf("%s\n", heading.c_str());
+    started = true;
     for (const std::string& v : variants)
       for (unsigned w : workers) {
         std::printf("  %s %s %s, %u worker%s\n", bn.c_str(), sz.c_str(), v.c_str(), w, w == 1 ? "" : "s");

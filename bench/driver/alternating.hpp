@@ -54,10 +54,11 @@ struct size_choice {
   std::string size;
   enum class set { normal, small, paper } which = set::normal;
 };
-// Calls `each` for every benchmark x variant x worker count, after a line naming the case. 2 when a
-// benchmark has no roost version, a variant is no roost scheduler, --size names several benchmarks or
-// does not fit the benchmark (each said on stderr, for `option`), else 0.
-int for_each_case(const char* option, const std::vector<std::string>& benches,
+// Calls `each` for every benchmark x variant x worker count, after a line naming the case; `heading` comes
+// first, once the first benchmark's size was found good. 2 when a benchmark has no roost version, a variant
+// is no roost scheduler, --size names several benchmarks or does not fit the benchmark (each said on
+// stderr, for `option`; where it is the first benchmark, nothing was printed before), else 0.
+int for_each_case(const char* option, const std::string& heading, const std::vector<std::string>& benches,
                   const std::vector<std::string>& variants, const std::vector<unsigned>& workers,
                   const size_choice& size, const std::function<void(const overhead_case&)>& each);
 // One run of the case's benchmark on rt, timed from just after `before` to just before `after`; false in

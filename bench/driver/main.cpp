@@ -264,9 +264,8 @@ int run(const run_config& cfg) {
     if (!json) usage_error("cannot write --json file '" + cfg.json + "'");
   }
   bool all_ok = true;
-  double c2c_best = bench::core_to_core_round_trip_ns();
-  if (c2c_best >= 0) std::printf("core-to-core round trip of a cache line: %.0f ns\n", c2c_best);
-  print_header();
+  double c2c_best = -1;
+  bool started = false;
   for (const auto& bn : cfg.benches) {
     const benchmark_def& b = *bench::find_benchmark(bn);
     std::string size = cfg.size ? *cfg.size
@@ -278,6 +277,12 @@ int run(const run_config& cfg) {
       p = b.prepare(size);  // computes the serial reference
     } catch (const bench::size_error& e) {
       usage_error(e.what());
+    }
+    if (!started) {  // after the first size was found good: a bad one is the run's only output
+      started = true;
+      c2c_best = bench::core_to_core_round_trip_ns();
+      if (c2c_best >= 0) std::printf("core-to-core round trip of a cache line: %.0f ns\n", c2c_best);
+      print_header();
     }
     double serial_s = 0;
     std::map<std::pair<std::string, unsigned>, double> time_of;  // this round's, by variant and workers

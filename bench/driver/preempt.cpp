@@ -365,10 +365,10 @@ int preempt_overhead(int rounds, std::vector<std::string> benches, std::vector<s
                             {"off again (control)", "off", nullptr}};
   constexpr int kConfigs = 7;
   install_bare_tick_handler();
-  std::printf("Preemption's overhead at a 1 ms interval against off: median of %d interleaved rounds (quartiles), "
-              "process CPU time and wall time\n", rounds);
+  const std::string heading = "Preemption's overhead at a 1 ms interval against off: median of " +
+                              std::to_string(rounds) + " interleaved rounds (quartiles), process CPU time and wall time";
   bool all_ok = true;
-  const int status = for_each_case("--preempt-overhead", benches, variants, workers, size, [&](const overhead_case& c) {
+  const int status = for_each_case("--preempt-overhead", heading, benches, variants, workers, size, [&](const overhead_case& c) {
     double preempted[kConfigs] = {}, deferred[kConfigs] = {};  // per timed run, summed
     std::vector<bare_ticks> bare(kConfigs);
     alternation a;

@@ -31,10 +31,10 @@ int trace_overhead(int rounds, std::vector<std::string> benches, std::vector<std
   const std::string file =
       (std::filesystem::temp_directory_path() / ("roost-bench-" + std::to_string(::getpid()) + ".trace")).string();
   const char* names[] = {"untraced", "traced (ROOST_TRACE)", "untraced again (control)"};
-  std::printf("ROOST_TRACE's overhead against untraced: median of %d interleaved rounds (quartiles), process CPU "
-              "time and wall time\n", rounds);
+  const std::string heading = "ROOST_TRACE's overhead against untraced: median of " + std::to_string(rounds) +
+                              " interleaved rounds (quartiles), process CPU time and wall time";
   bool all_ok = true;
-  const int status = for_each_case("--trace-overhead", benches, variants, workers, size, [&](const overhead_case& c) {
+  const int status = for_each_case("--trace-overhead", heading, benches, variants, workers, size, [&](const overhead_case& c) {
     alternation a;
     a.configs = 3;
     a.make = [&](int k) {

@@ -260,12 +260,17 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--bench", "heat2d-pfor", "--hint-error", "det:0.5"], "heat2d's work hints"),
              (["--trace-overhead", "1", "--bench", "fib", "--hint-error", "det:0.5"], "heat2d's work hints"),
              (["--trace-overhead", "1", "--bench", "fib", "--size", "18", "--small"], "pick one"),
-             (["--bench", "fib", "--workers", "200000"], "from 1 to 4096")]
+             (["--bench", "fib", "--workers", "200000"], "from 1 to 4096"),
+             (["--bench", "fib", "--size", "abc", "--variants", "ws"], "size 'abc' for fib"),
+             (["--trace-overhead", "1", "--bench", "fib", "--size", "x"], "size 'x' for fib"),
+             (["--preempt-overhead", "1", "--bench", "heat2d", "--size", "3"], "for heat2d")]
     for args, why in cases:
         run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 2 and why in run.stderr, (args, run.returncode, run.stderr[-500:])
         assert "terminate called" not in run.stderr, args
+        if "--size" in args:  # a bad size is found before anything is measured: the error is the only output
+            assert run.stdout == "", (args, run.stdout)
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
