@@ -133,6 +133,54 @@ TEST(NumaDeal, DealtByWritesATaskGoesToItsOutputsNodeWhateverItsSize) {
   roost::numa_free(a);
 }
 
+// Memory placed by a rule is counted by the rule, exactly, however large: footprint() sampled every
+// step-th page, which aliased with fine's round robin (a step of 4 on 8 nodes saw nodes 0 and 4 only, a
+// step of 8 node 0 alone), so a task over an evenly spread array was dealt to one node. Rows and coarse
+// parts too.
+TEST(NumaDeal, MemoryPlacedByARuleIsCountedByTheRuleExactly) {
+  numa_engine e = make(kSeed002);
+  for (std::size_t pages : {std::size_t{1024}, std::size_t{2048}, std::size_t{4096 + 3}}) {
+    char* a = static_cast<char*>(roost::numa_alloc(pages * kPage, roost::distribution::fine));
+    const std::vector<double> d = e.policy().footprint(roost::data{roost::reads(a + 100, pages * kPage - 100)});
+    for (unsigned n = 0; n < 8; ++n) {
+      const double want = static_cast<double>((pages / 8 + (n < pages % 8 ? 1 : 0)) * kPage) - (n == 0 ? 100 : 0);
+      EXPECT_EQ(d[n], want) << pages << " pages, node " << n;
+    }
+    if (pages % 8 == 0) EXPECT_EQ(e.policy().deal(3, d), 3u) << pages << " pages: an even footprint stays here";
+    // A column of 8-byte elements, one every 3 pages: rows land on nodes 0, 3, 6, 1, 4, 7, 2, 5, ...
+    const std::size_t rows = pages / 3;
+    const std::vector<double> col = e.policy().footprint(roost::data{roost::reads_rows(a, 8, rows, 3 * kPage)});
+    for (unsigned n = 0; n < 8; ++n) {
+      std::size_t on_n = 0;
+      for (std::size_t i = 0; i < rows; ++i) on_n += (3 * i) % 8 == n;
+      EXPECT_EQ(col[n], 8.0 * static_cast<double>(on_n)) << pages << " pages, column, node " << n;
+    }
+    roost::numa_free(a);
+  }
+  // Coarse in 4 parts of 300 pages: the region from the middle of part 1 to the middle of part 3.
+  char* c = static_cast<char*>(roost::numa_alloc(1200 * kPage, roost::distribution::coarse, 4));
+  const int first = roost::platform::page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(c), 8);
+  const std::vector<double> d = e.policy().footprint(roost::data{roost::reads(c + 450 * kPage, 600 * kPage)});
+  for (int n = 0; n < 8; ++n) {
+    const int part = (n - first + 8) % 8;
+    const double want = part == 1 || part == 3 ? 150.0 * kPage : part == 2 ? 300.0 * kPage : 0.0;
+    EXPECT_EQ(d[static_cast<unsigned>(n)], want) << "coarse, node " << n;
+  }
+  roost::numa_free(c);
+}
+
+// What a declaration costs to deal does not grow with its size: one of 2^46 bytes, and one of 2^27 rows,
+// are sampled (it visited every page: 10 TB took 14 s, and a simulated run was stopped as stuck).
+TEST(NumaDeal, AHugeDeclarationIsSampledNotWalked) {
+  numa_engine e = make(kSeed002);
+  const void* far = reinterpret_cast<const void*>(std::uintptr_t{1} << 20);
+  for (const roost::data& d : {roost::data{roost::reads(far, std::size_t{1} << 46)},
+                               roost::data{roost::reads_rows(far, 8, std::size_t{1} << 27, 64)}}) {
+    const std::vector<double> f = e.policy().footprint(d);
+    EXPECT_LE(std::accumulate(f.begin(), f.end(), 0.0), static_cast<double>(d.bytes()) * (1 + 1e-9));
+  }
+}
+
 // ---- Algorithm 2 --------------------------------------------------------------------------------------
 
 TEST(NumaSearch, OtherNodesAreSearchedNearestFirst) {

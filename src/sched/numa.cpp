@@ -16,9 +16,43 @@ const std::atomic<detail::job*> kNothingRunsFirst{nullptr};
 
 void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
-// Pages looked up per region at most: a larger region is sampled evenly (its bytes scaled), so that
-// dealing a task costs the same however much it declares.
+// Pages looked up per region at most: a larger region is sampled (its bytes scaled), so that dealing a
+// task costs the same however much it declares.
 constexpr std::size_t kMaxPagesPerRegion = 256;
+constexpr std::size_t kMaxRowsCounted = 1 << 16;
+
+// Which item of a stratum footprint() looks up: a fixed function of the stratum's index (splitmix64's
+// finalizer), so that the same declaration is always sampled the same way.
+std::size_t stratum_hash(std::size_t i);
+
+// The one item of run i (items [i * step, i * step + size)) that footprint() looks at.
+std::size_t pick(std::size_t i, std::size_t size) { return size <= 1 ? 0 : stratum_hash(i) % size; }
+
+// Adds `weight` times the bytes [x, y) (offsets into a distributed allocation) to D, by the rule that puts
+// unit j of the allocation (a page for fine, a part for coarse) on node (first_node + j) mod D.size().
+void spread_by_units(std::vector<double>& D, std::size_t x, std::size_t y, std::size_t unit, std::size_t first_node,
+                     double weight) {
+  if (x >= y) return;
+  const std::size_t n = D.size();
+  const auto node = [&](std::size_t j) { return (first_node + j) % n; };
+  const std::size_t j0 = x / unit, j1 = (y - 1) / unit;
+  if (j0 == j1) {
+    D[node(j0)] += weight * static_cast<double>(y - x);
+    return;
+  }
+  D[node(j0)] += weight * static_cast<double>((j0 + 1) * unit - x);
+  D[node(j1)] += weight * static_cast<double>(y - j1 * unit);
+  const std::size_t whole = j1 - j0 - 1;  // units j0 + 1 .. j1 - 1, each on the next node
+  for (std::size_t k = 0; k < n && k < whole; ++k)
+    D[node(j0 + 1 + k)] += weight * static_cast<double>(unit) * static_cast<double>(whole / n + (k < whole % n ? 1 : 0));
+}
+
+std::size_t stratum_hash(std::size_t i) {
+  std::uint64_t z = static_cast<std::uint64_t>(i) + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<std::size_t>(z ^ (z >> 31));
+}
 
 }  // namespace
 
@@ -69,29 +103,68 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
   for (const region& r : d) {
     const std::size_t bytes = r.bytes();
     if (bytes == 0 || (writes_only && r.mode == access::read)) continue;
-    // The pages the region spans, row by row; sampled when there are many.
-    std::size_t pages = 0;
-    for (std::size_t row = 0; row < r.rows; ++row) {
-      const auto a = reinterpret_cast<std::uintptr_t>(r.base) + row * r.stride;
-      pages += (a + r.row_bytes - 1) / page - a / page + 1;
-    }
-    const std::size_t step = (pages + kMaxPagesPerRegion - 1) / kMaxPagesPerRegion;
-    const double per_page = static_cast<double>(bytes) / static_cast<double>(pages) * static_cast<double>(step);
-    platform::placed_range range;
-    bool have_range = false;
-    std::size_t k = 0;
-    for (std::size_t row = 0; row < r.rows; ++row) {
-      const auto a = reinterpret_cast<std::uintptr_t>(r.base) + row * r.stride;
-      for (std::uintptr_t p = a / page * page; p < a + r.row_bytes; p += page, ++k) {
-        if (k % step) continue;
-        // One registry lookup per run of pages of one distributed allocation.
-        if (!have_range || p < range.base || p - range.base >= range.bytes)
-          have_range = platform::page_placement::find(p, range);
-        int node = have_range ? platform::page_placement::node_by_rule(range, p, num_nodes_)
-                              : platform::page_placement::unknown;
-        if (node < 0) node = platform::page_placement::node_now(p, num_nodes_);  // the rule was asked above
-        if (node >= 0) D[static_cast<unsigned>(node)] += per_page;
+    const auto row_base = [&](std::size_t row) { return reinterpret_cast<std::uintptr_t>(r.base) + row * r.stride; };
+    // A region of more rows than kMaxRowsCounted is taken by a sample of its rows (kMaxPagesPerRegion of
+    // them, one in each run of `row_step`, at a place a fixed hash picks), each weighing for its run, so
+    // that what a spawn costs does not grow with its declaration (a spawn that declared 10 TB visited
+    // every page and took 14 s, and a simulated run was stopped as stuck).
+    const std::size_t row_step = r.rows > kMaxRowsCounted ? (r.rows + kMaxPagesPerRegion - 1) / kMaxPagesPerRegion : 1;
+    const auto for_each_row = [&](auto&& row_fn) {  // row_fn(row, weight)
+      for (std::size_t i = 0; i * row_step < r.rows; ++i) {
+        const std::size_t size = std::min(row_step, r.rows - i * row_step);
+        row_fn(i * row_step + pick(i, size), static_cast<double>(size));
       }
+    };
+    // Memory placed by a rule (fine, coarse) that holds the whole region: each row's bytes are split over
+    // the nodes exactly, in a few steps whatever their size. Sampling its pages would alias with the rule:
+    // every 4th page of a fine array on 8 nodes lies on nodes 0 and 4 alone.
+    platform::placed_range range;
+    const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(r.base);
+    const std::uintptr_t hi = row_base(r.rows - 1) + r.row_bytes;  // one past the last byte
+    if (platform::page_placement::find(lo, range) && range.rule != platform::page_rule::first_touch &&
+        hi - range.base <= range.bytes) {
+      const bool fine = range.rule == platform::page_rule::round_robin;
+      const std::size_t unit = fine ? page : range.part_bytes;
+      const std::size_t first_node = fine ? 0 : static_cast<std::size_t>(range.first_part % num_nodes_);
+      for_each_row([&](std::size_t row, double weight) {
+        spread_by_units(D, row_base(row) - range.base, row_base(row) - range.base + r.row_bytes, unit, first_node, weight);
+      });
+      continue;
+    }
+    // Anything else, page by page, where the page lies now (the simulator's page map or move_pages(2)): one
+    // page of every `step` is looked up, at a place a fixed hash picks inside each run, at most
+    // kMaxPagesPerRegion of them.
+    bool have_range = false;
+    const auto add_page = [&](std::uintptr_t p, double weight) {
+      // One registry lookup per run of pages of one distributed allocation.
+      if (!have_range || p < range.base || p - range.base >= range.bytes) have_range = platform::page_placement::find(p, range);
+      int node = have_range ? platform::page_placement::node_by_rule(range, p, num_nodes_) : platform::page_placement::unknown;
+      if (node < 0) node = platform::page_placement::node_now(p, num_nodes_);  // the rule was asked above
+      if (node >= 0) D[static_cast<unsigned>(node)] += weight;
+    };
+    const auto pages_of_row = [&](std::size_t row) {
+      const std::uintptr_t a = row_base(row);
+      return (a + r.row_bytes - 1) / page - a / page + 1;
+    };
+    if (row_step > 1) {
+      const double per_row = static_cast<double>(r.row_bytes);
+      for_each_row([&](std::size_t row, double weight) { add_page(row_base(row) / page * page, per_row * weight); });
+      continue;
+    }
+    std::size_t pages = 0;
+    for (std::size_t row = 0; row < r.rows; ++row) pages += pages_of_row(row);
+    const std::size_t step = (pages + kMaxPagesPerRegion - 1) / kMaxPagesPerRegion;
+    const double per_page = static_cast<double>(bytes) / static_cast<double>(pages);
+    std::size_t first = 0;  // the index, over the whole region, of this row's first page
+    for (std::size_t row = 0; row < r.rows; ++row) {
+      const std::size_t n = pages_of_row(row);
+      const std::uintptr_t p0 = row_base(row) / page * page;
+      for (std::size_t i = first / step; i * step < first + n; ++i) {  // the runs this row's pages meet
+        const std::size_t size = std::min(step, pages - i * step);
+        const std::size_t k = i * step + pick(i, size);
+        if (k >= first && k < first + n) add_page(p0 + (k - first) * page, per_page * static_cast<double>(size));
+      }
+      first += n;
     }
   }
   return D;
