@@ -182,6 +182,93 @@ TEST_P(Preempt, RandomTreesWithSpinnersAreExactAtA100usInterval) {
   }
 }
 
+// Worker 0's timer ticks until the end of runtime::run, after the run has given back the stacks of the
+// fibers its preempted tasks left (engine_base::run_root). A tick there read the fiber the thread last
+// ran, whose stack a munmap was unmapping: a crash (found by an outside-user campaign with this program).
+// A race, which a loaded machine makes likely: the ASan build of this test failed 4 of 10 times with two
+// copies of it and two busy loops running, and not once in 10 with the fix.
+TEST(PreemptThread, ATickAtTheEndOfARunFindsNoFiber) {
+  roost::runtime rt(preempting("ws", 3, "50us", "aligned", "signal"));
+  const long want = 200000L * 199999L / 2;
+  for (int rep = 0; rep < 5; ++rep) {
+    // Spinners released by a later sibling, each with nested loops and a nested group of its own.
+    std::atomic<int> go{0};
+    std::atomic<long> sum{0}, done{0};
+    rt.run([&] {
+      roost::task_group g;
+      for (int i = 0; i < 3; ++i)
+        g.run([&] {
+          spin_until(go);
+          sum.fetch_add(roost::parallel_reduce(0L, 200000L, 1000, 0L,
+                                               [](long lo, long hi) {
+                                                 long a = 0;
+                                                 for (long k = lo; k < hi; ++k) a += k;
+                                                 return a;
+                                               },
+                                               [](long a, long b) { return a + b; }));
+          std::atomic<int> inner{0};
+          roost::task_group g2;
+          g2.run([&] { spin_until(inner); });
+          g2.run([&] { inner.store(1, std::memory_order_release); });
+          g2.wait();
+          roost::parallel_for(0, 100000, 997, [&](int lo, int hi) { done.fetch_add(hi - lo); });
+        });
+      g.run([&] { go.store(1, std::memory_order_release); });
+      g.wait();
+    });
+    EXPECT_EQ(sum.load(), 3 * want) << "rep " << rep;
+    EXPECT_EQ(done.load(), 300000) << "rep " << rep;
+    // Spinners that throw once released: one exception comes out.
+    std::atomic<int> go2{0}, finished{0};
+    EXPECT_THROW(rt.run([&] {
+      roost::task_group g;
+      for (int i = 0; i < 3; ++i)
+        g.run([&] {
+          spin_until(go2);
+          finished.fetch_add(1);
+          throw std::runtime_error("after the spin");
+        });
+      g.run([&] { go2.store(1, std::memory_order_release); });
+      g.wait();
+    }),
+                 std::runtime_error);
+    EXPECT_EQ(finished.load(), 3) << "rep " << rep;
+    // Spinners whose loops are long enough to be preempted, and catch an exception from deep inside.
+    std::atomic<int> go3{0}, caught{0};
+    rt.run([&] {
+      roost::task_group g;
+      for (int i = 0; i < 3; ++i)
+        g.run([&] {
+          spin_until(go3);
+          try {
+            roost::parallel_for(0, 1000, 10, [&](int lo, int) {
+              volatile long x = 0;
+              for (int k = 0; k < 20000; ++k) x = x + k;
+              if (lo == 500) throw std::logic_error("deep");
+            });
+          } catch (const std::logic_error&) {
+            caught.fetch_add(1);
+          }
+        });
+      g.run([&] { go3.store(1, std::memory_order_release); });
+      g.wait();
+    });
+    EXPECT_EQ(caught.load(), 3) << "rep " << rep;
+    // A root that waits for its child's flag, computes long enough to be preempted, and throws.
+    std::atomic<int> flag{0};
+    EXPECT_THROW(rt.run([&] {
+      roost::task_group g;
+      g.run([&] { flag.store(1, std::memory_order_release); });
+      spin_until(flag);
+      g.wait();
+      volatile long x = 0;
+      for (long k = 0; k < 3000000; ++k) x = x + k;
+      throw 42;
+    }),
+                 int);
+  }
+}
+
 TEST_P(Preempt, APreemptedTaskThatThrowsStillDeliversItsException) {
   for (const char* mode : {"signal", "klt"}) {
   roost::runtime rt(preempting(GetParam(), 1, "1ms", "aligned", mode));

@@ -235,6 +235,10 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   boot.frame = static_cast<detail::task_frame*>(root);
   // Back when worker 0 found `done` set (engine.hpp, go_home), on this thread.
   serve(w, self, first, boot);
+  // No fiber runs on this thread from here: a tick (worker 0's timer is armed until stop_serving below)
+  // must not read the fiber it last ran, which the trims below may unmap (a tick inside their munmap
+  // read the unmapped fiber and crashed).
+  detail::t_running_fiber = nullptr;
   // Worker 0 has no sleep of its own between calls, where the others give back the stack pages of deep
   // tasks: at the end of the first call and of every 256th it looks at the four fibers it parked last (the
   // root's, and those of the last tasks it ran), so a program does not keep a deep recursion's pages for
@@ -248,7 +252,6 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // Before the thread is no worker: a tick after it finds no fiber.
   if (self) stop_serving(w, *self);
   set_current_worker(nullptr);
-  detail::t_running_fiber = nullptr;
   w.release_lent_thread();
 }
 
