@@ -153,6 +153,7 @@ struct resolved_options {
   std::string sim_params_source = "ROOST_SIM_PARAMS";  // where they came from, for errors
   bool preempt = false;            // ROOST_PREEMPT=signal or klt
   bool preempt_klt = false;        // ROOST_PREEMPT=klt
+  std::string preempt_source = "ROOST_PREEMPT";  // where it came from, for errors: or options::preempt
   std::uint64_t preempt_interval_ns = 1'000'000;
   preempt_timer_design preempt_timer = preempt_timer_design::aligned;  // ROOST_PREEMPT_TIMER
 };

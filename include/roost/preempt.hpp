@@ -38,7 +38,8 @@
 // An interrupted system call is restarted (SA_RESTART) where the kernel allows it; those it never restarts
 // (poll, epoll_wait, nanosleep and the others signal(7) lists) return EINTR as they would for any signal.
 // The signal is SIGURG: a program with its own SIGURG handler cannot use ROOST_PREEMPT (a config_error says
-// so), and a thread calling runtime::run with SIGURG blocked is warned once.
+// so; one installed after the runtime was made is a usage_error at the next runtime::run), and a thread
+// calling runtime::run with SIGURG blocked is warned once.
 #pragma once
 #include <cstdint>
 

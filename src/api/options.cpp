@@ -350,6 +350,7 @@ resolved_options resolve(const options& o) {
     if (x != "off" && x != "signal" && x != "klt") invalid(*s, preempt);
     r.preempt = x != "off";
     r.preempt_klt = x == "klt";
+    r.preempt_source = s->name;
     if (r.preempt && r.simulated)
       fail(*s, "preemption needs the native platform (ROOST_PLATFORM=native): simulated, every worker is a "
                "user-level thread on one OS thread in virtual time, where no timer signal can interrupt a task");

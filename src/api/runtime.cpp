@@ -4,6 +4,7 @@
 
 #include "api/runtime_core.hpp"
 #include "engine/observe.hpp"
+#include "engine/preemption.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
 #include "roost/errors.hpp"
@@ -131,6 +132,7 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
                       "nest run() of the runtime it runs on");
   }
   std::lock_guard<std::mutex> lk(iteration_mutex_);
+  if (const engine::preemption_timers* p = eng->preemption()) p->check_handler();
   struct root_state {
     void (*fn)(void*);
     void* arg;

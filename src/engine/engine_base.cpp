@@ -104,7 +104,8 @@ void engine_base::start() {
   if (cfg_.preempt) {
     std::vector<worker*> ws;
     for (auto& w : workers_) ws.push_back(w.get());
-    preempt_ = std::make_unique<preemption_timers>(cfg_.preempt_interval_ns, cfg_.preempt_timer, ws);
+    preempt_ = std::make_unique<preemption_timers>(cfg_.preempt_interval_ns, cfg_.preempt_timer, ws,
+                                                   cfg_.preempt_source + "='" + (cfg_.preempt_klt ? "klt" : "signal") + "'");
     // Spares for the tasks preempted by KLT-switching, by default or by their own choice (roost::preempt_as):
     // under ROOST_PREEMPT=klt one per worker from the start, so that the first tick finds one; more as ticks
     // ask.

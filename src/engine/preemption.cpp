@@ -64,18 +64,19 @@ void on_preempt_tick(void* ucontext) {
 }
 
 preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_design design,
-                                     std::vector<worker*> workers)
+                                     std::vector<worker*> workers, const std::string& setting)
     : interval_ns_(interval_ns),
       design_(design),
       base_ns_(platform::native_platform::now_ns()),
       workers_(std::move(workers)),
+      setting_(setting),
       tids_(new std::atomic<long>[workers_.size()]),
       chain_seen_(new std::atomic<std::uint64_t>[workers_.size()]) {
   for (std::size_t i = 0; i < workers_.size(); ++i) {
     tids_[i].store(0, std::memory_order_relaxed);
     chain_seen_[i].store(0, std::memory_order_relaxed);
   }
-  platform::preempt::install(&on_preempt_tick);
+  platform::preempt::install(&on_preempt_tick, setting);
 }
 
 void preemption_timers::pass_on(unsigned from) {
@@ -95,6 +96,8 @@ void preemption_timers::pass_on(unsigned from) {
 }
 
 preemption_timers::~preemption_timers() { platform::preempt::uninstall(); }
+
+void preemption_timers::check_handler() const { platform::preempt::check_installed(setting_); }
 
 void preemption_timers::check_mask_here(unsigned id) {
   if (!platform::preempt::blocked_here()) return;

@@ -37,7 +37,11 @@ void on_preempt_tick(void* ucontext);
 class preemption_timers {
  public:
   // workers: the runtime's, by id; they outlive this object's last tick.
-  preemption_timers(std::uint64_t interval_ns, preempt_timer_design design, std::vector<worker*> workers);
+  // setting: what turned preemption on (e.g. "ROOST_PREEMPT='signal'"), for the handler's errors.
+  preemption_timers(std::uint64_t interval_ns, preempt_timer_design design, std::vector<worker*> workers,
+                    const std::string& setting);
+  // Before each run: the tick's handler is still roost's (platform::preempt::check_installed).
+  void check_handler() const;
   ~preemption_timers();
   preemption_timers(const preemption_timers&) = delete;
 
@@ -62,6 +66,7 @@ class preemption_timers {
   preempt_timer_design design_;
   std::uint64_t base_ns_;  // the instant worker 0's ticks are aligned to
   std::vector<worker*> workers_;
+  std::string setting_;  // what turned preemption on, for errors
   // Chained: each worker's thread id while its thread runs (0 otherwise), and the progress signature the
   // chain saw there at its last look. Written by the worker's thread and by the chain's handlers.
   std::unique_ptr<std::atomic<long>[]> tids_;

@@ -65,7 +65,7 @@ void handler(int, siginfo_t*, void* uc) {
 
 }  // namespace
 
-void install(tick_fn on_tick) {
+void install(tick_fn on_tick, const std::string& setting) {
   std::lock_guard<std::mutex> lk(g_install_mu);
   if (g_installs++ > 0) return;
   struct sigaction now;
@@ -74,8 +74,8 @@ void install(tick_fn on_tick) {
                                                    : now.sa_handler != SIG_DFL && now.sa_handler != SIG_IGN;
   if (theirs) {
     --g_installs;
-    throw config_error("ROOST_PREEMPT='signal': the program has its own handler for SIGURG, the signal roost's "
-                       "preemption ticks with; remove it or use ROOST_PREEMPT=off");
+    throw config_error(setting + ": the program has its own handler for SIGURG, the signal roost's preemption "
+                       "ticks with; remove it, or turn preemption off (ROOST_PREEMPT=off)");
   }
   g_range_count.store(0, std::memory_order_relaxed);
   dl_iterate_phdr(&collect, nullptr);
@@ -88,6 +88,15 @@ void install(tick_fn on_tick) {
   // switches away from there and the task resumes by returning from it (digest §4.2).
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigaction(kSignal, &sa, &g_previous);
+}
+
+void check_installed(const std::string& setting) {
+  struct sigaction now;
+  sigaction(kSignal, nullptr, &now);
+  if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == &handler) return;
+  throw usage_error(setting + ": the program changed the handler of SIGURG, the signal roost's preemption "
+                    "ticks with, after the runtime was made; no task would be preempted again (a task that "
+                    "spin-waits would hang). Leave SIGURG to roost, or turn preemption off (ROOST_PREEMPT=off)");
 }
 
 void uninstall() {

@@ -6,6 +6,7 @@
 #pragma once
 #include <csignal>
 #include <cstdint>
+#include <string>
 #include <ctime>
 
 namespace roost::platform::preempt {
@@ -19,9 +20,15 @@ using tick_fn = void (*)(void* ucontext);
 
 // Installs the process's handler for kSignal (SA_RESTART: interrupted system calls restart where the kernel
 // allows it) on the first call; later calls only count. Throws roost::config_error when the program has a
-// handler of its own for kSignal. uninstall() puts the previous disposition back at the last call.
-void install(tick_fn on_tick);
+// handler of its own for kSignal, naming `setting` (e.g. "ROOST_PREEMPT='klt'") as what asked for the
+// handler. uninstall() puts the previous disposition back at the last call.
+void install(tick_fn on_tick, const std::string& setting);
 void uninstall();
+// Throws roost::usage_error, naming `setting`, when kSignal's handler is no longer roost's: the program
+// installed its own (or ignores the signal) after the runtime was made, and no task would be preempted
+// again (a spin-wait would then hang). One sigaction(2) call: made at every runtime::run while
+// preemption is on.
+void check_installed(const std::string& setting);
 
 // The interrupted instruction's address, from the handler's `ucontext`.
 std::uintptr_t interrupted_pc(const void* ucontext);
