@@ -88,6 +88,7 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
   // Where a page lives for the numa scheduler (platform/page_placement.hpp): the model's page map, for pages
   // a task touched already; the allocator's rule answers for distributed memory before that.
   plat_.page_node = [this](std::uintptr_t host) -> int {
+    if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
     auto it = sim_pages_.find(host / kPage);
     if (it == sim_pages_.end()) return platform::page_placement::unknown;
     const std::uint32_t n = model_.home_of(it->second * kPage);
@@ -98,7 +99,14 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     std::ofstream probe(report_path_, std::ios::app);
     if (!probe) throw config_error("ROOST_SIM_REPORT='" + report_path_ + "': cannot be opened for writing");
   }
-  watchdog_ = std::thread([this] { watch(); });
+  // Last: a constructor that throws has no destructor to take the listener back.
+  platform::page_placement::listen_to_removals(&simulation::on_removal, this);
+  try {
+    watchdog_ = std::thread([this] { watch(); });
+  } catch (...) {
+    platform::page_placement::stop_listening(this);
+    throw;
+  }
 }
 
 void simulation::attach(engine::engine_base& eng, trace::tracer* tracer) {
@@ -154,6 +162,7 @@ void simulation::watch() {
 }
 
 simulation::~simulation() {
+  platform::page_placement::stop_listening(this);
   {
     std::lock_guard<std::mutex> lk(watch_mu_);
     stopping_ = true;
@@ -211,6 +220,7 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
     // Host time, for the report's speed figures only: one clock read per touch, not per line.
     const auto model_start = std::chrono::steady_clock::now();
     runs_.clear();
+    if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
     for (std::uintptr_t at = host, end = host + bytes; at < end;) {
       std::uint64_t sim_at = sim_address(at);
       std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
@@ -249,10 +259,49 @@ void simulation::on_compute(int worker, std::uint64_t operations) {
   if (next_) next_->on_compute(worker, operations);
 }
 
+void simulation::on_removal(void* self, std::uintptr_t base, std::size_t bytes) {
+  auto* s = static_cast<simulation*>(self);
+  std::lock_guard lk(s->freed_mu_);
+  s->freed_.emplace_back(base, bytes);
+  s->has_freed_.store(true, std::memory_order_release);
+}
+
+void simulation::forget_freed() {
+  std::vector<std::pair<std::uintptr_t, std::size_t>> freed;
+  {
+    std::lock_guard lk(freed_mu_);
+    freed.swap(freed_);
+    has_freed_.store(false, std::memory_order_relaxed);
+  }
+  for (const auto& [base, bytes] : freed) {
+    // The touched pages of the range, in host order: a walk of the range's pages or of the map, the shorter.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> gone;  // (host page, simulated page)
+    const std::uint64_t first = base / kPage, end = (base + bytes + kPage - 1) / kPage;
+    if (end - first <= sim_pages_.size()) {
+      for (std::uint64_t h = first; h < end; ++h)
+        if (auto it = sim_pages_.find(h); it != sim_pages_.end()) gone.emplace_back(h, it->second);
+    } else {
+      for (const auto& [h, s] : sim_pages_)
+        if (h >= first && h < end) gone.emplace_back(h, s);
+      std::sort(gone.begin(), gone.end());
+    }
+    for (const auto& [h, s] : gone) {
+      sim_pages_.erase(h);
+      model_.unplace(s * kPage, kPage);
+      free_sim_pages_.push_back(s);
+    }
+  }
+}
+
 std::uint64_t simulation::sim_address(std::uintptr_t host) {
-  auto [it, fresh] = sim_pages_.try_emplace(host / kPage, next_sim_page_);
+  auto [it, fresh] = sim_pages_.try_emplace(host / kPage, 0);
   if (fresh) {
-    ++next_sim_page_;
+    if (free_sim_pages_.empty()) {
+      it->second = next_sim_page_++;
+    } else {
+      it->second = free_sim_pages_.front();
+      free_sim_pages_.pop_front();
+    }
     // A page of distributed memory (roost::numa_alloc, fine or coarse) goes where its rule puts it on the
     // simulated machine's nodes; any other page by the model's own policy (first touch, or interleave).
     const int node = platform::page_placement::node_by_rule(host, model_.num_numa());

@@ -6,9 +6,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 #include <memory>
 #include <string>
@@ -69,6 +71,19 @@ class simulation final : public touch_consumer {
   std::uint64_t sim_address(std::uintptr_t host);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   std::uint64_t next_sim_page_ = 1;
+  // Memory roost::numa_free gave back (any thread: page_placement's removal listener) is forgotten before
+  // the next touch or page lookup: its host pages lose their simulated pages, which lose their node and are
+  // the next ones given out, oldest first. So memory made again at the same host addresses is placed by
+  // its new rule or first touch, and which simulated addresses a program's pages get depends on the order
+  // of its touches and frees alone, not on where the host's mmap put them (reports of a loop of numa_alloc
+  // and numa_free differed from run to run, and a coarse array reusing a fine one's addresses kept the
+  // fine one's placement).
+  static void on_removal(void* self, std::uintptr_t base, std::size_t bytes);
+  void forget_freed();
+  std::mutex freed_mu_;
+  std::vector<std::pair<std::uintptr_t, std::size_t>> freed_;
+  std::atomic<bool> has_freed_{false};
+  std::deque<std::uint64_t> free_sim_pages_;
 
   sim::sharded_model model_;
   std::vector<sim::sharded_model::byte_range> runs_;  // on_touch: a touch's runs of consecutive simulated pages

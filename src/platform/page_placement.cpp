@@ -10,6 +10,8 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
@@ -23,6 +25,8 @@ namespace {
 struct registry {
   std::shared_mutex mu;
   std::map<std::uintptr_t, placed_range> by_base;
+  std::mutex listeners_mu;
+  std::vector<std::pair<page_placement::removal_listener, void*>> listeners;
 };
 registry& ranges() {
   static registry r;
@@ -69,8 +73,27 @@ void page_placement::add(const placed_range& r) {
 }
 
 void page_placement::remove(std::uintptr_t base) {
-  std::unique_lock lk(ranges().mu);
-  ranges().by_base.erase(base);
+  std::size_t bytes = 0;
+  {
+    std::unique_lock lk(ranges().mu);
+    auto it = ranges().by_base.find(base);
+    if (it == ranges().by_base.end()) return;
+    bytes = it->second.bytes;
+    ranges().by_base.erase(it);
+  }
+  std::lock_guard lk(ranges().listeners_mu);
+  for (const auto& [fn, ctx] : ranges().listeners) fn(ctx, base, bytes);
+}
+
+void page_placement::listen_to_removals(removal_listener fn, void* ctx) {
+  std::lock_guard lk(ranges().listeners_mu);
+  ranges().listeners.emplace_back(fn, ctx);
+}
+
+void page_placement::stop_listening(void* ctx) {
+  std::lock_guard lk(ranges().listeners_mu);
+  auto& l = ranges().listeners;
+  l.erase(std::remove_if(l.begin(), l.end(), [ctx](const auto& e) { return e.second == ctx; }), l.end());
 }
 
 bool page_placement::find(std::uintptr_t addr, placed_range& out) {

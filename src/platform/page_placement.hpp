@@ -35,7 +35,13 @@ class page_placement {
   // its pages with mbind(2) where the machine has more than one node. Throws roost::config_error when the
   // kernel refuses.
   static void add(const placed_range& r);
+  // Unregisters the range at `base` and tells the removal listeners (below), on the calling thread.
   static void remove(std::uintptr_t base);
+  // Called with each range removed (its memory is about to be unmapped): the simulated platform forgets its
+  // pages, so that memory made again at the same addresses is placed afresh. `ctx` names the listener.
+  using removal_listener = void (*)(void* ctx, std::uintptr_t base, std::size_t bytes);
+  static void listen_to_removals(removal_listener fn, void* ctx);
+  static void stop_listening(void* ctx);
   // The registered range holding addr, if any.
   static bool find(std::uintptr_t addr, placed_range& out);
   // The node the rule of the range holding addr gives on a machine of `nodes` nodes; unknown when no

@@ -462,6 +462,13 @@ void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
   last_page_.assign(last_page_.size(), last_page{});  // a page may have moved
 }
 
+void memory_model::unplace(std::uint64_t addr, std::size_t bytes) {
+  const std::uint64_t page_bytes = std::uint64_t{1} << page_shift_;
+  const std::uint64_t first = (addr + page_bytes - 1) >> page_shift_, end = (addr + bytes) >> page_shift_;
+  for (std::uint64_t p = first; p < end; ++p) pages_.unplace(p);
+  last_page_.assign(last_page_.size(), last_page{});
+}
+
 std::uint32_t memory_model::home_of(std::uint64_t addr) const {
   const std::uint64_t page = addr >> page_shift_;
   if (num_numa_ == 1) return 0;

@@ -1,6 +1,7 @@
 // Page -> NUMA node: where the model's memory lives (DESIGN §6). A page gets its node when it is first placed,
-// by first touch or explicitly (a data-distribution allocator, seed 002 §3), and keeps it. Open addressing with
-// linear probing; pages are never removed, so the table only grows (by doubling, at half full).
+// by first touch or explicitly (a data-distribution allocator, seed 002 §3), and keeps it until its memory is
+// freed (unplace). Open addressing with linear probing; pages are never removed (a freed page is used
+// again: api/simulation.cpp), so the table only grows (by doubling, at half full).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -32,6 +33,19 @@ class page_map {
     while (slots_[i].page != kEmpty && slots_[i].page != page) i = (i + 1) & m;
     if (slots_[i].page == kEmpty) ++size_;
     slots_[i] = {page, node};
+  }
+
+  // Forgets the page's node (its memory was freed): the next access places it again. The entry stays, for
+  // the page when it is used again.
+  void unplace(std::uint64_t page) {
+    const std::size_t m = slots_.size() - 1;
+    for (std::size_t i = slot_of(page, m);; i = (i + 1) & m) {
+      if (slots_[i].page == page) {
+        slots_[i].node = none;
+        return;
+      }
+      if (slots_[i].page == kEmpty) return;
+    }
   }
 
   std::size_t size() const { return size_; }

@@ -61,6 +61,11 @@ void sharded_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) 
   for (memory_model& m : shards_) m.place(addr, bytes, node);
 }
 
+void sharded_model::unplace(std::uint64_t addr, std::size_t bytes) {
+  for (memory_model& m : shards_) m.unplace(addr, bytes);
+  last_placed_page_ = ~std::uint64_t{0};
+}
+
 void sharded_model::place_first_touch(unsigned pu, line_addr first, line_addr last) {
   const unsigned node = shards_[0].numa_of(pu);
   for (std::uint64_t p = first >> page_line_shift_; p <= last >> page_line_shift_; ++p) {

@@ -55,6 +55,7 @@ class sharded_model {
     return shards_[0].region_cost_ns(r, concurrent_streams);
   }
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);
+  void unplace(std::uint64_t addr, std::size_t bytes);  // memory_model::unplace, in every shard
   std::uint32_t home_of(std::uint64_t addr) const { return shards_[0].home_of(addr); }
 
   // Counters summed over the shards.
