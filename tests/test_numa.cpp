@@ -170,6 +170,23 @@ TEST(NumaDeal, MemoryPlacedByARuleIsCountedByTheRuleExactly) {
   roost::numa_free(c);
 }
 
+// LLC is the largest cache of a worker's package even where no other core shares it (it was 0 KiB for a
+// one-core package, so every declared task was dealt), and a task kept here is counted under why it was.
+TEST(NumaDeal, AnUnsharedL3IsTheLlcAndKeptTasksAreCountedByWhy) {
+  numa_engine e = make("pack:2 [numa(memory=1GiB)] l3:1(size=4MiB) core:1 pu:1");
+  EXPECT_NE(e.policy().notes().find("LLC 4096 KiB"), std::string::npos) << e.policy().notes();
+  using kept = roost::sched::numa_policy::kept;
+  numa_engine s = make(kSeed002, "footprint");
+  kept why;
+  EXPECT_EQ(s.policy().deal(3, bytes_on({{3, 1024}}), &why), 3u);
+  EXPECT_EQ(why, kept::small);
+  std::vector<double> even(8, 4 * MiB);
+  EXPECT_EQ(s.policy().deal(3, even, &why), 3u);
+  EXPECT_EQ(why, kept::even);
+  EXPECT_EQ(s.policy().deal(3, bytes_on({{3, 8 * MiB}, {5, 1 * MiB}}), &why), 3u);
+  EXPECT_EQ(why, kept::nearest);
+}
+
 // What a declaration costs to deal does not grow with its size: one of 2^46 bytes, and one of 2^27 rows,
 // are sampled (it visited every page: 10 TB took 14 s, and a simulated run was stopped as stuck).
 TEST(NumaDeal, AHugeDeclarationIsSampledNotWalked) {
@@ -359,6 +376,17 @@ TEST(NumaAlloc, AVectorOverTheAllocatorWorks) {
   long sum = 0;
   for (int x : v) sum += x;
   EXPECT_EQ(sum, 3000 * 7 + 8);
+  // The header's own example: a vector in 8 coarse blocks. Its small allocations (a push_back onto an empty
+  // one, a copy of a few elements) are made of fewer parts; they threw "parts must be in [1, 1]".
+  roost::numa_allocator<double> coarse8(roost::distribution::coarse, 8);
+  roost::numa_vector<double> w(coarse8);
+  for (int i = 0; i < 5000; ++i) w.push_back(i);
+  roost::numa_vector<double> small(10, 1.0, coarse8), copy(small);
+  EXPECT_EQ(copy.size(), 10u);
+  EXPECT_EQ(std::accumulate(w.begin(), w.end(), 0.0), 4999.0 * 5000 / 2);
+  // A part count the allocator cannot use at all is still an error.
+  EXPECT_THROW(roost::numa_vector<double>(10, 1.0, roost::numa_allocator<double>(roost::distribution::coarse, 0)),
+               roost::usage_error);
 }
 
 // ---- Placement and dealing seen through the simulator's page map ---------------------------------------
@@ -458,6 +486,37 @@ TEST(NumaSim, AReportDoesNotDependOnWhereTheHostPutsMemory) {
   const auto reusing = loop(false), fresh = loop(true);
   EXPECT_EQ(reusing.first, fresh.first);
   EXPECT_EQ(reusing.second, fresh.second);
+}
+
+// In a task of a simulated runtime, numa_node_of answers for the simulated machine (it answered for this
+// one: 0 for every page), and a coarse part must fit a simulated node: numa_alloc in a task says so at
+// once, memory made outside any run at its first touch (found by an outside-user campaign).
+TEST(NumaSim, NodesAndNodeSizesAreTheSimulatedMachines) {
+  roost::options o;
+  o.scheduler = "ws";
+  o.topology = "pack:8 [numa(memory=1GiB)] l3:1(size=4MiB) core:1 pu:1";
+  o.platform = "sim";
+  roost::runtime rt(o);
+  char* f = static_cast<char*>(roost::numa_alloc(16 * kPage, roost::distribution::fine));
+  rt.run([&] {
+    for (int k = 0; k < 16; ++k) EXPECT_EQ(roost::numa_node_of(f + k * kPage), k % 8) << "page " << k;
+    try {
+      roost::numa_alloc(std::size_t{2} << 30, roost::distribution::coarse);
+      ADD_FAILURE() << "a 2 GiB coarse part on 1 GiB simulated nodes";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("simulated NUMA node (1073741824 bytes)"), std::string::npos) << e.what();
+    }
+  });
+  roost::numa_free(f);
+  char* big = static_cast<char*>(roost::numa_alloc(std::size_t{2} << 30, roost::distribution::coarse));
+  try {
+    rt.run([&] { roost::touch(big, kPage, roost::access::write); });
+    ADD_FAILURE() << "touched a 2 GiB coarse part on 1 GiB simulated nodes";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("larger than a simulated NUMA node"), std::string::npos) << e.what();
+  }
+  roost::numa_free(big);
+  EXPECT_EQ(rt.run([] { return 42; }), 42);  // and the runtime goes on
 }
 
 TEST(NumaSim, OneNodeRunsAndSaysDealingHasNothingToChooseFrom) {

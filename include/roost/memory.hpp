@@ -43,14 +43,25 @@ void* numa_alloc(std::size_t bytes);
 void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts = 1);
 // Frees what numa_alloc returned (nullptr: nothing). Anything else is a usage_error.
 void numa_free(void* p);
-// The node of this machine that holds p's page: the distribution's rule for numa_alloc memory, else
-// where the page lives now; -1 when it is not placed yet (never touched), and for nullptr. On a machine
-// (or simulated topology) of one node, 0 for any other address.
+// The node that holds p's page: the distribution's rule for numa_alloc memory, else where the page lives
+// now; -1 when it is not placed yet (never touched), and for nullptr. The node of this machine, or, called
+// from a task of a simulated runtime (ROOST_PLATFORM=sim), of the simulated machine. On a machine (or
+// simulated topology) of one node, 0 for any other address.
 int numa_node_of(const void* p);
 
-// A std::allocator-compatible allocator over numa_alloc: every allocation placed by one distribution.
+namespace detail {
+// numa_alloc with at most `parts` parts: as many as the allocation has pages where it has fewer (what
+// numa_allocator asks for, whose containers make small allocations too).
+void* numa_alloc_up_to(std::size_t bytes, distribution d, std::size_t parts);
+}  // namespace detail
+
+// A std::allocator-compatible allocator over numa_alloc: every allocation placed by one distribution, in up
+// to `parts` parts (coarse: fewer where an allocation spans fewer pages, as a vector's first ones do).
 template <class T>
 class numa_allocator {
+  // numa_alloc's memory is page-aligned: at least 4 KiB, the smallest page of any machine roost runs on.
+  static_assert(alignof(T) <= 4096, "roost::numa_allocator: an element aligned beyond a page (4096 bytes)");
+
  public:
   using value_type = T;
   numa_allocator() : numa_allocator(default_distribution()) {}
@@ -60,7 +71,7 @@ class numa_allocator {
 
   T* allocate(std::size_t n) {
     if (n > static_cast<std::size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
-    return static_cast<T*>(numa_alloc(n * sizeof(T), dist_, parts_));
+    return static_cast<T*>(detail::numa_alloc_up_to(n * sizeof(T), dist_, parts_));
   }
   void deallocate(T* p, std::size_t) { numa_free(p); }
 

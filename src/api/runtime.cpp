@@ -177,7 +177,10 @@ std::string runtime_core::describe() const {
   const auto& pl = eng->placement();
   bool pinned = false;
   for (int c : pl.cpu_of_worker) pinned |= c >= 0;
-  if (pinned) {
+  if (sim) {  // sim threads on the caller's OS thread: a worker's CPU is a PU of the simulated machine
+    os << " on simulated PUs";
+    for (unsigned p : pl.pu_of_worker) os << ' ' << p;
+  } else if (pinned) {
     os << " pinned to CPUs";
     for (int c : pl.cpu_of_worker) os << ' ' << c;
   } else {

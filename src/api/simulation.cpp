@@ -85,6 +85,8 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
       report_path_(cfg.sim_report),
       params_source_(cfg.sim_params_source) {
   plat_.set_engine_tls(engine::sim_thread_locals());
+  plat_.numa_nodes = tp.num_numa_nodes();
+  plat_.numa_node_bytes = tp.numa_node_bytes();
   // Where a page lives for the numa scheduler (platform/page_placement.hpp): the model's page map, for pages
   // a task touched already; the allocator's rule answers for distributed memory before that.
   plat_.page_node = [this](std::uintptr_t host) -> int {
@@ -296,15 +298,28 @@ void simulation::forget_freed() {
 std::uint64_t simulation::sim_address(std::uintptr_t host) {
   auto [it, fresh] = sim_pages_.try_emplace(host / kPage, 0);
   if (fresh) {
+    // A page of distributed memory (roost::numa_alloc, fine or coarse) goes where its rule puts it on the
+    // simulated machine's nodes; any other page by the model's own policy (first touch, or interleave).
+    platform::placed_range r;
+    const bool ruled = platform::page_placement::find(host, r) && r.rule != platform::page_rule::first_touch;
+    // A coarse part lives whole on one node. numa_alloc checks this machine's nodes, or the simulated
+    // machine's when a task of it allocates; memory made outside every run is checked here.
+    if (ruled && r.rule == platform::page_rule::per_part && plat_.numa_node_bytes != 0 &&
+        r.part_bytes > plat_.numa_node_bytes) {
+      sim_pages_.erase(it);
+      std::ostringstream os;
+      os << "roost::touch(" << reinterpret_cast<const void*>(host) << "): memory of roost::numa_alloc(" << r.bytes
+         << " bytes, coarse) in parts of " << r.part_bytes << " bytes, larger than a simulated NUMA node ("
+         << plat_.numa_node_bytes << " bytes); use more parts, or fine";
+      throw usage_error(os.str());
+    }
     if (free_sim_pages_.empty()) {
       it->second = next_sim_page_++;
     } else {
       it->second = free_sim_pages_.front();
       free_sim_pages_.pop_front();
     }
-    // A page of distributed memory (roost::numa_alloc, fine or coarse) goes where its rule puts it on the
-    // simulated machine's nodes; any other page by the model's own policy (first touch, or interleave).
-    const int node = platform::page_placement::node_by_rule(host, model_.num_numa());
+    const int node = ruled ? platform::page_placement::node_by_rule(r, host, model_.num_numa()) : -1;
     if (node >= 0 && model_.num_numa() > 1) model_.place(it->second * kPage, kPage, static_cast<unsigned>(node));
   }
   return it->second * kPage + host % kPage;

@@ -11,6 +11,7 @@
 
 #include "platform/page_placement.hpp"
 #include "platform/platform.hpp"
+#include "platform/sim_platform.hpp"
 #include "roost/detail/abi.hpp"
 #include "roost/errors.hpp"
 #include "roost/memory.hpp"
@@ -94,12 +95,14 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
                                                                                          : page_rule::first_touch;
   if (r.rule == page_rule::per_part) {
     r.part_bytes = (pages + parts - 1) / parts * page;
-    // A part lives whole on one node: it must fit one.
-    const std::size_t node_bytes = page_placement::native_node_bytes(0);
+    // A part lives whole on one node: it must fit one (of the simulated machine, in one of its tasks).
+    const platform::sim_platform* sim = platform::t_sim;
+    const std::size_t node_bytes = sim ? sim->numa_node_bytes : page_placement::native_node_bytes(0);
     if (node_bytes != 0 && r.part_bytes > node_bytes) {
       std::ostringstream os;
       os << "roost::numa_alloc(" << bytes << " bytes, coarse, parts=" << parts << "): a part of " << r.part_bytes
-         << " bytes is larger than a NUMA node (" << node_bytes << " bytes); use more parts, or fine";
+         << " bytes is larger than a " << (sim ? "simulated " : "") << "NUMA node (" << node_bytes
+         << " bytes); use more parts, or fine";
       throw usage_error(os.str());
     }
     r.first_part = g_next_part.fetch_add((r.bytes + r.part_bytes - 1) / r.part_bytes, std::memory_order_relaxed);
@@ -130,10 +133,17 @@ void numa_free(void* p) {
   ::munmap(p, r.bytes);
 }
 
+void* detail::numa_alloc_up_to(std::size_t bytes, distribution d, std::size_t parts) {
+  const std::size_t page = platform::os::page_size();
+  const std::size_t pages = bytes / page + (bytes % page != 0);
+  return numa_alloc(bytes, d, parts > pages && pages > 0 ? pages : parts);
+}
+
 int numa_node_of(const void* p) {
   if (!p) return -1;  // no page
   detail::no_preempt_scope np(detail::running_fiber());
-  return page_placement::node_of(p, page_placement::native_nodes());
+  const platform::sim_platform* sim = platform::t_sim;  // a task of a simulated runtime: its machine
+  return page_placement::node_of(p, sim ? sim->numa_nodes : page_placement::native_nodes());
 }
 
 }  // namespace roost

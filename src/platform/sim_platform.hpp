@@ -57,6 +57,10 @@ class sim_platform {
   // Where a host byte's page lives on the simulated machine, or -1 if no access placed it yet: set by the
   // simulation that owns this platform (api/simulation.cpp), asked through page_placement::node_of.
   std::function<int(std::uintptr_t)> page_node;
+  // The simulated machine's NUMA nodes and the memory of its smallest (0: not described), for numa_node_of
+  // and numa_alloc's check of a coarse part, called from a task of the simulated runtime.
+  unsigned numa_nodes = 1;
+  std::uint64_t numa_node_bytes = 0;
   // A worker's own context (engine thread_main) is its sim thread's stack, not the OS thread's.
   void describe_own_stack(ult::context& c) const {
     c.stack_lo = static_cast<char*>(current_->stk.base) + current_->stk.guard;

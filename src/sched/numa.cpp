@@ -74,7 +74,10 @@ numa_policy::numa_policy(engine::engine_base& e)
   distance_ = tp.numa_distances();  // always num_nodes^2: hwloc's, or 10 local / 20 remote (topology.cpp)
   // C: the seed's cores per node (the most workers any node has here).
   for (const auto& m : members_) cores_ = std::max<unsigned>(cores_, static_cast<unsigned>(m.size()));
+  // LLC: the largest cache of a worker's package, shared or not (a package of one core has an L3 that no
+  // sharing level lists: LLC/C was 0 there, and every declared task was dealt).
   for (const auto& l : tp.sharing_levels()) llc_ = std::max(llc_, l.cache_bytes);
+  for (unsigned w = 0; w < n; ++w) llc_ = std::max(llc_, tp.package_cache_bytes(e.placement().pu_of_worker[w]));
   // Algorithm 2, line 3: the other nodes sorted by distance from each node (ties by index), cut to the vicinity.
   order_.resize(num_nodes_);
   for (unsigned i = 0; i < num_nodes_; ++i) {
@@ -170,16 +173,21 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
   return D;
 }
 
-unsigned numa_policy::deal(unsigned here, const std::vector<double>& D) const {
+unsigned numa_policy::deal(unsigned here, const std::vector<double>& D, kept* why) const {
+  kept ignored;
+  if (!why) why = &ignored;
   const double sum = std::accumulate(D.begin(), D.end(), 0.0);
   // Line 3: a working set above the LLC's share of one core, not spread evenly over the nodes. Dealt by
   // writes, the size does not matter: what a task writes is what the next task that reads or updates it
   // (the next step, the next phase) finds in this node's caches and memory.
+  *why = kept::small;
   if (!deal_by_writes_ && sum <= static_cast<double>(llc_) / cores_) return here;
   const double mean = sum / static_cast<double>(D.size());
   double var = 0;
   for (double x : D) var += (x - mean) * (x - mean);
+  *why = kept::even;
   if (!(var / static_cast<double>(D.size()) > 0)) return here;
+  *why = kept::nearest;
   // Line 4: the least NUMA distance-weighted cost to D; ties keep the task here, else the lowest node.
   unsigned best = here;
   double best_cost = 0;
@@ -202,11 +210,9 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
   unsigned to = here;
   if (w.spawn_decl && num_nodes_ > 1) {
     const std::vector<double> D = footprint(*w.spawn_decl);
-    to = deal(here, D);
-    if (to == here) {
-      const double sum = std::accumulate(D.begin(), D.end(), 0.0);
-      bump(!deal_by_writes_ && sum <= static_cast<double>(llc_) / cores_ ? st.small : st.even);
-    }
+    kept why;
+    to = deal(here, D, &why);
+    if (to == here) bump(why == kept::small ? st.small : why == kept::even ? st.even : st.nearest);
   }
   if (to == here) {
     if (w.spawn_decl) bump(st.dealt_home);
@@ -282,12 +288,13 @@ bool numa_policy::has_visible_work(engine::worker& w) const {
 }
 
 std::string numa_policy::notes() const {
-  std::uint64_t home = 0, away = 0, small = 0, even = 0, far = 0;
+  std::uint64_t home = 0, away = 0, small = 0, even = 0, nearest = 0, far = 0;
   for (const worker_state& s : per_worker_) {
     home += s.dealt_home.load(std::memory_order_relaxed);
     away += s.dealt_away.load(std::memory_order_relaxed);
     small += s.small.load(std::memory_order_relaxed);
     even += s.even.load(std::memory_order_relaxed);
+    nearest += s.nearest.load(std::memory_order_relaxed);
     far += s.steals_far.load(std::memory_order_relaxed);
   }
   std::ostringstream os;
@@ -301,7 +308,8 @@ std::string numa_policy::notes() const {
   }
   os << ", vicinity " << (vicinity_ == 0 ? std::string("all") : std::to_string(vicinity_)) << ", dealt by "
      << (deal_by_writes_ ? "writes" : "footprint") << "; declared tasks: " << away << " dealt to another node, "
-     << home << " kept (" << small << " below LLC/C, " << even << " spread evenly); " << far
+     << home << " kept (" << small << " below LLC/C, " << even << " spread evenly, " << nearest
+     << " nearest their data here); " << far
      << " steals from other nodes";
   return os.str();
 }

@@ -53,7 +53,10 @@ class numa_policy : public policy_base {
 
   // Algorithm 1 on a footprint: the node a task with D[i] bytes on node i is dealt to by a spawner on
   // `here` (public for tests).
-  unsigned deal(unsigned here, const std::vector<double>& bytes_per_node) const;
+  // Why a task stays here (for ROOST_VERBOSE's counts): its footprint is below LLC/C, it is spread evenly,
+  // or here is where it costs least.
+  enum class kept { small, even, nearest };
+  unsigned deal(unsigned here, const std::vector<double>& bytes_per_node, kept* why = nullptr) const;
   // The bytes of a declaration per node of this topology (pages not placed yet are not counted).
   std::vector<double> footprint(const roost::data& d) const;
   // Algorithm 2's order: the nodes a worker of `node` searches after its own, nearest first, within its
@@ -76,7 +79,7 @@ class numa_policy : public policy_base {
     unsigned skip = 0;     // rounds left before the next remote search
     unsigned backoff = 0;  // log2 of the next wait
     // Counted by the worker alone, read by notes(): relaxed atomics, bumped with a load and a store.
-    std::atomic<std::uint64_t> dealt_home{0}, dealt_away{0}, small{0}, even{0}, steals_far{0};
+    std::atomic<std::uint64_t> dealt_home{0}, dealt_away{0}, small{0}, even{0}, nearest{0}, steals_far{0};
   };
   detail::job* take_from_node(engine::worker& w, unsigned node);
 

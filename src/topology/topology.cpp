@@ -85,6 +85,10 @@ topology topology::load(const std::string& description, const std::string& sourc
   // (groups, dies, L1i) are transparent.
   unsigned numa_count = static_cast<unsigned>(hwloc_get_nbobjs_by_type(h.t, HWLOC_OBJ_NUMANODE));
   tp.num_numa_ = std::max(1u, numa_count);
+  for (hwloc_obj_t nn = nullptr; (nn = hwloc_get_next_obj_by_type(h.t, HWLOC_OBJ_NUMANODE, nn)) != nullptr;) {
+    const std::uint64_t b = nn->attr ? nn->attr->numanode.local_memory : 0;
+    if (b != 0 && (tp.numa_node_bytes_ == 0 || b < tp.numa_node_bytes_)) tp.numa_node_bytes_ = b;
+  }
 
   struct walker {
     topology& tp;

@@ -55,6 +55,8 @@ class topology {
   unsigned num_cores() const { return num_cores_; }
   unsigned num_packages() const { return num_packages_; }
   unsigned num_numa_nodes() const { return num_numa_; }
+  // The memory of the smallest NUMA node, as hwloc describes it (a synthetic node's memory=...); 0 unknown.
+  std::uint64_t numa_node_bytes() const { return numa_node_bytes_; }
   std::size_t line_size() const { return line_size_; }
   const pu_info& pu(unsigned i) const { return pus_[i]; }
   const std::vector<node>& nodes() const { return nodes_; }
@@ -77,6 +79,7 @@ class topology {
   std::vector<sharing_level> levels_;
   std::vector<unsigned> numa_distances_;
   unsigned num_cores_ = 0, num_packages_ = 0, num_numa_ = 0;
+  std::uint64_t numa_node_bytes_ = 0;
   std::size_t line_size_ = 64;
 };
 
