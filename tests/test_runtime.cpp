@@ -701,13 +701,15 @@ TEST(Runtime, IdleRuntimeSleeps) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ASSERT_TRUE(asleep()) << s.name << ": an idle runtime's worker 1 did not go to sleep in 60 s (" << idle.sleepers_now()
                           << " asleep, epoch " << idle.last_nap_epoch() << " of " << idle.epoch_now() << ")";
-    // Asleep they stay: no nap ends while nothing is submitted, however long we look.
-    const std::uint64_t naps = idle.naps_ended();
-    for (int i = 0; i < 20; ++i) {
+    // Asleep they stay: no nap ends, and none begins (a worker that finds work it cannot take would set out
+    // to sleep again and again), while nothing is submitted, however long we look.
+    const std::uint64_t ended = idle.naps_ended(), begun = idle.naps_begun();
+    for (int i = 0; i < 100; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       EXPECT_EQ(idle.sleepers_now(), 1u) << s.name << ": a worker woke up with no work to do";
     }
-    EXPECT_EQ(idle.naps_ended(), naps) << s.name << ": a worker's sleep ended with no work to do";
+    EXPECT_EQ(idle.naps_ended(), ended) << s.name << ": a worker's sleep ended with no work to do";
+    EXPECT_EQ(idle.naps_begun(), begun) << s.name << ": a worker set out to sleep again with no work to do";
     EXPECT_EQ(v[0], 5.0);
   }
 }

@@ -224,9 +224,9 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
     runs_.clear();
     if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
     for (std::uintptr_t at = host, end = host + bytes; at < end;) {
-      std::uint64_t sim_at = sim_address(at);
+      std::uint64_t sim_at = sim_address(at, pu);
       std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
-      while (run_end < end && sim_address(run_end) == sim_at + (run_end - at))
+      while (run_end < end && sim_address(run_end, pu) == sim_at + (run_end - at))
         run_end = std::min<std::uintptr_t>(end, run_end + kPage);
       runs_.push_back({sim_at, run_end - at});
       at = run_end;
@@ -287,15 +287,22 @@ void simulation::forget_freed() {
         if (h >= first && h < end) gone.emplace_back(h, s);
       std::sort(gone.begin(), gone.end());
     }
+    // With a model page of kPage, the simulated pages are given out again (the model's page map stays as
+    // large as the memory in use); with larger model pages, which hold several of them, they are not, and
+    // freed memory's model pages keep their nodes.
+    const bool reuse = model_.page_bytes() == kPage;
+    std::vector<std::uint64_t> model_pages;
     for (const auto& [h, s] : gone) {
       sim_pages_.erase(h);
-      model_.unplace(s * kPage, kPage);
+      if (!reuse) continue;
+      model_pages.push_back(s);
       free_sim_pages_.push_back(s);
     }
+    if (!model_pages.empty()) model_.unplace(model_pages);
   }
 }
 
-std::uint64_t simulation::sim_address(std::uintptr_t host) {
+std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
   auto [it, fresh] = sim_pages_.try_emplace(host / kPage, 0);
   if (fresh) {
     // A page of distributed memory (roost::numa_alloc, fine or coarse) goes where its rule puts it on the
@@ -304,7 +311,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host) {
     const bool ruled = platform::page_placement::find(host, r) && r.rule != platform::page_rule::first_touch;
     // A coarse part lives whole on one node. numa_alloc checks this machine's nodes, or the simulated
     // machine's when a task of it allocates; memory made outside every run is checked here.
-    if (ruled && r.rule == platform::page_rule::per_part && plat_.numa_node_bytes != 0 &&
+    if (ruled && r.rule == platform::page_rule::per_part && model_.num_numa() > 1 && plat_.numa_node_bytes != 0 &&
         r.part_bytes > plat_.numa_node_bytes) {
       sim_pages_.erase(it);
       std::ostringstream os;
@@ -313,7 +320,8 @@ std::uint64_t simulation::sim_address(std::uintptr_t host) {
          << plat_.numa_node_bytes << " bytes); use more parts, or fine";
       throw usage_error(os.str());
     }
-    if (free_sim_pages_.empty()) {
+    const bool reused = !free_sim_pages_.empty();
+    if (!reused) {
       it->second = next_sim_page_++;
     } else {
       it->second = free_sim_pages_.front();
@@ -321,6 +329,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host) {
     }
     const int node = ruled ? platform::page_placement::node_by_rule(r, host, model_.num_numa()) : -1;
     if (node >= 0 && model_.num_numa() > 1) model_.place(it->second * kPage, kPage, static_cast<unsigned>(node));
+    else if (reused) model_.place_reused(pu, it->second * kPage);
   }
   return it->second * kPage + host % kPage;
 }

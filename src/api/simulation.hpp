@@ -68,7 +68,8 @@ class simulation final : public touch_consumer {
   static constexpr std::uint64_t kPage = 4096;
   // Touches from this size on are checked to lie in this process's memory (on_touch).
   static constexpr std::size_t kCheckMappedBytes = std::size_t{64} << 20;
-  std::uint64_t sim_address(std::uintptr_t host);
+  // pu: the touching PU, which places a first-touch page given out again (sharded_model::place_reused).
+  std::uint64_t sim_address(std::uintptr_t host, unsigned pu);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   std::uint64_t next_sim_page_ = 1;
   // Memory roost::numa_free gave back (any thread: page_placement's removal listener) is forgotten before

@@ -55,6 +55,7 @@ class idle_state {
   template <class HasWork>
   void sleep_unless(HasWork&& has_work) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    naps_begun_.fetch_add(1, std::memory_order_relaxed);
     if (asymmetric_) platform::os::heavy_barrier();
     std::uint32_t e = epoch_.load(std::memory_order_acquire);
     last_nap_epoch_.store(e, std::memory_order_relaxed);
@@ -67,12 +68,14 @@ class idle_state {
 
   // For tests (test_runtime.cpp, IdleRuntimeSleeps): how many workers are inside sleep_unless now, the
   // epoch now and the one the latest sleeper waits on (a sleeper of an older epoch has been woken already,
-  // though on a busy machine it may not have run since), and how many futex waits have returned so far.
+  // though on a busy machine it may not have run since), how many futex waits have returned so far, and
+  // how many times a worker set out to sleep.
   // A runtime with no work ends with every worker asleep on the current epoch, and then no nap ends.
   std::uint32_t sleepers_now() const { return sleepers_.load(std::memory_order_relaxed); }
   std::uint32_t epoch_now() const { return epoch_.load(std::memory_order_relaxed); }
   std::uint32_t last_nap_epoch() const { return last_nap_epoch_.load(std::memory_order_relaxed); }
   std::uint64_t naps_ended() const { return naps_ended_.load(std::memory_order_relaxed); }
+  std::uint64_t naps_begun() const { return naps_begun_.load(std::memory_order_relaxed); }  // sleep_unless calls
 
  private:
   // The notifier's half of the Dekker pair: FENCE between the caller's publication and the look at sleepers_.
@@ -85,7 +88,7 @@ class idle_state {
   const bool asymmetric_;
   alignas(64) std::atomic<std::uint32_t> sleepers_{0};
   // On the sleepers' line, written only on the way into and out of a sleep: for tests (above).
-  std::atomic<std::uint64_t> naps_ended_{0};
+  std::atomic<std::uint64_t> naps_ended_{0}, naps_begun_{0};
   std::atomic<std::uint32_t> last_nap_epoch_{0};
   alignas(64) std::atomic<std::uint32_t> epoch_{0};
 };

@@ -97,7 +97,8 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
     r.part_bytes = (pages + parts - 1) / parts * page;
     // A part lives whole on one node: it must fit one (of the simulated machine, in one of its tasks).
     const platform::sim_platform* sim = platform::t_sim;
-    const std::size_t node_bytes = sim ? sim->numa_node_bytes : page_placement::native_node_bytes(0);
+    // One simulated node: nothing to place, whatever hwloc's default node size (1 GiB for a synthetic one).
+    const std::size_t node_bytes = !sim ? page_placement::native_node_bytes(0) : sim->numa_nodes > 1 ? sim->numa_node_bytes : 0;
     if (node_bytes != 0 && r.part_bytes > node_bytes) {
       std::ostringstream os;
       os << "roost::numa_alloc(" << bytes << " bytes, coarse, parts=" << parts << "): a part of " << r.part_bytes
@@ -129,7 +130,12 @@ void numa_free(void* p) {
     os << "roost::numa_free(" << p << "): not an address roost::numa_alloc returned (or freed already)";
     throw usage_error(os.str());
   }
-  page_placement::remove(addr);
+  try {
+    page_placement::remove(addr);
+  } catch (...) {
+    ::munmap(p, r.bytes);  // the memory goes back whatever a listener said
+    throw;
+  }
   ::munmap(p, r.bytes);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -81,8 +82,15 @@ void page_placement::remove(std::uintptr_t base) {
     bytes = it->second.bytes;
     ranges().by_base.erase(it);
   }
+  // Every listener hears of it even if one throws (std::bad_alloc queueing it): the first error leaves last.
   std::lock_guard lk(ranges().listeners_mu);
-  for (const auto& [fn, ctx] : ranges().listeners) fn(ctx, base, bytes);
+  std::exception_ptr first_error;
+  for (const auto& [fn, ctx] : ranges().listeners) try {
+      fn(ctx, base, bytes);
+    } catch (...) {
+      if (!first_error) first_error = std::current_exception();
+    }
+  if (first_error) std::rethrow_exception(first_error);
 }
 
 void page_placement::listen_to_removals(removal_listener fn, void* ctx) {

@@ -149,9 +149,12 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
       const std::uintptr_t a = row_base(row);
       return (a + r.row_bytes - 1) / page - a / page + 1;
     };
-    if (row_step > 1) {
+    if (row_step > 1) {  // a page of each sampled row, picked as the row was (a row's first alone aliases)
       const double per_row = static_cast<double>(r.row_bytes);
-      for_each_row([&](std::size_t row, double weight) { add_page(row_base(row) / page * page, per_row * weight); });
+      std::size_t i = 0;
+      for_each_row([&](std::size_t row, double weight) {
+        add_page(row_base(row) / page * page + pick(~i++, pages_of_row(row)) * page, per_row * weight);
+      });
       continue;
     }
     std::size_t pages = 0;

@@ -458,14 +458,19 @@ void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
   if (node >= num_numa_)
     throw config_error("memory_model::place: node " + std::to_string(node) + "; the topology has NUMA nodes 0 to " +
                        std::to_string(num_numa_ - 1));
-  for (std::uint64_t p = addr >> page_shift_; p <= (addr + bytes - 1) >> page_shift_; ++p) pages_.place(p, node);
-  last_page_.assign(last_page_.size(), last_page{});  // a page may have moved
+  bool moved = params_.numa == numa_policy::interleave;  // a PU's last page holds an unplaced page's node there
+  for (std::uint64_t p = addr >> page_shift_; p <= (addr + bytes - 1) >> page_shift_; ++p) {
+    moved |= pages_.node_of(p) != page_map::none;
+    pages_.place(p, node);
+  }
+  // A PU's last page may name a page that moved; under first touch one that had no node is no PU's last
+  // page (unplace forgets them all), so placing new pages, one per fresh page touched, costs no pass over
+  // the PUs.
+  if (moved) last_page_.assign(last_page_.size(), last_page{});
 }
 
-void memory_model::unplace(std::uint64_t addr, std::size_t bytes) {
-  const std::uint64_t page_bytes = std::uint64_t{1} << page_shift_;
-  const std::uint64_t first = (addr + page_bytes - 1) >> page_shift_, end = (addr + bytes) >> page_shift_;
-  for (std::uint64_t p = first; p < end; ++p) pages_.unplace(p);
+void memory_model::unplace(const std::vector<std::uint64_t>& pages) {
+  for (std::uint64_t p : pages) pages_.unplace(p);
   last_page_.assign(last_page_.size(), last_page{});
 }
 

@@ -123,9 +123,10 @@ class alignas(64) memory_model {
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);
   // The node a byte's page lives on, or page_map::none when no access placed it yet.
   std::uint32_t home_of(std::uint64_t addr) const;
-  // The pages that lie wholly in [addr, addr + bytes) lose their node (their memory was freed): the next
+  // These pages (numbers of this model's page size) lose their node (their memory was freed): the next
   // access places them again, by first touch or by a rule (place).
-  void unplace(std::uint64_t addr, std::size_t bytes);
+  void unplace(const std::vector<std::uint64_t>& pages);
+  std::size_t page_bytes() const { return std::size_t{1} << page_shift_; }
   // First touch ahead of the walk (sharded_model.hpp): puts page number `page` on `node` unless it has a node
   // already; returns whether it placed it. A page nobody has touched has no line in any cache, so the walk
   // would have placed it at its first line all the same.

@@ -40,7 +40,8 @@ sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& param
   shard_mask_ = n - 1;
   shard_shift_ = n == 2 ? 1 : 0;
   page_line_shift_ = static_cast<unsigned>(__builtin_ctzll(params.page_bytes) - __builtin_ctzll(spec.line_bytes));
-  first_touch_ahead_ = n > 1 && shards_[0].num_numa() > 1 && params.numa == numa_policy::first_touch;
+  first_touch_ = shards_[0].num_numa() > 1 && params.numa == numa_policy::first_touch;
+  first_touch_ahead_ = n > 1 && first_touch_;
   host_threads_ = n;
 }
 
@@ -61,9 +62,13 @@ void sharded_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) 
   for (memory_model& m : shards_) m.place(addr, bytes, node);
 }
 
-void sharded_model::unplace(std::uint64_t addr, std::size_t bytes) {
-  for (memory_model& m : shards_) m.unplace(addr, bytes);
+void sharded_model::unplace(const std::vector<std::uint64_t>& pages) {
+  for (memory_model& m : shards_) m.unplace(pages);
   last_placed_page_ = ~std::uint64_t{0};
+}
+
+void sharded_model::place_reused(unsigned pu, std::uint64_t addr) {
+  if (first_touch_) place(addr, 1, shards_[0].numa_of(pu));
 }
 
 void sharded_model::place_first_touch(unsigned pu, line_addr first, line_addr last) {

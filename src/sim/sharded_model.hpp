@@ -55,7 +55,12 @@ class sharded_model {
     return shards_[0].region_cost_ns(r, concurrent_streams);
   }
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);
-  void unplace(std::uint64_t addr, std::size_t bytes);  // memory_model::unplace, in every shard
+  void unplace(const std::vector<std::uint64_t>& pages);  // memory_model::unplace, in every shard
+  std::size_t page_bytes() const { return shards_[0].page_bytes(); }
+  // A page whose memory was freed and is used again, first touched now by `pu`: placed at once on pu's node
+  // in every shard when pages go by first touch. Its old lines may still be cached, so the walk might not
+  // read memory before another PU's miss places it elsewhere, and one shard and two would differ.
+  void place_reused(unsigned pu, std::uint64_t addr);
   std::uint32_t home_of(std::uint64_t addr) const { return shards_[0].home_of(addr); }
 
   // Counters summed over the shards.
@@ -105,6 +110,7 @@ class sharded_model {
   unsigned shard_shift_ = 0;
   unsigned page_line_shift_ = 0;  // log2(lines per page), in whole-model lines
   bool first_touch_ahead_ = false;
+  bool first_touch_ = false;  // pages get their node at first touch (several nodes, numa_policy first_touch)
   std::uint64_t last_placed_page_ = ~std::uint64_t{0};
   unsigned host_threads_ = 1;
   // What a hand-over walks, one range a region ({1, 0}: an empty one); the caller writes it before posting.
