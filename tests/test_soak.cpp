@@ -3,7 +3,6 @@
 // measured is the allocator's own count of bytes in use (mallinfo2, or the sanitizer allocator's), not
 // RSS: it moves by exactly what the runtime keeps, and it does not depend on timing.
 #include <gtest/gtest.h>
-#include <malloc.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -11,24 +10,12 @@
 
 #include "test_util.hpp"
 
-#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
-// The sanitizer runtimes' allocator statistics (sanitizer/allocator_interface.h, which GCC does not install).
-extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
-#endif
-
 namespace {
 
 using roost_test::available_schedulers;
+using roost_test::bytes_in_use;
 using roost_test::opts;
 using roost_test::under_sanitizer;
-
-std::size_t bytes_in_use() {
-#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
-  return __sanitizer_get_current_allocated_bytes();
-#else
-  return mallinfo2().uordblks;
-#endif
-}
 
 long fib(int n) { return roost_test::fib_tasks(n); }
 

@@ -1,6 +1,7 @@
 // Helpers shared by the tests.
 #pragma once
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <stdlib.h>
 
 #include <atomic>
@@ -15,7 +16,23 @@
 #include "roost/detail/sanitizers.hpp"
 #include "roost/roost.hpp"
 
+#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
+// The sanitizer runtimes' allocator statistics (sanitizer/allocator_interface.h, which GCC does not install).
+extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
+#endif
+
 namespace roost_test {
+
+// The allocator's own count of bytes in use (mallinfo2, or the sanitizer allocator's), for tests that memory
+// stays flat: it moves by exactly what the program keeps, unlike RSS, and does not depend on timing.
+inline std::size_t bytes_in_use() {
+#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
+  return __sanitizer_get_current_allocated_bytes();
+#else
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;  // hblkhd: blocks large enough to be mmapped on their own
+#endif
+}
 
 // Sanitizer builds run the same tests at reduced sizes.
 constexpr bool under_sanitizer() {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -266,6 +267,40 @@ void simulation::on_removal(void* self, std::uintptr_t base, std::size_t bytes) 
   std::lock_guard lk(s->freed_mu_);
   s->freed_.emplace_back(base, bytes);
   s->has_freed_.store(true, std::memory_order_release);
+  // Between runs nothing takes the queue: a program that frees in a loop outside its runs would grow it
+  // by an entry a free for as long as the runtime lives.
+  if (s->freed_.size() >= s->freed_compact_at_) {
+    drop_covered(s->freed_);
+    s->freed_compact_at_ = std::max<std::size_t>(kFreedCompactMin, 2 * s->freed_.size());
+  }
+}
+
+// Drops each range that the ranges before it cover: forget_freed forgets a range's pages when it reaches
+// the first range holding them, in the queue's order, so a covered one later has nothing left to forget
+// and dropping it changes nothing. What stays is at most one entry per distinct range freed, which the
+// host's mmap, giving freed addresses out again, keeps as few as the ranges the program has in use.
+void simulation::drop_covered(std::vector<std::pair<std::uintptr_t, std::size_t>>& freed) {
+  std::map<std::uintptr_t, std::uintptr_t> seen;  // disjoint [begin, end) of the union so far, by begin
+  std::size_t kept = 0;
+  for (const auto& [base, bytes] : freed) {
+    std::uintptr_t b = base, e = base + bytes;
+    auto it = seen.upper_bound(b);
+    if (it != seen.begin() && std::prev(it)->second >= e) continue;  // inside one piece of the union
+    freed[kept++] = {base, bytes};
+    // Merge [b, e) into the union: the piece before it if they meet, and every piece it reaches.
+    if (it != seen.begin() && std::prev(it)->second >= b) {
+      --it;
+      b = it->first;
+      e = std::max(e, it->second);
+      it = seen.erase(it);
+    }
+    while (it != seen.end() && it->first <= e) {
+      e = std::max(e, it->second);
+      it = seen.erase(it);
+    }
+    seen.emplace(b, e);
+  }
+  freed.resize(kept);
 }
 
 void simulation::forget_freed() {
@@ -274,6 +309,7 @@ void simulation::forget_freed() {
     std::lock_guard lk(freed_mu_);
     freed.swap(freed_);
     has_freed_.store(false, std::memory_order_relaxed);
+    freed_compact_at_ = kFreedCompactMin;
   }
   for (const auto& [base, bytes] : freed) {
     // The touched pages of the range, in host order: a walk of the range's pages or of the map, the shorter.

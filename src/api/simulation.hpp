@@ -51,6 +51,8 @@ class simulation final : public touch_consumer {
   void finish(const std::string& scheduler, const std::string& topology);
 
   platform::sim_platform& platform() { return plat_; }
+  // Drops from a queue of freed ranges (base, bytes) each one that the ranges before it cover (on_removal).
+  static void drop_covered(std::vector<std::pair<std::uintptr_t, std::size_t>>& freed);
 
  private:
   // Ends the process with the worker and the task when a run makes no progress for stall_wall_s seconds
@@ -81,8 +83,10 @@ class simulation final : public touch_consumer {
   // fine one's placement).
   static void on_removal(void* self, std::uintptr_t base, std::size_t bytes);
   void forget_freed();
+  static constexpr std::size_t kFreedCompactMin = 1024;
   std::mutex freed_mu_;
   std::vector<std::pair<std::uintptr_t, std::size_t>> freed_;
+  std::size_t freed_compact_at_ = kFreedCompactMin;  // on_removal drops covered ranges at this length
   std::atomic<bool> has_freed_{false};
   std::deque<std::uint64_t> free_sim_pages_;
 
