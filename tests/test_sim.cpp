@@ -478,8 +478,20 @@ TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
   } catch (const roost::usage_error& e) {
     EXPECT_NE(std::string(e.what()).find("not all memory of this process"), std::string::npos) << e.what();
   }
+  // The same as rows, each under the size a touch is checked from: 32,768 rows of 32 MiB past a 512 KiB
+  // buffer grew the page map until the process ran out of memory (an outside-user campaign).
+  static char buf[512 << 10];
+  try {
+    rt.run([] { roost::touch_rows(buf, std::size_t{32} << 20, 32768, std::size_t{32} << 20); });
+    ADD_FAILURE() << "1 TiB of rows: no error";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("roost::touch_rows("), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not all memory of this process"), std::string::npos) << e.what();
+  }
   std::vector<char> big(std::size_t{64} << 20);  // as large as the check starts at, and all mapped
   rt.run([&] { roost::touch(big.data(), big.size()); });
+  rt.run([&] { roost::touch_rows(big.data(), 1 << 20, 64, 1 << 20); });  // the rows of a mapped array pass
+  rt.run([&] { roost::touch_rows(big.data(), 64, 1024, 64 << 10, roost::access::write); });
   rt.run([] {
     roost::touch(nullptr, 0);
     roost::touch_rows(data, 0, 8, 64);

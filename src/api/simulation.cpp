@@ -202,18 +202,12 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
     // data, and a report is the same from one process to the next. Runs of consecutive simulated pages are
     // one region each; the result is charged as one stream.
     const auto host = reinterpret_cast<std::uintptr_t>(base);
-    // A large region must be this process's memory: the model numbers and walks every page a touch names
-    // (1 TiB past a 512 KiB buffer grew its page map by gigabytes, then stalled). msync(MS_ASYNC) fails with
-    // ENOMEM where a page of the range is not mapped, and does nothing else to anonymous memory.
-    if (bytes >= kCheckMappedBytes) {
-      const std::uintptr_t first = host & ~(kPage - 1);
-      if (::msync(reinterpret_cast<void*>(first), host + bytes - first, MS_ASYNC) != 0 && errno == ENOMEM) {
-        std::ostringstream os;
-        os << "roost::touch(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
-           << "process (the simulated platform walks every cache line a touch names); a region must name the "
-           << "bytes the kernel touches";
-        throw usage_error(os.str());
-      }
+    if (bytes >= kCheckMappedBytes && !mapped(host, bytes)) {
+      std::ostringstream os;
+      os << "roost::touch(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
+         << "process (the simulated platform walks every cache line a touch names); a region must name the "
+         << "bytes the kernel touches";
+      throw usage_error(os.str());
     }
     touch_in_walk_.store(bytes, std::memory_order_relaxed);
     struct walk_done {
@@ -254,6 +248,36 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
     return;
   }
   if (next_) next_->on_touch(worker, base, bytes, mode);
+}
+
+// A large region must be this process's memory: the model numbers and walks every page a touch names
+// (1 TiB past a 512 KiB buffer grew its page map by gigabytes, then stalled). msync(MS_ASYNC) fails with
+// ENOMEM where a page of the range is not mapped, and does nothing else to anonymous memory.
+bool simulation::mapped(std::uintptr_t host, std::size_t bytes) {
+  const std::uintptr_t first = host & ~(kPage - 1);
+  return !(::msync(reinterpret_cast<void*>(first), host + bytes - first, MS_ASYNC) != 0 && errno == ENOMEM);
+}
+
+// Walked row by row (touch_consumer's default), each row checked alone as a touch: so rows of 32 MiB over a
+// 512 KiB buffer passed, 1 TiB in all, and the page map grew until the process ran out of memory. The rows
+// together are checked first: the span from the first row's start to the last row's end must be mapped
+// (rows of one array, which touch_rows names, lie inside it).
+void simulation::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
+                               std::size_t stride, access mode) {
+  if (platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size() &&
+      rows > 1 && row_bytes != 0) {
+    // touch_rows checked that the span ends inside the address space (api/touch.cpp).
+    const std::size_t span = (rows - 1) * stride + row_bytes;
+    const bool large = row_bytes >= kCheckMappedBytes / rows || span >= kCheckMappedBytes;
+    if (large && !mapped(reinterpret_cast<std::uintptr_t>(base), span)) {
+      std::ostringstream os;
+      os << "roost::touch_rows(base=" << base << ", row_bytes=" << row_bytes << ", rows=" << rows
+         << ", stride=" << stride << "): the rows are not all memory of this process (the simulated platform "
+         << "walks every cache line a touch names); the rows must lie in the array the kernel touches";
+      throw usage_error(os.str());
+    }
+  }
+  touch_consumer::on_touch_rows(worker, base, row_bytes, rows, stride, mode);
 }
 
 void simulation::on_compute(int worker, std::uint64_t operations) {

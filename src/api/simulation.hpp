@@ -45,6 +45,9 @@ class simulation final : public touch_consumer {
   void detach();
   // Charges the calling sim thread; forwards to the listener installed before (the tracer).
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
+  // Checks that rows of a large span are this process's memory, then walks them row by row.
+  void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
+                     access mode) override;
   // Charges the calling sim thread the operations at op_ns; forwards as on_touch does.
   void on_compute(int worker, std::uint64_t operations) override;
   // At the runtime's end: the summary on stderr, and the JSON report if ROOST_SIM_REPORT names a file.
@@ -70,6 +73,7 @@ class simulation final : public touch_consumer {
   static constexpr std::uint64_t kPage = 4096;
   // Touches from this size on are checked to lie in this process's memory (on_touch).
   static constexpr std::size_t kCheckMappedBytes = std::size_t{64} << 20;
+  static bool mapped(std::uintptr_t host, std::size_t bytes);
   // pu: the touching PU, which places a first-touch page given out again (sharded_model::place_reused).
   std::uint64_t sim_address(std::uintptr_t host, unsigned pu);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
