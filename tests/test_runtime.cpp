@@ -713,3 +713,28 @@ TEST(Runtime, IdleRuntimeSleeps) {
     EXPECT_EQ(v[0], 5.0);
   }
 }
+
+// A runtime deleted by one of its own tasks: its engine was torn down under the running task, and the
+// workers went on with freed memory (SIGSEGV under every scheduler, a use after free under ASan; an
+// outside-user campaign). A destructor cannot throw: the process ends and says why.
+TEST(RuntimeDeathTest, DestroyedByOneOfItsOwnTasksSaysSo) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* sched : {"ws", "ws-help", "adws"}) {
+    EXPECT_DEATH(
+        {
+          auto* rt = new roost::runtime(roost_test::opts(sched, 2));
+          rt->run([&] { delete rt; });
+        },
+        "destroyed by one of its own tasks")
+        << sched;
+  }
+  EXPECT_DEATH(
+      {
+        roost::options o = roost_test::opts("ws", 4);
+        o.platform = "sim";
+        o.topology = "pack:2 l3:1(size=1MiB) core:2 pu:1";
+        auto* rt = new roost::runtime(o);
+        rt->run([&] { delete rt; });
+      },
+      "destroyed by one of its own tasks");
+}

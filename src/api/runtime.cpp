@@ -95,6 +95,13 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
 }
 
 runtime_core::~runtime_core() {
+  // Destroyed by one of its own tasks: the engine would be torn down under the task that is running it, and
+  // its workers go on with freed memory (a segfault, or a use after free under ASan, under every scheduler).
+  // A destructor cannot throw the usage_error this is: the process ends with the reason instead.
+  if (engine::worker* w = engine::current_worker(); w && eng && w->eng == eng.get())
+    platform::os::fatal("roost::runtime destroyed by one of its own tasks",
+                        "destroy a runtime after its run() returned, outside its tasks (its workers would go on "
+                        "running on the freed runtime)");
   platform::sim_scope scope(sim ? &sim->platform() : nullptr);  // the tracer's last chunks too: virtual time
   // What the scheduler learned while running (cats's partition): the start-up line was written before.
   if (cfg.verbose && eng)
