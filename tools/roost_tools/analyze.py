@@ -26,7 +26,11 @@ def _share(counts: tuple[int, int]) -> float:
 
 
 def _warn_if_cut_short(path: str, t) -> None:
-    if not t.complete:
+    if t.cut_at is not None:  # cut inside a chunk: no end chunk either, but not for the reason below
+        print(f"roost-analyze: {path} was cut short at byte {t.cut_at}, inside a chunk (a write that failed "
+              f"part-way: a full disk, a file size limit, a program killed while writing): read the whole chunks "
+              f"before byte {t.lost_from}; the rest of the trace is lost", file=sys.stderr)
+    elif not t.complete:
         print(f"roost-analyze: {path} was cut short (no end chunk): its program ended without destroying its "
               f"runtime, and the events its workers still held are missing", file=sys.stderr)
 
@@ -36,18 +40,19 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("krd", "summary", "mapping", "timeline", "markdown"):
         p = sub.add_parser(name)
-        p.add_argument("trace")
+        p.add_argument("trace", metavar="TRACE")
         if name == "timeline":
             p.add_argument("--out", required=True)
             p.add_argument("--colour", choices=("subtree", "latency"), default="subtree",
                            help="latency: by each task's modelled memory time per line (a simulated trace; "
                                 "seed 002 Fig. 8)")
         if name == "markdown":
-            p.add_argument("--name", required=True)
+            p.add_argument("--name", required=True, help="the section's title and the images' file-name stem "
+                                                         "(NAME-timeline.png, NAME-krd.png in --out-dir)")
             p.add_argument("--out-dir", required=True)
     p = sub.add_parser("ovr")
-    p.add_argument("trace")
-    p.add_argument("trace_1", help="the same program traced with 1 worker")
+    p.add_argument("trace", metavar="TRACE")
+    p.add_argument("trace_1", metavar="TRACE_1", help="the same program traced with 1 worker")
     p.add_argument("--skip", type=int, default=0, metavar="K",
                    help="leave out the first K iterations (runtime::run calls) of both traces: warm-up")
     args = ap.parse_args(argv)
@@ -58,17 +63,41 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # output piped into a reader that stopped (head): nothing of ours went wrong
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
         return 1
-    except (TraceError, OSError, ValueError) as e:
+    except OSError as e:  # an image that cannot be written: the file and the system's reason, not "[Errno N]"
+        print(f"roost-analyze: {e.filename}: {e.strerror}" if e.filename and e.strerror else f"roost-analyze: {e}",
+              file=sys.stderr)
+        return 2
+    except (TraceError, ValueError) as e:
         print(f"roost-analyze: {e}", file=sys.stderr)
         return 2
 
 
+def _read(path: str, what: str):
+    """The trace the argument `what` names, after a word on it if it was cut short."""
+    if Path(path).is_dir():
+        raise ValueError(f"{what} {path}: a directory; give a trace file (the file ROOST_TRACE named)")
+    if not Path(path).exists():
+        raise ValueError(f"{what} {path}: no such file; give a trace file (the file ROOST_TRACE named)")
+    t = read(path)
+    _warn_if_cut_short(path, t)
+    return t
+
+
+def _check_markdown_args(args) -> None:
+    """Before the trace is read: --name is a file-name stem of the images, --out-dir where they go."""
+    if not args.name or "/" in args.name:
+        raise ValueError(f"--name '{args.name}': must be a plain file-name stem, non-empty and without '/' (the "
+                         f"images are written as NAME-timeline.png and NAME-krd.png in --out-dir)")
+    if not Path(args.out_dir).is_dir():
+        raise ValueError(f"--out-dir {args.out_dir}: not an existing directory; make it first")
+
+
 def _command(args) -> int:
-    t = read(args.trace)
-    _warn_if_cut_short(args.trace, t)
+    if args.cmd == "markdown":
+        _check_markdown_args(args)
+    t = _read(args.trace, "TRACE")
     if args.cmd == "ovr":
-        t_1 = read(args.trace_1)
-        _warn_if_cut_short(args.trace_1, t_1)
+        t_1 = _read(args.trace_1, "TRACE_1")
         d = ovr.decompose(t, t_1, args.skip)
         print(f"N = {d.workers}: T_N {d.t_n / 1e6:.3f} ms, T_1 {d.t_1 / 1e6:.3f} ms, Work_N {d.work_n / 1e6:.3f} ms, "
               f"Work_1 {d.work_1 / 1e6:.3f} ms")
@@ -98,8 +127,6 @@ def _command(args) -> int:
         print(f"roost-analyze: wrote {timeline.plot(t, timeline.image_path(args.out, '--out'), colour=args.colour)}")
     else:
         out_dir = Path(args.out_dir)
-        if not out_dir.is_dir():
-            raise ValueError(f"--out-dir {args.out_dir}: not an existing directory; make it first")
         png = out_dir / f"{args.name}-timeline.png"
         timeline.plot(t, png, title=f"{args.name}: tasks by worker (colour: subtree of the root); looking for work "
                                     f"yellow, asleep grey")

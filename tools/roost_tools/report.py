@@ -9,6 +9,10 @@ for a benchmark (no such version of it) has no row, and is named once below the 
 Results of `roost-bench --rounds N` are shown as the driver summarized them (its summary lines; the rule is
 bench/driver/rounds.hpp's): rounds with a measurement taken while the CPUs were far apart are left out
 (unless all were), times are medians over the rounds used, and ratios are medians of each round's own ratios.
+
+Results of `roost-bench --platform sim` are a run of their own, named "(simulated)": their times are the
+simulated machine's virtual time, shown as such with the simulated misses and remote DRAM lines the driver
+wrote, and without the host's core-to-core round trip (which says nothing about virtual time).
 """
 from __future__ import annotations
 
@@ -21,6 +25,9 @@ import numpy as np
 
 from .results import LeftOut, Measurement, ResultsError, Summary, cannot_run, load_all
 
+# The note of a variant the driver leaves out of a run on the simulated platform (bench/driver/main.cpp).
+NOT_SIMULATED_NOTE = "not simulated"
+
 
 class Run:
     """One run of one benchmark at one size: its measurements, and the driver's summary rows if it had rounds."""
@@ -30,6 +37,16 @@ class Run:
         self.summaries: list[Summary] = []
         self.left_out: list[LeftOut] = []
         self.seen: set = set()
+        self.simulated: bool | None = None  # on roost-bench --platform sim; None: nothing says yet
+
+
+def _simulated(r) -> bool | None:
+    """Whether a line belongs to a run on the simulated platform (None: it does not say)."""
+    if isinstance(r, Measurement):
+        return r.simulated if r.ran else None
+    if isinstance(r, LeftOut) and r.note.startswith(NOT_SIMULATED_NOTE):
+        return True
+    return None
 
 
 def _group(records: list) -> "OrderedDict[str, Run]":
@@ -37,19 +54,24 @@ def _group(records: list) -> "OrderedDict[str, Run]":
 
     roost-bench appends to its --json file, so one file may hold several sizes of a benchmark (ratios are
     only meaningful within a size) and several runs of the same one (a measurement of a variant, worker
-    count and round already seen starts the next run; summary lines belong to the latest run of their
-    benchmark and size). Names: "heat2d", or "heat2d 512x200" when the benchmark has several sizes, with
-    " (run 2)" and so on for repeated runs."""
+    count and round already seen starts the next run, and so does one on the other platform, simulated or
+    native: their times are not comparable; summary lines belong to the latest run of their benchmark and
+    size). Names: "heat2d", or "heat2d 512x200" when the benchmark has several sizes, with " (simulated)" for
+    a run on the simulated platform and " (run 2)" and so on for repeated runs."""
     runs: list[tuple[tuple[str, str], Run]] = []
     current: dict[tuple[str, str], Run] = {}
     for r in records:
         key = (r.bench, r.size)
         run = current.get(key)
+        sim = _simulated(r)
+        if run is not None and sim is not None and run.simulated is not None and sim != run.simulated:
+            run = None  # the other platform: another run
         if isinstance(r, LeftOut):  # written once per run, among its first round's measurements
             if run is None or run.summaries or any(x.variant == r.variant for x in run.left_out):
                 run = current[key] = Run()
                 runs.append((key, run))
             run.left_out.append(r)
+            run.simulated = sim if run.simulated is None else run.simulated
             continue
         if isinstance(r, Summary):
             if run is None:
@@ -63,29 +85,35 @@ def _group(records: list) -> "OrderedDict[str, Run]":
             runs.append((key, run))
         run.seen.add(what)
         run.measurements.append(r)
+        run.simulated = sim if run.simulated is None else run.simulated
     sizes: dict[str, set[str]] = {}
     for (bench, size), _ in runs:
         sizes.setdefault(bench, set()).add(size)
     by: "OrderedDict[str, Run]" = OrderedDict()
-    count: dict[tuple[str, str], int] = {}
-    for key, run in runs:
-        bench, size = key
-        count[key] = count.get(key, 0) + 1
+    count: dict[tuple[str, str, bool], int] = {}
+    for (bench, size), run in runs:
+        which = (bench, size, bool(run.simulated))
+        count[which] = count.get(which, 0) + 1
         name = bench if len(sizes[bench]) == 1 else f"{bench} {size}"
-        if count[key] > 1:
-            name += f" (run {count[key]})"
+        if run.simulated:
+            name += " (simulated)"
+        if count[which] > 1:
+            name += f" (run {count[which]})"
         by[name] = run
     return by
 
 
 def far_apart(m: Measurement, best_c2c: float | None) -> bool:
     """Taken while the CPUs were far apart: a core-to-core round trip above 2x the best seen and 120 ns (the
-    driver's own rule, bench/driver/main.cpp). Such a timing is not comparable with the others."""
-    return m.c2c_ns is not None and best_c2c is not None and m.c2c_ns > 2 * best_c2c and m.c2c_ns > 120
+    driver's own rule, bench/driver/main.cpp). Such a timing is not comparable with the others. Never a
+    simulated one: virtual time does not depend on where the host placed its threads."""
+    return (not m.simulated and m.c2c_ns is not None and best_c2c is not None and m.c2c_ns > 2 * best_c2c
+            and m.c2c_ns > 120)
 
 
 def best_c2c(ms: list[Measurement]) -> float | None:
-    seen = [m.c2c_ns for m in ms if m.c2c_ns is not None and m.c2c_ns > 0]
+    """The best core-to-core round trip around a native measurement (a simulated one's times are virtual)."""
+    seen = [m.c2c_ns for m in ms if m.c2c_ns is not None and m.c2c_ns > 0 and not m.simulated]
     return min(seen) if seen else None
 
 
@@ -110,15 +138,30 @@ def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
                 "check": m.check if m.ran else None,
                 "note": m.note,
                 "size": m.size,
-                "c2c_ns": m.c2c_ns,
+                "c2c_ns": None if m.simulated else m.c2c_ns,
                 "far": far_apart(m, best),
+                "simulated": m.simulated,
+                **{k: getattr(m, k) for k in MISSES},
             }
         )
     return rows
 
 
-def summary_rows(summaries: list[Summary]) -> list[dict]:
-    """The driver's summary of a run with rounds, as table rows."""
+# A simulated measurement's counts, per timed repetition, as the JSON names them, and their column titles.
+MISSES = {"l2_misses": "L2 misses", "l3_misses": "L3 misses", "remote_dram": "remote DRAM lines"}
+
+
+def _median_count(values: list) -> int | None:
+    values = [v for v in values if v is not None]
+    return int(np.median(values) + 0.5) if values else None
+
+
+def summary_rows(summaries: list[Summary], ms: list[Measurement] = ()) -> list[dict]:
+    """The driver's summary of a run with rounds, as table rows. A simulated run's counts (which its summary
+    lines lack) are the medians of its rounds' (`ms`)."""
+    def counts(r: Summary) -> dict:
+        mine = [m for m in ms if (m.variant, m.workers) == (r.variant, r.workers) and m.ran]
+        return {k: _median_count([getattr(m, k) for m in mine]) for k in MISSES}
     return [
         {
             "variant": r.variant,
@@ -133,6 +176,7 @@ def summary_rows(summaries: list[Summary]) -> list[dict]:
             "c2c_ns": None,
             "far": False,
             "rounds": r.rounds_used,
+            **counts(r),
         }
         for r in summaries
     ]
@@ -163,11 +207,11 @@ def _all_rows(run: Run, best: float | None) -> tuple[list[dict], str]:
     if run.summaries:
         total, near = run.summaries[0].rounds, run.summaries[0].near_rounds
         if near == 0:
-            return summary_rows(run.summaries), (
+            return summary_rows(run.summaries, ms), (
                 f"{total} interleaved rounds, all taken while the CPUs were far apart: not comparable.")
         used = f"its {total} interleaved rounds" if near == total else (
             f"{near} of {total} interleaved rounds ({total - near} left out: the CPUs were far apart)")
-        return summary_rows(run.summaries), (
+        return summary_rows(run.summaries, ms), (
             f"Medians over {used}; ratios are medians of each round's own ratios; max/min is the spread of the "
             "round medians.")
     if any(m.round for m in ms):  # rounds, but the run ended before its summary was written
@@ -179,28 +223,46 @@ def _fmt(x, pattern):
     return "-" if x is None else pattern.format(x)
 
 
-def markdown_table(bench: str, rows: list[dict]) -> str:
+SIMULATED_LINE = ("Simulated platform (`roost-bench --platform sim`): times are the simulated machine's virtual "
+                  "time, not this host's; compare them only with runs on the same topology (the results file does "
+                  "not name it). Misses and remote DRAM lines are the simulated caches' counts per timed "
+                  "repetition; the host's core-to-core round trip says nothing about virtual time and is left out.")
+
+
+def _title(bench: str, rows: list[dict]) -> str:
     size = rows[0]["size"] if rows else ""
-    lines = [
-        f"### {bench}" + ("" if size in bench else f" ({size})"),
-        "",
-        "| variant | workers | median ms | max/min | vs serial | vs ws | check | c2c ns |",
-        "|---|---:|---:|---:|---:|---:|---|---:|",
-    ]
+    return bench if size in bench else f"{bench} ({size})"
+
+
+def markdown_table(bench: str, rows: list[dict], simulated: bool = False) -> str:
+    """The table of one run (rows from bench_rows); a simulated run's in virtual ms, with its misses."""
+    if simulated:
+        extra = list(MISSES.values())
+        head = ["variant", "workers", "virtual ms (simulated)", "max/min", "vs serial", "vs ws", "check", *extra]
+    else:
+        extra = ["c2c ns"]
+        head = ["variant", "workers", "median ms", "max/min", "vs serial", "vs ws", "check", *extra]
+    lines = [f"### {_title(bench, rows)}", "", "| " + " | ".join(head) + " |",
+             "|---|---:|---:|---:|---:|---:|---|" + "---:|" * len(extra)]
     for r in rows:
         if r["median_ms"] is None:
-            lines.append(f"| {r['variant']} | - | - | - | - | - | {r['note']} | - |")
+            lines.append(f"| {r['variant']} | - | - | - | - | - | {r['note']} |" + " - |" * len(extra))
             continue
-        c2c = _fmt(r.get("c2c_ns"), "{:.0f}") + (" **far**" if r.get("far") else "")
+        if simulated:
+            tail = [_fmt(r.get(k), "{:d}") for k in MISSES]
+        else:
+            tail = [_fmt(r.get("c2c_ns"), "{:.0f}") + (" **far**" if r.get("far") else "")]
         lines.append(
             f"| {r['variant']} | {r['workers']} | {r['median_ms']:.2f} | {_fmt(r['spread'], '{:.2f}')} | "
             f"{_fmt(r['vs_serial'], '{:.2f}x')} | {_fmt(r['vs_ws'], '{:.2f}x')} | "
-            f"{'ok' if r['check'] else 'FAILED'} | {c2c} |"
+            f"{'ok' if r['check'] else 'FAILED'} | " + " | ".join(tail) + " |"
         )
+    if simulated:
+        lines += ["", SIMULATED_LINE]
     return "\n".join(lines) + "\n"
 
 
-def chart(bench: str, rows: list[dict], path: Path) -> None:
+def chart(bench: str, rows: list[dict], path: Path, simulated: bool = False) -> None:
     """Bars of the table's medians (rows from bench_rows), one group per variant, one bar per worker count."""
     import matplotlib
 
@@ -223,8 +285,8 @@ def chart(bench: str, rows: list[dict], path: Path) -> None:
         ax.axhline(serial, color="black", linestyle="--", linewidth=1, label="serial")
     ax.set_xticks(x)
     ax.set_xticklabels(variants, rotation=40, ha="right", fontsize=8)
-    ax.set_ylabel("median time (ms)")
-    ax.set_title(bench if rows[0]["size"] in bench else f"{bench} ({rows[0]['size']})")
+    ax.set_ylabel("median virtual time (ms), simulated" if simulated else "median time (ms)")
+    ax.set_title(_title(bench, rows))
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -248,13 +310,14 @@ def report(records: list, out: Path, title: str = "roost benchmark report") -> P
     best = best_c2c(ms)
     for bench, run in _group(records).items():
         rows, how = bench_rows(run, best)
-        parts.append(markdown_table(bench, rows))
+        parts.append(markdown_table(bench, rows, bool(run.simulated)))
         if how:
             parts.append(how + "\n")
         if left := left_out_line(run):
             parts.append(f"Left out (cannot run for this benchmark): {left}.\n")
-        png = out / (bench.replace(" (run ", "-run").replace(")", "").replace(" ", "-") + ".png")
-        chart(bench, rows, png)
+        png = out / (bench.replace(" (run ", "-run").replace(" (simulated)", "-simulated").replace(")", "")
+                     .replace(" ", "-") + ".png")
+        chart(bench, rows, png, bool(run.simulated))
         if png.exists():
             parts.append(f"![{bench}]({png.name})\n")
     failed = [m for m in ms if m.ran and not m.check]
@@ -269,9 +332,12 @@ def console_table(records: list) -> str:
     lines = []
     for bench, run in _group(records).items():
         rows, how = bench_rows(run)
-        size = rows[0]["size"] if rows else ""
-        lines.append((bench if size in bench else f"{bench} ({size})") + (f": {how}" if how else ""))
-        lines.append(f"  {'variant':<18} {'workers':>7} {'median ms':>10} {'vs serial':>9} {'vs ws':>7}")
+        sim = bool(run.simulated)
+        what = "virtual time of the simulated machine, misses per timed repetition" if sim else ""
+        lines.append(_title(bench, rows) + "".join(f": {x}" for x in (what, how) if x))
+        extra = "".join(f" {k:>11}" for k in ("L2 misses", "L3 misses", "remote DRAM")) if sim else ""
+        lines.append(f"  {'variant':<18} {'workers':>7} {'virtual ms' if sim else 'median ms':>10} {'vs serial':>9} "
+                     f"{'vs ws':>7}" + extra)
         for r in rows:
             if r["median_ms"] is None:
                 lines.append(f"  {r['variant']:<18} {'-':>7} {'-':>10}  {r['note']}")
@@ -279,6 +345,7 @@ def console_table(records: list) -> str:
                 lines.append(
                     f"  {r['variant']:<18} {r['workers']:>7} {r['median_ms']:>10.2f} "
                     f"{_fmt(r['vs_serial'], '{:.2f}x'):>9} {_fmt(r['vs_ws'], '{:.2f}x'):>7}"
+                    + ("".join(f" {_fmt(r.get(k), '{:d}'):>11}" for k in MISSES) if sim else "")
                     + ("" if r["check"] else "  CHECK FAILED")
                 )
         if left := left_out_line(run):
@@ -288,16 +355,27 @@ def console_table(records: list) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-report", description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", help="JSON lines written by roost-bench --json")
+    ap.add_argument("results", metavar="RESULTS", help="JSON lines written by roost-bench --json")
     ap.add_argument("--out", default="out", help="folder for report.md and the charts (default: out)")
     ap.add_argument("--quiet", action="store_true", help="do not print the table")
     args = ap.parse_args(argv)
+    out = Path(args.out)
     try:
+        if Path(args.results).is_dir():
+            raise ResultsError(f"RESULTS {args.results}: a directory; give the JSON lines file that roost-bench "
+                               f"--json wrote")
         records = load_all(args.results)
+        if out.exists() and not out.is_dir():
+            raise ResultsError(f"--out {args.out}: a file, not a directory; give the folder for report.md and "
+                               f"the charts")
+        path = report(records, out)
     except ResultsError as e:
         print(f"roost-report: {e}", file=sys.stderr)
         return 2
-    path = report(records, Path(args.out))
+    except OSError as e:  # --out cannot be made or written: the path and the system's reason
+        print(f"roost-report: --out {args.out}: cannot write {e.filename or 'there'}: {e.strerror or e}",
+              file=sys.stderr)
+        return 2
     if not args.quiet:
         print(console_table(records))
     print(f"roost-report: wrote {path}")

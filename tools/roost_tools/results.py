@@ -10,6 +10,10 @@ class ResultsError(ValueError):
     """A results file that cannot be read: the message names the file and the line."""
 
 
+# How the driver's note on a measurement of the simulated platform starts (bench/driver/main.cpp).
+VIRTUAL_TIME_NOTE = "virtual time"
+
+
 @dataclass
 class Measurement:
     bench: str
@@ -25,10 +29,23 @@ class Measurement:
     c2c_ns: float | None = None
     # Which of `roost-bench --rounds N` interleaved rounds it belongs to (1..N); 0: a run of one round.
     round: int = 0
+    # `roost-bench --platform sim` (driver/main.cpp): the simulated L2 and L3 misses and the lines fetched
+    # from another NUMA node's DRAM, per timed repetition (None: not simulated, or the topology has no such
+    # cache); its seconds are then the simulated machine's virtual time, not this host's.
+    l2_misses: int | None = None
+    l3_misses: int | None = None
+    remote_dram: int | None = None
 
     @property
     def ran(self) -> bool:
         return bool(self.seconds)
+
+    @property
+    def simulated(self) -> bool:
+        """A measurement on the simulated platform: the driver's note says virtual time (and it gives the misses
+        of every cache the topology has)."""
+        return self.note.startswith(VIRTUAL_TIME_NOTE) or any(
+            x is not None for x in (self.l2_misses, self.l3_misses, self.remote_dram))
 
 
 @dataclass
@@ -83,52 +100,77 @@ def load_all(path: str | Path) -> list[Measurement | Summary | LeftOut]:
     path = Path(path)
     if not path.exists():
         raise ResultsError(f"{path}: no such file (run roost-bench with --json {path} first)")
+    if path.is_dir():
+        raise ResultsError(f"{path}: a directory; give the JSON lines file that roost-bench --json wrote")
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read it: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ResultsError(f"{path}: not JSON lines (not UTF-8 text at byte {e.start}); give the file that "
+                           f"roost-bench --json wrote") from None
     out: list[Measurement | Summary | LeftOut] = []
-    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             raise ResultsError(f"{path}:{lineno}: not a JSON line ({e.msg})") from None
-        if rec.get("left_out"):
-            missing = [k for k in ("bench", "size", "variant", "note") if k not in rec]
-            if missing:
-                raise ResultsError(f"{path}:{lineno}: left_out line missing field(s) {', '.join(missing)}")
-            out.append(LeftOut(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
-                               note=str(rec["note"])))
-            continue
-        if rec.get("summary"):
-            missing = [k for k in SUMMARY_REQUIRED if k not in rec]
-            if missing:
-                raise ResultsError(f"{path}:{lineno}: summary line missing field(s) {', '.join(missing)}")
-            out.append(Summary(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
-                               workers=int(rec["workers"]), median=_opt(rec["median"]), spread=_opt(rec["spread"]),
-                               vs_serial=_opt(rec["vs_serial"]), vs_ws=_opt(rec["vs_ws"]),
-                               rounds_used=int(rec["rounds_used"]), rounds=int(rec["rounds"]),
-                               near_rounds=int(rec["near_rounds"]), check=bool(rec["check"]),
-                               note=str(rec.get("note", ""))))
-            continue
-        missing = [k for k in REQUIRED if k not in rec]
-        if missing:
-            raise ResultsError(f"{path}:{lineno}: missing field(s) {', '.join(missing)}")
-        out.append(
-            Measurement(
-                bench=str(rec["bench"]),
-                variant=str(rec["variant"]),
-                size=str(rec["size"]),
-                workers=int(rec["workers"]),
-                seconds=[float(s) for s in rec["seconds"]],
-                median=float(rec["median"]),
-                check=bool(rec["check"]),
-                note=str(rec.get("note", "")),
-                c2c_ns=float(rec["c2c_ns"]) if "c2c_ns" in rec else None,
-                round=int(rec.get("round", 0)),
-            )
-        )
+        if not isinstance(rec, dict):
+            raise ResultsError(f"{path}:{lineno}: not a JSON object (roost-bench writes one per line)")
+        try:
+            out.append(_record(rec, f"{path}:{lineno}"))
+        except (TypeError, ValueError) as e:
+            if isinstance(e, ResultsError):
+                raise
+            raise ResultsError(f"{path}:{lineno}: a field of the wrong type ({e})") from None
     if not any(isinstance(r, (Measurement, LeftOut)) for r in out):
         raise ResultsError(f"{path}: no measurements")
     return out
+
+
+def _count(rec: dict, key: str) -> int | None:
+    return int(rec[key]) if rec.get(key) is not None else None
+
+
+def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
+    """One line of the file (`where` names it: file:line)."""
+    if rec.get("left_out"):
+        missing = [k for k in ("bench", "size", "variant", "note") if k not in rec]
+        if missing:
+            raise ResultsError(f"{where}: left_out line missing field(s) {', '.join(missing)}")
+        return LeftOut(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
+                       note=str(rec["note"]))
+    if rec.get("summary"):
+        missing = [k for k in SUMMARY_REQUIRED if k not in rec]
+        if missing:
+            raise ResultsError(f"{where}: summary line missing field(s) {', '.join(missing)}")
+        return Summary(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
+                       workers=int(rec["workers"]), median=_opt(rec["median"]), spread=_opt(rec["spread"]),
+                       vs_serial=_opt(rec["vs_serial"]), vs_ws=_opt(rec["vs_ws"]),
+                       rounds_used=int(rec["rounds_used"]), rounds=int(rec["rounds"]),
+                       near_rounds=int(rec["near_rounds"]), check=bool(rec["check"]), note=str(rec.get("note", "")))
+    missing = [k for k in REQUIRED if k not in rec]
+    if missing:
+        raise ResultsError(f"{where}: missing field(s) {', '.join(missing)}")
+    return Measurement(
+        bench=str(rec["bench"]),
+        variant=str(rec["variant"]),
+        size=str(rec["size"]),
+        workers=int(rec["workers"]),
+        seconds=[float(s) for s in rec["seconds"]],
+        median=float(rec["median"]),
+        check=bool(rec["check"]),
+        note=str(rec.get("note", "")),
+        c2c_ns=float(rec["c2c_ns"]) if "c2c_ns" in rec else None,
+        round=int(rec.get("round", 0)),
+        l2_misses=_count(rec, "l2_misses"),
+        l3_misses=_count(rec, "l3_misses"),
+        remote_dram=_count(rec, "remote_dram"),
+    )
 
 
 def load(path: str | Path) -> list[Measurement]:

@@ -30,7 +30,8 @@ STORES_INDEX = np.isin(np.arange(21), (1, 12, 16) + _TOUCH + SHORT_TOUCH)
 
 
 class TraceError(ValueError):
-    """A file that is not a roost trace, is of another version, or is cut short (names the byte offset)."""
+    """A file that is not a roost trace, is of another version, is damaged, or is cut short inside its header
+    (names the byte offset)."""
 
 
 @dataclass
@@ -43,6 +44,11 @@ class Trace:
     llc_domain: list[int]
     records: np.ndarray = field(repr=False)  # lane by lane (workers in order, then the runtime), t_ns since start
     complete: bool = True  # False: no end chunk, the program stopped before its runtime was destroyed
+    # The file ends inside a chunk (a write that failed part-way: a full disk, a file size limit, a program
+    # killed while writing): its size, where it was cut, and the byte from which on the records are lost (the
+    # cut chunk's start, or the file's end when only the chunk's padding is missing). None: no chunk was cut.
+    cut_at: int | None = None
+    lost_from: int | None = None
 
     @property
     def simulated(self) -> bool:
@@ -55,8 +61,15 @@ class Trace:
 
 
 def read(path: str | Path) -> Trace:
+    """The trace at `path`. A file cut inside a chunk is read up to that chunk (Trace.cut_at says so); one
+    cut inside its header is a TraceError, as is a file that is no trace or cannot be read."""
     path = Path(path)
-    data = path.read_bytes()
+    if path.is_dir():
+        raise TraceError(f"{path}: a directory, not a trace; give the file ROOST_TRACE named")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read it: {e.strerror or e}") from None
     pos = 0
 
     def take(fmt: str, what: str):
@@ -85,8 +98,12 @@ def read(path: str | Path) -> Trace:
     lanes: dict[int, list[tuple]] = {}
     complete = False
     clock = (start_ticks, start_ns)  # the last chunk's (ticks, ns)
+    cut_at = lost_from = None
     while pos < len(data):
         at = pos
+        if pos + 48 > len(data):  # cut inside a chunk's header: the chunk is lost
+            cut_at, lost_from = len(data), at
+            break
         lane, count, ticks, ns, base, na, nb, ni, _ = take("<IIQQQIIII", "a chunk header")
         if lane >= workers and lane not in (RUNTIME_LANE, END_LANE):
             raise TraceError(f"{path}: chunk for worker {lane} at byte {at} but the trace has {workers} workers")
@@ -94,9 +111,9 @@ def read(path: str | Path) -> Trace:
             raise TraceError(f"{path}: chunk of lane {lane} at byte {at} is damaged: {count} records with "
                              f"{na}, {nb}, {ni} values of a, b, index")
         body = 8 * na + 8 * nb + 4 * count + 4 * ni + count
-        if pos + body > len(data):
-            raise TraceError(f"{path}: truncated at byte {len(data)}: the chunk of lane {lane} at byte {at} "
-                             f"promises {count} records")
+        if pos + body > len(data):  # cut inside the chunk's records: the whole chunks before it are kept
+            cut_at, lost_from = len(data), at
+            break
         columns = []
         for dtype, n in (("<u8", na), ("<u8", nb), ("<u4", count), ("<u4", ni), ("u1", count)):
             columns.append(np.frombuffer(data, dtype=dtype, count=n, offset=pos))
@@ -105,6 +122,8 @@ def read(path: str | Path) -> Trace:
         complete = complete or lane == END_LANE
         clock = (ticks, ns)
         pos = at + 48 + (body + 7) // 8 * 8
+        if pos > len(data):  # cut inside the chunk's padding: its records are whole, what followed is lost
+            cut_at = lost_from = len(data)
     convert = _ticks_to_ns(start_ticks, start_ns, clock)
     lane_order = [lane for lane in sorted(lanes) if lane != END_LANE]
     sizes = [sum(len(c[-1]) for c in lanes[lane]) for lane in lane_order]
@@ -113,7 +132,7 @@ def read(path: str | Path) -> Trace:
     for lane, n in zip(lane_order, sizes):
         _decode_lane(path, version, lane, workers, lanes[lane], convert, records[at:at + n])
         at += n
-    return Trace(workers, start_ns, topology, l2, llc, domains, records, complete)
+    return Trace(workers, start_ns, topology, l2, llc, domains, records, complete, cut_at, lost_from)
 
 
 def _decode_lane(path: Path, version: int, lane: int, workers: int, chunks: list[tuple], convert,

@@ -283,3 +283,106 @@ def test_overhead_modes_take_small_and_simulated_rows_report_each_cache_they_hav
                           "pack:2 l3:1(size=1MiB) core:1 pu:1"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "L2 misses none (no such cache)" in run.stdout and "L3 misses -1" not in run.stdout, run.stdout
+
+
+def sim(variant, workers, median, l2=8128, l3=4064, remote=96, c2c=900):
+    """A measurement as `roost-bench --platform sim` writes it (bench/driver/main.cpp, common/harness.hpp)."""
+    r = rec(variant, workers, median, c2c=c2c)
+    r["note"] = (f"virtual time; per timed repetition: L2 misses {l2}, L3 misses {l3}, remote DRAM lines {remote}")
+    r.update(l2_misses=l2, l3_misses=l3, remote_dram=remote)
+    return r
+
+
+def test_simulated_runs_are_shown_in_virtual_time_with_their_misses(tmp_path, capsys):
+    # A native run, then a simulated one appended to the same file (its serial left out, other worker counts).
+    # It was one table "heat", or "heat (run 2)" with no word of virtual time, with the host's c2c column.
+    p = tmp_path / "r.jsonl"
+    write(p, [rec("serial", 1, 0.100, c2c=60), rec("ws", 2, 0.050, c2c=62), rec("adws", 2, 0.040, c2c=61),
+              {"left_out": True, "bench": "heat", "size": "64x32x4", "variant": "serial",
+               "note": "not simulated: only roost's schedulers run on the simulated platform"},
+              sim("ws", 16, 0.010), sim("adws", 16, 0.005, l2=2000, l3=1000, remote=0)])
+    records = load_all(p)
+    assert [m.simulated for m in load(p)] == [False, False, False, True, True]
+    groups = report._group(records)
+    assert list(groups) == ["heat", "heat (simulated)"]
+    native, simulated = groups.values()
+    assert not native.simulated and not report.left_out_line(native)
+    assert simulated.simulated and report.left_out_line(simulated).endswith(": serial")
+    rows = {r["variant"]: r for r in report.bench_rows(simulated)[0]}
+    assert rows["adws"]["vs_ws"] == pytest.approx(0.5)  # to the simulated ws, never to a native time
+    assert (rows["adws"]["l2_misses"], rows["adws"]["l3_misses"], rows["adws"]["remote_dram"]) == (2000, 1000, 0)
+    assert rows["ws"]["c2c_ns"] is None and not rows["ws"]["far"]  # 900 ns: the host's, not a far timing
+    assert report.best_c2c(load(p)) == 60
+    out = tmp_path / "out"
+    assert report.main([str(p), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    native_md, sim_md = md.split("### heat (simulated)")
+    assert "| median ms |" in native_md and "| c2c ns |" in native_md and "| ws | 2 | 50.00 |" in native_md
+    assert "virtual" not in native_md
+    assert ("| variant | workers | virtual ms (simulated) | max/min | vs serial | vs ws | check | L2 misses | "
+            "L3 misses | remote DRAM lines |") in sim_md
+    assert "| ws | 16 | 10.00 | 1.22 | - | 1.00x | ok | 8128 | 4064 | 96 |" in sim_md
+    assert "| adws | 16 | 5.00 | 1.22 | - | 0.50x | ok | 2000 | 1000 | 0 |" in sim_md
+    assert "virtual time, not this host's" in sim_md and "c2c ns" not in sim_md and "900" not in sim_md
+    assert {f.name for f in out.glob("*.png")} == {"heat.png", "heat-simulated.png"}
+    console = capsys.readouterr().out
+    assert "heat (simulated) (64x32x4): virtual time of the simulated machine" in console
+    assert "virtual ms" in console and "L2 misses" in console
+    assert [l.split() for l in console.splitlines() if l.strip().startswith("adws") and " 16 " in l] == \
+        [["adws", "16", "5.00", "-", "0.50x", "2000", "1000", "0"]]
+    # A simulated run with rounds: the summary lines lack the counts, the rounds' measurements have them.
+    q = tmp_path / "q.jsonl"
+    rounds = [dict(sim("ws", 4, 0.01), round=1), dict(sim("ws", 4, 0.01), round=2),
+              {"summary": True, "bench": "heat", "size": "64x32x4", "variant": "ws", "workers": 4, "median": 0.01,
+               "spread": 1.0, "vs_serial": None, "vs_ws": 1.0, "rounds_used": 2, "rounds": 2, "near_rounds": 2,
+               "check": True, "note": ""}]
+    write(q, [rec("ws", 4, 0.05)] + rounds)
+    groups = report._group(load_all(q))
+    assert list(groups) == ["heat", "heat (simulated)"]
+    [row], how = report.bench_rows(groups["heat (simulated)"])
+    assert how and row["rounds"] == 2 and row["l2_misses"] == 8128 and row["remote_dram"] == 96
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_driver_simulated_json_is_reported_as_virtual_time(tmp_path):
+    out = tmp_path / "mix.jsonl"
+    common = ["--bench", "heat", "--size", "256x128x4", "--reps", "1", "--warmup", "0", "--json", str(out)]
+    subprocess.run([os.environ["ROOST_BENCH"], "--variants", "ws", "--workers", "2", *common], check=True,
+                   capture_output=True, timeout=120)
+    subprocess.run([os.environ["ROOST_BENCH"], "--platform", "sim", "--topology",
+                    "pack:4 [numa(memory=4GiB)] l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1", "--variants",
+                    "ws", "--workers", "16", *common], check=True, capture_output=True, timeout=120)
+    [native, simulated] = load(out)
+    assert not native.simulated and simulated.simulated
+    assert simulated.l2_misses > 0 and simulated.l3_misses > 0 and simulated.remote_dram is not None
+    rep = tmp_path / "rep"
+    assert report.main([str(out), "--out", str(rep), "--quiet"]) == 0
+    md = (rep / "report.md").read_text()
+    native_md, sim_md = md.split("### heat (simulated)")
+    assert "virtual" not in native_md and "c2c ns" in native_md
+    assert "virtual ms (simulated)" in sim_md and "c2c ns" not in sim_md
+    assert (f"| ws | 16 | {simulated.median * 1e3:.2f} | 1.00 | - | 1.00x | ok | {simulated.l2_misses} | "
+            f"{simulated.l3_misses} | {simulated.remote_dram} |") in sim_md
+
+
+def test_report_refuses_bad_paths_with_one_line_naming_them(tmp_path, capsys):
+    good = tmp_path / "r.jsonl"
+    write(good, [rec("serial", 1, 0.1)])
+    binary = tmp_path / "b.trace"
+    binary.write_bytes(b"ROOSTTRC\x05\x00\x00\x00\xc5\xff")
+    obj = tmp_path / "o.jsonl"
+    obj.write_text('{"bench": "heat"}\n[1, 2]\n')
+    cases = [([str(tmp_path)], f"RESULTS {tmp_path}: a directory; give the JSON lines file that roost-bench --json "
+                               f"wrote"),
+             ([str(binary)], f"{binary}: not JSON lines (not UTF-8 text at byte 12)"),
+             ([str(obj)], f"{obj}:1: missing field(s)"),
+             ([str(good), "--out", str(good)], f"--out {good}: a file, not a directory"),
+             ([str(good), "--out", str(good / "sub")], f"--out {good / 'sub'}: cannot write")]
+    obj2 = tmp_path / "o2.jsonl"
+    obj2.write_text('[1, 2]\n')
+    cases.append(([str(obj2)], f"{obj2}:1: not a JSON object"))
+    for argv, why in cases:
+        capsys.readouterr()
+        assert report.main(argv + ["--quiet"]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"roost-report: {why}") and err.count("\n") == 1, (argv, err)

@@ -3,6 +3,7 @@ import os
 import random
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -101,8 +102,8 @@ def test_reader_errors_name_the_byte_offset(tmp_path):
     _write_trace(p, records=[(1, 2, 3, 4, 1, 0)])
     assert len(read(p).records) == 1
     data = p.read_bytes()
-    p.write_bytes(data[:-5])
-    with pytest.raises(TraceError, match="truncated at byte"):
+    p.write_bytes(data[:38])  # inside the header: nothing to read
+    with pytest.raises(TraceError, match="truncated at byte 36 in the topology"):
         read(p)
     _write_trace(p, version=9)
     with pytest.raises(TraceError, match="version 9 at byte 8"):
@@ -206,15 +207,77 @@ def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
     assert analyze.main(["summary", str(p)]) == 0
     assert "cut short" in capsys.readouterr().err
     data = p.read_bytes()
-    p.write_bytes(data[:-3])
-    with pytest.raises(TraceError, match="truncated at byte"):
-        read(p)
     bad = bytearray(data)
     first_chunk = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 16 + 8  # its columns: a[1], b[1], dt[2], index[2], kind[2]
     bad[first_chunk + 48 + 8 + 8 + 8 + 8 + 1] = 2  # the spawn's kind says task_end, which has no index
     p.write_bytes(bytes(bad))
     with pytest.raises(TraceError, match="damaged"):
         read(p)
+
+
+def test_a_trace_cut_inside_a_chunk_keeps_its_whole_chunks_and_says_so_once(tmp_path, capsys):
+    # A write that failed part-way (a full disk, ulimit -f) leaves the file cut inside a chunk: the whole
+    # chunks before it are the trace, and the reader says where it was cut (it refused the whole file).
+    chunks = [(0, (10, 10), [(1, 0, 0, 0, 1, 0), (2, 0, 0, 0, 14, 0)]),
+              (1, (20, 20), [(3, 0, 0, 0, 1, 1)]),
+              (0, (30, 30), [(4, 0, 0, 0, 15, 0), (5, 0, 0, 0, 1, 0), (6, 0, 0, 0, 14, 0)])]
+    p = tmp_path / "cut.trace"
+    _write_file(p, 2, chunks)
+    data = p.read_bytes()
+    header = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 16 + 8
+    third = header + 2 * (48 + 24)  # the chunks before it: 48 bytes, then b, dt, index and kind, padded to 24
+    assert read(p).records["kind"].tolist() == [1, 14, 15, 1, 14, 1]
+    for cut in (third + 48 + 5, third + 20, third):  # in its records, in its header, at its start
+        p.write_bytes(data[:cut])
+        t = read(p)
+        assert t.records["kind"].tolist() == [1, 14, 1] and not t.complete
+        assert (t.cut_at, t.lost_from) == ((cut, third) if cut > third else (None, None))
+    p.write_bytes(data[:third + 48 + 5])
+    assert analyze.main(["summary", str(p)]) == 0
+    captured = capsys.readouterr()
+    assert "task_begin             2" in captured.out
+    err = captured.err.splitlines()
+    assert err == [f"roost-analyze: {p} was cut short at byte {third + 48 + 5}, inside a chunk (a write that failed "
+                   f"part-way: a full disk, a file size limit, a program killed while writing): read the whole "
+                   f"chunks before byte {third}; the rest of the trace is lost"]
+    # Cut in the last chunk's padding: its records are whole, what followed it (the end chunk) is lost.
+    p.write_bytes(data[:third + 48 + 30])  # its body: b, 3 dt, index, 3 kinds (27 bytes)
+    t = read(p)
+    assert len(t.records) == 6 and (t.cut_at, t.lost_from) == (third + 48 + 30, third + 48 + 30)
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_a_real_trace_cut_by_a_failed_write_is_read_up_to_the_cut(tmp_path):
+    trace = tmp_path / "fib.trace"
+    env = dict(os.environ, ROOST_TRACE=str(trace), ROOST_TRACE_DEPTH="all")
+    subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "20", "--variants", "ws", "--workers", "2",
+                    "--reps", "1", "--warmup", "0"], check=True, capture_output=True, timeout=120, env=env)
+    whole = read(trace)
+    assert whole.complete and whole.cut_at is None
+    data = trace.read_bytes()
+    # The chunks' starts (trace_format.hpp: a 48-byte header, then columns padded to 8 bytes).
+    pos = 8 + 4 + 4 + 8 + 8 + 4 + struct.unpack_from("<I", data, 32)[0] + 16 + 4 * whole.workers
+    starts = []
+    while pos < len(data):
+        lane, count, _, _, _, na, nb, ni, _ = struct.unpack_from("<IIQQQIIII", data, pos)
+        starts.append((pos, lane, count))
+        pos += 48 + (8 * na + 8 * nb + 4 * count + 4 * ni + count + 7) // 8 * 8
+    assert len(starts) > 4
+    at, lane, count = starts[3]
+    cut = tmp_path / "cut.trace"
+    cut.write_bytes(data[:at + 48 + 1000])  # as `truncate -s` or a full disk leaves it: inside the fourth chunk
+    t = read(cut)
+    assert (t.cut_at, t.lost_from) == (at + 48 + 1000, at) and not t.complete
+    kept = sum(c for _, _, c in starts[:3])
+    assert len(t.records) == kept
+    for w in range(whole.workers):  # each lane's records are the start of its records in the whole trace
+        mine, all_ = t.records[t.records["worker"] == w], whole.records[whole.records["worker"] == w]
+        assert np.array_equal(mine[["a", "b", "index", "kind"]], all_[: len(mine)][["a", "b", "index", "kind"]])
+    run = subprocess.run([sys.executable, "-m", "roost_tools.analyze", "summary", str(cut)], capture_output=True,
+                         text=True, timeout=120, cwd=Path(__file__).parent.parent)
+    assert run.returncode == 0 and "task_begin" in run.stdout
+    assert run.stderr.count("\n") == 1 and f"cut short at byte {at + 48 + 1000}" in run.stderr
+    assert "Traceback" not in run.stderr
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
@@ -480,3 +543,30 @@ def test_analyze_into_a_closed_pipe_exits_quietly(tmp_path):
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err and "Error" not in err, err
+
+
+def test_analyze_names_the_argument_of_a_bad_trace_path_or_image_name(tmp_path, capsys, monkeypatch):
+    # Each printed a raw "[Errno 21] Is a directory", "[Errno 2] ... md/a/b-timeline.png", or wrote "-krd.png".
+    p = tmp_path / "t.trace"
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0)])
+    md = tmp_path / "md"
+    md.mkdir()
+    monkeypatch.chdir(tmp_path)
+    cases = [(["summary", str(tmp_path)], f"TRACE {tmp_path}: a directory; give a trace file"),
+             (["krd", "."], "TRACE .: a directory; give a trace file"),
+             (["summary", "nope.trace"], "TRACE nope.trace: no such file"),
+             (["ovr", str(p), "md"], "TRACE_1 md: a directory; give a trace file"),
+             (["markdown", str(p), "--name", "a/b", "--out-dir", "md"],
+              "--name 'a/b': must be a plain file-name stem, non-empty and without '/'"),
+             (["markdown", str(p), "--name", "", "--out-dir", "md"],
+              "--name '': must be a plain file-name stem, non-empty and without '/'")]
+    for argv, why in cases:
+        capsys.readouterr()
+        assert analyze.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith(f"roost-analyze: {why}") and err.count("\n") == 1 and "Errno" not in err, (argv, err)
+    assert not list(md.iterdir())  # nothing written for a refused name
+    with pytest.raises(TraceError, match="a directory, not a trace"):
+        read(tmp_path)
+    assert analyze.main(["markdown", str(p), "--name", "a.b", "--out-dir", "md"]) == 0
+    assert {f.name for f in md.iterdir()} == {"a.b-timeline.png", "a.b-krd.png"}
