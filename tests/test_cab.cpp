@@ -91,6 +91,30 @@ TEST(Cab, DefaultLevelFollowsTheSockets) {
   EXPECT_NE(d.find("boundary level 3, "), std::string::npos) << d;
 }
 
+// Sockets without a worker do not count: 4 workers on a machine of four 4-core packages all sit on the
+// first package, and the level of four sockets (2) kept the top of every tree on its head core: 2-2.8x ws's
+// virtual time (an outside-user campaign).
+TEST(Cab, DefaultLevelCountsOnlySocketsWithWorkers) {
+  if (getenv("ROOST_CAB_LEVEL")) GTEST_SKIP() << "ROOST_CAB_LEVEL is set in the environment";
+  for (const auto& [workers, sockets, level] : std::vector<std::tuple<unsigned, unsigned, unsigned>>{{4, 1, 0}, {8, 2, 1}, {16, 4, 2}}) {
+    roost::options o;
+    o.scheduler = "cab";
+    o.topology = "pack:4 core:4 pu:1";
+    o.workers = workers;
+    roost::runtime rt(o);
+    const std::string d = rt.describe();
+    EXPECT_NE(d.find("boundary level " + std::to_string(level) + " (from the topology)"), std::string::npos)
+        << workers << " workers: " << d;
+    EXPECT_NE(d.find(std::to_string(sockets) + (sockets == 1 ? " socket" : " sockets") + " with workers"), std::string::npos)
+        << workers << " workers: " << d;
+    checker chk(level, 4);
+    roost::set_task_observer(&chk);
+    EXPECT_EQ(rt.run([] { return tree(6, 1); }), tree_serial(6, 1)) << workers;
+    roost::set_task_observer(nullptr);
+    EXPECT_TRUE(chk.errors.empty()) << workers << ": " << (chk.errors.empty() ? "" : chk.errors[0]);
+  }
+}
+
 TEST(Cab, SeveralSubtreesPerSocketIsAnOption) {
   scoped_env many("ROOST_CAB_SUBTREES", "many");
   roost::options o;

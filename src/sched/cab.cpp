@@ -1,6 +1,8 @@
 #include "sched/cab.hpp"
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace roost::sched {
 
@@ -17,11 +19,27 @@ unsigned level_for_sockets(unsigned sockets) {
   while ((1u << level) < sockets && level < 31) ++level;
   return level;
 }
+
+// The sockets a worker is placed on: a run with fewer workers than the topology's PUs leaves whole packages
+// without one. Counting those, 4 workers on one package of four got level 2, and the top of every tree ran
+// on the head core alone (2-2.8x ws's virtual time; an outside-user campaign).
+unsigned staffed_sockets(const engine::engine_base& e) {
+  const auto& tp = e.topology();
+  std::vector<bool> seen(tp.num_packages(), false);
+  unsigned n = 0;
+  for (unsigned w = 0; w < e.num_workers(); ++w) {
+    const unsigned s = tp.pu(e.placement().pu_of_worker[w]).package;
+    if (!seen[s]) {
+      seen[s] = true;
+      ++n;
+    }
+  }
+  return n;
+}
 }  // namespace
 
 cab_policy::cab_policy(engine::engine_base& e)
-    : cab_policy(e, e.config().cab_level.value_or(level_for_sockets(e.topology().num_packages())),
-                 e.config().cab_one_subtree) {}
+    : cab_policy(e, e.config().cab_level.value_or(level_for_sockets(staffed_sockets(e))), e.config().cab_one_subtree) {}
 
 cab_policy::cab_policy(engine::engine_base& e, unsigned level, bool one_subtree)
     : policy_base(e), level_(level), one_subtree_(one_subtree) {
@@ -116,7 +134,8 @@ bool cab_policy::has_visible_work(engine::worker& w) const {
 std::string cab_policy::notes() const {
   std::ostringstream os;
   os << "boundary level " << level_ << (eng_.config().cab_level ? "" : " (from the topology)") << ", "
-     << sockets_.size() << " socket" << (sockets_.size() == 1 ? "" : "s")
+     << staffed_.size() << " socket" << (staffed_.size() == 1 ? "" : "s") << " with workers"
+     << (staffed_.size() < sockets_.size() ? " of " + std::to_string(sockets_.size()) : std::string())
      << (one_subtree_ ? ", one subtree per socket at a time" : ", several subtrees per socket");
   return os.str();
 }
