@@ -211,11 +211,17 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
   const unsigned here = node_of_[w.id];
   worker_state& st = per_worker_[w.id];
   unsigned to = here;
+  kept why = kept::small;
   if (w.spawn_decl && num_nodes_ > 1) {
     const std::vector<double> D = footprint(*w.spawn_decl);
-    kept why;
     to = deal(here, D, &why);
     if (to == here) bump(why == kept::small ? st.small : why == kept::even ? st.even : st.nearest);
+  }
+  // Placed for its data (dealt away, or kept because its data is nearest here): counted on its node until it
+  // starts (on_task_start), for the threshold other nodes search this one with (search_threshold).
+  if (w.spawn_decl && num_nodes_ > 1 && (to != here || why == kept::nearest)) {
+    nodes_[to].placed_by_data.fetch_add(1, std::memory_order_relaxed);
+    f->id.sched_node = &nodes_[to];
   }
   if (to == here) {
     if (w.spawn_decl) bump(st.dealt_home);
@@ -246,6 +252,20 @@ double numa_policy::steal_threshold(unsigned node, unsigned victim) const {
   return static_cast<double>(distance_[node * num_nodes_ + victim]) * cores_;
 }
 
+// Algorithm 2's threshold protects tasks that Algorithm 1 placed on a node for their data. A node that holds
+// none (its tasks declared nothing, or their data is small or spread evenly: nothing ties them to it) is
+// searched with the threshold halved for each fruitless search since the worker last found work, down to
+// 1/64: the seed's programs create their tasks from one thread and their node queues grow long, but a
+// recursion spawned depth-first keeps a few tasks per open level, never distance x C (80 on four 4-core
+// packages at distance 20), and other nodes never took any (12 of 16 workers idle on fib; an outside-user
+// campaign). Halving it for placed tasks too robbed nodes of their own data's tasks: on the seed's machine
+// jacobi with coarse pages fell from 1.46x to 1.22x ws's speed, vecmul from 2.08x to 1.63x.
+double numa_policy::search_threshold(unsigned w, unsigned victim) const {
+  const double seed = steal_threshold(node_of_[w], victim);
+  if (nodes_[victim].placed_by_data.load(std::memory_order_relaxed) > 0) return seed;
+  return seed / static_cast<double>(1u << per_worker_[w].backoff);
+}
+
 detail::job* numa_policy::take_from_node(engine::worker& w, unsigned node) {
   if (detail::job* j = nodes_[node].inbox.pop_bottom()) {
     engine::observe_steal(w, members_[node].front(), true);
@@ -270,7 +290,7 @@ detail::job* numa_policy::steal(engine::worker& w) {
     return nullptr;
   }
   for (unsigned v : order_[here]) {
-    if (static_cast<double>(node_load(v)) <= steal_threshold(here, v)) continue;
+    if (static_cast<double>(node_load(v)) <= search_threshold(w.id, v)) continue;
     if (detail::job* j = take_from_node(w, v)) {
       st.backoff = 0;
       bump(st.steals_far);
@@ -286,7 +306,7 @@ bool numa_policy::has_visible_work(engine::worker& w) const {
   const unsigned here = node_of_[w.id];
   if (!nodes_[here].inbox.empty_hint()) return true;
   for (unsigned v : order_[here])
-    if (static_cast<double>(node_load(v)) > steal_threshold(here, v)) return true;
+    if (static_cast<double>(node_load(v)) > search_threshold(w.id, v)) return true;
   return false;
 }
 

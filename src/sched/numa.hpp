@@ -22,7 +22,10 @@
 // workers; then the other nodes in order of distance, taking from a node only while the node holds more
 // than distance(i, n) * C tasks (inbox and deques; C = cores per node), so that a nearly empty node is not
 // robbed of the tasks its own cores would run next. A worker that found nothing remote waits
-// exponentially more rounds before it looks remote again (1, 2, 4, ... 64 rounds).
+// exponentially more rounds before it looks remote again (1, 2, 4, ... 64 rounds). A node that holds no task
+// placed there for its data is searched with half the threshold each time (down to 1/64 of it;
+// search_threshold): a recursion spawned depth-first never queues distance * C tasks anywhere, and other
+// nodes would never take part.
 //
 // Vicinities (§4.2-4.3, ROOST_NUMA_VICINITY=k): a worker steals only from its own node and the k-1 nodes
 // nearest it. Distances are the topology's (hwloc's matrix; 10 local and 20 remote when it has none).
@@ -49,6 +52,12 @@ class numa_policy : public policy_base {
   detail::job* pop_own(engine::worker& w);
   detail::job* steal(engine::worker& w);
   bool has_visible_work(engine::worker& w) const;
+  void on_task_start(engine::worker&, detail::task_id& id) {
+    if (id.sched_node) {  // a task placed for its data leaves its node's count (place)
+      static_cast<node_state*>(id.sched_node)->placed_by_data.fetch_sub(1, std::memory_order_relaxed);
+      id.sched_node = nullptr;
+    }
+  }
   std::string notes() const;
 
   // Algorithm 1 on a footprint: the node a task with D[i] bytes on node i is dealt to by a spawner on
@@ -63,6 +72,9 @@ class numa_policy : public policy_base {
   // vicinity; and the queue size above which it may take from `victim`.
   const std::vector<unsigned>& search_order(unsigned node) const { return order_[node]; }
   double steal_threshold(unsigned node, unsigned victim) const;
+  // The threshold worker w searches `victim` with now: steal_threshold while the victim holds tasks placed
+  // there for their data, else halved per fruitless search of w's (numa.cpp).
+  double search_threshold(unsigned w, unsigned victim) const;
   unsigned node_of_worker(unsigned w) const { return node_of_[w]; }
   std::size_t llc_bytes() const { return llc_; }
   unsigned cores_per_node() const { return cores_; }
@@ -74,6 +86,9 @@ class numa_policy : public policy_base {
  private:
   struct alignas(64) node_state {
     queues::locked_deque<detail::job> inbox;
+    // Tasks placed on this node for their data (place) that have not started: queued here, or taken by a
+    // thief that has not started them yet. Relaxed: a stale count only picks the other threshold once.
+    std::atomic<std::int64_t> placed_by_data{0};
   };
   struct alignas(64) worker_state {
     unsigned skip = 0;     // rounds left before the next remote search
