@@ -762,6 +762,65 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
   remove_trace(file);
 }
 
+// ROOST_TRACE names one file for the process: runtimes made one after another each write a trace of their
+// own (FILE, FILE.2, FILE.3), where each wrote over the one before without a word (an outside-user
+// campaign). A path given in code is that runtime's own: the next runtime given it writes it again.
+TEST(Trace, RuntimesInTurnUnderRoostTraceEachWriteTheirOwnFile) {
+  const std::string file = temp("roost_in_turn.trace");
+  {
+    roost_test::scoped_env env("ROOST_TRACE", file.c_str());
+    for (int k = 1; k <= 3; ++k) {
+      roost::runtime rt(roost_test::opts("ws", 1));
+      for (int i = 0; i < k; ++i) rt.run([] { return fib(8); });
+    }
+  }
+  const std::string paths[] = {file, file + ".2", file + ".3"};
+  for (int k = 1; k <= 3; ++k) {
+    const tr::trace_file t = tr::read(paths[k - 1]);
+    EXPECT_TRUE(t.complete) << paths[k - 1];
+    long iterations = 0;
+    for (const auto& r : t.records) iterations += static_cast<tr::kind>(r.kind) == tr::kind::iteration_begin;
+    EXPECT_EQ(iterations, k) << paths[k - 1];
+    remove_trace(paths[k - 1]);
+  }
+  // Two at once is still an error, whichever file the second would take.
+  {
+    roost_test::scoped_env env("ROOST_TRACE", file.c_str());
+    roost::runtime first(roost_test::opts("ws", 1));
+    const std::string what = roost_test::config_error_of([] { roost::runtime second(roost_test::opts("ws", 1)); });
+    EXPECT_NE(what.find("only one may at a time"), std::string::npos) << what;
+  }
+  remove_trace(file + ".4");
+}
+
+// Two outputs of one runtime at one path wrote over each other: ROOST_SIM_REPORT=FILE.json beside
+// ROOST_TRACE=FILE lost the report to the timeline; at FILE itself, the report was written over the trace's
+// start. A config_error names both.
+TEST(Trace, OutputsAtOnePathAreAConfigError) {
+  const std::string file = temp("roost_one_path.trace");
+  const std::string name = file.substr(file.find_last_of('/') + 1);
+  for (const std::string& report : {file + ".json", file, testing::TempDir() + "./" + name}) {
+    roost::options o = roost_test::opts("ws", 2);
+    o.platform = "sim";
+    o.topology = "pack:2 l3:1(size=1MiB) core:1 pu:1";
+    o.trace = file;
+    o.sim_report = report;
+    const std::string what = roost_test::config_error_of([&] { roost::runtime rt(o); });
+    EXPECT_NE(what.find("options::trace='" + file + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("options::sim_report='" + report + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("one file"), std::string::npos) << what;
+  }
+  roost::options o = roost_test::opts("cats", 2);
+  o.trace = file;
+  o.cats_profile = file + ".json";
+  const std::string what = roost_test::config_error_of([&] { roost::runtime rt(o); });
+  EXPECT_NE(what.find("options::cats_profile"), std::string::npos) << what;
+  o.cats_profile = file + ".profile";  // apart: fine
+  { roost::runtime rt(o); }
+  remove_trace(file);
+  std::remove((file + ".profile").c_str());
+}
+
 // A write that fails during the run stops the trace and is thrown once from run(); one that fails at the
 // runtime's end is printed on stderr (a destructor must not throw). The disk fills up once the runtime has
 // started: the trace file's descriptor is pointed at /dev/full, where every write fails with ENOSPC.

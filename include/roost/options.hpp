@@ -143,12 +143,14 @@ struct resolved_options {
   bool cab_one_subtree = true;
   double cats_min_intensity = 0.05;
   std::string cats_profile;        // empty: none
+  std::string cats_profile_source = "ROOST_CATS_PROFILE";  // where it came from, for errors
   unsigned numa_vicinity = 0;      // 0: all nodes
   bool numa_deal_writes = true;           // ROOST_NUMA_DEAL=writes
   std::string data_distribution;   // empty: not given (the allocator's own default)
   bool simulated = false;          // ROOST_PLATFORM=sim
   std::uint64_t sim_seed = 1;
   std::string sim_report;          // empty: none
+  std::string sim_report_source = "ROOST_SIM_REPORT";  // where it came from, for errors
   std::string sim_params;          // empty: the defaults
   std::string sim_params_source = "ROOST_SIM_PARAMS";  // where they came from, for errors
   bool preempt = false;            // ROOST_PREEMPT=signal or klt

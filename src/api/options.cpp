@@ -287,6 +287,7 @@ resolved_options resolve(const options& o) {
   if (auto s = text_of(profile, o.cats_profile)) {
     check_file_path(*s, profile.valid);
     r.cats_profile = s->text;
+    r.cats_profile_source = s->name;
   }
 
   const setting vicinity{"ROOST_NUMA_VICINITY", "options::numa_vicinity",
@@ -332,6 +333,7 @@ resolved_options resolve(const options& o) {
   if (auto s = text_of(report, o.sim_report)) {
     check_file_path(*s, report.valid);
     r.sim_report = s->text;
+    r.sim_report_source = s->name;
   }
   // Its names and values are checked here whatever the platform (a native run ignores them): the simulated
   // platform's tables say what is valid (api/simulation.cpp).

@@ -1,6 +1,10 @@
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "api/runtime_core.hpp"
 #include "engine/observe.hpp"
@@ -19,12 +23,73 @@ namespace roost {
 
 namespace detail {
 
+namespace {
+// ROOST_TRACE names one file for the process, and a program may make its runtimes one after another: each
+// after the first traces to the path with its number appended (FILE.2, FILE.3, ...), and says so, instead
+// of writing over the one before (an outside-user campaign lost the first two runtimes' traces of three
+// without a word). A path given in code (options::trace) is the program's choice for that runtime.
+std::mutex g_traced_mu;
+std::map<std::string, unsigned> g_traced;  // per ROOST_TRACE path: runtimes of this process that traced there
+
+// Called when the runtime's tracer opened its file: a runtime that failed before traced nothing.
+void count_the_trace(const std::string& given) {
+  std::lock_guard<std::mutex> lk(g_traced_mu);
+  ++g_traced[given];
+}
+
+// Returns the path as given (for count_the_trace), and numbers cfg.trace.
+std::string number_the_trace(resolved_options& cfg) {
+  if (cfg.trace.empty() || cfg.trace_source != "ROOST_TRACE") return {};
+  unsigned nth;
+  {
+    std::lock_guard<std::mutex> lk(g_traced_mu);
+    nth = g_traced[cfg.trace] + 1;
+  }
+  const std::string given = cfg.trace;
+  if (nth == 1) return given;
+  cfg.trace.append(1, '.').append(std::to_string(nth));
+  std::fprintf(stderr, "roost: ROOST_TRACE='%s': this process's runtime %u traces to '%s' (one trace a runtime)\n",
+               given.c_str(), nth, cfg.trace.c_str());
+  return given;
+}
+
+// The files a runtime writes: two at one path would write over each other, and the report or the timeline
+// was lost without a word (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE).
+void check_outputs_apart(const resolved_options& cfg) {
+  struct output {
+    std::string path, what;
+  };
+  std::vector<output> outs;
+  if (!cfg.trace.empty()) {
+    outs.push_back({cfg.trace, cfg.trace_source + "='" + cfg.trace + "'"});
+    outs.push_back({cfg.trace + ".json", "the timeline of " + cfg.trace_source + "='" + cfg.trace + "'"});
+  }
+  if (cfg.simulated && !cfg.sim_report.empty())
+    outs.push_back({cfg.sim_report, cfg.sim_report_source + "='" + cfg.sim_report + "'"});
+  if (cfg.scheduler == "cats" && !cfg.cats_profile.empty())
+    outs.push_back({cfg.cats_profile, cfg.cats_profile_source + "='" + cfg.cats_profile + "'"});
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code ea, eb;
+    const auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
+    const auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
+    return ea || eb ? a == b : pa == pb;
+  };
+  for (std::size_t i = 0; i < outs.size(); ++i)
+    for (std::size_t j = i + 1; j < outs.size(); ++j)
+      if (same(outs[i].path, outs[j].path))
+        throw config_error(outs[i].what + " and " + outs[j].what + " are one file, which each would write over; "
+                           "valid: a path of its own for each");
+}
+}  // namespace
+
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
 runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp); from the
   // environment the allocator reads it itself, also before any runtime exists.
   if (o.data_distribution) set_default_distribution(parse_distribution(cfg.data_distribution));
+  const std::string trace_as_given = number_the_trace(cfg);
+  check_outputs_apart(cfg);
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
   // Simulated, a worker is one of the machine's PUs, with a clock of its own: more workers than PUs would
@@ -64,6 +129,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
                          "only one may at a time");
     try {
       tracer->open();  // after the check: the other runtime may be writing this very file
+      if (!trace_as_given.empty()) count_the_trace(trace_as_given);
     } catch (...) {
       trace::install_tracer(nullptr);
       throw;
