@@ -500,6 +500,18 @@ TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
   });
 }
 
+// A simulated cache the model cannot keep in this machine's memory is a config_error that says what it would
+// take (a 1 TiB L3, inside the documented range of a size, ended in a bare std::bad_alloc; an outside-user
+// campaign). A large one that fits is made.
+TEST(SimPlatform, CachesLargerThanTheHostCanModelAreAConfigError) {
+  const std::string what = roost_test::config_error_of(
+      [] { roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1TiB) core:2 pu:1", 2)); });
+  for (const char* part : {"options::topology", "l3:1(size=1TiB)", "GiB of this machine's memory", "give smaller caches"})
+    EXPECT_NE(what.find(part), std::string::npos) << part << " in: " << what;
+  roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=256MiB) core:2 pu:1", 2));
+  EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+}
+
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
 TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   auto virtual_ns = [](const std::string& topo) {

@@ -5,6 +5,17 @@
 
 namespace roost::sim {
 
+std::size_t cache_array::set_block_bytes(unsigned ways) {
+  // The constructor's layout (below), without making it.
+  const bool small = ways <= kSmallWays;
+  const std::size_t byte_row = set_kernels::round_up(ways, set_kernels::kByteStep);
+  const std::size_t rank_bytes = ways > set_kernels::kMaxByteRanks ? sizeof(std::uint16_t) : 1;
+  const std::size_t rank_row = set_kernels::round_up(ways * rank_bytes, set_kernels::kByteStep) / rank_bytes;
+  const std::size_t ranks_at = (small ? 0 : byte_row) + byte_row;
+  const std::size_t tags_at = set_kernels::round_up(ranks_at + rank_row * rank_bytes, sizeof(std::uint64_t));
+  return set_kernels::round_up(tags_at + std::size_t{ways} * sizeof(std::uint64_t), 64);
+}
+
 cache_array::cache_array(std::uint64_t sets, unsigned ways)
     : sets_(sets), ways_(ways), pow2_((sets & (sets - 1)) == 0),
       small_(ways <= kSmallWays),
@@ -24,6 +35,7 @@ cache_array::cache_array(std::uint64_t sets, unsigned ways)
   tags_at_ = set_kernels::round_up(ranks_at_ + rank_row * rank_bytes, sizeof(std::uint64_t));
   const std::size_t used = tags_at_ + std::size_t{ways} * sizeof(std::uint64_t);
   set_bytes_ = set_kernels::round_up(used, 64);
+  assert(set_bytes_ == set_block_bytes(ways));
   const std::size_t bytes = sets * set_bytes_;
   block_ = std::unique_ptr<unsigned char[], block_free>(huge_page_allocator<unsigned char>().allocate(bytes),
                                                          block_free{bytes});

@@ -47,6 +47,8 @@ class cache_array {
 
   // sets >= 1 and 1 <= ways <= 1024 (the model checks the geometry before it builds an array).
   cache_array(std::uint64_t sets, unsigned ways);
+  // The host bytes one set of `ways` ways takes (its block: signatures, flags, ranks, tags).
+  static std::size_t set_block_bytes(unsigned ways);
 
   std::uint64_t sets() const { return sets_; }
   unsigned ways() const { return ways_; }

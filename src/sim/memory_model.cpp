@@ -1,8 +1,11 @@
 #include "sim/memory_model.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -129,6 +132,31 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
   page_line_shift_ = page_shift_ - line_shift_ - log2_of(shard_of);
   lru_on_write_hit_ = params.mode == replacement_mode::roost;
   fetch_on_writeback_miss_ = params.mode == replacement_mode::pycachesim;
+
+  // What the arrays will take of this machine's memory, before any is made: a simulated cache of 1 TiB
+  // (the documented limit of a size) asked for more than the host had and ended in a bare std::bad_alloc
+  // (an outside-user campaign). Caches the loop below refuses are left to it.
+  {
+    double host = 0, lines = 0;
+    for (const cache_spec& c : spec.caches) {
+      const unsigned ways = c.ways ? c.ways : params.level[std::min(std::max(c.level, 1), max_cache_level)].ways;
+      const std::size_t set_bytes = std::size_t{ways} * spec.line_bytes;
+      if (ways == 0 || ways > 1024 || set_bytes == 0 || c.bytes % set_bytes != 0) continue;
+      host += static_cast<double>(c.bytes / set_bytes) * static_cast<double>(cache_array::set_block_bytes(ways));
+      lines += static_cast<double>(c.bytes / spec.line_bytes);
+    }
+    const double phys = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+    if (phys > 0 && host > phys / 2) {
+      const double gib = double(1 << 30);
+      std::ostringstream os;
+      os << std::fixed << std::setprecision(1) << src << ": the simulated caches hold "
+         << static_cast<std::uint64_t>(lines) << " lines in all, which the model keeps in " << host / gib
+         << " GiB of this machine's memory (" << host / lines << " bytes a line); it may take at most half of "
+         << "this machine's " << phys / gib << " GiB: give smaller caches (at most about "
+         << phys / 2 / (host / lines) * static_cast<double>(spec.line_bytes) / gib << " GiB of simulated cache in all here)";
+      throw config_error(os.str());
+    }
+  }
 
   // The arrays.
   std::map<int, unsigned> index_at_level;
