@@ -512,6 +512,29 @@ TEST(SimPlatform, CachesLargerThanTheHostCanModelAreAConfigError) {
   EXPECT_EQ(rt.run([] { return fib(10); }), 55);
 }
 
+// The model has one line size: an XML topology whose caches differ (128 B L2 lines, 64 B L3) was modelled
+// with 128 B lines everywhere, without a word (an outside-user campaign). Natively it is only a topology.
+TEST(SimPlatform, CachesOfDifferentLineSizesAreAConfigError) {
+  std::ifstream in(std::string(ROOST_SOURCE_DIR) + "/topologies/seed002-opteron-6172.xml");
+  std::stringstream xml;
+  xml << in.rdbuf();
+  std::string text = xml.str();
+  const std::string l2 = "depth=\"2\" cache_linesize=\"64\"";
+  for (std::size_t at = text.find(l2); at != std::string::npos; at = text.find(l2, at))
+    text.replace(at, l2.size(), "depth=\"2\" cache_linesize=\"128\"");
+  const std::string path = ::testing::TempDir() + "roost_mixed_lines." + std::to_string(::getpid()) + ".xml";
+  std::ofstream(path) << text;
+  const std::string what = roost_test::config_error_of([&] { roost::runtime rt(sim_opts("ws", path, 1)); });
+  for (const char* part : {"128 B (L2)", "64 B (L3)", "one line size"})
+    EXPECT_NE(what.find(part), std::string::npos) << part << " in: " << what;
+  roost::options native;
+  native.topology = path;
+  native.workers = 2;
+  roost::runtime rt(native);
+  EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+  std::remove(path.c_str());
+}
+
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
 TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   auto virtual_ns = [](const std::string& topo) {

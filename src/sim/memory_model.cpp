@@ -73,6 +73,22 @@ hierarchy_spec hierarchy_spec::from_topology(const topo::topology& tp) {
   if (tp.is_virtual() && !std::filesystem::is_regular_file(tp.description()))
     check_synthetic_sizes(tp.description(), s.source);
   s.line_bytes = tp.line_size();
+  // One line size for every cache: an XML file whose L2 had 128 B lines and L3 64 B was modelled with 128 B
+  // lines everywhere, without a word (an outside-user campaign).
+  std::map<std::size_t, int> line_of;  // line size -> a cache level that has it
+  for (const topo::node& n : tp.nodes())
+    if (n.kind == topo::node_kind::cache && n.cache_line_bytes) line_of.emplace(n.cache_line_bytes, n.cache_level);
+  if (line_of.size() > 1) {
+    std::ostringstream os;
+    os << s.source << ": its caches have lines of ";
+    const char* sep = "";
+    for (const auto& [bytes, level] : line_of) {
+      os << sep << bytes << " B (L" << level << ")";
+      sep = " and ";
+    }
+    os << "; the simulated memory hierarchy has one line size for every cache: give them all the same";
+    throw config_error(os.str());
+  }
   s.num_pus = tp.num_pus();
   for (unsigned p = 0; p < s.num_pus; ++p) {
     s.core_of_pu.push_back(tp.pu(p).core);

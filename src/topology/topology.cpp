@@ -126,7 +126,7 @@ topology topology::load(const std::string& description, const std::string& sourc
           n.cache_level = static_cast<int>(o->attr->cache.depth);
           n.cache_bytes = static_cast<std::size_t>(o->attr->cache.size);
           if (tp.virtual_) check_cache(o);
-          if (o->attr->cache.linesize > 0) tp.line_size_ = o->attr->cache.linesize;
+          if (o->attr->cache.linesize > 0) tp.line_size_ = n.cache_line_bytes = o->attr->cache.linesize;
         }
         n.first_pu = static_cast<unsigned>(tp.pus_.size());
         me = static_cast<int>(tp.nodes_.size());

@@ -16,6 +16,7 @@ struct node {
   node_kind kind;
   int cache_level = 0;          // 1, 2, 3 for caches
   std::size_t cache_bytes = 0;  // caches only
+  std::size_t cache_line_bytes = 0;  // caches only; 0: not given
   int parent = -1;              // index into topology::nodes(); -1 for the machine
   std::vector<int> children;
   unsigned first_pu = 0;        // the PUs below a node are contiguous in logical order
