@@ -156,6 +156,27 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
   EXPECT_NE(err.find("108 line accesses"), std::string::npos) << err;
 }
 
+// A report says every parameter its numbers came from: the memory model's too, not only the cost table
+// (two reports with dram.local_ns=50, interleave, 2 MiB pages and l2.latency_ns=3 and without showed the
+// same params, so neither could be made again from itself; an outside-user campaign).
+TEST(SimReport, NamesTheMemoryModelsParameters) {
+  const std::string path = ::testing::TempDir() + "/roost_sim_report_params.json";
+  {
+    roost::options o = sim_opts("ws", "pack:2 [numa(memory=1GiB)] l3:1(size=1MiB) core:2 pu:1", 7,
+                                "dram.local_ns=50,numa_policy=interleave,page_size=2MiB,l2.latency_ns=3,spawn_ns=4");
+    o.sim_report = path;
+    roost::runtime rt(o);
+    rt.run([] {});
+  }
+  const std::string report = slurp(path);
+  const std::size_t at = report.find("\"memory_params\": {");
+  ASSERT_NE(at, std::string::npos) << report;
+  for (const char* part : {"\"dram.local_ns\": 50", "\"numa_policy\": \"interleave\"", "\"page_size\": 2097152",
+                           "\"l2.latency_ns\": 3", "\"preset\": \"", "\"mode\": \"roost\""})
+    EXPECT_NE(report.find(part, at), std::string::npos) << part << " in:\n" << report;
+  EXPECT_NE(report.find("\"spawn_ns\": 4"), std::string::npos) << report;
+}
+
 }  // namespace
 
 namespace {
@@ -692,7 +713,15 @@ TEST(SimPlatform, BadInputIsAClearError) {
   o.platform = "simulated";
   EXPECT_NE(error_of(o).find("options::platform='simulated': must be one of native"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns=5,stel_ns=3");
-  EXPECT_NE(error_of(o).find("unknown parameter 'stel_ns'; valid: spawn_ns"), std::string::npos) << error_of(o);
+  EXPECT_NE(error_of(o).find("unknown parameter 'stel_ns'; valid: the runtime's costs (spawn_ns"), std::string::npos)
+      << error_of(o);
+  // The memory model's names are valid in the same list, and an unknown name lists them too (it listed the
+  // costs alone; an outside-user campaign).
+  for (const char* name : {"l3.way=16", "dram.local=50", "host_thread=1"}) {
+    o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, name);
+    for (const char* part : {"unknown parameter", "spawn_ns", "l3.ways", "dram.local_ns", "host_threads", "page_size"})
+      EXPECT_NE(error_of(o).find(part), std::string::npos) << name << ": " << part << " in: " << error_of(o);
+  }
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns=-5");
   EXPECT_NE(error_of(o).find("spawn_ns='-5': must be a number in [0, 1e15]"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "jitter=0.9");

@@ -57,7 +57,11 @@ split_params split(const std::string& all, const std::string& source) {
     for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     if (!key.empty() && !seen.insert(key).second)
       throw config_error(source + "='" + all + "': '" + trimmed + "' is given twice; give each parameter once");
-    std::string& to = sim::is_param_name(trimmed) || key == "preset" ? out.memory : out.costs;
+    const bool memory = sim::is_param_name(trimmed) || key == "preset";
+    if (!memory && !platform::sim_costs::knows(key))
+      throw config_error(source + ": unknown parameter '" + trimmed + "'; valid: the runtime's costs (" +
+                         platform::sim_costs::names() + ") and the memory model's:\n" + sim::describe_param_names());
+    std::string& to = memory ? out.memory : out.costs;
     to += (to.empty() ? "" : ",") + (eq == std::string::npos ? trimmed : trimmed + "=" + value);
   }
   return out;
@@ -396,7 +400,8 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
 
 std::string simulation::memory_json() const {
   std::ostringstream os;
-  os << "\"memory_model\": \"" << model_.summary() << "\",\n  \"caches\": [";
+  os << "\"memory_model\": \"" << model_.summary() << "\",\n  \"memory_params\": " << sim::params_json(model_.params())
+     << ",\n  \"caches\": [";
   for (std::size_t i = 0; i < model_.num_instances(); ++i) {
     const auto& in = model_.instance(i);
     const auto& c = model_.counters(i);

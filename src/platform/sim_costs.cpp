@@ -49,6 +49,13 @@ std::string trim(std::string s) {
 }
 }  // namespace
 
+bool sim_costs::knows(const std::string& name) {
+  for (const auto& e : kEntries)
+    if (name == e.name) return true;
+  return false;
+}
+std::string sim_costs::names() { return valid_names(); }
+
 void sim_costs::apply(const std::string& overrides, const std::string& source) {
   std::size_t pos = 0;
   while (pos <= overrides.size()) {

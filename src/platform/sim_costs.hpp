@@ -38,6 +38,10 @@ struct sim_costs {
 
   // Applies "name=value,name=value"; throws roost::config_error naming `source` (the variable or field the
   // list came from), the pair and the valid names.
+  // Whether `name` (lower case) is one of this table's, and every name it has, comma-separated: for a list
+  // that also holds the memory model's parameters (ROOST_SIM_PARAMS), whose error names both tables.
+  static bool knows(const std::string& name);
+  static std::string names();
   void apply(const std::string& overrides, const std::string& source = "ROOST_SIM_PARAMS");
   // name=value of every parameter, for reports.
   std::vector<std::pair<std::string, double>> all() const;

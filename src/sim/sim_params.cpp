@@ -354,4 +354,21 @@ sim_params param_overrides::resolve(const topo::topology* tp) const {
   return p;
 }
 
+std::string params_json(const sim_params& p) {
+  std::ostringstream os;
+  os.precision(17);
+  os << "{\"preset\": \"" << p.preset << "\"";
+  for (int l = 1; l <= max_cache_level; ++l) {
+    const level_params& v = p.level[static_cast<std::size_t>(l)];
+    os << ", \"l" << l << ".ways\": " << v.ways << ", \"l" << l << ".latency_ns\": " << v.latency_ns << ", \"l" << l
+       << ".bw\": " << v.bw << ", \"l" << l << ".shared_bw\": " << v.shared_bw;
+  }
+  os << ", \"dram.local_ns\": " << p.dram_local_ns << ", \"dram.remote_ns\": " << p.dram_remote_ns
+     << ", \"dram.core_bw\": " << p.dram_core_bw << ", \"dram.node_bw\": " << p.dram_node_bw
+     << ", \"page_size\": " << p.page_bytes << ", \"numa_policy\": \""
+     << (p.numa == numa_policy::interleave ? "interleave" : "first_touch") << "\", \"mode\": \""
+     << (p.mode == replacement_mode::pycachesim ? "pycachesim" : "roost") << "\"}";
+  return os.str();
+}
+
 }  // namespace roost::sim

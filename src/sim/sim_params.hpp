@@ -52,6 +52,10 @@ struct sim_params {
   unsigned host_threads = 0;
 };
 
+// The memory model's resolved parameters as one JSON object (the simulated report's memory_params): with the
+// cost table (params), what a report needs to be made again. host_threads is left out: speed only.
+std::string params_json(const sim_params& p);
+
 // The presets: "generic" and the machines of DESIGN §4. "auto" (the default) is resolved against a topology
 // by detect_preset.
 const std::vector<std::string>& preset_names();
