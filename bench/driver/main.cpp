@@ -280,6 +280,14 @@ int run(const run_config& cfg) {
     }
     if (!started) {  // after the first size was found good: a bad one is the run's only output
       started = true;
+      if (cfg.simulated) {  // the simulated machine too: a topology the simulator refuses is the run's only output
+        roost::options o;
+        o.scheduler = "ws";
+        o.platform = "sim";
+        o.topology = cfg.topology;
+        o.workers = *std::max_element(cfg.workers.begin(), cfg.workers.end());
+        roost::runtime check(o);
+      }
       c2c_best = bench::core_to_core_round_trip_ns();
       if (c2c_best >= 0) std::printf("core-to-core round trip of a cache line: %.0f ns\n", c2c_best);
       print_header();

@@ -70,6 +70,8 @@ std::uint64_t parse_u64(const std::string& s, const std::string& what, bool in_t
   char* end = nullptr;
   errno = 0;
   const unsigned long long x = std::strtoull(s.c_str(), &end, 0);
+  if (*end == '\0' && errno == ERANGE && s[0] != '-')
+    fail(what + "='" + s + "': too large; must be an integer in [0, 18446744073709551615] (decimal or 0x-hex)");
   if (*end != '\0' || errno == ERANGE || s[0] == '-' || s[0] == '+' || s[0] == ' ')
     fail(what + "='" + s + "': must be a non-negative integer (decimal or 0x-hex)");
   return x;

@@ -232,6 +232,8 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
              (["--level", "size=256,ways=1", "--params", "l1.ways=3", "--trace", str(trace)], "give it in one place"),
              (["--level", "size=256,ways=1", "--line", "512", "--trace", str(trace)], "smaller than one line"),
              (["--level", "size=256,ways=1", "--trace", str(extra)], "unexpected 'extra'"),
+             (["--level", "size=256,ways=1", "--generate", "stream", "--count", "99999999999999999999"],
+              "'99999999999999999999': too large"),
              (["--topology", "pack:1 l2:1(size=1KiB) core:2 pu:1", "--pus", "3", "--generate", "stream", "--count",
                "10"], "must be 1 to 2 (the topology's PUs)")]
     for args, why in cases:

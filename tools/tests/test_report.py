@@ -263,7 +263,11 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--bench", "fib", "--workers", "200000"], "from 1 to 4096"),
              (["--bench", "fib", "--size", "abc", "--variants", "ws"], "size 'abc' for fib"),
              (["--trace-overhead", "1", "--bench", "fib", "--size", "x"], "size 'x' for fib"),
-             (["--preempt-overhead", "1", "--bench", "heat2d", "--size", "3"], "for heat2d")]
+             (["--preempt-overhead", "1", "--bench", "heat2d", "--size", "3"], "for heat2d"),
+             (["--bench", "fib", "--size", "10", "--platform", "sim", "--topology", "pack:2 core:2 pu:1"],
+              "--topology='pack:2 core:2 pu:1': describes no data cache"),
+             (["--bench", "fib", "--size", "10", "--platform", "sim", "--topology", "pack:2 l3:1(size=1MiB) core:1 pu:1",
+               "--workers", "1,3"], "give at most 2 workers")]
     for args, why in cases:
         run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
                              capture_output=True, text=True, timeout=120)
