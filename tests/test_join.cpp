@@ -4,6 +4,7 @@
 // join returns, a stolen half is joined, the first exception leaves and the other half still runs, hooks
 // see the halves as tasks, and misuse is a clear error.
 #include <gtest/gtest.h>
+#include <memory>
 
 #include <atomic>
 #include <chrono>
@@ -206,6 +207,63 @@ TEST_P(Join, AnObserverInstalledDuringAJoinSeesTheHalfLeftOnTheDeque) {
       EXPECT_EQ(rec.starts.size(), 1u) << "order " << order << ": the half run after the install is a task";
     else EXPECT_LE(rec.starts.size(), 1u) << "order " << order;
   }
+}
+
+// parallel_reduce makes each half's result in place and hands the combine rvalues: a move-only result
+// works (a reduction of std::unique_ptr did not compile; an outside-user campaign), a heavy one is never
+// copied, and a combine that takes const references still gets them.
+namespace {
+struct counted {
+  static inline std::atomic<long> copies{0};
+  std::vector<long> v;
+  explicit counted(std::vector<long> x) : v(std::move(x)) {}
+  counted(const counted& o) : v(o.v) { copies.fetch_add(1, std::memory_order_relaxed); }
+  counted(counted&&) noexcept = default;
+  counted& operator=(const counted& o) {
+    v = o.v;
+    copies.fetch_add(1, std::memory_order_relaxed);
+    return *this;
+  }
+  counted& operator=(counted&&) noexcept = default;
+};
+}  // namespace
+
+TEST_P(Join, ReductionsOfMoveOnlyAndHeavyResults) {
+  roost::runtime rt(opts(GetParam(), 3));
+  const long n = 5000;
+  auto leaf_sum = [](long lo, long hi) {
+    auto p = std::make_unique<long>(0);
+    for (long i = lo; i < hi; ++i) *p += i;
+    return p;
+  };
+  std::unique_ptr<long> total = rt.run([&] {
+    return roost::parallel_reduce(0L, n, 7, std::make_unique<long>(0), leaf_sum,
+                                  [](std::unique_ptr<long> a, std::unique_ptr<long> b) {
+                                    *a += *b;
+                                    return a;
+                                  });
+  });
+  EXPECT_EQ(*total, n * (n - 1) / 2);
+  // A concatenation in index order: associative, not commutative.
+  counted::copies = 0;
+  const counted all = rt.run([&] {
+    return roost::parallel_reduce(0L, n, 7, counted({}), [](long lo, long hi) {
+      std::vector<long> v;
+      for (long i = lo; i < hi; ++i) v.push_back(i);
+      return counted(std::move(v));
+    }, [](counted a, counted b) {
+      a.v.insert(a.v.end(), b.v.begin(), b.v.end());
+      return a;
+    });
+  });
+  ASSERT_EQ(all.v.size(), static_cast<std::size_t>(n));
+  for (long i = 0; i < n; ++i) ASSERT_EQ(all.v[static_cast<std::size_t>(i)], i);
+  EXPECT_EQ(counted::copies.load(), 0);
+  const long by_ref = rt.run([] {
+    return roost::parallel_reduce(0L, 1000L, 7, 0L, [](long lo, long hi) { return hi - lo; },
+                                  [](const long& a, const long& b) { return a + b; });
+  });
+  EXPECT_EQ(by_ref, 1000);
 }
 
 // The splits of parallel_for and parallel_reduce are two-way joins: every index once, a deterministic sum.

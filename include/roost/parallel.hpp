@@ -2,6 +2,8 @@
 // hints set so that ADWS maps a loop's halves onto halves of the workers.
 #pragma once
 #include <cstddef>
+#include <optional>
+#include <utility>
 #include <type_traits>
 
 #include "roost/detail/fork_join2.hpp"
@@ -80,11 +82,16 @@ T parallel_reduce_split(I first, I last, std::size_t grain, const T& identity, c
   std::size_t n = span(first, last);
   if (n <= grain) return body(first, last);
   I mid = advance(first, n / 2);
-  T left = identity, right = identity;
-  auto run_left = [&] { left = parallel_reduce_split(first, mid, grain, identity, body, combine); };
-  auto run_right = [&] { right = parallel_reduce_split(mid, last, grain, identity, body, combine); };
+  // Each half's result is made in place, from the body's or the combine's value: T need be neither copyable
+  // nor default-constructible (a reduction of std::unique_ptr did not compile), and a heavy T is not copied
+  // at each split. The combine is given them as rvalues where it takes them so (by value, or T&&), else
+  // as lvalues.
+  std::optional<T> left, right;
+  auto run_left = [&] { left.emplace(parallel_reduce_split(first, mid, grain, identity, body, combine)); };
+  auto run_right = [&] { right.emplace(parallel_reduce_split(mid, last, grain, identity, body, combine)); };
   fork_join2("roost::parallel_reduce", run_left, run_right, static_cast<double>(n), static_cast<double>(n / 2));
-  return combine(left, right);
+  if constexpr (std::is_invocable_v<const Combine&, T&&, T&&>) return combine(std::move(*left), std::move(*right));
+  else return combine(*left, *right);
 }
 }  // namespace detail
 
@@ -101,7 +108,9 @@ void parallel_for(I first, I last, std::size_t grain, const Body& body) {
 
 // Reduces body(lo, hi) -> T over [first, last) with the associative `combine`; the split is deterministic
 // (it depends on first, last and grain only), so a floating-point result is the same under every scheduler.
-// Inside runtime::run only, as parallel_for.
+// `identity` is the result of an empty range only. T must be move-constructible (move-only types work);
+// combine(a, b) gets the halves' results as rvalues if it can take them so. Inside runtime::run only, as
+// parallel_for.
 template <class I, class T, class Body, class Combine>
 T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
   detail::current_fiber_or_throw("roost::parallel_reduce");
