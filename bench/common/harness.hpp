@@ -23,6 +23,7 @@ struct measurement {
   // --platform sim: simulated L2 and L3 misses, the mean over the timed repetitions (< 0: not simulated)
   double l2_misses = -1, l3_misses = -1;
   double remote_dram = -1;  // simulated: lines fetched from another NUMA node's DRAM, per timed repetition
+  std::string topology;     // simulated: the machine (--topology); empty natively
 };
 
 inline double median_of(std::vector<double> v) {
@@ -79,6 +80,7 @@ inline std::string to_json(const measurement& m) {
   if (m.l2_misses >= 0) os << ",\"l2_misses\":" << static_cast<long long>(m.l2_misses + 0.5);
   if (m.l3_misses >= 0) os << ",\"l3_misses\":" << static_cast<long long>(m.l3_misses + 0.5);
   if (m.remote_dram >= 0) os << ",\"remote_dram\":" << static_cast<long long>(m.remote_dram + 0.5);
+  if (!m.topology.empty()) os << ",\"topology\":\"" << json_escape(m.topology) << "\"";
   os << "}";
   return os.str();
 }

@@ -265,7 +265,7 @@ int run(const run_config& cfg) {
   }
   bool all_ok = true;
   double c2c_best = -1;
-  bool started = false;
+  bool started = false, headed = false;
   for (const auto& bn : cfg.benches) {
     const benchmark_def& b = *bench::find_benchmark(bn);
     std::string size = cfg.size ? *cfg.size
@@ -280,23 +280,26 @@ int run(const run_config& cfg) {
     }
     if (!started) {  // after the first size was found good: a bad one is the run's only output
       started = true;
-      if (cfg.simulated) {  // the simulated machine too: a topology the simulator refuses is the run's only output
-        roost::options o;
-        o.scheduler = "ws";
-        o.platform = "sim";
-        o.topology = cfg.topology;
-        o.workers = *std::max_element(cfg.workers.begin(), cfg.workers.end());
-        roost::runtime check(o);
-      }
       c2c_best = bench::core_to_core_round_trip_ns();
-      if (c2c_best >= 0) std::printf("core-to-core round trip of a cache line: %.0f ns\n", c2c_best);
-      print_header();
     }
     double serial_s = 0;
     std::map<std::pair<std::string, unsigned>, double> time_of;  // this round's, by variant and workers
     std::vector<measurement> all;  // every round's, for the summary
     int round = 0;                 // 0 while running a single round
+    // The heading (and a round's line) with the first row under it: a configuration the runtime refuses
+    // (a simulated topology without caches) throws before it, and is then the run's only output.
+    int round_due = 0;
+    auto head = [&] {
+      if (!headed) {
+        headed = true;
+        if (c2c_best >= 0) std::printf("core-to-core round trip of a cache line: %.0f ns\n", c2c_best);
+        print_header();
+      }
+      if (round_due) std::printf("round %d of %d\n", round_due, cfg.rounds);
+      round_due = 0;
+    };
     auto emit = [&](measurement& m) {
+      head();
       m.round = round;
       if (m.variant == "serial") serial_s = m.median;
       time_of[{m.variant, m.workers}] = m.median;
@@ -333,7 +336,7 @@ int run(const run_config& cfg) {
         round = r;
         serial_s = 0;  // the ratios of a round's rows are to that round's serial and ws
         time_of.clear();
-        std::printf("round %d of %d\n", r, cfg.rounds);
+        round_due = r;
       }
       for (const auto& v : cfg.variants) {
         const roost::scheduler_info* rs = roost_scheduler(v);
@@ -383,6 +386,7 @@ int run(const run_config& cfg) {
             if (at_clock.front().first >= 0) m.l2_misses = l2 / cfg.reps;
             if (at_clock.front().second >= 0) m.l3_misses = l3 / cfg.reps;
             if (remote_at_clock.front() >= 0) m.remote_dram = remote / cfg.reps;
+            m.topology = cfg.topology;
             auto count = [](double x) { return x >= 0 ? std::to_string(static_cast<long long>(x + 0.5)) : std::string("none (no such cache)"); };
             m.note = "virtual time; per timed repetition: L2 misses " + count(m.l2_misses) + ", L3 misses " +
                      count(m.l3_misses) + ", remote DRAM lines " +
@@ -417,6 +421,7 @@ int run(const run_config& cfg) {
         }
       }
     }
+    if (!left_out.empty()) head();
     for (const auto& [why, vs] : left_out) {
       std::string names;
       for (const auto& v : vs) names += (names.empty() ? "" : ", ") + v;

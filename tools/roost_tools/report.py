@@ -141,6 +141,7 @@ def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
                 "c2c_ns": None if m.simulated else m.c2c_ns,
                 "far": far_apart(m, best),
                 "simulated": m.simulated,
+                "topology": m.topology,
                 **{k: getattr(m, k) for k in MISSES},
             }
         )
@@ -176,6 +177,7 @@ def summary_rows(summaries: list[Summary], ms: list[Measurement] = ()) -> list[d
             "c2c_ns": None,
             "far": False,
             "rounds": r.rounds_used,
+            "topology": next((m.topology for m in ms if m.topology), ""),
             **counts(r),
         }
         for r in summaries
@@ -223,10 +225,16 @@ def _fmt(x, pattern):
     return "-" if x is None else pattern.format(x)
 
 
-SIMULATED_LINE = ("Simulated platform (`roost-bench --platform sim`): times are the simulated machine's virtual "
-                  "time, not this host's; compare them only with runs on the same topology (the results file does "
-                  "not name it). Misses and remote DRAM lines are the simulated caches' counts per timed "
-                  "repetition; the host's core-to-core round trip says nothing about virtual time and is left out.")
+def simulated_line(topology: str = "") -> str:
+    machine = (f"the simulated machine `{topology}`" if topology else
+               "the simulated machine (the results file does not name it: written before roost-bench did)")
+    return (f"Simulated platform (`roost-bench --platform sim`): times are the virtual time of {machine}, not "
+            "this host's; compare them only with runs on the same topology. Misses and remote DRAM lines are the "
+            "simulated caches' counts per timed repetition; the host's core-to-core round trip says nothing about "
+            "virtual time and is left out.")
+
+
+SIMULATED_LINE = simulated_line()
 
 
 def _title(bench: str, rows: list[dict]) -> str:
@@ -258,7 +266,7 @@ def markdown_table(bench: str, rows: list[dict], simulated: bool = False) -> str
             f"{'ok' if r['check'] else 'FAILED'} | " + " | ".join(tail) + " |"
         )
     if simulated:
-        lines += ["", SIMULATED_LINE]
+        lines += ["", simulated_line(next((r["topology"] for r in rows if r.get("topology")), ""))]
     return "\n".join(lines) + "\n"
 
 

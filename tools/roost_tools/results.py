@@ -35,6 +35,7 @@ class Measurement:
     l2_misses: int | None = None
     l3_misses: int | None = None
     remote_dram: int | None = None
+    topology: str = ""  # simulated: the machine (roost-bench --topology); "" natively or in older files
 
     @property
     def ran(self) -> bool:
@@ -170,6 +171,7 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         l2_misses=_count(rec, "l2_misses"),
         l3_misses=_count(rec, "l3_misses"),
         remote_dram=_count(rec, "remote_dram"),
+        topology=str(rec.get("topology", "")),
     )
 
 

@@ -266,7 +266,7 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--preempt-overhead", "1", "--bench", "heat2d", "--size", "3"], "for heat2d"),
              (["--bench", "fib", "--size", "10", "--platform", "sim", "--topology", "pack:2 core:2 pu:1"],
               "--topology='pack:2 core:2 pu:1': describes no data cache"),
-             (["--bench", "fib", "--size", "10", "--platform", "sim", "--topology", "pack:2 l3:1(size=1MiB) core:1 pu:1",
+             (["--bench", "fib", "--small", "--platform", "sim", "--topology", "pack:2 l3:1(size=1MiB) core:1 pu:1",
                "--workers", "1,3"], "give at most 2 workers")]
     for args, why in cases:
         run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
@@ -327,7 +327,7 @@ def test_simulated_runs_are_shown_in_virtual_time_with_their_misses(tmp_path, ca
             "L3 misses | remote DRAM lines |") in sim_md
     assert "| ws | 16 | 10.00 | 1.22 | - | 1.00x | ok | 8128 | 4064 | 96 |" in sim_md
     assert "| adws | 16 | 5.00 | 1.22 | - | 0.50x | ok | 2000 | 1000 | 0 |" in sim_md
-    assert "virtual time, not this host's" in sim_md and "c2c ns" not in sim_md and "900" not in sim_md
+    assert "not this host's" in sim_md and "virtual time of the simulated machine" in sim_md and "c2c ns" not in sim_md and "900" not in sim_md
     assert {f.name for f in out.glob("*.png")} == {"heat.png", "heat-simulated.png"}
     console = capsys.readouterr().out
     assert "heat (simulated) (64x32x4): virtual time of the simulated machine" in console
@@ -367,6 +367,9 @@ def test_driver_simulated_json_is_reported_as_virtual_time(tmp_path):
     assert "virtual ms (simulated)" in sim_md and "c2c ns" not in sim_md
     assert (f"| ws | 16 | {simulated.median * 1e3:.2f} | 1.00 | - | 1.00x | ok | {simulated.l2_misses} | "
             f"{simulated.l3_misses} | {simulated.remote_dram} |") in sim_md
+    # The driver names the simulated machine, and the report says which it was.
+    assert not native.topology and simulated.topology.startswith("pack:4 [numa(memory=4GiB)]")
+    assert f"the simulated machine `{simulated.topology}`" in sim_md
 
 
 def test_report_refuses_bad_paths_with_one_line_naming_them(tmp_path, capsys):
