@@ -37,7 +37,7 @@ cache_array::cache_array(std::uint64_t sets, unsigned ways)
   set_bytes_ = set_kernels::round_up(used, 64);
   assert(set_bytes_ == set_block_bytes(ways));
   const std::size_t bytes = sets * set_bytes_;
-  block_ = std::unique_ptr<unsigned char[], block_free>(huge_page_allocator<unsigned char>().allocate(bytes),
+  block_ = std::unique_ptr<unsigned char[], block_free>(host_allocator<unsigned char>().allocate(bytes),
                                                          block_free{bytes});
   for (std::uint64_t i = 0; i < sets; ++i) {
     const set_ref s = set_of(i);  // line i is in set i

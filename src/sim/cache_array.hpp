@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "sim/huge_pages.hpp"
+#include "sim/host_memory.hpp"
 #include "sim/set_kernels.hpp"
 
 namespace roost::sim {
@@ -229,7 +229,7 @@ class cache_array {
 
   struct block_free {
     std::size_t bytes;
-    void operator()(unsigned char* p) const { huge_page_allocator<unsigned char>().deallocate(p, bytes); }
+    void operator()(unsigned char* p) const { host_allocator<unsigned char>().deallocate(p, bytes); }
   };
 
   std::uint64_t sets_;

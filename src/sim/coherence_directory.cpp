@@ -19,7 +19,7 @@ std::uint64_t* coherence_directory::make_block(std::uint64_t block) {
     return masks;
   }
   if ((table_blocks_ + 1) * 2 > table_.size()) {
-    std::vector<slot> bigger(table_.size() * 2);
+    host_vector<slot> bigger(table_.size() * 2);
     const std::size_t m = bigger.size() - 1;
     for (const slot& s : table_) {
       if (s.key == 0) continue;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "sim/cache_array.hpp"
-#include "sim/huge_pages.hpp"
+#include "sim/host_memory.hpp"
 
 namespace roost::sim {
 
@@ -66,9 +66,9 @@ class coherence_directory {
   unsigned words_;
   std::size_t blocks_ = 0;        // made, in all
   std::size_t table_blocks_ = 0;  // of which in table_
-  std::vector<std::uint64_t*> direct_;             // [block]: its masks, or null
-  std::vector<slot> table_;                        // a power of two
-  std::vector<zeroed_array<std::uint64_t>> arenas_;  // the masks: fresh zero pages
+  host_vector<std::uint64_t*> direct_;             // [block]: its masks, or null
+  host_vector<slot> table_;                        // a power of two
+  host_vector<zeroed_array<std::uint64_t>> arenas_;  // the masks: fresh zero pages
 };
 
 }  // namespace roost::sim

@@ -211,7 +211,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
     in.bytes = c.bytes;
     in.ways = ways;
     in.sets = c.bytes / set_bytes;
-    in.pus = c.pus;
+    in.pus.assign(c.pus.begin(), c.pus.end());
     for (unsigned p : c.pus)
       in.shared |= spec.core_of_pu.empty() ? c.pus.size() > 1 : spec.core_of_pu[p] != spec.core_of_pu[c.pus[0]];
     in.latency_ns = params.level[c.level].latency_ns;
@@ -235,7 +235,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
 
   // NUMA: latency from node i to home j, linear in the distance between the local one and the largest.
   num_numa_ = std::max(1u, spec.num_numa);
-  numa_of_pu_ = spec.numa_of_pu;
+  numa_of_pu_.assign(spec.numa_of_pu.begin(), spec.numa_of_pu.end());
   numa_of_pu_.resize(spec.num_pus, 0);
   for (unsigned& n : numa_of_pu_) n = std::min(n, num_numa_ - 1);
   std::vector<unsigned> dist = spec.distances;

@@ -20,6 +20,7 @@
 
 #include "sim/cache_array.hpp"
 #include "sim/coherence_directory.hpp"
+#include "sim/host_memory.hpp"
 #include "sim/page_map.hpp"
 #include "sim/sim_params.hpp"
 
@@ -139,7 +140,7 @@ class alignas(64) memory_model {
     unsigned ways = 0;
     std::uint64_t sets = 0;
     bool shared = false;  // its PUs span more than one core
-    std::vector<unsigned> pus;
+    host_vector<unsigned> pus;
     double latency_ns = 0;
   };
   std::size_t num_instances() const { return info_.size(); }
@@ -183,30 +184,30 @@ class alignas(64) memory_model {
   unsigned line_shift_ = 6;
   unsigned page_line_shift_ = 6;  // log2(lines per page), in the lines this model is given (a shard's: line / shards)
   unsigned page_shift_ = 12;      // log2(page bytes)
-  std::vector<cache_array> caches_;
-  std::vector<instance_info> info_;
-  std::vector<double> latency_of_;  // per instance
-  std::vector<chain_t> chains_;     // per PU
+  host_vector<cache_array> caches_;
+  host_vector<instance_info> info_;
+  host_vector<double> latency_of_;  // per instance
+  host_vector<chain_t> chains_;     // per PU
 
   // NUMA memory.
   unsigned num_numa_ = 1;
-  std::vector<unsigned> numa_of_pu_;
-  std::vector<double> mem_latency_;  // from node x home node
+  host_vector<unsigned> numa_of_pu_;
+  host_vector<double> mem_latency_;  // from node x home node
   page_map pages_;
   struct last_page {
     std::uint64_t page = ~std::uint64_t{0};
     std::uint32_t node = 0;
   };
-  std::vector<last_page> last_page_;  // per PU: the page its last memory access went to, and its node
-  std::vector<memory_counters> memory_;
+  host_vector<last_page> last_page_;  // per PU: the page its last memory access went to, and its node
+  host_vector<memory_counters> memory_;
   bool last_remote_ = false;
   double last_memory_ns_ = 0;
 
   // Coherence (only when PUs have different chains).
   bool coherent_ = false;
-  std::vector<std::uint32_t> unit_of_;                // per instance
-  std::vector<std::uint32_t> unit_first_, unit_members_;  // per unit, flat (constructor)
-  std::vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
+  host_vector<std::uint32_t> unit_of_;                // per instance
+  host_vector<std::uint32_t> unit_first_, unit_members_;  // per unit, flat (constructor)
+  host_vector<std::uint64_t> chain_units_;            // per PU: directory words() bits of the units on its chain
   coherence_directory directory_{1};
   line_addr walk_line_ = ~line_addr{0};  // access(): its line, and ...
   std::uint64_t* walk_mask_ = nullptr;   // ... that line's directory mask once the walk looked it up

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/huge_pages.hpp"
+#include "sim/host_memory.hpp"
 
 namespace roost::sim {
 
@@ -69,7 +69,7 @@ class page_map {
   }
 
   std::size_t size_ = 0;
-  std::vector<entry, huge_page_allocator<entry>> slots_;
+  host_vector<entry> slots_;
 };
 
 }  // namespace roost::sim

@@ -1,6 +1,8 @@
 #include "sim/sharded_model.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 #include <system_error>
 
 #include "platform/platform.hpp"
@@ -34,9 +36,24 @@ sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& param
   if (host_threads == 0) host_threads = native_platform::allowed_cpus().size() >= 2 ? 2 : 1;
   // One thread walks one shard: two cost it 10% (two half-size set arrays per cache in the host's caches),
   // for the same results.
-  const unsigned n = host_threads >= 2 && memory_model::shardable(spec, params, 2) ? 2 : 1;
-  shards_.reserve(n);
-  for (unsigned s = 0; s < n; ++s) shards_.emplace_back(spec, params, n);
+  shardable_ = memory_model::shardable(spec, params, 2);
+  const unsigned n = host_threads >= 2 && shardable_ ? 2 : 1;
+  // Built on a thread of its own, whose allocations (the shards' temporaries) go to that thread's malloc
+  // arena and cache, not the caller's: a program's heap objects are simulated at their offsets inside their
+  // pages, and one shard's construction and two's left the caller's heap in different states, which moved
+  // the program's later buffers (host_threads=1 and 2 gave different reports for a program of small heap
+  // vectors). What the shards keep is host memory (host_memory.hpp), off every heap.
+  std::exception_ptr failed;
+  std::thread builder([&] {
+    try {
+      shards_.reserve(n);
+      for (unsigned s = 0; s < n; ++s) shards_.emplace_back(spec, params, n);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  });
+  builder.join();
+  if (failed) std::rethrow_exception(failed);
   shard_mask_ = n - 1;
   shard_shift_ = n == 2 ? 1 : 0;
   page_line_shift_ = static_cast<unsigned>(__builtin_ctzll(params.page_bytes) - __builtin_ctzll(spec.line_bytes));
@@ -114,6 +131,13 @@ region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std:
 void sharded_model::access_regions(unsigned pu, const byte_range* regions, std::size_t n, access_kind kind,
                                    region_result* out) {
   if (shards_.size() == 1) {
+    if (shardable_ && !helper_started_) {  // the helper as two shards would make it (start_helper)
+      const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
+      std::uint64_t lines = 0;
+      for (std::size_t i = 0; i < n; ++i)
+        if (regions[i].bytes) lines += ((regions[i].addr + regions[i].bytes - 1) >> shift) - (regions[i].addr >> shift) + 1;
+      if (lines >= kMinSharedLines) start_helper();
+    }
     for (std::size_t i = 0; i < n; ++i) out[i] = shards_[0].access_region(pu, regions[i].addr, regions[i].bytes, kind);
     return;
   }
@@ -181,18 +205,26 @@ void sharded_model::walk_shared(unsigned pu, std::size_t n, bool is_write, regio
 
 // The odd shard to the helper, the even one here; the caller walks the odd one too if the helper has not taken
 // it by then.
-void sharded_model::walk_two_threads(unsigned pu, std::size_t n, bool is_write) {
-  if (!helper_ && !no_helper_) {
-    helper_ = std::make_unique<helper>();
-    helper_->spin_idle = native_platform::relax_count_for_ns(50'000);
-    helper_->spin_wait = native_platform::relax_count_for_ns(200'000);
-    try {
-      helper_->thread = native_platform::start_thread([this] { helper_main(); });
-    } catch (const std::system_error&) {  // no thread to be had: the same results on this one
-      helper_.reset();
-      no_helper_ = true;
-    }
+// Made at the first region long enough to share (kMinSharedLines), whether two threads will walk or one:
+// making a thread allocates on the caller's heap (the thread's TLS vector, the closure), and a program's
+// heap objects are simulated at their offsets inside their pages, so that allocation, had host_threads
+// decided it, would have moved the program's later buffers and changed its report. With host_threads=1 the
+// helper is never given a region; it sleeps.
+void sharded_model::start_helper() {
+  helper_started_ = true;
+  helper_ = std::make_unique<helper>();
+  helper_->spin_idle = native_platform::relax_count_for_ns(50'000);
+  helper_->spin_wait = native_platform::relax_count_for_ns(200'000);
+  try {
+    helper_->thread = native_platform::start_thread([this] { helper_main(); });
+  } catch (const std::system_error&) {  // no thread to be had: the same results on this one
+    helper_.reset();
+    no_helper_ = true;
   }
+}
+
+void sharded_model::walk_two_threads(unsigned pu, std::size_t n, bool is_write) {
+  if (!helper_started_) start_helper();
   if (no_helper_) {
     walk(0, pu, n, is_write);
     walk(1, pu, n, is_write);

@@ -103,9 +103,10 @@ class sharded_model {
   // ranges_[0 .. n) walked by both shards, out[i] for range i.
   void walk_shared(unsigned pu, std::size_t n, bool is_write, region_result* out);
   void place_first_touch(unsigned pu, line_addr first, line_addr last);
+  void start_helper();
   void helper_main();
 
-  std::vector<memory_model> shards_;
+  host_vector<memory_model> shards_;
   line_addr shard_mask_ = 0;
   unsigned shard_shift_ = 0;
   unsigned page_line_shift_ = 0;  // log2(lines per page), in whole-model lines
@@ -114,16 +115,18 @@ class sharded_model {
   std::uint64_t last_placed_page_ = ~std::uint64_t{0};
   unsigned host_threads_ = 1;
   // What a hand-over walks, one range a region ({1, 0}: an empty one); the caller writes it before posting.
-  std::vector<line_range> ranges_;
+  host_vector<line_range> ranges_;
   // What each shard's walk found: per range its lines' counts, and every line's latency in line order. Apart
   // (a cache line each) so that the two threads write no line in common.
   struct alignas(64) half_region {
-    std::vector<region_result> counts;
-    std::vector<double> latency_ns;
+    host_vector<region_result> counts;
+    host_vector<double> latency_ns;
   };
   half_region halves_[2];
   std::unique_ptr<helper> helper_;
   bool no_helper_ = false;  // the OS refused the thread: the caller walks both shards
+  bool helper_started_ = false;
+  bool shardable_ = false;  // the geometry splits in two (memory_model::shardable), whatever host_threads says
   std::uint64_t regions_shared_ = 0, regions_taken_back_ = 0;
 };
 
