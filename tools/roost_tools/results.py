@@ -5,6 +5,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .inputs import read_input
+
 
 class ResultsError(ValueError):
     """A results file that cannot be read: the message names the file and the line."""
@@ -101,12 +103,7 @@ def load_all(path: str | Path) -> list[Measurement | Summary | LeftOut]:
     path = Path(path)
     if not path.exists():
         raise ResultsError(f"{path}: no such file (run roost-bench with --json {path} first)")
-    if path.is_dir():
-        raise ResultsError(f"{path}: a directory; give the JSON lines file that roost-bench --json wrote")
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ResultsError(f"{path}: cannot read it: {e.strerror or e}") from None
+    raw = read_input(path, ResultsError, "; give the JSON lines file that roost-bench --json wrote")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .inputs import read_input
+
 VERSION = 5
 OLDEST_VERSION = 3  # version 3 lacks steal_failures (a failed attempt was a steal record with b = 0)
 # Version 5 stores a touch under 4 GiB short (kinds 18-20: the mode in the kind, the size in index); the reader
@@ -64,12 +66,7 @@ def read(path: str | Path) -> Trace:
     """The trace at `path`. A file cut inside a chunk is read up to that chunk (Trace.cut_at says so); one
     cut inside its header is a TraceError, as is a file that is no trace or cannot be read."""
     path = Path(path)
-    if path.is_dir():
-        raise TraceError(f"{path}: a directory, not a trace; give the file ROOST_TRACE named")
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise TraceError(f"{path}: cannot read it: {e.strerror or e}") from None
+    data = read_input(path, TraceError, ", not a trace; give the file ROOST_TRACE named")
     pos = 0
 
     def take(fmt: str, what: str):

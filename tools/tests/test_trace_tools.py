@@ -260,15 +260,19 @@ def test_a_real_trace_cut_by_a_failed_write_is_read_up_to_the_cut(tmp_path):
     starts = []
     while pos < len(data):
         lane, count, _, _, _, na, nb, ni, _ = struct.unpack_from("<IIQQQIIII", data, pos)
-        starts.append((pos, lane, count))
-        pos += 48 + (8 * na + 8 * nb + 4 * count + 4 * ni + count + 7) // 8 * 8
-    assert len(starts) > 4
-    at, lane, count = starts[3]
+        body = 8 * na + 8 * nb + 4 * count + 4 * ni + count
+        starts.append((pos, lane, count, body))
+        pos += 48 + (body + 7) // 8 * 8
+    # A chunk after the third with a body of more than 1000 bytes (a lane's buffer may be written early, small,
+    # when its clock jumps): the cut lands inside it, as `truncate -s` or a full disk leaves a file.
+    k = next((i for i in range(3, len(starts)) if starts[i][3] > 1000), None)
+    assert k is not None, [s[3] for s in starts]
+    at = starts[k][0]
     cut = tmp_path / "cut.trace"
-    cut.write_bytes(data[:at + 48 + 1000])  # as `truncate -s` or a full disk leaves it: inside the fourth chunk
+    cut.write_bytes(data[:at + 48 + 1000])
     t = read(cut)
     assert (t.cut_at, t.lost_from) == (at + 48 + 1000, at) and not t.complete
-    kept = sum(c for _, _, c in starts[:3])
+    kept = sum(s[2] for s in starts[:k])
     assert len(t.records) == kept
     for w in range(whole.workers):  # each lane's records are the start of its records in the whole trace
         mine, all_ = t.records[t.records["worker"] == w], whole.records[whole.records["worker"] == w]
