@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -501,7 +502,7 @@ TEST(NumaSim, MemoryAllocatedAgainAtFreedAddressesIsPlacedByItsNewRule) {
 // The queue keeps a freed range unless the ranges before it cover it, pieces that meet counting as one:
 // the pages of a covered range are forgotten with the earlier ones, in the same order.
 TEST(NumaSim, TheFreedQueueDropsOnlyRangesThatEarlierOnesCover) {
-  using q = std::vector<std::pair<std::uintptr_t, std::size_t>>;
+  using q = roost::detail::simulation::freed_ranges;
   auto dropped = [](q v) {
     roost::detail::simulation::drop_covered(v);
     return v;
@@ -523,10 +524,18 @@ TEST(NumaSim, FreesOutsideRunsKeepMemoryFlat) {
   o.platform = "sim";
   roost::runtime rt(o);
   const std::size_t bytes = 16 * kPage;
+  // The queue stays short because the host's mmap gives a freed range out again (Linux does): a host that
+  // did not would grow it by design, one range a free, and the test says so instead of failing.
+  std::set<void*> bases;
   auto churn = [&](int n) {
-    for (int i = 0; i < n; ++i) roost::numa_free(roost::numa_alloc(bytes, i % 2 ? roost::distribution::fine : roost::distribution::standard));
+    for (int i = 0; i < n; ++i) {
+      void* p = roost::numa_alloc(bytes, i % 2 ? roost::distribution::fine : roost::distribution::standard);
+      if (bases.size() < 64) bases.insert(p);
+      roost::numa_free(p);
+    }
   };
   churn(5000);
+  if (bases.size() >= 64) GTEST_SKIP() << "this host's mmap gave 64 different addresses to 5,000 allocations";
   const std::size_t before = roost_test::bytes_in_use();
   const int frees = roost_test::under_sanitizer() ? 40000 : 400000;
   churn(frees);

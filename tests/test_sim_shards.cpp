@@ -188,6 +188,11 @@ TEST(SimShards, HostThreadsDoNotMoveTheProgramsHeapData) {
     int fds[2];
     if (::pipe(fds) != 0) return {-1, -1};
     const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return {-1, -1};
+    }
     if (pid != 0) {
       ::close(fds[1]);
       return {pid, fds[0]};
@@ -219,7 +224,7 @@ TEST(SimShards, HostThreadsDoNotMoveTheProgramsHeapData) {
     ::_exit(::write(fds[1], line, static_cast<std::size_t>(n)) == n ? 0 : 1);
   };
   auto result = [](child c) {
-    if (c.pid < 0) return std::string("no child");
+    if (c.pid < 0) return std::string("child failed: no fork");
     std::string got;
     char buf[256];
     for (ssize_t n; (n = ::read(c.fd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));

@@ -21,17 +21,23 @@
 extern "C" std::size_t __sanitizer_get_current_allocated_bytes();
 #endif
 
+namespace roost::sim {
+std::size_t host_memory_in_use();  // the simulator's memory, off the malloc heap (src/sim/host_memory.hpp)
+}
+
 namespace roost_test {
 
-// The allocator's own count of bytes in use (mallinfo2, or the sanitizer allocator's), for tests that memory
-// stays flat: it moves by exactly what the program keeps, unlike RSS, and does not depend on timing.
+// The allocator's own count of bytes in use (mallinfo2, or the sanitizer allocator's), and the simulator's
+// memory beside it, for tests that memory stays flat: it moves by exactly what the program keeps, unlike
+// RSS, and does not depend on timing.
 inline std::size_t bytes_in_use() {
 #if defined(ROOST_TSAN) || defined(ROOST_ASAN)
-  return __sanitizer_get_current_allocated_bytes();
+  const std::size_t heap = __sanitizer_get_current_allocated_bytes();
 #else
   const struct mallinfo2 m = mallinfo2();
-  return m.uordblks + m.hblkhd;  // hblkhd: blocks large enough to be mmapped on their own
+  const std::size_t heap = m.uordblks + m.hblkhd;  // hblkhd: blocks large enough to be mmapped on their own
 #endif
+  return heap + roost::sim::host_memory_in_use();
 }
 
 // Sanitizer builds run the same tests at reduced sizes.

@@ -31,10 +31,17 @@ namespace {
 std::mutex g_traced_mu;
 std::map<std::string, unsigned> g_traced;  // per ROOST_TRACE path: runtimes of this process that traced there
 
-// Called when the runtime's tracer opened its file: a runtime that failed before traced nothing.
-void count_the_trace(const std::string& given) {
-  std::lock_guard<std::mutex> lk(g_traced_mu);
-  ++g_traced[given];
+// Called when the runtime's tracer opened its file (`path`): a runtime that failed before traced nothing, and
+// is neither counted nor announced.
+void count_the_trace(const std::string& given, const std::string& path) {
+  unsigned nth;
+  {
+    std::lock_guard<std::mutex> lk(g_traced_mu);
+    nth = ++g_traced[given];
+  }
+  if (nth > 1)
+    std::fprintf(stderr, "roost: ROOST_TRACE='%s': this process's runtime %u traces to '%s' (one trace a runtime)\n",
+                 given.c_str(), nth, path.c_str());
 }
 
 // Returns the path as given (for count_the_trace), and numbers cfg.trace.
@@ -46,10 +53,7 @@ std::string number_the_trace(resolved_options& cfg) {
     nth = g_traced[cfg.trace] + 1;
   }
   const std::string given = cfg.trace;
-  if (nth == 1) return given;
-  cfg.trace.append(1, '.').append(std::to_string(nth));
-  std::fprintf(stderr, "roost: ROOST_TRACE='%s': this process's runtime %u traces to '%s' (one trace a runtime)\n",
-               given.c_str(), nth, cfg.trace.c_str());
+  if (nth > 1) cfg.trace.append(1, '.').append(std::to_string(nth));
   return given;
 }
 
@@ -129,7 +133,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
                          "only one may at a time");
     try {
       tracer->open();  // after the check: the other runtime may be writing this very file
-      if (!trace_as_given.empty()) count_the_trace(trace_as_given);
+      if (!trace_as_given.empty()) count_the_trace(trace_as_given, cfg.trace);
     } catch (...) {
       trace::install_tracer(nullptr);
       throw;

@@ -307,8 +307,10 @@ void simulation::on_removal(void* self, std::uintptr_t base, std::size_t bytes) 
 // the first range holding them, in the queue's order, so a covered one later has nothing left to forget
 // and dropping it changes nothing. What stays is at most one entry per distinct range freed, which the
 // host's mmap, giving freed addresses out again, keeps as few as the ranges the program has in use.
-void simulation::drop_covered(std::vector<std::pair<std::uintptr_t, std::size_t>>& freed) {
-  std::map<std::uintptr_t, std::uintptr_t> seen;  // disjoint [begin, end) of the union so far, by begin
+void simulation::drop_covered(freed_ranges& freed) {
+  // Disjoint [begin, end) of the union so far, by begin; in host memory (a free must not move the program's
+  // heap by how much the host's mmap reused).
+  std::map<std::uintptr_t, std::uintptr_t, std::less<>, sim::host_allocator<std::pair<const std::uintptr_t, std::uintptr_t>>> seen;
   std::size_t kept = 0;
   for (const auto& [base, bytes] : freed) {
     std::uintptr_t b = base, e = base + bytes;
@@ -332,7 +334,7 @@ void simulation::drop_covered(std::vector<std::pair<std::uintptr_t, std::size_t>
 }
 
 void simulation::forget_freed() {
-  std::vector<std::pair<std::uintptr_t, std::size_t>> freed;
+  freed_ranges freed;
   {
     std::lock_guard lk(freed_mu_);
     freed.swap(freed_);

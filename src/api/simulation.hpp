@@ -55,7 +55,8 @@ class simulation final : public touch_consumer {
 
   platform::sim_platform& platform() { return plat_; }
   // Drops from a queue of freed ranges (base, bytes) each one that the ranges before it cover (on_removal).
-  static void drop_covered(std::vector<std::pair<std::uintptr_t, std::size_t>>& freed);
+  using freed_ranges = sim::host_vector<std::pair<std::uintptr_t, std::size_t>>;
+  static void drop_covered(freed_ranges& freed);
 
  private:
   // Ends the process with the worker and the task when a run makes no progress for stall_wall_s seconds
@@ -89,7 +90,7 @@ class simulation final : public touch_consumer {
   void forget_freed();
   static constexpr std::size_t kFreedCompactMin = 1024;
   std::mutex freed_mu_;
-  std::vector<std::pair<std::uintptr_t, std::size_t>> freed_;
+  freed_ranges freed_;  // host memory, as the model's (sim/host_memory.hpp): nothing of it on the program's heap
   std::size_t freed_compact_at_ = kFreedCompactMin;  // on_removal drops covered ranges at this length
   std::atomic<bool> has_freed_{false};
   std::deque<std::uint64_t> free_sim_pages_;

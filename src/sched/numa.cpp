@@ -217,12 +217,12 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
     to = deal(here, D, &why);
     if (to == here) bump(why == kept::small ? st.small : why == kept::even ? st.even : st.nearest);
   }
-  // Placed for its data (dealt away, or kept because its data is nearest here): counted on its node until it
-  // starts (on_task_start), for the threshold other nodes search this one with (search_threshold).
-  if (w.spawn_decl && num_nodes_ > 1 && (to != here || why == kept::nearest)) {
-    nodes_[to].placed_by_data.fetch_add(1, std::memory_order_relaxed);
-    f->id.sched_node = &nodes_[to];
-  }
+  // Placed for its data (dealt away, or kept because its data is nearest here): counted on its node from its
+  // push until it starts (on_task_start), for the threshold other nodes search this one with
+  // (search_threshold). Counted after the push, which may throw (a queue that cannot grow), so that a task
+  // never queued is never counted; one that starts first leaves the count at -1 for that moment.
+  const bool placed = w.spawn_decl && num_nodes_ > 1 && (to != here || why == kept::nearest);
+  if (placed) f->id.sched_node = &nodes_[to];
   if (to == here) {
     if (w.spawn_decl) bump(st.dealt_home);
     // Shared at once, not left private until the next push or pop (ws_deque.hpp): this node's other
@@ -230,16 +230,19 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
     // shape pushes all its tasks, then runs them: private, they waited for its pops, one leaf each).
     w.deque.ask_to_share();
     w.deque.push(f);  // the deque wakes sleepers when it shares the task
-    return;
+  } else {
+    bump(st.dealt_away);
+    nodes_[to].inbox.push_top(f);  // the front; taken from the back: oldest first (§4)
   }
-  bump(st.dealt_away);
-  nodes_[to].inbox.push_top(f);  // the front; taken from the back: oldest first (§4)
-  eng_.idle().notify_all_new_work();
+  if (placed) nodes_[to].placed_by_data.fetch_add(1, std::memory_order_relaxed);
+  if (to != here) eng_.idle().notify_all_new_work();
 }
 
 detail::job* numa_policy::pop_own(engine::worker& w) {
   if (detail::job* j = w.deque.pop()) return j;
-  return nodes_[node_of_[w.id]].inbox.pop_bottom();
+  detail::job* j = nodes_[node_of_[w.id]].inbox.pop_bottom();
+  if (j) per_worker_[w.id].backoff = 0;  // work found (search_threshold)
+  return j;
 }
 
 std::int64_t numa_policy::node_load(unsigned node) const {
@@ -278,13 +281,19 @@ detail::job* numa_policy::take_from_node(engine::worker& w, unsigned node) {
 detail::job* numa_policy::steal(engine::worker& w) {
   const unsigned here = node_of_[w.id];
   // Own node: its inbox (pop_own looked already, but another worker may have dealt since), its workers.
-  if (detail::job* j = nodes_[here].inbox.pop_bottom()) return j;
+  // Work found anywhere starts the next remote search at the seed's threshold again (search_threshold).
+  worker_state& st = per_worker_[w.id];
+  if (detail::job* j = nodes_[here].inbox.pop_bottom()) {
+    st.backoff = 0;
+    return j;
+  }
   const auto& mine = members_[here];
   for (std::size_t i = 1; i < mine.size(); ++i)
-    if (detail::job* j = steal_one_of(w, static_cast<unsigned>(mine.size()), [&](unsigned k) { return mine[k]; }))
+    if (detail::job* j = steal_one_of(w, static_cast<unsigned>(mine.size()), [&](unsigned k) { return mine[k]; })) {
+      st.backoff = 0;
       return j;
+    }
   // Algorithm 2: other nodes nearest first, only above the threshold; back off after a fruitless search.
-  worker_state& st = per_worker_[w.id];
   if (st.skip > 0) {
     --st.skip;
     return nullptr;

@@ -2,6 +2,7 @@
 
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <new>
@@ -63,6 +64,8 @@ struct pool {
   }
 };
 
+std::atomic<std::size_t> g_in_use{0};  // bytes handed out and not given back (host_memory_in_use)
+
 pool& the_pool() {
   static pool* p = new pool;  // never destroyed: a model may be freed during static destruction
   return *p;
@@ -74,17 +77,36 @@ std::size_t mapped_bytes(std::size_t bytes) {
 
 }  // namespace
 
+std::size_t host_memory_in_use() { return g_in_use.load(std::memory_order_relaxed); }
+
 void* host_memory_alloc(std::size_t bytes) {
   if (bytes == 0) bytes = 1;
-  if (bytes <= kLargestPooled) return the_pool().take(bytes);
+  if (bytes <= kLargestPooled) {
+    void* p = the_pool().take(bytes);
+    g_in_use.fetch_add(kMinBlock << class_of(bytes), std::memory_order_relaxed);
+    return p;
+  }
   const std::size_t size = mapped_bytes(bytes);
-  if (size < kHuge) return map(size);
+  g_in_use.fetch_add(size, std::memory_order_relaxed);  // before the map, which may throw: taken back there
+  struct uncount {
+    std::size_t size;
+    bool done = false;
+    ~uncount() {
+      if (!done) g_in_use.fetch_sub(size, std::memory_order_relaxed);
+    }
+  } guard{size};
+  if (size < kHuge) {
+    void* p = map(size);
+    guard.done = true;
+    return p;
+  }
   // 2 MiB-aligned: map a huge page more, and give back what lies outside the aligned block.
   char* raw = static_cast<char*>(map(size + kHuge));
   char* p = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(raw) + kHuge - 1) / kHuge * kHuge);
   if (p > raw) ::munmap(raw, static_cast<std::size_t>(p - raw));
   if (char* end = p + size; end < raw + size + kHuge) ::munmap(end, static_cast<std::size_t>(raw + size + kHuge - end));
   ::madvise(p, size, MADV_HUGEPAGE);  // advice only: without it the array still works, on small pages
+  guard.done = true;
   return p;
 }
 
@@ -93,9 +115,11 @@ void host_memory_free(void* p, std::size_t bytes) noexcept {
   if (bytes == 0) bytes = 1;
   if (bytes <= kLargestPooled) {
     the_pool().give(p, bytes);
+    g_in_use.fetch_sub(kMinBlock << class_of(bytes), std::memory_order_relaxed);
     return;
   }
   ::munmap(p, mapped_bytes(bytes));
+  g_in_use.fetch_sub(mapped_bytes(bytes), std::memory_order_relaxed);
 }
 
 }  // namespace roost::sim

@@ -3,9 +3,10 @@
 // (host_memory.cpp). Two reasons:
 //  * Reproducibility. The program's heap objects are simulated at their host offsets inside a page: which
 //    lines a buffer spans depends on where malloc put it, and so on every allocation made before it. The
-//    model's own allocations depend on host_threads (one shard or two, a helper thread or none), and on
-//    the heap they moved the program's later buffers: host_threads=1 and 2 gave different reports for a
-//    program of small heap vectors (a parameter documented as speed only).
+//    model's own allocations depend on host_threads (one shard or two), and on the heap they moved the
+//    program's later buffers: host_threads=1 and 2 gave different reports for a program of small heap
+//    vectors (a parameter documented as speed only). So the model's construction, temporaries included,
+//    allocates nothing on the malloc heap.
 //  * Speed. Blocks of 2 MiB or more are 2 MiB-aligned and marked MADV_HUGEPAGE before the vector first
 //    writes them, so that the kernel backs them with transparent huge pages where it is set to "madvise"
 //    (the default of many distributions): a miss-heavy trace reads these arrays at random, and with 4 KiB
@@ -25,6 +26,9 @@ namespace roost::sim {
 // 64-byte aligned, never null (std::bad_alloc when the host has no memory); free with the same size.
 void* host_memory_alloc(std::size_t bytes);
 void host_memory_free(void* p, std::size_t bytes) noexcept;
+// Bytes handed out and not freed, by block (the pool's classes, whole mappings): what leak tests add to
+// the malloc heap's count.
+std::size_t host_memory_in_use();
 
 template <class T>
 struct host_allocator {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <filesystem>
 #include <iomanip>
@@ -174,25 +175,28 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
     }
   }
 
-  // The arrays.
-  std::map<int, unsigned> index_at_level;
+  // The arrays. Nothing below allocates on the malloc heap but to say what is wrong: a program's heap
+  // objects are simulated at their offsets in their pages, and one shard's construction and two's
+  // (host_threads) would leave that heap in different states (host_memory.hpp).
+  std::array<unsigned, max_cache_level + 2> index_at_level{};  // levels beyond the model's share the last
   for (const cache_spec& c : spec.caches) {
-    const std::string what = src + ": " + c.name + " cache #" + std::to_string(index_at_level[c.level]++);
+    const unsigned index = index_at_level[static_cast<std::size_t>(std::clamp(c.level, 0, max_cache_level + 1))]++;
+    const auto what = [&] { return src + ": " + c.name + " cache #" + std::to_string(index); };
     if (c.level < 1 || c.level > max_cache_level)
-      throw config_error(what + " is at level " + std::to_string(c.level) + "; the model has parameters for levels 1 to " +
+      throw config_error(what() + " is at level " + std::to_string(c.level) + "; the model has parameters for levels 1 to " +
                          std::to_string(max_cache_level));
-    if (c.bytes == 0) throw config_error(what + " has size 0; must be at least one line");
+    if (c.bytes == 0) throw config_error(what() + " has size 0; must be at least one line");
     const unsigned ways = c.ways ? c.ways : params.level[c.level].ways;
     std::string ways_name(1, 'l');  // "l3.ways" (not "l" + std::to_string(...): topology.hpp, cache_level_name)
     ways_name += std::to_string(c.level);
     ways_name += ".ways";
     const std::size_t set_bytes = std::size_t{ways} * spec.line_bytes;
     if (c.bytes >= spec.line_bytes && c.bytes % spec.line_bytes != 0)  // no number of ways mends that
-      throw config_error(what + " has " + bytes_text(c.bytes) + ", not a whole number of " +
+      throw config_error(what() + " has " + bytes_text(c.bytes) + ", not a whole number of " +
                          std::to_string(spec.line_bytes) + " B lines; make its size a multiple of the line size");
     if (c.bytes % set_bytes != 0 || c.bytes / set_bytes == 0) {
       std::ostringstream os;
-      os << what << " has " << bytes_text(c.bytes) << ", not a whole number of sets of " << ways << " ways x "
+      os << what() << " has " << bytes_text(c.bytes) << ", not a whole number of sets of " << ways << " ways x "
          << spec.line_bytes << " B lines (" << ways_name << "=" << ways << " from "
          << (c.ways ? "the cache's description" : "preset " + params.preset + " or the parameters")
          << "); the size must be a multiple of ways x line size: ";
@@ -203,7 +207,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
       throw config_error(os.str());
     }
     for (unsigned p : c.pus)
-      if (p >= spec.num_pus) throw config_error(what + " lists PU " + std::to_string(p) + ", past the last PU");
+      if (p >= spec.num_pus) throw config_error(what() + " lists PU " + std::to_string(p) + ", past the last PU");
     caches_.emplace_back(c.bytes / set_bytes / shard_of, ways);
     instance_info in;
     in.name = c.name;
@@ -222,10 +226,14 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
   // Each PU's chain: its caches by level, nearest first.
   chains_.resize(spec.num_pus);
   for (unsigned p = 0; p < spec.num_pus; ++p) {
-    std::vector<std::uint32_t> ids;
+    host_vector<std::uint32_t> ids;
     for (std::uint32_t i = 0; i < info_.size(); ++i)
       if (std::find(info_[i].pus.begin(), info_[i].pus.end(), p) != info_[i].pus.end()) ids.push_back(i);
-    std::stable_sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) { return info_[a].level < info_[b].level; });
+    // By level, and in index order within one (what a stable sort gives; std::stable_sort takes a buffer on
+    // the heap).
+    std::sort(ids.begin(), ids.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return info_[a].level != info_[b].level ? info_[a].level < info_[b].level : a < b;
+    });
     if (ids.size() > max_chain)
       throw config_error(src + ": PU " + std::to_string(p) + " has " + std::to_string(ids.size()) +
                          " caches on its way to memory; the model takes at most " + std::to_string(max_chain));
@@ -238,7 +246,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
   numa_of_pu_.assign(spec.numa_of_pu.begin(), spec.numa_of_pu.end());
   numa_of_pu_.resize(spec.num_pus, 0);
   for (unsigned& n : numa_of_pu_) n = std::min(n, num_numa_ - 1);
-  std::vector<unsigned> dist = spec.distances;
+  host_vector<unsigned> dist(spec.distances.begin(), spec.distances.end());
   if (dist.size() != std::size_t{num_numa_} * num_numa_) {
     dist.assign(std::size_t{num_numa_} * num_numa_, 20);
     for (unsigned i = 0; i < num_numa_; ++i) dist[i * num_numa_ + i] = 10;
@@ -256,15 +264,15 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
   last_page_.assign(spec.num_pus, last_page{});
 
   // Coherence units: the private caches of one core as one unit, each shared instance as its own.
-  std::vector<std::vector<std::uint32_t>> distinct;
+  host_vector<host_vector<std::uint32_t>> distinct;
   for (const chain_t& c : chains_) {
-    std::vector<std::uint32_t> ids(c.ids.begin(), c.ids.begin() + c.len);
+    host_vector<std::uint32_t> ids(c.ids.begin(), c.ids.begin() + c.len);
     if (std::find(distinct.begin(), distinct.end(), ids) == distinct.end()) distinct.push_back(ids);
   }
   coherent_ = distinct.size() > 1;
   unit_of_.assign(info_.size(), 0);
-  std::map<unsigned, std::uint32_t> unit_of_core;
-  std::vector<std::vector<std::uint32_t>> instances_of_unit;
+  std::map<unsigned, std::uint32_t, std::less<>, host_allocator<std::pair<const unsigned, std::uint32_t>>> unit_of_core;
+  host_vector<host_vector<std::uint32_t>> instances_of_unit;
   for (std::uint32_t i = 0; i < info_.size(); ++i) {
     std::uint32_t u;
     if (!info_[i].shared) {
@@ -284,7 +292,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
   }
   // The units' instances, flat: unit u's are unit_members_[unit_first_[u] .. unit_first_[u + 1]).
   unit_first_.assign(1, 0);
-  for (const std::vector<std::uint32_t>& members : instances_of_unit) {
+  for (const host_vector<std::uint32_t>& members : instances_of_unit) {
     unit_members_.insert(unit_members_.end(), members.begin(), members.end());
     unit_first_.push_back(static_cast<std::uint32_t>(unit_members_.size()));
   }

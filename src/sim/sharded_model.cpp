@@ -1,8 +1,6 @@
 #include "sim/sharded_model.hpp"
 
 #include <algorithm>
-#include <exception>
-#include <thread>
 #include <system_error>
 
 #include "platform/platform.hpp"
@@ -38,22 +36,10 @@ sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& param
   // for the same results.
   shardable_ = memory_model::shardable(spec, params, 2);
   const unsigned n = host_threads >= 2 && shardable_ ? 2 : 1;
-  // Built on a thread of its own, whose allocations (the shards' temporaries) go to that thread's malloc
-  // arena and cache, not the caller's: a program's heap objects are simulated at their offsets inside their
-  // pages, and one shard's construction and two's left the caller's heap in different states, which moved
-  // the program's later buffers (host_threads=1 and 2 gave different reports for a program of small heap
-  // vectors). What the shards keep is host memory (host_memory.hpp), off every heap.
-  std::exception_ptr failed;
-  std::thread builder([&] {
-    try {
-      shards_.reserve(n);
-      for (unsigned s = 0; s < n; ++s) shards_.emplace_back(spec, params, n);
-    } catch (...) {
-      failed = std::current_exception();
-    }
-  });
-  builder.join();
-  if (failed) std::rethrow_exception(failed);
+  // What the shards keep is host memory, and their construction allocates nothing on the malloc heap
+  // (host_memory.hpp): one shard's and two's leave the program's heap as it was.
+  shards_.reserve(n);
+  for (unsigned s = 0; s < n; ++s) shards_.emplace_back(spec, params, n);
   shard_mask_ = n - 1;
   shard_shift_ = n == 2 ? 1 : 0;
   page_line_shift_ = static_cast<unsigned>(__builtin_ctzll(params.page_bytes) - __builtin_ctzll(spec.line_bytes));
