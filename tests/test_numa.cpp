@@ -40,6 +40,16 @@ struct numa_engine {
     return static_cast<roost::engine::engine<roost::sched::numa_policy>&>(*e).policy();
   }
 };
+// The seed-002 machine simulated, under `sched`.
+roost::options seed002_sim(const std::string& sched, unsigned workers = 0) {
+  roost::options o;
+  o.scheduler = sched;
+  o.topology = kSeed002;
+  o.platform = "sim";
+  if (workers) o.workers = workers;
+  return o;
+}
+
 numa_engine make(const std::string& topology, const std::string& deal = "footprint") {
   roost::options o;
   o.scheduler = "numa";
@@ -444,10 +454,7 @@ namespace {
 // Eight 1 MiB vectors placed coarse (vector k on node first + k), one declared task per vector that
 // writes it and says so with roost::touch: the simulated remote DRAM lines of one run.
 long long remote_lines_of_map(const std::string& sched) {
-  roost::options o;
-  o.scheduler = sched;
-  o.topology = kSeed002;
-  o.platform = "sim";
+  roost::options o = seed002_sim(sched);
   roost::runtime rt(o);
   const std::size_t bytes = 1 << 20;
   std::vector<char*> v;
@@ -479,10 +486,7 @@ TEST(NumaSim, CoarseDataIsPlacedByItsRuleAndNumaRunsEachTaskOnItsDataNode) {
 // is placed by its new rule, not the old one (a coarse block on node 0 reusing a fine block's addresses
 // kept the fine placement: 7 of 8 lines remote). Found by an outside-user campaign.
 TEST(NumaSim, MemoryAllocatedAgainAtFreedAddressesIsPlacedByItsNewRule) {
-  roost::options o;
-  o.scheduler = "ws";
-  o.topology = kSeed002;
-  o.platform = "sim";
+  roost::options o = seed002_sim("ws");
   roost::runtime rt(o);
   const std::size_t bytes = 64 * kPage;
   char* f = static_cast<char*>(roost::numa_alloc(bytes, roost::distribution::fine));
@@ -518,10 +522,7 @@ TEST(NumaSim, TheFreedQueueDropsOnlyRangesThatEarlierOnesCover) {
 // outside the runs grew it by 16 bytes a free for as long as the runtime lived (400,000 frees: 8 MiB).
 // Ranges the earlier ones cover are dropped from it; the next run still forgets what they held.
 TEST(NumaSim, FreesOutsideRunsKeepMemoryFlat) {
-  roost::options o;
-  o.scheduler = "ws";
-  o.topology = kSeed002;
-  o.platform = "sim";
+  roost::options o = seed002_sim("ws");
   roost::runtime rt(o);
   const std::size_t bytes = 16 * kPage;
   // The queue stays short because the host's mmap gives a freed range out again (Linux does): a host that
@@ -562,11 +563,7 @@ TEST(NumaSim, FreesOutsideRunsKeepMemoryFlat) {
 // with each freed range held by a placeholder mapping, so that no allocation lands where an earlier one was.
 TEST(NumaSim, AReportDoesNotDependOnWhereTheHostPutsMemory) {
   auto loop = [](bool hold_freed) {
-    roost::options o;
-    o.scheduler = "ws";
-    o.topology = kSeed002;
-    o.platform = "sim";
-    o.workers = 12;
+    roost::options o = seed002_sim("ws", 12);
     roost::runtime rt(o);
     std::vector<std::pair<void*, std::size_t>> held;
     for (int step = 0; step < 12; ++step) {
@@ -601,11 +598,7 @@ TEST(NumaSim, AReportDoesNotDependOnWhereTheHostPutsMemory) {
 // by every worker: the same report with one host thread and two (found by a review).
 TEST(NumaSim, ReusedFirstTouchMemoryGivesTheSameReportOnOneHostThreadAndTwo) {
   auto loop = [](const char* host_threads) {
-    roost::options o;
-    o.scheduler = "ws";
-    o.topology = kSeed002;
-    o.platform = "sim";
-    o.workers = 12;
+    roost::options o = seed002_sim("ws", 12);
     o.sim_params = host_threads;
     roost::runtime rt(o);
     const std::size_t bytes = 512 * kPage;
