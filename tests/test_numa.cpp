@@ -229,12 +229,16 @@ TEST(NumaSearch, AVicinityCutsTheSearch) {
   EXPECT_EQ(p.search_order(0), (std::vector<unsigned>{1, 2}));
 }
 
+// Each fruitless search also halves the threshold the next one searches a node with (down to 1/64) while the
+// node holds no task placed there for its data, as here: nothing anywhere.
 TEST(NumaSearch, AFruitlessSearchBacksOffExponentially) {
   numa_engine m = make(kSeed002);
   auto& p = m.policy();
   roost::engine::worker& w = m.e->worker_at(0);
   std::vector<unsigned> waits;
+  std::vector<double> thresholds;
   for (int search = 0; search < 9; ++search) {
+    thresholds.push_back(p.search_threshold(0, 1));
     EXPECT_EQ(p.steal(w), nullptr);  // nothing anywhere
     const unsigned skip = p.rounds_before_remote_search(0);
     waits.push_back(skip);
@@ -242,21 +246,9 @@ TEST(NumaSearch, AFruitlessSearchBacksOffExponentially) {
     EXPECT_EQ(p.rounds_before_remote_search(0), 0u);
   }
   EXPECT_EQ(waits, (std::vector<unsigned>{1, 2, 4, 8, 16, 32, 64, 64, 64}));
-}
-
-// Each fruitless search halves the threshold it searches with, down to 1/64; finding work restores it.
-TEST(NumaSearch, TheThresholdHalvesWithEachFruitlessSearch) {
-  numa_engine m = make(kSeed002);
-  auto& p = m.policy();
-  roost::engine::worker& w = m.e->worker_at(0);
-  std::vector<double> seen;
-  for (int search = 0; search < 8; ++search) {
-    seen.push_back(p.search_threshold(0, 1));
-    EXPECT_EQ(p.steal(w), nullptr);
-    while (p.rounds_before_remote_search(0) > 0) EXPECT_EQ(p.steal(w), nullptr);
-  }
   const double full = p.steal_threshold(0, 1);
-  EXPECT_EQ(seen, (std::vector<double>{full, full / 2, full / 4, full / 8, full / 16, full / 32, full / 64, full / 64}));
+  EXPECT_EQ(thresholds, (std::vector<double>{full, full / 2, full / 4, full / 8, full / 16, full / 32, full / 64,
+                                             full / 64, full / 64}));
 }
 
 // Work spawned depth-first never queues distance x C tasks on a node: with the seed's fixed threshold the
