@@ -44,6 +44,7 @@
 #include "common/machine_state.hpp"
 #include "driver/registry.hpp"
 #include "driver/rounds.hpp"
+#include "topology/topology.hpp"
 
 namespace {
 
@@ -280,7 +281,8 @@ int run(const run_config& cfg) {
     }
     if (!started) {  // after the first size was found good: a bad one is the run's only output
       started = true;
-      c2c_best = bench::core_to_core_round_trip_ns();
+      // Virtual time does not depend on the host's cores: no round trip for a simulated run.
+      if (!cfg.simulated) c2c_best = bench::core_to_core_round_trip_ns();
     }
     double serial_s = 0;
     std::map<std::pair<std::string, unsigned>, double> time_of;  // this round's, by variant and workers
@@ -356,7 +358,7 @@ int run(const run_config& cfg) {
           continue;
         }
         for (unsigned w : single_threaded(v) ? std::vector<unsigned>{1} : cfg.workers) {
-          const double before = bench::core_to_core_round_trip_ns();
+          const double before = cfg.simulated ? -1 : bench::core_to_core_round_trip_ns();
           measurement m;
           if (rs && cfg.simulated) {
             roost::options o = roost_options(*rs, v, w);
@@ -418,7 +420,7 @@ int run(const run_config& cfg) {
           }
           // Virtual time does not depend on the host's cores: no round trip, so no simulated measurement is
           // flagged far or left out of a round summary for it.
-          m.c2c_ns = rs && cfg.simulated ? -1 : std::max(before, bench::core_to_core_round_trip_ns());
+          m.c2c_ns = cfg.simulated ? -1 : std::max(before, bench::core_to_core_round_trip_ns());
           emit(m);
         }
       }
@@ -612,6 +614,16 @@ int bench_main(int argc, char** argv) {
   if (cfg.simulated && cfg.topology.empty())
     usage_error("--platform sim needs --topology, the machine to simulate (e.g. \"pack:4 l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1\")");
   if (!cfg.simulated && !cfg.topology.empty()) usage_error("--topology applies to --platform sim (natively, set ROOST_TOPOLOGY)");
+  if (cfg.simulated) {
+    // Before any row: a topology hwloc refuses, or more workers than its PUs (each simulated worker is one),
+    // is the run's only output, not an error after the rows of the counts that fit.
+    const unsigned pus = roost::topo::topology::load(cfg.topology, "--topology").num_pus();
+    for (unsigned w : cfg.workers)
+      if (w > pus)
+        usage_error("--workers='" + std::to_string(w) + "': simulated, each worker is one of the machine's PUs, and --topology='" +
+                    cfg.topology + "' has " + std::to_string(pus) + "; give at most " + std::to_string(pus) +
+                    " workers, or a topology with more PUs");
+  }
   return run(cfg);
 }
 
