@@ -504,25 +504,24 @@ int bench_main(int argc, char** argv) {
       usage_error(opt + " '" + v + "': expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi));
     return static_cast<int>(x);
   };
-  bool demo = false;
-  int preempt_overhead_rounds = 0, trace_overhead_rounds = 0;
-  bool workers_named = false;
+  // The mode (at most one of --list, --demo and the measurement modes; none: the benchmark table) and every
+  // flag given, so that a flag the mode does not read is an error, not silently dropped.
+  std::string mode;
+  int mode_count = 0;
+  std::vector<std::string> given;
+  auto set_mode = [&](const std::string& m, int count = 0) {
+    if (!mode.empty()) usage_error(mode + " and " + m + ": pick one");
+    mode = m;
+    mode_count = count;
+  };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--list") {
-      list();
-      return 0;
-    } else if (a == "--preempt-cost") {
-      return bench::preempt_cost(to_int("--preempt-cost", value(i), 10));
-    } else if (a == "--preempt-barrier") {
-      return bench::preempt_barrier(static_cast<unsigned>(to_int("--preempt-barrier", value(i), 1, roost::max_workers)), 10.0);
-    } else if (a == "--preempt-timers") {
-      return bench::preempt_timers(to_int("--preempt-timers", value(i), 1));
-    } else if (a == "--preempt-overhead") {
-      preempt_overhead_rounds = to_int("--preempt-overhead", value(i), 1);
-    } else if (a == "--trace-overhead") {
-      trace_overhead_rounds = to_int("--trace-overhead", value(i), 1);
-    } else if (a == "--demo") demo = true;
+    if (a.rfind("--", 0) == 0) given.push_back(a);
+    if (a == "--list") set_mode(a);
+    else if (a == "--preempt-cost") set_mode(a, to_int(a, value(i), 10));
+    else if (a == "--preempt-barrier") set_mode(a, to_int(a, value(i), 1, roost::max_workers));
+    else if (a == "--preempt-timers" || a == "--preempt-overhead" || a == "--trace-overhead") set_mode(a, to_int(a, value(i), 1));
+    else if (a == "--demo") set_mode(a);
     else if (a == "--bench") cfg.benches = split(a, value(i));
     else if (a == "--variants") {
       cfg.variants = split(a, value(i));
@@ -530,7 +529,6 @@ int bench_main(int argc, char** argv) {
     }
     else if (a == "--workers") {
       cfg.workers.clear();
-      workers_named = true;
       for (auto& w : split(a, value(i))) cfg.workers.push_back(static_cast<unsigned>(to_int("--workers", w, 1, roost::max_workers)));
     } else if (a == "--size") cfg.size = value(i);
     else if (a == "--small" || a == "--paper") {
@@ -564,6 +562,32 @@ int bench_main(int argc, char** argv) {
       return 0;
     } else usage_error("unknown argument '" + a + "'");
   }
+  // What each mode reads; the benchmark table (no mode) and --demo read every flag but the modes.
+  const bool workers_named = std::find(given.begin(), given.end(), "--workers") != given.end();
+  const bool reps_named = std::find(given.begin(), given.end(), "--reps") != given.end();
+  if (!mode.empty() && mode != "--demo") {
+    std::vector<std::string> reads;  // besides the mode itself
+    if (mode == "--preempt-overhead" || mode == "--trace-overhead")
+      reads = {"--bench", "--variants", "--workers", "--size", "--small", "--paper", "--hint-error"};
+    std::string takes;
+    for (const auto& x : reads) takes += (takes.empty() ? "; it takes " : ", ") + x;
+    for (const auto& f : given)
+      if (f != mode && std::find(reads.begin(), reads.end(), f) == reads.end())
+        usage_error(f + " does not apply to " + mode + (takes.empty() ? ", which takes no other flag" : takes));
+  }
+  // The platform is roost-bench's own flag: the environment's would run the roost rows simulated on a
+  // machine nobody named, in a table of native times.
+  if (const char* p = std::getenv("ROOST_PLATFORM"); p && std::string(p) != "native")
+    usage_error(std::string("ROOST_PLATFORM='") + p +
+                "': roost-bench picks the platform with --platform (and the simulated machine with --topology); "
+                "unset ROOST_PLATFORM");
+  if (mode == "--list") {
+    list();
+    return 0;
+  }
+  if (mode == "--preempt-cost") return bench::preempt_cost(mode_count);
+  if (mode == "--preempt-barrier") return bench::preempt_barrier(static_cast<unsigned>(mode_count), 10.0);
+  if (mode == "--preempt-timers") return bench::preempt_timers(mode_count);
   // Checks every mode shares, before the overhead modes return.
   if (cfg.size && cfg.sizes != run_config::size_kind::normal) usage_error("--size and --small or --paper: pick one");
   // Only heat2d's task groups take distorted_weight (heat2d.hpp); heat2d-pfor's loops have no hints.
@@ -575,17 +599,18 @@ int bench_main(int argc, char** argv) {
                                                        : cfg.sizes == run_config::size_kind::paper
                                                            ? bench::size_choice::set::paper
                                                            : bench::size_choice::set::normal};
-  if (preempt_overhead_rounds > 0)
-    return bench::preempt_overhead(preempt_overhead_rounds, cfg.benches,
+  if (mode == "--preempt-overhead")
+    return bench::preempt_overhead(mode_count, cfg.benches,
                                    cfg.variants_named ? cfg.variants : std::vector<std::string>{},
                                    workers_named ? cfg.workers : std::vector<unsigned>{}, sizes);
-  if (trace_overhead_rounds > 0)
-    return bench::trace_overhead(trace_overhead_rounds, cfg.benches,
+  if (mode == "--trace-overhead")
+    return bench::trace_overhead(mode_count, cfg.benches,
                                  cfg.variants_named ? cfg.variants : std::vector<std::string>{},
                                  workers_named ? cfg.workers : std::vector<unsigned>{}, sizes);
+  const bool demo = mode == "--demo";
   if (demo) {
     if (cfg.benches.empty()) cfg.benches = {"fib", "fib-invoke", "heat", "heat-ub", "heat2d", "heat2d-pfor", "matmul"};
-    cfg.reps = 3;
+    if (!reps_named) cfg.reps = 3;
     if (cfg.json.empty()) {
       if (std::system("mkdir -p out") != 0) usage_error("cannot create out/");
       cfg.json = "out/bench.jsonl";

@@ -267,9 +267,16 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--bench", "fib", "--size", "10", "--platform", "sim", "--topology", "pack:2 core:2 pu:1"],
               "--topology='pack:2 core:2 pu:1': describes no data cache"),
              (["--bench", "fib", "--small", "--platform", "sim", "--topology", "pack:2 l3:1(size=1MiB) core:1 pu:1",
-               "--workers", "1,3"], "give at most 2 workers")]
+               "--workers", "1,3"], "give at most 2 workers"),
+             # Flags after a mode were dropped unread (the mode returned in the middle of the parse).
+             (["--preempt-barrier", "1", "--bogus"], "unknown argument '--bogus'"),
+             (["--trace-overhead", "1", "--bench", "fib", "--size", "18", "--platform", "sim", "--topology",
+               "pack:2 l3:1(size=1MiB) core:1 pu:1"], "--platform does not apply to --trace-overhead"),
+             (["--list", "--demo"], "--list and --demo: pick one")]
     for args, why in cases:
-        run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
+        modal = args[0] in ("--preempt-barrier", "--list", "--trace-overhead", "--preempt-overhead")
+        run = subprocess.run([os.environ["ROOST_BENCH"], *args] if modal
+                             else [os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", *args],
                              capture_output=True, text=True, timeout=120)
         assert run.returncode == 2 and why in run.stderr, (args, run.returncode, run.stderr[-500:])
         assert "terminate called" not in run.stderr, args
@@ -277,6 +284,15 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
             assert run.stdout == "", (args, run.stdout)
         if "--platform" in args:  # so is a simulated machine that cannot take every worker count (no 1-worker row)
             assert run.stdout == "", (args, run.stdout)
+    for args, why in [(["--preempt-cost", "10", "--json", "x.jsonl"], "--json does not apply to --preempt-cost"),
+                      (["--trace-overhead", "1", "--reps", "3"], "--reps does not apply to --trace-overhead")]:
+        run = subprocess.run([os.environ["ROOST_BENCH"], *args], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 2 and why in run.stderr and run.stdout == "", (args, run.returncode, run.stderr[-500:])
+    # The environment's platform would have run the roost rows simulated in a table of native times.
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--small", "--variants", "ws", "--workers", "1",
+                          "--reps", "1", "--warmup", "0"], env={**os.environ, "ROOST_PLATFORM": "sim"},
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "ROOST_PLATFORM='sim'" in run.stderr and run.stdout == "", run.stderr
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
