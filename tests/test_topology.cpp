@@ -7,7 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "platform/platform.hpp"
 #include "roost/errors.hpp"
+#include "roost/runtime.hpp"
 #include "test_util.hpp"
 #include "topology/placement.hpp"
 #include "topology/topology.hpp"
@@ -230,4 +232,29 @@ TEST(Placement, RespectsTheAffinityMask) {
   topology t = topology::load("pack:1 core:2 pu:1");
   auto pl = roost::topo::place_workers(t, 2, true, {1});
   EXPECT_TRUE(pl.oversubscribed);
+}
+
+// The real machine is the part the calling thread may run on (taskset): a default runtime there has one
+// worker per allowed PU, each pinned. Run on one of two or more allowed CPUs (no machine to check with one).
+TEST(Topology, RealMachineIsRestrictedToTheAffinityMask) {
+  const std::vector<int> allowed = roost::platform::native_platform::allowed_cpus();
+  const topology whole = topology::load("");
+  if (allowed.size() < 2) GTEST_SKIP() << "one allowed CPU: nothing to restrict";
+  EXPECT_EQ(whole.num_pus(), allowed.size());
+  const auto saved = roost::platform::native_platform::save_affinity();
+  ASSERT_TRUE(roost::platform::native_platform::pin_this_thread(allowed.back()));
+  const topology one = topology::load("");
+  EXPECT_EQ(one.num_pus(), 1u);
+  EXPECT_EQ(one.pu(0).os_index, allowed.back());
+  unsigned workers = 0;
+  bool pinned = false;
+  {
+    roost::runtime rt;
+    workers = rt.config().workers;
+    pinned = rt.describe().find("pinned to CPUs " + std::to_string(allowed.back()) + ";") != std::string::npos;
+  }
+  roost::platform::native_platform::restore_affinity(saved);
+  EXPECT_EQ(workers, 1u);
+  EXPECT_TRUE(pinned);
+  EXPECT_EQ(topology::load("").num_pus(), allowed.size());
 }

@@ -31,7 +31,7 @@ placement place_workers(const topology& tp, unsigned workers, bool bind, const s
     if (tp.is_virtual()) {
       pl.cpu_of_worker[w] = allowed[pu];  // virtual PU j -> j-th allowed CPU
     } else {
-      int os_cpu = tp.pu(pu).os_index;   // hwloc already restricted the real machine to allowed CPUs
+      int os_cpu = tp.pu(pu).os_index;   // the real machine is restricted to the allowed CPUs (topology.cpp)
       pl.cpu_of_worker[w] = std::find(allowed.begin(), allowed.end(), os_cpu) != allowed.end() ? os_cpu : -1;
     }
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <sstream>
 
+#include "platform/platform.hpp"
 #include "roost/errors.hpp"
 #include "roost/options.hpp"
 #include "topology/synthetic.hpp"
@@ -79,6 +80,22 @@ topology topology::load(const std::string& description, const std::string& sourc
     if (xml) reject(std::string("this file is not an hwloc XML topology (hwloc cannot load it); ") + valid);
     if (tp.virtual_) reject(std::string("hwloc cannot build this synthetic description; ") + valid);
     throw config_error("roost: hwloc cannot read this machine's topology");
+  }
+  // The real machine within the calling thread's affinity mask (taskset, or a cpuset set in code): hwloc
+  // hides only what the cgroup disallows. PUs outside the mask, and caches, cores, packages and NUMA nodes
+  // left without one, are not part of the machine roost runs on; so the default worker count is one per
+  // allowed PU and every worker can be pinned. If hwloc cannot restrict (it never failed here), the whole
+  // machine stays, and placement leaves the workers on PUs outside the mask unpinned.
+  if (!tp.virtual_) {
+    const std::vector<int> allowed = platform::native_platform::allowed_cpus();
+    hwloc_bitmap_t mask = hwloc_bitmap_alloc();
+    if (mask) {
+      for (int c : allowed) hwloc_bitmap_set(mask, static_cast<unsigned>(c));
+      if (!allowed.empty() && hwloc_bitmap_intersects(mask, hwloc_topology_get_topology_cpuset(h.t)) &&
+          !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(h.t), mask))
+        (void)hwloc_topology_restrict(h.t, mask, HWLOC_RESTRICT_FLAG_REMOVE_CPULESS);
+      hwloc_bitmap_free(mask);
+    }
   }
 
   // Walk the normal tree, keeping machine, packages, data/unified caches, cores and PUs; other objects
