@@ -9,7 +9,7 @@ src=$1; lib=$2; shift 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ $# -gt 0 ]; then files=("$@"); else files=("$src/README.md" "$src"/docs/*.md); fi
-scheds="ws ws-help hws cab cats adws adws-ml"
+scheds="ws ws-help hws cab cats adws adws-ml numa"
 n=0; failed=0
 for md in "${files[@]}"; do
   # One file per block, named after the line its fence opens on.
