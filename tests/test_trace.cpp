@@ -195,7 +195,7 @@ TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
   const std::size_t all = fib_tasks_within(14, ~0u);
   ASSERT_EQ(all, 609u);  // one task per call with n >= 2: fib(15) - 1
   for (const expect& e : {expect{"ws", "3", 1 + fib_tasks_within(14, 3)}, expect{"ws", "0", 1},
-                          expect{"ws", "all", 1 + all}, expect{"ws-help", "all", 1}, expect{"ws-help", "5", 1}}) {
+                          expect{"ws", "all", 1 + all}, expect{"ws-help", "all", 1 + all}, expect{"ws-help", "5", 1}}) {
     SCOPED_TRACE(std::string(e.sched) + " ROOST_TRACE_DEPTH=" + e.depth);
     const std::string file = temp("roost_depth.trace");
     {
@@ -216,6 +216,57 @@ TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
     remove_trace(file);
   }
   ASSERT_LT(fib_tasks_within(14, 3), all / 50);  // the depth does fold most of them
+}
+
+// ROOST_TRACE_DEPTH=all records every task, the halves and children of the inline paths too (parallel_invoke,
+// ws-help's task_group), each with its spawner recorded, so that roost-analyze mapping can place a stolen one
+// (it was left out: its spawner was an inline path's unnamed task). Two workers, so that halves are stolen.
+TEST(TraceDepth, AllRecordsEveryTaskWithItsSpawner) {
+  struct invoke_fib {
+    static long f(int n) {
+      if (n < 2) return n;
+      long a = 0, b = 0;
+      roost::parallel_invoke([&] { a = f(n - 1); }, [&] { b = f(n - 2); });
+      return a + b;
+    }
+  };
+  for (const char* sched : {"ws", "ws-help", "adws"}) {
+    SCOPED_TRACE(sched);
+    const std::string file = temp("roost_depth_all.trace");
+    constexpr int kRuns = 20;
+    {
+      roost::options o;
+      o.scheduler = sched;
+      o.workers = 2;
+      o.trace = file;
+      o.trace_depth = "all";
+      o.platform = "native";
+      roost::runtime rt(o);
+      for (int i = 0; i < kRuns; ++i) {
+        ASSERT_EQ(rt.run([] { return invoke_fib::f(14); }), 377);
+        ASSERT_EQ(rt.run([] { return fib(12); }), 144);
+      }
+    }
+    const tr::trace_file t = tr::read(file);
+    std::set<std::uint64_t> opened;
+    std::size_t begins = 0, roots = 0, unrecorded = 0, dangling = 0;
+    for (const auto& r : t.records)
+      if (r.kind == static_cast<std::uint16_t>(tr::kind::task_begin)) opened.insert(r.a);
+    for (const auto& r : t.records) {
+      if (r.kind != static_cast<std::uint16_t>(tr::kind::task_begin)) continue;
+      ++begins;
+      if (r.b == 0) ++roots;
+      else if (r.b == tr::kUnrecorded) ++unrecorded;
+      else if (!opened.count(r.b)) ++dangling;
+    }
+    EXPECT_EQ(roots, 2u * kRuns);
+    EXPECT_EQ(unrecorded, 0u);
+    EXPECT_EQ(dangling, 0u);
+    // Every call with n >= 2 spawns one task (the engine's join runs the other half in the caller): 609 in
+    // invoke_fib(14), 232 in fib(12), and the two roots.
+    EXPECT_EQ(begins, kRuns * (2 + fib_tasks_within(14, ~0u) + fib_tasks_within(12, ~0u)));
+    remove_trace(file);
+  }
 }
 
 // A simulated trace says what the memory hierarchy made of each touch (seed 002 Fig. 8): a memory record right

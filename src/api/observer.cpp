@@ -41,9 +41,13 @@ task_observer* set_task_observer(task_observer* o) {
 }
 
 namespace trace {
-void set_tracing_hooks(bool on, std::uint32_t depth) {
+void set_tracing_hooks(bool on, std::uint32_t depth, bool every_task) {
   for (auto& d : detail::g_trace_depth) d.store(depth, std::memory_order_relaxed);  // before the bit
+  // Every task: the inline paths' halves and children become tasks the engine names and the tracer records,
+  // so that each has its spawner in the trace (roost-analyze mapping follows spawn paths).
+  if (on) set_bit(detail::kHookTracerEveryTask, every_task);
   set_bit(kTracerBit, on);
+  if (!on) set_bit(detail::kHookTracerEveryTask, false);
 }
 void set_recording_depth(unsigned worker, std::uint32_t depth) {
   detail::g_trace_depth[worker].store(depth, std::memory_order_relaxed);

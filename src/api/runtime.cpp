@@ -138,7 +138,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
       trace::install_tracer(nullptr);
       throw;
     }
-    trace::set_tracing_hooks(true, cfg.trace_depth);
+    trace::set_tracing_hooks(true, cfg.trace_depth, !cfg.trace_depth_auto && cfg.trace_depth == ~std::uint32_t{0});
     eng->set_tracer(tracer.get());
     eng->set_touch_sink(tracer.get());
   }

@@ -265,8 +265,9 @@ class tracer final : public touch_consumer {
 // runtime (engine_base::tracer, set_touch_sink), never another's. False: another runtime traces.
 bool install_tracer(tracer* t);
 // api/observer.cpp: the shared hook flag; `depth` is every worker's recording depth (detail::g_trace_depth):
-// ROOST_TRACE_DEPTH, or where auto starts.
-void set_tracing_hooks(bool on, std::uint32_t depth = ~std::uint32_t{0});
+// ROOST_TRACE_DEPTH, or where auto starts; `every_task` (ROOST_TRACE_DEPTH=all): no inline path, so that the
+// halves and children they would run unnamed are recorded tasks with their spawners.
+void set_tracing_hooks(bool on, std::uint32_t depth = ~std::uint32_t{0}, bool every_task = false);
 // api/observer.cpp: one worker's recording depth (auto).
 void set_recording_depth(unsigned worker, std::uint32_t depth);
 

@@ -32,6 +32,7 @@ class Mapping:
     domains: int                      # cache domains the workers are in
     leaves_per_worker: list[float]  # mean per iteration
     steals_per_iteration: float     # successful steals
+    left_out: int = 0  # tasks not mapped: their spawner was not recorded (a stolen task below the depth)
 
     def mean_moved_leaves(self) -> float:
         return float(np.mean(self.moved_leaves)) if self.moved_leaves else 0.0
@@ -120,6 +121,7 @@ def mapping(trace: Trace) -> Mapping:
         domains=len(set(domain_of)),
         leaves_per_worker=(counts / n).tolist(),
         steals_per_iteration=len(steals) / n,
+        left_out=sum(1 for s in serial if s not in path),
     )
 
 
@@ -138,6 +140,9 @@ def describe(m: Mapping) -> list[str]:
         lines.append("no iteration (runtime::run call) was traced: nothing to map")
     else:
         lines.append("one iteration: nothing to compare it with")
+    if m.left_out:
+        lines.append(f"{m.left_out} tasks left out: their spawner was not recorded (stolen below the recording "
+                     f"depth); trace with ROOST_TRACE_DEPTH=all to map every task")
     lines.append("leaves per worker and iteration: " +
                  ", ".join(f"w{w} {c:.1f}" for w, c in enumerate(m.leaves_per_worker)))
     return lines

@@ -412,6 +412,7 @@ def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
     _synthetic(p, 2, orphan)
     m = mapping.mapping(read(p))
     assert m.iterations == 2 and m.tasks_per_iteration == 4 and m.moved_leaves == [1.0]
+    assert m.left_out == 2 and any("2 tasks left out" in line for line in mapping.describe(m))
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")

@@ -178,12 +178,13 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
 }
 // Observation and tracing hooks: one flag, so that with neither installed a hook point costs one relaxed
 // load and a branch. User code does not test it: while an observer or a simulation is installed no worker's
-// path is inline (both must see every task); a tracer alone leaves the inline paths on, and what they run
-// is part of the task that spawned it. The engine's hook points are in src/engine/observe.hpp, the
+// path is inline (both must see every task), nor while a tracer records every task (ROOST_TRACE_DEPTH=all:
+// kHookTracerEveryTask, beside kHookTracer); a tracer at a depth leaves the inline paths on, and what they
+// run is part of the task that spawned it. The engine's hook points are in src/engine/observe.hpp, the
 // dispatch in src/api/observer.cpp.
 extern std::atomic<unsigned> g_hooks;
-inline constexpr unsigned kHookObserver = 1, kHookTracer = 2, kHookSim = 4;
-inline constexpr unsigned kHooksSeeingEveryTask = kHookObserver | kHookSim;  // a tracer alone does not
+inline constexpr unsigned kHookObserver = 1, kHookTracer = 2, kHookSim = 4, kHookTracerEveryTask = 8;
+inline constexpr unsigned kHooksSeeingEveryTask = kHookObserver | kHookSim | kHookTracerEveryTask;
 // Whether an observer or a simulation is installed: every spawn must then go through the engine. seq_cst,
 // as the flag's writers (src/api/final.cpp reads it after storing a worker's path).
 inline bool hooks_see_every_task() {
