@@ -58,13 +58,14 @@ demo: build
 	  .venv/bin/roost-analyze markdown out/heat2d-$$s.trace --name heat2d-$$s --out-dir out >> out/report.md && \
 	  .venv/bin/roost-analyze krd out/heat2d-$$s.trace && .venv/bin/roost-analyze mapping out/heat2d-$$s.trace; \
 	done
-	@# The same on a simulated 4-socket machine, two workers per 1 MiB socket cache (ROOST_PLATFORM=sim: every
+	@# The same on a simulated 4-socket machine, two workers per 1 MiB socket cache (--platform sim: every
 	@# worker a user-level thread in virtual time, src/platform/README.md). Natively these 8 workers would
 	@# oversubscribe the 2 CPUs and lose them for whole time slices; simulated, each has a core of its own.
 	@printf '\n## Locality of heat2d under ws and adws on a simulated 4-socket machine (8 workers, two per 1 MiB socket cache, virtual time)\n\nws deals the tiles anew every step; adws deals them by the same ranges every step (seed 003 section 4.2) and repairs imbalance by stealing from nearby workers first. The machine is simulated (ROOST_PLATFORM=sim): the real schedulers run, every worker on a core of its own in virtual time, so the schedule is the one this machine shape gives. *Leaves in another cache domain* counts the tiles whose data stayed behind in another cache. KRD (seed 001) measures reuse per cache from that cache'"'"'s own accesses only: a tile that goes back and forth between two caches still counts as a close reuse, though the other cache'"'"'s writes invalidated its copy in between; *written elsewhere* counts those reuses.\n\n' >> out/report.md
 	@for s in ws adws; do \
-	  ROOST_PLATFORM=sim ROOST_TOPOLOGY="pack:4 l3:1(size=1MiB) core:2 pu:1" ROOST_TRACE=out/heat2d-4sockets-$$s.trace \
-	    $(BUILD)/bench/roost-bench --bench heat2d --size 440x100 --variants $$s --workers 8 --reps 1 --warmup 0 > /dev/null && \
+	  ROOST_TRACE=out/heat2d-4sockets-$$s.trace $(BUILD)/bench/roost-bench --platform sim \
+	    --topology "pack:4 l3:1(size=1MiB) core:2 pu:1" --bench heat2d --size 440x100 --variants $$s --workers 8 \
+	    --reps 1 --warmup 0 > /dev/null && \
 	  .venv/bin/roost-analyze markdown out/heat2d-4sockets-$$s.trace --name heat2d-4sockets-$$s --out-dir out >> out/report.md && \
 	  .venv/bin/roost-analyze krd out/heat2d-4sockets-$$s.trace && .venv/bin/roost-analyze mapping out/heat2d-4sockets-$$s.trace; \
 	done

@@ -500,15 +500,15 @@ def test_ovr_refuses_a_reference_of_another_program_and_bad_skips(tmp_path):
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
 def test_ovr_refuses_to_set_a_simulated_trace_against_a_native_one(tmp_path):
     from roost_tools import ovr
-    def traced(name, workers, **env):
+    def traced(name, workers, platform=()):
         path = tmp_path / name
         subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "12", "--variants", "ws", "--workers",
-                        str(workers), "--reps", "2", "--warmup", "0"], check=True, capture_output=True, timeout=120,
-                       env=dict(os.environ, ROOST_TRACE=str(path), **env))
+                        str(workers), "--reps", "2", "--warmup", "0", *platform], check=True, capture_output=True,
+                       timeout=120, env=dict(os.environ, ROOST_TRACE=str(path)))
         return read(path)
-    sim = dict(ROOST_PLATFORM="sim", ROOST_TOPOLOGY="pack:1 l3:1(size=1MiB) core:2 pu:1")
-    native_1, native_2 = traced("n1.trace", 1, ROOST_PLATFORM="native"), traced("n2.trace", 2, ROOST_PLATFORM="native")
-    sim_1, sim_2 = traced("s1.trace", 1, **sim), traced("s2.trace", 2, **sim)
+    sim = ("--platform", "sim", "--topology", "pack:1 l3:1(size=1MiB) core:2 pu:1")
+    native_1, native_2 = traced("n1.trace", 1), traced("n2.trace", 2)
+    sim_1, sim_2 = traced("s1.trace", 1, sim), traced("s2.trace", 2, sim)
     assert sim_2.simulated and sim_1.simulated and not native_1.simulated and not native_2.simulated
     assert sim_2.topology.startswith("simulated: ")
     ovr.decompose(sim_2, sim_1)  # the same platform: fine
