@@ -1,24 +1,11 @@
 // C benchmark headers (BOTS's among them) define function-like macros min and max; roost's public headers
-// must compile after them. This file defines both before including roost, then uses the API. The standard
-// headers come first, as in such a program: libstdc++ undefines the macros when one of its headers is
-// included after them, so only this order shows what roost's own code does with them.
-#include <algorithm>
-#include <atomic>
-#include <cmath>
-#include <cstddef>
-#include <cstdint>
-#include <cstdlib>
-#include <exception>
-#include <functional>
-#include <limits>
-#include <memory>
-#include <new>
-#include <optional>
-#include <stdexcept>
-#include <string>
-#include <type_traits>
-#include <utility>
-#include <vector>
+// must compile after them. This file, as such a program does, includes C headers only, defines both macros,
+// then includes roost and uses the API: every standard header roost includes comes after the macros, and
+// roost's headers set them aside around their own text (roost/detail/min_max_aside.hpp) and give them back.
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define max(a, b) ((a) > (b) ? (a) : (b))

@@ -22,6 +22,7 @@
 // last byte but one, as a C++ object may); rows longer than their stride; two regions of one declaration that share a byte. Empty regions are allowed and
 // ignored.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -85,3 +86,5 @@ class data {
 };
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

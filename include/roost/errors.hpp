@@ -1,5 +1,6 @@
 // Errors roost reports to its users. Every message names the variable or call, the value and what is valid.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <stdexcept>
 #include <string>
 
@@ -16,3 +17,5 @@ struct usage_error : std::logic_error {
 };
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

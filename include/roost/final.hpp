@@ -12,6 +12,7 @@
 // f returns, unless f waits for a group that had children spawned before the region (that wait is a real
 // one). Exceptions behave as with spawning: a child's throw is delivered by the group's wait().
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <utility>
 
 namespace roost {
@@ -40,3 +41,5 @@ decltype(auto) run_final(F&& f) {
 bool in_final();
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

@@ -20,6 +20,7 @@
 // distributes its data over 8 simulated nodes or over this machine's one. A distribution never changes
 // results, only where the data lives.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
 #include <new>
 #include <string>
@@ -92,3 +93,5 @@ namespace roost {
 template <class T>
 using numa_vector = std::vector<T, numa_allocator<T>>;
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

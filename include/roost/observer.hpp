@@ -2,6 +2,7 @@
 // and tools (property tests of the schedulers rely on it). Costs one relaxed load and a branch per task
 // while no observer is installed.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,3 +36,5 @@ class task_observer {
 task_observer* set_task_observer(task_observer* o);
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

@@ -4,6 +4,7 @@
 // whitespace is trimmed; empty is an error, not the default; words are case-insensitive; numbers are
 // decimal, in the range given below.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -173,3 +174,5 @@ struct scheduler_info {
 const std::vector<scheduler_info>& schedulers();
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

@@ -1,6 +1,7 @@
 // Parallel algorithms built on two-way joins (detail/fork_join2.hpp): what most programs need, with work
 // hints set so that ADWS maps a loop's halves onto halves of the workers.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
 #include <optional>
 #include <utility>
@@ -119,3 +120,5 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
 }
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

@@ -16,6 +16,7 @@
 // (after the join, or outside runtime::run). Elements are never moved, and each lies in cache lines of its
 // own (no false sharing between workers).
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -136,3 +137,5 @@ class per_worker {
 };
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

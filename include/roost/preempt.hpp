@@ -41,6 +41,7 @@
 // so; one installed after the runtime was made is a usage_error at the next runtime::run), and a thread
 // calling runtime::run with SIGURG blocked is warned once.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstdint>
 
 #include "roost/detail/abi.hpp"
@@ -106,3 +107,5 @@ class non_preemptible {
 };
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

@@ -8,6 +8,7 @@
 // such as cats, count them). run() called from inside a task of the same runtime runs the function inline,
 // as nested parallelism; called from inside a task of another runtime it throws roost::usage_error.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
 #include <exception>
 #include <memory>
@@ -86,3 +87,5 @@ class runtime {
 int this_worker_id();
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

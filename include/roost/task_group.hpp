@@ -14,6 +14,7 @@
 // (A wait() on a group that has no child to join returns at once wherever it is called: a group made
 // outside a task can never get one, since run() there throws. Checking it cost every join an instruction.)
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cmath>
 #include <type_traits>
 #include <utility>
@@ -193,3 +194,5 @@ class task_group {
 };
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

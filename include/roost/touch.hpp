@@ -5,6 +5,7 @@
 // space, is a roost::usage_error thrown from the call (the rules of roost::data, data.hpp). Empty regions
 // are allowed. Unchecked while nothing listens: the call then does nothing with its arguments.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -64,3 +65,5 @@ inline void compute(std::uint64_t operations) {
 }
 
 }  // namespace roost
+
+#include "roost/detail/min_max_back.hpp"

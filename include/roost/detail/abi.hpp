@@ -14,6 +14,7 @@
 // resumes it sets t_running_fiber to it. What must never be kept is the variable's *address* (the old
 // thread's slot): initial-exec scalar reads are segment-relative loads that hold no address in a register.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -472,3 +473,5 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
 }
 
 }  // namespace roost::detail
+
+#include "roost/detail/min_max_back.hpp"

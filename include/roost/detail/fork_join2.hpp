@@ -27,6 +27,7 @@
 // the engine's path: a task_group with the caller's work hints, so ADWS divides its range by them
 // (seed 003 §4.2).
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <functional>
 
 #include "roost/detail/abi.hpp"
@@ -129,3 +130,5 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
 }
 
 }  // namespace roost::detail
+
+#include "roost/detail/min_max_back.hpp"

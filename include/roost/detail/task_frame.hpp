@@ -2,6 +2,7 @@
 // that carries one closure, and a group's join state. Kept apart from the engine the way cheetah keeps
 // its compiler ABI apart from the scheduler: user code only builds frames and calls spawn/wait.
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -254,3 +255,5 @@ struct group_state {
 [[noreturn]] void throw_bad_hint(const char* what, double value);
 
 }  // namespace roost::detail
+
+#include "roost/detail/min_max_back.hpp"

@@ -30,6 +30,7 @@
 // until the deque dies, because a thief may still be reading one (the paper leaves reclamation open; the
 // memory is bounded by 2x the peak).
 #pragma once
+#include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -265,3 +266,5 @@ class ws_deque {
 };
 
 }  // namespace roost::detail
+
+#include "roost/detail/min_max_back.hpp"
