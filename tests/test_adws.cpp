@@ -199,6 +199,48 @@ TEST(Adws, RootsRunOnWorkerZero) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.run([] { return roost::this_worker_id(); }), 0);
 }
 
+// A group without a total work hint is not dealt, and a search that meets one ends there: its node is then
+// active, so an idle worker takes the rest of the task (its continuation) while the group's first child
+// runs. Before, the search ran on into that child, no other worker could steal until it ended, and a child
+// waiting for its continuation's work hung (a spinner, a semaphore). On the simulated machine, with
+// deterministic schedules: the first child computes for a long virtual time; the continuation's child must
+// run on worker 1, beside it, at every iteration and for either scheduler of the ADWS family. Also inside a
+// dealt task: the same shape as the last child of a dealt group (its range inside worker 0's region).
+TEST(Adws, ASearchEndsAtAGroupWithoutAHintSoItsContinuationCanBeStolen) {
+  for (const char* sched : {"adws", "adws-ml"}) {
+    for (bool inside_a_dealt_group : {false, true}) {
+      SCOPED_TRACE(std::string(sched) + (inside_a_dealt_group ? ", inside a dealt group" : ", the root's group"));
+      roost::options o;
+      o.scheduler = sched;
+      o.platform = "sim";
+      o.topology = "pack:1 l3:1(size=1MiB) core:2 pu:1";
+      o.workers = 2;
+      roost::runtime rt(o);
+      for (int it = 0; it < 4; ++it) {
+        std::atomic<int> long_on{-1}, beside_on{-1};
+        auto plain_group = [&] {
+          roost::task_group g;  // no total work hint: not dealt
+          g.run([&] {
+            long_on = roost::this_worker_id();
+            roost::compute(100'000'000);  // a long leaf in virtual time
+          });
+          g.run([&] { beside_on = roost::this_worker_id(); });
+          g.wait();
+        };
+        rt.run([&] {
+          if (!inside_a_dealt_group) return plain_group();
+          roost::task_group dealt(2.0);
+          dealt.run([] {}, 1.0);  // dealt to worker 1
+          plain_group();          // the rest runs in worker 0's region
+          dealt.wait();
+        });
+        EXPECT_EQ(long_on.load(), 0) << "iteration " << it;
+        EXPECT_EQ(beside_on.load(), 1) << "iteration " << it << ": the continuation was not stolen";
+      }
+    }
+  }
+}
+
 // A loop under adws (docs/user-guide.md, "Work and data hints"): parallel_for's splits carry equal hints, so the
 // search deals the top ones over the workers and each worker joins the rest of its band inline. Without
 // stealing nothing moves: every iteration runs each index on the worker of the first, each worker on one

@@ -57,6 +57,19 @@ void adws_policy::end_search_slow(engine::worker& w, per_worker& me, bool activa
   activated(*n, &w);
 }
 
+// A group without a total work hint, opened during a search, is not dealt: its children run work-first here,
+// and they deal nothing either (their range [0, 0) lies inside one worker). The search has nothing left to
+// deal before its task's next join, which is where it would end (a child's end ends it, too): it ends here
+// instead, so that its node is active while the group runs. Otherwise no other worker could take the rest
+// of the task (its continuation, in this worker's queue) until the group's first child ended: an iteration
+// whose root opened such a group ran on one worker, and hung when that child waited for its continuation's
+// work (spun, or blocked). The reference implementation has no search outside a root group at all (digest
+// §2.10, "Root task": ordinary random work stealing there).
+void adws_policy::end_search_at_plain_group(engine::worker& w, per_worker& me, detail::group_state& g) {
+  g.dist.mode = kPlain;
+  end_search(w, me);
+}
+
 // A node just became active (rule 4 above, rule 6 at a search-root task's end). Thieves may take from the
 // workers of its range now, but a deque's pushes stay private until someone asks (ws_deque.hpp), and a
 // thief kept out by the inactive node never asked: a continuation pushed just before a long leaf stayed

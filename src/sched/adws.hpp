@@ -51,8 +51,13 @@ class adws_policy : public policy_base {
   spawn_order order(engine::worker& w, detail::task_frame& f) {
     detail::group_state& g = *f.group;
     if (g.spawned == 1) {  // the group's first spawn since its last join opens it
-      if (of(w).searching && g.total_work > 0) open_group(w, *w.current_task, g);
-      else g.dist.mode = kPlain;
+      per_worker& me = of(w);
+      if (me.searching) [[unlikely]] {
+        if (g.total_work > 0) open_group(w, *w.current_task, g);
+        else end_search_at_plain_group(w, me, g);
+      } else {
+        g.dist.mode = kPlain;
+      }
     }
     // Not dealt: an ordinary local work-first spawn. The child keeps the cleared scheduling state of the
     // engine's spawn (range [0, 0), no node): a range inside one worker's region, which deals nothing
@@ -160,6 +165,7 @@ class adws_policy : public policy_base {
     if (me.searching) [[unlikely]] end_search_slow(w, me, activate);
   }
   void end_search_slow(engine::worker& w, per_worker& me, bool activate);
+  void end_search_at_plain_group(engine::worker& w, per_worker& me, detail::group_state& g);
   void activated(node& n, const engine::worker* searcher);
   void deliver(engine::worker& target, detail::job* j, bool search_root);
 
