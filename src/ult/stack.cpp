@@ -1,6 +1,8 @@
 #include "ult/stack.hpp"
 
 #include <signal.h>
+#include <sys/auxv.h>
+#include <ucontext.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -83,12 +85,36 @@ struct message {
 };
 std::atomic<bool> g_overflow_reported{false};
 
+// The bytes the kernel needs below a stack pointer to deliver a signal there (its frame, with the FPU and
+// vector state: AT_MINSIGSTKSZ), and a page of slack. Read once at install, not in the handler.
+std::atomic<std::uintptr_t> g_signal_frame_bytes{0};
+
+// Where the fault points into a guard. An access into one is the usual overflow (si_addr). The other: a
+// signal (a preemption tick, SIGURG, runs on the task's own stack) arrived while the stack pointer was
+// closer to the guard than a signal frame; the kernel could not push the frame and sent SIGSEGV instead,
+// SI_KERNEL with no address (it ended the process as a bare segmentation fault). Then the interrupted stack
+// pointer lies in the guard or less than a frame above it.
+std::uintptr_t fault_address(int sig, const siginfo_t* info, const void* ctx, std::uintptr_t& slack) {
+  slack = 0;
+#if defined(__x86_64__) && defined(REG_RSP)
+  if (sig == SIGSEGV && info->si_code == SI_KERNEL && ctx) {
+    slack = g_signal_frame_bytes.load(std::memory_order_relaxed);
+    return static_cast<std::uintptr_t>(static_cast<const ucontext_t*>(ctx)->uc_mcontext.gregs[REG_RSP]);
+  }
+#else
+  (void)sig;
+  (void)ctx;
+#endif
+  return reinterpret_cast<std::uintptr_t>(info->si_addr);
+}
+
 void on_fault(int sig, siginfo_t* info, void* ctx) {
-  auto addr = reinterpret_cast<std::uintptr_t>(info->si_addr);
+  std::uintptr_t slack = 0;
+  const std::uintptr_t addr = fault_address(sig, info, ctx, slack);
   std::size_t n = g_guard_slots.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i) {
     std::uintptr_t lo = g_guard_lo[i].load(std::memory_order_acquire);
-    if (lo != 0 && addr >= lo && addr < g_guard_hi[i].load(std::memory_order_relaxed)) {
+    if (lo != 0 && addr >= lo && addr < g_guard_hi[i].load(std::memory_order_relaxed) + slack) {
       if (g_overflow_reported.exchange(true)) {
         for (;;) pause();  // another thread reports and aborts the process
       }
@@ -214,6 +240,8 @@ void install_overflow_handler(std::size_t stack_size) {
   static std::once_flag once;
   g_stack_size_for_message.store(stack_size, std::memory_order_relaxed);
   std::call_once(once, [] {
+    const unsigned long frame = getauxval(AT_MINSIGSTKSZ);
+    g_signal_frame_bytes.store((frame ? frame : 16384) + 4096, std::memory_order_relaxed);
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = &on_fault;
