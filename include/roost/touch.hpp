@@ -3,7 +3,9 @@
 // registered; then each call is forwarded to it with the calling worker's id, after a check that its
 // region can exist: a null base with a non-zero size, or a region that runs past the end of the address
 // space, is a roost::usage_error thrown from the call (the rules of roost::data, data.hpp). Empty regions
-// are allowed. Unchecked while nothing listens: the call then does nothing with its arguments.
+// are allowed. Unchecked while nothing listens: the call then does nothing with its arguments. The
+// simulated platform also requires the region to be mapped memory of the process (it walks every line):
+// a usage_error there, where natively the same call is not checked.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
