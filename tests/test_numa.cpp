@@ -412,6 +412,12 @@ TEST(NumaAlloc, BadInputIsAClearError) {
     EXPECT_NE(m.find("ROOST_DATA_DISTRIBUTION='blocky'"), std::string::npos) << m;
     EXPECT_NE(m.find("standard"), std::string::npos) << m;
   }
+  // Empty, as every setting says it (options.cpp): the allocator reads the variable itself without a runtime.
+  for (const char* empty : {"", " "}) {
+    const std::string m = roost_test::config_error_of([&] { roost::parse_distribution(empty, "ROOST_DATA_DISTRIBUTION"); });
+    EXPECT_NE(m.find("': empty; must be standard, fine or coarse (unset ROOST_DATA_DISTRIBUTION for the default: "
+                     "standard)"), std::string::npos) << m;
+  }
   scoped_env bad("ROOST_DATA_DISTRIBUTION", "blocky");
   roost::options o;
   EXPECT_THROW(roost::runtime rt(o), roost::config_error);

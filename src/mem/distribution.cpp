@@ -47,6 +47,12 @@ distribution parse_distribution(const std::string& text, const std::string& what
   for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
   while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(t.begin());
+  // An empty value as every other setting reads it (options.cpp, text_of): the allocator reads the variable
+  // itself when no runtime gave it a default.
+  if (t.empty())
+    throw config_error(what + "='" + text + "': empty; must be standard, fine or coarse (" +
+                       (what.rfind("ROOST_", 0) == 0 ? "unset " + what : "leave " + what + " unset") +
+                       " for the default: standard)");
   if (t == "standard") return distribution::standard;
   if (t == "fine") return distribution::fine;
   if (t == "coarse") return distribution::coarse;
