@@ -63,6 +63,8 @@ def task_memory(trace: Trace):
     return spans
 
 
+NO_DATA_EDGE = "dimgrey"  # the outline of a task without data in the latency colouring
+
 # Seed 002 Fig. 8's gradient: light green (short stalls) through dark green to blue (long ones).
 _LATENCY_COLOURS = ("#c7e9c0", "#41ab5d", "#006d2c", "#08519c", "#08306b")
 
@@ -77,10 +79,11 @@ def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
 
     cmap = plt.get_cmap("tab20")
     for w, s, e, sub, lines, ns, _ in spans:
-        if colour == "latency":
-            c = grad(norm(ns / lines)) if lines else "lightgrey"
-        else:
-            c = cmap(sub % 20) if sub >= 0 else "black"
+        if colour == "latency" and not lines:
+            # A task that touched no data has no latency: an outline, not the grey of a sleeping worker.
+            ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color="white", edgecolor=NO_DATA_EDGE, linewidth=0.5)
+            continue
+        c = grad(norm(ns / lines)) if colour == "latency" else cmap(sub % 20) if sub >= 0 else "black"
         ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color=c, linewidth=0)
     r = trace.records
     for w in range(trace.workers):
@@ -128,7 +131,8 @@ def plot_panels(panels: list[tuple[str, Trace]], out: str | Path, colour: str = 
     for (label, t), sp, ax in zip(panels, spans, axes[:, 0]):
         _draw(ax, t, sp, colour, norm, grad)
         ax.set_title(label, fontsize=9)
-    fig.suptitle(title or f"tasks by worker, coloured by {what}; looking for work in yellow, asleep in grey",
+    no_data = "; tasks that touched no data outlined in white" if colour == "latency" else ""
+    fig.suptitle(title or f"tasks by worker, coloured by {what}{no_data}; looking for work in yellow, asleep in grey",
                  fontsize=9)
     if colour == "latency":
         bar = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=grad), ax=list(axes[:, 0]), orientation="horizontal",

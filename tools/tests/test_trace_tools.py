@@ -452,6 +452,20 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
     assert len(timeline.task_spans(t)) == 4
     png = timeline.plot_panels([("a", t), ("b", t)], tmp_path / "fig8.png", colour="latency")
     assert png.stat().st_size > 0
+    # C, which touched nothing, is an outlined white bar: it was drawn in the light grey of a sleeping worker.
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize, to_rgba
+    fig, ax = plt.subplots()
+    timeline._draw(ax, t, timeline.task_memory(t), "latency", Normalize(2.0, 62.5), plt.get_cmap("viridis"))
+    tasks = [b for b in ax.patches if b.get_height() == 0.8]
+    assert len(tasks) == 4
+    no_data = [b for b in tasks if b.get_facecolor() == to_rgba("white")]
+    assert len(no_data) == 1 and no_data[0].get_y() == 1 - 0.4  # worker 1's C
+    assert no_data[0].get_edgecolor() == to_rgba(timeline.NO_DATA_EDGE)
+    assert not any(b.get_facecolor() == to_rgba("lightgrey") for b in tasks)
+    plt.close(fig)
     assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "one.png"), "--colour", "latency"]) == 0
     # A trace without memory records (a native run) has nothing to colour by latency.
     _synthetic(p, 1, [(0, 1, 0, 0, 1, 0), (1, 1, 0, 0, 2, 0)])
