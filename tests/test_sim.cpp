@@ -157,13 +157,13 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
 }
 
 // A report says every parameter its numbers came from: the memory model's too, not only the cost table
-// (two reports with dram.local_ns=50, interleave, 2 MiB pages and l2.latency_ns=3 and without showed the
+// (two reports with dram.local_ns=50, interleave, 2 MiB pages and l3.latency_ns=3 and without showed the
 // same params, so neither could be made again from itself; an outside-user campaign).
 TEST(SimReport, NamesTheMemoryModelsParameters) {
   const std::string path = ::testing::TempDir() + "/roost_sim_report_params.json";
   {
     roost::options o = sim_opts("ws", "pack:2 [numa(memory=1GiB)] l3:1(size=1MiB) core:2 pu:1", 7,
-                                "dram.local_ns=50,numa_policy=interleave,page_size=2MiB,l2.latency_ns=3,spawn_ns=4");
+                                "dram.local_ns=50,numa_policy=interleave,page_size=2MiB,l3.latency_ns=3,spawn_ns=4");
     o.sim_report = path;
     roost::runtime rt(o);
     rt.run([] {});
@@ -172,7 +172,7 @@ TEST(SimReport, NamesTheMemoryModelsParameters) {
   const std::size_t at = report.find("\"memory_params\": {");
   ASSERT_NE(at, std::string::npos) << report;
   for (const char* part : {"\"dram.local_ns\": 50", "\"numa_policy\": \"interleave\"", "\"page_size\": 2097152",
-                           "\"l2.latency_ns\": 3", "\"preset\": \"", "\"mode\": \"roost\""})
+                           "\"l3.latency_ns\": 3", "\"preset\": \"", "\"mode\": \"roost\""})
     EXPECT_NE(report.find(part, at), std::string::npos) << part << " in:\n" << report;
   EXPECT_NE(report.find("\"spawn_ns\": 4"), std::string::npos) << report;
 }
@@ -732,6 +732,12 @@ TEST(SimPlatform, BadInputIsAClearError) {
   EXPECT_NE(error_of(o).find("describes no data cache"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "l3.ways=0");
   EXPECT_NE(error_of(o).find("l3.ways"), std::string::npos) << error_of(o);
+  // A level the machine has no cache of: nothing would read the parameter (it was taken and ignored).
+  for (const char* other : {"l1.ways=8", "l4.latency_ns=40", "l2.bw=10"}) {
+    o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, other);
+    EXPECT_NE(error_of(o).find(std::string(other) + ": options::topology="), std::string::npos) << error_of(o);
+    EXPECT_NE(error_of(o).find("cache, so nothing would read it; its caches: L3"), std::string::npos) << error_of(o);
+  }
   {
     roost_test::scoped_env e("ROOST_PLATFORM", "gpu");
     EXPECT_NE(error_of({}).find("ROOST_PLATFORM='gpu'"), std::string::npos);

@@ -81,7 +81,7 @@ void check_sim_params(const std::string& text, const std::string& source) {
   const split_params p = split(text, source);
   platform::sim_costs c;
   c.apply(p.costs, source);
-  (void)sim::param_overrides::parse(p.memory, source);
+  sim::param_overrides::parse(p.memory, source).check_without_topology();
 }
 
 simulation::simulation(const resolved_options& cfg, const topo::topology& tp)

@@ -346,6 +346,32 @@ void param_overrides::apply(sim_params& p) const {
   }
 }
 
+void param_overrides::check_without_topology() const {
+  if (preset_ != "auto") {
+    (void)resolve(nullptr);
+    return;
+  }
+  int dram_given = 0;
+  for (const auto& v : values_) dram_given += v.first == "dram.local_ns" || v.first == "dram.remote_ns";
+  if (dram_given == 2) {
+    sim_params p = preset_params("generic");
+    apply(p);  // both latencies are the given ones
+  }
+}
+
+void param_overrides::check_levels(const std::vector<int>& levels, const std::string& machine) const {
+  for (const auto& v : values_) {
+    if (v.first.size() < 3 || v.first[0] != 'l' || v.first[2] != '.') continue;
+    const int level = v.first[1] - '0';
+    if (std::find(levels.begin(), levels.end(), level) != levels.end()) continue;
+    std::ostringstream have;
+    for (int l : levels) have << (have.tellp() > 0 ? ", " : "") << "L" << l;
+    throw config_error((source_.empty() ? std::string("sim parameters") : source_) + ": " + v.first + "=" +
+                       v.second + ": " + machine + " has no L" + std::to_string(level) +
+                       " cache, so nothing would read it; its caches: " + have.str());
+  }
+}
+
 sim_params param_overrides::resolve(const topo::topology* tp) const {
   std::string name = preset_;
   if (name == "auto") name = tp ? detect_preset(*tp) : "generic";

@@ -76,6 +76,12 @@ class param_overrides {
   // The preset's table (auto: detected from tp, or "generic" without one) with the overrides applied.
   sim_params resolve(const topo::topology* tp) const;
   void apply(sim_params& p) const;
+  // What can be checked without a machine (ROOST_SIM_PARAMS is checked on every platform): dram.remote_ns
+  // at least dram.local_ns where both are given, or a named preset gives the other. Throws config_error.
+  void check_without_topology() const;
+  // Each lN.* given names a cache level of the machine (`levels`: those it has; `machine`: what errors call
+  // it), or a config_error says which levels it has: a parameter no cache reads would change nothing.
+  void check_levels(const std::vector<int>& levels, const std::string& machine) const;
 
  private:
   std::string source_;  // what errors name: the variable or option the text came from
