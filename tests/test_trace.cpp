@@ -870,6 +870,17 @@ TEST(Trace, OutputsAtOnePathAreAConfigError) {
   { roost::runtime rt(o); }
   remove_trace(file);
   std::remove((file + ".profile").c_str());
+  // Also where this platform or scheduler would not write one of them (natively, under ws): the same
+  // settings collide under sim or cats, and every setting is checked whichever scheduler runs.
+  for (const auto& [report, profile] : {std::pair<std::string, std::string>{file, ""}, {file + ".json", ""},
+                                        {"", file}}) {
+    roost::options n = roost_test::opts("ws", 1);
+    n.trace = file;
+    if (!report.empty()) n.sim_report = report;
+    if (!profile.empty()) n.cats_profile = profile;
+    const std::string why = roost_test::config_error_of([&] { roost::runtime rt(n); });
+    EXPECT_NE(why.find("one file"), std::string::npos) << report << " " << profile << ": " << why;
+  }
 }
 
 // A write that fails during the run stops the trace and is thrown once from run(); one that fails at the

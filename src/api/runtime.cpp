@@ -68,9 +68,11 @@ void check_outputs_apart(const resolved_options& cfg) {
     outs.push_back({cfg.trace, cfg.trace_source + "='" + cfg.trace + "'"});
     outs.push_back({cfg.trace + ".json", "the timeline of " + cfg.trace_source + "='" + cfg.trace + "'"});
   }
-  if (cfg.simulated && !cfg.sim_report.empty())
+  // Every output given, whether this platform and scheduler write it or not: a setting is checked wherever
+  // it is given (configuration.md), and the same settings under sim or cats would collide.
+  if (!cfg.sim_report.empty())
     outs.push_back({cfg.sim_report, cfg.sim_report_source + "='" + cfg.sim_report + "'"});
-  if (cfg.scheduler == "cats" && !cfg.cats_profile.empty())
+  if (!cfg.cats_profile.empty())
     outs.push_back({cfg.cats_profile, cfg.cats_profile_source + "='" + cfg.cats_profile + "'"});
   auto same = [](const std::string& a, const std::string& b) {
     std::error_code ea, eb;
