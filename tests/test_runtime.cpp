@@ -605,6 +605,13 @@ TEST(Runtime, VirtualTopologyLargerThanTheMachineStillComputes) {
   EXPECT_EQ(rt.workers(), 16u);
   EXPECT_EQ(rt.run([] { return fib(18); }), 2584);
   EXPECT_NE(rt.describe().find("oversubscribed"), std::string::npos) << rt.describe();
+  EXPECT_FALSE(rt.config().bind);  // the workers run unpinned, whatever was asked (it said true)
+  if (roost::platform::native_platform::allowed_cpus().size() >= 2) {
+    roost::options two;
+    two.workers = 2;
+    roost::runtime pinned(two);
+    EXPECT_TRUE(pinned.config().bind) << pinned.describe();
+  }
 }
 
 // Help-first joins run the group's private children oldest first (the serial program's order; popping

@@ -132,7 +132,7 @@ struct resolved_options {
   std::string workers_source = "ROOST_WORKERS";  // where a count came from, for errors: or options::workers
   std::string topology;  // empty: the real machine
   std::string topology_source = "ROOST_TOPOLOGY";  // where it came from, for errors: or options::topology
-  bool bind = true;
+  bool bind = true;  // runtime::config(): whether the workers are pinned (false where they run oversubscribed)
   std::size_t stack_size = 0;
   bool verbose = false;
   std::string trace;  // empty: no trace

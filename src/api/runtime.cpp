@@ -109,6 +109,10 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   if (cfg.simulated) sim = std::make_unique<simulation>(cfg, *tp);
   platform::sim_scope scope(sim ? &sim->platform() : nullptr);
   topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
+  // config() tells what happened: bind is false where placement left the workers unpinned (more workers
+  // than allowed CPUs), as describe() says. Simulated workers are the machine's PUs, not threads to pin.
+  if (!sim && cfg.bind)
+    cfg.bind = std::none_of(pl.cpu_of_worker.begin(), pl.cpu_of_worker.end(), [](int c) { return c < 0; });
   if (sim) sim->place(*tp, pl);
   if (!pl.note.empty()) {
     static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
