@@ -135,15 +135,22 @@ std::size_t parse_stack_size(const source& s, const setting& st) {
 // A duration: a decimal number and a unit (ns, us, ms, s), in [lo_ns, hi_ns] nanoseconds.
 std::uint64_t parse_duration_ns(const source& s, const setting& st, std::uint64_t lo_ns, std::uint64_t hi_ns) {
   const std::string t = lower(s.text);
-  std::size_t unit = t.find_first_not_of("0123456789.");
-  if (unit == 0 || unit == std::string::npos) invalid(s, st);
-  const std::string u = t.substr(unit);
+  // The unit is the text's end (the number may have an exponent: 1e3us, as numbers do where fractions are).
+  static constexpr struct {
+    const char* name;
+    double ns;
+  } kUnits[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};  // two-letter units before "s"
   double scale = 0;
-  if (u == "ns") scale = 1;
-  else if (u == "us") scale = 1e3;
-  else if (u == "ms") scale = 1e6;
-  else if (u == "s") scale = 1e9;
-  else invalid(s, st);
+  std::size_t unit = 0;
+  for (const auto& u : kUnits) {
+    const std::size_t n = std::char_traits<char>::length(u.name);
+    if (t.size() > n && t.compare(t.size() - n, n, u.name) == 0) {
+      scale = u.ns;
+      unit = t.size() - n;
+      break;
+    }
+  }
+  if (scale == 0) invalid(s, st);
   const double x = parse_number({s.name, s.given, t.substr(0, unit)}, st, 0, 1e18) * scale;
   if (!(x >= static_cast<double>(lo_ns) && x <= static_cast<double>(hi_ns))) invalid(s, st);
   return static_cast<std::uint64_t>(std::llround(x));
