@@ -156,6 +156,30 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
   EXPECT_NE(err.find("108 line accesses"), std::string::npos) << err;
 }
 
+// ROOST_SIM_REPORT names one file for the process, as ROOST_TRACE does: simulated runtimes made one after
+// another (roost-bench's variants) each write their own report, FILE, FILE.2, FILE.3; the last one alone
+// was left, written over the others without a word (an outside-researcher campaign).
+TEST(SimReport, RuntimesInTurnUnderRoostSimReportEachWriteTheirOwn) {
+  const std::string path = ::testing::TempDir() + "/roost_sim_report_in_turn.json";
+  const char* scheds[] = {"ws", "cab", "cats"};
+  {
+    roost_test::scoped_env env("ROOST_SIM_REPORT", path.c_str());
+    for (const char* sched : scheds) {
+      roost::runtime rt(sim_opts(sched, "pack:2 l3:1(size=1MiB) core:2 pu:1", 1));
+      rt.run([] {});
+    }
+    roost::runtime native(roost_test::opts("ws", 1));  // writes no report, so takes no number
+  }
+  const std::string files[] = {path, path + ".2", path + ".3"};
+  for (int k = 0; k < 3; ++k) {
+    const std::string report = slurp(files[k]);
+    EXPECT_NE(report.find("\"scheduler\": \"" + std::string(scheds[k]) + "\""), std::string::npos) << files[k] << ":\n"
+                                                                                                    << report;
+    std::remove(files[k].c_str());
+  }
+  EXPECT_FALSE(std::ifstream(path + ".4").good());
+}
+
 // A report says every parameter its numbers came from: the memory model's too, not only the cost table
 // (two reports with dram.local_ns=50, interleave, 2 MiB pages and l3.latency_ns=3 and without showed the
 // same params, so neither could be made again from itself; an outside-user campaign).

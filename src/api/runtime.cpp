@@ -24,37 +24,40 @@ namespace roost {
 namespace detail {
 
 namespace {
-// ROOST_TRACE names one file for the process, and a program may make its runtimes one after another: each
-// after the first traces to the path with its number appended (FILE.2, FILE.3, ...), and says so, instead
-// of writing over the one before (an outside-user campaign lost the first two runtimes' traces of three
-// without a word). A path given in code (options::trace) is the program's choice for that runtime.
-std::mutex g_traced_mu;
-std::map<std::string, unsigned> g_traced;  // per ROOST_TRACE path: runtimes of this process that traced there
+// ROOST_TRACE and ROOST_SIM_REPORT name one file for the process, and a program may make its runtimes one
+// after another (roost-bench does, a variant each): each after the first writes to the path with its number
+// appended (FILE.2, FILE.3, ...), and says so, instead of writing over the one before (an outside-user
+// campaign lost the first two runtimes' traces of three, and later the reports, without a word). A path
+// given in code (options::trace, options::sim_report) is the program's choice for that runtime.
+std::mutex g_numbered_mu;
+std::map<std::pair<std::string, std::string>, unsigned> g_numbered;  // (variable, path): runtimes that wrote there
 
-// Called when the runtime's tracer opened its file (`path`): a runtime that failed before traced nothing, and
-// is neither counted nor announced.
-void count_the_trace(const std::string& given, const std::string& path) {
+// Numbers `path` if it came from `variable` (a runtime before this one wrote there); returns the path as
+// given, for count_output, or "" when it is not the variable's.
+std::string number_output(const char* variable, std::string& path, const std::string& source) {
+  if (path.empty() || source != variable) return {};
   unsigned nth;
   {
-    std::lock_guard<std::mutex> lk(g_traced_mu);
-    nth = ++g_traced[given];
+    std::lock_guard<std::mutex> lk(g_numbered_mu);
+    nth = g_numbered[{variable, path}] + 1;
   }
-  if (nth > 1)
-    std::fprintf(stderr, "roost: ROOST_TRACE='%s': this process's runtime %u traces to '%s' (one trace a runtime)\n",
-                 given.c_str(), nth, path.c_str());
+  const std::string given = path;
+  if (nth > 1) path.append(1, '.').append(std::to_string(nth));
+  return given;
 }
 
-// Returns the path as given (for count_the_trace), and numbers cfg.trace.
-std::string number_the_trace(resolved_options& cfg) {
-  if (cfg.trace.empty() || cfg.trace_source != "ROOST_TRACE") return {};
+// Called once the runtime will write its file (`path`): a runtime that failed before wrote nothing, and is
+// neither counted nor announced.
+void count_output(const char* variable, const std::string& given, const std::string& path, const char* what) {
+  if (given.empty()) return;
   unsigned nth;
   {
-    std::lock_guard<std::mutex> lk(g_traced_mu);
-    nth = g_traced[cfg.trace] + 1;
+    std::lock_guard<std::mutex> lk(g_numbered_mu);
+    nth = ++g_numbered[{variable, given}];
   }
-  const std::string given = cfg.trace;
-  if (nth > 1) cfg.trace.append(1, '.').append(std::to_string(nth));
-  return given;
+  if (nth > 1)
+    std::fprintf(stderr, "roost: %s='%s': this process's runtime %u writes its %s to '%s' (one file a runtime)\n", variable,
+                 given.c_str(), nth, what, path.c_str());
 }
 
 // The files a runtime writes: two at one path would write over each other, and the report or the timeline
@@ -94,7 +97,9 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp); from the
   // environment the allocator reads it itself, also before any runtime exists.
   if (o.data_distribution) set_default_distribution(parse_distribution(cfg.data_distribution));
-  const std::string trace_as_given = number_the_trace(cfg);
+  const std::string trace_as_given = number_output("ROOST_TRACE", cfg.trace, cfg.trace_source);
+  const std::string report_as_given =
+      cfg.simulated ? number_output("ROOST_SIM_REPORT", cfg.sim_report, cfg.sim_report_source) : std::string();
   check_outputs_apart(cfg);
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
@@ -106,7 +111,10 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
                        "; give at most " + std::to_string(tp->num_pus()) + " workers, or a topology with more PUs");
   // Simulated, the engine is made, started, run and stopped with the simulated platform driving this
   // thread (platform.hpp): its workers are sim threads from the first.
-  if (cfg.simulated) sim = std::make_unique<simulation>(cfg, *tp);
+  if (cfg.simulated) {
+    sim = std::make_unique<simulation>(cfg, *tp);
+    count_output("ROOST_SIM_REPORT", report_as_given, cfg.sim_report, "report");
+  }
   platform::sim_scope scope(sim ? &sim->platform() : nullptr);
   topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
   // config() tells what happened: bind is false where placement left the workers unpinned (more workers
@@ -139,7 +147,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
                          "only one may at a time");
     try {
       tracer->open();  // after the check: the other runtime may be writing this very file
-      if (!trace_as_given.empty()) count_the_trace(trace_as_given, cfg.trace);
+      count_output("ROOST_TRACE", trace_as_given, cfg.trace, "trace");
     } catch (...) {
       trace::install_tracer(nullptr);
       throw;
