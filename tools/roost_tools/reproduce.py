@@ -144,6 +144,15 @@ def fmt_pct(x: float) -> str:
     return f"{x:+.1f}%"
 
 
+def less_or_more(reduction: float, what: str = "") -> str:
+    """A reduction in percent as words: '12.3% less', or '7.9% more' where it is negative (it read '-7.9% less')."""
+    return f"{abs(reduction):.1f}%{' ' + what if what else ''} {'less' if reduction >= 0 else 'more'}"
+
+
+def fewer_or_more(reduction: float) -> str:
+    return f"{abs(reduction):.1f}% {'fewer' if reduction >= 0 else 'more'}"
+
+
 def combine(*vs: str) -> str:
     """One verdict for several comparisons: the common one, else mixed."""
     return vs[0] if all(v == vs[0] for v in vs) else "mixed"
@@ -185,11 +194,13 @@ def seed000_row(bench: str) -> Callable[[Ctx], Result]:
                  f"(cab: time {fmt_pct(pct(cab['t'], ws['t']))}, L3 {fmt_pct(pct(cab['l3'], ws['l3']))})")
         if p["time"] is not None:
             v = verdict(t_red, p["time"])
-            judged = f"time {t_red:.1f}% less against the paper's {p['time']}%"
+            judged = f"time {less_or_more(t_red)} against the paper's {p['time']}% less"
         else:
             v = verdict(l3_red, p_l3)
-            judged = f"L3 misses {l3_red:.1f}% fewer against the paper's {p_l3:.1f}% (Fig. 7 gives GE's time only as a bar)"
-        note = judged + f"; L3 {l3_red:.1f}% fewer (paper {p_l3:.1f}%), L2 {l2_red:.1f}% fewer (paper {p_l2:.1f}%)."
+            judged = (f"L3 misses {fewer_or_more(l3_red)} against the paper's {p_l3:.1f}% fewer (Fig. 7 gives GE's "
+                      f"time only as a bar)")
+        note = judged + (f"; L3 {fewer_or_more(l3_red)} (paper {p_l3:.1f}% fewer), L2 {fewer_or_more(l2_red)} "
+                         f"(paper {p_l2:.1f}% fewer).")
         note += (" Seed 000 gives no figures for CAB (its ref. [11]); roost's cab, with the boundary at the "
                  "depth that gives every socket a subtree and no home sockets, is shown beside: its subtrees "
                  "land on a socket at random each iteration, so it keeps little of the L3 and pays for "
@@ -222,8 +233,8 @@ def seed000_large(ctx: Ctx) -> Result:
         l3_red = -pct(r["cats"]["l3"], r["ws"]["l3"])
         rows.append(f"{bench}: time {fmt_pct(-t_red)}, L3 {fmt_pct(-l3_red)}")
         v_all.append(verdict(t_red, paper_t))
-        notes.append(f"{bench} time {t_red:.1f}% less (paper {paper_t}%)" +
-                     (f", L3 {l3_red:.1f}% fewer (paper {paper_l3}%)" if paper_l3 else ""))
+        notes.append(f"{bench} time {less_or_more(t_red)} (paper {paper_t}% less)" +
+                     (f", L3 {fewer_or_more(l3_red)} (paper {paper_l3}% fewer)" if paper_l3 else ""))
     return Result("; ".join(rows), combine(*v_all), "; ".join(notes) + ". 64 MiB of data for 24 MiB of L3: a "
                   "socket's four subtrees (16 MiB) no longer fit its 6 MiB cache from one step to the next, and "
                   "it runs them in the same order every step, which an LRU cache serves worst (each subtree "
@@ -283,26 +294,45 @@ def seed000_fig13(ctx: Ctx) -> Result:
 def seed001_ovr(ctx: Ctx) -> Result:
     details = ["| benchmark | scheduler | OVR_16 | WTI_16 | speed-up over the serial work |", "|---|---|---:|---:|---:|"]
     figs = []
+    ovr: dict[tuple[str, str], float] = {}
+    wti: dict[tuple[str, str], float] = {}
     for bench, size in (("heat2d", "1024x10"), ("matmul", "512")):
         one = ctx.work / f"{bench}-1.trace"
         ctx.bench(bench, size, "ws", 1, topology=OPTERON, warmup=0, env={"ROOST_TRACE": str(one)})
         for sched in ("ws", "adws"):
             n = ctx.work / f"{bench}-{sched}-16.trace"
-            ctx.bench(bench, size, sched, 16, topology=OPTERON, warmup=0, env={"ROOST_TRACE": str(n)})
+            ctx.bench(bench, size, sched, 16, topology=OPTERON, warmup=0,
+                      env={"ROOST_TRACE": str(n), **(THESIS_ADWS if sched == "adws" else {})})
             text = ctx.analyze("ovr", str(n), str(one), "--skip", "1" if bench == "heat2d" else "0")
             m = re.search(r"OVR_N ([0-9.]+)\s+WTI_N ([0-9.]+)\s+speed-up over the serial work ([0-9.]+)", text)
             if not m:
                 raise RowFailed(f"roost-analyze ovr printed no OVR_N / WTI_N: {text.strip()[:200]}")
-            o, w, s = (float(x) for x in m.groups())
-            details.append(f"| {bench} {size} | {sched} | {o:.3f} | {w:.3f} | {s:.2f} |")
+            o, w, sp = (float(x) for x in m.groups())
+            ovr[(bench, sched)], wti[(bench, sched)] = o, w
+            details.append(f"| {bench} {size} | {sched} | {o:.3f} | {w:.3f} | {sp:.2f} |")
             figs.append(f"{bench} {sched}: OVR {o:.2f}, WTI {w:.2f}")
-    return Result("; ".join(figs), "as the paper",
-                  "Seed 001 shows (Figs. 1-3) that on many cores the work-time inflation, not the scheduler's own "
-                  "overhead, is what separates the runtimes on memory-bound kernels. The same holds here: ws's WTI "
-                  "is where its time goes, and adws, which keeps each tile on its core, has a WTI near 1. The "
-                  "paper's benchmarks and runtimes (BOTS, Nanos++, Qthreads) are not reproduced one to one; "
-                  "heat2d and matmul are its stencil and matmul kernels. heat2d leaves out its first step "
-                  "(--skip 1: cold caches).", details)
+    # The paper's two findings, each compared: the runtimes' non-work overheads grow 2-4x at scale (roost's
+    # OVR staying under 2 is better), and WTI costs up to 20% more (roost's ws above 1.2 is worse).
+    max_ovr = max(ovr.values())
+    ws_wti = max(wti[(b, "ws")] for b in ("heat2d", "matmul"))
+    v = combine("better" if max_ovr < 2.0 else "worse", "as the paper" if ws_wti <= 1.2 else "worse")
+    adws_lower = all(wti[(b, "adws")] < wti[(b, "ws")] for b in ("heat2d", "matmul"))
+    return Result("; ".join(figs), v,
+                  "Seed 001 (§4, Figs. 1-3) splits a run's time into non-work overhead (OVR: idle and runtime time "
+                  "over the serial work) and work-time inflation (WTI: the tasks' own time over their serial time). "
+                  "It finds that at scale most runtimes' overheads grow 2-4x and 'often dominate performance', "
+                  "and that WTI adds 'a further performance reduction of up to 20% in the worst case'. The verdict "
+                  "compares each: roost's OVR stays below 2 on both kernels under both schedulers "
+                  f"({max_ovr:.2f} at most: {'better' if max_ovr < 2.0 else 'not'} than the paper's 2-4x), and "
+                  f"ws's WTI reaches {ws_wti:.2f}, {'within' if ws_wti <= 1.2 else 'beyond'} the paper's 1.2x: on "
+                  "the simulated machine the runtime's operations cost what the parameter table says and "
+                  "scale without contention, while the memory model makes work slower where data moves. "
+                  + ("adws, which keeps each tile on its core, inflates less than ws on both kernels (on heat2d "
+                     "below 1: its 16 workers' four L3s hold what one core's cache could not). " if adws_lower
+                     else "adws does not inflate less than ws on both kernels here. ")
+                  + "The paper's benchmarks and runtimes (BOTS, Nanos++, Qthreads, TBB, MassiveThreads) are not "
+                  "reproduced one to one; heat2d and matmul are its stencil and matmul kernels. heat2d leaves out "
+                  "its first step (--skip 1: cold caches).", details)
 
 
 def seed001_krd(ctx: Ctx) -> Result:
@@ -314,7 +344,8 @@ def seed001_krd(ctx: Ctx) -> Result:
     for name, topo, workers in machines:
         for sched in (("ws",) if workers == 1 else ("ws", "adws")):
             tr = ctx.work / f"krd-{sched}-{workers}.trace"
-            ctx.bench("heat2d", "1024x10", sched, workers, topology=topo, warmup=0, env={"ROOST_TRACE": str(tr)})
+            ctx.bench("heat2d", "1024x10", sched, workers, topology=topo, warmup=0,
+                      env={"ROOST_TRACE": str(tr), **(THESIS_ADWS if sched == "adws" else {})})
             text = ctx.analyze("krd", str(tr))
             line = next(x for x in text.splitlines() if x.strip().startswith("all"))
             w = line.split()
@@ -551,11 +582,24 @@ def seed002_fig7(ctx: Ctx) -> Result:
                        f" | {seed_rule['t'] / ws['t']:.2f} | {ws['remote']:,} -> {runs[d_best]['remote']:,} ({d_best}) |")
     met = (all(best[b] >= 1.3 for b in SEED002_GOAL) and max(best[b] for b in SEED002_GOAL) >= 1.7 and
            all(remote_cut[b] <= 0.5 for b in SEED002_GOAL))
+    fig7 = [b for b in best if b != "vecmul"]  # Fig. 7's five; vecmul is Fig. 9's (TILEPro64)
+    slower = [b for b in fig7 if best[b] < 0.95]
+    maintains = not slower
     summary = ", ".join(f"{b} {best[b]:.2f}x" for b in best)
-    return Result(f"numa (best distribution) against ws + fine: {summary}", "better" if met else "worse",
-                  "Seed 002 Fig. 7 (8-node Opteron 6172): up to 69% better than work stealing with numactl "
-                  "interleave; its Table 3 guides the distribution (map, vecmul, matmul, sparselu coarse; jacobi, "
-                  "reduction fine). ws + fine stands for ws + interleave (the same page rule). Virtual times are "
+    return Result(f"numa (best distribution) against ws + fine: {summary}",
+                  combine("as the paper" if maintains else "worse", "better" if met else "worse"),
+                  "Seed 002 Fig. 7 (8-node Opteron 6172; map, jacobi, matmul, sparselu, reduction): locality-aware "
+                  "scheduling with the proper distribution 'improves or maintains performance compared to the "
+                  "work-stealing scheduler for each benchmark'; the abstract's figures are 14% (blocked matmul) "
+                  "and 69% (vector cross product, vecmul: Fig. 9, on the TILEPro64, not in Fig. 7). Its Table 3 "
+                  "guides the distribution (map, vecmul, matmul, sparselu coarse; jacobi, reduction fine). "
+                  + ("Here numa improves or maintains every Fig. 7 benchmark (none below 0.95x). " if maintains else
+                     "Here numa is slower than ws + fine on " + ", ".join(f"{b} ({best[b]:.2f}x)" for b in slower) +
+                     ", which the paper's 'improves or maintains' does not allow. ")
+                  + "The verdict combines that with issue #27's goal, beyond the paper (at least 1.3x on jacobi, "
+                  "matmul-blocked and sparselu, 1.7x on the best, and their remote DRAM lines at least halved): "
+                  + ("met. " if met else "not met. ") +
+                  "ws + fine stands for ws + interleave (the same page rule). Virtual times are "
                   "normalised to ws + fine, as the seed's figure is; the last column counts lines the simulated "
                   "cores fetched from another node's DRAM. numa deals by the bytes a task writes (ROOST_NUMA_DEAL="
                   "writes, the default); the seed's Algorithm 1 (footprint above LLC/C = 853 KiB here) is the "
@@ -651,8 +695,8 @@ ROWS = [
         "'not far away'", OPTERON_NAME, seed000_fig8),
     Row("000-fig13", "000", "CATS overhead on the CPU-bound set (Fig. 13)", "negligible",
         "this machine, 2 workers", seed000_fig13),
-    Row("001-ovr", "001", "OVR_N and WTI_N (Figs. 1-3): work-time inflation dominates on memory-bound kernels",
-        "WTI > OVR for random WS", OPTERON_NAME, seed001_ovr),
+    Row("001-ovr", "001", "OVR_N and WTI_N (Figs. 1-3): non-work overheads and work-time inflation at scale",
+        "overheads 2-4x at scale; WTI up to 1.2x", OPTERON_NAME, seed001_ovr),
     Row("001-krd", "001", "KRD at 1 core, 1 socket, 4 sockets (Figs. 5-7, Table 1)",
         "4 sockets: more cold accesses; the locality-keeping schedule: fewest far and cold reuses", "simulated Opteron 8380: 1 core, 1 socket of 4, 4 sockets of 4", seed001_krd),
     Row("003-fib", "003", "fib overhead of ADWS (Table 4.2)", "fib(20) -37%, fib(40) +9.1%",
@@ -666,8 +710,8 @@ ROWS = [
         "+37% (DT), +20% (matmul N = 16384)", XEON_NAME, seed003_ml),
     Row("003-baselines", "003", "the thesis's other baselines: WS(ml), constrained WS, SB", "-", "-", missing_baselines,
         needs_bench=False),
-    Row("002-fig7", "002", "numa scheduler and data distribution against ws + interleave (Fig. 7; up to 69%)",
-        "up to 69% better", SEED002_NAME, seed002_fig7),
+    Row("002-fig7", "002", "numa scheduler and data distribution against ws + interleave (Fig. 7)",
+        "improves or maintains, each benchmark", SEED002_NAME, seed002_fig7),
     Row("002-fig8", "002", "thread timelines coloured by memory latency, ws and numa with coarse distribution (Fig. 8)",
         "lighter under numa", SEED002_NAME, seed002_fig8),
     Row("003-ch3", "003", "preemptive user-level threads (ch. 3, Table 3.1: 2.8 / 3.5 / 9.9 us)",
