@@ -5,9 +5,6 @@
 // its seed, and ROOST_SIM_SEED=N with the same topology and parameters replays it).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include <unistd.h>
 
 #include <cstdint>
@@ -482,50 +479,6 @@ TEST(SimPolicies, CatsProfiledIterationCostsAboutWhatWsDoesOnManyWorkers) {
     EXPECT_GT(ws, 0);
     EXPECT_LT(cats, 1.5 * ws) << "cats's profiled iteration: " << cats << " ns of virtual time, ws: " << ws << " ns";
   }
-}
-
-// Streams of one NUMA node share its memory controller (src/sim/README.md, "Bandwidth": dram.node_bw split
-// among the concurrent streams): four workers each streaming 4 MiB of their own, all at once, on one node
-// whose controller gives 12 bytes/ns where one core draws 6, take twice the time of one worker alone; on
-// four nodes (one worker each, each its own node's memory) no controller is shared and they take what one
-// takes. Both runtimes take no bandwidth limit but the controller's (the shared L3 has none). Before, every
-// touch was charged as the only stream: the four took one's time on one node (an outside-researcher
-// campaign: six streams drew 2x a node's bandwidth).
-TEST(SimMemory, StreamsOfOneNodeShareItsMemoryController) {
-  constexpr std::size_t kBytes = 4 << 20;
-  std::vector<char*> bufs;
-  for (int k = 0; k < 4; ++k) {
-    bufs.push_back(static_cast<char*>(std::aligned_alloc(4096, kBytes)));
-    std::memset(bufs.back(), 1, kBytes);
-  }
-  auto per_run_ns = [&](const char* topo, unsigned streams) {
-    // Remote lines as fast as local ones: which node a buffer's pages went to (its first toucher's) does not
-    // matter, only whose streams share a controller.
-    roost::options o = sim_opts("ws", topo, 1,
-                                "dram.core_bw=6,dram.node_bw=12,dram.local_ns=100,dram.remote_ns=100,l3.shared_bw=0,"
-                                "touch_ns_per_byte=0");
-    o.workers = 4;
-    roost::runtime rt(o);
-    auto once = [&] {
-      roost::task_group tg;
-      for (unsigned k = 0; k < streams; ++k) tg.run([&, k] { roost::touch(bufs[k], kBytes, roost::access::read); });
-      tg.wait();
-    };
-    rt.run(once);  // first touch places the pages on the toucher's node
-    const double before = rt.virtual_time_ns();
-    rt.run(once);
-    return rt.virtual_time_ns() - before;
-  };
-  const char* one_node = "pack:1 [numa(memory=1GiB)] l3:1(size=1MiB) core:4 pu:1";
-  const char* four_nodes = "pack:4 [numa(memory=1GiB)] l3:1(size=1MiB) core:1 pu:1";
-  const double alone = per_run_ns(one_node, 1), shared = per_run_ns(one_node, 4), apart = per_run_ns(four_nodes, 4);
-  EXPECT_GT(alone, 0);
-  // The memory part of one stream: 65,536 lines x 64 bytes at 6 bytes/ns = 699 us; shared four ways at 12
-  // bytes/ns, 1,398 us. The spawns and steals that start the four streams (they do not start at one instant,
-  // and the first started pays for none of the others) keep the ratio a little under 2.
-  EXPECT_NEAR(shared / alone, 2.0, 0.3) << "one stream " << alone << " ns, four on one node " << shared << " ns";
-  EXPECT_NEAR(apart / alone, 1.0, 0.1) << "one stream " << alone << " ns, four on four nodes " << apart << " ns";
-  for (char* b : bufs) std::free(b);
 }
 
 // A run ends when its root does: worker 0, back in its loop after the root ended, leaves before it looks

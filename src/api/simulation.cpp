@@ -189,14 +189,12 @@ void simulation::place(const topo::topology& tp, const topo::placement& pl) {
   }
   plat_.set_places(std::move(places));
   pu_of_worker_ = pl.pu_of_worker;
-  stream_end_.assign(pu_of_worker_.size(), 0.0);
-  stream_node_.assign(pu_of_worker_.size(), 0);
 }
 
 // The region's lines walk the touching worker's caches (hits, misses, coherence, the page's node), and the
 // worker is charged the region's compute part and what the model says its lines cost as a stream
-// (region_cost_ns: the first line at latency, the rest at bandwidth, the shared levels' and the memory
-// controller's bandwidth split among the streams of the worker's NUMA node at this virtual time).
+// (region_cost_ns: the first line at latency, the rest at bandwidth; one stream: concurrent streams of the
+// same socket are not counted, src/platform/README.md).
 void simulation::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
   if (platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size() && bytes) {
     const sim::access_kind kind = mode == access::read    ? sim::access_kind::read
@@ -245,20 +243,7 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
       for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
       total.latency_sum_ns += r.latency_sum_ns;
     }
-    // Concurrent streams: this one, and each other worker of the same NUMA node whose last touch drew on a
-    // shared cache or memory and is still streaming now. The worker with the smallest clock runs, so those
-    // started at or before this virtual time; each stream is charged once, when it starts, so the later of
-    // two overlapping streams pays for the sharing (a first-come model, deterministic like the rest).
-    const double now = plat_.clock_ns();
-    const unsigned node = model_.numa_of(pu);
-    unsigned streams = 1;
-    for (std::size_t v = 0; v < stream_end_.size(); ++v)
-      streams += static_cast<int>(v) != worker && stream_end_[v] > now && stream_node_[v] == node;
-    const double memory_ns = model_.region_cost_ns(total, streams);
-    if (model_.streams_shared(total)) {
-      stream_end_[static_cast<std::size_t>(worker)] = now + memory_ns;
-      stream_node_[static_cast<std::size_t>(worker)] = node;
-    }
+    const double memory_ns = model_.region_cost_ns(total);
     model_time_ += std::chrono::steady_clock::now() - model_start;
     plat_.on_touch(bytes, total.lines, memory_ns);
     if (next_) next_->on_touch(worker, base, bytes, mode);

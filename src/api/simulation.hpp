@@ -100,10 +100,6 @@ class simulation final : public touch_consumer {
   std::vector<sim::region_result> run_results_;
   platform::sim_platform plat_;
   std::vector<unsigned> pu_of_worker_;
-  // Bandwidth sharing (src/sim/README.md, "Bandwidth"): per worker, until when (virtual ns) its last touch
-  // that drew on a shared cache or memory streams, and through which NUMA node's socket.
-  std::vector<double> stream_end_;
-  std::vector<unsigned> stream_node_;
   std::string report_path_;
   std::string params_source_;  // ROOST_SIM_PARAMS or options::sim_params: where the watchdog says to raise its limit
   std::mutex watch_mu_;

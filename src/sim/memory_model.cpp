@@ -505,14 +505,6 @@ double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_
   return std::min(t, r.latency_sum_ns);
 }
 
-bool memory_model::streams_shared(const region_result& r) const {
-  const chain_t& ch = chains_[r.pu];
-  if (r.served[ch.len] || r.served[ch.len + 1]) return true;
-  for (unsigned d = 0; d < ch.len; ++d)
-    if (r.served[d] && info_[ch.ids[d]].shared) return true;
-  return false;
-}
-
 void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
   if (bytes == 0) return;
   if (node >= num_numa_)

@@ -119,8 +119,6 @@ class alignas(64) memory_model {
   // at the bandwidth of where it came from, shared limits divided among `concurrent_streams` cores; never
   // more than every line at idle latency. An approximation: no overlap with compute, one stream per region.
   double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1) const;
-  // Whether a region's lines came from a shared cache or memory: what a stream shares with other cores.
-  bool streams_shared(const region_result& r) const;
 
   // Places the pages of [addr, addr + bytes) on `node` (a data-distribution allocator); they move if placed.
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);

@@ -54,8 +54,6 @@ class sharded_model {
   double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1) const {
     return shards_[0].region_cost_ns(r, concurrent_streams);
   }
-  bool streams_shared(const region_result& r) const { return shards_[0].streams_shared(r); }
-  unsigned numa_of(unsigned pu) const { return shards_[0].numa_of(pu); }
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);
   void unplace(const std::vector<std::uint64_t>& pages);  // memory_model::unplace, in every shard
   std::size_t page_bytes() const { return shards_[0].page_bytes(); }
