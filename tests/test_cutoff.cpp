@@ -1,6 +1,7 @@
 // The cutoffs of the API, OpenMP's `if` and `final` clauses: task_group::run_if and roost::run_final. A
 // cutoff changes how work is run, never what the program computes or throws: results equal the serial
 // ones under every scheduler, and an exception reaches the same place with and without it.
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -252,6 +253,14 @@ TEST(CutoffOutsideATask, RunFinalCallsTheFunction) {
   // A root started inside a region runs as usual: it is not the caller's task.
   roost::runtime rt(opts("ws", 2));
   roost::run_final([&] { EXPECT_FALSE(rt.run([] { return roost::in_final(); })); });
+  // runtime::run returns what f returns too, references included (it did not compile for one).
+  int& same = rt.run([&]() -> int& { return x; });
+  EXPECT_EQ(&same, &x);
+  const int& c = rt.run([&]() -> const int& { return x; });
+  EXPECT_EQ(&c, &x);
+  std::unique_ptr<int> owned = std::make_unique<int>(5);
+  std::unique_ptr<int>&& moved = rt.run([&]() -> std::unique_ptr<int>&& { return std::move(owned); });
+  EXPECT_EQ(moved.get(), owned.get());
 }
 
 }  // namespace

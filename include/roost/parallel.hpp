@@ -114,6 +114,13 @@ void parallel_for(I first, I last, std::size_t grain, const Body& body) {
 // parallel_for.
 template <class I, class T, class Body, class Combine>
 T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
+  // T is the identity's type: parallel_reduce(0, n, g, 0, body, plus) over a body that returns double
+  // would truncate every partial result to int without a word (an outside-user campaign).
+  using body_result = std::remove_cvref_t<std::invoke_result_t<const Body&, I, I>>;
+  static_assert(!(std::is_floating_point_v<body_result> && std::is_integral_v<T>),
+                "roost::parallel_reduce: the body returns a floating-point value and the identity is an integer "
+                "(T is the identity's type), so every partial result would be truncated: give the identity as "
+                "0.0, or as T{} of the type you reduce");
   detail::current_fiber_or_throw("roost::parallel_reduce");
   if (!(first < last)) return identity;
   return detail::parallel_reduce_split(first, last, grain == 0 ? 1 : grain, identity, body, combine);

@@ -38,6 +38,13 @@ class runtime {
     using R = std::invoke_result_t<F&>;
     if constexpr (std::is_void_v<R>) {
       run_root([&] { f(); });
+    } else if constexpr (std::is_reference_v<R>) {  // a reference, as run_final returns one (final.hpp)
+      std::remove_reference_t<R>* result = nullptr;
+      run_root([&] {
+        auto&& r = f();
+        result = std::addressof(r);
+      });
+      return static_cast<R>(*result);
     } else {
       std::optional<R> result;
       run_root([&] { result.emplace(f()); });

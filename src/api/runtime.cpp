@@ -240,7 +240,7 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     }
   };
   using frame_t = closure_frame<decltype(body)>;
-  void* mem = eng->alloc_root_frame(sizeof(frame_t));
+  void* mem = eng->alloc_root_frame(sizeof(frame_t), alignof(frame_t));
   auto* root = ::new (mem) frame_t(std::move(body), nullptr, -1.0);
   root->id = task_id{};
 

@@ -124,7 +124,7 @@ class engine final : public engine_base {
   __attribute__((always_inline)) static void spawn_parent_first(worker& w, group& g, frame& f) {
     frame* h = &f;
     if (static_cast<void*>(&f) != g.inline_frame) {  // on the spawner's stack: move it to the pool
-      h = f.ops->relocate(&f, w.frames.alloc(f.ops->size));
+      h = f.ops->relocate(&f, w.frames.alloc(f.ops->size, f.ops->align));
       h->group = &g;
       h->work_hint = f.work_hint;
       h->id = f.id;
@@ -145,9 +145,9 @@ class engine final : public engine_base {
       // left in a frame nobody runs. (Moving it back would call the closure's move constructor, which may
       // throw.) One in the group's inline slot is still there, for the spawner to discard.
       if (h != &f) {
-        const std::size_t bytes = h->ops->size;
+        const std::size_t bytes = h->ops->size, align = h->ops->align;
         h->ops->destroy(h);
-        w.frames.free(h, bytes);
+        w.frames.free(h, bytes, align);
         f.ops = nullptr;
       }
       throw;
@@ -518,12 +518,12 @@ class engine final : public engine_base {
   // A child the group's owner pops back at its join: the owner's task is current again afterwards.
   static void run_inline(worker& w, frame& f) {
     detail::task_id* saved = w.current_task;
-    const std::size_t size = f.ops->size;
+    const std::size_t size = f.ops->size, align = f.ops->align;
     const bool pooled = static_cast<void*>(&f) != f.group->inline_frame;
     worker& now = run_here<false>(w, f);
     now.current_task = saved;
     if (saved) of(now).policy_.on_task_resume(now, *saved);
-    if (pooled) now.frames.free(&f, size);
+    if (pooled) now.frames.free(&f, size, align);
   }
 
   // The last remote child of `g` ended on `w` and found its owner suspended (join::complete_remote). An owner
@@ -761,12 +761,12 @@ class engine final : public engine_base {
   // the fiber is on afterwards.
   static job* run_fresh(worker*& wp, frame& f) {
     group* g = f.group;
-    const std::size_t size = f.ops->size;
+    const std::size_t size = f.ops->size, align = f.ops->align;
     const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;
     worker& now = run_here<true>(*wp, f);
     wp = &now;
     now.current_task = nullptr;
-    if (pooled) now.frames.free(&f, size);
+    if (pooled) now.frames.free(&f, size, align);
     if (!g) {  // a root: its end reached the policy (run_here), so the caller may go on
       of(now).finish_root();
       return nullptr;

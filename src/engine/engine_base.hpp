@@ -56,7 +56,7 @@ class engine_base {
   // touches that pool between calls (run is serialised). Whichever worker ends the root frees it into its
   // own pool (engine.hpp, run_fresh), as any frame; a root made with operator new went to a pool that never
   // gave it back, 144 bytes lost per run().
-  void* alloc_root_frame(std::size_t bytes) { return workers_[0]->frames.alloc(bytes); }
+  void* alloc_root_frame(std::size_t bytes, std::size_t align) { return workers_[0]->frames.alloc(bytes, align); }
 
   virtual void iteration_begin() {}
   virtual void iteration_end() {}

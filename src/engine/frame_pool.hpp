@@ -4,7 +4,9 @@
 // worker 0 that ends on worker 1) the thief's lists would grow without end, so a list holds at most
 // kMaxPerClass blocks and gives the rest back to the allocator, which returns them to the arena they came
 // from: memory stays flat over any number of tasks and runs (tests/test_soak.cpp). Each pool deletes what it
-// holds when the runtime stops.
+// holds when the runtime stops. A frame aligned beyond what operator new gives (a closure that captures an
+// alignas(32) object) bypasses the lists: aligned operator new and delete (it crashed on an AVX load from a
+// frame 16-aligned in the pool, an outside-user campaign).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -36,7 +38,8 @@ class frame_pool {
         ::operator delete(b);
       }
   }
-  void* alloc(std::size_t n) {
+  void* alloc(std::size_t n, std::size_t align) {
+    if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) [[unlikely]] return ::operator new(n, std::align_val_t{align});
     int c = class_of(n);
     if (c < 0) return ::operator new(n);
     if (block* b = heads_[c]) {
@@ -46,7 +49,11 @@ class frame_pool {
     }
     return ::operator new(std::size_t{64} << c);
   }
-  void free(void* p, std::size_t n) {
+  void free(void* p, std::size_t n, std::size_t align) {
+    if (align > __STDCPP_DEFAULT_NEW_ALIGNMENT__) [[unlikely]] {
+      ::operator delete(p, std::align_val_t{align});
+      return;
+    }
     int c = class_of(n);
     if (c < 0) {
       ::operator delete(p);

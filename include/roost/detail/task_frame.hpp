@@ -82,6 +82,9 @@ struct frame_ops {
   // it (the group's inline slot, abi.hpp's push_first_child_slow).
   void (*destroy)(task_frame*);
   std::size_t size;
+  // The frame's alignment: a closure may capture an over-aligned object (alignas(32), an __m256d), and a
+  // frame the engine moves into its pool must keep it (frame_pool.hpp).
+  std::size_t align;
 };
 
 struct group_state;
@@ -150,7 +153,8 @@ struct closure_frame final : task_frame {
     return d;
   }
   static void destroy(task_frame* f) { static_cast<closure_frame*>(f)->fn.~F(); }
-  static constexpr frame_ops ops_table{&run_moved, &run_in_place, &relocate, &destroy, sizeof(closure_frame)};
+  static constexpr frame_ops ops_table{&run_moved, &run_in_place, &relocate, &destroy, sizeof(closure_frame),
+                                       alignof(closure_frame)};
 
   template <class G>
   closure_frame(G&& g, group_state* grp, double hint) : fn(std::forward<G>(g)) {
