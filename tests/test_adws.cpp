@@ -199,17 +199,20 @@ TEST(Adws, RootsRunOnWorkerZero) {
   for (int i = 0; i < 20; ++i) EXPECT_EQ(rt.run([] { return roost::this_worker_id(); }), 0);
 }
 
-// A group without a total work hint is not dealt, and a search that meets one ends there: its node is then
+// A group a search cannot deal (no total work hint, or its task's range inside one worker) ends it there: its node is then
 // active, so an idle worker takes the rest of the task (its continuation) while the group's first child
 // runs. Before, the search ran on into that child, no other worker could steal until it ended, and a child
 // waiting for its continuation's work hung (a spinner, a semaphore). On the simulated machine, with
 // deterministic schedules: the first child computes for a long virtual time; the continuation's child must
 // run on worker 1, beside it, at every iteration and for either scheduler of the ADWS family. Also inside a
 // dealt task: the same shape as the last child of a dealt group (its range inside worker 0's region).
-TEST(Adws, ASearchEndsAtAGroupWithoutAHintSoItsContinuationCanBeStolen) {
+TEST(Adws, ASearchEndsAtAGroupItCannotDealSoItsContinuationCanBeStolen) {
   for (const char* sched : {"adws", "adws-ml"}) {
-    for (bool inside_a_dealt_group : {false, true}) {
-      SCOPED_TRACE(std::string(sched) + (inside_a_dealt_group ? ", inside a dealt group" : ", the root's group"));
+    for (int shape = 0; shape < 3; ++shape) {
+      // 0: the root's group, without a hint; 1: the same inside a dealt task's share of worker 0's region;
+      // 2: there, with hints (a range inside one worker: nothing to deal either).
+      const bool inside_a_dealt_group = shape > 0, with_hints = shape == 2;
+      SCOPED_TRACE(std::string(sched) + " shape " + std::to_string(shape));
       roost::options o;
       o.scheduler = sched;
       o.platform = "sim";
@@ -219,12 +222,12 @@ TEST(Adws, ASearchEndsAtAGroupWithoutAHintSoItsContinuationCanBeStolen) {
       for (int it = 0; it < 4; ++it) {
         std::atomic<int> long_on{-1}, beside_on{-1};
         auto plain_group = [&] {
-          roost::task_group g;  // no total work hint: not dealt
+          roost::task_group g(with_hints ? 2.0 : 0.0);  // not dealt: no total, or a range inside one worker
           g.run([&] {
             long_on = roost::this_worker_id();
             roost::compute(100'000'000);  // a long leaf in virtual time
-          });
-          g.run([&] { beside_on = roost::this_worker_id(); });
+          }, 1.0);
+          g.run([&] { beside_on = roost::this_worker_id(); }, 1.0);
           g.wait();
         };
         rt.run([&] {

@@ -57,10 +57,10 @@ void adws_policy::end_search_slow(engine::worker& w, per_worker& me, bool activa
   activated(*n, &w);
 }
 
-// A group without a total work hint, opened during a search, is not dealt: its children run work-first here,
-// and they deal nothing either (their range [0, 0) lies inside one worker). The search has nothing left to
-// deal before its task's next join, which is where it would end (a child's end ends it, too): it ends here
-// instead, so that its node is active while the group runs. Otherwise no other worker could take the rest
+// A group opened during a search that is not dealt (no total work hint, or its task's range lies inside one
+// worker) runs its children work-first here, and they deal nothing either (their range [0, 0) lies inside
+// one worker). The search has nothing left to deal before its task's next join, which is where it would
+// end (a child's end ends it, too): it ends here instead, so that its node is active while the group runs. Otherwise no other worker could take the rest
 // of the task (its continuation, in this worker's queue) until the group's first child ended: an iteration
 // whose root opened such a group ran on one worker, and hung when that child waited for its continuation's
 // work (spun, or blocked). The reference implementation has no search outside a root group at all (digest
@@ -101,8 +101,8 @@ void adws_policy::start_root(engine::worker& w, detail::task_id& id) {  // the w
 // plain group never changes its task's range, so nothing is saved for it.
 void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
   range r = range_of(cur);
-  if (!(adws::multi(r) && adws::first(r) == w.id)) {
-    g.dist.mode = kPlain;
+  if (!(adws::multi(r) && adws::first(r) == w.id)) {  // nothing to deal: the search ends here too
+    end_search_at_plain_group(w, of(w), g);
     return;
   }
   per_worker& me = of(w);

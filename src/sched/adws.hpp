@@ -8,7 +8,8 @@
 //    another worker's region is shipped there — to its one-slot mailbox if the range spans several workers
 //    (a search-root task: never stolen, run first), else to its migration queue — and the searcher goes on
 //    with the continuation (help-first). A child that starts in its own region runs work-first, and the
-//    search goes on inside it. A search ends at the first join or at task end (Algorithm 4.2).
+//    search goes on inside it. A search ends at the first join or at task end (Algorithm 4.2), or where it
+//    opens a group it cannot deal (no total work hint, or a range inside one worker: end_search_at_plain_group).
 //  * Continuations go to the local queue, or to the migration queue while running migrated work (use_mig,
 //    Algorithm 4.3); own work is taken mailbox first, then as use_mig says.
 //  * Each group opened during a search gets a distribution-tree node (range, parent, active). A worker

@@ -147,10 +147,10 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
                      adws::first(nr) == group_of(w, to);
   if (!moved && !dealt) {
     g.dist.mode = kPlain;
-    // A group without a total work hint ends a search, as in adws (adws.cpp, end_search_at_plain_group): its
-    // children deal nothing, and the node must be active while they run, or no idle worker could take this
-    // task's continuation until the first of them ended (it hung when that child waited for it).
-    if (me.searching && !(g.total_work > 0)) end_search(w, me);
+    // A group that is not dealt ends a search, as in adws (adws.cpp, end_search_at_plain_group): its children
+    // deal nothing, and the node must be active while they run, or no idle worker could take this task's
+    // continuation until the first of them ended (it hung when that child waited for it).
+    end_search(w, me);
     return;
   }
   me.nodes.reserve_one();  // may throw: before anything changes (the spawn then fails cleanly)
