@@ -3,6 +3,7 @@
 #include <hwloc.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -241,20 +242,24 @@ TEST(Topology, RealMachineIsRestrictedToTheAffinityMask) {
   const topology whole = topology::load("");
   if (allowed.size() < 2) GTEST_SKIP() << "one allowed CPU: nothing to restrict";
   EXPECT_EQ(whole.num_pus(), allowed.size());
-  const auto saved = roost::platform::native_platform::save_affinity();
-  ASSERT_TRUE(roost::platform::native_platform::pin_this_thread(allowed.back()));
-  const topology one = topology::load("");
-  EXPECT_EQ(one.num_pus(), 1u);
-  EXPECT_EQ(one.pu(0).os_index, allowed.back());
-  unsigned workers = 0;
-  bool pinned = false;
   {
-    roost::runtime rt;
-    workers = rt.config().workers;
-    pinned = rt.describe().find("pinned to CPUs " + std::to_string(allowed.back()) + ";") != std::string::npos;
+    // The thread's own mask is given back however the block ends: later tests load the machine too.
+    struct restore {
+      roost::platform::native_platform::saved_affinity saved = roost::platform::native_platform::save_affinity();
+      ~restore() { roost::platform::native_platform::restore_affinity(saved); }
+    } guard;
+    ASSERT_TRUE(roost::platform::native_platform::pin_this_thread(allowed.back()));
+    const topology one = topology::load("");
+    EXPECT_EQ(one.num_pus(), 1u);
+    EXPECT_EQ(one.pu(0).os_index, allowed.back());
+    roost::options o;  // the defaults, whatever the environment says
+    o.scheduler = "ws";
+    roost::runtime rt(o);
+    if (std::getenv("ROOST_WORKERS") == nullptr && std::getenv("ROOST_TOPOLOGY") == nullptr) {
+      EXPECT_EQ(rt.config().workers, 1u);
+      EXPECT_NE(rt.describe().find("pinned to CPUs " + std::to_string(allowed.back()) + ";"), std::string::npos)
+          << rt.describe();
+    }
   }
-  roost::platform::native_platform::restore_affinity(saved);
-  EXPECT_EQ(workers, 1u);
-  EXPECT_TRUE(pinned);
   EXPECT_EQ(topology::load("").num_pus(), allowed.size());
 }

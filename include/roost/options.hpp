@@ -31,7 +31,7 @@ struct options {
   std::optional<unsigned> workers;
   // ROOST_TOPOLOGY: hwloc synthetic description ("pack:2 l3:1(size=1MiB) core:1 pu:1") or a path to an
   // hwloc XML export (lstopo-no-graphics --of xml), of at most max_workers PUs; cache sizes 1 B .. 1 TiB.
-  // Default: the real machine, restricted to the process affinity mask.
+  // Default: the real machine, restricted to the affinity mask of the thread that makes the runtime.
   std::optional<std::string> topology;
   // ROOST_BIND: pin each worker to its PU (true/false, 1/0, yes/no, on/off). Default true; ignored when
   // oversubscribed.

@@ -82,22 +82,30 @@ topology topology::load(const std::string& description, const std::string& sourc
     throw config_error("roost: hwloc cannot read this machine's topology");
   }
   // The real machine within the calling thread's affinity mask (taskset, or a cpuset set in code): hwloc
-  // hides only what the cgroup disallows. PUs outside the mask, and caches, cores, packages and NUMA nodes
-  // left without one, are not part of the machine roost runs on; so the default worker count is one per
-  // allowed PU and every worker can be pinned. If hwloc cannot restrict (it never failed here), the whole
-  // machine stays, and placement leaves the workers on PUs outside the mask unpinned.
+  // hides only what the cgroup disallows. PUs outside the mask, and the caches and cores left without one,
+  // are not part of the machine roost runs on; so the default worker count is one per allowed PU and every
+  // worker can be pinned. NUMA nodes stay as hwloc numbers them: page placement reads nodes by the kernel's
+  // numbers (move_pages, numa_alloc), which a restriction that dropped a node would shift; so a mask that
+  // leaves some node without a CPU (numactl --cpunodebind) keeps the whole machine, and placement leaves
+  // the workers beyond the allowed CPUs unpinned, as before.
   if (!tp.virtual_) {
     const std::vector<int> allowed = platform::native_platform::allowed_cpus();
     hwloc_bitmap_t mask = hwloc_bitmap_alloc();
     if (mask) {
       for (int c : allowed) hwloc_bitmap_set(mask, static_cast<unsigned>(c));
-      if (!allowed.empty() && hwloc_bitmap_intersects(mask, hwloc_topology_get_topology_cpuset(h.t)) &&
-          !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(h.t), mask))
-        (void)hwloc_topology_restrict(h.t, mask, HWLOC_RESTRICT_FLAG_REMOVE_CPULESS);
-      hwloc_bitmap_free(mask);
+      bool every_node_keeps_a_cpu = !allowed.empty();
+      for (hwloc_obj_t nn = nullptr; every_node_keeps_a_cpu && (nn = hwloc_get_next_obj_by_type(h.t, HWLOC_OBJ_NUMANODE, nn));)
+        every_node_keeps_a_cpu = nn->cpuset && hwloc_bitmap_intersects(nn->cpuset, mask);
+      if (every_node_keeps_a_cpu && !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(h.t), mask) &&
+          hwloc_topology_restrict(h.t, mask, 0) != 0) {
+        // A failed restriction leaves the topology reinitialised (hwloc's documentation): load it whole again.
+        hwloc_bitmap_free(mask);
+        if (hwloc_topology_load(h.t) != 0) throw config_error("roost: hwloc cannot read this machine's topology");
+        mask = nullptr;
+      }
+      if (mask) hwloc_bitmap_free(mask);
     }
   }
-
   // Walk the normal tree, keeping machine, packages, data/unified caches, cores and PUs; other objects
   // (groups, dies, L1i) are transparent.
   unsigned numa_count = static_cast<unsigned>(hwloc_get_nbobjs_by_type(h.t, HWLOC_OBJ_NUMANODE));
