@@ -93,7 +93,11 @@ std::atomic<std::uintptr_t> g_signal_frame_bytes{0};
 // signal (a preemption tick, SIGURG, runs on the task's own stack) arrived while the stack pointer was
 // closer to the guard than a signal frame; the kernel could not push the frame and sent SIGSEGV instead,
 // SI_KERNEL with no address (it ended the process as a bare segmentation fault). Then the interrupted stack
-// pointer lies in the guard or less than a frame above it.
+// pointer lies in the guard or less than a frame above it. Other SI_KERNEL faults (a general-protection
+// fault: a misaligned SSE access, a non-canonical address) are told apart only by that stack pointer, so
+// one that strikes a task within a signal frame of its guard is reported as an overflow too: rare, and
+// the task was a frame from overflowing. x86-64 only (the stack pointer's register); elsewhere such a fault
+// stays a bare SIGSEGV.
 std::uintptr_t fault_address(int sig, const siginfo_t* info, const void* ctx, std::uintptr_t& slack) {
   slack = 0;
 #if defined(__x86_64__) && defined(REG_RSP)
