@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -577,7 +578,13 @@ int bench_main(int argc, char** argv) {
   }
   // The platform is roost-bench's own flag: the environment's would run the roost rows simulated on a
   // machine nobody named, in a table of native times.
-  if (const char* p = std::getenv("ROOST_PLATFORM"); p && std::string(p) != "native")
+  auto native_word = [](std::string v) {  // read as the runtime reads it: trimmed, any case
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(v.begin());
+    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return v == "native";
+  };
+  if (const char* p = std::getenv("ROOST_PLATFORM"); p && !native_word(p))
     usage_error(std::string("ROOST_PLATFORM='") + p +
                 "': roost-bench picks the platform with --platform (and the simulated machine with --topology); "
                 "unset ROOST_PLATFORM");
@@ -643,6 +650,9 @@ int bench_main(int argc, char** argv) {
     // Before any row: a topology hwloc refuses, or more workers than its PUs (each simulated worker is one),
     // is the run's only output, not an error after the rows of the counts that fit.
     const unsigned pus = roost::topo::topology::load(cfg.topology, "--topology").num_pus();
+    if (!workers_named)  // the default counts (1 and 2): those the machine has
+      cfg.workers.erase(std::remove_if(cfg.workers.begin(), cfg.workers.end(), [&](unsigned w) { return w > pus; }),
+                        cfg.workers.end());
     for (unsigned w : cfg.workers)
       if (w > pus)
         usage_error("--workers='" + std::to_string(w) + "': simulated, each worker is one of the machine's PUs, and --topology='" +

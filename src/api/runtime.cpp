@@ -113,7 +113,6 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   // thread (platform.hpp): its workers are sim threads from the first.
   if (cfg.simulated) {
     sim = std::make_unique<simulation>(cfg, *tp);
-    count_output("ROOST_SIM_REPORT", report_as_given, cfg.sim_report, "report");
   }
   platform::sim_scope scope(sim ? &sim->platform() : nullptr);
   topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
@@ -175,6 +174,8 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
     }
     throw;
   }
+  // Constructed: this runtime writes its report when it is destroyed (one that failed before wrote nothing).
+  count_output("ROOST_SIM_REPORT", report_as_given, cfg.sim_report, "report");
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 

@@ -49,13 +49,7 @@ sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& param
 }
 
 sharded_model sharded_model::from_topology(const topo::topology& tp, const param_overrides& overrides) {
-  hierarchy_spec spec = hierarchy_spec::from_topology(tp);
-  std::vector<int> levels;
-  for (const cache_spec& c : spec.caches)
-    if (std::find(levels.begin(), levels.end(), c.level) == levels.end()) levels.push_back(c.level);
-  std::sort(levels.begin(), levels.end());
-  overrides.check_levels(levels, spec.source);
-  return sharded_model(std::move(spec), overrides.resolve(&tp));
+  return sharded_model(hierarchy_spec::from_topology(tp), overrides.resolve(&tp));
 }
 
 sharded_model::~sharded_model() {

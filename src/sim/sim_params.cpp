@@ -373,6 +373,14 @@ void param_overrides::check_levels(const std::vector<int>& levels, const std::st
 }
 
 sim_params param_overrides::resolve(const topo::topology* tp) const {
+  if (tp) {  // the machine's cache levels: an lN.* pair for another level would change nothing
+    std::vector<int> levels;
+    for (const auto& n : tp->nodes())
+      if (n.kind == topo::node_kind::cache && std::find(levels.begin(), levels.end(), n.cache_level) == levels.end())
+        levels.push_back(n.cache_level);
+    std::sort(levels.begin(), levels.end());
+    check_levels(levels, tp->named());
+  }
   std::string name = preset_;
   if (name == "auto") name = tp ? detect_preset(*tp) : "generic";
   sim_params p = preset_params(name);
