@@ -220,7 +220,8 @@ TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
 
 // ROOST_TRACE_DEPTH=all records every task, the halves and children of the inline paths too (parallel_invoke,
 // ws-help's task_group), each with its spawner recorded, so that roost-analyze mapping can place a stolen one
-// (it was left out: its spawner was an inline path's unnamed task). Two workers, so that halves are stolen.
+// (it was left out: its spawner was an inline path's unnamed task). Two workers, so that halves may be stolen;
+// at any interleaving every task must have a recorded spawner and the count of tasks is fixed.
 TEST(TraceDepth, AllRecordsEveryTaskWithItsSpawner) {
   struct invoke_fib {
     static long f(int n) {

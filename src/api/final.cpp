@@ -41,7 +41,7 @@ void enter_mode(engine::worker& w) {
   w.path.store(detail::spawn_path::engine);
 }
 
-// The hooks that keep every worker on the engine's path (a tracer alone does not: abi.hpp).
+// The hooks that keep every worker on the engine's path (a tracer at a depth does not: abi.hpp).
 bool hooks_now() { return detail::hooks_see_every_task(); }
 
 void leave_mode(engine::worker& w) {

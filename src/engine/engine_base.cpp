@@ -81,7 +81,8 @@ touch_consumer* engine_base::set_touch_sink(touch_consumer* c) {
 }
 
 void engine_base::set_spawn_paths() {
-  // A tracer alone keeps the inline paths: what they run is part of the spawning task's span (abi.hpp).
+  // A tracer at a depth keeps the inline paths: what they run is part of the spawning task's span (abi.hpp);
+  // one that records every task (ROOST_TRACE_DEPTH=all) does not.
   const bool every_task = detail::hooks_see_every_task();
   for (auto& w : workers_) {
     // A compare-exchange, not a store: a worker entering a final region (src/api/final.cpp) sets in_final,

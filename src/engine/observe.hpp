@@ -7,7 +7,7 @@
 #include "roost/options.hpp"
 
 namespace roost::detail {
-// Per worker, the deepest split a tracer alone records of the tasks that run where they were spawned
+// Per worker, the deepest split a tracer at a depth records of the tasks that run where they were spawned
 // (nested_seen below): ROOST_TRACE_DEPTH, or under `auto` what the tracer's budget allows (tracer.hpp).
 // api/observer.cpp.
 extern std::atomic<std::uint32_t> g_trace_depth[max_workers];
@@ -32,7 +32,7 @@ void hook_steal(detail::worker_abi& thief, unsigned victim, bool taken);
 inline bool hooks_on() { return detail::hooks_installed(); }
 
 // Whether a task that runs where it was spawned (a work-first child, a child popped at its join) is seen.
-// An observer or a simulation sees every task. A tracer alone records it while its split depth
+// An observer, a simulation or a tracer of every task sees every task. A tracer at a depth records it while its split depth
 // (task_id::split_depth) is within its worker's recording depth (detail::g_trace_depth: ROOST_TRACE_DEPTH,
 // or under `auto` what the tracer's budget allows, tracer.hpp) and its spawner was recorded, so that the
 // recorded tasks form a tree; deeper, its time is part of its spawner's span. `hooks`: g_hooks as loaded.
@@ -55,7 +55,7 @@ inline void observe_start_nested(detail::worker_abi& w, detail::task_id& id, dou
   const unsigned hooks = detail::hook_bits();
   if (hooks && nested_seen(hooks, w.id, id)) [[unlikely]] detail::hook_task_start(w, id, hint);
 }
-// Observed if its start or a resumption was: by an observer or a simulation always, by a tracer alone when
+// Observed if its start or a resumption was: by an observer, a simulation or a tracer of every task always, by a tracer at a depth when
 // it gave the task a serial then. Not the depth test again: a worker's recording depth may have changed
 // since the task began.
 inline void observe_end(detail::worker_abi& w, const detail::task_id& id) {

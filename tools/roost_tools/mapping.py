@@ -142,7 +142,7 @@ def describe(m: Mapping) -> list[str]:
         lines.append("one iteration: nothing to compare it with")
     if m.left_out:
         lines.append(f"{m.left_out} tasks left out: their spawner was not recorded (stolen below the recording "
-                     f"depth); trace with ROOST_TRACE_DEPTH=all to map every task")
+                     f"depth, or begun before the trace did); trace with ROOST_TRACE_DEPTH=all to map every task")
     lines.append("leaves per worker and iteration: " +
                  ", ".join(f"w{w} {c:.1f}" for w, c in enumerate(m.leaves_per_worker)))
     return lines

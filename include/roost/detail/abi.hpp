@@ -186,7 +186,7 @@ inline fiber_abi* current_fiber_or_throw(const char* call) {
 extern std::atomic<unsigned> g_hooks;
 inline constexpr unsigned kHookObserver = 1, kHookTracer = 2, kHookSim = 4, kHookTracerEveryTask = 8;
 inline constexpr unsigned kHooksSeeingEveryTask = kHookObserver | kHookSim | kHookTracerEveryTask;
-// Whether an observer or a simulation is installed: every spawn must then go through the engine. seq_cst,
+// Whether an observer, a simulation or a tracer of every task is installed: every spawn must then go through the engine. seq_cst,
 // as the flag's writers (src/api/final.cpp reads it after storing a worker's path).
 inline bool hooks_see_every_task() {
 #ifdef ROOST_NO_HOOKS
