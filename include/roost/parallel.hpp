@@ -116,7 +116,7 @@ template <class I, class T, class Body, class Combine>
 T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
   // T is the identity's type: parallel_reduce(0, n, g, 0, body, plus) over a body that returns double
   // would truncate every partial result to int without a word (an outside-user campaign).
-  using body_result = std::remove_cvref_t<std::invoke_result_t<const Body&, I&, I&>>;  // body(lo, hi): lvalues
+  using body_result = std::decay_t<std::invoke_result_t<const Body&, I&, I&>>;  // body(lo, hi): lvalues
   static_assert(!(std::is_floating_point_v<body_result> && std::is_integral_v<T>),
                 "roost::parallel_reduce: the body returns a floating-point value and the identity is an integer "
                 "(T is the identity's type), so every partial result would be truncated: give the identity as "
