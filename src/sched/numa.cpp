@@ -241,7 +241,7 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
 detail::job* numa_policy::pop_own(engine::worker& w) {
   if (detail::job* j = w.deque.pop()) return j;
   detail::job* j = nodes_[node_of_[w.id]].inbox.pop_bottom();
-  if (j) per_worker_[w.id].backoff = 0;  // work found (search_threshold)
+  if (j) per_worker_[w.id].backoff = 0;  // work found: the next remote search comes at once
   return j;
 }
 
@@ -255,18 +255,22 @@ double numa_policy::steal_threshold(unsigned node, unsigned victim) const {
   return static_cast<double>(distance_[node * num_nodes_ + victim]) * cores_;
 }
 
-// Algorithm 2's threshold protects tasks that Algorithm 1 placed on a node for their data. A node that holds
-// none (its tasks declared nothing, or their data is small or spread evenly: nothing ties them to it) is
-// searched with the threshold halved for each fruitless search since the worker last found work, down to
-// 1/64: the seed's programs create their tasks from one thread and their node queues grow long, but a
-// recursion spawned depth-first keeps a few tasks per open level, never distance x C (80 on four 4-core
-// packages at distance 20), and other nodes never took any (12 of 16 workers idle on fib; an outside-user
-// campaign). Halving it for placed tasks too robbed nodes of their own data's tasks: on the seed's machine
-// jacobi with coarse pages fell from 1.46x to 1.22x ws's speed, vecmul from 2.08x to 1.63x.
+// Algorithm 2's threshold protects tasks that Algorithm 1 placed on a node for their data: the seed's
+// rule, kept for every node that holds one. A node that holds none (its tasks declared nothing, or their
+// data is small or spread evenly: nothing ties them to it) has nothing to protect, and any visible task of
+// it may be taken (threshold 0), as under ws. The seed's programs create their tasks from one thread and
+// their node queues grow long; but a recursion spawned depth-first keeps a few tasks per open level, never
+// distance x C (96 on the seed's machine), and a loop of tasks spread evenly over the nodes (fine pages)
+// queues them all on its spawner's node: with the seed's threshold alone other nodes never took part (12
+// of 48 workers ran fib; an outside-user campaign). Halving the threshold at each fruitless search (down
+// to 1/64), the rule before this one, still left the few widest tasks of a merge tree on one node's six
+// cores: reduction with fine pages ran 1.46x as long as under ws (36.7 ms of virtual time now, 52.9 then;
+// map, sparselu and vecmul with standard or fine pages 7-20% faster, every coarse run the same). Keeping the
+// seed's threshold for placed tasks is measured too: halving it for them robbed nodes of their own data's
+// tasks (jacobi with coarse pages fell from 1.46x to 1.22x ws's speed, vecmul from 2.08x to 1.63x).
 double numa_policy::search_threshold(unsigned w, unsigned victim) const {
-  const double seed = steal_threshold(node_of_[w], victim);
-  if (nodes_[victim].placed_by_data.load(std::memory_order_relaxed) > 0) return seed;
-  return seed / static_cast<double>(1u << per_worker_[w].backoff);
+  if (nodes_[victim].placed_by_data.load(std::memory_order_relaxed) > 0) return steal_threshold(node_of_[w], victim);
+  return 0;
 }
 
 detail::job* numa_policy::take_from_node(engine::worker& w, unsigned node) {
@@ -281,7 +285,7 @@ detail::job* numa_policy::take_from_node(engine::worker& w, unsigned node) {
 detail::job* numa_policy::steal(engine::worker& w) {
   const unsigned here = node_of_[w.id];
   // Own node: its inbox (pop_own looked already, but another worker may have dealt since), its workers.
-  // Work found anywhere starts the next remote search at the seed's threshold again (search_threshold).
+  // Work found anywhere ends the back-off: the next fruitless search waits one round again.
   worker_state& st = per_worker_[w.id];
   if (detail::job* j = nodes_[here].inbox.pop_bottom()) {
     st.backoff = 0;

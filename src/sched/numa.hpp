@@ -22,10 +22,11 @@
 // workers; then the other nodes in order of distance, taking from a node only while the node holds more
 // than distance(i, n) * C tasks (inbox and deques; C = cores per node), so that a nearly empty node is not
 // robbed of the tasks its own cores would run next. A worker that found nothing remote waits
-// exponentially more rounds before it looks remote again (1, 2, 4, ... 64 rounds). A node that holds no task
-// placed there for its data is searched with half the threshold each time (down to 1/64 of it;
-// search_threshold): a recursion spawned depth-first never queues distance * C tasks anywhere, and other
-// nodes would never take part.
+// exponentially more rounds before it looks remote again (1, 2, 4, ... 64 rounds). The threshold protects
+// tasks placed on a node for their data; a node that holds none has nothing to protect, and any visible
+// task of it may be taken (search_threshold): a recursion spawned depth-first never queues distance * C
+// tasks anywhere, nor does a loop of evenly spread tasks on its spawner's node, and other nodes would
+// never take part.
 //
 // Vicinities (§4.2-4.3, ROOST_NUMA_VICINITY=k): a worker steals only from its own node and the k-1 nodes
 // nearest it. Distances are the topology's (hwloc's matrix; 10 local and 20 remote when it has none).
@@ -73,7 +74,7 @@ class numa_policy : public policy_base {
   const std::vector<unsigned>& search_order(unsigned node) const { return order_[node]; }
   double steal_threshold(unsigned node, unsigned victim) const;
   // The threshold worker w searches `victim` with now: steal_threshold while the victim holds tasks placed
-  // there for their data, else halved per fruitless search of w's (numa.cpp).
+  // there for their data, else 0 (numa.cpp).
   double search_threshold(unsigned w, unsigned victim) const;
   unsigned node_of_worker(unsigned w) const { return node_of_[w]; }
   std::size_t llc_bytes() const { return llc_; }
