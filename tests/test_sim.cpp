@@ -11,8 +11,10 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "adws_checker.hpp"
@@ -178,6 +180,44 @@ TEST(SimReport, RuntimesInTurnUnderRoostSimReportEachWriteTheirOwn) {
     std::remove(files[k].c_str());
   }
   EXPECT_FALSE(std::ifstream(path + ".4").good());
+}
+
+// Runtimes made at once on two threads take different numbers (each read the count before either added to
+// it, and both wrote the same file); one whose making fails gives its number back. Each runtime writes a
+// report with its own seed, so a file written twice would show one seed twice and lack another.
+TEST(SimReport, RuntimesMadeAtOnceOnTwoThreadsEachWriteTheirOwn) {
+  const std::string path = ::testing::TempDir() + "/roost_sim_report_at_once.json";
+  constexpr int kPerThread = 12;
+  {
+    roost_test::scoped_env env("ROOST_SIM_REPORT", path.c_str());
+    {
+      roost::runtime first(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:2 pu:1", 1000));
+      // Fails after it took a number (more workers than the machine's PUs): gives it back.
+      roost::options too_many = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:2 pu:1", 1001);
+      too_many.workers = 64;
+      EXPECT_THROW(roost::runtime{too_many}, roost::config_error);
+    }
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+      threads.emplace_back([t] {
+        for (int k = 0; k < kPerThread; ++k) {
+          roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:2 pu:1", static_cast<unsigned>(1 + t * kPerThread + k)));
+          rt.run([] {});
+        }
+      });
+    for (auto& th : threads) th.join();
+  }
+  std::set<std::string> seeds;
+  for (int n = 1; n <= 1 + 2 * kPerThread; ++n) {
+    const std::string file = n == 1 ? path : path + "." + std::to_string(n);
+    const std::string report = slurp(file);
+    const std::size_t at = report.find("\"seed\": ");
+    ASSERT_NE(at, std::string::npos) << file << ":\n" << report;
+    seeds.insert(report.substr(at, report.find_first_of(",\n", at) - at));
+    std::remove(file.c_str());
+  }
+  EXPECT_EQ(seeds.size(), std::size_t{1 + 2 * kPerThread});
+  EXPECT_FALSE(std::ifstream(path + "." + std::to_string(2 + 2 * kPerThread)).good());
 }
 
 // A report says every parameter its numbers came from: the memory model's too, not only the cost table

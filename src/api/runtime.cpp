@@ -30,35 +30,48 @@ namespace {
 // campaign lost the first two runtimes' traces of three, and later the reports, without a word). A path
 // given in code (options::trace, options::sim_report) is the program's choice for that runtime.
 std::mutex g_numbered_mu;
-std::map<std::pair<std::string, std::string>, unsigned> g_numbered;  // (variable, path): runtimes that wrote there
+std::map<std::pair<std::string, std::string>, unsigned> g_numbered;  // (variable, path): the last number taken
 
-// Numbers `path` if it came from `variable` (a runtime before this one wrote there); returns the path as
-// given, for count_output, or "" when it is not the variable's.
-std::string number_output(const char* variable, std::string& path, const std::string& source) {
-  if (path.empty() || source != variable) return {};
-  unsigned nth;
-  {
-    std::lock_guard<std::mutex> lk(g_numbered_mu);
-    nth = g_numbered[{variable, path}] + 1;
+// The number of one runtime's file at a path that came from `variable`. Taken when the runtime starts to be
+// made, so that two runtimes made at once on two threads never take the same one (each read the count
+// before either had added to it, and both wrote the same file); given back if the runtime fails before it
+// writes (keep() was not called), unless a later runtime took a number meanwhile, which then stays (a gap
+// in the numbers, never a file written twice).
+class output_number {
+ public:
+  // Numbers `path` when it came from `variable` and a runtime before this one wrote there (FILE.2, ...).
+  output_number(const char* variable, std::string& path, const std::string& source) : variable_(variable) {
+    if (path.empty() || source != variable) return;
+    given_ = path;
+    {
+      std::lock_guard<std::mutex> lk(g_numbered_mu);
+      nth_ = ++g_numbered[{variable_, given_}];
+    }
+    if (nth_ > 1) path.append(1, '.').append(std::to_string(nth_));
   }
-  const std::string given = path;
-  if (nth > 1) path.append(1, '.').append(std::to_string(nth));
-  return given;
-}
+  // The runtime will write its file at `path`: says so when the path was numbered.
+  void keep(const std::string& path, const char* what) {
+    if (given_.empty()) return;
+    kept_ = true;
+    if (nth_ > 1)
+      std::fprintf(stderr, "roost: %s='%s': this process's runtime %u writes its %s to '%s' (one file a runtime)\n",
+                   variable_, given_.c_str(), nth_, what, path.c_str());
+  }
+  ~output_number() {
+    if (given_.empty() || kept_) return;
+    std::lock_guard<std::mutex> lk(g_numbered_mu);
+    unsigned& last = g_numbered[{variable_, given_}];
+    if (last == nth_) --last;
+  }
+  output_number(const output_number&) = delete;
+  output_number& operator=(const output_number&) = delete;
 
-// Called once the runtime will write its file (`path`): a runtime that failed before wrote nothing, and is
-// neither counted nor announced.
-void count_output(const char* variable, const std::string& given, const std::string& path, const char* what) {
-  if (given.empty()) return;
-  unsigned nth;
-  {
-    std::lock_guard<std::mutex> lk(g_numbered_mu);
-    nth = ++g_numbered[{variable, given}];
-  }
-  if (nth > 1)
-    std::fprintf(stderr, "roost: %s='%s': this process's runtime %u writes its %s to '%s' (one file a runtime)\n", variable,
-                 given.c_str(), nth, what, path.c_str());
-}
+ private:
+  const char* variable_;
+  std::string given_;  // empty: not the variable's path, nothing numbered
+  unsigned nth_ = 0;
+  bool kept_ = false;
+};
 
 // The files a runtime writes: two at one path would write over each other, and the report or the timeline
 // was lost without a word (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE).
@@ -97,9 +110,9 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp); from the
   // environment the allocator reads it itself, also before any runtime exists.
   if (o.data_distribution) set_default_distribution(parse_distribution(cfg.data_distribution));
-  const std::string trace_as_given = number_output("ROOST_TRACE", cfg.trace, cfg.trace_source);
-  const std::string report_as_given =
-      cfg.simulated ? number_output("ROOST_SIM_REPORT", cfg.sim_report, cfg.sim_report_source) : std::string();
+  output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
+  std::string no_report;  // not simulated: no report, nothing numbered
+  output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
   check_outputs_apart(cfg);
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
@@ -146,7 +159,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
                          "only one may at a time");
     try {
       tracer->open();  // after the check: the other runtime may be writing this very file
-      count_output("ROOST_TRACE", trace_as_given, cfg.trace, "trace");
+      trace_number.keep(cfg.trace, "trace");
     } catch (...) {
       trace::install_tracer(nullptr);
       throw;
@@ -175,7 +188,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
     throw;
   }
   // Constructed: this runtime writes its report when it is destroyed (one that failed before wrote nothing).
-  count_output("ROOST_SIM_REPORT", report_as_given, cfg.sim_report, "report");
+  report_number.keep(cfg.sim_report, "report");
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 
