@@ -3,7 +3,8 @@
 // Dealing (Algorithm 1), when a task is created: the bytes it declared (roost/data.hpp) are counted per
 // node where their pages live (D). A task whose footprint exceeds the LLC's share of one core
 // (sum(D) > LLC/C) and whose data is not spread evenly (stddev(D) > 0) goes to the node with the least
-// distance-weighted cost, sum_j D[j] * distance(i, j); any other task stays on the spawner's node.
+// distance-weighted cost, sum_j D[j] * distance(i, j) (of nodes that cost the same, the one with the fewest
+// tasks waiting); any other task stays on the spawner's node.
 // ROOST_NUMA_DEAL=writes (the default) counts only the bytes a task writes (all it declared if it writes
 // none) and drops the size threshold: the owner of the output computes, as the seed's access-intensive
 // dependence does on the TILEPro (§4.2, Algorithm 3). The threshold reasons that a footprint that fits the
