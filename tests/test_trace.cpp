@@ -314,6 +314,41 @@ TEST(TraceSim, EachTouchIsFollowedByItsModelledMemoryTime) {
   remove_trace(file);
 }
 
+// touch_rows in a simulated trace is one record, as natively, and one memory record for all its rows: the
+// simulation forwarded it to the tracer row by row, a touch and a memory record each (a 256-row tile wrote
+// 512 records; heat2d's simulated trace was 36x the size it is now), while it charges each row as a stream.
+TEST(TraceSim, TouchRowsIsOneRecordFollowedByOneMemoryRecord) {
+  const std::string file = temp("roost_sim_rows.trace");
+  constexpr std::size_t kRowBytes = 1024, kRows = 64, kStride = 4096;
+  alignas(64) static char data[kRows * kStride];
+  {
+    roost::options o;
+    o.scheduler = "ws";
+    o.platform = "sim";
+    o.workers = 1;
+    o.topology = "pack:1 l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1";
+    o.trace = file;
+    roost::runtime rt(o);
+    rt.run([&] { roost::touch_rows(data, kRowBytes, kRows, kStride, roost::access::read); });
+  }
+  const tr::trace_file t = tr::read(file);
+  std::size_t rows_records = 0, touches = 0, memory = 0;
+  for (std::size_t i = 0; i < t.records.size(); ++i) {
+    const tr::record& r = t.records[i];
+    rows_records += r.kind == static_cast<std::uint16_t>(tr::kind::touch_rows_read);
+    touches += r.kind == static_cast<std::uint16_t>(tr::kind::touch);
+    if (r.kind != static_cast<std::uint16_t>(tr::kind::memory)) continue;
+    ++memory;
+    ASSERT_GT(i, 0u);
+    EXPECT_EQ(t.records[i - 1].kind, static_cast<std::uint16_t>(tr::kind::touch_rows_read));
+    EXPECT_EQ(r.a, kRows * kRowBytes / 64);  // every row's lines
+  }
+  EXPECT_EQ(rows_records, 1u);
+  EXPECT_EQ(touches, 0u);
+  EXPECT_EQ(memory, 1u);
+  remove_trace(file);
+}
+
 // With two workers the schedule is not fixed, but every recorded end belongs to a recorded begin or
 // resumption (a stolen task is recorded whatever its depth; a folded task that suspends is recorded from its
 // resumption on), and what the trace records is a subset of the tasks.

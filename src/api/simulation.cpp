@@ -195,60 +195,73 @@ void simulation::place(const topo::topology& tp, const topo::placement& pl) {
 // worker is charged the region's compute part and what the model says its lines cost as a stream
 // (region_cost_ns: the first line at latency, the rest at bandwidth; one stream: concurrent streams of the
 // same socket are not counted, src/platform/README.md).
+bool simulation::charges(int worker) const {
+  return platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size();
+}
+
+simulation::charge simulation::walk(int worker, const void* base, std::size_t bytes, access mode) {
+  const sim::access_kind kind = mode == access::read    ? sim::access_kind::read
+                                : mode == access::write ? sim::access_kind::write
+                                                        : sim::access_kind::read_write;
+  const unsigned pu = pu_of_worker_[worker];
+  // Host pages are numbered in the order the simulation first sees them (a physical address space of its
+  // own): the caches' set indices then do not depend on where this process's allocator and ASLR put the
+  // data, and a report is the same from one process to the next. Runs of consecutive simulated pages are
+  // one region each; the result is charged as one stream.
+  const auto host = reinterpret_cast<std::uintptr_t>(base);
+  if (bytes >= kCheckMappedBytes && !mapped(host, bytes)) {
+    std::ostringstream os;
+    os << "roost::touch(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
+       << "process (the simulated platform walks every cache line a touch names); a region must name the "
+       << "bytes the kernel touches";
+    throw usage_error(os.str());
+  }
+  touch_in_walk_.store(bytes, std::memory_order_relaxed);
+  struct walk_done {
+    std::atomic<std::size_t>& t;
+    ~walk_done() { t.store(0, std::memory_order_relaxed); }
+  } done{touch_in_walk_};
+  // Host time, for the report's speed figures only: one clock read per touch, not per line.
+  const auto model_start = std::chrono::steady_clock::now();
+  runs_.clear();
+  if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
+  for (std::uintptr_t at = host, end = host + bytes; at < end;) {
+    std::uint64_t sim_at = sim_address(at, pu);
+    std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
+    while (run_end < end && sim_address(run_end, pu) == sim_at + (run_end - at))
+      run_end = std::min<std::uintptr_t>(end, run_end + kPage);
+    runs_.push_back({sim_at, run_end - at});
+    at = run_end;
+  }
+  // The runs are walked together (the model's two host threads share them); no charge comes between them,
+  // so nothing else touches memory meanwhile.
+  run_results_.resize(runs_.size());
+  model_.access_regions(pu, runs_.data(), runs_.size(), kind, run_results_.data());
+  sim::region_result total = run_results_[0];
+  for (std::size_t i = 1; i < run_results_.size(); ++i) {
+    const sim::region_result& r = run_results_[i];
+    total.lines += r.lines;
+    total.coherence_misses += r.coherence_misses;
+    total.remote_lines += r.remote_lines;
+    for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
+    total.latency_sum_ns += r.latency_sum_ns;
+  }
+  const double memory_ns = model_.region_cost_ns(total);
+  model_time_ += std::chrono::steady_clock::now() - model_start;
+  plat_.on_touch(bytes, total.lines, memory_ns);
+  return {total.lines, total.remote_lines, memory_ns};
+}
+
+// After the touch it describes (trace_format.hpp, "memory").
+void simulation::record_memory(int worker, const charge& c) {
+  if (tracer_) tracer_->memory(static_cast<unsigned>(worker), c.lines, std::llround(c.memory_ns), c.remote_lines);
+}
+
 void simulation::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
-  if (platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size() && bytes) {
-    const sim::access_kind kind = mode == access::read    ? sim::access_kind::read
-                                  : mode == access::write ? sim::access_kind::write
-                                                          : sim::access_kind::read_write;
-    const unsigned pu = pu_of_worker_[worker];
-    // Host pages are numbered in the order the simulation first sees them (a physical address space of its
-    // own): the caches' set indices then do not depend on where this process's allocator and ASLR put the
-    // data, and a report is the same from one process to the next. Runs of consecutive simulated pages are
-    // one region each; the result is charged as one stream.
-    const auto host = reinterpret_cast<std::uintptr_t>(base);
-    if (bytes >= kCheckMappedBytes && !mapped(host, bytes)) {
-      std::ostringstream os;
-      os << "roost::touch(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
-         << "process (the simulated platform walks every cache line a touch names); a region must name the "
-         << "bytes the kernel touches";
-      throw usage_error(os.str());
-    }
-    touch_in_walk_.store(bytes, std::memory_order_relaxed);
-    struct walk_done {
-      std::atomic<std::size_t>& t;
-      ~walk_done() { t.store(0, std::memory_order_relaxed); }
-    } done{touch_in_walk_};
-    // Host time, for the report's speed figures only: one clock read per touch, not per line.
-    const auto model_start = std::chrono::steady_clock::now();
-    runs_.clear();
-    if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
-    for (std::uintptr_t at = host, end = host + bytes; at < end;) {
-      std::uint64_t sim_at = sim_address(at, pu);
-      std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
-      while (run_end < end && sim_address(run_end, pu) == sim_at + (run_end - at))
-        run_end = std::min<std::uintptr_t>(end, run_end + kPage);
-      runs_.push_back({sim_at, run_end - at});
-      at = run_end;
-    }
-    // The runs are walked together (the model's two host threads share them); no charge comes between them,
-    // so nothing else touches memory meanwhile.
-    run_results_.resize(runs_.size());
-    model_.access_regions(pu, runs_.data(), runs_.size(), kind, run_results_.data());
-    sim::region_result total = run_results_[0];
-    for (std::size_t i = 1; i < run_results_.size(); ++i) {
-      const sim::region_result& r = run_results_[i];
-      total.lines += r.lines;
-      total.coherence_misses += r.coherence_misses;
-      total.remote_lines += r.remote_lines;
-      for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
-      total.latency_sum_ns += r.latency_sum_ns;
-    }
-    const double memory_ns = model_.region_cost_ns(total);
-    model_time_ += std::chrono::steady_clock::now() - model_start;
-    plat_.on_touch(bytes, total.lines, memory_ns);
+  if (charges(worker) && bytes) {
+    const charge c = walk(worker, base, bytes, mode);
     if (next_) next_->on_touch(worker, base, bytes, mode);
-    // After the touch it describes (trace_format.hpp, "memory").
-    if (tracer_) tracer_->memory(static_cast<unsigned>(worker), total.lines, std::llround(memory_ns), total.remote_lines);
+    record_memory(worker, c);
     return;
   }
   if (next_) next_->on_touch(worker, base, bytes, mode);
@@ -268,8 +281,7 @@ bool simulation::mapped(std::uintptr_t host, std::size_t bytes) {
 // (rows of one array, which touch_rows names, lie inside it).
 void simulation::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
                                std::size_t stride, access mode) {
-  if (platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size() &&
-      rows > 1 && row_bytes != 0) {
+  if (charges(worker) && rows > 1 && row_bytes != 0) {
     // touch_rows checked that the span ends inside the address space (api/touch.cpp).
     const std::size_t span = (rows - 1) * stride + row_bytes;
     const bool large = row_bytes >= kCheckMappedBytes / rows || span >= kCheckMappedBytes;
@@ -281,11 +293,27 @@ void simulation::on_touch_rows(int worker, const void* base, std::size_t row_byt
       throw usage_error(os.str());
     }
   }
-  touch_consumer::on_touch_rows(worker, base, row_bytes, rows, stride, mode);
+  if (!charges(worker)) {
+    if (next_) next_->on_touch_rows(worker, base, row_bytes, rows, stride, mode);
+    return;
+  }
+  // Each row is charged as a stream of its own, as a touch of it would be; the listener (the tracer) gets
+  // the rows as one record, as it does natively, and one memory record for them all (it got a touch and a
+  // memory record per row: a 256-row tile wrote 512 records, and roost-analyze read 256 touches).
+  charge all{};
+  if (row_bytes != 0)
+    for (std::size_t r = 0; r < rows; ++r) {
+      const charge c = walk(worker, static_cast<const char*>(base) + r * stride, row_bytes, mode);
+      all.lines += c.lines;
+      all.remote_lines += c.remote_lines;
+      all.memory_ns += c.memory_ns;
+    }
+  if (next_) next_->on_touch_rows(worker, base, row_bytes, rows, stride, mode);
+  if (row_bytes != 0 && rows != 0) record_memory(worker, all);
 }
 
 void simulation::on_compute(int worker, std::uint64_t operations) {
-  if (platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size())
+  if (charges(worker))
     plat_.on_compute(operations);
   if (next_) next_->on_compute(worker, operations);
 }

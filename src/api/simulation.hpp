@@ -45,7 +45,8 @@ class simulation final : public touch_consumer {
   void detach();
   // Charges the calling sim thread; forwards to the listener installed before (the tracer).
   void on_touch(int worker, const void* base, std::size_t bytes, access mode) override;
-  // Checks that rows of a large span are this process's memory, then walks them row by row.
+  // Checks that rows of a large span are this process's memory, then walks and charges them row by row;
+  // forwards them as one call.
   void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
                      access mode) override;
   // Charges the calling sim thread the operations at op_ns; forwards as on_touch does.
@@ -75,6 +76,15 @@ class simulation final : public touch_consumer {
   // Touches from this size on are checked to lie in this process's memory (on_touch).
   static constexpr std::size_t kCheckMappedBytes = std::size_t{64} << 20;
   static bool mapped(std::uintptr_t host, std::size_t bytes);
+  // Whether an annotation of `worker` is this simulation's to charge (its platform drives the calling thread).
+  bool charges(int worker) const;
+  // What one region cost: its lines walked through the model, and the calling sim thread charged for them.
+  struct charge {
+    std::uint64_t lines = 0, remote_lines = 0;
+    double memory_ns = 0;
+  };
+  charge walk(int worker, const void* base, std::size_t bytes, access mode);
+  void record_memory(int worker, const charge& c);
   // pu: the touching PU, which places a first-touch page given out again (sharded_model::place_reused).
   std::uint64_t sim_address(std::uintptr_t host, unsigned pu);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
