@@ -136,13 +136,22 @@ void numa_free(void* p) {
     os << "roost::numa_free(" << p << "): not an address roost::numa_alloc returned (or freed already)";
     throw usage_error(os.str());
   }
+  // The lookup above names the error for most mistakes; the removal decides. Two threads freeing the same
+  // block both found it, and both unmapped it (the second unmapping whatever had been mapped there since):
+  // only the one whose removal took the range unmaps it, the other is told it was freed already.
+  std::size_t bytes = 0;
   try {
-    page_placement::remove(addr);
+    bytes = page_placement::remove(addr);
   } catch (...) {
-    ::munmap(p, r.bytes);  // the memory goes back whatever a listener said
+    ::munmap(p, r.bytes);  // the memory goes back whatever a listener said (only the remover's listeners run)
     throw;
   }
-  ::munmap(p, r.bytes);
+  if (bytes == 0) {
+    std::ostringstream os;
+    os << "roost::numa_free(" << p << "): freed already (by another thread at the same time)";
+    throw usage_error(os.str());
+  }
+  ::munmap(p, bytes);
 }
 
 void* detail::numa_alloc_up_to(std::size_t bytes, distribution d, std::size_t parts) {

@@ -73,12 +73,12 @@ void page_placement::add(const placed_range& r) {
   ranges().by_base[r.base] = r;
 }
 
-void page_placement::remove(std::uintptr_t base) {
+std::size_t page_placement::remove(std::uintptr_t base) {
   std::size_t bytes = 0;
   {
     std::unique_lock lk(ranges().mu);
     auto it = ranges().by_base.find(base);
-    if (it == ranges().by_base.end()) return;
+    if (it == ranges().by_base.end()) return 0;
     bytes = it->second.bytes;
     ranges().by_base.erase(it);
   }
@@ -91,6 +91,7 @@ void page_placement::remove(std::uintptr_t base) {
       if (!first_error) first_error = std::current_exception();
     }
   if (first_error) std::rethrow_exception(first_error);
+  return bytes;
 }
 
 void page_placement::listen_to_removals(removal_listener fn, void* ctx) {

@@ -35,9 +35,12 @@ class page_placement {
   // its pages with mbind(2) where the machine has more than one node. Throws roost::config_error when the
   // kernel refuses.
   static void add(const placed_range& r);
-  // Unregisters the range at `base` and tells the removal listeners (below), on the calling thread; what a
-  // listener throws comes out after all of them heard of it (the range is unregistered either way).
-  static void remove(std::uintptr_t base);
+  // Unregisters the range that starts at `base` and tells the removal listeners (below), on the calling
+  // thread; returns its bytes, or 0 when no range starts there (never added, or removed already). The
+  // lookup and the removal are one step under the registry's lock, so that of two threads removing the same
+  // range exactly one does. What a listener throws comes out after all of them heard of it (the range is
+  // unregistered either way).
+  static std::size_t remove(std::uintptr_t base);
   // Called with each range removed (its memory is about to be unmapped): the simulated platform forgets its
   // pages, so that memory made again at the same addresses is placed afresh. `ctx` names the listener.
   using removal_listener = void (*)(void* ctx, std::uintptr_t base, std::size_t bytes);
