@@ -114,8 +114,11 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
     }
     r.first_part = g_next_part.fetch_add((r.bytes + r.part_bytes - 1) / r.part_bytes, std::memory_order_relaxed);
   }
-  void* p = ::mmap(nullptr, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) throw std::bad_alloc();
+  // Fine memory starts at a page number that is a multiple of this machine's nodes, where the kernel's
+  // interleaving places it by the rule (page_placement.hpp).
+  void* p = page_placement::map_at_page_multiple(
+      r.bytes, r.rule == page_rule::round_robin ? std::max(1u, page_placement::native_nodes()) : 1);
+  if (!p) throw std::bad_alloc();
   r.base = reinterpret_cast<std::uintptr_t>(p);
   try {
     page_placement::add(r);

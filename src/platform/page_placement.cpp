@@ -2,10 +2,12 @@
 
 #include <numa.h>
 #include <numaif.h>
+#include <sys/mman.h>
 
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <algorithm>
 #include <map>
 #include <mutex>
@@ -39,8 +41,11 @@ bool libnuma_usable() {
   return ok;
 }
 
-// The kernel's interleave policy puts page k of a mapping on the k-th allowed node (mod N) counted from
-// the mapping's start, which is the allocator's own fine rule when the mask holds nodes 0..N-1.
+// The kernel's interleave policy puts the page at address a of an anonymous private mapping on the
+// ((a / page) mod N)-th allowed node (mm/mempolicy.c, interleave_nid: the mapping's vm_pgoff is its start's
+// page number), which is the allocator's own fine rule (page k of the allocation on node k mod N) when the
+// mask holds nodes 0..N-1 and the allocation starts at a page number that is a multiple of N
+// (map_at_page_multiple; an outside-user campaign found the rule off by the start's phase).
 void bind_native(const placed_range& r) {
   const unsigned n = page_placement::native_nodes();
   if (n <= 1 || r.rule == page_rule::first_touch) return;
@@ -66,6 +71,25 @@ void bind_native(const placed_range& r) {
 }
 
 }  // namespace
+
+void* page_placement::map_at_page_multiple(std::size_t bytes, std::size_t multiple) {
+  const std::size_t page = os::page_size();
+  if (multiple <= 1) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? nullptr : p;
+  }
+  // Room for any phase, then the head and the tail given back.
+  const std::size_t slack = (multiple - 1) * page;
+  if (bytes > std::numeric_limits<std::size_t>::max() - slack) return nullptr;
+  void* m = ::mmap(nullptr, bytes + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (m == MAP_FAILED) return nullptr;
+  const auto start = reinterpret_cast<std::uintptr_t>(m);
+  const std::size_t first = start / page;
+  const std::uintptr_t base = (first + (multiple - first % multiple) % multiple) * page;
+  if (base > start) ::munmap(m, base - start);
+  if (const std::size_t tail = start + bytes + slack - (base + bytes)) ::munmap(reinterpret_cast<void*>(base + bytes), tail);
+  return reinterpret_cast<void*>(base);
+}
 
 void page_placement::add(const placed_range& r) {
   bind_native(r);

@@ -35,6 +35,11 @@ class page_placement {
   // its pages with mbind(2) where the machine has more than one node. Throws roost::config_error when the
   // kernel refuses.
   static void add(const placed_range& r);
+  // Maps `bytes` (whole pages) of anonymous read-write memory whose first page's number is a multiple of
+  // `multiple` (1: anywhere), or nullptr when mmap(2) fails. The kernel's interleave policy puts the page at
+  // address a on node (a / page) mod N, not page k of the mapping on node k mod N: a fine allocation mapped
+  // at such an address is placed by the allocator's rule (page k on node k mod N) when `multiple` is N.
+  static void* map_at_page_multiple(std::size_t bytes, std::size_t multiple);
   // Unregisters the range that starts at `base` and tells the removal listeners (below), on the calling
   // thread; returns its bytes, or 0 when no range starts there (never added, or removed already). The
   // lookup and the removal are one step under the registry's lock, so that of two threads removing the same
