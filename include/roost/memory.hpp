@@ -11,7 +11,8 @@
 //   fine      the pages of an allocation round-robin over the nodes (what numactl --interleave does)
 //   coarse    each allocation whole on one node, successive allocations on successive nodes; an allocation
 //             made of `parts` parts counts each part as an allocation of its own, so parts == nodes cuts
-//             one array into contiguous blocks, one per node
+//             one array into contiguous blocks, one per node (parts of whole pages, as even as that allows:
+//             their sizes differ by one page at most)
 // The default for numa_alloc(bytes) and numa_allocator<T>() is ROOST_DATA_DISTRIBUTION (standard, fine or
 // coarse; read at the first allocation), unless set_default_distribution() set one.
 //

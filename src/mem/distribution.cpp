@@ -100,7 +100,8 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
   r.rule = d == distribution::fine ? page_rule::round_robin : d == distribution::coarse ? page_rule::per_part
                                                                                          : page_rule::first_touch;
   if (r.rule == page_rule::per_part) {
-    r.part_bytes = (pages + parts - 1) / parts * page;
+    r.parts = parts;  // at most one per page (checked above): every part has a page
+    r.part_bytes = (pages + parts - 1) / parts * page;  // the largest
     // A part lives whole on one node: it must fit one (of the simulated machine, in one of its tasks).
     const platform::sim_platform* sim = platform::t_sim;
     // One simulated node: nothing to place, whatever hwloc's default node size (1 GiB for a synthetic one).
@@ -112,7 +113,7 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
          << " bytes); use more parts, or fine";
       throw usage_error(os.str());
     }
-    r.first_part = g_next_part.fetch_add((r.bytes + r.part_bytes - 1) / r.part_bytes, std::memory_order_relaxed);
+    r.first_part = g_next_part.fetch_add(parts, std::memory_order_relaxed);
   }
   // Fine memory starts at a page number that is a multiple of this machine's nodes, where the kernel's
   // interleaving places it by the rule (page_placement.hpp).

@@ -60,11 +60,12 @@ void bind_native(const placed_range& r) {
       fail("mbind(MPOL_INTERLEAVE)");
     return;
   }
-  for (std::size_t off = 0; off < r.bytes; off += r.part_bytes) {
-    const unsigned node = static_cast<unsigned>((r.first_part + off / r.part_bytes) % n);
+  const std::size_t page = os::page_size(), pages = r.bytes / page;
+  for (std::uint64_t p = 0; p < r.parts; ++p) {
+    const unsigned node = static_cast<unsigned>((r.first_part + p) % n);
     std::fill(mask.begin(), mask.end(), 0);
     mask[node / 64] |= 1ul << (node % 64);
-    const std::size_t len = std::min(r.part_bytes, r.bytes - off);
+    const std::size_t off = part_first_page(r, pages, p) * page, len = part_first_page(r, pages, p + 1) * page - off;
     if (::mbind(reinterpret_cast<void*>(r.base + off), len, MPOL_BIND, mask.data(), n + 1, 0) != 0)
       fail("mbind(MPOL_BIND)");
   }
@@ -146,7 +147,10 @@ int page_placement::node_by_rule(const placed_range& r, std::uintptr_t addr, uns
   switch (r.rule) {
     case page_rule::first_touch: return unknown;
     case page_rule::round_robin: return static_cast<int>((off / os::page_size()) % nodes);
-    case page_rule::per_part: return static_cast<int>((r.first_part + off / r.part_bytes) % nodes);
+    case page_rule::per_part: {
+      const std::size_t page = os::page_size();
+      return static_cast<int>((r.first_part + part_of_page(r, r.bytes / page, off / page)) % nodes);
+    }
   }
   return unknown;
 }

@@ -16,16 +16,29 @@ namespace roost::platform {
 enum class page_rule : std::uint8_t {
   first_touch,  // seed 002's "standard": the node of the first core that touches the page
   round_robin,  // "fine": page k of the allocation on node k mod N
-  per_part,     // "coarse": part p (of `part_bytes`) of the allocation on node (first_part + p) mod N
+  per_part,     // "coarse": part p (of `parts`) of the allocation on node (first_part + p) mod N
 };
 
 struct placed_range {
   std::uintptr_t base = 0;
-  std::size_t bytes = 0;
+  std::size_t bytes = 0;  // a whole number of pages
   page_rule rule = page_rule::first_touch;
-  std::size_t part_bytes = 0;    // per_part: a whole number of pages
+  // per_part: the allocation's pages split into `parts` runs as even as whole pages allow (their sizes
+  // differ by a page at most; part_pages), `part_bytes` the largest. Parts of one size, the ceiling,
+  // made fewer than asked where it did not divide (9 pages in 8 parts were 5 parts of 2 pages).
+  std::uint64_t parts = 1;
+  std::size_t part_bytes = 0;
   std::uint64_t first_part = 0;  // per_part: the allocator's round-robin count at this allocation
 };
+
+// per_part: the part that holds page k (from the allocation's start) of r, which has `pages` pages; and
+// the first page of part p (p == r.parts: the end). Part p holds pages [first_page(p), first_page(p + 1)).
+inline std::uint64_t part_of_page(const placed_range& r, std::uint64_t pages, std::uint64_t k) {
+  return static_cast<std::uint64_t>(static_cast<unsigned __int128>(k) * r.parts / pages);
+}
+inline std::uint64_t part_first_page(const placed_range& r, std::uint64_t pages, std::uint64_t p) {
+  return static_cast<std::uint64_t>((static_cast<unsigned __int128>(p) * pages + r.parts - 1) / r.parts);
+}
 
 class page_placement {
  public:

@@ -29,22 +29,32 @@ std::size_t stratum_hash(std::size_t i);
 std::size_t pick(std::size_t i, std::size_t size) { return size <= 1 ? 0 : stratum_hash(i) % size; }
 
 // Adds `weight` times the bytes [x, y) (offsets into a distributed allocation) to D, by the rule that puts
-// unit j of the allocation (a page for fine, a part for coarse) on node (first_node + j) mod D.size().
-void spread_by_units(std::vector<double>& D, std::size_t x, std::size_t y, std::size_t unit, std::size_t first_node,
-                     double weight) {
+// part p of the allocation (placed_range::parts: runs of pages whose sizes differ by a page at most; fine
+// memory is one part a page) on node (first_node + p) mod D.size(). The parts wholly inside [x, y) are
+// counted one by one up to a bound; past it, by how many fall on each node, at their mean size (the total
+// stays exact; a node's share is off by less than a page a part, and exact when the parts are equal).
+void spread_by_parts(std::vector<double>& D, std::size_t x, std::size_t y, const platform::placed_range& r,
+                     std::size_t page, std::size_t first_node, double weight) {
   if (x >= y) return;
   const std::size_t n = D.size();
-  const auto node = [&](std::size_t j) { return (first_node + j) % n; };
-  const std::size_t j0 = x / unit, j1 = (y - 1) / unit;
-  if (j0 == j1) {
-    D[node(j0)] += weight * static_cast<double>(y - x);
+  const std::uint64_t pages = r.bytes / page;
+  const auto node = [&](std::uint64_t p) { return (first_node + p) % n; };
+  const auto start = [&](std::uint64_t p) { return platform::part_first_page(r, pages, p) * page; };
+  const std::uint64_t p0 = platform::part_of_page(r, pages, x / page), p1 = platform::part_of_page(r, pages, (y - 1) / page);
+  if (p0 == p1) {
+    D[node(p0)] += weight * static_cast<double>(y - x);
     return;
   }
-  D[node(j0)] += weight * static_cast<double>((j0 + 1) * unit - x);
-  D[node(j1)] += weight * static_cast<double>(y - j1 * unit);
-  const std::size_t whole = j1 - j0 - 1;  // units j0 + 1 .. j1 - 1, each on the next node
-  for (std::size_t k = 0; k < n && k < whole; ++k)
-    D[node(j0 + 1 + k)] += weight * static_cast<double>(unit) * static_cast<double>(whole / n + (k < whole % n ? 1 : 0));
+  D[node(p0)] += weight * static_cast<double>(start(p0 + 1) - x);
+  D[node(p1)] += weight * static_cast<double>(y - start(p1));
+  const std::uint64_t whole = p1 - p0 - 1;  // parts p0 + 1 .. p1 - 1
+  if (whole <= 4 * n) {
+    for (std::uint64_t p = p0 + 1; p < p1; ++p) D[node(p)] += weight * static_cast<double>(start(p + 1) - start(p));
+    return;
+  }
+  const double mean = static_cast<double>(start(p1) - start(p0 + 1)) / static_cast<double>(whole);
+  for (std::size_t k = 0; k < n; ++k)
+    D[node(p0 + 1 + k)] += weight * mean * static_cast<double>(whole / n + (k < whole % n ? 1 : 0));
 }
 
 std::size_t stratum_hash(std::size_t i) {
@@ -127,10 +137,12 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
     if (platform::page_placement::find(lo, range) && range.rule != platform::page_rule::first_touch &&
         hi - range.base <= range.bytes) {
       const bool fine = range.rule == platform::page_rule::round_robin;
-      const std::size_t unit = fine ? page : range.part_bytes;
       const std::size_t first_node = fine ? 0 : static_cast<std::size_t>(range.first_part % num_nodes_);
+      platform::placed_range rule = range;
+      if (fine) rule.parts = range.bytes / page;  // a part a page
       for_each_row([&](std::size_t row, double weight) {
-        spread_by_units(D, row_base(row) - range.base, row_base(row) - range.base + r.row_bytes, unit, first_node, weight);
+        const std::size_t x = row_base(row) - range.base, y = x + r.row_bytes;
+        spread_by_parts(D, x, y, rule, page, first_node, weight);
       });
       continue;
     }
