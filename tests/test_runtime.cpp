@@ -226,6 +226,36 @@ TEST_P(Api, AHandlerThatSpawnsKeepsItsException) {
   }
 }
 
+// A group destroyed without wait() rethrows its child's exception unless its own task's stack unwinds.
+// The owner here throws while its child is pending, and its group's destructor joins the child during the
+// unwinding: a help-first join runs that child on the owner's stack, where the thread's count of uncaught
+// exceptions is the owner's, and the child's own group then dropped the grandchild's exception as if its
+// stack unwound too, and the child went on past it (ws-help, cats and numa; an outside-user campaign).
+TEST_P(Api, AChildJoinedWhileItsParentUnwindsStillSeesItsOwnExceptions) {
+  for (unsigned w : {1u, 2u}) {
+    roost::runtime rt(opts(GetParam(), w));
+    std::atomic<int> went_on{0}, saw_own{0};
+    EXPECT_THROW(rt.run([&] {
+      roost::task_group outer;
+      outer.run([&] {
+        try {
+          roost::task_group inner;
+          inner.run([] { throw std::logic_error("grandchild"); });
+        } catch (const std::logic_error&) {  // ~inner rethrows: this stack is not unwinding
+          saw_own.fetch_add(1);
+          EXPECT_EQ(std::uncaught_exceptions(), 0);
+          throw;
+        }
+        went_on.fetch_add(1);
+      });
+      throw std::runtime_error("parent");
+    }), std::runtime_error);
+    EXPECT_EQ(went_on.load(), 0) << "workers " << w;
+    EXPECT_EQ(saw_own.load(), 1) << "workers " << w;
+    EXPECT_EQ(std::uncaught_exceptions(), 0);
+  }
+}
+
 TEST_P(Api, ExceptionFromDeepInsideAndFromTheRoot) {
   roost::runtime rt(opts(GetParam(), 2));
   std::function<int(int)> deep = [&](int d) -> int {

@@ -28,6 +28,10 @@ namespace detail {
 // The spawn of a child with a data declaration (data.hpp): a library call, which tells the policy the
 // declaration while it places the child (engine_base::uses_declarations), then spawns as run() does.
 void spawn_declared(worker_abi& w, group_state& g, task_frame& f, const data& d);
+// The join of a group destroyed while its owner's stack unwinds: the children the join runs on this stack
+// start with no exception in flight (src/api/task_group.cpp); what they throw is dropped, and so is the
+// usage_error of a destructor run by another task than the owner (nothing may leave it while unwinding).
+void join_while_unwinding(group_state& g) noexcept;
 }  // namespace detail
 
 class task_group {
@@ -53,7 +57,7 @@ class task_group {
   ~task_group() noexcept(false) {
     if (st_.spawned != 0) {
       if (std::uncaught_exceptions() > 0) {
-        try { engine_wait(); } catch (...) {}
+        detail::join_while_unwinding(st_);
       } else {
         engine_wait();
       }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine/engine_base.hpp"
+#include "ult/context.hpp"
 #include "roost/errors.hpp"
 #include "roost/task_group.hpp"
 
@@ -37,6 +38,26 @@ void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g
 }
 
 std::exception_ptr g_exception_lost_to_oom;
+
+// The owner's stack is unwinding: the thread's count of uncaught exceptions says 1 or more. A child the
+// join runs on this stack (a help-first join pops its own children back) would see that count as its own,
+// and a task_group it destroys without wait() would drop its child's exception as if its own stack were
+// unwinding, and go on past code it should never reach (an outside-user campaign, under ws-help, cats and
+// numa). So the join runs with the thread's exception state cleared, as a task started on a fiber of its own
+// has it (ult/context.hpp: each context carries its own across a switch), and puts it back after, on
+// whichever thread the owner then runs.
+void join_while_unwinding(group_state& g) noexcept {
+  ult::eh_state* here = ult::thread_eh_state();
+  const ult::eh_state unwinding = *here;
+  *here = ult::eh_state{nullptr, 0};
+  try {
+    if (running_fiber() != g.owner_fiber) throw_not_owner("roost::task_group::~task_group", running_fiber(), g);
+    worker_abi* w = g.owner_fiber->worker;
+    w->engine_wait(*w, g);
+  } catch (...) {
+  }
+  *ult::thread_eh_state() = unwinding;  // out of line: the thread the owner runs on now
+}
 
 void rethrow_group_error(std::exception_ptr* e) {
   if (e == &g_exception_lost_to_oom)
