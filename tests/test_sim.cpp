@@ -182,6 +182,35 @@ TEST(SimReport, RuntimesInTurnUnderRoostSimReportEachWriteTheirOwn) {
   EXPECT_FALSE(std::ifstream(path + ".4").good());
 }
 
+// A task with two dealt groups open at once, joined in the order it opened them (g0.run; g1.run; g0.wait;
+// g1.wait): the first join gave back the second group's node and the second gave back the distribution
+// tree's root, and the next iteration hung with no node active (adws and adws-ml on 2 workers; an
+// outside-user campaign's fuzzer). The second group is not dealt now. Simulated: a hang ends the process
+// with the stall diagnostic, after 5 s of this machine's time without progress.
+TEST(SimAdws, TwoDealtGroupsOpenAtOnceJoinInTheOrderTheyOpened) {
+  for (const char* sched : {"adws", "adws-ml"})
+    for (int order : {0, 1}) {
+      roost::runtime rt(sim_opts(sched, "pack:2 l3:1(size=1MiB) core:2 pu:1", 3, "stall_wall_s=5"));
+      for (int it = 0; it < 5; ++it) {
+        int a = 0, b = 0;
+        rt.run([&] {
+          roost::task_group g0(8.0), g1(8.0);
+          g0.run([&] { a = it; });
+          g1.run([&] { b = it + 1; }, 1.0);
+          if (order == 0) {
+            g0.wait();
+            g1.wait();
+          } else {
+            g1.wait();
+            g0.wait();
+          }
+        });
+        EXPECT_EQ(a, it) << sched;
+        EXPECT_EQ(b, it + 1) << sched;
+      }
+    }
+}
+
 // Runtimes made at once on two threads take different numbers (each read the count before either added to
 // it, and both wrote the same file); one whose making fails gives its number back. Each runtime writes a
 // report with its own seed, so a file written twice would show one seed twice and lack another.

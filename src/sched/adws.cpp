@@ -101,7 +101,8 @@ void adws_policy::start_root(engine::worker& w, detail::task_id& id) {  // the w
 // plain group never changes its task's range, so nothing is saved for it.
 void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
   range r = range_of(cur);
-  if (!(adws::multi(r) && adws::first(r) == w.id)) {  // nothing to deal: the search ends here too
+  // Nothing to deal (the search ends here too), or a dealt group of this task is still open.
+  if (!(adws::multi(r) && adws::first(r) == w.id) || adws::has_dealt_group_open<node>(cur)) {
     end_search_at_plain_group(w, of(w), g);
     return;
   }
@@ -112,7 +113,7 @@ void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::gr
   g.dist.saved_node = cur.sched_node;
   g.dist.mode = kSearchRoot;
   g.dist.remaining = g.total_work;
-  node* n = me.nodes.take(r, static_cast<node*>(cur.sched_node));
+  node* n = me.nodes.take(r, static_cast<node*>(cur.sched_node), [&](node& fresh) { fresh.opener = &cur; });
   cur.sched_node = n;
   me.current = n;
 }

@@ -104,6 +104,11 @@ void adws_ml_policy::start_root(engine::worker& w, detail::task_id& id) {  // DR
 
 void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
   per_worker& me = of(w);
+  if (adws::has_dealt_group_open<node>(cur)) {  // one dealt or descended group of a task at a time
+    g.dist.mode = kPlain;
+    end_search(w, me);
+    return;
+  }
   const unsigned level = cur.tier;
   const range r = range_of(cur);
   // Level descent (digest §3.3): a task alone in its group moves to the children of the group this
@@ -167,7 +172,10 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     pull_heads(agg_level, g.dist.pulled_first, g.dist.pulled_last, 0, to);
   }
   node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
-                          [to](node& fresh) { fresh.level.store(to, std::memory_order_relaxed); });
+                          [to, &cur](node& fresh) {
+                            fresh.level.store(to, std::memory_order_relaxed);
+                            fresh.opener = &cur;
+                          });
   cur.sched_node = n;
   set_range(cur, nr, to);
   me.current = n;

@@ -12,6 +12,19 @@
 
 namespace roost::sched::adws {
 
+// Whether the task `cur` has a dealt group open: its node is one its own group opened (Node::opener, set
+// by the open). A task's groups are dealt one at a time: seed 003's model joins a task's groups in the
+// order it opened them, and the return migration at each join restores the range and node the group's open
+// saved. A second group opened before the first's join (g0.run; g1.run; g0.wait; g1.wait) saved the first
+// group's node and range; the first join gave back the second's node and restored the first's saved state,
+// and the second gave back the distribution tree's root, and the next iteration hung with no node active (an
+// outside-user campaign's fuzzer). Such a group is not dealt: its children run work-first in place.
+template <class Node>
+bool has_dealt_group_open(const detail::task_id& cur) {
+  const auto* n = static_cast<const Node*>(cur.sched_node);
+  return n && n->opener == &cur;
+}
+
 template <class Node>
 class node_pool {
  public:
