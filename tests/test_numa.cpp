@@ -472,12 +472,40 @@ TEST(NumaAlloc, BadInputIsAClearError) {
   roost::options o2;
   o2.data_distribution = "fine";
   EXPECT_THROW(roost::runtime rt(o2), roost::config_error);
+  // A distribution outside the enumeration is named, not read as standard.
+  const auto bad_enum = static_cast<roost::distribution>(7);
+  for (auto call : {std::function<void()>([&] { roost::numa_alloc(kPage, bad_enum); }),
+                    std::function<void()>([&] { roost::set_default_distribution(bad_enum); })}) {
+    try {
+      call();
+      ADD_FAILURE() << "distribution 7 was accepted";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("distribution 7 is none of"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// options::data_distribution becomes the allocator's default once the runtime is made: one that fails to be
+// made (here at its topology) leaves the default as it was (it had changed it; an outside-user campaign).
+TEST(NumaAlloc, ARuntimeThatFailsToBeMadeLeavesTheDefaultDistribution) {
+  roost::set_default_distribution(roost::distribution::fine);
+  roost::options o;
+  o.data_distribution = "coarse";
+  o.topology = "/nonexistent/topology.xml";
+  EXPECT_THROW(roost::runtime rt(o), roost::config_error);
+  EXPECT_EQ(roost::default_distribution(), roost::distribution::fine);
+  o.topology.reset();
+  {
+    roost::runtime rt(o);
+    EXPECT_EQ(roost::default_distribution(), roost::distribution::coarse);
+  }
+  roost::set_default_distribution(roost::distribution::standard);
 }
 
 // Two threads freeing the same block at once: exactly one frees it, the other gets the usage_error of a
 // block freed already. Both found it and both unmapped it (the second unmapping whatever was mapped there
 // since), 25 rounds of 200,000 in an outside-user campaign. Each round checks the count, whatever the order;
-// the rounds make a race that rare likely to show (fewer under the sanitizers, whose runs are slower).
+// enough rounds that so rare a race likely shows (fewer under the sanitizers, whose runs are slower).
 TEST(NumaAlloc, TwoThreadsFreeingOneBlockAtOnceFreeItOnce) {
 #if defined(ROOST_TSAN) || defined(ROOST_ASAN)
   constexpr int kRounds = 2000;

@@ -14,7 +14,9 @@
 //             one array into contiguous blocks, one per node (parts of whole pages, as even as that allows:
 //             their sizes differ by one page at most)
 // The default for numa_alloc(bytes) and numa_allocator<T>() is ROOST_DATA_DISTRIBUTION (standard, fine or
-// coarse; read at the first allocation), unless set_default_distribution() set one.
+// coarse; read at the first allocation), unless set_default_distribution() or a runtime made with
+// options::data_distribution set one. numa_allocator<T>() takes the default when it is constructed: a
+// container made before either keeps the distribution it found.
 //
 // Natively the pages are bound with libnuma (mbind); under the simulated platform (ROOST_PLATFORM=sim) the
 // same rule places them on the simulated machine's nodes when a task first touches them, so one program
@@ -59,6 +61,8 @@ void* numa_alloc_up_to(std::size_t bytes, distribution d, std::size_t parts);
 
 // A std::allocator-compatible allocator over numa_alloc: every allocation placed by one distribution, in up
 // to `parts` parts (coarse: fewer where an allocation spans fewer pages, as a vector's first ones do).
+// Every allocation is whole pages of its own (one mmap): made for arrays (std::vector), not for node-based
+// containers, where each element would take a page (a std::list of 100,000 longs took 400 MB).
 template <class T>
 class numa_allocator {
   // numa_alloc's memory is page-aligned: at least 4 KiB, the smallest page of any machine roost runs on.

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -107,9 +108,11 @@ void check_outputs_apart(const resolved_options& cfg) {
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
 runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
-  // Given in code, the distribution becomes the allocator's default (roost/memory.hpp); from the
-  // environment the allocator reads it itself, also before any runtime exists.
-  if (o.data_distribution) set_default_distribution(parse_distribution(cfg.data_distribution));
+  // Given in code, the distribution becomes the allocator's default (roost/memory.hpp) once the runtime is
+  // made (below): a runtime that fails to be made changes nothing. Checked here, with the other settings.
+  // From the environment the allocator reads it itself, also before any runtime exists.
+  const std::optional<distribution> given_distribution =
+      o.data_distribution ? std::optional<distribution>(parse_distribution(cfg.data_distribution)) : std::nullopt;
   output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
@@ -189,6 +192,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   }
   // Constructed: this runtime writes its report when it is destroyed (one that failed before wrote nothing).
   report_number.keep(cfg.sim_report, "report");
+  if (given_distribution) set_default_distribution(*given_distribution);
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 

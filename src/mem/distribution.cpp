@@ -31,6 +31,15 @@ distribution g_default = distribution::standard;
 // Seed 002 §3: "the round-robin node selection counter for the coarse distribution policy".
 std::atomic<std::uint64_t> g_next_part{0};
 
+// A distribution outside the enumeration (a cast from a number) is named, not read as standard.
+void check_distribution(distribution d, const char* call) {
+  if (d == distribution::standard || d == distribution::fine || d == distribution::coarse) return;
+  std::ostringstream os;
+  os << call << ": distribution " << static_cast<int>(d)
+     << " is none of roost::distribution::standard, fine or coarse";
+  throw usage_error(os.str());
+}
+
 }  // namespace
 
 std::string to_string(distribution d) {
@@ -70,6 +79,7 @@ distribution default_distribution() {
 }
 
 void set_default_distribution(distribution d) {
+  check_distribution(d, "roost::set_default_distribution");
   std::lock_guard lk(g_default_mu);
   g_default = d;
   g_default_set = true;
@@ -84,6 +94,7 @@ void* numa_alloc(std::size_t bytes) {
 
 void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
   detail::no_preempt_scope np(detail::running_fiber());
+  check_distribution(d, "roost::numa_alloc");
   const std::size_t page = platform::os::page_size();
   // No address space holds it (and bytes + page - 1 would wrap): what operator new says of such a size.
   if (bytes > std::numeric_limits<std::size_t>::max() / 2) throw std::bad_alloc();
