@@ -827,3 +827,23 @@ TEST(NumaSim, OneNodeRunsAndSaysDealingHasNothingToChooseFrom) {
   EXPECT_EQ(r, 3);
   EXPECT_NE(rt.describe().find("nothing to choose from"), std::string::npos) << rt.describe();
 }
+
+// ROOST_VERBOSE's line says the data distribution in effect, and numa's says no counts before any task
+// declared data (its start-up line printed "declared tasks: 0 dealt ..." of a run not begun), the counts
+// once one did.
+TEST(NumaSim, TheDescriptionSaysTheDistributionAndCountsOnlyWhatHappened) {
+  roost::options o = seed002_sim("numa", 12);
+  o.data_distribution = "fine";
+  roost::runtime rt(o);
+  EXPECT_NE(rt.describe().find("data distribution fine (numa_alloc's default)"), std::string::npos) << rt.describe();
+  EXPECT_NE(rt.describe().find("no task has declared its data"), std::string::npos) << rt.describe();
+  EXPECT_EQ(rt.describe().find("declared tasks:"), std::string::npos) << rt.describe();
+  std::vector<double> v(1024);
+  rt.run([&] {
+    roost::task_group g;
+    g.run([&] { v[0] = 1; }, roost::data{roost::writes(v.data(), v.size() * sizeof(double))});
+    g.wait();
+  });
+  EXPECT_NE(rt.describe().find("declared tasks: "), std::string::npos) << rt.describe();
+  roost::set_default_distribution(roost::distribution::standard);
+}

@@ -312,6 +312,7 @@ std::string runtime_core::describe() const {
     else if (cfg.trace_depth == ~std::uint32_t{0}) os << "all";
     else os << "down to split depth " << cfg.trace_depth;
   }
+  os << "; data distribution " << to_string(default_distribution()) << " (numa_alloc's default)";
   std::string notes = eng->policy_notes();
   if (!notes.empty()) os << "; " << notes;
   return os.str();

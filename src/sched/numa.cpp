@@ -360,9 +360,11 @@ std::string numa_policy::notes() const {
     return os.str();
   }
   os << ", vicinity " << (vicinity_ == 0 ? std::string("all") : std::to_string(vicinity_)) << ", dealt by "
-     << (deal_by_writes_ ? "writes" : "footprint") << "; declared tasks: " << away << " dealt to another node, "
-     << home << " kept (" << small << " below LLC/C, " << even << " spread evenly, " << nearest
-     << " nearest their data here); " << far
+     << (deal_by_writes_ ? "writes" : "footprint");
+  // Counts only once there is something to count (the start-up line printed zeros of a run not begun).
+  if (home + away + far == 0) return os.str() + "; no task has declared its data";
+  os << "; declared tasks: " << away << " dealt to another node, " << home << " kept (" << small
+     << " below LLC/C, " << even << " spread evenly, " << nearest << " nearest their data here); " << far
      << " steals from other nodes";
   return os.str();
 }
