@@ -274,17 +274,25 @@ TEST(TraceDepth, AllRecordsEveryTaskWithItsSpawner) {
 // after it, in the same lane, with its lines, their modelled time, and the lines that came from another
 // node's DRAM. Two nodes, one worker on node 0, 64 KiB in two coarse parts (one per node, whichever comes
 // first): half the lines are remote; touched again, they are in the worker's caches and cost less.
+namespace {
+// One simulated ws worker on `topology`, tracing to `file`.
+roost::options one_simulated_worker_tracing(const std::string& topology, const std::string& file) {
+  roost::options o;
+  o.scheduler = "ws";
+  o.platform = "sim";
+  o.workers = 1;
+  o.topology = topology;
+  o.trace = file;
+  return o;
+}
+}  // namespace
+
 TEST(TraceSim, EachTouchIsFollowedByItsModelledMemoryTime) {
   const std::string file = temp("roost_sim_memory.trace");
   constexpr std::size_t kBytes = 64 * 1024;
   {
-    roost::options o;
-    o.scheduler = "ws";
-    o.platform = "sim";
-    o.workers = 1;
-    o.topology = "pack:2 [numa(memory=1GiB)] l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1";
-    o.trace = file;
-    roost::runtime rt(o);
+    roost::runtime rt(one_simulated_worker_tracing(
+        "pack:2 [numa(memory=1GiB)] l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1", file));
     void* data = roost::numa_alloc(kBytes, roost::distribution::coarse, 2);
     rt.run([&] {
       roost::touch(data, kBytes, roost::access::write);
@@ -322,13 +330,7 @@ TEST(TraceSim, TouchRowsIsOneRecordFollowedByOneMemoryRecord) {
   constexpr std::size_t kRowBytes = 1024, kRows = 64, kStride = 4096;
   alignas(64) static char data[kRows * kStride];
   {
-    roost::options o;
-    o.scheduler = "ws";
-    o.platform = "sim";
-    o.workers = 1;
-    o.topology = "pack:1 l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1";
-    o.trace = file;
-    roost::runtime rt(o);
+    roost::runtime rt(one_simulated_worker_tracing("pack:1 l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1", file));
     rt.run([&] { roost::touch_rows(data, kRowBytes, kRows, kStride, roost::access::read); });
   }
   const tr::trace_file t = tr::read(file);
