@@ -101,8 +101,7 @@ void adws_policy::start_root(engine::worker& w, detail::task_id& id) {  // the w
 // plain group never changes its task's range, so nothing is saved for it.
 void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
   range r = range_of(cur);
-  // Nothing to deal (the search ends here too), or a dealt group of this task is still open.
-  if (!(adws::multi(r) && adws::first(r) == w.id) || adws::has_dealt_group_open<node>(cur)) {
+  if (!(adws::multi(r) && adws::first(r) == w.id)) {  // nothing to deal: the search ends here too
     end_search_at_plain_group(w, of(w), g);
     return;
   }
@@ -113,7 +112,10 @@ void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::gr
   g.dist.saved_node = cur.sched_node;
   g.dist.mode = kSearchRoot;
   g.dist.remaining = g.total_work;
-  node* n = me.nodes.take(r, static_cast<node*>(cur.sched_node), [&](node& fresh) { fresh.opener = &cur; });
+  node* n = me.nodes.take(r, static_cast<node*>(cur.sched_node), [&](node& fresh) {
+    fresh.opener = &cur;
+    fresh.group = &g;
+  });
   cur.sched_node = n;
   me.current = n;
 }
@@ -211,6 +213,14 @@ void adws_policy::finish_dealt_group(engine::worker& w, detail::group_state& g) 
   detail::task_id& cur = *w.current_task;
   per_worker& me = of(w);
   catch_up(w, me);
+  if (node* spliced = adws::splice_out_of_order<node>(cur, g, [](auto& to, const auto& from) {
+        to.saved_lo = from.saved_lo;
+        to.saved_hi = from.saved_hi;
+        to.saved_node = from.saved_node;
+      })) {
+    me.nodes.give_back(spliced);  // a later group of the task is still open: the task stays where it is
+    return;
+  }
   if (cur.sched_node) me.nodes.give_back(static_cast<node*>(cur.sched_node));
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
   range saved{g.dist.saved_lo, g.dist.saved_hi};

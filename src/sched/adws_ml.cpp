@@ -104,11 +104,6 @@ void adws_ml_policy::start_root(engine::worker& w, detail::task_id& id) {  // DR
 
 void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
   per_worker& me = of(w);
-  if (adws::has_dealt_group_open<node>(cur)) {  // one dealt or descended group of a task at a time
-    g.dist.mode = kPlain;
-    end_search(w, me);
-    return;
-  }
   const unsigned level = cur.tier;
   const range r = range_of(cur);
   // Level descent (digest §3.3): a task alone in its group moves to the children of the group this
@@ -172,9 +167,10 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     pull_heads(agg_level, g.dist.pulled_first, g.dist.pulled_last, 0, to);
   }
   node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
-                          [to, &cur](node& fresh) {
+                          [to, &cur, &g](node& fresh) {
                             fresh.level.store(to, std::memory_order_relaxed);
                             fresh.opener = &cur;
+                            fresh.group = &g;
                           });
   cur.sched_node = n;
   set_range(cur, nr, to);
@@ -247,6 +243,26 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
   detail::task_id& cur = *w.current_task;
   per_worker& me = of(w);
   catch_up(w, me);
+  // What the group's open did to others is undone at its join whatever the order: the entry of the level
+  // it descended from, the heads it pulled down to its node's level.
+  const auto undo_open = [&](node* n) {
+    node* expected = n;
+    queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))
+        .entry.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    if (g.dist.pulled_level != 0)
+      pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, n->level.load(std::memory_order_relaxed), 0);
+    me.nodes.give_back(n);
+  };
+  if (node* spliced = adws::splice_out_of_order<node>(cur, g, [](auto& to, const auto& from) {
+        to.saved_lo = from.saved_lo;
+        to.saved_hi = from.saved_hi;
+        to.saved_node = from.saved_node;
+        to.saved_level = from.saved_level;
+        to.saved_worker_level = from.saved_worker_level;
+      })) {
+    undo_open(spliced);  // a later group of the task is still open: the task stays where it is
+    return;
+  }
   if (auto* n = static_cast<node*>(cur.sched_node)) {
     node* expected = n;
     queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))

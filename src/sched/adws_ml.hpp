@@ -148,8 +148,9 @@ class adws_ml_policy : public policy_base {
     std::atomic<node*> parent{nullptr};  // kept when freed, so stale climbs still end
     std::atomic<bool> active{false};
     node* next_free = nullptr;
-    // The task whose group opened it; read by that task only (adws::has_dealt_group_open).
+    // The task and the group that opened it; read by that task only (adws::splice_out_of_order).
     const detail::task_id* opener = nullptr;
+    detail::group_state* group = nullptr;
     adws::range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
   };
 

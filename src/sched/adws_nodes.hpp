@@ -12,17 +12,30 @@
 
 namespace roost::sched::adws {
 
-// Whether the task `cur` has a dealt group open: its node is one its own group opened (Node::opener, set
-// by the open). A task's groups are dealt one at a time: seed 003's model joins a task's groups in the
-// order it opened them, and the return migration at each join restores the range and node the group's open
-// saved. A second group opened before the first's join (g0.run; g1.run; g0.wait; g1.wait) saved the first
-// group's node and range; the first join gave back the second's node and restored the first's saved state,
-// and the second gave back the distribution tree's root, and the next iteration hung with no node active (an
-// outside-user campaign's fuzzer). Such a group is not dealt: its children run work-first in place.
-template <class Node>
-bool has_dealt_group_open(const detail::task_id& cur) {
-  const auto* n = static_cast<const Node*>(cur.sched_node);
-  return n && n->opener == &cur;
+// A task's dealt groups joined out of the order it opened them (g0.run; g1.run; g0.wait; g1.wait). Each
+// open saved the task's range and node and the join restores them: nested in order, the task returns to
+// where the group found it. Out of order, g0's join would give back g1's node and restore what g0 saved,
+// and g1's join would then give back the distribution tree's root (the next iteration hung with no node
+// active; an outside-user campaign's fuzzer). Called at g's join: returns nullptr when g is the task's
+// innermost open dealt group (its node is the task's: the common case); otherwise splices g out of the
+// task's chain of open groups: the group opened right after g now saves what g saved (move_saved(to,
+// from)) and its node hangs under g's parent, and returns g's node, which the caller gives back, leaving
+// the task where it is. Node::group names the group that opened a node; every group on the chain is open,
+// so alive.
+template <class Node, class MoveSaved>
+Node* splice_out_of_order(const detail::task_id& cur, detail::group_state& g, MoveSaved&& move_saved) {
+  auto* later = static_cast<Node*>(cur.sched_node);
+  if (!later || later->group == &g || later->opener != &cur) return nullptr;
+  for (;;) {
+    auto* x = static_cast<Node*>(later->group->dist.saved_node);
+    if (!x || x->opener != &cur) return nullptr;  // not on this task's chain: nothing to splice
+    if (x->group == &g) {
+      move_saved(later->group->dist, g.dist);
+      later->parent.store(static_cast<Node*>(g.dist.saved_node), std::memory_order_release);
+      return x;
+    }
+    later = x;
+  }
 }
 
 template <class Node>
