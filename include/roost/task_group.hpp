@@ -29,8 +29,8 @@ namespace detail {
 // declaration while it places the child (engine_base::uses_declarations), then spawns as run() does.
 void spawn_declared(worker_abi& w, group_state& g, task_frame& f, const data& d);
 // The join of a group destroyed while its owner's stack unwinds: the children the join runs on this stack
-// start with no exception in flight (src/api/task_group.cpp); what they throw is dropped, and so is the
-// usage_error of a destructor run by another task than the owner (nothing may leave it while unwinding).
+// start with no exception in flight (src/api/task_group.cpp); what they throw is dropped. Run by another
+// task than the owner, it ends the process with the reason (nothing may leave a destructor while unwinding).
 void join_while_unwinding(group_state& g) noexcept;
 }  // namespace detail
 
@@ -53,7 +53,11 @@ class task_group {
   task_group& operator=(const task_group&) = delete;
 
   // Waits for the children. An exception no one collected is rethrown unless the stack is already
-  // unwinding because of another one (then it is dropped: C++ allows one exception in flight).
+  // unwinding because of another one (then it is dropped: C++ allows one exception in flight); the
+  // children it then runs on this stack start with no exception in flight, so their own groups rethrow as
+  // usual. One limit: a group waited explicitly, or a child spawned work-first, from a destructor that runs
+  // during unwinding starts with the unwinding's exception count, and a group that child destroys without
+  // wait() drops its children's exceptions (std::uncaught_exceptions() is all it can see).
   ~task_group() noexcept(false) {
     if (st_.spawned != 0) {
       if (std::uncaught_exceptions() > 0) {

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "engine/engine_base.hpp"
+#include "platform/platform.hpp"
 #include "ult/context.hpp"
 #include "roost/errors.hpp"
 #include "roost/task_group.hpp"
@@ -43,15 +44,21 @@ std::exception_ptr g_exception_lost_to_oom;
 // join runs on this stack (a help-first join pops its own children back) would see that count as its own,
 // and a task_group it destroys without wait() would drop its child's exception as if its own stack were
 // unwinding, and go on past code it should never reach (an outside-user campaign, under ws-help, cats and
-// numa). So the join runs with the thread's exception state cleared, as a task started on a fiber of its own
-// has it (ult/context.hpp: each context carries its own across a switch), and puts it back after, on
-// whichever thread the owner then runs.
+// numa). So the join runs with the thread's exception state cleared, and puts it back after, on whichever
+// thread the owner then runs (ult/context.hpp: each context carries its own across a switch). Not covered:
+// a wait() called explicitly, or a work-first spawn, from a destructor that runs during unwinding; their
+// children see the unwinding's count (include/roost/task_group.hpp says so).
 void join_while_unwinding(group_state& g) noexcept {
   ult::eh_state* here = ult::thread_eh_state();
   const ult::eh_state unwinding = *here;
   *here = ult::eh_state{nullptr, 0};
+  // Destroyed by another task than its owner (or outside the runtime) while unwinding: nothing may leave a
+  // destructor then, and returning would free the group under its running children.
+  if (running_fiber() != g.owner_fiber)
+    platform::os::fatal("roost::task_group destroyed during unwinding by a task that did not create it",
+                        "only the task that created a group may wait for it; its children would run on with "
+                        "the group freed");
   try {
-    if (running_fiber() != g.owner_fiber) throw_not_owner("roost::task_group::~task_group", running_fiber(), g);
     worker_abi* w = g.owner_fiber->worker;
     w->engine_wait(*w, g);
   } catch (...) {
