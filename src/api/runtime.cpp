@@ -46,7 +46,8 @@ class output_number {
     given_ = path;
     {
       std::lock_guard<std::mutex> lk(g_numbered_mu);
-      nth_ = ++g_numbered[{variable_, given_}];
+      slot_ = g_numbered.try_emplace({variable_, given_}, 0u).first;  // map iterators stay valid
+      nth_ = ++slot_->second;
     }
     if (nth_ > 1) path.append(1, '.').append(std::to_string(nth_));
   }
@@ -58,11 +59,10 @@ class output_number {
       std::fprintf(stderr, "roost: %s='%s': this process's runtime %u writes its %s to '%s' (one file a runtime)\n",
                    variable_, given_.c_str(), nth_, what, path.c_str());
   }
-  ~output_number() {
+  ~output_number() {  // allocates nothing: the count's slot was found when the number was taken
     if (given_.empty() || kept_) return;
     std::lock_guard<std::mutex> lk(g_numbered_mu);
-    unsigned& last = g_numbered[{variable_, given_}];
-    if (last == nth_) --last;
+    if (slot_->second == nth_) --slot_->second;
   }
   output_number(const output_number&) = delete;
   output_number& operator=(const output_number&) = delete;
@@ -70,6 +70,7 @@ class output_number {
  private:
   const char* variable_;
   std::string given_;  // empty: not the variable's path, nothing numbered
+  std::map<std::pair<std::string, std::string>, unsigned>::iterator slot_{};
   unsigned nth_ = 0;
   bool kept_ = false;
 };

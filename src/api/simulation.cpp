@@ -275,10 +275,10 @@ bool simulation::mapped(std::uintptr_t host, std::size_t bytes) {
   return !(::msync(reinterpret_cast<void*>(first), host + bytes - first, MS_ASYNC) != 0 && errno == ENOMEM);
 }
 
-// Walked row by row (touch_consumer's default), each row checked alone as a touch: so rows of 32 MiB over a
-// 512 KiB buffer passed, 1 TiB in all, and the page map grew until the process ran out of memory. The rows
-// together are checked first: the span from the first row's start to the last row's end must be mapped
-// (rows of one array, which touch_rows names, lie inside it).
+// Each row walked and checked alone as a touch let rows of 32 MiB over a 512 KiB buffer pass, 1 TiB in
+// all, and the page map grew until the process ran out of memory. The rows together are checked first: the
+// span from the first row's start to the last row's end must be mapped (rows of one array, which touch_rows
+// names, lie inside it); then each row is walked and charged as a stream of its own.
 void simulation::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
                                std::size_t stride, access mode) {
   if (charges(worker) && rows > 1 && row_bytes != 0) {

@@ -131,6 +131,9 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
   void* p = page_placement::map_at_page_multiple(
       r.bytes, r.rule == page_rule::round_robin ? std::max(1u, page_placement::native_nodes()) : 1);
   if (!p) throw std::bad_alloc();
+  // The kernel interleaves a transparent huge page by its own index (2 MiB on one node), not page by page:
+  // fine memory asks for small pages (a hint; where huge pages are off it changes nothing).
+  if (r.rule == page_rule::round_robin) ::madvise(p, r.bytes, MADV_NOHUGEPAGE);
   r.base = reinterpret_cast<std::uintptr_t>(p);
   try {
     page_placement::add(r);

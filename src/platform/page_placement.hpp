@@ -24,7 +24,7 @@ struct placed_range {
   std::size_t bytes = 0;  // a whole number of pages
   page_rule rule = page_rule::first_touch;
   // per_part: the allocation's pages split into `parts` runs as even as whole pages allow (their sizes
-  // differ by a page at most; part_pages), `part_bytes` the largest. Parts of one size, the ceiling,
+  // differ by a page at most; part_first_page), `part_bytes` the largest. Parts of one size, the ceiling,
   // made fewer than asked where it did not divide (9 pages in 8 parts were 5 parts of 2 pages).
   std::uint64_t parts = 1;
   std::size_t part_bytes = 0;

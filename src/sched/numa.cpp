@@ -211,14 +211,25 @@ unsigned numa_policy::deal(unsigned here, const std::vector<double>& D, kept* wh
   // 6.96; sparselu + fine 2.55 -> 1.39 ms; reduction + coarse dealt by footprint 44 -> 37 ms).
   unsigned best = here;
   double best_cost = 0;
+  std::int64_t best_load = -1;  // node_load(best), once a tie needs it (it reads other workers' lines)
   for (unsigned j = 0; j < num_nodes_; ++j) best_cost += D[j] * distance_[here * num_nodes_ + j];
   for (unsigned i = 0; i < num_nodes_; ++i) {
     if (!staffed_[i] || i == here) continue;
     double cost = 0;
     for (unsigned j = 0; j < num_nodes_; ++j) cost += D[j] * distance_[i * num_nodes_ + j];
-    if (cost < best_cost || (cost == best_cost && node_load(i) < node_load(best))) {
+    // Equal within rounding: sampled footprints are not whole numbers of bytes.
+    const bool tie = std::fabs(cost - best_cost) <= 1e-9 * std::max(cost, best_cost);
+    if (!tie && cost < best_cost) {
       best = i;
       best_cost = cost;
+      best_load = -1;
+    } else if (tie) {
+      if (best_load < 0) best_load = node_load(best);
+      if (const std::int64_t load = node_load(i); load < best_load) {
+        best = i;
+        best_cost = cost;
+        best_load = load;
+      }
     }
   }
   return best;
@@ -278,11 +289,11 @@ double numa_policy::steal_threshold(unsigned node, unsigned victim) const {
 // it may be taken (threshold 0), as under ws. The seed's programs create their tasks from one thread and
 // their node queues grow long; but a recursion spawned depth-first keeps a few tasks per open level, never
 // distance x C (96 on the seed's machine), and a loop of tasks spread evenly over the nodes (fine pages)
-// queues them all on its spawner's node: with the seed's threshold alone other nodes never took part (12
-// of 48 workers ran fib; an outside-user campaign). Halving the threshold at each fruitless search (down
+// queues them all on its spawner's node: with the seed's threshold alone other nodes never took part (fib
+// on four simulated 4-core packages ran on 4 of 16 workers; an outside-user campaign). Halving the threshold at each fruitless search (down
 // to 1/64), the rule before this one, still left the few widest tasks of a merge tree on one node's six
 // cores: reduction with fine pages ran 1.46x as long as under ws (36.7 ms of virtual time now, 52.9 then;
-// map, sparselu and vecmul with standard or fine pages 7-20% faster, every coarse run the same). Keeping the
+// map, sparselu and vecmul with standard or fine pages 5-20% faster, every coarse run the same). Keeping the
 // seed's threshold for placed tasks is measured too: halving it for them robbed nodes of their own data's
 // tasks (jacobi with coarse pages fell from 1.46x to 1.22x ws's speed, vecmul from 2.08x to 1.63x).
 double numa_policy::search_threshold(unsigned w, unsigned victim) const {

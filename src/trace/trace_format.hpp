@@ -59,7 +59,8 @@
 //                                       time inside an iteration and outside these (roost-analyze ovr)
 //   sleep_begin, sleep_end []           an idle worker goes to sleep / wakes
 //   iteration_begin, iteration_end []   around each runtime::run, in the runtime's lane
-//   memory [a b index]    simulated runs only, after each touch record: what the simulated memory hierarchy
+//   memory [a b index]    simulated runs only, after each touch record (after the last of the row-by-row
+//                         touches a touch_rows too large to pack becomes): what the simulated memory hierarchy
 //                         made of it: a = cache lines, b = their modelled memory time in ns (what the
 //                         task stalled; src/sim/README.md), index = lines fetched from another node's DRAM
 //                         (seed 002 Fig. 8 colours tasks by b / a). Version 3 added it.
