@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -207,6 +208,43 @@ TEST(SimAdws, TwoDealtGroupsOpenAtOnceJoinInTheOrderTheyOpened) {
         });
         EXPECT_EQ(a, it) << sched;
         EXPECT_EQ(b, it + 1) << sched;
+      }
+    }
+}
+
+// A plain group opened after a dealt one and joined after it (d(8).run(a); p.run(P); d.wait(); p.wait()),
+// where P opens a group of its own: the root's continuation is stolen while P runs, and d's join returns the
+// root to its owner, which restores the root's level (DRAM) while P's continuation still lies in the leaf
+// level's queue, which nobody at DRAM looked at: every worker asleep (adws-ml, 2 workers; an outside-user
+// campaign). The owner now takes its own work below the level it represents. The durations (declared with
+// roost::compute) are what make the steal land while P runs; a hang ends the process with the stall
+// diagnostic.
+TEST(SimAdws, APlainGroupJoinedAfterTheDealtGroupOpenedBeforeItCompletes) {
+  for (const char* sched : {"adws", "adws-ml"})
+    for (std::uint64_t seed : {1, 2, 3}) {
+      roost::runtime rt(sim_opts(sched, "pack:1 l3:1(size=32MiB) l2:2(size=512KiB) core:1 pu:1", seed,
+                                 "stall_wall_s=5"));
+      for (int it = 0; it < 10; ++it) {
+        std::atomic<int> done{0};
+        rt.run([&] {
+          roost::task_group d(8.0), p;
+          d.run([&] {
+            roost::compute(10);
+            done.fetch_add(1);
+          });
+          p.run([&] {
+            roost::task_group q;
+            q.run([&] {
+              roost::compute(100000);
+              done.fetch_add(10);
+            });
+            q.run([&] { done.fetch_add(100); });
+            q.wait();
+          });
+          d.wait();
+          p.wait();
+        });
+        EXPECT_EQ(done.load(), 111) << sched << " seed " << seed;
       }
     }
 }

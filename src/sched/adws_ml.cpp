@@ -321,26 +321,35 @@ void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber*
   eng_.idle().notify_new_work();
 }
 
-// Algorithm 4.3 (adws_own_work.hpp) on the queues of the group this worker represents.
+// Algorithm 4.3 (adws_own_work.hpp) on the queues of the group this worker represents, then on those of
+// the groups below it that it heads (own_below).
 detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   const unsigned level = level_now(me);
-  group_queues& q = queues_of(level, group_of(w, level));
-  detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom();
-  if (!t)
-    t = adws::take_own_work(q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); }, me.searching,
-                            me.current);
+  detail::job* t = take_own(w, me, level);
+  for (unsigned l = level + 1; !t && l < tree_.depth(); ++l)
+    if (heads(w, l)) t = take_own(w, me, l);
   sync_join_queue(w, me);
   return t;
 }
 
+detail::job* adws_ml_policy::take_own(engine::worker& w, per_worker& me, unsigned level) {
+  group_queues& q = queues_of(level, group_of(w, level));
+  if (detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom()) return t;
+  return adws::take_own_work(q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); }, me.searching,
+                             me.current);
+}
+
 bool adws_ml_policy::has_visible_work(engine::worker& w) {
   const unsigned l = level_now(of(w));
-  const group_queues& mine = *q_[l][group_of(w, l)];
-  if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint() ||
-      !mine.migq.empty_hint())
-    return true;
+  for (unsigned below = l; below < tree_.depth(); ++below) {
+    if (below != l && !heads(w, below)) continue;
+    const group_queues& mine = *q_[below][group_of(w, below)];
+    if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint() ||
+        !mine.migq.empty_hint() || (below != l && !mine.localq.empty_hint()))
+      return true;
+  }
   for (const auto& q : q_[l])  // what a thief of this level could take (leaf deques: the engine looks)
     if (q->migq.stealable_hint() || !q->localq.empty_hint()) return true;
   // Nothing stealable: ask the owners of the leaf groups' split migration queues to share, as the engine

@@ -249,6 +249,18 @@ class adws_ml_policy : public policy_base {
   void deliver(unsigned level, unsigned group, detail::job* j, bool search_root);
   void publish_continuation_slow(engine::worker& w, engine::fiber* parent);
   detail::job* pop_own_slow(engine::worker& w);
+  // Own work below the level a worker represents (pop_own_slow, has_visible_work): a task that joins the
+  // group it descended with goes back up while groups it opened down there after it may still be open
+  // (d(hint).run; p.run; d.wait; p.wait): their children and continuations lie in the queues of the lower
+  // level, which no worker of the upper level looks at, and no thief reaches once the node is given back.
+  // adws-ml hung so (an outside-user campaign). They are this worker's own work, in groups it heads (a
+  // worker heads every group under one it heads), so it takes them when its level has nothing: a task
+  // spawned at a lower level may then run on a worker representing a higher one, which changes where it
+  // runs, never what it computes.
+  detail::job* take_own(engine::worker& w, per_worker& me, unsigned level);
+  bool heads(const engine::worker& w, unsigned level) const {
+    return tree_.levels[level].head[group_of(w, level)] == w.id;
+  }
   void push_local(engine::worker& w, unsigned level, detail::job* j);
   detail::job* pop_local(engine::worker& w, unsigned level);
   detail::job* steal_local(unsigned level, unsigned group);
