@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "sim/cache_array.hpp"
 #include "sim/coherence_directory.hpp"
 #include "sim/memory_model.hpp"
+#include "sim/shared_bandwidth.hpp"
 #include "sim/sim_params.hpp"
 #include "test_util.hpp"
 #include "topology/topology.hpp"
@@ -377,6 +379,46 @@ TEST(SimMemory, AStreamIsChargedAtBandwidthAndNeverAboveItsLatency) {
   EXPECT_DOUBLE_EQ(m.region_cost_ns(one), 100);  // one line: its latency
 }
 
+// dram.sharing=nodes (shared_bandwidth.hpp): a stream's rate is the least, over the controllers and
+// interconnect ports its lines pass, of the port's bandwidth over its load, the fractions of the lines of
+// every stream running at its start that pass there (its own included).
+TEST(SimSharedBandwidth, StreamsShareTheControllersAndPortsTheirLinesPass) {
+  constexpr double kNodeBw = 16, kLinkBw = 4;
+  shared_bandwidth s(/*workers=*/8, /*nodes=*/2, kNodeBw, kLinkBw);
+  const double local0[2] = {100, 0}, local1[2] = {0, 100}, half[2] = {50, 50}, none[2] = {0, 0};
+  EXPECT_DOUBLE_EQ(s.rate_cap(0, 0, local0, 0), kNodeBw);  // alone, local: the whole controller
+  EXPECT_EQ(s.rate_cap(0, 0, none, 0), std::numeric_limits<double>::infinity());  // no memory line
+  // Three more streams of node 0 from its own memory, each started while the earlier ones run.
+  for (unsigned w = 0; w < 3; ++w) s.record(w, 0, local0, 1000);
+  EXPECT_DOUBLE_EQ(s.rate_cap(3, 0, local0, 10), kNodeBw / 4);
+  // Node 1's own memory shares nothing with them.
+  EXPECT_DOUBLE_EQ(s.rate_cap(4, 1, local1, 10), kNodeBw);
+  // Node 1 reading node 0's memory: node 0's controller (4 streams) and its port out, node 1's port in.
+  EXPECT_DOUBLE_EQ(s.rate_cap(4, 1, local0, 10), std::min(kNodeBw / 4, kLinkBw / 1));
+  s.record(4, 1, local0, 1000);
+  s.record(5, 1, local0, 1000);
+  // A third remote stream: node 0's port out carries three, node 1's port in three: 4 / 3.
+  EXPECT_DOUBLE_EQ(s.rate_cap(6, 1, local0, 10), std::min(kNodeBw / 6, kLinkBw / 3));
+  // Half and half from node 1: node 0's controller has 5 + 0.5, its port out 2 + 0.5, node 1's in 2 + 0.5.
+  EXPECT_DOUBLE_EQ(s.rate_cap(6, 1, half, 10), std::min({kNodeBw / 5.5, kNodeBw / 0.5, kLinkBw / 2.5}));
+  // Streams that ended by then no longer count; the worker's own earlier stream never does.
+  EXPECT_DOUBLE_EQ(s.rate_cap(6, 0, local0, 1000), kNodeBw);
+  EXPECT_DOUBLE_EQ(s.rate_cap(0, 0, local0, 10), kNodeBw / 5);  // workers 1, 2, 4 and 5 draw on node 0
+  // No link limit: only the controllers.
+  shared_bandwidth free_links(2, 2, kNodeBw, 0);
+  free_links.record(0, 1, local0, 1000);
+  EXPECT_DOUBLE_EQ(free_links.rate_cap(1, 1, local0, 10), kNodeBw / 2);
+}
+
+TEST(SimMemory, ARateCapSlowsOnlyTheMemoryPartOfAStream) {
+  memory_model m = model_of(kTwoNodes, "dram.local_ns=100 dram.core_bw=10 dram.node_bw=16 l2.latency_ns=5 l2.bw=50");
+  const region_result cold = m.access_region(0, 0, 64 * 64, access_kind::read);
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(cold, 1, 2.0), 100 + 64 * 64 / 2.0);
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(cold, 1, 20.0), 100 + 64 * 64 / 10.0);  // the core's own limit binds
+  const region_result warm = m.access_region(0, 0, 64 * 64, access_kind::read);
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(warm, 1, 2.0), 5 + 64 * 64 / 50.0);
+}
+
 TEST(SimMemory, ARegionCountsTheCoherenceMissesOfItsLines) {
   memory_model m = model_of(kTwoCores);
   m.access_region(1, 0, 4096, access_kind::read);
@@ -431,6 +473,10 @@ TEST(SimParams, OverridesApplyOnTopOfThePreset) {
   EXPECT_DOUBLE_EQ(p.level[3].latency_ns, 30);
   EXPECT_EQ(p.level[3].ways, 48u);
   EXPECT_EQ(p.mode, replacement_mode::pycachesim);
+  EXPECT_FALSE(p.dram_sharing);  // off unless asked
+  sim_params shared = param_overrides::parse("preset=opteron-6172 dram.sharing=nodes link.bw=7", "X").resolve(nullptr);
+  EXPECT_TRUE(shared.dram_sharing);
+  EXPECT_DOUBLE_EQ(shared.link_bw, 7);
   EXPECT_EQ(param_overrides::parse("", "X").resolve(nullptr).preset, "generic");
   EXPECT_TRUE(is_param_name("L2.ways"));
   EXPECT_TRUE(is_param_name("dram.remote_ns"));
@@ -448,6 +494,8 @@ TEST(SimParams, BadParametersNameTheValueAndWhatIsValid) {
   expect_mentions(parse("preset=cray"), {"preset=cray", "opteron-8380", "xeon-gold-6130", "opteron-6172", "generic"});
   expect_mentions(parse("mode=fifo"), {"mode=fifo", "roost or pycachesim"});
   expect_mentions(parse("numa_policy=local"), {"numa_policy=local", "first_touch or interleave"});
+  expect_mentions(parse("dram.sharing=yes"), {"dram.sharing=yes", "off", "nodes"});
+  expect_mentions(parse("link.bw=-1"), {"link.bw=-1", "a number in [0, 1e6]"});
   expect_mentions(parse("l2.ways"), {"'l2.ways'", "must be name=value"});
   expect_mentions(error_of([] { param_overrides::parse("dram.remote_ns=50", "X").resolve(nullptr); }),
                   {"dram.remote_ns=50", "dram.local_ns=89"});

@@ -189,12 +189,40 @@ void simulation::place(const topo::topology& tp, const topo::placement& pl) {
   }
   plat_.set_places(std::move(places));
   pu_of_worker_ = pl.pu_of_worker;
+  const sim::sim_params& p = model_.params();
+  if (p.dram_sharing) {
+    sharing_ = std::make_unique<sim::shared_bandwidth>(static_cast<unsigned>(pu_of_worker_.size()),
+                                                       model_.num_numa(), p.dram_node_bw, p.link_bw);
+    home_lines_.assign(model_.num_numa(), 0.0);
+  }
+}
+
+// dram.sharing=nodes: the rate the touch just walked (runs_, run_results_) may draw from memory, given the
+// streams running now (shared_bandwidth.hpp). Its memory lines are split among their home nodes in each run
+// by the run's pages' homes (the walk placed them): exact for a stream, which reads every line of a page.
+double simulation::memory_rate_cap(int worker, unsigned pu) {
+  std::fill(home_lines_.begin(), home_lines_.end(), 0.0);
+  const unsigned len = model_.chain_length(pu);
+  const std::size_t page = model_.page_bytes();
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    const sim::region_result& r = run_results_[i];
+    const double memory_lines = static_cast<double>(r.served[len] + r.served[len + 1]);
+    if (!(memory_lines > 0)) continue;
+    const std::uint64_t first = runs_[i].addr / page, last = (runs_[i].addr + runs_[i].bytes - 1) / page;
+    const double per_page = memory_lines / static_cast<double>(last - first + 1);
+    for (std::uint64_t pg = first; pg <= last; ++pg) {
+      const std::uint32_t home = model_.home_of(pg * page);
+      if (home < home_lines_.size()) home_lines_[home] += per_page;
+    }
+  }
+  return sharing_->rate_cap(static_cast<unsigned>(worker), model_.numa_of(pu), home_lines_.data(),
+                            plat_.clock_ns());
 }
 
 // The region's lines walk the touching worker's caches (hits, misses, coherence, the page's node), and the
 // worker is charged the region's compute part and what the model says its lines cost as a stream
-// (region_cost_ns: the first line at latency, the rest at bandwidth; one stream: concurrent streams of the
-// same socket are not counted, src/platform/README.md).
+// (region_cost_ns: the first line at latency, the rest at bandwidth; one stream unless dram.sharing=nodes,
+// src/sim/README.md, "Bandwidth").
 bool simulation::charges(int worker) const {
   return platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size();
 }
@@ -246,7 +274,14 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
     for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
     total.latency_sum_ns += r.latency_sum_ns;
   }
-  const double memory_ns = model_.region_cost_ns(total);
+  double memory_ns;
+  if (sharing_) {
+    memory_ns = model_.region_cost_ns(total, 1, memory_rate_cap(worker, pu));
+    sharing_->record(static_cast<unsigned>(worker), model_.numa_of(pu), home_lines_.data(),
+                     plat_.clock_ns() + memory_ns);
+  } else {
+    memory_ns = model_.region_cost_ns(total);
+  }
   model_time_ += std::chrono::steady_clock::now() - model_start;
   plat_.on_touch(bytes, total.lines, memory_ns);
   return {total.lines, total.remote_lines, memory_ns};

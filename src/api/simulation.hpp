@@ -17,6 +17,7 @@
 
 #include "engine/engine_base.hpp"
 #include "platform/sim_platform.hpp"
+#include "sim/shared_bandwidth.hpp"
 #include "sim/sharded_model.hpp"
 #include "roost/options.hpp"
 #include "roost/touch.hpp"
@@ -110,6 +111,10 @@ class simulation final : public touch_consumer {
   std::vector<sim::region_result> run_results_;
   platform::sim_platform plat_;
   std::vector<unsigned> pu_of_worker_;
+  // dram.sharing=nodes: the streams of concurrent touches share the controllers and links (made by place()).
+  std::unique_ptr<sim::shared_bandwidth> sharing_;
+  std::vector<double> home_lines_;  // scratch: a touch's memory lines per home node
+  double memory_rate_cap(int worker, unsigned pu);
   std::string report_path_;
   std::string params_source_;  // ROOST_SIM_PARAMS or options::sim_params: where the watchdog says to raise its limit
   std::mutex watch_mu_;

@@ -78,6 +78,7 @@ class sim_platform {
     return true;
   }
   std::uint64_t now_ns() const { return static_cast<std::uint64_t>(current_->clock); }
+  double clock_ns() const { return current_->clock; }  // the running sim thread's clock, unrounded
   void wait_on(std::atomic<std::uint32_t>& word, std::uint32_t expected);
   void wake(std::atomic<std::uint32_t>& word, bool all);
   void relax() { charge(costs_.relax_ns, false); }

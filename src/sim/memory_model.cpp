@@ -482,7 +482,7 @@ region_result memory_model::access_region(unsigned pu, std::uint64_t addr, std::
   return r;
 }
 
-double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_streams) const {
+double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_streams, double memory_rate_cap) const {
   if (r.lines == 0) return 0;
   const chain_t& ch = chains_[r.pu];
   const double streams = std::max(1u, concurrent_streams);
@@ -496,7 +496,7 @@ double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_
     if (in.shared && shared > 0) bw = std::min(bw, shared / streams);
     t += static_cast<double>(r.served[d]) * line / bw;
   }
-  const double node_share = params_.dram_node_bw / streams;
+  const double node_share = std::min(params_.dram_node_bw / streams, memory_rate_cap);
   const double local_bw = std::min(params_.dram_core_bw, node_share);
   // Little's law: as many lines in flight per core, each waiting the remote latency.
   const double remote_bw = std::min(params_.dram_core_bw * params_.dram_local_ns / params_.dram_remote_ns, node_share);

@@ -15,6 +15,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -118,7 +119,9 @@ class alignas(64) memory_model {
   // The time of a region as a stream (README "Bandwidth"): the first line at its latency, every other line
   // at the bandwidth of where it came from, shared limits divided among `concurrent_streams` cores; never
   // more than every line at idle latency. An approximation: no overlap with compute, one stream per region.
-  double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1) const;
+  // `memory_rate_cap`: the most bytes per ns the stream may draw from memory (shared_bandwidth.hpp).
+  double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1,
+                        double memory_rate_cap = std::numeric_limits<double>::infinity()) const;
 
   // Places the pages of [addr, addr + bytes) on `node` (a data-distribution allocator); they move if placed.
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);

@@ -51,8 +51,9 @@ class sharded_model {
     std::size_t bytes = 0;
   };
   void access_regions(unsigned pu, const byte_range* regions, std::size_t n, access_kind kind, region_result* out);
-  double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1) const {
-    return shards_[0].region_cost_ns(r, concurrent_streams);
+  double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1,
+                        double memory_rate_cap = std::numeric_limits<double>::infinity()) const {
+    return shards_[0].region_cost_ns(r, concurrent_streams, memory_rate_cap);
   }
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);
   void unplace(const std::vector<std::uint64_t>& pages);  // memory_model::unplace, in every shard
@@ -77,6 +78,8 @@ class sharded_model {
   const memory_model::instance_info& instance(std::size_t i) const { return shards_[0].instance(i); }
   unsigned num_pus() const { return shards_[0].num_pus(); }
   unsigned num_numa() const { return shards_[0].num_numa(); }
+  unsigned numa_of(unsigned pu) const { return shards_[0].numa_of(pu); }
+  unsigned chain_length(unsigned pu) const { return shards_[0].chain_length(pu); }
   std::size_t line_bytes() const { return shards_[0].line_bytes(); }
   const sim_params& params() const { return shards_[0].params(); }
   std::string summary() const { return shards_[0].summary(); }

@@ -35,6 +35,7 @@ sim_params xeon_gold_6130() {
   p.dram_remote_ns = 139;                       // same, remote node; 4 sockets on 3 UPI links are all one hop
   p.dram_core_bw = 12;                          // estimate: ~10 line fill buffers x 64 B / 89 ns + prefetch
   p.dram_node_bw = 100;                         // estimate: 6 x DDR4-2666 = 128 GB/s peak, ~80% sustained
+  p.link_bw = 44;                               // estimate: 3 UPI links x 20.8 GB/s each way [Intel Xeon SP], ~70%
   return p;
 }
 
@@ -52,6 +53,7 @@ sim_params opteron_8380() {
   p.dram_remote_ns = 130;                        // 2 hops: 130% of local [AMD 40555, Fig. 4]
   p.dram_core_bw = 5;                            // estimate: 8 outstanding misses x 64 B / 100 ns
   p.dram_node_bw = 9;                            // estimate: 2 x DDR2-800 = 12.8 GB/s peak, ~70% sustained
+  p.link_bw = 17;                                // estimate: 3 coherent HT links x 8.8 GB/s each way (HT 3.0, 4.4 GT/s x 16 bits), ~65%
   return p;
 }
 
@@ -70,6 +72,7 @@ sim_params opteron_6172() {
   p.dram_remote_ns = 127;                        // 2 hops: 130% of local [AMD 40555]; average ~1.19 [Conway 2010]
   p.dram_core_bw = 6;                            // estimate: 8 outstanding misses x 64 B / 98 ns, DDR3
   p.dram_node_bw = 14;                           // estimate: 2 x DDR3-1333 = 21.3 GB/s peak per die, ~65%
+  p.link_bw = 10;                                // estimate: a die's HT 3.0 links (6.4 GT/s: one x16, two x8 = 25.6 GB/s each way), ~40% left to data after probes and 2-hop forwarding
   return p;
 }
 
@@ -102,7 +105,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-enum class kind { preset, mode, numa, page_size, ways, latency, bw, shared_bw, threads };
+enum class kind { preset, mode, numa, page_size, ways, latency, bw, shared_bw, threads, sharing };
 
 struct param_name {
   std::string name;
@@ -134,6 +137,9 @@ const std::vector<param_name>& names() {
     v.push_back({"dram.remote_ns", kind::latency, 0, kNumber});
     v.push_back({"dram.core_bw", kind::bw, 0, kNumber});
     v.push_back({"dram.node_bw", kind::bw, 0, kNumber});
+    v.push_back({"dram.sharing", kind::sharing, 0,
+                 "off (each touch is the only stream) or nodes (concurrent streams share the controllers and links)"});
+    v.push_back({"link.bw", kind::shared_bw, 0, "a number in [0, 1e6] (0: no link limit)"});
     v.push_back({"host_threads", kind::threads, 0, "auto, 1 or 2 (the host threads that walk the model; results do not depend on it)"});
     return v;
   }();
@@ -217,6 +223,9 @@ void check_value(const std::string& source, const param_name& p, const std::stri
     case kind::threads:
       if (lower(value) != "auto" && value != "1" && value != "2") bad();
       return;
+    case kind::sharing:
+      if (lower(value) != "off" && lower(value) != "nodes") bad();
+      return;
   }
 }
 
@@ -239,6 +248,9 @@ void set_value(sim_params& s, const param_name& p, const std::string& value) {
     case kind::threads:
       s.host_threads = lower(value) == "auto" ? 0 : static_cast<unsigned>(value[0] - '0');
       return;
+    case kind::sharing:
+      s.dram_sharing = lower(value) == "nodes";
+      return;
     case kind::ways:
       parse_unsigned(value, u);
       s.level[p.level].ways = static_cast<unsigned>(u);
@@ -256,6 +268,8 @@ void set_value(sim_params& s, const param_name& p, const std::string& value) {
         s.dram_remote_ns = d;
       } else if (n == "dram.core_bw") {
         s.dram_core_bw = d;
+      } else if (n == "link.bw") {
+        s.link_bw = d;
       } else {
         s.dram_node_bw = d;
       }
@@ -399,6 +413,7 @@ std::string params_json(const sim_params& p) {
   }
   os << ", \"dram.local_ns\": " << p.dram_local_ns << ", \"dram.remote_ns\": " << p.dram_remote_ns
      << ", \"dram.core_bw\": " << p.dram_core_bw << ", \"dram.node_bw\": " << p.dram_node_bw
+     << ", \"dram.sharing\": \"" << (p.dram_sharing ? "nodes" : "off") << "\", \"link.bw\": " << p.link_bw
      << ", \"page_size\": " << p.page_bytes << ", \"numa_policy\": \""
      << (p.numa == numa_policy::interleave ? "interleave" : "first_touch") << "\", \"mode\": \""
      << (p.mode == replacement_mode::pycachesim ? "pycachesim" : "roost") << "\"}";

@@ -44,6 +44,10 @@ struct sim_params {
   double dram_remote_ns = 0;  // latency at the largest distance of the topology's matrix; between: linear
   double dram_core_bw = 0;    // bytes per ns one core streams from its local node
   double dram_node_bw = 0;    // bytes per ns one node's memory controller delivers to all cores
+  // Whether concurrent streams share the controllers and the interconnect (shared_bandwidth.hpp); off: each
+  // touch is charged as the only stream (README "Bandwidth").
+  bool dram_sharing = false;
+  double link_bw = 0;  // bytes per ns one node's interconnect port carries each way, its links together; 0: no limit
   std::size_t page_bytes = 4096;
   numa_policy numa = numa_policy::first_touch;
   replacement_mode mode = replacement_mode::roost;
