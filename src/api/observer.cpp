@@ -114,6 +114,10 @@ void detail::hook_task_end(worker_abi& w, const task_id& id) {
     call_observer([&] { o->on_task_end(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
 }
 
+void detail::hook_root_end(worker_abi& w, const task_id& id) {
+  if (auto* t = tracer_of(w)) t->task_end(w.id, id);
+}
+
 void engine::hook_task_resume(detail::worker_abi& w, detail::task_id& id) {
   if (auto* s = platform::t_sim) s->on_resume();
   if (auto* t = tracer_of(w)) t->task_resume(w.id, id);

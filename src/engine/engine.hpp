@@ -509,8 +509,10 @@ class engine final : public engine_base {
       if (g) join::record_exception(*g, std::current_exception());
     }
     worker& now = worker_of(*self);
-    // A root's end is not observed: run() returning is its end (observer.hpp).
+    // A root's end is not an observer's (run() returning is its end, observer.hpp), but the tracer records
+    // it, or a timeline shows nothing of what the root ran itself.
     if (g) observe_end(now, f.id);
+    else observe_root_end(now, f.id);
     of(now).policy_.on_task_end(now, f.id);
     return now;
   }
