@@ -460,7 +460,8 @@ def seed003_ml(ctx: Ctx) -> Result:
                   "003-matmul: adws-ml no faster than adws at N = 1024). Times are the median of five iterations: "
                   "adws-ml's vary from one iteration to the next (its second ran 3.63 ms, 1.5x the others, with a "
                   "tail of 1.8 ms in which 1 to 5 of the 64 workers were busy), adws's do not (2.35-2.41 ms). At "
-                  "10x the set (1,000,000 x 12, one timed iteration) adws-ml had 39% fewer L3 misses and 47% fewer "
+                  "10x the set (1,000,000 x 12; the second iteration, timed alone, as this row timed before) adws-ml "
+                  "had 39% fewer L3 misses and 47% fewer "
                   "remote DRAM lines than adws, and took 41% longer (38.7 against 27.4 ms). WS(ml) and constrained "
                   "work stealing (the thesis's other baselines) are not in roost: those rows are missing.")
 
