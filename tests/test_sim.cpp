@@ -301,6 +301,55 @@ TEST(SimAdws, APlainGroupJoinedAfterTheDealtGroupOpenedBeforeItCompletes) {
     }
 }
 
+// Two more shapes of groups joined out of order under adws-ml, each minimised from an outside-user
+// campaign's random task trees, each a stall before the fix (every simulated worker blocked):
+//  * a plain group's children spawned at DRAM's level, then a later group of the task descends, and the
+//    task joins the first group first: its work lay in DRAM's queues while their head represented the lower
+//    level (a dealt group whose data fits no cache, one child running parallel_invoke; 6 workers);
+//  * two plain groups open at once, joined first-opened first, the second's child long, then a third group
+//    (4 workers in 2 caches, stealing on).
+TEST(SimAdws, GroupsJoinedOutOfOrderAcrossLevelsComplete) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    roost::runtime rt(sim_opts("adws-ml", "pack:1 l3:4(size=4MiB) l2:2(size=256KiB) core:1 pu:1", seed,
+                               "stall_wall_s=5"));
+    std::atomic<int> ran{0};
+    for (int it = 0; it < 5; ++it)
+      rt.run([&] {
+        roost::task_group p;             // plain
+        roost::task_group d(14, 1e12);   // dealt, its data fits no cache
+        d.run([&] { ran++; });
+        d.run([&] { roost::parallel_invoke([&] { ran++; }, [&] { ran++; }); ran++; }, 100);
+        p.run([&] { ran++; });
+        d.wait();
+        p.wait();
+      });
+    EXPECT_EQ(ran.load(), 25) << "seed " << seed;
+  }
+  for (std::uint64_t seed : {1, 2, 3}) {
+    roost::options o = sim_opts("adws-ml", "pack:1 l3:2(size=4MiB) core:2 pu:1", seed, "jitter=0.3,stall_wall_s=5");
+    o.adws_steal = roost::adws_stealing::on;
+    roost::runtime rt(o);
+    std::atomic<int> ran{0};
+    for (int it = 0; it < 50; ++it)  // it stalled in iterations 17, 19 and 22 of seeds 1-3
+      rt.run([&] {
+        {
+          roost::task_group a, b;
+          a.run([&] { ran++; });
+          b.run([&] {
+            roost::compute(80000);
+            ran++;
+          });
+          a.wait();
+          b.wait();
+        }
+        roost::task_group c;
+        c.run([&] { ran++; });
+        c.wait();
+      });
+    EXPECT_EQ(ran.load(), 150) << "seed " << seed;
+  }
+}
+
 // The common nesting, a group opened while another of the task is open and joined first (tg.run(left);
 // right(); tg.wait() inside a dealt group: every split of parallel_for on the engine's path), stays dealt:
 // the leaves keep their workers from one iteration to the next. A rule that dealt one group of a task at a

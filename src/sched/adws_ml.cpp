@@ -322,7 +322,7 @@ void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber*
 }
 
 // Algorithm 4.3 (adws_own_work.hpp) on the queues of the group this worker represents, then on those of
-// the groups below it that it heads (own_below).
+// the groups it heads below, then what was returned to those it heads above (adws_ml.hpp, take_own).
 detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
@@ -330,8 +330,17 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   detail::job* t = take_own(w, me, level);
   for (unsigned l = level + 1; !t && l < tree_.depth(); ++l)
     if (heads(w, l)) t = take_own(w, me, l);
+  for (unsigned l = level; !t && l-- > 0;)
+    if (heads(w, l)) t = take_returned(queues_of(l, group_of(w, l)));
   sync_join_queue(w, me);
   return t;
+}
+
+detail::job* adws_ml_policy::take_returned(group_queues& q) {
+  if (detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom()) return t;
+  detail::job* m = q.mailbox.load(std::memory_order_acquire);
+  if (m && !m->is_fresh() && q.mailbox.compare_exchange_strong(m, nullptr, std::memory_order_acq_rel)) return m;
+  return nullptr;
 }
 
 detail::job* adws_ml_policy::take_own(engine::worker& w, per_worker& me, unsigned level) {
@@ -343,12 +352,18 @@ detail::job* adws_ml_policy::take_own(engine::worker& w, per_worker& me, unsigne
 
 bool adws_ml_policy::has_visible_work(engine::worker& w) {
   const unsigned l = level_now(of(w));
-  for (unsigned below = l; below < tree_.depth(); ++below) {
-    if (below != l && !heads(w, below)) continue;
-    const group_queues& mine = *q_[below][group_of(w, below)];
-    if (mine.mailbox.load(std::memory_order_acquire) != nullptr || !mine.kept.empty_hint() ||
-        !mine.migq.empty_hint() || (below != l && !mine.localq.empty_hint()))
+  // What pop_own_slow would take: its level's own work, the work of the groups it heads below, and what was
+  // returned to the groups it heads above.
+  for (unsigned other = 0; other < tree_.depth(); ++other) {
+    if (other != l && !heads(w, other)) continue;
+    const group_queues& mine = *q_[other][group_of(w, other)];
+    const detail::job* m = mine.mailbox.load(std::memory_order_acquire);  // only this worker takes it
+    if (!mine.kept.empty_hint()) return true;
+    if (other < l) {
+      if (m && !m->is_fresh()) return true;
+    } else if (m || !mine.migq.empty_hint() || (other != l && !mine.localq.empty_hint())) {
       return true;
+    }
   }
   for (const auto& q : q_[l])  // what a thief of this level could take (leaf deques: the engine looks)
     if (q->migq.stealable_hint() || !q->localq.empty_hint()) return true;

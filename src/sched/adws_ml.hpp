@@ -249,15 +249,26 @@ class adws_ml_policy : public policy_base {
   void deliver(unsigned level, unsigned group, detail::job* j, bool search_root);
   void publish_continuation_slow(engine::worker& w, engine::fiber* parent);
   detail::job* pop_own_slow(engine::worker& w);
-  // Own work below the level a worker represents (pop_own_slow, has_visible_work): a task that joins the
-  // group it descended with goes back up while groups it opened down there after it may still be open
-  // (d(hint).run; p.run; d.wait; p.wait): their children and continuations lie in the queues of the lower
-  // level, which no worker of the upper level looks at, and no thief reaches once the node is given back.
-  // adws-ml hung so (an outside-user campaign). They are this worker's own work, in groups it heads (a
-  // worker heads every group under one it heads), so it takes them when its level has nothing: a task
-  // spawned at a lower level may then run on a worker representing a higher one, which changes where it
-  // runs, never what it computes.
+  // Own work of the other levels whose groups this worker heads (pop_own_slow, has_visible_work), taken
+  // when the level it represents has nothing. A task's groups joined out of the order they opened leave
+  // work where no worker looks (two outside-user campaigns; adws-ml hung in both):
+  //  * below: a task that joins the group it descended with goes back up while a group it opened down there
+  //    afterwards is still open (d(hint).run; p.run; d.wait; p.wait): that group's children and
+  //    continuations lie in the lower level's queues, which no worker of the upper level looks at, and no
+  //    thief reaches once the node is given back;
+  //  * above: a task with groups opened at an upper level and a later one that descended (p; d(hint, huge).run
+  //    x 2; p.run; d.wait; p.wait; or two plain groups a, b joined a first, then a third): the head
+  //    represents the lower level until that group joins, while a task returned to it at the upper level
+  //    waits in that level's mailbox.
+  // Both are work of groups this worker heads, which no other worker serves meanwhile. Below, it takes any
+  // of it when the level it represents has nothing. Above, only what was returned to the group (take_returned:
+  // kept jobs, and a suspended task in the mailbox, handed back to its range's owner at a join); what stalled
+  // there was such a task, whose join would restore this worker's level. Fresh work above waits for that,
+  // so that what runs under one cache is still one task whose data fits it (taking it too broke
+  // AdwsMl.DescentDealsEachCacheSizedPieceOverItsPackage and the capacity tests). A task may run on a worker
+  // representing another level than its own: that changes where it runs, never what it computes.
   detail::job* take_own(engine::worker& w, per_worker& me, unsigned level);
+  detail::job* take_returned(group_queues& q);
   bool heads(const engine::worker& w, unsigned level) const {
     return tree_.levels[level].head[group_of(w, level)] == w.id;
   }
