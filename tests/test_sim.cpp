@@ -269,8 +269,8 @@ TEST(SimMemory, ConcurrentStreamsShareTheControllerAndTheLinksTheyUse) {
 // root to its owner, which restores the root's level (DRAM) while P's continuation still lies in the leaf
 // level's queue, which nobody at DRAM looked at: every worker asleep (adws-ml, 2 workers; an outside-user
 // campaign). The owner now takes its own work below the level it represents. The durations (declared with
-// roost::compute) are what make the steal land while P runs; a hang ends the process with the stall
-// diagnostic.
+// roost::compute) are what make the steal land while P runs; a hang ends the process with the simulator's
+// "every simulated worker is blocked".
 TEST(SimAdws, APlainGroupJoinedAfterTheDealtGroupOpenedBeforeItCompletes) {
   for (const char* sched : {"adws", "adws-ml"})
     for (std::uint64_t seed : {1, 2, 3}) {

@@ -404,6 +404,10 @@ TEST(SimSharedBandwidth, StreamsShareTheControllersAndPortsTheirLinesPass) {
   // Streams that ended by then no longer count; the worker's own earlier stream never does.
   EXPECT_DOUBLE_EQ(s.rate_cap(6, 0, local0, 1000), kNodeBw);
   EXPECT_DOUBLE_EQ(s.rate_cap(0, 0, local0, 10), kNodeBw / 5);  // workers 1, 2, 4 and 5 draw on node 0
+  // A stream of local lines passes no port, however loaded its node's port in is.
+  shared_bandwidth ports(4, 2, kNodeBw, kLinkBw);
+  ports.record(0, 0, local1, 1000);  // node 0 reading node 1: node 0's port in
+  EXPECT_DOUBLE_EQ(ports.rate_cap(1, 0, local0, 10), kNodeBw);
   // No link limit: only the controllers.
   shared_bandwidth free_links(2, 2, kNodeBw, 0);
   free_links.record(0, 1, local0, 1000);

@@ -51,7 +51,7 @@ double shared_bandwidth::rate_cap(unsigned worker, unsigned node, const double* 
     cap = std::min(cap, node_bw_ / ctrl_[j]);
     if (j != node && link_bw_ > 0) cap = std::min(cap, link_bw_ / out_[j]);
   }
-  if (link_bw_ > 0 && in_[node] > 0) cap = std::min(cap, link_bw_ / in_[node]);
+  if (link_bw_ > 0 && mine_[node] < 1.0) cap = std::min(cap, link_bw_ / in_[node]);  // only if it has remote lines
   return cap;
 }
 

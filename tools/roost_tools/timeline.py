@@ -15,11 +15,13 @@ def task_spans(trace: Trace):
     return [s[:4] for s in task_memory(trace)]
 
 
-def task_memory(trace: Trace):
+def task_memory(trace: Trace, roots: bool = False):
     """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for every task that began and ended on
     the same worker: the lines its kernels touched and what the simulated memory hierarchy charged for them
     (the `memory` records, written after each touch of a simulated run; zeros otherwise). A record counts for
-    the task that began or resumed last on its worker and has not ended: the one running there."""
+    the task that began or resumed last on its worker and has not ended: the one running there. A run's root
+    (the tracer records its end; it spans the whole run) only with `roots`, first, so
+    that a drawing puts its children over it and shows what the root ran itself."""
     r = trace.records
     begins = r[r["kind"] == 1]
     parent = dict(zip(begins["a"].tolist(), begins["b"].tolist()))
@@ -34,7 +36,7 @@ def task_memory(trace: Trace):
     start = {}
     memory = {}  # key -> [lines, ns, remote]
     running: dict[int, list] = {}  # worker -> keys begun or resumed, not ended, the running one last
-    spans = []
+    spans, root_spans = [], []
     for rec in r[np.isin(r["kind"], [1, 2, 3, 16])]:
         w, kind = int(rec["worker"]), int(rec["kind"])
         stack = running.setdefault(w, [])
@@ -59,8 +61,12 @@ def task_memory(trace: Trace):
                 stack.remove(key)
             if key in start:
                 lines, ns, remote = memory.pop(key)
-                spans.append((w, start.pop(key), int(rec["t_ns"]), subtree(key[1]), lines, ns, remote))
-    return spans
+                span = (w, start.pop(key), int(rec["t_ns"]), subtree(key[1]), lines, ns, remote)
+                if parent.get(key[1], 0) != 0:
+                    spans.append(span)
+                elif roots:
+                    root_spans.append(span)
+    return root_spans + spans
 
 
 NO_DATA_EDGE = "dimgrey"  # the outline of a task without data in the latency colouring
@@ -114,7 +120,7 @@ def plot_panels(panels: list[tuple[str, Trace]], out: str | Path, colour: str = 
 
     if colour not in ("subtree", "latency"):
         raise ValueError(f"colour='{colour}': must be subtree or latency")
-    spans = [task_memory(t) for _, t in panels]
+    spans = [task_memory(t, roots=colour == "subtree") for _, t in panels]
     norm = grad = None
     if colour == "latency":
         per_line = [x for sp in spans for x in latency_per_line(sp)]

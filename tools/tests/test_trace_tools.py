@@ -311,7 +311,7 @@ def test_a_trace_of_many_runs_streams_in_many_chunks(tmp_path):
 def test_ovr_wti_on_synthetic_traces_with_known_answers(tmp_path):
     from roost_tools import ovr
     # Records: (t, a, b, index, kind, lane); kinds 1 begin, 2 end, 3 resume, 5/6 sleep, 7/8 iteration (runtime
-    # lane), 14/15 idle (the scheduling loop). A root's end is never recorded (run() returning is its end).
+    # lane), 14/15 idle (the scheduling loop). ovr reads no task end: the roots' are left out here.
     # 1 worker, two runs: 0-100 all work; 200-260 with the worker in its loop from 250.
     one = tmp_path / "one.trace"
     _synthetic(one, 1, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (200, 0, 0, 0, 7, 0xFFFF),
@@ -443,13 +443,17 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
     p = tmp_path / "mem.trace"
     _synthetic(p, 2, recs)
     t = read(p)
-    spans = {(w, s): (lines, ns, remote) for w, s, e, sub, lines, ns, remote in timeline.task_memory(t)}
+    with_roots = timeline.task_memory(t, roots=True)
+    spans = {(w, s): (lines, ns, remote) for w, s, e, sub, lines, ns, remote in with_roots}
     assert spans[(0, 1)] == (64, 640, 32)     # A
     assert spans[(0, 5)] == (64, 128, 0)      # B
     assert spans[(1, 2)] == (0, 0, 0)         # C
     assert spans[(0, 0)] == (16, 1000, 0)     # the root, between its children
-    assert sorted(timeline.latency_per_line(timeline.task_memory(t))) == [2.0, 10.0, 62.5]
-    assert len(timeline.task_spans(t)) == 4
+    assert with_roots[0][:2] == (0, 0)        # the root first: a drawing puts its children over it
+    assert sorted(timeline.latency_per_line(with_roots)) == [2.0, 10.0, 62.5]
+    # Without roots (the default; row 002-fig8's statistics): a run's root spans the whole run.
+    assert sorted(timeline.latency_per_line(timeline.task_memory(t))) == [2.0, 10.0]
+    assert len(timeline.task_spans(t)) == 3
     png = timeline.plot_panels([("a", t), ("b", t)], tmp_path / "fig8.png", colour="latency")
     assert png.stat().st_size > 0
     # C, which touched nothing, is an outlined white bar: it was drawn in the light grey of a sleeping worker.
@@ -458,7 +462,7 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
     import matplotlib.pyplot as plt
     from matplotlib.colors import Normalize, to_rgba
     fig, ax = plt.subplots()
-    timeline._draw(ax, t, timeline.task_memory(t), "latency", Normalize(2.0, 62.5), plt.get_cmap("viridis"))
+    timeline._draw(ax, t, timeline.task_memory(t, roots=True), "latency", Normalize(2.0, 62.5), plt.get_cmap("viridis"))
     tasks = [b for b in ax.patches if b.get_height() == 0.8]
     assert len(tasks) == 4
     no_data = [b for b in tasks if b.get_facecolor() == to_rgba("white")]
