@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -347,6 +348,46 @@ TEST(SimAdws, GroupsJoinedOutOfOrderAcrossLevelsComplete) {
         c.wait();
       });
     EXPECT_EQ(ran.load(), 150) << "seed " << seed;
+  }
+}
+
+// A task that descends with a later group and then joins an earlier one (p; d(hint, huge); d.run x 2;
+// p.run; d.wait; p.wait): the root's continuation is stolen by the head of another package, where p
+// descends (moving that head down to its leaves), while d's second child, still at the packages' level,
+// deals a parallel_invoke's half to that same head's mailbox there. The head represented the leaves until
+// the root joined p, the root waited for d, d for the half: every simulated worker blocked (seed 1) or
+// spinning on work no one may take (seeds 2-6; 16 workers, an outside-user campaign's random tree, seed
+// 1105). While the task that moved a head down waits behind an older group, the head serves the levels
+// above again. A hang ends the process with the simulator's "every simulated worker is blocked" or, when the
+// workers spin, the test's timeout.
+TEST(SimAdws, AHeadMovedDownServesTheLevelAboveWhileItsTaskWaitsForAnOlderGroup) {
+  for (std::uint64_t seed : {1, 2, 3, 4}) {
+    roost::runtime rt(sim_opts("adws-ml", "pack:4 l3:1(size=4MiB) l2:2(size=256KiB) l1:2(size=32KiB) core:1 pu:1",
+                               seed, "jitter=0.3,stall_wall_s=5"));
+    std::atomic<long> ran{0};
+    for (int it = 0; it < 3; ++it)
+      rt.run([&] {
+        roost::task_group p(1.0);
+        roost::task_group d(14, 1e12);
+        d.run([&] {
+          roost::compute(81845);
+          ran++;
+        });
+        d.run_if(
+            true,
+            [&] {
+              roost::parallel_invoke([&] { roost::compute(43157), ran++; }, [&] { roost::compute(79903), ran++; });
+              roost::parallel_invoke([&] {
+                ran += roost::parallel_reduce(0, 8, std::size_t(1), 0L, [](int lo, int hi) { return long(hi - lo); },
+                                              std::plus<long>());
+              });
+            },
+            100);
+        p.run([&] { ran++; });
+        d.wait();
+        p.wait();
+      });
+    EXPECT_EQ(ran.load(), 3 * (4 + 8)) << "seed " << seed;
   }
 }
 

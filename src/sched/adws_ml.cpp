@@ -169,6 +169,7 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
                           [to, &cur, &g](node& fresh) {
                             fresh.level.store(to, std::memory_order_relaxed);
+                            fresh.opener_waits_behind.store(false, std::memory_order_relaxed);
                             fresh.opener = &cur;
                             fresh.group = &g;
                           });
@@ -330,10 +331,42 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   detail::job* t = take_own(w, me, level);
   for (unsigned l = level + 1; !t && l < tree_.depth(); ++l)
     if (heads(w, l)) t = take_own(w, me, l);
+  const unsigned free_from = free_above(w, level);
   for (unsigned l = level; !t && l-- > 0;)
-    if (heads(w, l)) t = take_returned(queues_of(l, group_of(w, l)));
+    if (heads(w, l)) t = l >= free_from ? take_own(w, me, l) : take_returned(queues_of(l, group_of(w, l)));
   sync_join_queue(w, me);
   return t;
+}
+
+// The nodes `task` opened after g (its chain of open nodes, innermost first, down to g's): flagged while it
+// waits for g. g is one of its dealt or descended groups, so g's node is on the chain; the flags are set
+// only when it is found. Waking: a head asleep at the lower level must look above now.
+void adws_ml_policy::mark_waiting_behind(engine::worker& w, detail::group_state& g, bool waiting) {
+  const detail::task_id& cur = *w.current_task;
+  const auto newer = [&](node* n) { return n && n->opener == &cur && n->group != &g; };
+  auto* innermost = static_cast<node*>(cur.sched_node);
+  if (!newer(innermost)) return;  // g is the task's innermost open node: a join in order
+  node* n = innermost;
+  while (newer(n)) n = static_cast<node*>(n->group->dist.saved_node);
+  if (!n || n->group != &g || n->opener != &cur) return;
+  for (n = innermost; newer(n); n = static_cast<node*>(n->group->dist.saved_node))
+    n->opener_waits_behind.store(waiting, std::memory_order_release);
+  if (waiting) eng_.idle().notify_all_new_work();
+}
+
+// The topmost level above `level` down to which this worker may take all of its own work (free_above <=
+// l < level), and not only what was returned: the levels whose tasks that moved it down (the entries of
+// the groups it heads there, innermost first) all wait behind an older group. `level` when none.
+unsigned adws_ml_policy::free_above(engine::worker& w, unsigned level) {
+  unsigned from = level;
+  for (unsigned l = level; l-- > 0;) {
+    if (!heads(w, l)) break;
+    const node* e = queues_of(l, group_of(w, l)).entry.load(std::memory_order_acquire);
+    if (!e) continue;  // crossed by a descent from further up (aggregation): decided there
+    if (!e->opener_waits_behind.load(std::memory_order_acquire)) break;
+    from = l;
+  }
+  return from;
 }
 
 detail::job* adws_ml_policy::take_returned(group_queues& q) {
@@ -353,13 +386,14 @@ detail::job* adws_ml_policy::take_own(engine::worker& w, per_worker& me, unsigne
 bool adws_ml_policy::has_visible_work(engine::worker& w) {
   const unsigned l = level_now(of(w));
   // What pop_own_slow would take: its level's own work, the work of the groups it heads below, and what was
-  // returned to the groups it heads above.
+  // returned to the groups it heads above (all of it down from free_above).
+  const unsigned free_from = free_above(w, l);
   for (unsigned other = 0; other < tree_.depth(); ++other) {
     if (other != l && !heads(w, other)) continue;
     const group_queues& mine = *q_[other][group_of(w, other)];
     const detail::job* m = mine.mailbox.load(std::memory_order_acquire);  // only this worker takes it
     if (!mine.kept.empty_hint()) return true;
-    if (other < l) {
+    if (other < free_from) {
       if (m && !m->is_fresh()) return true;
     } else if (m || !mine.migq.empty_hint() || (other != l && !mine.localq.empty_hint())) {
       return true;

@@ -119,10 +119,16 @@ class adws_ml_policy : public policy_base {
     end_search(w, of(w));
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
   }
-  void on_wait(engine::worker& w, detail::group_state&) { end_search(w, of(w)); }
+  void on_wait(engine::worker& w, detail::group_state& g) {
+    end_search(w, of(w));
+    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) [[unlikely]] mark_waiting_behind(w, g, true);
+  }
   engine::worker* after_join(detail::group_state& g, const detail::task_id& task);
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
-    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) finish_group(w, g);
+    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) {
+      mark_waiting_behind(w, g, false);
+      finish_group(w, g);
+    }
   }
   // The three act on a dealt or descended group, or end a search. A task on the leaf level whose range lies
   // inside one group opens neither (open_group: no level below, nothing to deal), and its range never
@@ -147,6 +153,9 @@ class adws_ml_policy : public policy_base {
     std::atomic<unsigned> level{0};
     std::atomic<node*> parent{nullptr};  // kept when freed, so stale climbs still end
     std::atomic<bool> active{false};
+    // Set while the task that opened this node waits for one of its groups opened before it (a join out of
+    // the order of the opens; mark_waiting_behind): the heads it moved down may serve the levels above.
+    std::atomic<bool> opener_waits_behind{false};
     node* next_free = nullptr;
     // The task and the group that opened it; read by that task only (adws::splice_out_of_order).
     const detail::task_id* opener = nullptr;
@@ -267,6 +276,15 @@ class adws_ml_policy : public policy_base {
   // so that what runs under one cache is still one task whose data fits it (taking it too broke
   // AdwsMl.DescentDealsEachCacheSizedPieceOverItsPackage and the capacity tests). A task may run on a worker
   // representing another level than its own: that changes where it runs, never what it computes.
+  //  * a task that joins, out of order, a group opened before the one it descended with: it waits at the
+  //    upper level's join while the head it moved down still represents the lower level, and the older
+  //    group's work may need that head at the upper level (a child dealt to its mailbox there, seed 1105 of
+  //    the group-order fuzzer: p; d(hint, huge); d.run x 2, the second dealing parallel_invokes; p.run;
+  //    d.wait; p.wait). While it waits so, the head is free of it: mark_waiting_behind flags the nodes the
+  //    task opened after the group it waits for, and up to the first level held by a task that is not
+  //    waiting so, the head takes all of its own work there (free_above).
+  void mark_waiting_behind(engine::worker& w, detail::group_state& g, bool waiting);
+  unsigned free_above(engine::worker& w, unsigned level);
   detail::job* take_own(engine::worker& w, per_worker& me, unsigned level);
   detail::job* take_returned(group_queues& q);
   bool heads(const engine::worker& w, unsigned level) const {
