@@ -109,8 +109,11 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   // Level descent (digest §3.3): a task alone in its group moves to the children of the group this
   // worker represents (Algorithm 5.3's myMG: a stolen task moves into its thief's group) when its data fits
   // that group; a range of whole groups that starts with this worker's moves down while the data fits their
-  // summed capacity. Either way this worker heads the first group of the new range, so the task returns
-  // to it at the join and it restores the level.
+  // summed capacity. Only while this worker heads the first group of the new range: the task returns to
+  // that group's head at the join, which restores the level, the heads pulled down and the entry, and
+  // only the worker that changed them can (a thief that is not its group's head descended, and the
+  // task's return to the head left the head's level wrong and a pull never released: a stall, fuzzer seed
+  // 2103). A task on another worker is dealt or run where it is, at its level.
   const double size = g.data_bytes >= 0 ? g.data_bytes : 0.0;  // no hint: fits everywhere
   unsigned to = level;
   range nr = r;
@@ -120,33 +123,40 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     const topo::memory_level& lv = tree_.levels[to];
     const double k = lv.fanout;
     const double mine = group_of(w, to);
+    range next;
+    bool aggregates = false;
     if (!adws::multi(nr)) {
       if (!(size <= lv.group_capacity)) break;
-      nr = {mine * k, (mine + 1) * k};
+      next = {mine * k, (mine + 1) * k};
     } else if (whole_groups(nr) && nr.lo == mine) {
       if (!(size <= (nr.hi - nr.lo) * lv.group_capacity)) break;
-      if (agg_level == 0) {
-        // Only over heads nobody else pulled (nested aggregation is not supported: stop here instead).
-        bool free = true;
-        for (unsigned v = 0; v < ws_.size() && free; ++v)
-          if (v != w.id && tree_.levels[to].group_of_worker[v] >= adws::first(nr) &&
-              tree_.levels[to].group_of_worker[v] <= adws::last(nr))
-            free = ws_[v].pulled.load(std::memory_order_acquire) == 0;
-        if (!free) break;
-        agg_level = to;
-        agg_range = nr;
-      }
-      nr = {nr.lo * k, nr.hi * k};
+      aggregates = agg_level == 0;
+      next = {nr.lo * k, nr.hi * k};
     } else {
       break;  // in the middle of a search: dealt at this level, its pieces descend on their own
     }
+    if (tree_.levels[to + 1].head[adws::first(next)] != w.id) break;
+    if (aggregates) {
+      // Only over heads nobody else pulled (nested aggregation is not supported: stop here instead).
+      bool free = true;
+      for (unsigned v = 0; v < ws_.size() && free; ++v)
+        if (v != w.id && tree_.levels[to].group_of_worker[v] >= adws::first(nr) &&
+            tree_.levels[to].group_of_worker[v] <= adws::last(nr))
+          free = ws_[v].pulled.load(std::memory_order_acquire) == 0;
+      if (!free) break;
+      agg_level = to;
+      agg_range = nr;
+    }
+    nr = next;
     ++to;
   }
   const bool moved = to != level;
+  // Dealt by the head of the range's first group only, for the same reason.
   const bool dealt = g.total_work > 0 && adws::multi(nr) && (moved || me.searching) &&
-                     adws::first(nr) == group_of(w, to);
+                     tree_.levels[to].head[std::min(adws::first(nr), tree_.levels[to].groups - 1)] == w.id;
   if (!moved && !dealt) {
     g.dist.mode = kPlain;
+    g.dist.saved_node = cur.sched_node;  // the task's innermost node at the open (mark_waiting_behind)
     // A group that is not dealt ends a search, as in adws (adws.cpp, end_search_at_plain_group): its children
     // deal nothing, and the node must be active while they run, or no idle worker could take this task's
     // continuation until the first of them ended (it hung when that child waited for it).
@@ -159,6 +169,14 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   g.dist.saved_level = static_cast<std::uint8_t>(level);
   g.dist.saved_worker_level = static_cast<std::uint8_t>(me.level);
   g.dist.saved_node = cur.sched_node;
+  node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
+                          [to, &cur, &g](node& fresh) {
+                            fresh.level.store(to, std::memory_order_relaxed);
+                            fresh.opener_waits_behind.store(false, std::memory_order_relaxed);
+                            fresh.entry_before = nullptr;
+                            fresh.opener = &cur;
+                            fresh.group = &g;
+                          });
   g.dist.pulled_level = 0;
   if (agg_level != 0) {  // level 0 has one group: aggregation never starts there
     g.dist.pulled_level = static_cast<std::uint8_t>(agg_level);
@@ -166,19 +184,12 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     g.dist.pulled_last = adws::last(agg_range);
     pull_heads(agg_level, g.dist.pulled_first, g.dist.pulled_last, 0, to);
   }
-  node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
-                          [to, &cur, &g](node& fresh) {
-                            fresh.level.store(to, std::memory_order_relaxed);
-                            fresh.opener_waits_behind.store(false, std::memory_order_relaxed);
-                            fresh.opener = &cur;
-                            fresh.group = &g;
-                          });
   cur.sched_node = n;
   set_range(cur, nr, to);
   me.current = n;
   me.level = to;
-  if (moved)  // where the idle workers of this group find the new level's first node
-    queues_of(level, group_of(w, level)).entry.store(n, std::memory_order_release);
+  if (moved)  // where the idle workers of this group find the new level's first node; put back at the join
+    n->entry_before = queues_of(level, group_of(w, level)).entry.exchange(n, std::memory_order_acq_rel);
   if (dealt) {
     g.dist.mode = kSearchRoot;
     g.dist.remaining = g.total_work;
@@ -249,7 +260,7 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
   const auto undo_open = [&](node* n) {
     node* expected = n;
     queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))
-        .entry.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+        .entry.compare_exchange_strong(expected, n->entry_before, std::memory_order_acq_rel);
     if (g.dist.pulled_level != 0)
       pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, n->level.load(std::memory_order_relaxed), 0);
     me.nodes.give_back(n);
@@ -264,14 +275,14 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
     undo_open(spliced);  // a later group of the task is still open: the task stays where it is
     return;
   }
+  if (g.dist.pulled_level != 0)
+    pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, cur.tier, 0);
   if (auto* n = static_cast<node*>(cur.sched_node)) {
     node* expected = n;
     queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))
-        .entry.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+        .entry.compare_exchange_strong(expected, n->entry_before, std::memory_order_acq_rel);
     me.nodes.give_back(n);
   }
-  if (g.dist.pulled_level != 0)
-    pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, cur.tier, 0);
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
   const range saved{g.dist.saved_lo, g.dist.saved_hi};
   me.level = g.dist.saved_worker_level;
@@ -343,12 +354,15 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
 // only when it is found. Waking: a head asleep at the lower level must look above now.
 void adws_ml_policy::mark_waiting_behind(engine::worker& w, detail::group_state& g, bool waiting) {
   const detail::task_id& cur = *w.current_task;
-  const auto newer = [&](node* n) { return n && n->opener == &cur && n->group != &g; };
+  // A plain group has no node: the task's innermost node when it opened (open_group, order) ends the walk.
+  const bool plain = g.dist.mode == kPlain;
+  const node* stop = plain ? static_cast<const node*>(g.dist.saved_node) : nullptr;
+  const auto newer = [&](node* n) { return n && n != stop && n->opener == &cur && n->group != &g; };
   auto* innermost = static_cast<node*>(cur.sched_node);
-  if (!newer(innermost)) return;  // g is the task's innermost open node: a join in order
+  if (!newer(innermost)) return;  // g is the task's innermost open node, or opened after it: in order
   node* n = innermost;
   while (newer(n)) n = static_cast<node*>(n->group->dist.saved_node);
-  if (!n || n->group != &g || n->opener != &cur) return;
+  if (!plain && (!n || n->group != &g || n->opener != &cur)) return;
   for (n = innermost; newer(n); n = static_cast<node*>(n->group->dist.saved_node))
     n->opener_waits_behind.store(waiting, std::memory_order_release);
   if (waiting) eng_.idle().notify_all_new_work();
@@ -358,8 +372,13 @@ void adws_ml_policy::mark_waiting_behind(engine::worker& w, detail::group_state&
 // l < level), and not only what was returned: the levels whose tasks that moved it down (the entries of
 // the groups it heads there, innermost first) all wait behind an older group. `level` when none.
 unsigned adws_ml_policy::free_above(engine::worker& w, unsigned level) {
+  const per_worker& me = of(w);
   unsigned from = level;
-  for (unsigned l = level; l-- > 0;) {
+  // Pulled down by a task aggregating its groups: the work of its own levels is still its alone, a task
+  // may have pushed a continuation there between two pulls (fuzzer seed 2151: stranded while the task
+  // that pulled it waited for that continuation's group).
+  if (me.pulled.load(std::memory_order_acquire) == level && level > me.level) from = me.level;
+  for (unsigned l = from; l-- > 0;) {
     if (!heads(w, l)) break;
     const node* e = queues_of(l, group_of(w, l)).entry.load(std::memory_order_acquire);
     if (!e) continue;  // crossed by a descent from further up (aggregation): decided there

@@ -57,8 +57,12 @@ class adws_ml_policy : public policy_base {
     if (g.spawned == 1) {  // the group's first spawn since its last join opens it
       // A task on a worker's own level that is not searching has no level below to descend to and
       // nothing to deal: plain, without the out-of-line open (most groups of a deep tree, e.g. fib's).
-      if (!of(w).searching && is_leaf(cur.tier)) g.dist.mode = kPlain;
-      else open_group(w, cur, g);
+      if (!of(w).searching && is_leaf(cur.tier)) {
+        g.dist.mode = kPlain;
+        g.dist.saved_node = cur.sched_node;  // the task's innermost node at the open (mark_waiting_behind)
+      } else {
+        open_group(w, cur, g);
+      }
     }
     if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
       const bool leaf = is_leaf(cur.tier);
@@ -121,14 +125,12 @@ class adws_ml_policy : public policy_base {
   }
   void on_wait(engine::worker& w, detail::group_state& g) {
     end_search(w, of(w));
-    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) [[unlikely]] mark_waiting_behind(w, g, true);
+    if (waits_behind(w, g)) [[unlikely]] mark_waiting_behind(w, g, true);
   }
   engine::worker* after_join(detail::group_state& g, const detail::task_id& task);
   void resumed_after_join(engine::worker& w, detail::group_state& g) {
-    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) {
-      mark_waiting_behind(w, g, false);
-      finish_group(w, g);
-    }
+    if (waits_behind(w, g)) [[unlikely]] mark_waiting_behind(w, g, false);
+    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended) finish_group(w, g);
   }
   // The three act on a dealt or descended group, or end a search. A task on the leaf level whose range lies
   // inside one group opens neither (open_group: no level below, nothing to deal), and its range never
@@ -160,6 +162,10 @@ class adws_ml_policy : public policy_base {
     // The task and the group that opened it; read by that task only (adws::splice_out_of_order).
     const detail::task_id* opener = nullptr;
     detail::group_state* group = nullptr;
+    // The entry of the group this node's task moved down from, before it (group_queues::entry): a task that
+    // moved the same head down from there earlier and has not joined (it waits behind an older group
+    // meanwhile, mark_waiting_behind). Put back at the join. The opener's only.
+    node* entry_before = nullptr;
     adws::range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
   };
 
@@ -276,14 +282,27 @@ class adws_ml_policy : public policy_base {
   // so that what runs under one cache is still one task whose data fits it (taking it too broke
   // AdwsMl.DescentDealsEachCacheSizedPieceOverItsPackage and the capacity tests). A task may run on a worker
   // representing another level than its own: that changes where it runs, never what it computes.
+  // Two exceptions take all of it above (free_above), each a stall of the group-order fuzzer
+  // (tests/group_order_fuzz.cpp) before:
   //  * a task that joins, out of order, a group opened before the one it descended with: it waits at the
   //    upper level's join while the head it moved down still represents the lower level, and the older
-  //    group's work may need that head at the upper level (a child dealt to its mailbox there, seed 1105 of
-  //    the group-order fuzzer: p; d(hint, huge); d.run x 2, the second dealing parallel_invokes; p.run;
-  //    d.wait; p.wait). While it waits so, the head is free of it: mark_waiting_behind flags the nodes the
-  //    task opened after the group it waits for, and up to the first level held by a task that is not
-  //    waiting so, the head takes all of its own work there (free_above).
+  //    group's work may need that head at the upper level (a child dealt to its mailbox there; seed 1105:
+  //    p; d(hint, huge); d.run x 2, the second dealing parallel_invokes; p.run; d.wait; p.wait). While it
+  //    waits so, the head is free of it: mark_waiting_behind flags the nodes the task opened after the group
+  //    it waits for, and up to the first level held by a task that is not waiting so, the head takes all
+  //    of its own work there;
+  //  * a worker that another task's aggregation pulled down: the levels from its own down to the pulled one
+  //    are its own still (a continuation it pushed there between two pulls stalled; seed 2151).
   void mark_waiting_behind(engine::worker& w, detail::group_state& g, bool waiting);
+  // Whether the join may be one out of order (mark_waiting_behind tells): the task has a node open other
+  // than g's (a dealt or descended g), or than the one it had when g opened (a plain g).
+  bool waits_behind(const engine::worker& w, const detail::group_state& g) const {
+    const void* innermost = w.current_task->sched_node;
+    if (g.dist.mode == kPlain) return innermost != g.dist.saved_node;
+    if (g.dist.mode == kSearchRoot || g.dist.mode == kDescended)
+      return innermost && static_cast<const node*>(innermost)->group != &g;
+    return false;
+  }
   unsigned free_above(engine::worker& w, unsigned level);
   detail::job* take_own(engine::worker& w, per_worker& me, unsigned level);
   detail::job* take_returned(group_queues& q);
