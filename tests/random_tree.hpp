@@ -1,7 +1,10 @@
 // Random fork-join task trees with exact serial answers, shared by the stress tests (native) and the
 // simulated platform's deterministic tests: random fan-out, depth, leaf work, hints (often wrong on
-// purpose), thrown and caught exceptions, task groups and parallel_invoke (the two-way join). Everything
-// about a node follows from (tree seed, node id), so serial and parallel walks see the same tree.
+// purpose; data sizes from a few bytes to more than any cache), thrown and caught exceptions, task groups
+// and parallel_invoke (the two-way join), and a node's children split over two groups open at once and
+// joined in either order (the shapes behind adws-ml's stalls found by an outside-user campaign). Leaf work
+// is declared to the simulator (roost::compute, natively free), so that simulated runs interleave.
+// Everything about a node follows from (tree seed, node id), so serial and parallel walks see the same tree.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -46,6 +49,8 @@ struct node_shape {
   bool inline_last;    // runs its last child inline instead of spawning it
   bool use_group_hints;
   bool joins;         // with 2 or 3 children: one parallel_invoke instead of a task_group
+  bool two_groups;    // its spawned children split over two task groups open at once
+  bool first_first;   // two groups: the first declared is joined first
 };
 
 inline node_shape shape_of(std::uint64_t seed, std::uint64_t id, int depth) {
@@ -59,6 +64,8 @@ inline node_shape shape_of(std::uint64_t seed, std::uint64_t id, int depth) {
   s.inline_last = ((r >> 32) % 2) == 0;
   s.use_group_hints = ((r >> 40) % 3) == 0;
   s.joins = ((r >> 48) % 2) == 0;
+  s.two_groups = ((r >> 52) % 3) == 0;
+  s.first_first = ((r >> 56) % 2) == 0;
   return s;
 }
 
@@ -90,9 +97,17 @@ inline std::uint64_t serial(std::uint64_t seed, std::uint64_t id, int depth) {
   return combine(id, kids, own);
 }
 
+// A group's hints: total work, and a data size on one of the scales of the topologies the tests use (inside
+// an L1 or an L2, a shared cache, more than any): adws-ml descends, aggregates or stays by them.
+inline roost::task_group hinted_group(std::uint64_t r) {
+  static constexpr double kBytes[] = {0, 24e3, 200e3, 3e6, 1e12};
+  return roost::task_group(static_cast<double>(r % 100), kBytes[(r >> 12) % 5] + static_cast<double>(r % 4096));
+}
+
 inline std::uint64_t parallel(std::uint64_t seed, std::uint64_t id, int depth) {
   g_nodes_run.fetch_add(1, std::memory_order_relaxed);
   node_shape s = shape_of(seed, id, depth);
+  roost::compute(100 * std::uint64_t(s.leaf_work));
   std::uint64_t own = busy(id, s.leaf_work);
   std::vector<std::uint64_t> kids(s.fanout);
   try {
@@ -103,21 +118,28 @@ inline std::uint64_t parallel(std::uint64_t seed, std::uint64_t id, int depth) {
     } else {
       // Hints are random and often wrong on purpose: they may change speed, never results.
       std::uint64_t r = mix(id + seed);
-      roost::task_group tg = s.use_group_hints ? roost::task_group(static_cast<double>(r % 100),
-                                                                    static_cast<double>(r % 4096))
-                                               : roost::task_group();
+      roost::task_group tg = s.use_group_hints ? hinted_group(r) : roost::task_group();
+      roost::task_group other = s.use_group_hints ? hinted_group(mix(r)) : roost::task_group();
       for (unsigned i = 0; i < s.fanout; ++i) {
         std::uint64_t child = id * 5 + i + 1;
+        roost::task_group& into = s.two_groups && ((r >> (20 + i)) & 1) ? other : tg;
         if (i + 1 == s.fanout && s.inline_last) {
           kids[i] = parallel(seed, child, depth + 1);
         } else if ((r >> i) & 1) {
-          tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); },
-                 static_cast<double>((r >> (8 + i)) % 10));
+          into.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); },
+                   static_cast<double>((r >> (8 + i)) % 10));
         } else {
-          tg.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); });
+          into.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); });
         }
       }
-      tg.wait();
+      // One of them throwing leaves the other to its destructor, which joins it while unwinding.
+      if (s.first_first) {
+        tg.wait();
+        other.wait();
+      } else {
+        other.wait();
+        tg.wait();
+      }
     }
   } catch (const tree_error&) {
     if (!s.catches) throw;
