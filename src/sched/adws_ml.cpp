@@ -52,6 +52,11 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
 
 void adws_ml_policy::iteration_begin() {
   steal_.iteration_begin();
+  // No task of the last run is left: nothing may hold a worker down or name a node as an entry any more
+  // (each is undone at its join; this keeps a miss from outliving the run it happened in).
+  for (per_worker& me : ws_) me.pulled.store(0, std::memory_order_relaxed);
+  for (auto& level : q_)
+    for (auto& q : level) q->entry.store(nullptr, std::memory_order_relaxed);
   root_.active.store(false, std::memory_order_release);
   iteration_.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -110,10 +115,10 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   // worker represents (Algorithm 5.3's myMG: a stolen task moves into its thief's group) when its data fits
   // that group; a range of whole groups that starts with this worker's moves down while the data fits their
   // summed capacity. Only while this worker heads the first group of the new range: the task returns to
-  // that group's head at the join, which restores the level, the heads pulled down and the entry, and
-  // only the worker that changed them can (a thief that is not its group's head descended, and the
-  // task's return to the head left the head's level wrong and a pull never released: a stall, fuzzer seed
-  // 2103). A task on another worker is dealt or run where it is, at its level.
+  // that group's head at the join, which restores its own level from before the open (a thief that was not
+  // its group's head descended, and the head it returned to took the thief's level: a stall, fuzzer seed
+  // 2103). A task on another worker is dealt or run where it is, at its level. (A join out of order may
+  // still return the task to another head: finish_group undoes the open through its opener then.)
   const double size = g.data_bytes >= 0 ? g.data_bytes : 0.0;  // no hint: fits everywhere
   unsigned to = level;
   range nr = r;
@@ -169,11 +174,14 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   g.dist.saved_level = static_cast<std::uint8_t>(level);
   g.dist.saved_worker_level = static_cast<std::uint8_t>(me.level);
   g.dist.saved_node = cur.sched_node;
+  g.dist.opener_worker = w.id;
   node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
-                          [to, &cur, &g](node& fresh) {
+                          [to, &cur, &g, &w](node& fresh) {
                             fresh.level.store(to, std::memory_order_relaxed);
                             fresh.opener_waits_behind.store(false, std::memory_order_relaxed);
-                            fresh.entry_before = nullptr;
+                            fresh.entry_before.store(nullptr, std::memory_order_relaxed);
+                            fresh.entry_level = node::kNoEntry;
+                            fresh.opener_worker = w.id;
                             fresh.opener = &cur;
                             fresh.group = &g;
                           });
@@ -182,14 +190,17 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     g.dist.pulled_level = static_cast<std::uint8_t>(agg_level);
     g.dist.pulled_first = adws::first(agg_range);
     g.dist.pulled_last = adws::last(agg_range);
-    pull_heads(agg_level, g.dist.pulled_first, g.dist.pulled_last, 0, to);
+    pull_heads(agg_level, g.dist.pulled_first, g.dist.pulled_last, 0, to, w.id);
   }
   cur.sched_node = n;
   set_range(cur, nr, to);
   me.current = n;
   me.level = to;
-  if (moved)  // where the idle workers of this group find the new level's first node; put back at the join
-    n->entry_before = queues_of(level, group_of(w, level)).entry.exchange(n, std::memory_order_acq_rel);
+  if (moved) {  // where the idle workers of this group find the new level's first node; put back at the join
+    n->entry_level = level;
+    n->entry_before.store(queues_of(level, group_of(w, level)).entry.exchange(n, std::memory_order_acq_rel),
+                          std::memory_order_release);
+  }
   if (dealt) {
     g.dist.mode = kSearchRoot;
     g.dist.remaining = g.total_work;
@@ -237,7 +248,8 @@ bool adws_ml_policy::ship(engine::worker& w, detail::task_frame* f) {
 
 // The group a task of a dealt or moved group returns to at the join: the first group of its range, at its
 // level (a continuation keeps the lower part), headed by the worker that opened the group, which
-// represents that level until the task restores it.
+// represents that level until the task restores it (or, joined out of order, by the opener of the task's
+// innermost group still open).
 unsigned adws_ml_policy::owner_group(const detail::task_id& t) const {
   return std::min(adws::first(range_of(t)), tree_.levels[t.tier].groups - 1);
 }
@@ -255,14 +267,15 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
   detail::task_id& cur = *w.current_task;
   per_worker& me = of(w);
   catch_up(w, me);
-  // What the group's open did to others is undone at its join whatever the order: the entry of the level
-  // it descended from, the heads it pulled down to its node's level.
+  // What the group's open did to others is undone at its join whatever the order, through its opener, which
+  // the task may have left since (a join out of order returns it to the head of a later group's range): the
+  // entry of the opener's group on the level it descended from, the heads it pulled down to its node's level
+  // (the opener never among them).
   const auto undo_open = [&](node* n) {
-    node* expected = n;
-    queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))
-        .entry.compare_exchange_strong(expected, n->entry_before, std::memory_order_acq_rel);
+    unlink_entry(n);
     if (g.dist.pulled_level != 0)
-      pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, n->level.load(std::memory_order_relaxed), 0);
+      pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, n->level.load(std::memory_order_relaxed), 0,
+                 g.dist.opener_worker);
     me.nodes.give_back(n);
   };
   if (node* spliced = adws::splice_out_of_order<node>(cur, g, [](auto& to, const auto& from) {
@@ -270,17 +283,17 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
         to.saved_hi = from.saved_hi;
         to.saved_node = from.saved_node;
         to.saved_level = from.saved_level;
-        to.saved_worker_level = from.saved_worker_level;
+        // The level a worker goes back to at the later group's join: its own from before that group when
+        // another worker opened this one (that worker's level is its own: free_above frees it).
+        if (to.opener_worker == from.opener_worker) to.saved_worker_level = from.saved_worker_level;
       })) {
     undo_open(spliced);  // a later group of the task is still open: the task stays where it is
     return;
   }
   if (g.dist.pulled_level != 0)
-    pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, cur.tier, 0);
+    pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, cur.tier, 0, g.dist.opener_worker);
   if (auto* n = static_cast<node*>(cur.sched_node)) {
-    node* expected = n;
-    queues_of(g.dist.saved_level, group_of(w, g.dist.saved_level))
-        .entry.compare_exchange_strong(expected, n->entry_before, std::memory_order_acq_rel);
+    unlink_entry(n);
     me.nodes.give_back(n);
   }
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
@@ -294,17 +307,35 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
   sync_join_queue(w, me);
 }
 
-// The workers of groups first..last at `level`, other than the caller, from pulled level `from` to `to`
-// (0: not pulled). A pulled worker may be asleep: wake everyone, it must look at its new level.
-void adws_ml_policy::pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to) {
-  engine::worker* self = engine::current_worker();
+// The workers of groups first..last at `level`, other than the opener of the aggregating group, from pulled
+// level `from` to `to` (0: not pulled). A pulled worker may be asleep: wake everyone, it must look at its new
+// level.
+void adws_ml_policy::pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to,
+                                unsigned opener) {
   for (unsigned v = 0; v < ws_.size(); ++v) {
     const unsigned grp = tree_.levels[level].group_of_worker[v];
-    if (grp < first || grp > last || (self && v == self->id)) continue;
+    if (grp < first || grp > last || v == opener) continue;
     unsigned expected = from;
     ws_[v].pulled.compare_exchange_strong(expected, to, std::memory_order_acq_rel);
   }
   eng_.idle().notify_all_new_work();
+}
+
+// Takes node n out of the chain of entries of its opener's group on the level its task moved down from: the
+// top (the common case, a join in order) or, where a later task moved the same head down from there and has
+// not joined, from under that task's node. Nothing for a node whose task did not move.
+void adws_ml_policy::unlink_entry(node* n) {
+  if (n->entry_level == node::kNoEntry) return;
+  const unsigned level = n->entry_level;
+  std::atomic<node*>& top = queues_of(level, tree_.levels[level].group_of_worker[n->opener_worker]).entry;
+  node* expected = n;
+  node* below = n->entry_before.load(std::memory_order_acquire);
+  if (top.compare_exchange_strong(expected, below, std::memory_order_acq_rel) || !expected) return;
+  // A bounded walk: a chain is as long as the descents open at once through one head.
+  for (node* x = expected; x; x = x->entry_before.load(std::memory_order_acquire)) {
+    node* under = n;
+    if (x->entry_before.compare_exchange_strong(under, below, std::memory_order_acq_rel)) return;
+  }
 }
 
 void adws_ml_policy::push_local(engine::worker& w, unsigned level, detail::job* j) {
@@ -334,7 +365,8 @@ void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber*
 }
 
 // Algorithm 4.3 (adws_own_work.hpp) on the queues of the group this worker represents, then on those of
-// the groups it heads below, then what was returned to those it heads above (adws_ml.hpp, take_own).
+// the groups it heads below, then what was returned to those it heads above, or all of their own work
+// down from free_above (adws_ml.hpp, take_own).
 detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
@@ -350,8 +382,9 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
 }
 
 // The nodes `task` opened after g (its chain of open nodes, innermost first, down to g's): flagged while it
-// waits for g. g is one of its dealt or descended groups, so g's node is on the chain; the flags are set
-// only when it is found. Waking: a head asleep at the lower level must look above now.
+// waits for g. A dealt or descended g has its node on the chain, and the flags are set only when it is
+// found; a plain g's walk ends at the node the task had when g opened (waits_behind). Waking: a head asleep
+// at the lower level must look above now.
 void adws_ml_policy::mark_waiting_behind(engine::worker& w, detail::group_state& g, bool waiting) {
   const detail::task_id& cur = *w.current_task;
   // A plain group has no node: the task's innermost node when it opened (open_group, order) ends the walk.
@@ -378,14 +411,18 @@ unsigned adws_ml_policy::free_above(engine::worker& w, unsigned level) {
   // may have pushed a continuation there between two pulls (fuzzer seed 2151: stranded while the task
   // that pulled it waited for that continuation's group).
   if (me.pulled.load(std::memory_order_acquire) == level && level > me.level) from = me.level;
-  for (unsigned l = from; l-- > 0;) {
-    if (!heads(w, l)) break;
+  unsigned l = from;
+  while (l > 0 && heads(w, l - 1)) {
+    --l;
     const node* e = queues_of(l, group_of(w, l)).entry.load(std::memory_order_acquire);
     if (!e) continue;  // crossed by a descent from further up (aggregation): decided there
-    if (!e->opener_waits_behind.load(std::memory_order_acquire)) break;
+    if (!e->opener_waits_behind.load(std::memory_order_acquire)) return from;  // held down from l
     from = l;
   }
-  return from;
+  // No task holds it below the levels it heads: all of them are its own again. A worker is below its
+  // topmost level without an entry above only when the task that moved it left it (a join out of order
+  // returned the task to another head, which undid the descent): its level stays until the next iteration.
+  return l;
 }
 
 detail::job* adws_ml_policy::take_returned(group_queues& q) {

@@ -7,7 +7,8 @@
 //  * A range counts groups of one memory level (task_id::range_lo/hi at level task_id::tier). A group of
 //    workers acts through its head, its lowest-ranked worker; each worker represents one group at a time,
 //    the one at its current level (`level` below), and takes work only from that group's mailbox and
-//    queues, or steals from the groups of that level inside the topmost active distribution node.
+//    queues, or steals from the groups of that level inside the topmost active distribution node (and,
+//    where nobody else would, the work of the other groups it heads: take_own below).
 //  * Level descent (§5.3.3, formal version): when a task opens a task group, if its range lies in one
 //    group and the group's data-size hint fits that group's capacity, the task moves down to the group's
 //    children, taking all of them as its range; while its range covers whole groups whose summed capacity
@@ -18,8 +19,8 @@
 //    dealt group, localized stealing, return of the continuation to the group's owner, which restores the
 //    range, the node and its level bit-exactly at the join.
 //  * One root per cache: a head that moved down represents the lower level until the task that moved it
-//    joins, so it takes no other work of the upper level meanwhile; a group's other workers see upper-level
-//    work only through it.
+//    joins, so it takes no other work of the upper level meanwhile (unless that task waits behind an older
+//    group: free_above); a group's other workers see upper-level work only through it.
 //
 // Groups without a total work hint are not dealt (children run work-first where their parent runs and are
 // stolen inside the group's level). Hints change the mapping only; results never change.
@@ -165,7 +166,13 @@ class adws_ml_policy : public policy_base {
     // The entry of the group this node's task moved down from, before it (group_queues::entry): a task that
     // moved the same head down from there earlier and has not joined (it waits behind an older group
     // meanwhile, mark_waiting_behind). Put back at the join. The opener's only.
-    node* entry_before = nullptr;
+    // Atomic: a join out of order unlinks another task's node from the chain (unlink_entry).
+    std::atomic<node*> entry_before{nullptr};
+    // Where that entry is: the level the task moved down from (kNoEntry: it did not move) and the worker that
+    // opened the node, whose group's entry it is. The opener's only.
+    static constexpr unsigned kNoEntry = ~0u;
+    unsigned entry_level = kNoEntry;
+    unsigned opener_worker = 0;
     adws::range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
   };
 
@@ -201,7 +208,9 @@ class adws_ml_policy : public policy_base {
   struct alignas(64) group_queues {
     explicit group_queues(bool leaf) : migq(leaf) {}
     std::atomic<detail::job*> mailbox{nullptr};
-    std::atomic<node*> entry{nullptr};  // the node of the task that moved down from this group, if any
+    // The node of the task that moved down from this group, if any: the top of a chain through
+    // node::entry_before of the tasks that moved its head down from here and have not joined.
+    std::atomic<node*> entry{nullptr};
     bool use_mig = false;               // the head's, while it represents this group
     queues::locked_deque<detail::job> kept;  // given back by the engine: the head's alone, never stolen
     alignas(64) group_migq migq;
@@ -231,7 +240,8 @@ class adws_ml_policy : public policy_base {
     const unsigned p = me.pulled.load(std::memory_order_acquire);
     return p > me.level ? p : me.level;
   }
-  void pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to);
+  void pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to, unsigned opener);
+  void unlink_entry(node* n);
   void activated(node& n, const engine::worker* searcher);
 
   per_worker& of(engine::worker& w) { return *static_cast<per_worker*>(w.policy_state); }  // set at construction

@@ -231,6 +231,7 @@ struct group_state {
     // the groups (first, last, level) whose heads the open pulled down to its level (aggregation).
     std::uint8_t saved_level, saved_worker_level, pulled_level;
     std::uint32_t pulled_first, pulled_last;
+    std::uint32_t opener_worker;  // multi-level ADWS: the worker that opened it (in the struct's padding)
   } dist;
   // dist.mode of a group that no policy opened: the inline join's (fork_join2.hpp), which the policy's
   // join must treat as plain (undealt) if the engine joins it.
