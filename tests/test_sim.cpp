@@ -116,8 +116,9 @@ TEST_P(Sim, SeededRandomTreesMatchSerial) {
 
 // Many trees, each run twice, one after another on one runtime, on machines of three and four memory
 // levels: what a run leaves behind (a worker pulled down, a level not restored, work in a queue no worker
-// of the next run looks at) shows up in a later one. adws-ml stalled so in an outside-user campaign
-// (fuzzer seeds 2103 and 2151) where each tree alone ran.
+// of the next run looks at) can show up in a later one. A guard, not a replay: adws-ml's stalls of that kind
+// (fuzzer seeds 2103, 2151) are out of these trees' reach (it passed before their fixes, also with 10x the
+// seeds); tests/CMakeLists.txt replays the fuzzer's seeds.
 TEST_P(Sim, RandomTreesOneAfterAnotherOnOneRuntimeMatchSerial) {
   const bool small = roost_test::under_sanitizer();
   const std::vector<std::pair<const char*, unsigned>> machines = {
@@ -428,41 +429,6 @@ TEST(SimAdws, AHeadMovedDownServesTheLevelAboveWhileItsTaskWaitsForAnOlderGroup)
         p.wait();
       });
     EXPECT_EQ(ran.load(), 3 * (4 + 8)) << "seed " << seed;
-  }
-}
-
-// A task stolen by a worker that heads none of the groups above its own (here: the root's continuation,
-// taken by worker 1, 2 or 3 while worker 0 runs a long child) opens a group whose data fits a cache.
-// adws-ml moved it down into the thief's memory group even where the thief was not that group's head;
-// the task returned at the join to the head, which restored its own level from the thief's and left a
-// worker pulled down for good: later iterations stalled (fuzzer seed 2103, 4 workers). Only the head of
-// a range's first group moves a task down or deals it now.
-TEST(SimAdws, ATaskStolenByAWorkerThatHeadsNoGroupAboveItsOwnCompletesItsDescents) {
-  for (std::uint64_t seed : {1, 2, 3, 4, 5, 6}) {
-    roost::runtime rt(sim_opts("adws-ml", "pack:2 l3:1(size=1MiB) l2:2(size=256KiB) core:1 pu:1", seed,
-                               "jitter=0.3,stall_wall_s=5"));
-    std::atomic<long> ran{0};
-    for (int it = 0; it < 20; ++it)
-      rt.run([&] {
-        roost::task_group a;
-        a.run([&] {
-          roost::compute(200000);
-          ran++;
-        });
-        roost::compute(1000);  // the continuation is stolen meanwhile
-        roost::task_group p(2.0, 1000.0);
-        p.run([&] {
-          roost::compute(50000);
-          ran++;
-        });
-        p.run([&] {
-          roost::compute(50000);
-          ran++;
-        });
-        p.wait();
-        a.wait();
-      });
-    EXPECT_EQ(ran.load(), 20 * 3) << "seed " << seed;
   }
 }
 
