@@ -649,7 +649,7 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
   }
   auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
   std::uint32_t version = u32(8), workers = u32(12);
-  EXPECT_EQ(version, 5u);
+  EXPECT_EQ(version, tr::kVersion);
   std::size_t at = 8 + 4 + 4 + 8 + 8;
   at += 4 + u32(at);                 // the topology summary
   at += 8 + 8 + 4ull * workers;      // cache sizes, domains
@@ -699,6 +699,122 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
   } catch (const tr::format_error& e) {
     EXPECT_NE(std::string(e.what()).find("has kind 19"), std::string::npos) << e.what();
   }
+  std::remove(file.c_str());
+}
+
+// Version 6 leaves out what a record repeats: the end of the lane's latest task_begin (a leaf's) has no
+// serial (task_end_last), a touch_rows of its chunk's previous one's shape has no b and index (the `_same`
+// kinds). Readers give back the whole records: the serials of the ends match their begins, every tile its
+// shape. Both readers refuse what cannot be decoded, and a version 5 file cannot hold the new kinds.
+TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
+  const std::string file = temp("roost_compact.trace");
+  const char* buf = g_buf.data();
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    o.trace_depth = "all";
+    roost::runtime rt(o);
+    rt.run([&] {
+      roost::task_group g;
+      for (int i = 0; i < 3; ++i)
+        g.run([=] {
+          roost::touch_rows(buf, 64, 4, 256, roost::access::read);        // whole: a new shape
+          roost::touch_rows(buf + 64, 64, 4, 256, roost::access::write);  // the same shape
+          roost::touch_rows(buf, 32, 4, 256, roost::access::read_write);  // whole again
+        });
+      g.wait();
+    });
+  }
+  const tr::trace_file t = tr::read(file);
+  std::map<std::uint64_t, int> begun, ended;  // serial -> count
+  std::vector<tr::record> rows;
+  for (const auto& r : t.records) {
+    const auto k = static_cast<tr::kind>(r.kind);
+    if (k == tr::kind::task_begin) ++begun[r.a];
+    if (k == tr::kind::task_end) ++ended[r.a];
+    EXPECT_FALSE(k == tr::kind::task_end_last || tr::is_rows_same(k)) << "readers give whole records: " << r.kind;
+    if (tr::is_whole_rows(k)) rows.push_back(r);
+  }
+  EXPECT_EQ(begun.size(), 4u);  // the root and its three children
+  EXPECT_EQ(begun, ended);
+  ASSERT_EQ(rows.size(), 9u);
+  const std::uint64_t base = reinterpret_cast<std::uintptr_t>(buf);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::uint64_t bytes = i % 3 == 2 ? 32 : 64;
+    EXPECT_EQ(rows[i].a, base + (i % 3 == 1 ? 64 : 0)) << i;
+    EXPECT_EQ(rows[i].b, bytes << 32 | 4) << i;
+    EXPECT_EQ(rows[i].index, 256u) << i;
+    EXPECT_EQ(rows[i].kind, static_cast<std::uint16_t>(i % 3 == 0 ? tr::kind::touch_rows_read
+                                                       : i % 3 == 1 ? tr::kind::touch_rows_write
+                                                                    : tr::kind::touch_rows_read_write)) << i;
+  }
+  // On disk: the children's ends and all but the first of each run of one shape are compact.
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
+  EXPECT_EQ(u32(8), 6u);
+  std::size_t at = 8 + 4 + 4 + 8 + 8;
+  at += 4 + u32(at);
+  at += 8 + 8 + 4ull * u32(12);
+  std::size_t ends_last = 0, same = 0;
+  while (at + sizeof(tr::chunk_header) <= bytes.size()) {
+    tr::chunk_header c;
+    std::memcpy(&c, bytes.data() + at, sizeof c);
+    const std::size_t kinds_at = at + sizeof c + 8ull * c.na + 8ull * c.nb + 4ull * c.count + 4ull * c.ni;
+    for (std::uint32_t i = 0; i < c.count; ++i) {
+      const auto k = static_cast<tr::kind>(static_cast<std::uint8_t>(bytes[kinds_at + i]));
+      ends_last += k == tr::kind::task_end_last;
+      same += tr::is_rows_same(k);
+    }
+    at += sizeof c + c.body_bytes();
+  }
+  EXPECT_GE(ends_last, 3u);  // each child ends right after its own touches, the root maybe not
+  EXPECT_EQ(same, 3u);       // each child's write repeats its read's shape; its read does not follow a read_write's
+  remove_trace(file);
+
+  // The tools' writer stores them the same way, and reads back what it was given.
+  tr::trace_file w;
+  w.workers = 1;
+  w.topology = "test";
+  w.llc_domain = {0};
+  w.complete = true;
+  const std::uint64_t serial = std::uint64_t{0} << 48 | 1;
+  w.records = {{1, serial, 0, 0, static_cast<std::uint16_t>(tr::kind::task_begin), 0},
+               {2, base, 64ull << 32 | 4, 256, static_cast<std::uint16_t>(tr::kind::touch_rows_read), 0},
+               {3, base + 64, 64ull << 32 | 4, 256, static_cast<std::uint16_t>(tr::kind::touch_rows_write), 0},
+               {4, serial, 0, 0, static_cast<std::uint16_t>(tr::kind::task_end), 0}};
+  tr::write_binary(file, w);
+  const tr::trace_file back = tr::read(file);
+  ASSERT_EQ(back.records.size(), w.records.size());
+  for (std::size_t i = 0; i < w.records.size(); ++i) {
+    EXPECT_EQ(back.records[i].kind, w.records[i].kind) << i;
+    EXPECT_EQ(back.records[i].a, w.records[i].a) << i;
+    EXPECT_EQ(back.records[i].b, w.records[i].b) << i;
+    EXPECT_EQ(back.records[i].index, w.records[i].index) << i;
+  }
+  // What cannot be decoded is damage: a repeat with nothing before it in its chunk, an end before any begin,
+  // and the new kinds in a version 5 file.
+  auto refused = [&](tr::trace_file f, const char* why) {
+    tr::write_binary(file, f);
+    try {
+      tr::read(file);
+      ADD_FAILURE() << "read: " << why;
+    } catch (const tr::format_error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  tr::trace_file bad = w;
+  bad.records = {{1, base, 0, 0, static_cast<std::uint16_t>(tr::kind::touch_rows_write_same), 0}};
+  refused(bad, "repeats a touch_rows the chunk has not had");
+  bad.records = {{1, 0, 0, 0, static_cast<std::uint16_t>(tr::kind::task_end_last), 0}};
+  refused(bad, "a task_end_last before any task_begin");
+  bad = w;
+  bad.version = 5;
+  refused(bad, "has kind 23");  // the write's repeat of the read's shape comes first
   std::remove(file.c_str());
 }
 

@@ -149,10 +149,10 @@ void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::st
     return format_error(path_ + ": chunk of lane " + std::to_string(c.lane) + " at byte " + std::to_string(at) +
                         " is damaged: " + why);
   };
+  const record* rows = nullptr;  // the chunk's latest touch_rows: what a `_same` one repeats
   out.resize(c.count);
   for (std::uint32_t i = 0; i < c.count; ++i) {
-    const bool newer = head_.version < 5 && kinds[i] >= static_cast<unsigned>(kind::touch_read);  // short touches
-    if (kinds[i] == 0 || kinds[i] >= kKinds || newer)
+    if (kinds[i] == 0 || kinds[i] >= first_kind_after(head_.version))
       throw damaged("record " + std::to_string(i) + " has kind " + std::to_string(kinds[i]));
     const auto k = static_cast<kind>(kinds[i]);
     record& r = out[i];
@@ -165,13 +165,23 @@ void chunk_reader::decode(std::uint64_t at, const chunk_header& c, const std::st
     r.a = stores_a(k) ? a[ia++] : 0;
     r.b = stores_b(k) ? b[ib++] : 0;
     r.index = stores_index(k) ? index[ii++] : 0;
-    if (k == kind::task_begin) {
-      if (c.lane >= head_.workers) throw damaged("a task_begin outside a worker's lane");
-      r.a = (std::uint64_t{c.lane} << 48) | ++task_begins_[c.lane];
+    if (k == kind::task_begin || k == kind::task_end_last) {
+      if (c.lane >= head_.workers) throw damaged("a task's record outside a worker's lane");
+      if (k == kind::task_begin) ++task_begins_[c.lane];
+      else if (task_begins_[c.lane] == 0) throw damaged("a task_end_last before any task_begin of its lane");
+      else r.kind = static_cast<std::uint16_t>(kind::task_end);  // given as the task_end it stands for
+      r.a = (std::uint64_t{c.lane} << 48) | task_begins_[c.lane];
     } else if (is_short_touch(k)) {  // given as the whole touch record it stands for
       r.b = r.index;
       r.index = short_touch_mode(k);
       r.kind = static_cast<std::uint16_t>(kind::touch);
+    } else if (is_whole_rows(k)) {
+      rows = &r;
+    } else if (is_rows_same(k)) {  // given as the touch_rows record it stands for
+      if (!rows) throw damaged("record " + std::to_string(i) + " repeats a touch_rows the chunk has not had");
+      r.b = rows->b;
+      r.index = rows->index;
+      r.kind = static_cast<std::uint16_t>(rows_whole(k));
     }
   }
   if (ia != a.size() || ib != b.size() || ii != index.size())
@@ -202,6 +212,8 @@ std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t 
   std::vector<std::uint64_t> a, b;
   std::vector<std::uint32_t> dt, index;
   std::vector<std::uint8_t> kinds;
+  std::uint64_t begins = 0;     // the lane's task_begins so far: the latest one's serial
+  const record* rows = nullptr;  // the latest touch_rows
   for (const auto& r : rs) {
     if (r.t_ns - base > 0xffffffffull)
       throw std::invalid_argument("roost::trace::encode_chunk: the times span 2^32 ticks or more");
@@ -210,6 +222,14 @@ std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t 
     if (k == kind::touch && r.b <= 0xffffffffull && r.index <= 2) {  // short, as the tracer writes it
       k = short_touch(r.index);
       idx = static_cast<std::uint32_t>(r.b);
+    } else if (k == kind::task_begin) {
+      ++begins;
+    } else if (k == kind::task_end && lane < kRuntimeLane && begins > 0 &&
+               r.a == ((std::uint64_t{lane} << 48) | begins)) {
+      k = kind::task_end_last;
+    } else if (is_whole_rows(k)) {
+      if (rows && rows->b == r.b && rows->index == r.index) k = rows_same(k);
+      rows = &r;
     }
     dt.push_back(static_cast<std::uint32_t>(r.t_ns - base));
     kinds.push_back(static_cast<std::uint8_t>(k));

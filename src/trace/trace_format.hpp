@@ -1,9 +1,9 @@
 // The binary trace format (ROOST_TRACE=path writes `path` while the runtime runs; `path.json` is the same run
-// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 5 (readers take 3,
-// which lacks steal_failures and wrote a steal record for every failed attempt, and 4, which wrote every
-// touch as a whole touch record):
+// as Chrome/Perfetto JSON, written when the runtime is destroyed). Little-endian, version 6 (readers take 3,
+// which lacks steal_failures and wrote a steal record for every failed attempt, 4, which wrote every touch as
+// a whole touch record, and 5, which wrote every task_end and touch_rows whole):
 //
-//   header   "ROOSTTRC" (8 bytes) | u32 version = 5 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
+//   header   "ROOSTTRC" (8 bytes) | u32 version = 6 | u32 workers | u64 start_ns (CLOCK_MONOTONIC)
 //            | u64 start_ticks (the records' clock at start_ns) | u32 n | n bytes: the topology summary,
 //              which begins with "simulated: " in a run of the simulated platform (its times are virtual)
 //            | u64 l2_bytes | u64 llc_bytes (0: not described) | u32 llc_domain[workers] (the last-level
@@ -30,6 +30,9 @@
 //                         ones: a spawner that was not recorded, as a stolen task's may be; version 3 wrote 0
 //                         there too), index = rank among the parent's children
 //   task_end [a]          a = serial
+//   task_end_last []      the end of the task whose task_begin is the lane's latest so far (a leaf's end, most
+//                         often): its serial is implied as that begin's is. 5 bytes instead of 13. Readers
+//                         give it as the task_end it stands for. Version 6 added it.
 //   task_resume [a]       a = serial (a suspended task continues here); a task whose begin was not recorded
 //                         (deeper than its worker's recording depth where it was spawned, or spawned by a
 //                         task not recorded: ROOST_TRACE_DEPTH) has a serial with bit 47 set, given at its
@@ -45,6 +48,12 @@
 //   touch_rows_read, touch_rows_write, touch_rows_read_write [a b index]
 //                         a = base address, b = row bytes << 32 | rows, index = stride in bytes; the mode is
 //                         in the kind (roost::touch_rows)
+//   touch_rows_read_same, touch_rows_write_same, touch_rows_read_write_same [a]
+//                         a touch_rows whose row bytes, rows and stride (b and index) are those of the chunk's
+//                         previous touch_rows record, of any mode (a tile's source and destination, the next
+//                         tile of the same shape): 13 bytes instead of 25. The first touch_rows of a chunk is
+//                         always whole, so a chunk decodes without the ones before it. Readers give it as the
+//                         touch_rows record it stands for. Version 6 added them.
 //   spawn [a index]       a = the spawning task's serial, index = the child's rank. No longer written: the
 //                         child's task_begin carries both, and a fine-grained program paid a quarter of its
 //                         trace's cost for it; readers still accept it
@@ -79,6 +88,7 @@ enum class kind : std::uint16_t {
   touch_rows_read = 9, touch_rows_write = 10, touch_rows_read_write = 11,
   spawn = 12, steal = 13, idle_begin = 14, idle_end = 15, memory = 16, steal_failures = 17,
   touch_read = 18, touch_write = 19, touch_read_write = 20,
+  task_end_last = 21, touch_rows_read_same = 22, touch_rows_write_same = 23, touch_rows_read_write_same = 24,
 };
 
 // A touch under 4 GiB as the tracer stores it (the kind says the mode: 0 read, 1 write, 2 read-write).
@@ -92,9 +102,24 @@ constexpr std::uint32_t short_touch_mode(kind k) {
   return static_cast<std::uint32_t>(k) - static_cast<std::uint32_t>(kind::touch_read);
 }
 
+// A touch_rows like the chunk's previous one (version 6), and the whole kind it stands for.
+constexpr bool is_rows_same(kind k) {
+  return k == kind::touch_rows_read_same || k == kind::touch_rows_write_same || k == kind::touch_rows_read_write_same;
+}
+constexpr bool is_whole_rows(kind k) {
+  return k == kind::touch_rows_read || k == kind::touch_rows_write || k == kind::touch_rows_read_write;
+}
+constexpr kind rows_same(kind whole) {
+  return static_cast<kind>(static_cast<std::uint32_t>(whole) - static_cast<std::uint32_t>(kind::touch_rows_read) +
+                           static_cast<std::uint32_t>(kind::touch_rows_read_same));
+}
+constexpr kind rows_whole(kind same) {
+  return static_cast<kind>(static_cast<std::uint32_t>(same) - static_cast<std::uint32_t>(kind::touch_rows_read_same) +
+                           static_cast<std::uint32_t>(kind::touch_rows_read));
+}
+
 constexpr bool is_touch(kind k) {
-  return k == kind::touch || k == kind::touch_rows_read || k == kind::touch_rows_write ||
-         k == kind::touch_rows_read_write || is_short_touch(k);
+  return k == kind::touch || is_whole_rows(k) || is_short_touch(k) || is_rows_same(k);
 }
 // The columns a kind stores (the table above).
 constexpr bool stores_a(kind k) {
@@ -102,13 +127,21 @@ constexpr bool stores_a(kind k) {
          k == kind::memory || k == kind::steal_failures;
 }
 constexpr bool stores_b(kind k) {
-  return k == kind::task_begin || (is_touch(k) && !is_short_touch(k)) || k == kind::steal || k == kind::memory ||
+  return k == kind::task_begin || k == kind::touch || is_whole_rows(k) || k == kind::steal || k == kind::memory ||
          k == kind::steal_failures;
 }
 constexpr bool stores_index(kind k) {
-  return k == kind::task_begin || is_touch(k) || k == kind::spawn || k == kind::memory;
+  return k == kind::task_begin || k == kind::touch || is_whole_rows(k) || is_short_touch(k) || k == kind::spawn ||
+         k == kind::memory;
 }
-constexpr unsigned kKinds = 21;  // kinds are 1 .. kKinds - 1
+constexpr unsigned kKinds = 25;  // kinds are 1 .. kKinds - 1
+// The first kind each version cannot hold (version 5 added the short touches, 6 task_end_last and the
+// touch_rows like the previous one).
+constexpr unsigned first_kind_after(std::uint32_t version) {
+  return version < 5 ? static_cast<unsigned>(kind::touch_read)
+         : version < 6 ? static_cast<unsigned>(kind::task_end_last)
+                       : kKinds;
+}
 
 // A record as readers give it.
 struct record {
@@ -137,7 +170,7 @@ struct chunk_header {
 };
 static_assert(sizeof(chunk_header) == 48);
 
-constexpr std::uint32_t kVersion = 5;
+constexpr std::uint32_t kVersion = 6;
 constexpr std::uint64_t kUnrecorded = ~std::uint64_t{0};  // a task_begin's parent serial: not recorded
 constexpr std::uint32_t kOldestVersion = 3;  // the oldest the readers take
 constexpr std::uint16_t kRuntimeLane = 0xffff;
@@ -176,9 +209,11 @@ struct unique_fd {
 
 // The header's bytes (the tracer writes them when the runtime starts).
 std::string encode_header(const header& h);
-// Records of one lane as a chunk (times in ticks): for tests and tools; the tracer fills columns directly.
-// A task_begin's `a` is dropped (readers derive it); a touch under 4 GiB is stored short, as the tracer
-// does. std::invalid_argument if the times span 2^32 ticks or more.
+// Records of one lane as its only chunk (times in ticks): for tests and tools; the tracer fills columns
+// directly. Stored as the tracer stores them: a task_begin's `a` dropped (readers derive it), a touch under
+// 4 GiB short, the end of the lane's latest task_begin as task_end_last (its begins counted from this
+// chunk's first), a touch_rows like the previous one as its `_same` kind. std::invalid_argument if the times
+// span 2^32 ticks or more.
 std::string encode_chunk(std::uint32_t lane, std::uint64_t ticks, std::uint64_t ns, const std::vector<record>& rs);
 
 // Reads a trace one chunk at a time, so that converting a long run needs one chunk's memory. The constructor

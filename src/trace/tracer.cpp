@@ -211,6 +211,7 @@ void tracer::flush(lane& l, std::uint16_t id) {
     write_chunk_locked(l, id);
   }
   l.used = l.na = l.nb = l.ni = 0;
+  l.has_rows = false;
 }
 
 void tracer::rebase(lane& l, std::uint16_t id, std::uint64_t t) {
@@ -242,13 +243,21 @@ void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, 
     return;
   }
   const auto w = static_cast<unsigned>(worker);
+  if (w >= lanes_.size()) [[unlikely]] return;
+  lane& l = lanes_[w];
+  const auto id = static_cast<std::uint16_t>(w);
   const auto a = reinterpret_cast<std::uintptr_t>(base);
   const std::uint64_t b = (static_cast<std::uint64_t>(row_bytes) << 32) | rows;
   const auto s = static_cast<std::uint32_t>(stride);
-  switch (mode) {
-    case access::read: add<kind::touch_rows_read>(w, a, b, s); break;
-    case access::write: add<kind::touch_rows_write>(w, a, b, s); break;
-    case access::read_write: add<kind::touch_rows_read_write>(w, a, b, s); break;
+  const kind whole = static_cast<kind>(static_cast<std::uint32_t>(kind::touch_rows_read) + static_cast<std::uint32_t>(mode));
+  const std::uint32_t dt = stamp(l, id);  // first: it may start a chunk, which has no touch_rows yet
+  if (l.has_rows && l.rows_b == b && l.rows_stride == s) {
+    store<kind::touch_rows_read_same>(l, id, dt, a, 0, 0, rows_same(whole));  // the same columns for any mode
+  } else {
+    l.rows_b = b;  // before the store: a full chunk flushed by it clears them
+    l.rows_stride = s;
+    l.has_rows = true;
+    store<kind::touch_rows_read>(l, id, dt, a, b, s, whole);
   }
 }
 

@@ -63,10 +63,17 @@ class tracer final : public touch_consumer {
   }
   // Only a task that has a serial (its begin or a resumption was recorded): an observer installed while the
   // task ran makes the engine report its end, whose begin this tracer never saw.
+  // The end of the lane's latest task_begin (a leaf's, most often) goes out as task_end_last, without its
+  // serial (trace_format.hpp).
   void task_end(unsigned w, const detail::task_id& id) {
     if (!id.serial || w >= lanes_.size()) return;
-    ++lanes_[w].task_records;
-    add<kind::task_end>(w, id.serial, 0, 0);
+    lane& l = lanes_[w];
+    ++l.task_records;
+    const auto lane_id = static_cast<std::uint16_t>(w);
+    if (id.serial == ((static_cast<std::uint64_t>(w) << 48) | (l.next_serial - 1)))
+      append<kind::task_end_last>(l, lane_id, 0, 0, 0);
+    else
+      append<kind::task_end>(l, lane_id, id.serial, 0, 0);
   }
   // A task whose start was left to its spawner's span (ROOST_TRACE_DEPTH) gets its serial when it first
   // resumes: from there on it is recorded, its end too (observe.hpp), and readers see a resumption of a task
@@ -187,6 +194,11 @@ class tracer final : public touch_consumer {
     std::uint32_t depth = kAllDepths;  // the worker's recording depth (auto)
     std::uint32_t deepest = 0;         // the deepest split depth among the chunk's task_begins
     std::uint32_t task_records = 0;    // the chunk's task_begins and task_ends (what the depth decides)
+    // The chunk's latest touch_rows: its b and index (valid while has_rows), which the next one like it leaves
+    // out (trace_format.hpp, touch_rows_read_same). Cleared with each new chunk.
+    std::uint64_t rows_b = 0;
+    std::uint32_t rows_stride = 0;
+    bool has_rows = false;
     std::uint64_t* a() const { return reinterpret_cast<std::uint64_t*>(buf); }
     std::uint64_t* b() const { return a() + kChunkRecords; }
     std::uint32_t* dt() const { return reinterpret_cast<std::uint32_t*>(b() + kChunkRecords); }
@@ -218,9 +230,19 @@ class tracer final : public touch_consumer {
   }
   template <kind K>
   void append(lane& l, std::uint16_t id, std::uint64_t a, std::uint64_t b, std::uint32_t index, kind as = K) {
+    store<K>(l, id, stamp(l, id), a, b, index, as);
+  }
+  // A record's time, as ticks since its chunk's base: read first, since a time that does not fit starts
+  // another chunk, and what a record may leave out depends on its chunk (touch_rows like the previous one).
+  std::uint32_t stamp(lane& l, std::uint16_t id) {
     const std::uint64_t t = ticks();
     if (t - l.base > 0xffffffffull) [[unlikely]] rebase(l, id, t);  // also when t < base (another CPU's TSC)
-    l.dt()[l.used] = static_cast<std::uint32_t>(t - l.base);
+    return static_cast<std::uint32_t>(t - l.base);
+  }
+  template <kind K>
+  void store(lane& l, std::uint16_t id, std::uint32_t dt, std::uint64_t a, std::uint64_t b, std::uint32_t index,
+             kind as = K) {
+    l.dt()[l.used] = dt;
     l.kinds()[l.used] = static_cast<std::uint8_t>(as);
     if constexpr (stores_a(K)) l.a()[l.na++] = a;
     if constexpr (stores_b(K)) l.b()[l.nb++] = b;

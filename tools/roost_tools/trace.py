@@ -10,11 +10,16 @@ import numpy as np
 
 from .inputs import read_input
 
-VERSION = 5
+VERSION = 6
 OLDEST_VERSION = 3  # version 3 lacks steal_failures (a failed attempt was a steal record with b = 0)
 # Version 5 stores a touch under 4 GiB short (kinds 18-20: the mode in the kind, the size in index); the reader
 # gives it as the touch record (4) it stands for, so nothing downstream tells the two forms apart.
 SHORT_TOUCH = (18, 19, 20)
+# Version 6: the end of the lane's latest task_begin without its serial (21, given as a task_end), and a
+# touch_rows like its chunk's previous one without b and index (22-24, given as touch_rows 9-11).
+TASK_END_LAST = 21
+ROWS_SAME = (22, 23, 24)
+FIRST_KIND_AFTER = {3: SHORT_TOUCH[0], 4: SHORT_TOUCH[0], 5: TASK_END_LAST, 6: 25}
 UNRECORDED = 2**64 - 1  # a task_begin's parent serial (b) when its spawner was not recorded (version 4)
 RUNTIME_LANE = 0xFFFF
 END_LANE = 0xFFFE
@@ -22,13 +27,14 @@ RUNTIME_BLOCK = RUNTIME_LANE  # the records' `worker` for the runtime's events
 KIND = {1: "task_begin", 2: "task_end", 3: "task_resume", 4: "touch", 5: "sleep_begin", 6: "sleep_end",
         7: "iteration_begin", 8: "iteration_end", 9: "touch_rows_read", 10: "touch_rows_write",
         11: "touch_rows_read_write", 12: "spawn", 13: "steal", 14: "idle_begin", 15: "idle_end", 16: "memory",
-        17: "steal_failures", 18: "touch_read", 19: "touch_write", 20: "touch_read_write"}
+        17: "steal_failures", 18: "touch_read", 19: "touch_write", 20: "touch_read_write", 21: "task_end_last",
+        22: "touch_rows_read_same", 23: "touch_rows_write_same", 24: "touch_rows_read_write_same"}
 RECORD = np.dtype([("t_ns", "<u8"), ("a", "<u8"), ("b", "<u8"), ("index", "<u4"), ("kind", "<u2"), ("worker", "<u2")])
 # The columns each kind stores (trace_format.hpp); a task_begin's serial is implied by its place in its lane.
 _TOUCH = (4, 9, 10, 11)
-STORES_A = np.isin(np.arange(21), (2, 3, 12, 13, 16, 17) + _TOUCH + SHORT_TOUCH)
-STORES_B = np.isin(np.arange(21), (1, 13, 16, 17) + _TOUCH)
-STORES_INDEX = np.isin(np.arange(21), (1, 12, 16) + _TOUCH + SHORT_TOUCH)
+STORES_A = np.isin(np.arange(25), (2, 3, 12, 13, 16, 17) + _TOUCH + SHORT_TOUCH + ROWS_SAME)
+STORES_B = np.isin(np.arange(25), (1, 13, 16, 17) + _TOUCH)
+STORES_INDEX = np.isin(np.arange(25), (1, 12, 16) + _TOUCH + SHORT_TOUCH)
 
 
 class TraceError(ValueError):
@@ -139,7 +145,7 @@ def _decode_lane(path: Path, version: int, lane: int, workers: int, chunks: list
     kinds = np.concatenate(kinds)
     if not len(kinds):
         return
-    unknown = kinds[(kinds == 0) | (kinds >= (len(STORES_A) if version >= 5 else SHORT_TOUCH[0]))]
+    unknown = kinds[(kinds == 0) | (kinds >= FIRST_KIND_AFTER[version])]
     if len(unknown):
         raise TraceError(f"{path}: lane {lane} holds a record of unknown kind {int(unknown[0])}")
     out["t_ns"] = convert(np.repeat(np.array(bases, dtype=np.uint64), [len(d) for d in dt]) + np.concatenate(dt))
@@ -153,10 +159,29 @@ def _decode_lane(path: Path, version: int, lane: int, workers: int, chunks: list
                              f"{name}, its chunks hold {len(values)}")
         out[name][where] = values
     begins = kinds == 1
-    if np.any(begins) and lane >= workers:
-        raise TraceError(f"{path}: a task_begin outside a worker's lane (lane {lane})")
-    out["a"][begins] = (np.uint64(lane) << np.uint64(48)) | np.arange(1, np.count_nonzero(begins) + 1, dtype=np.uint64)
-    short = kinds >= SHORT_TOUCH[0]
+    ends_last = kinds == TASK_END_LAST
+    if (np.any(begins) or np.any(ends_last)) and lane >= workers:
+        raise TraceError(f"{path}: a task's record outside a worker's lane (lane {lane})")
+    # A task_begin's serial is its count in the lane; a task_end_last's, that of the latest task_begin before it.
+    so_far = np.cumsum(begins, dtype=np.uint64)
+    if np.any(ends_last & (so_far == 0)):
+        raise TraceError(f"{path}: lane {lane} is damaged: a task_end_last before any task_begin")
+    lane_bits = np.uint64(lane) << np.uint64(48)
+    out["a"][begins] = lane_bits | so_far[begins]
+    out["a"][ends_last] = lane_bits | so_far[ends_last]
+    out["kind"][ends_last] = 2
+    same = (kinds >= ROWS_SAME[0]) & (kinds <= ROWS_SAME[-1])
+    if np.any(same):
+        # b and index of the chunk's latest whole touch_rows before it; each chunk's first is whole.
+        whole = (kinds >= 9) & (kinds <= 11)
+        chunk = np.repeat(np.arange(len(dt)), [len(d) for d in dt])
+        last = np.maximum.accumulate(np.where(whole, np.arange(len(kinds)), -1))
+        if np.any(same & ((last < 0) | (chunk[np.maximum(last, 0)] != chunk))):
+            raise TraceError(f"{path}: lane {lane} is damaged: a touch_rows repeats one its chunk has not had")
+        out["b"][same] = out["b"][last[same]]
+        out["index"][same] = out["index"][last[same]]
+        out["kind"][same] = kinds[same] - (ROWS_SAME[0] - 9)
+    short = (kinds >= SHORT_TOUCH[0]) & (kinds <= SHORT_TOUCH[-1])
     if np.any(short):
         out["b"][short] = out["index"][short]
         out["index"][short] = kinds[short] - SHORT_TOUCH[0]

@@ -31,7 +31,7 @@ def test_krd_known_answers_and_bins():
     assert (h.close, h.near, h.far, h.cold) == (1, 1, 0, 3)
 
 
-_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20), "b": (1, 4, 9, 10, 11, 13, 16, 17),
+_STORES = {"a": (2, 3, 4, 9, 10, 11, 12, 13, 16, 17, 18, 19, 20, 22, 23, 24), "b": (1, 4, 9, 10, 11, 13, 16, 17),
            "index": (1, 4, 9, 10, 11, 12, 16, 18, 19, 20)}
 
 
@@ -94,6 +94,33 @@ def test_version_5_short_touches_are_read_as_touches(tmp_path):
     # a version 4 file cannot hold them
     _write_trace(p, version=4, records=[(1, 4096, 0, 64, 18, 0)])
     with pytest.raises(TraceError, match="unknown kind 18"):
+        read(p)
+
+
+def test_version_6_compact_ends_and_tile_shapes_are_read_whole(tmp_path):
+    p = tmp_path / "t.trace"
+    s1, s2 = 1, 2  # worker 0's serials: implied by the count of its task_begins
+    rows = (64 << 32) | 4
+    chunk1 = [(1, 0, 0, 0, 1, 0), (2, 4096, rows, 256, 9, 0), (3, 4160, 0, 0, 23, 0), (4, 0, 0, 0, 21, 0),
+              (5, 0, 0, 0, 1, 0)]
+    # a new chunk: its first touch_rows is whole again; the end of s1 (not the latest begin) keeps its serial
+    chunk2 = [(6, 8192, rows, 512, 10, 0), (7, 9000, 0, 0, 24, 0), (8, 0, 0, 0, 21, 0), (9, s1, 0, 0, 2, 0)]
+    _write_file(p, 1, [(0, (10, 10), chunk1), (0, (10, 10), chunk2)], version=6)
+    r = read(p).records
+    assert r["kind"].tolist() == [1, 9, 10, 2, 1, 10, 11, 2, 2]
+    assert r["a"].tolist() == [s1, 4096, 4160, s1, s2, 8192, 9000, s2, s1]
+    assert r["b"].tolist() == [0, rows, rows, 0, 0, rows, rows, 0, 0]
+    assert r["index"].tolist() == [0, 256, 256, 0, 0, 512, 512, 0, 0]
+    # what cannot be decoded: a repeat whose chunk had no touch_rows before it, an end before any begin
+    _write_file(p, 1, [(0, (10, 10), chunk1), (0, (10, 10), [(6, 8192, 0, 0, 22, 0)])], version=6)
+    with pytest.raises(TraceError, match="repeats one its chunk has not had"):
+        read(p)
+    _write_trace(p, version=6, records=[(1, 0, 0, 0, 21, 0)])
+    with pytest.raises(TraceError, match="task_end_last before any task_begin"):
+        read(p)
+    # a version 5 file cannot hold them
+    _write_trace(p, version=5, records=[(1, 0, 0, 0, 1, 0), (2, 0, 0, 0, 21, 0)])
+    with pytest.raises(TraceError, match="unknown kind 21"):
         read(p)
 
 
