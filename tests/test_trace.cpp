@@ -28,6 +28,7 @@
 #include "roost/roost.hpp"
 #include "test_util.hpp"
 #include "trace/trace_format.hpp"
+#include "trace/tracer.hpp"
 
 namespace tr = roost::trace;
 
@@ -716,6 +717,11 @@ TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
     o.trace_depth = "all";
     roost::runtime rt(o);
     rt.run([&] {
+      // More tiles of one shape than a chunk holds: each chunk's first is whole again (the reader refuses a
+      // repeat without its model in the chunk), and the children's ends come in a later chunk than the
+      // root's begin (the serials are counted across chunks).
+      for (std::size_t i = 0; i < tr::tracer::kChunkRecords + 500; ++i)
+        roost::touch_rows(buf + 128, 16, 2, 128, roost::access::read);
       roost::task_group g;
       for (int i = 0; i < 3; ++i)
         g.run([=] {
@@ -729,13 +735,21 @@ TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
   const tr::trace_file t = tr::read(file);
   std::map<std::uint64_t, int> begun, ended;  // serial -> count
   std::vector<tr::record> rows;
+  std::size_t big = 0;  // the root's tiles
   for (const auto& r : t.records) {
     const auto k = static_cast<tr::kind>(r.kind);
     if (k == tr::kind::task_begin) ++begun[r.a];
     if (k == tr::kind::task_end) ++ended[r.a];
     EXPECT_FALSE(k == tr::kind::task_end_last || tr::is_rows_same(k)) << "readers give whole records: " << r.kind;
-    if (tr::is_whole_rows(k)) rows.push_back(r);
+    if (tr::is_whole_rows(k) && r.b == (16ull << 32 | 2)) {
+      EXPECT_EQ(r.a, reinterpret_cast<std::uintptr_t>(buf + 128));
+      EXPECT_EQ(r.index, 128u);
+      ++big;
+    } else if (tr::is_whole_rows(k)) {
+      rows.push_back(r);
+    }
   }
+  EXPECT_EQ(big, tr::tracer::kChunkRecords + 500);
   EXPECT_EQ(begun.size(), 4u);  // the root and its three children
   EXPECT_EQ(begun, ended);
   ASSERT_EQ(rows.size(), 9u);
@@ -750,30 +764,47 @@ TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
                                                                     : tr::kind::touch_rows_read_write)) << i;
   }
   // On disk: the children's ends and all but the first of each run of one shape are compact.
-  std::string bytes;
-  {
-    std::ifstream in(file, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
-  EXPECT_EQ(u32(8), 6u);
-  std::size_t at = 8 + 4 + 4 + 8 + 8;
-  at += 4 + u32(at);
-  at += 8 + 8 + 4ull * u32(12);
-  std::size_t ends_last = 0, same = 0;
-  while (at + sizeof(tr::chunk_header) <= bytes.size()) {
-    tr::chunk_header c;
-    std::memcpy(&c, bytes.data() + at, sizeof c);
-    const std::size_t kinds_at = at + sizeof c + 8ull * c.na + 8ull * c.nb + 4ull * c.count + 4ull * c.ni;
-    for (std::uint32_t i = 0; i < c.count; ++i) {
-      const auto k = static_cast<tr::kind>(static_cast<std::uint8_t>(bytes[kinds_at + i]));
-      ends_last += k == tr::kind::task_end_last;
-      same += tr::is_rows_same(k);
+  struct on_disk {
+    std::size_t chunks = 0, ends_last = 0, same = 0, whole_rows = 0;
+  };
+  auto walk = [](const std::string& path) {
+    std::string bytes;
+    {
+      std::ifstream in(path, std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), {});
     }
-    at += sizeof c + c.body_bytes();
-  }
-  EXPECT_GE(ends_last, 3u);  // each child ends right after its own touches, the root maybe not
-  EXPECT_EQ(same, 3u);       // each child's write repeats its read's shape; its read does not follow a read_write's
+    auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
+    EXPECT_EQ(u32(8), 6u);
+    std::size_t at = 8 + 4 + 4 + 8 + 8;
+    at += 4 + u32(at);
+    at += 8 + 8 + 4ull * u32(12);
+    on_disk d;
+    while (at + sizeof(tr::chunk_header) <= bytes.size()) {
+      tr::chunk_header c;
+      std::memcpy(&c, bytes.data() + at, sizeof c);
+      if (c.lane == 0) {
+        ++d.chunks;
+        const std::size_t kinds_at = at + sizeof c + 8ull * c.na + 8ull * c.nb + 4ull * c.count + 4ull * c.ni;
+        for (std::uint32_t i = 0; i < c.count; ++i) {
+          const auto k = static_cast<tr::kind>(static_cast<std::uint8_t>(bytes[kinds_at + i]));
+          d.ends_last += k == tr::kind::task_end_last;
+          d.same += tr::is_rows_same(k);
+          d.whole_rows += tr::is_whole_rows(k);
+        }
+      }
+      at += sizeof c + c.body_bytes();
+    }
+    return d;
+  };
+  const on_disk d = walk(file);
+  EXPECT_GE(d.chunks, 2u);
+  EXPECT_GE(d.ends_last, 3u);  // each child ends right after its own touches, the root maybe not
+  // The tiles change shape 7 times (the first, the root's to a child's read, each read_write and the read
+  // after it); every other tile repeats the one before, unless it starts a chunk (a full chunk, or a time
+  // that did not fit 32 bits: a stall of seconds), which it does once at least within the root's run.
+  EXPECT_EQ(d.same + d.whole_rows, big + 9);
+  EXPECT_LE(d.same, big + 1);
+  EXPECT_GE(d.same + d.chunks, big + 3);
   remove_trace(file);
 
   // The tools' writer stores them the same way, and reads back what it was given.
@@ -788,6 +819,9 @@ TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
                {3, base + 64, 64ull << 32 | 4, 256, static_cast<std::uint16_t>(tr::kind::touch_rows_write), 0},
                {4, serial, 0, 0, static_cast<std::uint16_t>(tr::kind::task_end), 0}};
   tr::write_binary(file, w);
+  const on_disk written = walk(file);
+  EXPECT_EQ(written.ends_last, 1u);
+  EXPECT_EQ(written.same, 1u);
   const tr::trace_file back = tr::read(file);
   ASSERT_EQ(back.records.size(), w.records.size());
   for (std::size_t i = 0; i < w.records.size(); ++i) {

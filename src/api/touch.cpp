@@ -82,6 +82,7 @@ void forward_touch_rows(const void* base, std::size_t row_bytes, std::size_t row
   // The common tile passes without the full test, whose overflow check divides (a 64-bit division per call
   // was a quarter of a traced touch's instructions, callgrind, heat2d): a non-null base and row size under
   // 2^62, rows and stride under 2^31, end below (rows - 1) * stride + row_bytes + base < 3 * 2^62.
+  static_assert(sizeof(std::uintptr_t) == 8, "the bound below is for 64-bit addresses");
   const auto b = reinterpret_cast<std::uintptr_t>(base);
   if (!(b != 0 && ((b | row_bytes) >> 62) == 0 && ((rows | stride) >> 31) == 0)) [[unlikely]]
     check("roost::touch_rows", base, row_bytes, rows, stride, true);

@@ -19,7 +19,8 @@
 // says which of a, b and index it stores (the table below), each the next value of its column; the others
 // are 0. A task_begin's serial is not stored: it is lane << 48 | the number of task_begins in the lane so
 // far, this one included. Fields that are always 0 or implied are left out so that a fine-grained program's
-// trace takes half the bytes of whole records (17 bytes for a spawn or a task_begin, 13 for an end).
+// trace takes half the bytes of whole records (17 bytes for a spawn or a task_begin, 13 for an end, 5 for
+// a task_end_last).
 //
 // Readers give whole records (`record`), lane by lane (workers in order, then the runtime), each lane in its
 // order, with times in ns since start_ns from the clock pair of the chunk written last:
@@ -52,7 +53,8 @@
 //                         a touch_rows whose row bytes, rows and stride (b and index) are those of the chunk's
 //                         previous touch_rows record, of any mode (a tile's source and destination, the next
 //                         tile of the same shape): 13 bytes instead of 25. The first touch_rows of a chunk is
-//                         always whole, so a chunk decodes without the ones before it. Readers give it as the
+//                         always whole, so its touch_rows decode without the chunks before it (its
+//                         task serials need them: the lane's task_begins are counted). Readers give it as the
 //                         touch_rows record it stands for. Version 6 added them.
 //   spawn [a index]       a = the spawning task's serial, index = the child's rank. No longer written: the
 //                         child's task_begin carries both, and a fine-grained program paid a quarter of its

@@ -230,6 +230,7 @@ void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mo
   const auto w = static_cast<unsigned>(worker);
   const auto a = reinterpret_cast<std::uintptr_t>(base);
   const auto m = static_cast<std::uint32_t>(mode);
+  if (m > 2) [[unlikely]] return;  // not an access: no kind stands for it
   if (bytes <= 0xffffffffu) [[likely]]  // short: the mode in the kind, the size in the index (trace_format.hpp)
     add<kind::touch_read>(w, a, 0, static_cast<std::uint32_t>(bytes), short_touch(m));
   else
@@ -243,7 +244,8 @@ void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, 
     return;
   }
   const auto w = static_cast<unsigned>(worker);
-  if (w >= lanes_.size()) [[unlikely]] return;
+  // Not an access (a value cast to one) names no kind: dropped, as the switch it replaced did.
+  if (w >= lanes_.size() || static_cast<unsigned>(mode) > 2) [[unlikely]] return;
   lane& l = lanes_[w];
   const auto id = static_cast<std::uint16_t>(w);
   const auto a = reinterpret_cast<std::uintptr_t>(base);
