@@ -611,6 +611,54 @@ TEST(TraceFile, DamagedFilesGiveTheByteOffset) {
   std::remove(file.c_str());
 }
 
+// What a trace file stores, read from its bytes (trace_format.hpp), not through a reader: its version, and
+// the kinds each chunk of `lane` holds, in file order. For tests of what the writers leave out.
+struct stored_kinds {
+  std::uint32_t version = 0;
+  std::vector<std::vector<tr::kind>> chunks;
+  std::size_t count(bool (*is)(tr::kind)) const {
+    std::size_t n = 0;
+    for (const auto& c : chunks)
+      for (tr::kind k : c) n += is(k);
+    return n;
+  }
+};
+stored_kinds kinds_on_disk(const std::string& path, std::uint32_t lane = 0) {
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
+  stored_kinds out;
+  out.version = u32(8);
+  std::size_t at = 8 + 4 + 4 + 8 + 8;
+  at += 4 + u32(at);              // the topology summary
+  at += 8 + 8 + 4ull * u32(12);  // cache sizes, domains
+  while (at + sizeof(tr::chunk_header) <= bytes.size()) {
+    tr::chunk_header c;
+    std::memcpy(&c, bytes.data() + at, sizeof c);
+    if (c.lane == lane) {
+      const std::size_t kinds_at = at + sizeof c + 8ull * c.na + 8ull * c.nb + 4ull * c.count + 4ull * c.ni;
+      auto& kinds = out.chunks.emplace_back();
+      for (std::uint32_t i = 0; i < c.count; ++i)
+        kinds.push_back(static_cast<tr::kind>(static_cast<std::uint8_t>(bytes[kinds_at + i])));
+    }
+    at += sizeof c + c.body_bytes();
+  }
+  return out;
+}
+
+// A trace of one worker for the tools' writer (write_binary), records to be added.
+tr::trace_file one_worker_trace() {
+  tr::trace_file t;
+  t.workers = 1;
+  t.topology = "test";
+  t.llc_domain = {0};
+  t.complete = true;
+  return t;
+}
+
 // Version 5 stores a touch under 4 GiB short (the mode in its kind, the size in the index column: 17 bytes
 // instead of 25) and readers give it back as the touch record it stands for; a larger touch stays whole. A
 // short kind in a version 4 file is damage, not a touch.
@@ -643,44 +691,15 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
     EXPECT_EQ(touches[i].index, want[i][2]) << i;
   }
   // On disk: three short kinds and one whole touch in the worker's chunk.
-  std::string bytes;
-  {
-    std::ifstream in(file, std::ios::binary);
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
-  std::uint32_t version = u32(8), workers = u32(12);
-  EXPECT_EQ(version, tr::kVersion);
-  std::size_t at = 8 + 4 + 4 + 8 + 8;
-  at += 4 + u32(at);                 // the topology summary
-  at += 8 + 8 + 4ull * workers;      // cache sizes, domains
-  bool seen = false;
-  while (at + sizeof(tr::chunk_header) <= bytes.size()) {
-    tr::chunk_header c;
-    std::memcpy(&c, bytes.data() + at, sizeof c);
-    if (c.lane == 0) {
-      seen = true;
-      std::size_t short_kinds = 0, whole = 0;
-      const std::size_t kinds_at = at + sizeof c + 8ull * c.na + 8ull * c.nb + 4ull * c.count + 4ull * c.ni;
-      for (std::uint32_t i = 0; i < c.count; ++i) {
-        const auto k = static_cast<tr::kind>(static_cast<std::uint8_t>(bytes[kinds_at + i]));
-        short_kinds += tr::is_short_touch(k);
-        whole += k == tr::kind::touch;
-      }
-      EXPECT_EQ(short_kinds, 3u);
-      EXPECT_EQ(whole, 1u) << "a touch of 4 GiB or more stays whole";
-    }
-    at += sizeof c + c.body_bytes();
-  }
-  EXPECT_TRUE(seen);
+  const stored_kinds stored = kinds_on_disk(file);
+  EXPECT_EQ(stored.version, tr::kVersion);
+  ASSERT_EQ(stored.chunks.size(), 1u);
+  EXPECT_EQ(stored.count(tr::is_short_touch), 3u);
+  EXPECT_EQ(stored.count([](tr::kind k) { return k == tr::kind::touch; }), 1u) << "a touch of 4 GiB or more stays whole";
   remove_trace(file);
 
   // The tools' writer stores short touches too, and reads back what it was given.
-  tr::trace_file t;
-  t.workers = 1;
-  t.topology = "test";
-  t.llc_domain = {0};
-  t.complete = true;
+  tr::trace_file t = one_worker_trace();
   for (int i = 0; i < 4; ++i)
     t.records.push_back({static_cast<std::uint64_t>(i + 1), want[i][0], want[i][1],
                          static_cast<std::uint32_t>(want[i][2]), static_cast<std::uint16_t>(tr::kind::touch), 0});
@@ -764,64 +783,32 @@ TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
                                                                     : tr::kind::touch_rows_read_write)) << i;
   }
   // On disk: the children's ends and all but the first of each run of one shape are compact.
-  struct on_disk {
-    std::size_t chunks = 0, ends_last = 0, same = 0, whole_rows = 0;
-  };
-  auto walk = [](const std::string& path) {
-    std::string bytes;
-    {
-      std::ifstream in(path, std::ios::binary);
-      bytes.assign(std::istreambuf_iterator<char>(in), {});
-    }
-    auto u32 = [&](std::size_t at) { std::uint32_t v; std::memcpy(&v, bytes.data() + at, 4); return v; };
-    EXPECT_EQ(u32(8), 6u);
-    std::size_t at = 8 + 4 + 4 + 8 + 8;
-    at += 4 + u32(at);
-    at += 8 + 8 + 4ull * u32(12);
-    on_disk d;
-    while (at + sizeof(tr::chunk_header) <= bytes.size()) {
-      tr::chunk_header c;
-      std::memcpy(&c, bytes.data() + at, sizeof c);
-      if (c.lane == 0) {
-        ++d.chunks;
-        const std::size_t kinds_at = at + sizeof c + 8ull * c.na + 8ull * c.nb + 4ull * c.count + 4ull * c.ni;
-        for (std::uint32_t i = 0; i < c.count; ++i) {
-          const auto k = static_cast<tr::kind>(static_cast<std::uint8_t>(bytes[kinds_at + i]));
-          d.ends_last += k == tr::kind::task_end_last;
-          d.same += tr::is_rows_same(k);
-          d.whole_rows += tr::is_whole_rows(k);
-        }
-      }
-      at += sizeof c + c.body_bytes();
-    }
-    return d;
-  };
-  const on_disk d = walk(file);
-  EXPECT_GE(d.chunks, 2u);
-  EXPECT_GE(d.ends_last, 3u);  // each child ends right after its own touches, the root maybe not
+  const stored_kinds d = kinds_on_disk(file);
+  EXPECT_EQ(d.version, 6u);
+  const std::size_t chunks = d.chunks.size();
+  const std::size_t same = d.count(tr::is_rows_same), whole_rows = d.count(tr::is_whole_rows);
+  EXPECT_GE(chunks, 2u);
+  // each child ends right after its own touches, the root maybe not
+  EXPECT_GE(d.count([](tr::kind k) { return k == tr::kind::task_end_last; }), 3u);
   // The tiles change shape 7 times (the first, the root's to a child's read, each read_write and the read
   // after it); every other tile repeats the one before, unless it starts a chunk (a full chunk, or a time
   // that did not fit 32 bits: a stall of seconds), which it does once at least within the root's run.
-  EXPECT_EQ(d.same + d.whole_rows, big + 9);
-  EXPECT_LE(d.same, big + 1);
-  EXPECT_GE(d.same + d.chunks, big + 3);
+  EXPECT_EQ(same + whole_rows, big + 9);
+  EXPECT_LE(same, big + 1);
+  EXPECT_GE(same + chunks, big + 3);
   remove_trace(file);
 
   // The tools' writer stores them the same way, and reads back what it was given.
-  tr::trace_file w;
-  w.workers = 1;
-  w.topology = "test";
-  w.llc_domain = {0};
-  w.complete = true;
+  tr::trace_file w = one_worker_trace();
   const std::uint64_t serial = std::uint64_t{0} << 48 | 1;
   w.records = {{1, serial, 0, 0, static_cast<std::uint16_t>(tr::kind::task_begin), 0},
                {2, base, 64ull << 32 | 4, 256, static_cast<std::uint16_t>(tr::kind::touch_rows_read), 0},
                {3, base + 64, 64ull << 32 | 4, 256, static_cast<std::uint16_t>(tr::kind::touch_rows_write), 0},
                {4, serial, 0, 0, static_cast<std::uint16_t>(tr::kind::task_end), 0}};
   tr::write_binary(file, w);
-  const on_disk written = walk(file);
-  EXPECT_EQ(written.ends_last, 1u);
-  EXPECT_EQ(written.same, 1u);
+  const stored_kinds written = kinds_on_disk(file);
+  EXPECT_EQ(written.count([](tr::kind k) { return k == tr::kind::task_end_last; }), 1u);
+  EXPECT_EQ(written.count(tr::is_rows_same), 1u);
   const tr::trace_file back = tr::read(file);
   ASSERT_EQ(back.records.size(), w.records.size());
   for (std::size_t i = 0; i < w.records.size(); ++i) {
