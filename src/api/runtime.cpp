@@ -3,7 +3,6 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -112,8 +111,11 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp) once the runtime is
   // made (below): a runtime that fails to be made changes nothing. Checked here, with the other settings.
   // From the environment the allocator reads it itself, also before any runtime exists.
-  const std::optional<distribution> given_distribution =
-      o.data_distribution ? std::optional<distribution>(parse_distribution(cfg.data_distribution)) : std::nullopt;
+  // A flag and a value rather than std::optional, whose engaged value GCC 12 takes for uninitialized at its
+  // use below (-Wmaybe-uninitialized, a false positive).
+  const bool distribution_given = static_cast<bool>(o.data_distribution);
+  const distribution given_distribution =
+      distribution_given ? parse_distribution(cfg.data_distribution) : distribution::standard;
   output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
@@ -193,7 +195,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   }
   // Constructed: this runtime writes its report when it is destroyed (one that failed before wrote nothing).
   report_number.keep(cfg.sim_report, "report");
-  if (given_distribution) set_default_distribution(*given_distribution);
+  if (distribution_given) set_default_distribution(given_distribution);
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 
