@@ -7,10 +7,13 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cerrno>
 #include <cstdlib>
 #include <cstdio>
@@ -971,12 +974,20 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
   expect_config_error(in_the_way, in_the_way + ".json");
   ::rmdir((in_the_way + ".json").c_str());
   std::remove(in_the_way.c_str());
-  if (::access("/dev/full", W_OK) == 0) {
-    expect_config_error("/dev/full", std::strerror(ENOSPC));
-    roost_test::scoped_env env("ROOST_TRACE", "/dev/full");  // from the environment: the variable
+  // Not a regular file: the trace is read back at the end to make FILE.json (/dev/null was refused only
+  // then), and opening a named pipe blocked the constructor until a reader came (for ever).
+  expect_config_error("/dev/null", "a character device");
+  {
+    roost_test::scoped_env env("ROOST_TRACE", "/dev/null");  // from the environment: the variable
     const std::string what = roost_test::config_error_of([] { roost::runtime rt(roost::options{}); });
-    EXPECT_NE(what.find("ROOST_TRACE='/dev/full'"), std::string::npos) << what;
+    EXPECT_NE(what.find("ROOST_TRACE='/dev/null'"), std::string::npos) << what;
   }
+  const std::string pipe = temp("roost_trace_fifo");
+  std::remove(pipe.c_str());
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  expect_config_error(pipe, "a named pipe");
+  std::remove(pipe.c_str());
+  EXPECT_NE(::access("/dev/null.json", F_OK), 0) << "nothing made beside a device";
 
   // The failed runtimes left no tracer installed: another may trace.
   const std::string file = temp("roost_after_errors.trace");
@@ -986,6 +997,69 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
   { roost::runtime rt(o); }
   EXPECT_TRUE(tr::read(file).complete);
   remove_trace(file);
+}
+
+// A runtime that cannot make its timeline (FILE.json) is not made, and leaves an earlier trace at FILE as it
+// was: both paths are checked before either is truncated (the trace was cut to a header).
+TEST(TraceErrors, AFailedConstructionLeavesAnEarlierTraceAsItWas) {
+  const std::string file = temp("roost_earlier.trace");
+  {
+    std::ofstream earlier(file, std::ios::trunc);
+    earlier << "an earlier trace";
+  }
+  ASSERT_EQ(::mkdir((file + ".json").c_str(), 0755), 0);
+  roost::options o = roost_test::opts("ws", 1);
+  o.trace = file;
+  const std::string what = roost_test::config_error_of([&] { roost::runtime rt(o); });
+  EXPECT_NE(what.find("a directory"), std::string::npos) << what;
+  std::ifstream in(file);
+  const std::string kept((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(kept, "an earlier trace");
+  // A trace the failed runtime made itself is removed.
+  std::remove(file.c_str());
+  (void)roost_test::config_error_of([&] { roost::runtime rt(o); });
+  EXPECT_NE(::access(file.c_str(), F_OK), 0) << "the failed runtime's own trace file is left";
+  ::rmdir((file + ".json").c_str());
+}
+
+// Output files named relative to the working directory are the files there when the runtime is made: a
+// program that changed directory before its runtime ended had its timeline made from another trace of the
+// same name there (or a file of the same name there deleted after a write error), and its own left empty.
+TEST(TraceFile, RelativePathsAreTheWorkingDirectorysWhenTheRuntimeIsMade) {
+  char here[PATH_MAX];
+  ASSERT_NE(::getcwd(here, sizeof here), nullptr);
+  const std::string first = temp("roost_cwd_first"), second = temp("roost_cwd_second");
+  for (const std::string& d : {first, second}) ::mkdir(d.c_str(), 0755);
+  {
+    std::ofstream other(second + "/rel.trace");
+    other << "not this runtime's trace";
+    std::ofstream bystander(second + "/rel.trace.json");
+    bystander << "a bystander";
+  }
+  ASSERT_EQ(::chdir(first.c_str()), 0);
+  {
+    roost::options o = roost_test::opts("ws", 2);
+    o.trace = "rel.trace";
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+    ASSERT_EQ(::chdir(second.c_str()), 0);
+    EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+  }
+  ASSERT_EQ(::chdir(here), 0);
+  const tr::trace_file t = tr::read(first + "/rel.trace");
+  EXPECT_TRUE(t.complete);
+  long iterations = 0;
+  for (const auto& r : t.records) iterations += static_cast<tr::kind>(r.kind) == tr::kind::iteration_begin;
+  EXPECT_EQ(iterations, 2);
+  std::ifstream js(first + "/rel.trace.json");
+  const std::string json((std::istreambuf_iterator<char>(js)), {});
+  EXPECT_NE(json.find("\"ph\":\"X\""), std::string::npos) << "the timeline is this runtime's";
+  std::ifstream by(second + "/rel.trace.json"), other(second + "/rel.trace");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(by)), {}), "a bystander");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(other)), {}), "not this runtime's trace");
+  remove_trace(first + "/rel.trace");
+  for (const std::string& f : {second + "/rel.trace", second + "/rel.trace.json"}) std::remove(f.c_str());
+  for (const std::string& d : {first, second}) ::rmdir(d.c_str());
 }
 
 // ROOST_TRACE names one file for the process: runtimes made one after another each write a trace of their
@@ -1102,6 +1176,46 @@ TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << "~runtime does not report it a second time";
   EXPECT_NE(::access((file + ".json").c_str(), F_OK), 0) << "no timeline of a broken trace";
   remove_trace(file);
+}
+
+// A timeline that could not be written whole (the file size limit, a full disk) is removed, not left as
+// JSON a viewer cannot read, and the error names the setting; the trace itself is complete. In a child:
+// the limit is the process's.
+TEST(TraceErrors, ATimelineThatCannotBeWrittenWholeIsRemoved) {
+  const std::string file = temp("roost_json_limit.trace"), err_file = temp("roost_json_limit.err");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of ending the process
+    const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err < 0 || ::dup2(err, 2) != 2) ::_exit(2);
+    {
+      roost::options o = roost_test::opts("ws", 1);
+      o.trace = file;
+      o.trace_depth = "all";  // a timeline several times the size of what is left to write of the trace
+      roost::runtime rt(o);
+      if (rt.run([] { return fib(18); }) != 2584) ::_exit(3);
+      struct stat st;
+      if (::stat(file.c_str(), &st) != 0) ::_exit(4);
+      // Room for the lane's last chunk and the end chunk, not for the timeline.
+      const rlim_t limit = static_cast<rlim_t>(st.st_size) + (96u << 10);
+      const rlimit rl{limit, limit};
+      if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) ::_exit(5);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  std::ifstream in(err_file);
+  const std::string err((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(err.find("options::trace='" + file + "': writing its timeline"), std::string::npos) << err;
+  EXPECT_NE(err.find("it is removed"), std::string::npos) << err;
+  EXPECT_NE(::access((file + ".json").c_str(), F_OK), 0) << "a timeline cut short is left";
+  EXPECT_TRUE(tr::read(file).complete);
+  remove_trace(file);
+  std::remove(err_file.c_str());
 }
 
 TEST(TraceErrors, AWriteErrorAtTheEndIsPrintedByTheDestructor) {

@@ -74,6 +74,17 @@ class output_number {
   bool kept_ = false;
 };
 
+// The files a runtime writes are named relative to the working directory when it is made: each is written
+// (or read back, the trace for its timeline) long after, and a program that changed directory meanwhile
+// had its timeline made from another trace of the same name there, or a file of the same name there deleted
+// after a write error. A path that cannot be made absolute (no working directory) is left as it is.
+void make_absolute(std::string& path) {
+  if (path.empty() || path.front() == '/') return;
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(path, ec);
+  if (!ec) path = p.string();
+}
+
 // The files a runtime writes: two at one path would write over each other, and the report or the timeline
 // was lost without a word (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE).
 void check_outputs_apart(const resolved_options& cfg) {
@@ -119,6 +130,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
+  for (std::string* path : {&cfg.trace, &cfg.sim_report, &cfg.cats_profile}) make_absolute(*path);
   check_outputs_apart(cfg);
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit

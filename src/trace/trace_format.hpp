@@ -80,6 +80,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace roost::trace {
@@ -206,6 +207,11 @@ struct unique_fd {
   explicit unique_fd(int f = -1) : fd(f) {}
   unique_fd(const unique_fd&) = delete;
   unique_fd& operator=(const unique_fd&) = delete;
+  unique_fd(unique_fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  unique_fd& operator=(unique_fd&& o) noexcept {
+    std::swap(fd, o.fd);  // o closes what this held
+    return *this;
+  }
   ~unique_fd();
 };
 

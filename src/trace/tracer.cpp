@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -121,38 +122,66 @@ tracer::~tracer() {
 
 std::size_t tracer::buffer_bytes() const { return (lanes_.size() + 1) * kLaneBytes; }
 
+namespace {
+// What a path that is not a regular file is, for the error.
+const char* file_type_name(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a named pipe";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+}  // namespace
+
 void tracer::open() {
-  auto fail = [this](const std::string& what, int err) {
-    return config_error(source_ + "='" + path_ + "': " + what + " (" + std::strerror(err) +
-                        "); valid: a file path in an existing directory this process may write to");
+  auto fail = [this](const std::string& what, const std::string& why) {
+    return config_error(source_ + "='" + path_ + "': " + what + " (" + why +
+                        "); valid: a regular file's path in an existing directory this process may write to");
   };
-  file_.fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (file_.fd < 0) {
-    const int err = errno;
-    throw fail("cannot create the trace file", err);
+  // Opens one of the two files for writing without truncating it: a regular file only (the trace is read back
+  // at the end to make FILE.json: /dev/null gave a config error at the end, and a named pipe blocked the
+  // constructor for ever in open(), hence O_NONBLOCK, which a regular file ignores). `made`: it did not exist.
+  auto open_regular = [&](const std::string& file, const std::string& what, bool& made) {
+    struct stat st;
+    made = ::stat(file.c_str(), &st) != 0;
+    if (!made && !S_ISREG(st.st_mode)) throw fail(what + " is not a regular file", file_type_name(st.st_mode));
+    unique_fd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666));
+    if (fd.fd < 0) throw fail("cannot create " + what, std::strerror(errno));
+    if (::fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))  // made something else since the stat
+      throw fail(what + " is not a regular file", file_type_name(st.st_mode));
+    return fd;
+  };
+  // Both are checked before either is truncated: a runtime whose FILE.json could not be made left an earlier
+  // trace at the path cut to a header. FILE.json is made at the end; creating it now finds a path that cannot
+  // be written before the run. Until then it is a timeline without events, which a viewer opens: a program
+  // that ends without destroying its runtime (exit(), std::terminate) leaves that, not an empty file.
+  bool trace_made = false, json_made = false;
+  unique_fd trace = open_regular(path_, "the trace file", trace_made);
+  unique_fd json;
+  try {
+    json = open_regular(json_path_, "its timeline '" + json_path_ + "'", json_made);
+  } catch (...) {
+    if (trace_made) ::unlink(path_.c_str());
+    throw;
   }
+  opened_ = true;  // from here on ~tracer removes both if the runtime is not made
+  if (::ftruncate(trace.fd, 0) != 0) throw fail("cannot write the trace file", std::strerror(errno));
+  if (::ftruncate(json.fd, 0) != 0) throw fail("cannot write its timeline '" + json_path_ + "'", std::strerror(errno));
+  std::swap(file_.fd, trace.fd);
   const std::string head = encode_header(header_);
   {
     std::lock_guard<std::mutex> lk(file_mutex_);
     write_locked(head.data(), head.size());
   }
-  if (failed_.load()) throw fail("cannot write the trace file", write_errno_);
-  // FILE.json is made at the end; creating it now finds a path that cannot be written before the run. Until
-  // then it is a timeline without events, which a viewer opens: a program that ends without destroying its
-  // runtime (exit(), std::terminate) leaves that, not an empty file.
-  unique_fd json(::open(json_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-  if (json.fd < 0) {
-    const int err = errno;
-    throw fail("cannot create its timeline '" + json_path_ + "'", err);
-  }
+  if (failed_.load()) throw fail("cannot write the trace file", std::strerror(write_errno_));
   static const char kNoEvents[] = "{\"traceEvents\":[]}\n";
   for (std::size_t done = 0; done < sizeof kNoEvents - 1;) {
     const ssize_t n = ::write(json.fd, kNoEvents + done, sizeof kNoEvents - 1 - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw fail("cannot write its timeline '" + json_path_ + "'", n < 0 ? errno : EIO);
+    if (n <= 0) throw fail("cannot write its timeline '" + json_path_ + "'", std::strerror(n < 0 ? errno : EIO));
     done += static_cast<std::size_t>(n);
   }
-  opened_ = true;
 }
 
 void tracer::write_locked(const void* bytes, std::size_t n) {
@@ -307,7 +336,19 @@ void tracer::finish() {
     }
     return;
   }
-  write_chrome_json(path_, json_path_);
+  // A timeline cut short is not JSON a viewer reads (a full disk left 12 KB of one): removed, and the error
+  // names the setting. The trace itself is complete, and roost-analyze reads it.
+  try {
+    write_chrome_json(path_, json_path_);
+  } catch (const std::system_error& e) {
+    ::unlink(json_path_.c_str());
+    throw std::system_error(e.code(), "roost: " + source_ + "='" + path_ + "': writing its timeline '" + json_path_ +
+                                          "' failed, and it is removed; the trace is complete (roost-analyze "
+                                          "reads it)");
+  } catch (...) {  // the trace could not be read back (format_error): nothing to keep of the timeline either
+    ::unlink(json_path_.c_str());
+    throw;
+  }
 }
 
 bool install_tracer(tracer* t) {
