@@ -1064,6 +1064,12 @@ TEST(SimPlatform, BadInputIsAClearError) {
   }
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns=-5");
   EXPECT_NE(error_of(o).find("spawn_ns='-5': must be a number in [0, 1e15]"), std::string::npos) << error_of(o);
+  // An idle poll that costs nothing kept its worker the earliest for ever (adws, adws-ml, cab hung).
+  for (const char* idle : {"relax_ns=0", "yield_ns=0.5"}) {
+    o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, idle);
+    EXPECT_NE(error_of(o).find("must be a number in [1, 1e15] (an idle worker's poll"), std::string::npos)
+        << error_of(o);
+  }
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "jitter=0.9");
   EXPECT_NE(error_of(o).find("jitter='0.9': must be a number in [0, 0.5]"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns");
@@ -1081,6 +1087,30 @@ TEST(SimPlatform, BadInputIsAClearError) {
   {
     roost_test::scoped_env e("ROOST_PLATFORM", "gpu");
     EXPECT_NE(error_of({}).find("ROOST_PLATFORM='gpu'"), std::string::npos);
+  }
+}
+
+// The least idle poll, with failed steal attempts that cost nothing, still lets the workers holding the work
+// run: the shapes that hung with relax_ns=0 (an outside-user campaign) finish with exact results.
+TEST(SimPlatform, TheCheapestIdlePollsStillLetTheWorkRun) {
+  struct shape {
+    const char* sched;
+    const char* topology;
+    const char* params;
+  };
+  for (const shape& s : {shape{"adws", "pack:1 l3:1(size=1MiB) core:4 pu:1", "relax_ns=1"},
+                         shape{"adws-ml", "pack:1 l3:1(size=1MiB) core:4 pu:1", "relax_ns=1"},
+                         shape{"cab", "pack:2 l3:1(size=1MiB) core:1 pu:1", "relax_ns=1,steal_attempt_remote_ns=0"},
+                         shape{"cab", "pack:1 l3:1(size=1MiB) core:4 pu:1", "relax_ns=1,steal_attempt_ns=0"}}) {
+    roost::runtime rt(sim_opts(s.sched, s.topology, 0, s.params));
+    EXPECT_EQ(rt.run([] { return fib(12); }), 144) << s.sched << " " << s.params;
+    std::atomic<long> sum{0};
+    rt.run([&] {
+      roost::parallel_for(0, 1000, 1, [&](int lo, int hi) {
+        for (int i = lo; i < hi; ++i) sum += i;
+      });
+    });
+    EXPECT_EQ(sum.load(), 499500) << s.sched << " " << s.params;
   }
 }
 

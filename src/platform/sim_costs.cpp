@@ -82,10 +82,20 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
     const std::string text = trim(pair.substr(eq + 1));
     double v = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    const double hi = std::string(found->name) == "jitter" ? 0.5 : 1e15;  // found->name: the table's spelling
-    if (ec != std::errc{} || end != text.data() + text.size() || !(v >= 0) || v > hi)
-      throw config_error(source + ": " + name + "='" + text + "': must be a number in [0, " +
-                         (hi == 0.5 ? std::string("0.5") : std::string("1e15")) + "]");
+    const std::string field = found->name;  // the table's spelling
+    const double hi = field == "jitter" ? 0.5 : 1e15;
+    // An idle worker's poll (and yield) must move its clock: at no cost it stays the earliest worker for ever
+    // and the one holding the work never runs (adws, adws-ml and cab hung with relax_ns=0, the watchdog
+    // seeing each poll as progress). At least 1 ns, so that the polls of a long run still move a clock of
+    // doubles and an idle worker cannot poll a thousand times for each ns of a task.
+    const bool idle_poll = field == "relax_ns" || field == "yield_ns";
+    const double lo = idle_poll ? 1.0 : 0.0;
+    if (ec != std::errc{} || end != text.data() + text.size() || !(v >= lo) || v > hi)
+      throw config_error(source + ": " + name + "='" + text + "': must be a number in [" + (idle_poll ? "1" : "0") +
+                         ", " + (hi == 0.5 ? std::string("0.5") : std::string("1e15")) + "]" +
+                         (idle_poll ? " (an idle worker's poll that costs no virtual time keeps it the earliest "
+                                      "worker, and the workers holding the work never run)"
+                                    : ""));
     this->*(found->field) = v;
   }
 }
