@@ -523,6 +523,41 @@ TEST(TraceDepth, AnEndWhoseBeginWasNotRecordedIsNotWritten) {
 // nothing (the trace's end). Two workers, many runs: the second worker searches while the first spawns.
 // Simulated (seeded, the same schedule every time), a search that fails is certain: the count is checked
 // there too.
+// Every victim a trace names is a worker, under every scheduler, on a machine with a socket no worker is on:
+// cab searched such a socket too, and recorded its "head", the worker count, as the victim (an outside-user
+// campaign: victims 0, 1 and 2 in a trace of two workers).
+TEST(TraceSteals, EveryVictimIsAWorker) {
+  for (const char* sched : {"ws", "ws-help", "hws", "cab", "cats", "adws", "adws-ml", "numa"}) {
+    SCOPED_TRACE(sched);
+    const std::string file = temp("roost_victims.trace");
+    constexpr unsigned kWorkers = 2;
+    {
+      roost::options o;
+      o.scheduler = sched;
+      o.workers = kWorkers;  // both on the first socket: the second has none
+      o.platform = "sim";
+      o.topology = "pack:2 l3:1(size=1MiB) core:2 pu:1";
+      o.trace = file;
+      o.trace_depth = "all";
+      roost::runtime rt(o);
+      for (int i = 0; i < 10; ++i) ASSERT_EQ(rt.run([] { return fib(12); }), 144);
+    }
+    const tr::trace_file t = tr::read(file);
+    std::size_t named = 0;
+    for (const tr::record& r : t.records) {
+      if (r.kind == static_cast<std::uint16_t>(tr::kind::steal)) {
+        EXPECT_LT(r.a, kWorkers) << "a steal's victim";
+        ++named;
+      } else if (r.kind == static_cast<std::uint16_t>(tr::kind::steal_failures)) {
+        EXPECT_LT(r.b, kWorkers) << "the last victim of a search";
+        ++named;
+      }
+    }
+    EXPECT_GT(named, 0u);
+    remove_trace(file);
+  }
+}
+
 TEST(TraceSteals, FailedAttemptsAreOneRecordASearch) {
   for (const char* platform : {"native", "sim"})
   for (const char* sched : {"ws", "ws-help", "adws"}) {

@@ -91,11 +91,13 @@ detail::job* cab_policy::take_inter(engine::worker& w) {
   if (detail::job* j = sockets_[s].home.pop_bottom()) return j;
   if (detail::job* j = sockets_[s].inter.pop_bottom()) return j;
   // Steal an inter-socket task from another socket, starting at a random one: a homed leaf only while its
-  // home runs a subtree (it would wait there), any other inter-socket task.
-  const unsigned n = static_cast<unsigned>(sockets_.size());
+  // home runs a subtree (it would wait there), any other inter-socket task. Only sockets with workers: no
+  // task is placed or homed on another (a search tried them as well, in vain, and reported a victim that
+  // is no worker).
+  const unsigned n = static_cast<unsigned>(staffed_.size());
   const unsigned start = static_cast<unsigned>(w.next_random() % n);
   for (unsigned i = 0; i < n; ++i) {
-    unsigned v = (start + i) % n;
+    const unsigned v = staffed_[(start + i) % n];
     if (v == s) continue;
     detail::job* j = nullptr;
     if (!sockets_[v].home.empty_hint() && sockets_[v].subtrees.load(std::memory_order_acquire) > 0)
