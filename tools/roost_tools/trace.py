@@ -92,6 +92,8 @@ def read(path: str | Path) -> Trace:
         raise TraceError(f"{path}: trace format version {version} at byte 8; this roost-analyze reads versions "
                          f"{OLDEST_VERSION} to {VERSION}")
     workers, start_ns, start_ticks, n = take("<IQQI", "the header")
+    if start_ticks >= 2**63:  # a clock that has run 2^63 ticks: the byte is damaged (times are int64 below)
+        raise TraceError(f"{path}: damaged at byte 24: the start clock {start_ticks} is 2^63 or more")
     if pos + n > len(data):
         raise TraceError(f"{path}: truncated at byte {pos} in the topology")
     topology = data[pos:pos + n].decode("utf-8", "replace")

@@ -139,6 +139,15 @@ def test_reader_errors_name_the_byte_offset(tmp_path):
     with pytest.raises(TraceError, match="not a roost trace"):
         read(p)
     assert analyze.main(["summary", str(p)]) == 2
+    # A start clock of 2^63 ticks or more (a damaged byte 31) was an OverflowError and a traceback.
+    _write_trace(p, records=[(1, 2, 3, 4, 1, 0)])
+    damaged = bytearray(p.read_bytes())
+    damaged[31] |= 0x80
+    p.write_bytes(bytes(damaged))
+    with pytest.raises(TraceError, match="damaged at byte 24: the start clock"):
+        read(p)
+    for command in ("summary", "krd", "mapping"):
+        assert analyze.main([command, str(p)]) == 2
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
