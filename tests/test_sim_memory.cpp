@@ -469,6 +469,19 @@ TEST(SimParams, TheMachinesOfTheDesignGetTheirOwnPresetAndBuild) {
   EXPECT_EQ(xeon.instance(xeon.chain(0).back()).sets, 32768u);
 }
 
+// Caches of one level that differ (an XML topology gives the first core a 128 KiB L2, the others 256 KiB) are
+// modelled each with its own size, and the summary lists each kind (it gave all four the last one's size).
+TEST(SimParams, TheSummaryListsEachKindOfCacheOfALevel) {
+  const topology tp = topology::load(std::string(ROOST_SOURCE_DIR) + "/tests/topologies/one-smaller-l2.xml");
+  memory_model m = memory_model::from_topology(tp);
+  const std::string s = m.summary();
+  EXPECT_NE(s.find("1 x L2 128 KiB"), std::string::npos) << s;
+  EXPECT_NE(s.find("3 x L2 256 KiB"), std::string::npos) << s;
+  EXPECT_NE(s.find("2 x L3 1 MiB"), std::string::npos) << s;
+  EXPECT_EQ(m.instance(m.chain(0).front()).bytes, 128u << 10);
+  EXPECT_EQ(m.instance(m.chain(1).front()).bytes, 256u << 10);
+}
+
 TEST(SimParams, OverridesApplyOnTopOfThePreset) {
   param_overrides o = param_overrides::parse("preset=opteron-8380, l2.ways=8\nL3.latency_ns=30 mode=pycachesim", "X");
   sim_params p = o.resolve(nullptr);

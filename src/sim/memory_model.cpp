@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <tuple>
 #include <sstream>
 #include <stdexcept>
 
@@ -552,15 +553,13 @@ void memory_model::reset_counters() {
 std::string memory_model::summary() const {
   std::ostringstream os;
   os << "preset " << params_.preset << ";";
-  std::map<std::string, std::pair<unsigned, const instance_info*>> by_name;
-  for (const instance_info& in : info_) {
-    auto& e = by_name[in.name];
-    ++e.first;
-    e.second = &in;
-  }
-  for (const auto& [name, e] : by_name)
-    os << " " << e.first << " x " << name << " " << bytes_text(e.second->bytes) << " " << e.second->ways << "-way"
-       << (e.second->shared ? " shared" : "") << ",";
+  // One entry per kind of cache: a level whose instances differ (an XML topology may give one core a smaller
+  // L2) lists each kind with its count; grouped by name alone, it gave all of them the last one's geometry.
+  std::map<std::tuple<std::string, std::uint64_t, unsigned, bool>, unsigned> kinds;
+  for (const instance_info& in : info_) ++kinds[{in.name, in.bytes, in.ways, in.shared}];
+  for (const auto& [kind, count] : kinds)
+    os << " " << count << " x " << std::get<0>(kind) << " " << bytes_text(std::get<1>(kind)) << " "
+       << std::get<2>(kind) << "-way" << (std::get<3>(kind) ? " shared" : "") << ",";
   os << " " << line_bytes() << " B lines; " << num_numa_ << (num_numa_ == 1 ? " NUMA node" : " NUMA nodes");
   return os.str();
 }
