@@ -5,6 +5,7 @@
 // its seed, and ROOST_SIM_SEED=N with the same topology and parameters replays it).
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -849,6 +850,24 @@ TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("roost::touch_rows("), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("not all memory of this process"), std::string::npos) << e.what();
   }
+  // Below that size too: a page the model meets for the first time must be this process's (unmapped bytes
+  // were simulated as memory without a word: an outside-user campaign). A page unmapped for the purpose,
+  // and one whose first half is mapped.
+  const long page = ::sysconf(_SC_PAGESIZE);
+  void* two = ::mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(two, MAP_FAILED);
+  char* hole = static_cast<char*>(two) + page;
+  ASSERT_EQ(::munmap(hole, page), 0);
+  for (std::size_t at : {std::size_t{0}, std::size_t(page) - 64}) {
+    try {
+      rt.run([&] { roost::touch(hole - at, 128 + at); });
+      ADD_FAILURE() << "an unmapped page: no error";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not memory of this process"), std::string::npos) << e.what();
+    }
+  }
+  rt.run([&] { roost::touch(two, 64); });  // the mapped page still counts
+  ::munmap(two, page);
   std::vector<char> big(std::size_t{64} << 20);  // as large as the check starts at, and all mapped
   rt.run([&] { roost::touch(big.data(), big.size()); });
   rt.run([&] { roost::touch_rows(big.data(), 1 << 20, 64, 1 << 20); });  // the rows of a mapped array pass

@@ -434,6 +434,18 @@ void simulation::forget_freed() {
 std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
   auto [it, fresh] = sim_pages_.try_emplace(host / kPage, 0);
   if (fresh) {
+    // A page met for the first time must be memory of this process, whatever the touch's size (the check of
+    // the whole region is only for touches of kCheckMappedBytes or more, and unmapped bytes below that were
+    // simulated as memory without a word: an outside-user campaign). Once a page: a system call per new
+    // 4 KiB, not per touch.
+    if (!mapped(host, 1)) {
+      sim_pages_.erase(it);
+      std::ostringstream os;
+      os << "roost::touch: byte " << reinterpret_cast<const void*>(host) << " of a touched region is not memory of "
+         << "this process (the simulated platform walks every cache line a touch names); a region must name the "
+         << "bytes the kernel touches";
+      throw usage_error(os.str());
+    }
     // A page of distributed memory (roost::numa_alloc, fine or coarse) goes where its rule puts it on the
     // simulated machine's nodes; any other page by the model's own policy (first touch, or interleave).
     platform::placed_range r;
