@@ -272,8 +272,8 @@ void engine_base::thread_main(unsigned id, fiber* first) {
   if (w.os_cpu >= 0) platform::os::pin_this_thread(w.os_cpu);
   // A sim thread shares the driver's OS thread, and its signal stack.
   void* alt = platform::os::simulated() ? nullptr : ult::install_alt_stack();
-  ult::adopt_thread_context(w.thread_ctx);
-  if (platform::t_sim) platform::t_sim->describe_own_stack(w.thread_ctx);
+  if (platform::t_sim) platform::t_sim->adopt_own_stack(w.thread_ctx);
+  else ult::adopt_thread_context(w.thread_ctx);
   w.eh = ult::thread_eh_state();
   klt self;  // while preemption is on: this thread as one of the worker's kernel threads (engine/klt.hpp)
   if (preempt_) {

@@ -62,9 +62,8 @@ class sim_platform {
   unsigned numa_nodes = 1;
   std::uint64_t numa_node_bytes = 0;
   // A worker's own context (engine thread_main) is its sim thread's stack, not the OS thread's.
-  void describe_own_stack(ult::context& c) const {
-    c.stack_lo = static_cast<char*>(current_->stk.base) + current_->stk.guard;
-    c.stack_size = current_->stk.usable();
+  void adopt_own_stack(ult::context& c) const {
+    ult::adopt_running_context(c, static_cast<char*>(current_->stk.base) + current_->stk.guard, current_->stk.usable());
   }
   void set_places(std::vector<worker_place> p) { places_ = std::move(p); }
   unsigned cpus() const { return cpus_; }

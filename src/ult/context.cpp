@@ -10,15 +10,19 @@ __attribute__((noinline, noipa)) eh_state* thread_eh_state() {
 }
 
 void adopt_thread_context(context& c) {
+  void* lo = nullptr;
+  std::size_t size = 0;
   pthread_attr_t attr;
   if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-    void* lo = nullptr;
-    std::size_t size = 0;
     pthread_attr_getstack(&attr, &lo, &size);
-    c.stack_lo = lo;
-    c.stack_size = size;
     pthread_attr_destroy(&attr);
   }
+  adopt_running_context(c, lo, size);
+}
+
+void adopt_running_context(context& c, const void* lo, std::size_t size) {
+  c.stack_lo = lo;
+  c.stack_size = size;
 #ifdef ROOST_TSAN
   c.tsan_fiber = __tsan_get_current_fiber();
 #endif
