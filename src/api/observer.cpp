@@ -125,6 +125,12 @@ void engine::hook_task_resume(detail::worker_abi& w, detail::task_id& id) {
     call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
 }
 
+void engine::hook_task_moved(detail::worker_abi& w, detail::task_id& id) {
+  if (auto* t = tracer_of(w)) t->task_resume(w.id, id);
+  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
+}
+
 void engine::hook_sleep(detail::worker_abi& w, bool begin) {
   if (auto* t = tracer_of(w)) t->sleep(w.id, begin);
 }

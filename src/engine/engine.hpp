@@ -195,7 +195,11 @@ class engine final : public engine_base {
     m.action = after::publish;
     m.frame = &f;
     ult::transfer t;
-    return resumed(switch_with(child->ctx, m, t), t);
+    const switch_msg& in = switch_with(child->ctx, m, t);
+    worker& now = *in.w;  // read before resumed(), which completes the switch
+    const bool local = resumed(in, t);
+    if (local && &now != &w) observe_moved(now, now.current_task, now.current_fiber);
+    return local;
   }
 
 #ifdef ROOST_CALL_ON_STACK
@@ -238,6 +242,7 @@ class engine final : public engine_base {
     now.fibers.put_free_stack(child);
     now.become(self);
     now.current_task = self->task;
+    if (&now != &w) observe_moved(now, now.current_task, self);
     if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
     return true;
   }
@@ -524,6 +529,8 @@ class engine final : public engine_base {
     const bool pooled = static_cast<void*>(&f) != f.group->inline_frame;
     worker& now = run_here<false>(w, f);
     now.current_task = saved;
+    // The child ran on the owner's fiber: if it suspended and was resumed elsewhere, the owner goes on there.
+    if (&now != &w) observe_moved(now, saved, now.current_fiber);
     if (saved) of(now).policy_.on_task_resume(now, *saved);
     if (pooled) now.frames.free(&f, size, align);
   }

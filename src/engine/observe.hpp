@@ -26,6 +26,7 @@ void rethrow_observer_error();
 namespace roost::engine {
 
 void hook_task_resume(detail::worker_abi& w, detail::task_id& id);
+void hook_task_moved(detail::worker_abi& w, detail::task_id& id);
 void hook_sleep(detail::worker_abi& w, bool begin);
 void hook_idle(detail::worker_abi& w, bool begin);
 void hook_steal(detail::worker_abi& thief, unsigned victim, bool taken);
@@ -71,6 +72,21 @@ inline void observe_root_end(detail::worker_abi& w, const detail::task_id& id) {
 // Always observed: a resumption is the scheduling loop's, like a stolen task's start.
 inline void observe_resume(detail::worker_abi& w, detail::task_id* id) {
   if (hooks_on() && id) [[unlikely]] hook_task_resume(w, *id);
+}
+// A task that goes on, without a switch of its own, on another worker than the one it last started or
+// resumed on: a child it popped back at its join ran on its fiber, suspended and was resumed elsewhere
+// (engine::run_inline; the case seen, under ws-help, cats and numa), or a work-first child it called ended
+// locally on the worker the child had moved to (a parent never published, or found in a queue the two
+// workers share). The tracer and the observer hear of it as a resumption there, or its end was met on a
+// worker where it had never run (an outside-user campaign: timelines dropped those tasks); a simulation
+// charges nothing, as no switch happened.
+// Counted on `running`, the task's fiber: a spawn in the runtime text gets here with its count at 0
+// (engine.hpp), and the hook's code (a tracer's record) lies outside the text.
+inline void observe_moved(detail::worker_abi& w, detail::task_id* id, detail::fiber_abi* running) {
+  if (hooks_on() && id) [[unlikely]] {
+    detail::no_preempt_scope np(running);
+    hook_task_moved(w, *id);
+  }
 }
 inline void observe_sleep(detail::worker_abi& w, bool begin) {
   if (hooks_on()) [[unlikely]] hook_sleep(w, begin);

@@ -21,11 +21,12 @@ objdump -d -C --no-show-raw-insn -j roost_runtime_text "$bin" | awk '
   #   throw_not_owner: before the spawn changed anything; native_platform::fatal: ends the process (the
   #     sanitizer builds check that the worker of the caller is the one of the task);
   #   hook_spawn: under a raise (observe.hpp, name_child); hook_task_resume: in resumed(), before its lowering;
+  #   hook_task_moved: under a raise of the count of the parent fiber (observe.hpp, observe_moved);
   #   the C++ runtime (exceptions) and the sanitizer runtimes: system libraries, where ticks are deferred.
   function allowed(t) {
     return t ~ /^(roost_call_on_stack|roost::ult::announce_call\(|roost::ult::call_came_back\(|jump_fcontext)/ ||
            t ~ /^roost::engine::fiber_pool::(get_slow|get_free_stack_slow|spill)\(/ ||
-           t ~ /^roost::detail::(throw_not_owner|hook_spawn)\(/ || t ~ /^roost::engine::hook_task_resume\(/ ||
+           t ~ /^roost::detail::(throw_not_owner|hook_spawn)\(/ || t ~ /^roost::engine::hook_task_(resume|moved)\(/ ||
            t ~ /^roost::platform::native_platform::fatal\(/ ||
            t ~ /^(__cxa_|_Unwind_|__tsan_|__asan_|__ubsan_|__sanitizer_)/
   }
