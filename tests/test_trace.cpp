@@ -984,6 +984,51 @@ TEST(TraceFile, TheTimelineIsAnEmptyOneUntilTheRuntimeEnds) {
   remove_trace(file);
 }
 
+// The timeline (FILE.json) has a piece of each task on every worker it began or resumed on: it showed only
+// the piece of a task's last resumption (a 3.9 ms root as its last 60 us), and nothing of a task that moved
+// (an outside-user campaign). Simulated, so that tasks are stolen and resumed elsewhere in every run.
+TEST(TraceFile, TheTimelineHasAPieceOfATaskOnEachWorkerItRanOn) {
+  for (const char* sched : {"ws", "ws-help"}) {
+    SCOPED_TRACE(sched);
+    const std::string file = temp("roost_pieces.trace");
+    {
+      roost::options o = roost_test::opts(sched, 4);
+      o.platform = "sim";
+      o.topology = "pack:2 l3:1(size=1MiB) core:2 pu:1";
+      o.trace = file;
+      o.trace_depth = "all";
+      roost::runtime rt(o);
+      for (int i = 0; i < 3; ++i) ASSERT_EQ(rt.run([] { return fib(14); }), 377);
+    }
+    std::set<std::pair<std::uint64_t, unsigned>> ran;  // (serial, worker) of every begin and resumption
+    std::set<std::uint64_t> moved;                      // serials that ran on two workers or more
+    std::map<std::uint64_t, unsigned> first_worker;
+    for (const tr::record& r : tr::read(file).records) {
+      const auto k = static_cast<tr::kind>(r.kind);
+      if (k != tr::kind::task_begin && k != tr::kind::task_resume) continue;
+      ran.insert({r.a, r.worker});
+      auto [it, fresh] = first_worker.try_emplace(r.a, r.worker);
+      if (!fresh && it->second != r.worker) moved.insert(r.a);
+    }
+    ASSERT_FALSE(moved.empty()) << "no task ran on two workers: the test shows nothing";
+    std::ifstream js(file + ".json");
+    const std::string json((std::istreambuf_iterator<char>(js)), {});
+    std::set<std::pair<std::uint64_t, unsigned>> drawn;  // (serial, tid) of every task span
+    for (std::size_t at = json.find("\"name\":\"task "); at != std::string::npos;
+         at = json.find("\"name\":\"task ", at + 1)) {
+      unsigned long long n = 0, lane = 0, tid = 0;
+      const std::size_t tid_at = json.find("\"tid\":", at);
+      ASSERT_EQ(std::sscanf(json.c_str() + at, "\"name\":\"task %llu@%llu", &n, &lane), 2);
+      ASSERT_EQ(std::sscanf(json.c_str() + tid_at, "\"tid\":%llu", &tid), 1);
+      drawn.insert({(lane << 48) | n, static_cast<unsigned>(tid)});
+    }
+    for (const auto& [serial, worker] : ran)
+      EXPECT_TRUE(drawn.count({serial, worker})) << "task " << (serial & 0xffffffffffffull) << "@" << (serial >> 48)
+                                                  << " ran on worker " << worker << ": no piece there";
+    remove_trace(file);
+  }
+}
+
 TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
   // name: the setting the error names: the field the program set (these cases), the variable otherwise.
   auto expect_config_error = [](const std::string& path, const std::string& reason,

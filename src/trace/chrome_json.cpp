@@ -1,5 +1,6 @@
 // A trace as Chrome/Perfetto JSON ("traceEvents"): task spans, sleep and idle spans per worker, iteration
 // marks on the runtime's track. Read chunk by chunk: the memory is one chunk and the spans still open.
+#include <algorithm>
 #include <charconv>
 #include <cerrno>
 #include <cstdio>
@@ -8,7 +9,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <unordered_map>
 
 #include "trace/trace_format.hpp"
 
@@ -87,11 +87,6 @@ class json_out {
   bool first_ = true;
 };
 
-struct lane_key_hash {
-  std::size_t operator()(const std::pair<std::uint16_t, std::uint64_t>& k) const {
-    return std::hash<std::uint64_t>()(k.second * 0x9e3779b97f4a7c15ull ^ k.first);
-  }
-};
 }  // namespace
 
 void write_chrome_json(const std::string& trace_path, const std::string& json_path) {
@@ -107,30 +102,47 @@ void write_chrome_json(const std::string& trace_path, const std::string& json_pa
   for (std::uint32_t w = 0; w <= workers; ++w)
     o.raw("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + std::to_string(w) + ",\"args\":{\"name\":\"" +
           (w == workers ? std::string("runtime") : "worker " + std::to_string(w)) + "\"}}");
-  std::unordered_map<std::pair<std::uint16_t, std::uint64_t>, std::uint64_t, lane_key_hash> open;  // -> begin
-  std::map<std::uint16_t, std::uint64_t> asleep, idle;
+  // A task's pieces, one per worker it ran on: from its begin or first resumption there to its end there, or
+  // to that worker's next idle or sleep (it had suspended: the format has no record of a suspension, and an
+  // idle worker runs no task). A resumption where its piece is still open continues that piece (what the
+  // worker ran meanwhile lies inside it). A piece keyed by (worker, serial), so that a worker's are found
+  // together at its idle; it showed only the last resumption's piece, and nothing of a task that moved.
+  using piece_key = std::pair<std::uint16_t, std::uint64_t>;
+  std::map<piece_key, std::uint64_t> open;  // -> begin
+  std::map<std::uint16_t, std::uint64_t> asleep, idle, last_ns;
   std::uint16_t lane = 0;
   std::vector<record> chunk;
+  auto piece = [&](const piece_key& key, std::uint64_t begin, std::uint64_t end) {
+    o.span("task " + std::to_string(key.second & 0xffffffffffffull) + "@" + std::to_string(key.second >> 48),
+           std::to_string(key.first), begin, end, "");
+  };
+  auto close_pieces_of = [&](std::uint16_t worker, std::uint64_t at) {
+    for (auto it = open.lower_bound({worker, 0}); it != open.end() && it->first.first == worker;) {
+      piece(it->first, it->second, at);
+      it = open.erase(it);
+    }
+  };
   while (in.next(lane, chunk)) {
     const std::string tid = lane == kRuntimeLane ? runtime_tid : std::to_string(lane);
-    std::string name;
     for (const auto& r : chunk) {
       const auto k = static_cast<kind>(r.kind);
+      last_ns[r.worker] = r.t_ns;
       if (k == kind::task_begin || k == kind::task_resume) {
-        open[{r.worker, r.a}] = r.t_ns;
+        open.try_emplace({r.worker, r.a}, r.t_ns);
       } else if (k == kind::task_end) {
         auto it = open.find({r.worker, r.a});
         if (it != open.end()) {
-          name = "task " + std::to_string(r.a & 0xffffffffffffull) + "@" + std::to_string(r.a >> 48);
-          o.span(name, tid, it->second, r.t_ns, "");
+          piece(it->first, it->second, r.t_ns);
           open.erase(it);
         }
       } else if (k == kind::sleep_begin) {
+        close_pieces_of(r.worker, r.t_ns);
         asleep[r.worker] = r.t_ns;
       } else if (k == kind::sleep_end && asleep.count(r.worker)) {
         o.span("sleep", tid, asleep[r.worker], r.t_ns, ",\"cname\":\"grey\"");
         asleep.erase(r.worker);
       } else if (k == kind::idle_begin) {
+        close_pieces_of(r.worker, r.t_ns);
         idle[r.worker] = r.t_ns;
       } else if (k == kind::idle_end && idle.count(r.worker)) {
         o.span("idle", tid, idle[r.worker], r.t_ns, ",\"cname\":\"yellow\"");
@@ -140,6 +152,8 @@ void write_chrome_json(const std::string& trace_path, const std::string& json_pa
       }
     }
   }
+  // Pieces left open (a trace cut short, a worker that ended without going idle): to their worker's last record.
+  for (const auto& [key, begin] : open) piece(key, begin, std::max(begin, last_ns[key.first]));
   o.text("\n]}\n");
   o.drain();
   if (std::fflush(file.get()) != 0 || std::ferror(file.get()))
