@@ -51,14 +51,14 @@ roost::options seed002_sim(const std::string& sched, unsigned workers = 0) {
   return o;
 }
 
-numa_engine make(const std::string& topology, const std::string& deal = "footprint") {
+numa_engine make(const std::string& topology, const std::string& deal = "footprint", unsigned workers = 0) {
   roost::options o;
   o.scheduler = "numa";
   o.topology = topology;
   o.numa_deal = deal;
   roost::resolved_options cfg = roost::resolve(o);
   auto tp = std::make_shared<const roost::topo::topology>(roost::topo::topology::load(cfg.topology));
-  cfg.workers = tp->num_pus();
+  cfg.workers = workers ? workers : tp->num_pus();
   auto pl = roost::topo::place_workers(*tp, cfg.workers, false, roost::platform::os::allowed_cpus());
   return {roost::sched::make_engine_of<roost::sched::numa_policy>(cfg, tp, std::move(pl))};
 }
@@ -84,6 +84,30 @@ TEST(NumaDeal, TheSeedMachineIsReadWithItsDistances) {
   EXPECT_EQ(p.node_of_worker(47), 7u);
   EXPECT_EQ(p.steal_threshold(0, 1), 16.0 * 6);  // one hop
   EXPECT_EQ(p.steal_threshold(0, 3), 22.0 * 6);  // two hops
+}
+
+// With nodes staffed unequally (7 workers on 2 x 6 cores: 6 and 1), Algorithm 2's C is the victim node's
+// worker count, and a tie of Algorithm 1 goes to the node with the fewest tasks waiting per worker: with the
+// largest node's C and raw counts a one-worker node kept its data's tasks and those of the nodes without
+// workers, and ran them alone (numa at 5 workers on a 4 x 4 machine took 2.3x ws's time).
+TEST(NumaDeal, UnequallyStaffedNodesAreWeighedByTheirWorkers) {
+  numa_engine m = make(kSeed002, "footprint", 7);
+  auto& p = m.policy();
+  ASSERT_EQ(p.node_of_worker(5), 0u);
+  ASSERT_EQ(p.node_of_worker(6), 1u);
+  EXPECT_EQ(p.steal_threshold(1, 0), 16.0 * 6);  // six workers on node 0
+  EXPECT_EQ(p.steal_threshold(0, 1), 16.0 * 1);  // one on node 1
+  // Data on nodes 0 and 1 evenly (16 apart): a tie between them. Node 1's one worker has two tasks waiting,
+  // node 0's six have three: per worker, node 0 is the less loaded.
+  static roost::detail::job dummy[5];
+  for (int i = 0; i < 2; ++i) m.e->worker_at(6).deque.push(&dummy[i]);
+  for (int i = 2; i < 5; ++i) m.e->worker_at(i - 2).deque.push(&dummy[i]);
+  ASSERT_EQ(p.node_load(0), 3);
+  ASSERT_EQ(p.node_load(1), 2);
+  EXPECT_EQ(p.deal(1, bytes_on({{0, 1 * MiB}, {1, 1 * MiB}})), 0u);
+  for (int i = 0; i < 2; ++i) m.e->worker_at(6).deque.pop();
+  EXPECT_EQ(p.deal(1, bytes_on({{0, 1 * MiB}, {1, 1 * MiB}})), 1u);  // node 1 empty now: kept where spawned
+  for (int i = 0; i < 3; ++i) m.e->worker_at(i).deque.pop();
 }
 
 TEST(NumaDeal, AFootprintBelowTheLlcShareOfACoreStaysHere) {
