@@ -853,6 +853,22 @@ TEST_P(Sim, ATaskEndsWhereItLastStartedOrResumed) {
   }
 }
 
+// A short run with a steal in it: once the root has ended, its worker leaves at once, not after its round
+// of P-1 steal attempts (two tasks of 1 us took 120 us of virtual time at 1,024 workers under ws, and grew
+// with the worker count under every random-victim policy; an outside-user campaign).
+TEST_P(Sim, AShortRunDoesNotGrowWithTheWorkerCount) {
+  auto per_run_ns = [&](const char* topo) {
+    roost::runtime rt(sim_opts(GetParam(), topo, 3));
+    for (int i = 0; i < 20; ++i)
+      rt.run([] { roost::parallel_invoke([] { roost::compute(10000); }, [] { roost::compute(10000); }); });
+    return rt.virtual_time_ns() / 20;
+  };
+  const double few = per_run_ns("pack:2 l3:1(size=4MiB) core:2 pu:1");
+  const double many = per_run_ns("pack:4 l3:1(size=4MiB) core:64 pu:1");
+  EXPECT_GT(few, 1000);  // the 1 us task of the worker that ends the run, at the least
+  EXPECT_LE(many, 2 * few) << GetParam() << ": " << few << " ns a run at 4 workers, " << many << " at 256";
+}
+
 TEST_P(Sim, AnEmptyRunCostsTheSameVirtualTimeOnOneWorkerAndOnMany) {
   auto virtual_ns = [&](const char* topo) {
     roost::runtime rt(sim_opts(GetParam(), topo, 3));
