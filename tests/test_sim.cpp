@@ -790,17 +790,22 @@ TEST(SimPolicies, CatsProfiledIterationCostsAboutWhatWsDoesOnManyWorkers) {
     EXPECT_EQ(rt.run([] { return fib(16); }), 987);
     return rt.virtual_time_ns();
   };
-  for (const char* topo : {"pack:4 l3:1(size=6MiB) core:16 pu:1", "pack:4 l3:1(size=6MiB) core:64 pu:1"}) {
+  // What cats adds to ws's run (the profiling, its mode change at the end: about 2.6 us here) does not grow
+  // with the machine. (A ratio to ws's time, 1.5x, no longer says that: ws's own run no longer carries a
+  // round of P-1 attempts after its root ended, 5.1 us at 256 workers where it took 28.4.)
+  double excess[2];
+  int i = 0;
+  for (const char* topo : {"pack:4 l3:1(size=6MiB) core:4 pu:1", "pack:4 l3:1(size=6MiB) core:64 pu:1"}) {
     SCOPED_TRACE(topo);
     const double ws = virtual_ns("ws", topo), cats = virtual_ns("cats", topo);
     EXPECT_GT(ws, 0);
-    EXPECT_LT(cats, 1.5 * ws) << "cats's profiled iteration: " << cats << " ns of virtual time, ws: " << ws << " ns";
+    EXPECT_LT(cats, 2 * ws) << "cats's profiled iteration: " << cats << " ns of virtual time, ws: " << ws << " ns";
+    excess[i++] = cats - ws;
   }
+  EXPECT_LT(excess[1], 2 * excess[0] + 1000) << "cats's excess over ws: " << excess[0] << " ns on 16 workers, "
+                                              << excess[1] << " on 256";
 }
 
-// A run ends when its root does: worker 0, back in its loop after the root ended, leaves before it looks
-// for work elsewhere. It made a round of P-1 steal attempts first, so an empty run cost 25 us of virtual
-// time on 256 simulated workers under ws (4.4 us on 16) against 10 ns on one.
 // A task ends on the worker it last started or resumed on, as the observer and the tracer hear it: a parent
 // whose work-first child ended locally on the worker the child had moved to goes on there, and was heard of
 // on neither (37 tasks of one ws-help run here; cats and numa natively, now and then; an outside-user
@@ -869,6 +874,9 @@ TEST_P(Sim, AShortRunDoesNotGrowWithTheWorkerCount) {
   EXPECT_LE(many, 2 * few) << GetParam() << ": " << few << " ns a run at 4 workers, " << many << " at 256";
 }
 
+// A run ends when its root does: worker 0, back in its loop after the root ended, leaves before it looks
+// for work elsewhere. It made a round of P-1 steal attempts first, so an empty run cost 25 us of virtual
+// time on 256 simulated workers under ws (4.4 us on 16) against 10 ns on one.
 TEST_P(Sim, AnEmptyRunCostsTheSameVirtualTimeOnOneWorkerAndOnMany) {
   auto virtual_ns = [&](const char* topo) {
     roost::runtime rt(sim_opts(GetParam(), topo, 3));
