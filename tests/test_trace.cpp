@@ -5,6 +5,7 @@
 // a write that fails later is an exception from run() or a message from ~runtime, never silence.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/resource.h>
@@ -1100,6 +1101,71 @@ TEST(TraceErrors, AFailedConstructionLeavesAnEarlierTraceAsItWas) {
   (void)roost_test::config_error_of([&] { roost::runtime rt(o); });
   EXPECT_NE(::access(file.c_str(), F_OK), 0) << "the failed runtime's own trace file is left";
   ::rmdir((file + ".json").c_str());
+}
+
+// A write that fails while the runtime is made (a file size limit at the header) leaves an earlier trace
+// whole: both files are written beside their paths and renamed over them at the end (it was cut, then
+// removed). Nothing of the attempt is left. In a child: the limit is the process's.
+TEST(TraceErrors, AWriteThatFailsAtConstructionLeavesAnEarlierTraceWhole) {
+  const std::string dir = temp("roost_header_limit");
+  ::mkdir(dir.c_str(), 0755);
+  const std::string file = dir + "/run.trace";
+  {
+    std::ofstream earlier(file, std::ios::trunc);
+    earlier << "an earlier trace";
+  }
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit rl{64, 64};  // the header is longer (it names the topology); the earlier file is shorter
+    if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) ::_exit(2);
+    roost::options o = roost_test::opts("ws", 1);
+    o.trace = file;
+    try {
+      roost::runtime rt(o);
+      ::_exit(3);
+    } catch (const roost::config_error& e) {
+      ::_exit(std::string(e.what()).find("cannot write the trace file") != std::string::npos ? 0 : 4);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no limit, 3: no error, 4: another error";
+  std::ifstream in(file);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "an earlier trace");
+  std::vector<std::string> left;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.') left.push_back(e->d_name);
+    ::closedir(d);
+  }
+  EXPECT_EQ(left, std::vector<std::string>{"run.trace"}) << "the attempt's files are left";
+  std::remove(file.c_str());
+  ::rmdir(dir.c_str());
+}
+
+// Every output a runtime writes is a regular file, checked without blocking: a named pipe as the simulated
+// report or cats's profile blocked the constructor for ever (as the trace did), and /dev/null was taken.
+TEST(Trace, OutputsThatAreNotRegularFilesAreConfigErrors) {
+  const std::string pipe = temp("roost_output_fifo");
+  std::remove(pipe.c_str());
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  for (const std::string& path : {pipe, std::string("/dev/null")}) {
+    roost::options sim = roost_test::opts("ws", 2);
+    sim.platform = "sim";
+    sim.topology = "pack:2 l3:1(size=1MiB) core:1 pu:1";
+    sim.sim_report = path;
+    std::string what = roost_test::config_error_of([&] { roost::runtime rt(sim); });
+    EXPECT_NE(what.find("options::sim_report='" + path + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("not a regular file"), std::string::npos) << what;
+    roost::options cats = roost_test::opts("cats", 2);
+    cats.cats_profile = path;
+    what = roost_test::config_error_of([&] { roost::runtime rt(cats); });
+    EXPECT_NE(what.find("not a regular file"), std::string::npos) << what;
+  }
+  std::remove(pipe.c_str());
 }
 
 // Output files named relative to the working directory are the files there when the runtime is made: a

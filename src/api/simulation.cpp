@@ -16,6 +16,7 @@
 
 #include "engine/engine_base.hpp"
 #include "engine/task_path.hpp"
+#include "platform/output_file.hpp"
 #include "roost/errors.hpp"
 
 namespace roost::detail {
@@ -102,10 +103,10 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     return n == sim::page_map::none ? platform::page_placement::unknown : static_cast<int>(n);
   };
   // Checked now, not when the report is due: a path that cannot be written is a start-up error.
-  if (!report_path_.empty()) {
-    std::ofstream probe(report_path_, std::ios::app);
-    if (!probe) throw config_error("ROOST_SIM_REPORT='" + report_path_ + "': cannot be opened for writing");
-  }
+  if (!report_path_.empty())
+    if (const std::string why = platform::output_file_problem(report_path_); !why.empty())
+      throw config_error(cfg.sim_report_source + "='" + report_path_ + "': cannot be opened for writing (" + why +
+                         "); valid: a regular file's path in an existing directory this process may write to");
   // Last: a constructor that throws has no destructor to take the listener back.
   platform::page_placement::listen_to_removals(&simulation::on_removal, this);
   try {
@@ -306,7 +307,9 @@ void simulation::on_touch(int worker, const void* base, std::size_t bytes, acces
 // (1 TiB past a 512 KiB buffer grew its page map by gigabytes, then stalled). msync(MS_ASYNC) fails with
 // ENOMEM where a page of the range is not mapped, and does nothing else to anonymous memory.
 bool simulation::mapped(std::uintptr_t host, std::size_t bytes) {
-  const std::uintptr_t first = host & ~(kPage - 1);
+  // msync takes an address aligned to the system's page (EINVAL otherwise, which would read as mapped).
+  static const std::uintptr_t page = static_cast<std::uintptr_t>(platform::os::page_size());
+  const std::uintptr_t first = host & ~(page - 1);
   return !(::msync(reinterpret_cast<void*>(first), host + bytes - first, MS_ASYNC) != 0 && errno == ENOMEM);
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "platform/output_file.hpp"
 #include "platform/platform.hpp"
 #include "roost/errors.hpp"
 #include "roost/touch.hpp"
@@ -69,10 +70,10 @@ cats_policy::cats_policy(engine::engine_base& e)
   }
   annotations_ = std::make_unique<touch_meter>(*this);
   // Checked now, not when the profile is due: a path that cannot be written is a start-up error.
-  if (const std::string& path = e.config().cats_profile; !path.empty()) {
-    std::ofstream probe(path, std::ios::app);
-    if (!probe) throw config_error("ROOST_CATS_PROFILE='" + path + "': cannot be opened for writing");
-  }
+  if (const std::string& path = e.config().cats_profile; !path.empty())
+    if (const std::string why = platform::output_file_problem(path); !why.empty())
+      throw config_error(e.config().cats_profile_source + "='" + path + "': cannot be opened for writing (" + why +
+                         "); valid: a regular file's path in an existing directory this process may write to");
 }
 
 // ROOST_CATS_PROFILE (seed 000 Fig. 8): every task the profile kept, top-down in spawn order, with its SOID

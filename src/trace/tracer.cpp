@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -10,9 +9,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <new>
 #include <system_error>
 
+#include "platform/output_file.hpp"
 #include "roost/errors.hpp"
 
 namespace roost::trace {
@@ -123,15 +124,26 @@ tracer::~tracer() {
 std::size_t tracer::buffer_bytes() const { return (lanes_.size() + 1) * kLaneBytes; }
 
 namespace {
-// What a path that is not a regular file is, for the error.
-const char* file_type_name(mode_t m) {
-  if (S_ISDIR(m)) return "a directory";
-  if (S_ISFIFO(m)) return "a named pipe";
-  if (S_ISCHR(m)) return "a character device";
-  if (S_ISBLK(m)) return "a block device";
-  if (S_ISSOCK(m)) return "a socket";
-  return "not a regular file";
+// Writes all of `bytes`; the errno of a failure, or 0.
+int write_all(int fd, const char* bytes, std::size_t n) {
+  while (n > 0) {
+    const ssize_t done = ::write(fd, bytes, n);
+    if (done < 0 && errno == EINTR) continue;
+    if (done <= 0) return done < 0 ? errno : EIO;
+    bytes += done;
+    n -= static_cast<std::size_t>(done);
+  }
+  return 0;
 }
+
+// The file a write to `path` lands in: a symbolic link's target (the link stays), else the path itself.
+std::string write_target(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
+std::atomic<unsigned> g_next_temporary{0};
 }  // namespace
 
 void tracer::open() {
@@ -139,49 +151,57 @@ void tracer::open() {
     return config_error(source_ + "='" + path_ + "': " + what + " (" + why +
                         "); valid: a regular file's path in an existing directory this process may write to");
   };
-  // Opens one of the two files for writing without truncating it: a regular file only (the trace is read back
-  // at the end to make FILE.json: /dev/null gave a config error at the end, and a named pipe blocked the
-  // constructor for ever in open(), hence O_NONBLOCK, which a regular file ignores). `made`: it did not exist.
-  auto open_regular = [&](const std::string& file, const std::string& what, bool& made) {
-    struct stat st;
-    made = ::stat(file.c_str(), &st) != 0;
-    if (!made && !S_ISREG(st.st_mode)) throw fail(what + " is not a regular file", file_type_name(st.st_mode));
-    unique_fd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666));
-    if (fd.fd < 0) throw fail("cannot create " + what, std::strerror(errno));
-    if (::fstat(fd.fd, &st) != 0 || !S_ISREG(st.st_mode))  // made something else since the stat
-      throw fail(what + " is not a regular file", file_type_name(st.st_mode));
-    return fd;
+  // Regular files only: the trace is read back at the end to make FILE.json (/dev/null was refused only
+  // then), and opening a named pipe blocked the constructor for ever.
+  if (std::string kind = platform::not_a_regular_file(path_); !kind.empty())
+    throw fail("the trace file is not a regular file", kind);
+  if (std::string kind = platform::not_a_regular_file(json_path_); !kind.empty())
+    throw fail("its timeline '" + json_path_ + "' is not a regular file", kind);
+  // Both files are written whole beside their paths and then renamed over them, so that a runtime that
+  // cannot make them (a timeline's path that cannot be written, a full disk, a file size limit at the header)
+  // leaves an earlier trace at the path as it was: it cut it to a header, or removed it. FILE.json is made
+  // now, not only at the end, to find a path that cannot be written before the run; until the end it is a
+  // timeline without events, which a viewer opens: a program that ends without destroying its runtime
+  // (exit(), std::terminate) leaves that, not an empty file.
+  const std::string trace_target = write_target(path_), json_target = write_target(json_path_);
+  const std::string tag = ".roost-" + std::to_string(::getpid()) + "-" + std::to_string(g_next_temporary++);
+  const std::string trace_tmp = trace_target + tag, json_tmp = json_target + tag;
+  unique_fd trace(::open(trace_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  if (trace.fd < 0) throw fail("cannot create the trace file", std::strerror(errno));
+  unique_fd json(::open(json_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  auto drop = [&] {
+    ::unlink(trace_tmp.c_str());
+    if (json.fd >= 0) ::unlink(json_tmp.c_str());
   };
-  // Both are checked before either is truncated: a runtime whose FILE.json could not be made left an earlier
-  // trace at the path cut to a header. FILE.json is made at the end; creating it now finds a path that cannot
-  // be written before the run. Until then it is a timeline without events, which a viewer opens: a program
-  // that ends without destroying its runtime (exit(), std::terminate) leaves that, not an empty file.
-  bool trace_made = false, json_made = false;
-  unique_fd trace = open_regular(path_, "the trace file", trace_made);
-  unique_fd json;
-  try {
-    json = open_regular(json_path_, "its timeline '" + json_path_ + "'", json_made);
-  } catch (...) {
-    if (trace_made) ::unlink(path_.c_str());
-    throw;
+  if (json.fd < 0) {
+    const int err = errno;
+    drop();
+    throw fail("cannot create its timeline '" + json_path_ + "'", std::strerror(err));
   }
-  opened_ = true;  // from here on ~tracer removes both if the runtime is not made
-  if (::ftruncate(trace.fd, 0) != 0) throw fail("cannot write the trace file", std::strerror(errno));
-  if (::ftruncate(json.fd, 0) != 0) throw fail("cannot write its timeline '" + json_path_ + "'", std::strerror(errno));
-  std::swap(file_.fd, trace.fd);
   const std::string head = encode_header(header_);
-  {
-    std::lock_guard<std::mutex> lk(file_mutex_);
-    write_locked(head.data(), head.size());
-  }
-  if (failed_.load()) throw fail("cannot write the trace file", std::strerror(write_errno_));
   static const char kNoEvents[] = "{\"traceEvents\":[]}\n";
-  for (std::size_t done = 0; done < sizeof kNoEvents - 1;) {
-    const ssize_t n = ::write(json.fd, kNoEvents + done, sizeof kNoEvents - 1 - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw fail("cannot write its timeline '" + json_path_ + "'", std::strerror(n < 0 ? errno : EIO));
-    done += static_cast<std::size_t>(n);
+  if (const int err = write_all(trace.fd, head.data(), head.size())) {
+    drop();
+    throw fail("cannot write the trace file", std::strerror(err));
   }
+  if (const int err = write_all(json.fd, kNoEvents, sizeof kNoEvents - 1)) {
+    drop();
+    throw fail("cannot write its timeline '" + json_path_ + "'", std::strerror(err));
+  }
+  // The timeline first: if the trace's rename then failed, an earlier trace is still whole.
+  if (::rename(json_tmp.c_str(), json_target.c_str()) != 0) {
+    const int err = errno;
+    drop();
+    throw fail("cannot create its timeline '" + json_path_ + "'", std::strerror(err));
+  }
+  if (::rename(trace_tmp.c_str(), trace_target.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(trace_tmp.c_str());
+    ::unlink(json_target.c_str());  // the event-less timeline just made
+    throw fail("cannot create the trace file", std::strerror(err));
+  }
+  std::swap(file_.fd, trace.fd);
+  opened_ = true;  // from here on ~tracer removes both if the runtime is not made
 }
 
 void tracer::write_locked(const void* bytes, std::size_t n) {
