@@ -22,7 +22,9 @@ class task_observer {
   // Called on the worker, just before the task's body starts. Must be thread-safe.
   virtual void on_task_start(const task_event& e) = 0;
   // Called when a task resumes on a worker after a suspension (a stolen continuation, a join); the worker
-  // may differ from the one the task started on.
+  // may differ from the one the task started on. Also when a task goes on on another worker than the one it
+  // last started or resumed on without a suspension of its own (a child it ran in place suspended and was
+  // resumed there): a task always ends on the worker of its last start or resumption.
   virtual void on_task_resume(const task_event&) {}
   // Called on the worker that finishes the task (its body returned or threw), before the scheduler learns
   // of it. Not called for a root task (runtime::run returning is its end).

@@ -307,7 +307,9 @@ class engine final : public engine_base {
   //    and end), or
   //  * after a thief resumed the parent: resume_fiber raises the resumed fiber's count before it switches and
   //    resumed() lowers it last, so the switch (Boost.Context's jump_fcontext, another library's text) and the
-  //    parent's resumption (its hooks, the pool's put) are counted.
+  //    parent's resumption (its hooks, the pool's put) are counted, or
+  //  * a local end on another worker than the spawn's: observe_moved raises the parent fiber's count around its
+  //    hook (hook_task_moved).
   // tests/runtime_text/check.sh checks the list against the calls in the compiled function. Declared here,
   // defined as a non-template function in the policy's engine unit (ROOST_ENGINE_RUNTIME_TEXT_SPAWN): a
   // template's code lies in a COMDAT section, where a section attribute is ignored.

@@ -34,7 +34,8 @@
 //   task_end_last []      the end of the task whose task_begin is the lane's latest so far (a leaf's end, most
 //                         often): its serial is implied as that begin's is. 5 bytes instead of 13. Readers
 //                         give it as the task_end it stands for. Version 6 added it.
-//   task_resume [a]       a = serial (a suspended task continues here); a task whose begin was not recorded
+//   task_resume [a]       a = serial (a suspended task continues here, or a task goes on here without a switch
+//                         after running on another worker: observe.hpp, observe_moved); a task whose begin was not recorded
 //                         (deeper than its worker's recording depth where it was spawned, or spawned by a
 //                         task not recorded: ROOST_TRACE_DEPTH) has a serial with bit 47 set, given at its
 //                         first resumption

@@ -11,13 +11,14 @@ from .trace import UNRECORDED, Trace
 
 
 def task_spans(trace: Trace):
-    """(worker, start_ns, end_ns, subtree) for every task that began and ended on the same worker."""
+    """(worker, start_ns, end_ns, subtree) for every task, on the worker it ended on: from its begin there, or
+    from its first resumption there when it began elsewhere."""
     return [s[:4] for s in task_memory(trace)]
 
 
 def task_memory(trace: Trace, roots: bool = False):
-    """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for every task that began and ended on
-    the same worker: the lines its kernels touched and what the simulated memory hierarchy charged for them
+    """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for every task, on the worker it ended
+    on, from its begin or its first resumption there: the lines its kernels touched and what the simulated memory hierarchy charged for them
     (the `memory` records, written after each touch of a simulated run; zeros otherwise). A record counts for
     the task that began or resumed last on its worker and has not ended: the one running there. A run's root
     (the tracer records its end; it spans the whole run) only with `roots`, first, so
@@ -56,6 +57,9 @@ def task_memory(trace: Trace, roots: bool = False):
             if key in stack:
                 stack.remove(key)
             stack.append(key)
+            if key not in start:  # its piece on this worker starts here: it began elsewhere
+                start[key] = int(rec["t_ns"])
+                memory[key] = [0, 0, 0]
         else:
             if key in stack:
                 stack.remove(key)
