@@ -375,8 +375,8 @@ std::string numa_policy::notes() const {
   std::ostringstream os;
   unsigned staffed = 0;
   for (bool b : staffed_) staffed += b;
-  os << num_nodes_ << " NUMA node" << (num_nodes_ == 1 ? "" : "s") << " (" << staffed << " with workers), C "
-     << cores_ << ", LLC " << (llc_ >> 10) << " KiB";
+  os << num_nodes_ << " NUMA node" << (num_nodes_ == 1 ? "" : "s") << " (" << staffed << " with workers), at most "
+     << cores_ << " workers a node, LLC " << (llc_ >> 10) << " KiB";
   if (staffed <= 1) {
     os << "; dealing has nothing to choose from (one node with workers): runs as help-first work stealing";
     return os.str();

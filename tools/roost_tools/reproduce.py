@@ -627,7 +627,7 @@ def seed002_fig7(ctx: Ctx) -> Result:
                   "evenly spread tasks, never leaves its first node), so fine's tasks spread by stealing. "
                   "jacobi's blocks on fine pages are not even: each writes two nodes equally (its rows' pages "
                   "alternate between c / 2 and c / 2 + 4 for block column c), and such a tie goes to the node "
-                  "with fewer tasks waiting. "
+                  "with fewer tasks waiting per worker. "
                   "matmul-blocked declares its arithmetic (roost::compute, 2 B^3 operations a block product at "
                   "op_ns = 0.1 ns): its time is mostly compute, as the seed's BLAS-based one was (the seed measured "
                   "14% for it); row 002-fig8 gives the share of its tasks' time that is memory, which bounds what any "
