@@ -127,10 +127,11 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   const bool distribution_given = static_cast<bool>(o.data_distribution);
   const distribution given_distribution =
       distribution_given ? parse_distribution(cfg.data_distribution) : distribution::standard;
+  // Absolute before numbering: FILE.2 is the second runtime to write that file, whatever the directory.
+  for (std::string* path : {&cfg.trace, &cfg.sim_report, &cfg.cats_profile}) make_absolute(*path);
   output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
-  for (std::string* path : {&cfg.trace, &cfg.sim_report, &cfg.cats_profile}) make_absolute(*path);
   check_outputs_apart(cfg);
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit

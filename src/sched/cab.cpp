@@ -99,6 +99,7 @@ detail::job* cab_policy::take_inter(engine::worker& w) {
   for (unsigned i = 0; i < n; ++i) {
     const unsigned v = staffed_[(start + i) % n];
     if (v == s) continue;
+    if (w.should_leave()) [[unlikely]] return nullptr;  // the root ended: no attempt more (policy.hpp, steal_one_of)
     detail::job* j = nullptr;
     if (!sockets_[v].home.empty_hint() && sockets_[v].subtrees.load(std::memory_order_acquire) > 0)
       j = sockets_[v].home.steal_top();
