@@ -1,14 +1,29 @@
 #include "driver/alternating.hpp"
 
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include "common/fj_roost.hpp"
 
 namespace bench {
+
+std::string temporary_trace_path() {
+  std::error_code ec;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path(ec);
+  if (ec) {
+    const char* tmpdir = std::getenv("TMPDIR");
+    throw roost::config_error(std::string("TMPDIR='") + (tmpdir ? tmpdir : "") + "': " + ec.message() +
+                              "; a traced measurement writes its trace in the temporary directory: give an "
+                              "existing directory");
+  }
+  return (dir / ("roost-bench-" + std::to_string(::getpid()) + ".trace")).string();
+}
 
 alternation_ratios alternate(const alternation& a, int rounds) {
   const int n = a.configs;

@@ -18,6 +18,11 @@
 
 namespace bench {
 
+// Where a traced measurement writes its trace (`V+trace`, --trace-overhead): a file of this process in the
+// temporary directory. A roost::config_error naming TMPDIR when there is none (it was an uncaught
+// filesystem_error, and an abort).
+std::string temporary_trace_path();
+
 struct run_times {
   double cpu_s = 0, wall_s = 0;
 };

@@ -63,6 +63,8 @@ std::vector<std::string> split(const std::string& option, const std::string& s) 
     const std::string item = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
     if (item.empty())
       usage_error(option + " '" + s + "': an empty item; expected names (or numbers) separated by commas");
+    if (std::find(out.begin(), out.end(), item) != out.end())  // measured twice, a variant against itself
+      usage_error(option + " '" + s + "': " + item + " is named twice; name each once");
     out.push_back(item);
     if (comma == std::string::npos) return out;
     pos = comma + 1;
@@ -98,7 +100,7 @@ roost::options roost_options(const roost::scheduler_info& s, const std::string& 
   o.scheduler = s.name;
   o.workers = workers;
   if (bench::is_traced(v))
-    o.trace = (std::filesystem::temp_directory_path() / ("roost-bench-" + std::to_string(::getpid()) + ".trace")).string();
+    o.trace = bench::temporary_trace_path();
   return o;
 }
 void remove_trace(const roost::options& o) {
@@ -517,7 +519,12 @@ int bench_main(int argc, char** argv) {
   };
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a.rfind("--", 0) == 0) given.push_back(a);
+    if (a.rfind("--", 0) == 0) {
+      // A flag given twice: the last one won without a word (--bench fib --bench nqueens ran nqueens alone).
+      if (std::find(given.begin(), given.end(), a) != given.end())
+        usage_error(a + " is given twice; give it once (a list takes commas: " + a + " A,B)");
+      given.push_back(a);
+    }
     if (a == "--list") set_mode(a);
     else if (a == "--preempt-cost") set_mode(a, to_int(a, value(i), 10));
     else if (a == "--preempt-barrier") set_mode(a, to_int(a, value(i), 1, roost::max_workers));
@@ -541,7 +548,10 @@ int bench_main(int argc, char** argv) {
     else if (a == "--reps") cfg.reps = to_int("--reps", value(i), 1);
     else if (a == "--warmup") cfg.warmup = to_int("--warmup", value(i), 0);
     else if (a == "--rounds") cfg.rounds = to_int("--rounds", value(i), 1);
-    else if (a == "--json") cfg.json = value(i);
+    else if (a == "--json") {
+      cfg.json = value(i);
+      if (cfg.json.empty()) usage_error("--json '': expected a file path to append the results to");
+    }
     else if (a == "--platform") {
       const std::string v = value(i);
       if (v != "native" && v != "sim") usage_error("--platform '" + v + "': expected native or sim");
@@ -553,7 +563,8 @@ int bench_main(int argc, char** argv) {
       std::string kind = v.substr(0, colon);
       char* end = nullptr;
       double alpha = colon == std::string::npos ? -1 : std::strtod(v.c_str() + colon + 1, &end);
-      if ((kind != "det" && kind != "rand") || !(alpha >= 0 && alpha <= 1) || (end && *end))
+      const bool no_alpha = colon == std::string::npos || colon + 1 == v.size();  // "det:" read as 0
+      if ((kind != "det" && kind != "rand") || no_alpha || !(alpha >= 0 && alpha <= 1) || (end && *end))
         usage_error("--hint-error '" + v + "': expected det:ALPHA or rand:ALPHA with ALPHA from 0 to 1");
       bench::current_hint_error() = {kind == "det" ? bench::hint_error::kind::deterministic
                                                    : bench::hint_error::kind::random, alpha};
@@ -676,5 +687,11 @@ int main(int argc, char** argv) {
     usage_error(why);
   } catch (const bench::size_error& e) {
     usage_error(e.what());
+  } catch (const std::bad_alloc&) {
+    // A size the machine cannot hold (--size 99999999999999 aborted in std::bad_alloc).
+    usage_error("the benchmark's data at this --size does not fit in this machine's memory; give a smaller --size");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "roost-bench: %s\n", e.what());
+    return 1;
   }
 }

@@ -28,8 +28,7 @@ int trace_overhead(int rounds, std::vector<std::string> benches, std::vector<std
   if (benches.empty()) benches = {"heat", "heat2d", "fib"};
   if (variants.empty()) variants = {"ws", "ws-help"};
   if (workers.empty()) workers = {2};
-  const std::string file =
-      (std::filesystem::temp_directory_path() / ("roost-bench-" + std::to_string(::getpid()) + ".trace")).string();
+  const std::string file = temporary_trace_path();
   const char* names[] = {"untraced", "traced (ROOST_TRACE)", "untraced again (control)"};
   const std::string heading = "ROOST_TRACE's overhead against untraced: median of " + std::to_string(rounds) +
                               " interleaved rounds (quartiles), process CPU time and wall time";

@@ -69,7 +69,9 @@ std::uint64_t parse_u64(const std::string& s, const std::string& what, bool in_t
   if (s.empty()) fail(what + "='': must be a non-negative integer");
   char* end = nullptr;
   errno = 0;
-  const unsigned long long x = std::strtoull(s.c_str(), &end, 0);
+  // Decimal, or hex after 0x: base 0 also read a leading 0 as octal (0200 was 128, and 09 an error).
+  const bool hex = s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+  const unsigned long long x = std::strtoull(s.c_str() + (hex ? 2 : 0), &end, hex ? 16 : 10);
   if (*end == '\0' && errno == ERANGE && s[0] != '-')
     fail(what + "='" + s + "': too large; must be an integer in [0, 18446744073709551615] (decimal or 0x-hex)");
   if (*end != '\0' || errno == ERANGE || s[0] == '-' || s[0] == '+' || s[0] == ' ')
@@ -260,6 +262,19 @@ int run(int argc, char** argv) {
   }
   if (trace.has_value() == gen.has_value()) usage_error("give either --trace or --generate");
   if (!mode.empty()) params += " mode=" + mode;
+  // An option the chosen input does not read is an error, not dropped (--pu with --generate sent every access
+  // to PU 0; --line with --topology kept the topology's line).
+  const auto given = [&](const char* opt) {
+    for (int i = 1; i < argc; ++i)
+      if (std::strcmp(argv[i], opt) == 0) return true;
+    return false;
+  };
+  const char* why_unread = nullptr;
+  for (const char* opt : {"--count", "--footprint", "--seed", "--pus", "--write-fraction"})
+    if (trace && given(opt)) why_unread = opt;
+  if (why_unread) usage_error(std::string(why_unread) + " is read with --generate, not with --trace");
+  if (gen && given("--pu")) usage_error("--pu is read with --trace (the PU of a line that names none); --generate spreads its accesses over --pus");
+  if (topology && given("--line")) usage_error("--line is read with --level; a --topology gives its own line size");
 
   // The simulator's walk as two host threads make it: two shards by line where the geometry splits
   // (sharded_model.hpp), each line in turn (a single line is walked on this thread), unless --params says
@@ -297,6 +312,13 @@ int run(int argc, char** argv) {
     if (*gen != "random" && *gen != "stream") usage_error("--generate '" + *gen + "': must be random or stream");
     if (count == 0) usage_error("--generate needs --count N (N > 0)");
     if (footprint < model->line_bytes()) usage_error("--footprint must be at least one line");
+    if (*gen == "random" && footprint < 8) usage_error("--footprint must be at least 8 bytes: random accesses are 8-byte words");
+    // The records are held before the replay (24 bytes each): a count this machine cannot hold is refused
+    // here, where reserving it aborted in std::length_error or std::bad_alloc.
+    constexpr std::uint64_t kMostRecords = std::uint64_t{1} << 32;
+    if (count > kMostRecords)
+      usage_error("--count " + std::to_string(count) + ": at most " + std::to_string(kMostRecords) +
+                  " (the records are held in memory before the replay)");
     records = generate(*gen, count, footprint, write_fraction, seed, static_cast<unsigned>(pus), model->line_bytes());
   }
 
@@ -322,6 +344,10 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const config_error& e) {
     std::fprintf(stderr, "roost-cachesim: %s\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "roost-cachesim: the trace or the model does not fit in this machine's memory; give "
+                         "a smaller --count or smaller caches\n");
     return 2;
   }
 }

@@ -220,6 +220,16 @@ def test_bad_parameters_are_named_with_what_is_valid(tmp_path):
     assert no_size.returncode == 2 and "'l3:1' has no size" in no_size.stderr
 
 
+def test_addresses_are_decimal_or_hex_never_octal(tmp_path):
+    """A leading 0 is decimal (0200 was read as octal 128, and 09 was an error)."""
+    trace = tmp_path / "t.txt"
+    trace.write_text("R 0200 8\nR 128 8\nR 09 8\nR 0x40 8\n")  # lines 3, 2, 0, 1: four misses
+    out = subprocess.run([CACHESIM, "--level", "size=1KiB,ways=2", "--trace", str(trace)], check=True,
+                         capture_output=True, text=True).stdout
+    cache = json.loads(out)["caches"][0]
+    assert (cache["hits"], cache["misses"]) == (0, 4)
+
+
 def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
     trace = tmp_path / "t.txt"
     trace.write_text("R 0 8\n")
@@ -235,7 +245,13 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
              (["--level", "size=256,ways=1", "--generate", "stream", "--count", "99999999999999999999"],
               "'99999999999999999999': too large"),
              (["--topology", "pack:1 l2:1(size=1KiB) core:2 pu:1", "--pus", "3", "--generate", "stream", "--count",
-               "10"], "must be 1 to 2 (the topology's PUs)")]
+               "10"], "must be 1 to 2 (the topology's PUs)"),
+             # An option the input does not read, and a count that cannot be held (it aborted).
+             (["--level", "size=256,ways=1", "--pu", "0", "--generate", "stream", "--count", "10"], "--pu is read with --trace"),
+             (["--level", "size=256,ways=1", "--trace", str(trace), "--count", "5"], "--count is read with --generate"),
+             (["--topology", "pack:1 l2:1(size=1KiB) core:2 pu:1", "--line", "128", "--trace", str(trace)],
+              "--line is read with --level"),
+             (["--level", "size=256,ways=1", "--generate", "stream", "--count", "0xffffffffffffffff"], "at most 4294967296")]
     for args, why in cases:
         run = subprocess.run([CACHESIM, *args], capture_output=True, text=True)
         assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
