@@ -897,12 +897,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build", default="build", help="the build folder holding bench/roost-bench")
     ap.add_argument("--out", default="docs/reproductions.md")
     ap.add_argument("--work", default="out/reproduce", help="traces, profiles and scratch files")
-    ap.add_argument("--only", default="", help="comma-separated row ids (default: every row); the other rows of an "
+    ap.add_argument("--only", default=None, help="comma-separated row ids (default: every row); the other rows of an "
                     "existing --out file are kept")
     args = ap.parse_args(argv)
-    build, work = Path(args.build), Path(args.work)
+    build, work, out = Path(args.build), Path(args.work), Path(args.out)
+    # Checked before any row runs: a full run takes hours, and an --out that could not be written lost them
+    # all at the end (a Python traceback).
+    if out.is_dir() or not out.parent.is_dir():
+        print(f"roost-reproduce: --out {args.out}: must be a file path in an existing directory", file=sys.stderr)
+        return 2
+    if work.exists() and not work.is_dir():
+        print(f"roost-reproduce: --work {args.work}: exists and is not a directory", file=sys.stderr)
+        return 2
     work.mkdir(parents=True, exist_ok=True)
-    wanted = [x for x in args.only.split(",") if x]
+    wanted = [x for x in (args.only or "").split(",") if x]
+    if args.only is not None and not wanted:  # --only '' ran every row and wrote over the whole --out
+        print(f"roost-reproduce: --only '{args.only}': names no row; give row ids separated by commas", file=sys.stderr)
+        return 2
     unknown = [x for x in wanted if x not in {r.id for r in ROWS}]
     if unknown:
         print(f"roost-reproduce: --only {','.join(unknown)}: no such row; rows are {', '.join(r.id for r in ROWS)}",

@@ -27,6 +27,20 @@ def test_an_unknown_row_is_refused_naming_the_valid_ones(tmp_path, capsys):
     assert not (tmp_path / "r.md").exists()
 
 
+def test_outputs_and_row_lists_are_checked_before_any_row_runs(tmp_path, capsys):
+    """An --out that is a directory failed only after every row had run (a traceback); a --work that is a
+    file failed in mkdir; --only '' ran every row and wrote over the whole --out."""
+    assert reproduce.main(["--out", str(tmp_path), "--work", str(tmp_path / "w"), "--only", "003-baselines"]) == 2
+    assert "--out" in capsys.readouterr().err
+    (tmp_path / "file").write_text("x")
+    assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "file"), "--only", "003-baselines"]) == 2
+    assert "--work" in capsys.readouterr().err
+    for only in ("", ","):
+        assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"), "--only", only]) == 2
+        assert "names no row" in capsys.readouterr().err
+    assert not (tmp_path / "r.md").exists()
+
+
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (ctest sets ROOST_BENCH)")
 def test_a_real_row_writes_its_figure_and_command(tmp_path):
     build = Path(os.environ["ROOST_BENCH"]).parent.parent
