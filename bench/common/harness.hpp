@@ -24,6 +24,9 @@ struct measurement {
   double l2_misses = -1, l3_misses = -1;
   double remote_dram = -1;  // simulated: lines fetched from another NUMA node's DRAM, per timed repetition
   std::string topology;     // simulated: the machine (--topology); empty natively
+  // roost-bench --hint-error as given (det:ALPHA, rand:ALPHA): the hints were wrong on purpose, and runs with
+  // and without it looked alike in the results otherwise. Empty: hints as the benchmark gives them.
+  std::string hint_error;
 };
 
 inline double median_of(std::vector<double> v) {
@@ -81,6 +84,7 @@ inline std::string to_json(const measurement& m) {
   if (m.l3_misses >= 0) os << ",\"l3_misses\":" << static_cast<long long>(m.l3_misses + 0.5);
   if (m.remote_dram >= 0) os << ",\"remote_dram\":" << static_cast<long long>(m.remote_dram + 0.5);
   if (!m.topology.empty()) os << ",\"topology\":\"" << json_escape(m.topology) << "\"";
+  if (!m.hint_error.empty()) os << ",\"hint_error\":\"" << json_escape(m.hint_error) << "\"";
   os << "}";
   return os.str();
 }

@@ -127,7 +127,8 @@ constexpr const char* kUsage =
     "  --reps        timed repetitions per measurement (the median is reported); --warmup: untimed ones first\n"
     "  --rounds      measure every variant N times, interleaved, and summarize each benchmark over the rounds\n"
     "  --json        also write one JSON line per measurement (roost-report reads it)\n"
-    "  --hint-error  distort heat2d's work hints: det:ALPHA or rand:ALPHA, ALPHA in [0, 1] (seed 003 Fig. 4.22)\n"
+    "  --hint-error  distort heat2d's work hints: det:ALPHA or rand:ALPHA, ALPHA in [0, 1] (seed 003 Fig. 4.22);\n"
+    "                recorded in --json as hint_error, and roost-report names such a run apart\n"
     "  --demo        the comparison `make demo` runs (writes out/bench.jsonl)\n"
     "  --preempt-cost N     the cost of one preemption, median of N, pthreads vs ROOST_PREEMPT=signal and klt\n"
     "                       (seed 003 Table 3.1's method: two spinning threads on one core; 10 ms interval)\n"
@@ -202,6 +203,7 @@ struct run_config {
   std::optional<std::string> size;
   enum class size_kind { normal, small, paper } sizes = size_kind::normal;
   int reps = 5, warmup = 1;
+  std::string hint_error;  // --hint-error as given, recorded with each measurement
   int rounds = 1;  // --rounds: interleaved rounds of every variant, then a summary (driver/rounds.hpp)
   std::string json;
   bool variants_named = false;  // --variants given (otherwise every variant, floors only where they exist)
@@ -306,6 +308,7 @@ int run(const run_config& cfg) {
     auto emit = [&](measurement& m) {
       head();
       m.round = round;
+      m.hint_error = cfg.hint_error;
       if (m.variant == "serial") serial_s = m.median;
       time_of[{m.variant, m.workers}] = m.median;
       const auto ref = time_of.find({bench::ratio_reference(m.variant), m.workers});
@@ -568,6 +571,7 @@ int bench_main(int argc, char** argv) {
         usage_error("--hint-error '" + v + "': expected det:ALPHA or rand:ALPHA with ALPHA from 0 to 1");
       bench::current_hint_error() = {kind == "det" ? bench::hint_error::kind::deterministic
                                                    : bench::hint_error::kind::random, alpha};
+      cfg.hint_error = v;
     }
     else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);

@@ -90,13 +90,16 @@ def _group(records: list) -> "OrderedDict[str, Run]":
     for (bench, size), _ in runs:
         sizes.setdefault(bench, set()).add(size)
     by: "OrderedDict[str, Run]" = OrderedDict()
-    count: dict[tuple[str, str, bool], int] = {}
+    count: dict[tuple[str, str, bool, str], int] = {}
     for (bench, size), run in runs:
-        which = (bench, size, bool(run.simulated))
+        hints = next((m.hint_error for m in run.measurements if m.hint_error), "")
+        which = (bench, size, bool(run.simulated), hints)
         count[which] = count.get(which, 0) + 1
         name = bench if len(sizes[bench]) == 1 else f"{bench} {size}"
         if run.simulated:
             name += " (simulated)"
+        if hints:
+            name += f" (hint error {hints})"
         if count[which] > 1:
             name += f" (run {count[which]})"
         by[name] = run
@@ -323,8 +326,9 @@ def report(records: list, out: Path, title: str = "roost benchmark report") -> P
             parts.append(how + "\n")
         if left := left_out_line(run):
             parts.append(f"Left out (cannot run for this benchmark): {left}.\n")
-        png = out / (bench.replace(" (run ", "-run").replace(" (simulated)", "-simulated").replace(")", "")
-                     .replace(" ", "-") + ".png")
+        png = out / (bench.replace(" (run ", "-run").replace(" (simulated)", "-simulated")
+                     .replace(" (hint error ", "-hint-error-").replace(")", "").replace(":", "-").replace(" ", "-")
+                     + ".png")
         chart(bench, rows, png, bool(run.simulated))
         if png.exists():
             parts.append(f"![{bench}]({png.name})\n")

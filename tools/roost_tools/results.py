@@ -38,6 +38,7 @@ class Measurement:
     l3_misses: int | None = None
     remote_dram: int | None = None
     topology: str = ""  # simulated: the machine (roost-bench --topology); "" natively or in older files
+    hint_error: str = ""  # roost-bench --hint-error (det:ALPHA or rand:ALPHA): hints wrong on purpose
 
     @property
     def ran(self) -> bool:
@@ -169,6 +170,7 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         l3_misses=_count(rec, "l3_misses"),
         remote_dram=_count(rec, "remote_dram"),
         topology=str(rec.get("topology", "")),
+        hint_error=str(rec.get("hint_error", "")),
     )
 
 

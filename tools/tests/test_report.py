@@ -55,6 +55,22 @@ def test_sizes_and_appended_runs_get_tables_of_their_own(tmp_path):
                                                   "heat2d-1024x100-run2.png"}
 
 
+def test_runs_with_wrong_hints_are_named_apart(tmp_path):
+    """roost-bench --hint-error is recorded with each measurement: two runs with different errors looked like
+    two runs of the same thing."""
+    def at(median, hints):
+        r = rec("adws", 2, median)
+        if hints:
+            r["hint_error"] = hints
+        return r
+    p = tmp_path / "r.jsonl"
+    write(p, [at(0.010, ""), at(0.015, "det:1")])
+    assert list(report._group(load(p))) == ["heat", "heat (hint error det:1)"]
+    out = tmp_path / "out"
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    assert {f.name for f in out.glob("*.png")} == {"heat.png", "heat-hint-error-det-1.png"}
+
+
 def test_report_writes_markdown_and_chart(tmp_path):
     p = tmp_path / "r.jsonl"
     write(p, [rec("serial", 1, 0.100), rec("ws", 1, 0.110), rec("ws", 2, 0.060), rec("tbb", 2, 0.070)])
@@ -272,7 +288,15 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--preempt-barrier", "1", "--bogus"], "unknown argument '--bogus'"),
              (["--trace-overhead", "1", "--bench", "fib", "--size", "18", "--platform", "sim", "--topology",
                "pack:2 l3:1(size=1MiB) core:1 pu:1"], "--platform does not apply to --trace-overhead"),
-             (["--list", "--demo"], "--list and --demo: pick one")]
+             (["--list", "--demo"], "--list and --demo: pick one"),
+             # The last of a flag given twice won without a word, and a variant named twice was set against
+             # itself; an empty --json or ALPHA was taken; a size too large aborted in std::bad_alloc.
+             (["--bench", "fib", "--bench", "nqueens", "--small"], "--bench is given twice"),
+             (["--bench", "fib", "--small", "--variants", "ws,ws"], "ws is named twice"),
+             (["--bench", "fib", "--small", "--json", ""], "--json '': expected a file path"),
+             (["--bench", "heat2d", "--small", "--variants", "adws", "--hint-error", "det:"], "expected det:ALPHA"),
+             (["--bench", "quicksort", "--size", "99999999999999", "--variants", "serial"],
+              "does not fit in this machine's memory")]
     for args, why in cases:
         modal = args[0] in ("--preempt-barrier", "--list", "--trace-overhead", "--preempt-overhead")
         run = subprocess.run([os.environ["ROOST_BENCH"], *args] if modal
@@ -288,6 +312,12 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
                       (["--trace-overhead", "1", "--reps", "3"], "--reps does not apply to --trace-overhead")]:
         run = subprocess.run([os.environ["ROOST_BENCH"], *args], capture_output=True, text=True, timeout=120)
         assert run.returncode == 2 and why in run.stderr and run.stdout == "", (args, run.returncode, run.stderr[-500:])
+    # No temporary directory for a traced variant's trace: an error naming TMPDIR (it aborted).
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--small", "--variants", "ws+trace", "--workers",
+                          "1", "--reps", "1", "--warmup", "0"], env={**os.environ, "TMPDIR": "/nonexistent-roost"},
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "TMPDIR='/nonexistent-roost'" in run.stderr, run.stderr
+    assert "terminate called" not in run.stderr
     # The environment's platform would have run the roost rows simulated in a table of native times.
     run = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--small", "--variants", "ws", "--workers", "1",
                           "--reps", "1", "--warmup", "0"], env={**os.environ, "ROOST_PLATFORM": "sim"},
