@@ -81,6 +81,16 @@ std::size_t chunks_in(const std::string& path) {
   return n;
 }
 
+// A simulated runtime on two sockets of two cores (1 MiB of L3 each), every task traced to `file`.
+roost::options every_task_traced_on_two_sockets(const std::string& sched, unsigned workers, const std::string& file) {
+  roost::options o = roost_test::opts(sched, workers);
+  o.platform = "sim";
+  o.topology = "pack:2 l3:1(size=1MiB) core:2 pu:1";
+  o.trace = file;
+  o.trace_depth = "all";
+  return o;
+}
+
 void remove_trace(const std::string& file) {
   std::remove(file.c_str());
   std::remove((file + ".json").c_str());
@@ -533,14 +543,8 @@ TEST(TraceSteals, EveryVictimIsAWorker) {
     const std::string file = temp("roost_victims.trace");
     constexpr unsigned kWorkers = 2;
     {
-      roost::options o;
-      o.scheduler = sched;
-      o.workers = kWorkers;  // both on the first socket: the second has none
-      o.platform = "sim";
-      o.topology = "pack:2 l3:1(size=1MiB) core:2 pu:1";
-      o.trace = file;
-      o.trace_depth = "all";
-      roost::runtime rt(o);
+      // Both workers on the first socket: the second has none.
+      roost::runtime rt(every_task_traced_on_two_sockets(sched, kWorkers, file));
       for (int i = 0; i < 10; ++i) ASSERT_EQ(rt.run([] { return fib(12); }), 144);
     }
     const tr::trace_file t = tr::read(file);
@@ -993,12 +997,7 @@ TEST(TraceFile, TheTimelineHasAPieceOfATaskOnEachWorkerItRanOn) {
     SCOPED_TRACE(sched);
     const std::string file = temp("roost_pieces.trace");
     {
-      roost::options o = roost_test::opts(sched, 4);
-      o.platform = "sim";
-      o.topology = "pack:2 l3:1(size=1MiB) core:2 pu:1";
-      o.trace = file;
-      o.trace_depth = "all";
-      roost::runtime rt(o);
+      roost::runtime rt(every_task_traced_on_two_sockets(sched, 4, file));
       for (int i = 0; i < 3; ++i) ASSERT_EQ(rt.run([] { return fib(14); }), 377);
     }
     std::set<std::pair<std::uint64_t, unsigned>> ran;  // (serial, worker) of every begin and resumption
