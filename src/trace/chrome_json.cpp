@@ -124,9 +124,9 @@ void write_chrome_json(const std::string& trace_path, const std::string& json_pa
   };
   while (in.next(lane, chunk)) {
     const std::string tid = lane == kRuntimeLane ? runtime_tid : std::to_string(lane);
+    if (!chunk.empty()) last_ns[lane] = chunk.back().t_ns;  // a chunk's records are its lane's, in order
     for (const auto& r : chunk) {
       const auto k = static_cast<kind>(r.kind);
-      last_ns[r.worker] = r.t_ns;
       if (k == kind::task_begin || k == kind::task_resume) {
         open.try_emplace({r.worker, r.a}, r.t_ns);
       } else if (k == kind::task_end) {

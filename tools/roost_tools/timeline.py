@@ -18,11 +18,11 @@ def task_spans(trace: Trace):
 
 def task_memory(trace: Trace, roots: bool = False):
     """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for every task, on the worker it ended
-    on, from its begin or its first resumption there: the lines its kernels touched and what the simulated memory hierarchy charged for them
-    (the `memory` records, written after each touch of a simulated run; zeros otherwise). A record counts for
-    the task that began or resumed last on its worker and has not ended: the one running there. A run's root
-    (the tracer records its end; it spans the whole run) only with `roots`, first, so
-    that a drawing puts its children over it and shows what the root ran itself."""
+    on, from its begin or its first resumption there: the lines its kernels touched and what the simulated
+    memory hierarchy charged for them (the `memory` records, written after each touch of a simulated run;
+    zeros otherwise). A record counts for the task that began or resumed last on its worker and has not
+    ended: the one running there. A run's root (the tracer records its end; it spans the whole run) only with
+    `roots`, first, so that a drawing puts its children over it and shows what the root ran itself."""
     r = trace.records
     begins = r[r["kind"] == 1]
     parent = dict(zip(begins["a"].tolist(), begins["b"].tolist()))
