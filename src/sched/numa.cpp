@@ -284,14 +284,23 @@ std::int64_t numa_policy::node_load(unsigned node) const {
   return n;
 }
 
-// Seed 002 Algorithm 2: distance x C, C the cores of a node. On a machine whose nodes have workers unequally
-// (a worker count that does not fill the last node, an asymmetric topology), C is the victim's own: a queue
-// longer than what the victim node's workers will soon take. With the largest node's count a one-worker
-// node kept its data's tasks (48 under a threshold of 80) and ran them alone: numa at 5 workers on the
-// simulated 4 x 4 Opteron took 2.3x ws's time, twice its time at 4 (an outside-user campaign).
+// Seed 002 Algorithm 2: distance x C, C the cores of a node. Two deviations, both measured:
+// - C is the victim node's own worker count. On a machine whose nodes have workers unequally (a worker count
+//   that does not fill the last node, an asymmetric topology), C of the largest node let a one-worker node keep
+//   its data's tasks (48 under a threshold of 80) and run them alone: numa at 5 workers on the simulated
+//   4 x 4 Opteron took 2.3x ws's time (an outside-user campaign).
+// - The distance is relative to the victim's own, d(i, v) / d(v, v): the factor by which a task that waits on
+//   its memory runs slower on the thief's node (seed 002 §2 reads the SLIT as relative latency; 10 is local).
+//   So a thief takes from a node whose workers have more than that many tasks each still queued, which they
+//   would reach later than the thief finishes the one it takes. The raw SLIT value (10 for local) asked for
+//   20 tasks a worker on a 10/20 machine: at 9 workers on the 4 x 4 Opteron (4 + 4 + 1) the one-worker node
+//   never had that many and ran its quarter of the data alone, numa 1.36-2.0x ws's time with coarse pages
+//   (jacobi 1.66x, map 1.76x, matmul-blocked 2.01x), 0.87-1.07x now; on the seed's own machine (48 workers)
+//   sparselu with coarse pages 2.47x -> 2.81x faster than ws, no benchmark slower (src/sched/README.md).
 double numa_policy::steal_threshold(unsigned node, unsigned victim) const {
-  return static_cast<double>(distance_[node * num_nodes_ + victim]) *
-         static_cast<double>(std::max<std::size_t>(1, members_[victim].size()));
+  const double relative = static_cast<double>(distance_[node * num_nodes_ + victim]) /
+                          static_cast<double>(std::max(1u, distance_[victim * num_nodes_ + victim]));
+  return relative * static_cast<double>(std::max<std::size_t>(1, members_[victim].size()));
 }
 
 // Algorithm 2's threshold protects tasks that Algorithm 1 placed on a node for their data: the seed's
@@ -299,7 +308,7 @@ double numa_policy::steal_threshold(unsigned node, unsigned victim) const {
 // data is small or spread evenly: nothing ties them to it) has nothing to protect, and any visible task of
 // it may be taken (threshold 0), as under ws. The seed's programs create their tasks from one thread and
 // their node queues grow long; but a recursion spawned depth-first keeps a few tasks per open level, never
-// distance x C (96 on the seed's machine), and a loop of tasks spread evenly over the nodes (fine pages)
+// the seed's distance x C (96 on its machine), and a loop of tasks spread evenly over the nodes (fine pages)
 // queues them all on its spawner's node: with the seed's threshold alone other nodes never took part (fib
 // on four simulated 4-core packages ran on 4 of 16 workers; an outside-user campaign). Halving the threshold at each fruitless search (down
 // to 1/64), the rule before this one, still left the few widest tasks of a merge tree on one node's six

@@ -21,11 +21,12 @@
 //
 // Finding (Algorithm 2), when a worker's own deque is empty: its node's inbox, then its node's other
 // workers; then the other nodes in order of distance, taking from a node only while the node holds more
-// than distance(i, n) * C tasks (inbox and deques; C = cores per node), so that a nearly empty node is not
-// robbed of the tasks its own cores would run next. A worker that found nothing remote waits
+// than d(i, n) / d(n, n) * C tasks (inbox and deques; C = the node's workers; the seed: raw distance times the
+// cores of a node, numa.cpp says why not), so that a nearly empty node is not robbed of the tasks its own
+// cores would run next. A worker that found nothing remote waits
 // exponentially more rounds before it looks remote again (1, 2, 4, ... 64 rounds). The threshold protects
 // tasks placed on a node for their data; a node that holds none has nothing to protect, and any visible
-// task of it may be taken (search_threshold): a recursion spawned depth-first never queues distance * C
+// task of it may be taken (search_threshold): a recursion spawned depth-first never queued the seed's distance * C
 // tasks anywhere, nor does a loop of evenly spread tasks on its spawner's node, and other nodes would
 // never take part.
 //
