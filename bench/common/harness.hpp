@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -29,12 +30,18 @@ struct measurement {
   std::string hint_error;
 };
 
-inline double median_of(std::vector<double> v) {
+// The q-quantile of v (q in [0, 1]; 0.5: the median), interpolated between the two nearest ranks (numpy's
+// default): of an even count the median is the mean of the middle two, not the upper one. 0 for no values.
+inline double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  const double pos = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const std::size_t lo = static_cast<std::size_t>(pos);
+  if (lo + 1 >= v.size()) return v.back();
+  return v[lo] + (pos - static_cast<double>(lo)) * (v[lo + 1] - v[lo]);
 }
+
+inline double median_of(std::vector<double> v) { return quantile(std::move(v), 0.5); }
 
 // Runs warmup + reps repetitions of run(); reset() before and check() after each one stay outside the timed
 // region. The measurement passes only if every repetition's check does.

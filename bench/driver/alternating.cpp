@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "common/fj_roost.hpp"
+#include "common/harness.hpp"
 
 namespace bench {
 
@@ -143,11 +144,6 @@ double process_cpu_s() {
 
 double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
 }  // namespace bench

@@ -75,7 +75,5 @@ std::string ratio_columns(const alternation_ratios& r, int k);
 
 double process_cpu_s();
 double now_s();
-// The q-quantile of v (0.5: the median), by the nearest rank.
-double quantile(std::vector<double> v, double q);
 
 }  // namespace bench

@@ -264,11 +264,14 @@ bool has_clang_variant(const benchmark_def& b, const std::string& v) {
 }
 
 int run(const run_config& cfg) {
+  // Opened once the first size is found good, before any measurement: a run refused for its size leaves no
+  // empty --json file behind (it made one, and roost-report then read a file of no lines).
   std::ofstream json;
-  if (!cfg.json.empty()) {
+  const auto open_json = [&] {
+    if (cfg.json.empty()) return;
     json.open(cfg.json, std::ios::app);
     if (!json) usage_error("cannot write --json file '" + cfg.json + "'");
-  }
+  };
   bool all_ok = true;
   double c2c_best = -1;
   bool started = false, headed = false;
@@ -286,6 +289,7 @@ int run(const run_config& cfg) {
     }
     if (!started) {  // after the first size was found good: a bad one is the run's only output
       started = true;
+      open_json();
       // Virtual time does not depend on the host's cores: no round trip for a simulated run.
       if (!cfg.simulated) c2c_best = bench::core_to_core_round_trip_ns();
     }

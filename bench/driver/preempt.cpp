@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "common/fj_roost.hpp"
+#include "common/harness.hpp"
 #include "driver/alternating.hpp"
 #include "driver/registry.hpp"
 #include "roost/roost.hpp"
@@ -96,9 +97,8 @@ struct switch_log {
   }
 };
 
-double median_us(std::vector<std::uint64_t> g) {
-  std::sort(g.begin(), g.end());
-  return g.empty() ? 0 : static_cast<double>(g[g.size() / 2]) / 1e3;
+double median_us(const std::vector<std::uint64_t>& g) {
+  return median_of(std::vector<double>(g.begin(), g.end())) / 1e3;
 }
 
 std::vector<std::uint64_t> pthreads_gaps(std::size_t n, int cpu) {
@@ -265,10 +265,7 @@ int preempt_timers(int rounds) {
   std::printf("The floor under preemption's overhead: %u busy threads (one per CPU), a 1 ms interval, an empty "
               "handler, median of %d interleaved rounds\n",
               threads, rounds);
-  auto median = [](std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-  };
+  const auto median = [](const std::vector<double>& v) { return median_of(v); };
   const double none = median(ms[0]);
   for (int k = 0; k < 5; ++k)
     std::printf("  %-22s %9.1f ms   %.4fx   %6.0f ticks/s per thread\n", names[k], median(ms[k]), median(ms[k]) / none,

@@ -93,3 +93,15 @@ TEST(Rounds, TheSummaryIsWrittenAsJsonLinesWithNullForAMissingReference) {
 }
 
 }  // namespace
+
+// The overhead modes' medians and quartiles (--trace-overhead, --preempt-*): of an even number of rounds the
+// median is the mean of the middle two (it was the upper one, by the nearest rank).
+TEST(Quantiles, AnEvenCountsMedianIsTheMeanOfTheMiddleTwo) {
+  EXPECT_DOUBLE_EQ(bench::median_of({4, 1, 3, 2}), 2.5);
+  EXPECT_DOUBLE_EQ(bench::median_of({3, 1, 2}), 2);
+  EXPECT_DOUBLE_EQ(bench::quantile({1, 2, 3, 4, 5}, 0.25), 2);
+  EXPECT_DOUBLE_EQ(bench::quantile({1, 2, 3, 4}, 0.25), 1.75);
+  EXPECT_DOUBLE_EQ(bench::quantile({7}, 0.75), 7);
+  EXPECT_DOUBLE_EQ(bench::quantile({}, 0.5), 0);
+  EXPECT_DOUBLE_EQ(bench::quantile({1, 2}, 1.0), 2);
+}

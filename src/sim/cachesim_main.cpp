@@ -291,6 +291,10 @@ int run(int argc, char** argv) {
     spec.line_bytes = line;
     spec.num_pus = 1;  // --level is one PU's chain (--pus is checked above)
     for (std::size_t k = 0; k < levels.size(); ++k) spec.caches.push_back(parse_level(levels[k], static_cast<int>(k), spec.num_pus));
+    // An lN.* pair for a level no --level gives would change nothing (l2.ways with one --level was taken).
+    std::vector<int> given_levels;
+    for (const cache_spec& c : spec.caches) given_levels.push_back(c.level);
+    overrides.check_levels(given_levels, "the --level geometry");
     model.emplace(spec, overrides.resolve(nullptr));
   }
   const unsigned num_pus = model->num_pus();

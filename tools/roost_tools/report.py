@@ -373,6 +373,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     try:
+        # Path("") is ".": an empty --out (an unset shell variable) wrote into the working directory unsaid.
+        if not args.out:
+            raise ResultsError("--out '': expected the folder for report.md and the charts (default: out)")
         if Path(args.results).is_dir():
             raise ResultsError(f"RESULTS {args.results}: a directory; give the JSON lines file that roost-bench "
                                f"--json wrote")

@@ -3,6 +3,7 @@ import json
 import re
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -308,6 +309,13 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
             assert run.stdout == "", (args, run.stdout)
         if "--platform" in args:  # so is a simulated machine that cannot take every worker count (no 1-worker row)
             assert run.stdout == "", (args, run.stdout)
+    # A size refused before anything is measured leaves no --json file (an empty one was made).
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "never.jsonl")
+        run = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "heat", "--size", "99x", "--variants", "ws",
+                              "--json", out], capture_output=True, text=True, timeout=120)
+        assert run.returncode == 2 and "size '99x' for heat" in run.stderr, run.stderr
+        assert not os.path.exists(out)
     for args, why in [(["--preempt-cost", "10", "--json", "x.jsonl"], "--json does not apply to --preempt-cost"),
                       (["--trace-overhead", "1", "--reps", "3"], "--reps does not apply to --trace-overhead")]:
         run = subprocess.run([os.environ["ROOST_BENCH"], *args], capture_output=True, text=True, timeout=120)
@@ -441,3 +449,13 @@ def test_report_refuses_bad_paths_with_one_line_naming_them(tmp_path, capsys):
         assert report.main(argv + ["--quiet"]) == 2, argv
         err = capsys.readouterr().err
         assert err.startswith(f"roost-report: {why}") and err.count("\n") == 1, (argv, err)
+
+
+def test_an_empty_out_is_refused(tmp_path, capsys, monkeypatch):
+    # Path("") is the working directory: an empty --out (an unset variable in a script) wrote report.md there.
+    p = tmp_path / "r.jsonl"
+    write(p, [rec("serial", 1, 0.1), rec("ws", 2, 0.05)])
+    monkeypatch.chdir(tmp_path)
+    assert report.main([str(p), "--out", "", "--quiet"]) == 2
+    assert "--out '': expected the folder" in capsys.readouterr().err
+    assert not (tmp_path / "report.md").exists()
