@@ -402,6 +402,38 @@ TEST_P(Api, ParallelLoopsCoverRangesLongerThanTheirTypesMaximum) {
   });
 }
 
+// Bounds of two integer types, as porting.md's table writes them (0 and v.size()): no single I was deduced
+// and the call did not compile. Both go to their common type; a negative bound of a signed type where that
+// type is unsigned would wrap, and is a usage_error instead.
+TEST_P(Api, ParallelLoopsTakeBoundsOfTwoIntegerTypes) {
+  roost::runtime rt(opts(GetParam(), 2));
+  const std::vector<double> v(1000, 0.5);
+  rt.run([&] {
+    std::atomic<std::size_t> covered{0};
+    roost::parallel_for(0, v.size(), 64, [&](std::size_t lo, std::size_t hi) { covered.fetch_add(hi - lo); });
+    EXPECT_EQ(covered.load(), v.size());
+    const double sum = roost::parallel_reduce(
+        0, v.size(), 64, 0.0,
+        [&](std::size_t lo, std::size_t hi) {
+          double s = 0;
+          for (std::size_t i = lo; i < hi; ++i) s += v[i];
+          return s;
+        },
+        std::plus<>());
+    EXPECT_EQ(sum, 500.0);
+    // int and long: the common type is long, signed, and a negative bound is a bound like any other.
+    std::atomic<long> n{0};
+    roost::parallel_for(-5, 5L, 1, [&](long lo, long hi) { n.fetch_add(hi - lo); });
+    EXPECT_EQ(n.load(), 10);
+    const std::string what = roost_test::usage_error_of([&] { roost::parallel_for(-1, v.size(), 1, [](std::size_t, std::size_t) {}); });
+    EXPECT_NE(what.find("roost::parallel_for: first = -1 is negative"), std::string::npos) << what;
+    const std::string what2 = roost_test::usage_error_of([&] {
+      (void)roost::parallel_reduce(std::size_t{0}, -3, 1, 0, [](std::size_t, std::size_t) { return 0; }, std::plus<>());
+    });
+    EXPECT_NE(what2.find("roost::parallel_reduce: last = -3 is negative"), std::string::npos) << what2;
+  });
+}
+
 TEST_P(Api, WorkerIdsAreInRange) {
   roost::runtime rt(opts(GetParam(), 2));
   EXPECT_EQ(roost::this_worker_id(), -1);

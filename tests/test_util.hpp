@@ -150,6 +150,17 @@ std::string config_error_of(F&& f) {
   return "";
 }
 
+// The message of the roost::usage_error that f() throws, or "" when it throws none.
+template <class F>
+std::string usage_error_of(F&& f) {
+  try {
+    f();
+  } catch (const roost::usage_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // msg is an error message that names every one of parts.
 inline void expect_mentions(const std::string& msg, std::initializer_list<std::string> parts) {
   ASSERT_FALSE(msg.empty()) << "expected a config_error";

@@ -129,6 +129,40 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
   return detail::parallel_reduce_split(first, last, grain == 0 ? 1 : grain, identity, body, combine);
 }
 
+namespace detail {
+[[noreturn]] void throw_negative_bound(const char* call, const char* which, long long value);  // usage_error
+// Two integer bounds of different types (parallel_for(0, v.size(), ...): int and std::size_t, which no single
+// I deduces): both in their common type. A negative bound whose common type is unsigned would wrap to a huge
+// one, and the range would be empty or enormous without a word: a roost::usage_error naming both.
+template <class C, class I>
+C common_bound(I v, const char* what, const char* which) {
+  if constexpr (std::is_signed_v<I> && std::is_unsigned_v<C>)
+    if (v < 0) throw_negative_bound(what, which, static_cast<long long>(v));
+  return static_cast<C>(v);
+}
+template <class I, class J>
+concept mixed_integers = std::is_integral_v<I> && std::is_integral_v<J> && !std::is_same_v<I, J> &&
+                         !std::is_same_v<I, bool> && !std::is_same_v<J, bool>;
+}  // namespace detail
+
+// parallel_for and parallel_reduce over bounds of two integer types (0 and v.size()): both in their common
+// type, the type body(lo, hi) is given; a negative bound where that type is unsigned is a usage_error.
+template <class I, class J, class Body>
+  requires detail::mixed_integers<I, J>
+void parallel_for(I first, J last, std::size_t grain, const Body& body) {
+  using C = std::common_type_t<I, J>;
+  parallel_for(detail::common_bound<C>(first, "roost::parallel_for", "first"),
+               detail::common_bound<C>(last, "roost::parallel_for", "last"), grain, body);
+}
+template <class I, class J, class T, class Body, class Combine>
+  requires detail::mixed_integers<I, J>
+T parallel_reduce(I first, J last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
+  using C = std::common_type_t<I, J>;
+  return parallel_reduce(detail::common_bound<C>(first, "roost::parallel_reduce", "first"),
+                         detail::common_bound<C>(last, "roost::parallel_reduce", "last"), grain,
+                         std::move(identity), body, combine);
+}
+
 }  // namespace roost
 
 #include "roost/detail/min_max_back.hpp"

@@ -20,6 +20,12 @@ void throw_outside_task(const char* call) {
                     "(rt.run([&] { ... tg.run(...); ... }))");
 }
 
+void throw_negative_bound(const char* call, const char* which, long long value) {
+  throw usage_error(std::string(call) + ": " + which + " = " + std::to_string(value) +
+                    " is negative and the other bound is unsigned, so the range has no type that holds both; "
+                    "give both bounds one type (for instance std::ptrdiff_t)");
+}
+
 void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g) {
   if (!fb && !g.owner_fiber) throw_outside_task(call);
   std::string why;

@@ -167,7 +167,14 @@ void tracer::open() {
   const std::string tag = ".roost-" + std::to_string(::getpid()) + "-" + std::to_string(g_next_temporary++);
   const std::string trace_tmp = trace_target + tag, json_tmp = json_target + tag;
   unique_fd trace(::open(trace_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  if (trace.fd < 0) throw fail("cannot create the trace file", std::strerror(errno));
+  // The file is made as a new one beside its path: a reason about that one (ENOENT for /proc/version, which
+  // exists) names the directory, or it reads as if the path itself were missing.
+  const auto in_directory = [](const std::string& target, int err) {
+    const std::size_t slash = target.find_last_of('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
+    return "no new file can be made in its directory '" + dir + "': " + std::strerror(err);
+  };
+  if (trace.fd < 0) throw fail("cannot create the trace file", in_directory(trace_target, errno));
   unique_fd json(::open(json_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   auto drop = [&] {
     ::unlink(trace_tmp.c_str());
@@ -176,7 +183,7 @@ void tracer::open() {
   if (json.fd < 0) {
     const int err = errno;
     drop();
-    throw fail("cannot create its timeline '" + json_path_ + "'", std::strerror(err));
+    throw fail("cannot create its timeline '" + json_path_ + "'", in_directory(json_target, err));
   }
   const std::string head = encode_header(header_);
   static const char kNoEvents[] = "{\"traceEvents\":[]}\n";
