@@ -70,6 +70,19 @@ TEST_P(Api, ManyChildrenInOneGroupAndReuseAfterWait) {
 // cats and numa moved such children into the worker's frame pool, whose blocks are 16-aligned, and an AVX
 // load from a captured __m256d crashed (900 of 1000 alignas(64) captures misaligned; an outside-user
 // campaign). Roots, pooled children, inline children and both halves of a join are all checked.
+// What docs/user-guide.md says of the group's inline slot ("Closures larger than the group's inline slot"):
+// a 96-byte header, room for a closure of 96 bytes (twelve references), not 97.
+namespace {
+template <std::size_t N>
+struct closure_of {
+  char bytes[N];
+  void operator()() const {}
+};
+static_assert(sizeof(roost::detail::task_frame) == 96);
+static_assert(sizeof(roost::detail::closure_frame<closure_of<96>>) <= roost::detail::group_state::kInlineFrameBytes);
+static_assert(sizeof(roost::detail::closure_frame<closure_of<97>>) > roost::detail::group_state::kInlineFrameBytes);
+}  // namespace
+
 TEST_P(Api, OverAlignedCapturesKeepTheirAlignment) {
   struct alignas(64) wide {
     double v[8];
@@ -303,6 +316,44 @@ TEST_P(Api, AGroupIsReusableAfterItsOnlyChildThrew) {
                std::logic_error);
 }
 
+// A closure whose move constructor throws while the spawn moves it (past the inline slot, so the engine
+// moves it onto the child's stack or into its frame pool): the exception leaves, and every copy is destroyed
+// and every frame freed. Work-first lost the frame's copy (its move out threw before the copy's
+// destruction), help-first a pool frame (LeakSanitizer in the ASan build). Each move in turn is made to throw.
+namespace {
+std::atomic<int> g_live_captures{0}, g_moves_left{0};
+struct throwing_move {
+  char pad[128] = {};
+  throwing_move() { ++g_live_captures; }
+  throwing_move(const throwing_move&) : throwing_move() {}
+  throwing_move(throwing_move&&) {
+    if (g_moves_left-- <= 0) throw std::runtime_error("move");
+    ++g_live_captures;
+  }
+  ~throwing_move() { --g_live_captures; }
+};
+}  // namespace
+TEST_P(Api, AClosureWhoseMoveThrowsLeavesNothingBehind) {
+  roost::runtime rt(opts(GetParam(), 1));
+  for (int moves = 0; moves < 6; ++moves) {
+    throwing_move original;
+    bool ran = false, threw = false;
+    try {
+      rt.run([&] {
+        roost::task_group tg;
+        g_moves_left = moves;
+        tg.run([&ran, copy = original] { ran = copy.pad[0] == 0; });
+        tg.wait();
+      });
+    } catch (const std::runtime_error& e) {
+      threw = std::string(e.what()) == "move";
+    }
+    g_moves_left = 1 << 30;
+    EXPECT_TRUE(ran != threw) << "moves " << moves << ": ran " << ran << ", threw " << threw;
+    EXPECT_EQ(g_live_captures.load(), 1) << "moves " << moves << ": copies left besides the original";
+  }
+}
+
 TEST_P(Api, GroupDestroyedWithoutWaitStillWaits) {
   roost::runtime rt(opts(GetParam(), 2));
   std::atomic<int> done{0};
@@ -532,6 +583,45 @@ TEST_P(Api, AnObserverThatThrowsIsReportedByRunNotTerminate) {
   EXPECT_EQ(result, 55);
   EXPECT_EQ(obs.starts.load(), 89);  // every task's start was still reported
   EXPECT_EQ(rt.run([] { return fib(10); }), 55);  // nothing left over
+}
+
+// Once set_task_observer returns, the observer it replaced is called no more, and may be destroyed: a
+// program that installed and removed observers while runs went on deleted one a worker was still calling
+// (an outside-user campaign: heap-use-after-free under ASan). Here each removed observer is marked dead
+// instead, and a callback that finds its observer dead is counted; the ASan build deletes them as well.
+TEST_P(Api, AReplacedObserverIsNoLongerCalledOnceTheSetterReturns) {
+  struct marked_observer : roost::task_observer {
+    std::atomic<bool> dead{false};
+    std::atomic<int>* late;
+    explicit marked_observer(std::atomic<int>* l) : late(l) {}
+    void check() {
+      if (dead.load(std::memory_order_relaxed)) late->fetch_add(1, std::memory_order_relaxed);
+    }
+    void on_task_start(const roost::task_event&) override { check(); }
+    void on_task_resume(const roost::task_event&) override { check(); }
+    void on_task_end(const roost::task_event&) override { check(); }
+  };
+  roost::runtime rt(opts(GetParam(), 2));
+  std::atomic<int> late{0};
+  std::atomic<bool> done{false};
+  std::thread setter([&] {
+    for (int i = 0; i < 300; ++i) {
+      auto* o = new marked_observer(&late);
+      roost::set_task_observer(o);
+      std::this_thread::yield();
+      EXPECT_EQ(roost::set_task_observer(nullptr), o);
+      o->dead.store(true, std::memory_order_relaxed);
+      delete o;
+    }
+    done = true;
+  });
+  long runs = 0;
+  while (!done) {
+    EXPECT_EQ(rt.run([] { return fib(14); }), 377);
+    ++runs;
+  }
+  setter.join();
+  EXPECT_EQ(late.load(), 0) << "callbacks of a replaced observer, over " << runs << " runs";
 }
 
 // No lost wake-up: the other worker falls asleep while the root spins alone, then the root spawns tasks

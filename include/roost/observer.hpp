@@ -34,7 +34,10 @@ class task_observer {
 // A callback that throws does not stop the run or the callbacks: the first exception is kept, and the
 // next runtime::run to return (of any runtime: the observer is the process's) rethrows it once its run is
 // done, unless that run's own tasks threw, whose exception comes first.
-// Installs (or, with nullptr, removes) the observer; returns the previous one.
+// Installs (or, with nullptr, removes) the observer; returns the previous one. When it returns, no callback
+// of the previous observer is running or will start, on any worker of any runtime: the program may destroy
+// it then. It waits for callbacks in flight (not for itself, when a callback calls it), so a callback must
+// not wait for another thread that is about to call set_task_observer.
 task_observer* set_task_observer(task_observer* o);
 
 }  // namespace roost

@@ -1,6 +1,7 @@
 // Hook dispatch: the task observer (include/roost/observer.hpp) and the tracer (src/trace/) share one flag.
 #include <exception>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <utility>
 
@@ -34,9 +35,60 @@ void set_bit(unsigned bit, bool on) {
 
 std::string task_event::path_string() const { return engine::format_spawn_path(path); }
 
+// Callbacks in flight, so that set_task_observer returns only once no callback of the observer it replaced
+// is running or can start, and the program may then delete it (it deleted one a worker was still calling:
+// a heap-use-after-free found by an outside-user campaign). Two phases, as sleepable RCU counts its readers:
+// a callback counts itself in the current phase, then reads the observer; the setter swaps the observer,
+// flips the phase and waits until the old phase's count is zero. New callbacks count in the new phase, so
+// the wait ends however busy the workers are. Why it is enough (every step seq_cst, one total order): a
+// callback that read the old observer read it before the swap, so its count came before the swap, which
+// comes before the setter's reads of the counts; one whose count came after those reads reads the
+// observer after the swap. Striped by worker, so that workers do not share one counter's line.
+namespace {
+constexpr unsigned kCallStripes = 64;
+struct alignas(64) call_count {
+  std::atomic<std::int64_t> n{0};
+};
+call_count g_calls[2][kCallStripes];
+std::atomic<unsigned> g_call_phase{0};
+std::mutex g_set_observer_mu;
+// The phase and stripe a callback on this thread counted itself in (-1: none): a callback that replaces the
+// observer does not wait for itself.
+thread_local int t_callback_phase = -1;
+thread_local unsigned t_callback_stripe = 0;
+
+// Calls f(observer) if an observer is installed, counted as in flight. Not preempted inside: a callback
+// suspended there would keep a setter on the same worker waiting for ever.
+template <class F>
+void with_observer(detail::worker_abi& w, F&& f) {
+  if (!g_task_observer.load(std::memory_order_relaxed)) return;  // none, or removed: nothing to count
+  detail::no_preempt_scope np(detail::running_fiber());
+  const unsigned phase = g_call_phase.load(std::memory_order_seq_cst);
+  const unsigned stripe = w.id % kCallStripes;
+  std::atomic<std::int64_t>& n = g_calls[phase][stripe].n;
+  n.fetch_add(1, std::memory_order_seq_cst);
+  const int outer_phase = t_callback_phase;
+  const unsigned outer_stripe = t_callback_stripe;
+  t_callback_phase = static_cast<int>(phase);
+  t_callback_stripe = stripe;
+  if (task_observer* o = g_task_observer.load(std::memory_order_seq_cst)) f(o);
+  t_callback_phase = outer_phase;
+  t_callback_stripe = outer_stripe;
+  n.fetch_sub(1, std::memory_order_release);
+}
+}  // namespace
+
 task_observer* set_task_observer(task_observer* o) {
-  task_observer* prev = g_task_observer.exchange(o, std::memory_order_acq_rel);
+  std::lock_guard<std::mutex> lk(g_set_observer_mu);
+  task_observer* prev = g_task_observer.exchange(o, std::memory_order_seq_cst);
   set_bit(kObserverBit, o != nullptr);
+  const unsigned old = g_call_phase.load(std::memory_order_relaxed);
+  g_call_phase.store(old ^ 1u, std::memory_order_seq_cst);
+  for (unsigned k = 0; k < kCallStripes; ++k) {
+    // This thread's own callback, if it is one counted in the old phase, is not waited for.
+    const std::int64_t mine = (t_callback_phase == static_cast<int>(old) && t_callback_stripe == k) ? 1 : 0;
+    while (g_calls[old][k].n.load(std::memory_order_seq_cst) > mine) std::this_thread::yield();
+  }
   return prev;
 }
 
@@ -103,15 +155,17 @@ static trace::tracer* tracer_of(detail::worker_abi& w) { return static_cast<engi
 void detail::hook_task_start(worker_abi& w, task_id& id, double hint) {
   if (auto* s = platform::t_sim) s->on_task_start(&id);
   if (auto* t = tracer_of(w)) t->task_begin(w.id, id);
-  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+  with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_start(task_event{static_cast<int>(w.id), engine::spawn_path(id), hint}); });
+  });
 }
 
 void detail::hook_task_end(worker_abi& w, const task_id& id) {
   if (auto* s = platform::t_sim) s->on_task_end();
   if (auto* t = tracer_of(w)) t->task_end(w.id, id);
-  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+  with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_end(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
+  });
 }
 
 void detail::hook_root_end(worker_abi& w, const task_id& id) {
@@ -121,14 +175,16 @@ void detail::hook_root_end(worker_abi& w, const task_id& id) {
 void engine::hook_task_resume(detail::worker_abi& w, detail::task_id& id) {
   if (auto* s = platform::t_sim) s->on_resume();
   if (auto* t = tracer_of(w)) t->task_resume(w.id, id);
-  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+  with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
+  });
 }
 
 void engine::hook_task_moved(detail::worker_abi& w, detail::task_id& id) {
   if (auto* t = tracer_of(w)) t->task_resume(w.id, id);
-  if (auto* o = g_task_observer.load(std::memory_order_acquire))
+  with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
+  });
 }
 
 void engine::hook_sleep(detail::worker_abi& w, bool begin) {

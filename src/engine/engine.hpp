@@ -13,6 +13,7 @@
 //    switches straight back to the waiter.
 // Fiber switches carry a switch_msg; the resumed side completes the switch (switch_msg.hpp).
 #pragma once
+#include <algorithm>
 #include <exception>
 #include <string>
 #include <type_traits>
@@ -124,7 +125,14 @@ class engine final : public engine_base {
   __attribute__((always_inline)) static void spawn_parent_first(worker& w, group& g, frame& f) {
     frame* h = &f;
     if (static_cast<void*>(&f) != g.inline_frame) {  // on the spawner's stack: move it to the pool
-      h = f.ops->relocate(&f, w.frames.alloc(f.ops->size, f.ops->align));
+      const std::size_t bytes = f.ops->size, align = f.ops->align;
+      void* mem = w.frames.alloc(bytes, align);
+      try {
+        h = f.ops->relocate(&f, mem);
+      } catch (...) {  // the closure's move threw: it is still in the spawner's frame, which discards it
+        w.frames.free(mem, bytes, align);
+        throw;
+      }
       h->group = &g;
       h->work_hint = f.work_hint;
       h->id = f.id;
@@ -790,9 +798,13 @@ class engine final : public engine_base {
   static job* find_work(worker& w) {
     engine& e = of(w);
     const unsigned relax_per_poll = e.relax_per_poll();
-    // Oversubscribed, a round yields the CPU instead (to a worker that may have work), so fewer rounds.
+    // Oversubscribed, a round yields the CPU instead (to a worker that may have work), so fewer rounds; and
+    // as a round tries up to every other worker, at most about 4096 attempts before sleeping: 64 rounds each
+    // of 2048 idle workers on 2 CPUs took the runtime's construction 1.7 s, 18 s at 4096 (quadratic in the
+    // workers; an outside-user campaign).
     const bool oversubscribed = e.oversubscribed();
-    const unsigned spin_rounds = oversubscribed ? 64 : engine_base::kSpinRounds;
+    const unsigned spin_rounds =
+        oversubscribed ? std::clamp(4096u / std::max(1u, e.num_workers()), 1u, 64u) : engine_base::kSpinRounds;
     unsigned fails = 0;
     // From here until a job is found the worker runs no task: all of it is the scheduler's time, however
     // soon the first look succeeds (seed 001's non-work; roost-analyze ovr counts work as the rest).

@@ -44,12 +44,22 @@ namespace roost::detail {
 
 // ThreadSanitizer does not model stand-alone fences, so in TSan builds the fence-based publication below is
 // also expressed as release/acquire on the slots: stronger, equivalent in meaning.
+// The same for the two seq-cst fences (the pop's store-load order and the steal's load-load order): in TSan
+// builds the accesses on either side are seq-cst themselves and the fence goes, which orders them the same
+// way (seq-cst accesses are in one total order: the SC Chase-Lev deque) where TSan can see it, and GCC's
+// -Wtsan warned of every fence in every user's TSan build of this header.
 #ifdef ROOST_TSAN
 inline constexpr std::memory_order kSlotStore = std::memory_order_release;
 inline constexpr std::memory_order kSlotLoad = std::memory_order_acquire;
+inline constexpr std::memory_order kFencedAccess = std::memory_order_seq_cst;  // the pop's split_ and top_
+inline constexpr std::memory_order kStealLoad = std::memory_order_seq_cst;     // the steal's top_ and split_
+inline void store_load_fence() {}
 #else
 inline constexpr std::memory_order kSlotStore = std::memory_order_relaxed;
 inline constexpr std::memory_order kSlotLoad = std::memory_order_relaxed;
+inline constexpr std::memory_order kFencedAccess = std::memory_order_relaxed;  // the fence orders them
+inline constexpr std::memory_order kStealLoad = std::memory_order_acquire;
+inline void store_load_fence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 #endif
 
 template <class T>
@@ -120,10 +130,10 @@ class ws_deque {
   // Any thread. Returns nullptr when nothing is shared or when it lost a race (the caller may retry
   // elsewhere). Finding nothing shared asks the owner to share.
   T* steal() {
-    std::int64_t t = top_.load(std::memory_order_acquire);
+    std::int64_t t = top_.load(kStealLoad);
     // Seq-cst fence pairs with the one in pop_shared(): top is read before split (paper, steal line 3).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t s = split_.load(std::memory_order_acquire);
+    store_load_fence();
+    std::int64_t s = split_.load(kStealLoad);
     if (t < s) {
       // The paper uses consume; acquire is what compilers implement for it.
       ring* a = array_.load(std::memory_order_acquire);
@@ -195,11 +205,11 @@ class ws_deque {
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
   __attribute__((noinline)) T* pop_shared(std::int64_t b) {
     std::int64_t s = b - 1;
-    split_.store(s, std::memory_order_relaxed);
+    split_.store(s, kFencedAccess);
     // Seq-cst fence: the store to split_ and the load of top must not be reordered, or the owner and a thief
     // could both take the last shared element (store-load ordering; the one fence x86 needs here).
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    std::int64_t t = top_.load(std::memory_order_relaxed);
+    store_load_fence();
+    std::int64_t t = top_.load(kFencedAccess);
     push_limit_ = t + mask_ + 1;
     T* x = nullptr;
     if (t < s) {  // more shared elements remain below: this one is ours
