@@ -273,6 +273,39 @@ TEST(Options, SchedulerKnobsHaveFieldsThatWinOverTheEnvironment) {
   expect_mentions(error_of(o), {"options::cats_min_intensity", "-1"});
 }
 
+// A field set in code wins and its variable is not used; an invalid variable was then passed over without a
+// word (ROOST_WORKERS=garbage beside options::workers). It is reported, not thrown: every variable with a
+// field, each with a value that is invalid, beside the field; and a valid variable is not reported.
+TEST(Options, AnInvalidVariableThatAFieldOverridesIsReported) {
+  roost::options o;
+  o.scheduler = "ws";
+  o.workers = 2;
+  o.stack_size = 1 << 20;
+  o.verbose = false;
+  o.cab_level = 1;
+  o.cats_min_intensity = 0.5;
+  o.numa_vicinity = 2;
+  o.data_distribution = "fine";
+  o.sim_seed = 3;
+  o.preempt = "off";
+  o.preempt_interval = "2ms";
+  o.trace_depth = "auto";
+  const std::vector<std::pair<const char*, const char*>> bad = {
+      {"ROOST_SCHED", "nosuch"},        {"ROOST_WORKERS", "garbage"},     {"ROOST_STACK_SIZE", "-5"},
+      {"ROOST_VERBOSE", "maybe"},       {"ROOST_CAB_LEVEL", "99"},        {"ROOST_CATS_MIN_INTENSITY", "x"},
+      {"ROOST_NUMA_VICINITY", "0"},     {"ROOST_DATA_DISTRIBUTION", "z"}, {"ROOST_SIM_SEED", "-1"},
+      {"ROOST_PREEMPT", "sometimes"},   {"ROOST_PREEMPT_INTERVAL", "0"},  {"ROOST_TRACE_DEPTH", "deep"}};
+  for (const auto& [name, value] : bad) {
+    scoped_env e(name, value);
+    const roost::resolved_options r = roost::resolve(o);  // the field wins: no error
+    ASSERT_EQ(r.overridden_env_errors.size(), 1u) << name;
+    expect_mentions(r.overridden_env_errors[0], {name, value, "not used: the program sets its options:: field"});
+  }
+  scoped_env fine("ROOST_WORKERS", "3");
+  EXPECT_TRUE(roost::resolve(o).overridden_env_errors.empty());
+  EXPECT_EQ(roost::resolve(o).workers, 2u);
+}
+
 // Issue #23 (10): one whitespace rule for every value. Surrounding whitespace is trimmed, for every variable
 // and every string field; " 3" was rejected by ROOST_WORKERS while strtod let " 0.5" through.
 TEST(Options, SurroundingWhitespaceIsTrimmedForEveryVariable) {

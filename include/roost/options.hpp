@@ -159,10 +159,15 @@ struct resolved_options {
   std::string preempt_source = "ROOST_PREEMPT";  // where it came from, for errors: or options::preempt
   std::uint64_t preempt_interval_ns = 1'000'000;
   preempt_timer_design preempt_timer = preempt_timer_design::aligned;  // ROOST_PREEMPT_TIMER
+  // Variables of the environment that a field set in code overrides (so they are not read) and that are
+  // not valid themselves: each a line naming the variable, its value and why, which the runtime prints on
+  // stderr when it is made, so that a typo in a launch script does not go unseen.
+  std::vector<std::string> overridden_env_errors;
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the
-// value and the valid values.
+// value and the valid values. A field set in `opts` wins over its variable, which is then not used; if that
+// variable is not valid either, overridden_env_errors says so.
 resolved_options resolve(const options& opts);
 
 // Scheduler names roost knows, and which of them are implemented in this build.

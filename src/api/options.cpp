@@ -196,7 +196,8 @@ void check_file_path(const source& s, const std::string& valid) {
 
 }  // namespace
 
-resolved_options resolve(const options& o) {
+namespace {
+resolved_options resolve_settings(const options& o) {
   resolved_options r;
   const std::string max_w = std::to_string(max_workers);
 
@@ -403,6 +404,54 @@ resolved_options resolve(const options& o) {
     if (!r.trace_depth_auto && v != "all")
       r.trace_depth = static_cast<std::uint32_t>(parse_integer(*s, depth, 0, 1000000));
   }
+  return r;
+}
+
+// Each field set in code whose variable is set too: the variable resolved alone (the field cleared), and
+// its error kept when it is the variable's. The list is every field with a variable (options.hpp).
+std::vector<std::string> overridden_env_errors(const options& o) {
+  struct overridable {
+    const char* env;
+    bool set;
+    void (*clear)(options&);
+  };
+#define ROOST_OVERRIDABLE(env, field) overridable{env, o.field.has_value(), [](options& x) { x.field.reset(); }}
+  const overridable fields[] = {
+      ROOST_OVERRIDABLE("ROOST_SCHED", scheduler),           ROOST_OVERRIDABLE("ROOST_WORKERS", workers),
+      ROOST_OVERRIDABLE("ROOST_TOPOLOGY", topology),         ROOST_OVERRIDABLE("ROOST_BIND", bind),
+      ROOST_OVERRIDABLE("ROOST_STACK_SIZE", stack_size),     ROOST_OVERRIDABLE("ROOST_VERBOSE", verbose),
+      ROOST_OVERRIDABLE("ROOST_ADWS_STEAL", adws_steal),     ROOST_OVERRIDABLE("ROOST_CAB_LEVEL", cab_level),
+      ROOST_OVERRIDABLE("ROOST_CAB_SUBTREES", cab_one_subtree),
+      ROOST_OVERRIDABLE("ROOST_CATS_MIN_INTENSITY", cats_min_intensity),
+      ROOST_OVERRIDABLE("ROOST_CATS_PROFILE", cats_profile), ROOST_OVERRIDABLE("ROOST_NUMA_VICINITY", numa_vicinity),
+      ROOST_OVERRIDABLE("ROOST_NUMA_DEAL", numa_deal),
+      ROOST_OVERRIDABLE("ROOST_DATA_DISTRIBUTION", data_distribution),
+      ROOST_OVERRIDABLE("ROOST_PLATFORM", platform),         ROOST_OVERRIDABLE("ROOST_SIM_SEED", sim_seed),
+      ROOST_OVERRIDABLE("ROOST_SIM_REPORT", sim_report),     ROOST_OVERRIDABLE("ROOST_SIM_PARAMS", sim_params),
+      ROOST_OVERRIDABLE("ROOST_PREEMPT", preempt),           ROOST_OVERRIDABLE("ROOST_PREEMPT_INTERVAL", preempt_interval),
+      ROOST_OVERRIDABLE("ROOST_PREEMPT_TIMER", preempt_timer), ROOST_OVERRIDABLE("ROOST_TRACE", trace),
+      ROOST_OVERRIDABLE("ROOST_TRACE_DEPTH", trace_depth)};
+#undef ROOST_OVERRIDABLE
+  std::vector<std::string> out;
+  for (const overridable& f : fields) {
+    if (!f.set || !std::getenv(f.env)) continue;
+    options alone = o;
+    f.clear(alone);
+    try {
+      (void)resolve_settings(alone);
+    } catch (const config_error& e) {
+      const std::string what = e.what();
+      if (what.rfind(std::string(f.env) + "=", 0) == 0 || what.rfind(std::string(f.env) + ":", 0) == 0)
+        out.push_back(what + " (not used: the program sets its options:: field)");
+    }
+  }
+  return out;
+}
+}  // namespace
+
+resolved_options resolve(const options& o) {
+  resolved_options r = resolve_settings(o);
+  r.overridden_env_errors = overridden_env_errors(o);
   return r;
 }
 
