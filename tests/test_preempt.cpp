@@ -66,6 +66,32 @@ TEST_P(Preempt, ASpinnerWaitingForALaterSiblingCompletesOnOneWorker) {
   }
 }
 
+// A child of fork() makes a runtime of its own: its tasks are preempted as the parent's were. The calling
+// thread kept its timer from the parent in a thread-local record (timers are not inherited), reused it, and
+// the child's spinner hung (an outside-user campaign). alarm() only bounds that hang: the test's answer
+// is the child's exit status, not a time.
+TEST(PreemptFork, AChildOfForkHasTicksOfItsOwn) {
+  for (const char* mode : {"signal", "klt"}) {
+    {
+      roost::runtime rt(preempting("ws", 1, "1ms", "aligned", mode));
+      rt.run([] { spinners_then_setter(1); });  // this thread's timer is made in the parent
+    }
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      ::alarm(60);
+      roost::runtime rt(preempting("ws", 1, "1ms", "aligned", mode));
+      rt.run([] { spinners_then_setter(1); });
+      ::_exit(rt.preemptions() > 0 ? 0 : 3);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << mode << ": the child " << (WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                                          : "exited with " + std::to_string(WEXITSTATUS(status)));
+  }
+}
+
 // With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain.
 TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
   for (const char* timer : {"aligned", "naive", "chained", "cputime"})

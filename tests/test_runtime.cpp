@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -927,4 +930,77 @@ TEST(RuntimeDeathTest, DestroyedByOneOfItsOwnTasksSaysSo) {
         rt->run([&] { delete rt; });
       },
       "destroyed by one of its own tasks");
+}
+
+// ---- fork() ------------------------------------------------------------------------------------------------
+
+namespace {
+// The exit status of a child that ran `body` (its return value), after fork() in this process.
+template <class Body>
+int in_child(Body&& body) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::alarm(60);  // bounds a hang only: the answer is the status
+    int code = 1;
+    try {
+      code = body();
+    } catch (...) {
+      code = 2;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  if (child < 0 || ::waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+int iteration_begins(const std::string& timeline) {
+  std::ifstream in(timeline);
+  std::stringstream all;
+  all << in.rdbuf();
+  const std::string text = all.str();
+  int n = 0;
+  for (std::size_t at = text.find("iteration begin"); at != std::string::npos; at = text.find("iteration begin", at + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+// A child of fork() has a copy of its parent's runtime without its worker threads, timers or files: run()
+// there is a usage_error saying so, and destroying the copy writes nothing (a child's exit added the parent's
+// buffered records to the parent's trace, and could leave its FILE.json invalid; an outside-user campaign).
+TEST(Fork, AChildCannotRunItsParentsRuntimeAndLeavesItsFilesAlone) {
+  const std::string trace = testing::TempDir() + "roost_fork_parent.trace";
+  std::remove(trace.c_str());
+  std::remove((trace + ".json").c_str());
+  roost::options o = opts("ws", 2);
+  o.trace = trace;
+  auto* rt = new roost::runtime(o);
+  EXPECT_EQ(rt->run([] { return fib(12); }), 144);
+  const int status = in_child([&] {
+    const std::string what = roost_test::usage_error_of([&] { rt->run([] {}); });
+    delete rt;  // the copy: nothing stopped, nothing written
+    return what.find("roost::runtime::run in a child of fork()") != std::string::npos ? 0 : 3;
+  });
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(rt->run([] { return fib(12); }), 144);
+  delete rt;
+  EXPECT_EQ(iteration_begins(trace + ".json"), 2) << "the parent ran two iterations";
+  std::remove(trace.c_str());
+  std::remove((trace + ".json").c_str());
+}
+
+// A child forked inside a task goes on on that task's stack: a runtime it makes cannot run there, and the
+// error says why (it said "called from a task of another roost::runtime", which the child's code did not do).
+TEST(Fork, AChildForkedInsideATaskIsToldWhyItCannotRun) {
+  roost::runtime rt(opts("ws", 2));
+  int status = -1;
+  rt.run([&] {
+    status = in_child([] {
+      const std::string what = roost_test::usage_error_of([] {
+        roost::runtime own(opts("ws", 1));
+        own.run([] {});
+      });
+      return what.find("a child that fork() made inside a task") != std::string::npos ? 0 : 3;
+    });
+  });
+  EXPECT_EQ(status, 0);
 }

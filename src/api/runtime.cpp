@@ -1,5 +1,8 @@
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -118,7 +121,7 @@ void check_outputs_apart(const resolved_options& cfg) {
 
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
-runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
+runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)), creator_pid_(static_cast<long>(::getpid())) {
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp) once the runtime is
   // made (below): a runtime that fails to be made changes nothing. Checked here, with the other settings.
   // From the environment the allocator reads it itself, also before any runtime exists.
@@ -156,6 +159,13 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   if (!pl.note.empty()) {
     static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
     if (!said.exchange(true)) std::fprintf(stderr, "%s\n", pl.note.c_str());
+  }
+  // An invalid variable that a field set in code overrides: said once per process, not thrown (the field
+  // wins, configuration.md), and not passed over in silence.
+  if (!cfg.overridden_env_errors.empty()) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      for (const std::string& e : cfg.overridden_env_errors) std::fprintf(stderr, "roost: %s\n", e.c_str());
   }
   eng = make(cfg, tp, std::move(pl));
   if (!cfg.trace.empty()) {
@@ -212,14 +222,37 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }
 
+void runtime_core::abandon() {
+  (void)sim.release();
+  (void)eng.release();
+  (void)tracer.release();
+}
+
 runtime_core::~runtime_core() {
+  // A copy in a child of fork(): the worker threads, timers and open files are the parent's; stopping the
+  // engine would wait for threads that do not exist here, and the trace and report would be written over
+  // the parent's (a child's exit added its copy of the parent's records to the parent's trace).
+  if (static_cast<long>(::getpid()) != creator_pid_) {
+    abandon();
+    return;
+  }
   // Destroyed by one of its own tasks: the engine would be torn down under the task that is running it, and
   // its workers go on with freed memory (a segfault, or a use after free under ASan, under every scheduler).
-  // A destructor cannot throw the usage_error this is: the process ends with the reason instead.
-  if (engine::worker* w = engine::current_worker(); w && eng && w->eng == eng.get())
+  // A destructor cannot throw the usage_error this is: the process ends with the reason instead. exit()
+  // called in a task destroys a static runtime so (it cannot tell that from a delete; an outside user got
+  // status 134 and a message that did not name exit()).
+  const engine::worker* w = engine::current_worker();
+  if (w && eng && w->eng == eng.get())
     platform::os::fatal("roost::runtime destroyed by one of its own tasks",
                         "destroy a runtime after its run() returned, outside its tasks (its workers would go on "
-                        "running on the freed runtime)");
+                        "running on the freed runtime); exit() called in a task destroys a static runtime so: end "
+                        "the process from a task with std::quick_exit or _exit");
+  // The same from another thread, while a run() goes on (a delete, or exit() on a thread of the program):
+  // the engine would be stopped under the running root (a segfault or std::terminate before).
+  if (runs_in_progress_.load())
+    platform::os::fatal("roost::runtime destroyed while a run() on it was still running",
+                        "destroy a runtime after every run() on it returned; exit() on another thread destroys "
+                        "a static runtime so: end the process with std::quick_exit or _exit while a run() goes on");
   platform::sim_scope scope(sim ? &sim->platform() : nullptr);  // the tracer's last chunks too: virtual time
   // What the scheduler learned while running (cats's partition): the start-up line was written before.
   if (cfg.verbose && eng)
@@ -248,7 +281,13 @@ runtime_core::~runtime_core() {
 }
 
 void runtime_core::run(void (*fn)(void*), void* arg) {
+  const long pid = static_cast<long>(::getpid());
   if (engine::worker* w = engine::current_worker()) {
+    if (w->eng->creator_pid() != pid)
+      throw usage_error("roost::runtime::run in a child that fork() made inside a task of process " +
+                        std::to_string(w->eng->creator_pid()) + ": the child goes on on that task's stack, on a "
+                        "worker whose threads are the parent's; fork outside tasks (after run() returned), or call "
+                        "only exec or _exit in the child");
     if (w->eng == eng.get()) {  // nested: already inside this runtime
       fn(arg);
       return;
@@ -256,6 +295,15 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     throw usage_error("roost::runtime::run called from a task of another roost::runtime; a task may only "
                       "nest run() of the runtime it runs on");
   }
+  if (pid != creator_pid_)
+    throw usage_error("roost::runtime::run in a child of fork(): this runtime was made by process " +
+                      std::to_string(creator_pid_) + ", and its worker threads, timers and files are that "
+                      "process's; make a new runtime in the child");
+  runs_in_progress_.fetch_add(1);
+  struct uncount {
+    std::atomic<int>& n;
+    ~uncount() { n.fetch_sub(1); }
+  } uncount_run{runs_in_progress_};
   std::lock_guard<std::mutex> lk(iteration_mutex_);
   if (const engine::preemption_timers* p = eng->preemption()) p->check_handler();
   struct root_state {

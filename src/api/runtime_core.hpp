@@ -33,7 +33,13 @@ class runtime_core {
   std::unique_ptr<trace::tracer> tracer;
 
  private:
+  // The end of a copy in a child of fork(): its worker threads, timers and files are the parent's, so what
+  // it holds is left as it is (not stopped, not written).
+  void abandon();
+
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
+  std::atomic<int> runs_in_progress_{0};    // run() calls not returned (the outermost of each thread)
+  const long creator_pid_;                  // the process that made it (getpid)
 };
 
 }  // namespace roost::detail

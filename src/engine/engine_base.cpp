@@ -181,6 +181,10 @@ void ready_klt(klt& k, const ult::context& home, const resolved_options& cfg) {
   k.eh = ult::thread_eh_state();
   k.tid = platform::preempt::this_thread_id();
   const bool cpu_time = cfg.preempt_timer == preempt_timer_design::cputime;
+  // A timer this thread's record holds from before a fork() (the parent's: timers are not inherited, and the
+  // child's thread has another id) is forgotten, not deleted (its id may name one of the child's): the
+  // child's runtime ran without ticks, and a spinner hung it.
+  if (k.timer.valid && k.timer.tid != k.tid) k.timer.valid = false;
   if (k.timer.valid && k.timer.cpu_time != cpu_time) platform::preempt::destroy(k.timer);
   if (k.timer.valid) return;
   try {

@@ -3,6 +3,8 @@
 // scheduling paths, specialised per policy; the virtual functions here are called only at start-up,
 // shutdown and iteration boundaries, never per task.
 #pragma once
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -40,6 +42,8 @@ class engine_base {
 
   // Starts the worker threads (after the derived constructor ran). Worker 0 has none: see run_root.
   void start();
+  // The process that made this engine: a child of fork() has a copy of it, without its worker threads.
+  long creator_pid() const { return creator_pid_; }
   // Stops and joins them; every root task must have finished.
   void stop();
   // Sets every worker's spawn path from its policy and the hook flag (detail::spawn_path).
@@ -137,6 +141,7 @@ class engine_base {
   static void klt_spare_main(void* eng, worker& w, klt& k);
 
   resolved_options cfg_;
+  const long creator_pid_ = static_cast<long>(::getpid());
   std::shared_ptr<const topo::topology> topo_;
   topo::placement place_;
   fiber_overflow spare_fibers_;  // declared before the workers: their pools spill into it
