@@ -908,6 +908,17 @@ TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
   expect_usage_error([] { roost::touch(reinterpret_cast<const void*>(UINTPTR_MAX - 100), 4096); }, "roost::touch(");
   expect_usage_error([] { roost::touch_rows(data, 64, SIZE_MAX / 2, SIZE_MAX / 4); }, "roost::touch_rows(");
   EXPECT_THROW(rt.run([] { roost::touch(nullptr, 64); }), roost::usage_error);
+  // Rows that overlap (a stride below the row) named bytes twice, and were charged twice: 512 bytes touched
+  // and 8 line accesses for 128 bytes (an outside-user campaign). roost::data refuses them too.
+  for (std::size_t stride : {std::size_t{0}, std::size_t{64}}) {
+    try {
+      rt.run([&] { roost::touch_rows(data, 128, 4, stride); });
+      ADD_FAILURE() << "stride " << stride << ": no error";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("rows longer than their stride overlap"), std::string::npos) << e.what();
+    }
+  }
+  rt.run([] { roost::touch_rows(data, 128, 1, 0); });  // one row: no stride to overlap
   // 1 TiB past a 4 KiB array: every byte could exist, none is this process's. The model numbered and
   // walked its pages, gigabytes of page map, until the watchdog blamed a spin-wait.
   try {

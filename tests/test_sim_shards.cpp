@@ -45,7 +45,7 @@ bool same(const region_result& a, const region_result& b) {
   return a.pu == b.pu && a.lines == b.lines && a.coherence_misses == b.coherence_misses &&
          a.remote_lines == b.remote_lines && a.served == b.served &&
          std::memcmp(&a.latency_sum_ns, &b.latency_sum_ns, sizeof(double)) == 0 &&
-         std::memcmp(&a.first_latency_ns, &b.first_latency_ns, sizeof(double)) == 0;
+         std::memcmp(&a.lead_latency_ns, &b.lead_latency_ns, sizeof(double)) == 0;
 }
 
 // A seeded mix of regions: long ones (the helper walks their odd lines), short ones and single lines, lists of

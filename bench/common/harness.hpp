@@ -21,9 +21,10 @@ struct measurement {
   std::string note;  // e.g. why a variant could not run
   double c2c_ns = -1;  // core-to-core round trip around the measurement (machine_state.hpp); < 0: unknown
   int round = 0;       // which of --rounds N interleaved rounds (1..N); 0: a run of one round
-  // --platform sim: simulated L2 and L3 misses, the mean over the timed repetitions (< 0: not simulated)
+  // --platform sim: simulated L2 and L3 misses of the repetition whose time is the median (of the two middle
+  // ones: their mean; < 0: not simulated)
   double l2_misses = -1, l3_misses = -1;
-  double remote_dram = -1;  // simulated: lines fetched from another NUMA node's DRAM, per timed repetition
+  double remote_dram = -1;  // simulated: lines fetched from another NUMA node's DRAM, in the median repetition
   std::string topology;     // simulated: the machine (--topology); empty natively
   // roost-bench --hint-error as given (det:ALPHA, rand:ALPHA): the hints were wrong on purpose, and runs with
   // and without it looked alike in the results otherwise. Empty: hints as the benchmark gives them.

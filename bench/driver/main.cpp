@@ -33,6 +33,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <roost/roost.hpp>
 #include <sstream>
@@ -120,7 +121,7 @@ constexpr const char* kUsage =
     "                (name V first: a row's ratio is to what its round measured before it)\n"
     "  --workers     worker counts to measure, each in turn\n"
     "  --platform    native (default) or sim: roost's schedulers on the simulated machine --topology names, timed\n"
-    "                in virtual time, with its L2 and L3 misses per timed repetition (src/platform/README.md)\n"
+    "                in virtual time, with the L2 and L3 misses of its median repetition (src/platform/README.md)\n"
     "  --topology    with --platform sim: the simulated machine, an hwloc synthetic description with cache sizes\n"
     "  --size        the size of the one benchmark --bench names; --small: every benchmark at the tests' size;\n"
     "                --paper: at the seeds' size (one of the three)\n"
@@ -389,18 +390,33 @@ int run(const run_config& cfg) {
                                });
             bench::current_runtime() = nullptr;
             // Each count on its own: a topology without an L2 (or an L3) has no count for it (-1), the others do.
+            // The counts of the repetition whose time is the median (of the two, with an even number: their
+            // mean), so that the row's counts and its time are of the same runs: the mean over every repetition
+            // beside the median time paired a cold first run's misses with a warm run's time.
+            const std::size_t first_timed = static_cast<std::size_t>(cfg.warmup);
+            std::vector<std::size_t> order(m.seconds.size());
+            std::iota(order.begin(), order.end(), std::size_t{0});
+            std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return m.seconds[a] < m.seconds[b]; });
+            std::vector<std::size_t> middle;
+            if (!order.empty()) {
+              middle.push_back(order[(order.size() - 1) / 2]);
+              if (order.size() % 2 == 0) middle.push_back(order[order.size() / 2]);
+            }
             double l2 = 0, l3 = 0, remote = 0;
-            for (std::size_t i = 2 * static_cast<std::size_t>(cfg.warmup); i + 1 < at_clock.size(); i += 2) {
+            for (std::size_t k : middle) {
+              const std::size_t i = 2 * (first_timed + k);
+              if (i + 1 >= at_clock.size()) continue;
               l2 += static_cast<double>(at_clock[i + 1].first - at_clock[i].first);
               l3 += static_cast<double>(at_clock[i + 1].second - at_clock[i].second);
               remote += static_cast<double>(remote_at_clock[i + 1] - remote_at_clock[i]);
             }
-            if (at_clock.front().first >= 0) m.l2_misses = l2 / cfg.reps;
-            if (at_clock.front().second >= 0) m.l3_misses = l3 / cfg.reps;
-            if (remote_at_clock.front() >= 0) m.remote_dram = remote / cfg.reps;
+            const double n = std::max<double>(1, static_cast<double>(middle.size()));
+            if (at_clock.front().first >= 0) m.l2_misses = l2 / n;
+            if (at_clock.front().second >= 0) m.l3_misses = l3 / n;
+            if (remote_at_clock.front() >= 0) m.remote_dram = remote / n;
             m.topology = cfg.topology;
             auto count = [](double x) { return x >= 0 ? std::to_string(static_cast<long long>(x + 0.5)) : std::string("none (no such cache)"); };
-            m.note = "virtual time; per timed repetition: L2 misses " + count(m.l2_misses) + ", L3 misses " +
+            m.note = "virtual time; per timed repetition (the median one): L2 misses " + count(m.l2_misses) + ", L3 misses " +
                      count(m.l3_misses) + ", remote DRAM lines " +
                      (m.remote_dram >= 0 ? std::to_string(static_cast<long long>(m.remote_dram + 0.5)) : std::string("none"));
           } else if (rs) {

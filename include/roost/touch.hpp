@@ -53,6 +53,8 @@ inline void touch(const void* base, std::size_t bytes, access mode = access::rea
 
 // A strided region in one call: `rows` rows of `row_bytes`, `stride` bytes apart (e.g. a tile of a
 // row-major matrix: base = &m[r0 * ld + c0], row_bytes = width * sizeof(T), stride = ld * sizeof(T)).
+// Rows may not overlap: with more than one row, a stride below row_bytes is a usage_error (as in
+// roost::data). The simulated platform charges each row as a touch of its own (src/sim/README.md).
 inline void touch_rows(const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride,
                        access mode = access::read) {
   if (detail::g_listening.load(std::memory_order_relaxed)) [[unlikely]]

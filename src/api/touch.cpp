@@ -35,6 +35,10 @@ void refresh_listening_locked() {
 // annotation stays free while nothing listens (touch.hpp).
 void check(const char* call, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride, bool strided) {
   const char* why = region_outside_address_space(base, row_bytes, rows, stride);
+  // Rows that overlap name some bytes twice: the simulation charged them twice, a footprint counted them
+  // twice (roost::data refuses them too).
+  if (!why && strided && rows > 1 && stride < row_bytes)
+    why = "rows longer than their stride overlap; the stride must be at least row_bytes";
   if (!why) [[likely]] return;
   std::ostringstream os;
   os << call << "(base=" << base;
@@ -84,7 +88,8 @@ void forward_touch_rows(const void* base, std::size_t row_bytes, std::size_t row
   // 2^62, rows and stride under 2^31, end below (rows - 1) * stride + row_bytes + base < 3 * 2^62.
   static_assert(sizeof(std::uintptr_t) == 8, "the bound below is for 64-bit addresses");
   const auto b = reinterpret_cast<std::uintptr_t>(base);
-  if (!(b != 0 && ((b | row_bytes) >> 62) == 0 && ((rows | stride) >> 31) == 0)) [[unlikely]]
+  if (!(b != 0 && ((b | row_bytes) >> 62) == 0 && ((rows | stride) >> 31) == 0 && (rows <= 1 || stride >= row_bytes)))
+      [[unlikely]]
     check("roost::touch_rows", base, row_bytes, rows, stride, true);
   dispatch([&](touch_consumer& c, int w) { c.on_touch_rows(w, base, row_bytes, rows, stride, mode); });
 }

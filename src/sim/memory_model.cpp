@@ -477,7 +477,7 @@ region_result memory_model::access_region(unsigned pu, std::uint64_t addr, std::
     const access_result a = access(pu, l, is_write);
     count_line(r, a, len);
     r.latency_sum_ns += a.latency_ns;
-    if (l == first) r.first_latency_ns = a.latency_ns;
+    r.lead_latency_ns = std::max(r.lead_latency_ns, a.latency_ns);
   }
   r.lines = last - first + 1;
   return r;
@@ -488,7 +488,7 @@ double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_
   const chain_t& ch = chains_[r.pu];
   const double streams = std::max(1u, concurrent_streams);
   const double line = static_cast<double>(line_bytes());
-  double t = r.first_latency_ns;
+  double t = r.lead_latency_ns;
   for (unsigned d = 0; d < ch.len; ++d) {
     if (!r.served[d]) continue;
     const instance_info& in = info_[ch.ids[d]];

@@ -77,7 +77,10 @@ struct region_result {
   std::uint64_t remote_lines = 0;  // = served[chain length + 1]: from another node's DRAM
   std::array<std::uint64_t, max_chain + 2> served{};  // [depth]; [chain length]: local memory, [+1]: remote
   double latency_sum_ns = 0;   // every line at its level's idle latency
-  double first_latency_ns = 0;
+  // The slowest line's latency: what the region waits for before its lines stream at their levels' bandwidths
+  // (region_cost_ns). Not the first line's: a region whose first line hit a cache hid the memory latency of
+  // all the others, and touching one cached line more made a touch cheaper (an outside-user campaign).
+  double lead_latency_ns = 0;
 };
 
 // Counts one line's access into a region's result (`chain_len`: its PU's caches), all but its latency,

@@ -156,7 +156,7 @@ void sharded_model::access_regions(unsigned pu, const byte_range* regions, std::
       const access_result a = shards_[l & shard_mask_].access(pu, l >> shard_shift_, is_write);
       count_line(r, a, len);
       r.latency_sum_ns += a.latency_ns;
-      if (l == lr.first) r.first_latency_ns = a.latency_ns;
+      r.lead_latency_ns = std::max(r.lead_latency_ns, a.latency_ns);
     }
   }
 }
@@ -182,10 +182,14 @@ void sharded_model::walk_shared(unsigned pu, std::size_t n, bool is_write, regio
       r.remote_lines += h.counts[i].remote_lines;
       r.coherence_misses += h.counts[i].coherence_misses;
     }
-    r.first_latency_ns = *next[lr.first & shard_mask_];
-    double sum = 0;
-    for (line_addr l = lr.first; l <= lr.last; ++l) sum += *next[l & shard_mask_]++;
+    double sum = 0, lead = 0;
+    for (line_addr l = lr.first; l <= lr.last; ++l) {
+      const double ns = *next[l & shard_mask_]++;
+      sum += ns;
+      lead = std::max(lead, ns);
+    }
     r.latency_sum_ns = sum;
+    r.lead_latency_ns = lead;
   }
 }
 

@@ -151,7 +151,7 @@ def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
     return rows
 
 
-# A simulated measurement's counts, per timed repetition, as the JSON names them, and their column titles.
+# A simulated measurement's counts, of its median repetition, as the JSON names them, and their column titles.
 MISSES = {"l2_misses": "L2 misses", "l3_misses": "L3 misses", "remote_dram": "remote DRAM lines"}
 
 
@@ -233,7 +233,7 @@ def simulated_line(topology: str = "") -> str:
                "the simulated machine (the results file does not name it: written before roost-bench did)")
     return (f"Simulated platform (`roost-bench --platform sim`): times are the virtual time of {machine}, not "
             "this host's; compare them only with runs on the same topology. Misses and remote DRAM lines are the "
-            "simulated caches' counts per timed repetition; the host's core-to-core round trip says nothing about "
+            "simulated caches' counts of the median repetition; the host's core-to-core round trip says nothing about "
             "virtual time and is left out.")
 
 
@@ -345,7 +345,7 @@ def console_table(records: list) -> str:
     for bench, run in _group(records).items():
         rows, how = bench_rows(run)
         sim = bool(run.simulated)
-        what = "virtual time of the simulated machine, misses per timed repetition" if sim else ""
+        what = "virtual time of the simulated machine, misses of the median repetition" if sim else ""
         lines.append(_title(bench, rows) + "".join(f": {x}" for x in (what, how) if x))
         extra = "".join(f" {k:>11}" for k in ("L2 misses", "L3 misses", "remote DRAM")) if sim else ""
         lines.append(f"  {'variant':<18} {'workers':>7} {'virtual ms' if sim else 'median ms':>10} {'vs serial':>9} "

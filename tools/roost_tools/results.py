@@ -32,7 +32,7 @@ class Measurement:
     # Which of `roost-bench --rounds N` interleaved rounds it belongs to (1..N); 0: a run of one round.
     round: int = 0
     # `roost-bench --platform sim` (driver/main.cpp): the simulated L2 and L3 misses and the lines fetched
-    # from another NUMA node's DRAM, per timed repetition (None: not simulated, or the topology has no such
+    # from another NUMA node's DRAM, of the median repetition (None: not simulated, or the topology has no such
     # cache); its seconds are then the simulated machine's virtual time, not this host's.
     l2_misses: int | None = None
     l3_misses: int | None = None
