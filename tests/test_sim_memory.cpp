@@ -370,13 +370,29 @@ TEST(SimMemory, AStreamIsChargedAtBandwidthAndNeverAboveItsLatency) {
   const unsigned len = static_cast<unsigned>(m.chain(0).size());
   EXPECT_EQ(cold.served[len], 64u);
   EXPECT_DOUBLE_EQ(cold.latency_sum_ns, 6400);
-  EXPECT_DOUBLE_EQ(m.region_cost_ns(cold), 100 + 64 * 64 / 10.0);  // first line's latency, then 10 B/ns
+  EXPECT_DOUBLE_EQ(m.region_cost_ns(cold), 100 + 64 * 64 / 10.0);  // the slowest line's latency, then 10 B/ns
   EXPECT_DOUBLE_EQ(m.region_cost_ns(cold, 4), 100 + 64 * 64 / 4.0);  // 4 streams share 16 B/ns
   const region_result warm = m.access_region(0, 0, 64 * 64, access_kind::read);
   EXPECT_EQ(warm.served[0], 64u);  // all in L2
   EXPECT_DOUBLE_EQ(m.region_cost_ns(warm), 5 + 64 * 64 / 50.0);
   const region_result one = m.access_region(0, 1 << 20, 8, access_kind::read);
   EXPECT_DOUBLE_EQ(m.region_cost_ns(one), 100);  // one line: its latency
+}
+
+// A region waits for its slowest line, not its first: with the first line's latency, a touch whose first
+// line hit the L2 hid the memory latency of the rest, and touching a cached line more made it cheaper
+// (lines 1-8 cold: 100 + 8 x 6.4; lines 0-8, line 0 in the L2: 5 + ... ; an outside-user campaign).
+TEST(SimMemory, ATouchCostsAtLeastWhatATouchOfASubsetOfItsLinesCosts) {
+  const char* params = "dram.local_ns=100 dram.core_bw=10 l2.latency_ns=5 l2.bw=50";
+  memory_model a = model_of(kTwoNodes, params), b = model_of(kTwoNodes, params);
+  for (memory_model* m : {&a, &b}) (void)m->access_region(0, 0, 64, access_kind::read);  // line 0 in the L2
+  const region_result cold = a.access_region(0, 64, 8 * 64, access_kind::read);        // lines 1-8
+  const region_result with_hot = b.access_region(0, 0, 9 * 64, access_kind::read);     // lines 0-8
+  ASSERT_EQ(cold.served[a.chain(0).size()], 8u);
+  ASSERT_EQ(with_hot.served[0], 1u);
+  EXPECT_DOUBLE_EQ(a.region_cost_ns(cold), 100 + 8 * 64 / 10.0);
+  EXPECT_DOUBLE_EQ(b.region_cost_ns(with_hot), 100 + 64 / 50.0 + 8 * 64 / 10.0);
+  EXPECT_GE(b.region_cost_ns(with_hot), a.region_cost_ns(cold));
 }
 
 // dram.sharing=nodes (shared_bandwidth.hpp): a stream's rate is the least, over the controllers and
