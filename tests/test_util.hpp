@@ -10,6 +10,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -139,26 +140,23 @@ inline roost::options opts_sharing_the_root(const std::string& sched, unsigned w
   return o;
 }
 
-// The message of the roost::config_error that f() throws, or "" when it throws none.
-template <class F>
-std::string config_error_of(F&& f) {
+// The message of the exception of type E that f() throws, or "" when it throws none.
+template <class E, class F>
+std::string message_of(F&& f) {
   try {
     f();
-  } catch (const roost::config_error& e) {
+  } catch (const E& e) {
     return e.what();
   }
   return "";
 }
-
-// The message of the roost::usage_error that f() throws, or "" when it throws none.
+template <class F>
+std::string config_error_of(F&& f) {
+  return message_of<roost::config_error>(std::forward<F>(f));
+}
 template <class F>
 std::string usage_error_of(F&& f) {
-  try {
-    f();
-  } catch (const roost::usage_error& e) {
-    return e.what();
-  }
-  return "";
+  return message_of<roost::usage_error>(std::forward<F>(f));
 }
 
 // msg is an error message that names every one of parts.
