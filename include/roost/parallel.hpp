@@ -140,22 +140,21 @@ C common_bound(I v, const char* what, const char* which) {
     if (v < 0) throw_negative_bound(what, which, static_cast<long long>(v));
   return static_cast<C>(v);
 }
+// A trait, not a concept: the public headers compile as C++17 (tests/install).
 template <class I, class J>
-concept mixed_integers = std::is_integral_v<I> && std::is_integral_v<J> && !std::is_same_v<I, J> &&
-                         !std::is_same_v<I, bool> && !std::is_same_v<J, bool>;
+inline constexpr bool mixed_integers = std::is_integral_v<I> && std::is_integral_v<J> && !std::is_same_v<I, J> &&
+                                       !std::is_same_v<I, bool> && !std::is_same_v<J, bool>;
 }  // namespace detail
 
 // parallel_for and parallel_reduce over bounds of two integer types (0 and v.size()): both in their common
 // type, the type body(lo, hi) is given; a negative bound where that type is unsigned is a usage_error.
-template <class I, class J, class Body>
-  requires detail::mixed_integers<I, J>
+template <class I, class J, class Body, std::enable_if_t<detail::mixed_integers<I, J>, int> = 0>
 void parallel_for(I first, J last, std::size_t grain, const Body& body) {
   using C = std::common_type_t<I, J>;
   parallel_for(detail::common_bound<C>(first, "roost::parallel_for", "first"),
                detail::common_bound<C>(last, "roost::parallel_for", "last"), grain, body);
 }
-template <class I, class J, class T, class Body, class Combine>
-  requires detail::mixed_integers<I, J>
+template <class I, class J, class T, class Body, class Combine, std::enable_if_t<detail::mixed_integers<I, J>, int> = 0>
 T parallel_reduce(I first, J last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
   using C = std::common_type_t<I, J>;
   return parallel_reduce(detail::common_bound<C>(first, "roost::parallel_reduce", "first"),
