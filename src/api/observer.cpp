@@ -39,11 +39,11 @@ std::string task_event::path_string() const { return engine::format_spawn_path(p
 // is running or can start, and the program may then delete it (it deleted one a worker was still calling:
 // a heap-use-after-free found by an outside-user campaign). Two phases, as sleepable RCU counts its readers:
 // a callback counts itself in the current phase, then reads the observer; the setter swaps the observer,
-// flips the phase and waits until the old phase's count is zero. New callbacks count in the new phase, so
-// the wait ends however busy the workers are. Why it is enough (every step seq_cst, one total order): a
-// callback that read the old observer read it before the swap, so its count came before the swap, which
-// comes before the setter's reads of the counts; one whose count came after those reads reads the
-// observer after the swap. Striped by worker, so that workers do not share one counter's line.
+// waits until the retired phase's count is zero, flips the phase and waits until the old phase's count is
+// zero (set_task_observer says why both). New callbacks count in the new phase, so the waits end however
+// busy the workers are. Why it is enough (every step seq_cst, one total order): a callback whose count a
+// wait did not see counted itself after that wait, so after the swap, and reads the observer installed
+// then or later. Striped by worker, so that workers do not share one counter's line.
 namespace {
 constexpr unsigned kCallStripes = 64;
 struct alignas(64) call_count {
@@ -78,17 +78,28 @@ void with_observer(detail::worker_abi& w, F&& f) {
 }
 }  // namespace
 
+namespace {
+// Until no callback is counted in `phase` (this thread's own, if it is one, not waited for).
+void drain(unsigned phase) {
+  for (unsigned k = 0; k < kCallStripes; ++k) {
+    const std::int64_t mine = (t_callback_phase == static_cast<int>(phase) && t_callback_stripe == k) ? 1 : 0;
+    while (g_calls[phase][k].n.load(std::memory_order_seq_cst) > mine) std::this_thread::yield();
+  }
+}
+}  // namespace
+
 task_observer* set_task_observer(task_observer* o) {
   std::lock_guard<std::mutex> lk(g_set_observer_mu);
   task_observer* prev = g_task_observer.exchange(o, std::memory_order_seq_cst);
   set_bit(kObserverBit, o != nullptr);
   const unsigned old = g_call_phase.load(std::memory_order_relaxed);
+  // First the retired phase: a callback that read it before the last flip may have counted itself there after
+  // the last setter looked, and then read the observer that setter installed (the previous one now). Then the
+  // flip, and the phase callbacks counted themselves in until now. (Only the second wait, a TSan build saw a
+  // callback of a deleted observer: sleepable RCU waits on both counters for the same reason.)
+  drain(old ^ 1u);
   g_call_phase.store(old ^ 1u, std::memory_order_seq_cst);
-  for (unsigned k = 0; k < kCallStripes; ++k) {
-    // This thread's own callback, if it is one counted in the old phase, is not waited for.
-    const std::int64_t mine = (t_callback_phase == static_cast<int>(old) && t_callback_stripe == k) ? 1 : 0;
-    while (g_calls[old][k].n.load(std::memory_order_seq_cst) > mine) std::this_thread::yield();
-  }
+  drain(old);
   return prev;
 }
 
