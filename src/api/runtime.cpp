@@ -121,7 +121,7 @@ void check_outputs_apart(const resolved_options& cfg) {
 
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
-runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)), creator_pid_(static_cast<long>(::getpid())) {
+runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp) once the runtime is
   // made (below): a runtime that fails to be made changes nothing. Checked here, with the other settings.
   // From the environment the allocator reads it itself, also before any runtime exists.
@@ -232,7 +232,7 @@ runtime_core::~runtime_core() {
   // A copy in a child of fork(): the worker threads, timers and open files are the parent's; stopping the
   // engine would wait for threads that do not exist here, and the trace and report would be written over
   // the parent's (a child's exit added its copy of the parent's records to the parent's trace).
-  if (static_cast<long>(::getpid()) != creator_pid_) {
+  if (eng && eng->creator_pid() != static_cast<long>(::getpid())) {
     abandon();
     return;
   }
@@ -295,9 +295,9 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     throw usage_error("roost::runtime::run called from a task of another roost::runtime; a task may only "
                       "nest run() of the runtime it runs on");
   }
-  if (pid != creator_pid_)
+  if (pid != eng->creator_pid())
     throw usage_error("roost::runtime::run in a child of fork(): this runtime was made by process " +
-                      std::to_string(creator_pid_) + ", and its worker threads, timers and files are that "
+                      std::to_string(eng->creator_pid()) + ", and its worker threads, timers and files are that "
                       "process's; make a new runtime in the child");
   runs_in_progress_.fetch_add(1);
   struct uncount {

@@ -39,7 +39,6 @@ class runtime_core {
 
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
   std::atomic<int> runs_in_progress_{0};    // run() calls not returned (the outermost of each thread)
-  const long creator_pid_;                  // the process that made it (getpid)
 };
 
 }  // namespace roost::detail
