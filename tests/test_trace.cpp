@@ -969,6 +969,31 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
   remove_trace(file);
 }
 
+// The tracer reserves the file's blocks ahead of its chunks (tracer::reserve_locked, 4 MiB at a time); the
+// ended trace holds only the blocks of what it wrote, on a file system that can reserve or one that cannot.
+TEST(TraceStream, TheFileKeepsNoBlocksPastWhatWasWritten) {
+  const std::string file = temp("roost_reserve.trace");
+  roost::options o;
+  o.workers = 2;
+  o.trace = file;
+  o.trace_depth = "all";
+  {
+    roost::detail::runtime_core core(o);
+    long r = 0;
+    auto body = [&r] { r = fib(16); };  // 1597 begins, as many ends: more than one lane's chunk
+    core.run([](void* f) { (*static_cast<decltype(body)*>(f))(); }, &body);
+    ASSERT_EQ(r, 987);
+    EXPECT_GT(core.tracer->chunks_written(), 0u);
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  const std::uint64_t held = static_cast<std::uint64_t>(st.st_blocks) * 512;
+  EXPECT_LT(held, static_cast<std::uint64_t>(st.st_size) + (1u << 20))
+      << st.st_size << " bytes written, " << held << " bytes of blocks held";
+  EXPECT_TRUE(tr::read(file).complete);
+  remove_trace(file);
+}
+
 // Until the runtime ends, FILE.json is a timeline without events (a viewer opens it), not an empty file: what
 // a program that never destroys its runtime (exit(), std::terminate) leaves behind.
 TEST(TraceFile, TheTimelineIsAnEmptyOneUntilTheRuntimeEnds) {

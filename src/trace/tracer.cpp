@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -246,6 +247,7 @@ void tracer::write_chunk_locked(const lane& l, std::uint16_t id) {
   }
   const int n_parts = l.used > 0 ? 7 : 1;
   const std::size_t total = sizeof h + h.body_bytes();
+  reserve_locked(total);
   ssize_t done;
   do done = ::writev(file_.fd, parts, n_parts);
   while (done < 0 && errno == EINTR);
@@ -258,6 +260,31 @@ void tracer::write_chunk_locked(const lane& l, std::uint16_t id) {
     write_locked(all.data() + done, total - static_cast<std::size_t>(done));
   }
   if (write_errno_ == 0) chunks_written_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void tracer::reserve_locked(std::size_t n) {
+  if (!preallocating_) return;
+  if (file_end_ == 0) {  // the first chunk: the header lies before it
+    const off_t at = ::lseek(file_.fd, 0, SEEK_CUR);
+    if (at < 0) {
+      preallocating_ = false;
+      return;
+    }
+    file_end_ = allocated_end_ = static_cast<std::uint64_t>(at);
+  }
+  const std::uint64_t end = file_end_ + n;
+  file_end_ = end;  // a write that fails stops the trace: the count need not follow it
+  if (end <= allocated_end_) return;
+  // KEEP_SIZE: the file's size stays what was written, so a reader of a trace still being written, or of
+  // one whose program died, sees no hole of zeros; and no RLIMIT_FSIZE signal for blocks past the end.
+  // A file system that cannot (tmpfs before 2.6.x, NFS, FUSE) or a full disk: written as before, the
+  // write itself then reporting what is wrong.
+  if (::fallocate(file_.fd, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(allocated_end_),
+                  static_cast<off_t>(kPreallocateBytes)) != 0) {
+    preallocating_ = false;
+    return;
+  }
+  allocated_end_ += kPreallocateBytes;
 }
 
 void tracer::flush(lane& l, std::uint16_t id) {
@@ -348,6 +375,9 @@ void tracer::finish() {
       if (lanes_[w].used > 0) write_chunk_locked(lanes_[w], static_cast<std::uint16_t>(w));
     if (runtime_lane_.used > 0) write_chunk_locked(runtime_lane_, kRuntimeLane);
     write_chunk_locked(lane{}, kEndLane);  // no records: its columns are not read
+    // The blocks reserved past the end go back: a truncation to the size the file has frees them.
+    struct stat st;
+    if (allocated_end_ > 0 && ::fstat(file_.fd, &st) == 0) (void)!::ftruncate(file_.fd, st.st_size);
     // close() reports what the file system kept back (NFS, quotas).
     if (::close(file_.fd) != 0 && write_errno_ == 0) {
       write_errno_ = errno;
