@@ -884,6 +884,33 @@ TEST(NumaSim, NodesAndNodeSizesAreTheSimulatedMachines) {
   EXPECT_EQ(rt.run([] { return 42; }), 42);  // and the runtime goes on
 }
 
+// numa_policy=interleave deals a program's pages from node 0, as its model pages come: the simulation gave
+// the first host page simulated page 1, so interleaving began on node 1, and with model pages of 8 KiB the
+// program's first 4 KiB sat alone in a model page (host pages 0 | 1 2 | 3 4 | ...).
+TEST(NumaSim, InterleavedPagesBeginOnNodeZeroInWholeModelPages) {
+  for (const int model_page : {4096, 8192}) {
+    SCOPED_TRACE("page_size=" + std::to_string(model_page));
+    roost::options o;
+    o.scheduler = "ws";
+    o.workers = 1;
+    o.platform = "sim";
+    o.topology = "pack:2 [numa(memory=1GiB)] l3:1(size=4MiB) core:1 pu:1";
+    o.sim_params = "numa_policy=interleave,page_size=" + std::to_string(model_page / 1024) + "KiB";
+    roost::runtime rt(o);
+    constexpr int kPages = 8;
+    auto* p = static_cast<char*>(std::aligned_alloc(kPage, kPages * kPage));
+    ASSERT_NE(p, nullptr);
+    std::vector<int> nodes(kPages, -2);
+    rt.run([&] {
+      for (int k = 0; k < kPages; ++k) roost::touch(p + k * kPage, kPage, roost::access::write);
+      for (int k = 0; k < kPages; ++k) nodes[k] = roost::numa_node_of(p + k * kPage);
+    });
+    for (int k = 0; k < kPages; ++k)
+      EXPECT_EQ(nodes[k], (k * static_cast<int>(kPage) / model_page) % 2) << "host page " << k;
+    std::free(p);
+  }
+}
+
 TEST(NumaSim, OneNodeRunsAndSaysDealingHasNothingToChooseFrom) {
   roost::options o;
   o.scheduler = "numa";

@@ -89,7 +89,10 @@ class simulation final : public touch_consumer {
   // pu: the touching PU, which places a first-touch page given out again (sharded_model::place_reused).
   std::uint64_t sim_address(std::uintptr_t host, unsigned pu);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
-  std::uint64_t next_sim_page_ = 1;
+  // From 0, as the model's pages are: interleaving starts on node 0, and a model page larger than kPage
+  // holds the first host pages touched together (from 1, the first sat alone in model page 0). Every
+  // sentinel of the model is ~0 (page_map, last_page, cache tags), never page or line 0.
+  std::uint64_t next_sim_page_ = 0;
   // Memory roost::numa_free gave back (any thread: page_placement's removal listener) is forgotten before
   // the next touch or page lookup: its host pages lose their simulated pages, which lose their node and are
   // the next ones given out, oldest first. So memory made again at the same host addresses is placed by
