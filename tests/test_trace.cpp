@@ -886,8 +886,11 @@ TEST(TraceFile, OneTracingRuntimeAtATime) {
   roost::options o;
   o.workers = 1;
   o.trace = temp("roost_one.trace");
-  roost::runtime a(o);
-  EXPECT_THROW(roost::runtime b(o), roost::config_error);
+  {
+    roost::runtime a(o);
+    EXPECT_THROW(roost::runtime b(o), roost::config_error);
+  }
+  remove_trace(*o.trace);  // a's (each make test left two files in the temporary directory)
 }
 
 // A tracer records its own runtime's tasks and touches, never another runtime's, even while both run at
