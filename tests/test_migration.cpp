@@ -220,6 +220,46 @@ TEST(PerWorkerApi, OutsideATaskEachThreadHasItsOwnElement) {
   EXPECT_GE(gap < 0 ? -gap : gap, 128);
 }
 
+// Runtimes made one after another, and threads started one after another: each worker and each thread gets
+// a fresh element. A destroyed runtime's worker's address, and an ended thread's thread-local storage, are
+// often the next one's, and were the key: 50 runtimes in turn made 23 elements, the rest found a dead
+// worker's value (an outside-user campaign).
+TEST(PerWorkerApi, LaterRuntimesAndThreadsGetFreshElements) {
+  int made = 0;
+  roost::per_worker<int> pw([&made] {
+    ++made;
+    return 0;
+  });
+  constexpr int kRuntimes = 50, kThreads = 20;
+  int stale = 0;
+  for (int i = 0; i < kRuntimes; ++i) {
+    roost::runtime rt(opts("ws", 1));
+    rt.run([&] { stale += pw.local()++ != 0; });
+  }
+  for (int i = 0; i < kThreads; ++i) std::thread([&] { stale += pw.local()++ != 0; }).join();
+  EXPECT_EQ(stale, 0);
+  EXPECT_EQ(made, kRuntimes + kThreads);
+  EXPECT_EQ(pw.size(), static_cast<std::size_t>(kRuntimes + kThreads));
+  EXPECT_EQ(pw.combine(std::plus<>()), kRuntimes + kThreads);
+}
+
+// combine calls the factory only when there is no element: a factory with an effect (a counter, a handle)
+// ran once more at every combine.
+TEST(PerWorkerApi, CombineCallsTheFactoryOnlyWithoutElements) {
+  int made = 0;
+  roost::per_worker<int> pw([&made] {
+    ++made;
+    return 7;
+  });
+  EXPECT_EQ(pw.combine(std::plus<>()), 7);  // none: what a fresh one holds
+  EXPECT_EQ(made, 1);
+  roost::runtime rt(opts("ws", 1));
+  rt.run([&] { pw.local() += 1; });
+  EXPECT_EQ(made, 2);
+  EXPECT_EQ(pw.combine(std::plus<>()), 8);
+  EXPECT_EQ(made, 2);
+}
+
 // Two runtimes at once, each with its own worker 0 and 1, on one per_worker: every worker of each has its
 // own element (the ids collide, the workers do not).
 TEST(PerWorkerApi, WorkersOfTwoRuntimesAtOnceHaveTheirOwnElements) {

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <new>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -49,7 +50,7 @@ class per_worker {
   T& local() {
     // Preemption (roost/preempt.hpp) may run another task on this worker: not inside the look-up and insert.
     detail::no_preempt_scope np(detail::running_fiber());
-    const void* key = current_key();
+    const std::uint64_t key = current_key();
     std::atomic<node*>& head = buckets_[bucket_of(key)];
     node* first = head.load(std::memory_order_acquire);
     for (node* n = first; n; n = n->next)
@@ -64,20 +65,17 @@ class per_worker {
   }
 
   // op(op(e0, e1), e2)... over the elements (in no particular order: op should be associative and
-  // commutative); what a fresh element holds (T{}, the initial value or factory()) when there is none.
+  // commutative); what a fresh element holds (T{}, the initial value or factory()) when there is none,
+  // the only case in which combine calls the factory.
   template <class Op>
   T combine(Op op) const {
-    bool first = true;
-    T acc{make_()};
+    std::optional<T> acc;
     for_each([&](const T& v) {
-      if (first) {
-        acc = v;
-        first = false;
-      } else {
-        acc = op(acc, v);
-      }
+      if (!acc) acc.emplace(v);
+      else *acc = op(std::as_const(*acc), v);
     });
-    return acc;
+    if (!acc) return make_();
+    return std::move(*acc);
   }
 
   template <class F>
@@ -111,24 +109,19 @@ class per_worker {
   // Padded to whole cache lines: two workers' elements never share one. 128 bytes, not 64: the adjacent
   // line prefetcher of x86 cores moves lines in pairs.
   struct alignas(128) node {
-    node(const void* k, T v) : key(k), value(std::move(v)) {}
-    const void* key;
+    node(std::uint64_t k, T v) : key(k), value(std::move(v)) {}
+    std::uint64_t key;
     node* next = nullptr;
     T value;
   };
   static constexpr std::size_t kBuckets = 64;
-  static std::size_t bucket_of(const void* key) {
-    auto x = reinterpret_cast<std::uintptr_t>(key);
-    x ^= x >> 7;
-    x ^= x >> 13;
-    return x % kBuckets;
-  }
-  // The worker running the caller (a worker is one OS thread for its whole life, unique among the live
-  // runtimes' workers), or outside any task the calling thread.
-  static const void* current_key() {
-    if (detail::fiber_abi* fb = detail::running_fiber()) return fb->worker;
-    static thread_local char outside;
-    return &outside;
+  static std::size_t bucket_of(std::uint64_t key) { return key % kBuckets; }  // numbers given in turn
+  // The worker running the caller, or outside any task the calling thread: a number for the process's life
+  // (detail::new_worker_uid), never an address, which a later worker or thread may have.
+  static std::uint64_t current_key() {
+    if (detail::fiber_abi* fb = detail::running_fiber()) return fb->worker->uid;
+    static thread_local const std::uint64_t outside = detail::new_worker_uid();
+    return outside;
   }
 
   std::function<T()> make_;

@@ -15,6 +15,11 @@ __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec"))) =
 
 __attribute__((noinline)) fiber_abi* running_fiber_out_of_line() { return t_running_fiber; }
 
+std::uint64_t new_worker_uid() noexcept {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 void throw_outside_task(const char* call) {
   throw usage_error(std::string(call) + " called outside roost::runtime::run: spawn tasks from inside a task "
                     "(rt.run([&] { ... tg.run(...); ... }))");

@@ -49,6 +49,9 @@ enum class spawn_path : std::uint8_t {
   inline_join_queue,
 };
 
+// A number no other worker or thread of this process had or will have (task_group.cpp): per_worker's key.
+std::uint64_t new_worker_uid() noexcept;
+
 struct worker_abi {
   ws_deque<job> deque;
   // Path inline_join_queue only. Both written by the policy on the worker's own thread, read by the tasks
@@ -65,6 +68,10 @@ struct worker_abi {
   // with the previous tick's to tell a stuck task from one that makes progress (engine/preemption.cpp).
   // Written by the worker's thread only (plain moves), read by its handler and by the chained timer's.
   std::atomic<std::uint64_t> sched_points{0};
+  // This worker's number for the process's life: per_worker's key. Its address is no key: the allocator
+  // gives a destroyed runtime's worker's address to the next runtime's, which then found the dead one's
+  // element (an outside-user campaign). In this line, not the next: that one is full (engine/worker.hpp).
+  std::uint64_t uid = new_worker_uid();
   alignas(64) task_id* current_task = nullptr;
   unsigned id = 0;
   // Written by the engine at start and whenever hooks are installed or removed (any thread), read by the
