@@ -16,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <stdexcept>
+#include <cerrno>
 #include <thread>
 
 #include <ucontext.h>
@@ -428,6 +429,43 @@ TEST(PreemptThread, ATaskMayChooseSignalYieldUnderKltSwitching) {
   EXPECT_TRUE(st.sibling_same_thread);
   EXPECT_FALSE(st.same_tls);
   EXPECT_GE(rt.preemptions(), 1u);
+}
+
+// A worker whose tasks mix the two types: a signal-yield task preempted on the worker's thread, then a
+// KLT-switching one that keeps that thread; the spare serves the worker and resumes the first task on
+// itself. Its errno comes back on the thread it resumed on: the tick's handler restored it through the
+// location it read before the switch, the old thread's (an outside-user campaign; TSan: "signal handler
+// spoils errno"), and the task read another value.
+// The calling thread's errno and id, asked for anew: GCC takes __errno_location and pthread_self for const
+// functions, and reused what the task read before its preemption.
+__attribute__((noipa)) int errno_here() { return errno; }
+__attribute__((noipa)) std::thread::id thread_here() { return std::this_thread::get_id(); }
+
+TEST(PreemptThread, ASignalYieldTaskKeepsItsErrnoWhereverItResumes) {
+  roost::runtime rt(preempting("ws", 1, "1ms", "aligned", "signal"));
+  int wrong = 0, moved = 0;
+  for (int round = 0; round < 10; ++round) {
+    rt.run([&] {
+      std::atomic<int> flag{0};
+      roost::task_group g;
+      g.run([&] {
+        roost::preempt_as s(roost::preemption::signal);
+        const auto thread = thread_here();
+        errno = 4321;
+        spin_until(flag);
+        wrong += errno_here() != 4321;
+        moved += thread_here() != thread;
+      });
+      g.run([&] {
+        roost::preempt_as k(roost::preemption::klt);
+        spin_until(flag);
+      });
+      g.run([&] { flag.store(1, std::memory_order_release); });
+      g.wait();
+    });
+  }
+  EXPECT_EQ(wrong, 0) << moved << " of 10 rounds resumed the signal-yield task on another thread";
+  EXPECT_GE(rt.preemptions(), 10u);
 }
 
 // Under ROOST_PREEMPT=off a task's choice cannot take effect: the program runs (nothing spins here) and is

@@ -6,13 +6,17 @@
 // many spinners as workers the program hangs. With ROOST_PREEMPT on, each worker's timer ticks every
 // ROOST_PREEMPT_INTERVAL (1ms); a tick that finds a task in its own code, with no scheduling point since
 // the previous tick, suspends it, queues it behind the worker's other work, and the worker schedules. The
-// task resumes later on the same worker, by returning from the tick: nothing it sees changes but the time.
+// task resumes later on the same worker, by returning from the tick, its errno as it was: under
+// KLT-switching nothing it sees changes but the time (signal-yield: below).
 // How it is suspended is the thesis's thread type (digest §4.6), the runtime's default by ROOST_PREEMPT and
 // a task's own by roost::preempt_as (below):
 //  * signal-yield (ROOST_PREEMPT=signal): the worker's kernel thread switches to its scheduler and runs the
-//    worker's next tasks; the task resumes on the same kernel thread. The cheaper type. The next tasks see
-//    the thread's thread_local values as the preempted task left them (and may change them under it), and
-//    a lock it holds is held by their thread too;
+//    worker's next tasks; the task resumes on the kernel thread that serves the worker then: the same one,
+//    unless the worker's tasks mix the two types (roost::preempt_as) and a KLT-switching task holds that
+//    thread, when it is another (the thesis's signal-yield, digest §4.2: for code that does not depend on
+//    its kernel thread). The cheaper type. The next tasks see the thread's thread_local values as the
+//    preempted task left them (and may change them under it), and a lock it holds is held by their thread
+//    too;
 //  * KLT-switching (ROOST_PREEMPT=klt): the task keeps its kernel thread, which sleeps with it while a
 //    spare kernel thread serves the worker, and wakes when the worker comes to the task again. Its
 //    thread_local values and errno stay its own, a recursive or error-checking lock it holds is not the

@@ -18,6 +18,11 @@ inline void set_off(detail::fiber_abi& f, std::uint32_t v) {
   std::atomic_signal_fence(std::memory_order_seq_cst);
 }
 inline void bump(std::atomic<std::uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+// errno of the thread that calls it. Out of line, so that the location is asked for again: GCC takes
+// __errno_location for a const function and kept the one read at the tick's entry, and a signal-yield task
+// may resume on another kernel thread of its worker (one a KLT-switching task of the worker does not hold),
+// whose errno the return then has to set, not the old thread's (TSan: "signal handler spoils errno").
+__attribute__((noinline)) void set_errno_here(int value) { errno = value; }
 }  // namespace
 
 // Runs on the thread the tick interrupted, on the interrupted stack. It calls nothing that is not
@@ -51,7 +56,8 @@ void on_preempt_tick(void* ucontext) {
       // From here the task's fiber is in the runtime again: a tick while we switch is deferred.
       set_off(*f, 1);
       // The task's own choice of thread type (roost::preempt_as), else the runtime's. Returns when the task
-      // is resumed, on this same thread (counted then, on the worker it resumed on, which is this one);
+      // is resumed, on this worker (counted then), on this same kernel thread unless the task is
+      // signal-yield and a KLT-switching task of the worker holds this thread now (preempt.hpp);
       // false if it could not be suspended now (no pooled stack to schedule on without allocating here, no
       // spare thread): the next tick tries again.
       const std::uint8_t kind = f->preempt_kind.load(std::memory_order_relaxed);
@@ -60,7 +66,7 @@ void on_preempt_tick(void* ucontext) {
       set_off(*f, 0);
     }
   }
-  errno = saved_errno;
+  set_errno_here(saved_errno);
 }
 
 preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_design design,
