@@ -23,6 +23,7 @@
 
 #include "engine/critical_windows.hpp"
 #include "engine/preemption.hpp"
+#include "platform/preempt_signal.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
 
@@ -680,6 +681,24 @@ TEST(PreemptOff, ASpinnerWaitingForALaterSiblingHangsWithoutPreemption) {
   EXPECT_EQ(done, 0) << "the program finished without preemption (status " << status << ")";
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
+}
+
+// Which system libraries a process has linked into the program, from the loader's list of objects: the C
+// library must be a shared object for preemption (its ticks are deferred there by address); a C++ runtime
+// linked in is told, not refused. The refusal itself: Preempt.AStaticallyLinkedCLibraryIsRefused (ctest).
+TEST(PreemptConfig, SystemLibrariesLinkedIntoTheProgramAreFound) {
+  namespace pp = roost::platform::preempt;
+  const std::vector<std::string> dynamic = {"", "linux-vdso.so.1", "/lib/x86_64-linux-gnu/libstdc++.so.6",
+                                            "/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"};
+  EXPECT_EQ(pp::static_system_libraries(dynamic), "");
+  EXPECT_FALSE(pp::static_cxx_runtime(dynamic));
+  const std::vector<std::string> all_static = {"", "linux-vdso.so.1"};
+  EXPECT_EQ(pp::static_system_libraries(all_static), "the C library");
+  EXPECT_TRUE(pp::static_cxx_runtime(all_static));
+  const std::vector<std::string> static_cxx = {"", "linux-vdso.so.1", "/lib/x86_64-linux-gnu/libc.so.6"};
+  EXPECT_EQ(pp::static_system_libraries(static_cxx), "");
+  EXPECT_TRUE(pp::static_cxx_runtime(static_cxx));
+  EXPECT_EQ(pp::static_system_libraries({"", "/lib/ld-musl-x86_64.so.1"}), "");  // musl's libc is its loader
 }
 
 TEST(PreemptConfig, AProgramWithItsOwnSigurgHandlerIsToldWhy) {

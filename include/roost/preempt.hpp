@@ -29,7 +29,9 @@
 //  * a system library: the C library and the dynamic loader, the C++ runtime and unwinder, the sanitizer
 //    runtimes. Their locks (malloc's, stdio's) and per-thread state would otherwise be met, taken and half
 //    changed, by the next task of the same OS thread. A loop that spends almost all its time inside such
-//    a call (sched_yield, say) is preempted only when a tick lands in its own instructions;
+//    a call (sched_yield, say) is preempted only when a tick lands in its own instructions. They are known
+//    as shared objects: a program with the C library linked in (-static) is refused preemption (a
+//    config_error), one with the C++ runtime linked in (-static-libstdc++) is told so once, on stderr;
 //  * a roost::non_preemptible region (below).
 //
 // What code must not do under preemption, as with any preemptive M:N threads (digest §4.6):

@@ -8,10 +8,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "roost/errors.hpp"
 
@@ -52,6 +54,21 @@ int collect(struct dl_phdr_info* info, std::size_t, void*) {
   return 0;
 }
 
+int collect_names(struct dl_phdr_info* info, std::size_t, void* out) {
+  static_cast<std::vector<std::string>*>(out)->emplace_back(info->dlpi_name ? info->dlpi_name : "");
+  return 0;
+}
+
+bool named(const std::vector<std::string>& loaded, std::initializer_list<const char*> prefixes) {
+  for (const std::string& path : loaded) {
+    const std::size_t slash = path.rfind('/');
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    for (const char* p : prefixes)
+      if (base.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
 std::mutex g_install_mu;
 int g_installs = 0;
 tick_fn g_on_tick = nullptr;
@@ -65,9 +82,34 @@ void handler(int, siginfo_t*, void* uc) {
 
 }  // namespace
 
+std::string static_system_libraries(const std::vector<std::string>& loaded) {
+  return named(loaded, {"libc.so", "libc.musl", "ld-musl"}) ? "" : "the C library";
+}
+
+bool static_cxx_runtime(const std::vector<std::string>& loaded) { return !named(loaded, {"libstdc++", "libc++"}); }
+
 void install(tick_fn on_tick, const std::string& setting) {
   std::lock_guard<std::mutex> lk(g_install_mu);
   if (g_installs++ > 0) return;
+  std::vector<std::string> loaded;
+  dl_iterate_phdr(&collect_names, &loaded);
+  if (const std::string linked_in = static_system_libraries(loaded); !linked_in.empty()) {
+    --g_installs;
+    throw config_error(setting + ": this program has " + linked_in + " linked into it (-static), where "
+                       "roost cannot tell its code from the program's, so a tick could land inside its locks "
+                       "(stdio's, malloc's) and let the next task of the thread in; link it dynamically (the "
+                       "default), or turn preemption off (ROOST_PREEMPT=off)");
+  }
+  // The C++ runtime linked in (-static-libstdc++): its own locks are few (once-initialisations, the
+  // emergency exception pool) and its stdio and malloc calls reach the shared C library, so this is told,
+  // not refused.
+  static bool told_cxx = false;
+  if (static_cxx_runtime(loaded) && !told_cxx) {
+    told_cxx = true;
+    std::fprintf(stderr, "roost: %s: the C++ runtime is linked into this program (-static-libstdc++), where a "
+                 "tick is not deferred as it is in a shared libstdc++; its own locks (once-initialisations, the "
+                 "emergency exception pool) are not protected from preemption\n", setting.c_str());
+  }
   struct sigaction now;
   sigaction(kSignal, nullptr, &now);
   const bool theirs = (now.sa_flags & SA_SIGINFO) ? now.sa_sigaction != nullptr

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <ctime>
+#include <vector>
 
 namespace roost::platform::preempt {
 
@@ -29,6 +30,16 @@ void uninstall();
 // again (a spin-wait would then hang). One sigaction(2) call: made at every runtime::run while
 // preemption is on.
 void check_installed(const std::string& setting);
+
+// In a process whose loaded objects are named `loaded` (the dynamic loader's list: "" for the program, then
+// its shared objects): "the C library" when it is not among them, else "". A system library linked into the
+// program (-static) cannot be told apart from the program's own code, whose ticks are not deferred
+// (in_system_library), so a tick could land inside its locks: stdio's and malloc's. The next task of the
+// thread then wrote into a half-written stdio buffer (an outside-user campaign: lines cut and mixed under
+// signal-yield). install() refuses it with a config_error; a C++ runtime linked in (static_cxx_runtime) is
+// told once on stderr.
+std::string static_system_libraries(const std::vector<std::string>& loaded);
+bool static_cxx_runtime(const std::vector<std::string>& loaded);
 
 // The interrupted instruction's address, from the handler's `ucontext`.
 std::uintptr_t interrupted_pc(const void* ucontext);
