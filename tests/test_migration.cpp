@@ -258,6 +258,7 @@ TEST(PerWorkerApi, CombineCallsTheFactoryOnlyWithoutElements) {
   EXPECT_EQ(made, 2);
   EXPECT_EQ(pw.combine(std::plus<>()), 8);
   EXPECT_EQ(made, 2);
+  EXPECT_EQ(pw.combine([](int& acc, const int& v) { return acc += v; }), 8);  // an op that adds into its first
 }
 
 // Two runtimes at once, each with its own worker 0 and 1, on one per_worker: every worker of each has its

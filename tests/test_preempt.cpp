@@ -436,15 +436,20 @@ TEST(PreemptThread, ATaskMayChooseSignalYieldUnderKltSwitching) {
 // KLT-switching one that keeps that thread; the spare serves the worker and resumes the first task on
 // itself. Its errno comes back on the thread it resumed on: the tick's handler restored it through the
 // location it read before the switch, the old thread's (an outside-user campaign; TSan: "signal handler
-// spoils errno"), and the task read another value.
+// spoils errno"), and the task read another value. And the thread it resumed on keeps its own alternate
+// signal stack: the handler's return set it from the frame, the first thread's (found in review).
 // The calling thread's errno and id, asked for anew: GCC takes __errno_location and pthread_self for const
 // functions, and reused what the task read before its preemption.
 __attribute__((noipa)) int errno_here() { return errno; }
 __attribute__((noipa)) std::thread::id thread_here() { return std::this_thread::get_id(); }
+void* alt_stack_here() {
+  stack_t ss{};
+  return sigaltstack(nullptr, &ss) == 0 && !(ss.ss_flags & SS_DISABLE) ? ss.ss_sp : nullptr;
+}
 
 TEST(PreemptThread, ASignalYieldTaskKeepsItsErrnoWhereverItResumes) {
   roost::runtime rt(preempting("ws", 1, "1ms", "aligned", "signal"));
-  int wrong = 0, moved = 0;
+  int wrong = 0, moved = 0, shared_alt_stack = 0;
   for (int round = 0; round < 10; ++round) {
     rt.run([&] {
       std::atomic<int> flag{0};
@@ -452,10 +457,13 @@ TEST(PreemptThread, ASignalYieldTaskKeepsItsErrnoWhereverItResumes) {
       g.run([&] {
         roost::preempt_as s(roost::preemption::signal);
         const auto thread = thread_here();
+        void* const alt = alt_stack_here();
         errno = 4321;
         spin_until(flag);
         wrong += errno_here() != 4321;
-        moved += thread_here() != thread;
+        const bool other = thread_here() != thread;
+        moved += other;
+        shared_alt_stack += other && alt != nullptr && alt_stack_here() == alt;
       });
       g.run([&] {
         roost::preempt_as k(roost::preemption::klt);
@@ -466,6 +474,7 @@ TEST(PreemptThread, ASignalYieldTaskKeepsItsErrnoWhereverItResumes) {
     });
   }
   EXPECT_EQ(wrong, 0) << moved << " of 10 rounds resumed the signal-yield task on another thread";
+  EXPECT_EQ(shared_alt_stack, 0) << "threads left with the first one's alternate signal stack";
   EXPECT_GE(rt.preemptions(), 10u);
 }
 

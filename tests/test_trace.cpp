@@ -765,48 +765,6 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
   std::remove(file.c_str());
 }
 
-// A run of touches with no other record of the lane between them is one kernel's data and has one time, its
-// first touch's (seed 001 §3: accesses recorded in bulk at the kernel's execution time); a touch after any
-// other record reads the clock again. Natively, where the clock read is what a touch record costs.
-TEST(TraceFile, ATouchAfterATouchSharesItsTimeAndAnyOtherRecordEndsTheRun) {
-  const std::string file = temp("roost_touch_time.trace");
-  {
-    roost::options o;
-    o.workers = 1;
-    o.trace = file;
-    o.trace_depth = "all";
-    roost::runtime rt(o);
-    rt.run([&] {
-      roost::touch(g_buf.data(), 64, roost::access::read);
-      roost::touch_rows(g_buf.data() + 64, 8, 4, 16, roost::access::write);
-      roost::touch(g_buf.data() + 128, 64, roost::access::read_write);
-      // The clock moves on (how far does not matter), then a child's begin comes between two touches.
-      volatile std::uint64_t sink = 0;
-      for (int i = 0; i < 100000; ++i) sink = sink + static_cast<std::uint64_t>(i);
-      roost::task_group g;
-      g.run([&] { roost::touch(g_buf.data() + 256, 64, roost::access::read); });
-      g.wait();
-    });
-  }
-  std::vector<tr::record> touches;
-  std::uint64_t child_begin = 0;
-  int begins = 0;
-  for (const auto& r : tr::read(file).records) {
-    const auto k = static_cast<tr::kind>(r.kind);
-    if (tr::is_touch(k) || k == tr::kind::touch_rows_read || k == tr::kind::touch_rows_write ||
-        k == tr::kind::touch_rows_read_write)
-      touches.push_back(r);
-    if (k == tr::kind::task_begin && ++begins == 2) child_begin = r.t_ns;
-  }
-  ASSERT_EQ(touches.size(), 4u);
-  ASSERT_EQ(begins, 2);
-  EXPECT_EQ(touches[1].t_ns, touches[0].t_ns) << "a touch_rows after a touch";
-  EXPECT_EQ(touches[2].t_ns, touches[0].t_ns) << "a touch after a touch_rows";
-  EXPECT_GT(child_begin, touches[0].t_ns);
-  EXPECT_GE(touches[3].t_ns, child_begin) << "the child's touch came after its begin, not at the run's time";
-  remove_trace(file);
-}
-
 // Version 6 leaves out what a record repeats: the end of the lane's latest task_begin (a leaf's) has no
 // serial (task_end_last), a touch_rows of its chunk's previous one's shape has no b and index (the `_same`
 // kinds). Readers give back the whole records: the serials of the ends match their begins, every tile its

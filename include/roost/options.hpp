@@ -74,7 +74,7 @@ struct options {
   // ROOST_PREEMPT: whether a task that runs too long without a scheduling point (a spin-wait on a sibling,
   // a busy barrier) is preempted, as the thesis's M:N threads are (seed 003 ch. 3): "off", or "signal"
   // (signal-yield: a timer signal switches the worker to its scheduler, and the task is re-queued behind the
-  // worker's other work, to resume on the same kernel thread; include/roost/preempt.hpp says what code must
+  // worker's other work, to resume on the kernel thread serving the worker then; include/roost/preempt.hpp says what code must
   // not do under it), or "klt" (KLT-switching: the preempted task keeps its kernel thread, which sleeps in
   // the signal's handler while a spare kernel thread serves the worker, so the next task of the worker runs
   // on another thread and sees neither the first one's thread_local values nor its locks as its own; each

@@ -66,13 +66,14 @@ class per_worker {
 
   // op(op(e0, e1), e2)... over the elements (in no particular order: op should be associative and
   // commutative); what a fresh element holds (T{}, the initial value or factory()) when there is none,
-  // the only case in which combine calls the factory.
+  // the only case in which combine calls the factory. T must be copy-constructible (the first element is
+  // copied into the result).
   template <class Op>
   T combine(Op op) const {
     std::optional<T> acc;
     for_each([&](const T& v) {
       if (!acc) acc.emplace(v);
-      else *acc = op(std::as_const(*acc), v);
+      else *acc = op(*acc, v);
     });
     if (!acc) return make_();
     return std::move(*acc);

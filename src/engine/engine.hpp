@@ -344,7 +344,9 @@ class engine final : public engine_base {
   // wait's does (src/api/final.cpp).
   //
   // Signal-yield (digest §4.2): suspends the task to a pooled fiber that queues it on this worker and
-  // schedules (after::preempted); the task resumes on this same thread.
+  // schedules (after::preempted); the task resumes on the thread that serves this worker then: this one,
+  // unless a KLT-switching task of the worker holds it (preemption.cpp restores errno and the signal stack
+  // for the thread it resumed on).
   static bool preempt_signal(worker& w) {
     if (!w.fibers.has_idle()) return false;  // a fiber would have to be made here: not in a handler
     // The kernel blocked the signal for the handler's duration; other tasks of this thread run before the

@@ -62,7 +62,12 @@ void on_preempt_tick(void* ucontext) {
       // spare thread): the next tick tries again.
       const std::uint8_t kind = f->preempt_kind.load(std::memory_order_relaxed);
       bool (*preempt)(worker&) = kind == 1 ? w->preempt_by[0] : kind == 2 ? w->preempt_by[1] : w->preempt;
-      bump(preempt(*w) ? w->preemptions : w->ticks_deferred);
+      if (preempt(*w)) {
+        bump(w->preemptions);
+        platform::preempt::adopt_thread_state(ucontext);  // the thread it resumed on may be another
+      } else {
+        bump(w->ticks_deferred);
+      }
       set_off(*f, 0);
     }
   }

@@ -35,7 +35,7 @@ bool is_system_library(const char* path) {
   base = base ? base + 1 : path;
   static const char* const kNames[] = {"libc.so",  "ld-linux",  "ld64.so",  "libstdc++", "libgcc_s", "libpthread",
                                        "libdl.so", "librt.so",  "libasan",   "libtsan",  "libubsan",
-                                       "liblsan",  "libc++",    "libunwind"};
+                                       "liblsan",  "libc++",    "libunwind", "libc.musl", "ld-musl"};
   for (const char* n : kNames)
     if (std::strncmp(base, n, std::strlen(n)) == 0) return true;
   return false;
@@ -145,6 +145,12 @@ void uninstall() {
   std::lock_guard<std::mutex> lk(g_install_mu);
   if (g_installs == 0 || --g_installs > 0) return;
   sigaction(kSignal, &g_previous, nullptr);
+}
+
+void adopt_thread_state(void* ucontext) {
+  auto* uc = static_cast<ucontext_t*>(ucontext);
+  stack_t here;
+  if (sigaltstack(nullptr, &here) == 0) uc->uc_stack = here;
 }
 
 std::uintptr_t interrupted_pc(const void* ucontext) {

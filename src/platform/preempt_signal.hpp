@@ -41,6 +41,14 @@ void check_installed(const std::string& setting);
 std::string static_system_libraries(const std::vector<std::string>& loaded);
 bool static_cxx_runtime(const std::vector<std::string>& loaded);
 
+// After a preempted task resumed, maybe on another kernel thread of its worker (signal-yield, engine/
+// preemption.cpp): what the handler's return restores of a thread's own state from `ucontext` is made the
+// calling thread's. Its alternate signal stack: rt_sigreturn sets the thread's sigaltstack from the frame,
+// so a task the first thread had been interrupted on gave its stack to the thread that resumed it (two
+// threads on one stack for their overflow reports, one freed with the first thread; found in review).
+// One sigaltstack(2) call: async-signal-safe.
+void adopt_thread_state(void* ucontext);
+
 // The interrupted instruction's address, from the handler's `ucontext`.
 std::uintptr_t interrupted_pc(const void* ucontext);
 // Whether `pc` lies in a system library: the C library and the dynamic loader, the C++ runtime and

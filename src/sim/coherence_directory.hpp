@@ -41,7 +41,7 @@ class coherence_directory {
   static constexpr line_addr kBlockMask = (line_addr{1} << kBlockShift) - 1;
   static constexpr unsigned kBlocksPerArena = 64;  // an arena is 64 blocks: 2 MiB x words, huge pages
   // Block number -> masks. Below kDirectBlocks (lines below 2^32: the simulated platform numbers its pages
-  // densely from 1, so all of its blocks) a table indexed by the number, grown to the highest block made: a
+  // densely from 0, so all of its blocks) a table indexed by the number, grown to the highest block made: a
   // compare and a load. Above, for the raw addresses of a roost-cachesim trace: open addressing with linear
   // probing, at most half full, block numbers offset by one so that a zero slot is free.
   static constexpr std::uint64_t kDirectBlocks = std::uint64_t{1} << 20;  // at most 8 MiB of pointers

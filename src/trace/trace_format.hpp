@@ -40,10 +40,7 @@
 //                         task not recorded: ROOST_TRACE_DEPTH) has a serial with bit 47 set, given at its
 //                         first resumption
 //   touch [a b index]     a = base address, b = bytes, index = 0 read, 1 write, 2 read-write (roost::touch);
-//                         written only for a region of 4 GiB or more since version 5. Every touch kind: a
-//                         touch that follows a touch of its lane, with no other record between, has that
-//                         one's time (one kernel's data, stamped once: tracer.hpp, touch_stamp); natively
-//                         only
+//                         written only for a region of 4 GiB or more since version 5
 //   touch_read, touch_write, touch_read_write [a index]
 //                         roost::touch of a region under 4 GiB, the mode in the kind: a = base address,
 //                         index = bytes. 17 bytes instead of 25: touches were most of a heat-like program's

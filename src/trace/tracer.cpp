@@ -314,14 +314,10 @@ void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mo
   const auto a = reinterpret_cast<std::uintptr_t>(base);
   const auto m = static_cast<std::uint32_t>(mode);
   if (m > 2) [[unlikely]] return;  // not an access: no kind stands for it
-  if (w >= lanes_.size()) [[unlikely]] return;
-  lane& l = lanes_[w];
-  const auto id = static_cast<std::uint16_t>(w);
-  const std::uint32_t dt = touch_stamp(l, id);
   if (bytes <= 0xffffffffu) [[likely]]  // short: the mode in the kind, the size in the index (trace_format.hpp)
-    store<kind::touch_read>(l, id, dt, a, 0, static_cast<std::uint32_t>(bytes), short_touch(m));
+    add<kind::touch_read>(w, a, 0, static_cast<std::uint32_t>(bytes), short_touch(m));
   else
-    store<kind::touch>(l, id, dt, a, bytes, m);  // a full chunk written leaves base and run as they were
+    add<kind::touch>(w, a, bytes, m);
 }
 
 void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
@@ -339,7 +335,7 @@ void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, 
   const std::uint64_t b = (static_cast<std::uint64_t>(row_bytes) << 32) | rows;
   const auto s = static_cast<std::uint32_t>(stride);
   const kind whole = static_cast<kind>(static_cast<std::uint32_t>(kind::touch_rows_read) + static_cast<std::uint32_t>(mode));
-  const std::uint32_t dt = touch_stamp(l, id);  // first: it may start a chunk, which has no touch_rows yet
+  const std::uint32_t dt = stamp(l, id);  // first: it may start a chunk, which has no touch_rows yet
   if (l.has_rows && l.rows_b == b && l.rows_stride == s) {
     store<kind::touch_rows_read_same>(l, id, dt, a, 0, 0, rows_same(whole));  // the same columns for any mode
   } else {

@@ -199,9 +199,6 @@ class tracer final : public touch_consumer {
     std::uint64_t rows_b = 0;
     std::uint32_t rows_stride = 0;
     bool has_rows = false;
-    // The lane's latest record was a touch, at dt touch_dt: the next touch shares its time (touch_stamp).
-    bool after_touch = false;
-    std::uint32_t touch_dt = 0;
     std::uint64_t* a() const { return reinterpret_cast<std::uint64_t*>(buf); }
     std::uint64_t* b() const { return a() + kChunkRecords; }
     std::uint32_t* dt() const { return reinterpret_cast<std::uint32_t*>(b() + kChunkRecords); }
@@ -238,25 +235,9 @@ class tracer final : public touch_consumer {
   // A record's time, as ticks since its chunk's base: read first, since a time that does not fit starts
   // another chunk, and what a record may leave out depends on its chunk (touch_rows like the previous one).
   std::uint32_t stamp(lane& l, std::uint16_t id) {
-    l.after_touch = false;
     const std::uint64_t t = ticks();
     if (t - l.base > 0xffffffffull) [[unlikely]] rebase(l, id, t);  // also when t < base (another CPU's TSC)
     return static_cast<std::uint32_t>(t - l.base);
-  }
-  // A touch's time: a run of touches with no other record of the lane between them is one kernel's data,
-  // stamped once, at its first touch, as seed 001 §3 records a kernel's inputs and outputs "in bulk at
-  // kernel execution times" (one TSC read a kernel call). The clock read was most of what a touch record
-  // cost (perf: 58% of on_touch_rows's samples on the instruction after rdtsc), and a heat-like kernel
-  // makes three. KRD merges the workers' touches by time and keeps each lane's order (roost-analyze): the
-  // touches after a run's first are placed at its time, earlier than they were by the few instructions
-  // between the calls. Not in a simulated run, whose clock read is free and whose touches each have their
-  // own virtual time (a memory record follows each).
-  std::uint32_t touch_stamp(lane& l, std::uint16_t id) {
-    if (l.after_touch && !platform::t_sim) return l.touch_dt;
-    const std::uint32_t dt = stamp(l, id);
-    l.after_touch = true;
-    l.touch_dt = dt;
-    return dt;
   }
   template <kind K>
   void store(lane& l, std::uint16_t id, std::uint32_t dt, std::uint64_t a, std::uint64_t b, std::uint32_t index,
@@ -284,7 +265,8 @@ class tracer final : public touch_consumer {
   // at a time, so that a chunk's write finds them (fallocate, KEEP_SIZE). On ext4 a 60 KB chunk's write
   // took 23 us with the file growing block by block and 18 us into reserved blocks (this VM, 20 MB
   // written in chunks, the reservations' own calls counted): the write is about half of what tracing
-  // costs a heat-like program (docs/benchmarks.md). finish() gives back what was not used.
+  // costs a heat-like program (docs/benchmarks.md). finish() gives back what was not used; a program that
+  // ends without destroying its runtime keeps it (up to 4 MiB past the end, which the size does not show).
   void reserve_locked(std::size_t n);
   static constexpr std::uint64_t kPreallocateBytes = std::uint64_t{4} << 20;
   bool preallocating_ = true;       // until a file system refuses (file_mutex_)
