@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <system_error>
@@ -29,16 +30,24 @@ constexpr int kMaxRanges = 64;
 code_range g_ranges[kMaxRanges];
 std::atomic<int> g_range_count{0};
 
-// Prefixes of the file names of the libraries whose code is never preempted (see the header).
-bool is_system_library(const char* path) {
+// Whether the file name of `path` (its part after the last '/') begins with one of `prefixes`.
+bool file_name_starts_with(const char* path, std::initializer_list<const char*> prefixes) {
   const char* base = std::strrchr(path, '/');
   base = base ? base + 1 : path;
-  static const char* const kNames[] = {"libc.so",  "ld-linux",  "ld64.so",  "libstdc++", "libgcc_s", "libpthread",
-                                       "libdl.so", "librt.so",  "libasan",   "libtsan",  "libubsan",
-                                       "liblsan",  "libc++",    "libunwind", "libc.musl", "ld-musl"};
-  for (const char* n : kNames)
-    if (std::strncmp(base, n, std::strlen(n)) == 0) return true;
+  for (const char* p : prefixes)
+    if (std::strncmp(base, p, std::strlen(p)) == 0) return true;
   return false;
+}
+
+// Prefixes of the file names of the libraries whose code is never preempted (see the header): the C
+// library (which static_system_libraries requires as a shared object), the C++ runtime (which
+// static_cxx_runtime looks for), and the rest.
+constexpr std::initializer_list<const char*> kCLibrary = {"libc.so", "libc.musl", "ld-musl"};
+constexpr std::initializer_list<const char*> kCxxRuntime = {"libstdc++", "libc++"};
+bool is_system_library(const char* path) {
+  return file_name_starts_with(path, kCLibrary) || file_name_starts_with(path, kCxxRuntime) ||
+         file_name_starts_with(path, {"ld-linux", "ld64.so", "libgcc_s", "libpthread", "libdl.so", "librt.so",
+                                      "libasan", "libtsan", "libubsan", "liblsan", "libunwind"});
 }
 
 int collect(struct dl_phdr_info* info, std::size_t, void*) {
@@ -59,13 +68,9 @@ int collect_names(struct dl_phdr_info* info, std::size_t, void* out) {
   return 0;
 }
 
-bool named(const std::vector<std::string>& loaded, std::initializer_list<const char*> prefixes) {
-  for (const std::string& path : loaded) {
-    const std::size_t slash = path.rfind('/');
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    for (const char* p : prefixes)
-      if (base.rfind(p, 0) == 0) return true;
-  }
+bool any_named(const std::vector<std::string>& loaded, std::initializer_list<const char*> prefixes) {
+  for (const std::string& path : loaded)
+    if (file_name_starts_with(path.c_str(), prefixes)) return true;
   return false;
 }
 
@@ -83,10 +88,10 @@ void handler(int, siginfo_t*, void* uc) {
 }  // namespace
 
 std::string static_system_libraries(const std::vector<std::string>& loaded) {
-  return named(loaded, {"libc.so", "libc.musl", "ld-musl"}) ? "" : "the C library";
+  return any_named(loaded, kCLibrary) ? "" : "the C library";
 }
 
-bool static_cxx_runtime(const std::vector<std::string>& loaded) { return !named(loaded, {"libstdc++", "libc++"}); }
+bool static_cxx_runtime(const std::vector<std::string>& loaded) { return !any_named(loaded, kCxxRuntime); }
 
 void install(tick_fn on_tick, const std::string& setting) {
   std::lock_guard<std::mutex> lk(g_install_mu);
