@@ -162,7 +162,7 @@ detail::job* adws_policy::pop_own_slow(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   detail::job* j = adws::take_own_work(me.mailbox, me.migq, me.use_mig, [&] { return w.deque.pop(); },
-                                       me.searching, me.current);
+                                       me.searching, me.current, [&] { catch_up(w, me); });
   sync_join_queue(w, me);
   return j;
 }
@@ -185,7 +185,7 @@ detail::job* adws_policy::steal(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
-    if (node* p = adws::take_pointed(me.pointed)) me.current = p;
+    if (node* p = adws::take_pointed(me.pointed, [&] { catch_up(w, me); })) me.current = p;
   node* top = nullptr;
   for (node* n = me.current ? me.current : &root_; n; n = n->parent.load(std::memory_order_acquire))
     if (n->active.load(std::memory_order_acquire)) top = n;

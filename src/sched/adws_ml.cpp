@@ -436,7 +436,7 @@ detail::job* adws_ml_policy::take_own(engine::worker& w, per_worker& me, unsigne
   group_queues& q = queues_of(level, group_of(w, level));
   if (detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom()) return t;
   return adws::take_own_work(q.mailbox, q.migq, q.use_mig, [&] { return pop_local(w, level); }, me.searching,
-                             me.current);
+                             me.current, [&] { catch_up(w, me); });
 }
 
 bool adws_ml_policy::has_visible_work(engine::worker& w) {
@@ -477,9 +477,9 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   if (!steal_.stealing()) return nullptr;
   per_worker& me = of(w);
   catch_up(w, me);
-  const unsigned level = level_now(me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
-    if (node* p = adws::take_pointed(me.pointed)) me.current = p;
+    if (node* p = adws::take_pointed(me.pointed, [&] { catch_up(w, me); })) me.current = p;
+  const unsigned level = level_now(me);  // after any catch-up that taking the pointer made
   node* top = nullptr;
   for (node* n = steal_start(w, me, level); n && n->level.load(std::memory_order_relaxed) == level;
        n = n->parent.load(std::memory_order_acquire))

@@ -12,11 +12,17 @@ namespace roost::sched::adws {
 
 // pop_local(): the local queue's owner pop. A search-root task taken from the mailbox is searched from its
 // sender's node: `searching` and `current` (the worker's node) are set to it.
-template <class Node, class MigrationQueue, class PopLocal>
+//
+// catch_up(): the caller's "forget the previous iteration's state", which it ran before this, too. Work
+// dealt to this worker may belong to an iteration that began after that look (the worker lost its CPU in
+// between): catching up again after taking it, whose acquire makes the dealer's iteration visible, keeps
+// the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
+template <class Node, class MigrationQueue, class PopLocal, class CatchUp>
 detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq, bool& use_mig,
-                           PopLocal&& pop_local, bool& searching, Node*& current) {
+                           PopLocal&& pop_local, bool& searching, Node*& current, CatchUp&& catch_up) {
   if (mailbox.load(std::memory_order_relaxed) != nullptr)
     if (detail::job* t = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
+      catch_up();
       use_mig = false;
       if (t->is_fresh()) {
         searching = true;
@@ -24,6 +30,7 @@ detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& m
       }
       return t;
     }
+  // The local queue holds only work this worker pushed, in an iteration it had caught up with.
   detail::job* t = nullptr;
   if (use_mig) {
     t = migq.pop_bottom();
@@ -34,6 +41,10 @@ detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& m
   } else {
     t = pop_local();
     if (!t && (t = migq.pop_bottom())) use_mig = true;
+  }
+  if (t && use_mig) {
+    catch_up();
+    use_mig = true;
   }
   return t;
 }
