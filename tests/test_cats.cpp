@@ -501,7 +501,8 @@ TEST(Cats, ProfilingPassesAnnotationsOn) {
 // footprints (leaves of 1 KiB: a task at height h has 2^h KiB); a directory is refused at start-up.
 TEST(Cats, ProfileIsWrittenWhereAsked) {
   scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
-  const std::string path = ::testing::TempDir() + "/roost_cats_profile.tsv";
+  const roost_test::temp_file profile("roost_cats_profile.tsv");
+  const std::string& path = profile.path();
   roost::options o;
   o.scheduler = "cats";
   o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";

@@ -968,7 +968,7 @@ int iteration_begins(const std::string& timeline) {
 // there is a usage_error saying so, and destroying the copy writes nothing (a child's exit added the parent's
 // buffered records to the parent's trace, and could leave its FILE.json invalid; an outside-user campaign).
 TEST(Fork, AChildCannotRunItsParentsRuntimeAndLeavesItsFilesAlone) {
-  const std::string trace = testing::TempDir() + "roost_fork_parent.trace";
+  const std::string trace = roost_test::temp_path("roost_fork_parent.trace");
   std::remove(trace.c_str());
   std::remove((trace + ".json").c_str());
   roost::options o = opts("ws", 2);

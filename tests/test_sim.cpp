@@ -154,7 +154,8 @@ TEST_P(Sim, ASeedReplaysTheRunExactly) {
   const std::string topo = "pack:4 l3:1(size=6MiB) core:4 pu:1";
   std::vector<std::string> reports;
   for (int rep = 0; rep < 2; ++rep) {
-    const std::string path = ::testing::TempDir() + "/roost_sim_report_" + GetParam() + std::to_string(rep) + ".json";
+    const roost_test::temp_file report_file("roost_sim_report_" + std::string(GetParam()) + std::to_string(rep) + ".json");
+    const std::string& path = report_file.path();
     {
       roost::options o = sim_opts(GetParam(), topo, 42, "jitter=0.2");
       o.sim_report = path;
@@ -178,7 +179,8 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
   static std::vector<unsigned char> data(1 << 20, 1);
   const auto aligned = (reinterpret_cast<std::uintptr_t>(data.data()) + 63) & ~std::uintptr_t{63};
   auto* base = reinterpret_cast<unsigned char*>(aligned);
-  const std::string path = ::testing::TempDir() + "/roost_sim_report_lines.json";
+  const roost_test::temp_file report_file("roost_sim_report_lines.json");
+  const std::string& path = report_file.path();
   ::testing::internal::CaptureStderr();
   {
     roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:2 pu:1", 7);
@@ -207,7 +209,8 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
 // another (roost-bench's variants) each write their own report, FILE, FILE.2, FILE.3; the last one alone
 // was left, written over the others without a word (an outside-researcher campaign).
 TEST(SimReport, RuntimesInTurnUnderRoostSimReportEachWriteTheirOwn) {
-  const std::string path = ::testing::TempDir() + "/roost_sim_report_in_turn.json";
+  const roost_test::temp_file report_file("roost_sim_report_in_turn.json");
+  const std::string& path = report_file.path();
   const char* scheds[] = {"ws", "cab", "cats"};
   {
     roost_test::scoped_env env("ROOST_SIM_REPORT", path.c_str());
@@ -463,7 +466,8 @@ TEST(SimAdws, NestedGroupsJoinedInOrderStayDealt) {
 // it, and both wrote the same file); one whose making fails gives its number back. Each runtime writes a
 // report with its own seed, so a file written twice would show one seed twice and lack another.
 TEST(SimReport, RuntimesMadeAtOnceOnTwoThreadsEachWriteTheirOwn) {
-  const std::string path = ::testing::TempDir() + "/roost_sim_report_at_once.json";
+  const roost_test::temp_file report_file("roost_sim_report_at_once.json");
+  const std::string& path = report_file.path();
   constexpr int kPerThread = 12;
   {
     roost_test::scoped_env env("ROOST_SIM_REPORT", path.c_str());
@@ -501,7 +505,8 @@ TEST(SimReport, RuntimesMadeAtOnceOnTwoThreadsEachWriteTheirOwn) {
 // (two reports with dram.local_ns=50, interleave, 2 MiB pages and l3.latency_ns=3 and without showed the
 // same params, so neither could be made again from itself; an outside-user campaign).
 TEST(SimReport, NamesTheMemoryModelsParameters) {
-  const std::string path = ::testing::TempDir() + "/roost_sim_report_params.json";
+  const roost_test::temp_file report_file("roost_sim_report_params.json");
+  const std::string& path = report_file.path();
   {
     roost::options o = sim_opts("ws", "pack:2 [numa(memory=1GiB)] l3:1(size=1MiB) core:2 pu:1", 7,
                                 "dram.local_ns=50,numa_policy=interleave,page_size=2MiB,l3.latency_ns=3,spawn_ns=4");
@@ -1005,7 +1010,8 @@ TEST(SimPlatform, CachesOfDifferentLineSizesAreAConfigError) {
 // Virtual time is the program's, not this machine's: more simulated workers finish a wide tree sooner.
 TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   auto virtual_ns = [](const std::string& topo) {
-    const std::string path = ::testing::TempDir() + "/roost_sim_vt.json";
+    const roost_test::temp_file report_file("roost_sim_vt.json");
+    const std::string& path = report_file.path();
     {
       roost::options o = sim_opts("ws", topo, 1);
       o.sim_report = path;
@@ -1030,7 +1036,8 @@ TEST(SimPlatform, AFailedStealAttemptCostsIdleTimeByDistance) {
     double failed, idle;
   };
   auto run = [](const std::string& params) {
-    const std::string path = ::testing::TempDir() + "/roost_sim_attempts.json";
+    const roost_test::temp_file report_file("roost_sim_attempts.json");
+    const std::string& path = report_file.path();
     {
       roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 3, params);
       o.sim_report = path;
@@ -1062,7 +1069,8 @@ TEST(SimPlatform, AFailedStealAttemptCostsIdleTimeByDistance) {
 // that declared it (and counts them in the report); a task that declares none costs only its operations.
 TEST(SimPlatform, DeclaredArithmeticCostsOpNsEachOperation) {
   auto run = [](std::uint64_t ops, const std::string& params) {
-    const std::string path = ::testing::TempDir() + "/roost_sim_ops.json";
+    const roost_test::temp_file report_file("roost_sim_ops.json");
+    const std::string& path = report_file.path();
     {
       roost::options o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, params);
       o.sim_report = path;

@@ -39,7 +39,7 @@ std::string export_xml(const char* synthetic, const std::string& name, std::stri
   hwloc_free_xmlbuffer(h, buf);
   hwloc_topology_destroy(h);
   if (edit) xml = edit(xml);
-  std::string path = testing::TempDir() + name;
+  std::string path = roost_test::temp_path(name);
   std::ofstream(path) << xml;
   return path;
 }
@@ -114,7 +114,7 @@ TEST(Topology, ReadsAnHwlocXmlFile) {
   ASSERT_EQ(hwloc_topology_init(&h), 0);
   ASSERT_EQ(hwloc_topology_set_synthetic(h, "pack:3 l3:1(size=2MiB) core:2 pu:1"), 0);
   ASSERT_EQ(hwloc_topology_load(h), 0);
-  std::string path = testing::TempDir() + "roost_topology_test.xml";
+  std::string path = roost_test::temp_path("roost_topology_test.xml");
   ASSERT_EQ(hwloc_topology_export_xml(h, path.c_str(), 0), 0);
   hwloc_topology_destroy(h);
   topology t = topology::load(path);

@@ -55,10 +55,6 @@ long fib(int n) {
 
 using paths = roost_test::start_paths;
 
-// Unique per process: ctest runs the parameterised cases in parallel.
-std::string temp(const std::string& name) {
-  return testing::TempDir() + name + "." + std::to_string(::getpid());
-}
 
 std::uint64_t file_bytes(const std::string& path) {
   struct stat st {};
@@ -101,7 +97,7 @@ void remove_trace(const std::string& file) {
 class Trace : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Trace, EventsMatchTheObserver) {
-  const std::string file = temp(std::string("roost_test_") + GetParam() + ".trace");
+  const std::string file = roost_test::temp_path(std::string("roost_test_") + GetParam() + ".trace");
   paths obs;
   {
     roost::options o;
@@ -212,7 +208,7 @@ TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
   for (const expect& e : {expect{"ws", "3", 1 + fib_tasks_within(14, 3)}, expect{"ws", "0", 1},
                           expect{"ws", "all", 1 + all}, expect{"ws-help", "all", 1 + all}, expect{"ws-help", "5", 1}}) {
     SCOPED_TRACE(std::string(e.sched) + " ROOST_TRACE_DEPTH=" + e.depth);
-    const std::string file = temp("roost_depth.trace");
+    const std::string file = roost_test::temp_path("roost_depth.trace");
     {
       roost::options o;
       o.scheduler = e.sched;
@@ -248,7 +244,7 @@ TEST(TraceDepth, AllRecordsEveryTaskWithItsSpawner) {
   };
   for (const char* sched : {"ws", "ws-help", "adws"}) {
     SCOPED_TRACE(sched);
-    const std::string file = temp("roost_depth_all.trace");
+    const std::string file = roost_test::temp_path("roost_depth_all.trace");
     constexpr int kRuns = 20;
     {
       roost::options o;
@@ -303,7 +299,7 @@ roost::options one_simulated_worker_tracing(const std::string& topology, const s
 }  // namespace
 
 TEST(TraceSim, EachTouchIsFollowedByItsModelledMemoryTime) {
-  const std::string file = temp("roost_sim_memory.trace");
+  const std::string file = roost_test::temp_path("roost_sim_memory.trace");
   constexpr std::size_t kBytes = 64 * 1024;
   {
     roost::runtime rt(one_simulated_worker_tracing(
@@ -341,7 +337,7 @@ TEST(TraceSim, EachTouchIsFollowedByItsModelledMemoryTime) {
 // simulation forwarded it to the tracer row by row, a touch and a memory record each (a 256-row tile wrote
 // 512 records; heat2d's simulated trace was 36x the size it is now), while it charges each row as a stream.
 TEST(TraceSim, TouchRowsIsOneRecordFollowedByOneMemoryRecord) {
-  const std::string file = temp("roost_sim_rows.trace");
+  const std::string file = roost_test::temp_path("roost_sim_rows.trace");
   constexpr std::size_t kRowBytes = 1024, kRows = 64, kStride = 4096;
   alignas(64) static char data[kRows * kStride];
   {
@@ -372,7 +368,7 @@ TEST(TraceSim, TouchRowsIsOneRecordFollowedByOneMemoryRecord) {
 TEST(TraceDepth, EveryRecordedEndHasItsBeginOrResumption) {
   for (const char* sched : {"ws", "ws-help", "adws"}) {
     SCOPED_TRACE(sched);
-    const std::string file = temp("roost_depth2.trace");
+    const std::string file = roost_test::temp_path("roost_depth2.trace");
     {
       roost::options o;
       o.scheduler = sched;
@@ -407,7 +403,7 @@ TEST(TraceDepth, AutoRecordsATreeOfTasksAndEveryTouch) {
   for (const char* sched : {"ws", "ws-help", "adws", "cats"}) {
     for (unsigned workers : {1u, 2u}) {
       SCOPED_TRACE(std::string(sched) + " at " + std::to_string(workers) + " workers");
-      const std::string file = temp("roost_depth_auto.trace");
+      const std::string file = roost_test::temp_path("roost_depth_auto.trace");
       constexpr int kRuns = 30;
       {
         roost::options o;
@@ -507,7 +503,7 @@ TEST(TraceDepth, AutoIsTheDefaultAndNamesAreRead) {
 // An observer installed while a task runs makes the engine report that task's end; a tracer that never
 // recorded its begin writes no end for it (it wrote one with serial 0, which no reader can place).
 TEST(TraceDepth, AnEndWhoseBeginWasNotRecordedIsNotWritten) {
-  const std::string file = temp("roost_depth_observer.trace");
+  const std::string file = roost_test::temp_path("roost_depth_observer.trace");
   paths obs;
   {
     roost::options o;
@@ -540,7 +536,7 @@ TEST(TraceDepth, AnEndWhoseBeginWasNotRecordedIsNotWritten) {
 TEST(TraceSteals, EveryVictimIsAWorker) {
   for (const char* sched : {"ws", "ws-help", "hws", "cab", "cats", "adws", "adws-ml", "numa"}) {
     SCOPED_TRACE(sched);
-    const std::string file = temp("roost_victims.trace");
+    const std::string file = roost_test::temp_path("roost_victims.trace");
     constexpr unsigned kWorkers = 2;
     {
       // Both workers on the first socket: the second has none.
@@ -567,7 +563,7 @@ TEST(TraceSteals, FailedAttemptsAreOneRecordASearch) {
   for (const char* platform : {"native", "sim"})
   for (const char* sched : {"ws", "ws-help", "adws"}) {
     SCOPED_TRACE(std::string(sched) + " " + platform);
-    const std::string file = temp("roost_steal_failures.trace");
+    const std::string file = roost_test::temp_path("roost_steal_failures.trace");
     {
       roost::options o;
       o.scheduler = sched;
@@ -607,7 +603,7 @@ TEST(TraceSteals, FailedAttemptsAreOneRecordASearch) {
 TEST(TraceDepth, BadValuesAreConfigErrors) {
   for (const char* bad : {"-1", "1000001", "deep", "", "3.5"}) {
     roost::options o;
-    o.trace = temp("roost_depth_bad.trace");
+    o.trace = roost_test::temp_path("roost_depth_bad.trace");
     o.trace_depth = bad;
     roost_test::expect_mentions(roost_test::config_error_of([&] { roost::runtime rt(o); }),
                                 {"options::trace_depth", "auto, an integer in [0, 1000000] or all"});
@@ -620,7 +616,7 @@ TEST(TraceFile, DamagedFilesGiveTheByteOffset) {
   t.topology = "test";
   t.llc_domain = {0};
   t.records.push_back({1, 2, 3, 4, static_cast<std::uint16_t>(tr::kind::task_begin), 0});
-  const std::string file = temp("roost_damaged.trace");
+  const std::string file = roost_test::temp_path("roost_damaged.trace");
   tr::write_binary(file, t);
   EXPECT_EQ(tr::read(file).records.size(), 1u);
 
@@ -706,7 +702,7 @@ tr::trace_file one_worker_trace() {
 // instead of 25) and readers give it back as the touch record it stands for; a larger touch stays whole. A
 // short kind in a version 4 file is damage, not a touch.
 TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
-  const std::string file = temp("roost_short_touch.trace");
+  const std::string file = roost_test::temp_path("roost_short_touch.trace");
   const std::size_t huge = std::size_t{5} << 30;  // never read: only the tracer listens
   {
     roost::options o;
@@ -770,7 +766,7 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
 // kinds). Readers give back the whole records: the serials of the ends match their begins, every tile its
 // shape. Both readers refuse what cannot be decoded, and a version 5 file cannot hold the new kinds.
 TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
-  const std::string file = temp("roost_compact.trace");
+  const std::string file = roost_test::temp_path("roost_compact.trace");
   const char* buf = g_buf.data();
   {
     roost::options o;
@@ -885,7 +881,7 @@ TEST(TraceFile, LeafEndsAndRepeatedTileShapesAreStoredCompactAndReadWhole) {
 TEST(TraceFile, OneTracingRuntimeAtATime) {
   roost::options o;
   o.workers = 1;
-  o.trace = temp("roost_one.trace");
+  o.trace = roost_test::temp_path("roost_one.trace");
   {
     roost::runtime a(o);
     EXPECT_THROW(roost::runtime b(o), roost::config_error);
@@ -898,7 +894,7 @@ TEST(TraceFile, OneTracingRuntimeAtATime) {
 // program's own touch consumer keeps receiving every runtime's annotations while a runtime traces, and is
 // still installed after it. One worker each, so that the counts are exact.
 TEST(TraceFile, AnotherRuntimesEventsAreNotInTheTrace) {
-  const std::string file = temp("roost_other.trace");
+  const std::string file = roost_test::temp_path("roost_other.trace");
   struct counting : roost::touch_consumer {
     std::atomic<long> touches{0};
     void on_touch(int, const void*, std::size_t, roost::access) override { ++touches; }
@@ -931,7 +927,7 @@ TEST(TraceFile, AnotherRuntimesEventsAreNotInTheTrace) {
 // full buffers held, and the process's memory does not grow with the events, however many runs write them.
 // (Not read while the runtime lives: an idle worker may be writing a chunk at that moment.)
 TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
-  const std::string file = temp("roost_stream.trace");
+  const std::string file = roost_test::temp_path("roost_stream.trace");
   roost::options o;
   o.workers = 2;
   o.trace = file;
@@ -975,7 +971,7 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
 // The tracer reserves the file's blocks ahead of its chunks (tracer::reserve_locked, 4 MiB at a time); the
 // ended trace holds only the blocks of what it wrote, on a file system that can reserve or one that cannot.
 TEST(TraceStream, TheFileKeepsNoBlocksPastWhatWasWritten) {
-  const std::string file = temp("roost_reserve.trace");
+  const std::string file = roost_test::temp_path("roost_reserve.trace");
   roost::options o;
   o.workers = 1;  // one lane: its records fill a chunk that goes out during the run
   o.trace = file;
@@ -1000,7 +996,7 @@ TEST(TraceStream, TheFileKeepsNoBlocksPastWhatWasWritten) {
 // Until the runtime ends, FILE.json is a timeline without events (a viewer opens it), not an empty file: what
 // a program that never destroys its runtime (exit(), std::terminate) leaves behind.
 TEST(TraceFile, TheTimelineIsAnEmptyOneUntilTheRuntimeEnds) {
-  const std::string file = temp("roost_timeline_early.trace");
+  const std::string file = roost_test::temp_path("roost_timeline_early.trace");
   {
     roost::options o;
     o.workers = 1;
@@ -1023,7 +1019,7 @@ TEST(TraceFile, TheTimelineIsAnEmptyOneUntilTheRuntimeEnds) {
 TEST(TraceFile, TheTimelineHasAPieceOfATaskOnEachWorkerItRanOn) {
   for (const char* sched : {"ws", "ws-help"}) {
     SCOPED_TRACE(sched);
-    const std::string file = temp("roost_pieces.trace");
+    const std::string file = roost_test::temp_path("roost_pieces.trace");
     {
       roost::runtime rt(every_task_traced_on_two_sockets(sched, 4, file));
       for (int i = 0; i < 3; ++i) ASSERT_EQ(rt.run([] { return fib(14); }), 377);
@@ -1075,9 +1071,9 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
     }
   };
   // A directory that does not exist is caught with the options too (whatever the scheduler and platform).
-  expect_config_error(temp("roost_no_such_dir") + "/run.trace", "does not exist", "options::trace");
+  expect_config_error(roost_test::temp_path("roost_no_such_dir") + "/run.trace", "does not exist", "options::trace");
   expect_config_error(testing::TempDir() + ".", "a directory", "options::trace");  // a directory, not a file
-  const std::string in_the_way = temp("roost_json_in_the_way.trace");
+  const std::string in_the_way = roost_test::temp_path("roost_json_in_the_way.trace");
   ASSERT_EQ(::mkdir((in_the_way + ".json").c_str(), 0755), 0);  // the timeline's path is taken by a directory
   expect_config_error(in_the_way, in_the_way + ".json");
   ::rmdir((in_the_way + ".json").c_str());
@@ -1090,7 +1086,7 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
     const std::string what = roost_test::config_error_of([] { roost::runtime rt(roost::options{}); });
     EXPECT_NE(what.find("ROOST_TRACE='/dev/null'"), std::string::npos) << what;
   }
-  const std::string pipe = temp("roost_trace_fifo");
+  const std::string pipe = roost_test::temp_path("roost_trace_fifo");
   std::remove(pipe.c_str());
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
   expect_config_error(pipe, "a named pipe");
@@ -1101,7 +1097,7 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
   if (::access("/proc/version", F_OK) == 0) expect_config_error("/proc/version", "its directory '/proc'");
 
   // The failed runtimes left no tracer installed: another may trace.
-  const std::string file = temp("roost_after_errors.trace");
+  const std::string file = roost_test::temp_path("roost_after_errors.trace");
   roost::options o;
   o.workers = 1;
   o.trace = file;
@@ -1113,7 +1109,7 @@ TEST(TraceErrors, AFileThatCannotBeMadeIsAConfigErrorAtConstruction) {
 // A runtime that cannot make its timeline (FILE.json) is not made, and leaves an earlier trace at FILE as it
 // was: both paths are checked before either is truncated (the trace was cut to a header).
 TEST(TraceErrors, AFailedConstructionLeavesAnEarlierTraceAsItWas) {
-  const std::string file = temp("roost_earlier.trace");
+  const std::string file = roost_test::temp_path("roost_earlier.trace");
   {
     std::ofstream earlier(file, std::ios::trunc);
     earlier << "an earlier trace";
@@ -1137,7 +1133,7 @@ TEST(TraceErrors, AFailedConstructionLeavesAnEarlierTraceAsItWas) {
 // whole: both files are written beside their paths and renamed over them at the end (it was cut, then
 // removed). Nothing of the attempt is left. In a child: the limit is the process's.
 TEST(TraceErrors, AWriteThatFailsAtConstructionLeavesAnEarlierTraceWhole) {
-  const std::string dir = temp("roost_header_limit");
+  const std::string dir = roost_test::temp_path("roost_header_limit");
   ::mkdir(dir.c_str(), 0755);
   const std::string file = dir + "/run.trace";
   {
@@ -1179,7 +1175,7 @@ TEST(TraceErrors, AWriteThatFailsAtConstructionLeavesAnEarlierTraceWhole) {
 // Every output a runtime writes is a regular file, checked without blocking: a named pipe as the simulated
 // report or cats's profile blocked the constructor for ever (as the trace did), and /dev/null was taken.
 TEST(Trace, OutputsThatAreNotRegularFilesAreConfigErrors) {
-  const std::string pipe = temp("roost_output_fifo");
+  const std::string pipe = roost_test::temp_path("roost_output_fifo");
   std::remove(pipe.c_str());
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
   for (const std::string& path : {pipe, std::string("/dev/null")}) {
@@ -1216,7 +1212,7 @@ TEST(Trace, OutputsThatAreNotRegularFilesAreConfigErrors) {
 TEST(TraceFile, RelativePathsAreTheWorkingDirectorysWhenTheRuntimeIsMade) {
   char here[PATH_MAX];
   ASSERT_NE(::getcwd(here, sizeof here), nullptr);
-  const std::string first = temp("roost_cwd_first"), second = temp("roost_cwd_second");
+  const std::string first = roost_test::temp_path("roost_cwd_first"), second = roost_test::temp_path("roost_cwd_second");
   for (const std::string& d : {first, second}) ::mkdir(d.c_str(), 0755);
   {
     std::ofstream other(second + "/rel.trace");
@@ -1254,7 +1250,7 @@ TEST(TraceFile, RelativePathsAreTheWorkingDirectorysWhenTheRuntimeIsMade) {
 // own (FILE, FILE.2, FILE.3), where each wrote over the one before without a word (an outside-user
 // campaign). A path given in code is that runtime's own: the next runtime given it writes it again.
 TEST(Trace, RuntimesInTurnUnderRoostTraceEachWriteTheirOwnFile) {
-  const std::string file = temp("roost_in_turn.trace");
+  const std::string file = roost_test::temp_path("roost_in_turn.trace");
   {
     roost_test::scoped_env env("ROOST_TRACE", file.c_str());
     for (int k = 1; k <= 3; ++k) {
@@ -1285,7 +1281,7 @@ TEST(Trace, RuntimesInTurnUnderRoostTraceEachWriteTheirOwnFile) {
 // ROOST_TRACE=FILE lost the report to the timeline; at FILE itself, the report was written over the trace's
 // start. A config_error names both.
 TEST(Trace, OutputsAtOnePathAreAConfigError) {
-  const std::string file = temp("roost_one_path.trace");
+  const std::string file = roost_test::temp_path("roost_one_path.trace");
   const std::string name = file.substr(file.find_last_of('/') + 1);
   for (const std::string& report : {file + ".json", file, testing::TempDir() + "./" + name}) {
     roost::options o = roost_test::opts("ws", 2);
@@ -1342,7 +1338,7 @@ bool fill_the_disk_under(const std::string& path) {
 
 TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
   if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
-  const std::string file = temp("roost_full_run.trace");
+  const std::string file = roost_test::temp_path("roost_full_run.trace");
   roost::options o;
   o.workers = 2;
   o.trace = file;
@@ -1370,7 +1366,7 @@ TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
 // JSON a viewer cannot read, and the error names the setting; the trace itself is complete. In a child:
 // the limit is the process's.
 TEST(TraceErrors, ATimelineThatCannotBeWrittenWholeIsRemoved) {
-  const std::string file = temp("roost_json_limit.trace"), err_file = temp("roost_json_limit.err");
+  const std::string file = roost_test::temp_path("roost_json_limit.trace"), err_file = roost_test::temp_path("roost_json_limit.err");
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
@@ -1408,7 +1404,7 @@ TEST(TraceErrors, ATimelineThatCannotBeWrittenWholeIsRemoved) {
 
 TEST(TraceErrors, AWriteErrorAtTheEndIsPrintedByTheDestructor) {
   if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
-  const std::string file = temp("roost_full_end.trace");
+  const std::string file = roost_test::temp_path("roost_full_end.trace");
   roost::options o;
   o.workers = 1;  // no idle worker fills its buffer with steal attempts during the run
   o.trace = file;

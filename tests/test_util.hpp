@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <initializer_list>
 #include <mutex>
 #include <set>
@@ -175,6 +177,27 @@ inline long fib_tasks(int n) {
   tg.wait();
   return a + b;
 }
+
+// A path in the tests' temporary folder, unique to this process: ctest runs cases in parallel, and another
+// checkout's suite may run on the same machine. The process id goes before the extension, which stays last:
+// "roost_report.json" -> "<TempDir>roost_report.<pid>.json".
+inline std::string temp_path(const std::string& name) {
+  const std::string pid = "." + std::to_string(::getpid());
+  const std::size_t dot = name.find('.');
+  return ::testing::TempDir() + (dot == std::string::npos ? name + pid : name.substr(0, dot) + pid + name.substr(dot));
+}
+
+// A temp_path that is removed when it leaves scope, so a test that stops at a failed ASSERT leaves nothing.
+class temp_file {
+ public:
+  explicit temp_file(const std::string& name) : path_(temp_path(name)) {}
+  ~temp_file() { std::remove(path_.c_str()); }
+  temp_file(const temp_file&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 // Sets an environment variable for one scope and restores what was there.
 class scoped_env {
