@@ -155,7 +155,7 @@ TEST(Topology, SyntheticSizesAreValidated) {
 
 // Issue #23 (10): a file that is not an hwloc XML topology got "hwloc failed to load it".
 TEST(Topology, MalformedXmlFileSaysWhatAValidOneIs) {
-  std::string path = testing::TempDir() + "roost_malformed.xml";
+  std::string path = roost_test::temp_path("roost_malformed.xml");
   std::ofstream(path) << "<?xml version=\"1.0\"?>\n<topology><object type=\"Mach";
   expect_mentions(load_error(path),
                   {"ROOST_TOPOLOGY='" + path + "'", "not an hwloc XML topology", "lstopo-no-graphics --of xml"});

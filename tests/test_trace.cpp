@@ -55,7 +55,6 @@ long fib(int n) {
 
 using paths = roost_test::start_paths;
 
-
 std::uint64_t file_bytes(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;

@@ -183,11 +183,13 @@ inline long fib_tasks(int n) {
 // "roost_report.json" -> "<TempDir>roost_report.<pid>.json".
 inline std::string temp_path(const std::string& name) {
   const std::string pid = "." + std::to_string(::getpid());
-  const std::size_t dot = name.find('.');
+  const std::size_t slash = name.rfind('/');
+  const std::size_t dot = name.find('.', slash == std::string::npos ? 0 : slash + 1);
   return ::testing::TempDir() + (dot == std::string::npos ? name + pid : name.substr(0, dot) + pid + name.substr(dot));
 }
 
-// A temp_path that is removed when it leaves scope, so a test that stops at a failed ASSERT leaves nothing.
+// A temp_path that is removed when it leaves scope, so a test that stops at a failed ASSERT leaves nothing
+// there (files it derived from the path, such as a later runtime's PATH.2, it removes itself).
 class temp_file {
  public:
   explicit temp_file(const std::string& name) : path_(temp_path(name)) {}

@@ -206,6 +206,7 @@ detail::job* adws_policy::steal(engine::worker& w) {
   if (v != a) t = ws_[v].migq.steal_top();
   if (!t && (v != b || adws::ends_on_boundary(r))) t = eng_.worker_at(v).deque.steal();
   engine::observe_steal(w, v, t != nullptr);
+  if (t) catch_up(w, me);  // a task of an iteration begun since the look above: run it in that one's state
   return t;
 }
 

@@ -497,6 +497,9 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   if (v != a) t = queues_of(level, v).migq.steal_top();
   if (!t && (v != b || adws::ends_on_boundary(r))) t = steal_local(level, v);
   engine::observe_steal(w, tree_.levels[level].head[v], t != nullptr);
+  // A task of an iteration begun since the look above: run it in that one's state, or a group it opens
+  // would descend from the old iteration's level, which the next catch-up resets under it.
+  if (t) catch_up(w, me);
   return t;
 }
 

@@ -95,13 +95,17 @@ class node_pool {
 //    next pop caught up and dropped the node with the old iteration's state: worker 1 spun with no node
 //    for the rest of the iteration (AdwsPointing, 2% of runs under TSan on a loaded machine). So a taken
 //    pointer is followed by catch_up() before the caller makes the node its own: the exchange's acquire
-//    makes the searcher's iteration visible to it.
+//    makes the searcher's iteration visible to it. And the node's activity is read after that: read
+//    before, a worker that lost its CPU between the two could see its node active, then catch up with
+//    the next iteration, the node's group having ended meanwhile, and keep a dead node in the new
+//    iteration, which no pointer replaces (taken only without a node). An iteration begins after the
+//    groups of the previous one ended, so a catch-up that saw it sees their nodes inactive.
 template <class Node, class CatchUp>
 Node* take_pointed(std::atomic<Node*>& pointed, CatchUp&& catch_up) {
   Node* p = pointed.exchange(nullptr, std::memory_order_acq_rel);
-  if (!p || !p->active.load(std::memory_order_acquire)) return nullptr;
+  if (!p) return nullptr;
   catch_up();
-  return p;
+  return p->active.load(std::memory_order_acquire) ? p : nullptr;
 }
 
 // Rule 6 (digest §9.8): a search-root task that ends activates the node of the group it belongs to. A task

@@ -30,7 +30,8 @@ detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& m
       }
       return t;
     }
-  // The local queue holds only work this worker pushed, in an iteration it had caught up with.
+  // Work from a queue sets no node and no search, only which queue the worker works from (use_mig), so a
+  // stale catch-up there misplaces continuations at worst; the migration queue's is still caught up after.
   detail::job* t = nullptr;
   if (use_mig) {
     t = migq.pop_bottom();
