@@ -19,6 +19,7 @@
 #include "adws_checker.hpp"
 #include "roost/roost.hpp"
 #include "sched/adws_nodes.hpp"
+#include "sched/adws_own_work.hpp"
 #include "sched/adws_range.hpp"
 
 namespace ar = roost::sched::adws;
@@ -180,6 +181,52 @@ TEST(AdwsNodes, APointerOfAnIterationTheWorkerHadNotSeenSurvivesItsCatchUp) {
   EXPECT_EQ(me.current, &searchers);
   catch_up();  // the worker's next pop
   EXPECT_EQ(me.current, &searchers) << "the pointed node was dropped as the old iteration's";
+}
+
+// The same for work dealt to the worker (adws_own_work.hpp): a search-root task in the mailbox, and work in
+// the migration queue, of an iteration begun after the worker's look. What taking it sets (the search from
+// the task's node; working from the migration queue) must survive the next catch-up.
+TEST(AdwsOwnWork, WorkOfAnIterationTheWorkerHadNotSeenKeepsTheStateItSets) {
+  struct node {} dealt;
+  struct one_slot_queue {
+    roost::detail::job* j = nullptr;
+    roost::detail::job* pop_bottom() { return std::exchange(j, nullptr); }
+  } migq;
+  roost::detail::task_frame search_root, migrated;
+  search_root.k = roost::detail::job::kind::fresh;
+  search_root.id.sched_node = &dealt;
+  migrated.k = roost::detail::job::kind::fresh;
+  std::atomic<roost::detail::job*> mailbox{nullptr};
+  std::atomic<std::uint64_t> iteration{0};
+  struct {
+    std::uint64_t iteration = 0;
+    node* current = nullptr;
+    bool searching = false, use_mig = false;
+  } me;
+  const auto catch_up = [&] {
+    const std::uint64_t it = iteration.load(std::memory_order_acquire);
+    if (me.iteration != it) {
+      me.iteration = it;
+      me.current = nullptr;
+      me.searching = me.use_mig = false;
+    }
+  };
+  const auto take = [&] {
+    return roost::sched::adws::take_own_work(mailbox, migq, me.use_mig, [] { return nullptr; }, me.searching,
+                                             me.current, catch_up);
+  };
+  catch_up();  // the worker's pop begins in iteration 0
+  iteration = 1;  // the searcher begins iteration 1 and deals a search root to it
+  mailbox = &search_root;
+  EXPECT_EQ(take(), &search_root);
+  catch_up();  // the next pop
+  EXPECT_TRUE(me.searching);
+  EXPECT_EQ(me.current, &dealt);
+  iteration = 2;  // and once more with a piece in the migration queue
+  migq.j = &migrated;
+  EXPECT_EQ(take(), &migrated);
+  catch_up();
+  EXPECT_TRUE(me.use_mig) << "the migrated piece's continuations would go to the local queue";
 }
 
 namespace {
