@@ -149,29 +149,38 @@ TEST(AdwsNodes, APointerIsTakenOnlyWhileItsNodeIsActive) {
   EXPECT_EQ(catch_ups, 2);  // for each pointer found, before its node's activity is read
 }
 
+namespace {
+// A worker's per-iteration state and the catch-up adws and adws-ml do (adws.cpp, adws_ml.cpp), over a
+// counter of the test's.
+template <class Node>
+struct iteration_state {
+  const std::atomic<std::uint64_t>& counter;
+  std::uint64_t iteration = 0;
+  Node* current = nullptr;
+  bool searching = false, use_mig = false;
+  void catch_up() {
+    const std::uint64_t it = counter.load(std::memory_order_acquire);
+    if (iteration == it) return;
+    iteration = it;
+    current = nullptr;
+    searching = use_mig = false;
+  }
+};
+}  // namespace
+
 // A worker looks at the iteration counter, loses its CPU, and meanwhile the searcher begins the next
 // iteration and points it at a node; the worker then takes the pointer. The pointer must survive the
 // worker's next catch-up: taken before the worker had caught up, it was dropped with the old iteration's
 // state at the next pop, and worker 1 spun without a node for the rest of the iteration (AdwsPointing,
-// 2% of runs under TSan on a loaded machine). The interleaving is written out here in one thread, with
-// the catch-up adws and adws-ml do (adws.cpp, adws_ml.cpp).
+// about 1% of runs under TSan on a loaded machine). The interleaving is written out here in one thread.
 TEST(AdwsNodes, APointerOfAnIterationTheWorkerHadNotSeenSurvivesItsCatchUp) {
   struct node {
     std::atomic<bool> active{false};
   } searchers;
   std::atomic<std::uint64_t> iteration{0};
   std::atomic<node*> pointed{nullptr};
-  struct {
-    std::uint64_t iteration = 0;
-    node* current = nullptr;
-  } me;
-  const auto catch_up = [&] {
-    const std::uint64_t it = iteration.load(std::memory_order_acquire);
-    if (me.iteration != it) {
-      me.iteration = it;
-      me.current = nullptr;
-    }
-  };
+  iteration_state<node> me{iteration};
+  const auto catch_up = [&] { me.catch_up(); };
   catch_up();  // the worker's steal begins: still iteration 0
   iteration.fetch_add(1);  // the searcher begins iteration 1, ends its search and points
   searchers.active = true;
@@ -198,19 +207,8 @@ TEST(AdwsOwnWork, WorkOfAnIterationTheWorkerHadNotSeenKeepsTheStateItSets) {
   migrated.k = roost::detail::job::kind::fresh;
   std::atomic<roost::detail::job*> mailbox{nullptr};
   std::atomic<std::uint64_t> iteration{0};
-  struct {
-    std::uint64_t iteration = 0;
-    node* current = nullptr;
-    bool searching = false, use_mig = false;
-  } me;
-  const auto catch_up = [&] {
-    const std::uint64_t it = iteration.load(std::memory_order_acquire);
-    if (me.iteration != it) {
-      me.iteration = it;
-      me.current = nullptr;
-      me.searching = me.use_mig = false;
-    }
-  };
+  iteration_state<node> me{iteration};
+  const auto catch_up = [&] { me.catch_up(); };
   const auto take = [&] {
     return roost::sched::adws::take_own_work(mailbox, migq, me.use_mig, [] { return nullptr; }, me.searching,
                                              me.current, catch_up);

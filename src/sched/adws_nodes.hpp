@@ -93,7 +93,7 @@ class node_pool {
 //  * And a worker may take a pointer of an iteration it has not caught up with: it read the iteration
 //    counter, lost its CPU, and meanwhile the searcher began the next iteration, dealt and pointed. Its
 //    next pop caught up and dropped the node with the old iteration's state: worker 1 spun with no node
-//    for the rest of the iteration (AdwsPointing, 2% of runs under TSan on a loaded machine). So a taken
+//    for the rest of the iteration (AdwsPointing, about 1% of runs under TSan on a loaded machine). So a taken
 //    pointer is followed by catch_up() before the caller makes the node its own: the exchange's acquire
 //    makes the searcher's iteration visible to it. And the node's activity is read after that: read
 //    before, a worker that lost its CPU between the two could see its node active, then catch up with
