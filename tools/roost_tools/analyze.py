@@ -35,6 +35,12 @@ def _warn_if_cut_short(path: str, t) -> None:
               f"runtime, and the events its workers still held are missing", file=sys.stderr)
 
 
+def _warn_if_no_cache_sizes(path: str, t) -> None:
+    if krd.bounds(t) == (0, 0):  # 0 in the header: not described
+        print(f"roost-analyze: {path} describes no cache sizes (its topology had none: ROOST_TOPOLOGY without "
+              f"size=...): KRD's close and near bins are empty, and every reuse counts as far", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-analyze", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -112,6 +118,7 @@ def _command(args) -> int:
         if len(failures):
             print(f"  {'(failed steal attempts)':22} {int(failures['a'].sum())}")
     elif args.cmd == "krd":
+        _warn_if_no_cache_sizes(args.trace, t)
         l2, llc = krd.bounds(t)
         print(f"KRD (close <= L2 {l2} B, near <= LLC {llc} B, far, cold; written elsewhere: reuses "
               f"another cache wrote in between)")
@@ -126,6 +133,7 @@ def _command(args) -> int:
     elif args.cmd == "timeline":
         print(f"roost-analyze: wrote {timeline.plot(t, timeline.image_path(args.out, '--out'), colour=args.colour)}")
     else:
+        _warn_if_no_cache_sizes(args.trace, t)
         out_dir = Path(args.out_dir)
         png = out_dir / f"{args.name}-timeline.png"
         timeline.plot(t, png, title=f"{args.name}: tasks by worker (colour: subtree of the root); looking for work "

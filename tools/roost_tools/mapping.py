@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .trace import KIND, RUNTIME_BLOCK, Trace, TraceError
+from .trace import KIND, RUNTIME_BLOCK, Trace, TraceError, ancestry_loop
 
 _CODE = {v: k for k, v in KIND.items()}
 
@@ -71,8 +71,7 @@ def mapping(trace: Trace) -> Mapping:
         on_chain = set()
         while s not in path and s in parent_of and parent_of[s] != 0:
             if s in on_chain:  # only a damaged file links a task back into its own ancestry
-                raise TraceError(f"task serial {s} is its own ancestor (its spawners' links form a loop): "
-                                 f"the trace is damaged")
+                raise ancestry_loop(s)
             on_chain.add(s)
             chain.append(s)
             s = parent_of[s]

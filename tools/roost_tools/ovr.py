@@ -9,13 +9,17 @@ run() launches), so the serial reference here is Work_1, the speed-up is Work_1 
 run's own overhead is reported apart as OVR_1 = T_1 / Work_1.
 
 T is the time inside runtime::run (iteration events), over the iterations kept (`skip` leaves out the first
-ones, a program's warm-up). Work is, per worker, its time inside those iterations less its time in the
-scheduling loop: the engine marks the loop with idle_begin when a worker enters it (it runs no task from
-there, whether it finds a job at once, steals, spins or sleeps) and idle_end when it leaves with a job.
-So every task's work counts once and in full, wherever its pieces ran (the root's, and each segment of a
-task that suspends on one worker and resumes on another), and the search for work while a task waits at
-its join does not count. What counts as work beyond seed 001's kernels: the runtime code a task calls
-itself (spawn, join), and the short switch from a finished task back into the loop.
+ones, a program's warm-up). Work is, per worker and iteration, its time from the first task it starts or
+resumes in the iteration to the last task end it records there (or to the iteration's end, where its last
+task record there is a start), less its time in the scheduling loop: the
+engine marks the loop with idle_begin when a worker enters it (it runs no task from there, whether it
+finds a job at once, steals, spins or sleeps) and idle_end when it leaves with a job. So every task's work
+counts once and in full, wherever its pieces ran (the root's, and each segment of a task that suspends on
+one worker and resumes on another), and the search for work while a task waits at its join does not
+count; nor does run()'s own launch before the root starts and its return after the root's end (the
+caller's thread is worker 0 there, outside the loop: counted as work, a 1-worker run of 0.48 ms of tasks
+had 0.82 ms of work). What counts as work beyond seed 001's kernels: the runtime code a task calls itself
+(spawn, join), and the short switches between a worker's tasks and its loop.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ import numpy as np
 from .trace import Trace
 
 IDLE_BEGIN, IDLE_END, ITERATION_BEGIN, ITERATION_END = 14, 15, 7, 8
+TASK_BEGIN, TASK_END, TASK_RESUME = 1, 2, 3
 
 
 def _merge(intervals):
@@ -85,10 +90,29 @@ def idle_intervals(t: Trace, worker: int) -> list[tuple[int, int]]:
     return _merge(out)
 
 
+def task_intervals(t: Trace, worker: int, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Per iteration (sorted, disjoint `runs`), the worker's time from its first task start or resumption to
+    its last task end there: where its work lies (none where it ran no task). Where its last task record
+    there is a start (an end the trace lacks), to the iteration's end."""
+    r = t.records
+    mine = r[(r["worker"] == worker) & np.isin(r["kind"], (TASK_BEGIN, TASK_END, TASK_RESUME))]
+    order = np.argsort(mine["t_ns"], kind="stable")
+    times, kinds = mine["t_ns"][order].astype(np.int64), mine["kind"][order]
+    out = []
+    for s, e in runs:
+        lo, hi = np.searchsorted(times, s, "left"), np.searchsorted(times, e, "right")
+        if lo < hi:
+            out.append((int(times[lo]), int(times[hi - 1]) if kinds[hi - 1] == TASK_END else e))
+    return out
+
+
 def work_time(t: Trace, skip: int = 0) -> int:
     runs = _merge(iterations(t, skip))
-    span = sum(e - s for s, e in runs)
-    return sum(span - _overlap(runs, idle_intervals(t, w)) for w in range(t.workers))
+    total = 0
+    for w in range(t.workers):
+        busy = task_intervals(t, w, runs)
+        total += sum(e - s for s, e in busy) - _overlap(busy, idle_intervals(t, w))
+    return total
 
 
 @dataclass
@@ -128,5 +152,11 @@ def decompose(trace_n: Trace, trace_1: Trace, skip: int = 0) -> Decomposition:
     if n != n_1:  # the same program runs the same iterations, whatever its worker count
         raise ValueError(f"the traces hold {n} and {n_1} iterations (runtime::run calls): the reference must be "
                          f"the same program, with the same input, traced with 1 worker")
-    return Decomposition(trace_n.workers, run_time(trace_n, skip), run_time(trace_1, skip),
-                         work_time(trace_n, skip), work_time(trace_1, skip))
+    d = Decomposition(trace_n.workers, run_time(trace_n, skip), run_time(trace_1, skip),
+                      work_time(trace_n, skip), work_time(trace_1, skip))
+    for work, which in ((d.work_n, "the trace"), (d.work_1, "the reference")):
+        if work <= 0:  # OVR and WTI divide by it
+            raise ValueError(f"{which}'s iterations hold no work (no time inside a task): OVR_N and WTI_N are "
+                             f"undefined; trace a program whose tasks take time (a simulated run whose every "
+                             f"cost is 0 ns has none)")
+    return d

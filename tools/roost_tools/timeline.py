@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .trace import UNRECORDED, Trace
+from .trace import UNRECORDED, Trace, ancestry_loop
 
 
 def task_spans(trace: Trace):
@@ -30,8 +30,13 @@ def task_memory(trace: Trace, roots: bool = False):
 
     def subtree(serial: int) -> int:  # the root's child this task descends from
         chain = [serial]
+        on_chain = {serial}
         while parent.get(chain[-1], 0) not in (0, UNRECORDED):
-            chain.append(parent[chain[-1]])
+            up = parent[chain[-1]]
+            if up in on_chain:  # a damaged file: the walk up would never end
+                raise ancestry_loop(up)
+            on_chain.add(up)
+            chain.append(up)
         return index[chain[-2]] if len(chain) >= 2 else -1
 
     start = {}

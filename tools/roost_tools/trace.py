@@ -12,6 +12,8 @@ from .inputs import read_input
 
 VERSION = 6
 OLDEST_VERSION = 3  # version 3 lacks steal_failures (a failed attempt was a steal record with b = 0)
+# Version 3's failed attempts are read as one steal_failures record each (a = 1 attempt, b = the victim).
+STEAL, STEAL_FAILURES = 13, 17
 # Version 5 stores a touch under 4 GiB short (kinds 18-20: the mode in the kind, the size in index); the reader
 # gives it as the touch record (4) it stands for, so nothing downstream tells the two forms apart.
 SHORT_TOUCH = (18, 19, 20)
@@ -40,6 +42,11 @@ STORES_INDEX = np.isin(np.arange(25), (1, 12, 16) + _TOUCH + SHORT_TOUCH)
 class TraceError(ValueError):
     """A file that is not a roost trace, is of another version, is damaged, or is cut short inside its header
     (names the byte offset)."""
+
+
+def ancestry_loop(serial: int) -> TraceError:
+    """The error for a task whose spawners' links lead back to it: only a damaged file has one."""
+    return TraceError(f"task serial {serial} is its own ancestor (its spawners' links form a loop): the trace is damaged")
 
 
 @dataclass
@@ -183,6 +190,11 @@ def _decode_lane(path: Path, version: int, lane: int, workers: int, chunks: list
         out["b"][same] = out["b"][last[same]]
         out["index"][same] = out["index"][last[same]]
         out["kind"][same] = kinds[same] - (ROWS_SAME[0] - 9)
+    if version == 3:  # a failed attempt was a steal record with b = 0: read as later versions write it
+        failed = (kinds == STEAL) & (out["b"] == 0)
+        out["b"][failed] = out["a"][failed]  # the victim
+        out["a"][failed] = 1  # one attempt
+        out["kind"][failed] = STEAL_FAILURES
     short = (kinds >= SHORT_TOUCH[0]) & (kinds <= SHORT_TOUCH[-1])
     if np.any(short):
         out["b"][short] = out["index"][short]

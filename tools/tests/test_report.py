@@ -444,6 +444,9 @@ def test_report_refuses_bad_paths_with_one_line_naming_them(tmp_path, capsys):
     obj2 = tmp_path / "o2.jsonl"
     obj2.write_text('[1, 2]\n')
     cases.append(([str(obj2)], f"{obj2}:1: not a JSON object"))
+    fifo = tmp_path / "pipe"  # its read waited for a writer for ever
+    os.mkfifo(fifo)
+    cases.append(([str(fifo)], f"{fifo}: not a regular file (a named pipe, a device or a socket)"))
     for argv, why in cases:
         capsys.readouterr()
         assert report.main(argv + ["--quiet"]) == 2, argv

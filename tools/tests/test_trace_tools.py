@@ -48,13 +48,14 @@ def _chunk(lane: int, clock, records) -> bytes:
                        len(cols["index"]), 0) + body
 
 
-def _write_file(path: Path, workers: int, chunks, domains=None, version=3, start=(0, 0), end=True):
+def _write_file(path: Path, workers: int, chunks, domains=None, version=3, start=(0, 0), end=True,
+                caches=(1024, 4096)):
     """A trace as the tracer writes it: `chunks` is [(lane, (ticks, ns), records)] in file order; the end
-    chunk's clock pair is the last chunk's."""
+    chunk's clock pair is the last chunk's. `caches`: the header's L2 and LLC bytes (0: not described)."""
     start_ticks, start_ns = start
     with open(path, "wb") as f:
         f.write(b"ROOSTTRC" + struct.pack("<IIQQI", version, workers, start_ns, start_ticks, 4) + b"test")
-        f.write(struct.pack("<QQ", 1024, 4096) + struct.pack(f"<{workers}I", *(domains or [0] * workers)))
+        f.write(struct.pack("<QQ", *caches) + struct.pack(f"<{workers}I", *(domains or [0] * workers)))
         clock = start
         for lane, clock, records in chunks:
             f.write(_chunk(lane, clock, records))
@@ -69,9 +70,15 @@ def _write_trace(path: Path, version=3, records=()):
 def test_versions_3_and_4_are_read_and_failed_steals_are_added_up(tmp_path, capsys):
     from roost_tools import analyze
     p = tmp_path / "t.trace"
-    # version 3: a failed attempt was a steal record with b = 0
-    _write_trace(p, version=3, records=[(1, 1, 0, 0, 13, 0), (2, 1, 1, 0, 13, 0)])
-    assert read(p).records["kind"].tolist() == [13, 13]
+    # version 3: a failed attempt was a steal record with b = 0, read as a steal_failures record of one attempt
+    # (summary counted it as a steal)
+    _write_trace(p, version=3, records=[(1, 1, 0, 0, 13, 0), (2, 1, 1, 0, 13, 0), (3, 1, 0, 0, 13, 0)])
+    r = read(p).records
+    assert r["kind"].tolist() == [17, 13, 17]
+    assert r["a"].tolist() == [1, 1, 1] and r["b"].tolist() == [1, 1, 1]
+    assert analyze.main(["summary", str(p)]) == 0
+    out = capsys.readouterr().out
+    assert "steal                  1" in out and "(failed steal attempts) 2" in out
     # version 4: the failed attempts of a search are one steal_failures record (17): a = attempts, b = last victim
     _write_trace(p, version=4, records=[(1, 1000, 1, 0, 17, 0), (2, 1, 1, 0, 13, 0), (3, 5, 1, 0, 17, 0)])
     t = read(p)
@@ -199,7 +206,7 @@ def test_ovr_on_a_simulated_pair_of_traces(tmp_path):
     assert analyze.main(["ovr", str(four), str(one), "--skip", "1"]) == 0
 
 
-def _synthetic(path: Path, workers: int, records, domains=None):
+def _synthetic(path: Path, workers: int, records, domains=None, caches=(1024, 4096)):
     """Records with times in ns (ticks = ns), one chunk per lane. Task serials in `records` are names: they
     become the serials the format implies (lane << 48 | the task_begin's count in its lane)."""
     by = {}
@@ -212,7 +219,8 @@ def _synthetic(path: Path, workers: int, records, domains=None):
     renamed = {w: [(t, serial.get(a, a) if k in (1, 2, 3, 12) else a, serial[b] if k == 1 else b, i, k, lane)
                    for t, a, b, i, k, lane in rs] for w, rs in by.items()}
     last = max((r[0] for r in records), default=0)
-    _write_file(path, workers, [(w, (last, last), rs) for w, rs in sorted(renamed.items())], domains=domains)
+    _write_file(path, workers, [(w, (last, last), rs) for w, rs in sorted(renamed.items())], domains=domains,
+                caches=caches)
 
 
 def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
@@ -525,6 +533,64 @@ def test_damaged_parent_links_are_an_error_not_a_hang(tmp_path):
     with pytest.raises(TraceError, match="its own ancestor"):
         mapping.mapping(read(p))
     assert analyze.main(["mapping", str(p)]) == 2
+    # timeline and markdown name each ended task's subtree by walking up the same links: they looped for ever
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0), (1, 2, 3, 0, 1, 0),
+                      (2, 3, 2, 0, 1, 0), (3, 3, 0, 0, 2, 0), (4, 2, 0, 0, 2, 0), (5, 1, 0, 0, 2, 0)])
+    with pytest.raises(TraceError, match="its own ancestor"):
+        timeline.task_spans(read(p))
+    assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "t.png")]) == 2
+    assert analyze.main(["markdown", str(p), "--name", "x", "--out-dir", str(tmp_path)]) == 2
+    # A task that names itself
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0), (1, 2, 2, 0, 1, 0),
+                      (2, 2, 0, 0, 2, 0), (3, 1, 0, 0, 2, 0)])
+    with pytest.raises(TraceError, match="its own ancestor"):
+        timeline.task_spans(read(p))
+
+
+def test_work_begins_with_a_workers_first_task_and_ends_with_its_last(tmp_path):
+    # 1 worker (the caller's thread, outside its loop before the root starts and after it ends): run 0-100
+    # with the root 30-90, run 200-300 with the root 200-280 and a child 210-250 (its end the lane's latest).
+    from roost_tools import ovr
+    one = tmp_path / "one.trace"
+    _synthetic(one, 1, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (200, 0, 0, 0, 7, 0xFFFF),
+                        (300, 0, 0, 0, 8, 0xFFFF),
+                        (30, 1, 0, 0, 1, 0), (90, 1, 0, 0, 2, 0), (200, 2, 0, 0, 1, 0), (210, 3, 2, 0, 1, 0),
+                        (250, 3, 0, 0, 2, 0), (280, 2, 0, 0, 2, 0)])
+    assert ovr.work_time(read(one)) == 60 + 80  # run()'s own launch and return are overhead (OVR_1)
+    d = ovr.decompose(read(one), read(one))
+    assert d.ovr_1 == pytest.approx(200 / 140)
+
+
+def test_ovr_without_work_is_an_error_not_a_division_by_zero(tmp_path, capsys):
+    from roost_tools import ovr
+    # A simulated run whose every cost is 0 ns: its iterations and tasks last no time.
+    p = tmp_path / "zero.trace"
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (0, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0), (0, 1, 0, 0, 2, 0)])
+    with pytest.raises(ValueError, match="the trace's iterations hold no work"):
+        ovr.decompose(read(p), read(p))
+    capsys.readouterr()
+    assert analyze.main(["ovr", str(p), str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "hold no work" in err and "Traceback" not in err
+
+
+def test_krd_says_when_the_trace_describes_no_cache_sizes(tmp_path, capsys):
+    p = tmp_path / "nocache.trace"
+    touches = [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0),
+               (1, 4096, 64, 0, 4, 0), (2, 8192, 64, 0, 4, 0), (3, 4096, 64, 0, 4, 0), (4, 1, 0, 0, 2, 0)]
+    _synthetic(p, 1, touches, caches=(0, 0))
+    assert analyze.main(["krd", str(p)]) == 0
+    assert "describes no cache sizes" in capsys.readouterr().err
+    _synthetic(p, 1, touches)  # with sizes: no such word
+    assert analyze.main(["krd", str(p)]) == 0
+    assert "no cache sizes" not in capsys.readouterr().err
+
+
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path, capsys):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert analyze.main(["summary", str(fifo)]) == 2
+    assert "not a regular file" in capsys.readouterr().err
 
 
 def test_ovr_refuses_a_reference_of_another_program_and_bad_skips(tmp_path):
