@@ -1096,6 +1096,20 @@ TEST(SimPlatform, DeclaredArithmeticCostsOpNsEachOperation) {
   roost::compute(5);  // outside any runtime: nothing to charge, nothing happens
 }
 
+// A root is a task of the cost table like any other: its start costs task_start_ns and its end task_end_ns
+// (src/platform/README.md). Its end was never charged: an empty run cost task_start_ns whatever task_end_ns
+// said. One worker, so that nothing else moves the clock.
+TEST(SimPlatform, ARootsStartAndEndAreChargedAsATasksAre) {
+  auto empty_runs_ns = [](const std::string& params) {
+    roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, params));
+    for (int i = 0; i < 4; ++i) rt.run([] {});
+    return rt.virtual_time_ns() / 4;
+  };
+  const double base = empty_runs_ns("task_start_ns=10,task_end_ns=10");
+  EXPECT_DOUBLE_EQ(empty_runs_ns("task_start_ns=10,task_end_ns=1010") - base, 1000);
+  EXPECT_DOUBLE_EQ(empty_runs_ns("task_start_ns=510,task_end_ns=10") - base, 500);
+}
+
 // A simulated runtime's listeners are its own: another runtime made while it lives (a traced one, whose
 // tracer took the process's one consumer slot) must not take its tasks' annotations away from the model, and
 // the program's own consumer sees them too. The same touches cost the same virtual time either way.

@@ -179,7 +179,10 @@ void detail::hook_task_end(worker_abi& w, const task_id& id) {
   });
 }
 
+// A root's end: a task end for the simulation's cost table (task_end_ns, as its start is charged) and the
+// tracer; not an observer's (run() returning is its end, observer.hpp).
 void detail::hook_root_end(worker_abi& w, const task_id& id) {
+  if (auto* s = platform::t_sim) s->on_task_end();
   if (auto* t = tracer_of(w)) t->task_end(w.id, id);
 }
 

@@ -14,7 +14,7 @@ extern std::atomic<std::uint32_t> g_trace_depth[max_workers];
 // `w`: the worker reporting, whose runtime's tracer records it (engine_base::tracer).
 void hook_task_start(worker_abi& w, task_id& id, double hint);
 void hook_task_end(worker_abi& w, const task_id& id);
-void hook_root_end(worker_abi& w, const task_id& id);  // the tracer's only
+void hook_root_end(worker_abi& w, const task_id& id);  // the tracer and the simulation
 void hook_spawn(unsigned worker, const task_id& parent, std::uint32_t index);
 // A simulated runtime starts (on) or ends (off): the hooks charge runtime operations to virtual time.
 void set_sim_hooks(bool on);
@@ -65,7 +65,8 @@ inline void observe_end(detail::worker_abi& w, const detail::task_id& id) {
   if (hooks && ((hooks & detail::kHooksSeeingEveryTask) || id.serial)) [[unlikely]]
     detail::hook_task_end(w, id);
 }
-// A root's end: recorded by a tracer (its begin always is), not reported to an observer or a simulation.
+// A root's end: recorded by a tracer (its begin always is) and charged by a simulation (task_end_ns), not
+// reported to an observer.
 inline void observe_root_end(detail::worker_abi& w, const detail::task_id& id) {
   if (hooks_on()) [[unlikely]] detail::hook_root_end(w, id);
 }
