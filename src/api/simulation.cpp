@@ -159,10 +159,11 @@ void simulation::watch() {
     }
     std::snprintf(why, sizeof why,
                   "worker %u has run task %s for %.0f s of real time without reaching a runtime operation "
-                  "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task can never see it "
-                  "progress here: every simulated worker runs on this one OS thread, and only a runtime "
-                  "operation lets another run. Wait with a task_group instead (stall_wall_s in %s "
-                  "sets this limit).",
+                  "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task, or blocks its "
+                  "thread on a lock or a condition variable that another task must release or signal, can "
+                  "never see it progress here: every simulated worker runs on this one OS thread, and only a "
+                  "runtime operation lets another run. Wait with a task_group instead, and hold no lock "
+                  "across a wait (stall_wall_s in %s sets this limit).",
                   plat_.running_thread(), task.c_str(), still_s, plat_.running_clock(),
                   static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
     platform::os::fatal("roost: simulated platform: no progress", why);
