@@ -113,6 +113,35 @@ TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
     }
 }
 
+// Siblings that wait for each other (a busy barrier among the children of one group), more of them than the
+// topology has sockets: every one must start. cab ran one subtree a socket at a time, and the preempted
+// spinners kept their sockets' subtrees "running": 3 such siblings on 2 sockets hung (an outside-user
+// campaign).
+TEST_P(Preempt, SiblingsAtABusyBarrierCompleteOnSeveralSockets) {
+  struct shape {
+    const char* topology;
+    unsigned workers, siblings;
+  };
+  for (const shape& s : {shape{"pack:2 core:1 pu:1", 2, 3}, shape{"pack:2 core:2 pu:1", 3, 5}})
+    for (const char* mode : {"signal", "klt"}) {
+      roost::options o = preempting(GetParam(), s.workers, "1ms", "aligned", mode);
+      o.topology = s.topology;
+      roost::runtime rt(o);
+      rt.run([&] {
+        std::atomic<unsigned> arrived{0};
+        roost::task_group g;
+        for (unsigned i = 0; i < s.siblings; ++i)
+          g.run([&] {
+            arrived.fetch_add(1, std::memory_order_acq_rel);
+            while (arrived.load(std::memory_order_acquire) < s.siblings) {
+            }
+          });
+        g.wait();
+        EXPECT_EQ(arrived.load(), s.siblings);
+      });
+    }
+}
+
 // A two-way join whose half that runs first spins until the other half ran: under work-first policies the
 // first closure runs first, under help-first the second; both orders, so every policy spins in one. The
 // inline joins (critical windows while preemption is on, abi.hpp) and the engine's are both reached this way.

@@ -275,7 +275,8 @@ class fiber_pool {
 // The tasks preempted on one worker, oldest first: they resume behind the worker's own and stolen work
 // (engine.hpp, find_work), on this worker, never on another: user code that a tick interrupted after it read
 // its worker finds it unchanged when it resumes (engine.hpp, spawn_in_runtime_text relies on it). Touched by
-// the worker's thread only.
+// the worker's thread only, except holds_any(), which another worker's policy may read (cab: a socket whose
+// subtree was preempted may start another).
 class preempted_fifo {
  public:
   void push(fiber* f) {
@@ -283,19 +284,24 @@ class preempted_fifo {
     if (tail_) tail_->next_preempted = f;
     else head_ = f;
     tail_ = f;
+    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);  // one writer
   }
   fiber* pop() {
     fiber* f = head_;
     if (!f) return nullptr;
     head_ = f->next_preempted;
     if (!head_) tail_ = nullptr;
+    count_.store(count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
     return f;
   }
   bool empty() const { return head_ == nullptr; }
+  // From any thread: whether a preempted task waits here, as of a recent moment (a hint, nothing ordered).
+  bool holds_any() const { return count_.load(std::memory_order_relaxed) != 0; }
 
  private:
   fiber* head_ = nullptr;
   fiber* tail_ = nullptr;
+  std::atomic<std::uint32_t> count_{0};
 };
 
 inline std::size_t fiber_overflow::trim(std::size_t keep) noexcept {

@@ -85,9 +85,22 @@ void cab_policy::subtree_ended(engine::worker& w, detail::task_id&) {
   sockets_[socket_of_[w.id]].subtrees.fetch_sub(1, std::memory_order_acq_rel);
 }
 
+// A socket runs one subtree at a time (seed 000 §3.3), but a tick that preempted a task of its cores
+// (ROOST_PREEMPT) may have stopped a subtree that waits, spinning, for a sibling nobody started yet (a busy
+// barrier among the leaf inter-socket tasks): with the socket closed to it while its own subtree stays
+// "running", no head would ever start that sibling (an outside-user campaign: 3 such siblings on 2 sockets
+// hung under signal-yield and KLT-switching). So a socket one of whose cores holds a preempted task may
+// start another subtree. Never without preemption, whose FIFOs stay empty.
+bool cab_policy::subtree_may_start(unsigned s) const {
+  if (!one_subtree_ || sockets_[s].subtrees.load(std::memory_order_acquire) == 0) return true;
+  for (unsigned m : members_[s])
+    if (eng_.worker_at(m).preempted.holds_any()) return true;
+  return false;
+}
+
 detail::job* cab_policy::take_inter(engine::worker& w) {
   const unsigned s = socket_of_[w.id];
-  if (one_subtree_ && sockets_[s].subtrees.load(std::memory_order_acquire) > 0) return nullptr;
+  if (!subtree_may_start(s)) return nullptr;
   if (detail::job* j = sockets_[s].home.pop_bottom()) return j;
   if (detail::job* j = sockets_[s].inter.pop_bottom()) return j;
   // Steal an inter-socket task from another socket, starting at a random one: a homed leaf only while its

@@ -11,7 +11,9 @@
 // socket (its lowest-numbered worker, the seed's "core 0") takes from the socket's inter-socket pool and
 // steals inter-socket tasks from other sockets — and, by default, only while no intra-socket subtree of its
 // socket is running (a socket runs one subtree at a time, the seed's policy; ROOST_CAB_SUBTREES=many lets
-// it run several). Sockets are the topology's packages.
+// it run several), or while one of its cores holds a task a preemption tick stopped (ROOST_PREEMPT: the
+// subtree may be spinning for a sibling nobody has started; subtree_may_start). Sockets are the topology's
+// packages.
 //
 // A derived policy may give a leaf inter-socket task a home socket (place_home; cats does, from its
 // profile): it waits in that socket's home pool, which its head takes from first. Another socket's head
@@ -82,6 +84,7 @@ class cab_policy : public policy_base {
   };
   void subtree_started(engine::worker& w);
   void subtree_ended(engine::worker& w, detail::task_id& id);
+  bool subtree_may_start(unsigned socket) const;
   detail::job* take_inter(engine::worker& w);
 
   unsigned level_;
