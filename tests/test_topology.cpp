@@ -217,9 +217,12 @@ TEST(Placement, FewerWorkersThanCpusArePinnedOnALargerVirtualTopology) {
   EXPECT_NE(pl.note.find("3 workers on a virtual topology of 4 PUs"), std::string::npos) << pl.note;
   pl = roost::topo::place_workers(t, 1, true, {});
   EXPECT_NE(pl.note.find("roost: 1 worker on"), std::string::npos) << pl.note;
-  // More workers than PUs share them, so their CPUs: oversubscribed however many CPUs there are.
+  // More workers than PUs share them, so their CPUs: oversubscribed however many CPUs there are, and the
+  // note says so (it said "but this process may use 2 CPUs", which was not the reason).
   pl = roost::topo::place_workers(topology::load("pack:1 core:1 pu:1"), 2, true, {0, 1});
   EXPECT_TRUE(pl.oversubscribed);
+  EXPECT_NE(pl.note.find("2 workers on a virtual topology of 1 PU, more than its PUs"), std::string::npos) << pl.note;
+  EXPECT_EQ(pl.note.find("CPU"), std::string::npos) << pl.note;
 }
 
 TEST(Placement, NoBindingLeavesWorkersUnpinned) {

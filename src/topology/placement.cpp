@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string>
 
 namespace roost::topo {
 
@@ -17,11 +18,14 @@ placement place_workers(const topology& tp, unsigned workers, bool bind, const s
   // `workers` of them), each of which has an allowed CPU when the workers fit.
   pl.oversubscribed = cpus == 0 || workers > cpus || workers > tp.num_pus();
   if (pl.oversubscribed) {
+    // The reason that holds: more workers than CPUs, or (a virtual topology) than its PUs.
+    auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
     std::ostringstream os;
-    os << "roost: " << workers << " worker" << (workers == 1 ? "" : "s");
-    if (tp.is_virtual()) os << " on a virtual topology of " << tp.num_pus() << " PUs";
-    os << " but this process may use " << cpus << " CPU" << (cpus == 1 ? "" : "s")
-       << ": running oversubscribed and unpinned (correct, not fast)";
+    os << "roost: " << count(workers, "worker");
+    if (tp.is_virtual()) os << " on a virtual topology of " << count(tp.num_pus(), "PU");
+    if (workers > cpus) os << " but this process may use " << count(cpus, "CPU");
+    else os << ", more than its PUs, which they share";  // a virtual topology: the real one has a PU a CPU
+    os << ": running oversubscribed and unpinned (correct, not fast)";
     pl.note = os.str();
     return pl;
   }
