@@ -967,8 +967,6 @@ TEST(TraceStream, MemoryStaysFlatWhileTheFileGrows) {
   remove_trace(file);
 }
 
-// The tracer reserves the file's blocks ahead of its chunks (tracer::reserve_locked, 4 MiB at a time); the
-// ended trace holds only the blocks of what it wrote, on a file system that can reserve or one that cannot.
 // Blocks a file holds, in bytes (st_blocks counts 512-byte units whatever the file system's block).
 std::uint64_t bytes_held(const std::string& file) {
   struct stat st {};
@@ -976,8 +974,8 @@ std::uint64_t bytes_held(const std::string& file) {
   return static_cast<std::uint64_t>(st.st_blocks) * 512;
 }
 
-// The tracer reserves the file's blocks ahead of its chunks (fallocate, KEEP_SIZE) and gives back the rest at
-// its end. Where the temporary folder's file system cannot reserve, there is nothing to give back and the
+// The tracer reserves the file's blocks ahead of its chunks (tracer::reserve_locked: fallocate, KEEP_SIZE,
+// 4 MiB at a time) and gives back the rest at its end: the ended trace holds only the blocks of what it wrote. Where the temporary folder's file system cannot reserve, there is nothing to give back and the
 // test says so (a skip), instead of passing on a file that never held more than its bytes.
 TEST(TraceStream, TheFileKeepsNoBlocksPastWhatWasWritten) {
   const std::string file = roost_test::temp_path("roost_reserve.trace");

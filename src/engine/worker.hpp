@@ -41,8 +41,9 @@ struct alignas(64) worker : detail::worker_abi {
 
   // Preemption (engine/preemption.cpp), while ROOST_PREEMPT is on. preempt: engine<P>::preempt_signal or
   // preempt_klt, which suspends the running task from the timer signal's handler (false: it cannot now, the
-  // tick is deferred); nullptr while preemption is off. The FIFO and the counters are this worker's thread's
-  // alone (the counters are read by others once it is idle). klts: the kernel threads that serve this worker
+  // tick is deferred); nullptr while preemption is off. The FIFO and the counters are written by this worker's
+  // thread alone; others read the counters (the runtime's totals, cab's subtree rule) and whether the FIFO
+  // holds a task (preempted_fifo::holds_any). klts: the kernel threads that serve this worker
   // while preemption is on (engine/klt.hpp): its own, and under KLT-switching spares and holders.
   bool (*preempt)(worker&) = nullptr;
   bool (*preempt_by[2])(worker&) = {nullptr, nullptr};  // signal-yield, KLT-switching (roost::preempt_as)

@@ -42,7 +42,7 @@ cab_policy::cab_policy(engine::engine_base& e)
     : cab_policy(e, e.config().cab_level.value_or(level_for_sockets(staffed_sockets(e))), e.config().cab_one_subtree) {}
 
 cab_policy::cab_policy(engine::engine_base& e, unsigned level, bool one_subtree)
-    : policy_base(e), level_(level), one_subtree_(one_subtree) {
+    : policy_base(e), level_(level), one_subtree_(one_subtree), preempting_(e.config().preempt) {
   const unsigned n = e.num_workers();
   const auto& tp = e.topology();
   socket_of_.resize(n);
@@ -75,6 +75,8 @@ void cab_policy::place_home(engine::worker&, detail::task_frame* f, unsigned soc
 void cab_policy::subtree_started(engine::worker& w) {
   socket& s = sockets_[socket_of_[w.id]];
   s.subtrees.fetch_add(1, std::memory_order_acq_rel);
+  // The preemptions that let this one start are spent (subtree_may_start).
+  if (preempting_) s.preemptions_at_start.store(preemptions_of(socket_of_[w.id]), std::memory_order_relaxed);
   // Leaves still waiting for this socket are now other heads' to take: wake them.
   if (!s.home.empty_hint()) eng_.idle().notify_all_new_work();
 }
@@ -89,10 +91,21 @@ void cab_policy::subtree_ended(engine::worker& w, detail::task_id&) {
 // (ROOST_PREEMPT) may have stopped a subtree that waits, spinning, for a sibling nobody started yet (a busy
 // barrier among the leaf inter-socket tasks): with the socket closed to it while its own subtree stays
 // "running", no head would ever start that sibling (an outside-user campaign: 3 such siblings on 2 sockets
-// hung under signal-yield and KLT-switching). So a socket one of whose cores holds a preempted task may
-// start another subtree. Never without preemption, whose FIFOs stay empty.
+// hung under signal-yield and KLT-switching). So the socket may start one more subtree for each preemption
+// of its cores' tasks since its latest subtree began (each worker counts the tasks it resumed after a tick:
+// a count that only grows, which the head reads whenever it looks, however briefly the task waited), and
+// at once while one of its cores holds a preempted task. Without preemption, never.
+std::uint64_t cab_policy::preemptions_of(unsigned s) const {
+  std::uint64_t n = 0;
+  for (unsigned m : members_[s]) n += eng_.worker_at(m).preemptions.load(std::memory_order_relaxed);
+  return n;
+}
+
 bool cab_policy::subtree_may_start(unsigned s) const {
-  if (!one_subtree_ || sockets_[s].subtrees.load(std::memory_order_acquire) == 0) return true;
+  const socket& sk = sockets_[s];
+  if (!one_subtree_ || sk.subtrees.load(std::memory_order_acquire) == 0) return true;
+  if (!preempting_) return false;
+  if (preemptions_of(s) != sk.preemptions_at_start.load(std::memory_order_relaxed)) return true;
   for (unsigned m : members_[s])
     if (eng_.worker_at(m).preempted.holds_any()) return true;
   return false;

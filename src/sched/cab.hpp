@@ -11,15 +11,16 @@
 // socket (its lowest-numbered worker, the seed's "core 0") takes from the socket's inter-socket pool and
 // steals inter-socket tasks from other sockets — and, by default, only while no intra-socket subtree of its
 // socket is running (a socket runs one subtree at a time, the seed's policy; ROOST_CAB_SUBTREES=many lets
-// it run several), or while one of its cores holds a task a preemption tick stopped (ROOST_PREEMPT: the
-// subtree may be spinning for a sibling nobody has started; subtree_may_start). Sockets are the topology's
-// packages.
+// it run several). Under ROOST_PREEMPT a socket may start one more for each tick that stopped a task of its
+// cores since its latest subtree began: the subtree may be spinning for a sibling nobody has started
+// (subtree_may_start). Sockets are the topology's packages.
 //
 // A derived policy may give a leaf inter-socket task a home socket (place_home; cats does, from its
 // profile): it waits in that socket's home pool, which its head takes from first. Another socket's head
 // takes it only while its home runs a subtree already, so a home that is free to take it gets it.
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -81,14 +82,17 @@ class cab_policy : public policy_base {
     queues::locked_deque<detail::job> inter;  // inter-socket pool
     queues::locked_deque<detail::job> home;   // leaf inter-socket tasks whose home this socket is
     std::atomic<int> subtrees{0};             // intra-socket subtrees running now
+    std::atomic<std::uint64_t> preemptions_at_start{0};  // its workers' preemptions when one last started
   };
   void subtree_started(engine::worker& w);
   void subtree_ended(engine::worker& w, detail::task_id& id);
+  std::uint64_t preemptions_of(unsigned socket) const;
   bool subtree_may_start(unsigned socket) const;
   detail::job* take_inter(engine::worker& w);
 
   unsigned level_;
   bool one_subtree_;
+  bool preempting_;  // ROOST_PREEMPT: ticks may stop a subtree (subtree_may_start)
   std::vector<unsigned> socket_of_;            // worker -> socket
   std::vector<unsigned> head_of_;              // socket -> head worker
   std::vector<std::vector<unsigned>> members_;  // socket -> workers

@@ -24,7 +24,7 @@ placement place_workers(const topology& tp, unsigned workers, bool bind, const s
     os << "roost: " << count(workers, "worker");
     if (tp.is_virtual()) os << " on a virtual topology of " << count(tp.num_pus(), "PU");
     if (workers > cpus) os << " but this process may use " << count(cpus, "CPU");
-    else os << ", more than its PUs, which they share";  // a virtual topology: the real one has a PU a CPU
+    else os << ", more than " << (tp.is_virtual() ? "its" : "the machine's") << " PUs, which they share";
     os << ": running oversubscribed and unpinned (correct, not fast)";
     pl.note = os.str();
     return pl;

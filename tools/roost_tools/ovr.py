@@ -10,8 +10,8 @@ run's own overhead is reported apart as OVR_1 = T_1 / Work_1.
 
 T is the time inside runtime::run (iteration events), over the iterations kept (`skip` leaves out the first
 ones, a program's warm-up). Work is, per worker and iteration, its time from the first task it starts or
-resumes in the iteration to the last task end it records there (or to the iteration's end, where its last
-task record there is a start), less its time in the scheduling loop: the
+resumes in the iteration to its first entry into the scheduling loop after its last task record there,
+less its time in the scheduling loop: the
 engine marks the loop with idle_begin when a worker enters it (it runs no task from there, whether it
 finds a job at once, steals, spins or sleeps) and idle_end when it leaves with a job. So every task's work
 counts once and in full, wherever its pieces ran (the root's, and each segment of a task that suspends on
@@ -91,18 +91,23 @@ def idle_intervals(t: Trace, worker: int) -> list[tuple[int, int]]:
 
 
 def task_intervals(t: Trace, worker: int, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Per iteration (sorted, disjoint `runs`), the worker's time from its first task start or resumption to
-    its last task end there: where its work lies (none where it ran no task). Where its last task record
-    there is a start (an end the trace lacks), to the iteration's end."""
+    """Per iteration (sorted, disjoint `runs`), where the worker's work lies: from its first task start or
+    resumption there to its first entry into its scheduling loop after its last task record there (or the
+    iteration's end, without one); none where it ran no task. Not to its last record: a task whose last
+    recorded event is a nested child's end (or no event at all below the recording depth) goes on working
+    after it, and one that suspends has its end on another worker."""
     r = t.records
-    mine = r[(r["worker"] == worker) & np.isin(r["kind"], (TASK_BEGIN, TASK_END, TASK_RESUME))]
-    order = np.argsort(mine["t_ns"], kind="stable")
-    times, kinds = mine["t_ns"][order].astype(np.int64), mine["kind"][order]
+    mine = r[r["worker"] == worker]
+    tasks = np.sort(mine[np.isin(mine["kind"], (TASK_BEGIN, TASK_END, TASK_RESUME))]["t_ns"].astype(np.int64))
+    loop = np.sort(mine[mine["kind"] == IDLE_BEGIN]["t_ns"].astype(np.int64))
     out = []
     for s, e in runs:
-        lo, hi = np.searchsorted(times, s, "left"), np.searchsorted(times, e, "right")
-        if lo < hi:
-            out.append((int(times[lo]), int(times[hi - 1]) if kinds[hi - 1] == TASK_END else e))
+        lo, hi = np.searchsorted(tasks, s, "left"), np.searchsorted(tasks, e, "right")
+        if lo == hi:
+            continue
+        last = int(tasks[hi - 1])
+        k = np.searchsorted(loop, last, "left")
+        out.append((int(tasks[lo]), min(int(loop[k]), e) if k < len(loop) else e))
     return out
 
 

@@ -428,7 +428,7 @@ def test_driver_simulated_json_is_reported_as_virtual_time(tmp_path):
     assert f"the simulated machine `{simulated.topology}`" in sim_md
 
 
-def test_report_refuses_bad_paths_with_one_line_naming_them(tmp_path, capsys):
+def test_report_refuses_bad_paths_with_one_line_naming_them(tmp_path, capsys, hang_bound):
     good = tmp_path / "r.jsonl"
     write(good, [rec("serial", 1, 0.1)])
     binary = tmp_path / "b.trace"

@@ -523,7 +523,7 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
         timeline.plot(read(p), tmp_path / "none.png", colour="rainbow")
 
 
-def test_damaged_parent_links_are_an_error_not_a_hang(tmp_path):
+def test_damaged_parent_links_are_an_error_not_a_hang(tmp_path, hang_bound):
     # Tasks 2 and 3 name each other as their spawner: only a damaged file can say that. mapping followed the
     # chain for ever, growing it until memory ran out.
     from roost_tools import mapping
@@ -547,18 +547,39 @@ def test_damaged_parent_links_are_an_error_not_a_hang(tmp_path):
         timeline.task_spans(read(p))
 
 
-def test_work_begins_with_a_workers_first_task_and_ends_with_its_last(tmp_path):
-    # 1 worker (the caller's thread, outside its loop before the root starts and after it ends): run 0-100
-    # with the root 30-90, run 200-300 with the root 200-280 and a child 210-250 (its end the lane's latest).
+def test_work_begins_with_a_workers_first_task_and_ends_where_it_enters_its_loop_after_its_last(tmp_path):
+    # As the engine writes them: the caller's thread is worker 0, outside its loop, from run()'s start to the
+    # root's begin, and after the root's end it enters its loop (idle_begin) and leaves it (idle_end) before
+    # run() returns. Records: (t, a, b, index, kind, lane); 14/15 idle begin/end.
     from roost_tools import ovr
     one = tmp_path / "one.trace"
+    # Run 0-100: the root 30-90. Run 200-300: the root 200-280, a nested child 210-250 (its end the worker's
+    # latest task record; the root computes on after it).
     _synthetic(one, 1, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (200, 0, 0, 0, 7, 0xFFFF),
                         (300, 0, 0, 0, 8, 0xFFFF),
-                        (30, 1, 0, 0, 1, 0), (90, 1, 0, 0, 2, 0), (200, 2, 0, 0, 1, 0), (210, 3, 2, 0, 1, 0),
-                        (250, 3, 0, 0, 2, 0), (280, 2, 0, 0, 2, 0)])
-    assert ovr.work_time(read(one)) == 60 + 80  # run()'s own launch and return are overhead (OVR_1)
-    d = ovr.decompose(read(one), read(one))
-    assert d.ovr_1 == pytest.approx(200 / 140)
+                        (30, 1, 0, 0, 1, 0), (90, 1, 0, 0, 2, 0), (91, 0, 0, 0, 14, 0), (92, 0, 0, 0, 15, 0),
+                        (200, 2, 0, 0, 1, 0), (210, 3, 2, 0, 1, 0), (250, 3, 0, 0, 2, 0), (280, 2, 0, 0, 2, 0),
+                        (281, 0, 0, 0, 14, 0), (282, 0, 0, 0, 15, 0)])
+    assert ovr.work_time(read(one)) == 61 + 81  # run()'s own launch and return are overhead (OVR_1)
+    assert ovr.decompose(read(one), read(one)).ovr_1 == pytest.approx(200 / 142)
+    # 2 workers. Run 0-100: worker 0 begins the root, which waits at its join from 20 (the loop) and is
+    # resumed on worker 1, where it ends; worker 0 leaves its loop at 95 as run() ends: its last task record
+    # is the root's begin, and its work ends where it entered the loop (20), not at the run's end. Run
+    # 200-300: worker 1 steals T at 210, which runs a nested child 212-215 (recorded), computes on and
+    # suspends at 230 (worker 1 enters its loop); worker 0 resumes T at 232 and ends it at 235. Worker 1's work
+    # there ends at 230, not at its last record (the child's end at 215).
+    two = tmp_path / "two.trace"
+    _synthetic(two, 2, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (200, 0, 0, 0, 7, 0xFFFF),
+                        (300, 0, 0, 0, 8, 0xFFFF),
+                        (0, 1, 0, 0, 1, 0), (20, 0, 0, 0, 14, 0), (95, 0, 0, 0, 15, 0),
+                        (0, 0, 0, 0, 14, 1), (40, 0, 0, 0, 15, 1), (40, 1, 0, 0, 3, 1), (60, 1, 0, 0, 2, 1),
+                        (60, 0, 0, 0, 14, 1),
+                        (200, 2, 0, 0, 1, 0), (220, 0, 0, 0, 14, 0), (232, 0, 0, 0, 15, 0), (232, 4, 0, 0, 3, 0),
+                        (235, 4, 0, 0, 2, 0), (235, 0, 0, 0, 14, 0), (240, 0, 0, 0, 15, 0), (240, 2, 0, 0, 3, 0),
+                        (260, 2, 0, 0, 2, 0), (261, 0, 0, 0, 14, 0), (290, 0, 0, 0, 15, 0),
+                        (210, 0, 0, 0, 15, 1), (210, 4, 2, 0, 1, 1), (212, 5, 4, 0, 1, 1), (215, 5, 0, 0, 2, 1),
+                        (230, 0, 0, 0, 14, 1)])
+    assert ovr.work_time(read(two)) == (20 + 20) + (61 - 12 - 5) + 20
 
 
 def test_ovr_without_work_is_an_error_not_a_division_by_zero(tmp_path, capsys):
@@ -586,7 +607,7 @@ def test_krd_says_when_the_trace_describes_no_cache_sizes(tmp_path, capsys):
     assert "no cache sizes" not in capsys.readouterr().err
 
 
-def test_a_named_pipe_is_refused_not_waited_on(tmp_path, capsys):
+def test_a_named_pipe_is_refused_not_waited_on(tmp_path, capsys, hang_bound):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     assert analyze.main(["summary", str(fifo)]) == 2
