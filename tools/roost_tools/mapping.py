@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .trace import KIND, RUNTIME_BLOCK, Trace, TraceError, ancestry_loop
+from .trace import KIND, RUNTIME_BLOCK, Trace, ancestry_loop
 
 _CODE = {v: k for k, v in KIND.items()}
 

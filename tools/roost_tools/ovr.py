@@ -11,14 +11,13 @@ run's own overhead is reported apart as OVR_1 = T_1 / Work_1.
 T is the time inside runtime::run (iteration events), over the iterations kept (`skip` leaves out the first
 ones, a program's warm-up). Work is, per worker and iteration, its time from the first task it starts or
 resumes in the iteration to its first entry into the scheduling loop after its last task record there,
-less its time in the scheduling loop: the
-engine marks the loop with idle_begin when a worker enters it (it runs no task from there, whether it
-finds a job at once, steals, spins or sleeps) and idle_end when it leaves with a job. So every task's work
-counts once and in full, wherever its pieces ran (the root's, and each segment of a task that suspends on
-one worker and resumes on another), and the search for work while a task waits at its join does not
-count; nor does run()'s own launch before the root starts and its return after the root's end (the
-caller's thread is worker 0 there, outside the loop: counted as work, a 1-worker run of 0.48 ms of tasks
-had 0.82 ms of work). What counts as work beyond seed 001's kernels: the runtime code a task calls itself
+less its time in the scheduling loop: the engine marks the loop with idle_begin when a worker enters it (it
+runs no task from there, whether it finds a job at once, steals, spins or sleeps) and idle_end when it
+leaves with a job. So every task's work counts once and in full, wherever its pieces ran (the root's, and
+each segment of a task that suspends on one worker and resumes on another), and the search for work while
+a task waits at its join does not count; nor does run()'s own launch before the root starts and its return
+after the root's end (the caller's thread is worker 0 there, outside the loop: counted as work, a 1-worker
+run of 0.48 ms of tasks had 0.82 ms of work). What counts as work beyond seed 001's kernels: the runtime code a task calls itself
 (spawn, join), and the short switches between a worker's tasks and its loop.
 """
 from __future__ import annotations
