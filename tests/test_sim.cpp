@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -203,6 +204,49 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
     EXPECT_NE(report.find(key, report.find("\"host\"")), std::string::npos) << key << " missing from the host part of\n"
                                                                              << report;
   EXPECT_NE(err.find("108 line accesses"), std::string::npos) << err;
+}
+
+// The report file is emptied when the runtime is made and written when it ends: a run that never ends (the
+// watchdog's abort) left the previous run's report in place, which read as its own (an outside-user campaign).
+TEST(SimReport, AnEarlierReportIsGoneOnceTheRuntimeIsMade) {
+  const roost_test::temp_file report_file("roost_sim_report_stale.json");
+  const std::string& path = report_file.path();
+  { std::ofstream(path) << "{\"virtual_time_ns\": 12345}"; }
+  ::testing::internal::CaptureStderr();
+  {
+    roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
+    o.sim_report = path;
+    roost::runtime rt(o);
+    EXPECT_EQ(slurp(path), "");  // made, not yet ended: no report, and no earlier one
+    rt.run([] {});
+  }
+  ::testing::internal::GetCapturedStderr();
+  const std::string report = slurp(path);
+  EXPECT_NE(report.find("\"virtual_time_ns\""), std::string::npos) << report;
+  EXPECT_EQ(report.find("12345"), std::string::npos) << report;
+}
+
+// A simulated runtime that fails to be made (here: a second one tracing while the first does) leaves no
+// report file behind; its check had made an empty one, which stayed (an outside-user campaign).
+TEST(SimReport, ARuntimeThatFailsToBeMadeLeavesNoReportFile) {
+  const roost_test::temp_file trace_a("roost_sim_report_fail_a.trace"), trace_b("roost_sim_report_fail_b.trace");
+  const roost_test::temp_file report_a("roost_sim_report_fail_a.json"), report_b("roost_sim_report_fail_b.json");
+  ::testing::internal::CaptureStderr();
+  {
+    roost::options oa = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
+    oa.trace = trace_a.path();
+    oa.sim_report = report_a.path();
+    roost::runtime a(oa);
+    roost::options ob = oa;
+    ob.trace = trace_b.path();
+    ob.sim_report = report_b.path();
+    EXPECT_THROW(roost::runtime b(ob), roost::config_error);
+    struct stat st;
+    EXPECT_NE(::stat(report_b.path().c_str(), &st), 0) << "the failed runtime's report file is still there";
+    EXPECT_EQ(::stat(report_a.path().c_str(), &st), 0);  // the made runtime's is there, written at its end
+  }
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(slurp(report_a.path()).find("\"virtual_time_ns\""), std::string::npos);
 }
 
 // ROOST_SIM_REPORT names one file for the process, as ROOST_TRACE does: simulated runtimes made one after

@@ -218,6 +218,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   }
   // Constructed: this runtime writes its report when it is destroyed (one that failed before wrote nothing).
   report_number.keep(cfg.sim_report, "report");
+  if (sim) sim->claim_report();
   if (distribution_given) set_default_distribution(given_distribution);
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }

@@ -3,12 +3,15 @@
 #include "platform/page_placement.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -102,11 +105,16 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     const std::uint32_t n = model_.home_of(it->second * kPage);
     return n == sim::page_map::none ? platform::page_placement::unknown : static_cast<int>(n);
   };
-  // Checked now, not when the report is due: a path that cannot be written is a start-up error.
-  if (!report_path_.empty())
+  // Checked now, not when the report is due: a path that cannot be written is a start-up error. The check
+  // makes the file when it is absent; ~simulation removes it again if the runtime is never made (claim_report).
+  if (!report_path_.empty()) {
+    struct stat st;
+    const bool existed = ::stat(report_path_.c_str(), &st) == 0;
     if (const std::string why = platform::output_file_problem(report_path_); !why.empty())
       throw config_error(cfg.sim_report_source + "='" + report_path_ + "': cannot be opened for writing (" + why +
                          "); valid: a regular file's path in an existing directory this process may write to");
+    report_made_here_ = !existed;
+  }
   // Last: a constructor that throws has no destructor to take the listener back.
   platform::page_placement::listen_to_removals(&simulation::on_removal, this);
   try {
@@ -172,12 +180,25 @@ void simulation::watch() {
 
 simulation::~simulation() {
   platform::page_placement::stop_listening(this);
+  // A runtime that failed to be made writes no report: a file its check made goes (its number is given back).
+  if (report_made_here_ && !report_claimed_) ::unlink(report_path_.c_str());
   {
     std::lock_guard<std::mutex> lk(watch_mu_);
     stopping_ = true;
   }
   watch_cv_.notify_all();
   if (watchdog_.joinable()) watchdog_.join();
+}
+
+void simulation::claim_report() {
+  if (report_path_.empty()) return;
+  report_claimed_ = true;
+  // Emptied now, written at the end: a run that never gets there (the watchdog's abort, a crash) leaves an
+  // empty file, not an earlier run's report that reads as its own (an outside-user campaign). A file that
+  // cannot be emptied gets the report at the end all the same (finish says so if that fails).
+  if (::truncate(report_path_.c_str(), 0) != 0)
+    std::fprintf(stderr, "roost: ROOST_SIM_REPORT='%s': could not be emptied for this run's report (%s)\n",
+                 report_path_.c_str(), std::strerror(errno));
 }
 
 void simulation::place(const topo::topology& tp, const topo::placement& pl) {

@@ -52,6 +52,9 @@ class simulation final : public touch_consumer {
                      access mode) override;
   // Charges the calling sim thread the operations at op_ns; forwards as on_touch does.
   void on_compute(int worker, std::uint64_t operations) override;
+  // The runtime is made: the report's file is this runtime's, emptied until finish() writes it. Until then,
+  // ~simulation removes a file the constructor's check made (a runtime that fails to be made writes none).
+  void claim_report();
   // At the runtime's end: the summary on stderr, and the JSON report if ROOST_SIM_REPORT names a file.
   void finish(const std::string& scheduler, const std::string& topology);
 
@@ -119,6 +122,8 @@ class simulation final : public touch_consumer {
   std::vector<double> home_lines_;  // scratch: a touch's memory lines per home node
   double memory_rate_cap(int worker, unsigned pu);
   std::string report_path_;
+  bool report_made_here_ = false;  // the constructor's check made the file (it did not exist)
+  bool report_claimed_ = false;    // claim_report(): the runtime was made
   std::string params_source_;  // ROOST_SIM_PARAMS or options::sim_params: where the watchdog says to raise its limit
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;
