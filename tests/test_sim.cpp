@@ -1028,6 +1028,21 @@ TEST(SimPlatform, CachesLargerThanTheHostCanModelAreAConfigError) {
   EXPECT_EQ(rt.run([] { return fib(10); }), 55);
 }
 
+// A cache whose ways do not divide it says where the ways came from: the parameters the program gave (by
+// their variable or option), a preset they named, or the preset the machine was matched to (it read "preset
+// generic or the parameters", naming neither; an outside-user campaign).
+TEST(SimPlatform, WaysThatDoNotFitACacheNameWhereTheyCameFrom) {
+  const std::string topo = "pack:2 l2:1(size=1MiB) core:1 pu:1";
+  std::string what = roost_test::config_error_of([&] { roost::runtime rt(sim_opts("ws", topo, 1, "l2.ways=3")); });
+  EXPECT_NE(what.find("(l2.ways=3 from options::sim_params)"), std::string::npos) << what;
+  what = roost_test::config_error_of(
+      [&] { roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=32MiB) core:1 pu:1", 1, "preset=xeon-gold-6130")); });
+  EXPECT_NE(what.find("(l3.ways=11 from preset xeon-gold-6130, which options::sim_params names)"), std::string::npos)
+      << what;
+  what = roost_test::config_error_of([&] { roost::runtime rt(sim_opts("ws", "pack:2 l2:1(size=1088) core:1 pu:1", 1)); });
+  EXPECT_NE(what.find("from preset generic)"), std::string::npos) << what;
+}
+
 // The model has one line size: an XML topology whose caches differ (128 B L2 lines, 64 B L3) was modelled
 // with 128 B lines everywhere, without a word (an outside-user campaign). Natively it is only a topology.
 TEST(SimPlatform, CachesOfDifferentLineSizesAreAConfigError) {

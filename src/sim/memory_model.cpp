@@ -199,7 +199,13 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
       std::ostringstream os;
       os << what() << " has " << bytes_text(c.bytes) << ", not a whole number of sets of " << ways << " ways x "
          << spec.line_bytes << " B lines (" << ways_name << "=" << ways << " from "
-         << (c.ways ? "the cache's description" : "preset " + params.preset + " or the parameters")
+         << (c.ways ? std::string("the cache's description")
+             : std::find(params.overridden.begin(), params.overridden.end(), ways_name) != params.overridden.end()
+                 ? params.overrides_source
+                 : "preset " + params.preset +
+                       (std::find(params.overridden.begin(), params.overridden.end(), "preset") != params.overridden.end()
+                            ? ", which " + params.overrides_source + " names"
+                            : std::string()))
          << "); the size must be a multiple of ways x line size: ";
       if (c.bytes < spec.line_bytes)
         os << "it is smaller than one line; make it at least " << spec.line_bytes << " B or the line smaller";

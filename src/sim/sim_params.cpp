@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "roost/errors.hpp"
@@ -319,6 +320,7 @@ param_overrides param_overrides::parse(const std::string& text, const std::strin
   param_overrides o;
   o.source_ = source;
   std::string token;
+  std::set<std::string> seen;
   auto flush = [&]() {
     if (token.empty()) return;
     std::size_t eq = token.find('=');
@@ -330,21 +332,52 @@ param_overrides param_overrides::parse(const std::string& text, const std::strin
     if (!p)
       throw config_error(source + ": unknown parameter '" + token.substr(0, eq) + "' in '" + token +
                          "'; valid names:\n" + describe_param_names());
+    // Twice, the last one won without a word (roost-cachesim --params; ROOST_SIM_PARAMS refuses it first).
+    if (!seen.insert(name).second)
+      throw config_error(source + ": '" + token.substr(0, eq) + "' is given twice; give each parameter once");
     check_value(source, *p, value);
     if (p->k == kind::preset) o.preset_ = lower(value);
     else o.values_.emplace_back(name, value);
     token.clear();
   };
+  // Spaces and commas separate pairs; a comma with no pair on one side of it names nothing, and is refused
+  // as ROOST_SIM_PARAMS refuses it: a pair may have been lost there.
+  bool pair_since_comma = false, comma_open = false;
+  auto empty_pair = [&] {
+    throw config_error(source + ": '" + text + "': an empty pair (a comma with nothing between it and the next "
+                       "comma or the end of the list); must be name=value pairs separated by commas or spaces");
+  };
   for (char c : text) {
-    if (c == ' ' || c == ',' || c == '\n' || c == '\t' || c == '\r') flush();
-    else token += c;
+    if (c == ' ' || c == ',' || c == '\n' || c == '\t' || c == '\r') {
+      if (!token.empty()) pair_since_comma = true;
+      flush();
+      if (c == ',') {
+        if (!pair_since_comma) empty_pair();
+        pair_since_comma = false;
+        comma_open = true;
+      }
+    } else {
+      token += c;
+      comma_open = false;
+    }
   }
   flush();
+  if (comma_open) empty_pair();
   return o;
 }
 
+bool param_overrides::has(const std::string& name) const {
+  const std::string n = lower(name);
+  if (n == "preset") return preset_ != "auto";
+  return std::any_of(values_.begin(), values_.end(), [&](const auto& v) { return v.first == n; });
+}
+
 void param_overrides::apply(sim_params& p) const {
-  for (const auto& [name, value] : values_) set_value(p, *find_name(name), value);
+  for (const auto& [name, value] : values_) {
+    set_value(p, *find_name(name), value);
+    p.overridden.push_back(name);
+  }
+  if (!values_.empty()) p.overrides_source = source_.empty() ? std::string("the sim parameters") : source_;
   if (p.dram_remote_ns < p.dram_local_ns) {
     auto given = [&](const char* n) {
       for (const auto& v : values_)
@@ -399,6 +432,10 @@ sim_params param_overrides::resolve(const topo::topology* tp) const {
   if (name == "auto") name = tp ? detect_preset(*tp) : "generic";
   sim_params p = preset_params(name);
   apply(p);
+  if (preset_ != "auto") {  // named by the parameters, not detected: an error about its values says where
+    p.overridden.push_back("preset");
+    p.overrides_source = source_.empty() ? std::string("the sim parameters") : source_;
+  }
   return p;
 }
 

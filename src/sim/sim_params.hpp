@@ -54,6 +54,10 @@ struct sim_params {
   // Host threads that walk the model (sharded_model.hpp): 1 or 2; 0 (auto): 2 where the process may run on
   // two CPUs. Speed only: every result is the same with either.
   unsigned host_threads = 0;
+  // Where the values the preset's table did not give came from (ROOST_SIM_PARAMS, options::sim_params,
+  // --params) and their names, lower case: what an error about one of them names (param_overrides::apply).
+  std::string overrides_source;
+  std::vector<std::string> overridden;
 };
 
 // The memory model's resolved parameters as one JSON object (the simulated report's memory_params): with the
@@ -77,6 +81,8 @@ class param_overrides {
   static param_overrides parse(const std::string& text, const std::string& source);
 
   const std::string& preset() const { return preset_; }  // "auto" unless set
+  // Whether the text named parameter `name` (any case; "preset" too).
+  bool has(const std::string& name) const;
   // The preset's table (auto: detected from tp, or "generic" without one) with the overrides applied.
   sim_params resolve(const topo::topology* tp) const;
   void apply(sim_params& p) const;
