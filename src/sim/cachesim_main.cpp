@@ -8,6 +8,7 @@
 //
 // Trace: one access per line, "R|W ADDRESS SIZE [PU]" (L and S are read as R and W; the address decimal
 // or 0x-hex; '#' starts a comment). An access covering several lines accesses each of them.
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "roost/errors.hpp"
@@ -103,9 +105,12 @@ cache_spec parse_level(const std::string& text, int index, unsigned pus) {
   std::stringstream ss(text);
   std::string item;
   const std::string what = "--level '" + text + "'";
+  bool have_size = false, have_ways = false;
   while (std::getline(ss, item, ',')) {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if ((key == "size" && std::exchange(have_size, true)) || (key == "ways" && std::exchange(have_ways, true)))
+      usage_error(what + ": " + key + " is given twice; give it once");
     if (key == "size") c.bytes = parse_bytes(value, what + " size");
     else if (key == "ways") c.ways = static_cast<unsigned>(parse_u64(value, what + " ways"));
     else usage_error(what + ": unknown item '" + item + "'; valid: size=BYTES, ways=N");
@@ -214,17 +219,32 @@ int run(int argc, char** argv) {
   std::string params, mode;
   std::uint64_t line = 64, count = 0, footprint = std::uint64_t{1} << 30, seed = 1, pus = 1, pu = 0;
   double write_fraction = 0.3;
+  std::vector<std::string> seen;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
       if (i + 1 >= argc) usage_error(a + " needs a value");
       return argv[++i];
     };
+    // An option given twice: the last one won without a word (--mode roost --mode pycachesim ran pycachesim).
+    // --level names one cache each time, --params adds its pairs to the ones before.
+    if (a.rfind("--", 0) == 0 && a != "--level" && a != "--params") {
+      if (std::find(seen.begin(), seen.end(), a) != seen.end()) usage_error(a + " is given twice; give it once");
+      seen.push_back(a);
+    }
     if (a == "--topology") topology = value();
     else if (a == "--level") levels.push_back(value());
     else if (a == "--line") line = parse_bytes(value(), "--line");
-    else if (a == "--params") (params += ' ') += value();
-    else if (a == "--mode") mode = value();
+    else if (a == "--params") {
+      const std::string v = value();
+      if (v.find_first_not_of(" ,\t\n\r") == std::string::npos)
+        usage_error("--params '" + v + "': names no parameter; give name=value pairs (src/sim/README.md)");
+      if (!params.empty()) params += ' ';
+      params += v;
+    } else if (a == "--mode") {
+      mode = value();
+      if (mode != "roost" && mode != "pycachesim") usage_error("--mode '" + mode + "': must be roost or pycachesim");
+    }
     else if (a == "--pu") pu = parse_u64(value(), "--pu");
     else if (a == "--trace") trace = value();
     else if (a == "--generate") gen = value();
@@ -261,7 +281,11 @@ int run(int argc, char** argv) {
     }
   }
   if (trace.has_value() == gen.has_value()) usage_error("give either --trace or --generate");
-  if (!mode.empty()) params += " mode=" + mode;
+  if (!mode.empty()) {
+    if (param_overrides::parse(params, "--params").has("mode"))
+      usage_error("--mode " + mode + " and --params mode=...: both set the replacement mode; give it in one place");
+    params += " mode=" + mode;
+  }
   // An option the chosen input does not read is an error, not dropped (--pu with --generate sent every access
   // to PU 0; --line with --topology kept the topology's line).
   const auto given = [&](const char* opt) {
@@ -279,7 +303,7 @@ int run(int argc, char** argv) {
   // The simulator's walk as two host threads make it: two shards by line where the geometry splits
   // (sharded_model.hpp), each line in turn (a single line is walked on this thread), unless --params says
   // host_threads=1.
-  params = "host_threads=2 " + params;
+  if (!param_overrides::parse(params, "--params").has("host_threads")) params = "host_threads=2 " + params;
   const param_overrides overrides = param_overrides::parse(params, "--params");
   std::optional<sharded_model> model;
   if (topology) {

@@ -263,3 +263,30 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
         run = subprocess.run([CACHESIM, "--level", "size=256,ways=1", "--trace", str(trace_file)], capture_output=True,
                              text=True)
         assert run.returncode == 2 and "usage:" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
+
+
+def test_a_setting_given_twice_or_an_empty_pair_is_refused_not_last_wins(tmp_path):
+    """Each of these ran with the last value, or dropped the empty pair, without a word (an outside-user campaign);
+    ROOST_SIM_PARAMS refuses them all."""
+    trace = tmp_path / "t.txt"
+    trace.write_text("R 0 8\n")
+    topo = ["--topology", "l3:1(size=1MiB) core:2 pu:1", "--trace", str(trace)]
+    cases = [(["--params", "l3.ways=8 l3.ways=16", *topo], "'l3.ways' is given twice"),
+             (["--params", "l3.ways=8,l3.ways=16", *topo], "'l3.ways' is given twice"),
+             (["--params", "l3.ways=8,,preset=generic", *topo], "an empty pair"),
+             (["--params", ",l3.ways=8", *topo], "an empty pair"),
+             (["--params", "l3.ways=8,", *topo], "an empty pair"),
+             (["--params", "", *topo], "--params '': names no parameter"),
+             (["--level", "size=32KiB,ways=8,ways=4", "--trace", str(trace)], "ways is given twice"),
+             (["--mode", "roost", "--mode", "pycachesim", *topo], "--mode is given twice"),
+             (["--mode", "pycachesim", "--params", "mode=roost", *topo], "give it in one place"),
+             (["--mode", "bogus", *topo], "--mode 'bogus': must be roost or pycachesim"),
+             (["--level", "size=256,ways=1", "--generate", "stream", "--count", "10", "--count", "20"],
+              "--count is given twice")]
+    for args, why in cases:
+        run = subprocess.run([CACHESIM, *args], capture_output=True, text=True)
+        assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
+    # Spaces and a comma together still separate two pairs; --params given twice adds to the first.
+    for params in (["--params", "l3.ways=8 , preset=generic"], ["--params", "l3.ways=8", "--params", "host_threads=1"]):
+        ok = subprocess.run([CACHESIM, *params, *topo], capture_output=True, text=True)
+        assert ok.returncode == 0 and "8-way" in json.loads(ok.stdout)["geometry"], (params, ok.stderr)
