@@ -127,7 +127,8 @@ constexpr const char* kUsage =
     "                --paper: at the seeds' size (one of the three)\n"
     "  --reps        timed repetitions per measurement (the median is reported); --warmup: untimed ones first\n"
     "  --rounds      measure every variant N times, interleaved, and summarize each benchmark over the rounds\n"
-    "  --json        also write one JSON line per measurement (roost-report reads it)\n"
+    "  --json        also append one JSON line per measurement to the file (roost-report reads it and shows\n"
+    "                each run's lines apart; remove the file to start afresh)\n"
     "  --hint-error  distort heat2d's work hints: det:ALPHA or rand:ALPHA, ALPHA in [0, 1] (seed 003 Fig. 4.22);\n"
     "                recorded in --json as hint_error, and roost-report names such a run apart\n"
     "  --demo        the comparison `make demo` runs (writes out/bench.jsonl)\n"
@@ -544,8 +545,11 @@ int bench_main(int argc, char** argv) {
     const std::string& a = args[i];
     if (a.rfind("--", 0) == 0) {
       // A flag given twice: the last one won without a word (--bench fib --bench nqueens ran nqueens alone).
+      // The hint on commas only for the flags that take a list (it was given for --reps and --json too).
       if (std::find(given.begin(), given.end(), a) != given.end())
-        usage_error(a + " is given twice; give it once (a list takes commas: " + a + " A,B)");
+        usage_error(a + " is given twice; give it once" +
+                    (a == "--bench" || a == "--variants" || a == "--workers" ? " (a list takes commas: " + a + " A,B)"
+                                                                            : std::string()));
       given.push_back(a);
     }
     if (a == "--list") set_mode(a);

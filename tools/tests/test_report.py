@@ -292,7 +292,7 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--list", "--demo"], "--list and --demo: pick one"),
              # The last of a flag given twice won without a word, and a variant named twice was set against
              # itself; an empty --json or ALPHA was taken; a size too large aborted in std::bad_alloc.
-             (["--bench", "fib", "--bench", "nqueens", "--small"], "--bench is given twice"),
+             (["--bench", "fib", "--bench", "nqueens", "--small"], "--bench is given twice; give it once (a list takes commas"),
              (["--bench", "fib", "--small", "--variants", "ws,ws"], "ws is named twice"),
              (["--bench", "fib", "--small", "--json", ""], "--json '': expected a file path"),
              (["--bench", "heat2d", "--small", "--variants", "adws", "--hint-error", "det:"], "expected det:ALPHA"),
@@ -309,6 +309,11 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
             assert run.stdout == "", (args, run.stdout)
         if "--platform" in args:  # so is a simulated machine that cannot take every worker count (no 1-worker row)
             assert run.stdout == "", (args, run.stdout)
+    # The hint on commas goes with the list flags only (--reps 1,2 is no list, and was suggested).
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--reps", "2", "--bench", "fib", "--small"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "--reps is given twice; give it once" in run.stderr, run.stderr
+    assert "commas" not in run.stderr, run.stderr
     # A size refused before anything is measured leaves no --json file (an empty one was made).
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "never.jsonl")
