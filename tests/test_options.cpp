@@ -63,7 +63,8 @@ TEST(Options, NumaKnobsAreCheckedAndNamed) {
   o.data_distribution = "Coarse";
   EXPECT_EQ(roost::resolve(o).data_distribution, "coarse");
   o.numa_vicinity = 5000;
-  expect_mentions(error_of(o), {"options::numa_vicinity='5000'"});
+  expect_mentions(error_of(o), {"options::numa_vicinity='5000'", "leave it unset for all nodes"});
+  EXPECT_EQ(error_of(o).find(") or all"), std::string::npos) << "the field cannot say all: " << error_of(o);
 }
 
 TEST(Options, ExplicitOptionWinsOverEnvironment) {
@@ -396,6 +397,7 @@ TEST(Options, NumberErrorsStateTheRange) {
   o = {};
   o.stack_size = 1000;
   expect_mentions(error_of(o), {"options::stack_size='1000'", "[64K, 1G]"});
+  EXPECT_EQ(error_of(o).find("suffix"), std::string::npos) << "a byte count has no suffixes: " << error_of(o);
 }
 
 // Words (booleans, auto, one/many, scheduler names) are case-insensitive for every variable, as the
@@ -486,8 +488,14 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
   }
   for (const char* mode : {"signal", "klt"}) {
     scoped_env e("ROOST_PREEMPT", mode);
-    scoped_env p("ROOST_PLATFORM", "sim");
-    expect_mentions(error_of({}), {"ROOST_PREEMPT='" + std::string(mode) + "'", "native platform"});
+    {
+      scoped_env p("ROOST_PLATFORM", "sim");
+      expect_mentions(error_of({}), {"ROOST_PREEMPT='" + std::string(mode) + "'", "native platform (ROOST_PLATFORM=native)"});
+    }
+    // The platform set in code is what the error names: the variable would not change it (the field wins).
+    roost::options sim;
+    sim.platform = "sim";
+    expect_mentions(error_of(sim), {"ROOST_PREEMPT='" + std::string(mode) + "'", "(options::platform=native)"});
   }
   for (const char* bad : {"0", "0ms", "-1ms", "1", "ms", "abc", "10us", "11s", "1 ms", "1.5.2ms", "1msx", "1e3", "e3us", "1e3xs", "1e99s"}) {
     scoped_env e("ROOST_PREEMPT_INTERVAL", bad);

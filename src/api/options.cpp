@@ -238,7 +238,9 @@ resolved_options resolve_settings(const options& o) {
                       "8M"};
   r.stack_size = kDefaultStack;
   if (o.stack_size) {
-    if (*o.stack_size < kMinStack || *o.stack_size > kMaxStack) invalid(field_value(stack, *o.stack_size), stack);
+    // The field is a byte count: the suffixes of the variable's text do not apply to it.
+    if (*o.stack_size < kMinStack || *o.stack_size > kMaxStack)
+      fail(field_value(stack, *o.stack_size), "must be a size in [64K, 1G] bytes (65536 .. 1073741824)");
     r.stack_size = *o.stack_size;
   } else if (auto s = text_of(stack)) {
     r.stack_size = parse_stack_size(*s, stack);
@@ -306,7 +308,11 @@ resolved_options resolve_settings(const options& o) {
   const setting vicinity{"ROOST_NUMA_VICINITY", "options::numa_vicinity",
                          "an integer in [1, 4096] (nodes a numa worker steals from, its own first) or all", "all"};
   if (o.numa_vicinity) {
-    if (*o.numa_vicinity == 0 || *o.numa_vicinity > 4096) invalid(field_value(vicinity, *o.numa_vicinity), vicinity);
+    // The field cannot say "all": leaving it unset does (the default).
+    if (*o.numa_vicinity == 0 || *o.numa_vicinity > 4096)
+      fail(field_value(vicinity, *o.numa_vicinity),
+           "must be an integer in [1, 4096] (nodes a numa worker steals from, its own first); leave it unset for "
+           "all nodes");
     r.numa_vicinity = *o.numa_vicinity;
   } else if (auto s = text_of(vicinity)) {
     r.numa_vicinity = lower(s->text) == "all" ? 0 : static_cast<unsigned>(parse_integer(*s, vicinity, 1, 4096));
@@ -332,12 +338,14 @@ resolved_options resolve_settings(const options& o) {
     r.data_distribution = x;
   }
 
+  std::string platform_name = "ROOST_PLATFORM";  // where the platform was set: what the preemption error names
   const setting platform{"ROOST_PLATFORM", "options::platform",
                           "one of native (this machine), sim (the simulated platform, virtual time)", "native"};
   if (auto s = text_of(platform, o.platform)) {
     std::string x = lower(s->text);
     if (x != "native" && x != "sim") invalid(*s, platform);
     r.simulated = x == "sim";
+    platform_name = s->name;
   }
   const setting seed{"ROOST_SIM_SEED", "options::sim_seed", "an integer in [0, 18446744073709551615]", "1"};
   if (o.sim_seed) r.sim_seed = *o.sim_seed;
@@ -367,7 +375,7 @@ resolved_options resolve_settings(const options& o) {
     r.preempt_klt = x == "klt";
     r.preempt_source = s->name;
     if (r.preempt && r.simulated)
-      fail(*s, "preemption needs the native platform (ROOST_PLATFORM=native): simulated, every worker is a "
+      fail(*s, "preemption needs the native platform (" + platform_name + "=native): simulated, every worker is a "
                "user-level thread on one OS thread in virtual time, where no timer signal can interrupt a task");
   }
   const setting interval{"ROOST_PREEMPT_INTERVAL", "options::preempt_interval",
