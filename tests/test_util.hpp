@@ -188,12 +188,21 @@ inline std::string temp_path(const std::string& name) {
   return ::testing::TempDir() + (dot == std::string::npos ? name + pid : name.substr(0, dot) + pid + name.substr(dot));
 }
 
-// A temp_path that is removed when it leaves scope, so a test that stops at a failed ASSERT leaves nothing
-// there (files it derived from the path, such as a later runtime's PATH.2, it removes itself).
+// A temp_path that is removed when it leaves scope, with what a runtime derives from it (a trace's PATH.json,
+// a later runtime's PATH.2 and PATH.2.json, ...), so a test that stops at a failed ASSERT leaves nothing there.
 class temp_file {
  public:
   explicit temp_file(const std::string& name) : path_(temp_path(name)) {}
-  ~temp_file() { std::remove(path_.c_str()); }
+  ~temp_file() {
+    for (const std::string& p : {path_, path_ + ".json"}) std::remove(p.c_str());
+    // The numbered ones run without a gap unless a runtime failed to be made between two others: look a little past.
+    for (int n = 2, missing = 0; missing < 4; ++n) {
+      const std::string numbered = path_ + "." + std::to_string(n);
+      const bool had = std::remove(numbered.c_str()) == 0;
+      std::remove((numbered + ".json").c_str());
+      missing = had ? 0 : missing + 1;
+    }
+  }
   temp_file(const temp_file&) = delete;
   const std::string& path() const { return path_; }
 
