@@ -59,11 +59,25 @@ class Row:
     needs_bench: bool = True  # False for rows that run nothing (missing, pending)
 
 
+# A simulated run is deterministic for its seed (ROOST_SIM_SEED breaks the ties of the virtual clocks), and a
+# schedule is sensitive to them: one seed's run can sit far from the others (row 003-hints, rand:1, read
+# 2.69x, 2.70x and 4.62x at seeds 1, 2 and 3). So a simulated measurement runs once per seed, and a row's
+# figures are each variant's median seed (seeds_note shows them all).
+DEFAULT_SIM_SEEDS = (1, 2, 3)
+# Runs that write one file (a trace, cats's profile) keep one seed: each seed's run would overwrite the last.
+_ONE_FILE_OUTPUTS = ("ROOST_TRACE", "ROOST_CATS_PROFILE")
+
+
 class Ctx:
-    def __init__(self, build: Path, work: Path, python: str, out_dir: Path | None = None):
+    def __init__(self, build: Path, work: Path, python: str, out_dir: Path | None = None,
+                 sim_seeds: tuple[int, ...] = DEFAULT_SIM_SEEDS):
         self.build, self.work, self.python = build, work, python
         self.out_dir = out_dir or work  # where the report goes: figures beside it, in figures/
+        self.sim_seeds = sim_seeds
         self.commands: list[str] = []
+        # Per simulated measurement of the current row run at several seeds: its label and each variant's
+        # times, seed by seed (seeds_note).
+        self.seed_spreads: list[tuple[str, dict[str, dict[int, float]]]] = []
 
     def _cmd(self, env: dict, argv: list[str]) -> str:
         pre = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
@@ -72,7 +86,8 @@ class Ctx:
     def bench(self, bench: str, size: str, variants: str, workers: int, *, topology: str | None = None,
               reps: int = 1, warmup: int = 1, rounds: int = 1, env: dict | None = None,
               extra: list[str] | None = None, timeout: float = 900) -> list[dict]:
-        """Runs roost-bench; returns its JSON lines. Simulated when a topology is given."""
+        """Runs roost-bench; returns its JSON lines. Simulated when a topology is given: then once per seed of
+        sim_seeds (ROOST_SIM_SEED), each line tagged with its "sim_seed", unless the run writes one file."""
         env = dict(env or {})
         argv = [str(self.build / "bench" / "roost-bench")]
         if topology:
@@ -82,7 +97,24 @@ class Ctx:
         if rounds > 1:
             argv += ["--rounds", str(rounds)]
         argv += extra or []
-        self.commands.append(self._cmd(env, argv))
+        seeds = self.sim_seeds if topology and not any(k in env for k in _ONE_FILE_OUTPUTS) else ()
+        if len(seeds) <= 1:
+            if seeds:
+                env["ROOST_SIM_SEED"] = str(seeds[0])
+            self.commands.append(self._cmd(env, argv))
+            return self._bench_once(argv, env, bench, timeout)
+        self.commands.append(f"for S in {' '.join(map(str, seeds))}; do "
+                             + self._cmd({**env, "ROOST_SIM_SEED": "$S"}, argv).replace("'$S'", "$S") + "; done")
+        lines = []
+        for seed in seeds:
+            for m in self._bench_once(argv, {**env, "ROOST_SIM_SEED": str(seed)}, bench, timeout):
+                lines.append({**m, "sim_seed": seed})
+        label = " ".join([bench, size] + (extra or []))
+        self.seed_spreads.append((label, {v: {sd: t for sd, t in per_seed.items()}
+                                          for v, per_seed in _per_seed_times(lines).items()}))
+        return lines
+
+    def _bench_once(self, argv: list[str], env: dict, bench: str, timeout: float) -> list[dict]:
         with tempfile.NamedTemporaryFile("r", suffix=".jsonl", dir=self.work, delete=False) as f:
             path = f.name
         try:
@@ -90,15 +122,16 @@ class Ctx:
                                timeout=timeout)
             lines = [json.loads(x) for x in Path(path).read_text().splitlines() if x.strip()]
         except subprocess.TimeoutExpired:
-            raise RowFailed(f"roost-bench ran past {timeout:.0f} s: {self.commands[-1]}")
+            raise RowFailed(f"roost-bench ran past {timeout:.0f} s: {self._cmd(env, argv)}")
         finally:
             Path(path).unlink(missing_ok=True)
+        seed = f" at ROOST_SIM_SEED={env['ROOST_SIM_SEED']}" if "ROOST_SIM_SEED" in env else ""
         if p.returncode != 0:
             tail = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or ["(no output)"])[-1]
-            raise RowFailed(f"roost-bench exited {p.returncode}: {tail}")
+            raise RowFailed(f"roost-bench exited {p.returncode}{seed}: {tail}")
         bad = [m for m in lines if not m.get("check", False)]
         if bad:
-            raise RowFailed(f"{bad[0]['variant']} computed a wrong result on {bench}")
+            raise RowFailed(f"{bad[0]['variant']} computed a wrong result on {bench}{seed}")
         return lines
 
     def bench_text(self, args: list[str], env: dict | None = None, timeout: float = 900) -> str:
@@ -124,15 +157,52 @@ class Ctx:
         return p.stdout
 
 
+def _median_line(ms: list[dict]) -> dict:
+    """The line of the median time (the lower middle one of an even count): its misses go with its time."""
+    return sorted(ms, key=lambda m: m["median"])[(len(ms) - 1) // 2]
+
+
+def _per_seed_times(lines: list[dict]) -> dict[str, dict[int, float]]:
+    """Each variant's time at each seed: the median over that seed's rounds."""
+    out: dict[str, dict[int, float]] = {}
+    for m in lines:
+        out.setdefault(m["variant"], {}).setdefault(m.get("sim_seed", 0), [])
+    for v, per_seed in out.items():
+        for sd in per_seed:
+            per_seed[sd] = _median_line([m for m in lines if m["variant"] == v and m.get("sim_seed", 0) == sd])["median"]
+    return out
+
+
 def by_variant(lines: list[dict]) -> dict[str, dict]:
-    """The median over rounds of each variant's median, with its misses."""
+    """Each variant's median over rounds, with its misses; of a run at several seeds (Ctx.bench), the seed whose
+    time is the median, its misses with it."""
     out: dict[str, dict] = {}
     for v in dict.fromkeys(m["variant"] for m in lines):
         ms = [m for m in lines if m["variant"] == v]
-        med = sorted(m["median"] for m in ms)[len(ms) // 2]
-        out[v] = {"t": med, "l2": ms[0].get("l2_misses"), "l3": ms[0].get("l3_misses"),
-                  "remote": ms[0].get("remote_dram")}
+        per_seed = [_median_line([m for m in ms if m.get("sim_seed", 0) == sd])
+                    for sd in dict.fromkeys(m.get("sim_seed", 0) for m in ms)]
+        m = _median_line(per_seed)
+        out[v] = {"t": m["median"], "l2": m.get("l2_misses"), "l3": m.get("l3_misses"), "remote": m.get("remote_dram")}
     return out
+
+
+def seeds_note(spreads: list[tuple[str, dict[str, dict[int, float]]]]) -> list[str]:
+    """The row's simulated measurements seed by seed: how far one seed's schedule can sit from another's."""
+    if not spreads:
+        return []
+    seeds = sorted({sd for _, per_v in spreads for per_seed in per_v.values() for sd in per_seed})
+    head = (f"Virtual time (ms) at each ROOST_SIM_SEED ({', '.join(map(str, seeds))}); the figures above take each "
+            "variant's median seed, its misses with it:")
+    rows = ["| measurement | variant | " + " | ".join(f"seed {sd}" for sd in seeds) + " | max / min |",
+            "|---|---|" + "---:|" * (len(seeds) + 1)]
+    for label, per_v in spreads:
+        for v, per_seed in per_v.items():
+            ts = [per_seed.get(sd) for sd in seeds]
+            cells = [f"{t * 1e3:.3f}" if t is not None else "-" for t in ts]
+            have = [t for t in ts if t]
+            spread = f"{max(have) / min(have):.2f}x" if have else "-"
+            rows.append(f"| {label} | {v} | " + " | ".join(cells) + f" | {spread} |")
+    return [head, "", *rows]
 
 
 def pct(new: float, old: float) -> float:
@@ -818,7 +888,7 @@ def merge(old: list[str], new: list[str], regenerated: list[str], secs: float) -
 
 
 def write(out: Path, done: list[tuple[Row, Result | None, str, list[str], float]], total_s: float,
-          merge_into_existing: bool = False) -> None:
+          merge_into_existing: bool = False, sim_seeds: tuple[int, ...] = DEFAULT_SIM_SEEDS) -> None:
     L = ["# Reproductions: the seeds' headline results beside roost's", "",
          "Regenerated by `make reproduce` (this file is its output; do not edit by hand). Multi-socket rows run on "
          "the simulated platform (`ROOST_PLATFORM=sim`, [src/platform/README.md](../src/platform/README.md)): "
@@ -827,7 +897,11 @@ def write(out: Path, done: list[tuple[Row, Result | None, str, list[str], float]
          "and their misses the model's. Rows on *this machine* ran natively on: " + cpu_model() + ". "
          "Unless a row says otherwise, figures are of the timed repetition after one warm-up run (the simulated "
          "caches keep their contents from one run to the next, so cold misses and cats's profiling iteration "
-         "fall in the warm-up). Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
+         "fall in the warm-up). A simulated run is deterministic for its seed (`ROOST_SIM_SEED`, which breaks the ties "
+         "of the virtual clocks), and a schedule is sensitive to those ties: every simulated measurement ran at seeds "
+         + ", ".join(map(str, sim_seeds)) + ", a row's figures take each variant's median seed (its misses with "
+         "it), and the row's section lists every seed's time, except where a run writes a trace or a profile "
+         "(one seed, the default 1). Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
          "random WS is `ws`, its ADWS is `adws` with `ROOST_ADWS_STEAL=true` (the thesis's configuration).", "",
          f"`make reproduce` took {total_s / 60:.1f} minutes on this machine.", "",
          "| row | seed | claim | paper | roost | machine | verdict |", "|---|---|---|---|---|---|---|"]
@@ -899,6 +973,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", default="out/reproduce", help="traces, profiles and scratch files")
     ap.add_argument("--only", default=None, help="comma-separated row ids (default: every row); the other rows of an "
                     "existing --out file are kept")
+    ap.add_argument("--sim-seeds", default=",".join(map(str, DEFAULT_SIM_SEEDS)),
+                    help="ROOST_SIM_SEED values every simulated measurement runs at (its figures: the median seed)")
     args = ap.parse_args(argv)
     build, work, out = Path(args.build), Path(args.work), Path(args.out)
     # Checked before any row runs: a full run takes hours, and an --out that could not be written lost them
@@ -919,19 +995,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"roost-reproduce: --only {','.join(unknown)}: no such row; rows are {', '.join(r.id for r in ROWS)}",
               file=sys.stderr)
         return 2
-    ctx = Ctx(build, work, sys.executable, Path(args.out).parent)
+    try:
+        seeds = tuple(int(x) for x in args.sim_seeds.split(","))
+        if not seeds or any(x < 0 or x >= 2**64 for x in seeds) or len(set(seeds)) != len(seeds):
+            raise ValueError
+    except ValueError:
+        print(f"roost-reproduce: --sim-seeds '{args.sim_seeds}': give distinct integers in [0, 2^64) separated by "
+              "commas, e.g. 1,2,3", file=sys.stderr)
+        return 2
+    ctx = Ctx(build, work, sys.executable, Path(args.out).parent, seeds)
     done, failed, t0 = [], 0, time.monotonic()
     missing_bench = not (build / "bench" / "roost-bench").exists()
     for row in ROWS:
         if wanted and row.id not in wanted:
             continue
         ctx.commands = []
+        ctx.seed_spreads = []
         r0 = time.monotonic()
         res, err = None, ""
         try:
             if missing_bench and row.needs_bench:
                 raise RowFailed(f"{build / 'bench' / 'roost-bench'} does not exist (run make build)")
             res = row.run(ctx)
+            res.details += seeds_note(ctx.seed_spreads)
         except RowFailed as e:
             err = str(e)
         except Exception as e:  # a row's own bug or an unexpected output: that row fails, the others run
@@ -943,7 +1029,7 @@ def main(argv: list[str] | None = None) -> int:
               + f" ({secs:.0f} s)", flush=True)
         done.append((row, res, err, list(ctx.commands), secs))
     total = time.monotonic() - t0
-    write(Path(args.out), done, total, merge_into_existing=bool(wanted))
+    write(Path(args.out), done, total, merge_into_existing=bool(wanted), sim_seeds=seeds)
     print(f"roost-reproduce: wrote {args.out} in {total / 60:.1f} minutes; {failed} row(s) failed")
     return 1 if failed else 0
 

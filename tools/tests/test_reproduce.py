@@ -86,3 +86,48 @@ def test_the_earlier_form_of_the_note_is_read():
     runs = reproduce._alone_runs("Rows last regenerated alone: 003-ch3 (`make reproduce ROWS=...`, 0.9 minutes); "
                                  "the others are from the run above.")
     assert runs == [(["003-ch3"], "0.9")]
+
+
+def test_a_run_at_several_seeds_gives_each_variant_its_median_seed_with_that_seeds_misses():
+    def line(v, seed, t, l3):
+        return {"variant": v, "median": t, "l3_misses": l3, "sim_seed": seed, "check": True}
+
+    lines = [line("ws", 1, 3.0, 30), line("ws", 2, 1.0, 10), line("ws", 3, 2.0, 20),
+             line("adws", 1, 0.5, 5), line("adws", 2, 0.7, 7), line("adws", 3, 0.6, 6)]
+    r = reproduce.by_variant(lines)
+    assert (r["ws"]["t"], r["ws"]["l3"]) == (2.0, 20)
+    assert (r["adws"]["t"], r["adws"]["l3"]) == (0.6, 6)
+    # Rounds of one seed: their median first, then the median over seeds.
+    rounds = [line("ws", 1, 5.0, 50), line("ws", 1, 1.0, 11), line("ws", 1, 2.0, 21), line("ws", 2, 4.0, 40)]
+    assert reproduce.by_variant(rounds)["ws"]["l3"] == 21  # seed 1's 2.0 (its middle round), below seed 2's 4.0
+    # Lines without a seed (native runs): the median over rounds, as before.
+    assert reproduce.by_variant([line("ws", 0, 2.0, 1), line("ws", 0, 1.0, 2), line("ws", 0, 3.0, 3)])["ws"]["t"] == 2.0
+    note = reproduce.seeds_note([("heat 64x32x4", reproduce._per_seed_times(lines))])
+    assert "ROOST_SIM_SEED (1, 2, 3)" in note[0]
+    assert "| heat 64x32x4 | ws | 3000.000 | 1000.000 | 2000.000 | 3.00x |" in note
+    assert reproduce.seeds_note([]) == []
+
+
+def test_bad_seed_lists_are_refused(tmp_path, capsys):
+    for bad in ("", "1,,2", "x", "-1", "1,1", str(2**64)):
+        assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"), "--only", "003-baselines",
+                               "--sim-seeds", bad]) == 2
+        assert f"--sim-seeds '{bad}'" in capsys.readouterr().err
+    assert not (tmp_path / "r.md").exists()
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (ctest sets ROOST_BENCH)")
+def test_a_simulated_measurement_runs_once_per_seed_and_a_traced_one_once(tmp_path):
+    build = Path(os.environ["ROOST_BENCH"]).parent.parent
+    ctx = reproduce.Ctx(build, tmp_path, "python3", sim_seeds=(1, 2))
+    topo = "pack:2 l3:1(size=1MiB) core:1 pu:1"
+    lines = ctx.bench("heat", "64x32x4", "ws,adws", 2, topology=topo)
+    assert sorted((m["variant"], m["sim_seed"]) for m in lines) == [("adws", 1), ("adws", 2), ("ws", 1), ("ws", 2)]
+    assert ctx.commands[-1].startswith("for S in 1 2; do ROOST_SIM_SEED=$S ") and ctx.commands[-1].endswith("; done")
+    (label, per_v), = ctx.seed_spreads
+    assert label == "heat 64x32x4" and set(per_v) == {"ws", "adws"} and set(per_v["ws"]) == {1, 2}
+    traced = ctx.bench("heat", "64x32x4", "ws", 2, topology=topo, env={"ROOST_TRACE": str(tmp_path / "t.trace")})
+    assert len(traced) == 1 and "sim_seed" not in traced[0] and "ROOST_SIM_SEED" not in ctx.commands[-1]
+    assert len(ctx.seed_spreads) == 1
+    native = ctx.bench("heat", "64x32x4", "ws", 1)
+    assert len(native) == 1 and "ROOST_SIM_SEED" not in ctx.commands[-1]
