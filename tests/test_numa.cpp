@@ -911,6 +911,42 @@ TEST(NumaSim, InterleavedPagesBeginOnNodeZeroInWholeModelPages) {
   }
 }
 
+// Distributed memory on a machine whose model pages are larger than the host's: the rule gives each model
+// page one node, numa_node_of says so, and a touch is charged by it however the bytes are split into
+// touches. At page_size=8K a touch of fine memory was all remote (each model page took the node of the
+// host page placed last) while numa_node_of said half, and page-by-page touches half (an outside-user
+// campaign).
+TEST(NumaSim, DistributedMemoryIsPlacedInWholeModelPagesHoweverItIsTouched) {
+  for (const char* model_page : {"4KiB", "8KiB", "64KiB"}) {
+    for (const auto d : {roost::distribution::fine, roost::distribution::coarse}) {
+      for (const bool one_touch : {true, false}) {
+        SCOPED_TRACE(std::string("page_size=") + model_page + (d == roost::distribution::fine ? " fine" : " coarse") +
+                     (one_touch ? " one touch" : " page by page"));
+        roost::options o;
+        o.scheduler = "ws";
+        o.workers = 1;  // on node 0
+        o.platform = "sim";
+        o.topology = "pack:4 [numa(memory=1GiB)] l3:1(size=1MiB) l2:1(size=256KiB) core:1 pu:1";
+        o.sim_params = std::string("page_size=") + model_page;
+        roost::runtime rt(o);
+        constexpr std::size_t kPages = 64, kBytes = kPages * kPage;
+        char* a = static_cast<char*>(roost::numa_alloc(kBytes, d, 4));  // coarse: 4 parts, one a node
+        std::size_t off_node0 = 0;
+        const long long before = rt.simulated_remote_dram();
+        rt.run([&] {
+          for (std::size_t k = 0; k < kPages; ++k) off_node0 += roost::numa_node_of(a + k * kPage) != 0;
+          if (one_touch) roost::touch(a, kBytes);
+          else
+            for (std::size_t k = kPages; k-- > 0;) roost::touch(a + k * kPage, kPage);  // last page first
+        });
+        EXPECT_EQ(off_node0, kPages * 3 / 4);  // fine: 1 in 4 model pages on node 0; coarse: 1 part of 4
+        EXPECT_EQ(rt.simulated_remote_dram() - before, static_cast<long long>(off_node0 * kPage / 64));
+        roost::numa_free(a);
+      }
+    }
+  }
+}
+
 TEST(NumaSim, OneNodeRunsAndSaysDealingHasNothingToChooseFrom) {
   roost::options o;
   o.scheduler = "numa";

@@ -96,6 +96,7 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
   plat_.set_engine_tls(engine::sim_thread_locals());
   plat_.numa_nodes = tp.num_numa_nodes();
   plat_.numa_node_bytes = tp.numa_node_bytes();
+  plat_.page_bytes = model_.page_bytes();
   // Where a page lives for the numa scheduler (platform/page_placement.hpp): the model's page map, for pages
   // a task touched already; the allocator's rule answers for distributed memory before that.
   plat_.page_node = [this](std::uintptr_t host) -> int {
@@ -486,6 +487,25 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
          << plat_.numa_node_bytes << " bytes); use more parts, or fine";
       throw usage_error(os.str());
     }
+    const int node = ruled ? platform::page_placement::node_by_rule(r, host, model_.num_numa()) : -1;
+    // A model page larger than kPage holds several host pages, and the rule gives them one node
+    // (page_placement::rule_page_bytes): the range's host pages of that model page get its simulated pages
+    // together, aligned, whatever order they are touched in. Given one by one, a model page took host pages
+    // of two rule pages (or of other memory), and the one placed last moved it: a touch of fine memory at
+    // page_size=8K was all remote (an outside-user campaign).
+    const std::uint64_t per_model_page = model_.page_bytes() > kPage ? model_.page_bytes() / kPage : 1;
+    if (ruled && per_model_page > 1) {
+      const std::uint64_t model_page = model_.page_bytes();
+      const std::uintptr_t first = r.base + (host - r.base) / model_page * model_page;
+      const std::uintptr_t end = std::min<std::uintptr_t>(first + model_page, r.base + r.bytes);
+      const std::uint64_t block = (next_sim_page_ + per_model_page - 1) / per_model_page * per_model_page;
+      next_sim_page_ = block + per_model_page;
+      const std::uint64_t mine = block + (host / kPage - first / kPage);
+      sim_pages_.erase(it);  // inserting its neighbours may rehash: the entry is written again below
+      for (std::uintptr_t h = first; h < end; h += kPage) sim_pages_[h / kPage] = block + (h - first) / kPage;
+      if (node >= 0 && model_.num_numa() > 1) model_.place(block * kPage, end - first, static_cast<unsigned>(node));
+      return mine * kPage + host % kPage;
+    }
     const bool reused = !free_sim_pages_.empty();
     if (!reused) {
       it->second = next_sim_page_++;
@@ -493,7 +513,6 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
       it->second = free_sim_pages_.front();
       free_sim_pages_.pop_front();
     }
-    const int node = ruled ? platform::page_placement::node_by_rule(r, host, model_.num_numa()) : -1;
     if (node >= 0 && model_.num_numa() > 1) model_.place(it->second * kPage, kPage, static_cast<unsigned>(node));
     else if (reused) model_.place_reused(pu, it->second * kPage);
   }

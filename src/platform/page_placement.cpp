@@ -141,16 +141,20 @@ bool page_placement::find(std::uintptr_t addr, placed_range& out) {
   return true;
 }
 
+std::size_t page_placement::rule_page_bytes() {
+  const std::size_t host = os::page_size();
+  return t_sim && t_sim->page_bytes > host ? t_sim->page_bytes : host;
+}
+
 int page_placement::node_by_rule(const placed_range& r, std::uintptr_t addr, unsigned nodes) {
   if (nodes <= 1) return 0;
   const std::size_t off = addr - r.base;
+  const std::size_t page = rule_page_bytes();
   switch (r.rule) {
     case page_rule::first_touch: return unknown;
-    case page_rule::round_robin: return static_cast<int>((off / os::page_size()) % nodes);
-    case page_rule::per_part: {
-      const std::size_t page = os::page_size();
-      return static_cast<int>((r.first_part + part_of_page(r, r.bytes / page, off / page)) % nodes);
-    }
+    case page_rule::round_robin: return static_cast<int>((off / page) % nodes);
+    case page_rule::per_part:
+      return static_cast<int>((r.first_part + part_of_page(r, (r.bytes + page - 1) / page, off / page)) % nodes);
   }
   return unknown;
 }

@@ -68,6 +68,9 @@ class page_placement {
   static bool find(std::uintptr_t addr, placed_range& out);
   // The node the rule of the range holding addr gives on a machine of `nodes` nodes; unknown when no
   // range holds it or its rule is first touch.
+  // The pages a rule numbers: this machine's, or in a task of a simulated runtime whose model pages are
+  // larger (sim_params page_size), the model's, which the simulated machine places whole.
+  static std::size_t rule_page_bytes();
   static int node_by_rule(std::uintptr_t addr, unsigned nodes);
   static int node_by_rule(const placed_range& r, std::uintptr_t addr, unsigned nodes);
 

@@ -61,6 +61,9 @@ class sim_platform {
   // and numa_alloc's check of a coarse part, called from a task of the simulated runtime.
   unsigned numa_nodes = 1;
   std::uint64_t numa_node_bytes = 0;
+  // The memory model's page (sim_params page_size): distributed memory's rules give its pages their nodes
+  // (page_placement::rule_page_bytes).
+  std::size_t page_bytes = 0;
   // A worker's own context (engine thread_main) is its sim thread's stack, not the OS thread's.
   void adopt_own_stack(ult::context& c) const {
     ult::adopt_running_context(c, static_cast<char*>(current_->stk.base) + current_->stk.guard, current_->stk.usable());
