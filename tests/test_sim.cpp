@@ -244,6 +244,10 @@ TEST(SimReport, ARuntimeThatFailsToBeMadeLeavesNoReportFile) {
     struct stat st;
     EXPECT_NE(::stat(report_b.path().c_str(), &st), 0) << "the failed runtime's report file is still there";
     EXPECT_EQ(::stat(report_a.path().c_str(), &st), 0);  // the made runtime's is there, written at its end
+    // A file that was there before is this runtime's too: emptied, never left with an earlier run's report.
+    { std::ofstream(report_b.path()) << "{\"virtual_time_ns\": 12345}"; }
+    EXPECT_THROW(roost::runtime b(ob), roost::config_error);
+    EXPECT_EQ(slurp(report_b.path()), "");
   }
   ::testing::internal::GetCapturedStderr();
   EXPECT_NE(slurp(report_a.path()).find("\"virtual_time_ns\""), std::string::npos);

@@ -149,6 +149,15 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   if (cfg.simulated) {
     sim = std::make_unique<simulation>(cfg, *tp);
   }
+  // A runtime that fails from here drops its report's file before report_number gives the number back
+  // (locals go in reverse order; the members, sim among them, only after both).
+  struct drop_report_on_failure {
+    simulation* s;
+    bool made = false;
+    ~drop_report_on_failure() {
+      if (s && !made) s->drop_unclaimed_report();
+    }
+  } report_guard{sim.get()};
   platform::sim_scope scope(sim ? &sim->platform() : nullptr);
   topo::placement pl = topo::place_workers(*tp, cfg.workers, cfg.bind, platform::os::allowed_cpus());
   // config() tells what happened: bind is false where placement left the workers unpinned (more workers
@@ -219,6 +228,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   // Constructed: this runtime writes its report when it is destroyed (one that failed before wrote nothing).
   report_number.keep(cfg.sim_report, "report");
   if (sim) sim->claim_report();
+  report_guard.made = true;
   if (distribution_given) set_default_distribution(given_distribution);
   if (cfg.verbose) std::fprintf(stderr, "%s\n", describe().c_str());
 }

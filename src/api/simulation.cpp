@@ -2,8 +2,8 @@
 
 #include "platform/page_placement.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -106,15 +106,24 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     const std::uint32_t n = model_.home_of(it->second * kPage);
     return n == sim::page_map::none ? platform::page_placement::unknown : static_cast<int>(n);
   };
-  // Checked now, not when the report is due: a path that cannot be written is a start-up error. The check
-  // makes the file when it is absent; ~simulation removes it again if the runtime is never made (claim_report).
+  // Checked now, not when the report is due: a path that cannot be written is a start-up error. The path is
+  // this runtime's from here (numbered, runtime.cpp): emptied now, written at the end, so that it never holds
+  // an earlier run's report that reads as this one's (a run the watchdog aborted, or a runtime that fails to
+  // be made, left one; an outside-user campaign). A file made here goes again if the runtime is never made
+  // (drop_unclaimed_report).
   if (!report_path_.empty()) {
-    struct stat st;
-    const bool existed = ::stat(report_path_.c_str(), &st) == 0;
-    if (const std::string why = platform::output_file_problem(report_path_); !why.empty())
+    // Made here: an exclusive create succeeds only where nothing had the name (not even a dangling link).
+    if (const int fd = ::open(report_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666); fd >= 0) {
+      report_made_here_ = true;
+      ::close(fd);
+    }
+    std::string why = platform::output_file_problem(report_path_);
+    if (why.empty() && !report_made_here_ && ::truncate(report_path_.c_str(), 0) != 0) why = std::strerror(errno);
+    if (!why.empty()) {
+      drop_unclaimed_report();
       throw config_error(cfg.sim_report_source + "='" + report_path_ + "': cannot be opened for writing (" + why +
                          "); valid: a regular file's path in an existing directory this process may write to");
-    report_made_here_ = !existed;
+    }
   }
   // Last: a constructor that throws has no destructor to take the listener back.
   platform::page_placement::listen_to_removals(&simulation::on_removal, this);
@@ -122,8 +131,14 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     watchdog_ = std::thread([this] { watch(); });
   } catch (...) {
     platform::page_placement::stop_listening(this);
+    drop_unclaimed_report();
     throw;
   }
+}
+
+void simulation::drop_unclaimed_report() {
+  if (report_made_here_ && !report_claimed_) ::unlink(report_path_.c_str());
+  report_made_here_ = false;
 }
 
 void simulation::attach(engine::engine_base& eng, trace::tracer* tracer) {
@@ -181,8 +196,7 @@ void simulation::watch() {
 
 simulation::~simulation() {
   platform::page_placement::stop_listening(this);
-  // A runtime that failed to be made writes no report: a file its check made goes (its number is given back).
-  if (report_made_here_ && !report_claimed_) ::unlink(report_path_.c_str());
+  drop_unclaimed_report();  // a runtime that failed to be made writes no report (runtime.cpp drops it sooner)
   {
     std::lock_guard<std::mutex> lk(watch_mu_);
     stopping_ = true;
@@ -191,16 +205,7 @@ simulation::~simulation() {
   if (watchdog_.joinable()) watchdog_.join();
 }
 
-void simulation::claim_report() {
-  if (report_path_.empty()) return;
-  report_claimed_ = true;
-  // Emptied now, written at the end: a run that never gets there (the watchdog's abort, a crash) leaves an
-  // empty file, not an earlier run's report that reads as its own (an outside-user campaign). A file that
-  // cannot be emptied gets the report at the end all the same (finish says so if that fails).
-  if (::truncate(report_path_.c_str(), 0) != 0)
-    std::fprintf(stderr, "roost: ROOST_SIM_REPORT='%s': could not be emptied for this run's report (%s)\n",
-                 report_path_.c_str(), std::strerror(errno));
-}
+void simulation::claim_report() { report_claimed_ = true; }
 
 void simulation::place(const topo::topology& tp, const topo::placement& pl) {
   std::vector<platform::sim_platform::worker_place> places(pl.pu_of_worker.size());

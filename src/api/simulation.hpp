@@ -52,9 +52,12 @@ class simulation final : public touch_consumer {
                      access mode) override;
   // Charges the calling sim thread the operations at op_ns; forwards as on_touch does.
   void on_compute(int worker, std::uint64_t operations) override;
-  // The runtime is made: the report's file is this runtime's, emptied until finish() writes it. Until then,
-  // ~simulation removes a file the constructor's check made (a runtime that fails to be made writes none).
+  // The runtime is made: the report's file (emptied by the constructor) is kept for finish() to write.
   void claim_report();
+  // Before the runtime is made: removes the report's file if the constructor's check made it (a runtime that
+  // fails to be made writes none). Also ~simulation's; runtime.cpp calls it before the file's number is
+  // given back, so that another runtime that takes the number meanwhile never finds the file going.
+  void drop_unclaimed_report();
   // At the runtime's end: the summary on stderr, and the JSON report if ROOST_SIM_REPORT names a file.
   void finish(const std::string& scheduler, const std::string& topology);
 

@@ -50,7 +50,8 @@ const char* kUsage =
     "  --topology   an hwloc synthetic description or XML file, as ROOST_TOPOLOGY; '' for this machine\n"
     "  --level      one private cache, nearest first: size (bytes, or with KiB/MiB/GiB) and ways; a machine of\n"
     "               one PU (--topology for several); its ways win over --params, which may not set them too\n"
-    "  --params     the memory model's parameters (src/sim/README.md); --mode sets mode=\n"
+    "  --params     the memory model's parameters (src/sim/README.md); --mode sets mode=; may be given more\n"
+    "               than once (the lists add up); every other option once\n"
     "  --trace      lines 'R|W ADDRESS SIZE [PU]'; PU defaults to --pu (0)\n"
     "  --generate   random: SIZE-8 accesses at random 8-byte-aligned addresses of the footprint (default 1GiB);\n"
     "               stream: one access per line, in order, wrapping at the footprint; round-robin over --pus PUs\n";
@@ -239,11 +240,14 @@ int run(int argc, char** argv) {
       const std::string v = value();
       if (v.find_first_not_of(" ,\t\n\r") == std::string::npos)
         usage_error("--params '" + v + "': names no parameter; give name=value pairs (src/sim/README.md)");
-      if (!params.empty()) params += ' ';
+      // Joined by a comma: an empty pair at either end of one --params stays one (an end comma was lost).
+      if (!params.empty()) params += ',';
       params += v;
     } else if (a == "--mode") {
-      mode = value();
-      if (mode != "roost" && mode != "pycachesim") usage_error("--mode '" + mode + "': must be roost or pycachesim");
+      const std::string given = value();
+      mode = given;
+      for (char& ch : mode) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));  // words: any case
+      if (mode != "roost" && mode != "pycachesim") usage_error("--mode '" + given + "': must be roost or pycachesim");
     }
     else if (a == "--pu") pu = parse_u64(value(), "--pu");
     else if (a == "--trace") trace = value();

@@ -109,7 +109,9 @@ class Ctx:
         for seed in seeds:
             for m in self._bench_once(argv, {**env, "ROOST_SIM_SEED": str(seed)}, bench, timeout):
                 lines.append({**m, "sim_seed": seed})
-        label = " ".join([bench, size] + (extra or []))
+        # What tells this measurement from the row's others: its settings beside bench and size.
+        label = " ".join([bench, size] + (extra or []) + [f"{k}={v}" for k, v in env.items()] +
+                         ([f"--warmup {warmup}"] if warmup != 1 else []) + ([f"--reps {reps}"] if reps != 1 else []))
         self.seed_spreads.append((label, {v: {sd: t for sd, t in per_seed.items()}
                                           for v, per_seed in _per_seed_times(lines).items()}))
         return lines
@@ -158,8 +160,9 @@ class Ctx:
 
 
 def _median_line(ms: list[dict]) -> dict:
-    """The line of the median time (the lower middle one of an even count): its misses go with its time."""
-    return sorted(ms, key=lambda m: m["median"])[(len(ms) - 1) // 2]
+    """The line of the median time (of an even count, the upper middle one, as the rows always took): its
+    misses go with its time."""
+    return sorted(ms, key=lambda m: m["median"])[len(ms) // 2]
 
 
 def _per_seed_times(lines: list[dict]) -> dict[str, dict[int, float]]:
@@ -192,7 +195,7 @@ def seeds_note(spreads: list[tuple[str, dict[str, dict[int, float]]]]) -> list[s
         return []
     seeds = sorted({sd for _, per_v in spreads for per_seed in per_v.values() for sd in per_seed})
     head = (f"Virtual time (ms) at each ROOST_SIM_SEED ({', '.join(map(str, seeds))}); the figures above take each "
-            "variant's median seed, its misses with it:")
+            "variant's median seed, its misses with it, except where a run writes a trace or a profile (one seed):")
     rows = ["| measurement | variant | " + " | ".join(f"seed {sd}" for sd in seeds) + " | max / min |",
             "|---|---|" + "---:|" * (len(seeds) + 1)]
     for label, per_v in spreads:
@@ -202,7 +205,7 @@ def seeds_note(spreads: list[tuple[str, dict[str, dict[int, float]]]]) -> list[s
             have = [t for t in ts if t]
             spread = f"{max(have) / min(have):.2f}x" if have else "-"
             rows.append(f"| {label} | {v} | " + " | ".join(cells) + f" | {spread} |")
-    return [head, "", *rows]
+    return ["", head, "", *rows]  # a blank line first: the row's details may end with a table
 
 
 def pct(new: float, old: float) -> float:
@@ -898,10 +901,12 @@ def write(out: Path, done: list[tuple[Row, Result | None, str, list[str], float]
          "Unless a row says otherwise, figures are of the timed repetition after one warm-up run (the simulated "
          "caches keep their contents from one run to the next, so cold misses and cats's profiling iteration "
          "fall in the warm-up). A simulated run is deterministic for its seed (`ROOST_SIM_SEED`, which breaks the ties "
-         "of the virtual clocks), and a schedule is sensitive to those ties: every simulated measurement ran at seeds "
-         + ", ".join(map(str, sim_seeds)) + ", a row's figures take each variant's median seed (its misses with "
-         "it), and the row's section lists every seed's time, except where a run writes a trace or a profile "
-         "(one seed, the default 1). Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
+         "of the virtual clocks), and a schedule is sensitive to those ties: "
+         + ("every simulated measurement ran at seeds " + ", ".join(map(str, sim_seeds)) + ", a row's figures take "
+            "each variant's median seed (its misses with it), and the row's section lists every seed's time, "
+            "except where a run writes a trace or a profile (one seed, the default 1)"
+            if len(sim_seeds) > 1 else f"every simulated measurement ran at seed {sim_seeds[0]} alone")
+         + ". Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
          "random WS is `ws`, its ADWS is `adws` with `ROOST_ADWS_STEAL=true` (the thesis's configuration).", "",
          f"`make reproduce` took {total_s / 60:.1f} minutes on this machine.", "",
          "| row | seed | claim | paper | roost | machine | verdict |", "|---|---|---|---|---|---|---|"]
@@ -974,7 +979,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="comma-separated row ids (default: every row); the other rows of an "
                     "existing --out file are kept")
     ap.add_argument("--sim-seeds", default=",".join(map(str, DEFAULT_SIM_SEEDS)),
-                    help="ROOST_SIM_SEED values every simulated measurement runs at (its figures: the median seed)")
+                    help="ROOST_SIM_SEED values every simulated measurement runs at, an odd number (its figures: the median "
+                    "seed)")
     args = ap.parse_args(argv)
     build, work, out = Path(args.build), Path(args.work), Path(args.out)
     # Checked before any row runs: a full run takes hours, and an --out that could not be written lost them
@@ -997,11 +1003,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         seeds = tuple(int(x) for x in args.sim_seeds.split(","))
-        if not seeds or any(x < 0 or x >= 2**64 for x in seeds) or len(set(seeds)) != len(seeds):
+        if (not seeds or any(x < 0 or x >= 2**64 for x in seeds) or len(set(seeds)) != len(seeds)
+                or len(seeds) % 2 == 0):
             raise ValueError
     except ValueError:
-        print(f"roost-reproduce: --sim-seeds '{args.sim_seeds}': give distinct integers in [0, 2^64) separated by "
-              "commas, e.g. 1,2,3", file=sys.stderr)
+        print(f"roost-reproduce: --sim-seeds '{args.sim_seeds}': give an odd number of distinct integers in "
+              "[0, 2^64) separated by commas, e.g. 1,2,3 (the figures take the median seed)", file=sys.stderr)
         return 2
     ctx = Ctx(build, work, sys.executable, Path(args.out).parent, seeds)
     done, failed, t0 = [], 0, time.monotonic()

@@ -282,11 +282,15 @@ def test_a_setting_given_twice_or_an_empty_pair_is_refused_not_last_wins(tmp_pat
              (["--mode", "pycachesim", "--params", "mode=roost", *topo], "give it in one place"),
              (["--mode", "bogus", *topo], "--mode 'bogus': must be roost or pycachesim"),
              (["--level", "size=256,ways=1", "--generate", "stream", "--count", "10", "--count", "20"],
-              "--count is given twice")]
+              "--count is given twice"),
+             # An end comma of one --params is an empty pair too, beside another --params.
+             (["--params", "l3.ways=8,", "--params", "host_threads=1", *topo], "an empty pair"),
+             (["--params", "l3.ways=8", "--params", ",host_threads=1", *topo], "an empty pair")]
     for args, why in cases:
         run = subprocess.run([CACHESIM, *args], capture_output=True, text=True)
         assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
     # Spaces and a comma together still separate two pairs; --params given twice adds to the first.
-    for params in (["--params", "l3.ways=8 , preset=generic"], ["--params", "l3.ways=8", "--params", "host_threads=1"]):
+    for params in (["--params", "l3.ways=8 , preset=generic"], ["--params", "l3.ways=8", "--params", "host_threads=1"],
+                   ["--params", "l3.ways=8", "--mode", "PyCacheSim"]):  # words in any case
         ok = subprocess.run([CACHESIM, *params, *topo], capture_output=True, text=True)
         assert ok.returncode == 0 and "8-way" in json.loads(ok.stdout)["geometry"], (params, ok.stderr)

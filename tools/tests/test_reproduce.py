@@ -98,18 +98,19 @@ def test_a_run_at_several_seeds_gives_each_variant_its_median_seed_with_that_see
     assert (r["ws"]["t"], r["ws"]["l3"]) == (2.0, 20)
     assert (r["adws"]["t"], r["adws"]["l3"]) == (0.6, 6)
     # Rounds of one seed: their median first, then the median over seeds.
-    rounds = [line("ws", 1, 5.0, 50), line("ws", 1, 1.0, 11), line("ws", 1, 2.0, 21), line("ws", 2, 4.0, 40)]
-    assert reproduce.by_variant(rounds)["ws"]["l3"] == 21  # seed 1's 2.0 (its middle round), below seed 2's 4.0
+    rounds = [line("ws", 1, 5.0, 50), line("ws", 1, 1.0, 11), line("ws", 1, 2.0, 21), line("ws", 2, 4.0, 40),
+              line("ws", 3, 9.0, 90)]
+    assert reproduce.by_variant(rounds)["ws"]["l3"] == 40  # seeds' middle rounds 2.0, 4.0, 9.0: seed 2's
     # Lines without a seed (native runs): the median over rounds, as before.
     assert reproduce.by_variant([line("ws", 0, 2.0, 1), line("ws", 0, 1.0, 2), line("ws", 0, 3.0, 3)])["ws"]["t"] == 2.0
     note = reproduce.seeds_note([("heat 64x32x4", reproduce._per_seed_times(lines))])
-    assert "ROOST_SIM_SEED (1, 2, 3)" in note[0]
+    assert note[0] == "" and "ROOST_SIM_SEED (1, 2, 3)" in note[1]  # apart from a table the row may end with
     assert "| heat 64x32x4 | ws | 3000.000 | 1000.000 | 2000.000 | 3.00x |" in note
     assert reproduce.seeds_note([]) == []
 
 
 def test_bad_seed_lists_are_refused(tmp_path, capsys):
-    for bad in ("", "1,,2", "x", "-1", "1,1", str(2**64)):
+    for bad in ("", "1,,2", "x", "-1", "1,1", str(2**64), "1,2"):  # an even count has no median seed
         assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"), "--only", "003-baselines",
                                "--sim-seeds", bad]) == 2
         assert f"--sim-seeds '{bad}'" in capsys.readouterr().err
@@ -119,13 +120,16 @@ def test_bad_seed_lists_are_refused(tmp_path, capsys):
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (ctest sets ROOST_BENCH)")
 def test_a_simulated_measurement_runs_once_per_seed_and_a_traced_one_once(tmp_path):
     build = Path(os.environ["ROOST_BENCH"]).parent.parent
-    ctx = reproduce.Ctx(build, tmp_path, "python3", sim_seeds=(1, 2))
+    ctx = reproduce.Ctx(build, tmp_path, "python3", sim_seeds=(1, 2, 3))
     topo = "pack:2 l3:1(size=1MiB) core:1 pu:1"
-    lines = ctx.bench("heat", "64x32x4", "ws,adws", 2, topology=topo)
-    assert sorted((m["variant"], m["sim_seed"]) for m in lines) == [("adws", 1), ("adws", 2), ("ws", 1), ("ws", 2)]
-    assert ctx.commands[-1].startswith("for S in 1 2; do ROOST_SIM_SEED=$S ") and ctx.commands[-1].endswith("; done")
+    lines = ctx.bench("heat", "64x32x4", "ws,adws", 2, topology=topo, warmup=0, env={"ROOST_ADWS_STEAL": "true"})
+    assert sorted((m["variant"], m["sim_seed"]) for m in lines) == [(v, s) for v in ("adws", "ws") for s in (1, 2, 3)]
+    assert ctx.commands[-1].startswith("for S in 1 2 3; do ROOST_ADWS_STEAL=true ROOST_SIM_SEED=$S ")
+    assert ctx.commands[-1].endswith("; done")
     (label, per_v), = ctx.seed_spreads
-    assert label == "heat 64x32x4" and set(per_v) == {"ws", "adws"} and set(per_v["ws"]) == {1, 2}
+    # The settings that tell it from the row's other measurements are in its label.
+    assert label == "heat 64x32x4 ROOST_ADWS_STEAL=true --warmup 0" and set(per_v) == {"ws", "adws"}
+    assert set(per_v["ws"]) == {1, 2, 3}
     traced = ctx.bench("heat", "64x32x4", "ws", 2, topology=topo, env={"ROOST_TRACE": str(tmp_path / "t.trace")})
     assert len(traced) == 1 and "sim_seed" not in traced[0] and "ROOST_SIM_SEED" not in ctx.commands[-1]
     assert len(ctx.seed_spreads) == 1
