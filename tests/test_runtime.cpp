@@ -488,6 +488,30 @@ TEST_P(Api, ParallelLoopsTakeBoundsOfTwoIntegerTypes) {
   });
 }
 
+// A negative grain converted to std::size_t ran the whole range as one piece, serially and without a word
+// (an outside-user campaign): a grain of 2^63 or more is a usage_error; a grain larger than the range is one
+// piece, as documented.
+TEST_P(Api, ANegativeGrainIsAUsageErrorNotOneSerialPiece) {
+  roost::runtime rt(opts(GetParam(), 2));
+  rt.run([&] {
+    const int g = -4;
+    std::atomic<int> calls{0};
+    std::string what = roost_test::usage_error_of([&] { roost::parallel_for(0, 1000, g, [&](int, int) { ++calls; }); });
+    EXPECT_NE(what.find("roost::parallel_for: grain = 18446744073709551612 (-4 as a signed number)"), std::string::npos)
+        << what;
+    what = roost_test::usage_error_of([&] {
+      (void)roost::parallel_reduce(0, 1000, -1, 0, [](int lo, int hi) { return hi - lo; }, std::plus<>());
+    });
+    EXPECT_NE(what.find("roost::parallel_reduce: grain"), std::string::npos) << what;
+    EXPECT_EQ(calls.load(), 0);  // nothing ran
+    roost::parallel_for(0, 1000, std::size_t{1} << 62, [&](int lo, int hi) {
+      EXPECT_EQ(hi - lo, 1000);
+      ++calls;
+    });
+    EXPECT_EQ(calls.load(), 1);
+  });
+}
+
 TEST_P(Api, WorkerIdsAreInRange) {
   roost::runtime rt(opts(GetParam(), 2));
   EXPECT_EQ(roost::this_worker_id(), -1);

@@ -3,6 +3,7 @@
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <utility>
 #include <type_traits>
@@ -97,15 +98,23 @@ T parallel_reduce_split(I first, I last, std::size_t grain, const T& identity, c
   if constexpr (std::is_invocable_v<const Combine&, T&&, T&&>) return combine(std::move(*left), std::move(*right));
   else return combine(*left, *right);
 }
+
+[[noreturn]] void throw_bad_grain(const char* call, std::size_t grain);  // usage_error
+// A grain of 2^63 or more is a negative one converted to std::size_t (parallel_for(0, n, -1, f) ran the
+// whole range as one piece, without a word: an outside-user campaign).
+inline void check_grain(const char* call, std::size_t grain) {
+  if (grain > std::numeric_limits<std::size_t>::max() / 2) [[unlikely]] throw_bad_grain(call, grain);
+}
 }  // namespace detail
 
 // Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
-// iterations (grain 0 is treated as 1). Equal halves carry equal work hints. Inside runtime::run only,
-// like task_group: a roost::usage_error elsewhere, whatever the range (it ran a range of one piece
-// serially and threw for a longer one).
+// iterations (grain 0 is treated as 1; a grain of 2^63 or more, a negative one converted, is a usage_error).
+// Equal halves carry equal work hints. Inside runtime::run only, like task_group: a roost::usage_error
+// elsewhere, whatever the range (it ran a range of one piece serially and threw for a longer one).
 template <class I, class Body>
 void parallel_for(I first, I last, std::size_t grain, const Body& body) {
   detail::current_fiber_or_throw("roost::parallel_for");
+  detail::check_grain("roost::parallel_for", grain);
   if (!(first < last)) return;
   detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, body);
 }
@@ -125,6 +134,7 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
                 "(T is the identity's type), so every partial result would be truncated: give the identity as "
                 "0.0, or as T{} of the type you reduce");
   detail::current_fiber_or_throw("roost::parallel_reduce");
+  detail::check_grain("roost::parallel_reduce", grain);
   if (!(first < last)) return identity;
   return detail::parallel_reduce_split(first, last, grain == 0 ? 1 : grain, identity, body, combine);
 }

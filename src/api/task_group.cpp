@@ -31,6 +31,12 @@ void throw_negative_bound(const char* call, const char* which, long long value) 
                     "give both bounds one type (for instance std::ptrdiff_t)");
 }
 
+void throw_bad_grain(const char* call, std::size_t grain) {
+  throw usage_error(std::string(call) + ": grain = " + std::to_string(grain) + " (" +
+                    std::to_string(static_cast<long long>(grain)) + " as a signed number) is no piece size: a "
+                    "negative grain converted to std::size_t? Give a grain in [0, 2^63) (0 is taken as 1)");
+}
+
 void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g) {
   if (!fb && !g.owner_fiber) throw_outside_task(call);
   std::string why;
