@@ -981,5 +981,14 @@ TEST(NumaSim, TheDescriptionSaysTheDistributionAndCountsOnlyWhatHappened) {
     g.wait();
   });
   EXPECT_NE(rt.describe().find("declared tasks: "), std::string::npos) << rt.describe();
+  // A runtime made since with another distribution changed the process's default: the line says both (it
+  // said only the new one, as if it were this runtime's; an outside-user campaign).
+  roost::options later = seed002_sim("ws", 12);
+  later.data_distribution = "coarse";
+  roost::runtime rt2(later);
+  EXPECT_NE(rt.describe().find("data distribution fine given to this runtime (numa_alloc's default now: coarse"),
+            std::string::npos)
+      << rt.describe();
+  EXPECT_NE(rt2.describe().find("data distribution coarse (numa_alloc's default)"), std::string::npos) << rt2.describe();
   roost::set_default_distribution(roost::distribution::standard);
 }

@@ -387,7 +387,13 @@ std::string runtime_core::describe() const {
     else if (cfg.trace_depth == ~std::uint32_t{0}) os << "all";
     else os << "down to split depth " << cfg.trace_depth;
   }
-  os << "; data distribution " << to_string(default_distribution()) << " (numa_alloc's default)";
+  // The default is the process's: a runtime made later with another one changed it for everyone.
+  const std::string now = to_string(default_distribution());
+  if (!cfg.data_distribution.empty() && cfg.data_distribution != now)
+    os << "; data distribution " << cfg.data_distribution << " given to this runtime (numa_alloc's default now: "
+       << now << ", given to a runtime made since)";
+  else
+    os << "; data distribution " << now << " (numa_alloc's default)";
   std::string notes = eng->policy_notes();
   if (!notes.empty()) os << "; " << notes;
   return os.str();
