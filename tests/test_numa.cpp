@@ -382,6 +382,12 @@ TEST(NumaData, BadRegionsAreUsageErrorsNamingTheRegion) {
   EXPECT_NO_THROW(roost::data{roost::reads(nullptr, 0)});  // empty: ignored
   EXPECT_THROW(roost::data{roost::reads_rows(a, 64, 2, 32)}, roost::usage_error);  // rows overlap
   EXPECT_THROW(roost::data{roost::reads(reinterpret_cast<const void*>(~std::uintptr_t{0} - 4), 8)}, roost::usage_error);
+  try {  // a mode that is no roost::access was taken (an outside-user campaign)
+    roost::data{roost::region{a, 64, 1, 64, static_cast<roost::access>(9)}};
+    FAIL() << "mode 9 was accepted";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("mode 9 is no roost::access"), std::string::npos) << e.what();
+  }
   try {
     roost::data{roost::reads(a, 256), roost::writes(a + 16, 64)};
     FAIL() << "overlapping regions were accepted";

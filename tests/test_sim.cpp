@@ -972,6 +972,19 @@ TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
     }
   }
   rt.run([] { roost::touch_rows(data, 128, 1, 0); });  // one row: no stride to overlap
+  // A mode that is no roost::access was charged as a read (an outside-user campaign).
+  for (const bool rows : {false, true}) {
+    try {
+      rt.run([&] {
+        const auto bad = static_cast<roost::access>(9);
+        rows ? roost::touch_rows(data, 128, 2, 128, bad) : roost::touch(data, 64, bad);
+      });
+      ADD_FAILURE() << "mode 9: no error";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("its mode is no roost::access"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("bytes that exist"), std::string::npos) << e.what();
+    }
+  }
   // 1 TiB past a 4 KiB array: every byte could exist, none is this process's. The model numbered and
   // walked its pages, gigabytes of page map, until the watchdog blamed a spin-wait.
   try {

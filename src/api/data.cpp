@@ -80,6 +80,10 @@ const char* region_outside_address_space(const void* base_ptr, std::size_t row_b
 }  // namespace detail
 
 data& data::add(const region& r) {
+  // A value cast to access that names none (a dealer would count its bytes as neither read nor written).
+  if (static_cast<unsigned>(r.mode) > static_cast<unsigned>(access::read_write))
+    bad(r, "mode " + std::to_string(static_cast<unsigned>(r.mode)) +
+               " is no roost::access; valid: access::read, access::write, access::read_write");
   if (r.row_bytes == 0 || r.rows == 0) return *this;  // empty: nothing to deal by
   if (const char* why = detail::region_outside_address_space(r.base, r.row_bytes, r.rows, r.stride)) bad(r, why);
   if (r.rows > 1 && r.stride < r.row_bytes)

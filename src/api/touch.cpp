@@ -33,8 +33,12 @@ void refresh_listening_locked() {
 // A region no memory can hold reaches no consumer: a simulation would walk (or wrap around) the address
 // space, a tracer record it row by row for ever. Checked here, where a call is forwarded, so that the
 // annotation stays free while nothing listens (touch.hpp).
-void check(const char* call, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride, bool strided) {
+void check(const char* call, const void* base, std::size_t row_bytes, std::size_t rows, std::size_t stride, bool strided,
+           access mode = access::read) {
   const char* why = region_outside_address_space(base, row_bytes, rows, stride);
+  // A value cast to access that names none: a simulation charged it as a read, a tracer dropped it.
+  if (!why && static_cast<unsigned>(mode) > static_cast<unsigned>(access::read_write))
+    why = "its mode is no roost::access (valid: access::read, access::write, access::read_write)";
   // Rows that overlap name some bytes twice: the simulation charged them twice, a footprint counted them
   // twice (roost::data refuses them too).
   if (!why && strided && rows > 1 && stride < row_bytes)
@@ -44,7 +48,8 @@ void check(const char* call, const void* base, std::size_t row_bytes, std::size_
   os << call << "(base=" << base;
   if (strided) os << ", row_bytes=" << row_bytes << ", rows=" << rows << ", stride=" << stride;
   else os << ", bytes=" << row_bytes;
-  os << "): " << why << "; a region must name bytes that exist";
+  os << "): " << why;
+  if (region_outside_address_space(base, row_bytes, rows, stride)) os << "; a region must name bytes that exist";
   throw usage_error(os.str());
 }
 
@@ -76,8 +81,9 @@ void count_runtime_listener(bool added) {
 void forward_touch(const void* base, std::size_t bytes, access mode) {
   // The common region (a non-null base whose bytes end inside the address space) passes without the call.
   const auto b = reinterpret_cast<std::uintptr_t>(base);
-  if (!(b != 0 && bytes <= std::numeric_limits<std::uintptr_t>::max() - b) && bytes != 0) [[unlikely]]
-    check("roost::touch", base, bytes, 1, bytes, false);
+  if ((!(b != 0 && bytes <= std::numeric_limits<std::uintptr_t>::max() - b) && bytes != 0) ||
+      static_cast<unsigned>(mode) > static_cast<unsigned>(access::read_write)) [[unlikely]]
+    check("roost::touch", base, bytes, 1, bytes, false, mode);
   dispatch([&](touch_consumer& c, int w) { c.on_touch(w, base, bytes, mode); });
 }
 
@@ -88,9 +94,9 @@ void forward_touch_rows(const void* base, std::size_t row_bytes, std::size_t row
   // 2^62, rows and stride under 2^31, end below (rows - 1) * stride + row_bytes + base < 3 * 2^62.
   static_assert(sizeof(std::uintptr_t) == 8, "the bound below is for 64-bit addresses");
   const auto b = reinterpret_cast<std::uintptr_t>(base);
-  if (!(b != 0 && ((b | row_bytes) >> 62) == 0 && ((rows | stride) >> 31) == 0 && (rows <= 1 || stride >= row_bytes)))
-      [[unlikely]]
-    check("roost::touch_rows", base, row_bytes, rows, stride, true);
+  if (!(b != 0 && ((b | row_bytes) >> 62) == 0 && ((rows | stride) >> 31) == 0 && (rows <= 1 || stride >= row_bytes)) ||
+      static_cast<unsigned>(mode) > static_cast<unsigned>(access::read_write)) [[unlikely]]
+    check("roost::touch_rows", base, row_bytes, rows, stride, true, mode);
   dispatch([&](touch_consumer& c, int w) { c.on_touch_rows(w, base, row_bytes, rows, stride, mode); });
 }
 
