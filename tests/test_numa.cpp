@@ -658,6 +658,14 @@ TEST(NumaAlloc, AVectorOverTheAllocatorWorks) {
   // A part count the allocator cannot use at all is still an error.
   EXPECT_THROW(roost::numa_vector<double>(10, 1.0, roost::numa_allocator<double>(roost::distribution::coarse, 0)),
                roost::usage_error);
+  // ... when the allocator is made, naming it (its first allocation named numa_alloc's parameters).
+  try {
+    roost::numa_allocator<int> none(roost::distribution::coarse, 0);
+    FAIL() << "parts=0 was accepted";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("roost::numa_allocator(coarse, parts=0)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(roost::numa_allocator<int>(static_cast<roost::distribution>(7)), roost::usage_error);
 }
 
 // ---- Placement and dealing seen through the simulator's page map ---------------------------------------

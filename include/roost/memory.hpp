@@ -57,6 +57,9 @@ namespace detail {
 // numa_alloc with at most `parts` parts: as many as the allocation has pages where it has fewer (what
 // numa_allocator asks for, whose containers make small allocations too).
 void* numa_alloc_up_to(std::size_t bytes, distribution d, std::size_t parts);
+// numa_allocator's settings, checked when it is made (its first allocation named numa_alloc's parameters,
+// which the program never gave): a usage_error for a distribution outside the enumeration or parts == 0.
+void check_allocator(distribution d, std::size_t parts);
 }  // namespace detail
 
 // A std::allocator-compatible allocator over numa_alloc: every allocation placed by one distribution, in up
@@ -71,7 +74,7 @@ class numa_allocator {
  public:
   using value_type = T;
   numa_allocator() : numa_allocator(default_distribution()) {}
-  explicit numa_allocator(distribution d, std::size_t parts = 1) : dist_(d), parts_(parts) {}
+  explicit numa_allocator(distribution d, std::size_t parts = 1) : dist_(d), parts_(parts) { detail::check_allocator(d, parts); }
   template <class U>
   numa_allocator(const numa_allocator<U>& o) : dist_(o.dist()), parts_(o.parts()) {}
 

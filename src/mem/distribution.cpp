@@ -172,6 +172,13 @@ void numa_free(void* p) {
   ::munmap(p, bytes);
 }
 
+void detail::check_allocator(distribution d, std::size_t parts) {
+  check_distribution(d, "roost::numa_allocator");
+  if (parts == 0)
+    throw usage_error("roost::numa_allocator(" + to_string(d) + ", parts=0): parts must be at least 1 (an "
+                      "allocation gets as many as it has pages, up to parts)");
+}
+
 void* detail::numa_alloc_up_to(std::size_t bytes, distribution d, std::size_t parts) {
   const std::size_t page = platform::os::page_size();
   const std::size_t pages = bytes / page + (bytes % page != 0);
