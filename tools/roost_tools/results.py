@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,8 +96,33 @@ SUMMARY_REQUIRED = ("bench", "size", "variant", "workers", "median", "spread", "
                     "rounds", "near_rounds", "check")
 
 
-def _opt(x) -> float | None:
-    return None if x is None else float(x)
+def _time(rec: dict, key: str, where: str) -> float:
+    """A time or ratio of the line: a finite number, not negative (json reads NaN and Infinity too)."""
+    x = rec[key]
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or x < 0:
+        raise ResultsError(f"{where}: field '{key}' is {json.dumps(x)}; roost-bench writes a finite number, "
+                           f"0 or more")
+    return float(x)
+
+
+def _opt(rec: dict, key: str, where: str) -> float | None:
+    return None if rec[key] is None else _time(rec, key, where)
+
+
+def _whole(rec: dict, key: str, where: str, least: int = 0) -> int:
+    """A count of the line (workers, rounds, misses): a whole number, `least` or more."""
+    x = rec[key]
+    if isinstance(x, bool) or not isinstance(x, int) or x < least:
+        raise ResultsError(f"{where}: field '{key}' is {json.dumps(x)}; roost-bench writes a whole number, "
+                           f"{least} or more")
+    return x
+
+
+def _flag(rec: dict, key: str, where: str) -> bool:
+    x = rec[key]
+    if not isinstance(x, bool):  # bool("false") is True: a string would pass every check
+        raise ResultsError(f"{where}: field '{key}' is {json.dumps(x)}; roost-bench writes true or false")
+    return x
 
 
 def load_all(path: str | Path) -> list[Measurement | Summary | LeftOut]:
@@ -131,8 +157,8 @@ def load_all(path: str | Path) -> list[Measurement | Summary | LeftOut]:
     return out
 
 
-def _count(rec: dict, key: str) -> int | None:
-    return int(rec[key]) if rec.get(key) is not None else None
+def _count(rec: dict, key: str, where: str) -> int | None:
+    return _whole(rec, key, where) if rec.get(key) is not None else None
 
 
 def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
@@ -148,10 +174,11 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         if missing:
             raise ResultsError(f"{where}: summary line missing field(s) {', '.join(missing)}")
         return Summary(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
-                       workers=int(rec["workers"]), median=_opt(rec["median"]), spread=_opt(rec["spread"]),
-                       vs_serial=_opt(rec["vs_serial"]), vs_ws=_opt(rec["vs_ws"]),
-                       rounds_used=int(rec["rounds_used"]), rounds=int(rec["rounds"]),
-                       near_rounds=int(rec["near_rounds"]), check=bool(rec["check"]), note=str(rec.get("note", "")))
+                       workers=_whole(rec, "workers", where, 1), median=_opt(rec, "median", where),
+                       spread=_opt(rec, "spread", where), vs_serial=_opt(rec, "vs_serial", where),
+                       vs_ws=_opt(rec, "vs_ws", where), rounds_used=_whole(rec, "rounds_used", where),
+                       rounds=_whole(rec, "rounds", where), near_rounds=_whole(rec, "near_rounds", where),
+                       check=_flag(rec, "check", where), note=str(rec.get("note", "")))
     missing = [k for k in REQUIRED if k not in rec]
     if missing:
         raise ResultsError(f"{where}: missing field(s) {', '.join(missing)}")
@@ -159,19 +186,26 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         bench=str(rec["bench"]),
         variant=str(rec["variant"]),
         size=str(rec["size"]),
-        workers=int(rec["workers"]),
-        seconds=[float(s) for s in rec["seconds"]],
-        median=float(rec["median"]),
-        check=bool(rec["check"]),
+        workers=_whole(rec, "workers", where, 1),
+        seconds=_seconds(rec, where),
+        median=_time(rec, "median", where),
+        check=_flag(rec, "check", where),
         note=str(rec.get("note", "")),
-        c2c_ns=float(rec["c2c_ns"]) if "c2c_ns" in rec else None,
-        round=int(rec.get("round", 0)),
-        l2_misses=_count(rec, "l2_misses"),
-        l3_misses=_count(rec, "l3_misses"),
-        remote_dram=_count(rec, "remote_dram"),
+        c2c_ns=_time(rec, "c2c_ns", where) if "c2c_ns" in rec else None,
+        round=_whole(rec, "round", where) if "round" in rec else 0,
+        l2_misses=_count(rec, "l2_misses", where),
+        l3_misses=_count(rec, "l3_misses", where),
+        remote_dram=_count(rec, "remote_dram", where),
         topology=str(rec.get("topology", "")),
         hint_error=str(rec.get("hint_error", "")),
     )
+
+
+def _seconds(rec: dict, where: str) -> list[float]:
+    times = rec["seconds"]
+    if not isinstance(times, list):
+        raise ResultsError(f"{where}: field 'seconds' is {json.dumps(times)}; roost-bench writes a list of times")
+    return [_time({"seconds": t}, "seconds", where) for t in times]
 
 
 def load(path: str | Path) -> list[Measurement]:

@@ -114,6 +114,33 @@ def test_corrupt_line_names_file_and_line(tmp_path):
     assert report.main([str(tmp_path / "nope.jsonl"), "--quiet"]) == 2
 
 
+@pytest.mark.parametrize("field,value,valid", [
+    ("median", float("nan"), "a finite number"), ("median", -0.5, "a finite number"),
+    ("median", float("inf"), "a finite number"), ("median", "0.1", "a finite number"),
+    ("seconds", [0.1, float("nan")], "a finite number"), ("seconds", 0.1, "a list of times"),
+    ("workers", 0, "a whole number, 1 or more"), ("workers", 2.5, "a whole number"),
+    ("check", "false", "true or false"), ("c2c_ns", -3, "a finite number"),
+    ("l3_misses", -1, "a whole number, 0 or more")])
+def test_a_field_out_of_range_is_refused_naming_it(tmp_path, field, value, valid):
+    # json reads NaN, Infinity and negatives: a median of NaN made a table of "nan" and ratios of nothing, and
+    # bool("false") passed a failed check as ok.
+    p = tmp_path / "r.jsonl"
+    bad = rec("ws", 2, 0.05)
+    bad[field] = value
+    write(p, [rec("serial", 1, 0.1), bad])
+    with pytest.raises(ResultsError, match=rf"r.jsonl:2: field '{field}' is .*{valid}"):
+        load(p)
+
+
+def test_a_summary_field_out_of_range_is_refused_naming_it(tmp_path):
+    p = tmp_path / "r.jsonl"
+    s = summary("ws", 2, 0.05, 0.5, 1.0)
+    s["vs_ws"] = float("nan")
+    write(p, [rec("serial", 1, 0.1), s])
+    with pytest.raises(ResultsError, match=r"r.jsonl:2: field 'vs_ws' is NaN; roost-bench writes a finite number"):
+        load_all(p)
+
+
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
 def test_driver_json_round_trip(tmp_path):
     out = tmp_path / "b.jsonl"
