@@ -65,6 +65,24 @@ void check_synthetic_sizes(const std::string& description, const std::string& na
 
 std::string bytes_text(std::size_t b) { return topo::format_bytes(b); }
 
+// A cache's ways: its description's, else its level's parameter (levels outside the table read the nearest).
+unsigned ways_of(const cache_spec& c, const sim_params& params) {
+  return c.ways ? c.ways : params.level[std::clamp(c.level, 1, max_cache_level)].ways;
+}
+
+bool overridden(const sim_params& params, const std::string& name) {
+  return std::find(params.overridden.begin(), params.overridden.end(), name) != params.overridden.end();
+}
+
+// Where a cache's ways (parameter `ways_name`, "l3.ways") came from, for an error about them.
+std::string ways_source(const cache_spec& c, const sim_params& params, const std::string& ways_name) {
+  if (c.ways) return "the cache's description";
+  if (overridden(params, ways_name)) return params.overrides_source;
+  std::string from = "preset " + params.preset;
+  if (overridden(params, "preset")) from += ", which " + params.overrides_source + " names";
+  return from;
+}
+
 }  // namespace
 
 // ---- Geometry --------------------------------------------------------------------------------------------
@@ -129,7 +147,7 @@ bool memory_model::shardable(const hierarchy_spec& spec, const sim_params& param
     return false;
   for (const cache_spec& c : spec.caches) {
     if (c.level < 1 || c.level > max_cache_level) return false;
-    const std::size_t set_bytes = std::size_t{c.ways ? c.ways : params.level[c.level].ways} * spec.line_bytes;
+    const std::size_t set_bytes = std::size_t{ways_of(c, params)} * spec.line_bytes;
     if (set_bytes == 0 || c.bytes % set_bytes != 0 || (c.bytes / set_bytes) % shards != 0) return false;
   }
   return true;
@@ -157,7 +175,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
   {
     double host = 0, lines = 0;
     for (const cache_spec& c : spec.caches) {
-      const unsigned ways = c.ways ? c.ways : params.level[std::min(std::max(c.level, 1), max_cache_level)].ways;
+      const unsigned ways = ways_of(c, params);
       const std::size_t set_bytes = std::size_t{ways} * spec.line_bytes;
       if (ways == 0 || ways > 1024 || set_bytes == 0 || c.bytes % set_bytes != 0) continue;
       host += static_cast<double>(c.bytes / set_bytes) * static_cast<double>(cache_array::set_block_bytes(ways));
@@ -187,7 +205,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
       throw config_error(what() + " is at level " + std::to_string(c.level) + "; the model has parameters for levels 1 to " +
                          std::to_string(max_cache_level));
     if (c.bytes == 0) throw config_error(what() + " has size 0; must be at least one line");
-    const unsigned ways = c.ways ? c.ways : params.level[c.level].ways;
+    const unsigned ways = ways_of(c, params);
     std::string ways_name(1, 'l');  // "l3.ways" (not "l" + std::to_string(...): topology.hpp, cache_level_name)
     ways_name += std::to_string(c.level);
     ways_name += ".ways";
@@ -199,14 +217,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
       std::ostringstream os;
       os << what() << " has " << bytes_text(c.bytes) << ", not a whole number of sets of " << ways << " ways x "
          << spec.line_bytes << " B lines (" << ways_name << "=" << ways << " from "
-         << (c.ways ? std::string("the cache's description")
-             : std::find(params.overridden.begin(), params.overridden.end(), ways_name) != params.overridden.end()
-                 ? params.overrides_source
-                 : "preset " + params.preset +
-                       (std::find(params.overridden.begin(), params.overridden.end(), "preset") != params.overridden.end()
-                            ? ", which " + params.overrides_source + " names"
-                            : std::string()))
-         << "); the size must be a multiple of ways x line size: ";
+         << ways_source(c, params, ways_name) << "); the size must be a multiple of ways x line size: ";
       if (c.bytes < spec.line_bytes)
         os << "it is smaller than one line; make it at least " << spec.line_bytes << " B or the line smaller";
       else

@@ -377,7 +377,7 @@ void param_overrides::apply(sim_params& p) const {
     set_value(p, *find_name(name), value);
     p.overridden.push_back(name);
   }
-  if (!values_.empty()) p.overrides_source = source_.empty() ? std::string("the sim parameters") : source_;
+  if (!values_.empty()) p.overrides_source = source_or("the sim parameters");
   if (p.dram_remote_ns < p.dram_local_ns) {
     auto given = [&](const char* n) {
       for (const auto& v : values_)
@@ -386,7 +386,7 @@ void param_overrides::apply(sim_params& p) const {
     };
     auto from = [&](const char* n) { return given(n) ? "" : " (the preset's)"; };
     std::ostringstream os;
-    os << (source_.empty() ? std::string("sim parameters") : source_) << ": dram.remote_ns=" << p.dram_remote_ns
+    os << source_or("sim parameters") << ": dram.remote_ns=" << p.dram_remote_ns
        << from("dram.remote_ns") << " is below dram.local_ns=" << p.dram_local_ns << from("dram.local_ns")
        << "; the remote latency must be at least the local one";
     throw config_error(os.str());
@@ -413,7 +413,7 @@ void param_overrides::check_levels(const std::vector<int>& levels, const std::st
     if (std::find(levels.begin(), levels.end(), level) != levels.end()) continue;
     std::ostringstream have;
     for (int l : levels) have << (have.tellp() > 0 ? ", " : "") << "L" << l;
-    throw config_error((source_.empty() ? std::string("sim parameters") : source_) + ": " + v.first + "=" +
+    throw config_error(source_or("sim parameters") + ": " + v.first + "=" +
                        v.second + ": " + machine + " has no L" + std::to_string(level) +
                        " cache, so nothing would read it; its caches: " + have.str());
   }
@@ -434,7 +434,7 @@ sim_params param_overrides::resolve(const topo::topology* tp) const {
   apply(p);
   if (preset_ != "auto") {  // named by the parameters, not detected: an error about its values says where
     p.overridden.push_back("preset");
-    p.overrides_source = source_.empty() ? std::string("the sim parameters") : source_;
+    p.overrides_source = source_or("the sim parameters");
   }
   return p;
 }

@@ -94,7 +94,10 @@ class param_overrides {
   void check_levels(const std::vector<int>& levels, const std::string& machine) const;
 
  private:
-  std::string source_;  // what errors name: the variable or option the text came from
+  // What errors name: the variable or option the text came from; `fallback` for text no source was given.
+  std::string source_or(const char* fallback) const { return source_.empty() ? std::string(fallback) : source_; }
+
+  std::string source_;
   std::string preset_ = "auto";
   std::vector<std::pair<std::string, std::string>> values_;  // validated, in order
 };
