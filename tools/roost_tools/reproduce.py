@@ -64,8 +64,15 @@ class Row:
 # 2.69x, 2.70x and 4.62x at seeds 1, 2 and 3). So a simulated measurement runs once per seed, and a row's
 # figures are each variant's median seed (seeds_note shows them all).
 DEFAULT_SIM_SEEDS = (1, 2, 3)
-# Runs that write one file (a trace, cats's profile) keep one seed: each seed's run would overwrite the last.
+# Runs that write one file (a trace, cats's profile) write one per seed (_seed_path), and the median seed's is
+# then put at the path the row gave, where it reads it: the file and the row's figures are of one run.
 _ONE_FILE_OUTPUTS = ("ROOST_TRACE", "ROOST_CATS_PROFILE")
+
+
+def _seed_path(path: str, seed: str) -> str:
+    """Where seed `seed`'s run writes the file a row named `path`: x.trace -> x.s2.trace."""
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.s{seed}{p.suffix}"))
 
 
 class Ctx:
@@ -97,24 +104,55 @@ class Ctx:
         if rounds > 1:
             argv += ["--rounds", str(rounds)]
         argv += extra or []
-        seeds = self.sim_seeds if topology and not any(k in env for k in _ONE_FILE_OUTPUTS) else ()
+        seeds = self.sim_seeds if topology else ()
         if len(seeds) <= 1:
             if seeds:
                 env["ROOST_SIM_SEED"] = str(seeds[0])
             self.commands.append(self._cmd(env, argv))
             return self._bench_once(argv, env, bench, timeout)
-        self.commands.append(f"for S in {' '.join(map(str, seeds))}; do "
-                             + self._cmd({**env, "ROOST_SIM_SEED": "$S"}, argv).replace("'$S'", "$S") + "; done")
+        files = [k for k in _ONE_FILE_OUTPUTS if k in env]
+        if files and "," in variants:
+            raise ValueError(f"a run that writes {files[0]} at several seeds measures one variant, not '{variants}'")
+        marker = "@SEED@"  # stands for $S in the command, which must stay unquoted for the shell
+        shown = {**env, "ROOST_SIM_SEED": marker, **{k: _seed_path(env[k], marker) for k in files}}
+        loop = self._cmd(shown, argv)
+        for k in shown:  # each value quoted around the shell's $S
+            loop = loop.replace(f"{k}={shlex.quote(shown[k])}",
+                                f"{k}=" + "$S".join(shlex.quote(x) if x else "" for x in shown[k].split(marker)))
+        self.commands.append(f"for S in {' '.join(map(str, seeds))}; do {loop}; done")
         lines = []
         for seed in seeds:
-            for m in self._bench_once(argv, {**env, "ROOST_SIM_SEED": str(seed)}, bench, timeout):
+            run_env = {**env, "ROOST_SIM_SEED": str(seed), **{k: _seed_path(env[k], str(seed)) for k in files}}
+            for m in self._bench_once(argv, run_env, bench, timeout):
                 lines.append({**m, "sim_seed": seed})
+        if files:
+            chosen = self._keep_median_seeds_files(env, files, lines, seeds)
+            self.commands.append(f"# then each file of seed {chosen} (the median time) is moved to the path the row "
+                                 "reads: " + ", ".join(f"{k}={shlex.quote(env[k])}" for k in files))
         # What tells this measurement from the row's others: its settings beside bench and size.
         label = " ".join([bench, size] + (extra or []) + [f"{k}={v}" for k, v in env.items()] +
                          ([f"--warmup {warmup}"] if warmup != 1 else []) + ([f"--reps {reps}"] if reps != 1 else []))
         self.seed_spreads.append((label, {v: {sd: t for sd, t in per_seed.items()}
                                           for v, per_seed in _per_seed_times(lines).items()}))
         return lines
+
+    @staticmethod
+    def _keep_median_seeds_files(env: dict, files: list[str], lines: list[dict], seeds: tuple[int, ...]) -> int:
+        """Moves the file each of `files` names, as the run of the median seed wrote it, to the path the row gave
+        (a trace's timeline FILE.json with it); the other seeds' go. Returns that seed."""
+        per_seed = [_median_line([m for m in lines if m["sim_seed"] == sd]) for sd in seeds]
+        chosen = _median_line(per_seed)["sim_seed"]
+        for k in files:
+            for suffix in ("", ".json") if k == "ROOST_TRACE" else ("",):
+                for sd in seeds:
+                    src = Path(_seed_path(env[k], str(sd)) + suffix)
+                    if sd == chosen:
+                        if not src.exists():
+                            raise RowFailed(f"the run at ROOST_SIM_SEED={sd} wrote no {src} ({k})")
+                        os.replace(src, env[k] + suffix)
+                    else:
+                        src.unlink(missing_ok=True)
+        return chosen
 
     def _bench_once(self, argv: list[str], env: dict, bench: str, timeout: float) -> list[dict]:
         with tempfile.NamedTemporaryFile("r", suffix=".jsonl", dir=self.work, delete=False) as f:
@@ -195,7 +233,7 @@ def seeds_note(spreads: list[tuple[str, dict[str, dict[int, float]]]]) -> list[s
         return []
     seeds = sorted({sd for _, per_v in spreads for per_seed in per_v.values() for sd in per_seed})
     head = (f"Virtual time (ms) at each ROOST_SIM_SEED ({', '.join(map(str, seeds))}); the figures above take each "
-            "variant's median seed, its misses with it, except where a run writes a trace or a profile (one seed):")
+            "variant's median seed, its misses with it (and its trace or profile where the run writes one):")
     rows = ["| measurement | variant | " + " | ".join(f"seed {sd}" for sd in seeds) + " | max / min |",
             "|---|---|" + "---:|" * (len(seeds) + 1)]
     for label, per_v in spreads:
@@ -910,8 +948,8 @@ def write(out: Path, done: list[tuple[Row, Result | None, str, list[str], float]
          "fall in the warm-up). A simulated run is deterministic for its seed (`ROOST_SIM_SEED`, which breaks the ties "
          "of the virtual clocks), and a schedule is sensitive to those ties: "
          + ("every simulated measurement ran at seeds " + ", ".join(map(str, sim_seeds)) + ", a row's figures take "
-            "each variant's median seed (its misses with it), and the row's section lists every seed's time, "
-            "except where a run writes a trace or a profile (one seed, the default 1)"
+            "each variant's median seed (its misses with it, and its trace or profile where the run writes one), "
+            "and the row's section lists every seed's time"
             if len(sim_seeds) > 1 else f"every simulated measurement ran at seed {sim_seeds[0]} alone")
          + ". Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
          "random WS is `ws`, its ADWS is `adws` with `ROOST_ADWS_STEAL=true` (the thesis's configuration).", "",

@@ -1,11 +1,12 @@
 """roost-reproduce: a row that cannot run says failed and why, the others still run, the exit status says so;
 a real row (seed 000 Fig. 8, a sub-second simulation) writes its figure."""
 import os
+import re
 from pathlib import Path
 
 import pytest
 
-from roost_tools import reproduce
+from roost_tools import reproduce, trace
 
 
 def test_rows_that_cannot_run_fail_with_the_reason_and_the_rest_run(tmp_path):
@@ -121,7 +122,7 @@ def test_bad_seed_lists_are_refused(tmp_path, capsys):
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (ctest sets ROOST_BENCH)")
-def test_a_simulated_measurement_runs_once_per_seed_and_a_traced_one_once(tmp_path):
+def test_a_simulated_measurement_runs_once_per_seed_and_a_traced_one_keeps_the_median_seeds_trace(tmp_path):
     build = Path(os.environ["ROOST_BENCH"]).parent.parent
     ctx = reproduce.Ctx(build, tmp_path, "python3", sim_seeds=(1, 2, 3))
     topo = "pack:2 l3:1(size=1MiB) core:1 pu:1"
@@ -133,8 +134,19 @@ def test_a_simulated_measurement_runs_once_per_seed_and_a_traced_one_once(tmp_pa
     # The settings that tell it from the row's other measurements are in its label.
     assert label == "heat 64x32x4 ROOST_ADWS_STEAL=true --warmup 0" and set(per_v) == {"ws", "adws"}
     assert set(per_v["ws"]) == {1, 2, 3}
-    traced = ctx.bench("heat", "64x32x4", "ws", 2, topology=topo, env={"ROOST_TRACE": str(tmp_path / "t.trace")})
-    assert len(traced) == 1 and "sim_seed" not in traced[0] and "ROOST_SIM_SEED" not in ctx.commands[-1]
-    assert len(ctx.seed_spreads) == 1
+    # A traced run writes a trace per seed; the median seed's is left where the row reads it, the others go.
+    path = tmp_path / "t.trace"
+    traced = ctx.bench("heat", "64x32x4", "ws", 2, topology=topo, env={"ROOST_TRACE": str(path)})
+    assert sorted(m["sim_seed"] for m in traced) == [1, 2, 3]
+    assert f"; do ROOST_TRACE={tmp_path}/t.s$S.trace ROOST_SIM_SEED=$S " in ctx.commands[-2]
+    chosen = int(re.search(r"^# then each file of seed (\d) \(the median time\)", ctx.commands[-1]).group(1))
+    times = {m["sim_seed"]: m["median"] for m in traced}
+    assert times[chosen] == sorted(times.values())[1] == reproduce.by_variant(traced)["ws"]["t"]
+    assert path.exists() and Path(str(path) + ".json").exists()
+    assert sorted(p.name for p in tmp_path.glob("t*")) == ["t.trace", "t.trace.json"]
+    assert trace.read(path).workers == 2
+    assert len(ctx.seed_spreads) == 2
+    with pytest.raises(ValueError, match="measures one variant"):
+        ctx.bench("heat", "64x32x4", "ws,adws", 2, topology=topo, env={"ROOST_TRACE": str(path)})
     native = ctx.bench("heat", "64x32x4", "ws", 1)
     assert len(native) == 1 and "ROOST_SIM_SEED" not in ctx.commands[-1]
