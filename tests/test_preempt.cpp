@@ -650,6 +650,58 @@ TEST(PreemptWindows, ATickInTheRuntimeTextIsDeferred) {
 #endif
 }
 
+// A tick that interrupts a signal handler of the program's is deferred: the task under the handler may be
+// in malloc's lock or a deque operation, which the handler's address does not show (a review: a program's
+// SIGALRM handler interrupted by a tick let the next task of the thread wait for ever on malloc's lock).
+// The handler blocks its own signal while it runs, which the interrupted context's mask shows. Ticks are
+// the handler called with a made-up context, as above.
+TEST(PreemptThread, ATickInsideTheProgramsSignalHandlerIsDeferred) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the made-up context sets x86-64's instruction pointer";
+#else
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting("ws", 1, "10s", "aligned", mode));
+    unsigned long long deferred = 0, preempted_in_handler = 0;
+    rt.run([&] {
+      ucontext_t uc{};
+      uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&spin_until);
+      sigaddset(&uc.uc_sigmask, SIGALRM);  // as inside the program's SIGALRM handler
+      roost::engine::on_preempt_tick(&uc);  // notes the worker's progress
+      const unsigned long long before = rt.preempt_ticks_deferred();
+      for (int i = 0; i < 3; ++i) roost::engine::on_preempt_tick(&uc);
+      deferred = rt.preempt_ticks_deferred() - before;
+      preempted_in_handler = rt.preemptions();
+      sigemptyset(&uc.uc_sigmask);  // the handler returned: the task's own code
+      while (rt.preemptions() == 0) roost::engine::on_preempt_tick(&uc);  // KLT: until the spare exists
+    });
+    EXPECT_EQ(deferred, 3u) << mode;
+    EXPECT_EQ(preempted_in_handler, 0u) << mode;
+    EXPECT_EQ(rt.preemptions(), 1u) << mode;
+  }
+#endif
+}
+
+#ifdef ROOST_RUNTIME_TEXT
+extern "C" const char __start_roost_runtime_text[] __attribute__((weak, visibility("hidden")));
+namespace {
+// Whether the runtime text was a critical window while this file's static constructors ran: libroost.a
+// comes after the test's objects on the link line, so without its own priority the registrar ran after
+// them, and a global whose constructor ran preemptive tasks spawned through an unprotected text (a review).
+const bool g_text_registered_in_static_init =
+    __start_roost_runtime_text != nullptr &&
+    roost::engine::in_critical_window(reinterpret_cast<std::uintptr_t>(__start_roost_runtime_text));
+}  // namespace
+#endif
+
+TEST(PreemptWindows, TheRuntimeTextIsACriticalWindowBeforeTheProgramsStaticConstructors) {
+#ifndef ROOST_RUNTIME_TEXT
+  GTEST_SKIP() << "no runtime text on this platform";
+#else
+  ASSERT_NE(__start_roost_runtime_text, nullptr);
+  EXPECT_TRUE(g_text_registered_in_static_init);
+#endif
+}
+
 // A tick that lands inside a touch listener (a tracer's record, cats's meter, the program's consumer) is
 // deferred: the listener's state is the worker's, and a task preempted half way through a record left it to
 // the next task on the worker, or to the tick's own resume record. The tick is the handler called from

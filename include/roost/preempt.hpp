@@ -32,6 +32,12 @@
 //    a call (sched_yield, say) is preempted only when a tick lands in its own instructions. They are known
 //    as shared objects: a program with the C library linked in (-static) is refused preemption (a
 //    config_error), one with the C++ runtime linked in (-static-libstdc++) is told so once, on stderr;
+//  * a replacement allocator loaded as a shared object (jemalloc, tcmalloc, mimalloc: the object that
+//    provides malloc, free or operator new), for the same reason; one linked into the program is told so
+//    once, on stderr;
+//  * a signal handler of the program's (the interrupted code blocked more signals than its thread does
+//    while it serves a worker: a handler blocks its own signal), or code that blocked signals itself: the
+//    task under a handler may be inside any of the above;
 //  * a roost::non_preemptible region (below).
 //
 // What code must not do under preemption, as with any preemptive M:N threads (digest §4.6):
@@ -40,7 +46,12 @@
 //    worker's OS thread for good (under either type: KLT-switching only makes the blocked thread another
 //    one). Wrap such critical sections in non_preemptible, or use a lock that yields to the runtime;
 //  * read, then write back, a per_worker element across a point where it could be preempted: another task
-//    of the same worker may update the element in between. Do it inside non_preemptible.
+//    of the same worker may update the element in between. Do it inside non_preemptible;
+//  * initialise a function-local static (or run std::call_once) for longer than an interval outside a
+//    non_preemptible region: the C++ runtime holds the variable's guard for the whole initialiser, which
+//    is the task's own code, so a task preempted there and a task of the same worker that reaches the same
+//    static block that worker as a lock would (a review). Put the first use in non_preemptible, or
+//    initialise the static before runtime::run.
 // An interrupted system call is restarted (SA_RESTART) where the kernel allows it; those it never restarts
 // (poll, epoll_wait, nanosleep and the others signal(7) lists) return EINTR as they would for any signal.
 // The signal is SIGURG: a program with its own SIGURG handler cannot use ROOST_PREEMPT (a config_error says

@@ -48,7 +48,12 @@ struct runtime_text_registrar {
     g_runtime_text.length = static_cast<std::uint32_t>(end - begin);
     detail::register_critical_ranges(&g_runtime_text, &g_runtime_text + 1);
   }
-} g_runtime_text_registrar;
+};
+// Before every default-priority static constructor, the program's too: linked from libroost.a, the program's
+// own objects come first on the link line, so their constructors ran first, and a global whose constructor
+// made a preemptive runtime and ran tasks spawned through the runtime text while a tick there was not
+// deferred (a review).
+__attribute__((init_priority(101))) runtime_text_registrar g_runtime_text_registrar;
 
 }  // namespace
 

@@ -319,6 +319,11 @@ void engine_base::serve(worker& w, klt* self, fiber* first, switch_msg& boot) {
     ult::transfer back;
     const switch_msg& bye = switch_with(first->ctx, boot, back);
     bye.from->ctx.fctx = back.fctx;
+    // No fiber runs on this thread from here, and the one it ran goes back to the pool, from where (spilled
+    // to the shared overflow) another worker may start a task on it at once: a tick here (this thread's
+    // timer is armed until stop_serving) must not find that fiber, count 0, and preempt the other worker's
+    // task from this thread (a review).
+    detail::t_running_fiber = nullptr;
     fiber* held = bye.action == after::klt_resume ? bye.resume : nullptr;  // the message is on that fiber
     w.fibers.put(bye.from);
     // The worker leaves (a run's end, shutdown): here, if this is its own thread.
@@ -344,7 +349,6 @@ void engine_base::serve(worker& w, klt* self, fiber* first, switch_msg& boot) {
     w.thread_ctx = next->home;
     w.eh = next->eh;
     stop_serving(w, *self);
-    detail::t_running_fiber = nullptr;
     w.klts.give(self);  // before the post: from then on the pool is the next thread's
     w.klts.active = next;
     next->post(c);
@@ -387,7 +391,9 @@ void engine_base::klt_spare_main(void* eng, worker& w, klt& k) {
 }
 
 void engine_base::start_serving(worker& w, klt& k) {
-  if (preempt_) preempt_->serve_from(w.id, k.timer);
+  if (!preempt_) return;
+  platform::preempt::note_serving_mask();  // what its tasks run with, after check_mask_here or the spare's unblock
+  preempt_->serve_from(w.id, k.timer);
 }
 void engine_base::stop_serving(worker& w, klt& k) {
   if (preempt_) preempt_->unserve(w.id, k.timer);

@@ -52,6 +52,9 @@ void on_preempt_tick(void* ucontext) {
     } else if (platform::preempt::in_system_library(pc)) {
       // A system library (its locks and per-thread state): the next tick tries again.
       bump(w->ticks_deferred);
+    } else if (platform::preempt::interrupted_with_more_blocked(ucontext)) {
+      // Inside a signal handler of the program's: the task under it may be anywhere (preempt_signal.hpp).
+      bump(w->ticks_deferred);
     } else {
       // From here the task's fiber is in the runtime again: a tick while we switch is deferred.
       set_off(*f, 1);

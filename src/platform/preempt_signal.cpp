@@ -1,5 +1,6 @@
 #include "platform/preempt_signal.hpp"
 
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -50,8 +51,38 @@ bool is_system_library(const char* path) {
                                       "libasan", "libtsan", "libubsan", "liblsan", "libunwind"});
 }
 
-int collect(struct dl_phdr_info* info, std::size_t, void*) {
-  if (!info->dlpi_name || !*info->dlpi_name || !is_system_library(info->dlpi_name)) return 0;
+// The addresses of the allocator's entry points as the program resolves them (the first definition in the
+// loader's search order: a preloaded or linked jemalloc's, else the C library's).
+struct allocator_entries {
+  std::uintptr_t at[3] = {};
+  bool in_program = false;  // one of them lies in the program's own executable segments
+};
+
+bool executable_segment_holds(const struct dl_phdr_info* info, std::uintptr_t pc) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+    const std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
+    if (pc >= lo && pc < lo + ph.p_memsz) return true;
+  }
+  return false;
+}
+
+bool provides_allocator(const struct dl_phdr_info* info, allocator_entries& a) {
+  for (std::uintptr_t pc : a.at)
+    if (pc && executable_segment_holds(info, pc)) return true;
+  return false;
+}
+
+int collect(struct dl_phdr_info* info, std::size_t, void* allocator) {
+  auto& a = *static_cast<allocator_entries*>(allocator);
+  const bool program = !info->dlpi_name || !*info->dlpi_name;
+  const bool holds_allocator = provides_allocator(info, a);
+  if (program) {
+    a.in_program = a.in_program || holds_allocator;
+    return 0;
+  }
+  if (!is_system_library(info->dlpi_name) && !holds_allocator) return 0;
   int n = g_range_count.load(std::memory_order_relaxed);
   for (int i = 0; i < info->dlpi_phnum && n < kMaxRanges; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
@@ -125,7 +156,20 @@ void install(tick_fn on_tick, const std::string& setting) {
                        "ticks with; remove it, or turn preemption off (ROOST_PREEMPT=off)");
   }
   g_range_count.store(0, std::memory_order_relaxed);
-  dl_iterate_phdr(&collect, nullptr);
+  allocator_entries allocator;
+  allocator.at[0] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_DEFAULT, "malloc"));
+  allocator.at[1] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_DEFAULT, "free"));
+  allocator.at[2] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_DEFAULT, "_Znwm"));  // operator new(size_t)
+  dl_iterate_phdr(&collect, &allocator);
+  static bool told_allocator = false;
+  if (allocator.in_program && !told_allocator) {
+    told_allocator = true;
+    std::fprintf(stderr, "roost: %s: this program defines malloc, free or operator new itself (an allocator "
+                 "linked into it), whose code roost cannot tell from the program's, so a tick inside it is not "
+                 "deferred and a task preempted holding one of its locks would stop the next task of its thread; "
+                 "link the allocator as a shared library, or turn preemption off (ROOST_PREEMPT=off)\n",
+                 setting.c_str());
+  }
   g_on_tick = on_tick;
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
@@ -173,6 +217,23 @@ bool in_system_library(std::uintptr_t pc) {
   const int n = g_range_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
     if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi) return true;
+  return false;
+}
+
+namespace {
+// The signals the calling thread blocks while it serves a worker (note_serving_mask); initial-exec, so that
+// the handler reads it with one segment-relative load.
+__thread sigset_t t_serving_mask __attribute__((tls_model("initial-exec")));
+}  // namespace
+
+void note_serving_mask() { pthread_sigmask(SIG_BLOCK, nullptr, &t_serving_mask); }
+
+bool interrupted_with_more_blocked(const void* ucontext) {
+  const sigset_t& then = static_cast<const ucontext_t*>(ucontext)->uc_sigmask;
+  // The kernel writes the first _NSIG bits of the frame's mask (64 on Linux), not the whole of glibc's
+  // sigset_t: only those are compared. sigismember is async-signal-safe (POSIX.1-2008).
+  for (int sig = 1; sig < 65; ++sig)
+    if (sigismember(&then, sig) == 1 && sigismember(&t_serving_mask, sig) != 1) return true;
   return false;
 }
 

@@ -54,8 +54,23 @@ std::uintptr_t interrupted_pc(const void* ucontext);
 // Whether `pc` lies in a system library: the C library and the dynamic loader, the C++ runtime and
 // unwinder, and the sanitizer runtimes. Their code keeps state per OS thread and takes locks (malloc's
 // arenas, stdio, the unwinder's FDE cache) that another task on the same thread would then find taken by a
-// task that cannot run: a tick there is deferred. The ranges are read once, at install.
+// task that cannot run: a tick there is deferred. So is a tick in the shared object that provides malloc,
+// free or operator new when that is not the C library (jemalloc, tcmalloc, mimalloc, preloaded or linked
+// as shared objects): their arenas' locks are the same hazard (a review). An allocator linked into the
+// program itself cannot be told from the program's code: install() says so once on stderr. The ranges are
+// read once, at install.
 bool in_system_library(std::uintptr_t pc);
+
+// Whether the interrupted context blocked a signal that its thread does not block while it serves a worker
+// (note_serving_mask): then the tick interrupted a signal handler of the program's (which blocks its own
+// signal while it runs) or code that blocked signals itself. The task below the handler may be anywhere, in
+// malloc's locks or a deque operation half done, which its address does not show: a tick there is
+// deferred (a review: a program's SIGALRM handler, interrupted by a tick, let the next task of the thread
+// wait for ever on the malloc lock the task under the handler held). Async-signal-safe.
+bool interrupted_with_more_blocked(const void* ucontext);
+// Notes the calling thread's signal mask as the one its tasks run with: called as a thread begins to serve
+// a worker while preemption is on (one pthread_sigmask(2) call).
+void note_serving_mask();
 
 // Signal mask of the calling thread.
 bool blocked_here();
