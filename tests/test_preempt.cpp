@@ -249,6 +249,46 @@ TEST_P(Preempt, RandomTreesWithSpinnersAreExactAtA100usInterval) {
   }
 }
 
+// The runtime's calls that take a process-wide lock are its own code, where a tick is deferred: tasks that
+// call them in long loops (no scheduling point: every tick finds them stuck) complete. An outside-user
+// campaign's tasks, making numa_allocators (the default distribution's lock) or setting the observer or
+// the touch consumer at a 100 us interval, hung: a task preempted holding the lock, and the next task of
+// its worker's OS thread blocked on it. A stress run (what it finds depends on where ticks land); with the
+// calls deferred it completes whatever the timing.
+TEST_P(Preempt, TasksLoopingOnTheRuntimesLockingCallsComplete) {
+  // Each task loops until its runtime has seen 30 ticks since it began (deferred or preempting), so that
+  // ticks land in the calls on a fast machine and a slow one alike; a bound in calls ends it where no tick
+  // comes (TSan holds back a signal that arrives outside its interceptors).
+  const int bound = roost_test::under_sanitizer() ? 20000 : 2000000;
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting(GetParam(), 2, "100us", "aligned", mode));
+    auto ticks = [&] { return rt.preempt_ticks_deferred() + rt.preemptions(); };
+    std::atomic<long> done{0};
+    rt.run([&] {
+      roost::task_group g;
+      for (int t = 0; t < 6; ++t)
+        g.run([&, t] {
+          const unsigned long long from = ticks();
+          for (int i = 0; i < bound && ticks() < from + 30; ++i) {
+            roost::numa_allocator<double> a;  // reads the default distribution, under its lock
+            if (a.dist() != roost::default_distribution()) return;
+            if (i % 256 == 0) {
+              roost::set_touch_consumer(nullptr);
+              roost::set_task_observer(nullptr);
+            }
+            if (t == 0 && i % 4096 == 0) {
+              roost::runtime inner(opts("ws", 1));  // the started engines' lock, the listeners'
+              if (inner.describe().empty()) return;
+            }
+          }
+          done.fetch_add(1);
+        });
+      g.wait();
+    });
+    EXPECT_EQ(done.load(), 6) << mode;
+  }
+}
+
 // Worker 0's timer ticks until the end of runtime::run, after the run has given back the stacks of the
 // fibers its preempted tasks left (engine_base::run_root). A tick there read the fiber the thread last
 // ran, whose stack a munmap was unmapping: a crash (found by an outside-user campaign with this program).

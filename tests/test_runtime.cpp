@@ -710,6 +710,49 @@ TEST_P(Api, TouchReachesARegisteredConsumer) {
   EXPECT_EQ(c.bytes.load(), 4096u);
 }
 
+// set_touch_consumer(nullptr) returns only once no call of the removed consumer is running, so that the
+// program may delete it then (an outside-user campaign: it returned while a worker was still inside the
+// consumer's on_touch, and ASan saw the deleted consumer used). A worker's task stays inside on_touch until
+// released; the setter runs on another thread. Once the removal is visible (a touch of the test's thread no
+// longer reaches the consumer), the setter must still be waiting for that call: no timing, the call cannot
+// end before the release.
+TEST_P(Api, RemovingATouchConsumerWaitsForItsCallsInFlight) {
+  struct holding : roost::touch_consumer {
+    std::atomic<bool> first{true}, inside{false}, release{false};
+    std::atomic<int> later{0};  // calls after the first, which return at once
+    void on_touch(int, const void*, std::size_t, roost::access) override {
+      if (!first.exchange(false)) {
+        later.fetch_add(1);
+        return;
+      }
+      inside.store(true);
+      while (!release.load()) std::this_thread::yield();
+    }
+  } c;
+  roost::runtime rt(opts(GetParam(), 2));
+  char byte = 0;
+  roost::set_touch_consumer(&c);
+  std::atomic<bool> returned{false};
+  std::thread worker_side([&] { rt.run([&] { roost::touch(&byte, 1); }); });
+  while (!c.inside.load()) std::this_thread::yield();
+  std::thread setter([&] {
+    EXPECT_EQ(roost::set_touch_consumer(nullptr), &c);
+    returned.store(true);
+  });
+  // Until a touch of this thread's no longer reaches the consumer: the setter swapped it out.
+  for (char probe = 0;; std::this_thread::yield()) {
+    const int before = c.later.load();
+    roost::touch(&probe, 1);
+    if (c.later.load() == before) break;
+  }
+  const bool returned_while_inside = returned.load();
+  c.release.store(true);
+  setter.join();
+  worker_side.join();
+  EXPECT_FALSE(returned_while_inside) << "set_touch_consumer returned while a call of the consumer ran";
+  EXPECT_TRUE(returned.load());
+}
+
 // A long run of joins whose waits and resumptions fall on different workers must not pile up fibers (each
 // is a mapping; the kernel allows ~65k). Found with cab on GE: one worker always waited, the other always
 // resumed, and per-worker pools drifted without bound.

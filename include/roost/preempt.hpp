@@ -25,7 +25,9 @@
 //
 // A tick is deferred, to the next one, while the task is in:
 //  * the runtime's own code (a spawn, a wait, a numa_alloc, per_worker::local, entering or leaving a
-//    final region): the scheduler's state is never seen half changed;
+//    final region; making, destroying or describing a runtime, set_task_observer, set_touch_consumer,
+//    default_distribution and set_default_distribution, whose process-wide locks the next task of the
+//    thread would otherwise find taken): the scheduler's state is never seen half changed;
 //  * a system library: the C library and the dynamic loader, the C++ runtime and unwinder, the sanitizer
 //    runtimes. Their locks (malloc's, stdio's) and per-thread state would otherwise be met, taken and half
 //    changed, by the next task of the same OS thread. A loop that spends almost all its time inside such

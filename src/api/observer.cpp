@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "api/listener_calls.hpp"
 #include "engine/observe.hpp"
 #include "engine/engine_base.hpp"
 #include "engine/task_path.hpp"
@@ -35,27 +36,10 @@ void set_bit(unsigned bit, bool on) {
 
 std::string task_event::path_string() const { return engine::format_spawn_path(path); }
 
-// Callbacks in flight, so that set_task_observer returns only once no callback of the observer it replaced
-// is running or can start, and the program may then delete it (it deleted one a worker was still calling:
-// a heap-use-after-free found by an outside-user campaign). Two phases, as sleepable RCU counts its readers:
-// a callback counts itself in the current phase, then reads the observer; the setter swaps the observer,
-// waits until the retired phase's count is zero, flips the phase and waits until the old phase's count is
-// zero (set_task_observer says why both). New callbacks count in the new phase, so the waits end however
-// busy the workers are. Why it is enough (every step seq_cst, one total order): a callback whose count a
-// wait did not see counted itself after that wait, so after the swap, and reads the observer installed
-// then or later. Striped by worker, so that workers do not share one counter's line.
+// Callbacks in flight: set_task_observer returns only once no callback of the observer it replaced is
+// running or can start (listener_calls.hpp).
 namespace {
-constexpr unsigned kCallStripes = 64;
-struct alignas(64) call_count {
-  std::atomic<std::int64_t> n{0};
-};
-call_count g_calls[2][kCallStripes];
-std::atomic<unsigned> g_call_phase{0};
-std::mutex g_set_observer_mu;
-// The phase and stripe a callback on this thread counted itself in (-1: none): a callback that replaces the
-// observer does not wait for itself.
-thread_local int t_callback_phase = -1;
-thread_local unsigned t_callback_stripe = 0;
+using observer_calls = detail::listener_calls<struct task_observer_tag>;
 
 // Calls f(observer) if an observer is installed, counted as in flight. Not preempted inside: a callback
 // suspended there would keep a setter on the same worker waiting for ever.
@@ -63,44 +47,18 @@ template <class F>
 void with_observer(detail::worker_abi& w, F&& f) {
   if (!g_task_observer.load(std::memory_order_relaxed)) return;  // none, or removed: nothing to count
   detail::no_preempt_scope np(detail::running_fiber());
-  const unsigned phase = g_call_phase.load(std::memory_order_seq_cst);
-  const unsigned stripe = w.id % kCallStripes;
-  std::atomic<std::int64_t>& n = g_calls[phase][stripe].n;
-  n.fetch_add(1, std::memory_order_seq_cst);
-  const int outer_phase = t_callback_phase;
-  const unsigned outer_stripe = t_callback_stripe;
-  t_callback_phase = static_cast<int>(phase);
-  t_callback_stripe = stripe;
-  if (task_observer* o = g_task_observer.load(std::memory_order_seq_cst)) f(o);
-  t_callback_phase = outer_phase;
-  t_callback_stripe = outer_stripe;
-  n.fetch_sub(1, std::memory_order_release);
-}
-}  // namespace
-
-namespace {
-// Until no callback is counted in `phase` (this thread's own, if it is one, not waited for).
-void drain(unsigned phase) {
-  for (unsigned k = 0; k < kCallStripes; ++k) {
-    const std::int64_t mine = (t_callback_phase == static_cast<int>(phase) && t_callback_stripe == k) ? 1 : 0;
-    while (g_calls[phase][k].n.load(std::memory_order_seq_cst) > mine) std::this_thread::yield();
-  }
+  observer_calls::call(w.id, [] { return g_task_observer.load(std::memory_order_seq_cst); }, f);
 }
 }  // namespace
 
 task_observer* set_task_observer(task_observer* o) {
-  std::lock_guard<std::mutex> lk(g_set_observer_mu);
-  task_observer* prev = g_task_observer.exchange(o, std::memory_order_seq_cst);
-  set_bit(kObserverBit, o != nullptr);
-  const unsigned old = g_call_phase.load(std::memory_order_relaxed);
-  // First the retired phase: a callback that read it before the last flip may have counted itself there after
-  // the last setter looked, and then read the observer that setter installed (the previous one now). Then the
-  // flip, and the phase callbacks counted themselves in until now. (Only the second wait, a TSan build saw a
-  // callback of a deleted observer: sleepable RCU waits on both counters for the same reason.)
-  drain(old ^ 1u);
-  g_call_phase.store(old ^ 1u, std::memory_order_seq_cst);
-  drain(old);
-  return prev;
+  // Not preempted while it holds the setters' lock and waits (preempt.hpp: the runtime's own code).
+  detail::no_preempt_scope np(detail::running_fiber());
+  return observer_calls::replace([&] {
+    task_observer* prev = g_task_observer.exchange(o, std::memory_order_seq_cst);
+    set_bit(kObserverBit, o != nullptr);
+    return prev;
+  });
 }
 
 namespace trace {

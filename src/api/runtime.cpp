@@ -402,15 +402,31 @@ std::string runtime_core::describe() const {
 }  // namespace detail
 
 runtime::runtime() : runtime(options{}) {}
-runtime::runtime(const options& o) : core_(std::make_unique<detail::runtime_core>(o)) {}
-runtime::~runtime() = default;
+// Made, destroyed or described from inside a task (of another runtime), the runtime's own code takes the
+// process's locks (the started engines, the listeners, the files' numbers): the task is not preempted
+// there, where the next task of its worker's thread would find a lock taken for good (an outside-user
+// campaign: a runtime made in a task hung).
+namespace {
+std::unique_ptr<detail::runtime_core> make_core(const options& o) {
+  detail::no_preempt_scope np(detail::running_fiber());
+  return std::make_unique<detail::runtime_core>(o);
+}
+}  // namespace
+runtime::runtime(const options& o) : core_(make_core(o)) {}
+runtime::~runtime() {
+  detail::no_preempt_scope np(detail::running_fiber());
+  core_.reset();
+}
 
 void runtime::run_erased(void (*fn)(void*), void* arg) { core_->run(fn, arg); }
 unsigned runtime::workers() const { return core_->cfg.workers; }
 void runtime::reprofile() { core_->eng->request_reprofile(); }
 const std::string& runtime::scheduler() const { return core_->cfg.scheduler; }
 const resolved_options& runtime::config() const { return core_->cfg; }
-std::string runtime::describe() const { return core_->describe(); }
+std::string runtime::describe() const {
+  detail::no_preempt_scope np(detail::running_fiber());  // the default distribution's lock (as above)
+  return core_->describe();
+}
 double runtime::virtual_time_ns() const { return core_->sim ? core_->sim->platform().virtual_time_ns() : -1; }
 long long runtime::simulated_remote_dram() const { return core_->sim ? core_->sim->dram_remote() : -1; }
 long long runtime::simulated_misses(int cache_level) const {

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "api/listener_calls.hpp"
 #include "api/region_check.hpp"
 #include "engine/engine_base.hpp"
 #include "engine/worker.hpp"
@@ -23,6 +24,7 @@ namespace {
 // exists: one relaxed load and a branch while nothing listens.
 std::mutex g_listeners_mu;
 std::atomic<touch_consumer*> g_program_consumer{nullptr};
+using consumer_calls = listener_calls<struct program_touch_consumer_tag>;
 unsigned g_runtime_listeners = 0;  // g_listeners_mu
 
 void refresh_listening_locked() {
@@ -68,7 +70,12 @@ void dispatch(Call&& call) {
   const int id = w ? static_cast<int>(w->id) : -1;
   if (w)
     if (touch_consumer* sink = w->eng->touch_sink()) call(*sink, id);
-  if (touch_consumer* c = g_program_consumer.load(std::memory_order_acquire)) call(*c, id);
+  // The program's, counted in flight: set_touch_consumer returns only once no call of the one it replaced
+  // is running (listener_calls.hpp; the program deleted one a worker was still calling: a heap-use-after-
+  // free found by an outside-user campaign). Nothing counted while none is installed.
+  if (g_program_consumer.load(std::memory_order_relaxed))
+    consumer_calls::call(static_cast<unsigned>(id), [] { return g_program_consumer.load(std::memory_order_seq_cst); },
+                         [&](touch_consumer* c) { call(*c, id); });
 }
 }  // namespace
 
@@ -106,10 +113,14 @@ void forward_compute(std::uint64_t operations) {
 }  // namespace detail
 
 touch_consumer* set_touch_consumer(touch_consumer* c) {
-  std::lock_guard<std::mutex> lk(detail::g_listeners_mu);
-  touch_consumer* prev = detail::g_program_consumer.exchange(c, std::memory_order_acq_rel);
-  detail::refresh_listening_locked();
-  return prev;
+  // Not preempted while it holds the listeners' lock and waits (preempt.hpp: the runtime's own code).
+  detail::no_preempt_scope np(detail::running_fiber());
+  return detail::consumer_calls::replace([&] {
+    std::lock_guard<std::mutex> lk(detail::g_listeners_mu);
+    touch_consumer* prev = detail::g_program_consumer.exchange(c, std::memory_order_seq_cst);
+    detail::refresh_listening_locked();
+    return prev;
+  });
 }
 
 }  // namespace roost

@@ -69,7 +69,10 @@ distribution parse_distribution(const std::string& text, const std::string& what
                      "the nodes), coarse (each allocation on one node, round-robin)");
 }
 
+// The two take the default's lock: a task is not preempted inside them, where another task of its worker's
+// thread would find the lock taken (an outside-user campaign: tasks that made numa_allocators hung).
 distribution default_distribution() {
+  detail::no_preempt_scope np(detail::running_fiber());
   std::lock_guard lk(g_default_mu);
   if (!g_default_set) {
     if (const char* e = std::getenv("ROOST_DATA_DISTRIBUTION")) g_default = parse_distribution(e, "ROOST_DATA_DISTRIBUTION");
@@ -80,6 +83,7 @@ distribution default_distribution() {
 
 void set_default_distribution(distribution d) {
   check_distribution(d, "roost::set_default_distribution");
+  detail::no_preempt_scope np(detail::running_fiber());
   std::lock_guard lk(g_default_mu);
   g_default = d;
   g_default_set = true;
