@@ -137,8 +137,13 @@ def describe(m: Mapping) -> list[str]:
                          f"max {100 * max(m.moved_leaves_domain):.1f}%)")
     elif m.iterations == 0:
         lines.append("no iteration (runtime::run call) was traced: nothing to map")
-    else:
+    elif m.iterations == 1:
         lines.append("one iteration: nothing to compare it with")
+    else:
+        # Several iterations, but no two consecutive ones ran a leaf (a task, for the second figure) at the same
+        # spawn path: their task trees differ (another program per call, or a shape that changes).
+        lines.append(f"no two consecutive iterations of the {m.iterations} share a leaf's spawn path, so no leaf "
+                     "can be followed from one to the next: their task trees differ")
     if m.left_out:
         lines.append(f"{m.left_out} tasks left out: their spawner was not recorded (stolen below the recording "
                      f"depth, or begun before the trace did); trace with ROOST_TRACE_DEPTH=all to map every task")

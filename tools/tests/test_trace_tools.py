@@ -459,6 +459,19 @@ def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
     assert m.left_out == 2 and any("2 tasks left out" in line for line in mapping.describe(m))
 
 
+def test_mapping_says_when_consecutive_iterations_share_no_leaf(tmp_path):
+    from roost_tools import mapping
+    # Iteration 0: root 1 spawns A (2) and B (3), two leaves; iteration 1: root 4 alone, a leaf at another path.
+    # It said "one iteration: nothing to compare it with" of two (an outside-user campaign).
+    p = tmp_path / "d.trace"
+    _synthetic(p, 2, [(0, 1, 0, 0, 1, 0), (1, 2, 1, 0, 1, 0), (2, 3, 1, 1, 1, 1), (10, 4, 0, 0, 1, 0)])
+    m = mapping.mapping(read(p))
+    assert m.iterations == 2 and m.moved_leaves == []
+    text = mapping.describe(m)
+    assert not any("one iteration" in line for line in text)
+    assert any("no two consecutive iterations of the 2 share a leaf's spawn path" in line for line in text)
+
+
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
 def test_adws_without_stealing_maps_every_iteration_the_same(tmp_path):
     from roost_tools import mapping
