@@ -753,6 +753,40 @@ TEST_P(Api, RemovingATouchConsumerWaitsForItsCallsInFlight) {
   EXPECT_TRUE(returned.load());
 }
 
+// A consumer that removes itself from inside its callback, on two threads at once, and from a nested call on
+// one: each setter gives up the calls its thread is inside and waits for the others' (a review: the two
+// threads waited for each other, one holding the setters' lock, the other counted and waiting for it; the
+// nested call waited for its own outer call). The program's threads call the consumer directly: no runtime.
+TEST(TouchConsumer, ConsumersThatRemoveThemselvesFromTheirCallbacksDoNotDeadlock) {
+  struct self_removing : roost::touch_consumer {
+    std::atomic<int> inside{0};
+    int wait_for = 2;
+    void on_touch(int, const void*, std::size_t, roost::access) override {
+      inside.fetch_add(1);
+      while (inside.load() < wait_for) std::this_thread::yield();  // both threads inside before either removes
+      roost::set_touch_consumer(nullptr);
+    }
+  } two;
+  char byte = 0;
+  roost::set_touch_consumer(&two);
+  std::thread a([&] { roost::touch(&byte, 1); }), b([&] { roost::touch(&byte, 1); });
+  a.join();
+  b.join();
+  EXPECT_EQ(two.inside.load(), 2);
+
+  struct nesting : roost::touch_consumer {
+    int depth = 0;
+    void on_touch(int, const void* p, std::size_t n, roost::access) override {
+      if (++depth == 1) roost::touch(p, n);  // a call inside a call, on this thread
+      else roost::set_touch_consumer(nullptr);
+    }
+  } nested;
+  roost::set_touch_consumer(&nested);
+  roost::touch(&byte, 1);
+  EXPECT_EQ(nested.depth, 2);
+  EXPECT_EQ(roost::set_touch_consumer(nullptr), nullptr);
+}
+
 // A long run of joins whose waits and resumptions fall on different workers must not pile up fibers (each
 // is a mapping; the kernel allows ~65k). Found with cab on GE: one worker always waited, the other always
 // resumed, and per-worker pools drifted without bound.

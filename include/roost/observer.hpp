@@ -35,9 +35,11 @@ class task_observer {
 // next runtime::run to return (of any runtime: the observer is the process's) rethrows it once its run is
 // done, unless that run's own tasks threw, whose exception comes first.
 // Installs (or, with nullptr, removes) the observer; returns the previous one. When it returns, no callback
-// of the previous observer is running or will start, on any worker of any runtime: the program may destroy
-// it then. It waits for callbacks in flight (not for itself, when a callback calls it), so a callback must
-// not wait for another thread that is about to call set_task_observer.
+// of the previous observer is running or will start, on any worker of any runtime, but those the calling
+// thread is inside: the program may destroy it then. It waits for callbacks in flight; called from a
+// callback, not for that one (nor for callbacks it is nested in), which goes on unprotected and must not use
+// its observer once the setter returned. So callbacks on several workers may each remove their observer.
+// A callback must not wait for another thread that is about to call set_task_observer.
 task_observer* set_task_observer(task_observer* o);
 
 }  // namespace roost

@@ -34,8 +34,10 @@ class touch_consumer {
 // Installs (or, with nullptr, removes) the program's own consumer; returns the previous one. It receives
 // the annotations of every runtime's tasks (and of threads outside any), beside what each runtime's own
 // listeners (its tracer, its simulation, cats's profiling) receive of its tasks alone. It returns once no
-// call of the consumer it replaced is running or can start, so that one may be deleted then; called from
-// inside that consumer's own callback, it does not wait for that call (as set_task_observer).
+// call of the consumer it replaced is running or can start, so that one may be deleted then, except the
+// calls the calling thread is inside: called from a consumer's callback, it does not wait for that call
+// (nor for calls that one is nested in), which goes on unprotected and must not use its consumer once the
+// setter returned (as set_task_observer).
 touch_consumer* set_touch_consumer(touch_consumer* c);
 
 namespace detail {

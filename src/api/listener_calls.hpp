@@ -13,13 +13,19 @@
 // installed, the one being replaced now (with the second wait alone, a TSan build saw a callback of a
 // deleted observer). Striped by the caller's worker, so that workers do not share one counter's line.
 //
-// A call that replaces its own listener (from inside it) does not wait for itself. Callers keep the task
-// from being preempted inside (a call suspended there would keep a setter on its worker waiting for ever).
+// A setter called from inside calls of the same kind (a listener that replaces itself, or one whose call
+// made another that did) gives up the calling thread's counts first, all of them, and does not wait for
+// them: otherwise two workers each removing the listener from inside it waited for each other (one held
+// the setters' lock and drained, the other, counted, waited for the lock), and so did one thread whose
+// calls nest (a review). The calls it was inside go on past the setter uncounted, so they must not use
+// the listener they ran in once it returns (the setters' headers say so). Callers keep the task from being
+// preempted inside (a call suspended there would keep a setter on its worker waiting for ever).
 #pragma once
 #include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace roost::detail {
 
@@ -33,22 +39,18 @@ class listener_calls {
   static void call(unsigned stripe, Load&& load, F&& f) {
     const unsigned phase = phase_.load(std::memory_order_seq_cst);
     stripe %= kStripes;
-    std::atomic<std::int64_t>& n = calls_[phase][stripe].n;
-    n.fetch_add(1, std::memory_order_seq_cst);
-    const int outer_phase = t_phase;
-    const unsigned outer_stripe = t_stripe;
-    t_phase = static_cast<int>(phase);
-    t_stripe = stripe;
-    struct restore {  // also when f throws
-      int p;
-      unsigned s;
-      std::atomic<std::int64_t>& n;
-      ~restore() {
-        t_phase = p;
-        t_stripe = s;
-        n.fetch_sub(1, std::memory_order_release);
+    calls_[phase][stripe].n.fetch_add(1, std::memory_order_seq_cst);
+    ++t_mine[phase][stripe];
+    ++t_held;
+    struct uncount {  // also when f throws; not when a setter inside gave this thread's counts up
+      unsigned phase, stripe, given_up_before;
+      ~uncount() {
+        if (t_given_up != given_up_before) return;
+        --t_mine[phase][stripe];
+        --t_held;
+        calls_[phase][stripe].n.fetch_sub(1, std::memory_order_release);
       }
-    } r{outer_phase, outer_stripe, n};
+    } u{phase, stripe, t_given_up};
     if (auto* listener = load()) f(listener);
   }
 
@@ -57,6 +59,7 @@ class listener_calls {
   // bit) stays in the order of the swaps, and each setter flips the phase once.
   template <class Swap>
   static auto replace(Swap&& swap) {
+    if (t_held != 0) give_up_this_threads_calls();
     std::lock_guard<std::mutex> lk(setter_mu_);
     auto replaced = swap();
     const unsigned old = phase_.load(std::memory_order_relaxed);
@@ -71,20 +74,28 @@ class listener_calls {
   struct alignas(64) count {
     std::atomic<std::int64_t> n{0};
   };
-  // Until no call is counted in `phase` (this thread's own, if it is one, not waited for).
+  // Until no call is counted in `phase`.
   static void drain(unsigned phase) {
-    for (unsigned k = 0; k < kStripes; ++k) {
-      const std::int64_t mine = (t_phase == static_cast<int>(phase) && t_stripe == k) ? 1 : 0;
-      while (calls_[phase][k].n.load(std::memory_order_seq_cst) > mine) std::this_thread::yield();
-    }
+    for (unsigned k = 0; k < kStripes; ++k)
+      while (calls_[phase][k].n.load(std::memory_order_seq_cst) > 0) std::this_thread::yield();
+  }
+  static void give_up_this_threads_calls() {
+    for (unsigned p = 0; p < 2; ++p)
+      for (unsigned k = 0; k < kStripes; ++k)
+        if (const std::uint32_t mine = std::exchange(t_mine[p][k], 0))
+          calls_[p][k].n.fetch_sub(mine, std::memory_order_release);
+    t_held = 0;
+    ++t_given_up;
   }
 
   static inline count calls_[2][kStripes];
   static inline std::atomic<unsigned> phase_{0};
   static inline std::mutex setter_mu_;
-  // The phase and stripe a call on this thread counted itself in (-1: none).
-  static inline thread_local int t_phase = -1;
-  static inline thread_local unsigned t_stripe = 0;
+  // The calling thread's counted calls, by phase and stripe, and in all; how many times a setter on this
+  // thread gave them up (a call counted before that is not uncounted again).
+  static inline thread_local std::uint32_t t_mine[2][kStripes] = {};
+  static inline thread_local std::uint32_t t_held = 0;
+  static inline thread_local unsigned t_given_up = 0;
 };
 
 }  // namespace roost::detail
