@@ -53,10 +53,12 @@ bool is_system_library(const char* path) {
 }
 
 // The addresses of the allocator's entry points as the program resolves them (the first definition in the
-// loader's search order: a preloaded or linked jemalloc's, else the C library's).
+// loader's search order: a preloaded or linked jemalloc's, else the C library's), and as the objects after
+// the program resolve them (RTLD_NEXT from roost's code, which is the program's: a program that takes &free
+// in a non-PIE executable makes RTLD_DEFAULT give its own PLT stub).
 struct allocator_entries {
-  std::uintptr_t at[3] = {};
-  bool in_program = false;  // one of them lies in the program's own executable segments
+  std::uintptr_t at[6] = {};
+  bool in_program = false;  // malloc and free both lie in the program's own executable segments
 };
 
 bool executable_segment_holds(const struct dl_phdr_info* info, std::uintptr_t pc) {
@@ -80,7 +82,9 @@ int collect(struct dl_phdr_info* info, std::size_t, void* allocator) {
   const bool program = !info->dlpi_name || !*info->dlpi_name;
   const bool holds_allocator = provides_allocator(info, a);
   if (program) {
-    a.in_program = a.in_program || holds_allocator;
+    // Not operator new alone: a program may replace it with a thin wrapper over malloc (to count
+    // allocations), which holds no lock of its own.
+    a.in_program = executable_segment_holds(info, a.at[0]) && executable_segment_holds(info, a.at[1]);
     return 0;
   }
   if (!is_system_library(info->dlpi_name) && !holds_allocator) return 0;
@@ -158,14 +162,16 @@ void install(tick_fn on_tick, const std::string& setting) {
   }
   g_range_count.store(0, std::memory_order_relaxed);
   allocator_entries allocator;
-  allocator.at[0] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_DEFAULT, "malloc"));
-  allocator.at[1] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_DEFAULT, "free"));
-  allocator.at[2] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_DEFAULT, "_Znwm"));  // operator new(size_t)
+  const char* const entries[3] = {"malloc", "free", "_Znwm"};  // _Znwm: operator new(size_t)
+  for (int i = 0; i < 3; ++i) {
+    allocator.at[i] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_DEFAULT, entries[i]));
+    allocator.at[3 + i] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_NEXT, entries[i]));
+  }
   dl_iterate_phdr(&collect, &allocator);
   static bool told_allocator = false;
   if (allocator.in_program && !told_allocator) {
     told_allocator = true;
-    std::fprintf(stderr, "roost: %s: this program defines malloc, free or operator new itself (an allocator "
+    std::fprintf(stderr, "roost: %s: this program defines malloc and free itself (an allocator "
                  "linked into it), whose code roost cannot tell from the program's, so a tick inside it is not "
                  "deferred and a task preempted holding one of its locks would stop the next task of its thread; "
                  "link the allocator as a shared library, or turn preemption off (ROOST_PREEMPT=off)\n",
