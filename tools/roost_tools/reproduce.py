@@ -75,6 +75,18 @@ def _seed_path(path: str, seed: str) -> str:
     return str(p.with_name(f"{p.stem}.s{seed}{p.suffix}"))
 
 
+def _suffixes(var: str) -> tuple[str, ...]:
+    """What a run writes beside the file `var` names: a trace's timeline FILE.json."""
+    return ("", ".json") if var == "ROOST_TRACE" else ("",)
+
+
+def _remove_seeds_files(env: dict, files: list[str], seeds) -> None:
+    for k in files:
+        for sd in seeds:
+            for suffix in _suffixes(k):
+                Path(_seed_path(env[k], str(sd)) + suffix).unlink(missing_ok=True)
+
+
 class Ctx:
     def __init__(self, build: Path, work: Path, python: str, out_dir: Path | None = None,
                  sim_seeds: tuple[int, ...] = DEFAULT_SIM_SEEDS):
@@ -121,10 +133,14 @@ class Ctx:
                                 f"{k}=" + "$S".join(shlex.quote(x) if x else "" for x in shown[k].split(marker)))
         self.commands.append(f"for S in {' '.join(map(str, seeds))}; do {loop}; done")
         lines = []
-        for seed in seeds:
-            run_env = {**env, "ROOST_SIM_SEED": str(seed), **{k: _seed_path(env[k], str(seed)) for k in files}}
-            for m in self._bench_once(argv, run_env, bench, timeout):
-                lines.append({**m, "sim_seed": seed})
+        try:
+            for seed in seeds:
+                run_env = {**env, "ROOST_SIM_SEED": str(seed), **{k: _seed_path(env[k], str(seed)) for k in files}}
+                for m in self._bench_once(argv, run_env, bench, timeout):
+                    lines.append({**m, "sim_seed": seed})
+        except BaseException:
+            _remove_seeds_files(env, files, seeds)  # a later run must not find one as if it wrote it
+            raise
         if files:
             chosen = self._keep_median_seeds_files(env, files, lines, seeds)
             self.commands.append(f"# then each file of seed {chosen} (the median time) is moved to the path the row "
@@ -142,16 +158,18 @@ class Ctx:
         (a trace's timeline FILE.json with it); the other seeds' go. Returns that seed."""
         per_seed = [_median_line([m for m in lines if m["sim_seed"] == sd]) for sd in seeds]
         chosen = _median_line(per_seed)["sim_seed"]
+        missing = [f"{Path(_seed_path(env[k], str(chosen)))} ({k})" for k in files
+                   if not Path(_seed_path(env[k], str(chosen))).exists()]
+        if missing:
+            _remove_seeds_files(env, files, seeds)
+            raise RowFailed(f"the run at ROOST_SIM_SEED={chosen} wrote no {missing[0]}")
         for k in files:
-            for suffix in ("", ".json") if k == "ROOST_TRACE" else ("",):
-                for sd in seeds:
-                    src = Path(_seed_path(env[k], str(sd)) + suffix)
-                    if sd == chosen:
-                        if not src.exists():
-                            raise RowFailed(f"the run at ROOST_SIM_SEED={sd} wrote no {src} ({k})")
-                        os.replace(src, env[k] + suffix)
-                    else:
-                        src.unlink(missing_ok=True)
+            for suffix in _suffixes(k):
+                Path(env[k] + suffix).unlink(missing_ok=True)  # an earlier run's, which the chosen seed may lack
+                src = Path(_seed_path(env[k], str(chosen)) + suffix)
+                if src.exists():
+                    os.replace(src, env[k] + suffix)
+        _remove_seeds_files(env, files, seeds)
         return chosen
 
     def _bench_once(self, argv: list[str], env: dict, bench: str, timeout: float) -> list[dict]:

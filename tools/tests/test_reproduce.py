@@ -150,3 +150,22 @@ def test_a_simulated_measurement_runs_once_per_seed_and_a_traced_one_keeps_the_m
         ctx.bench("heat", "64x32x4", "ws,adws", 2, topology=topo, env={"ROOST_TRACE": str(path)})
     native = ctx.bench("heat", "64x32x4", "ws", 1)
     assert len(native) == 1 and "ROOST_SIM_SEED" not in ctx.commands[-1]
+
+
+def test_a_traced_run_that_fails_at_one_seed_leaves_no_seeds_file(tmp_path):
+    # A stand-in roost-bench: writes its trace (and timeline), then fails at seed 2. The trace seed 1 wrote
+    # must not stay, where a later run could take it for its own.
+    bench = tmp_path / "build" / "bench" / "roost-bench"
+    bench.parent.mkdir(parents=True)
+    bench.write_text("#!/bin/sh\n"
+                     ": > \"$ROOST_TRACE\"; : > \"$ROOST_TRACE.json\"\n"
+                     "[ \"$ROOST_SIM_SEED\" = 2 ] && { echo failed >&2; exit 1; }\n"
+                     "while [ $# -gt 0 ]; do [ \"$1\" = --json ] && out=$2; shift; done\n"
+                     "echo '{\"bench\":\"heat\",\"variant\":\"ws\",\"median\":0.001,\"check\":true}' > \"$out\"\n")
+    bench.chmod(0o755)
+    work = tmp_path / "work"
+    work.mkdir()
+    ctx = reproduce.Ctx(tmp_path / "build", work, "python3", sim_seeds=(1, 2, 3))
+    with pytest.raises(reproduce.RowFailed, match="ROOST_SIM_SEED=2"):
+        ctx.bench("heat", "64x32x4", "ws", 2, topology="pack:2 core:1 pu:1", env={"ROOST_TRACE": str(work / "t.trace")})
+    assert sorted(p.name for p in work.iterdir()) == []
