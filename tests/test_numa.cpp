@@ -445,6 +445,68 @@ TEST(NumaData, ALongListStillFindsEverySharedByte) {
   EXPECT_EQ(d.size(), kRows + 1);
 }
 
+// The shared-byte check against a byte-by-byte count, on random pairs of tiles of any strides (an
+// outside-user campaign: tiles whose row counts multiplied to more than 4,096 were not compared at all, and
+// two of 2^32 rows each multiplied to 0 and walked for ever).
+TEST(NumaData, TheSharedByteCheckAgreesWithEveryByteOnRandomTiles) {
+  static unsigned char buf[8192];
+  std::mt19937 rng(11);
+  auto pick = [&](std::size_t lo, std::size_t hi) { return std::uniform_int_distribution<std::size_t>(lo, hi)(rng); };
+  int shared_pairs = 0;
+  for (int round = 0; round < 20000; ++round) {
+    roost::region r[2];
+    const bool many_rows = round % 2;  // past 4,096 rows multiplied, where the check stopped looking
+    for (auto& x : r) {
+      const std::size_t row = many_rows ? pick(1, 8) : pick(1, 40), rows = many_rows ? pick(65, 400) : pick(1, 60),
+                        stride = row + (many_rows ? pick(0, 12) : pick(0, 50));
+      const std::size_t span = (rows - 1) * stride + row;
+      if (span > sizeof buf) { x = roost::reads(buf, 1); continue; }
+      x = roost::reads_rows(buf + pick(0, sizeof buf - span), row, rows, stride);
+    }
+    r[1].mode = roost::access::write;
+    bool bytes[sizeof buf] = {};
+    bool share = false;
+    for (int k = 0; k < 2; ++k)
+      for (std::size_t i = 0; i < r[k].rows; ++i)
+        for (std::size_t b = 0; b < r[k].row_bytes; ++b) {
+          const std::size_t at = static_cast<std::size_t>(static_cast<const unsigned char*>(r[k].base) - buf) + i * r[k].stride + b;
+          if (k == 0) bytes[at] = true;
+          else share |= bytes[at];
+        }
+    shared_pairs += share;
+    bool refused = false;
+    try {
+      roost::data{r[0], r[1]};
+    } catch (const roost::usage_error&) {
+      refused = true;
+    }
+    ASSERT_EQ(refused, share) << "round " << round << ": rows " << r[0].rows << "x" << r[0].row_bytes << "/" << r[0].stride
+                              << " at " << (static_cast<const unsigned char*>(r[0].base) - buf) << ", " << r[1].rows << "x"
+                              << r[1].row_bytes << "/" << r[1].stride << " at " << (static_cast<const unsigned char*>(r[1].base) - buf);
+  }
+  EXPECT_GT(shared_pairs, 1000);
+  EXPECT_LT(shared_pairs, 19000);
+}
+
+TEST(NumaData, LongTilesAreComparedAndNeverWalkedForEver) {
+  static char m[64 * 6000];
+  // Past 4,096 rows multiplied, pairs that share bytes were let through.
+  EXPECT_THROW((roost::data{roost::reads_rows(m, 8, 4097, 64), roost::writes(m, 8)}), roost::usage_error);
+  EXPECT_THROW((roost::data{roost::reads_rows(m, 8, 4097, 64), roost::writes(m, sizeof m)}), roost::usage_error);
+  EXPECT_THROW((roost::data{roost::reads_rows(m, 8, 100, 64), roost::writes_rows(m + 128, 8, 100, 32)}), roost::usage_error);
+  EXPECT_NO_THROW((roost::data{roost::reads_rows(m, 8, 5000, 64), roost::writes_rows(m + 8, 8, 5000, 64)}));
+  // 2^32 rows against 2^32 (a span nobody maps: data never reads it): even bytes against odd ones, decided at
+  // once. Different strides past the walk's bound are let through (data.hpp).
+  char* far = reinterpret_cast<char*>(std::uintptr_t{1} << 40);
+  EXPECT_NO_THROW((roost::data{roost::reads_rows(far, 1, std::size_t{1} << 32, 2),
+                               roost::writes_rows(far + 1, 1, std::size_t{1} << 32, 4)}));
+  EXPECT_NO_THROW((roost::data{roost::reads_rows(far, 1, std::size_t{1} << 32, 2),
+                               roost::writes_rows(far + 1, 1, std::size_t{1} << 32, 2)}));
+  EXPECT_THROW((roost::data{roost::reads_rows(far, 1, std::size_t{1} << 32, 2),
+                            roost::writes_rows(far + (std::size_t{1} << 32), 1, std::size_t{1} << 32, 2)}),
+               roost::usage_error);
+}
+
 TEST(NumaData, DeclarationsNeverChangeResultsUnderAnyScheduler) {
   for (const std::string& s : roost_test::available_schedulers()) {
     roost::options o = roost_test::opts(s, 2);

@@ -20,7 +20,9 @@
 // null base with a non-zero size; a region whose end (the address one past its last byte) is not an
 // address, because it lies beyond the address space or wraps to 0 (a region may end at the address space's
 // last byte but one, as a C++ object may); rows longer than their stride; two regions of one declaration that share a byte. Empty regions are allowed and
-// ignored.
+// ignored. The shared-byte check is exact for every pair but one kind: two tiles of different strides whose
+// common span holds more than 65,536 rows of the one with the larger stride are not compared (a spawn's
+// check stays under a millisecond), and are let through.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>

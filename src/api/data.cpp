@@ -33,15 +33,38 @@ std::uintptr_t end_of(const region& r) {
   return reinterpret_cast<std::uintptr_t>(r.base) + (r.rows - 1) * r.stride + r.row_bytes;
 }
 
-// Whether two non-empty regions share a byte. Equal strides (the tiles of one matrix) are decided exactly:
-// with b = a + q*stride + m (0 <= m < stride), a row of b meets a row of a either q rows down at column m,
-// or q+1 rows down at column m - stride. Otherwise row by row, up to a bound; beyond it the pair is let
-// through (a double-counted byte only skews where the task is dealt; a valid declaration is never refused).
+// Whether the contiguous bytes [y, y + w) meet a row of tile t, whose rows are disjoint and ascending (a
+// stride of at least row_bytes, checked before): only the first row that ends after y can, as every later
+// one starts later still.
+bool meets_a_row(std::uintptr_t y, std::size_t w, const region& t) {
+  const std::uintptr_t p = reinterpret_cast<std::uintptr_t>(t.base);
+  // Row i ends at p + i * stride + row_bytes: the first to end after y.
+  std::size_t i = 0;
+  if (y >= p + t.row_bytes) {
+    if (t.rows == 1) return false;  // its one row ends at or before y (a one-row region's stride means nothing)
+    i = (y - p - t.row_bytes) / t.stride + 1;
+  }
+  return i < t.rows && p + i * t.stride < y + w;
+}
+
+// The most rows of one region the check of a pair with different strides walks (below): about half a
+// millisecond, in a spawn's declaration.
+constexpr std::size_t kRowsWalked = std::size_t{1} << 16;
+
+// Whether two non-empty regions share a byte. A region of one row against anything, and equal strides (the
+// tiles of one matrix), are decided exactly in a few operations: with b = a + q*stride + m (0 <= m < stride),
+// a row of b meets a row of a either q rows down at column m, or q+1 rows down at column m - stride.
+// Different strides: the rows of the one with the larger stride that lie within the other's span, each
+// checked as a row against the other; more than kRowsWalked of them are not walked, and the pair is let
+// through (data.hpp says so: a double-counted byte only skews where the task is dealt). No product of row
+// counts: it wrapped to 0 for 2^32 rows against 2^32, and the walk then never ended (an outside-user
+// campaign).
 bool overlap(const region& a, const region& b) {
   std::uintptr_t pa = reinterpret_cast<std::uintptr_t>(a.base), pb = reinterpret_cast<std::uintptr_t>(b.base);
   if (end_of(a) <= pb || end_of(b) <= pa) return false;  // disjoint spans
-  if (a.rows == 1 && b.rows == 1) return true;
-  if (a.rows > 1 && b.rows > 1 && a.stride == b.stride) {
+  if (a.rows == 1) return meets_a_row(pa, a.row_bytes, b);
+  if (b.rows == 1) return meets_a_row(pb, b.row_bytes, a);
+  if (a.stride == b.stride) {
     const region& lo = pa <= pb ? a : b;
     const region& hi = pa <= pb ? b : a;
     const std::uintptr_t d = reinterpret_cast<std::uintptr_t>(hi.base) - reinterpret_cast<std::uintptr_t>(lo.base);
@@ -50,12 +73,17 @@ bool overlap(const region& a, const region& b) {
     if (q + 1 < lo.rows && s - m < hi.row_bytes) return true;
     return false;
   }
-  if (a.rows * b.rows > 4096) return false;
-  for (std::size_t i = 0; i < a.rows; ++i)
-    for (std::size_t j = 0; j < b.rows; ++j) {
-      const std::uintptr_t x = pa + i * a.stride, y = pb + j * b.stride;
-      if (x < y + b.row_bytes && y < x + a.row_bytes) return true;
-    }
+  const region& wide = a.stride > b.stride ? a : b;  // fewer rows in any span
+  const region& other = a.stride > b.stride ? b : a;
+  const std::uintptr_t pw = reinterpret_cast<std::uintptr_t>(wide.base), po = reinterpret_cast<std::uintptr_t>(other.base);
+  // wide's rows that end after other's start and start before its end.
+  const std::size_t first = po >= pw + wide.row_bytes ? (po - pw - wide.row_bytes) / wide.stride + 1 : 0;
+  const std::uintptr_t end = end_of(other);
+  const std::size_t last = std::min<std::size_t>(wide.rows - 1, (end - 1 - pw) / wide.stride);  // end > pw: spans meet
+  if (first > last) return false;
+  if (last - first >= kRowsWalked) return false;
+  for (std::size_t i = first; i <= last; ++i)
+    if (meets_a_row(pw + i * wide.stride, wide.row_bytes, other)) return true;
   return false;
 }
 
