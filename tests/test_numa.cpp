@@ -589,6 +589,34 @@ TEST(NumaAlloc, BadInputIsAClearError) {
   // blamed the parts: "parts must be in [1, 1]").
   EXPECT_THROW(roost::numa_alloc(SIZE_MAX - 100), std::bad_alloc);
   EXPECT_THROW(roost::numa_alloc(SIZE_MAX - 100, roost::distribution::fine), std::bad_alloc);
+  // 0 bytes take any count of parts but 0, and the error says so (it said "in [1, 1]", and 5 was taken).
+  try {
+    roost::numa_alloc(0, roost::distribution::coarse, 0);
+    FAIL() << "0 parts were taken";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find("parts must be at least 1"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(roost::numa_alloc(0, roost::distribution::coarse, 5), nullptr);
+  // More memory than the system has is std::bad_alloc where operator new says so: the mapping was made
+  // without the kernel's overcommit check (MAP_NORESERVE), and 64 TiB were handed out on a 24 GiB machine
+  // (an outside-user campaign).
+  constexpr std::size_t kHuge = std::size_t{64} << 40;
+  bool new_refuses = false;
+  try {
+    void* volatile p = ::operator new(kHuge);  // volatile: a new and delete of nothing else may be elided
+    ::operator delete(p);
+  } catch (const std::bad_alloc&) {
+    new_refuses = true;
+  }
+  for (roost::distribution d : {roost::distribution::standard, roost::distribution::fine}) {
+    bool refused = false;
+    try {
+      roost::numa_free(roost::numa_alloc(kHuge, d));
+    } catch (const std::bad_alloc&) {
+      refused = true;
+    }
+    EXPECT_EQ(refused, new_refuses) << roost::to_string(d);
+  }
   int x = 0;
   EXPECT_THROW(roost::numa_free(&x), roost::usage_error);
   EXPECT_EQ(roost::numa_node_of(nullptr), -1);  // no page (it said 0)

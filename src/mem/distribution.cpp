@@ -105,8 +105,10 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
   const std::size_t pages = (bytes + page - 1) / page;
   if (parts == 0 || (bytes != 0 && parts > pages)) {
     std::ostringstream os;
-    os << "roost::numa_alloc(" << bytes << " bytes, " << to_string(d) << ", parts=" << parts
-       << "): parts must be in [1, " << std::max<std::size_t>(pages, 1) << "] (at most one per page)";
+    os << "roost::numa_alloc(" << bytes << " bytes, " << to_string(d) << ", parts=" << parts << "): parts must be ";
+    // 0 bytes take any count of parts but 0 (nothing is placed): the bound is the pages' only for memory.
+    if (bytes == 0) os << "at least 1";
+    else os << "in [1, " << pages << "] (at most one per page)";
     throw usage_error(os.str());
   }
   if (bytes == 0) return nullptr;

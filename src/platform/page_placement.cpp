@@ -76,13 +76,13 @@ void bind_native(const placed_range& r) {
 void* page_placement::map_at_page_multiple(std::size_t bytes, std::size_t multiple) {
   const std::size_t page = os::page_size();
   if (multiple <= 1) {
-    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? nullptr : p;
   }
   // Room for any phase, then the head and the tail given back.
   const std::size_t slack = (multiple - 1) * page;
   if (bytes > std::numeric_limits<std::size_t>::max() - slack) return nullptr;
-  void* m = ::mmap(nullptr, bytes + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  void* m = ::mmap(nullptr, bytes + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return nullptr;
   const auto start = reinterpret_cast<std::uintptr_t>(m);
   const std::size_t first = start / page;
