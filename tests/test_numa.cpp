@@ -1090,9 +1090,25 @@ TEST(NumaSim, TheDescriptionSaysTheDistributionAndCountsOnlyWhatHappened) {
   roost::options later = seed002_sim("ws", 12);
   later.data_distribution = "coarse";
   roost::runtime rt2(later);
-  EXPECT_NE(rt.describe().find("data distribution fine given to this runtime (numa_alloc's default now: coarse"),
+  EXPECT_NE(rt.describe().find("data distribution coarse (numa_alloc's default; this runtime's "
+                               "options::data_distribution=fine was changed since)"),
             std::string::npos)
       << rt.describe();
   EXPECT_NE(rt2.describe().find("data distribution coarse (numa_alloc's default)"), std::string::npos) << rt2.describe();
+  roost::set_default_distribution(roost::distribution::standard);
+}
+
+// ROOST_DATA_DISTRIBUTION is the allocator's default only until the program sets one: the line said an
+// environment value the program had overruled was "given to this runtime" (an outside-user campaign).
+TEST(NumaSim, TheDescriptionSaysWhenTheEnvironmentsDistributionIsNotUsed) {
+  roost_test::scoped_env env("ROOST_DATA_DISTRIBUTION", "fine");
+  roost::set_default_distribution(roost::distribution::coarse);
+  roost::runtime rt(seed002_sim("ws", 4));
+  EXPECT_NE(rt.describe().find("data distribution coarse (numa_alloc's default; ROOST_DATA_DISTRIBUTION=fine is not "
+                               "used: the program set the default"),
+            std::string::npos)
+      << rt.describe();
+  roost::set_default_distribution(roost::distribution::fine);
+  EXPECT_NE(rt.describe().find("data distribution fine (numa_alloc's default)"), std::string::npos) << rt.describe();
   roost::set_default_distribution(roost::distribution::standard);
 }

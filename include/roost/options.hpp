@@ -148,6 +148,7 @@ struct resolved_options {
   unsigned numa_vicinity = 0;      // 0: all nodes
   bool numa_deal_writes = true;           // ROOST_NUMA_DEAL=writes
   std::string data_distribution;   // empty: not given (the allocator's own default)
+  std::string data_distribution_source = "ROOST_DATA_DISTRIBUTION";  // or options::data_distribution
   bool simulated = false;          // ROOST_PLATFORM=sim
   std::uint64_t sim_seed = 1;
   std::string sim_report;          // empty: none

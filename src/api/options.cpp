@@ -336,6 +336,7 @@ resolved_options resolve_settings(const options& o) {
     std::string x = lower(s->text);
     if (x != "standard" && x != "fine" && x != "coarse") invalid(*s, distribution);
     r.data_distribution = x;
+    r.data_distribution_source = s->name;
   }
 
   std::string platform_name = "ROOST_PLATFORM";  // where the platform was set: what the preemption error names

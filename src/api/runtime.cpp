@@ -387,13 +387,20 @@ std::string runtime_core::describe() const {
     else if (cfg.trace_depth == ~std::uint32_t{0}) os << "all";
     else os << "down to split depth " << cfg.trace_depth;
   }
-  // The default is the process's: a runtime made later with another one changed it for everyone.
+  // The default is the process's: given in code it became the default when this runtime was made, and a
+  // later set_default_distribution or runtime may have changed it since; from the environment it is what the
+  // allocator reads unless the program set the default first (roost/memory.hpp). Said as it is: the text
+  // said "given to this runtime" of an environment value the program's own default had overruled (an
+  // outside-user campaign).
   const std::string now = to_string(default_distribution());
+  const bool in_code = cfg.data_distribution_source.rfind("options::", 0) == 0;
+  os << "; data distribution " << now << " (numa_alloc's default";
   if (!cfg.data_distribution.empty() && cfg.data_distribution != now)
-    os << "; data distribution " << cfg.data_distribution << " given to this runtime (numa_alloc's default now: "
-       << now << ", given to a runtime made since)";
-  else
-    os << "; data distribution " << now << " (numa_alloc's default)";
+    os << (in_code ? "; this runtime's options::data_distribution=" + cfg.data_distribution + " was changed since"
+                   : "; ROOST_DATA_DISTRIBUTION=" + cfg.data_distribution +
+                         " is not used: the program set the default (set_default_distribution, or a runtime's "
+                         "options::data_distribution)");
+  os << ")";
   std::string notes = eng->policy_notes();
   if (!notes.empty()) os << "; " << notes;
   return os.str();
