@@ -760,6 +760,37 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
   std::remove(file.c_str());
 }
 
+// A touch of 2^32 rows or more does not pack into one record: it goes out as records of fewer rows each,
+// one after another. It went out row by row: a touch of 2^32 rows of 64 bytes wrote 3 GB in 8 s (an
+// outside-user campaign). Natively nothing reads the bytes, so a span nobody mapped is a valid region.
+TEST(TraceFile, ATouchOfBillionsOfRowsIsAFewRecords) {
+  const std::string file = roost_test::temp_path("roost_many_rows.trace");
+  const auto* far = reinterpret_cast<const char*>(std::uintptr_t{1} << 44);
+  const std::size_t rows = (std::size_t{1} << 32) + 5;
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    rt.run([&] { roost::touch_rows(far, 64, rows, 64, roost::access::write); });
+  }
+  const tr::trace_file t = tr::read(file);
+  std::vector<tr::record> tiles;
+  for (const auto& r : t.records)
+    if (tr::is_whole_rows(static_cast<tr::kind>(r.kind))) tiles.push_back(r);
+  ASSERT_EQ(tiles.size(), 2u);
+  const std::uint64_t first_rows = (std::uint64_t{1} << 32) - 1;
+  EXPECT_EQ(tiles[0].a, reinterpret_cast<std::uintptr_t>(far));
+  EXPECT_EQ(tiles[0].b, 64ull << 32 | first_rows);
+  EXPECT_EQ(tiles[1].a, reinterpret_cast<std::uintptr_t>(far) + first_rows * 64);
+  EXPECT_EQ(tiles[1].b, 64ull << 32 | (rows - first_rows));
+  for (const auto& r : tiles) {
+    EXPECT_EQ(r.index, 64u);
+    EXPECT_EQ(r.kind, static_cast<std::uint16_t>(tr::kind::touch_rows_write));
+  }
+  remove_trace(file);
+}
+
 // Version 6 leaves out what a record repeats: the end of the lane's latest task_begin (a leaf's) has no
 // serial (task_end_last), a touch_rows of its chunk's previous one's shape has no b and index (the `_same`
 // kinds). Readers give back the whole records: the serials of the ends match their begins, every tile its
