@@ -570,4 +570,8 @@ TEST(SimMemory, ImpossibleCacheGeometriesAreRefusedByName) {
   s.line_bytes = 128;
   s.caches = {{"L1", 1, 128 * 64, 1, {0}}};
   expect_mentions(error_of([&] { memory_model(s, small_page); }), {"page_size=64", "smaller than the line size"});
+  // Named as the other parameters' errors are: the setting, and the topology (it said "sim parameters").
+  s.source = "ROOST_TOPOLOGY='t.xml'";
+  expect_mentions(error_of([&] { memory_model(s, param_overrides::parse("page_size=64", "ROOST_SIM_PARAMS").resolve(nullptr)); }),
+                  {"ROOST_SIM_PARAMS", "page_size=64", "smaller than the line size of ROOST_TOPOLOGY='t.xml' (128 bytes)"});
 }

@@ -159,8 +159,10 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
     throw config_error(src + ": line size " + std::to_string(spec.line_bytes) +
                        " bytes; must be a power of two from 1 to 4096 bytes");
   if (params.page_bytes < spec.line_bytes)
-    throw config_error("sim parameters: page_size=" + std::to_string(params.page_bytes) +
-                       " is smaller than the line size (" + std::to_string(spec.line_bytes) + " bytes)");
+    // Named as every parameter's error is: where the value came from, and the topology whose line it is.
+    throw config_error((params.overrides_source.empty() ? std::string("sim parameters") : params.overrides_source) +
+                       ": page_size=" + std::to_string(params.page_bytes) + " is smaller than the line size of " + src +
+                       " (" + std::to_string(spec.line_bytes) + " bytes); valid: a page of at least one line");
   if (shard_of > 1 && !shardable(spec, params, shard_of))
     throw std::logic_error("memory_model: the geometry does not split into " + std::to_string(shard_of) + " shards");
   line_shift_ = log2_of(spec.line_bytes);
