@@ -832,6 +832,57 @@ TEST(SimPolicies, CatsGivesEverySocketASubtreeAndKeepsItThere) {
   RecordProperty("executions", executions);
 }
 
+// Simulated, cats ranks its leaves by simulated addresses, which follow the program's touches: by host
+// addresses, the homes of a program's subtrees followed where mmap had put each one's buffer, which ASLR
+// moves from one process to the next, and a simulated report changed from run to run (an outside-user
+// campaign). Two runtimes, whose four buffers the host put in opposite orders, give each subtree one home.
+TEST(SimPolicies, CatsHomesDoNotFollowWhereTheHostPutTheData) {
+  const std::string topology = "pack:4 l3:1(size=64KiB) core:4 pu:1";
+  constexpr std::size_t kBytes = 8 * 1024;
+  auto homes_with = [&](bool reversed) {
+    char* buf[4];
+    for (int k = 0; k < 4; ++k) buf[reversed ? 3 - k : k] = static_cast<char*>(roost::numa_alloc(kBytes));
+    roost::options o = sim_opts("cats", topology, 1);
+    o.cats_min_intensity = 0;
+    std::map<std::string, unsigned> homes;
+    {
+      roost::runtime rt(o);
+      auto program = [&] {
+        roost::task_group top;
+        for (int half = 0; half < 2; ++half)
+          top.run([&, half] {
+            roost::task_group g;
+            for (int k = 2 * half; k < 2 * half + 2; ++k)
+              g.run([&, k] {
+                roost::touch(buf[k], kBytes, roost::access::write);
+                roost::task_group leaves;
+                for (int j = 0; j < 4; ++j)
+                  leaves.run([&, k, j] { roost::touch(buf[k] + j * (kBytes / 4), kBytes / 4, roost::access::read); });
+                leaves.wait();
+              });
+            g.wait();
+          });
+        top.wait();
+      };
+      rt.run(program);  // profiled
+      roost_test::cab::checker chk(2, 4);
+      roost::set_task_observer(&chk);
+      rt.run(program);
+      roost::set_task_observer(nullptr);
+      for (std::size_t i = 0; i < chk.errors.size() && i < 5; ++i) ADD_FAILURE() << chk.errors[i];
+      homes = chk.subtree_socket;
+    }
+    for (char* b : buf) roost::numa_free(b);
+    return homes;
+  };
+  const std::map<std::string, unsigned> in_order = homes_with(false), reversed = homes_with(true);
+  ASSERT_EQ(in_order.size(), 4u);
+  std::set<unsigned> sockets;
+  for (const auto& [path, socket] : in_order) sockets.insert(socket);
+  EXPECT_EQ(sockets.size(), 4u);  // a socket each
+  EXPECT_EQ(in_order, reversed);
+}
+
 // cats's profiled iteration (its first run) costs about what ws's run does on a wide machine too: its
 // idle workers' rounds of random stealing end at a mode change within an attempt, and the end of the
 // iteration waits for those alone. It took 17.8x ws's virtual time on 64 simulated workers and 120x on 256

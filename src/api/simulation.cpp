@@ -106,6 +106,21 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     const std::uint32_t n = model_.home_of(it->second * kPage);
     return n == sim::page_map::none ? platform::page_placement::unknown : static_cast<int>(n);
   };
+  // Distributed memory's allocations ranked as the simulation meets them (an allocation freed loses its
+  // rank: forget_freed), above every host address (bit 62), an offset of up to 2^40 below each: the order of
+  // a program's separate allocations no longer depends on the host's address layout (an outside-user
+  // campaign: cats homed the leaves of a program that allocates in its tasks differently from one process to
+  // the next), and within one, neighbouring data stays neighbouring (cats's homes, soid_tree.hpp).
+  plat_.data_rank = [this](std::uintptr_t host) -> std::uint64_t {
+    if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
+    platform::placed_range r;
+    if (!platform::page_placement::find(host, r)) return host;
+    constexpr std::uint64_t kOffsetBits = 40, kRanks = std::uint64_t{1} << 21;
+    const auto [it, fresh] = allocation_rank_.try_emplace(r.base, std::min(next_allocation_rank_, kRanks - 1));
+    if (fresh) ++next_allocation_rank_;
+    return (std::uint64_t{1} << 62) | (it->second << kOffsetBits) |
+           std::min<std::uint64_t>(host - r.base, (std::uint64_t{1} << kOffsetBits) - 1);
+  };
   // Checked now, not when the report is due: a path that cannot be written is a start-up error. The path is
   // this runtime's from here (numbered, runtime.cpp): emptied now, written at the end, so that it never holds
   // an earlier run's report that reads as this one's (a run the watchdog aborted, or a runtime that fails to
@@ -436,6 +451,7 @@ void simulation::forget_freed() {
     freed_compact_at_ = kFreedCompactMin;
   }
   for (const auto& [base, bytes] : freed) {
+    allocation_rank_.erase(base);  // an allocation at this address later is another one (data_rank)
     // The touched pages of the range, in host order: a walk of the range's pages or of the map, the shorter.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> gone;  // (host page, simulated page)
     const std::uint64_t first = base / kPage, end = (base + bytes + kPage - 1) / kPage;

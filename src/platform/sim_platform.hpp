@@ -57,6 +57,11 @@ class sim_platform {
   // Where a host byte's page lives on the simulated machine, or -1 if no access placed it yet: set by the
   // simulation that owns this platform (api/simulation.cpp), asked through page_placement::node_of.
   std::function<int(std::uintptr_t)> page_node;
+  // Where a host byte ranks for a policy that orders data by address (cats's anchors), set by the simulation:
+  // a byte of roost::numa_alloc memory by its allocation, in the order the simulation first met them, then
+  // by its offset in it; any other byte by its host address. Host addresses of separate mappings follow
+  // where mmap, its holes and ASLR put them, which a simulated run must not.
+  std::function<std::uint64_t(std::uintptr_t)> data_rank;
   // The simulated machine's NUMA nodes and the memory of its smallest (0: not described), for numa_node_of
   // and numa_alloc's check of a coarse part, called from a task of the simulated runtime.
   unsigned numa_nodes = 1;

@@ -21,7 +21,7 @@
 // 1024x512 of doubles, 8 MiB: 2 leaves of 4 MiB for 4 sockets ran 1.6x slower than ws).
 //
 // Leaves are counted by their data: a leaf's *anchor* is the lowest address its subtree wrote (else read:
-// note_touch), and leaves with one anchor are one *data class* — SOR's red and black sweeps over the same
+// note_touch; simulated, numa_alloc memory ranks by allocation, sim_platform::data_rank), and leaves with one anchor are one *data class* — SOR's red and black sweeps over the same
 // rows are two leaves of one class, and one socket should run both. While the classes are fewer than
 // min_leaves, every largest leaf (within 1.5x of the largest) whose children all have nodes becomes
 // inter-socket and its children leaves: a round splits all the sweeps alike. Then every leaf gets a

@@ -7,6 +7,7 @@
 
 #include "platform/output_file.hpp"
 #include "platform/platform.hpp"
+#include "platform/sim_platform.hpp"
 #include "roost/errors.hpp"
 #include "roost/touch.hpp"
 #include "topology/topology.hpp"
@@ -46,7 +47,14 @@ class cats_policy::touch_meter final : public touch_consumer {
     node* n = m.crediting.load(std::memory_order_relaxed);
     if (!n) return;
     const auto b = reinterpret_cast<std::uintptr_t>(base);
-    profile::soid_tree::note_touch(*n, b, mode != access::read);  // the node's anchor (soid_tree.hpp)
+    // The node's anchor (soid_tree.hpp). Simulated, the simulation's rank of the byte (sim_platform.hpp,
+    // data_rank): by host addresses, the leaves of a program that allocates as it goes got other classes and
+    // homes from one process to the next (where ASLR put its mappings), and a simulated report changed from
+    // run to run (an outside-user campaign).
+    std::uintptr_t anchor = b;
+    if (const platform::sim_platform* sim = platform::t_sim; sim && sim->data_rank)
+      anchor = static_cast<std::uintptr_t>(sim->data_rank(b));
+    profile::soid_tree::note_touch(*n, anchor, mode != access::read);
     for (std::size_t r = 0; r < rows; ++r) m.touched.add(b + r * stride, b + r * stride + bytes);
   }
   cats_policy& p_;
