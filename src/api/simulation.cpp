@@ -394,8 +394,21 @@ void simulation::on_touch_rows(int worker, const void* base, std::size_t row_byt
 }
 
 void simulation::on_compute(int worker, std::uint64_t operations) {
-  if (charges(worker))
+  if (charges(worker)) {
+    // The virtual clock counts ns in a double: past 2^53 ns a charge of a few ns is lost, and one call of
+    // 10^19 operations left every later run at 0 ns and wrapped the count of operations (an outside-user
+    // campaign). A call may charge what a cost parameter may be at most (1e15 ns, sim_costs.cpp).
+    constexpr double kMostNs = 1e15;
+    const double ns = static_cast<double>(operations) * plat_.costs().op_ns;
+    if (ns > kMostNs) {
+      std::ostringstream os;
+      os << "roost::compute(" << operations << "): " << operations << " operations at op_ns=" << plat_.costs().op_ns
+         << " are " << ns << " ns of virtual time, more than one call may charge (1e15 ns); give a kernel's "
+         << "own count of operations";
+      throw usage_error(os.str());
+    }
     plat_.on_compute(operations);
+  }
   if (next_) next_->on_compute(worker, operations);
 }
 

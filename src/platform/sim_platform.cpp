@@ -235,7 +235,7 @@ void sim_platform::on_touch(std::size_t bytes, std::uint64_t lines, double memor
 }
 
 void sim_platform::on_compute(std::uint64_t operations) {
-  operations_ += operations;
+  operations_ += std::min(operations, ~std::uint64_t{0} - operations_);  // saturates: a count that wrapped read as none
   charge(static_cast<double>(operations) * costs_.op_ns, true);
 }
 
