@@ -283,7 +283,7 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   const auto host = reinterpret_cast<std::uintptr_t>(base);
   if (bytes >= kCheckMappedBytes && !mapped(host, bytes)) {
     std::ostringstream os;
-    os << "roost::touch(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
+    os << walking_call_ << "(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
        << "process (the simulated platform walks every cache line a touch names); a region must name the "
        << "bytes the kernel touches";
     throw usage_error(os.str());
@@ -382,6 +382,12 @@ void simulation::on_touch_rows(int worker, const void* base, std::size_t row_byt
   // the rows as one record, as it does natively, and one memory record for them all (it got a touch and a
   // memory record per row: a 256-row tile wrote 512 records, and roost-analyze read 256 touches).
   charge all{};
+  // The errors of the walk name the call the program made (they named roost::touch: an outside-user campaign).
+  walking_call_ = "roost::touch_rows";
+  struct named_back {
+    const char*& call;
+    ~named_back() { call = "roost::touch"; }
+  } back{walking_call_};
   if (row_bytes != 0)
     for (std::size_t r = 0; r < rows; ++r) {
       const charge c = walk(worker, static_cast<const char*>(base) + r * stride, row_bytes, mode);
@@ -501,7 +507,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
     if (!mapped(host, 1)) {
       sim_pages_.erase(it);
       std::ostringstream os;
-      os << "roost::touch: byte " << reinterpret_cast<const void*>(host) << " of a touched region is not memory of "
+      os << walking_call_ << ": byte " << reinterpret_cast<const void*>(host) << " of a touched region is not memory of "
          << "this process (the simulated platform walks every cache line a touch names); a region must name the "
          << "bytes the kernel touches";
       throw usage_error(os.str());
@@ -516,7 +522,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
         r.part_bytes > plat_.numa_node_bytes) {
       sim_pages_.erase(it);
       std::ostringstream os;
-      os << "roost::touch(" << reinterpret_cast<const void*>(host) << "): memory of roost::numa_alloc(" << r.bytes
+      os << walking_call_ << "(" << reinterpret_cast<const void*>(host) << "): memory of roost::numa_alloc(" << r.bytes
          << " bytes, coarse) in parts of " << r.part_bytes << " bytes, larger than a simulated NUMA node ("
          << plat_.numa_node_bytes << " bytes); use more parts, or fine";
       throw usage_error(os.str());
