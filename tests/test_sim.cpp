@@ -253,6 +253,101 @@ TEST(SimReport, ARuntimeThatFailsToBeMadeLeavesNoReportFile) {
   EXPECT_NE(slurp(report_a.path()).find("\"virtual_time_ns\""), std::string::npos);
 }
 
+// roost::compute charges its operations to a double clock: one call of 10^19 operations pushed it where a few
+// ns are below its precision, every later run took 0 ns and the count of operations wrapped (an
+// outside-user campaign). More than one call may charge is a usage_error naming the call; the clock and the
+// count are left as they were.
+TEST(SimCompute, ACountBeyondWhatACallMayChargeIsAUsageError) {
+  roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 1));
+  rt.run([] { roost::compute(1000); });
+  const double before = rt.virtual_time_ns();
+  try {
+    rt.run([] { roost::compute(10'000'000'000'000'000'000ull); });
+    FAIL() << "10^19 operations were charged";
+  } catch (const roost::usage_error& e) {
+    roost_test::expect_mentions(e.what(), {"roost::compute(10000000000000000000)", "more than one call may charge"});
+  }
+  rt.run([] { roost::compute(1000); });
+  EXPECT_LT(rt.virtual_time_ns(), before + 1e6);  // the refused call charged nothing
+  EXPECT_GT(rt.virtual_time_ns(), before);        // and later ones still count
+}
+
+// The walk's errors name the call the program made: a row of touch_rows on memory that is not the
+// process's was reported as roost::touch's (an outside-user campaign).
+TEST(SimTouch, TheErrorsOfTouchRowsNameTouchRows) {
+  const std::size_t page = 4096;
+  char* m = static_cast<char*>(::mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(m, MAP_FAILED);
+  ASSERT_EQ(::munmap(m + page, page), 0);  // a hole between two pages of the process
+  roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 1));
+  try {
+    rt.run([&] { roost::touch_rows(m, 64, 2, page, roost::access::read); });
+    FAIL() << "a row in unmapped memory was walked";
+  } catch (const roost::usage_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("roost::touch_rows", 0), 0u) << e.what();
+  }
+  try {  // and touch's still name touch
+    rt.run([&] { roost::touch(m + page, 64, roost::access::read); });
+    FAIL() << "unmapped memory was walked";
+  } catch (const roost::usage_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("roost::touch:", 0), 0u) << e.what();
+  }
+  ::munmap(m, page);
+  ::munmap(m + 2 * page, page);
+}
+
+// Whatever setting a runtime fails on, an earlier report at its path is emptied: one that failed before the
+// simulation was made (an unknown scheduler, too many workers, a parameter its machine refuses) left the
+// earlier report whole (an outside-user campaign: 7 start-up failures of 7).
+TEST(SimReport, ARuntimeThatFailsOnAnySettingLeavesNoEarlierReport) {
+  const roost_test::temp_file report("roost_sim_report_any_failure.json");
+  const auto fails = [&](const char* what, auto&& change) {
+    { std::ofstream(report.path()) << "{\"virtual_time_ns\": 12345}"; }
+    roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
+    o.sim_report = report.path();
+    change(o);
+    EXPECT_ANY_THROW(roost::runtime rt(o)) << what;
+    EXPECT_EQ(slurp(report.path()), "") << what;
+  };
+  fails("an unknown scheduler", [](roost::options& o) { o.scheduler = "nope"; });
+  fails("an unknown parameter", [](roost::options& o) { o.sim_params = "bogus=1"; });
+  fails("more workers than PUs", [](roost::options& o) { o.workers = 5; });
+  fails("ways that do not divide the cache", [](roost::options& o) { o.sim_params = "l3.ways=3"; });
+  // From the environment too, where options say nothing.
+  {
+    std::ofstream(report.path()) << "{\"virtual_time_ns\": 12345}";
+  }
+  {
+    roost_test::scoped_env platform("ROOST_PLATFORM", "sim");
+    roost_test::scoped_env path("ROOST_SIM_REPORT", report.path().c_str());
+    roost_test::scoped_env sched("ROOST_SCHED", "nope");
+    EXPECT_THROW(roost::runtime rt, roost::config_error);
+  }
+  EXPECT_EQ(slurp(report.path()), "");
+}
+
+// A report whose path is a link to the trace's file (not written yet: the link dangles) is the trace's file:
+// the check that the two are apart followed only links to files that exist, and the report wrote over the
+// trace (an outside-user campaign).
+TEST(SimReport, AReportLinkedToTheTracesFileIsTheSameFile) {
+  const roost_test::temp_file trace("roost_sim_report_link.trace"), link("roost_sim_report_link.json");
+  ::unlink(trace.path().c_str());
+  ASSERT_EQ(::symlink(trace.path().c_str(), link.path().c_str()), 0);
+  roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
+  o.trace = trace.path();
+  o.sim_report = link.path();
+  try {
+    roost::runtime rt(o);
+    FAIL() << "a report linked to the trace's path was taken";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("are one file"), std::string::npos) << e.what();
+  }
+  ::unlink(link.path().c_str());
+  ASSERT_EQ(::symlink((trace.path() + ".json").c_str(), link.path().c_str()), 0);  // the timeline's, too
+  EXPECT_THROW(roost::runtime rt(o), roost::config_error);
+  ::unlink(link.path().c_str());
+}
+
 // ROOST_SIM_REPORT names one file for the process, as ROOST_TRACE does: simulated runtimes made one after
 // another (roost-bench's variants) each write their own report, FILE, FILE.2, FILE.3; the last one alone
 // was left, written over the others without a word (an outside-researcher campaign).

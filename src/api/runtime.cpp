@@ -1,11 +1,14 @@
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -88,6 +91,28 @@ void make_absolute(std::string& path) {
   if (!ec) path = p.string();
 }
 
+// Whether two paths name one file: each made absolute, its symbolic links followed (dangling ones too: the
+// file a write makes is the link's target, and a link to a trace not yet written let a report write over
+// the trace; an outside-user campaign), then the rest made canonical as far as it exists.
+bool one_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  auto target = [](const std::string& text, std::error_code& ec) {
+    fs::path p = fs::absolute(text, ec);
+    if (ec) return p;
+    for (int links = 0; links < 40; ++links) {  // a missing path is no link, and no error here
+      std::error_code missing;
+      if (!fs::is_symlink(fs::symlink_status(p, missing))) break;
+      const fs::path to = fs::read_symlink(p, missing);
+      if (missing) break;
+      p = to.is_absolute() ? to : p.parent_path() / to;
+    }
+    return fs::weakly_canonical(p, ec);
+  };
+  std::error_code ea, eb;
+  const fs::path pa = target(a, ea), pb = target(b, eb);
+  return ea || eb ? a == b : pa == pb;
+}
+
 // The files a runtime writes: two at one path would write over each other, and the report or the timeline
 // was lost without a word (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE).
 void check_outputs_apart(const resolved_options& cfg) {
@@ -105,23 +130,72 @@ void check_outputs_apart(const resolved_options& cfg) {
     outs.push_back({cfg.sim_report, cfg.sim_report_source + "='" + cfg.sim_report + "'"});
   if (!cfg.cats_profile.empty())
     outs.push_back({cfg.cats_profile, cfg.cats_profile_source + "='" + cfg.cats_profile + "'"});
-  auto same = [](const std::string& a, const std::string& b) {
-    std::error_code ea, eb;
-    const auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a, ea), ea);
-    const auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b, eb), eb);
-    return ea || eb ? a == b : pa == pb;
-  };
   for (std::size_t i = 0; i < outs.size(); ++i)
     for (std::size_t j = i + 1; j < outs.size(); ++j)
-      if (same(outs[i].path, outs[j].path))
+      if (one_file(outs[i].path, outs[j].path))
         throw config_error(outs[i].what + " and " + outs[j].what + " are one file, which each would write over; "
                            "valid: a path of its own for each");
+}
+
+// An existing regular file at `path` is emptied (errors ignored: the simulation's own check of the path
+// reports them, where it gets that far). Not a directory, device or named pipe (opening a pipe blocks).
+void empty_if_regular(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) (void)!::truncate(path.c_str(), 0);
+}
+
+// A runtime whose settings do not resolve (resolve() threw) would have written its simulated report where
+// the options or the environment say, numbered as the next runtime's: a report there from an earlier run is
+// emptied, as configuration.md promises of every runtime that fails to be made (it stayed whole, and read
+// as this run's: an outside-user campaign). Not where the trace would go too, whose earlier file the
+// emptying would lose.
+void empty_report_of_unresolved(const options& o) noexcept {
+  try {
+    const auto setting = [](const std::optional<std::string>& field, const char* variable, bool& from_env) {
+      from_env = false;
+      if (field) return *field;
+      const char* e = std::getenv(variable);
+      from_env = e != nullptr;
+      return std::string(e ? e : "");
+    };
+    bool from_env = false;
+    std::string platform = setting(o.platform, "ROOST_PLATFORM", from_env);
+    platform.erase(0, platform.find_first_not_of(" \t"));
+    platform.erase(platform.find_last_not_of(" \t") + 1);
+    for (char& c : platform) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (platform != "sim") return;
+    std::string report = setting(o.sim_report, "ROOST_SIM_REPORT", from_env);
+    if (report.empty()) return;
+    make_absolute(report);
+    if (from_env) {
+      std::lock_guard<std::mutex> lk(g_numbered_mu);
+      const auto it = g_numbered.find({"ROOST_SIM_REPORT", report});
+      const unsigned nth = (it == g_numbered.end() ? 0u : it->second) + 1;
+      if (nth > 1) report.append(1, '.').append(std::to_string(nth));
+    }
+    std::string trace = setting(o.trace, "ROOST_TRACE", from_env);
+    if (!trace.empty()) {
+      make_absolute(trace);
+      if (report.rfind(trace, 0) == 0 || one_file(trace, report) || one_file(trace + ".json", report)) return;
+    }
+    empty_if_regular(report);
+  } catch (...) {
+  }
+}
+
+resolved_options resolve_or_empty_report(const options& o) {
+  try {
+    return resolve(o);
+  } catch (...) {
+    empty_report_of_unresolved(o);
+    throw;
+  }
 }
 }  // namespace
 
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
-runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)) {
+runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or_empty_report(o)) {
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp) once the runtime is
   // made (below): a runtime that fails to be made changes nothing. Checked here, with the other settings.
   // From the environment the allocator reads it itself, also before any runtime exists.
@@ -136,6 +210,9 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve(o)
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
   check_outputs_apart(cfg);
+  // A report from an earlier run goes now, before anything else can fail: a runtime that fails to be made
+  // leaves it empty (configuration.md). The simulation checks the path and writes the report.
+  if (cfg.simulated && !cfg.sim_report.empty()) empty_if_regular(cfg.sim_report);
   tp = std::make_shared<const topo::topology>(topo::topology::load(cfg.topology, cfg.topology_source));
   if (cfg.workers == 0) cfg.workers = std::min<unsigned>(tp->num_pus(), max_workers);  // one per PU, within the limit
   // Simulated, a worker is one of the machine's PUs, with a clock of its own: more workers than PUs would
