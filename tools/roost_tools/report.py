@@ -16,6 +16,7 @@ wrote, and without the host's core-to-core round trip (which says nothing about 
 """
 from __future__ import annotations
 
+import re
 import argparse
 import sys
 from collections import OrderedDict
@@ -257,7 +258,8 @@ def markdown_table(bench: str, rows: list[dict], simulated: bool = False) -> str
              "|---|---:|---:|---:|---:|---:|---|" + "---:|" * len(extra)]
     for r in rows:
         if r["median_ms"] is None:
-            lines.append(f"| {r['variant']} | - | - | - | - | - | {r['note']} |" + " - |" * len(extra))
+            lines.append(f"| {r['variant']} | {r['workers']} | - | - | - | - | {r['note'] or 'did not run'} |"
+                         + " - |" * len(extra))
             continue
         if simulated:
             tail = [_fmt(r.get(k), "{:d}") for k in MISSES]
@@ -304,6 +306,17 @@ def chart(bench: str, rows: list[dict], path: Path, simulated: bool = False) -> 
     plt.close(fig)
 
 
+def chart_file_name(bench: str) -> str:
+    """The chart's file name in --out for a benchmark's name as _group gives it: one name, never a path. A name
+    from the results file that held "../" wrote its chart outside --out (an outside-user campaign): every
+    character but letters, digits, '.', '_' and '-' becomes '-', and a leading '.' too."""
+    name = (bench.replace(" (run ", "-run").replace(" (simulated)", "-simulated")
+            .replace(" (hint error ", "-hint-error-").replace(")", ""))
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", name)
+    name = re.sub(r"^\.+", lambda m: "-" * len(m.group(0)), name)
+    return (name or "-") + ".png"
+
+
 def report(records: list, out: Path, title: str = "roost benchmark report") -> Path:
     """records: load_all's lines (measurements and summary rows) or measurements alone."""
     out.mkdir(parents=True, exist_ok=True)
@@ -326,9 +339,7 @@ def report(records: list, out: Path, title: str = "roost benchmark report") -> P
             parts.append(how + "\n")
         if left := left_out_line(run):
             parts.append(f"Left out (cannot run for this benchmark): {left}.\n")
-        png = out / (bench.replace(" (run ", "-run").replace(" (simulated)", "-simulated")
-                     .replace(" (hint error ", "-hint-error-").replace(")", "").replace(":", "-").replace(" ", "-")
-                     + ".png")
+        png = out / chart_file_name(bench)
         chart(bench, rows, png, bool(run.simulated))
         if png.exists():
             parts.append(f"![{bench}]({png.name})\n")
@@ -352,7 +363,7 @@ def console_table(records: list) -> str:
                      f"{'vs ws':>7}" + extra)
         for r in rows:
             if r["median_ms"] is None:
-                lines.append(f"  {r['variant']:<18} {'-':>7} {'-':>10}  {r['note']}")
+                lines.append(f"  {r['variant']:<18} {r['workers']:>7} {'-':>10}  {r['note'] or 'did not run'}")
             else:
                 lines.append(
                     f"  {r['variant']:<18} {r['workers']:>7} {r['median_ms']:>10.2f} "

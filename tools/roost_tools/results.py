@@ -182,12 +182,19 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
     missing = [k for k in REQUIRED if k not in rec]
     if missing:
         raise ResultsError(f"{where}: missing field(s) {', '.join(missing)}")
+    _names(rec, where)
+    seconds = _seconds(rec, where)
+    # No times: a variant that did not run (roost-bench writes its note and median 0). A median beside none is
+    # no line roost-bench writes, and the report showed it as a row of dashes.
+    if not seconds and rec["median"] != 0:
+        raise ResultsError(f"{where}: field 'seconds' is [] beside median {json.dumps(rec['median'])}; roost-bench "
+                           f"writes the times of every run it measured, and median 0 for one it did not")
     return Measurement(
         bench=str(rec["bench"]),
         variant=str(rec["variant"]),
         size=str(rec["size"]),
         workers=_whole(rec, "workers", where, 1),
-        seconds=_seconds(rec, where),
+        seconds=seconds,
         median=_time(rec, "median", where),
         check=_flag(rec, "check", where),
         note=str(rec.get("note", "")),
@@ -199,6 +206,13 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         topology=str(rec.get("topology", "")),
         hint_error=str(rec.get("hint_error", "")),
     )
+
+
+def _names(rec: dict, where: str) -> None:
+    """bench, variant and size are strings, as roost-bench writes them (a number was taken as a name)."""
+    for key in ("bench", "variant", "size"):
+        if not isinstance(rec[key], str) or not rec[key]:
+            raise ResultsError(f"{where}: field '{key}' is {json.dumps(rec[key])}; roost-bench writes a non-empty string")
 
 
 def _seconds(rec: dict, where: str) -> list[float]:

@@ -132,6 +132,33 @@ def test_a_field_out_of_range_is_refused_naming_it(tmp_path, field, value, valid
         load(p)
 
 
+def test_names_and_times_that_roost_bench_never_writes_are_refused(tmp_path):
+    # A number for a name was taken, and a median beside no times made a row of dashes (an outside-user
+    # campaign).
+    p = tmp_path / "r.jsonl"
+    for field, value, valid in [("bench", 5, "a non-empty string"), ("variant", "", "a non-empty string"),
+                                ("seconds", [], "median 0 for one it did not")]:
+        bad = rec("ws", 2, 0.05)
+        bad[field] = value
+        write(p, [rec("serial", 1, 0.1), bad])
+        with pytest.raises(ResultsError, match=rf"r.jsonl:2: field '{field}' is .*{valid}"):
+            load(p)
+
+
+def test_a_chart_is_written_inside_out_whatever_the_benchmarks_name(tmp_path):
+    # A name holding "../" wrote its chart outside --out (an outside-user campaign).
+    p = tmp_path / "r.jsonl"
+    out = tmp_path / "a" / "b" / "out"
+    evil = [dict(rec(v, w, m), bench="../../evil") for v, w, m in [("serial", 1, 0.1), ("ws", 2, 0.05)]]
+    write(p, evil)
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    assert not (tmp_path / "a" / "evil.png").exists()
+    charts = list(out.glob("*.png"))
+    assert len(charts) == 1 and charts[0].parent == out, charts
+    assert "/" not in report.chart_file_name("../../evil") and not report.chart_file_name(".x").startswith(".")
+    assert f"]({charts[0].name})" in (out / "report.md").read_text()
+
+
 def test_a_summary_field_out_of_range_is_refused_naming_it(tmp_path):
     p = tmp_path / "r.jsonl"
     s = summary("ws", 2, 0.05, 0.5, 1.0)
