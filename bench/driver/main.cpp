@@ -28,6 +28,8 @@
 #include <cctype>
 #include <climits>
 #include <cstdio>
+#include <cstring>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -271,8 +273,10 @@ int run(const run_config& cfg) {
   std::ofstream json;
   const auto open_json = [&] {
     if (cfg.json.empty()) return;
+    errno = 0;
     json.open(cfg.json, std::ios::app);
-    if (!json) usage_error("cannot write --json file '" + cfg.json + "'");
+    // With the system's reason (a missing directory, a directory): said alone, it left the user guessing.
+    if (!json) usage_error("cannot write --json file '" + cfg.json + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
   };
   bool all_ok = true;
   double c2c_best = -1;
