@@ -242,13 +242,14 @@ bool interrupted_with_more_blocked(const void* ucontext) {
   // no task would be preempted. Off under TSan: its builds cannot tell a program's handler this way.
   (void)ucontext;
   return false;
-#endif
+#else
   const sigset_t& then = static_cast<const ucontext_t*>(ucontext)->uc_sigmask;
   // The kernel writes the first _NSIG bits of the frame's mask (64 on Linux), not the whole of glibc's
   // sigset_t: only those are compared. sigismember is async-signal-safe (POSIX.1-2008).
   for (int sig = 1; sig < 65; ++sig)
     if (sigismember(&then, sig) == 1 && sigismember(&t_serving_mask, sig) != 1) return true;
   return false;
+#endif
 }
 
 bool blocked_here() {
