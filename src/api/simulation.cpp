@@ -106,18 +106,29 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
     const std::uint32_t n = model_.home_of(it->second * kPage);
     return n == sim::page_map::none ? platform::page_placement::unknown : static_cast<int>(n);
   };
-  // Distributed memory's allocations ranked as the simulation meets them (an allocation freed loses its
-  // rank: forget_freed), above every host address (bit 62), an offset of up to 2^40 below each: the order of
-  // a program's separate allocations no longer depends on the host's address layout (an outside-user
+  // Distributed memory's allocations ranked in the order data_rank is first asked of them (cats's meter, as
+  // it profiles), above every host address (bit 62), an offset of up to 2^40 below each: the order of a
+  // program's separate allocations no longer depends on the host's address layout (an outside-user
   // campaign: cats homed the leaves of a program that allocates in its tasks differently from one process to
-  // the next), and within one, neighbouring data stays neighbouring (cats's homes, soid_tree.hpp).
+  // the next), and within one, neighbouring data stays neighbouring (cats's homes, soid_tree.hpp). A freed
+  // allocation's rank is given out again, oldest first (forget_freed), so that a program that allocates
+  // in a loop does not run out of ranks (past 2^21 live allocations they share the last one).
   plat_.data_rank = [this](std::uintptr_t host) -> std::uint64_t {
     if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
     platform::placed_range r;
     if (!platform::page_placement::find(host, r)) return host;
     constexpr std::uint64_t kOffsetBits = 40, kRanks = std::uint64_t{1} << 21;
-    const auto [it, fresh] = allocation_rank_.try_emplace(r.base, std::min(next_allocation_rank_, kRanks - 1));
-    if (fresh) ++next_allocation_rank_;
+    auto it = allocation_rank_.find(r.base);
+    if (it == allocation_rank_.end()) {
+      std::uint64_t rank = std::min(next_allocation_rank_, kRanks - 1);
+      if (!free_ranks_.empty()) {
+        rank = free_ranks_.front();
+        free_ranks_.pop_front();
+      } else if (next_allocation_rank_ < kRanks) {
+        ++next_allocation_rank_;
+      }
+      it = allocation_rank_.emplace(r.base, rank).first;
+    }
     return (std::uint64_t{1} << 62) | (it->second << kOffsetBits) |
            std::min<std::uint64_t>(host - r.base, (std::uint64_t{1} << kOffsetBits) - 1);
   };
@@ -271,7 +282,7 @@ bool simulation::charges(int worker) const {
   return platform::t_sim == &plat_ && worker >= 0 && static_cast<std::size_t>(worker) < pu_of_worker_.size();
 }
 
-simulation::charge simulation::walk(int worker, const void* base, std::size_t bytes, access mode) {
+simulation::charge simulation::walk(int worker, const void* base, std::size_t bytes, access mode, const char* call) {
   const sim::access_kind kind = mode == access::read    ? sim::access_kind::read
                                 : mode == access::write ? sim::access_kind::write
                                                         : sim::access_kind::read_write;
@@ -283,7 +294,7 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   const auto host = reinterpret_cast<std::uintptr_t>(base);
   if (bytes >= kCheckMappedBytes && !mapped(host, bytes)) {
     std::ostringstream os;
-    os << walking_call_ << "(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
+    os << call << "(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
        << "process (the simulated platform walks every cache line a touch names); a region must name the "
        << "bytes the kernel touches";
     throw usage_error(os.str());
@@ -298,9 +309,9 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   runs_.clear();
   if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
   for (std::uintptr_t at = host, end = host + bytes; at < end;) {
-    std::uint64_t sim_at = sim_address(at, pu);
+    std::uint64_t sim_at = sim_address(at, pu, call);
     std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
-    while (run_end < end && sim_address(run_end, pu) == sim_at + (run_end - at))
+    while (run_end < end && sim_address(run_end, pu, call) == sim_at + (run_end - at))
       run_end = std::min<std::uintptr_t>(end, run_end + kPage);
     runs_.push_back({sim_at, run_end - at});
     at = run_end;
@@ -338,7 +349,7 @@ void simulation::record_memory(int worker, const charge& c) {
 
 void simulation::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
   if (charges(worker) && bytes) {
-    const charge c = walk(worker, base, bytes, mode);
+    const charge c = walk(worker, base, bytes, mode, "roost::touch");
     if (next_) next_->on_touch(worker, base, bytes, mode);
     record_memory(worker, c);
     return;
@@ -383,14 +394,10 @@ void simulation::on_touch_rows(int worker, const void* base, std::size_t row_byt
   // memory record per row: a 256-row tile wrote 512 records, and roost-analyze read 256 touches).
   charge all{};
   // The errors of the walk name the call the program made (they named roost::touch: an outside-user campaign).
-  walking_call_ = "roost::touch_rows";
-  struct named_back {
-    const char*& call;
-    ~named_back() { call = "roost::touch"; }
-  } back{walking_call_};
+  // A parameter, not the simulation's state: a row's charge may let another worker run its own touch.
   if (row_bytes != 0)
     for (std::size_t r = 0; r < rows; ++r) {
-      const charge c = walk(worker, static_cast<const char*>(base) + r * stride, row_bytes, mode);
+      const charge c = walk(worker, static_cast<const char*>(base) + r * stride, row_bytes, mode, "roost::touch_rows");
       all.lines += c.lines;
       all.remote_lines += c.remote_lines;
       all.memory_ns += c.memory_ns;
@@ -470,7 +477,11 @@ void simulation::forget_freed() {
     freed_compact_at_ = kFreedCompactMin;
   }
   for (const auto& [base, bytes] : freed) {
-    allocation_rank_.erase(base);  // an allocation at this address later is another one (data_rank)
+    // An allocation at this address later is another one (data_rank); its rank goes to the next one met.
+    if (auto it = allocation_rank_.find(base); it != allocation_rank_.end()) {
+      free_ranks_.push_back(it->second);
+      allocation_rank_.erase(it);
+    }
     // The touched pages of the range, in host order: a walk of the range's pages or of the map, the shorter.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> gone;  // (host page, simulated page)
     const std::uint64_t first = base / kPage, end = (base + bytes + kPage - 1) / kPage;
@@ -497,7 +508,7 @@ void simulation::forget_freed() {
   }
 }
 
-std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
+std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const char* call) {
   auto [it, fresh] = sim_pages_.try_emplace(host / kPage, 0);
   if (fresh) {
     // A page met for the first time must be memory of this process, whatever the touch's size (the check of
@@ -507,7 +518,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
     if (!mapped(host, 1)) {
       sim_pages_.erase(it);
       std::ostringstream os;
-      os << walking_call_ << ": byte " << reinterpret_cast<const void*>(host) << " of a touched region is not memory of "
+      os << call << ": byte " << reinterpret_cast<const void*>(host) << " of a touched region is not memory of "
          << "this process (the simulated platform walks every cache line a touch names); a region must name the "
          << "bytes the kernel touches";
       throw usage_error(os.str());
@@ -522,7 +533,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu) {
         r.part_bytes > plat_.numa_node_bytes) {
       sim_pages_.erase(it);
       std::ostringstream os;
-      os << walking_call_ << "(" << reinterpret_cast<const void*>(host) << "): memory of roost::numa_alloc(" << r.bytes
+      os << call << "(" << reinterpret_cast<const void*>(host) << "): memory of roost::numa_alloc(" << r.bytes
          << " bytes, coarse) in parts of " << r.part_bytes << " bytes, larger than a simulated NUMA node ("
          << plat_.numa_node_bytes << " bytes); use more parts, or fine";
       throw usage_error(os.str());

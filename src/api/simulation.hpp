@@ -90,15 +90,16 @@ class simulation final : public touch_consumer {
     std::uint64_t lines = 0, remote_lines = 0;
     double memory_ns = 0;
   };
-  charge walk(int worker, const void* base, std::size_t bytes, access mode);
-  const char* walking_call_ = "roost::touch";  // what the walk's errors name: touch, or touch_rows while it walks rows
+  // `call`: what its errors name, roost::touch or roost::touch_rows.
+  charge walk(int worker, const void* base, std::size_t bytes, access mode, const char* call);
   void record_memory(int worker, const charge& c);
   // pu: the touching PU, which places a first-touch page given out again (sharded_model::place_reused).
-  std::uint64_t sim_address(std::uintptr_t host, unsigned pu);
+  std::uint64_t sim_address(std::uintptr_t host, unsigned pu, const char* call);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   // data_rank (sim_platform.hpp): distributed memory's allocations by base, ranked as first met.
   std::unordered_map<std::uintptr_t, std::uint64_t> allocation_rank_;
   std::uint64_t next_allocation_rank_ = 0;
+  std::deque<std::uint64_t> free_ranks_;  // of freed allocations, oldest first
   // From 0, as the model's pages are: interleaving starts on node 0, and a model page larger than kPage
   // holds the first host pages touched together (from 1, the first sat alone in model page 0). Every
   // sentinel of the model is ~0 (page_map, last_page, cache tags), never page or line 0.
