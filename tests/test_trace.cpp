@@ -761,8 +761,9 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
 }
 
 // A touch of 2^32 rows or more does not pack into one record: it goes out as records of fewer rows each,
-// one after another. It went out row by row: a touch of 2^32 rows of 64 bytes wrote 3 GB in 8 s (an
-// outside-user campaign). Natively nothing reads the bytes, so a span nobody mapped is a valid region.
+// one after another, or, contiguous, as one touch. It went out row by row: a touch of 2^32 rows of 64 bytes
+// wrote 3 GB in 8 s, and one of 2^24 empty rows 285 MB (an outside-user campaign, a review). Natively
+// nothing reads the bytes, so a span nobody mapped is a valid region.
 TEST(TraceFile, ATouchOfBillionsOfRowsIsAFewRecords) {
   const std::string file = roost_test::temp_path("roost_many_rows.trace");
   const auto* far = reinterpret_cast<const char*>(std::uintptr_t{1} << 44);
@@ -772,22 +773,37 @@ TEST(TraceFile, ATouchOfBillionsOfRowsIsAFewRecords) {
     o.workers = 1;
     o.trace = file;
     roost::runtime rt(o);
-    rt.run([&] { roost::touch_rows(far, 64, rows, 64, roost::access::write); });
+    rt.run([&] {
+      roost::touch_rows(far, 64, rows, 128, roost::access::write);        // two records of rows
+      roost::touch_rows(far, 64, rows, 64, roost::access::read);          // contiguous: one touch
+      roost::touch_rows(far, 0, std::size_t{1} << 40, 4096, roost::access::read);  // empty: nothing
+      roost::touch_rows(far, 1, std::size_t{1} << 50, 2, roost::access::read);     // 2^18 records: its span
+    });
   }
   const tr::trace_file t = tr::read(file);
-  std::vector<tr::record> tiles;
-  for (const auto& r : t.records)
-    if (tr::is_whole_rows(static_cast<tr::kind>(r.kind))) tiles.push_back(r);
+  std::vector<tr::record> tiles, touches;
+  for (const auto& r : t.records) {
+    const auto k = static_cast<tr::kind>(r.kind);
+    if (tr::is_whole_rows(k)) tiles.push_back(r);
+    if (k == tr::kind::touch || k == tr::kind::touch_read || k == tr::kind::touch_write || k == tr::kind::touch_read_write)
+      touches.push_back(r);
+  }
   ASSERT_EQ(tiles.size(), 2u);
   const std::uint64_t first_rows = (std::uint64_t{1} << 32) - 1;
-  EXPECT_EQ(tiles[0].a, reinterpret_cast<std::uintptr_t>(far));
+  const auto base = reinterpret_cast<std::uintptr_t>(far);
+  EXPECT_EQ(tiles[0].a, base);
   EXPECT_EQ(tiles[0].b, 64ull << 32 | first_rows);
-  EXPECT_EQ(tiles[1].a, reinterpret_cast<std::uintptr_t>(far) + first_rows * 64);
+  EXPECT_EQ(tiles[1].a, base + first_rows * 128);
   EXPECT_EQ(tiles[1].b, 64ull << 32 | (rows - first_rows));
   for (const auto& r : tiles) {
-    EXPECT_EQ(r.index, 64u);
+    EXPECT_EQ(r.index, 128u);
     EXPECT_EQ(r.kind, static_cast<std::uint16_t>(tr::kind::touch_rows_write));
   }
+  ASSERT_EQ(touches.size(), 2u);
+  EXPECT_EQ(touches[0].a, base);
+  EXPECT_EQ(touches[0].b, rows * 64);
+  EXPECT_EQ(touches[1].a, base);
+  EXPECT_EQ(touches[1].b, ((std::uint64_t{1} << 50) - 1) * 2 + 1);
   remove_trace(file);
 }
 
