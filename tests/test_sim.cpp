@@ -328,6 +328,22 @@ TEST(SimReport, ARuntimeThatFailsOnAnySettingLeavesNoEarlierReport) {
   fails("an unknown parameter", [](roost::options& o) { o.sim_params = "bogus=1"; });
   fails("more workers than PUs", [](roost::options& o) { o.workers = 5; });
   fails("ways that do not divide the cache", [](roost::options& o) { o.sim_params = "l3.ways=3"; });
+  // A trace whose path the report's begins with is another file: the report is emptied all the same.
+  const roost_test::temp_file trace("roost_sim_report_any");  // the report's path begins with it
+  fails("a parameter, beside a trace named like the report", [&](roost::options& o) {
+    o.trace = trace.path();
+    o.sim_params = "bogus=1";
+  });
+  // A report at the path of the cats profile is left as it was: it is the profile's too.
+  {
+    std::ofstream(report.path()) << "PROFILE";
+    roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
+    o.sim_report = report.path();
+    o.cats_profile = report.path();
+    o.sim_params = "bogus=1";
+    EXPECT_ANY_THROW(roost::runtime rt(o));
+    EXPECT_EQ(slurp(report.path()), "PROFILE");
+  }
   // From the environment too, where options say nothing.
   {
     std::ofstream(report.path()) << "{\"virtual_time_ns\": 12345}";

@@ -144,40 +144,59 @@ void empty_if_regular(const std::string& path) {
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) (void)!::truncate(path.c_str(), 0);
 }
 
+// Whether `path` is one of the files a trace at `trace` makes: the trace, its timeline, or either numbered
+// (FILE.2, FILE.2.json: output_number), by name or as one file (one_file).
+bool a_file_of_trace(const std::string& trace, const std::string& path) {
+  if (path == trace || path == trace + ".json" || one_file(trace, path) || one_file(trace + ".json", path)) return true;
+  if (path.size() <= trace.size() + 1 || path.compare(0, trace.size() + 1, trace + ".") != 0) return false;
+  std::string rest = path.substr(trace.size() + 1);
+  if (rest.size() > 5 && rest.compare(rest.size() - 5, 5, ".json") == 0) rest.resize(rest.size() - 5);
+  return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
 // A runtime whose settings do not resolve (resolve() threw) would have written its simulated report where
 // the options or the environment say, numbered as the next runtime's: a report there from an earlier run is
 // emptied, as configuration.md promises of every runtime that fails to be made (it stayed whole, and read
-// as this run's: an outside-user campaign). Not where the trace would go too, whose earlier file the
-// emptying would lose.
+// as this run's: an outside-user campaign). The settings are read as resolve() reads them (trimmed), and
+// never emptied is a file the trace or the cats profile would write too (what check_outputs_apart refuses
+// once the settings resolve): emptying it would lose an earlier trace or profile (a review).
 void empty_report_of_unresolved(const options& o) noexcept {
   try {
     const auto setting = [](const std::optional<std::string>& field, const char* variable, bool& from_env) {
       from_env = false;
-      if (field) return *field;
-      const char* e = std::getenv(variable);
-      from_env = e != nullptr;
-      return std::string(e ? e : "");
+      std::string text;
+      if (field) {
+        text = *field;
+      } else if (const char* e = std::getenv(variable)) {
+        text = e;
+        from_env = true;
+      }
+      const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+      while (!text.empty() && space(static_cast<unsigned char>(text.back()))) text.pop_back();
+      std::size_t lead = 0;
+      while (lead < text.size() && space(static_cast<unsigned char>(text[lead]))) ++lead;
+      return text.substr(lead);
     };
-    bool from_env = false;
-    std::string platform = setting(o.platform, "ROOST_PLATFORM", from_env);
-    platform.erase(0, platform.find_first_not_of(" \t"));
-    platform.erase(platform.find_last_not_of(" \t") + 1);
+    bool from_env = false, unused = false;
+    std::string platform = setting(o.platform, "ROOST_PLATFORM", unused);
     for (char& c : platform) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (platform != "sim") return;
     std::string report = setting(o.sim_report, "ROOST_SIM_REPORT", from_env);
     if (report.empty()) return;
     make_absolute(report);
+    std::string trace = setting(o.trace, "ROOST_TRACE", unused), profile = setting(o.cats_profile, "ROOST_CATS_PROFILE", unused);
+    make_absolute(trace);
+    make_absolute(profile);
+    // Under the numbers' lock, so that no runtime takes the number read here and writes its report at that
+    // path meanwhile.
+    std::lock_guard<std::mutex> lk(g_numbered_mu);
     if (from_env) {
-      std::lock_guard<std::mutex> lk(g_numbered_mu);
       const auto it = g_numbered.find({"ROOST_SIM_REPORT", report});
       const unsigned nth = (it == g_numbered.end() ? 0u : it->second) + 1;
       if (nth > 1) report.append(1, '.').append(std::to_string(nth));
     }
-    std::string trace = setting(o.trace, "ROOST_TRACE", from_env);
-    if (!trace.empty()) {
-      make_absolute(trace);
-      if (report.rfind(trace, 0) == 0 || one_file(trace, report) || one_file(trace + ".json", report)) return;
-    }
+    if (!trace.empty() && a_file_of_trace(trace, report)) return;
+    if (!profile.empty() && one_file(profile, report)) return;
     empty_if_regular(report);
   } catch (...) {
   }
