@@ -67,7 +67,8 @@ inline void touch_rows(const void* base, std::size_t row_bytes, std::size_t rows
 
 // A kernel's arithmetic: `operations` operations (a multiply-add counts two), for a kernel whose time is
 // not in proportion to the bytes it touches (a block product does O(B^3) operations on O(B^2) bytes). The
-// simulated platform charges them at its `op_ns` (src/platform/README.md); natively free.
+// simulated platform charges them at its `op_ns` (src/platform/README.md), and refuses with a usage_error a
+// call of more than 1e15 ns (the virtual clock, a double, would lose later charges); natively free.
 inline void compute(std::uint64_t operations) {
   if (detail::g_listening.load(std::memory_order_relaxed)) [[unlikely]] detail::forward_compute(operations);
 }
