@@ -133,6 +133,13 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
                 "roost::parallel_reduce: the body returns a floating-point value and the identity is an integer "
                 "(T is the identity's type), so every partial result would be truncated: give the identity as "
                 "0.0, or as T{} of the type you reduce");
+  // The same of an integer body over a narrower integer identity: a body returning long over the identity 0
+  // (OpenMP's reduction(+: x) written as porting.md's table says) summed 2^32 to 0 (an outside-user campaign).
+  if constexpr (std::is_integral_v<body_result> && std::is_integral_v<T> && !std::is_same_v<body_result, bool>)
+    static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<body_result>::digits,
+                  "roost::parallel_reduce: the body returns a wider integer than the identity's type (T is the "
+                  "identity's type), so every partial result would be cut to it: give the identity in the body's "
+                  "type (0L, 0UL, std::size_t{0}, or T{} of the type you reduce)");
   detail::current_fiber_or_throw("roost::parallel_reduce");
   detail::check_grain("roost::parallel_reduce", grain);
   if (!(first < last)) return identity;
