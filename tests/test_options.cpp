@@ -4,6 +4,7 @@
 #include "test_util.hpp"
 #include <stdlib.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -526,4 +527,23 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
   EXPECT_EQ(roost::resolve(o).preempt_timer, roost::preempt_timer_design::naive);
   o.preempt_interval = "";
   expect_mentions(error_of(o), {"options::preempt_interval", "empty", "1ms"});
+}
+
+// A misspelt variable was ignored without a word (ROOST_SCHEDULER=ws-help ran ws; an outside-user
+// campaign): one that looks like a setting is named with the likely one; other ROOST_ variables (roost's
+// tools', a program's own) are not.
+TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
+  roost_test::scoped_env a("ROOST_SCHEDULER", "ws-help"), b("ROOST_NUM_WORKERS", "1"), c("ROOST_WROKERS", "1"),
+      d("ROOST_BENCH", "/x/roost-bench"), e("ROOST_MY_PROGRAMS_OWN", "1");
+  const roost::resolved_options r = roost::resolve(roost::options{});
+  const auto has = [&](const std::string& text) {
+    return std::any_of(r.unknown_env_notes.begin(), r.unknown_env_notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("ROOST_SCHEDULER is not a roost setting and is not read; did you mean ROOST_SCHED?"));
+  EXPECT_TRUE(has("ROOST_NUM_WORKERS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
+  EXPECT_TRUE(has("ROOST_WROKERS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
+  EXPECT_FALSE(has("ROOST_BENCH"));
+  EXPECT_FALSE(has("ROOST_MY_PROGRAMS_OWN"));
+  EXPECT_EQ(r.unknown_env_notes.size(), 3u);
 }

@@ -164,6 +164,9 @@ struct resolved_options {
   // not valid themselves: each a line naming the variable, its value and why, which the runtime prints on
   // stderr when it is made, so that a typo in a launch script does not go unseen.
   std::vector<std::string> overridden_env_errors;
+  // Variables of the environment named ROOST_... that roost does not read and that look like one it does
+  // (ROOST_SCHEDULER, ROOST_NUM_WORKERS): each a line naming it and the likely one, printed with the above.
+  std::vector<std::string> unknown_env_notes;
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the

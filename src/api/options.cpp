@@ -12,7 +12,9 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api/simulation.hpp"
 #include "platform/output_file.hpp"
@@ -458,9 +460,65 @@ std::vector<std::string> overridden_env_errors(const options& o) {
 }
 }  // namespace
 
+// The variables the runtime reads (configuration.md's table).
+constexpr const char* kRuntimeVariables[] = {
+    "ROOST_SCHED",        "ROOST_WORKERS",        "ROOST_TOPOLOGY",     "ROOST_BIND",
+    "ROOST_STACK_SIZE",   "ROOST_VERBOSE",        "ROOST_ADWS_STEAL",   "ROOST_CAB_LEVEL",
+    "ROOST_CAB_SUBTREES", "ROOST_CATS_MIN_INTENSITY", "ROOST_CATS_PROFILE", "ROOST_NUMA_VICINITY",
+    "ROOST_NUMA_DEAL",    "ROOST_DATA_DISTRIBUTION", "ROOST_PLATFORM",  "ROOST_SIM_SEED",
+    "ROOST_SIM_REPORT",   "ROOST_SIM_PARAMS",     "ROOST_PREEMPT",      "ROOST_PREEMPT_INTERVAL",
+    "ROOST_PREEMPT_TIMER", "ROOST_TRACE",         "ROOST_TRACE_DEPTH"};
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// ROOST_ variables of the environment that no part of roost reads and that look like one the runtime does:
+// a misspelt one was ignored without a word (ROOST_SCHEDULER=ws-help ran ws; an outside-user campaign).
+// Only likely misspellings are named (within two edits, or holding the whole of a name past its ROOST_), so
+// that the variables of roost's own tools and tests (ROOST_BENCH, ...) and a program's own pass unremarked.
+std::vector<std::string> unknown_env_notes() {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("ROOST_", 0) != 0) continue;
+    const std::string name = entry.substr(0, entry.find('='));
+    if (std::find_if(std::begin(kRuntimeVariables), std::end(kRuntimeVariables),
+                     [&](const char* v) { return name == v; }) != std::end(kRuntimeVariables))
+      continue;
+    const char* best = nullptr;
+    std::size_t best_distance = 3;
+    for (const char* v : kRuntimeVariables) {
+      const std::string known = v, tail = known.substr(6), its_tail = name.substr(6);
+      std::size_t d = edit_distance(its_tail, tail);
+      if (tail.size() >= 5 && its_tail.find(tail) != std::string::npos) d = std::min<std::size_t>(d, 2);
+      if (d < best_distance) {
+        best_distance = d;
+        best = v;
+      }
+    }
+    if (best)
+      out.push_back(name + " is not a roost setting and is not read; did you mean " + best +
+                    "? (docs/configuration.md lists them)");
+  }
+  return out;
+}
+
 resolved_options resolve(const options& o) {
   resolved_options r = resolve_settings(o);
   r.overridden_env_errors = overridden_env_errors(o);
+  r.unknown_env_notes = unknown_env_notes();
   return r;
 }
 

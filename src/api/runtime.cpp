@@ -272,6 +272,13 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
     if (!said.exchange(true))
       for (const std::string& e : cfg.overridden_env_errors) std::fprintf(stderr, "roost: %s\n", e.c_str());
   }
+  // A variable that looks like a misspelt setting: said once per process, not thrown (a program's own
+  // variables may begin with ROOST_ too).
+  if (!cfg.unknown_env_notes.empty()) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      for (const std::string& e : cfg.unknown_env_notes) std::fprintf(stderr, "roost: %s\n", e.c_str());
+  }
   eng = make(cfg, tp, std::move(pl));
   if (!cfg.trace.empty()) {
     trace::tracer::caches c;
