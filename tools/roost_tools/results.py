@@ -184,9 +184,10 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         raise ResultsError(f"{where}: missing field(s) {', '.join(missing)}")
     _names(rec, where)
     seconds = _seconds(rec, where)
+    median = _time(rec, "median", where)  # checked first: a median that is no number is named as such
     # No times: a variant that did not run (roost-bench writes its note and median 0). A median beside none is
     # no line roost-bench writes, and the report showed it as a row of dashes.
-    if not seconds and rec["median"] != 0:
+    if not seconds and median != 0:
         raise ResultsError(f"{where}: field 'seconds' is [] beside median {json.dumps(rec['median'])}; roost-bench "
                            f"writes the times of every run it measured, and median 0 for one it did not")
     return Measurement(
@@ -195,7 +196,7 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         size=str(rec["size"]),
         workers=_whole(rec, "workers", where, 1),
         seconds=seconds,
-        median=_time(rec, "median", where),
+        median=median,
         check=_flag(rec, "check", where),
         note=str(rec.get("note", "")),
         c2c_ns=_time(rec, "c2c_ns", where) if "c2c_ns" in rec else None,
