@@ -1430,6 +1430,64 @@ TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
   remove_trace(file);
 }
 
+// A child of fork() traces on files of its own: it inherited its parent's tracing slot, so no runtime of
+// the child could trace while the parent's did ("another roost::runtime of this process is tracing"), and
+// its parent's numbers, so that both wrote FILE.2, one over the other (an outside-user campaign). The
+// child's runtimes write FILE.pidPID, FILE.pidPID.2, ...
+TEST(TraceFile, AChildOfForkTracesOnFilesOfItsOwn) {
+  const std::string file = roost_test::temp_path("roost_fork_numbering.trace");
+  roost_test::scoped_env env("ROOST_TRACE", file.c_str()), depth("ROOST_TRACE_DEPTH", "all");
+  testing::internal::CaptureStderr();
+  pid_t pid = -1;
+  {
+    roost::runtime parent(roost_test::opts("ws", 1));  // tracing while the child is made
+    ASSERT_EQ(parent.run([] { return fib(10); }), 55);
+    pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        for (int k = 0; k < 2; ++k) {  // two, so that the child numbers its own: FILE.pidPID.2
+          roost::runtime child(roost_test::opts("ws", 1));
+          if (child.run([] { return fib(12); }) != 144) code = 2;
+        }
+      } catch (...) {
+        code = 1;
+      }
+      ::_exit(code);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    ASSERT_EQ(WEXITSTATUS(status), 0);
+  }
+  {
+    roost::runtime second(roost_test::opts("ws", 1));  // the parent's second: FILE.2, as if nobody forked
+    ASSERT_EQ(second.run([] { return fib(11); }), 89);
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string child_file = file + ".pid" + std::to_string(pid);
+  // Task begins per file: fib(n) under ws at a depth of every task is its call tree, the root included.
+  const auto begins = [](const std::string& f) {
+    std::size_t n = 0;
+    for (const auto& r : tr::read(f).records) n += r.kind == static_cast<std::uint16_t>(tr::kind::task_begin);
+    return n;
+  };
+  EXPECT_TRUE(tr::read(file).complete);
+  EXPECT_TRUE(tr::read(file + ".2").complete);
+  EXPECT_TRUE(tr::read(child_file).complete) << err;
+  EXPECT_TRUE(tr::read(child_file + ".2").complete) << err;
+  // Every task recorded: fib(10) < fib(11) < fib(12), each file its own runtime's.
+  EXPECT_LT(begins(file), begins(file + ".2"));
+  EXPECT_LT(begins(file + ".2"), begins(child_file)) << "the parent's second runtime wrote over the child's file";
+  EXPECT_EQ(begins(child_file), begins(child_file + ".2"));
+  EXPECT_NE(err.find("a child of fork() numbers apart from its parent"), std::string::npos) << err;
+  remove_trace(file);
+  remove_trace(file + ".2");
+  remove_trace(child_file);
+  remove_trace(child_file + ".2");
+}
+
 // A timeline that could not be written whole (the file size limit, a full disk) is removed, not left as
 // JSON a viewer cannot read, and the error names the setting; the trace itself is complete. In a child:
 // the limit is the process's.

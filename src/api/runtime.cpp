@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,7 @@
 #include "roost/touch.hpp"
 #include "sched/registry.hpp"
 #include "topology/placement.hpp"
+#include "trace/tracer.hpp"
 
 namespace roost {
 
@@ -38,6 +40,29 @@ namespace {
 std::mutex g_numbered_mu;
 std::map<std::pair<std::string, std::string>, unsigned> g_numbered;  // (variable, path): the last number taken
 
+// A child of fork() numbers apart from its parent: it inherited the parent's counts, and both wrote FILE.2,
+// one over the other without a word (an outside-user campaign). The child's runtimes write FILE.pidPID,
+// FILE.pidPID.2, ... (its own pid: a grandchild's differ again), counted from the start. And the process's
+// tracing slot (trace::install_tracer) is free in the child: the parent's tracing runtime is a copy there
+// that never runs, and it kept every runtime of the child from tracing. Registered once, before the first
+// runtime takes a number; the lock is held across fork() so that the child's copy of it is never held.
+std::atomic<bool> g_numbering_in_fork_child{false};
+void numbering_before_fork() { g_numbered_mu.lock(); }
+void numbering_after_fork_in_parent() { g_numbered_mu.unlock(); }
+void numbering_after_fork_in_child() {
+  g_numbered.clear();
+  g_numbering_in_fork_child.store(true, std::memory_order_relaxed);
+  g_numbered_mu.unlock();
+  trace::install_tracer(nullptr);
+}
+void watch_forks() {
+  static const bool registered = [] {
+    ::pthread_atfork(&numbering_before_fork, &numbering_after_fork_in_parent, &numbering_after_fork_in_child);
+    return true;
+  }();
+  (void)registered;
+}
+
 // The number of one runtime's file at a path that came from `variable`. Taken when the runtime starts to be
 // made, so that two runtimes made at once on two threads never take the same one (each read the count
 // before either had added to it, and both wrote the same file); given back if the runtime fails before it
@@ -48,6 +73,10 @@ class output_number {
   // Numbers `path` when it came from `variable` and a runtime before this one wrote there (FILE.2, ...).
   output_number(const char* variable, std::string& path, const std::string& source) : variable_(variable) {
     if (path.empty() || source != variable) return;
+    watch_forks();
+    named_ = path;
+    if (g_numbering_in_fork_child.load(std::memory_order_relaxed))
+      path.append(".pid").append(std::to_string(static_cast<long>(::getpid())));
     given_ = path;
     {
       std::lock_guard<std::mutex> lk(g_numbered_mu);
@@ -60,9 +89,10 @@ class output_number {
   void keep(const std::string& path, const char* what) {
     if (given_.empty()) return;
     kept_ = true;
-    if (nth_ > 1)
-      std::fprintf(stderr, "roost: %s='%s': this process's runtime %u writes its %s to '%s' (one file a runtime)\n",
-                   variable_, given_.c_str(), nth_, what, path.c_str());
+    if (nth_ > 1 || given_ != named_)
+      std::fprintf(stderr, "roost: %s='%s': this process's runtime %u writes its %s to '%s' (one file a runtime%s)\n",
+                   variable_, named_.c_str(), nth_, what, path.c_str(),
+                   given_ != named_ ? "; a child of fork() numbers apart from its parent" : "");
   }
   ~output_number() {  // allocates nothing: the count's slot was found when the number was taken
     if (given_.empty() || kept_) return;
@@ -74,7 +104,8 @@ class output_number {
 
  private:
   const char* variable_;
-  std::string given_;  // empty: not the variable's path, nothing numbered
+  std::string named_;  // the variable's path
+  std::string given_;  // what is numbered: named_, or in a child of fork() named_.pidPID; empty: nothing numbered
   std::map<std::pair<std::string, std::string>, unsigned>::iterator slot_{};
   unsigned nth_ = 0;
   bool kept_ = false;
@@ -191,6 +222,8 @@ void empty_report_of_unresolved(const options& o) noexcept {
     // path meanwhile.
     std::lock_guard<std::mutex> lk(g_numbered_mu);
     if (from_env) {
+      if (g_numbering_in_fork_child.load(std::memory_order_relaxed))
+        report.append(".pid").append(std::to_string(static_cast<long>(::getpid())));
       const auto it = g_numbered.find({"ROOST_SIM_REPORT", report});
       const unsigned nth = (it == g_numbered.end() ? 0u : it->second) + 1;
       if (nth > 1) report.append(1, '.').append(std::to_string(nth));
