@@ -9,7 +9,9 @@
 // thread) at a scheduling point: task_group::wait(), tg.run() under a child-first scheduler, and any
 // parallel_invoke / parallel_for / parallel_reduce. So call local() again after one instead of keeping the
 // reference across it (two workers could then update the same element at once). Between two scheduling
-// points the reference is the worker's alone. Any runtime's workers may use the same per_worker (each worker
+// points the reference is the worker's alone, unless the runtime preempts (ROOST_PREEMPT=signal: a tick is a
+// scheduling point anywhere, and another task of the worker may update the element between a read and its
+// write back): there, update it inside roost::non_preemptible (docs/user-guide.md, "Preemption"). Any runtime's workers may use the same per_worker (each worker
 // of each runtime gets its own element); outside any task, the calling thread gets an element of its own.
 //
 // combine, for_each, size and clear read or change every element: call them when no task uses local()
