@@ -1488,6 +1488,40 @@ TEST(TraceFile, AChildOfForkTracesOnFilesOfItsOwn) {
   remove_trace(child_file + ".2");
 }
 
+// The same with paths given in code, which are not numbered: the child may trace while its parent's
+// runtime does.
+TEST(TraceFile, AChildOfForkTracesWhileItsParentDoesWithPathsInCode) {
+  const std::string parent_file = roost_test::temp_path("roost_fork_parent.trace"),
+                    child_file = roost_test::temp_path("roost_fork_child.trace");
+  {
+    roost::options po = roost_test::opts("ws", 1);
+    po.trace = parent_file;
+    roost::runtime parent(po);
+    ASSERT_EQ(parent.run([] { return fib(10); }), 55);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      int code = 0;
+      try {
+        roost::options co = roost_test::opts("ws", 1);
+        co.trace = child_file;
+        roost::runtime child(co);
+        if (child.run([] { return fib(12); }) != 144) code = 2;
+      } catch (...) {
+        code = 1;  // "another roost::runtime of this process is tracing"
+      }
+      ::_exit(code);
+    }
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+    EXPECT_TRUE(tr::read(child_file).complete);
+    remove_trace(child_file);
+  }
+  remove_trace(parent_file);
+}
+
 // A timeline that could not be written whole (the file size limit, a full disk) is removed, not left as
 // JSON a viewer cannot read, and the error names the setting; the trace itself is complete. In a child:
 // the limit is the process's.

@@ -44,8 +44,8 @@ std::map<std::pair<std::string, std::string>, unsigned> g_numbered;  // (variabl
 // one over the other without a word (an outside-user campaign). The child's runtimes write FILE.pidPID,
 // FILE.pidPID.2, ... (its own pid: a grandchild's differ again), counted from the start. And the process's
 // tracing slot (trace::install_tracer) is free in the child: the parent's tracing runtime is a copy there
-// that never runs, and it kept every runtime of the child from tracing. Registered once, before the first
-// runtime takes a number; the lock is held across fork() so that the child's copy of it is never held.
+// that never runs, and it kept every runtime of the child from tracing. Registered by the first runtime
+// made; the lock is held across fork() so that the child's copy of it is never held.
 std::atomic<bool> g_numbering_in_fork_child{false};
 void numbering_before_fork() { g_numbered_mu.lock(); }
 void numbering_after_fork_in_parent() { g_numbered_mu.unlock(); }
@@ -73,7 +73,6 @@ class output_number {
   // Numbers `path` when it came from `variable` and a runtime before this one wrote there (FILE.2, ...).
   output_number(const char* variable, std::string& path, const std::string& source) : variable_(variable) {
     if (path.empty() || source != variable) return;
-    watch_forks();
     named_ = path;
     if (g_numbering_in_fork_child.load(std::memory_order_relaxed))
       path.append(".pid").append(std::to_string(static_cast<long>(::getpid())));
@@ -248,6 +247,7 @@ resolved_options resolve_or_empty_report(const options& o) {
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
 runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or_empty_report(o)) {
+  watch_forks();  // before any runtime of the process numbers a file or traces
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp) once the runtime is
   // made (below): a runtime that fails to be made changes nothing. Checked here, with the other settings.
   // From the environment the allocator reads it itself, also before any runtime exists.
