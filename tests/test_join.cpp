@@ -44,8 +44,9 @@ TEST_P(Join, FibMatchesAtOneTwoAndThreeWorkers) {
   }
 }
 
-// Each half throws in turn, then both: the first exception reaches the caller, and the other half has
-// run all the same (as a task_group's children do when an exception destroys the group).
+// Each half throws in turn, then both: the thrower's exception reaches the caller, the first half's when
+// both throw (the serial program's, under every scheduler), and the other half has run all the same (as a
+// task_group's children do when an exception destroys the group).
 TEST_P(Join, AnExceptionLeavesAfterTheOtherHalfRan) {
   roost::runtime rt(opts(GetParam(), 2));
   for (int thrower : {0, 1, 2}) {  // 0: the first half, 1: the second, 2: both
@@ -65,7 +66,7 @@ TEST_P(Join, AnExceptionLeavesAfterTheOtherHalfRan) {
         });
         ADD_FAILURE() << "thrower " << thrower << ": nothing was thrown";
       } catch (const half_error& e) {
-        if (thrower != 2) EXPECT_EQ(e.which, thrower);
+        EXPECT_EQ(e.which, thrower == 2 ? 0 : thrower) << "rep " << rep;
       }
       EXPECT_EQ(ran.load(), 2) << "thrower " << thrower << " rep " << rep;
     }
@@ -94,6 +95,60 @@ TEST_P(Join, EveryFunctionOfALongerInvokeRunsOnce) {
     }
     EXPECT_EQ(threw, thrower >= 0);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(ran[i].load(), 1) << "function " << i << ", thrower " << thrower;
+  }
+}
+
+// Several functions or pieces throw: the first in the serial program's order leaves, whatever ran first
+// and wherever (a steal makes a later piece end first). Each piece throws its own index.
+TEST_P(Join, TheSerialProgramsExceptionLeaves) {
+  for (unsigned workers : {1u, 2u, 4u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    for (int rep = 0; rep < 10; ++rep) {
+      for (int first_thrower : {0, 3}) {
+        std::atomic<int> ran{0};
+        auto f = [&](int i) {
+          return [&, i] {
+            ran.fetch_add(1);
+            if (i >= first_thrower) throw half_error(i);
+          };
+        };
+        try {
+          rt.run([&] { roost::parallel_invoke(f(0), f(1), f(2), f(3), f(4)); });
+          ADD_FAILURE() << "parallel_invoke: nothing was thrown";
+        } catch (const half_error& e) {
+          EXPECT_EQ(e.which, first_thrower) << "parallel_invoke, " << workers << " workers, rep " << rep;
+        }
+        EXPECT_EQ(ran.load(), 5);
+        const int n = 1000, from = first_thrower * 100;
+        std::atomic<int> visited{0};
+        try {
+          rt.run([&] {
+            roost::parallel_for(0, n, 7, [&](int lo, int hi) {
+              visited.fetch_add(hi - lo);
+              if (hi > from) throw half_error(lo > from ? lo : from);
+            });
+          });
+          ADD_FAILURE() << "parallel_for: nothing was thrown";
+        } catch (const half_error& e) {
+          EXPECT_EQ(e.which, from) << "parallel_for, " << workers << " workers, rep " << rep;
+        }
+        EXPECT_EQ(visited.load(), n);
+        try {
+          rt.run([&] {
+            return roost::parallel_reduce(
+                0, n, 7, 0L,
+                [&](int lo, int hi) -> long {
+                  if (hi > from) throw half_error(lo > from ? lo : from);
+                  return hi - lo;
+                },
+                [](long a, long b) { return a + b; });
+          });
+          ADD_FAILURE() << "parallel_reduce: nothing was thrown";
+        } catch (const half_error& e) {
+          EXPECT_EQ(e.which, from) << "parallel_reduce, " << workers << " workers, rep " << rep;
+        }
+      }
+    }
   }
 }
 

@@ -53,8 +53,9 @@ __attribute__((always_inline)) inline void invoke_chain(F& first, Rest&... rest)
 }
 }  // namespace detail
 
-// Runs every function, possibly in parallel; returns when all are done and rethrows the first exception
-// (every function runs even when another throws). Built from two-way joins (detail/fork_join2.hpp): under
+// Runs every function, possibly in parallel; returns when all are done. Every function runs even when
+// another throws; when several throw, the exception of the first of them in argument order leaves, under
+// every scheduler: the one the serial program would throw. Built from two-way joins (detail/fork_join2.hpp): under
 // ws, ws-help and hws they run inline, the cheapest way roost has to split work.
 // Inside runtime::run only, as task_group (one function too).
 template <class... Fs>
@@ -109,6 +110,8 @@ inline void check_grain(const char* call, std::size_t grain) {
 
 // Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
 // iterations (grain 0 is treated as 1; a grain of 2^63 or more, a negative one converted, is a usage_error).
+// Every piece runs even when another throws; the exception of the leftmost piece that threw leaves, under
+// every scheduler (parallel_reduce's too, and a combine's, in the serial program's order).
 // Equal halves carry equal work hints. Inside runtime::run only, like task_group: a roost::usage_error
 // elsewhere, whatever the range (it ran a range of one piece serially and threw for a longer one).
 template <class I, class Body>

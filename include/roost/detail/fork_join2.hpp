@@ -28,6 +28,7 @@
 // (seed 003 §4.2).
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
+#include <exception>
 #include <functional>
 
 #include "roost/detail/abi.hpp"
@@ -70,15 +71,18 @@ __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi
 }
 
 // After the other half threw: the pushed half still runs (as a task_group's children do when the group is
-// destroyed by an exception), and an exception of its own is dropped, the first one leaving.
+// destroyed by an exception). Returns its exception, if it threw one, for the caller to choose.
 // Out of line: inlined into the join, this cold path cost the common one 2 instructions per spawn
 // (callgrind, fib-invoke: ws-help 102 against 100, ws 106 against 104).
 template <spawn_path P, class Pushed>
-__attribute__((noinline)) void join_pushed_after_throw(group_state& g, fiber_abi* fb, Pushed& pushed) noexcept {
+__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, fiber_abi* fb,
+                                                                     Pushed& pushed) noexcept {
   try {
     join_pushed<P>(g, fb, pushed);
   } catch (...) {
+    return std::current_exception();
   }
+  return nullptr;
 }
 
 // q: the queue the pushed half goes onto, the worker's deque or, on path inline_join_queue, the one the
@@ -101,14 +105,18 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
   try {
     here();
   } catch (...) {
-    join_pushed_after_throw<P>(g, fb, pushed);
+    // When both halves throw, the first closure's exception leaves, the one the serial program throws:
+    // help-first pushed the first closure, work-first runs it here.
+    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, fb, pushed);
+    if (P == spawn_path::inline_help_first && pushed_error) std::rethrow_exception(pushed_error);
     throw;
   }
   join_pushed<P>(g, fb, pushed);
 }
 
-// Runs first() and second(), possibly in parallel; returns when both are done and rethrows the first
-// exception. total_work and first_work are the work hints of the engine's path (finite, >= 0; ADWS divides
+// Runs first() and second(), possibly in parallel; returns when both are done. When both throw, first()'s
+// exception leaves, whatever the schedule: the one the serial program, which runs first() before second(),
+// would throw; so parallel_for and parallel_reduce rethrow their leftmost throwing piece's. total_work and first_work are the work hints of the engine's path (finite, >= 0; ADWS divides
 // by them); the inline path has no use for them. `what` names the caller in the error outside a task.
 template <class F, class G>
 __attribute__((always_inline)) inline void fork_join2(const char* what, F& first, G& second, double total_work,
@@ -125,7 +133,15 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
     if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, *q, second, first);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
-  second();
+  try {
+    second();
+  } catch (...) {
+    // The first closure's exception, if it threw one, leaves instead (the serial program's): the group's
+    // destructor would drop it while this one unwinds.
+    std::exception_ptr second_error = std::current_exception();
+    tg.wait();
+    std::rethrow_exception(second_error);
+  }
   tg.wait();
 }
 
