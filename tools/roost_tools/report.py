@@ -317,6 +317,17 @@ def chart_file_name(bench: str) -> str:
     return (name or "-") + ".png"
 
 
+def unique_chart_name(name: str, used: set) -> str:
+    """name, or name with -2, -3, ... before .png when an earlier benchmark of the report took it: two names
+    that differ only in characters chart_file_name replaces ("a/b" and "a?b") drew over each other's chart."""
+    stem, candidate, k = name[: -len(".png")], name, 1
+    while candidate in used:
+        k += 1
+        candidate = f"{stem}-{k}.png"
+    used.add(candidate)
+    return candidate
+
+
 def report(records: list, out: Path, title: str = "roost benchmark report") -> Path:
     """records: load_all's lines (measurements and summary rows) or measurements alone."""
     out.mkdir(parents=True, exist_ok=True)
@@ -332,6 +343,7 @@ def report(records: list, out: Path, title: str = "roost benchmark report") -> P
     ]
     ms = [r for r in records if isinstance(r, Measurement)]
     best = best_c2c(ms)
+    used_names: set = set()
     for bench, run in _group(records).items():
         rows, how = bench_rows(run, best)
         parts.append(markdown_table(bench, rows, bool(run.simulated)))
@@ -339,7 +351,10 @@ def report(records: list, out: Path, title: str = "roost benchmark report") -> P
             parts.append(how + "\n")
         if left := left_out_line(run):
             parts.append(f"Left out (cannot run for this benchmark): {left}.\n")
-        png = out / chart_file_name(bench)
+        png = out / unique_chart_name(chart_file_name(bench), used_names)
+        # A chart left by an earlier report under this name is not this benchmark's: gone before drawing, so
+        # that a chart that cannot be drawn (no matplotlib) is not replaced by it.
+        png.unlink(missing_ok=True)
         chart(bench, rows, png, bool(run.simulated))
         if png.exists():
             parts.append(f"![{bench}]({png.name})\n")

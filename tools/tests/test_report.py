@@ -159,6 +159,29 @@ def test_a_chart_is_written_inside_out_whatever_the_benchmarks_name(tmp_path):
     assert f"]({charts[0].name})" in (out / "report.md").read_text()
 
 
+def test_two_benchmarks_whose_names_differ_in_replaced_characters_keep_both_charts(tmp_path):
+    # "a/b" and "a?b" both became a-b.png, and the second chart replaced the first.
+    p = tmp_path / "r.jsonl"
+    out = tmp_path / "out"
+    rows = [dict(rec(v, w, m), bench=b) for b in ("a/b", "a?b") for v, w, m in [("serial", 1, 0.1), ("ws", 2, 0.05)]]
+    write(p, rows)
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    text = (out / "report.md").read_text()
+    assert {c.name for c in out.glob("*.png")} == {"a-b.png", "a-b-2.png"}
+    assert "](a-b.png)" in text and "](a-b-2.png)" in text
+
+
+def test_a_chart_an_earlier_report_left_is_not_shown_for_a_benchmark_without_one(tmp_path):
+    # A benchmark with only its serial row draws no chart; an earlier report's file of that name was shown.
+    p = tmp_path / "r.jsonl"
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "solo.png").write_bytes(b"stale")
+    write(p, [dict(rec("serial", 1, 0.1), bench="solo")])
+    assert report.main([str(p), "--out", str(out), "--quiet"]) == 0
+    assert not (out / "solo.png").exists() and "solo.png" not in (out / "report.md").read_text()
+
+
 def test_a_summary_field_out_of_range_is_refused_naming_it(tmp_path):
     p = tmp_path / "r.jsonl"
     s = summary("ws", 2, 0.05, 0.5, 1.0)
