@@ -523,9 +523,9 @@ resolved_options resolve(const options& o) {
 }
 
 const std::vector<scheduler_info>& schedulers() {
-  static const std::vector<scheduler_info> list = [] {
-    std::vector<scheduler_info> v;
-    for (const auto& e : sched::registry()) v.push_back({e.name, e.summary, e.available});
+  static const std::vector<scheduler_info>& list = *[] {  // never destroyed, as sched::registry()
+    auto* v = new std::vector<scheduler_info>;
+    for (const auto& e : sched::registry()) v->push_back({e.name, e.summary, e.available});
     return v;
   }();
   return list;

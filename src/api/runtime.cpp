@@ -37,8 +37,17 @@ namespace {
 // appended (FILE.2, FILE.3, ...), and says so, instead of writing over the one before (an outside-user
 // campaign lost the first two runtimes' traces of three, and later the reports, without a word). A path
 // given in code (options::trace, options::sim_report) is the program's choice for that runtime.
-std::mutex g_numbered_mu;
-std::map<std::pair<std::string, std::string>, unsigned> g_numbered;  // (variable, path): the last number taken
+// Made on first use and never destroyed: a runtime at namespace scope is made before this file's statics
+// may be, and destroyed after they were (an outside-user campaign: a global runtime with ROOST_TRACE
+// crashed before main).
+struct numbering {
+  std::mutex mu;
+  std::map<std::pair<std::string, std::string>, unsigned> last;  // (variable, path): the last number taken
+};
+numbering& numbered() {
+  static numbering* n = new numbering;
+  return *n;
+}
 
 // A child of fork() numbers apart from its parent: it inherited the parent's counts, and both wrote FILE.2,
 // one over the other without a word (an outside-user campaign). The child's runtimes write FILE.pidPID,
@@ -47,12 +56,12 @@ std::map<std::pair<std::string, std::string>, unsigned> g_numbered;  // (variabl
 // that never runs, and it kept every runtime of the child from tracing. Registered by the first runtime
 // made; the lock is held across fork() so that the child's copy of it is never held.
 std::atomic<bool> g_numbering_in_fork_child{false};
-void numbering_before_fork() { g_numbered_mu.lock(); }
-void numbering_after_fork_in_parent() { g_numbered_mu.unlock(); }
+void numbering_before_fork() { numbered().mu.lock(); }
+void numbering_after_fork_in_parent() { numbered().mu.unlock(); }
 void numbering_after_fork_in_child() {
-  g_numbered.clear();
+  numbered().last.clear();
   g_numbering_in_fork_child.store(true, std::memory_order_relaxed);
-  g_numbered_mu.unlock();
+  numbered().mu.unlock();
   trace::install_tracer(nullptr);
 }
 void watch_forks() {
@@ -78,8 +87,8 @@ class output_number {
       path.append(".pid").append(std::to_string(static_cast<long>(::getpid())));
     given_ = path;
     {
-      std::lock_guard<std::mutex> lk(g_numbered_mu);
-      slot_ = g_numbered.try_emplace({variable_, given_}, 0u).first;  // map iterators stay valid
+      std::lock_guard<std::mutex> lk(numbered().mu);
+      slot_ = numbered().last.try_emplace({variable_, given_}, 0u).first;  // map iterators stay valid
       nth_ = ++slot_->second;
     }
     if (nth_ > 1) path.append(1, '.').append(std::to_string(nth_));
@@ -95,7 +104,7 @@ class output_number {
   }
   ~output_number() {  // allocates nothing: the count's slot was found when the number was taken
     if (given_.empty() || kept_) return;
-    std::lock_guard<std::mutex> lk(g_numbered_mu);
+    std::lock_guard<std::mutex> lk(numbered().mu);
     if (slot_->second == nth_) --slot_->second;
   }
   output_number(const output_number&) = delete;
@@ -105,7 +114,7 @@ class output_number {
   const char* variable_;
   std::string named_;  // the variable's path
   std::string given_;  // what is numbered: named_, or in a child of fork() named_.pidPID; empty: nothing numbered
-  std::map<std::pair<std::string, std::string>, unsigned>::iterator slot_{};
+  decltype(numbering::last)::iterator slot_{};
   unsigned nth_ = 0;
   bool kept_ = false;
 };
@@ -219,12 +228,12 @@ void empty_report_of_unresolved(const options& o) noexcept {
     make_absolute(profile);
     // Under the numbers' lock, so that no runtime takes the number read here and writes its report at that
     // path meanwhile.
-    std::lock_guard<std::mutex> lk(g_numbered_mu);
+    std::lock_guard<std::mutex> lk(numbered().mu);
     if (from_env) {
       if (g_numbering_in_fork_child.load(std::memory_order_relaxed))
         report.append(".pid").append(std::to_string(static_cast<long>(::getpid())));
-      const auto it = g_numbered.find({"ROOST_SIM_REPORT", report});
-      const unsigned nth = (it == g_numbered.end() ? 0u : it->second) + 1;
+      const auto it = numbered().last.find({"ROOST_SIM_REPORT", report});
+      const unsigned nth = (it == numbered().last.end() ? 0u : it->second) + 1;
       if (nth > 1) report.append(1, '.').append(std::to_string(nth));
     }
     if (!trace.empty() && a_file_of_trace(trace, report)) return;

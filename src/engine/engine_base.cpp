@@ -58,12 +58,20 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
 namespace {
 // The started engines, for refresh_spawn_paths: a hook installed while a runtime runs must take its workers
 // off the inline path. Touched at start, stop and hook changes only.
-std::mutex g_started_mu;
-std::vector<engine_base*> g_started;
+// Made on first use and never destroyed: a runtime at namespace scope is destroyed after this file's
+// statics (an outside-user campaign: a simulated global runtime crashed at exit).
+struct started_engines {
+  std::mutex mu;
+  std::vector<engine_base*> list;
+};
+started_engines& started() {
+  static started_engines* s = new started_engines;
+  return *s;
+}
 
 void unregister_started(engine_base* e) {
-  std::lock_guard<std::mutex> lock(g_started_mu);
-  g_started.erase(std::remove(g_started.begin(), g_started.end(), e), g_started.end());
+  std::lock_guard<std::mutex> lock(started().mu);
+  started().list.erase(std::remove(started().list.begin(), started().list.end(), e), started().list.end());
 }
 }  // namespace
 
@@ -95,8 +103,8 @@ void engine_base::set_spawn_paths() {
 }
 
 void refresh_spawn_paths() {
-  std::lock_guard<std::mutex> lock(g_started_mu);
-  for (engine_base* e : g_started) e->set_spawn_paths();
+  std::lock_guard<std::mutex> lock(started().mu);
+  for (engine_base* e : started().list) e->set_spawn_paths();
 }
 
 void engine_base::start() {
@@ -123,8 +131,8 @@ void engine_base::start() {
   {
     // Registered before reading the flag: a hook change after this either comes before the read or
     // refreshes this engine too.
-    std::lock_guard<std::mutex> lock(g_started_mu);
-    g_started.push_back(this);
+    std::lock_guard<std::mutex> lock(started().mu);
+    started().list.push_back(this);
     set_spawn_paths();
   }
   // Worker 0 is the thread that calls run (run_root); every other worker has a thread of its own.

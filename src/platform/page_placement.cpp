@@ -32,8 +32,8 @@ struct registry {
   std::vector<std::pair<page_placement::removal_listener, void*>> listeners;
 };
 registry& ranges() {
-  static registry r;
-  return r;
+  static registry* r = new registry;  // never destroyed: memory may be freed during static destruction
+  return *r;
 }
 
 bool libnuma_usable() {

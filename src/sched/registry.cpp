@@ -13,7 +13,8 @@
 namespace roost::sched {
 
 const std::vector<entry>& registry() {
-  static const std::vector<entry> r{
+  // Never destroyed: a runtime may be made in a static object's destructor (an outside-user campaign).
+  static const std::vector<entry>& r = *new std::vector<entry>{
       {"ws", "random work stealing, work-first (Cilk-a)", true, ""},
       {"ws-help", "random work stealing, help-first", true, ""},
       {"hws", "hierarchical work stealing: nearest shared cache first", true, ""},

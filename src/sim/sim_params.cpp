@@ -118,7 +118,8 @@ struct param_name {
 const char* kNumber = "a number in (0, 1e6]";
 
 const std::vector<param_name>& names() {
-  static const std::vector<param_name> all = [] {
+  // Never destroyed: a simulated runtime may be made or destroyed during static destruction.
+  static const std::vector<param_name>& all = *new std::vector<param_name>([] {
     std::vector<param_name> v;
     v.push_back({"preset", kind::preset, 0, "auto, generic, opteron-8380, xeon-gold-6130 or opteron-6172"});
     v.push_back({"mode", kind::mode, 0, "roost or pycachesim"});
@@ -143,7 +144,7 @@ const std::vector<param_name>& names() {
     v.push_back({"link.bw", kind::shared_bw, 0, "a number in [0, 1e6] (0: no link limit)"});
     v.push_back({"host_threads", kind::threads, 0, "auto, 1 or 2 (the host threads that walk the model; results do not depend on it)"});
     return v;
-  }();
+  }());
   return all;
 }
 
@@ -281,11 +282,11 @@ void set_value(sim_params& s, const param_name& p, const std::string& value) {
 }  // namespace
 
 const std::vector<std::string>& preset_names() {
-  static const std::vector<std::string> v = [] {
+  static const std::vector<std::string>& v = *new std::vector<std::string>([] {  // never destroyed
     std::vector<std::string> r{"auto"};
     for (const auto& e : kPresets) r.push_back(e.name);
     return r;
-  }();
+  }());
   return v;
 }
 
