@@ -93,7 +93,10 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
   group_state g{group_state::inline_join_t{}};
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
-  auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(std::ref(pushed), &g, typename frame_t::unnamed_t{});
+  // Not std::ref(pushed), which unwraps a std::reference_wrapper argument (parallel_invoke(std::cref(f), ...)
+  // did not compile: an outside-user campaign).
+  auto* f = ::new (static_cast<void*>(g.inline_frame))
+      frame_t(std::reference_wrapper<Pushed>(pushed), &g, typename frame_t::unnamed_t{});
   if constexpr (P == spawn_path::inline_join_queue) {
     // The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
     // queue): it only waits for this half, which the worker's own pops or a thief run meanwhile.
