@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <memory>
 
+#include <algorithm>
 #include <atomic>
+#include <utility>
+#include <mutex>
 #include <chrono>
 #include <set>
 #include <stdexcept>
@@ -151,6 +154,49 @@ TEST_P(Join, TheSerialProgramsExceptionLeaves) {
     }
   }
 }
+
+// Functions given as std::reference_wrapper (std::cref(f), to avoid a copy, as with oneTBB): the inline
+// join's own std::ref unwrapped them, and the call did not compile (an outside-user campaign).
+TEST_P(Join, FunctionsGivenByReferenceWrapperRun) {
+  roost::runtime rt(opts(GetParam(), 2));
+  std::atomic<int> ran{0};
+  const auto f = [&] { ran.fetch_add(1); };
+  rt.run([&] { roost::parallel_invoke(std::cref(f), std::cref(f)); });
+  rt.run([&] { roost::parallel_invoke(std::cref(f), f, std::ref(f)); });
+  EXPECT_EQ(ran.load(), 5);
+}
+
+#if defined(__SIZEOF_INT128__)
+// Bounds of an integer type wider than std::size_t: a range of 2^64 + 5 was counted as 5, and split into
+// pieces of 2^64 iterations whatever the grain (an outside-user campaign).
+TEST_P(Join, AWiderIntegerRangeKeepsTheGrain) {
+  roost::runtime rt(opts(GetParam(), 2));
+  using wide = __int128;
+  const wide last = (wide{1} << 64) + 5;
+  const std::size_t grain = std::size_t{1} << 62;
+  std::mutex mu;
+  std::vector<std::pair<wide, wide>> pieces;
+  rt.run([&] {
+    roost::parallel_for(wide{0}, last, grain, [&](wide lo, wide hi) {
+      std::lock_guard<std::mutex> lk(mu);
+      pieces.emplace_back(lo, hi);
+    });
+  });
+  std::sort(pieces.begin(), pieces.end());
+  ASSERT_FALSE(pieces.empty());
+  wide at = 0;
+  for (const auto& [lo, hi] : pieces) {
+    EXPECT_TRUE(lo == at && hi > lo && hi - lo <= static_cast<wide>(grain));
+    at = hi;
+  }
+  EXPECT_TRUE(at == last);
+  const wide count = rt.run([&] {
+    return roost::parallel_reduce(wide{0}, last, grain, wide{0}, [](wide lo, wide hi) { return hi - lo; },
+                                  [](wide a, wide b) { return a + b; });
+  });
+  EXPECT_TRUE(count == last);
+}
+#endif
 
 // One half runs on the caller's worker and waits (up to 5 s) until the other has run on another worker:
 // whichever half a policy pushes, it is stolen, and the join waits for it and sees its result.

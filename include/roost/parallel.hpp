@@ -17,24 +17,65 @@ namespace detail {
 // type in its unsigned counterpart: `last - first` in the type itself overflows for a range longer than the
 // type's maximum (INT_MIN to INT_MAX), and the loop then split for ever. Unsigned arithmetic wraps, and the
 // conversion back is modular (C++20), so both are exact for every range of every integer type.
+// The count's type: std::size_t, or the unsigned counterpart of a wider integer type (__int128, whose range
+// of 2^64 + 5 was cut to 5 in a std::size_t, and split into pieces of 2^64 iterations at grain 1: an
+// outside-user campaign).
+// __int128 is an integer whether or not the standard library says so (-std=c++20 says not, gnu++20 does).
 template <class I>
-std::size_t span(I first, I last) {
-  if constexpr (std::is_integral_v<I>) {
-    using U = std::make_unsigned_t<I>;
-    return static_cast<std::size_t>(static_cast<U>(static_cast<U>(last) - static_cast<U>(first)));
+struct unsigned_of {
+  using type = std::make_unsigned_t<I>;
+};
+template <class I>
+inline constexpr bool is_integer = std::is_integral_v<I>;
+#if defined(__SIZEOF_INT128__)
+__extension__ using int128 = __int128;
+__extension__ using uint128 = unsigned __int128;
+template <>
+inline constexpr bool is_integer<int128> = true;
+template <>
+inline constexpr bool is_integer<uint128> = true;
+template <>
+struct unsigned_of<int128> {
+  using type = uint128;
+};
+template <>
+struct unsigned_of<uint128> {
+  using type = uint128;
+};
+#endif
+template <class I, bool = is_integer<I>>
+struct count_of {
+  using type = std::size_t;
+};
+template <class I>
+struct count_of<I, true> {
+  using type = std::common_type_t<std::size_t, typename unsigned_of<I>::type>;
+};
+template <class I>
+using count_t = typename count_of<I>::type;
+template <class I>
+count_t<I> span(I first, I last) {
+  if constexpr (is_integer<I>) {
+    using U = typename unsigned_of<I>::type;
+    return static_cast<count_t<I>>(static_cast<U>(static_cast<U>(last) - static_cast<U>(first)));
   } else {
     return static_cast<std::size_t>(last - first);
   }
 }
 template <class I>
-I advance(I first, std::size_t k) {
-  if constexpr (std::is_integral_v<I>) {
-    using U = std::make_unsigned_t<I>;
+I advance(I first, count_t<I> k) {
+  if constexpr (is_integer<I>) {
+    using U = typename unsigned_of<I>::type;
     return static_cast<I>(static_cast<U>(static_cast<U>(first) + static_cast<U>(k)));
   } else {
     return first + static_cast<std::make_signed_t<std::size_t>>(k);
   }
 }
+// Bounds are integers or random-access iterators: a floating-point bound made pieces such as [8, 10.5), not a
+// whole number of iterations, and a bound of 1e30 converted to std::size_t, undefined (an outside-user
+// campaign).
+template <class I>
+inline constexpr bool valid_bound = !std::is_floating_point_v<I> && !std::is_same_v<I, bool>;
 
 // parallel_invoke of three or more: the first function against the rest, as a chain of two-way joins. The
 // hints (1 against n - 1) give ADWS the same shares as one group of n children with equal hints.
@@ -72,7 +113,7 @@ __attribute__((always_inline)) inline void parallel_invoke(Fs&&... fs) {
 namespace detail {
 template <class I, class Body>
 void parallel_for_split(I first, I last, std::size_t grain, const Body& body) {
-  std::size_t n = span(first, last);
+  const count_t<I> n = span(first, last);
   if (n <= grain) {
     body(first, last);
     return;
@@ -85,7 +126,7 @@ void parallel_for_split(I first, I last, std::size_t grain, const Body& body) {
 template <class I, class T, class Body, class Combine>
 T parallel_reduce_split(I first, I last, std::size_t grain, const T& identity, const Body& body,
                         const Combine& combine) {
-  std::size_t n = span(first, last);
+  const count_t<I> n = span(first, last);
   if (n <= grain) return body(first, last);
   I mid = advance(first, n / 2);
   // Each half's result is made in place, from the body's or the combine's value: T need be neither copyable
@@ -116,6 +157,8 @@ inline void check_grain(const char* call, std::size_t grain) {
 // elsewhere, whatever the range (it ran a range of one piece serially and threw for a longer one).
 template <class I, class Body>
 void parallel_for(I first, I last, std::size_t grain, const Body& body) {
+  static_assert(detail::valid_bound<I>, "roost::parallel_for: the bounds are integers or random-access iterators, "
+                                        "not floating-point numbers or bools");
   detail::current_fiber_or_throw("roost::parallel_for");
   detail::check_grain("roost::parallel_for", grain);
   if (!(first < last)) return;
@@ -138,11 +181,35 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
                 "0.0, or as T{} of the type you reduce");
   // The same of an integer body over a narrower integer identity: a body returning long over the identity 0
   // (OpenMP's reduction(+: x) written as porting.md's table says) summed 2^32 to 0 (an outside-user campaign).
-  if constexpr (std::is_integral_v<body_result> && std::is_integral_v<T> && !std::is_same_v<body_result, bool>)
+  if constexpr (std::is_integral_v<body_result> && std::is_integral_v<T> && !std::is_same_v<body_result, bool>) {
     static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<body_result>::digits,
                   "roost::parallel_reduce: the body returns a wider integer than the identity's type (T is the "
                   "identity's type), so every partial result would be cut to it: give the identity in the body's "
                   "type (0L, 0UL, std::size_t{0}, or T{} of the type you reduce)");
+    // A signed body over an unsigned identity: a min over {4, -3, 5} gave 4, each partial result wrapped to
+    // a huge unsigned one (an outside-user campaign).
+    static_assert(!(std::is_signed_v<body_result> && std::is_unsigned_v<T>),
+                  "roost::parallel_reduce: the body returns a signed integer and the identity is unsigned (T is the "
+                  "identity's type), so every negative partial result would wrap: give the identity in the body's "
+                  "type (0, 0L, or T{} of the type you reduce)");
+  }
+  // A floating-point body over a narrower floating-point identity: a double sum in a float identity lost
+  // its digits without a word (an outside-user campaign).
+  if constexpr (std::is_floating_point_v<body_result> && std::is_floating_point_v<T>)
+    static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<body_result>::digits,
+                  "roost::parallel_reduce: the body returns a wider floating-point type than the identity's (T is the "
+                  "identity's type), so every partial result would be rounded to it: give the identity in the "
+                  "body's type (0.0 for double, 0.0L for long double)");
+  // A body result that owns memory, held in an identity type that cannot (std::string into std::string_view):
+  // each partial result was a view of a destroyed temporary (an outside-user campaign, heap-use-after-free).
+  static_assert(!(std::is_class_v<body_result> && std::is_class_v<T> && !std::is_same_v<body_result, T> &&
+                  !std::is_trivially_destructible_v<body_result> && std::is_trivially_destructible_v<T>),
+                "roost::parallel_reduce: the body returns a type that owns its memory and the identity's type does "
+                "not (T is the identity's type: a std::string_view of a std::string, a std::span of a "
+                "std::vector), so every partial result would refer to a destroyed temporary: give the identity in "
+                "the body's type");
+  static_assert(detail::valid_bound<I>, "roost::parallel_reduce: the bounds are integers or random-access "
+                                        "iterators, not floating-point numbers or bools");
   detail::current_fiber_or_throw("roost::parallel_reduce");
   detail::check_grain("roost::parallel_reduce", grain);
   if (!(first < last)) return identity;

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Builds reduce_identity.cpp with each case: NARROW_NONE must compile; NARROW_INTEGER and NARROW_FLOATING
-# must fail with parallel_reduce's own message (not some other error).
+# Builds reduce_identity.cpp with each case: NARROW_NONE must compile; every other case must fail with
+# parallel_reduce's or parallel_for's own message (not some other error).
 set -uo pipefail
 src=$1  # the source tree
 cxx=${CXX:-c++}
 compile() { "$cxx" -std=c++20 -fsyntax-only -I"$src/include" "-D$1" "$src/tests/compile_fail/reduce_identity.cpp" 2>&1; }
 status=0
 if ! out=$(compile NARROW_NONE); then echo "NARROW_NONE did not compile:"; echo "$out"; status=1; fi
-for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"floating-point value and the identity is an integer"; do
+for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"floating-point value and the identity is an integer" \
+         NARROW_SIGNEDNESS:"signed integer and the identity is unsigned" \
+         NARROW_FLOAT_WIDTH:"wider floating-point type than the identity" \
+         NARROW_VIEW:"owns its memory and the identity's type does not" \
+         FLOAT_BOUNDS:"not floating-point numbers or bools"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1
   elif ! grep -q "$want" <<<"$out"; then echo "$name failed without the message '$want':"; echo "$out" | head -20; status=1
   fi
 done
-[ $status = 0 ] && echo "compile_fail: parallel_reduce refuses both narrowing identities"
+[ $status = 0 ] && echo "compile_fail: parallel_reduce refuses every narrowing identity, parallel_for floating-point bounds"
 exit $status

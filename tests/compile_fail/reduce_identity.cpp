@@ -1,8 +1,10 @@
 // parallel_reduce refuses an identity whose type would cut the body's results (compile_fail/check.sh
-// builds this with each NARROW_* defined, and expects the compile to fail, naming the reason, for all
-// but NARROW_NONE).
+// builds this with each case defined, and expects the compile to fail, naming the reason, for all but
+// NARROW_NONE); and parallel_for refuses floating-point bounds (FLOAT_BOUNDS).
 #include <cstddef>
 #include <functional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "roost/roost.hpp"
@@ -16,7 +18,29 @@ long sum(const std::vector<long>& v) {
   return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0,
                                 [&](std::size_t lo, std::size_t hi) { double s = 0; for (; lo < hi; ++lo) s += v[lo]; return s; },
                                 std::plus<>()));
-#else  // NARROW_NONE: an int body over a long identity widens, which is fine
+#elif defined(NARROW_SIGNEDNESS)  // a signed body over an unsigned identity: negative results wrap
+  return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0UL,
+                                [&](std::size_t lo, std::size_t hi) { long s = 0; for (; lo < hi; ++lo) s += v[lo]; return s; },
+                                std::plus<>()));
+#elif defined(NARROW_FLOAT_WIDTH)  // a double body over a float identity: rounded to float
+  return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0.0f,
+                                [&](std::size_t lo, std::size_t hi) { double s = 0; for (; lo < hi; ++lo) s += v[lo]; return s; },
+                                std::plus<>()));
+#elif defined(NARROW_VIEW)  // a std::string body over a std::string_view identity: views of destroyed strings
+  return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, std::string_view{},
+                                [&](std::size_t lo, std::size_t hi) { return std::string(hi - lo, 'x'); },
+                                [](std::string_view a, std::string_view b) { return std::string(a) + std::string(b); }).size());
+#elif defined(FLOAT_BOUNDS)  // floating-point bounds: no whole number of iterations
+  double s = 0;
+  roost::parallel_for(0.0, 10.5, 2, [&](double lo, double hi) { s += hi - lo; });
+  return static_cast<long>(s + static_cast<double>(v.size()));
+#else  // NARROW_NONE: an int body over a long identity widens, and an int body over a double identity
+  // converts, which are fine; so are bounds of a wider integer type than std::size_t
+  (void)roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0.0,
+                               [&](std::size_t lo, std::size_t hi) { return static_cast<int>(hi - lo); }, std::plus<>());
+#if defined(__SIZEOF_INT128__)
+  roost::parallel_for(__int128{0}, __int128{5}, 1, [](__int128, __int128) {});
+#endif
   return roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0L,
                                 [&](std::size_t lo, std::size_t hi) { int s = 0; for (; lo < hi; ++lo) s += static_cast<int>(v[lo]); return s; },
                                 std::plus<>());
