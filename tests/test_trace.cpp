@@ -196,6 +196,32 @@ lane_counts count_kinds(const tr::trace_file& t) {
 // time is its spawner's. One worker, so that nothing is stolen and the answer is exact: under ws (work-first,
 // every child through the engine) the root and the tasks of split depth <= D; under ws-help (an inline help-first spawn
 // the tracer no longer turns off) the root alone. Touches are recorded at any depth.
+// The header names each worker's last-level cache, for KRD to merge its accesses: a package with two L3s is
+// two domains (it was one, the package: KRD then merged both caches' accesses; an outside-user campaign).
+TEST(TraceHeader, EachWorkersDomainIsItsLastLevelCacheNotItsPackage) {
+  auto domains = [](const char* topology) {
+    const std::string file = roost_test::temp_path("roost_test_llc_domains.trace");
+    {
+      roost::options o;
+      o.workers = 4;
+      o.topology = topology;
+      o.trace = file;
+      roost::runtime rt(o);
+      rt.run([] {});
+    }
+    const tr::trace_file t = tr::read(file);
+    std::remove(file.c_str());
+    return std::make_pair(t.llc_domain, t.llc_bytes);
+  };
+  using v = std::vector<std::uint32_t>;
+  EXPECT_EQ(domains("pack:1 l3:2(size=64KiB) l2:2(size=16KiB) core:1 pu:1"), std::make_pair(v{0, 0, 1, 1}, std::uint64_t{65536}));
+  EXPECT_EQ(domains("pack:2 l3:1(size=64KiB) l2:2(size=16KiB) core:1 pu:1"), std::make_pair(v{0, 0, 1, 1}, std::uint64_t{65536}));
+  EXPECT_EQ(domains("pack:1 l3:1(size=64KiB) l2:4(size=16KiB) core:1 pu:1"), std::make_pair(v{0, 0, 0, 0}, std::uint64_t{65536}));
+  EXPECT_EQ(domains("pack:2 l3:2(size=64KiB) core:1 pu:1"), std::make_pair(v{0, 1, 2, 3}, std::uint64_t{65536}));
+  // No cache described: the package is the domain.
+  EXPECT_EQ(domains("pack:2 core:2 pu:1").first, (v{0, 0, 1, 1}));
+}
+
 TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
   struct expect {
     const char* sched;

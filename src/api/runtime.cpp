@@ -327,11 +327,20 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
     for (const auto& n : tp->nodes())
       if (n.kind == topo::node_kind::cache && n.cache_level == 2) c.l2_bytes = std::max<std::uint64_t>(c.l2_bytes, n.cache_bytes);
     const auto& pl_now = eng->placement();
+    // Each worker's last-level cache, numbered 0, 1, ... in the topology's order: KRD merges the accesses of
+    // one. It was the package, which merged two L3s of one package (an outside-user campaign: seed 002's
+    // Opteron 6172 has two dies a package, each with its L3).
+    std::vector<int> llc_node(cfg.workers);
     for (unsigned w = 0; w < cfg.workers; ++w) {
       unsigned pu = pl_now.pu_of_worker[w];
-      c.llc_domain.push_back(tp->pu(pu).package);  // a package's largest cache is its last level
+      llc_node[w] = tp->last_level_cache(pu);
       c.llc_bytes = std::max<std::uint64_t>(c.llc_bytes, tp->package_cache_bytes(pu));
     }
+    std::vector<int> distinct = llc_node;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (int n : llc_node)
+      c.llc_domain.push_back(static_cast<std::uint32_t>(std::lower_bound(distinct.begin(), distinct.end(), n) - distinct.begin()));
     // Simulated, every task is seen (the simulation charges each), whatever the depth.
     // A simulated trace's times are virtual: its summary says so, so that roost-analyze never sets one
     // against a native trace (trace_format.hpp).

@@ -277,13 +277,31 @@ std::size_t topology::package_cache_bytes(unsigned pu) const {
   return best;
 }
 
+int topology::last_level_cache(unsigned pu) const {
+  int best = -1;
+  for (int i = pus_[pu].leaf_node; i >= 0; i = nodes_[i].parent) {
+    const node& nd = nodes_[i];
+    if (nd.kind == node_kind::cache && (best < 0 || nd.cache_level > nodes_[best].cache_level)) best = i;
+    if (nd.kind == node_kind::package || nd.kind == node_kind::machine) return best >= 0 ? best : i;
+  }
+  return best;
+}
+
 std::string topology::summary() const {
   std::ostringstream os;
   os << num_packages_ << (num_packages_ == 1 ? " package, " : " packages, ") << num_numa_
      << (num_numa_ == 1 ? " NUMA node, " : " NUMA nodes, ") << num_cores_ << (num_cores_ == 1 ? " core, " : " cores, ")
      << pus_.size() << (pus_.size() == 1 ? " PU" : " PUs");
   std::size_t c = package_cache_bytes(0);
-  if (c) os << ", " << format_bytes(c) << " cache per package";
+  // The last-level caches of PU 0's package: a package of two L3s said "64 KiB cache per package" of 128 KiB
+  // (an outside-user campaign).
+  std::vector<int> llcs;
+  for (unsigned p = 0; p < pus_.size(); ++p)
+    if (pus_[p].package == pus_[0].package) llcs.push_back(last_level_cache(p));
+  std::sort(llcs.begin(), llcs.end());
+  const std::size_t per_package = static_cast<std::size_t>(std::unique(llcs.begin(), llcs.end()) - llcs.begin());
+  if (c && per_package > 1) os << ", " << per_package << " last-level caches of " << format_bytes(c) << " per package";
+  else if (c) os << ", " << format_bytes(c) << " cache per package";
   os << (virtual_ ? " (virtual: " + description_ + ")" : " (this machine)");
   return os.str();
 }

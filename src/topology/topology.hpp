@@ -68,6 +68,10 @@ class topology {
   const std::vector<sharing_level>& sharing_levels() const { return levels_; }
   // The largest cache shared by the PUs of pu's package (its "socket cache"); 0 if none is described.
   std::size_t package_cache_bytes(unsigned pu) const;
+  // The last-level cache pu shares: the node (index into nodes()) of the highest-level cache on its path
+  // below its package, or the package's node when none is described. A package may hold several (AMD's
+  // CCXs, the two dies of seed 002's Opteron 6172), so this is not the package.
+  int last_level_cache(unsigned pu) const;
   // One line for humans: "2 packages, 2 cores, 2 PUs, L3 1 MiB per package (virtual: pack:2 ...)".
   std::string summary() const;
 
