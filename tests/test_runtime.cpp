@@ -1,6 +1,7 @@
 // The public API's semantics, under every available scheduler: results, exceptions, nesting, misuse,
 // observation, algorithms, idle behaviour.
 #include <gtest/gtest.h>
+#include <map>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/wait.h>
@@ -583,6 +584,55 @@ TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
   EXPECT_EQ(rec.starts.count("0.0"), 1u);  // fib(9), the root's first child
   std::set<std::string> unique(rec.starts.begin(), rec.starts.end());
   EXPECT_EQ(unique.size(), rec.starts.size());
+}
+
+// An observer installed during a run sees the tasks pushed before it came when they run, as children of
+// an unrecorded parent: each under its own spawn path. They all had "0.0", the root's first child's path
+// too (an outside-user campaign: 1,024 paths started several times in a recursion of 4,096 leaves).
+TEST_P(Api, AnObserverInstalledDuringARunSeesEachTaskUnderItsOwnPath) {
+  struct path_counter : roost::task_observer {
+    std::mutex mu;
+    std::map<std::string, int> starts;
+    void on_task_start(const roost::task_event& e) override {
+      std::lock_guard<std::mutex> lk(mu);
+      ++starts[e.path_string()];
+    }
+  };
+  for (unsigned workers : {1u, 2u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    for (int install_at : {0, 1000}) {
+      path_counter obs;
+      std::atomic<int> leaves{0};
+      std::function<void(int, int)> rec = [&](int lo, int hi) {
+        if (hi - lo == 1) {
+          if (leaves.fetch_add(1) == install_at) roost::set_task_observer(&obs);
+          return;
+        }
+        const int mid = (lo + hi) / 2;
+        roost::task_group g;
+        g.run([&, lo, mid] { rec(lo, mid); });
+        rec(mid, hi);
+        g.wait();
+      };
+      rt.run([&] { rec(0, 4096); });
+      roost::set_task_observer(nullptr);
+      // The same through two-way joins, whose pushed halves are unnamed too (ws, hws: inline_join).
+      path_counter obs2;
+      leaves = 0;
+      rt.run([&] {
+        roost::parallel_for(0, 4096, 1, [&](int, int) {
+          if (leaves.fetch_add(1) == install_at) roost::set_task_observer(&obs2);
+        });
+      });
+      roost::set_task_observer(nullptr);
+      EXPECT_GT(obs2.starts.size(), 0u);
+      for (const auto& [path, n] : obs2.starts)
+        EXPECT_EQ(n, 1) << "parallel_for: path " << path << ", " << workers << " workers, from leaf " << install_at;
+      EXPECT_GT(obs.starts.size(), 0u);
+      for (const auto& [path, n] : obs.starts)
+        EXPECT_EQ(n, 1) << "path " << path << ", " << workers << " workers, observer from leaf " << install_at;
+    }
+  }
 }
 
 // An observer that throws (here at every third start, and at ends and resumptions) ended the process in

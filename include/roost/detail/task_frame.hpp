@@ -59,8 +59,14 @@ struct task_id {
 
 // The parent of every task the engine named after an inline spawn or join left it unnamed: nobody
 // recorded who spawned it (no hook was installed). Never written: no policy writes a parent's fields (cats
-// credits footprints to its own profile nodes, profile/soid_tree.hpp).
-inline task_id g_unrecorded_parent;
+// credits footprints to its own profile nodes, profile/soid_tree.hpp). A root whose index no root has, so
+// that its children's spawn paths ("4294967295.k") are told apart from the root's children's ("0.k").
+inline constexpr std::uint32_t kUnrecordedParentIndex = 0xffffffffu;
+inline task_id g_unrecorded_parent = [] {
+  task_id t;
+  t.index = kUnrecordedParentIndex;
+  return t;
+}();
 inline task_id::task_id(child_of_unrecorded_t)
     : parent(&g_unrecorded_parent), index(0), depth(1), next_child(0), split_depth(1) {
   clear_sched();
