@@ -11,18 +11,23 @@ from .trace import UNRECORDED, Trace, ancestry_loop
 
 
 def task_spans(trace: Trace):
-    """(worker, start_ns, end_ns, subtree) for every task, on the worker it ended on: from its begin there, or
-    from its first resumption there when it began elsewhere."""
+    """(worker, start_ns, end_ns, subtree) for each piece of every task: one per worker it ran on (see
+    task_memory)."""
     return [s[:4] for s in task_memory(trace)]
 
 
 def task_memory(trace: Trace, roots: bool = False):
-    """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for every task, on the worker it ended
-    on, from its begin or its first resumption there: the lines its kernels touched and what the simulated
-    memory hierarchy charged for them (the `memory` records, written after each touch of a simulated run;
-    zeros otherwise). A record counts for the task that began or resumed last on its worker and has not
-    ended: the one running there. A run's root (the tracer records its end; it spans the whole run) only with
-    `roots`, first, so that a drawing puts its children over it and shows what the root ran itself."""
+    """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for each piece of every task, as the
+    runtime's own timeline draws them (src/trace/chrome_json.cpp): one per worker it ran on, from its begin or
+    first resumption there to its end there, or to that worker's next idle or sleep (it had suspended: the
+    format has no record of a suspension, and an idle worker runs no task); a resumption where its piece is
+    still open continues that piece. Only the piece on the worker it ended on was drawn, and a task that
+    moved left the other worker blank for the time it ran there (an outside-user campaign). With each piece,
+    the lines its kernels touched there and what the simulated memory hierarchy charged for them (the
+    `memory` records, written after each touch of a simulated run; zeros otherwise): a record counts for the
+    task that began or resumed last on its worker and has not ended or left it, the one running there. A
+    run's root (the tracer records its end; it spans the whole run) only with `roots`, first, so that a drawing
+    puts its children over it and shows what the root ran itself."""
     r = trace.records
     begins = r[r["kind"] == 1]
     parent = dict(zip(begins["a"].tolist(), begins["b"].tolist()))
@@ -43,8 +48,19 @@ def task_memory(trace: Trace, roots: bool = False):
     memory = {}  # key -> [lines, ns, remote]
     running: dict[int, list] = {}  # worker -> keys begun or resumed, not ended, the running one last
     spans, root_spans = [], []
-    for rec in r[np.isin(r["kind"], [1, 2, 3, 16])]:
-        w, kind = int(rec["worker"]), int(rec["kind"])
+
+    def close(key, at: int) -> None:
+        lines, ns, remote = memory.pop(key)
+        span = (key[0], start.pop(key), at, subtree(key[1]), lines, ns, remote)
+        if parent.get(key[1], 0) != 0:
+            spans.append(span)
+        elif roots:
+            root_spans.append(span)
+
+    last_ns: dict[int, int] = {}
+    for rec in r[np.isin(r["kind"], [1, 2, 3, 5, 14, 16])]:
+        w, kind, t = int(rec["worker"]), int(rec["kind"]), int(rec["t_ns"])
+        last_ns[w] = t
         stack = running.setdefault(w, [])
         if kind == 16:
             if stack and stack[-1] in memory:
@@ -53,28 +69,31 @@ def task_memory(trace: Trace, roots: bool = False):
                 m[1] += int(rec["b"])
                 m[2] += int(rec["index"])
             continue
+        if kind in (5, 14):  # sleep or look for work: whatever ran on w had ended or suspended
+            for key in stack:
+                close(key, t)
+            stack.clear()
+            continue
         key = (w, int(rec["a"]))
-        if kind == 1:
-            start[key] = int(rec["t_ns"])
-            memory[key] = [0, 0, 0]
-            stack.append(key)
-        elif kind == 3:
+        if kind in (1, 3):
             if key in stack:
                 stack.remove(key)
             stack.append(key)
-            if key not in start:  # its piece on this worker starts here: it began elsewhere
-                start[key] = int(rec["t_ns"])
+            if key not in start:  # a piece on this worker starts here
+                start[key] = t
                 memory[key] = [0, 0, 0]
         else:
             if key in stack:
                 stack.remove(key)
             if key in start:
-                lines, ns, remote = memory.pop(key)
-                span = (w, start.pop(key), int(rec["t_ns"]), subtree(key[1]), lines, ns, remote)
-                if parent.get(key[1], 0) != 0:
-                    spans.append(span)
-                elif roots:
-                    root_spans.append(span)
+                close(key, t)
+    # Pieces left open (a trace cut short, a worker that ended without going idle): to their worker's last
+    # record, as the runtime's timeline does.
+    if len(r):
+        for w, t in zip(r["worker"].tolist(), r["t_ns"].tolist()):
+            last_ns[w] = max(last_ns.get(w, t), t)
+    for key in list(start):
+        close(key, max(start[key], last_ns.get(key[0], start[key])))
     return root_spans + spans
 
 

@@ -489,6 +489,25 @@ def test_adws_without_stealing_maps_every_iteration_the_same(tmp_path):
     assert m.steals_per_iteration == 0
 
 
+def test_a_task_that_moved_has_a_piece_on_each_worker_it_ran_on(tmp_path):
+    # Root 1 runs T (2) on worker 0, which runs its child A (3) first; worker 1 takes T's continuation and runs
+    # it from 3 to 50, then looks for work (T waits for A); A ends at 80 and T goes on on worker 0 to its end
+    # at 82. Only the piece on the worker T ended on was drawn: worker 1 looked blank for 47 ns of T's work
+    # (an outside-user campaign). A memory record on worker 1 belongs to T's piece there.
+    recs = [(0, 1, 0, 0, 1, 0),
+            (1, 2, 1, 0, 1, 0), (2, 3, 2, 0, 1, 0),
+            (3, 2, 0, 0, 3, 1), (4, 64, 640, 0, 16, 1), (50, 0, 0, 0, 14, 1),
+            (80, 3, 0, 0, 2, 0), (81, 2, 0, 0, 3, 0), (82, 2, 0, 0, 2, 0), (90, 1, 0, 0, 2, 0)]
+    p = tmp_path / "moved.trace"
+    _synthetic(p, 2, recs)
+    spans = sorted((w, s, e, lines) for w, s, e, _, lines, _, _ in timeline.task_memory(read(p)))
+    assert spans == [(0, 1, 82, 0), (0, 2, 80, 0), (1, 3, 50, 64)]
+    # A piece left open by a trace cut short ends at its worker's last record.
+    _synthetic(p, 2, recs[:5])
+    spans = sorted((w, s, e) for w, s, e, *_ in timeline.task_memory(read(p)))
+    assert spans == [(0, 1, 2), (0, 2, 2), (1, 3, 4)]
+
+
 def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
     # Worker 0: root 1 runs A (2), whose touches cost 64 lines in 640 ns (32 remote), then B (3): 64 lines in
     # 128 ns. A memory record between tasks belongs to the root, still running. Worker 1: C (4), no touches.
