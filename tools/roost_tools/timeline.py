@@ -104,7 +104,8 @@ _LATENCY_COLOURS = ("#c7e9c0", "#41ab5d", "#006d2c", "#08519c", "#08306b")
 
 
 def latency_per_line(spans) -> list[float]:
-    """Each task's modelled memory time per line touched (ns), for the tasks that touched any."""
+    """Each task piece's modelled memory time per line touched (ns), for the pieces that touched any (a task
+    that moved has a piece on each worker it ran on: task_memory)."""
     return [ns / lines for *_, lines, ns, _ in spans if lines]
 
 
