@@ -222,6 +222,50 @@ TEST(TraceHeader, EachWorkersDomainIsItsLastLevelCacheNotItsPackage) {
   EXPECT_EQ(domains("pack:2 core:2 pu:1").first, (v{0, 0, 1, 1}));
 }
 
+// A runtime made while another lives may not write one of that one's files: a simulated report or a cats
+// profile at a live runtime's trace or timeline emptied it and wrote over it without a word (an
+// outside-user campaign). Once the first runtime is gone, the path is free.
+TEST(TraceOutputs, ALiveRuntimesFilesAreNotAnotherRuntimesOutputs) {
+  const std::string file = roost_test::temp_path("roost_test_claimed.trace");
+  auto second = [&](const std::string& path, bool cats) {
+    roost::options o;
+    o.workers = 2;
+    if (cats) {
+      o.scheduler = "cats";
+      o.cats_profile = path;
+    } else {
+      o.platform = "sim";
+      o.topology = "pack:2 l3:1(size=1MiB) core:1 pu:1";
+      o.sim_report = path;
+    }
+    roost::runtime rt(o);
+    rt.run([] {});
+  };
+  {
+    roost::options o;
+    o.workers = 2;
+    o.trace = file;
+    roost::runtime first(o);
+    first.run([] {});
+    for (const auto& [path, cats] : {std::pair{file, false}, std::pair{file + ".json", false}, std::pair{file, true}}) {
+      try {
+        second(path, cats);
+        ADD_FAILURE() << path << (cats ? " as a cats profile" : " as a report") << ": no error";
+      } catch (const roost::config_error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find(cats ? "cats_profile" : "sim_report"), std::string::npos) << m;
+        EXPECT_NE(m.find("another live roost::runtime writes"), std::string::npos) << m;
+      }
+    }
+    first.run([] {});
+  }
+  const tr::trace_file t = tr::read(file);
+  EXPECT_TRUE(t.complete);  // the first runtime's trace, whole
+  second(file, false);      // free now
+  std::remove(file.c_str());
+  std::remove((file + ".json").c_str());
+}
+
 TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
   struct expect {
     const char* sched;

@@ -49,6 +49,22 @@ numbering& numbered() {
   return *n;
 }
 
+// The outputs of the live runtimes (output_claim): made on first use and never destroyed, as numbered().
+// Its lock is held across fork(), as the numbers' is.
+struct claimed_output {
+  std::uint64_t owner;
+  std::string path, what;
+};
+struct live_outputs {
+  std::mutex mu;
+  std::uint64_t next_owner = 1;
+  std::vector<claimed_output> list;
+};
+live_outputs& live() {
+  static live_outputs* l = new live_outputs;
+  return *l;
+}
+
 // A child of fork() numbers apart from its parent: it inherited the parent's counts, and both wrote FILE.2,
 // one over the other without a word (an outside-user campaign). The child's runtimes write FILE.pidPID,
 // FILE.pidPID.2, ... (its own pid: a grandchild's differ again), counted from the start. And the process's
@@ -56,9 +72,17 @@ numbering& numbered() {
 // that never runs, and it kept every runtime of the child from tracing. Registered by the first runtime
 // made; the lock is held across fork() so that the child's copy of it is never held.
 std::atomic<bool> g_numbering_in_fork_child{false};
-void numbering_before_fork() { numbered().mu.lock(); }
-void numbering_after_fork_in_parent() { numbered().mu.unlock(); }
+void numbering_before_fork() {
+  numbered().mu.lock();
+  live().mu.lock();
+}
+void numbering_after_fork_in_parent() {
+  live().mu.unlock();
+  numbered().mu.unlock();
+}
 void numbering_after_fork_in_child() {
+  live().list.clear();  // the parent's runtimes are copies here that never write their files (abandon)
+  live().mu.unlock();
   numbered().last.clear();
   g_numbering_in_fork_child.store(true, std::memory_order_relaxed);
   numbered().mu.unlock();
@@ -176,6 +200,47 @@ void check_outputs_apart(const resolved_options& cfg) {
                            "valid: a path of its own for each");
 }
 
+// Claims the files this runtime will write, refused when another live runtime writes one of them: two
+// runtimes alive at once, the second's simulated report or cats profile at the first's trace, emptied the
+// live trace and wrote over it without a word (an outside-user campaign). Only what this runtime writes
+// is claimed (a report when simulated, a profile under cats), so a setting both share from the environment
+// but only one writes is no clash.
+output_claim claim_outputs(const resolved_options& cfg) {
+  std::vector<std::pair<std::string, std::string>> mine;  // (path, what)
+  if (!cfg.trace.empty()) {
+    mine.emplace_back(cfg.trace, cfg.trace_source + "='" + cfg.trace + "'");
+    mine.emplace_back(cfg.trace + ".json", "the timeline of " + cfg.trace_source + "='" + cfg.trace + "'");
+  }
+  if (cfg.simulated && !cfg.sim_report.empty())
+    mine.emplace_back(cfg.sim_report, cfg.sim_report_source + "='" + cfg.sim_report + "'");
+  if (cfg.scheduler == "cats" && !cfg.cats_profile.empty())
+    mine.emplace_back(cfg.cats_profile, cfg.cats_profile_source + "='" + cfg.cats_profile + "'");
+  if (mine.empty()) return output_claim{};
+  live_outputs& l = live();
+  std::lock_guard<std::mutex> lk(l.mu);
+  for (const auto& [path, what] : mine)
+    for (const claimed_output& other : l.list)
+      if (one_file(path, other.path))
+        throw config_error(what + " is a file another live roost::runtime writes (" + other.what +
+                           "), which each would write over; valid: a path of its own for each runtime");
+  const std::uint64_t owner = l.next_owner++;
+  for (auto& [path, what] : mine) l.list.push_back({owner, std::move(path), std::move(what)});
+  return output_claim{owner};
+}
+
+}  // namespace
+
+void output_claim::release() noexcept {
+  if (id_ == 0) return;
+  live_outputs& l = live();
+  std::lock_guard<std::mutex> lk(l.mu);
+  l.list.erase(std::remove_if(l.list.begin(), l.list.end(), [&](const claimed_output& c) { return c.owner == id_; }),
+               l.list.end());
+  id_ = 0;
+}
+
+namespace {
+
 // An existing regular file at `path` is emptied (errors ignored: the simulation's own check of the path
 // reports them, where it gets that far). Not a directory, device or named pipe (opening a pipe blocks).
 void empty_if_regular(const std::string& path) {
@@ -271,6 +336,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
   check_outputs_apart(cfg);
+  outputs_ = claim_outputs(cfg);
   // A report from an earlier run goes now, before anything else can fail: a runtime that fails to be made
   // leaves it empty (configuration.md). The simulation checks the path and writes the report.
   if (cfg.simulated && !cfg.sim_report.empty()) empty_if_regular(cfg.sim_report);

@@ -12,6 +12,31 @@
 
 namespace roost::detail {
 
+// The files a live runtime writes (its trace and timeline, its simulated report, its cats profile), claimed
+// for its life: a runtime made meanwhile that would write one of them is refused (runtime.cpp,
+// claim_outputs). Released when the runtime, or a constructor that failed after claiming, goes.
+class output_claim {
+ public:
+  output_claim() = default;
+  explicit output_claim(std::uint64_t id) : id_(id) {}
+  output_claim(output_claim&& o) noexcept : id_(o.id_) { o.id_ = 0; }
+  output_claim& operator=(output_claim&& o) noexcept {
+    if (this != &o) {
+      release();
+      id_ = o.id_;
+      o.id_ = 0;
+    }
+    return *this;
+  }
+  output_claim(const output_claim&) = delete;
+  output_claim& operator=(const output_claim&) = delete;
+  ~output_claim() { release(); }
+
+ private:
+  void release() noexcept;
+  std::uint64_t id_ = 0;
+};
+
 class runtime_core {
  public:
   // How the engine is made: sched::make_engine (the scheduler o names), or, in the engine's tests, an
@@ -37,6 +62,7 @@ class runtime_core {
   // it holds is left as it is (not stopped, not written).
   void abandon();
 
+  output_claim outputs_;                    // the files it writes, which no other live runtime may write
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
   std::atomic<int> runs_in_progress_{0};    // run() calls not returned (the outermost of each thread)
 };
