@@ -136,6 +136,15 @@ TEST(Topology, SyntheticSizeIsBoundedBeforeHwlocBuildsIt) {
   EXPECT_EQ(topology::load("pack:64 core:64 pu:1").num_pus(), 4096u);            // the limit itself is fine
 }
 
+// hwloc builds what it can of a description whose indexes= repeat a PU, a different machine: one package,
+// one PU and a 64-byte cache for "pack:2 ... pu:1(indexes=0,0)", without a word (an outside-user campaign).
+TEST(Topology, ADescriptionHwlocBuildsWithFewerPUsIsRefused) {
+  expect_mentions(load_error("pack:2 l3:1(size=1MiB) core:1 pu:1(indexes=0,0)"),
+                  {"describes 2 PUs", "hwloc built 1", "indexes="});
+  EXPECT_EQ(topology::load("pack:2 core:1 pu:1(indexes=1,0)").num_pus(), 2u);  // a permutation is fine
+  EXPECT_EQ(topology::load("pack:2 [numa] l3:1(size=1MiB) core:2 pu:1").num_pus(), 4u);
+}
+
 // Issue #23 (10): hwloc reads sizes with strtoull, so size=-5 wrapped to 2^64-5, size=0 silently became the
 // default size, and a large size with a unit wrapped past 64 bits.
 TEST(Topology, SyntheticSizesAreValidated) {

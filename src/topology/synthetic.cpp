@@ -65,7 +65,7 @@ void check_attributes(const std::string& named, const char* p, const char* close
 
 }  // namespace
 
-void check_synthetic(const std::string& description, unsigned max_pus, const std::string& named) {
+std::uint64_t check_synthetic(const std::string& description, unsigned max_pus, const std::string& named) {
   // The grammar of hwloc 2.x (topology-synthetic.c, hwloc_backend_synthetic_init): optional root
   // attributes "(...)", then levels separated by spaces or newlines, each "[type:]arity[(attributes)]",
   // with NUMA nodes attached to the level before as "[numa(...)]". The PUs are the product of the arities.
@@ -73,9 +73,10 @@ void check_synthetic(const std::string& description, unsigned max_pus, const std
   const char* p = description.c_str();
   std::uint64_t pus = 1;
   bool past_64_bits = false;
+  bool counted = true;  // false where counting stopped before the end
   if (*p == '(') {
     const char* close = std::strchr(p, ')');
-    if (!close) return;
+    if (!close) return 0;
     check_attributes(named, p + 1, close);
     p = close + 1;
   }
@@ -84,11 +85,11 @@ void check_synthetic(const std::string& description, unsigned max_pus, const std
     if (!*p) break;
     if (*p == '[') {  // an attached NUMA node: adds memory, not PUs
       const char* close = std::strchr(p, ']');
-      if (!close) return;
+      if (!close) return 0;
       const char* open = std::strchr(p, '(');
       if (open && open < close) {
         const char* attr_close = std::strchr(open, ')');
-        if (!attr_close) return;
+        if (!attr_close) return 0;
         check_attributes(named, open + 1, attr_close);
       }
       p = close + 1;
@@ -96,20 +97,29 @@ void check_synthetic(const std::string& description, unsigned max_pus, const std
     }
     if (*p < '0' || *p > '9') {  // "type:"; hwloc looks for the first ':' after it, as here
       const char* colon = std::strchr(p, ':');
-      if (!colon) break;
+      if (!colon) {
+        counted = false;
+        break;
+      }
       p = colon + 1;
     }
     char* end = nullptr;
     errno = 0;
     unsigned long arity = std::strtoul(p, &end, 0);  // base 0 as hwloc: "0x10" is 16, "010" is 8
-    if (end == p || arity == 0 || arity > 0xffffffffu || errno == ERANGE) break;  // hwloc rejects these
+    if (end == p || arity == 0 || arity > 0xffffffffu || errno == ERANGE) {  // hwloc rejects these
+      counted = false;
+      break;
+    }
     std::uint64_t product = 0;
     if (__builtin_mul_overflow(pus, static_cast<std::uint64_t>(arity), &product)) past_64_bits = true;
     pus = past_64_bits ? UINT64_MAX : product;
     p = end;
     if (*p == '(') {
       const char* close = std::strchr(p, ')');
-      if (!close) break;
+      if (!close) {
+        counted = false;
+        break;
+      }
       check_attributes(named, p + 1, close);
       p = close + 1;
     }
@@ -119,6 +129,7 @@ void check_synthetic(const std::string& description, unsigned max_pus, const std
     reject(named, "describes " + count + " PUs (the product of its arities); must describe at most " +
                             std::to_string(max_pus) + " PUs, roost's worker limit");
   }
+  return counted ? pus : 0;
 }
 
 }  // namespace roost::topo

@@ -4,6 +4,7 @@
 // becomes a default size and a large size with a unit wraps past 64 bits.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace roost::topo {
@@ -16,6 +17,7 @@ inline constexpr std::size_t max_cache_bytes = std::size_t{1} << 40;
 // "ROOST_TOPOLOGY='...'"), when `description` makes more than max_pus PUs, or has a cache size (size=)
 // outside [1 byte, max_cache_bytes] or a memory size (memory=) of zero, signed or past 64 bits. Other
 // syntax errors are left to hwloc, which rejects them without building anything.
-void check_synthetic(const std::string& description, unsigned max_pus, const std::string& named);
+// Returns the PUs the description makes (the product of its arities), or 0 where it stopped making sense.
+std::uint64_t check_synthetic(const std::string& description, unsigned max_pus, const std::string& named);
 
 }  // namespace roost::topo

@@ -66,7 +66,8 @@ topology topology::load(const std::string& description, const std::string& sourc
   if (struct stat st; tp.virtual_ && !xml && ::stat(description.c_str(), &st) == 0)
     reject(std::string(S_ISDIR(st.st_mode) ? "names a directory" : "names something that is not a regular file") +
            ", not a topology file; " + valid);
-  if (tp.virtual_ && !xml) check_synthetic(description, max_workers, tp.named());  // before hwloc builds anything
+  const std::uint64_t described_pus =
+      tp.virtual_ && !xml ? check_synthetic(description, max_workers, tp.named()) : 0;  // before hwloc builds
 
   hwloc_handle h;
   if (hwloc_topology_init(&h.t) != 0) throw config_error("roost: hwloc_topology_init failed");
@@ -183,6 +184,11 @@ topology topology::load(const std::string& description, const std::string& sourc
   } w{tp, h.t};
   w.visit(hwloc_get_root_obj(h.t), -1);
   if (tp.pus_.empty()) reject("the topology has no PU");
+  // hwloc builds what it can of a description whose indexes= repeat a PU: "pack:2 ... pu:1(indexes=0,0)"
+  // became one package and one PU, with a cache of 64 B, without a word (an outside-user campaign).
+  if (described_pus != 0 && tp.pus_.size() != described_pus)
+    reject("describes " + std::to_string(described_pus) + " PUs (the product of its arities), but hwloc built " +
+           std::to_string(tp.pus_.size()) + " from it (indexes= that repeat or skip a PU?); " + valid);
   // An XML file's PUs are known only now; a synthetic description's were counted before hwloc built them.
   // The real machine is not bounded here: it is not input, and ROOST_WORKERS sets how many workers run.
   if (tp.virtual_ && tp.pus_.size() > max_workers)
