@@ -266,6 +266,44 @@ TEST(TraceOutputs, ALiveRuntimesFilesAreNotAnotherRuntimesOutputs) {
   std::remove((file + ".json").c_str());
 }
 
+// A trace path that is a symbolic link is written through: the trace lands in the link's target and the link
+// stays. A dangling link into a directory that does not exist is an error naming that directory; it was
+// accepted and replaced by a regular file (an outside-user campaign).
+TEST(TraceOutputs, ATraceThroughASymbolicLinkKeepsTheLink) {
+  const std::string link = roost_test::temp_path("roost_test_trace_link");
+  const std::string target = roost_test::temp_path("roost_test_trace_link_target");
+  const std::string missing_dir = roost_test::temp_path("roost_test_no_such_dir");
+  auto trace_to = [&](const std::string& path) {
+    roost::options o;
+    o.workers = 1;
+    o.trace = path;
+    roost::runtime rt(o);
+    rt.run([] {});
+  };
+  std::remove(link.c_str());
+  std::remove(target.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);  // dangling: the target is made by the trace
+  trace_to(link);
+  struct stat st;
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_TRUE(tr::read(target).complete);
+  std::remove(link.c_str());
+  std::remove(target.c_str());
+  std::remove((target + ".json").c_str());
+  ASSERT_EQ(::symlink((missing_dir + "/t.trace").c_str(), link.c_str()), 0);
+  try {
+    trace_to(link);
+    ADD_FAILURE() << "a link into a missing directory: no error";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find(missing_dir), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link was replaced";
+  std::remove(link.c_str());
+  std::remove((link + ".json").c_str());
+}
+
 TEST(TraceDepth, TasksBelowTheDepthArePartOfTheirSpawnersSpan) {
   struct expect {
     const char* sched;

@@ -16,6 +16,7 @@
 #include "api/runtime_core.hpp"
 #include "engine/observe.hpp"
 #include "engine/preemption.hpp"
+#include "platform/output_file.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
 #include "roost/errors.hpp"
@@ -158,22 +159,7 @@ void make_absolute(std::string& path) {
 // file a write makes is the link's target, and a link to a trace not yet written let a report write over
 // the trace; an outside-user campaign), then the rest made canonical as far as it exists.
 bool one_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  auto target = [](const std::string& text, std::error_code& ec) {
-    fs::path p = fs::absolute(text, ec);
-    if (ec) return p;
-    for (int links = 0; links < 40; ++links) {  // a missing path is no link, and no error here
-      std::error_code missing;
-      if (!fs::is_symlink(fs::symlink_status(p, missing))) break;
-      const fs::path to = fs::read_symlink(p, missing);
-      if (missing) break;
-      p = to.is_absolute() ? to : p.parent_path() / to;
-    }
-    return fs::weakly_canonical(p, ec);
-  };
-  std::error_code ea, eb;
-  const fs::path pa = target(a, ea), pb = target(b, eb);
-  return ea || eb ? a == b : pa == pb;
+  return a == b || platform::write_target(a) == platform::write_target(b);
 }
 
 // The files a runtime writes: two at one path would write over each other, and the report or the timeline

@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 namespace roost::platform {
 
@@ -35,6 +37,22 @@ std::string output_file_problem(const std::string& path) {
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   ::close(fd);
   return regular ? std::string() : "not a regular file: " + std::string(kind_of(st.st_mode));
+}
+
+std::string write_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  if (ec) return path;
+  for (int links = 0; links < 40; ++links) {  // a missing path is no link, and no error here
+    std::error_code missing;
+    if (!fs::is_symlink(fs::symlink_status(p, missing))) break;
+    const fs::path to = fs::read_symlink(p, missing);
+    if (missing) break;
+    p = to.is_absolute() ? to : p.parent_path() / to;
+  }
+  const fs::path real = fs::weakly_canonical(p, ec);
+  return ec ? p.string() : real.string();
 }
 
 }  // namespace roost::platform

@@ -14,4 +14,9 @@ std::string output_file_problem(const std::string& path);
 // file, or nothing there). No system call but one stat().
 std::string not_a_regular_file(const std::string& path);
 
+// The file a write to `path` lands in: absolute, its symbolic links followed (dangling ones too: a write
+// makes the link's target), then made canonical as far as it exists. `path` itself when it cannot be made
+// absolute. A write beside the path and a rename over it must go to this, or it replaces the link.
+std::string write_target(const std::string& path);
+
 }  // namespace roost::platform

@@ -137,13 +137,6 @@ int write_all(int fd, const char* bytes, std::size_t n) {
   return 0;
 }
 
-// The file a write to `path` lands in: a symbolic link's target (the link stays), else the path itself.
-std::string write_target(const std::string& path) {
-  std::error_code ec;
-  const std::filesystem::path real = std::filesystem::canonical(path, ec);
-  return ec ? path : real.string();
-}
-
 std::atomic<unsigned> g_next_temporary{0};
 }  // namespace
 
@@ -164,7 +157,9 @@ void tracer::open() {
   // now, not only at the end, to find a path that cannot be written before the run; until the end it is a
   // timeline without events, which a viewer opens: a program that ends without destroying its runtime
   // (exit(), std::terminate) leaves that, not an empty file.
-  const std::string trace_target = write_target(path_), json_target = write_target(json_path_);
+  // A link's target, dangling ones too: a link into a missing directory was replaced by a regular file
+  // (an outside-user campaign); now the target's directory is the one that must exist.
+  const std::string trace_target = platform::write_target(path_), json_target = platform::write_target(json_path_);
   const std::string tag = ".roost-" + std::to_string(::getpid()) + "-" + std::to_string(g_next_temporary++);
   const std::string trace_tmp = trace_target + tag, json_tmp = json_target + tag;
   unique_fd trace(::open(trace_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
