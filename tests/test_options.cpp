@@ -534,7 +534,8 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
 // tools', a program's own) are not.
 TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
   roost_test::scoped_env a("ROOST_SCHEDULER", "ws-help"), b("ROOST_NUM_WORKERS", "1"), c("ROOST_WROKERS", "1"),
-      d("ROOST_BENCH", "/x/roost-bench"), e("ROOST_MY_PROGRAMS_OWN", "1");
+      d("ROOST_BENCH", "/x/roost-bench"), e("ROOST_MY_PROGRAMS_OWN", "1"), f("ROOST_BINDING", "false"),
+      g("ROOST_workers", "1"), h("roost_sched", "adws");
   const roost::resolved_options r = roost::resolve(roost::options{});
   const auto has = [&](const std::string& text) {
     return std::any_of(r.unknown_env_notes.begin(), r.unknown_env_notes.end(),
@@ -543,7 +544,11 @@ TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
   EXPECT_TRUE(has("ROOST_SCHEDULER is not a roost setting and is not read; did you mean ROOST_SCHED?"));
   EXPECT_TRUE(has("ROOST_NUM_WORKERS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
   EXPECT_TRUE(has("ROOST_WROKERS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
+  // A short name held at the start, and names in the wrong case (both passed without a note before).
+  EXPECT_TRUE(has("ROOST_BINDING is not a roost setting and is not read; did you mean ROOST_BIND?"));
+  EXPECT_TRUE(has("ROOST_workers is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
+  EXPECT_TRUE(has("roost_sched is not a roost setting and is not read; did you mean ROOST_SCHED?"));
   EXPECT_FALSE(has("ROOST_BENCH"));
   EXPECT_FALSE(has("ROOST_MY_PROGRAMS_OWN"));
-  EXPECT_EQ(r.unknown_env_notes.size(), 3u);
+  EXPECT_EQ(r.unknown_env_notes.size(), 6u);
 }

@@ -492,17 +492,25 @@ std::vector<std::string> unknown_env_notes() {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
-    if (entry.rfind("ROOST_", 0) != 0) continue;
     const std::string name = entry.substr(0, entry.find('='));
+    // Compared in upper case: ROOST_workers and roost_sched are not read (names are case-sensitive) and
+    // passed without a note (an outside-user campaign).
+    std::string upper = name;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (upper.rfind("ROOST_", 0) != 0) continue;
     if (std::find_if(std::begin(kRuntimeVariables), std::end(kRuntimeVariables),
                      [&](const char* v) { return name == v; }) != std::end(kRuntimeVariables))
       continue;
     const char* best = nullptr;
     std::size_t best_distance = 3;
     for (const char* v : kRuntimeVariables) {
-      const std::string known = v, tail = known.substr(6), its_tail = name.substr(6);
+      const std::string known = v, tail = known.substr(6), its_tail = upper.substr(6);
       std::size_t d = edit_distance(its_tail, tail);
-      if (tail.size() >= 5 && its_tail.find(tail) != std::string::npos) d = std::min<std::size_t>(d, 2);
+      // Holding a name: anywhere for one of 5 letters or more, at the start for a shorter one (ROOST_BINDING
+      // for ROOST_BIND was passed without a note; ROOST_BIND anywhere would flag ROOST_REBINDER).
+      if ((tail.size() >= 5 && its_tail.find(tail) != std::string::npos) ||
+          (tail.size() >= 4 && its_tail.rfind(tail, 0) == 0))
+        d = std::min<std::size_t>(d, 2);
       if (d < best_distance) {
         best_distance = d;
         best = v;
