@@ -147,6 +147,64 @@ T parallel_reduce_split(I first, I last, std::size_t grain, const T& identity, c
 inline void check_grain(const char* call, std::size_t grain) {
   if (grain > std::numeric_limits<std::size_t>::max() / 2) [[unlikely]] throw_bad_grain(call, grain);
 }
+// What combine(a, b) returns, given T's as parallel_reduce_split gives them (rvalues where it takes them).
+template <class Combine, class T, bool = std::is_invocable_v<const Combine&, T&&, T&&>>
+struct combine_result {
+  using type = std::decay_t<std::invoke_result_t<const Combine&, T&, T&>>;
+};
+template <class Combine, class T>
+struct combine_result<Combine, T, true> {
+  using type = std::decay_t<std::invoke_result_t<const Combine&, T&&, T&&>>;
+};
+template <class Combine, class T>
+using combine_result_t = typename combine_result<Combine, T>::type;
+// Whether a partial result R (the body's or the combine's) keeps its value as the identity's type T; each
+// case that would not is refused with its own message (outside-user campaigns and a review found each one
+// compiling and giving a wrong answer). Always true when it compiles, for a static_assert around the call.
+template <class R, class T>
+constexpr bool identity_keeps() {
+  // A floating-point result over an integer identity: truncated (a double body over the identity 0).
+  static_assert(!(std::is_floating_point_v<R> && std::is_integral_v<T>),
+                "roost::parallel_reduce: the body or the combine returns a floating-point value and the identity is "
+                "an integer (T is the identity's type), so every partial result would be truncated: give the "
+                "identity as 0.0, or as T{} of the type you reduce");
+  if constexpr (std::is_integral_v<R> && !std::is_same_v<R, bool> && std::is_integral_v<T>) {
+    // A long body over the identity 0 (OpenMP's reduction(+: x) written as porting.md's table says) summed
+    // 2^32 to 0.
+    static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<R>::digits,
+                  "roost::parallel_reduce: the body or the combine returns a wider integer than the identity's type "
+                  "(T is the identity's type), so every partial result would be cut to it: give the identity in "
+                  "that type (0L for long, 0LL for long long, std::size_t{0} for std::size_t, or T{} of the type "
+                  "you reduce)");
+    // A min over {4, -3, 5} gave 4: each negative partial result wrapped to a huge unsigned one.
+    static_assert(!(std::is_signed_v<R> && std::is_unsigned_v<T>),
+                  "roost::parallel_reduce: the body or the combine returns a signed integer and the identity is "
+                  "unsigned (T is the identity's type), so every negative partial result would wrap: give the "
+                  "identity in that type (0, 0L, or T{} of the type you reduce)");
+  }
+  // An integer result over a floating-point identity with fewer digits: a long sum of 2^53 + 1 in 0.0 came
+  // out 2^53, an int one of 2^24 + 1 in 0.0f 2^24. An int in 0.0 is exact, and allowed.
+  if constexpr (std::is_integral_v<R> && !std::is_same_v<R, bool> && std::is_floating_point_v<T>)
+    static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<R>::digits,
+                  "roost::parallel_reduce: the body or the combine returns an integer with more digits than the "
+                  "identity's floating-point type holds (T is the identity's type), so partial results would be "
+                  "rounded: give the identity in that integer type (0L), or convert in the body");
+  // A double sum in a float identity lost its digits.
+  if constexpr (std::is_floating_point_v<R> && std::is_floating_point_v<T>)
+    static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<R>::digits,
+                  "roost::parallel_reduce: the body or the combine returns a wider floating-point type than the "
+                  "identity's (T is the identity's type), so every partial result would be rounded to it: give the "
+                  "identity in that type (0.0 for double, 0.0L for long double)");
+  // A result that owns memory, held in an identity type that cannot (std::string into std::string_view):
+  // each partial result was a view of a destroyed temporary (heap-use-after-free).
+  static_assert(!(std::is_class_v<R> && std::is_class_v<T> && !std::is_same_v<R, T> &&
+                  !std::is_trivially_destructible_v<R> && std::is_trivially_destructible_v<T>),
+                "roost::parallel_reduce: the body or the combine returns a type that owns its memory and the "
+                "identity's type does not (T is the identity's type: a std::string_view of a std::string, a "
+                "std::span of a std::vector), so every partial result would refer to a destroyed temporary: give "
+                "the identity in the owning type");
+  return true;
+}
 }  // namespace detail
 
 // Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
@@ -172,42 +230,11 @@ void parallel_for(I first, I last, std::size_t grain, const Body& body) {
 // parallel_for.
 template <class I, class T, class Body, class Combine>
 T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
-  // T is the identity's type: parallel_reduce(0, n, g, 0, body, plus) over a body that returns double
-  // would truncate every partial result to int without a word (an outside-user campaign).
+  // T is the identity's type, and every partial result, the body's and the combine's, is made a T: one that
+  // would change them does not compile (detail::identity_keeps).
   using body_result = std::decay_t<std::invoke_result_t<const Body&, I&, I&>>;  // body(lo, hi): lvalues
-  static_assert(!(std::is_floating_point_v<body_result> && std::is_integral_v<T>),
-                "roost::parallel_reduce: the body returns a floating-point value and the identity is an integer "
-                "(T is the identity's type), so every partial result would be truncated: give the identity as "
-                "0.0, or as T{} of the type you reduce");
-  // The same of an integer body over a narrower integer identity: a body returning long over the identity 0
-  // (OpenMP's reduction(+: x) written as porting.md's table says) summed 2^32 to 0 (an outside-user campaign).
-  if constexpr (std::is_integral_v<body_result> && std::is_integral_v<T> && !std::is_same_v<body_result, bool>) {
-    static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<body_result>::digits,
-                  "roost::parallel_reduce: the body returns a wider integer than the identity's type (T is the "
-                  "identity's type), so every partial result would be cut to it: give the identity in the body's "
-                  "type (0L, 0UL, std::size_t{0}, or T{} of the type you reduce)");
-    // A signed body over an unsigned identity: a min over {4, -3, 5} gave 4, each partial result wrapped to
-    // a huge unsigned one (an outside-user campaign).
-    static_assert(!(std::is_signed_v<body_result> && std::is_unsigned_v<T>),
-                  "roost::parallel_reduce: the body returns a signed integer and the identity is unsigned (T is the "
-                  "identity's type), so every negative partial result would wrap: give the identity in the body's "
-                  "type (0, 0L, or T{} of the type you reduce)");
-  }
-  // A floating-point body over a narrower floating-point identity: a double sum in a float identity lost
-  // its digits without a word (an outside-user campaign).
-  if constexpr (std::is_floating_point_v<body_result> && std::is_floating_point_v<T>)
-    static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<body_result>::digits,
-                  "roost::parallel_reduce: the body returns a wider floating-point type than the identity's (T is the "
-                  "identity's type), so every partial result would be rounded to it: give the identity in the "
-                  "body's type (0.0 for double, 0.0L for long double)");
-  // A body result that owns memory, held in an identity type that cannot (std::string into std::string_view):
-  // each partial result was a view of a destroyed temporary (an outside-user campaign, heap-use-after-free).
-  static_assert(!(std::is_class_v<body_result> && std::is_class_v<T> && !std::is_same_v<body_result, T> &&
-                  !std::is_trivially_destructible_v<body_result> && std::is_trivially_destructible_v<T>),
-                "roost::parallel_reduce: the body returns a type that owns its memory and the identity's type does "
-                "not (T is the identity's type: a std::string_view of a std::string, a std::span of a "
-                "std::vector), so every partial result would refer to a destroyed temporary: give the identity in "
-                "the body's type");
+  static_assert(detail::identity_keeps<body_result, T>());
+  static_assert(detail::identity_keeps<detail::combine_result_t<Combine, T>, T>());
   static_assert(detail::valid_bound<I>, "roost::parallel_reduce: the bounds are integers or random-access "
                                         "iterators, not floating-point numbers or bools");
   detail::current_fiber_or_throw("roost::parallel_reduce");

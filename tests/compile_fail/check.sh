@@ -11,6 +11,8 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
          NARROW_SIGNEDNESS:"signed integer and the identity is unsigned" \
          NARROW_FLOAT_WIDTH:"wider floating-point type than the identity" \
          NARROW_VIEW:"owns its memory and the identity's type does not" \
+         NARROW_INT_TO_FLOAT:"more digits than the identity's floating-point type" \
+         COMBINE_VIEW:"owns its memory and the identity's type does not" \
          FLOAT_BOUNDS:"not floating-point numbers or bools"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1

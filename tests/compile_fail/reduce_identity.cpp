@@ -30,6 +30,14 @@ long sum(const std::vector<long>& v) {
   return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, std::string_view{},
                                 [&](std::size_t lo, std::size_t hi) { return std::string(hi - lo, 'x'); },
                                 [](std::string_view a, std::string_view b) { return std::string(a) + std::string(b); }).size());
+#elif defined(NARROW_INT_TO_FLOAT)  // a long body over the identity 0.0: 2^53 + 1 rounded
+  return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0.0,
+                                [&](std::size_t lo, std::size_t hi) { long s = 0; for (; lo < hi; ++lo) s += v[lo]; return s; },
+                                std::plus<>()));
+#elif defined(COMBINE_VIEW)  // views all along, but the combine makes a std::string: views of destroyed strings
+  return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, std::string_view{},
+                                [&](std::size_t lo, std::size_t hi) { return std::string_view("xyz").substr(0, hi - lo > 3 ? 3 : hi - lo); },
+                                [](std::string_view a, std::string_view b) { return std::string(a) + std::string(b); }).size());
 #elif defined(FLOAT_BOUNDS)  // floating-point bounds: no whole number of iterations
   double s = 0;
   roost::parallel_for(0.0, 10.5, 2, [&](double lo, double hi) { s += hi - lo; });
@@ -38,6 +46,9 @@ long sum(const std::vector<long>& v) {
   // converts, which are fine; so are bounds of a wider integer type than std::size_t
   (void)roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0.0,
                                [&](std::size_t lo, std::size_t hi) { return static_cast<int>(hi - lo); }, std::plus<>());
+  // The first refusal's advice, followed: a long body over 0L.
+  (void)roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0L,
+                               [&](std::size_t lo, std::size_t hi) { return static_cast<long>(hi - lo); }, std::plus<>());
 #if defined(__SIZEOF_INT128__)
   roost::parallel_for(__int128{0}, __int128{5}, 1, [](__int128, __int128) {});
 #endif
