@@ -4,6 +4,7 @@
 // runtime runs, with memory that does not grow; a file that cannot be written is an error at construction,
 // a write that fails later is an exception from run() or a message from ~runtime, never silence.
 #include <gtest/gtest.h>
+#include <filesystem>
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -257,6 +258,20 @@ TEST(TraceOutputs, ALiveRuntimesFilesAreNotAnotherRuntimesOutputs) {
         EXPECT_NE(m.find("another live roost::runtime writes"), std::string::npos) << m;
       }
     }
+    // Nor does a runtime that fails to be made (a setting that does not resolve) empty it as its report (a
+    // review: the claim was checked only once the settings resolved).
+    const auto size_before = std::filesystem::file_size(file);
+    EXPECT_GT(size_before, 0u);
+    try {
+      roost::options bad;
+      bad.platform = "sim";
+      bad.sim_report = file;
+      bad.scheduler = "no-such-scheduler";
+      roost::runtime rt(bad);
+      ADD_FAILURE() << "a runtime with no such scheduler was made";
+    } catch (const roost::config_error&) {
+    }
+    EXPECT_EQ(std::filesystem::file_size(file), size_before);
     first.run([] {});
   }
   const tr::trace_file t = tr::read(file);
@@ -301,6 +316,22 @@ TEST(TraceOutputs, ATraceThroughASymbolicLinkKeepsTheLink) {
   ASSERT_EQ(::lstat(link.c_str(), &st), 0);
   EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link was replaced";
   std::remove(link.c_str());
+  std::remove((link + ".json").c_str());
+  // Links in a loop: no file can be made there (ELOOP), and the link stays (a review: it was replaced).
+  const std::string other = link + "_other";
+  std::remove(other.c_str());
+  ASSERT_EQ(::symlink(other.c_str(), link.c_str()), 0);
+  ASSERT_EQ(::symlink(link.c_str(), other.c_str()), 0);
+  try {
+    trace_to(link);
+    ADD_FAILURE() << "a link in a loop: no error";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find(std::strerror(ELOOP)), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(::lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the link in a loop was replaced";
+  std::remove(link.c_str());
+  std::remove(other.c_str());
   std::remove((link + ".json").c_str());
 }
 

@@ -289,6 +289,11 @@ void empty_report_of_unresolved(const options& o) noexcept {
     }
     if (!trace.empty() && a_file_of_trace(trace, report)) return;
     if (!profile.empty() && one_file(profile, report)) return;
+    // Nor a file a live runtime writes (output_claim): a failed runtime emptied another's live trace (a
+    // review). Taken after the numbers' lock, in the order of the fork handlers.
+    std::lock_guard<std::mutex> claims(live().mu);
+    for (const claimed_output& c : live().list)
+      if (one_file(c.path, report)) return;
     empty_if_regular(report);
   } catch (...) {
   }

@@ -38,6 +38,10 @@ class output_claim {
 };
 
 class runtime_core {
+  // First, so that it goes last: the tracer and the simulation remove the files of a runtime that failed to
+  // be made, and a claim released before could let another runtime take a path about to be unlinked.
+  output_claim outputs_;  // the files it writes, which no other live runtime may write
+
  public:
   // How the engine is made: sched::make_engine (the scheduler o names), or, in the engine's tests, an
   // engine<P> of a probe policy (tests/test_engine.cpp).
@@ -62,7 +66,6 @@ class runtime_core {
   // it holds is left as it is (not stopped, not written).
   void abandon();
 
-  output_claim outputs_;                    // the files it writes, which no other live runtime may write
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
   std::atomic<int> runs_in_progress_{0};    // run() calls not returned (the outermost of each thread)
 };

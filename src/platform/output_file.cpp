@@ -39,12 +39,14 @@ std::string output_file_problem(const std::string& path) {
   return regular ? std::string() : "not a regular file: " + std::string(kind_of(st.st_mode));
 }
 
-std::string write_target(const std::string& path) {
+std::string write_target(const std::string& path, bool* loop) {
   namespace fs = std::filesystem;
+  if (loop) *loop = false;
   std::error_code ec;
   fs::path p = fs::absolute(path, ec);
   if (ec) return path;
-  for (int links = 0; links < 40; ++links) {  // a missing path is no link, and no error here
+  int links = 0;
+  for (; links <= 40; ++links) {  // a missing path is no link, and no error here
     std::error_code missing;
     if (!fs::is_symlink(fs::symlink_status(p, missing))) break;
     const fs::path to = fs::read_symlink(p, missing);
@@ -52,6 +54,12 @@ std::string write_target(const std::string& path) {
     p = to.is_absolute() ? to : p.parent_path() / to;
   }
   const fs::path real = fs::weakly_canonical(p, ec);
+  // A loop (the kernel's limit is 40 links): no target, and a rename over the path would replace the link
+  // (a review). A loop in a directory above shows as ELOOP from weakly_canonical.
+  if (links > 40 || ec == std::errc::too_many_symbolic_link_levels) {
+    if (loop) *loop = true;
+    return path;
+  }
   return ec ? p.string() : real.string();
 }
 

@@ -16,7 +16,8 @@ std::string not_a_regular_file(const std::string& path);
 
 // The file a write to `path` lands in: absolute, its symbolic links followed (dangling ones too: a write
 // makes the link's target), then made canonical as far as it exists. `path` itself when it cannot be made
-// absolute. A write beside the path and a rename over it must go to this, or it replaces the link.
-std::string write_target(const std::string& path);
+// absolute. A write beside the path and a rename over it must go to this, or it replaces the link. Links in
+// a loop (or a chain of more than 40) set *loop, if given, and give `path` back: no file can be made there.
+std::string write_target(const std::string& path, bool* loop = nullptr);
 
 }  // namespace roost::platform

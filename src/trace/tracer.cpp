@@ -159,7 +159,11 @@ void tracer::open() {
   // (exit(), std::terminate) leaves that, not an empty file.
   // A link's target, dangling ones too: a link into a missing directory was replaced by a regular file
   // (an outside-user campaign); now the target's directory is the one that must exist.
-  const std::string trace_target = platform::write_target(path_), json_target = platform::write_target(json_path_);
+  bool trace_loop = false, json_loop = false;
+  const std::string trace_target = platform::write_target(path_, &trace_loop),
+                    json_target = platform::write_target(json_path_, &json_loop);
+  if (trace_loop) throw fail("cannot create the trace file", std::strerror(ELOOP));
+  if (json_loop) throw fail("cannot create its timeline '" + json_path_ + "'", std::strerror(ELOOP));
   const std::string tag = ".roost-" + std::to_string(::getpid()) + "-" + std::to_string(g_next_temporary++);
   const std::string trace_tmp = trace_target + tag, json_tmp = json_target + tag;
   unique_fd trace(::open(trace_tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
