@@ -13,7 +13,8 @@ struct task_event {
   int worker;                        // worker that runs the task
   // Spawn path, root = {0}. A task whose spawn no observer saw (an observer installed during a run sees the
   // tasks pushed before it when they run) is a child of an unrecorded parent, {4294967295, k}, k unique in
-  // its runtime; a task that its spawner's join ran in place before then is not seen at all.
+  // its runtime while each of its P workers has named fewer than 2^32 / P such tasks; a task that its
+  // spawner's join ran in place before then is not seen at all.
   std::vector<std::uint32_t> path;
   double work_hint;                  // < 0: none
   std::string path_string() const;   // "0.2.1"

@@ -501,7 +501,7 @@ class engine final : public engine_base {
     ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
     // An observer installed during a run sees such tasks (pushed before it came): each its own spawn path,
     // not all "0.0" (an outside-user campaign found 1,024 paths started several times). Worker-local counts,
-    // interleaved: unique in the runtime up to 2^32 such tasks.
+    // interleaved: unique in the runtime while each worker names fewer than 2^32 / P of them (P workers).
     if (detail::hook_bits() & detail::kHookObserver) [[unlikely]]
       f.id.index = w.id + of(w).num_workers() * w.unrecorded_named++;
     f.work_hint = -1;

@@ -125,7 +125,8 @@ detail::job* cab_policy::take_inter(engine::worker& w) {
   for (unsigned i = 0; i < n; ++i) {
     const unsigned v = staffed_[(start + i) % n];
     if (v == s) continue;
-    if (w.should_leave()) [[unlikely]] return nullptr;  // the root ended: no attempt more (policy.hpp, steal_one_of)
+    // The root ended, or the engine stops: no attempt more (policy.hpp, steal_one_of).
+    if (w.should_leave() || eng_.stopping()) [[unlikely]] return nullptr;
     detail::job* j = nullptr;
     if (!sockets_[v].home.empty_hint() && sockets_[v].subtrees.load(std::memory_order_acquire) > 0)
       j = sockets_[v].home.steal_top();
