@@ -272,6 +272,24 @@ TEST(SimCompute, ACountBeyondWhatACallMayChargeIsAUsageError) {
   EXPECT_GT(rt.virtual_time_ns(), before);        // and later ones still count
 }
 
+// The same of a touch: at touch_ns_per_byte=1e15 a touch of 4 KiB charged 4.1e18 ns, and every later cost
+// was rounded away (an outside-user campaign). Refused before the model walks it; later touches count.
+TEST(SimCompute, ATouchBeyondWhatACallMayChargeIsAUsageError) {
+  roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 1, "touch_ns_per_byte=1e12"));
+  static char data[4096];
+  rt.run([] { roost::touch(data, 100); });
+  const double before = rt.virtual_time_ns();
+  try {
+    rt.run([] { roost::touch(data, sizeof data); });
+    FAIL() << "a touch of 4.1e15 ns was charged";
+  } catch (const roost::usage_error& e) {
+    roost_test::expect_mentions(e.what(), {"roost::touch(", "touch_ns_per_byte=1e+12", "more than one call may charge"});
+  }
+  rt.run([] { roost::touch(data, 100); });
+  EXPECT_LT(rt.virtual_time_ns(), before + 2e14);  // the refused touch charged nothing
+  EXPECT_GT(rt.virtual_time_ns(), before);
+}
+
 // The walk's errors name the call the program made: a row of touch_rows on memory that is not the
 // process's was reported as roost::touch's (an outside-user campaign).
 TEST(SimTouch, TheErrorsOfTouchRowsNameTouchRows) {

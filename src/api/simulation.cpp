@@ -292,6 +292,16 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   // data, and a report is the same from one process to the next. Runs of consecutive simulated pages are
   // one region each; the result is charged as one stream.
   const auto host = reinterpret_cast<std::uintptr_t>(base);
+  // At most what one roost::compute call may charge (on_compute): past it the virtual clock, a double,
+  // loses later charges (a touch of 4 KiB at touch_ns_per_byte=1e15 left every later cost rounded away: an
+  // outside-user campaign). Before the walk, so that the model is left as it was.
+  if (const double ns = static_cast<double>(bytes) * plat_.costs().touch_ns_per_byte; ns > kMostChargeNs) {
+    std::ostringstream os;
+    os << call << "(base=" << base << ", bytes=" << bytes << "): " << bytes << " bytes at touch_ns_per_byte="
+       << plat_.costs().touch_ns_per_byte << " (ROOST_SIM_PARAMS) are " << ns
+       << " ns of virtual time, more than one call may charge (1e15 ns); give a smaller touch_ns_per_byte";
+    throw usage_error(os.str());
+  }
   if (bytes >= kCheckMappedBytes && !mapped(host, bytes)) {
     std::ostringstream os;
     os << call << "(base=" << base << ", bytes=" << bytes << "): the region is not all memory of this "
@@ -411,9 +421,8 @@ void simulation::on_compute(int worker, std::uint64_t operations) {
     // The virtual clock counts ns in a double: past 2^53 ns a charge of a few ns is lost, and one call of
     // 10^19 operations left every later run at 0 ns and wrapped the count of operations (an outside-user
     // campaign). A call may charge what a cost parameter may be at most (1e15 ns, sim_costs.cpp).
-    constexpr double kMostNs = 1e15;
     const double ns = static_cast<double>(operations) * plat_.costs().op_ns;
-    if (ns > kMostNs) {
+    if (ns > kMostChargeNs) {
       std::ostringstream os;
       os << "roost::compute(" << operations << "): " << operations << " operations at op_ns=" << plat_.costs().op_ns
          << " are " << ns << " ns of virtual time, more than one call may charge (1e15 ns); give a kernel's "

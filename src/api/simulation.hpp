@@ -82,6 +82,9 @@ class simulation final : public touch_consumer {
   static constexpr std::uint64_t kPage = 4096;
   // Touches from this size on are checked to lie in this process's memory (on_touch).
   static constexpr std::size_t kCheckMappedBytes = std::size_t{64} << 20;
+  // The most virtual time one roost::compute or roost::touch call may charge: what a cost parameter may be at
+  // most (sim_costs.cpp); the clock, a double, loses later charges past far more.
+  static constexpr double kMostChargeNs = 1e15;
   static bool mapped(std::uintptr_t host, std::size_t bytes);
   // Whether an annotation of `worker` is this simulation's to charge (its platform drives the calling thread).
   bool charges(int worker) const;
