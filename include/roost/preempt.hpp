@@ -16,7 +16,10 @@
 //    thread, when it is another (the thesis's signal-yield, digest §4.2: for code that does not depend on
 //    its kernel thread). The cheaper type. The next tasks see the thread's thread_local values as the
 //    preempted task left them (and may change them under it), and a lock it holds is held by their thread
-//    too;
+//    too. A task that resumes on another kernel thread gets its errno value there, but code compiled to
+//    keep errno's address (glibc declares __errno_location const, so GCC reuses it across a loop) reads
+//    and writes the old thread's errno: in a mix with KLT-switching tasks, read errno right after the call
+//    that set it, or ask for klt (an outside-user campaign read other tasks' values);
 //  * KLT-switching (ROOST_PREEMPT=klt): the task keeps its kernel thread, which sleeps with it while a
 //    spare kernel thread serves the worker, and wakes when the worker comes to the task again. Its
 //    thread_local values and errno stay its own, a recursive or error-checking lock it holds is not the
@@ -115,6 +118,10 @@ class preempt_as {
 
 // While it lives, the task that made it is not preempted (a critical section under a lock other tasks
 // take, a read-modify-write of a per_worker element). Nests; costs two stores; outside a task, nothing.
+// It covers everything that runs on the task's stack meanwhile, the children a wait() inside it runs inline
+// too: under ws-help and cats, whose joins run children on the waiting task's stack, a child that spins
+// there until another runs is never preempted, and the program hangs where other schedulers finish (an
+// outside-user campaign). Keep waits, and code that waits for other tasks, outside the region.
 class non_preemptible {
  public:
   non_preemptible() noexcept : scope_(detail::running_fiber()) {}

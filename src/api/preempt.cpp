@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "engine/worker.hpp"
+#include "platform/platform.hpp"
 
 namespace roost::detail {
 
@@ -11,11 +12,20 @@ void note_preempt_choice(fiber_abi* f, preemption how) noexcept {
   auto* w = static_cast<engine::worker*>(f->worker);
   if (!w || w->preempt) return;
   static std::atomic<bool> said{false};
-  if (!said.exchange(true))
+  if (said.exchange(true)) return;
+  const char* what = how == preemption::klt ? "preemption::klt" : "preemption::signal";
+  // Simulated, no setting makes it preempt (ROOST_PREEMPT other than off is a config_error there): the
+  // advice to set it misled (an outside-user campaign).
+  if (platform::t_sim != nullptr)  // this thread runs a simulated runtime's task
+    std::fprintf(stderr,
+                 "roost: roost::preempt_as(%s): the simulated platform never preempts, so the task is not "
+                 "preempted\n",
+                 what);
+  else
     std::fprintf(stderr,
                  "roost: roost::preempt_as(%s): this runtime does not preempt (ROOST_PREEMPT=off), so the task is not "
                  "preempted; ROOST_PREEMPT=signal or klt makes its choice take effect\n",
-                 how == preemption::klt ? "preemption::klt" : "preemption::signal");
+                 what);
 }
 
 }  // namespace roost::detail

@@ -1,5 +1,7 @@
 #include "engine/klt.hpp"
 
+#include <cstdio>
+
 #include "engine/worker.hpp"
 
 namespace roost::engine {
@@ -88,8 +90,18 @@ void klt_creator::main() {
         const auto h = platform::os::start_thread([this, wp, kp] { spare_main_(engine_, *wp, *kp); }, w->os_cpu);
         std::lock_guard<std::mutex> lk(mu_);
         spares_.push_back(spare{std::move(k), h});
-      } catch (...) {
-        // No thread now (the kernel's limit): the worker's ticks go on deferring and asking again.
+      } catch (const std::exception& e) {
+        // No thread now (the kernel's limit): the worker's ticks go on deferring and asking again. Said once:
+        // a task that spins until another runs then spins for ever, and an outside-user campaign saw that
+        // hang under ulimit -u without a word.
+        static std::atomic<bool> said{false};
+        if (!said.exchange(true))
+          std::fprintf(stderr,
+                       "roost: KLT-switching: no spare kernel thread could be made (%s): a task is preempted by "
+                       "KLT-switching only once one can, and one that waits for another by spinning may wait for "
+                       "ever; raise the process's thread limit (ulimit -u, a container's pids limit) or use "
+                       "ROOST_PREEMPT=signal\n",
+                       e.what());
       }
     }
     platform::native_platform::wait_on(requests_, seen);
