@@ -119,8 +119,9 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
 
 // Runs first() and second(), possibly in parallel; returns when both are done. When both throw, first()'s
 // exception leaves, whatever the schedule: the one the serial program, which runs first() before second(),
-// would throw; so parallel_for and parallel_reduce rethrow their leftmost throwing piece's. total_work and first_work are the work hints of the engine's path (finite, >= 0; ADWS divides
-// by them); the inline path has no use for them. `what` names the caller in the error outside a task.
+// would throw; so parallel_for and parallel_reduce rethrow their leftmost throwing piece's. total_work and
+// first_work are the work hints of the engine's path (finite, >= 0; ADWS divides by them); the inline path
+// has no use for them. `what` names the caller in the error outside a task.
 template <class F, class G>
 __attribute__((always_inline)) inline void fork_join2(const char* what, F& first, G& second, double total_work,
                                                       double first_work) {
