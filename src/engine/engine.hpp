@@ -819,7 +819,10 @@ class engine final : public engine_base {
     auto found = [&](job* j) {
       observe_idle(w, false);
       if (w.preempt) [[unlikely]] {
-        w.fibers.reserve_idle(1);  // for a tick in the task it found (fiber_pool::has_idle)
+        // For a tick in the task it found (fiber_pool::has_idle). Without one no tick preempts, and a task that
+        // spins until another runs spins on: said once (an outside-user campaign saw 2,000 spinners under
+        // ulimit -v hang without a word). Here, not in reserve_idle: that is inlined into the runtime text.
+        if (!w.fibers.reserve_idle(1)) [[unlikely]] note_no_idle_fiber();
         w.passed_scheduling_point();
       }
       return j;

@@ -1,8 +1,6 @@
 // A fiber: a task's stack and suspended context, and the unit a worker resumes. The record lives at the
 // top of its own stack, so a fiber is one mmap.
 #pragma once
-#include <exception>
-#include <cstdio>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -152,16 +150,7 @@ class fiber_pool {
         ++count_;
       }
       return true;
-    } catch (const std::exception& e) {
-      // Said once: without an idle fiber no tick preempts, and a task that spins until another runs spins on
-      // (an outside-user campaign saw 2,000 spinners under ulimit -v hang without a word).
-      static std::atomic<bool> said{false};
-      if (!said.exchange(true))
-        std::fprintf(stderr,
-                     "roost: preemption: no stack for the fiber a preempted task leaves its worker to (%s): ticks are "
-                     "deferred until one can be made, and a task that waits for another by spinning may wait for "
-                     "ever; give the process more memory or address space (ulimit -v), or fewer live tasks\n",
-                     e.what());
+    } catch (...) {  // the scheduling loop says so once (engine.hpp, find_work: note_no_idle_fiber)
       return false;
     }
   }

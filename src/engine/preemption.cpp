@@ -11,6 +11,16 @@
 
 namespace roost::engine {
 
+void note_no_idle_fiber() noexcept {
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true))
+    std::fprintf(stderr,
+                 "roost: preemption: no stack could be made for the fiber a preempted task leaves its worker to (out "
+                 "of memory or address space): ticks are deferred until one can be, and a task that waits for "
+                 "another by spinning may wait for ever; give the process more memory or address space (ulimit -v), "
+                 "or fewer live tasks\n");
+}
+
 namespace {
 inline void set_off(detail::fiber_abi& f, std::uint32_t v) {
   std::atomic_signal_fence(std::memory_order_seq_cst);

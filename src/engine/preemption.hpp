@@ -19,6 +19,11 @@ struct worker;
 // The timer signal's handler body, on the interrupted thread.
 void on_preempt_tick(void* ucontext);
 
+// Says once, on stderr, that a worker could not make the idle fiber a preemption needs (out of memory or
+// address space): until one can be made no tick preempts, and a task that spins until another runs spins on.
+// Out of line and cold: called by the scheduling loop only (engine.hpp, find_work).
+[[gnu::cold, gnu::noinline]] void note_no_idle_fiber() noexcept;
+
 // One runtime's timers (seed 003 §3.4, digest §4.4), in one of four designs (ROOST_PREEMPT_TIMER):
 //  - per-worker, aligned: a timer per worker, signalling its worker's thread; worker i's ticks fall i/n of
 //    the interval after worker 0's, so no two workers' ticks coincide and contend for the kernel's lock;
