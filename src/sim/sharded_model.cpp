@@ -29,7 +29,7 @@ struct sharded_model::helper {
   native_platform::thread_handle thread = 0;
 };
 
-sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& params) {
+sharded_model::sharded_model(const hierarchy_spec& spec, sim_params params) {
   unsigned host_threads = params.host_threads;
   if (host_threads == 0) host_threads = native_platform::allowed_cpus().size() >= 2 ? 2 : 1;
   // One thread walks one shard: two cost it 10% (two half-size set arrays per cache in the host's caches),
@@ -39,7 +39,23 @@ sharded_model::sharded_model(const hierarchy_spec& spec, const sim_params& param
   // What the shards keep is host memory, and their construction allocates nothing on the malloc heap
   // (host_memory.hpp): one shard's and two's leave the program's heap as it was.
   shards_.reserve(n);
-  for (unsigned s = 0; s < n; ++s) shards_.emplace_back(spec, params, n);
+  shards_.emplace_back(spec, params, n);
+  if (n == 2) {
+    // A model's copy of the parameters copies their names (the preset, where the overrides came from,
+    // which were given): strings on the malloc heap, the one thing a shard's construction allocated there,
+    // so two shards left the program's heap unlike one (SimShards.HostThreadsDoNotMoveTheProgramsHeapData
+    // failed now and then: a buffer 32 bytes on). The second shard is made without them, swapped out and
+    // back (no allocation, no free): params() is the first shard's.
+    std::string preset, overrides_source;
+    std::vector<std::string> overridden;
+    params.preset.swap(preset);
+    params.overrides_source.swap(overrides_source);
+    params.overridden.swap(overridden);
+    shards_.emplace_back(spec, params, n);
+    params.preset.swap(preset);
+    params.overrides_source.swap(overrides_source);
+    params.overridden.swap(overridden);
+  }
   shard_mask_ = n - 1;
   shard_shift_ = n == 2 ? 1 : 0;
   page_line_shift_ = static_cast<unsigned>(__builtin_ctzll(params.page_bytes) - __builtin_ctzll(spec.line_bytes));

@@ -33,7 +33,7 @@ class sharded_model {
   // Host threads: params.host_threads (0: 2 where this process may run on two CPUs or more). Two threads walk
   // two shards where the geometry splits (memory_model::shardable); else one thread walks one shard, the model
   // as it is. Throws as memory_model's constructor does.
-  sharded_model(const hierarchy_spec& spec, const sim_params& params);
+  sharded_model(const hierarchy_spec& spec, sim_params params);
   static sharded_model from_topology(const topo::topology& tp, const param_overrides& overrides = {});
   // Not movable: the helper thread walks this object's shards (a factory's result is not moved: C++17).
   sharded_model(sharded_model&&) = delete;

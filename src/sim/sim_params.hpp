@@ -56,6 +56,7 @@ struct sim_params {
   unsigned host_threads = 0;
   // Where the values the preset's table did not give came from (ROOST_SIM_PARAMS, options::sim_params,
   // --params) and their names, lower case: what an error about one of them names (param_overrides::apply).
+  // A field that allocates (these and `preset`) is left out of a second shard's copy (sharded_model.cpp).
   std::string overrides_source;
   std::vector<std::string> overridden;
 };
