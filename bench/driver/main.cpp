@@ -31,12 +31,14 @@
 #include <cstring>
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <roost/roost.hpp>
 #include <sstream>
 #include <string>
@@ -115,9 +117,10 @@ void remove_trace(const roost::options& o) {
 constexpr const char* kUsage =
     "usage: roost-bench [--bench B1,B2] [--variants V1,V2] [--workers 1,2] [--size S | --small | --paper]\n"
     "                   [--reps 5] [--warmup 1] [--rounds 1] [--json out.jsonl] [--hint-error det:A|rand:A]\n"
+    "                   [--platform native|sim] [--topology T]\n"
     "       roost-bench --demo | --list | --help | --preempt-cost N | --preempt-barrier WORKERS |\n"
     "                   --preempt-timers ROUNDS | --preempt-overhead ROUNDS | --trace-overhead ROUNDS\n"
-    "  --bench       benchmarks (default fib,heat,heat-ub,heat2d,matmul); --list names them with their sizes\n"
+    "  --bench       benchmarks (default: every one); --list names them with their sizes\n"
     "  --variants    serial, roost schedulers and peers (default: all that exist); --list names them;\n"
     "                V+trace: roost scheduler V writing a trace (a temporary file): its 'vs ws' is to V untraced\n"
     "                (name V first: a row's ratio is to what its round measured before it)\n"
@@ -201,6 +204,11 @@ measurement run_omp_clang(const std::string& b, const std::string& size, const s
   return m;
 }
 
+// A result file the driver could not write: the run ends with exit status 1 (main).
+struct output_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 struct run_config {
   std::vector<std::string> benches, variants;
   std::vector<unsigned> workers{1, 2};
@@ -210,6 +218,10 @@ struct run_config {
   std::string hint_error;  // --hint-error as given, recorded with each measurement
   int rounds = 1;  // --rounds: interleaved rounds of every variant, then a summary (driver/rounds.hpp)
   std::string json;
+  bool fresh_json = false;  // --demo's out/bench.jsonl: emptied when it is opened, not appended to
+  // Written into every --json line: the lines one invocation wrote, so that roost-report shows runs appended
+  // to one file apart (it guessed from repeated rows, and merged two runs of different variants).
+  std::string run_id;
   bool variants_named = false;  // --variants given (otherwise every variant, floors only where they exist)
   // --platform sim --topology T: roost's schedulers on the simulated machine T, timed in virtual time.
   bool simulated = false;
@@ -274,9 +286,25 @@ int run(const run_config& cfg) {
   const auto open_json = [&] {
     if (cfg.json.empty()) return;
     errno = 0;
-    json.open(cfg.json, std::ios::app);
+    json.open(cfg.json, cfg.fresh_json ? std::ios::trunc : std::ios::app);
     // With the system's reason (a missing directory, a directory): said alone, it left the user guessing.
     if (!json) usage_error("cannot write --json file '" + cfg.json + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
+  };
+  // Lines as they are measured, each with the run's id. A write that fails (a full disk, /dev/full) ends the
+  // run with an error: it left a line cut short, which roost-report then refused with the whole file, and
+  // exit status 0.
+  const auto write_json = [&](const std::string& lines) {
+    if (!json.is_open()) return;
+    for (std::size_t at = 0; at < lines.size();) {
+      std::size_t end = lines.find('\n', at);
+      if (end == std::string::npos) end = lines.size();
+      if (end > at && lines[at] == '{')
+        json << "{\"run\":\"" << cfg.run_id << "\"," << lines.substr(at + 1, end - at - 1) << "\n";
+      at = end + 1;
+    }
+    json.flush();
+    if (!json) throw output_error("cannot write --json file '" + cfg.json + "' (" + std::strerror(errno ? errno : EIO) +
+                                  "); the results measured so far are in it up to the last whole line");
   };
   bool all_ok = true;
   double c2c_best = -1;
@@ -318,7 +346,7 @@ int run(const run_config& cfg) {
     auto emit = [&](measurement& m) {
       head();
       m.round = round;
-      m.hint_error = cfg.hint_error;
+      if (bn == "heat2d") m.hint_error = cfg.hint_error;  // the one benchmark whose hints it distorts
       if (m.variant == "serial") serial_s = m.median;
       time_of[{m.variant, m.workers}] = m.median;
       const auto ref = time_of.find({bench::ratio_reference(m.variant), m.workers});
@@ -328,7 +356,7 @@ int run(const run_config& cfg) {
         std::printf("  ^ the core-to-core round trip was %.0f ns around this measurement (%.0f ns at best in "
                     "this run): the CPUs were far apart; do not compare this timing with the others\n",
                     m.c2c_ns, c2c_best);
-      if (json.is_open()) json << bench::to_json(m) << "\n" << std::flush;
+      write_json(bench::to_json(m));
       if (!m.seconds.empty()) all_ok &= m.check_passed;
       all.push_back(m);
     };
@@ -340,10 +368,9 @@ int run(const run_config& cfg) {
       if (it == left_out.end()) it = left_out.insert(left_out.end(), {why, {}});
       if (std::find(it->second.begin(), it->second.end(), v) != it->second.end()) return;  // a later round
       it->second.push_back(v);
-      if (json.is_open())
-        json << "{\"left_out\":true,\"bench\":\"" << bench::json_escape(bn) << "\",\"size\":\""
-             << bench::json_escape(size) << "\",\"variant\":\"" << bench::json_escape(v) << "\",\"note\":\""
-             << bench::json_escape(why) << "\"}\n" << std::flush;
+      write_json("{\"left_out\":true,\"bench\":\"" + bench::json_escape(bn) + "\",\"size\":\"" +
+                 bench::json_escape(size) + "\",\"variant\":\"" + bench::json_escape(v) + "\",\"note\":\"" +
+                 bench::json_escape(why) + "\"}");
     };
     auto timed = [&](const std::string& v, unsigned w, const std::function<void()>& body) {
       return bench::measure(bn, v, size, w, cfg.warmup, cfg.reps, [&] { p->reset(); }, body,
@@ -465,7 +492,7 @@ int run(const run_config& cfg) {
     if (cfg.rounds > 1) {
       const bench::round_summary s = bench::summarize_rounds(all, cfg.rounds, c2c_best);
       bench::print_round_summary(bn, size, s);
-      if (json.is_open()) json << bench::round_summary_json(bn, size, s) << std::flush;
+      write_json(bench::round_summary_json(bn, size, s));
     }
   }
   return all_ok ? 0 : 1;
@@ -522,6 +549,7 @@ int trace_overhead(int rounds, std::vector<std::string> benches, std::vector<std
 
 int bench_main(int argc, char** argv) {
   run_config cfg;
+  cfg.run_id = std::to_string(static_cast<long long>(std::time(nullptr))) + "-" + std::to_string(static_cast<long>(::getpid()));
   place_buffers();
   std::vector<std::string> args(argv + 1, argv + argc);
   auto value = [&](std::size_t& i) -> std::string {
@@ -664,7 +692,33 @@ int bench_main(int argc, char** argv) {
     if (cfg.json.empty()) {
       if (std::system("mkdir -p out") != 0) usage_error("cannot create out/");
       cfg.json = "out/bench.jsonl";
-      std::remove(cfg.json.c_str());
+      cfg.fresh_json = true;  // emptied when the first size is found good: a refused run leaves it as it was
+    }
+  }
+  if (!cfg.json.empty()) {
+    // The runtime's own files must not be the results file: ROOST_TRACE=FILE with --json FILE left a binary
+    // trace where the results were (and wiped those already there), with exit status 0. The runtime numbers
+    // later runtimes' files FILE.1, FILE.2 and writes FILE.json beside a trace: those are refused too.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path mine = fs::weakly_canonical(cfg.json, ec);
+    for (const char* var : {"ROOST_TRACE", "ROOST_SIM_REPORT"}) {
+      const char* value = std::getenv(var);
+      if (!value || !*value || ec) continue;
+      std::error_code ec2;
+      const std::string theirs = fs::weakly_canonical(value, ec2).string();
+      if (ec2) continue;
+      std::string m = mine.string();
+      if (std::strcmp(var, "ROOST_TRACE") == 0 && m.size() > 5 && m.compare(m.size() - 5, 5, ".json") == 0)
+        m.resize(m.size() - 5);  // FILE.json beside the trace FILE
+      bool clash = m == theirs;
+      if (!clash && m.size() > theirs.size() + 1 && m.compare(0, theirs.size(), theirs) == 0 && m[theirs.size()] == '.')
+        clash = std::all_of(m.begin() + static_cast<std::ptrdiff_t>(theirs.size()) + 1, m.end(),
+                            [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+      if (clash)
+        usage_error(std::string("--json '") + cfg.json + "' is where " + var + "='" + value +
+                    "' writes (the runtime's own file, or one it numbers or writes beside it); give the results "
+                    "another file");
     }
   }
   if (cfg.benches.empty())
@@ -709,7 +763,17 @@ int bench_main(int argc, char** argv) {
 // take is the user's input: said as one line and exit status 2, as every other bad argument, not an abort.
 int main(int argc, char** argv) {
   try {
-    return bench_main(argc, argv);
+    const int status = bench_main(argc, argv);
+    // The table is the run's output: a stdout that could not take it (a full disk, /dev/full) is a failure,
+    // not exit status 0.
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+      std::fprintf(stderr, "roost-bench: cannot write the results to standard output (%s)\n", std::strerror(errno ? errno : EIO));
+      return 1;
+    }
+    return status;
+  } catch (const output_error& e) {
+    std::fprintf(stderr, "roost-bench: %s\n", e.what());
+    return 1;
   } catch (const roost::config_error& e) {
     // The driver sets these fields from its own flags: name the flag the user typed.
     std::string why = e.what();

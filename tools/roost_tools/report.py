@@ -33,7 +33,8 @@ NOT_SIMULATED_NOTE = "not simulated"
 class Run:
     """One run of one benchmark at one size: its measurements, and the driver's summary rows if it had rounds."""
 
-    def __init__(self) -> None:
+    def __init__(self, run_id: str = "") -> None:
+        self.run_id = run_id  # the invocation of roost-bench that wrote it ("": a file from before the ids)
         self.measurements: list[Measurement] = []
         self.summaries: list[Summary] = []
         self.left_out: list[LeftOut] = []
@@ -54,35 +55,38 @@ def _group(records: list) -> "OrderedDict[str, Run]":
     """The runs in a file, in file order, under a name each.
 
     roost-bench appends to its --json file, so one file may hold several sizes of a benchmark (ratios are
-    only meaningful within a size) and several runs of the same one (a measurement of a variant, worker
-    count and round already seen starts the next run, and so does one on the other platform, simulated or
-    native: their times are not comparable; summary lines belong to the latest run of their benchmark and
-    size). Names: "heat2d", or "heat2d 512x200" when the benchmark has several sizes, with " (simulated)" for
+    only meaningful within a size) and several runs of the same one. Each line names the invocation that
+    wrote it ("run"): another one starts another run. In files written before lines carried it, a
+    measurement of a variant, worker count and round already seen starts the next run, and so does one on
+    the other platform, simulated or native: their times are not comparable; summary lines belong to the
+    latest run of their benchmark and size. Names: "heat2d", or "heat2d 512x200" when the benchmark has several sizes, with " (simulated)" for
     a run on the simulated platform and " (run 2)" and so on for repeated runs."""
     runs: list[tuple[tuple[str, str], Run]] = []
     current: dict[tuple[str, str], Run] = {}
     for r in records:
         key = (r.bench, r.size)
         run = current.get(key)
+        if run is not None and r.run != run.run_id:
+            run = None  # another invocation of roost-bench: another run, whatever it measured
         sim = _simulated(r)
         if run is not None and sim is not None and run.simulated is not None and sim != run.simulated:
             run = None  # the other platform: another run
         if isinstance(r, LeftOut):  # written once per run, among its first round's measurements
             if run is None or run.summaries or any(x.variant == r.variant for x in run.left_out):
-                run = current[key] = Run()
+                run = current[key] = Run(r.run)
                 runs.append((key, run))
             run.left_out.append(r)
             run.simulated = sim if run.simulated is None else run.simulated
             continue
         if isinstance(r, Summary):
             if run is None:
-                run = current[key] = Run()
+                run = current[key] = Run(r.run)
                 runs.append((key, run))
             run.summaries.append(r)
             continue
         what = (r.variant, r.workers, r.round)
         if run is None or what in run.seen or run.summaries:
-            run = current[key] = Run()
+            run = current[key] = Run(r.run)
             runs.append((key, run))
         run.seen.add(what)
         run.measurements.append(r)

@@ -40,6 +40,9 @@ class Measurement:
     remote_dram: int | None = None
     topology: str = ""  # simulated: the machine (roost-bench --topology); "" natively or in older files
     hint_error: str = ""  # roost-bench --hint-error (det:ALPHA or rand:ALPHA): hints wrong on purpose
+    # Which invocation of roost-bench wrote the line ("" in files written before lines carried it): runs appended
+    # to one file are told apart by it.
+    run: str = ""
 
     @property
     def ran(self) -> bool:
@@ -70,6 +73,7 @@ class Summary:
     near_rounds: int  # 0: every round was far, all were used
     check: bool
     note: str = ""
+    run: str = ""
 
 
 @dataclass
@@ -81,6 +85,7 @@ class LeftOut:
     size: str
     variant: str
     note: str
+    run: str = ""
 
 
 # Notes of the rows that files written before "left_out" lines existed carry for such variants.
@@ -168,7 +173,7 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         if missing:
             raise ResultsError(f"{where}: left_out line missing field(s) {', '.join(missing)}")
         return LeftOut(bench=str(rec["bench"]), size=str(rec["size"]), variant=str(rec["variant"]),
-                       note=str(rec["note"]))
+                       note=str(rec["note"]), run=str(rec.get("run", "")))
     if rec.get("summary"):
         missing = [k for k in SUMMARY_REQUIRED if k not in rec]
         if missing:
@@ -178,7 +183,8 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
                        spread=_opt(rec, "spread", where), vs_serial=_opt(rec, "vs_serial", where),
                        vs_ws=_opt(rec, "vs_ws", where), rounds_used=_whole(rec, "rounds_used", where),
                        rounds=_whole(rec, "rounds", where), near_rounds=_whole(rec, "near_rounds", where),
-                       check=_flag(rec, "check", where), note=str(rec.get("note", "")))
+                       check=_flag(rec, "check", where), note=str(rec.get("note", "")),
+                       run=str(rec.get("run", "")))
     missing = [k for k in REQUIRED if k not in rec]
     if missing:
         raise ResultsError(f"{where}: missing field(s) {', '.join(missing)}")
@@ -206,6 +212,7 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         remote_dram=_count(rec, "remote_dram", where),
         topology=str(rec.get("topology", "")),
         hint_error=str(rec.get("hint_error", "")),
+        run=str(rec.get("run", "")),
     )
 
 

@@ -544,3 +544,48 @@ def test_an_empty_out_is_refused(tmp_path, capsys, monkeypatch):
     assert report.main([str(p), "--out", "", "--quiet"]) == 2
     assert "--out '': expected the folder" in capsys.readouterr().err
     assert not (tmp_path / "report.md").exists()
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_runs_appended_to_one_file_are_shown_apart_even_with_other_variants(tmp_path):
+    """Each line names the invocation that wrote it: a second run of another variant was merged into the
+    first's table, its ratios taken to the first run's serial and ws (an outside-user campaign)."""
+    out = tmp_path / "two.jsonl"
+    base = [os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "12", "--workers", "1", "--reps", "1",
+            "--warmup", "0", "--json", str(out)]
+    subprocess.run(base + ["--variants", "serial,ws"], check=True, capture_output=True, timeout=120)
+    subprocess.run(base + ["--variants", "ws-help"], check=True, capture_output=True, timeout=120)
+    runs = {r.run for r in load_all(out)}
+    assert len(runs) == 2 and "" not in runs
+    groups = report._group(load_all(out))
+    assert list(groups) == ["fib", "fib (run 2)"]
+    assert [m.variant for m in groups["fib (run 2)"].measurements] == ["ws-help"]
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_results_that_cannot_be_written_fail_the_run(tmp_path):
+    """A --json file or a stdout that cannot take the results (a full disk) was exit status 0; a --json file
+    that is also the runtime's trace lost the results to it; --demo emptied out/bench.jsonl before it found
+    its arguments bad."""
+    small = ["--bench", "fib", "--size", "12", "--variants", "serial,ws", "--workers", "1", "--reps", "1"]
+    bench = os.environ["ROOST_BENCH"]
+    run = subprocess.run([bench, *small, "--json", "/dev/full"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "cannot write --json file '/dev/full'" in run.stderr
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([bench, *small], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert run.returncode == 1 and "standard output" in run.stderr
+    clash = tmp_path / "clash.jsonl"
+    clash.write_text('{"kept": 1}\n')
+    for trace in (clash, tmp_path / "clash"):  # the trace itself, or the FILE.json written beside it
+        results = clash if trace == clash else tmp_path / "clash.json"
+        run = subprocess.run([bench, *small, "--json", str(results)], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "ROOST_TRACE": str(trace)})
+        assert run.returncode == 2 and "ROOST_TRACE" in run.stderr, run.stderr
+    assert clash.read_text() == '{"kept": 1}\n'
+    (tmp_path / "out").mkdir()
+    kept = tmp_path / "out" / "bench.jsonl"
+    kept.write_text('{"kept": 1}\n')
+    run = subprocess.run([bench, "--demo", "--bench", "nosuch"], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path)
+    assert run.returncode == 2 and "unknown benchmark 'nosuch'" in run.stderr
+    assert kept.read_text() == '{"kept": 1}\n'
