@@ -336,8 +336,21 @@ int run(int argc, char** argv) {
       records = read_trace(std::cin, "stdin", static_cast<unsigned>(pu), num_pus);
     } else {
       if (std::filesystem::is_directory(*trace)) usage_error("--trace '" + *trace + "': a directory, not a trace file");
+      // A named pipe without a writer blocked the open for ever: standard input is "-".
+      std::error_code ec;
+      const auto kind = std::filesystem::status(*trace, ec).type();
+      if (!ec && kind != std::filesystem::file_type::regular && kind != std::filesystem::file_type::not_found)
+        usage_error("--trace '" + *trace + "': not a regular file; give a trace file, or - to read standard input");
       std::ifstream in(*trace);
       if (!in) usage_error("--trace '" + *trace + "': cannot open: " + std::strerror(errno));
+      // The binary trace ROOST_TRACE writes is an easy mix-up: it was read as text, up to a control byte.
+      char magic[8] = {};
+      in.read(magic, sizeof magic);
+      if (in.gcount() == sizeof magic && std::string(magic, sizeof magic) == "ROOSTTRC")
+        usage_error("--trace '" + *trace + "': a roost task trace (ROOST_TRACE, read by roost-analyze), not an access "
+                    "trace; give lines of R|W ADDRESS SIZE [PU]");
+      in.clear();
+      in.seekg(0);
       records = read_trace(in, *trace, static_cast<unsigned>(pu), num_pus);
     }
   } else {
@@ -366,6 +379,12 @@ int run(int argc, char** argv) {
   const double cpu = cpu_seconds() - cpu0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   print_json(*model, records.size(), lines, seconds, cpu);
+  // The JSON is the only output: one that standard output could not take (a full disk) is a failure.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "roost-cachesim: cannot write the results to standard output (%s)\n",
+                 std::strerror(errno ? errno : EIO));
+    return 1;
+  }
   return 0;
 }
 

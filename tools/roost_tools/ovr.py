@@ -102,7 +102,7 @@ def task_intervals(t: Trace, worker: int, runs: list[tuple[int, int]]) -> list[t
     out = []
     for s, e in runs:
         lo, hi = np.searchsorted(tasks, s, "left"), np.searchsorted(tasks, e, "right")
-        if lo == hi:
+        if lo >= hi:  # no task record inside (an iteration of a damaged file may end before it starts)
             continue
         last = int(tasks[hi - 1])
         k = np.searchsorted(loop, last, "left")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import argparse
+import os
 import sys
 from collections import OrderedDict
 from pathlib import Path
@@ -421,9 +422,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"roost-report: --out {args.out}: cannot write {e.filename or 'there'}: {e.strerror or e}",
               file=sys.stderr)
         return 2
-    if not args.quiet:
-        print(console_table(records))
-    print(f"roost-report: wrote {path}")
+    try:
+        if not args.quiet:
+            print(console_table(records))
+        print(f"roost-report: wrote {path}")
+        sys.stdout.flush()  # here, not at the interpreter's exit, where a failure was a traceback
+    except BrokenPipeError:  # piped into a reader that stopped (head): nothing of ours went wrong
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit's flush
+        return 1
+    except OSError as e:  # a standard output that cannot take the table (a full disk)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print(f"roost-report: cannot write the table to standard output: {e.strerror or e} (the report is in "
+              f"{path})", file=sys.stderr)
+        return 2
     return 1 if any(isinstance(m, Measurement) and m.ran and not m.check for m in records) else 0
 
 

@@ -971,7 +971,9 @@ def write(out: Path, done: list[tuple[Row, Result | None, str, list[str], float]
             if len(sim_seeds) > 1 else f"every simulated measurement ran at seed {sim_seeds[0]} alone")
          + ". Baselines: seed 000's Cilk-a is roost's `ws` (work-first random stealing, workers pinned); seed 003's "
          "random WS is `ws`, its ADWS is `adws` with `ROOST_ADWS_STEAL=true` (the thesis's configuration).", "",
-         f"`make reproduce` took {total_s / 60:.1f} minutes on this machine.", "",
+         (f"`make reproduce` took {total_s / 60:.1f} minutes on this machine." if not merge_into_existing or out.exists()
+          else f"Only the rows below ran (`roost-reproduce --only`, {total_s / 60:.1f} minutes on this machine); "
+               f"`make reproduce` runs them all."), "",
          "| row | seed | claim | paper | roost | machine | verdict |", "|---|---|---|---|---|---|---|"]
     for row, res, err, cmds, secs in done:
         if res is None:
@@ -1058,6 +1060,10 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [x for x in (args.only or "").split(",") if x]
     if args.only is not None and not wanted:  # --only '' ran every row and wrote over the whole --out
         print(f"roost-reproduce: --only '{args.only}': names no row; give row ids separated by commas", file=sys.stderr)
+        return 2
+    twice = sorted({x for x in wanted if wanted.count(x) > 1})
+    if twice:  # was run once and said nothing: a typo for another row, most likely
+        print(f"roost-reproduce: --only names {', '.join(twice)} more than once; name each row once", file=sys.stderr)
         return 2
     unknown = [x for x in wanted if x not in {r.id for r in ROWS}]
     if unknown:

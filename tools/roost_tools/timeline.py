@@ -113,7 +113,10 @@ def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
     import matplotlib.pyplot as plt
 
     cmap = plt.get_cmap("tab20")
-    for w, s, e, sub, lines, ns, _ in spans:
+    # Outer pieces first, so that what ran inside them is drawn over them: task_memory lists a piece when it
+    # ends, a parent after its children, and a parent without data painted its white over every coloured
+    # leaf of a recursion (an outside-user campaign: 3,900 of 4,900 on a heat2d trace).
+    for w, s, e, sub, lines, ns, _ in sorted(spans, key=lambda sp: (sp[1], -sp[2])):
         if colour == "latency" and not lines:
             # A task that touched no data has no latency: an outline, not the grey of a sleeping worker.
             ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color="white", edgecolor=NO_DATA_EDGE, linewidth=0.5)

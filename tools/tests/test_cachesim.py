@@ -294,3 +294,23 @@ def test_a_setting_given_twice_or_an_empty_pair_is_refused_not_last_wins(tmp_pat
                    ["--params", "l3.ways=8", "--mode", "PyCacheSim"]):  # words in any case
         ok = subprocess.run([CACHESIM, *params, *topo], capture_output=True, text=True)
         assert ok.returncode == 0 and "8-way" in json.loads(ok.stdout)["geometry"], (params, ok.stderr)
+
+
+def test_inputs_it_cannot_read_and_outputs_it_cannot_write_are_errors(tmp_path):
+    """A ROOST_TRACE file was read as text up to a control byte; a named pipe without a writer blocked the open
+    for ever; a standard output that could not take the JSON (its only output) exited 0."""
+    level = ["--level", "size=32KiB,ways=8"]
+    binary = tmp_path / "run.trace"
+    binary.write_bytes(b"ROOSTTRC" + bytes(64))
+    run = subprocess.run([CACHESIM, *level, "--trace", str(binary)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "roost task trace" in run.stderr and "roost-analyze" in run.stderr
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    run = subprocess.run([CACHESIM, *level, "--trace", str(fifo)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "not a regular file" in run.stderr
+    trace = tmp_path / "t.txt"
+    trace.write_text("R 0 8\n")
+    with open("/dev/full", "w") as full:
+        run = subprocess.run([CACHESIM, *level, "--trace", str(trace)], stdout=full, stderr=subprocess.PIPE,
+                             text=True, timeout=60)
+    assert run.returncode == 1 and "standard output" in run.stderr

@@ -19,6 +19,8 @@ def test_rows_that_cannot_run_fail_with_the_reason_and_the_rest_run(tmp_path):
     assert "nowhere/bench/roost-bench does not exist (run make build)" in text
     assert "| [003-baselines](#003-baselines) |" in text and "| missing |" in text  # the row after the failure ran
     assert "WS(ml)" in text
+    # A new --out holds only these rows: it said "`make reproduce` took 0.0 minutes" as if every row had run.
+    assert "`make reproduce` took" not in text and "Only the rows below ran" in text
 
 
 def test_an_unknown_row_is_refused_naming_the_valid_ones(tmp_path, capsys):
@@ -39,6 +41,9 @@ def test_outputs_and_row_lists_are_checked_before_any_row_runs(tmp_path, capsys)
     for only in ("", ","):
         assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"), "--only", only]) == 2
         assert "names no row" in capsys.readouterr().err
+    assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"),
+                           "--only", "003-baselines,003-baselines"]) == 2
+    assert "003-baselines more than once" in capsys.readouterr().err
     assert not (tmp_path / "r.md").exists()
 
 

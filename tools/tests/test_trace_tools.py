@@ -555,6 +555,25 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
         timeline.plot(read(p), tmp_path / "none.png", colour="rainbow")
 
 
+def test_latency_colouring_draws_a_parent_under_the_children_it_ran(tmp_path):
+    # Root 1 runs P (2), which touches nothing and runs C (3), whose touches cost 64 lines in 640 ns. P's piece
+    # ends after C's, and was drawn after it: a white bar over every coloured leaf of a recursion.
+    recs = [(0, 1, 0, 0, 1, 0), (1, 2, 1, 0, 1, 0), (2, 3, 2, 0, 1, 0), (3, 64, 640, 0, 16, 0),
+            (4, 3, 0, 0, 2, 0), (5, 2, 0, 0, 2, 0), (6, 1, 0, 0, 2, 0)]
+    p = tmp_path / "nested.trace"
+    _synthetic(p, 1, recs)
+    t = read(p)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import Normalize, to_rgba
+    fig, ax = plt.subplots()
+    timeline._draw(ax, t, timeline.task_memory(t), "latency", Normalize(1.0, 20.0), plt.get_cmap("viridis"))
+    tasks = [b for b in ax.patches if b.get_height() == 0.8]
+    assert [b.get_facecolor() == to_rgba("white") for b in tasks] == [True, False]  # P, then C over it
+    plt.close(fig)
+
+
 def test_damaged_parent_links_are_an_error_not_a_hang(tmp_path, hang_bound):
     # Tasks 2 and 3 name each other as their spawner: only a damaged file can say that. mapping followed the
     # chain for ever, growing it until memory ran out.
