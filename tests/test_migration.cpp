@@ -174,6 +174,54 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, Migrate, ::testing::ValuesIn(available_sche
 INSTANTIATE_TEST_SUITE_P(Schedulers, PerWorker, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 
+// A factory that spawns passes a scheduling point: the caller may go on on another worker, and its worker
+// may make its element meanwhile. Elements were then made twice for one worker, or one was handed to a task
+// on another worker (adws, adws-ml, numa; a data race under TSan: an outside-user campaign).
+TEST_P(PerWorker, AFactoryThatSpawnsStillGivesOneElementPerWorker) {
+  constexpr unsigned kWorkers = 3;
+  roost::runtime rt(opts(GetParam(), kWorkers));
+  roost::per_worker<long> pw([] {
+    std::atomic<long> s{0};
+    roost::parallel_for(0, 64, 1, [&](int lo, int hi) { s.fetch_add(hi - lo); });
+    return s.load() - 64;  // 0, after a scheduling point
+  });
+  std::atomic<int> moved{0};
+  for (int round = 0; round < 5; ++round) {
+    pw.clear();
+    rt.run([&] {
+      roost::parallel_for(0, 256, 1, [&](int lo, int hi) {
+        for (int i = lo; i < hi; ++i) {
+          long& mine = pw.local();
+          if (&mine != &pw.local()) moved.fetch_add(1);  // no scheduling point in between
+          ++mine;
+        }
+      });
+    });
+    EXPECT_LE(pw.size(), kWorkers) << "round " << round;
+    EXPECT_EQ(pw.combine(std::plus<>()), 256) << "round " << round;
+  }
+  EXPECT_EQ(moved.load(), 0);
+}
+
+// A callable that converts to T is a factory still: per_worker<bool>([] { return false; }) took the lambda,
+// through its function pointer, for the initial value true. combine needs no assignment operator.
+TEST(PerWorkerApi, ACallableThatConvertsToTIsAFactoryAndCombineNeedsNoAssignment) {
+  roost::per_worker<bool> flags([] { return false; });
+  EXPECT_FALSE(flags.combine(std::logical_or<>()));
+  roost::runtime rt(opts("ws", 2));
+  rt.run([&] { EXPECT_FALSE(flags.local()); });
+  roost::per_worker<bool> set(true);
+  EXPECT_TRUE(set.combine(std::logical_and<>()));
+  struct fixed {
+    const int x;
+  };
+  roost::per_worker<fixed> f([] { return fixed{1}; });
+  rt.run([&] {
+    roost::parallel_for(0, 8, 1, [&](int, int) { (void)f.local(); });
+  });
+  EXPECT_EQ(f.combine([](const fixed& a, const fixed& b) { return fixed{a.x + b.x}; }).x, static_cast<int>(f.size()));
+}
+
 TEST(PerWorkerApi, ElementsStartFromTheInitialValueOrTheFactory) {
   roost::per_worker<int> a(5);
   EXPECT_EQ(a.size(), 0u);

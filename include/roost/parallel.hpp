@@ -62,6 +62,8 @@ count_t<I> span(I first, I last) {
     return static_cast<std::size_t>(last - first);
   }
 }
+// Called qualified (detail::span, detail::advance): with std::vector iterators an unqualified advance() also
+// found std::advance by argument-dependent lookup, and the call was ambiguous (an outside-user campaign).
 template <class I>
 I advance(I first, count_t<I> k) {
   if constexpr (is_integer<I>) {
@@ -113,12 +115,12 @@ __attribute__((always_inline)) inline void parallel_invoke(Fs&&... fs) {
 namespace detail {
 template <class I, class Body>
 void parallel_for_split(I first, I last, std::size_t grain, const Body& body) {
-  const count_t<I> n = span(first, last);
+  const count_t<I> n = detail::span(first, last);
   if (n <= grain) {
     body(first, last);
     return;
   }
-  I mid = advance(first, n / 2);
+  I mid = detail::advance(first, n / 2);
   auto left = [&] { parallel_for_split(first, mid, grain, body); };
   auto right = [&] { parallel_for_split(mid, last, grain, body); };
   fork_join2("roost::parallel_for", left, right, static_cast<double>(n), static_cast<double>(n / 2));
@@ -126,9 +128,9 @@ void parallel_for_split(I first, I last, std::size_t grain, const Body& body) {
 template <class I, class T, class Body, class Combine>
 T parallel_reduce_split(I first, I last, std::size_t grain, const T& identity, const Body& body,
                         const Combine& combine) {
-  const count_t<I> n = span(first, last);
+  const count_t<I> n = detail::span(first, last);
   if (n <= grain) return body(first, last);
-  I mid = advance(first, n / 2);
+  I mid = detail::advance(first, n / 2);
   // Each half's result is made in place, from the body's or the combine's value: T need be neither copyable
   // nor default-constructible (a reduction of std::unique_ptr did not compile), and a heavy T is not copied
   // at each split. The combine is given them as rvalues where it takes them so (by value, or T&&), else

@@ -39,9 +39,12 @@ class per_worker {
   per_worker() : make_([] { return T{}; }) {}
   // Elements start as copies of `initial`.
   explicit per_worker(const T& initial) : make_([initial] { return initial; }) {}
-  // Elements start as factory() (called once per element, on the worker that first calls local()).
+  // Elements start as factory(), called on the worker that first calls local() (once per element, unless the
+  // factory itself spawns or waits: see local()). Any callable that returns a T, even one that converts to
+  // a T: per_worker<bool>([] { return false; }) took the lambda, through its function pointer, for the
+  // initial value `true` (an outside-user campaign). A T itself is the initial value.
   template <class Factory, class = std::enable_if_t<std::is_invocable_r_v<T, Factory&> &&
-                                                    !std::is_convertible_v<Factory, T>>>
+                                                    !std::is_same_v<std::decay_t<Factory>, T>>>
   explicit per_worker(Factory factory) : make_(std::move(factory)) {}
 
   per_worker(const per_worker&) = delete;
@@ -52,14 +55,18 @@ class per_worker {
   T& local() {
     // Preemption (roost/preempt.hpp) may run another task on this worker: not inside the look-up and insert.
     detail::no_preempt_scope np(detail::running_fiber());
+    if (T* found = find(current_key())) return *found;
+    // A factory that spawns or waits passes a scheduling point: the caller may go on on another worker, and
+    // this worker may meanwhile run another task that makes its element. So the key is the worker's after
+    // the call, looked up again, and an element made meanwhile wins over this one (two elements for one
+    // worker, or one handed to a task on another worker, with a data race on it: an outside-user campaign).
+    T value = make_();
     const std::uint64_t key = current_key();
+    if (T* found = find(key)) return *found;
+    // Not there: only this worker inserts this key, and nothing from here on lets another task run on it.
     std::atomic<node*>& head = buckets_[bucket_of(key)];
-    node* first = head.load(std::memory_order_acquire);
-    for (node* n = first; n; n = n->next)
-      if (n->key == key) return n->value;
-    // Not there: only this worker inserts this key, so no one else can add it meanwhile.
-    node* n = new node(key, make_());
-    n->next = first;
+    node* n = new node(key, std::move(value));
+    n->next = head.load(std::memory_order_acquire);
     while (!head.compare_exchange_weak(n->next, n, std::memory_order_release, std::memory_order_acquire)) {
     }
     count_.fetch_add(1, std::memory_order_relaxed);
@@ -74,8 +81,13 @@ class per_worker {
   T combine(Op op) const {
     std::optional<T> acc;
     for_each([&](const T& v) {
-      if (!acc) acc.emplace(v);
-      else *acc = op(*acc, v);
+      if (!acc) {
+        acc.emplace(v);
+      } else {  // made anew, not assigned: T need not be assignable (a T with a const member did not compile)
+        T next = op(*acc, v);
+        acc.reset();
+        acc.emplace(std::move(next));
+      }
     });
     if (!acc) return make_();
     return std::move(*acc);
@@ -109,6 +121,11 @@ class per_worker {
   }
 
  private:
+  T* find(std::uint64_t key) {
+    for (node* n = buckets_[bucket_of(key)].load(std::memory_order_acquire); n; n = n->next)
+      if (n->key == key) return &n->value;
+    return nullptr;
+  }
   // Padded to whole cache lines: two workers' elements never share one. 128 bytes, not 64: the adjacent
   // line prefetcher of x86 cores moves lines in pairs.
   struct alignas(128) node {
