@@ -25,6 +25,7 @@
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
+#include <type_traits>
 #include <new>
 #include <string>
 
@@ -73,6 +74,12 @@ class numa_allocator {
 
  public:
   using value_type = T;
+  // Any numa_allocator frees any other's memory (numa_free takes every block numa_alloc made), so the
+  // placement moves with the memory: swapping two numa_vectors of different distributions is defined
+  // (libstdc++ asserted on unequal allocators), and a move assignment takes the buffer whole instead of
+  // copying it element by element into the destination's placement. A copy keeps the destination's.
+  using propagate_on_container_swap = std::true_type;
+  using propagate_on_container_move_assignment = std::true_type;
   numa_allocator() : numa_allocator(default_distribution()) {}
   explicit numa_allocator(distribution d, std::size_t parts = 1) : dist_(d), parts_(parts) { detail::check_allocator(d, parts); }
   template <class U>

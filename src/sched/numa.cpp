@@ -108,7 +108,10 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
     D[0] = static_cast<double>(d.bytes());
     return D;
   }
-  const std::size_t page = platform::os::page_size();
+  // The page the placement rules split by: the simulated machine's where it is larger than the host's (at 16 or
+  // 64 KiB simulated pages, tasks on fine and coarse memory were dealt to the wrong node: an outside-user
+  // campaign), as page_placement::node_by_rule and the simulator place them.
+  const std::size_t page = platform::page_placement::rule_page_bytes();
   // Dealing by writes counts the written regions; a task that writes nothing declared is dealt by all.
   bool writes_only = false;
   if (deal_by_writes_)
