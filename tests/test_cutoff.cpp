@@ -66,6 +66,39 @@ TEST_P(Cutoff, RunIfFalseRunsTheChildBeforeItReturns) {
   });
 }
 
+// A child's run() or wait() on its own group is a usage_error whichever way run_if goes: the inline child
+// ran on the owner's fiber and passed as the owner (an outside-user campaign: the cutoff decided whether a
+// program was refused).
+TEST_P(Cutoff, AChildUsingItsOwnGroupIsRefusedWhicheverWayRunIfGoes) {
+  roost::runtime rt(opts(GetParam(), 2));
+  for (bool spawn : {true, false}) {
+    for (bool waits : {false, true}) {
+      const std::string what = roost_test::usage_error_of([&] {
+        rt.run([&] {
+          roost::task_group tg;
+          tg.run_if(spawn, [&] {
+            if (waits) tg.wait();
+            else tg.run([] {});
+          });
+          tg.wait();
+        });
+      });
+      EXPECT_NE(what.find(waits ? "roost::task_group::wait" : "roost::task_group::run"), std::string::npos)
+          << "spawn " << spawn << ": " << what;
+    }
+    // The group is usable afterwards, and so is run_if itself.
+    int n = 0;
+    rt.run([&] {
+      roost::task_group tg;
+      tg.run_if(spawn, [&] { ++n; });
+      tg.wait();
+      tg.run_if(spawn, [&] { ++n; });
+      tg.wait();
+    });
+    EXPECT_EQ(n, 2);
+  }
+}
+
 TEST_P(Cutoff, RunIfDeliversAnInlineChildsExceptionAtWait) {
   roost::runtime rt(opts(GetParam(), 2));
   for (bool spawn : {true, false}) {

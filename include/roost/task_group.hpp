@@ -163,9 +163,16 @@ class task_group {
     detail::fiber_abi* fb = detail::running_fiber();
     if (fb != st_.owner_fiber || !fb || (st_.spawned & detail::group_state::kJoining)) [[unlikely]]
       detail::throw_not_owner("roost::task_group::run_if", fb, st_);
+    // Marked as joining while f runs: f runs on the owner's fiber, and its run() or wait() on this very group
+    // is an error, as a spawned child's is (it passed as the owner's, so run_if(false, f) allowed what
+    // run_if(true, f) refused: an outside-user campaign). Two stores; nothing else while f does not throw.
+    const std::uint32_t before = st_.spawned;
+    st_.spawned = before | detail::group_state::kJoining;
     try {
       f();
+      st_.spawned = before;
     } catch (...) {
+      st_.spawned = before;
       // Counted as a child that ended here, so that wait() (or the destructor) joins and rethrows it; a
       // first child so counted opens the group as the engine's spawn would, as a plain group
       // (group_state::dist), so the join asks no policy for a distribution it never made.
