@@ -739,6 +739,13 @@ int bench_main(int argc, char** argv) {
       usage_error("unknown variant '" + v + "'; valid: " + names + ", and V+trace for a roost scheduler V");
     }
   }
+  // ROOST_TRACE traces every runtime, the untraced V of a V+trace row too: its ratio compared traced with
+  // traced, while the table says "to V untraced".
+  if (const char* t = std::getenv("ROOST_TRACE"); t && *t)
+    for (const auto& v : cfg.variants)
+      if (bench::is_traced(v))
+        usage_error("variant '" + v + "' measures a trace against the untraced run, but ROOST_TRACE='" + t +
+                    "' traces every runtime; unset ROOST_TRACE, or leave out the +trace variants");
   if (cfg.size && cfg.benches.size() > 1) usage_error("--size applies to one benchmark; pick it with --bench");
   if (cfg.simulated && cfg.topology.empty())
     usage_error("--platform sim needs --topology, the machine to simulate (e.g. \"pack:4 l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1\")");

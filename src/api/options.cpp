@@ -41,8 +41,25 @@ struct source {
   std::string text;
 };
 
+// The value as given, with bytes that are not printable written as \xNN: a NUL inside a field's string cut
+// the message there (what() is a C string), and the reason and the valid values were lost.
+std::string printable(const std::string& v) {
+  std::string out;
+  for (unsigned char c : v) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 [[noreturn]] void fail(const source& s, const std::string& why) {
-  throw config_error(s.name + "='" + s.given + "': " + why);
+  throw config_error(s.name + "='" + printable(s.given) + "': " + why);
 }
 
 [[noreturn]] void invalid(const source& s, const setting& st) { fail(s, "must be " + st.valid); }
@@ -109,7 +126,8 @@ double parse_number(const source& s, const setting& st, double lo, double hi) {
   const char* e = b + s.text.size();
   double x = 0;
   auto [end, ec] = std::from_chars(b, e, x);  // unlike strtod: no leading spaces, no '+', no locale's comma
-  if (ec != std::errc{} || end != e || !(x >= lo && x <= hi)) invalid(s, st);
+  // "-0" is refused where no negative value is valid, as the integer settings refuse it (it resolved to -0).
+  if (ec != std::errc{} || end != e || !(x >= lo && x <= hi) || (lo >= 0 && std::signbit(x))) invalid(s, st);
   return x;
 }
 
@@ -293,7 +311,7 @@ resolved_options resolve_settings(const options& o) {
   const setting intensity{"ROOST_CATS_MIN_INTENSITY", "options::cats_min_intensity",
                           "a number in [0, 1e9] (bytes of footprint per worker-nanosecond)", "0.05"};
   if (o.cats_min_intensity) {
-    if (!(*o.cats_min_intensity >= 0 && *o.cats_min_intensity <= 1e9))
+    if (!(*o.cats_min_intensity >= 0 && *o.cats_min_intensity <= 1e9) || std::signbit(*o.cats_min_intensity))
       invalid(field_value(intensity, *o.cats_min_intensity), intensity);
     r.cats_min_intensity = *o.cats_min_intensity;
   } else if (auto s = text_of(intensity)) {

@@ -35,6 +35,12 @@ def _warn_if_cut_short(path: str, t) -> None:
               f"runtime, and the events its workers still held are missing", file=sys.stderr)
 
 
+def _l2_name(t) -> str:
+    """What the close bound is: the L2, or the LLC standing in for a topology that declares no L2 (the header said
+    "L2 1048576 B" of a trace whose summary says L2 0 B)."""
+    return "L2" if t.l2_bytes else "L2 (none: the LLC stands in)"
+
+
 def _warn_if_no_cache_sizes(path: str, t) -> None:
     if krd.bounds(t) == (0, 0):  # 0 in the header: not described
         print(f"roost-analyze: {path} describes no cache sizes (its topology had none: ROOST_TOPOLOGY without "
@@ -120,7 +126,7 @@ def _command(args) -> int:
     elif args.cmd == "krd":
         _warn_if_no_cache_sizes(args.trace, t)
         l2, llc = krd.bounds(t)
-        print(f"KRD (close <= L2 {l2} B, near <= LLC {llc} B, far, cold; written elsewhere: reuses "
+        print(f"KRD (close <= {_l2_name(t)} {l2} B, near <= LLC {llc} B, far, cold; written elsewhere: reuses "
               f"another cache wrote in between)")
         elsewhere = krd.written_elsewhere(t)
         for name, h in krd.krd(t).items():
@@ -141,7 +147,7 @@ def _command(args) -> int:
         hist_png = krd.plot(krd.krd(t), out_dir / f"{args.name}-krd.png", title=f"{args.name}: Kernel Reuse Distance")
         print(f"### {args.name}\n")
         l2, llc = krd.bounds(t)
-        print(f"Kernel Reuse Distance (seed 001): close <= L2 ({l2} B), near <= LLC ({llc} B), far, cold. "
+        print(f"Kernel Reuse Distance (seed 001): close <= {_l2_name(t)} ({l2} B), near <= LLC ({llc} B), far, cold. "
               f"*Written elsewhere* (roost's addition): the reuses in those bins whose data another cache wrote in "
               f"between, which the hardware serves as misses.\n")
         print("| cache domain | accesses | close | near | far | cold | written elsewhere |\n"

@@ -582,6 +582,11 @@ def test_results_that_cannot_be_written_fail_the_run(tmp_path):
                              env={**os.environ, "ROOST_TRACE": str(trace)})
         assert run.returncode == 2 and "ROOST_TRACE" in run.stderr, run.stderr
     assert clash.read_text() == '{"kept": 1}\n'
+    # ROOST_TRACE traces the untraced V of a V+trace row too: its ratio compared traced with traced.
+    run = subprocess.run([bench, "--bench", "fib", "--size", "12", "--variants", "ws,ws+trace", "--workers", "1",
+                          "--reps", "1"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "ROOST_TRACE": str(tmp_path / "t.trace")})
+    assert run.returncode == 2 and "traces every runtime" in run.stderr, run.stderr
     (tmp_path / "out").mkdir()
     kept = tmp_path / "out" / "bench.jsonl"
     kept.write_text('{"kept": 1}\n')
