@@ -37,7 +37,10 @@ void spread_by_parts(std::vector<double>& D, std::size_t x, std::size_t y, const
                      std::size_t page, std::size_t first_node, double weight) {
   if (x >= y) return;
   const std::size_t n = D.size();
-  const std::uint64_t pages = r.bytes / page;
+  // Pages counted as page_placement::node_by_rule counts them, the last one partial: a simulated page larger
+  // than the host's need not divide the allocation (40 KiB in 16 KiB pages is 3 of them; 2 put every part's
+  // bound elsewhere than the rule, and most tasks on coarse memory went to another node).
+  const std::uint64_t pages = (r.bytes + page - 1) / page;
   const auto node = [&](std::uint64_t p) { return (first_node + p) % n; };
   const auto start = [&](std::uint64_t p) { return platform::part_first_page(r, pages, p) * page; };
   const std::uint64_t p0 = platform::part_of_page(r, pages, x / page), p1 = platform::part_of_page(r, pages, (y - 1) / page);
@@ -142,7 +145,7 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
       const bool fine = range.rule == platform::page_rule::round_robin;
       const std::size_t first_node = fine ? 0 : static_cast<std::size_t>(range.first_part % num_nodes_);
       platform::placed_range rule = range;
-      if (fine) rule.parts = range.bytes / page;  // a part a page
+      if (fine) rule.parts = (range.bytes + page - 1) / page;  // a part a page, the last one partial
       for_each_row([&](std::size_t row, double weight) {
         const std::size_t x = row_base(row) - range.base, y = x + r.row_bytes;
         spread_by_parts(D, x, y, rule, page, first_node, weight);
