@@ -14,7 +14,8 @@
 //             one array into contiguous blocks, one per node (parts of whole pages, as even as that allows:
 //             their sizes differ by one page at most)
 // The default for numa_alloc(bytes) and numa_allocator<T>() is ROOST_DATA_DISTRIBUTION (standard, fine or
-// coarse; read at the first allocation), unless set_default_distribution() or a runtime made with
+// coarse; read the first time the default is needed: the first numa_alloc without a distribution, or the
+// first numa_allocator made without one), unless set_default_distribution() or a runtime made with
 // options::data_distribution set one. numa_allocator<T>() takes the default when it is constructed: a
 // container made before either keeps the distribution it found.
 //
