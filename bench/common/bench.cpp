@@ -1,6 +1,9 @@
 #include "common/bench.hpp"
 
+#include <unistd.h>
+
 #include <cctype>
+#include <cstdio>
 #include <random>
 
 namespace bench {
@@ -53,6 +56,15 @@ std::vector<long> parse_size(const std::string& bench, const std::string& size, 
   for (long v : out)
     if (v <= 0) throw size_error("size '" + size + "' for " + bench + ": every part must be > 0 (" + form + ")");
   return out;
+}
+
+void check_fits(const std::string& bench, const std::string& size, long double bytes) {
+  const long double memory = static_cast<long double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<long double>(::sysconf(_SC_PAGESIZE));
+  if (memory <= 0 || bytes <= memory) return;
+  char gib[64];
+  std::snprintf(gib, sizeof gib, "%.3Lg GiB, which does not fit in this machine's memory (%.3Lg GiB)",
+                bytes / (1u << 30), memory / (1u << 30));
+  throw size_error("size '" + size + "' for " + bench + ": its data takes " + gib + "; give a smaller size");
 }
 
 }  // namespace bench

@@ -60,6 +60,11 @@ double distorted_weight(int sibling, int siblings);  // 1.0 when no error is set
 // "1024x512" -> {1024, 512}; "35" -> {35}. Throws size_error naming the benchmark and the expected form.
 std::vector<long> parse_size(const std::string& bench, const std::string& size, std::size_t parts,
                              const char* form);
+// Throws size_error when `bytes`, the benchmark's data at this size (reckoned in long double, from the parsed
+// parts, before any product of them in long could overflow), is more than this machine's memory: sizes
+// whose products wrapped around made small buffers and segfaulted, and sizes between the memory and the
+// overcommit limit ran for minutes before the kernel killed them (an outside-user campaign).
+void check_fits(const std::string& bench, const std::string& size, long double bytes);
 
 // Where a buffer's memory comes from. roost-bench points these at roost::numa_alloc / numa_free with the
 // distribution of ROOST_DATA_DISTRIBUTION (driver/main.cpp); alloc returns nullptr for "the default

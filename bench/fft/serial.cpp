@@ -14,6 +14,7 @@ void serial(problem& p) { serial_of<problem_t>(p); }
 
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 1, "N complex points, a power of two, e.g. 262144");
+  check_fits(name, size, 56.0L * static_cast<long double>(v[0]));
   if (v[0] < 2 || (v[0] & (v[0] - 1)) != 0)
     throw size_error("size '" + size + "' for " + name + ": N must be a power of two >= 2");
   auto p = std::make_unique<problem_t>(v[0]);

@@ -6,6 +6,7 @@ void serial(problem& pb) {
 }
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 2, "NxITERATIONS, e.g. 1024x100");
+  check_fits(name, size, 4 * 4.0L * static_cast<long double>(v[0]) * static_cast<long double>(v[0]));
   if (v[0] < 3) throw size_error("size '" + size + "' for " + name + ": N must be at least 3");
   auto p = std::make_unique<problem_t>(v[0], v[1]);
   p->reset();

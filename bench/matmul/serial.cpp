@@ -6,6 +6,7 @@ void serial(problem& pb) {
 }
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 1, "N, a power of two times 64 at most, e.g. 1024");
+  check_fits(name, size, 4 * 4.0L * static_cast<long double>(v[0]) * static_cast<long double>(v[0]));
   long n = v[0];
   long m = n;
   while (m > kLeaf && m % 2 == 0) m /= 2;

@@ -17,6 +17,7 @@ void serial(problem& p) { serial_of<problem_t>(p); }
 
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 2, "NxBLOCK, BLOCK a multiple of 32 dividing N, e.g. 1024x128");
+  check_fits(name, size, 4 * 4.0L * static_cast<long double>(v[0]) * static_cast<long double>(v[0]));
   // A block of a multiple of 32 x 32 floats is whole 4 KiB pages: coarse can put each block on its node.
   if (v[1] % 32 != 0 || v[0] % v[1] != 0)
     throw size_error("size '" + size + "' for " + name + ": BLOCK (" + std::to_string(v[1]) +

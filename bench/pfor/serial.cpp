@@ -7,6 +7,7 @@ void serial(problem& pb) {
 }
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 1, "N, e.g. 1048576");
+  check_fits(name, size, 8.0L * static_cast<long double>(v[0]));
   auto p = std::make_unique<problem_t>(v[0]);
   p->reset();
   return p;

@@ -38,6 +38,7 @@ void serial(problem& p) { serial_of<problem_t>(p); }
 
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 2, "NBxBS (blocks per side x block side), e.g. 32x64");
+  check_fits(name, size, 3 * 4.0L * static_cast<long double>(v[0]) * static_cast<long double>(v[0]) * static_cast<long double>(v[1]) * static_cast<long double>(v[1]));
   auto p = std::make_unique<problem_t>(v[0], v[1]);
   p->reset();
   serial(*p);
