@@ -329,16 +329,22 @@ TEST(NumaSim, OtherNodesTakePartInARecursionThatDeclaresNothing) {
 // each task updating one page goes there. The dealer split the memory by the host's 4 KiB pages, saw every
 // 64 KiB page spread over the four nodes, kept the tasks where they were spawned, and 49 of 64 ran away from
 // their data (an outside-user campaign). Virtual time is deterministic: the count is exact.
-TEST(NumaSim, TasksOnFineMemoryFollowItsLargerSimulatedPages) {
-  constexpr std::size_t kPage = 65536;
-  constexpr int kTasks = 32;
+// numa on a simulated machine of four nodes of two cores each, worker w on node w / 2, with model pages of
+// `page_size`.
+static roost::options four_nodes_of_two(const char* page_size) {
   roost::options o;
   o.scheduler = "numa";
   o.topology = "pack:4 [numa(memory=4GiB)] l3:1(size=6MiB) l2:2(size=512KiB) core:1 pu:1";
   o.platform = "sim";
   o.workers = 8;
-  o.sim_params = "page_size=65536";
-  roost::runtime rt(o);
+  o.sim_params = std::string("page_size=") + page_size;
+  return o;
+}
+
+TEST(NumaSim, TasksOnFineMemoryFollowItsLargerSimulatedPages) {
+  constexpr std::size_t kPage = 65536;
+  constexpr int kTasks = 32;
+  roost::runtime rt(four_nodes_of_two("65536"));
   char* p = static_cast<char*>(roost::numa_alloc(kTasks * kPage, roost::distribution::fine));
   int away = 0;
   for (int step = 0; step < 2; ++step)
@@ -363,12 +369,7 @@ TEST(NumaSim, TasksOnFineMemoryFollowItsLargerSimulatedPages) {
 // and must run on that node (ties left out). Virtual time is deterministic: the count is exact.
 TEST(NumaSim, TasksOnCoarseMemoryFollowPartsOfPartialSimulatedPages) {
   constexpr std::size_t kBytes = 10 * 4096;
-  roost::options o;
-  o.scheduler = "numa";
-  o.topology = "pack:4 [numa(memory=4GiB)] l3:1(size=6MiB) l2:2(size=512KiB) core:1 pu:1";
-  o.platform = "sim";
-  o.workers = 8;
-  o.sim_params = "page_size=16384";
+  roost::options o = four_nodes_of_two("16384");
   o.numa_vicinity = 1;  // no other node steals: where a task runs is where it was dealt
   roost::runtime rt(o);
   char* p = static_cast<char*>(roost::numa_alloc(kBytes, roost::distribution::coarse, 4));
