@@ -36,8 +36,9 @@ sharded_model::sharded_model(const hierarchy_spec& spec, sim_params params) {
   // for the same results.
   shardable_ = memory_model::shardable(spec, params, 2);
   const unsigned n = host_threads >= 2 && shardable_ ? 2 : 1;
-  // What the shards keep is host memory, and their construction allocates nothing on the malloc heap
-  // (host_memory.hpp): one shard's and two's leave the program's heap as it was.
+  // What the shards keep is host memory, and their construction allocates on the malloc heap only the first
+  // shard's copy of the parameters' names (host_memory.hpp): one shard's and two's leave the program's heap
+  // alike.
   shards_.reserve(n);
   shards_.emplace_back(spec, params, n);
   if (n == 2) {
