@@ -708,13 +708,17 @@ int bench_main(int argc, char** argv) {
       std::error_code ec2;
       const std::string theirs = fs::weakly_canonical(value, ec2).string();
       if (ec2) continue;
-      std::string m = mine.string();
-      if (std::strcmp(var, "ROOST_TRACE") == 0 && m.size() > 5 && m.compare(m.size() - 5, 5, ".json") == 0)
-        m.resize(m.size() - 5);  // FILE.json beside the trace FILE
-      bool clash = m == theirs;
-      if (!clash && m.size() > theirs.size() + 1 && m.compare(0, theirs.size(), theirs) == 0 && m[theirs.size()] == '.')
-        clash = std::all_of(m.begin() + static_cast<std::ptrdiff_t>(theirs.size()) + 1, m.end(),
-                            [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+      // The file itself, or a later runtime's FILE.N; for a trace also FILE.json and FILE.N.json beside it.
+      const auto is_theirs = [&](const std::string& m) {
+        if (m == theirs) return true;
+        return m.size() > theirs.size() + 1 && m.compare(0, theirs.size(), theirs) == 0 && m[theirs.size()] == '.' &&
+               std::all_of(m.begin() + static_cast<std::ptrdiff_t>(theirs.size()) + 1, m.end(),
+                           [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+      };
+      const std::string m = mine.string();
+      bool clash = is_theirs(m);
+      if (!clash && std::strcmp(var, "ROOST_TRACE") == 0 && m.size() > 5 && m.compare(m.size() - 5, 5, ".json") == 0)
+        clash = is_theirs(m.substr(0, m.size() - 5));
       if (clash)
         usage_error(std::string("--json '") + cfg.json + "' is where " + var + "='" + value +
                     "' writes (the runtime's own file, or one it numbers or writes beside it); give the results "
