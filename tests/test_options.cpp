@@ -48,6 +48,26 @@ TEST(Options, AValueWithUnprintableBytesIsQuotedWhole) {
   expect_mentions(error_of(c), {"options::cats_min_intensity", "must be a number in [0, 1e9]"});
 }
 
+// Another scheduler's knob, set: nobody reads it (documented), and ROOST_VERBOSE says so (an outside-user
+// campaign set ROOST_CAB_LEVEL under ws and saw nothing).
+TEST(Options, KnobsOfAnotherSchedulerAreListedAsUnread) {
+  scoped_env level("ROOST_CAB_LEVEL", "3");
+  roost::options o;
+  o.scheduler = "ws";
+  o.cats_min_intensity = 0.5;
+  const roost::resolved_options r = roost::resolve(o);
+  ASSERT_EQ(r.unread_knobs.size(), 2u);
+  EXPECT_EQ(r.unread_knobs[0], "ROOST_CAB_LEVEL (read by cab only)");
+  EXPECT_EQ(r.unread_knobs[1], "options::cats_min_intensity (read by cats only)");
+  o.scheduler = "cab";
+  o.cats_min_intensity.reset();
+  EXPECT_TRUE(roost::resolve(o).unread_knobs.empty());
+  o.scheduler = "ws";
+  roost::runtime rt(o);
+  EXPECT_NE(rt.describe().find("set but not read by ws: ROOST_CAB_LEVEL (read by cab only)"), std::string::npos)
+      << rt.describe();
+}
+
 TEST(Options, NumaKnobsAreCheckedAndNamed) {
   {
     scoped_env e("ROOST_NUMA_VICINITY", "0");

@@ -167,6 +167,9 @@ struct resolved_options {
   // Variables of the environment named ROOST_... that roost does not read and that look like one it does
   // (ROOST_SCHEDULER, ROOST_NUM_WORKERS): each a line naming it and the likely one, printed with the above.
   std::vector<std::string> unknown_env_notes;
+  // Knobs of another scheduler that are set (field or variable) and that this one does not read: "NAME (read
+  // by SCHEDULERS only)" each, said by ROOST_VERBOSE.
+  std::vector<std::string> unread_knobs;
 };
 
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the

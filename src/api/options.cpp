@@ -433,6 +433,28 @@ resolved_options resolve_settings(const options& o) {
     if (!r.trace_depth_auto && v != "all")
       r.trace_depth = static_cast<std::uint32_t>(parse_integer(*s, depth, 0, 1000000));
   }
+  // A scheduler's own knobs, set while another one runs: read by nobody, which is documented, but nothing
+  // said so where the user looks (ROOST_VERBOSE: an outside-user campaign).
+  struct knob {
+    const char* env;
+    const char* field;
+    bool field_set;
+    const char* readers;  // space-separated scheduler names
+  };
+  const knob knobs[] = {{"ROOST_ADWS_STEAL", "options::adws_steal", o.adws_steal.has_value(), "adws adws-ml"},
+                        {"ROOST_CAB_LEVEL", "options::cab_level", o.cab_level.has_value(), "cab"},
+                        {"ROOST_CAB_SUBTREES", "options::cab_one_subtree", o.cab_one_subtree.has_value(), "cab"},
+                        {"ROOST_CATS_MIN_INTENSITY", "options::cats_min_intensity", o.cats_min_intensity.has_value(), "cats"},
+                        {"ROOST_CATS_PROFILE", "options::cats_profile", o.cats_profile.has_value(), "cats"},
+                        {"ROOST_NUMA_VICINITY", "options::numa_vicinity", o.numa_vicinity.has_value(), "numa"},
+                        {"ROOST_NUMA_DEAL", "options::numa_deal", o.numa_deal.has_value(), "numa"}};
+  for (const knob& k : knobs) {
+    const char* env = std::getenv(k.env);
+    if (!k.field_set && !(env && *env)) continue;
+    const std::string readers = std::string(" ") + k.readers + " ";
+    if (readers.find(" " + r.scheduler + " ") != std::string::npos) continue;
+    r.unread_knobs.push_back(std::string(k.field_set ? k.field : k.env) + " (read by " + k.readers + " only)");
+  }
   return r;
 }
 

@@ -614,6 +614,10 @@ std::string runtime_core::describe() const {
   os << ")";
   std::string notes = eng->policy_notes();
   if (!notes.empty()) os << "; " << notes;
+  if (!cfg.unread_knobs.empty()) {
+    os << "; set but not read by " << cfg.scheduler << ":";
+    for (std::size_t i = 0; i < cfg.unread_knobs.size(); ++i) os << (i ? ", " : " ") << cfg.unread_knobs[i];
+  }
   return os.str();
 }
 
