@@ -158,7 +158,9 @@ def _command(args) -> int:
             print(f"| {name} | {h.total} | {r['close']:.3f} | {r['near']:.3f} | {r['far']:.3f} | {r['cold']:.3f} | "
                   f"{_share(elsewhere[name]):.3f} |")
         print("\nMapping across iterations: " + "; ".join(mapping.describe(mapping.mapping(t))) + ".")
-        print(f"\n![{args.name} KRD]({hist_png.name}) ![{args.name} timeline]({png.name})\n")
+        # Link targets percent-encoded: a --name with spaces made links Markdown does not read.
+        from urllib.parse import quote
+        print(f"\n![{args.name} KRD]({quote(hist_png.name)}) ![{args.name} timeline]({quote(png.name)})\n")
     return 0
 
 if __name__ == "__main__":
