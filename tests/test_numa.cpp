@@ -399,6 +399,51 @@ TEST(NumaSim, TasksOnCoarseMemoryFollowPartsOfPartialSimulatedPages) {
   EXPECT_EQ(away, 0) << "of " << total << " tasks";
 }
 
+// First-touch memory is looked up page by page where it lies, at the host's page: rounded down to a larger
+// simulated page, the lookup of a 4 KiB page just past a 64 KiB boundary landed in the page before it, first
+// touched by another node, and every task updating it ran there (20 of 20; a review of the fix above).
+TEST(NumaSim, FirstTouchMemoryIsLookedUpAtItsOwnPage) {
+  for (const char* page_size : {"4096", "16384", "65536"}) {
+    roost::options o = four_nodes_of_two(page_size);
+    o.numa_vicinity = 1;
+    roost::runtime rt(o);
+    constexpr std::size_t k64 = 65536;
+    char* mem = static_cast<char*>(std::aligned_alloc(k64, 4 * k64));
+    char* before = mem + k64;       // 64 KiB aligned: first touched on node 0
+    char* mine = mem + k64 + 4096;  // the host page after it: first touched on node 3
+    // A fine array of four simulated pages, one a node: a task declaring its page 3 is dealt to node 3.
+    const std::size_t sim_page = std::stoul(page_size);
+    char* fine = static_cast<char*>(roost::numa_alloc(4 * sim_page, roost::distribution::fine));
+    int away = -1;
+    rt.run([&] {
+      roost::task_group g;
+      // With 15 host pages more, first touched together, it fills a 64 KiB model page (model pages of
+      // first-touch memory hold host pages in the order they were first touched: src/sim/README.md).
+      g.run([&] {
+        roost::touch(before, 4096, roost::access::read_write);
+        roost::touch(mem + 2 * k64, 15 * 4096, roost::access::read_write);
+      });
+      g.wait();
+      ASSERT_EQ(roost::numa_node_of(before), 0) << page_size;
+      away = 0;
+      for (int k = 0; k < 20; ++k) {
+        int w = -1;
+        g.run([&] { w = roost::this_worker_id(); roost::touch(mine, 4096, roost::access::read_write); },
+              k == 0 ? roost::data{roost::updates(fine + 3 * sim_page, sim_page)} : roost::data{roost::updates(mine, 4096)});
+        g.wait();
+        if (k == 0) {  // the first touch: on node 3
+          ASSERT_EQ(roost::numa_node_of(mine), 3) << page_size;
+          continue;
+        }
+        away += w / 2 != roost::numa_node_of(mine);
+      }
+    });
+    roost::numa_free(fine);
+    std::free(mem);
+    EXPECT_EQ(away, 0) << "page_size=" << page_size << ": of 19 tasks";
+  }
+}
+
 // A node's workers keep their data's tasks only while each has at most d(i, v) / d(v, v) of them queued (2 on
 // a 10/20 machine). 9 workers on four 4-core nodes (4 + 4 + 1, one node without workers), one coarse array in
 // four parts, 16 blocks of it on each node, every block's task declared as updating it: with the seed's raw

@@ -111,10 +111,13 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
     D[0] = static_cast<double>(d.bytes());
     return D;
   }
+  // Pages looked up one by one where they lie now: the host's, each lookup at an address of the region (a
+  // larger simulated page rounded lookups down into other allocations, first touched elsewhere: a review).
+  const std::size_t page = platform::os::page_size();
   // The page the placement rules split by: the simulated machine's where it is larger than the host's (at 16 or
   // 64 KiB simulated pages, tasks on fine and coarse memory were dealt to the wrong node: an outside-user
   // campaign), as page_placement::node_by_rule and the simulator place them.
-  const std::size_t page = platform::page_placement::rule_page_bytes();
+  const std::size_t rule_page = platform::page_placement::rule_page_bytes();
   // Dealing by writes counts the written regions; a task that writes nothing declared is dealt by all.
   bool writes_only = false;
   if (deal_by_writes_)
@@ -145,10 +148,10 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
       const bool fine = range.rule == platform::page_rule::round_robin;
       const std::size_t first_node = fine ? 0 : static_cast<std::size_t>(range.first_part % num_nodes_);
       platform::placed_range rule = range;
-      if (fine) rule.parts = (range.bytes + page - 1) / page;  // a part a page, the last one partial
+      if (fine) rule.parts = (range.bytes + rule_page - 1) / rule_page;  // a part a page, the last one partial
       for_each_row([&](std::size_t row, double weight) {
         const std::size_t x = row_base(row) - range.base, y = x + r.row_bytes;
-        spread_by_parts(D, x, y, rule, page, first_node, weight);
+        spread_by_parts(D, x, y, rule, rule_page, first_node, weight);
       });
       continue;
     }
