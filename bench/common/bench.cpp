@@ -61,7 +61,7 @@ std::vector<long> parse_size(const std::string& bench, const std::string& size, 
 void check_fits(const std::string& bench, const std::string& size, long double bytes) {
   const long double memory = static_cast<long double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<long double>(::sysconf(_SC_PAGESIZE));
   if (memory <= 0 || bytes <= memory) return;
-  char gib[64];
+  char gib[160];
   std::snprintf(gib, sizeof gib, "%.3Lg GiB, which does not fit in this machine's memory (%.3Lg GiB)",
                 bytes / (1u << 30), memory / (1u << 30));
   throw size_error("size '" + size + "' for " + bench + ": its data takes " + gib + "; give a smaller size");

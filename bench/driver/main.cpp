@@ -295,6 +295,7 @@ int run(const run_config& cfg) {
   // exit status 0.
   const auto write_json = [&](const std::string& lines) {
     if (!json.is_open()) return;
+    errno = 0;
     for (std::size_t at = 0; at < lines.size();) {
       std::size_t end = lines.find('\n', at);
       if (end == std::string::npos) end = lines.size();
@@ -304,7 +305,7 @@ int run(const run_config& cfg) {
     }
     json.flush();
     if (!json) throw output_error("cannot write --json file '" + cfg.json + "' (" + std::strerror(errno ? errno : EIO) +
-                                  "); the results measured so far are in it up to the last whole line");
+                                  "); it holds what was written before, its last line perhaps cut short");
   };
   bool all_ok = true;
   double c2c_best = -1;
@@ -681,6 +682,9 @@ int bench_main(int argc, char** argv) {
     return bench::preempt_overhead(mode_count, cfg.benches,
                                    cfg.variants_named ? cfg.variants : std::vector<std::string>{},
                                    workers_named ? cfg.workers : std::vector<unsigned>{}, sizes);
+  if (mode == "--trace-overhead" && std::getenv("ROOST_TRACE") && *std::getenv("ROOST_TRACE"))
+    usage_error(std::string("--trace-overhead measures a trace against untraced runs, but ROOST_TRACE='") +
+                std::getenv("ROOST_TRACE") + "' traces every runtime; unset ROOST_TRACE");
   if (mode == "--trace-overhead")
     return bench::trace_overhead(mode_count, cfg.benches,
                                  cfg.variants_named ? cfg.variants : std::vector<std::string>{},

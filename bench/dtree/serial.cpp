@@ -62,6 +62,7 @@ void serial(problem& p) { serial_of<problem_t>(p); }
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size) {
   auto v = parse_size(name, size, 2, "ROWSxMAX_DEPTH, e.g. 100000x12");
   if (v[1] > 40) throw size_error("size '" + size + "' for " + name + ": MAX_DEPTH must be <= 40");
+  check_fits(name, size, 3.0L * sizeof(row) * static_cast<long double>(v[0]));  // rows, their copy, the reference
   auto p = std::make_unique<problem_t>(v[0], static_cast<int>(v[1]));
   p->reset();
   serial(*p);

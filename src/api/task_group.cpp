@@ -47,8 +47,9 @@ void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g
     why = " called by a task on a group created outside roost::runtime::run; create the group inside the task "
           "that runs and waits it";
   else if (fb == g.owner_fiber && (g.spawned & group_state::kJoining))
-    why = " called by a child of the group while its owner joins it; only the task that created a group may "
-          "call its run() and wait()";
+    why = " called by a child of the group, run on its owner's stack (a join that ran it there, run_if(false, f), "
+          "or a final region's inline child); a child may not spawn into or wait for its own group, whichever way "
+          "it runs: only the task that created a group may call its run() and wait(), outside its children";
   else
     why = " called by a task that did not create the group; only the task that created a group may call its "
           "run() and wait()";

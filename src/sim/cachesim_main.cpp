@@ -336,21 +336,21 @@ int run(int argc, char** argv) {
       records = read_trace(std::cin, "stdin", static_cast<unsigned>(pu), num_pus);
     } else {
       if (std::filesystem::is_directory(*trace)) usage_error("--trace '" + *trace + "': a directory, not a trace file");
-      // A named pipe without a writer blocked the open for ever: standard input is "-".
       std::error_code ec;
-      const auto kind = std::filesystem::status(*trace, ec).type();
-      if (!ec && kind != std::filesystem::file_type::regular && kind != std::filesystem::file_type::not_found)
-        usage_error("--trace '" + *trace + "': not a regular file; give a trace file, or - to read standard input");
-      std::ifstream in(*trace);
+      const bool regular = std::filesystem::is_regular_file(*trace, ec);
+      std::ifstream in(*trace);  // a pipe (<(...), /dev/stdin) is read as it comes, as with "-"
       if (!in) usage_error("--trace '" + *trace + "': cannot open: " + std::strerror(errno));
-      // The binary trace ROOST_TRACE writes is an easy mix-up: it was read as text, up to a control byte.
-      char magic[8] = {};
-      in.read(magic, sizeof magic);
-      if (in.gcount() == sizeof magic && std::string(magic, sizeof magic) == "ROOSTTRC")
-        usage_error("--trace '" + *trace + "': a roost task trace (ROOST_TRACE, read by roost-analyze), not an access "
-                    "trace; give lines of R|W ADDRESS SIZE [PU]");
-      in.clear();
-      in.seekg(0);
+      // The binary trace ROOST_TRACE writes is an easy mix-up: it was read as text, up to a control byte. Looked
+      // for in a regular file only, which can be read again from its start.
+      if (regular) {
+        char magic[8] = {};
+        in.read(magic, sizeof magic);
+        if (in.gcount() == sizeof magic && std::string(magic, sizeof magic) == "ROOSTTRC")
+          usage_error("--trace '" + *trace + "': a roost task trace (ROOST_TRACE, read by roost-analyze), not an "
+                      "access trace; give lines of R|W ADDRESS SIZE [PU]");
+        in.clear();
+        in.seekg(0);
+      }
       records = read_trace(in, *trace, static_cast<unsigned>(pu), num_pus);
     }
   } else {

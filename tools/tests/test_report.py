@@ -338,7 +338,9 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
     # Each was an uncaught exception (status 134) or silently taken.
     cases = [(["--bench", "fib", "--variants", "ws", "--workers", "99999", "--small"], "from 1 to 4096"),
              # Sizes whose data cannot fit: products that wrapped around segfaulted (an outside-user campaign).
-             (["--bench", "ge", "--size", "4294967296", "--variants", "serial"], "does not fit in this machine's memory"),
+             (["--bench", "ge", "--size", "4294967296", "--variants", "serial"], "GiB); give a smaller size"),
+             (["--bench", "decision-tree", "--size", "79511827903920482x12", "--variants", "serial"],
+              "does not fit in this machine's memory"),
              (["--bench", "heat2d", "--size", "9223372036854775807x1", "--variants", "serial"], "does not fit in this machine's memory"),
              (["--bench", "fib", "--variants", "ws", "--workers", "1", "--small", "--platform", "sim",
                "--topology", "garbage!!"], "--topology='garbage!!'"),

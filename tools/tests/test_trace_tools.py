@@ -555,6 +555,18 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
         timeline.plot(read(p), tmp_path / "none.png", colour="rainbow")
 
 
+def test_a_chunk_written_before_the_traces_start_is_a_damaged_file(tmp_path):
+    # A damaged start_ns (bytes 16-23) made the times of every record wrap, and ovr failed with an IndexError
+    # (an outside-user campaign); summary, krd and mapping printed figures from it.
+    p = tmp_path / "damaged.trace"
+    _write_file(p, 1, [(0, (100, 1000), [(0, 1, 0, 0, 1), (1, 1, 0, 0, 2)])], start=(0, 2**40))
+    with pytest.raises(TraceError, match=r"damaged: the chunk at byte \d+ was written at 1000 ns, before the "
+                                          r"trace's start at 1099511627776 ns \(bytes 16-23\)"):
+        read(p)
+    _write_file(p, 1, [(0, (100, 1000), [(0, 1, 0, 0, 1), (1, 1, 0, 0, 2)])], start=(0, 10))
+    assert len(read(p).records) == 2
+
+
 def test_latency_colouring_draws_a_parent_under_the_children_it_ran(tmp_path):
     # Root 1 runs P (2), which touches nothing and runs C (3), whose touches cost 64 lines in 640 ns. P's piece
     # ends after C's, and was drawn after it: a white bar over every coloured leaf of a recursion.
