@@ -7,13 +7,18 @@
 
 #include "test_util.hpp"
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "cab_checker.hpp"
@@ -524,6 +529,43 @@ TEST(Cats, ProfileIsWrittenWhereAsked) {
   } catch (const roost::config_error& e) {
     EXPECT_NE(std::string(e.what()).find("options::cats_profile="), std::string::npos) << e.what();
   }
+}
+
+// A profile that cannot be written (here a file size limit; a full disk alike) is a std::system_error thrown
+// by the run() that profiled, once its iteration ended; that run's result was computed, and the next run goes
+// on as the profile decided. It was only said on stderr, and not at all when the whole profile fitted the
+// stream's buffer: the failure came at the close, after the test. In a child: the limit is the process's.
+TEST(Cats, AProfileThatCannotBeWrittenIsThrownByTheRunThatProfiled) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  const roost_test::temp_file profile("roost_cats_profile_limit.tsv");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead of ending the process
+    const rlimit rl{64, 64};        // the profile's first line alone is longer
+    if (::setrlimit(RLIMIT_FSIZE, &rl) != 0) ::_exit(2);
+    roost::options o;
+    o.scheduler = "cats";
+    o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+    o.cats_profile = profile.path();
+    roost::runtime rt(o);
+    long result = 0;
+    try {
+      rt.run([&] { result = tree(8, 1, 1024); });
+      ::_exit(3);
+    } catch (const std::system_error& e) {
+      if (std::string(e.what()).find("options::cats_profile='" + profile.path() + "': writing the profile failed") ==
+          std::string::npos)
+        ::_exit(4);
+    }
+    if (result != tree_serial(8, 1)) ::_exit(5);
+    if (rt.run([] { return tree(8, 1, 1024); }) != tree_serial(8, 1)) ::_exit(6);
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no limit, 3: no error, 4: another message, 5: wrong result, 6: next run";
 }
 
 TEST(Cats, UnannotatedProgramRunsAsWsAndSaysWhy) {

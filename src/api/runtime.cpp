@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
 #include "api/runtime_core.hpp"
@@ -554,12 +555,20 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
   eng->iteration_begin();
   // The calling thread runs the root as worker 0 and comes back when the root is done (engine_base.hpp).
   eng->run_root(root, st.done);
-  eng->iteration_end();
+  // A policy's output that could not be written (cats's ROOST_CATS_PROFILE) is thrown after the iteration
+  // ended everywhere, and after what the run itself threw.
+  std::exception_ptr output_error;
+  try {
+    eng->iteration_end();
+  } catch (const std::system_error&) {
+    output_error = std::current_exception();
+  }
   if (tracer) tracer->iteration(false);
   if (sim) sim->platform().run_end();
   if (st.error) std::rethrow_exception(st.error);
   detail::rethrow_observer_error();  // the task_observer is global: whichever run returns next reports it
   if (tracer) tracer->rethrow_write_error();  // once; a run that threw leaves it to the next run or ~runtime
+  if (output_error) std::rethrow_exception(output_error);
 }
 
 std::string runtime_core::describe() const {

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <system_error>
+#include <cerrno>
 
 #include "platform/output_file.hpp"
 #include "platform/platform.hpp"
@@ -86,7 +88,8 @@ cats_policy::cats_policy(engine::engine_base& e)
 
 // ROOST_CATS_PROFILE (seed 000 Fig. 8): every task the profile kept, top-down in spawn order, with its SOID
 // (eq. 1), tier and home. A task below a leaf inter-socket task is intra-socket whatever its node says.
-void cats_policy::write_profile(const std::string& path) const {
+bool cats_policy::write_profile(const std::string& path) const {
+  errno = 0;
   std::ofstream out(path, std::ios::trunc);
   out << "# roost cats profile (seed 000 Fig. 8), iteration " << iterations_ << ", socket cache "
       << cache_bytes_ << " bytes: " << decision_ << "\n# path\tdepth\tsoid_bytes\ttier\thome\n";
@@ -110,7 +113,9 @@ void cats_policy::write_profile(const std::string& path) const {
       todo.push_back({c, it.path + "." + std::to_string(c->index), it.below_leaf || t == tier::leaf || t == tier::intra});
     std::reverse(todo.begin() + static_cast<std::ptrdiff_t>(at), todo.end());
   }
-  if (!out) std::fprintf(stderr, "roost: ROOST_CATS_PROFILE='%s': writing the profile failed\n", path.c_str());
+  // Closed before the test: what the stream still buffers goes out at the close, where a full disk fails it.
+  out.close();
+  return !out.fail();
 }
 
 cats_policy::~cats_policy() {
@@ -171,8 +176,13 @@ void cats_policy::iteration_end() {
   wait_for_random_rounds(mode::as_ws);
   if (!use_counters_) eng_.set_touch_sink(previous_consumer_);
   decision_ = conclude(platform::os::now_ns() - iteration_start_ns_);
-  if (!eng_.config().cats_profile.empty()) write_profile(eng_.config().cats_profile);
+  const bool written = eng_.config().cats_profile.empty() || write_profile(eng_.config().cats_profile);
   if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();
+  // The run() that profiled throws it (runtime.cpp), after the iteration ended, as a trace's write error.
+  if (!written)
+    throw std::system_error(errno ? errno : EIO, std::generic_category(),
+                            "roost: " + eng_.config().cats_profile_source + "='" + eng_.config().cats_profile +
+                                "': writing the profile failed");
 }
 
 std::string cats_policy::conclude(std::uint64_t ns) {

@@ -192,7 +192,7 @@ class cats_policy : public cab_policy {
   void on_task_end_slow(engine::worker& w, detail::task_id& id);
   profile::tier tier_of_child(const detail::task_id& parent, detail::task_id& child) const;
   std::string conclude(std::uint64_t ns);  // the profile's end: the mode of the next iterations, and why
-  void write_profile(const std::string& path) const;  // ROOST_CATS_PROFILE
+  bool write_profile(const std::string& path) const;  // ROOST_CATS_PROFILE; false: it could not be written
 
   std::atomic<mode> mode_{mode::profiling};
   std::atomic<bool> reprofile_{false};
