@@ -25,6 +25,7 @@
 // check stays under a millisecond), and are let through.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
+#include "roost/detail/build_mode.hpp"  // a program in another libstdc++ mode does not link
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>

@@ -3,6 +3,7 @@
 // while no observer is installed.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
+#include "roost/detail/build_mode.hpp"  // a program in another libstdc++ mode does not link
 #include <cstdint>
 #include <string>
 #include <vector>

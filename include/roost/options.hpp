@@ -5,6 +5,7 @@
 // decimal, in the range given below.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
+#include "roost/detail/build_mode.hpp"  // a program in another libstdc++ mode does not link
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -15,6 +15,7 @@
 // thread's slot): initial-exec scalar reads are segment-relative loads that hold no address in a register.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
+#include "roost/detail/build_mode.hpp"  // a program in another libstdc++ mode does not link
 #include <atomic>
 #include <cstddef>
 #include <cstdint>

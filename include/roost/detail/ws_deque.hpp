@@ -36,7 +36,6 @@
 #include <cstdint>
 #include <memory>
 #include <type_traits>
-#include <vector>
 
 #include "roost/detail/sanitizers.hpp"
 
@@ -69,6 +68,8 @@ class ws_deque {
   struct ring {
     std::int64_t mask;
     std::unique_ptr<std::atomic<T*>[]> slots;
+    // The ring this one replaced, kept while the deque lives: a thief may still read a slot of it.
+    std::unique_ptr<ring> older;
     explicit ring(std::int64_t capacity) : mask(capacity - 1), slots(new std::atomic<T*>[capacity]) {}
     std::int64_t capacity() const { return mask + 1; }
     T* get(std::int64_t i) const { return slots[i & mask].load(kSlotLoad); }
@@ -79,9 +80,9 @@ class ws_deque {
   explicit ws_deque(std::int64_t capacity = 256) {
     std::int64_t c = 2;
     while (c < capacity) c <<= 1;
-    rings_.emplace_back(new ring(c));
-    array_.store(rings_.back().get(), std::memory_order_relaxed);
-    use_ring(rings_.back().get(), 0);
+    newest_.reset(new ring(c));
+    array_.store(newest_.get(), std::memory_order_relaxed);
+    use_ring(newest_.get(), 0);
   }
   ws_deque(const ws_deque&) = delete;
   ws_deque& operator=(const ws_deque&) = delete;
@@ -251,8 +252,9 @@ class ws_deque {
     // Either allocation may throw std::bad_alloc: the deque is then as it was, and nothing is lost.
     std::unique_ptr<ring> grown(new ring(a->capacity() * 2));
     for (std::int64_t i = t; i < b; ++i) grown->put(i, a->get(i));
-    rings_.push_back(std::move(grown));
-    ring* bigger = rings_.back().get();
+    grown->older = std::move(newest_);
+    newest_ = std::move(grown);
+    ring* bigger = newest_.get();
     // Release: a thief that loads the new array must see the copied slots.
     array_.store(bigger, std::memory_order_release);
     use_ring(bigger, t);
@@ -270,7 +272,10 @@ class ws_deque {
   std::int64_t push_limit_ = 0;  // owner-only: a push at an index below it has room (a lower bound of top_ + capacity)
   std::atomic<T*>* slots_ = nullptr;  // owner-only: the current array's (use_ring)
   std::int64_t mask_ = 0;
-  std::vector<std::unique_ptr<ring>> rings_;  // owner-only; every array ever used
+  // Owner-only: the current array, which holds every array used before it (ring::older). A chain, not a
+  // std::vector: the deque lies in worker_abi, whose layout user code compiles in, and libstdc++'s debug
+  // mode (_GLIBCXX_DEBUG) gives std::vector another size and no standard layout (detail/build_mode.hpp).
+  std::unique_ptr<ring> newest_;
   share_hook hook_ = nullptr;
   void* hook_arg_ = nullptr;
 };

@@ -1,0 +1,26 @@
+// Link-time check that a program and libroost agree on how libstdc++ lays out its containers.
+//
+// libstdc++'s debug mode (-D_GLIBCXX_DEBUG) gives std::vector, std::map and the other containers another
+// size and layout. roost's public types hold some (roost::data's regions, task_info's path, the resolved
+// options), and user code compiles the engine's per-worker structures in, so a program built in debug mode
+// against a libroost built without it (or the other way round) would read the library's objects at the
+// wrong offsets: memory corruption, not an error. So every translation unit that includes roost refers to
+// a symbol that libroost defines only when it was built in the same mode (src/api/build_mode.cpp), and a
+// mismatch fails at link time, naming what the program needs, e.g.
+//   undefined reference to `roost::detail::libroost_built_with_GLIBCXX_DEBUG'
+// Build roost with the program's mode (cmake -DCMAKE_CXX_FLAGS=-D_GLIBCXX_DEBUG), or use
+// -D_GLIBCXX_ASSERTIONS, the checks that keep the layout, which mixes freely.
+#pragma once
+
+namespace roost::detail {
+#if defined(_GLIBCXX_DEBUG)
+extern const int libroost_built_with_GLIBCXX_DEBUG;
+// Internal linkage and `used`: every translation unit keeps its own reference, whatever it calls of roost.
+[[maybe_unused]] __attribute__((used)) static const int* const build_mode_reference =
+    &libroost_built_with_GLIBCXX_DEBUG;
+#else
+extern const int libroost_built_without_GLIBCXX_DEBUG;
+[[maybe_unused]] __attribute__((used)) static const int* const build_mode_reference =
+    &libroost_built_without_GLIBCXX_DEBUG;
+#endif
+}  // namespace roost::detail
