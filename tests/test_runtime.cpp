@@ -19,6 +19,7 @@
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -943,6 +944,48 @@ TEST_P(Api, AChildThatJoinsOrSpawnsIntoItsParentsGroupIsAUsageError) {
       }
     }
     EXPECT_EQ(rt.run([] { return fib(15); }), 610);
+  }
+}
+
+// A group that escapes its creator through the heap, with children it never waited for, destroyed after
+// runtime::run returned (user-guide.md, "Ownership"): at one worker every child has ended by then (the
+// worker runs its own queue before it leaves), so the destructor returns, or rethrows what a child threw,
+// under every scheduler. It threw a usage_error ("wait called outside roost::runtime::run"), which
+// std::unique_ptr::reset turned into std::terminate under ws-help, cats, adws, adws-ml and numa (an
+// outside-user campaign). A wait() there stays a usage_error. (With more workers run() returns when its
+// root ends, and a child another worker runs may not have ended: then the destruction is the usage_error.)
+TEST_P(Api, AGroupDestroyedAfterItsCreatorsRunReturnedNeedsNoWait) {
+  roost::runtime rt(opts(GetParam(), 1));
+  for (int round = 0; round < 10; ++round) {
+    std::unique_ptr<roost::task_group> g;
+    std::atomic<int> ran{0};
+    rt.run([&] {
+      g = std::make_unique<roost::task_group>();
+      for (int i = 0; i < 4; ++i) g->run([&ran] { ran.fetch_add(1); });
+    });
+    EXPECT_EQ(ran.load(), 4);
+    g.reset();  // noexcept: a throw here ends the test binary
+
+    roost::task_group* thrown = nullptr;
+    rt.run([&] {
+      thrown = new roost::task_group;  // made by the task, as a group must be
+      thrown->run([] { throw std::runtime_error("a child's"); });
+      thrown->run([&ran] { ran.fetch_add(1); });
+    });
+    try {
+      delete thrown;
+      ADD_FAILURE() << "the child's exception was lost";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "a child's");
+    }
+
+    std::unique_ptr<roost::task_group> waited;
+    rt.run([&] {
+      waited = std::make_unique<roost::task_group>();
+      waited->run([] {});
+    });
+    EXPECT_THROW(waited->wait(), roost::usage_error);
+    waited.reset();
   }
 }
 

@@ -32,6 +32,10 @@ void spawn_declared(worker_abi& w, group_state& g, task_frame& f, const data& d)
 // start with no exception in flight (src/api/task_group.cpp); what they throw is dropped. Run by another
 // task than the owner, it ends the process with the reason (nothing may leave a destructor while unwinding).
 void join_while_unwinding(group_state& g) noexcept;
+// The join of a group destroyed by another than its owner's task (src/api/task_group.cpp): outside any task,
+// once every child ended (a group kept past its creator's runtime::run, which returned only after them), it
+// rethrows what a child threw and is done; otherwise a usage_error, as wait() there.
+void join_unowned_at_destruction(group_state& g);
 }  // namespace detail
 
 class task_group {
@@ -62,6 +66,8 @@ class task_group {
     if (st_.spawned != 0) {
       if (std::uncaught_exceptions() > 0) {
         detail::join_while_unwinding(st_);
+      } else if (detail::running_fiber() != st_.owner_fiber) [[unlikely]] {
+        detail::join_unowned_at_destruction(st_);
       } else {
         engine_wait();
       }

@@ -84,6 +84,30 @@ void join_while_unwinding(group_state& g) noexcept {
   *ult::thread_eh_state() = unwinding;  // out of line: the thread the owner runs on now
 }
 
+// A group that escaped its creator through the heap and is destroyed outside runtime::run (user-guide.md,
+// "Ownership"). Once every child has ended there is nothing to wait for, and the destructor does what the
+// join would have done after them: it threw a usage_error before, which std::unique_ptr::reset (noexcept)
+// turned into std::terminate under the schedulers whose count still held children that had ended elsewhere
+// (an outside-user campaign: ws-help, cats, adws, adws-ml and numa; hws and cab had counted them off).
+// run() returns when its root ends, not when such a group's children do: another worker may still run one
+// (natively), or it waits for the next run() (simulated). Destroyed then, or by another task, it is a
+// usage_error, as a wait() there is: this thread cannot join them.
+void join_unowned_at_destruction(group_state& g) {
+  const std::uint32_t remote = g.spawned - g.local_done;  // kJoining is set only inside the owner's join
+  if (!running_fiber() && g.owner_fiber) {
+    if (g.remote_balance.load(std::memory_order_acquire) == static_cast<std::int64_t>(remote)) {
+      g.remote_balance.store(0, std::memory_order_relaxed);
+      finish_join(g);  // rethrows a child's exception, as the destructor's join would have
+      return;
+    }
+    throw usage_error(
+        "roost::task_group destroyed outside roost::runtime::run while children of it have not ended: the group "
+        "outlived the task that created it, which must wait for it (or destroy it) before it ends; runtime::run "
+        "returns when its root task ends, whatever such a group's children do");
+  }
+  throw_not_owner("roost::task_group::wait (in its destructor)", running_fiber(), g);
+}
+
 void rethrow_group_error(std::exception_ptr* e) {
   if (e == &g_exception_lost_to_oom)
     throw std::bad_alloc();  // a child threw, and there was no memory left to keep its exception
