@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -460,6 +461,18 @@ TEST(Options, FilesToWriteMustLieInAnExistingDirectory) {
     scoped_env e(var, "/nonexistent-roost-dir/out.json");
     expect_mentions(error_of({}), {var, "/nonexistent-roost-dir/out.json", "does not exist", "a file path"});
   }
+  // A regular file where the directory should be is said to be one (it was said not to exist), and a path
+  // through it says why it cannot be used.
+  const roost_test::temp_file not_a_dir("roost_not_a_dir");
+  { std::ofstream(not_a_dir.path()) << "x"; }
+  for (const char* var : {"ROOST_TRACE", "ROOST_SIM_REPORT", "ROOST_CATS_PROFILE"}) {
+    const std::string under = not_a_dir.path() + "/out.json";
+    scoped_env e(var, under.c_str());
+    expect_mentions(error_of({}), {var, under.c_str(), "'" + not_a_dir.path() + "', where its directory should be, is not a directory"});
+    const std::string deeper = not_a_dir.path() + "/sub/out.json";
+    scoped_env d(var, deeper.c_str());
+    expect_mentions(error_of({}), {var, "cannot be used (Not a directory)"});
+  }
   scoped_env ok("ROOST_SIM_REPORT", "relative-report.json");  // the working directory
   EXPECT_EQ(roost::resolve({}).sim_report, "relative-report.json");
 }
@@ -583,4 +596,25 @@ TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
   EXPECT_FALSE(has("ROOST_BENCH"));
   EXPECT_FALSE(has("ROOST_MY_PROGRAMS_OWN"));
   EXPECT_EQ(r.unknown_env_notes.size(), 6u);
+}
+
+// Misspellings outside the ROOST_ prefix, and the closest name suggested where a variable also holds a
+// shorter one (an outside-user campaign: the first four passed without a note, the last two were told
+// ROOST_TRACE). A variable of the program's own that only shares a word passes.
+TEST(Options, MisspellingsOfThePrefixAreNamedAndTheClosestNameSuggested) {
+  roost_test::scoped_env a("ROST_WORKERS", "2"), b("XROOST_WORKERS", "2"), c("ROOTS_WORKERS", "2"),
+      d("MY_ROOST_WORKERS", "2"), e("ROOST_TRACE_DEPHT", "all"), f("ROOST_TRACE_DPETH", "all"),
+      g("MY_WORKERS", "2"), h("TRACE_DEPTH", "3");
+  const roost::resolved_options r = roost::resolve(roost::options{});
+  const auto note = [&](const std::string& name) -> std::string {
+    for (const std::string& n : r.unknown_env_notes)
+      if (n.rfind(name + " is not a roost setting", 0) == 0) return n;
+    return "";
+  };
+  for (const char* name : {"ROST_WORKERS", "XROOST_WORKERS", "ROOTS_WORKERS", "MY_ROOST_WORKERS"})
+    EXPECT_NE(note(name).find("did you mean ROOST_WORKERS?"), std::string::npos) << name << ": " << note(name);
+  for (const char* name : {"ROOST_TRACE_DEPHT", "ROOST_TRACE_DPETH"})
+    EXPECT_NE(note(name).find("did you mean ROOST_TRACE_DEPTH?"), std::string::npos) << name << ": " << note(name);
+  EXPECT_EQ(note("MY_WORKERS"), "");
+  EXPECT_EQ(note("TRACE_DEPTH"), "");
 }

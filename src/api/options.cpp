@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -207,7 +209,16 @@ void check_file_path(const source& s, const std::string& valid) {
   if (s.text.back() == '/' || is_directory(s.text)) fail(s, "a directory; must be " + valid);
   const std::size_t slash = s.text.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : s.text.substr(0, slash);
-  if (!is_directory(dir)) fail(s, "its directory '" + dir + "' does not exist; must be " + valid);
+  if (!is_directory(dir)) {
+    // What is wrong with it: a regular file where the directory should be was said not to exist (an
+    // outside-user campaign).
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0) fail(s, "'" + dir + "', where its directory should be, is not a directory; must be " + valid);
+    const int err = errno;
+    fail(s, "its directory '" + dir + "' " +
+                (err == ENOENT ? std::string("does not exist") : "cannot be used (" + std::string(std::strerror(err)) + ")") +
+                "; must be " + valid);
+  }
   // A device or a named pipe, whether or not this platform and scheduler write the file (configuration.md:
   // every setting is checked wherever it is given; /dev/null was taken natively and refused under sim).
   if (const std::string kind = platform::not_a_regular_file(s.text); !kind.empty())
@@ -509,50 +520,58 @@ constexpr const char* kRuntimeVariables[] = {
     "ROOST_SIM_REPORT",   "ROOST_SIM_PARAMS",     "ROOST_PREEMPT",      "ROOST_PREEMPT_INTERVAL",
     "ROOST_PREEMPT_TIMER", "ROOST_TRACE",         "ROOST_TRACE_DEPTH"};
 
+// Edits between two names, a swap of two neighbouring letters counting one (the optimal string alignment
+// distance: the typos people make, ROOST_TRACE_DEPHT one edit from ROOST_TRACE_DEPTH, not two).
 std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-  }
-  return row[b.size()];
+  return d[a.size()][b.size()];
 }
 
-// ROOST_ variables of the environment that no part of roost reads and that look like one the runtime does:
-// a misspelt one was ignored without a word (ROOST_SCHEDULER=ws-help ran ws; an outside-user campaign).
-// Only likely misspellings are named (within two edits, or holding the whole of a name past its ROOST_), so
-// that the variables of roost's own tools and tests (ROOST_BENCH, ...) and a program's own pass unremarked.
+// Variables of the environment that no part of roost reads and that look like one the runtime does: a
+// misspelt one was ignored without a word (ROOST_SCHEDULER=ws-help ran ws; an outside-user campaign). Only
+// likely misspellings are named, so that the variables of roost's own tools and tests (ROOST_BENCH, ...) and
+// a program's own pass unremarked:
+//  - within two edits of a name, in any case (ROOST_workers, ROST_WORKERS, XROOST_WORKERS);
+//  - holding a whole name (MY_ROOST_WORKERS), or, past ROOST_, the whole of a name's own part: anywhere for
+//    one of 5 letters or more, at the start for a shorter one (ROOST_BINDING for ROOST_BIND; ROOST_BIND
+//    anywhere would flag ROOST_REBINDER).
+// The closest name is suggested: the fewest edits, then a name held over one that is not (ROOST_TRACE_DEPHT
+// is ROOST_TRACE_DEPTH's, not ROOST_TRACE's, which it holds: an outside-user campaign).
 std::vector<std::string> unknown_env_notes() {
   std::vector<std::string> out;
   for (char** e = environ; e && *e; ++e) {
     const std::string entry = *e;
     const std::string name = entry.substr(0, entry.find('='));
-    // Compared in upper case: ROOST_workers and roost_sched are not read (names are case-sensitive) and
-    // passed without a note (an outside-user campaign).
-    std::string upper = name;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (upper.rfind("ROOST_", 0) != 0) continue;
     if (std::find_if(std::begin(kRuntimeVariables), std::end(kRuntimeVariables),
                      [&](const char* v) { return name == v; }) != std::end(kRuntimeVariables))
       continue;
+    std::string upper = name;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    const bool prefixed = upper.rfind("ROOST_", 0) == 0;
     const char* best = nullptr;
-    std::size_t best_distance = 3;
+    std::size_t best_distance = 3, best_edits = 0;
     for (const char* v : kRuntimeVariables) {
-      const std::string known = v, tail = known.substr(6), its_tail = upper.substr(6);
-      std::size_t d = edit_distance(its_tail, tail);
-      // Holding a name: anywhere for one of 5 letters or more, at the start for a shorter one (ROOST_BINDING
-      // for ROOST_BIND was passed without a note; ROOST_BIND anywhere would flag ROOST_REBINDER).
-      if ((tail.size() >= 5 && its_tail.find(tail) != std::string::npos) ||
-          (tail.size() >= 4 && its_tail.rfind(tail, 0) == 0))
-        d = std::min<std::size_t>(d, 2);
-      if (d < best_distance) {
+      const std::string known = v, tail = known.substr(6);
+      const std::size_t length_gap = upper.size() > known.size() ? upper.size() - known.size() : known.size() - upper.size();
+      const std::size_t edits = length_gap <= 2 ? edit_distance(upper, known) : length_gap;
+      std::size_t d = edits;
+      if (upper.find(known) != std::string::npos) d = std::min<std::size_t>(d, 2);
+      if (prefixed) {
+        const std::string its_tail = upper.substr(6);
+        if ((tail.size() >= 5 && its_tail.find(tail) != std::string::npos) ||
+            (tail.size() >= 4 && its_tail.rfind(tail, 0) == 0))
+          d = std::min<std::size_t>(d, 2);
+      }
+      if (d < best_distance || (d == best_distance && best && edits < best_edits)) {
         best_distance = d;
+        best_edits = edits;
         best = v;
       }
     }
