@@ -117,6 +117,35 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
   join_pushed<P>(g, fb, pushed);
 }
 
+// A tracer of every task (ROOST_TRACE_DEPTH=all) records both halves as tasks of their own, each with the
+// joining task as its spawner (user-guide.md, "Tracing"): roost-analyze mapping places each leaf piece of a
+// loop where it ran. The engine's path below runs the second in its caller's span, so half the leaves were
+// no tasks (an outside-user campaign). The serial program's exception leaves when both throw, as below.
+template <class F, class G>
+__attribute__((noinline)) void join_both_as_tasks(F& first, G& second, double total_work, double first_work) {
+  std::exception_ptr first_error, second_error;
+  {
+    task_group tg(total_work);
+    tg.run([&] {
+      try {
+        first();
+      } catch (...) {
+        first_error = std::current_exception();
+      }
+    }, first_work);
+    tg.run([&] {
+      try {
+        second();
+      } catch (...) {
+        second_error = std::current_exception();
+      }
+    }, total_work >= first_work ? total_work - first_work : 0.0);
+    tg.wait();
+  }
+  if (first_error) std::rethrow_exception(first_error);
+  if (second_error) std::rethrow_exception(second_error);
+}
+
 // Runs first() and second(), possibly in parallel; returns when both are done. When both throw, first()'s
 // exception leaves, whatever the schedule: the one the serial program, which runs first() before second(),
 // would throw; so parallel_for and parallel_reduce rethrow their leftmost throwing piece's. total_work and
@@ -135,6 +164,7 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   if (path == spawn_path::inline_join) return join_inline<spawn_path::inline_join>(fb, w.deque, second, first);
   if (path == spawn_path::inline_join_queue)
     if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, *q, second, first);
+  if (hook_bits() & kHookTracerEveryTask) [[unlikely]] return join_both_as_tasks(first, second, total_work, first_work);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
   try {
