@@ -19,6 +19,7 @@
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "cab_checker.hpp"
@@ -566,6 +567,32 @@ TEST(Cats, AProfileThatCannotBeWrittenIsThrownByTheRunThatProfiled) {
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no limit, 3: no error, 4: another message, 5: wrong result, 6: next run";
+}
+
+// describe() from another thread while run() profiles and concludes: the conclusion's text was written by the
+// run's thread while describe() copied it (a heap-use-after-free under ASan, a race under TSan: an
+// outside-user campaign). The sanitizer builds are the check here; the release build checks the text.
+TEST(Cats, DescribeFromAnotherThreadWhileRunsProfileIsSafe) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:1 pu:1";
+  roost::runtime rt(o);
+  std::atomic<bool> done{false};
+  std::thread runs([&] {
+    for (int i = 0; i < 40; ++i) {
+      rt.reprofile();
+      EXPECT_EQ(rt.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
+    }
+    done.store(true);
+  });
+  std::size_t described = 0;
+  while (!done.load()) {
+    EXPECT_NE(rt.describe().find("footprint source:"), std::string::npos);
+    ++described;
+  }
+  runs.join();
+  EXPECT_GT(described, 0u);
 }
 
 TEST(Cats, UnannotatedProgramRunsAsWsAndSaysWhy) {

@@ -175,7 +175,11 @@ void cats_policy::iteration_end() {
   mode_.store(mode::as_ws, std::memory_order_seq_cst);
   wait_for_random_rounds(mode::as_ws);
   if (!use_counters_) eng_.set_touch_sink(previous_consumer_);
-  decision_ = conclude(platform::os::now_ns() - iteration_start_ns_);
+  std::string decided = conclude(platform::os::now_ns() - iteration_start_ns_);
+  {
+    std::lock_guard<std::mutex> lk(decision_mu_);
+    decision_ = std::move(decided);
+  }
   const bool written = eng_.config().cats_profile.empty() || write_profile(eng_.config().cats_profile);
   if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();
   // The run() that profiled throws it (runtime.cpp), after the iteration ended, as a trace's write error.
@@ -382,7 +386,12 @@ std::string cats_policy::notes() const {
   std::string m = current_mode() == mode::profiling ? "profiling next iteration"
                   : current_mode() == mode::bi_tier ? "bi-tier"
                                                     : "running as ws";
-  return "footprint source: " + source_ + "; " + m + (decision_.empty() ? "" : " (" + decision_ + ")");
+  std::string decided;
+  {
+    std::lock_guard<std::mutex> lk(decision_mu_);
+    decided = decision_;
+  }
+  return "footprint source: " + source_ + "; " + m + (decided.empty() ? "" : " (" + decided + ")");
 }
 
 }  // namespace roost::sched

@@ -32,6 +32,7 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -198,7 +199,10 @@ class cats_policy : public cab_policy {
   std::atomic<bool> reprofile_{false};
   std::string source_;            // "perf_event", "annotations (roost::touch)"
   std::string why_no_counters_;
-  std::string decision_;          // what the last profile concluded, for notes()
+  // What the last profile concluded, for notes(). Written by the thread that runs run(), read by describe()
+  // from any thread meanwhile (a heap-use-after-free under ASan: an outside-user campaign): decision_mu_.
+  std::string decision_;
+  mutable std::mutex decision_mu_;
   std::uint64_t cache_bytes_;
   double min_intensity_;
   std::unique_ptr<touch_meter> annotations_;
