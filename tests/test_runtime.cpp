@@ -1205,6 +1205,30 @@ TEST(Fork, AChildCannotRunItsParentsRuntimeAndLeavesItsFilesAlone) {
 
 // A child forked inside a task goes on on that task's stack: a runtime it makes cannot run there, and the
 // error says why (it said "called from a task of another roost::runtime", which the child's code did not do).
+// A fork() made while another thread is inside a touch consumer's callback: in the child that thread is
+// gone, and set_touch_consumer waited for its call to end for ever (an outside-user campaign; the same for
+// set_task_observer). Ordered by flags, not by time: the callback holds until the fork is done.
+TEST(Fork, AChildReplacesTheListenersWhateverCallsOtherThreadsHadInFlight) {
+  struct holding : roost::touch_consumer {
+    std::atomic<bool> inside{false}, release{false};
+    void on_touch(int, const void*, std::size_t, roost::access) override {
+      inside.store(true);
+      while (!release.load()) std::this_thread::yield();
+    }
+  } consumer;
+  ASSERT_EQ(roost::set_touch_consumer(&consumer), nullptr);
+  int data = 0;
+  std::thread toucher([&] { roost::touch(&data, sizeof data); });
+  while (!consumer.inside.load()) std::this_thread::yield();
+  const int status = in_child([] {
+    return roost::set_touch_consumer(nullptr) != nullptr && roost::set_task_observer(nullptr) == nullptr ? 0 : 3;
+  });
+  consumer.release.store(true);
+  toucher.join();
+  EXPECT_EQ(roost::set_touch_consumer(nullptr), &consumer);
+  EXPECT_EQ(status, 0) << "128 + 14: the child hung until its alarm";
+}
+
 TEST(Fork, AChildForkedInsideATaskIsToldWhyItCannotRun) {
   roost::runtime rt(opts("ws", 2));
   int status = -1;

@@ -21,9 +21,12 @@
 // the listener they ran in once it returns (the setters' headers say so). Callers keep the task from being
 // preempted inside (a call suspended there would keep a setter on its worker waiting for ever).
 #pragma once
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 
@@ -37,6 +40,7 @@ class listener_calls {
   // there is one, calls `f` with it.
   template <class Load, class F>
   static void call(unsigned stripe, Load&& load, F&& f) {
+    watch_forks();
     const unsigned phase = phase_.load(std::memory_order_seq_cst);
     stripe %= kStripes;
     calls_[phase][stripe].n.fetch_add(1, std::memory_order_seq_cst);
@@ -59,6 +63,7 @@ class listener_calls {
   // bit) stays in the order of the swaps, and each setter flips the phase once.
   template <class Swap>
   static auto replace(Swap&& swap) {
+    watch_forks();
     if (t_held != 0) give_up_this_threads_calls();
     std::lock_guard<std::mutex> lk(setter_mu_);
     auto replaced = swap();
@@ -70,6 +75,20 @@ class listener_calls {
   }
 
  private:
+  // A child of fork() has the forking thread alone: the calls other threads had in flight never end there,
+  // and a setter in the child waited for them for ever (an outside-user campaign: set_touch_consumer and
+  // set_task_observer hung after a fork made while another thread was inside a callback). The child keeps
+  // the forking thread's own counts, and a setters' lock held by another thread is made anew.
+  static void after_fork_in_child() {
+    for (unsigned p = 0; p < 2; ++p)
+      for (unsigned k = 0; k < kStripes; ++k) calls_[p][k].n.store(t_mine[p][k], std::memory_order_relaxed);
+    ::new (static_cast<void*>(&setter_mu_)) std::mutex;
+  }
+  static void watch_forks() {
+    static const bool registered = (::pthread_atfork(nullptr, nullptr, &after_fork_in_child), true);
+    (void)registered;
+  }
+
   static constexpr unsigned kStripes = 64;
   struct alignas(64) count {
     std::atomic<std::int64_t> n{0};

@@ -83,7 +83,15 @@ void numbering_after_fork_in_parent() {
   numbered().mu.unlock();
 }
 void numbering_after_fork_in_child() {
-  live().list.clear();  // the parent's runtimes are copies here that never write their files (abandon)
+  // The parent's runtimes are copies here that never write their files (abandon), but the parent's own go
+  // on writing them: they stay claimed in the child for good (owner 0, which no runtime releases), so that
+  // a runtime of the child given one of those paths in code is refused as a second live runtime's would be.
+  // They were forgotten, and a child's options::trace at the parent's live trace wrote over it without a
+  // word (an outside-user campaign; paths from the environment get FILE.pidPID in the child).
+  for (claimed_output& c : live().list) {
+    c.owner = 0;
+    if (c.what.find(" (the parent process's") == std::string::npos) c.what += " (the parent process's, from before fork())";
+  }
   live().mu.unlock();
   numbered().last.clear();
   g_numbering_in_fork_child.store(true, std::memory_order_relaxed);
