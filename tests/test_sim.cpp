@@ -257,6 +257,50 @@ TEST(SimReport, ARuntimeThatFailsToBeMadeLeavesNoReportFile) {
 // ns are below its precision, every later run took 0 ns and the count of operations wrapped (an
 // outside-user campaign). More than one call may charge is a usage_error naming the call; the clock and the
 // count are left as they were.
+// The figures a monitor thread polls while another thread's run() is in flight are those the last run()
+// that ended left: they raced with the run's thread and the model's helper thread (TSan, an outside-user
+// campaign). A task of the runtime sees them live. The TSan build is the check of the race; here, that the
+// polled values only ever take values a run ended with, and grow.
+TEST(SimFigures, AnotherThreadReadsThemAsTheLastRunLeftThem) {
+  roost::options o = roost_test::opts("ws", 2);
+  o.platform = "sim";
+  o.topology = "pack:2 l3:1(size=1MiB) core:1 pu:1";
+  roost::runtime rt(o);
+  EXPECT_EQ(rt.virtual_time_ns(), 0.0);
+  EXPECT_EQ(rt.simulated_misses(3), 0);
+  EXPECT_EQ(rt.simulated_misses(2), -1);  // no L2 in this machine, from the start
+  std::vector<char> data(1 << 18);
+  std::vector<double> ends{0.0};
+  std::atomic<bool> done{false};
+  std::thread runs([&] {
+    for (int i = 0; i < 20; ++i) {
+      const long long misses_before = rt.simulated_misses(3);
+      rt.run([&] {
+        roost::parallel_for(std::size_t{0}, data.size(), 4096, [&](std::size_t lo, std::size_t hi) {
+          roost::touch(&data[lo], hi - lo, roost::access::write);
+        });
+        // Live inside a task: the first run's touches missed the cold L3 (256 KiB of it, 4,096 lines).
+        if (i == 0) EXPECT_GE(rt.simulated_misses(3), misses_before + 4096);
+      });
+      ends.push_back(rt.virtual_time_ns());
+    }
+    done.store(true);
+  });
+  std::vector<double> seen;
+  long long misses = 0;
+  while (!done.load()) {
+    seen.push_back(rt.virtual_time_ns());
+    const long long m = rt.simulated_misses(3);
+    EXPECT_GE(m, misses);
+    misses = m;
+    EXPECT_GE(rt.simulated_remote_dram(), 0);
+  }
+  runs.join();
+  for (std::size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i], seen[i - 1]);
+  for (double v : seen) EXPECT_TRUE(std::find(ends.begin(), ends.end(), v) != ends.end()) << v;
+  EXPECT_EQ(rt.virtual_time_ns(), ends.back());
+}
+
 TEST(SimCompute, ACountBeyondWhatACallMayChargeIsAUsageError) {
   roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 1));
   rt.run([] { roost::compute(1000); });

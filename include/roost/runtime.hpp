@@ -69,6 +69,8 @@ class runtime {
   long long simulated_misses(int cache_level) const;
   // Lines the simulated machine fetched from the DRAM of another NUMA node than the fetching core's, so far
   // (seed 002's remote accesses); -1 for a runtime on this machine.
+  // "So far": to a task of this runtime, up to now; to any other thread (a monitor polling them while another
+  // thread's run() is in flight), as the last run() that ended left them.
   long long simulated_remote_dram() const;
 
   // Preemption (ROOST_PREEMPT=signal, roost/preempt.hpp): how many times a timer tick suspended a task of

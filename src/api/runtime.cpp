@@ -429,6 +429,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
   if (sim) {
     sim->attach(*eng, tracer.get());  // after the tracer's consumer, which it forwards to
     set_sim_hooks(true);
+    publish_sim_figures();  // a level the machine lacks is -1 from the start
   }
   try {
     eng->start();
@@ -572,11 +573,41 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     output_error = std::current_exception();
   }
   if (tracer) tracer->iteration(false);
-  if (sim) sim->platform().run_end();
+  if (sim) {
+    sim->platform().run_end();
+    publish_sim_figures();
+  }
   if (st.error) std::rethrow_exception(st.error);
   detail::rethrow_observer_error();  // the task_observer is global: whichever run returns next reports it
   if (tracer) tracer->rethrow_write_error();  // once; a run that threw leaves it to the next run or ~runtime
   if (output_error) std::rethrow_exception(output_error);
+}
+
+bool runtime_core::inside_own_task() const {
+  const engine::worker* w = engine::current_worker();
+  return w && w->eng == eng.get();
+}
+
+void runtime_core::publish_sim_figures() {
+  if (!sim) return;
+  published_virtual_ns_.store(sim->platform().virtual_time_ns(), std::memory_order_relaxed);
+  published_remote_dram_.store(sim->dram_remote(), std::memory_order_relaxed);
+  for (int level = 1; level < kLevels; ++level)
+    published_misses_[level].store(sim->misses_at_level(level), std::memory_order_relaxed);
+}
+
+double runtime_core::virtual_time_ns() const {
+  if (!sim) return -1;
+  return inside_own_task() ? sim->platform().virtual_time_ns() : published_virtual_ns_.load(std::memory_order_relaxed);
+}
+long long runtime_core::simulated_remote_dram() const {
+  if (!sim) return -1;
+  return inside_own_task() ? sim->dram_remote() : published_remote_dram_.load(std::memory_order_relaxed);
+}
+long long runtime_core::simulated_misses(int cache_level) const {
+  if (!sim) return -1;
+  if (inside_own_task()) return sim->misses_at_level(cache_level);
+  return cache_level >= 1 && cache_level < kLevels ? published_misses_[cache_level].load(std::memory_order_relaxed) : -1;
 }
 
 std::string runtime_core::describe() const {
@@ -666,11 +697,9 @@ std::string runtime::describe() const {
   detail::no_preempt_scope np(detail::running_fiber());  // the default distribution's lock (as above)
   return core_->describe();
 }
-double runtime::virtual_time_ns() const { return core_->sim ? core_->sim->platform().virtual_time_ns() : -1; }
-long long runtime::simulated_remote_dram() const { return core_->sim ? core_->sim->dram_remote() : -1; }
-long long runtime::simulated_misses(int cache_level) const {
-  return core_->sim ? core_->sim->misses_at_level(cache_level) : -1;
-}
+double runtime::virtual_time_ns() const { return core_->virtual_time_ns(); }
+long long runtime::simulated_remote_dram() const { return core_->simulated_remote_dram(); }
+long long runtime::simulated_misses(int cache_level) const { return core_->simulated_misses(cache_level); }
 
 unsigned long long runtime::preemptions() const { return core_->eng->preemptions(); }
 unsigned long long runtime::preempt_ticks_deferred() const { return core_->eng->preempt_ticks_deferred(); }

@@ -55,6 +55,14 @@ class runtime_core {
   void run(void (*fn)(void*), void* arg);
   std::string describe() const;
 
+  // The simulated platform's figures (runtime::virtual_time_ns, simulated_misses, simulated_remote_dram): live
+  // to a task of this runtime, and to any other thread as they stood when the last run() ended (or when the
+  // runtime was made). The live ones change during a run, on the run's thread and the model's helper thread:
+  // read from a monitor thread meanwhile they raced (TSan, an outside-user campaign).
+  double virtual_time_ns() const;
+  long long simulated_misses(int cache_level) const;
+  long long simulated_remote_dram() const;
+
   resolved_options cfg;
   std::shared_ptr<const topo::topology> tp;
   std::unique_ptr<simulation> sim;  // ROOST_PLATFORM=sim; outlives the engine that runs on it
@@ -65,6 +73,14 @@ class runtime_core {
   // The end of a copy in a child of fork(): its worker threads, timers and files are the parent's, so what
   // it holds is left as it is (not stopped, not written).
   void abandon();
+
+  // The figures above as the last run() left them (publish_sim_figures); cache levels 1..kLevels-1.
+  static constexpr int kLevels = 8;
+  void publish_sim_figures();
+  bool inside_own_task() const;
+  std::atomic<double> published_virtual_ns_{0};
+  std::atomic<long long> published_remote_dram_{0};
+  std::atomic<long long> published_misses_[kLevels] = {};
 
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
   std::atomic<int> runs_in_progress_{0};    // run() calls not returned (the outermost of each thread)
