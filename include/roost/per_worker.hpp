@@ -16,7 +16,9 @@
 //
 // combine, for_each, size and clear read or change every element: call them when no task uses local()
 // (after the join, or outside runtime::run). Elements are never moved, and each lies in cache lines of its
-// own (no false sharing between workers).
+// own (no false sharing between workers). They are kept until clear() or the per_worker's end, those of
+// destroyed runtimes' workers and of ended threads too (their values count in combine): one that outlives
+// many runtimes or short-lived threads grows by an element each; clear() it between them.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
