@@ -40,7 +40,6 @@ class listener_calls {
   // there is one, calls `f` with it.
   template <class Load, class F>
   static void call(unsigned stripe, Load&& load, F&& f) {
-    watch_forks();
     const unsigned phase = phase_.load(std::memory_order_seq_cst);
     stripe %= kStripes;
     calls_[phase][stripe].n.fetch_add(1, std::memory_order_seq_cst);
@@ -58,12 +57,18 @@ class listener_calls {
     if (auto* listener = load()) f(listener);
   }
 
+  // Registers the fork handler below: once, before any call can be in flight (the .cpp that defines a kind's
+  // calls does it when the library is loaded), so that a call() pays nothing for it.
+  static bool watch_forks() {
+    static const bool registered = (::pthread_atfork(nullptr, nullptr, &after_fork_in_child), true);
+    return registered;
+  }
+
   // Runs `swap` (which exchanges the listener, seq_cst, and returns the one it replaced) and returns what it
   // returned once no call can still reach that one. Setters one at a time: what swap does besides (a hook
   // bit) stays in the order of the swaps, and each setter flips the phase once.
   template <class Swap>
   static auto replace(Swap&& swap) {
-    watch_forks();
     if (t_held != 0) give_up_this_threads_calls();
     std::lock_guard<std::mutex> lk(setter_mu_);
     auto replaced = swap();
@@ -83,10 +88,6 @@ class listener_calls {
     for (unsigned p = 0; p < 2; ++p)
       for (unsigned k = 0; k < kStripes; ++k) calls_[p][k].n.store(t_mine[p][k], std::memory_order_relaxed);
     ::new (static_cast<void*>(&setter_mu_)) std::mutex;
-  }
-  static void watch_forks() {
-    static const bool registered = (::pthread_atfork(nullptr, nullptr, &after_fork_in_child), true);
-    (void)registered;
   }
 
   static constexpr unsigned kStripes = 64;

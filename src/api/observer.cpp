@@ -40,6 +40,7 @@ std::string task_event::path_string() const { return engine::format_spawn_path(p
 // running or can start (listener_calls.hpp).
 namespace {
 using observer_calls = detail::listener_calls<struct task_observer_tag>;
+[[maybe_unused]] const bool observer_calls_fork_handler = observer_calls::watch_forks();  // listener_calls.hpp
 
 // Calls f(observer) if an observer is installed, counted as in flight. Not preempted inside: a callback
 // suspended there would keep a setter on the same worker waiting for ever.

@@ -25,6 +25,7 @@ namespace {
 std::mutex g_listeners_mu;
 std::atomic<touch_consumer*> g_program_consumer{nullptr};
 using consumer_calls = listener_calls<struct program_touch_consumer_tag>;
+[[maybe_unused]] const bool consumer_calls_fork_handler = consumer_calls::watch_forks();  // listener_calls.hpp
 unsigned g_runtime_listeners = 0;  // g_listeners_mu
 
 void refresh_listening_locked() {
