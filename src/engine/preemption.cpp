@@ -135,8 +135,11 @@ void preemption_timers::check_mask_here(unsigned id) {
                          "signal; %s\n",
                  design_ == preempt_timer_design::chained
                      ? "under ROOST_PREEMPT_TIMER=chained every tick comes through it, so no task is preempted "
-                       "while it does"
-                     : "tasks on worker 0 are not preempted while it does");
+                       "while it does, and a task that spins until another runs may spin for ever; unblock SIGURG "
+                       "in that thread (pthread_sigmask)"
+                     : "tasks on worker 0 are not preempted while it does, and one that spins until another task "
+                       "runs may spin for ever, whatever the number of workers (the task it waits for may be "
+                       "queued behind it on worker 0); unblock SIGURG in that thread (pthread_sigmask)");
 }
 
 void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t) {
