@@ -176,7 +176,10 @@ struct resolved_options {
 // Merges `opts` with the environment and validates. Throws roost::config_error naming the variable, the
 // value and the valid values. A field set in `opts` wins over its variable, which is then not used; if that
 // variable is not valid either, overridden_env_errors says so.
-resolved_options resolve(const options& opts);
+namespace detail {
+resolved_options resolve_in_mode(const options& opts, const int* build_mode);  // detail/build_mode.hpp
+}
+inline resolved_options resolve(const options& opts) { return detail::resolve_in_mode(opts, detail::build_mode()); }
 
 // Scheduler names roost knows, and which of them are implemented in this build.
 struct scheduler_info {

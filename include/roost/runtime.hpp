@@ -27,8 +27,9 @@ class runtime_core;
 
 class runtime {
  public:
-  runtime();                          // configuration from the environment
-  explicit runtime(const options& o); // fields set in `o` win over the environment
+  runtime() : runtime(options{}, detail::build_mode()) {}  // configuration from the environment
+  // Fields set in `o` win over the environment.
+  explicit runtime(const options& o) : runtime(o, detail::build_mode()) {}
   ~runtime();
   runtime(const runtime&) = delete;
   runtime& operator=(const runtime&) = delete;
@@ -80,6 +81,8 @@ class runtime {
   unsigned long long preempt_ticks_deferred() const;
 
  private:
+  // build_mode: the program's libstdc++ mode (detail/build_mode.hpp), which the link checks.
+  runtime(const options& o, const int* build_mode);
   template <class F>
   void run_root(F&& body) {
     struct thunk {

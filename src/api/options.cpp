@@ -538,7 +538,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 // misspelt one was ignored without a word (ROOST_SCHEDULER=ws-help ran ws; an outside-user campaign). Only
 // likely misspellings are named, so that the variables of roost's own tools and tests (ROOST_BENCH, ...) and
 // a program's own pass unremarked:
-//  - within two edits of a name, in any case (ROOST_workers, ROST_WORKERS, XROOST_WORKERS);
+//  - within two edits of a name past a ROOST_ of any case (ROOST_WROKERS, ROOST_workers), within one before
+//    it (ROST_WORKERS, XROOST_WORKERS, ROOTS_WORKERS);
 //  - holding a whole name (MY_ROOST_WORKERS), or, past ROOST_, the whole of a name's own part: anywhere for
 //    one of 5 letters or more, at the start for a shorter one (ROOST_BINDING for ROOST_BIND; ROOST_BIND
 //    anywhere would flag ROOST_REBINDER).
@@ -561,7 +562,9 @@ std::vector<std::string> unknown_env_notes() {
       const std::string known = v, tail = known.substr(6);
       const std::size_t length_gap = upper.size() > known.size() ? upper.size() - known.size() : known.size() - upper.size();
       const std::size_t edits = length_gap <= 2 ? edit_distance(upper, known) : length_gap;
-      std::size_t d = edits;
+      // Outside the prefix one edit only: two made HOST_TRACE, GHOST_TRACE and POST_WORKERS "misspellings"
+      // (a review); within it (ROOST_WROKERS) two.
+      std::size_t d = prefixed || edits <= 1 ? edits : 3;
       if (upper.find(known) != std::string::npos) d = std::min<std::size_t>(d, 2);
       if (prefixed) {
         const std::string its_tail = upper.substr(6);
@@ -582,7 +585,7 @@ std::vector<std::string> unknown_env_notes() {
   return out;
 }
 
-resolved_options resolve(const options& o) {
+resolved_options detail::resolve_in_mode(const options& o, const int* /*build_mode: checked by the link*/) {
   resolved_options r = resolve_settings(o);
   r.overridden_env_errors = overridden_env_errors(o);
   r.unknown_env_notes = unknown_env_notes();

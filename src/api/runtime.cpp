@@ -12,6 +12,7 @@
 #include <optional>
 #include <sstream>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "api/runtime_core.hpp"
@@ -577,10 +578,24 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     sim->platform().run_end();
     publish_sim_figures();
   }
+  // When something else leaves first (the root's own exception, an observer's, a trace write's), the output
+  // error is said on stderr instead of being dropped (a review).
+  struct say_unthrown {
+    std::exception_ptr& e;
+    ~say_unthrown() {
+      if (!e) return;
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        std::fprintf(stderr, "%s (not thrown: the run threw another exception first)\n", x.what());
+      } catch (...) {
+      }
+    }
+  } say{output_error};
   if (st.error) std::rethrow_exception(st.error);
   detail::rethrow_observer_error();  // the task_observer is global: whichever run returns next reports it
   if (tracer) tracer->rethrow_write_error();  // once; a run that threw leaves it to the next run or ~runtime
-  if (output_error) std::rethrow_exception(output_error);
+  if (output_error) std::rethrow_exception(std::exchange(output_error, nullptr));
 }
 
 bool runtime_core::inside_own_task() const {
@@ -671,7 +686,6 @@ std::string runtime_core::describe() const {
 
 }  // namespace detail
 
-runtime::runtime() : runtime(options{}) {}
 // Made, destroyed or described from inside a task (of another runtime), the runtime's own code takes the
 // process's locks (the started engines, the listeners, the files' numbers): the task is not preempted
 // there, where the next task of its worker's thread would find a lock taken for good (an outside-user
@@ -682,7 +696,7 @@ std::unique_ptr<detail::runtime_core> make_core(const options& o) {
   return std::make_unique<detail::runtime_core>(o);
 }
 }  // namespace
-runtime::runtime(const options& o) : core_(make_core(o)) {}
+runtime::runtime(const options& o, const int* /*build_mode: checked by the link*/) : core_(make_core(o)) {}
 runtime::~runtime() {
   detail::no_preempt_scope np(detail::running_fiber());
   core_.reset();

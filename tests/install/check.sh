@@ -17,16 +17,21 @@ c++ -O2 "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config 
 # A program in libstdc++'s debug mode lays the containers of roost's public types out otherwise than this
 # libroost (built without it): it must fail to link, naming the mode it needs (detail/build_mode.hpp), not
 # run on corrupted objects. With -D_GLIBCXX_ASSERTIONS, which keeps the layout, it links and runs.
-if c++ -O1 -D_GLIBCXX_DEBUG "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
-     -o "$work/debug-consumer" 2> "$work/debug-consumer.err"; then
-  echo "install: a -D_GLIBCXX_DEBUG program linked against a libroost built without it" >&2
-  exit 1
-fi
-if ! grep -q 'libroost_built_with_GLIBCXX_DEBUG' "$work/debug-consumer.err"; then
-  echo "install: a -D_GLIBCXX_DEBUG program failed to build, but not at the mode check:" >&2
-  cat "$work/debug-consumer.err" >&2
-  exit 1
-fi
+# Also where the linker drops unreferenced sections (a common release setting), which dropped a check that
+# lay in an unreferenced object alone.
+for gc in "" "-ffunction-sections -fdata-sections -Wl,--gc-sections"; do
+  # shellcheck disable=SC2086
+  if c++ -O1 -D_GLIBCXX_DEBUG $gc "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
+       -o "$work/debug-consumer" 2> "$work/debug-consumer.err"; then
+    echo "install: a -D_GLIBCXX_DEBUG program ($gc) linked against a libroost built without it" >&2
+    exit 1
+  fi
+  if ! grep -q 'libroost_built_with_GLIBCXX_DEBUG' "$work/debug-consumer.err"; then
+    echo "install: a -D_GLIBCXX_DEBUG program ($gc) failed to build, but not at the mode check:" >&2
+    cat "$work/debug-consumer.err" >&2
+    exit 1
+  fi
+done
 c++ -O1 -D_GLIBCXX_ASSERTIONS "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
   -o "$work/assertions-consumer"
 "$work/assertions-consumer"

@@ -15,12 +15,15 @@
 namespace roost::detail {
 #if defined(_GLIBCXX_DEBUG)
 extern const int libroost_built_with_GLIBCXX_DEBUG;
-// Internal linkage and `used`: every translation unit keeps its own reference, whatever it calls of roost.
-[[maybe_unused]] __attribute__((used)) static const int* const build_mode_reference =
-    &libroost_built_with_GLIBCXX_DEBUG;
+inline const int* build_mode() noexcept { return &libroost_built_with_GLIBCXX_DEBUG; }
 #else
 extern const int libroost_built_without_GLIBCXX_DEBUG;
-[[maybe_unused]] __attribute__((used)) static const int* const build_mode_reference =
-    &libroost_built_without_GLIBCXX_DEBUG;
+inline const int* build_mode() noexcept { return &libroost_built_without_GLIBCXX_DEBUG; }
 #endif
+// Two references. The inline constructors of roost::runtime and roost::resolve pass build_mode() to the
+// library, so that the reference lies in the program's own code wherever it makes a runtime or resolves
+// options: a linker's --gc-sections keeps that code, where it dropped an unreferenced object with its
+// section and the check with it (a review). And every translation unit keeps one of its own (internal
+// linkage, `used`), for a build without --gc-sections that uses roost's types without either.
+[[maybe_unused]] __attribute__((used)) static const int* const build_mode_reference = build_mode();
 }  // namespace roost::detail
