@@ -33,8 +33,9 @@ void spawn_declared(worker_abi& w, group_state& g, task_frame& f, const data& d)
 // task than the owner, it ends the process with the reason (nothing may leave a destructor while unwinding).
 void join_while_unwinding(group_state& g) noexcept;
 // The join of a group destroyed by another than its owner's task (src/api/task_group.cpp): outside any task,
-// once every child ended (a group kept past its creator's runtime::run, which returned only after them), it
-// rethrows what a child threw and is done; otherwise a usage_error, as wait() there.
+// once every child ended (a group kept past its creator's end), it rethrows what a child threw and is done;
+// otherwise a usage_error, as wait() there. runtime::run returns when its root ends, not when such a
+// group's children do (docs/user-guide.md, "Ownership").
 void join_unowned_at_destruction(group_state& g);
 }  // namespace detail
 

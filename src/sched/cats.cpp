@@ -181,10 +181,11 @@ void cats_policy::iteration_end() {
     decision_ = std::move(decided);
   }
   const bool written = eng_.config().cats_profile.empty() || write_profile(eng_.config().cats_profile);
+  const int write_errno = written ? 0 : (errno ? errno : EIO);  // before anything else may change it
   if (mode_.load(std::memory_order_relaxed) == mode::as_ws) name_own_deques();
   // The run() that profiled throws it (runtime.cpp), after the iteration ended, as a trace's write error.
   if (!written)
-    throw std::system_error(errno ? errno : EIO, std::generic_category(),
+    throw std::system_error(write_errno, std::generic_category(),
                             "roost: " + eng_.config().cats_profile_source + "='" + eng_.config().cats_profile +
                                 "': writing the profile failed");
 }

@@ -265,7 +265,8 @@ void write_binary(const std::string& path, const trace_file& t) {
   for (const auto& [lane, rs] : lanes) bytes += encode_chunk(lane, last, t.start_ns + last, rs);
   if (t.complete) bytes += encode_chunk(kEndLane, last, t.start_ns + last, {});
   o.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!o.flush()) throw std::system_error(errno, std::generic_category(), "roost: writing trace file '" + path + "'");
+  o.close();  // a file system may report a write's failure only at the close
+  if (o.fail()) throw std::system_error(errno, std::generic_category(), "roost: writing trace file '" + path + "'");
 }
 
 }  // namespace roost::trace
