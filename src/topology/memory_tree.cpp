@@ -1,6 +1,7 @@
 #include "topology/memory_tree.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -51,55 +52,80 @@ memory_tree flat(unsigned workers, std::string note) {
 }  // namespace
 
 memory_tree build_memory_tree(const topology& tp, const placement& pl, unsigned workers) {
-  // Per worker, the worker sets of its caches, outermost first (workers on the same PUs share them).
-  std::vector<std::vector<std::set<unsigned>>> sets(workers);
-  std::vector<std::vector<std::size_t>> caps(workers);
-  std::vector<std::vector<std::string>> names(workers);
+  // A cache's workers are those on its PUs. They are known by a count and the least of them, from the workers
+  // on each PU, not as a set per worker and cache: those sets made this quadratic in the workers (4,096
+  // oversubscribed workers under adws-ml: 1.26 GB and 14 s to make the runtime; an outside-user campaign).
+  // A worker's caches are nested (its PU's ancestors), so two of them hold the same workers exactly when
+  // they hold as many.
+  unsigned pus = 0;
+  for (unsigned w = 0; w < workers; ++w) pus = std::max(pus, pl.pu_of_worker[w] + 1);
+  std::vector<unsigned> before(pus + 1, 0);  // workers on the PUs below each PU number
+  std::vector<unsigned> least_on(pus, std::numeric_limits<unsigned>::max());
+  for (unsigned w = 0; w < workers; ++w) {
+    ++before[pl.pu_of_worker[w] + 1];
+    least_on[pl.pu_of_worker[w]] = std::min(least_on[pl.pu_of_worker[w]], w);
+  }
+  for (unsigned p = 0; p < pus; ++p) before[p + 1] += before[p];
+  using pu_range = std::pair<unsigned, unsigned>;  // first PU, PU count
+  const auto clamp = [&](std::size_t p) { return static_cast<unsigned>(std::min<std::size_t>(p, pus)); };
+  const auto count_in = [&](pu_range r) { return before[clamp(r.first + std::size_t{r.second})] - before[clamp(r.first)]; };
+  std::map<pu_range, unsigned> least_memo;
+  const auto least_in = [&](pu_range r) {
+    auto [it, fresh] = least_memo.emplace(r, std::numeric_limits<unsigned>::max());
+    if (fresh)
+      for (unsigned p = clamp(r.first); p < clamp(r.first + std::size_t{r.second}); ++p) it->second = std::min(it->second, least_on[p]);
+    return it->second;
+  };
+  // Per worker, its groups outermost first: a cache's PU range, or its own leaf; with capacity and name.
+  struct group_of {
+    pu_range pus;
+    bool own_leaf;
+    std::size_t bytes;
+    std::string name;
+  };
+  std::vector<std::vector<group_of>> chain(workers);
   for (unsigned w = 0; w < workers; ++w) {
     const unsigned pu = pl.pu_of_worker[w];
     for (const auto& [set, bytes] : cache_chain(tp, pu)) {
-      std::set<unsigned> members;
-      for (unsigned v = 0; v < workers; ++v) {
-        unsigned p = pl.pu_of_worker[v];
-        if (p >= set.first && p < set.first + set.second) members.insert(v);
-      }
-      if (!sets[w].empty() && sets[w].back() == members) continue;  // the same workers: one group
-      sets[w].push_back(members);
-      caps[w].push_back(bytes);
-      names[w].push_back(cache_name(tp, pu, set));
+      if (!chain[w].empty() && count_in(chain[w].back().pus) == count_in(set)) continue;  // the same workers: one group
+      chain[w].push_back({set, false, bytes, cache_name(tp, pu, set)});
     }
-    if (sets[w].empty() || sets[w].back().size() > 1) {  // leaves are always one worker each
-      sets[w].push_back({w});
-      caps[w].push_back(0);
-      names[w].push_back("worker");
-    }
+    if (chain[w].empty() || count_in(chain[w].back().pus) > 1)  // leaves are always one worker each
+      chain[w].push_back({{w, 0}, true, 0, "worker"});
   }
-  const std::size_t depth = sets[0].size();
+  const std::size_t depth = chain[0].size();
   for (unsigned w = 1; w < workers; ++w)
-    if (sets[w].size() != depth) return flat(workers, "caches of different depths above the workers: DRAM over per-worker leaves");
+    if (chain[w].size() != depth) return flat(workers, "caches of different depths above the workers: DRAM over per-worker leaves");
 
   memory_tree t;
   t.levels.push_back({"DRAM", std::numeric_limits<double>::infinity(), 1, 0, {0}, std::vector<unsigned>(workers, 0)});
+  std::vector<unsigned> head_of(workers);
   for (std::size_t d = 0; d < depth; ++d) {
     memory_level lv;
-    lv.name = names[0][d];
-    lv.group_capacity = static_cast<double>(caps[0][d]);
+    lv.name = chain[0][d].name;
+    lv.group_capacity = static_cast<double>(chain[0][d].bytes);
     // Groups ordered by (parent group, head), so that a group's children are contiguous.
     std::vector<std::pair<unsigned, unsigned>> order;  // (parent index, head)
-    std::map<unsigned, std::set<unsigned>> by_head;
+    std::vector<bool> seen(workers, false);
     for (unsigned w = 0; w < workers; ++w) {
-      const std::set<unsigned>& s = sets[w][d];
-      if (caps[w][d] != caps[0][d]) return flat(workers, "caches of different sizes at one level: DRAM over per-worker leaves");
-      unsigned head = *s.begin();
-      if (by_head.emplace(head, s).second) order.emplace_back(t.levels.back().group_of_worker[head], head);
+      const group_of& g = chain[w][d];
+      if (g.bytes != chain[0][d].bytes) return flat(workers, "caches of different sizes at one level: DRAM over per-worker leaves");
+      const unsigned head = g.own_leaf ? w : least_in(g.pus);
+      head_of[w] = head;
+      if (!seen[head]) {
+        seen[head] = true;
+        order.emplace_back(t.levels.back().group_of_worker[head], head);
+      }
     }
     std::sort(order.begin(), order.end());
     lv.groups = static_cast<unsigned>(order.size());
-    lv.group_of_worker.assign(workers, 0);
+    std::vector<unsigned> group_of_head(workers, 0);
     for (unsigned g = 0; g < lv.groups; ++g) {
       lv.head.push_back(order[g].second);
-      for (unsigned w : by_head[order[g].second]) lv.group_of_worker[w] = g;
+      group_of_head[order[g].second] = g;
     }
+    lv.group_of_worker.assign(workers, 0);
+    for (unsigned w = 0; w < workers; ++w) lv.group_of_worker[w] = group_of_head[head_of[w]];
     memory_level& parent = t.levels.back();
     if (lv.groups % parent.groups != 0) return flat(workers, "a non-uniform cache tree: DRAM over per-worker leaves");
     parent.fanout = lv.groups / parent.groups;
