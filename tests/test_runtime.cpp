@@ -782,6 +782,31 @@ TEST_P(Api, TouchReachesARegisteredConsumer) {
   EXPECT_EQ(c.bytes.load(), 4096u);
 }
 
+// A consumer that overrides on_touch alone gets a tile row by row (touch_consumer's default, defined in the
+// library), from a task with its worker's id and from the program's thread with -1.
+TEST(TouchConsumer, AConsumerOfTouchesAloneGetsTilesRowByRow) {
+  struct rows_seen : roost::touch_consumer {
+    std::mutex mu;
+    std::vector<std::pair<int, const void*>> seen;
+    void on_touch(int worker, const void* base, std::size_t bytes, roost::access mode) override {
+      EXPECT_EQ(bytes, 16u);
+      EXPECT_EQ(mode, roost::access::read_write);
+      std::lock_guard<std::mutex> lk(mu);
+      seen.emplace_back(worker, base);
+    }
+  } c;
+  std::vector<char> data(4096);
+  ASSERT_EQ(roost::set_touch_consumer(&c), nullptr);
+  roost::runtime rt(opts("ws", 1));
+  rt.run([&] { roost::touch_rows(data.data(), 16, 3, 1000, roost::access::read_write); });
+  roost::touch_rows(data.data() + 1, 16, 2, 1000, roost::access::read_write);
+  EXPECT_EQ(roost::set_touch_consumer(nullptr), &c);
+  const std::vector<std::pair<int, const void*>> expected{{0, data.data()},        {0, data.data() + 1000},
+                                                          {0, data.data() + 2000}, {-1, data.data() + 1},
+                                                          {-1, data.data() + 1001}};
+  EXPECT_EQ(c.seen, expected);
+}
+
 // set_touch_consumer(nullptr) returns only once no call of the removed consumer is running, so that the
 // program may delete it then (an outside-user campaign: it returned while a worker was still inside the
 // consumer's on_touch, and ASan saw the deleted consumer used). A worker's task stays inside on_touch until

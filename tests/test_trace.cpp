@@ -947,6 +947,40 @@ TEST(TraceFile, ATouchOfBillionsOfRowsIsAFewRecords) {
   remove_trace(file);
 }
 
+// A traced task's annotations take a fast path to its runtime's tracer (api/touch.cpp); a region it does not
+// pass goes through the full check, which still refuses what cannot exist and records what can.
+TEST(TraceFile, ATracedTasksAnnotationsAreCheckedOnTheirFastPath) {
+  const std::string file = roost_test::temp_path("roost_fast_path_checks.trace");
+  std::vector<char> data(4096);
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    EXPECT_THROW(rt.run([] { roost::touch(nullptr, 64); }), roost::usage_error);
+    EXPECT_THROW(rt.run([] { roost::touch_rows(nullptr, 64, 2, 64); }), roost::usage_error);
+    EXPECT_THROW(rt.run([&] { roost::touch_rows(data.data(), 64, 2, 32); }), roost::usage_error);  // overlap
+    EXPECT_THROW(rt.run([&] { roost::touch(data.data(), 64, static_cast<roost::access>(7)); }), roost::usage_error);
+    rt.run([&] {
+      roost::touch(data.data(), 64, roost::access::write);        // fast
+      roost::touch_rows(data.data(), 16, 3, 1024);                 // fast
+      roost::touch_rows(data.data(), std::size_t{1} << 31, 1, 0);  // past the fast test's bounds: checked in full
+      roost::touch(nullptr, 0);                                    // empty: valid
+    });
+  }
+  const tr::trace_file t = tr::read(file);
+  int touches = 0, tiles = 0;
+  for (const auto& r : t.records) {
+    const auto k = static_cast<tr::kind>(r.kind);
+    if (tr::is_whole_rows(k)) ++tiles;
+    if (k == tr::kind::touch || k == tr::kind::touch_read || k == tr::kind::touch_write || k == tr::kind::touch_read_write)
+      ++touches;
+  }
+  EXPECT_EQ(tiles, 2) << "the 3-row tile and the one-row tile of 2 GiB";
+  EXPECT_EQ(touches, 2) << "the write and the empty touch";
+  remove_trace(file);
+}
+
 // Version 6 leaves out what a record repeats: the end of the lane's latest task_begin (a leaf's) has no
 // serial (task_end_last), a touch_rows of its chunk's previous one's shape has no b and index (the `_same`
 // kinds). Readers give back the whole records: the serials of the ends match their begins, every tile its

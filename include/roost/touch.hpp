@@ -22,11 +22,11 @@ class touch_consumer {
  public:
   virtual ~touch_consumer() = default;
   virtual void on_touch(int worker, const void* base, std::size_t bytes, access mode) = 0;
-  // `rows` rows of `row_bytes` each, `stride` bytes apart (a tile of a matrix). Default: row by row.
+  // `rows` rows of `row_bytes` each, `stride` bytes apart (a tile of a matrix). Default: row by row. (Out of
+  // line, in the library: a compiler that guessed it at the call site inlined its loop there, and every
+  // forwarded touch paid for its registers.)
   virtual void on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
-                             std::size_t stride, access mode) {
-    for (std::size_t r = 0; r < rows; ++r) on_touch(worker, static_cast<const char*>(base) + r * stride, row_bytes, mode);
-  }
+                             std::size_t stride, access mode);
   // `operations` arithmetic operations of a kernel (roost::compute). Default: ignored.
   virtual void on_compute(int /*worker*/, std::uint64_t /*operations*/) {}
 };

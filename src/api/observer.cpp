@@ -122,20 +122,39 @@ void detail::rethrow_observer_error() {
 // The tracer of the runtime whose worker reports (engine_base::tracer): never another runtime's.
 static trace::tracer* tracer_of(detail::worker_abi& w) { return static_cast<engine::worker&>(w).eng->tracer(); }
 
-void detail::hook_task_start(worker_abi& w, task_id& id, double hint) {
+// A task's start and end with a simulation or an observer: out of line, behind the tracer's own path below.
+// With them inline every hook saved six registers and kept the hint on its stack, which a traced task
+// paid at its start and its end with neither installed (callgrind, heat2d under ws: 94 instructions a
+// recorded start).
+namespace {
+__attribute__((noinline)) void task_start_all(detail::worker_abi& w, detail::task_id& id, double hint) {
   if (auto* s = platform::t_sim) s->on_task_start(&id);
   if (auto* t = tracer_of(w)) t->task_begin(w.id, id);
   with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_start(task_event{static_cast<int>(w.id), engine::spawn_path(id), hint}); });
   });
 }
-
-void detail::hook_task_end(worker_abi& w, const task_id& id) {
+__attribute__((noinline)) void task_end_all(detail::worker_abi& w, const detail::task_id& id) {
   if (auto* s = platform::t_sim) s->on_task_end();
   if (auto* t = tracer_of(w)) t->task_end(w.id, id);
   with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_end(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
   });
+}
+// Whether only a tracer listens: no simulation on this thread, no observer installed.
+inline bool tracer_alone() {
+  return !platform::t_sim && !g_task_observer.load(std::memory_order_relaxed);
+}
+}  // namespace
+
+void detail::hook_task_start(worker_abi& w, task_id& id, double hint) {
+  if (!tracer_alone()) [[unlikely]] return task_start_all(w, id, hint);
+  if (auto* t = tracer_of(w)) t->task_begin(w.id, id);
+}
+
+void detail::hook_task_end(worker_abi& w, const task_id& id) {
+  if (!tracer_alone()) [[unlikely]] return task_end_all(w, id);
+  if (auto* t = tracer_of(w)) t->task_end(w.id, id);
 }
 
 // A root's end: a task end for the simulation's cost table (task_end_ns, as its start is charged) and the

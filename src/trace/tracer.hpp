@@ -183,6 +183,11 @@ class tracer final : public touch_consumer {
  private:
   // A lane's buffer holds its chunk's columns (trace_format.hpp), each sized for kChunkRecords: a record
   // stores its time, its kind, and only the fields its kind has.
+  static std::uint64_t* column_a(char* buf) { return reinterpret_cast<std::uint64_t*>(buf); }
+  static std::uint64_t* column_b(char* buf) { return column_a(buf) + kChunkRecords; }
+  static std::uint32_t* column_dt(char* buf) { return reinterpret_cast<std::uint32_t*>(column_b(buf) + kChunkRecords); }
+  static std::uint32_t* column_index(char* buf) { return column_dt(buf) + kChunkRecords; }
+  static std::uint8_t* column_kinds(char* buf) { return reinterpret_cast<std::uint8_t*>(column_index(buf) + kChunkRecords); }
   struct alignas(64) lane {
     char* buf = nullptr;  // kLaneBytes, mapped by the constructor
     std::uint32_t used = 0, na = 0, nb = 0, ni = 0;
@@ -199,11 +204,11 @@ class tracer final : public touch_consumer {
     std::uint64_t rows_b = 0;
     std::uint32_t rows_stride = 0;
     bool has_rows = false;
-    std::uint64_t* a() const { return reinterpret_cast<std::uint64_t*>(buf); }
-    std::uint64_t* b() const { return a() + kChunkRecords; }
-    std::uint32_t* dt() const { return reinterpret_cast<std::uint32_t*>(b() + kChunkRecords); }
-    std::uint32_t* index() const { return dt() + kChunkRecords; }
-    std::uint8_t* kinds() const { return reinterpret_cast<std::uint8_t*>(index() + kChunkRecords); }
+    std::uint64_t* a() const { return column_a(buf); }
+    std::uint64_t* b() const { return column_b(buf); }
+    std::uint32_t* dt() const { return column_dt(buf); }
+    std::uint32_t* index() const { return column_index(buf); }
+    std::uint8_t* kinds() const { return column_kinds(buf); }
   };
   static constexpr std::size_t kLaneBytes = 1 << 16;
   // The serials task_resume gives tasks whose begin was not recorded: apart from the begins' (bit 47).
@@ -239,16 +244,29 @@ class tracer final : public touch_consumer {
     if (t - l.base > 0xffffffffull) [[unlikely]] rebase(l, id, t);  // also when t < base (another CPU's TSC)
     return static_cast<std::uint32_t>(t - l.base);
   }
+  // The lane's buffer and counts are read once and written once: a column's store may alias them (a uint32_t
+  // column, a char buffer), so counts read through `l` were loaded again after every store (callgrind: 8
+  // loads a record).
   template <kind K>
   void store(lane& l, std::uint16_t id, std::uint32_t dt, std::uint64_t a, std::uint64_t b, std::uint32_t index,
              kind as = K) {
-    l.dt()[l.used] = dt;
-    l.kinds()[l.used] = static_cast<std::uint8_t>(as);
-    if constexpr (stores_a(K)) l.a()[l.na++] = a;
-    if constexpr (stores_b(K)) l.b()[l.nb++] = b;
-    if constexpr (stores_index(K)) l.index()[l.ni++] = index;
-    if (++l.used == kChunkRecords) [[unlikely]] flush(l, id);
+    char* const buf = l.buf;
+    const std::uint32_t used = l.used, na = l.na, nb = l.nb, ni = l.ni;
+    column_dt(buf)[used] = dt;
+    column_kinds(buf)[used] = static_cast<std::uint8_t>(as);
+    if constexpr (stores_a(K)) column_a(buf)[na] = a;
+    if constexpr (stores_b(K)) column_b(buf)[nb] = b;
+    if constexpr (stores_index(K)) column_index(buf)[ni] = index;
+    if constexpr (stores_a(K)) l.na = na + 1;
+    if constexpr (stores_b(K)) l.nb = nb + 1;
+    if constexpr (stores_index(K)) l.ni = ni + 1;
+    l.used = used + 1;
+    if (used + 1 == kChunkRecords) [[unlikely]] flush(l, id);
   }
+  // row_bytes, rows and stride each pack in 32 bits of a touch_rows record; a region that does not: below.
+  static constexpr std::size_t kPacks = std::size_t{1} << 32;
+  __attribute__((noinline)) void on_touch_rows_unpacked(int worker, const void* base, std::size_t row_bytes,
+                                                        std::size_t rows, std::size_t stride, access mode);
   // Writes the lane as a chunk and empties it; after a write error, only empties it.
   __attribute__((noinline)) void flush(lane& l, std::uint16_t id);
   // Under auto, a worker's recording depth for its next chunk, from the chunk `l` holds now.
