@@ -773,3 +773,22 @@ TEST(Cats, CounterSourceAttributesMissesPerTask) {
   }
   pf::set_counter_factory(nullptr, nullptr);
 }
+
+// Simulated, cats profiles from the tasks' annotations even where the host has counters: the host's would
+// count the simulation's own work on its one thread (an outside-user campaign: the decision and the
+// profile's leaves followed a counter of the host's).
+TEST(Cats, SimulatedNeverReadsTheHostsCounters) {
+  pf::set_counter_factory(&open_fake_counter, "injected test counters");
+  roost::options o;
+  o.scheduler = "cats";
+  o.platform = "sim";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  {
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return tree(8, 1, 1024, 0); }), tree_serial(8, 1));
+    const std::string d = rt.describe();
+    EXPECT_EQ(d.find("injected test counters"), std::string::npos) << d;
+    EXPECT_NE(d.find("the simulated platform measures what its tasks declare"), std::string::npos) << d;
+  }
+  pf::set_counter_factory(nullptr, nullptr);
+}

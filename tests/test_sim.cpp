@@ -1595,3 +1595,40 @@ TEST(SimPlatformDeathTest, ASpinWaitIsReportedWithItsWorkerAndTask) {
       },
       "no progress: worker 0 has run task 0\\.0 .*spin-waits");
 }
+
+// Work that costs no virtual time is no progress: a task polling a flag with roost::compute(0) stayed the
+// earliest worker for ever while each poll counted, so the watchdog never named it (an outside-user campaign).
+TEST(SimPlatformDeathTest, ASpinWaitPollingWithFreeWorkIsReportedToo) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "the watchdog reads the stalled task from another thread";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* params : {"stall_wall_s=1", "stall_wall_s=1,op_ns=0"}) {
+    const std::uint64_t ops = std::string(params).find("op_ns") == std::string::npos ? 0 : 1;
+    EXPECT_DEATH(
+        {
+          roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, params));
+          rt.run([&] {
+            std::atomic<bool> flag{false};
+            roost::task_group tg;
+            tg.run([&] {
+              while (!flag.load()) roost::compute(ops);
+            });
+            tg.run([&] { flag.store(true); });
+            tg.wait();
+          });
+        },
+        "no progress: worker 0 has run task 0\\.0 .*spin-waits")
+        << params;
+  }
+}
+
+// A touch whose walk outlasts stall_wall_s is slow, not stuck: the simulation says so once and goes on (it
+// ended the process, so whether a correct program ran depended on the host's speed: an outside-user
+// campaign). At stall_wall_s=0 every look of the watchdog that finds no charge is past the limit.
+TEST(SimPlatform, ALongTouchOutlastingTheWatchdogsLimitCompletes) {
+  std::vector<char> big(std::size_t{64} << 20);
+  roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, "stall_wall_s=0"));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(rt.run([&] {
+    roost::touch(big.data(), big.size());
+    return 7;
+  }), 7);
+}

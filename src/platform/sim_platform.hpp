@@ -109,6 +109,8 @@ class sim_platform {
   // Advances the calling sim thread's clock by ns (scaled by the seed's jitter) and switches to the
   // earliest runnable sim thread if that is no longer this one.
   void charge(double ns, bool busy);
+  // A kernel's declared work (on_touch, on_compute): charge(ns, true) when ns > 0, else nothing.
+  void charge_work(double ns);
 
   // run(): the driver's virtual time spent in runs so far.
   void run_begin();

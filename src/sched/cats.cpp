@@ -70,8 +70,13 @@ cats_policy::cats_policy(engine::engine_base& e)
       tree_(profile::soid_tree::kDefaultBounds, static_cast<unsigned>(sockets_with_workers().size())) {
   cache_bytes_ = e.topology().package_cache_bytes(e.placement().pu_of_worker[0]);
   // Hardware counters where the machine has them (probed here, opened per worker thread when profiling),
-  // else kernel annotations.
-  if (auto probe = profile::open_counter(why_no_counters_)) {
+  // else kernel annotations. Never while simulated: the host's counters would count the simulation's own
+  // work, every simulated worker on one thread, and a profile read from them would depend on the host (an
+  // outside-user campaign saw the decision and the profile's leaves change with a stand-in counter).
+  std::unique_ptr<profile::counter_reader> probe;
+  if (e.config().simulated) why_no_counters_ = "the simulated platform measures what its tasks declare, never the host's CPU";
+  else probe = profile::open_counter(why_no_counters_);
+  if (probe) {
     use_counters_ = true;
     source_ = profile::counter_source_name() + " x " + std::to_string(e.topology().line_size()) +
               "-byte lines, per interval between switches";
