@@ -126,7 +126,8 @@ constexpr const char* kUsage =
     "                (name V first: a row's ratio is to what its round measured before it)\n"
     "  --workers     worker counts to measure, each in turn\n"
     "  --platform    native (default) or sim: roost's schedulers on the simulated machine --topology names, timed\n"
-    "                in virtual time, with the L2 and L3 misses of its median repetition (src/platform/README.md)\n"
+    "                in virtual time, with the L2 and L3 misses of its median repetition (of an even number: the\n"
+    "                mean of the middle two, as the median time is; src/platform/README.md)\n"
     "  --topology    with --platform sim: the simulated machine, an hwloc synthetic description with cache sizes\n"
     "  --size        the size of the one benchmark --bench names; --small: every benchmark at the tests' size;\n"
     "                --paper: at the seeds' size (one of the three)\n"
@@ -449,7 +450,8 @@ int run(const run_config& cfg) {
             if (remote_at_clock.front() >= 0) m.remote_dram = remote / n;
             m.topology = cfg.topology;
             auto count = [](double x) { return x >= 0 ? std::to_string(static_cast<long long>(x + 0.5)) : std::string("none (no such cache)"); };
-            m.note = "virtual time; per timed repetition (the median one): L2 misses " + count(m.l2_misses) + ", L3 misses " +
+            const std::string which = middle.size() == 2 ? "the mean of the median two, as the time" : "the median one";
+            m.note = "virtual time; per timed repetition (" + which + "): L2 misses " + count(m.l2_misses) + ", L3 misses " +
                      count(m.l3_misses) + ", remote DRAM lines " +
                      (m.remote_dram >= 0 ? std::to_string(static_cast<long long>(m.remote_dram + 0.5)) : std::string("none"));
           } else if (rs) {

@@ -54,7 +54,8 @@ const char* kUsage =
     "               than once (the lists add up); every other option once\n"
     "  --trace      lines 'R|W ADDRESS SIZE [PU]'; PU defaults to --pu (0)\n"
     "  --generate   random: SIZE-8 accesses at random 8-byte-aligned addresses of the footprint (default 1GiB);\n"
-    "               stream: one access per line, in order, wrapping at the footprint; round-robin over --pus PUs\n";
+    "               stream: one access per line, in order, wrapping at the footprint; round-robin over --pus PUs;\n"
+    "               --write-fraction of them writes (default 0.3), --seed the generator's seed (default 1)\n";
 
 [[noreturn]] void usage_error(const std::string& why) {
   std::fprintf(stderr, "roost-cachesim: %s\n%s", why.c_str(), kUsage);
@@ -317,6 +318,9 @@ int run(int argc, char** argv) {
     hierarchy_spec spec;
     spec.source = "--level";
     spec.line_bytes = line;
+    // The line size is --line's: the geometry's checks name spec.source, which said --level for it.
+    if (line == 0 || line > 4096 || (line & (line - 1)) != 0)
+      usage_error("--line " + std::to_string(line) + ": must be a power of two from 1 to 4096 bytes");
     spec.num_pus = 1;  // --level is one PU's chain (--pus is checked above)
     for (std::size_t k = 0; k < levels.size(); ++k) spec.caches.push_back(parse_level(levels[k], static_cast<int>(k), spec.num_pus));
     // An lN.* pair for a level no --level gives would change nothing (l2.ways with one --level was taken).

@@ -243,6 +243,19 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
     latency_of_.push_back(in.latency_ns);
   }
 
+  // A shared limit given for a level none of whose caches is shared would change nothing (as an lN.* pair for a
+  // level the machine lacks, sim_params.cpp): it was taken without a word (an outside-user campaign).
+  for (int l = 1; l <= max_cache_level; ++l) {
+    const std::string name = "l" + std::to_string(l) + ".shared_bw";
+    if (!overridden(params, name) || params.level[static_cast<std::size_t>(l)].shared_bw <= 0) continue;
+    bool any_shared = false;
+    for (const instance_info& in : info_) any_shared |= in.level == l && in.shared;
+    if (!any_shared)
+      throw config_error(params.overrides_source + ": " + name + ": no L" + std::to_string(l) + " cache of " + src +
+                         " is shared by several cores, so nothing would read it (a private cache's rate is l" +
+                         std::to_string(l) + ".bw)");
+  }
+
   // Each PU's chain: its caches by level, nearest first.
   chains_.resize(spec.num_pus);
   for (unsigned p = 0; p < spec.num_pus; ++p) {
@@ -271,6 +284,16 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
     dist.assign(std::size_t{num_numa_} * num_numa_, 20);
     for (unsigned i = 0; i < num_numa_; ++i) dist[i * num_numa_ + i] = 10;
   }
+  // No node nearer another than itself: a remote distance below the local one was read as local latency
+  // while its lines counted as remote (an outside-user campaign; ACPI's SLIT has 10 on the diagonal, more
+  // elsewhere). Equal is allowed (a flat matrix: remote memory as near as local).
+  for (unsigned i = 0; i < num_numa_; ++i)
+    for (unsigned j = 0; j < num_numa_; ++j)
+      if (i != j && dist[i * num_numa_ + j] < dist[i * num_numa_ + i])
+        throw config_error(src + ": the distance from NUMA node " + std::to_string(i) + " to node " + std::to_string(j) +
+                           " is " + std::to_string(dist[i * num_numa_ + j]) + ", below node " + std::to_string(i) +
+                           "'s own " + std::to_string(dist[i * num_numa_ + i]) +
+                           "; valid: every node's distance to another node at least its distance to itself");
   const unsigned dmax = *std::max_element(dist.begin(), dist.end());
   mem_latency_.resize(dist.size());
   for (unsigned i = 0; i < num_numa_; ++i) {

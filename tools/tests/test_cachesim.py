@@ -9,6 +9,7 @@ so pycachesim's HIT is roost's hits - write_hits.
 Run through ctest (ROOST_CACHESIM names the built binary); skipped without it.
 """
 import json
+import pathlib
 import os
 import random
 import subprocess
@@ -220,6 +221,28 @@ def test_bad_parameters_are_named_with_what_is_valid(tmp_path):
     assert no_size.returncode == 2 and "'l3:1' has no size" in no_size.stderr
 
 
+def test_distances_below_a_nodes_own_and_unused_shared_limits_are_refused(tmp_path):
+    """A remote distance below the local one was modelled at local latency and counted remote; a shared
+    bandwidth for a level of private caches was taken and read by nothing (an outside-user campaign)."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    xml = (root / "topologies" / "seed002-opteron-6172.xml").read_text()
+    bad = tmp_path / "below.xml"  # hwloc reads a values element by its length attribute, in characters
+    bad.write_text(xml.replace('<u64values length="30">10 16 16 22 16 22 16 22 16 10', '<u64values length="28">10 5 16 22 16 22 16 22 5 10', 1))
+    run = subprocess.run([CACHESIM, "--topology", str(bad), "--generate", "stream", "--count", "10"],
+                         capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr
+    assert "the distance from NUMA node 0 to node 1 is 5, below node 0's own 10" in run.stderr, run.stderr
+    good = subprocess.run([CACHESIM, "--topology", str(root / "topologies" / "seed002-opteron-6172.xml"), "--generate",
+                           "stream", "--count", "10"], capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr
+    private = subprocess.run([CACHESIM, "--topology", "pack:1 l2:2(size=1MiB) core:1 pu:1", "--params", "l2.shared_bw=10",
+                              "--generate", "stream", "--count", "10"], capture_output=True, text=True)
+    assert private.returncode == 2 and "l2.shared_bw: no L2 cache of" in private.stderr, private.stderr
+    shared = subprocess.run([CACHESIM, "--topology", "pack:1 l2:1(size=1MiB) core:2 pu:1", "--params", "l2.shared_bw=10",
+                             "--generate", "stream", "--count", "10"], capture_output=True, text=True)
+    assert shared.returncode == 0, shared.stderr
+
+
 def test_addresses_are_decimal_or_hex_never_octal(tmp_path):
     """A leading 0 is decimal (0200 was read as octal 128, and 09 was an error)."""
     trace = tmp_path / "t.txt"
@@ -244,6 +267,9 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
              (["--level", "size=256,ways=1", "--params", "l2.ways=4", "--trace", str(trace)],
               "l2.ways=4: the --level geometry has no L2 cache"),
              (["--level", "size=256,ways=1", "--line", "512", "--trace", str(trace)], "smaller than one line"),
+             # The line size is --line's, and its error names it (it named --level).
+             (["--level", "size=256,ways=1", "--line", "48", "--trace", str(trace)],
+              "--line 48: must be a power of two from 1 to 4096 bytes"),
              (["--level", "size=256,ways=1", "--trace", str(extra)], "unexpected 'extra'"),
              (["--level", "size=256,ways=1", "--generate", "stream", "--count", "99999999999999999999"],
               "'99999999999999999999': too large"),
