@@ -316,6 +316,22 @@ TEST(SimCompute, ACountBeyondWhatACallMayChargeIsAUsageError) {
   EXPECT_GT(rt.virtual_time_ns(), before);        // and later ones still count
 }
 
+// Each call's limit did not bound their sum: a hundred calls of 1e15 ns left the clock at 1e17, where a
+// double's steps are 16 ns, and later charges of 10 ns were lost (an outside-user campaign).
+TEST(SimCompute, CallsThatWouldTakeTheClockPast1e15nsAreAUsageError) {
+  roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, "op_ns=1e6"));
+  rt.run([] { roost::compute(900'000'000); });  // 9e14 ns
+  try {
+    rt.run([] { roost::compute(200'000'000); });  // 2e14 ns more
+    FAIL() << "the clock went past 1e15 ns";
+  } catch (const roost::usage_error& e) {
+    roost_test::expect_mentions(e.what(), {"roost::compute(200000000)", "past 1e15 ns"});
+  }
+  const double before = rt.virtual_time_ns();
+  rt.run([] { roost::compute(10); });  // 1e7 ns: still counted in full
+  EXPECT_GE(rt.virtual_time_ns() - before, 1e7);
+}
+
 // The same of a touch: at touch_ns_per_byte=1e15 a touch of 4 KiB charged 4.1e18 ns, and every later cost
 // was rounded away (an outside-user campaign). Refused before the model walks it; later touches count.
 TEST(SimCompute, ATouchBeyondWhatACallMayChargeIsAUsageError) {

@@ -85,6 +85,11 @@ class simulation final : public touch_consumer {
   // The most virtual time one roost::compute or roost::touch call may charge: what a cost parameter may be at
   // most (sim_costs.cpp); the clock, a double, loses later charges past far more.
   static constexpr double kMostChargeNs = 1e15;
+  // The most virtual time a worker's clock may reach through roost::compute and roost::touch: past it a
+  // charge of a fraction of a ns is rounded away (1e15 ns: a double's steps are 0.125 ns there).
+  static constexpr double kMostClockNs = 1e15;
+  // A usage_error for `call` when charging `ns` more would take the calling worker's clock past kMostClockNs.
+  void check_clock(const std::string& call, double ns) const;
   static bool mapped(std::uintptr_t host, std::size_t bytes);
   // Whether an annotation of `worker` is this simulation's to charge (its platform drives the calling thread).
   bool charges(int worker) const;

@@ -125,6 +125,8 @@ class sim_platform {
   const void* running_task() const { return running_task_.load(std::memory_order_relaxed); }
   double running_clock() const { return running_clock_.load(std::memory_order_relaxed); }
 
+  // The calling sim thread's virtual clock (ns).
+  double clock() const { return current_->clock; }
   const sim_costs& costs() const { return costs_; }
   std::uint64_t seed() const { return seed_; }
 
