@@ -48,6 +48,12 @@ void spin_until(const std::atomic<int>& flag) {
   }
 }
 
+// Spins until `count` reaches `n`, as spin_until.
+void spin_until_count(const std::atomic<int>& count, int n) {
+  while (count.load(std::memory_order_acquire) < n) {
+  }
+}
+
 // `spinners` tasks that each spin until the group's last task, spawned after them, sets the flag.
 void spinners_then_setter(unsigned spinners) {
   std::atomic<int> flag{0};
@@ -597,6 +603,46 @@ TEST(PreemptThread, ANonPreemptibleRegionIsNeverPreempted) {
   });
   EXPECT_EQ(after, before) << mode;
   EXPECT_GE(deferred_after, deferred_before + 3) << mode;
+  }
+}
+
+// preempt_as nests and the innermost wins: a signal or klt scope inside a preempt_as(off) makes its task
+// preemptible again, and its end makes it not (an outside-user campaign: two siblings meeting at a busy barrier
+// inside off { klt { ... } } hung at one worker, the outer off winning). The preempt_off count is read
+// through the fiber (the scopes' own effect, no timing).
+TEST(PreemptThread, AnInnerPreemptAsWinsOverAnOuterOff) {
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting("ws", 1, "1ms", "aligned", mode));
+    const roost::preemption inner = std::string(mode) == "klt" ? roost::preemption::klt : roost::preemption::signal;
+    std::uint32_t in_off = 0, in_inner = 0, back_in_off = 0, inside_non_preemptible = 0;
+    rt.run([&] {
+      std::atomic<int> arrived{0};
+      roost::task_group g;
+      for (int t = 0; t < 2; ++t)
+        g.run([&, t] {
+          roost::preempt_as off(roost::preemption::off);
+          roost::preempt_as off_again(roost::preemption::off);
+          if (t == 0) in_off = roost::detail::running_fiber()->preempt_off.load();
+          {
+            roost::preempt_as mine(inner);
+            if (t == 0) in_inner = roost::detail::running_fiber()->preempt_off.load();
+            arrived.fetch_add(1);
+            spin_until_count(arrived, 2);  // the other sibling runs only if this one is preempted
+            if (t == 0) {
+              roost::non_preemptible np;
+              roost::preempt_as again(inner);  // no effect inside non_preemptible
+              inside_non_preemptible = roost::detail::running_fiber()->preempt_off.load();
+            }
+          }
+          if (t == 0) back_in_off = roost::detail::running_fiber()->preempt_off.load();
+        });
+      g.wait();
+    });
+    EXPECT_EQ(in_off, 2u) << mode;
+    EXPECT_EQ(in_inner, 0u) << mode;
+    EXPECT_EQ(inside_non_preemptible, 1u) << mode;
+    EXPECT_EQ(back_in_off, 2u) << mode;
+    EXPECT_GE(rt.preemptions(), 1u) << mode;
   }
 }
 

@@ -87,23 +87,44 @@ void note_preempt_choice(fiber_abi* f, preemption how) noexcept;
 // that calls code relying on its kernel thread (thread_local state, a lock held across a long wait) asks for
 // klt under a runtime that uses signal, a hot loop that must not pay for a switch asks for off. It applies
 // to the task's own code in its scope; a child it spawns there runs with the runtime's default unless it
-// runs inline on the task's stack. Nests (the innermost wins); outside a task, nothing. Under
-// ROOST_PREEMPT=off no task is ever preempted: asking for signal or klt there is told once, on stderr.
+// runs inline on the task's stack. Nests, and the innermost wins: a preempt_as(signal) or (klt) inside a
+// preempt_as(off) makes the task preemptible again for its life (a library's region marked off that calls
+// back into code asking for klt; the outer off won, and a spin there hung: an outside-user campaign). A
+// roost::non_preemptible region is not a preempt_as: nothing inside it makes the task preemptible. Outside
+// a task, nothing. Under ROOST_PREEMPT=off no task is ever preempted: asking for signal or klt there is
+// told once, on stderr.
 class preempt_as {
  public:
   explicit preempt_as(preemption how) noexcept
       : f_(detail::running_fiber()),
         kind_(how == preemption::signal ? 1 : how == preemption::klt ? 2 : 0),
-        saved_(f_ ? f_->preempt_kind.load(std::memory_order_relaxed) : 0),
-        off_(how == preemption::off ? f_ : nullptr) {
-    if (!f_ || kind_ == 0) return;
+        saved_(f_ ? f_->preempt_kind.load(std::memory_order_relaxed) : 0) {
+    if (!f_) return;
+    if (kind_ == 0) {  // off: one more raise, counted as a scope's
+      detail::preempt_off_add(*f_, 1);
+      ++f_->off_scopes;
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the raise
+      return;
+    }
     detail::note_preempt_choice(f_, how);
     f_->preempt_kind.store(kind_, std::memory_order_relaxed);
+    // The outer off scopes' raises, taken back until this scope ends (after the kind: a tick between the two
+    // preempts as this scope says).
+    taken_back_ = f_->off_scopes;
+    f_->off_scopes = 0;
+    if (taken_back_) detail::preempt_off_add(*f_, -static_cast<std::int32_t>(taken_back_));
     std::atomic_signal_fence(std::memory_order_seq_cst);  // nothing of the region moves above the store
   }
   ~preempt_as() {
-    if (!f_ || kind_ == 0) return;
-    std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below this one
+    if (!f_) return;
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // nor below these
+    if (kind_ == 0) {
+      --f_->off_scopes;
+      detail::preempt_off_add(*f_, -1);
+      return;
+    }
+    if (taken_back_) detail::preempt_off_add(*f_, static_cast<std::int32_t>(taken_back_));
+    f_->off_scopes = taken_back_;
     f_->preempt_kind.store(saved_, std::memory_order_relaxed);
   }
   preempt_as(const preempt_as&) = delete;
@@ -113,7 +134,7 @@ class preempt_as {
   detail::fiber_abi* f_;  // the scope lives on the task's stack: the same fiber at both ends
   std::uint8_t kind_;     // fiber_abi::preempt_kind while it lives (1 signal, 2 klt); 0 for off
   std::uint8_t saved_;
-  detail::no_preempt_scope off_;  // preemption::off: as roost::non_preemptible
+  std::uint32_t taken_back_ = 0;  // signal or klt: the outer off scopes' raises it took back
 };
 
 // While it lives, the task that made it is not preempted (a critical section under a lock other tasks

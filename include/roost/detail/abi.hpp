@@ -99,6 +99,9 @@ struct fiber_abi : job {
   // How a tick preempts this fiber's task (roost::preempt_as): 0 as the runtime's ROOST_PREEMPT says, 1 by
   // signal-yield, 2 by KLT-switching. Written and read as preempt_off is.
   std::atomic<std::uint8_t> preempt_kind{0};
+  // The roost::preempt_as(off) scopes the task is inside, each one of preempt_off's raises: an inner
+  // preempt_as(signal|klt) takes them back for its life, so that the innermost scope wins. Own thread only.
+  std::uint32_t off_scopes = 0;
 };
 
 // Changes a fiber's preempt_off by `delta`, on its own thread. One instruction where it can be (an add to
