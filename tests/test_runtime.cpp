@@ -684,6 +684,55 @@ TEST_P(Api, AnObserverThatThrowsIsReportedByRunNotTerminate) {
   EXPECT_EQ(rt.run([] { return fib(10); }), 55);  // nothing left over
 }
 
+// A callback runs inside the scheduler: a task it spawned or a join it made there crashed or hung the run at
+// two workers, and TSan saw races in the deque (an outside-user campaign). Each is a usage_error that run()
+// rethrows; the run's own tasks all run, and the runtime goes on.
+TEST_P(Api, AnObserverCallbackThatSpawnsIsAUsageError) {
+  struct spawning_observer : roost::task_observer {
+    std::atomic<int> starts{0}, ends{0}, refused{0};
+    void on_task_start(const roost::task_event& e) override {
+      starts.fetch_add(1);
+      if (e.path.size() == 2) attempt();
+    }
+    void on_task_end(const roost::task_event& e) override {
+      ends.fetch_add(1);
+      if (e.path.size() == 2) attempt();
+    }
+    void attempt() {
+      int x = 0;
+      try {
+        roost::task_group tg;
+        tg.run([&] { x = 1; });
+        tg.wait();
+      } catch (const roost::usage_error& e) {
+        refused.fetch_add(1);
+        throw;
+      }
+    }
+  } obs;
+  roost::runtime rt(opts(GetParam(), 2));
+  roost::set_task_observer(&obs);
+  std::atomic<int> ran{0};
+  for (int round = 0; round < 20; ++round) {
+    try {
+      rt.run([&] {
+        roost::task_group g;
+        for (int i = 0; i < 20; ++i) g.run([&] { ran.fetch_add(1); });
+        g.wait();
+      });
+      ADD_FAILURE() << "no exception from run()";
+    } catch (const roost::usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("inside a task_observer callback"), std::string::npos) << e.what();
+    }
+  }
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(ran.load(), 400);
+  EXPECT_EQ(obs.starts.load(), 420);  // the roots' too
+  EXPECT_EQ(obs.ends.load(), 400);    // a root's end is run() returning
+  EXPECT_EQ(obs.refused.load(), 800);
+  EXPECT_EQ(rt.run([] { return fib(10); }), 55);
+}
+
 // Once set_task_observer returns, the observer it replaced is called no more, and may be destroyed: a
 // program that installed and removed observers while runs went on deleted one a worker was still calling
 // (an outside-user campaign: heap-use-after-free under ASan). Here each removed observer is marked dead

@@ -44,7 +44,13 @@ class task_observer {
 // thread is inside: the program may destroy it then. It waits for callbacks in flight; called from a
 // callback, not for that one (nor for callbacks it is nested in), which goes on unprotected and must not use
 // its observer once the setter returned. So callbacks on several workers may each remove their observer.
-// A callback must not wait for another thread that is about to call set_task_observer.
+// A callback must not wait for another thread that is about to call set_task_observer; nor call
+// set_touch_consumer while a touch_consumer's callback may call set_task_observer: each setter waits for the
+// other's call in flight, and the two wait for ever.
+// A callback runs inside the scheduler, between a task's switches: it may not spawn a task or join one
+// (task_group::run and wait, parallel_invoke, the parallel algorithms), which is a usage_error thrown from the
+// call (and rethrown by runtime::run as above), since the engine's state there is half way through a start
+// or an end. Record what the callback needs, and spawn from a task.
 task_observer* set_task_observer(task_observer* o);
 
 }  // namespace roost

@@ -38,6 +38,8 @@ class touch_consumer {
 // calls the calling thread is inside: called from a consumer's callback, it does not wait for that call
 // (nor for calls that one is nested in), which goes on unprotected and must not use its consumer once the
 // setter returned (as set_task_observer).
+// Called from a task_observer's callback while a consumer's callback may call set_task_observer, it can wait
+// for ever: each setter waits for the other's call in flight.
 touch_consumer* set_touch_consumer(touch_consumer* c);
 
 namespace detail {

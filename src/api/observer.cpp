@@ -12,6 +12,7 @@
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
+#include "roost/errors.hpp"
 #include "roost/observer.hpp"
 #include "trace/tracer.hpp"
 
@@ -42,12 +43,47 @@ namespace {
 using observer_calls = detail::listener_calls<struct task_observer_tag>;
 [[maybe_unused]] const bool observer_calls_fork_handler = observer_calls::watch_forks();  // listener_calls.hpp
 
+// A callback runs inside the scheduler, between a task's switches: a task it spawned or a join it made
+// there ran on the engine's state half way through a start or an end, and crashed, hung, or raced in the
+// deque under TSan (an outside-user campaign: a callback's own task_group). While a callback runs, its
+// worker's entry points refuse (every spawn reaches them while an observer is installed: the spawn path is
+// the engine's). Nothing is spawned when they throw (task_group::submit), so the group stays empty.
+[[noreturn]] void refuse_in_callback(const char* what) {
+  throw usage_error(std::string("roost: ") + what + " inside a task_observer callback: callbacks run inside the "
+                    "scheduler, between a task's switches, where no task may be made or joined; record what the "
+                    "callback needs and spawn from a task");
+}
+void spawn_in_callback(detail::worker_abi&, detail::group_state&, detail::task_frame&) {
+  refuse_in_callback("a task was spawned (task_group::run, parallel_invoke or a parallel algorithm)");
+}
+void wait_in_callback(detail::worker_abi&, detail::group_state&) { refuse_in_callback("a task_group was joined"); }
+
+struct callback_entry_points {
+  detail::worker_abi* w;
+  decltype(detail::worker_abi::engine_spawn) spawn;
+  decltype(detail::worker_abi::engine_wait) wait;
+  explicit callback_entry_points(detail::worker_abi* worker)
+      : w(worker), spawn(worker ? worker->engine_spawn : nullptr), wait(worker ? worker->engine_wait : nullptr) {
+    if (!w) return;
+    w->engine_spawn = &spawn_in_callback;
+    w->engine_wait = &wait_in_callback;
+  }
+  ~callback_entry_points() {
+    if (!w) return;
+    w->engine_spawn = spawn;
+    w->engine_wait = wait;
+  }
+};
+
 // Calls f(observer) if an observer is installed, counted as in flight. Not preempted inside: a callback
 // suspended there would keep a setter on the same worker waiting for ever.
 template <class F>
 void with_observer(detail::worker_abi& w, F&& f) {
   if (!g_task_observer.load(std::memory_order_relaxed)) return;  // none, or removed: nothing to count
-  detail::no_preempt_scope np(detail::running_fiber());
+  detail::fiber_abi* fb = detail::running_fiber();
+  detail::no_preempt_scope np(fb);
+  // The worker the callback's own code would spawn on: its fiber's, which is w.
+  callback_entry_points refuse(fb && fb->worker ? fb->worker : &w);
   observer_calls::call(w.id, [] { return g_task_observer.load(std::memory_order_seq_cst); }, f);
 }
 }  // namespace
