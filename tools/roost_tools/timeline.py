@@ -33,16 +33,31 @@ def task_memory(trace: Trace, roots: bool = False):
     parent = dict(zip(begins["a"].tolist(), begins["b"].tolist()))
     index = dict(zip(begins["a"].tolist(), begins["index"].tolist()))
 
+    below_root: dict[int, int] = {}  # serial -> the root's child it descends from; never a root's own
+
     def subtree(serial: int) -> int:  # the root's child this task descends from
+        # Walks up to a task whose answer is known (or to the root), then gives every task on the way the
+        # answer: once per task, not once per piece and level (a trace of 10^6 tasks took minutes: an
+        # outside-user campaign). A root's own answer (-1) is not kept: its children's differ from it.
         chain = [serial]
         on_chain = {serial}
-        while parent.get(chain[-1], 0) not in (0, UNRECORDED):
-            up = parent[chain[-1]]
+        while True:
+            cur = chain[-1]
+            if cur in below_root:
+                answer = below_root[cur]
+                break
+            up = parent.get(cur, 0)
+            if up in (0, UNRECORDED):  # cur is the top: its child on the chain heads the subtree
+                answer = index[chain[-2]] if len(chain) >= 2 else -1
+                chain.pop()
+                break
             if up in on_chain:  # a damaged file: the walk up would never end
                 raise ancestry_loop(up)
             on_chain.add(up)
             chain.append(up)
-        return index[chain[-2]] if len(chain) >= 2 else -1
+        for x in chain:
+            below_root[x] = answer
+        return answer
 
     start = {}
     memory = {}  # key -> [lines, ns, remote]
@@ -58,23 +73,25 @@ def task_memory(trace: Trace, roots: bool = False):
             root_spans.append(span)
 
     last_ns: dict[int, int] = {}
-    for rec in r[np.isin(r["kind"], [1, 2, 3, 5, 14, 16])]:
-        w, kind, t = int(rec["worker"]), int(rec["kind"]), int(rec["t_ns"])
+    sel = r[np.isin(r["kind"], [1, 2, 3, 5, 14, 16])]
+    # Columns as Python lists: reading a structured array's fields record by record was most of the time.
+    for w, kind, t, a, b, ix in zip(sel["worker"].tolist(), sel["kind"].tolist(), sel["t_ns"].tolist(),
+                                    sel["a"].tolist(), sel["b"].tolist(), sel["index"].tolist()):
         last_ns[w] = t
         stack = running.setdefault(w, [])
         if kind == 16:
             if stack and stack[-1] in memory:
                 m = memory[stack[-1]]
-                m[0] += int(rec["a"])
-                m[1] += int(rec["b"])
-                m[2] += int(rec["index"])
+                m[0] += a
+                m[1] += b
+                m[2] += ix
             continue
         if kind in (5, 14):  # sleep or look for work: whatever ran on w had ended or suspended
             for key in stack:
                 close(key, t)
             stack.clear()
             continue
-        key = (w, int(rec["a"]))
+        key = (w, a)
         if kind in (1, 3):
             if key in stack:
                 stack.remove(key)
@@ -109,6 +126,23 @@ def latency_per_line(spans) -> list[float]:
     return [ns / lines for *_, lines, ns, _ in spans if lines]
 
 
+def _bars(ax, bars, height: float, zorder: float) -> None:
+    """Draws (worker, start_ns, end_ns, face, edge, line width) as one collection, in the list's order: a call
+    of ax.barh per bar took about 2 ms each (minutes for a trace at ROOST_TRACE_DEPTH=all)."""
+    from matplotlib.collections import PolyCollection
+
+    if not bars:
+        return
+    polys, faces, edges, widths = [], [], [], []
+    for w, s, e, face, edge, width in bars:
+        x0, x1, y0, y1 = s / 1e6, e / 1e6, w - height / 2, w + height / 2
+        polys.append(((x0, y0), (x0, y1), (x1, y1), (x1, y0)))
+        faces.append(face)
+        edges.append(edge if edge is not None else face)
+        widths.append(width)
+    ax.add_collection(PolyCollection(polys, facecolors=faces, edgecolors=edges, linewidths=widths, zorder=zorder))
+
+
 def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
     import matplotlib.pyplot as plt
 
@@ -116,25 +150,30 @@ def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
     # Outer pieces first, so that what ran inside them is drawn over them: task_memory lists a piece when it
     # ends, a parent after its children, and a parent without data painted its white over every coloured
     # leaf of a recursion (an outside-user campaign: 3,900 of 4,900 on a heat2d trace).
+    bars = []
     for w, s, e, sub, lines, ns, _ in sorted(spans, key=lambda sp: (sp[1], -sp[2])):
         if colour == "latency" and not lines:
             # A task that touched no data has no latency: an outline, not the grey of a sleeping worker.
-            ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color="white", edgecolor=NO_DATA_EDGE, linewidth=0.5)
+            bars.append((w, s, e, "white", NO_DATA_EDGE, 0.5))
             continue
         c = grad(norm(ns / lines)) if colour == "latency" else cmap(sub % 20) if sub >= 0 else "black"
-        ax.barh(w, (e - s) / 1e6, left=s / 1e6, height=0.8, color=c, linewidth=0)
+        bars.append((w, s, e, c, None, 0))
+    _bars(ax, bars, 0.8, 1)
     r = trace.records
+    states = []
     for w in range(trace.workers):
         # Looking for work (idle, thin yellow) and asleep (grey).
         for begin, end, state_colour in ((14, 15, "gold"), (5, 6, "lightgrey")):
             mine = r[(r["worker"] == w) & np.isin(r["kind"], [begin, end])]
             t0 = None
-            for rec in mine:
-                if rec["kind"] == begin:
-                    t0 = int(rec["t_ns"])
+            for kind, t in zip(mine["kind"].tolist(), mine["t_ns"].tolist()):
+                if kind == begin:
+                    t0 = t
                 elif t0 is not None:
-                    ax.barh(w, (int(rec["t_ns"]) - t0) / 1e6, left=t0 / 1e6, height=0.3, color=state_colour, linewidth=0)
+                    states.append((w, t0, t, state_colour, None, 0))
                     t0 = None
+    _bars(ax, states, 0.3, 2)
+    ax.autoscale_view()  # the collections' extents (add_collection updated the data limits), as barh's
     ax.set_yticks(range(trace.workers))
     ax.set_yticklabels([f"worker {w}" for w in range(trace.workers)], fontsize=8 if trace.workers <= 16 else 5)
     ax.set_xlabel("time (ms)")
