@@ -12,9 +12,11 @@ namespace roost {
 
 struct task_event {
   int worker;                        // worker that runs the task
-  // Spawn path, root = {0}. A task whose spawn no observer saw (an observer installed during a run sees the
-  // tasks pushed before it when they run) is a child of an unrecorded parent, {4294967295, k}, k unique in
-  // its runtime while each of its P workers has named fewer than 2^32 / P such tasks; a task that its
+  // Spawn path, root = {0}. A task an inline path pushed before an observer was installed (ws-help's first
+  // child of a group, a two-way join's half: they are named by nobody) is seen when it runs as a child of an
+  // unrecorded parent, {4294967295, k}, k unique in its runtime while each of its P workers has named fewer
+  // than 2^32 / P such tasks; one the engine spawned then has its path, whose index counts its spawner's
+  // children that the engine named (so under ws-help it may be one below the child's rank); a task that its
   // spawner's join ran in place before then is not seen at all.
   std::vector<std::uint32_t> path;
   double work_hint;                  // < 0: none

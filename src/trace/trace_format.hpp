@@ -29,7 +29,10 @@
 // Records by kind, with the columns each stores in brackets:
 //   task_begin [b index]  a = task serial, b = parent's serial (0: none, the root of a run; kUnrecorded, all
 //                         ones: a spawner that was not recorded, as a stolen task's may be; version 3 wrote 0
-//                         there too), index = rank among the parent's children
+//                         there too), index = rank among the parent's children that the engine named: at
+//                         a depth, a child an inline path spawned (ws-help's first child of a group, a
+//                         two-way join's half) is part of its spawner's span and is not counted, so the
+//                         index can be below the child's rank in the program (exact at depth all)
 //   task_end [a]          a = serial
 //   task_end_last []      the end of the task whose task_begin is the lane's latest so far (a leaf's end, most
 //                         often): its serial is implied as that begin's is. 5 bytes instead of 13. Readers
