@@ -527,18 +527,51 @@ void simulation::forget_freed() {
       std::sort(gone.begin(), gone.end());
     }
     // With a model page of kPage, the simulated pages are given out again (the model's page map stays as
-    // large as the memory in use); with larger model pages, which hold several of them, they are not, and
-    // freed memory's model pages keep their nodes.
+    // large as the memory in use), oldest first; with
+    // larger model pages, which hold several of them, a model page's simulated pages are given out again
+    // together, once every one it gave out is freed (note_freed).
     const bool reuse = model_.page_bytes() == kPage;
+    const std::uint64_t per_model_page = model_.page_bytes() / kPage;
     std::vector<std::uint64_t> model_pages;
     for (const auto& [h, s] : gone) {
       sim_pages_.erase(h);
-      if (!reuse) continue;
+      if (!reuse) {
+        note_freed(s / per_model_page, model_pages);
+        continue;
+      }
       model_pages.push_back(s);
-      free_sim_pages_.push_back(s);
+      free_sim_pages_[free_list_key(model_.home_of(s * kPage))].push_back(s);  // before unplace, below
     }
     if (!model_pages.empty()) model_.unplace(model_pages);
   }
+}
+
+std::uint32_t simulation::free_list_key(std::uint32_t node) const {
+  return model_.geometry().params().numa == sim::numa_policy::interleave ? kAnyNode : node;
+}
+
+std::uint64_t simulation::take_free_block(std::uint32_t node) {
+  auto it = free_blocks_.find(free_list_key(node));
+  if (it == free_blocks_.end() || it->second.empty()) return kNoBlock;
+  const std::uint64_t block = it->second.front();
+  it->second.pop_front();
+  return block;
+}
+
+void simulation::note_freed(std::uint64_t block, std::vector<std::uint64_t>& unplaced) {
+  auto it = block_use_.find(block);
+  if (it == block_use_.end()) return;
+  if (++it->second.freed < it->second.given) return;
+  // Not while first-touch pages are still given out of it (the block being filled): it comes back when the
+  // next of its pages given then is freed.
+  const std::uint64_t per_model_page = model_.page_bytes() / kPage, first = block * per_model_page;
+  const bool open = (next_sim_page_ > first && next_sim_page_ < first + per_model_page) ||
+                    (ft_next_ > first && ft_next_ < first + per_model_page && ft_next_ < ft_end_);
+  if (open) return;
+  const std::uint32_t node = model_.home_of(first * kPage);
+  block_use_.erase(it);
+  free_blocks_[free_list_key(node)].push_back(block);
+  unplaced.push_back(block);
 }
 
 std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const char* call) {
@@ -582,20 +615,43 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const ch
       const std::uint64_t model_page = model_.page_bytes();
       const std::uintptr_t first = r.base + (host - r.base) / model_page * model_page;
       const std::uintptr_t end = std::min<std::uintptr_t>(first + model_page, r.base + r.bytes);
-      const std::uint64_t block = (next_sim_page_ + per_model_page - 1) / per_model_page * per_model_page;
-      next_sim_page_ = block + per_model_page;
+      std::uint64_t block;
+      if (const std::uint64_t freed = node >= 0 ? take_free_block(static_cast<std::uint32_t>(node)) : kNoBlock;
+          freed != kNoBlock) {
+        block = freed * per_model_page;
+      } else {
+        block = (next_sim_page_ + per_model_page - 1) / per_model_page * per_model_page;
+        next_sim_page_ = block + per_model_page;
+      }
+      note_given(block / per_model_page, static_cast<std::uint32_t>((end - first) / kPage));
       const std::uint64_t mine = block + (host / kPage - first / kPage);
       sim_pages_.erase(it);  // inserting its neighbours may rehash: the entry is written again below
       for (std::uintptr_t h = first; h < end; h += kPage) sim_pages_[h / kPage] = block + (h - first) / kPage;
       if (node >= 0 && model_.num_numa() > 1) model_.place(block * kPage, end - first, static_cast<unsigned>(node));
       return mine * kPage + host % kPage;
     }
-    const bool reused = !free_sim_pages_.empty();
-    if (!reused) {
-      it->second = next_sim_page_++;
+    bool reused = false;
+    if (per_model_page > 1) {
+      // A freed block of the toucher's node, refilled page by page, once the fresh pages reach a block's start.
+      if (ft_next_ == ft_end_ && next_sim_page_ % per_model_page == 0)
+        if (const std::uint64_t b = take_free_block(model_.numa_of(pu)); b != kNoBlock) {
+          ft_next_ = b * per_model_page;
+          ft_end_ = ft_next_ + per_model_page;
+        }
+      reused = ft_next_ < ft_end_;
+      it->second = reused ? ft_next_++ : next_sim_page_++;
+      note_given(it->second / per_model_page, 1);
     } else {
-      it->second = free_sim_pages_.front();
-      free_sim_pages_.pop_front();
+      // A freed page of the node this one goes to: the rule's, or the first toucher's.
+      const std::uint32_t want = node >= 0 ? static_cast<std::uint32_t>(node) : model_.numa_of(pu);
+      auto fl = free_sim_pages_.find(free_list_key(want));
+      reused = fl != free_sim_pages_.end() && !fl->second.empty();
+      if (reused) {
+        it->second = fl->second.front();
+        fl->second.pop_front();
+      } else {
+        it->second = next_sim_page_++;
+      }
     }
     if (node >= 0 && model_.num_numa() > 1) model_.place(it->second * kPage, kPage, static_cast<unsigned>(node));
     else if (reused) model_.place_reused(pu, it->second * kPage);
