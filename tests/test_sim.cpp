@@ -19,6 +19,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,6 +205,39 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
     EXPECT_NE(report.find(key, report.find("\"host\"")), std::string::npos) << key << " missing from the host part of\n"
                                                                              << report;
   EXPECT_NE(err.find("108 line accesses"), std::string::npos) << err;
+}
+
+// Simulating this machine (no topology given), the report names it as a synthetic description that loads
+// the same machine again: it said "" (an outside-user campaign), and a report could not be replayed.
+TEST(SimPlatform, AReportOfThisMachineNamesADescriptionThatLoadsItAgain) {
+  auto report_of = [](const std::optional<std::string>& topology, const std::string& name) {
+    const roost_test::temp_file report_file(name);
+    ::testing::internal::CaptureStderr();
+    {
+      roost::options o;
+      o.platform = "sim";
+      if (topology) o.topology = *topology;
+      o.sim_report = report_file.path();
+      roost::runtime rt(o);
+      rt.run([] {});
+    }
+    ::testing::internal::GetCapturedStderr();
+    return slurp(report_file.path());
+  };
+  auto field = [](const std::string& report, const std::string& key) {
+    const std::string open = "\"" + key + "\": \"";
+    const std::size_t at = report.find(open);
+    if (at == std::string::npos) return std::string("<none>");
+    const std::size_t from = at + open.size();
+    return report.substr(from, report.find('"', from) - from);
+  };
+  const std::string mine = report_of(std::nullopt, "roost_sim_report_this_machine.json");
+  const std::string described = field(mine, "topology");
+  ASSERT_NE(described, "") << mine;
+  ASSERT_NE(described, "<none>") << mine;
+  const std::string again = report_of(described, "roost_sim_report_this_machine_again.json");
+  EXPECT_EQ(field(again, "topology"), described);
+  EXPECT_EQ(field(again, "memory_model"), field(mine, "memory_model"));
 }
 
 // The report file is emptied when the runtime is made and written when it ends: a run that never ends (the

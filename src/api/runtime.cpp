@@ -500,7 +500,7 @@ runtime_core::~runtime_core() {
   if (sim) {
     set_sim_hooks(false);
     sim->detach();
-    sim->finish(cfg.scheduler, tp->description());
+    sim->finish(cfg.scheduler, tp->replayable());  // this machine's synthetic description when simulated as itself
   }
   if (tracer) {
     trace::set_tracing_hooks(false);

@@ -107,6 +107,14 @@ topology topology::load(const std::string& description, const std::string& sourc
       if (mask) hwloc_bitmap_free(mask);
     }
   }
+  // This machine as a synthetic description (as restricted above), for what is simulated on it without
+  // ROOST_TOPOLOGY: a simulation's report named "" as its machine, which could not be replayed elsewhere, and
+  // a process pinned to fewer CPUs simulated another machine (an outside-user campaign). Empty where hwloc
+  // cannot describe it so (an asymmetric machine).
+  if (!tp.virtual_) {
+    char text[4096];
+    if (hwloc_topology_export_synthetic(h.t, text, sizeof text, 0) > 0) tp.synthetic_ = text;
+  }
   // Walk the normal tree, keeping machine, packages, data/unified caches, cores and PUs; other objects
   // (groups, dies, L1i) are transparent.
   unsigned numa_count = static_cast<unsigned>(hwloc_get_nbobjs_by_type(h.t, HWLOC_OBJ_NUMANODE));

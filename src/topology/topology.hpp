@@ -50,6 +50,9 @@ class topology {
 
   bool is_virtual() const { return virtual_; }
   const std::string& description() const { return description_; }
+  // What ROOST_TOPOLOGY would take to load this machine again: the description, or for the real machine its
+  // synthetic description as hwloc exports it ("" where hwloc cannot describe it so).
+  const std::string& replayable() const { return virtual_ ? description_ : synthetic_; }
   // What an error about the description names: "ROOST_TOPOLOGY='pack:2 ...'" (or options::topology).
   std::string named() const { return source_ + "='" + description_ + "'"; }
   unsigned num_pus() const { return static_cast<unsigned>(pus_.size()); }
@@ -78,6 +81,7 @@ class topology {
  private:
   bool virtual_ = false;
   std::string description_;
+  std::string synthetic_;  // the real machine's, hwloc's export
   std::string source_ = "ROOST_TOPOLOGY";
   std::vector<node> nodes_;
   std::vector<pu_info> pus_;
