@@ -192,6 +192,18 @@ TEST(Topology, XmlFileIsBoundedAndValidatedToo) {
   std::remove(neg.c_str());
 }
 
+// A cache level named twice on one path: hwloc merges the two into one cache of no size, and the error named a
+// size nobody wrote (an outside-user campaign). Data and unified caches of one level are one level; an
+// instruction cache beside the data one is not a repeat.
+TEST(Topology, ACacheLevelNamedTwiceIsRefused) {
+  for (const std::string d : {"pack:1 l3:1(size=1MiB) l3:1(size=512KiB) core:1 pu:1",
+                              "pack:1 L3Cache:1(size=1MiB) l3:2(size=512KiB) core:1 pu:1",
+                              "pack:1 l1:1(size=32KiB) l1d:1(size=32KiB) core:1 pu:1"})
+    expect_mentions(load_error(d), {"ROOST_TOPOLOGY='" + d + "'", "twice", "each cache level appears once"});
+  const topology t = topology::load("pack:1 l3:1(size=1MiB) l2:1(size=512KiB) l1d:1(size=32KiB) l1i:1(size=32KiB) core:1 pu:1");
+  EXPECT_EQ(t.num_pus(), 1u);
+}
+
 TEST(Placement, FitsAndPinsInOrder) {
   topology t = topology::load("pack:2 core:1 pu:1");
   auto pl = roost::topo::place_workers(t, 2, true, {4, 7});
