@@ -1515,6 +1515,9 @@ TEST(Trace, RuntimesInTurnUnderRoostTraceEachWriteTheirOwnFile) {
     roost::runtime first(roost_test::opts("ws", 1));
     const std::string what = roost_test::config_error_of([] { roost::runtime second(roost_test::opts("ws", 1)); });
     EXPECT_NE(what.find("only one may at a time"), std::string::npos) << what;
+    // Named by the variable's own path, then the numbered one it would have written (it named only that one).
+    EXPECT_NE(what.find("ROOST_TRACE='" + file + "' (this runtime's file would be '" + file + ".5')"), std::string::npos)
+        << what;
   }
   remove_trace(file + ".4");
 }

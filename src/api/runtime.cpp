@@ -137,6 +137,12 @@ class output_number {
                    variable_, named_.c_str(), nth_, what, path.c_str(),
                    given_ != named_ ? "; a child of fork() numbers apart from its parent" : "");
   }
+  // `path` as an error names it: with the variable's own path first when it was numbered (an error named
+  // 'FILE.2', a path the variable never held and nothing wrote: an outside-user campaign).
+  std::string quoted(const std::string& path) const {
+    if (given_.empty() || (nth_ <= 1 && given_ == named_)) return "'" + path + "'";
+    return "'" + named_ + "' (this runtime's file would be '" + path + "')";
+  }
   ~output_number() {  // allocates nothing: the count's slot was found when the number was taken
     if (given_.empty() || kept_) return;
     std::lock_guard<std::mutex> lk(numbered().mu);
@@ -414,7 +420,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
     tracer = std::make_unique<trace::tracer>(cfg.trace, cfg.workers, (sim ? "simulated: " : "") + tp->summary(), std::move(c),
                                              cfg.trace_depth_auto && !sim, cfg.trace_source);
     if (!trace::install_tracer(tracer.get()))
-      throw config_error(cfg.trace_source + "='" + cfg.trace + "': another roost::runtime of this process is tracing; "
+      throw config_error(cfg.trace_source + "=" + trace_number.quoted(cfg.trace) + ": another roost::runtime of this process is tracing; "
                          "only one may at a time");
     try {
       tracer->open();  // after the check: the other runtime may be writing this very file
