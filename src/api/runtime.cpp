@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/runtime_core.hpp"
+#include "platform/say_once.hpp"
 #include "engine/observe.hpp"
 #include "engine/preemption.hpp"
 #include "platform/output_file.hpp"
@@ -377,8 +378,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
     cfg.bind = std::none_of(pl.cpu_of_worker.begin(), pl.cpu_of_worker.end(), [](int c) { return c < 0; });
   if (sim) sim->place(*tp, pl);
   if (!pl.note.empty()) {
-    static std::atomic<bool> said{false};  // once per process, as DESIGN §4 asks
-    if (!said.exchange(true)) std::fprintf(stderr, "%s\n", pl.note.c_str());
+    ROOST_SAY_ONCE("%s\n", pl.note.c_str());  // once per process, as DESIGN §4 asks
   }
   // An invalid variable that a field set in code overrides: said once per process, not thrown (the field
   // wins, configuration.md), and not passed over in silence.

@@ -1,4 +1,5 @@
 #include "api/simulation.hpp"
+#include "platform/say_once.hpp"
 
 #include "platform/page_placement.hpp"
 
@@ -201,10 +202,7 @@ void simulation::watch() {
       // A walk ends (its bytes are this process's memory, checked before it began): slow, never a hang. It
       // ended the process, so whether a correct program of a large touch ran depended on the host's speed
       // (an outside-user campaign). Said once a process; the limit counts again from here.
-      static std::atomic<bool> said{false};
-      if (!said.exchange(true))
-        std::fprintf(stderr,
-                     "roost: simulated platform: worker %u has been inside one roost::touch of %zu bytes for %.1f s "
+      ROOST_SAY_ONCE("roost: simulated platform: worker %u has been inside one roost::touch of %zu bytes for %.1f s "
                      "of real time (task %s, virtual time %.0f ns, seed %llu): the simulated memory hierarchy walks "
                      "every cache line a touch names, so the simulation goes on, slowly. Declare the bytes the "
                      "kernel itself touches (its block, not the whole array) to simulate faster.\n",

@@ -1,4 +1,5 @@
 #include "engine/engine_base.hpp"
+#include "platform/say_once.hpp"
 
 #include <signal.h>
 
@@ -199,9 +200,7 @@ void ready_klt(klt& k, const ult::context& home, const resolved_options& cfg) {
     k.timer = platform::preempt::create_for_this_thread(cpu_time);
   } catch (const std::system_error& e) {
     // The thread serves its worker untimed: a task it runs is not preempted then. Said once per process.
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true))
-      std::fprintf(stderr, "roost: ROOST_PREEMPT: the kernel refused a thread its timer (%s; a process's timers "
+    ROOST_SAY_ONCE("roost: ROOST_PREEMPT: the kernel refused a thread its timer (%s; a process's timers "
                            "count against RLIMIT_SIGPENDING): tasks are not preempted while such a thread serves "
                            "their worker\n", e.what());
   }

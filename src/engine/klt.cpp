@@ -1,4 +1,5 @@
 #include "engine/klt.hpp"
+#include "platform/say_once.hpp"
 
 #include <cstdio>
 
@@ -94,10 +95,7 @@ void klt_creator::main() {
         // No thread now (the kernel's limit): the worker's ticks go on deferring and asking again. Said once:
         // a task that spins until another runs then spins for ever, and an outside-user campaign saw that
         // hang under ulimit -u without a word.
-        static std::atomic<bool> said{false};
-        if (!said.exchange(true))
-          std::fprintf(stderr,
-                       "roost: KLT-switching: no spare kernel thread could be made (%s): a task is preempted by "
+        ROOST_SAY_ONCE("roost: KLT-switching: no spare kernel thread could be made (%s): a task is preempted by "
                        "KLT-switching only once one can, and one that waits for another by spinning may wait for "
                        "ever; raise the process's thread limit (ulimit -u, a container's pids limit) or use "
                        "ROOST_PREEMPT=signal\n",

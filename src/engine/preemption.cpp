@@ -8,14 +8,12 @@
 #include "engine/engine_base.hpp"
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
+#include "platform/say_once.hpp"
 
 namespace roost::engine {
 
 void note_no_idle_fiber() noexcept {
-  static std::atomic<bool> said{false};
-  if (!said.exchange(true))
-    std::fprintf(stderr,
-                 "roost: preemption: no stack could be made for the fiber a preempted task leaves its worker to (out "
+  ROOST_SAY_ONCE("roost: preemption: no stack could be made for the fiber a preempted task leaves its worker to (out "
                  "of memory or address space): ticks are deferred until one can be, and a task that waits for "
                  "another by spinning may wait for ever; give the process more memory or address space (ulimit -v), "
                  "or fewer live tasks\n");
@@ -129,9 +127,7 @@ void preemption_timers::check_mask_here(unsigned id) {
     platform::preempt::unblock_here();  // a worker thread inherited its creator's mask: ours to set
     return;
   }
-  static std::atomic<bool> said{false};
-  if (!said.exchange(true))
-    std::fprintf(stderr, "roost: ROOST_PREEMPT: the thread calling runtime::run blocks SIGURG, the preemption "
+  ROOST_SAY_ONCE("roost: ROOST_PREEMPT: the thread calling runtime::run blocks SIGURG, the preemption "
                          "signal; %s\n",
                  design_ == preempt_timer_design::chained
                      ? "under ROOST_PREEMPT_TIMER=chained every tick comes through it, so no task is preempted "
