@@ -964,7 +964,7 @@ TEST(TraceFile, ATracedTasksAnnotationsAreCheckedOnTheirFastPath) {
     rt.run([&] {
       roost::touch(data.data(), 64, roost::access::write);        // fast
       roost::touch_rows(data.data(), 16, 3, 1024);                 // fast
-      roost::touch_rows(data.data(), std::size_t{1} << 31, 1, 0);  // past the fast test's bounds: checked in full
+      roost::touch_rows(data.data(), 1, std::size_t{1} << 31, 1);  // 2^31 rows, past the fast test: checked in full
       roost::touch(nullptr, 0);                                    // empty: valid
     });
   }
@@ -976,7 +976,7 @@ TEST(TraceFile, ATracedTasksAnnotationsAreCheckedOnTheirFastPath) {
     if (k == tr::kind::touch || k == tr::kind::touch_read || k == tr::kind::touch_write || k == tr::kind::touch_read_write)
       ++touches;
   }
-  EXPECT_EQ(tiles, 2) << "the 3-row tile and the one-row tile of 2 GiB";
+  EXPECT_EQ(tiles, 2) << "the 3-row tile and the 2^31 rows of one byte";
   EXPECT_EQ(touches, 2) << "the write and the empty touch";
   remove_trace(file);
 }

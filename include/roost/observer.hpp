@@ -52,7 +52,8 @@ class task_observer {
 // A callback runs inside the scheduler, between a task's switches: it may not spawn a task or join one
 // (task_group::run and wait, parallel_invoke, the parallel algorithms), which is a usage_error thrown from the
 // call (and rethrown by runtime::run as above), since the engine's state there is half way through a start
-// or an end. Record what the callback needs, and spawn from a task.
+// or an end; inside a run_final region, whose children run inline on the callback's own stack and touch no
+// scheduler state, they run. Record what the callback needs, and spawn from a task.
 task_observer* set_task_observer(task_observer* o);
 
 }  // namespace roost

@@ -92,8 +92,13 @@ task_observer* set_task_observer(task_observer* o) {
   // Not preempted while it holds the setters' lock and waits (preempt.hpp: the runtime's own code).
   detail::no_preempt_scope np(detail::running_fiber());
   return observer_calls::replace([&] {
+    // Installing, the bit (and with it every worker's spawn path: the engine's) comes before the pointer: a
+    // callback, which can start only once the pointer is there, then finds its spawns refused by the engine's
+    // entry points, never on an inline path (a review: a tracer's hooks already on let a callback in between
+    // push a child inline). Removing, the pointer goes first, as before.
+    if (o) set_bit(kObserverBit, true);
     task_observer* prev = g_task_observer.exchange(o, std::memory_order_seq_cst);
-    set_bit(kObserverBit, o != nullptr);
+    if (!o) set_bit(kObserverBit, false);
     return prev;
   });
 }

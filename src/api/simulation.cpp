@@ -180,8 +180,11 @@ void simulation::detach() {
 }
 
 void simulation::watch() {
-  const auto period = std::chrono::milliseconds(250);
   const double limit_s = plat_.costs().stall_wall_s;
+  // Every 0.25 s, or a quarter of a shorter limit (at least 10 ms): a limit of 0.1 s was looked at only after
+  // 0.25 s, and a test of what the watchdog does during a long touch needed a touch of more than 0.25 s.
+  const double period_s = std::clamp(limit_s / 4, 0.01, 0.25);
+  const auto period = std::chrono::duration<double>(period_s);
   std::uint64_t last = plat_.progress();
   double still_s = 0;
   std::unique_lock<std::mutex> lk(watch_mu_);
@@ -192,7 +195,7 @@ void simulation::watch() {
       still_s = 0;
       continue;
     }
-    still_s += 0.25;
+    still_s += period_s;
     if (still_s < limit_s) continue;
     std::string task = "?";
     if (const void* t = plat_.running_task())
@@ -538,37 +541,48 @@ void simulation::forget_freed() {
         continue;
       }
       model_pages.push_back(s);
-      free_sim_pages_[free_list_key(model_.home_of(s * kPage))].push_back(s);  // before unplace, below
+      free_sim_pages_[model_.home_of(s * kPage)].push_back(s);  // before unplace, below; none: kAnyNode
     }
     if (!model_pages.empty()) model_.unplace(model_pages);
   }
 }
 
-std::uint32_t simulation::free_list_key(std::uint32_t node) const {
-  return model_.geometry().params().numa == sim::numa_policy::interleave ? kAnyNode : node;
-}
-
-std::uint64_t simulation::take_free_block(std::uint32_t node) {
-  auto it = free_blocks_.find(free_list_key(node));
-  if (it == free_blocks_.end() || it->second.empty()) return kNoBlock;
-  const std::uint64_t block = it->second.front();
-  it->second.pop_front();
-  return block;
+std::uint64_t simulation::take_freed(free_lists& lists, int node) {
+  auto pop = [](std::deque<std::uint64_t>& q) {
+    const std::uint64_t u = q.front();
+    q.pop_front();
+    return u;
+  };
+  if (node >= 0) {  // the node's own, else one never placed (no line of it was ever cached)
+    for (const std::uint32_t key : {static_cast<std::uint32_t>(node), kAnyNode})
+      if (auto it = lists.find(key); it != lists.end() && !it->second.empty()) return pop(it->second);
+    return kNoBlock;
+  }
+  // Interleaving: a unit goes back to the node its number gives it, so one freed there (or never placed).
+  const std::uint64_t nodes = model_.num_numa();
+  for (auto& [key, q] : lists)
+    if (!q.empty() && (key == kAnyNode || q.front() % nodes == key)) return pop(q);
+  return kNoBlock;
 }
 
 void simulation::note_freed(std::uint64_t block, std::vector<std::uint64_t>& unplaced) {
   auto it = block_use_.find(block);
   if (it == block_use_.end()) return;
-  if (++it->second.freed < it->second.given) return;
+  ++it->second.freed;
+  recycle_if_done(block, unplaced);
+}
+
+void simulation::recycle_if_done(std::uint64_t block, std::vector<std::uint64_t>& unplaced) {
+  auto it = block_use_.find(block);
+  if (it == block_use_.end() || it->second.freed < it->second.given) return;
   // Not while first-touch pages are still given out of it (the block being filled): it comes back when the
-  // next of its pages given then is freed.
+  // next of its pages given then is freed, or when a rule's block moves the fresh pages past it (sim_address).
   const std::uint64_t per_model_page = model_.page_bytes() / kPage, first = block * per_model_page;
   const bool open = (next_sim_page_ > first && next_sim_page_ < first + per_model_page) ||
                     (ft_next_ > first && ft_next_ < first + per_model_page && ft_next_ < ft_end_);
   if (open) return;
-  const std::uint32_t node = model_.home_of(first * kPage);
   block_use_.erase(it);
-  free_blocks_[free_list_key(node)].push_back(block);
+  free_blocks_[model_.home_of(first * kPage)].push_back(block);  // never placed: page_map::none, kAnyNode
   unplaced.push_back(block);
 }
 
@@ -614,14 +628,20 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const ch
       const std::uintptr_t first = r.base + (host - r.base) / model_page * model_page;
       const std::uintptr_t end = std::min<std::uintptr_t>(first + model_page, r.base + r.bytes);
       std::uint64_t block;
-      if (const std::uint64_t freed = node >= 0 ? take_free_block(static_cast<std::uint32_t>(node)) : kNoBlock;
-          freed != kNoBlock) {
+      if (const std::uint64_t freed = take_freed(free_blocks_, node); freed != kNoBlock) {
         block = freed * per_model_page;
       } else {
+        const std::uint64_t open = next_sim_page_ % per_model_page ? next_sim_page_ / per_model_page : kNoBlock;
         block = (next_sim_page_ + per_model_page - 1) / per_model_page * per_model_page;
         next_sim_page_ = block + per_model_page;
+        // The first-touch block the fresh pages were filling is left: freed already, it comes back now.
+        if (open != kNoBlock) {
+          std::vector<std::uint64_t> unplaced;
+          recycle_if_done(open, unplaced);
+          if (!unplaced.empty()) model_.unplace(unplaced);
+        }
       }
-      note_given(block / per_model_page, static_cast<std::uint32_t>((end - first) / kPage));
+      note_given(block / per_model_page, static_cast<std::uint32_t>((end - first + kPage - 1) / kPage));
       const std::uint64_t mine = block + (host / kPage - first / kPage);
       sim_pages_.erase(it);  // inserting its neighbours may rehash: the entry is written again below
       for (std::uintptr_t h = first; h < end; h += kPage) sim_pages_[h / kPage] = block + (h - first) / kPage;
@@ -629,27 +649,24 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const ch
       return mine * kPage + host % kPage;
     }
     bool reused = false;
+    // Where a freed unit may come from: the rule's node, the first toucher's, or under interleaving one that
+    // goes back to its own.
+    const int want = node >= 0 ? node : interleaved() ? -1 : static_cast<int>(model_.numa_of(pu));
     if (per_model_page > 1) {
-      // A freed block of the toucher's node, refilled page by page, once the fresh pages reach a block's start.
+      // A freed block refilled page by page, once the fresh pages reach a block's start; placed with its first
+      // page (place_reused, below), after which the block keeps its node as a fresh one does.
       if (ft_next_ == ft_end_ && next_sim_page_ % per_model_page == 0)
-        if (const std::uint64_t b = take_free_block(model_.numa_of(pu)); b != kNoBlock) {
+        if (const std::uint64_t b = take_freed(free_blocks_, want); b != kNoBlock) {
           ft_next_ = b * per_model_page;
           ft_end_ = ft_next_ + per_model_page;
+          reused = true;
         }
-      reused = ft_next_ < ft_end_;
-      it->second = reused ? ft_next_++ : next_sim_page_++;
+      it->second = ft_next_ < ft_end_ ? ft_next_++ : next_sim_page_++;
       note_given(it->second / per_model_page, 1);
     } else {
-      // A freed page of the node this one goes to: the rule's, or the first toucher's.
-      const std::uint32_t want = node >= 0 ? static_cast<std::uint32_t>(node) : model_.numa_of(pu);
-      auto fl = free_sim_pages_.find(free_list_key(want));
-      reused = fl != free_sim_pages_.end() && !fl->second.empty();
-      if (reused) {
-        it->second = fl->second.front();
-        fl->second.pop_front();
-      } else {
-        it->second = next_sim_page_++;
-      }
+      const std::uint64_t freed = take_freed(free_sim_pages_, want);
+      reused = freed != kNoBlock;
+      it->second = reused ? freed : next_sim_page_++;
     }
     if (node >= 0 && model_.num_numa() > 1) model_.place(it->second * kPage, kPage, static_cast<unsigned>(node));
     else if (reused) model_.place_reused(pu, it->second * kPage);

@@ -87,7 +87,9 @@ class simulation final : public touch_consumer {
   // most (sim_costs.cpp); the clock, a double, loses later charges past far more.
   static constexpr double kMostChargeNs = 1e15;
   // The most virtual time a worker's clock may reach through roost::compute and roost::touch: past it a
-  // charge of a fraction of a ns is rounded away (1e15 ns: a double's steps are 0.125 ns there).
+  // charge of a fraction of a ns is rounded away (1e15 ns: a double's steps are 0.125 ns there). Checked
+  // against a call's declared cost (operations, bytes at touch_ns_per_byte); a touch's memory cost and the
+  // jitter come after the walk and may take the clock that much further, and the next call is then refused.
   static constexpr double kMostClockNs = 1e15;
   // A usage_error for `call` when charging `ns` more would take the calling worker's clock past kMostClockNs.
   void check_clock(const std::string& call, double ns) const;
@@ -127,35 +129,36 @@ class simulation final : public touch_consumer {
   freed_ranges freed_;  // host memory, as the model's (sim/host_memory.hpp): nothing of it on the program's heap
   std::size_t freed_compact_at_ = kFreedCompactMin;  // on_removal drops covered ranges at this length
   std::atomic<bool> has_freed_{false};
-  // Freed simulated pages of a model page of kPage, by the node they lived on (free_list_key), oldest first:
-  // given again only to memory of that node. A page of node 0's given to a coarse array on node 1 kept its
-  // cached lines under node 1's name, read without a memory access, where page_size=8K read them remote (an
-  // outside-user campaign).
-  std::map<std::uint32_t, std::deque<std::uint64_t>> free_sim_pages_;
+  // Freed simulated pages of a model page of kPage (and blocks, below), by the node they lived on
+  // (page_map::none, kAnyNode, for one never placed), oldest first: given again only to memory of that node
+  // (take_freed).
+  using free_lists = std::map<std::uint32_t, std::deque<std::uint64_t>>;
+  free_lists free_sim_pages_;
   // With a model page of several kPage (page_size above 4 KiB), a model page's simulated pages are given out
   // again together, once every one given out of it was freed: a block, numbered as the model's pages are.
   // Freed simulated pages were never given out again there, and a program that allocated and freed in a loop
-  // grew by about 125 KB a MiB for ever (an outside-user campaign). A freed block goes to the list of the node
-  // it lived on and is given only to memory of that node (a rule's, or a first toucher's): its lines may still
-  // be cached, as a physical page's reused on its node may be, and never under another node's name.
+  // grew by about 125 KB a MiB for ever (an outside-user campaign).
   struct block_use {
     std::uint32_t given = 0, freed = 0;
   };
   std::unordered_map<std::uint64_t, block_use> block_use_;
-  std::map<std::uint32_t, std::deque<std::uint64_t>> free_blocks_;  // node (or kAnyNode) -> blocks, oldest first
-  static constexpr std::uint32_t kAnyNode = ~std::uint32_t{0};
+  free_lists free_blocks_;
+  static constexpr std::uint32_t kAnyNode = ~std::uint32_t{0};  // sim::page_map::none
   // A first-touch page's block being refilled: [ft_next_, ft_end_) are its simulated pages not given yet.
   std::uint64_t ft_next_ = 0, ft_end_ = 0;
-  // The free list a block of `node` goes to and comes from: one for all under interleaving (a block's node
-  // is its number's there).
-  std::uint32_t free_list_key(std::uint32_t node) const;
-  // A freed block of `node`'s, or kNoBlock.
   static constexpr std::uint64_t kNoBlock = ~std::uint64_t{0};
-  std::uint64_t take_free_block(std::uint32_t node);
+  // A freed unit (a simulated page, or a block) for memory of `node`: one that lived there, else one never
+  // placed; node < 0 (interleaving, first touch): one that goes back to the node its number gives it. Only
+  // on its own node: its lines may still be cached, as a physical page's reused on its node may be, and a
+  // page of node 0's given to a coarse array on node 1 kept them under node 1's name (the same campaign).
+  // kNoBlock: none.
+  std::uint64_t take_freed(free_lists& lists, int node);
+  bool interleaved() const { return model_.geometry().params().numa == sim::numa_policy::interleave; }
   // Counts `n` simulated pages given out of `block`.
   void note_given(std::uint64_t block, std::uint32_t n) { block_use_[block].given += n; }
   // A page of `block` forgotten; the block goes to its node's free list once all it gave out are.
   void note_freed(std::uint64_t block, std::vector<std::uint64_t>& unplaced);
+  void recycle_if_done(std::uint64_t block, std::vector<std::uint64_t>& unplaced);
 
   sim::sharded_model model_;
   std::vector<sim::sharded_model::byte_range> runs_;  // on_touch: a touch's runs of consecutive simulated pages

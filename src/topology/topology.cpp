@@ -112,8 +112,13 @@ topology topology::load(const std::string& description, const std::string& sourc
   // a process pinned to fewer CPUs simulated another machine (an outside-user campaign). Empty where hwloc
   // cannot describe it so (an asymmetric machine).
   if (!tp.virtual_) {
-    char text[4096];
-    if (hwloc_topology_export_synthetic(h.t, text, sizeof text, 0) > 0) tp.synthetic_ = text;
+    std::string text(4096, '\0');
+    int n = hwloc_topology_export_synthetic(h.t, text.data(), text.size(), 0);
+    if (n >= static_cast<int>(text.size())) {  // cut short (snprintf's rule): once more, at its length
+      text.assign(static_cast<std::size_t>(n) + 1, '\0');
+      n = hwloc_topology_export_synthetic(h.t, text.data(), text.size(), 0);
+    }
+    if (n > 0 && n < static_cast<int>(text.size())) tp.synthetic_ = text.substr(0, static_cast<std::size_t>(n));
   }
   // Walk the normal tree, keeping machine, packages, data/unified caches, cores and PUs; other objects
   // (groups, dies, L1i) are transparent.
