@@ -56,12 +56,6 @@ void check(const char* call, const void* base, std::size_t row_bytes, std::size_
   throw usage_error(os.str());
 }
 
-// The runtime's listeners first, then the program's: a simulation charges the touch before anyone else
-// sees it, as when it was the only consumer. Never preempted in between (include/roost/preempt.hpp): a
-// listener's state is its worker's (a tracer's lane, cats's meter), and a task preempted half way through
-// a record would leave it to the next task on the worker, or to the tick's own resume record, half
-// written; a tracer's lock held by it would deadlock that worker. So the running fiber's count is raised
-// before anything else.
 // The common case of the calls below: a task annotates and the program has no consumer of its own. Its worker,
 // or nullptr when dispatch must serve the call. Each call takes its fast path through this in a function of
 // its own, apart from dispatch: with the program's consumer's counting beside it, and the call's arguments
@@ -72,6 +66,12 @@ inline engine::worker* task_worker_alone(fiber_abi* f) {
   return static_cast<engine::worker*>(f->worker);
 }
 
+// The runtime's listeners first, then the program's: a simulation charges the touch before anyone else
+// sees it, as when it was the only consumer. Never preempted in between (include/roost/preempt.hpp): a
+// listener's state is its worker's (a tracer's lane, cats's meter), and a task preempted half way through
+// a record would leave it to the next task on the worker, or to the tick's own resume record, half
+// written; a tracer's lock held by it would deadlock that worker. So the running fiber's count is raised
+// before anything else.
 template <class Call>
 void dispatch(Call&& call) {
   fiber_abi* f = running_fiber();
