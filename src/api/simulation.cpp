@@ -197,23 +197,25 @@ void simulation::watch() {
     }
     still_s += period_s;
     if (still_s < limit_s) continue;
-    std::string task = "?";
-    if (const void* t = plat_.running_task())
-      task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
     char why[768];
     if (const std::size_t bytes = touch_in_walk_.load(std::memory_order_relaxed)) {
+      // Not the task's path: the process goes on, and the task's id is the sim thread's to write (reading it
+      // here was a data race under TSan; the fatal report below reads it as the process ends).
       // A walk ends (its bytes are this process's memory, checked before it began): slow, never a hang. It
       // ended the process, so whether a correct program of a large touch ran depended on the host's speed
       // (an outside-user campaign). Said once a process; the limit counts again from here.
-      ROOST_SAY_ONCE("roost: simulated platform: worker %u has been inside one roost::touch of %zu bytes for %.1f s "
-                     "of real time (task %s, virtual time %.0f ns, seed %llu): the simulated memory hierarchy walks "
+      ROOST_SAY_ONCE("roost: simulated platform: worker %u has been inside one roost::touch of %zu bytes for %.2f s "
+                     "of real time (virtual time %.0f ns, seed %llu): the simulated memory hierarchy walks "
                      "every cache line a touch names, so the simulation goes on, slowly. Declare the bytes the "
                      "kernel itself touches (its block, not the whole array) to simulate faster.\n",
-                     plat_.running_thread(), bytes, still_s, task.c_str(), plat_.running_clock(),
+                     plat_.running_thread(), bytes, still_s, plat_.running_clock(),
                      static_cast<unsigned long long>(plat_.seed()));
       still_s = 0;
       continue;
     }
+    std::string task = "?";
+    if (const void* t = plat_.running_task())
+      task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
     std::snprintf(why, sizeof why,
                   "worker %u has run task %s for %.1f s of real time without reaching a runtime operation "
                   "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task, or blocks its "
