@@ -199,11 +199,11 @@ void simulation::watch() {
     if (still_s < limit_s) continue;
     char why[768];
     if (const std::size_t bytes = touch_in_walk_.load(std::memory_order_relaxed)) {
-      // Not the task's path: the process goes on, and the task's id is the sim thread's to write (reading it
-      // here was a data race under TSan; the fatal report below reads it as the process ends).
       // A walk ends (its bytes are this process's memory, checked before it began): slow, never a hang. It
       // ended the process, so whether a correct program of a large touch ran depended on the host's speed
-      // (an outside-user campaign). Said once a process; the limit counts again from here.
+      // (an outside-user campaign). Said once a process; the limit counts again from here. Without the task's
+      // path: the process goes on, and the task's id is the sim thread's to write (reading it here was a data
+      // race under TSan; the fatal report below reads it as the process ends).
       ROOST_SAY_ONCE("roost: simulated platform: worker %u has been inside one roost::touch of %zu bytes for %.2f s "
                      "of real time (virtual time %.0f ns, seed %llu): the simulated memory hierarchy walks "
                      "every cache line a touch names, so the simulation goes on, slowly. Declare the bytes the "
@@ -314,7 +314,7 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   if (const double ns = static_cast<double>(bytes) * plat_.costs().touch_ns_per_byte; plat_.clock() + ns > kMostClockNs) {
     std::ostringstream named;
     named << call << "(base=" << base << ", bytes=" << bytes << ")";
-    check_clock(named.str(), ns);
+    throw_past_clock(named.str(), ns);
   }
   if (bytes >= kCheckMappedBytes && !mapped(host, bytes)) {
     std::ostringstream os;
@@ -443,7 +443,7 @@ void simulation::on_compute(int worker, std::uint64_t operations) {
          << "own count of operations";
       throw usage_error(os.str());
     }
-    if (plat_.clock() + ns > kMostClockNs) check_clock("roost::compute(" + std::to_string(operations) + ")", ns);
+    if (plat_.clock() + ns > kMostClockNs) throw_past_clock("roost::compute(" + std::to_string(operations) + ")", ns);
     plat_.on_compute(operations);
   }
   if (next_) next_->on_compute(worker, operations);
@@ -451,9 +451,8 @@ void simulation::on_compute(int worker, std::uint64_t operations) {
 
 // Each call's limit (kMostChargeNs) did not bound their sum: a hundred calls of 1e15 ns left the clock at
 // 1e17, where a double's steps are 16 ns, and later charges of 10 ns were lost (an outside-user campaign).
-void simulation::check_clock(const std::string& call, double ns) const {
+void simulation::throw_past_clock(const std::string& call, double ns) const {
   const double at = plat_.clock();
-  if (at + ns <= kMostClockNs) return;
   std::ostringstream os;
   os << call << ": " << ns << " ns more would take the worker's virtual clock from " << at
      << " ns past 1e15 ns, the most a simulation may run (a double's steps there are 0.125 ns: later charges "
@@ -530,9 +529,8 @@ void simulation::forget_freed() {
       std::sort(gone.begin(), gone.end());
     }
     // With a model page of kPage, the simulated pages are given out again (the model's page map stays as
-    // large as the memory in use), oldest first; with
-    // larger model pages, which hold several of them, a model page's simulated pages are given out again
-    // together, once every one it gave out is freed (note_freed).
+    // large as the memory in use), oldest first; with larger model pages, which hold several of them, a model
+    // page's simulated pages are given out again together, once every one it gave out is freed (note_freed).
     const bool reuse = model_.page_bytes() == kPage;
     const std::uint64_t per_model_page = model_.page_bytes() / kPage;
     std::vector<std::uint64_t> model_pages;

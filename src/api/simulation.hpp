@@ -91,8 +91,9 @@ class simulation final : public touch_consumer {
   // against a call's declared cost (operations, bytes at touch_ns_per_byte); a touch's memory cost and the
   // jitter come after the walk and may take the clock that much further, and the next call is then refused.
   static constexpr double kMostClockNs = 1e15;
-  // A usage_error for `call` when charging `ns` more would take the calling worker's clock past kMostClockNs.
-  void check_clock(const std::string& call, double ns) const;
+  // The usage_error for `call`, whose `ns` more would take the calling worker's clock past kMostClockNs (the
+  // callers test that first, so that no name is built on the common path).
+  [[noreturn]] void throw_past_clock(const std::string& call, double ns) const;
   static bool mapped(std::uintptr_t host, std::size_t bytes);
   // Whether an annotation of `worker` is this simulation's to charge (its platform drives the calling thread).
   bool charges(int worker) const;
