@@ -96,8 +96,12 @@ TEST(Options, NumaKnobsAreCheckedAndNamed) {
   o.data_distribution = "Coarse";
   EXPECT_EQ(roost::resolve(o).data_distribution, "coarse");
   o.numa_vicinity = 5000;
-  expect_mentions(error_of(o), {"options::numa_vicinity='5000'", "leave it unset for all nodes"});
-  EXPECT_EQ(error_of(o).find(") or all"), std::string::npos) << "the field cannot say all: " << error_of(o);
+  expect_mentions(error_of(o), {"options::numa_vicinity='5000'", "or options::numa_vicinity_all"});
+  EXPECT_EQ(error_of(o).find(") or all"), std::string::npos) << "the field does not take the text all: " << error_of(o);
+  // "all" in code, over a variable that says otherwise (an unset field could not: an audit).
+  scoped_env e("ROOST_NUMA_VICINITY", "2");
+  o.numa_vicinity = roost::options::numa_vicinity_all;
+  EXPECT_EQ(roost::resolve(o).numa_vicinity, 0u);
 }
 
 TEST(Options, ExplicitOptionWinsOverEnvironment) {
@@ -595,6 +599,24 @@ TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
   EXPECT_TRUE(has("roost_sched is not a roost setting and is not read; did you mean ROOST_SCHED?"));
   EXPECT_FALSE(has("ROOST_BENCH"));
   EXPECT_FALSE(has("ROOST_MY_PROGRAMS_OWN"));
+}
+
+// The simulated platform's variables were checked and then ignored by a native runtime without a word (an
+// audit: no report was written, nothing said why); a field set in code is the program's own choice.
+TEST(Options, SimulatorVariablesOfANativeRuntimeAreNamedAsUnused) {
+  roost_test::scoped_env a("ROOST_SIM_REPORT", "/tmp/roost_unused_report.json"), b("ROOST_SIM_SEED", "7"),
+      c("ROOST_PLATFORM", nullptr);
+  roost::resolved_options r = roost::resolve(roost::options{});
+  ASSERT_EQ(r.unused_env_notes.size(), 2u);
+  EXPECT_NE(r.unused_env_notes[0].find("ROOST_SIM_SEED='7' is not used: this runtime runs natively"), std::string::npos)
+      << r.unused_env_notes[0];
+  EXPECT_NE(r.unused_env_notes[1].find("ROOST_SIM_REPORT='/tmp/roost_unused_report.json' is not used"),
+            std::string::npos) << r.unused_env_notes[1];
+  roost::options o;
+  o.sim_seed = 3;
+  EXPECT_EQ(roost::resolve(o).unused_env_notes.size(), 1u);  // the seed is the program's: only the report
+  o.platform = "sim";
+  EXPECT_TRUE(roost::resolve(o).unused_env_notes.empty());
 }
 
 // Misspellings outside the ROOST_ prefix, and the closest name suggested where a variable also holds a

@@ -210,7 +210,7 @@ class temp_file {
   std::string path_;
 };
 
-// Sets an environment variable for one scope and restores what was there.
+// Sets an environment variable (unsets it, for a null value) for one scope and restores what was there.
 class scoped_env {
  public:
   scoped_env(const char* name, const char* value) : name_(name) {
@@ -218,7 +218,8 @@ class scoped_env {
       had_ = true;
       old_ = old;
     }
-    setenv(name, value, 1);
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
   }
   ~scoped_env() {
     if (had_) setenv(name_, old_.c_str(), 1);

@@ -26,7 +26,7 @@ enum class adws_stealing { off, on, adaptive };
 enum class preempt_timer_design { aligned, naive, chained, cputime };
 
 struct options {
-  // ROOST_SCHED: scheduler name (see scheduler_names()). Default "ws".
+  // ROOST_SCHED: scheduler name (roost::schedulers() lists them). Default "ws".
   std::optional<std::string> scheduler;
   // ROOST_WORKERS: number of workers, 1 .. max_workers. Default: one per PU of the topology.
   std::optional<unsigned> workers;
@@ -69,7 +69,8 @@ struct options {
   // ROOST_SIM_REPORT: write the simulation's report to this file as JSON when the runtime is destroyed.
   std::optional<std::string> sim_report;
   // ROOST_SIM_PARAMS: overrides of the simulation's cost table, "name=value,name=value" (names and units:
-  // src/platform/README.md). Default: none.
+  // src/platform/README.md; the memory model's, such as l2.ways or dram.local_ns: src/sim/README.md).
+  // Default: none.
   std::optional<std::string> sim_params;
 
   // ROOST_PREEMPT: whether a task that runs too long without a scheduling point (a spin-wait on a sibling,
@@ -113,8 +114,9 @@ struct options {
   // one line per task it kept, with its spawn path, SOID, tier and home socket. Default: none.
   std::optional<std::string> cats_profile;
   // ROOST_NUMA_VICINITY: how many nodes a numa worker steals from, its own and the nearest others (seed
-  // 002 §4.2's vicinity), an integer in [1, 4096] or "all". Default all.
+  // 002 §4.2's vicinity), an integer in [1, 4096] or "all" (numa_vicinity_all here). Default all.
   std::optional<unsigned> numa_vicinity;
+  static constexpr unsigned numa_vicinity_all = ~0u;
   // ROOST_NUMA_DEAL: what numa deals a task by. "writes": the bytes it writes, whatever their size (the
   // owner of the output computes: the seed's access-intensive dependence, §4.2); "footprint": every byte it
   // declared, and only a footprint above the LLC's share of a core (seed 002 Algorithm 1). Default writes
@@ -168,6 +170,9 @@ struct resolved_options {
   // Variables of the environment named ROOST_... that roost does not read and that look like one it does
   // (ROOST_SCHEDULER, ROOST_NUM_WORKERS): each a line naming it and the likely one, printed with the above.
   std::vector<std::string> unknown_env_notes;
+  // Variables of the simulated platform (ROOST_SIM_SEED, ROOST_SIM_REPORT, ROOST_SIM_PARAMS) set in the
+  // environment of a native runtime, which does not read them: each a line saying so, printed with the above.
+  std::vector<std::string> unused_env_notes;
   // Knobs of another scheduler that are set (field or variable) and that this one does not read: "NAME (read
   // by SCHEDULERS only)" each, said by ROOST_VERBOSE.
   std::vector<std::string> unread_knobs;

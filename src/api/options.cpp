@@ -339,12 +339,13 @@ resolved_options resolve_settings(const options& o) {
   const setting vicinity{"ROOST_NUMA_VICINITY", "options::numa_vicinity",
                          "an integer in [1, 4096] (nodes a numa worker steals from, its own first) or all", "all"};
   if (o.numa_vicinity) {
-    // The field cannot say "all": leaving it unset does (the default).
-    if (*o.numa_vicinity == 0 || *o.numa_vicinity > 4096)
+    // "all" is options::numa_vicinity_all: an unset field meant it too, but then the variable could overrule it.
+    if (*o.numa_vicinity == options::numa_vicinity_all) r.numa_vicinity = 0;
+    else if (*o.numa_vicinity == 0 || *o.numa_vicinity > 4096)
       fail(field_value(vicinity, *o.numa_vicinity),
-           "must be an integer in [1, 4096] (nodes a numa worker steals from, its own first); leave it unset for "
-           "all nodes");
-    r.numa_vicinity = *o.numa_vicinity;
+           "must be an integer in [1, 4096] (nodes a numa worker steals from, its own first) or "
+           "options::numa_vicinity_all");
+    else r.numa_vicinity = *o.numa_vicinity;
   } else if (auto s = text_of(vicinity)) {
     r.numa_vicinity = lower(s->text) == "all" ? 0 : static_cast<unsigned>(parse_integer(*s, vicinity, 1, 4096));
   }
@@ -589,6 +590,18 @@ resolved_options detail::resolve_in_mode(const options& o, const int* /*build_mo
   resolved_options r = resolve_settings(o);
   r.overridden_env_errors = overridden_env_errors(o);
   r.unknown_env_notes = unknown_env_notes();
+  // Checked whatever the platform, and then not used natively: no report was written, and nothing said why
+  // (an audit: a user who forgot ROOST_PLATFORM=sim). Only the environment's: a field set in code is the
+  // program's own choice.
+  if (!r.simulated) {
+    const std::pair<const char*, bool> sim_only[] = {{"ROOST_SIM_SEED", o.sim_seed.has_value()},
+                                                     {"ROOST_SIM_REPORT", o.sim_report.has_value()},
+                                                     {"ROOST_SIM_PARAMS", o.sim_params.has_value()}};
+    for (const auto& [name, field_set] : sim_only)
+      if (const char* v = std::getenv(name); v && *v && !field_set)
+        r.unused_env_notes.push_back(std::string(name) + "='" + v + "' is not used: this runtime runs natively "
+                                     "(ROOST_PLATFORM=sim or options::platform=\"sim\" simulates)");
+  }
   return r;
 }
 

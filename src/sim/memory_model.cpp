@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "roost/errors.hpp"
+#include "topology/synthetic.hpp"
 #include "topology/topology.hpp"
 
 namespace roost::sim {
@@ -27,40 +28,16 @@ unsigned log2_of(std::uint64_t x) {
   return s;
 }
 
-// The levels of an hwloc synthetic description, split at the spaces outside parentheses and brackets
-// ("l3:1(size=1MiB linesize=64)" is one level).
-std::vector<std::string> synthetic_levels(const std::string& d) {
-  std::vector<std::string> out;
-  std::string cur;
-  int depth = 0;
-  for (char c : d) {
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if ((c == ' ' || c == '\n' || c == '\t') && depth <= 0) {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  if (!cur.empty()) out.push_back(cur);
-  return out;
-}
-
 // hwloc makes up a size for a synthetic cache level without size= (4 MiB, 16 MiB, ...): the model would
-// simulate a cache nobody described, so it refuses the description instead.
+// simulate a cache nobody described, so it refuses the description instead (natively it is a warning:
+// api/runtime.cpp).
 void check_synthetic_sizes(const std::string& description, const std::string& named) {
-  for (const std::string& level : synthetic_levels(description)) {
-    if (level.empty() || level[0] == '(' || level[0] == '[') continue;  // root attributes, attached NUMA node
-    std::string type = level.substr(0, level.find(':'));
-    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
-    const bool cache = type.size() >= 2 && type[0] == 'l' && std::isdigit(static_cast<unsigned char>(type[1]));
-    if (!cache || type.find('i') != std::string::npos) continue;  // not a cache, or an instruction cache
-    if (level.find("size=") == std::string::npos)
-      throw config_error(named + ": cache level '" + level +
-                         "' has no size; the simulator's memory model needs every cache's size, e.g. '" +
-                         level.substr(0, level.find('(')) + "(size=1MiB)'");
-  }
+  const std::vector<std::string> unsized = topo::caches_without_size(description);
+  if (unsized.empty()) return;
+  const std::string& level = unsized.front();
+  throw config_error(named + ": cache level '" + level +
+                     "' has no size; the simulator's memory model needs every cache's size, e.g. '" +
+                     level.substr(0, level.find('(')) + "(size=1MiB)'");
 }
 
 std::string bytes_text(std::size_t b) { return topo::format_bytes(b); }

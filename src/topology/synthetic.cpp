@@ -151,4 +151,45 @@ std::uint64_t check_synthetic(const std::string& description, unsigned max_pus, 
   return counted ? pus : 0;
 }
 
+namespace {
+
+// The levels of an hwloc synthetic description, split at the spaces outside parentheses and brackets
+// ("l3:1(size=1MiB linesize=64)" is one level).
+std::vector<std::string> synthetic_levels(const std::string& d) {
+  std::vector<std::string> out;
+  std::string cur;
+  int depth = 0;
+  for (char c : d) {
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') --depth;
+    if ((c == ' ' || c == '\n' || c == '\t') && depth <= 0) {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> caches_without_size(const std::string& description) {
+  std::vector<std::string> unsized;
+  for (const std::string& level : synthetic_levels(description)) {
+    if (level.empty() || level[0] == '(' || level[0] == '[') continue;  // root attributes, attached NUMA node
+    std::string type = level.substr(0, level.find(':'));
+    std::transform(type.begin(), type.end(), type.begin(), [](unsigned char c) { return std::tolower(c); });
+    const bool cache = type.size() >= 2 && type[0] == 'l' && std::isdigit(static_cast<unsigned char>(type[1]));
+    if (!cache || type.find('i') != std::string::npos) continue;  // not a cache, or an instruction cache
+    // size= as an attribute of its own: linesize= ends in it too.
+    bool sized = false;
+    for (std::size_t at = level.find("size="); at != std::string::npos && !sized; at = level.find("size=", at + 1))
+      sized = at > 0 && (level[at - 1] == '(' || level[at - 1] == ' ' || level[at - 1] == ',');
+    if (!sized) unsized.push_back(level);
+  }
+  return unsized;
+}
+
 }  // namespace roost::topo

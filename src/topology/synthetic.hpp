@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace roost::topo {
 
@@ -19,5 +20,10 @@ inline constexpr std::size_t max_cache_bytes = std::size_t{1} << 40;
 // syntax errors are left to hwloc, which rejects them without building anything.
 // Returns the PUs the description makes (the product of its arities), or 0 where it stopped making sense.
 std::uint64_t check_synthetic(const std::string& description, unsigned max_pus, const std::string& named);
+
+// The data and unified cache levels of `description` written without size= ("l3:1", "l2:4(ways=8)"), in
+// the order written. hwloc gives such a level a size of its own (16 MiB for an L3, 4 MiB for an L2, ...),
+// which nobody described: the simulator refuses it, a native runtime says so (DESIGN §4 asks for sizes).
+std::vector<std::string> caches_without_size(const std::string& description);
 
 }  // namespace roost::topo

@@ -43,8 +43,8 @@ def _l2_name(t) -> str:
 
 def _warn_if_no_cache_sizes(path: str, t) -> None:
     if krd.bounds(t) == (0, 0):  # 0 in the header: not described
-        print(f"roost-analyze: {path} describes no cache sizes (its topology had none: ROOST_TOPOLOGY without "
-              f"size=...): KRD's close and near bins are empty, and every reuse counts as far", file=sys.stderr)
+        print(f"roost-analyze: {path} describes no cache sizes (its topology had no cache level: "
+              f"ROOST_TOPOLOGY such as 'pack:2 core:1 pu:1'): KRD's close and near bins are empty, and every reuse counts as far", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +110,7 @@ def _command(args) -> int:
     t = _read(args.trace, "TRACE")
     if args.cmd == "ovr":
         t_1 = _read(args.trace_1, "TRACE_1")
-        d = ovr.decompose(t, t_1, args.skip)
+        d = ovr.decompose(t, t_1, args.skip, (f"TRACE_N {args.trace}", f"TRACE_1 {args.trace_1}"))
         print(f"N = {d.workers}: T_N {d.t_n / 1e6:.3f} ms, T_1 {d.t_1 / 1e6:.3f} ms, Work_N {d.work_n / 1e6:.3f} ms, "
               f"Work_1 {d.work_1 / 1e6:.3f} ms")
         print(f"OVR_N {d.ovr:.3f}  WTI_N {d.wti:.3f}  speed-up over the serial work {d.speedup:.3f} "
