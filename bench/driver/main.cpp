@@ -129,6 +129,7 @@ constexpr const char* kUsage =
     "                in virtual time, with the L2 and L3 misses of its median repetition (of an even number: the\n"
     "                mean of the middle two, as the median time is; src/platform/README.md)\n"
     "  --topology    with --platform sim: the simulated machine, an hwloc synthetic description with cache sizes\n"
+    "                or the path of an hwloc XML export\n"
     "  --size        the size of the one benchmark --bench names; --small: every benchmark at the tests' size;\n"
     "                --paper: at the seeds' size (one of the three)\n"
     "  --reps        timed repetitions per measurement (the median is reported); --warmup: untimed ones first\n"
@@ -138,7 +139,7 @@ constexpr const char* kUsage =
     "  --hint-error  distort heat2d's work hints: det:ALPHA or rand:ALPHA, ALPHA in [0, 1] (seed 003 Fig. 4.22);\n"
     "                recorded in --json as hint_error, and roost-report names such a run apart\n"
     "  --demo        the comparison `make demo` runs (writes out/bench.jsonl)\n"
-    "  --preempt-cost N     the cost of one preemption, median of N, pthreads vs ROOST_PREEMPT=signal and klt\n"
+    "  --preempt-cost N     the cost of one preemption, median of N (at least 10), pthreads vs ROOST_PREEMPT=signal and klt\n"
     "                       (seed 003 Table 3.1's method: two spinning threads on one core; 10 ms interval)\n"
     "  --preempt-barrier W  a busy-wait barrier of 4 tasks per worker on W workers, preemption off, signal, klt\n"
     "  --preempt-overhead R what preemption costs at 1 ms against off (signal and klt, under CPU-time and aligned\n"
@@ -509,7 +510,7 @@ void list() {
   for (const auto& s : roost::schedulers())
     std::printf("  %-18s roost: %s%s\n", s.name, s.summary, s.available ? "" : "  [not implemented yet]");
   std::printf("  tbb                oneTBB task_group\n"
-              "  tbb-pfor           oneTBB parallel_for with affinity_partitioner (loop-shaped benchmarks)\n"
+              "  tbb-pfor           oneTBB parallel_for (affinity_partitioner; simple_partitioner in pfor) (loop-shaped benchmarks)\n"
               "  omp-gcc            OpenMP tasks, GCC libgomp\n"
               "  omp-gcc-static     OpenMP parallel for schedule(static), libgomp\n"
               "  omp-gcc-dynamic    OpenMP parallel for schedule(dynamic), libgomp\n"
@@ -705,14 +706,17 @@ int bench_main(int argc, char** argv) {
     // The runtime's own files must not be the results file: ROOST_TRACE=FILE with --json FILE left a binary
     // trace where the results were (and wiped those already there), with exit status 0. The runtime numbers
     // later runtimes' files FILE.1, FILE.2 and writes FILE.json beside a trace: those are refused too.
+    // ROOST_CATS_PROFILE too: each cats runtime rewrites its profile, and wiped the rows before it. Paths are
+    // made absolute first: weakly_canonical leaves a relative path with no existing prefix ("x.jsonl", not yet
+    // written) relative, and ROOST_TRACE=x.jsonl with --json ./x.jsonl passed (an outside-user campaign).
     namespace fs = std::filesystem;
     std::error_code ec;
-    const fs::path mine = fs::weakly_canonical(cfg.json, ec);
-    for (const char* var : {"ROOST_TRACE", "ROOST_SIM_REPORT"}) {
+    const fs::path mine = fs::weakly_canonical(fs::absolute(cfg.json, ec), ec);
+    for (const char* var : {"ROOST_TRACE", "ROOST_SIM_REPORT", "ROOST_CATS_PROFILE"}) {
       const char* value = std::getenv(var);
       if (!value || !*value || ec) continue;
       std::error_code ec2;
-      const std::string theirs = fs::weakly_canonical(value, ec2).string();
+      const std::string theirs = fs::weakly_canonical(fs::absolute(value, ec2), ec2).string();
       if (ec2) continue;
       // The file itself, or a later runtime's FILE.N; for a trace also FILE.json and FILE.N.json beside it.
       const auto is_theirs = [&](const std::string& m) {

@@ -94,11 +94,13 @@ class Histogram:
 
 
 def histogram(distances: np.ndarray, l2: int, llc: int) -> Histogram:
+    """A bound of 0 is a cache the topology does not describe: its bin stays empty (a reuse at distance 0, the
+    same element twice in a row, counted as close in a trace without cache sizes: an outside-user campaign)."""
     d = np.asarray(distances)
     cold = int(np.sum(d == COLD))
     warm = d[d != COLD]
-    close = int(np.sum(warm <= l2))
-    near = int(np.sum((warm > l2) & (warm <= llc)))
+    close = int(np.sum(warm <= l2)) if l2 > 0 else 0
+    near = int(np.sum((warm > l2) & (warm <= llc))) if llc > 0 else 0
     return Histogram(close, near, int(len(warm) - close - near), cold)
 
 

@@ -144,21 +144,33 @@ class Decomposition:
         return self.t_1 / self.work_1
 
 
-def decompose(trace_n: Trace, trace_1: Trace, skip: int = 0) -> Decomposition:
-    """`skip`: iterations to leave out at the start of both traces (warm-up)."""
+def decompose(trace_n: Trace, trace_1: Trace, skip: int = 0,
+              names: tuple[str, str] = ("the trace", "the reference")) -> Decomposition:
+    """`skip`: iterations to leave out at the start of both traces (warm-up). `names`: how errors name the two
+    traces (roost-analyze gives their files: an error about one of two files said "the trace" of either)."""
+    name_n, name_1 = names
     if trace_1.workers != 1:
-        raise ValueError(f"the reference trace must come from 1 worker, not {trace_1.workers}")
+        raise ValueError(f"{name_1} must come from 1 worker, not {trace_1.workers}")
     if trace_n.simulated != trace_1.simulated:  # virtual time against real time means nothing
-        which = ("the trace", "the reference") if trace_n.simulated else ("the reference", "the trace")
+        which = (name_n, name_1) if trace_n.simulated else (name_1, name_n)
         raise ValueError(f"{which[0]} is of a simulated run (virtual time) and {which[1]} of a native one: "
                          f"trace both on the same platform (ROOST_PLATFORM)")
-    n, n_1 = len(iterations(trace_n)), len(iterations(trace_1))
+    if trace_n.simulated and trace_n.topology != trace_1.topology:  # another machine's virtual time
+        raise ValueError(f"{name_n} simulated '{trace_n.topology}' and {name_1} '{trace_1.topology}': the "
+                         f"reference must run on the same simulated machine (ROOST_TOPOLOGY), with 1 worker")
+    counts = []
+    for t, name in ((trace_n, name_n), (trace_1, name_1)):
+        try:
+            counts.append(len(iterations(t)))
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
+    n, n_1 = counts
     if n != n_1:  # the same program runs the same iterations, whatever its worker count
-        raise ValueError(f"the traces hold {n} and {n_1} iterations (runtime::run calls): the reference must be "
-                         f"the same program, with the same input, traced with 1 worker")
+        raise ValueError(f"{name_n} and {name_1} hold {n} and {n_1} iterations (runtime::run calls): the reference "
+                         f"must be the same program, with the same input, traced with 1 worker")
     d = Decomposition(trace_n.workers, run_time(trace_n, skip), run_time(trace_1, skip),
                       work_time(trace_n, skip), work_time(trace_1, skip))
-    for work, which in ((d.work_n, "the trace"), (d.work_1, "the reference")):
+    for work, which in ((d.work_n, name_n), (d.work_1, name_1)):
         if work <= 0:  # OVR and WTI divide by it
             raise ValueError(f"{which}'s iterations hold no work (no time inside a task): OVR_N and WTI_N are "
                              f"undefined; trace a program whose tasks take time (a simulated run whose every "

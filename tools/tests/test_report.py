@@ -212,6 +212,23 @@ def test_driver_json_round_trip(tmp_path):
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_driver_refuses_a_results_file_the_runtime_writes_however_it_is_spelt(tmp_path):
+    # Relative against absolute, ./x against x, a later runtime's x.2, and cats's profile: each left the
+    # runtime's file where the results were, with status 0 (an outside-user campaign).
+    cases = [("ROOST_TRACE", "same.jsonl", "./same.jsonl"), ("ROOST_TRACE", str(tmp_path / "nn"), "nn.2"),
+             ("ROOST_SIM_REPORT", str(tmp_path / "sr.jsonl"), "sr.jsonl"),
+             ("ROOST_CATS_PROFILE", "cp.jsonl", "cp.jsonl")]
+    for var, value, json in cases:
+        env = dict(os.environ, **{var: value})
+        done = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "10", "--variants", "ws",
+                               "--workers", "1", "--reps", "1", "--json", json], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, (var, value, json, done.stderr)
+        assert f"--json '{json}' is where {var}='{value}' writes" in done.stderr
+        assert not (tmp_path / json).exists()
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
 def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
     out = tmp_path / "f.jsonl"
     # Default variants: fib gets its floors, at one worker only, checked; nqueens (which has none) does not list them.

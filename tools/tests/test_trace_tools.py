@@ -677,6 +677,12 @@ def test_krd_says_when_the_trace_describes_no_cache_sizes(tmp_path, capsys):
     _synthetic(p, 1, touches, caches=(0, 0))
     assert analyze.main(["krd", str(p)]) == 0
     assert "describes no cache sizes" in capsys.readouterr().err
+    # Every reuse far, as said: a reuse of the block touched last (distance 0) was counted close.
+    touches.insert(-1, (3, 4096, 64, 0, 4, 0))
+    _synthetic(p, 1, touches, caches=(0, 0))
+    h = krd.krd(read(p))["all"]
+    assert (h.close, h.near, h.far, h.cold) == (0, 0, 2, 2)
+    capsys.readouterr()
     _synthetic(p, 1, touches)  # with sizes: no such word
     assert analyze.main(["krd", str(p)]) == 0
     assert "no cache sizes" not in capsys.readouterr().err
@@ -714,7 +720,7 @@ def test_ovr_refuses_a_reference_of_another_program_and_bad_skips(tmp_path):
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
-def test_ovr_refuses_to_set_a_simulated_trace_against_a_native_one(tmp_path):
+def test_ovr_refuses_to_set_a_simulated_trace_against_a_native_one(tmp_path, capsys):
     from roost_tools import ovr
     def traced(name, workers, platform=()):
         path = tmp_path / name
@@ -733,6 +739,15 @@ def test_ovr_refuses_to_set_a_simulated_trace_against_a_native_one(tmp_path):
         ovr.decompose(sim_2, native_1)
     with pytest.raises(ValueError, match="the reference is of a simulated run .* the trace of a native one"):
         ovr.decompose(native_2, sim_1)
+    # Another simulated machine's reference was taken without a word (an outside-user campaign).
+    other_1 = traced("o1.trace", 1, ("--platform", "sim", "--topology", "pack:1 l3:1(size=2MiB) core:1 pu:1"))
+    with pytest.raises(ValueError, match="the reference must run on the same simulated machine"):
+        ovr.decompose(sim_2, other_1)
+    # Errors about one of the two files name it (an empty one was "the trace" whichever it was).
+    empty = tmp_path / "empty.trace"
+    _synthetic(empty, 1, [])
+    assert analyze.main(["ovr", str(tmp_path / "n2.trace"), str(empty)]) == 2
+    assert f"TRACE_1 {empty}: the trace has no iteration" in capsys.readouterr().err
 
 
 def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_path, capsys):
