@@ -6,6 +6,11 @@
 //    to whatever ran between two switches (counter_meter) — where the machine has a PMU;
 //  * kernel annotations: the bytes declared with roost::touch between two switches (touched_spans);
 //  * none: cats says so and schedules as ws.
+// Simulated, the source is the annotations, not the model's misses that DESIGN §5 lists as a third source:
+// the model sees exactly the lines the annotations declare, and its misses of a task depend on what the
+// schedule left in the caches before it (a task whose data an earlier one brought in counts nothing), while
+// eq. 1 asks for the task's data size. The hardware counters stand in for that size only because a real
+// machine offers nothing better.
 // The profile itself, a bounded tree of spawn paths, is profile/soid_tree.hpp; classify gives each of its
 // tasks a tier from the shared cache size.
 #pragma once
