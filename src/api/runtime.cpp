@@ -524,7 +524,7 @@ runtime_core::~runtime_core() {
                         "the process from a task with std::quick_exit or _exit");
   // The same from another thread, while a run() goes on (a delete, or exit() on a thread of the program):
   // the engine would be stopped under the running root (a segfault or std::terminate before).
-  if (runs_in_progress_.load())
+  if (int none = 0; !runs_in_progress_.compare_exchange_strong(none, kDestroying))
     platform::os::fatal("roost::runtime destroyed while a run() on it was still running",
                         "destroy a runtime after every run() on it returned; exit() on another thread destroys "
                         "a static runtime so: end the process with std::quick_exit or _exit while a run() goes on");
@@ -574,7 +574,11 @@ void runtime_core::run(void (*fn)(void*), void* arg) {
     throw usage_error("roost::runtime::run in a child of fork(): this runtime was made by process " +
                       std::to_string(eng->creator_pid()) + ", and its worker threads, timers and files are that "
                       "process's; make a new runtime in the child");
-  runs_in_progress_.fetch_add(1);
+  if (runs_in_progress_.fetch_add(1) >= kDestroying)
+    platform::os::fatal("roost::runtime::run called on a runtime that is being destroyed",
+                        "destroy a runtime after every run() on it returned, and call none after; exit() on another "
+                        "thread destroys a static runtime so: end the process with std::quick_exit or _exit while "
+                        "a thread may still call run()");
   struct uncount {
     std::atomic<int>& n;
     ~uncount() { n.fetch_sub(1); }
@@ -744,7 +748,16 @@ runtime::~runtime() {
   core_.reset();
 }
 
-void runtime::run_erased(void (*fn)(void*), void* arg) { core_->run(fn, arg); }
+void runtime::run_erased(void (*fn)(void*), void* arg) {
+  // A static runtime that exit() destroyed on another thread has no core left (the destructor's reset):
+  // the same end as a run() that finds it being destroyed, instead of a null dereference.
+  detail::runtime_core* core = core_.get();
+  if (!core) [[unlikely]]
+    platform::os::fatal("roost::runtime::run called on a destroyed runtime",
+                        "call run() only on a live runtime; exit() on another thread destroys a static runtime: end "
+                        "the process with std::quick_exit or _exit while a thread may still call run()");
+  core->run(fn, arg);
+}
 unsigned runtime::workers() const { return core_->cfg.workers; }
 void runtime::reprofile() { core_->eng->request_reprofile(); }
 const std::string& runtime::scheduler() const { return core_->cfg.scheduler; }

@@ -84,6 +84,10 @@ class runtime_core {
 
   std::mutex iteration_mutex_;              // external run() calls are one iteration each, in turn
   std::atomic<int> runs_in_progress_{0};    // run() calls not returned (the outermost of each thread)
+  // Added to runs_in_progress_ by the destructor when no run is in progress, in one step: a run() that
+  // begins after it finds it there (exit() on a thread while another calls run() in a loop: between two
+  // runs the count was 0, the destructor went on, and the next run() crashed on the engine it stopped).
+  static constexpr int kDestroying = 1 << 30;
 };
 
 }  // namespace roost::detail
