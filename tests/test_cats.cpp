@@ -504,6 +504,40 @@ TEST(Cats, ProfilingPassesAnnotationsOn) {
   EXPECT_EQ(roost::set_touch_consumer(nullptr), &before);
 }
 
+// A child of fork() writes ROOST_CATS_PROFILE's file apart from its parent, as ROOST_TRACE's: the parent's
+// live runtime claimed the file, and every cats runtime of the child was refused (an outside-user campaign).
+TEST(Cats, AChildOfForkWritesItsProfileApart) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  const roost_test::temp_file profile("roost_cats_fork_profile.tsv");
+  scoped_env env("ROOST_CATS_PROFILE", profile.path().c_str());
+  roost::options o;
+  o.scheduler = "cats";
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  roost::runtime parent(o);
+  EXPECT_EQ(parent.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int code = 0;
+    try {
+      roost::runtime child(o);
+      if (child.run([] { return tree(6, 1, 1024); }) != tree_serial(6, 1)) code = 2;
+    } catch (...) {
+      code = 1;
+    }
+    ::_exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's cats runtime was refused or wrong";
+  const std::string child_file = profile.path() + ".pid" + std::to_string(pid);
+  std::ifstream in(child_file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\n0\t0\t"), std::string::npos) << child_file << ": " << text;
+  std::remove(child_file.c_str());
+}
+
 // ROOST_CATS_PROFILE (seed 000 Fig. 8): the profile as a table, SOIDs by eq. 1 against the tree's known
 // footprints (leaves of 1 KiB: a task at height h has 2^h KiB); a directory is refused at start-up.
 TEST(Cats, ProfileIsWrittenWhereAsked) {

@@ -367,6 +367,16 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
       distribution_given ? parse_distribution(cfg.data_distribution) : distribution::standard;
   // Absolute before numbering: FILE.2 is the second runtime to write that file, whatever the directory.
   for (std::string* path : {&cfg.trace, &cfg.sim_report, &cfg.cats_profile}) make_absolute(*path);
+  // cats's profile is rewritten by each runtime, not numbered; but a child of fork() writes apart from its
+  // parent as the trace and report do: the parent's claim on the file refused every runtime of the child
+  // (an outside-user campaign).
+  if (cfg.scheduler == "cats" && cfg.cats_profile_source == "ROOST_CATS_PROFILE" && !cfg.cats_profile.empty() &&
+      g_numbering_in_fork_child.load(std::memory_order_relaxed)) {
+    const std::string named = cfg.cats_profile;
+    cfg.cats_profile.append(".pid").append(std::to_string(static_cast<long>(::getpid())));
+    ROOST_SAY_ONCE("roost: ROOST_CATS_PROFILE='%s': this process's cats runtimes write their profile to '%s' (a "
+                   "child of fork() writes apart from its parent)\n", named.c_str(), cfg.cats_profile.c_str());
+  }
   output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
