@@ -42,14 +42,15 @@ class listener_calls {
   static void call(unsigned stripe, Load&& load, F&& f) {
     const unsigned phase = phase_.load(std::memory_order_seq_cst);
     stripe %= kStripes;
+    thread_counts& counts = mine();  // before the count: a failure to make them leaves nothing counted
     calls_[phase][stripe].n.fetch_add(1, std::memory_order_seq_cst);
-    ++t_mine[phase][stripe];
+    ++counts.at[phase][stripe];
     ++t_held;
     struct uncount {  // also when f throws; not when a setter inside gave this thread's counts up
       unsigned phase, stripe, given_up_before;
       ~uncount() {
         if (t_given_up != given_up_before) return;
-        --t_mine[phase][stripe];
+        --t_mine->at[phase][stripe];
         --t_held;
         calls_[phase][stripe].n.fetch_sub(1, std::memory_order_release);
       }
@@ -86,7 +87,8 @@ class listener_calls {
   // the forking thread's own counts, and a setters' lock held by another thread is made anew.
   static void after_fork_in_child() {
     for (unsigned p = 0; p < 2; ++p)
-      for (unsigned k = 0; k < kStripes; ++k) calls_[p][k].n.store(t_mine[p][k], std::memory_order_relaxed);
+      for (unsigned k = 0; k < kStripes; ++k)
+        calls_[p][k].n.store(t_mine ? t_mine->at[p][k] : 0, std::memory_order_relaxed);
     ::new (static_cast<void*>(&setter_mu_)) std::mutex;
   }
 
@@ -102,7 +104,7 @@ class listener_calls {
   static void give_up_this_threads_calls() {
     for (unsigned p = 0; p < 2; ++p)
       for (unsigned k = 0; k < kStripes; ++k)
-        if (const std::uint32_t mine = std::exchange(t_mine[p][k], 0))
+        if (const std::uint32_t mine = std::exchange(t_mine->at[p][k], 0))  // t_held != 0: made
           calls_[p][k].n.fetch_sub(mine, std::memory_order_release);
     t_held = 0;
     ++t_given_up;
@@ -112,8 +114,34 @@ class listener_calls {
   static inline std::atomic<unsigned> phase_{0};
   static inline std::mutex setter_mu_;
   // The calling thread's counted calls, by phase and stripe, and in all; how many times a setter on this
-  // thread gave them up (a call counted before that is not uncounted again).
-  static inline thread_local std::uint32_t t_mine[2][kStripes] = {};
+  // thread gave them up (a call counted before that is not uncounted again). The counts by stripe live on
+  // the heap, made at the thread's first call and freed when it ends: as thread_local arrays they were 1 KiB
+  // of the library's 1.3 KiB of TLS, all of it static TLS (initial-exec variables elsewhere make it so),
+  // and a second shared library linking roost could not be dlopen'ed ("cannot allocate memory in static
+  // TLS block": glibc keeps about 1.6 KiB for all of them; an outside-user campaign).
+  struct thread_counts {
+    std::uint32_t at[2][kStripes] = {};
+  };
+  static thread_counts& mine() {
+    if (t_mine) [[likely]] return *t_mine;
+    return make_mine();
+  }
+  __attribute__((noinline)) static thread_counts& make_mine() {
+    static const ::pthread_key_t key = [] {
+      ::pthread_key_t k;
+      const auto free_at_exit = [](void* p) {
+        t_mine = nullptr;
+        delete static_cast<thread_counts*>(p);
+      };
+      if (::pthread_key_create(&k, free_at_exit) != 0) throw std::bad_alloc();
+      return k;
+    }();
+    auto* made = new thread_counts;
+    ::pthread_setspecific(key, made);
+    t_mine = made;
+    return *made;
+  }
+  static inline thread_local thread_counts* t_mine = nullptr;
   static inline thread_local std::uint32_t t_held = 0;
   static inline thread_local unsigned t_given_up = 0;
 };

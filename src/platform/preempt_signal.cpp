@@ -158,7 +158,8 @@ void install(tick_fn on_tick, const std::string& setting) {
   if (theirs) {
     --g_installs;
     throw config_error(setting + ": the program has its own handler for SIGURG, the signal roost's preemption "
-                       "ticks with; remove it, or turn preemption off (ROOST_PREEMPT=off)");
+                       "ticks with (its own, or another copy of roost's: a shared library that links roost into "
+                       "itself); remove it, or turn preemption off (ROOST_PREEMPT=off)");
   }
   g_range_count.store(0, std::memory_order_relaxed);
   allocator_entries allocator;
