@@ -13,6 +13,15 @@ cmake --build "$work/cmake" >/dev/null
 "$work/cmake/consumer"
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
 c++ -O2 "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) -o "$work/pc-consumer"
+# A program's strict warnings, as errors, with each compiler there is: roost's headers compile clean under them.
+strict="-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wold-style-cast -Werror"
+for cxx in g++ clang++; do
+  command -v "$cxx" >/dev/null || continue
+  # shellcheck disable=SC2086
+  "$cxx" -std=c++20 -O1 $strict "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
+    -o "$work/strict-consumer"
+  "$work/strict-consumer"
+done
 "$work/pc-consumer"
 # A program in libstdc++'s debug mode lays the containers of roost's public types out otherwise than this
 # libroost (built without it): it must fail to link, naming the mode it needs (detail/build_mode.hpp), not

@@ -1,6 +1,8 @@
 #include <roost/roost.hpp>
 
+#include <cstddef>
 #include <cstdio>
+#include <vector>
 
 static long fib(int n) {
   if (n < 2) return n;
@@ -16,5 +18,24 @@ int main() {
   roost::runtime rt;
   long r = rt.run([] { return fib(20); });
   std::printf("fib(20) = %ld\n", r);
-  return r == 6765 ? 0 : 1;
+  // The parallel algorithms, per_worker and touch as well: check.sh builds this file with a program's strict
+  // warnings as errors, and roost's headers must compile clean there (-Wsign-conversion broke -Werror builds).
+  std::vector<double> v(10000, 1.0);
+  roost::per_worker<long> pieces;
+  const double sum = rt.run([&] {
+    roost::parallel_for(std::size_t{0}, v.size(), std::size_t{100}, [&](std::size_t lo, std::size_t hi) {
+      roost::touch(&v[lo], (hi - lo) * sizeof(double), roost::access::read_write);
+      for (std::size_t i = lo; i < hi; ++i) v[i] *= 2.0;
+      ++pieces.local();
+    });
+    double left = 0, right = 0;
+    roost::parallel_invoke([&] { left = v[0]; }, [&] { right = v[v.size() - 1]; });
+    return left + right + roost::parallel_reduce(std::size_t{0}, v.size(), std::size_t{100}, 0.0,
+        [&](std::size_t lo, std::size_t hi) { double s = 0; for (std::size_t i = lo; i < hi; ++i) s += v[i]; return s; },
+        [](double a, double b) { return a + b; });
+  });
+  long counted = 0;
+  pieces.for_each([&](long n) { counted += n; });
+  std::printf("sum = %g, pieces = %ld\n", sum, counted);
+  return r == 6765 && sum == 20004.0 && counted == 100 ? 0 : 1;
 }

@@ -70,10 +70,13 @@ class ws_deque {
     std::unique_ptr<std::atomic<T*>[]> slots;
     // The ring this one replaced, kept while the deque lives: a thief may still read a slot of it.
     std::unique_ptr<ring> older;
-    explicit ring(std::int64_t capacity) : mask(capacity - 1), slots(new std::atomic<T*>[capacity]) {}
+    // Indexes as size_t: the headers compile clean under a program's -Wsign-conversion (-Werror builds
+    // failed; an outside-user campaign). i & mask is never negative.
+    explicit ring(std::int64_t capacity)
+        : mask(capacity - 1), slots(new std::atomic<T*>[static_cast<std::size_t>(capacity)]) {}
     std::int64_t capacity() const { return mask + 1; }
-    T* get(std::int64_t i) const { return slots[i & mask].load(kSlotLoad); }
-    void put(std::int64_t i, T* x) { slots[i & mask].store(x, kSlotStore); }
+    T* get(std::int64_t i) const { return slots[static_cast<std::size_t>(i & mask)].load(kSlotLoad); }
+    void put(std::int64_t i, T* x) { slots[static_cast<std::size_t>(i & mask)].store(x, kSlotStore); }
   };
 
  public:
