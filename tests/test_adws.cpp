@@ -149,6 +149,41 @@ TEST(AdwsNodes, APointerIsTakenOnlyWhileItsNodeIsActive) {
   EXPECT_EQ(catch_ups, 2);  // for each pointer found, before its node's activity is read
 }
 
+// A node a task still names after it was given back (a child of a plain group whose parent then joined an
+// older dealt group) must not come back as that task's next node: it became its own parent, and a thief's
+// climb went round for ever (adws-ml on the simulated platform, an outside-user campaign). reserve_one puts
+// a node off the parent's chain at the head of the free list, or makes one.
+TEST(AdwsNodes, ANodeIsNeverTakenUnderItselfOrItsDescendants) {
+  struct node {
+    std::atomic<double> lo{0}, hi{0};
+    std::atomic<node*> parent{nullptr};
+    std::atomic<bool> active{false};
+    node* next_free = nullptr;
+  };
+  roost::sched::adws::node_pool<node> pool;
+  pool.reserve_one(nullptr);
+  node* root = pool.take({0, 4}, nullptr);
+  pool.reserve_one(root);
+  node* a = pool.take({0, 2}, root);
+  pool.reserve_one(a);
+  node* b = pool.take({0, 1}, a);
+  // Both given back while a task still names b (and so a and root) as its node.
+  pool.give_back(a);
+  pool.give_back(b);
+  pool.reserve_one(b);
+  node* fresh = pool.take({0, 1}, b);
+  EXPECT_NE(fresh, b);
+  EXPECT_NE(fresh, a);
+  int hops = 0;
+  for (node* x = fresh; x && hops < 10; x = x->parent.load()) ++hops;
+  EXPECT_EQ(hops, 4);  // fresh, b, a, root: a chain that ends
+  // Off the chain, a given-back node is taken again (no growth): a and b are both on fresh's chain now,
+  // but not on root's.
+  pool.reserve_one(root);
+  node* again = pool.take({2, 4}, root);
+  EXPECT_TRUE(again == a || again == b);
+}
+
 namespace {
 // A worker's per-iteration state and the catch-up adws and adws-ml do (adws.cpp, adws_ml.cpp), over a
 // counter of the test's.

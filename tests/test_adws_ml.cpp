@@ -4,6 +4,7 @@
 // stealing); wrong hints keep results exact.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -180,3 +181,93 @@ TEST(AdwsMl, WrongDataSizesKeepResultsExact) {
   };
   for (int it = 0; it < 3; ++it) EXPECT_EQ(rt.run([&] { return f(0, 4 << 20, it); }), static_cast<long>((4 << 20) / 64));
 }
+
+// Two stalls of adws-ml that an outside-user campaign found, each on a machine of one L3 over two L2s shared
+// by two cores (and its SMT twin), simulated under several seeds (each interleaving is replayed exactly) and
+// natively (a stall there ends in the test's timeout):
+//  * a group dealt over the L2s (its data fits the L3, not an L2) whose opener's continuation a thief took
+//    and there opened a plain group, which descended on the thief, then joined the dealt group first: the
+//    join returned it to the thief, and the opener's worker stayed at the L2 level, where nobody took the
+//    root's continuation waiting one level up (free_above);
+//  * a plain group's child naming its parent's node after the parent joined an older descended group and
+//    gave that node back: the child's next group took the same node as its own, its own parent, and a
+//    thief's climb went round for ever (adws_nodes.hpp, reserve_one).
+namespace {
+long out_of_order_descents(double c_bytes) {
+  long done = 0;
+  roost::task_group a(0, 30e6);
+  a.run([&] {
+    roost::task_group c(3, c_bytes);
+    c.run([] {});
+    c.run([] {
+      roost::task_group e;
+      e.run([] {});
+      e.wait();
+    });
+    roost::task_group d;
+    d.run([] {});
+    c.wait();
+    d.wait();
+    done = 1;
+  });
+  a.wait();
+  return done;
+}
+void leaf() {}
+long older_joined_first() {
+  std::atomic<long> leaves{0};
+  const auto counted = [&] { leaves.fetch_add(1); };
+  const auto p = [&] {
+    roost::task_group g0(0, 30e6), g1(0, 3e6), g2;
+    g0.run(counted), g0.run(counted), g1.run(counted), g2.run(counted), g2.run(counted), g2.run(counted);
+    g0.wait(), g1.wait(), g2.wait();
+  };
+  const auto q = [&] {
+    roost::task_group g0(0, 1e12), g1(0, 7e6), g2;
+    g0.run(counted), g1.run(counted), g1.run(counted), g1.run(counted), g2.run(counted), g2.run(counted);
+    g0.wait(), g1.wait(), g2.wait();
+  };
+  const auto y = [&] {
+    roost::task_group g(0, 3e6);
+    g.run(p), g.run(q);
+    roost::task_group z;
+    z.run(counted), z.run(counted);
+    z.wait();
+    g.wait();
+  };
+  roost::task_group g0(0, 3e6), g1;
+  g0.run(counted);
+  g1.run(leaf), g1.run(y);
+  g0.wait(), g1.wait();
+  return leaves.load();
+}
+}  // namespace
+
+TEST(AdwsMl, OutOfOrderJoinsOnSharedL2sComplete) {
+  for (const char* machine : {"pack:1 l3:1(size=8MiB) l2:2(size=1MiB) core:2 pu:1",
+                              "pack:1 l3:1(size=8MiB) l2:4(size=1MiB) core:1 pu:2"}) {
+    for (int seed = 1; seed <= 8; ++seed) {
+      roost::options o;
+      o.scheduler = "adws-ml";
+      o.topology = machine;
+      o.workers = 4;
+      o.platform = "sim";
+      o.sim_seed = static_cast<std::uint64_t>(seed);
+      roost::runtime rt(o);
+      for (int it = 0; it < 3; ++it) {
+        EXPECT_EQ(rt.run([] { return out_of_order_descents(3e6); }), 1) << machine << " seed " << seed;
+        EXPECT_EQ(rt.run([] { return older_joined_first(); }), 15) << machine << " seed " << seed;
+      }
+    }
+    roost::options o;
+    o.scheduler = "adws-ml";
+    o.topology = machine;
+    o.workers = 4;
+    roost::runtime rt(o);
+    for (int it = 0; it < 2000; ++it) {
+      ASSERT_EQ(rt.run([] { return out_of_order_descents(3e6); }), 1) << machine;
+      ASSERT_EQ(rt.run([] { return older_joined_first(); }), 15) << machine;
+    }
+  }
+}
+

@@ -106,7 +106,7 @@ void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::gr
     return;
   }
   per_worker& me = of(w);
-  me.nodes.reserve_one();  // may throw: before anything changes (the spawn then fails cleanly)
+  me.nodes.reserve_one(static_cast<node*>(cur.sched_node));  // may throw: before anything changes
   g.dist.saved_lo = cur.range_lo;
   g.dist.saved_hi = cur.range_hi;
   g.dist.saved_node = cur.sched_node;

@@ -168,7 +168,7 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
     end_search(w, me);
     return;
   }
-  me.nodes.reserve_one();  // may throw: before anything changes (the spawn then fails cleanly)
+  me.nodes.reserve_one(static_cast<node*>(cur.sched_node));  // may throw: before anything changes
   g.dist.saved_lo = cur.range_lo;
   g.dist.saved_hi = cur.range_hi;
   g.dist.saved_level = static_cast<std::uint8_t>(level);
@@ -416,7 +416,16 @@ unsigned adws_ml_policy::free_above(engine::worker& w, unsigned level) {
     --l;
     const node* e = queues_of(l, group_of(w, l)).entry.load(std::memory_order_acquire);
     if (!e) continue;  // crossed by a descent from further up (aggregation): decided there
-    if (!e->opener_waits_behind.load(std::memory_order_acquire)) return from;  // held down from l
+    if (!e->opener_waits_behind.load(std::memory_order_acquire)) {
+      // Held down from l, at the level e's task moved to. A worker deeper than that was left there by a task
+      // that joined elsewhere out of order, whose entry is gone: the levels from the held one down are its
+      // own again. (A stolen continuation opened a plain group on the thief, which descended there, then
+      // joined the older dealt group: its join returned it to the thief, and the opener's level stayed where
+      // the dealt group had moved it; the task's parent's continuation, pushed at the level in between,
+      // waited there for ever, an outside-user campaign.)
+      const unsigned held = e->level.load(std::memory_order_relaxed);
+      return held < from ? held : from;
+    }
     from = l;
   }
   // No task holds it below the levels it heads: all of them are its own again. A worker is below its

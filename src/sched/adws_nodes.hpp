@@ -41,7 +41,8 @@ Node* splice_out_of_order(const detail::task_id& cur, detail::group_state& g, Mo
 template <class Node>
 class node_pool {
  public:
-  // A node for range r under parent, inactive; init(node) writes the caller's own fields first.
+  // A node for range r under parent, inactive; init(node) writes the caller's own fields first. Never one of
+  // parent's ancestors (reserve_one, called first with the same parent, put a node that is none at the head).
   template <class Init>
   Node* take(range r, Node* parent, Init&& init) {
     Node* n = free_;
@@ -57,12 +58,25 @@ class node_pool {
   Node* take(range r, Node* parent) {
     return take(r, parent, [](Node&) {});
   }
-  // Makes sure that the next take() does not allocate: a caller that changes scheduling state before it
-  // takes calls this first, so that std::bad_alloc leaves everything as it was.
-  void reserve_one() {
-    if (free_) return;
+  // Makes sure that the next take(., parent) does not allocate: a caller that changes scheduling state before
+  // it takes calls this first, so that std::bad_alloc leaves everything as it was. The node it will take is
+  // not on parent's chain: a task may still name a node that was given back (a child of a plain group opened
+  // after an older dealt or descended group, which its parent then joined first: the node of the older one
+  // went back while the child named it as its parent's), and taking that node as the child's new one made it
+  // its own parent, a cycle that a thief's climb (steal) followed for ever (an outside-user campaign: adws-ml
+  // stalled the simulated platform). Parents of freed nodes are kept, so every chain ends; without a cycle
+  // this stays so.
+  void reserve_one(const Node* parent) {
+    for (Node** link = &free_; *link; link = &(*link)->next_free) {
+      Node* n = *link;
+      if (on_chain(parent, n)) continue;
+      *link = n->next_free;  // to the head
+      n->next_free = free_;
+      free_ = n;
+      return;
+    }
     Node* n = &arena_.emplace_back();
-    n->next_free = nullptr;
+    n->next_free = free_;
     free_ = n;
   }
   void give_back(Node* n) {
@@ -72,6 +86,11 @@ class node_pool {
   }
 
  private:
+  static bool on_chain(const Node* from, const Node* n) {
+    for (const Node* x = from; x; x = x->parent.load(std::memory_order_acquire))
+      if (x == n) return true;
+    return false;
+  }
   Node* free_ = nullptr;
   std::deque<Node> arena_;
 };
