@@ -29,8 +29,9 @@ struct final_scope {
 }  // namespace detail
 
 // Runs f() on the calling task, every spawn inside it inline; returns what f returns. Outside any task
-// (no runtime::run), f simply runs, with in_final() true inside it; a runtime::run started there runs its
-// root as usual (a root is never inside its caller's final region).
+// (no runtime::run), f simply runs, with in_final() true inside it: a spawn there is the usage_error any
+// spawn outside runtime::run is (there is no task to run it inline on), and a runtime::run started there
+// runs its root as usual (a root is never inside its caller's final region).
 template <class F>
 decltype(auto) run_final(F&& f) {
   detail::final_scope scope;
