@@ -147,7 +147,19 @@ void engine_base::start() {
     for (unsigned i = 1; i < workers_.size(); ++i) first[i] = workers_[i]->fibers.get();
     for (; started < workers_.size(); ++started) {
       const unsigned i = started;
-      threads_.push_back(platform::os::start_thread([this, i, f = first[i]] { thread_main(i, f); }, workers_[i]->os_cpu));
+      platform::os::thread_handle h{};
+      try {
+        h = platform::os::start_thread([this, i, f = first[i]] { thread_main(i, f); }, workers_[i]->os_cpu);
+      } catch (const std::system_error& e) {
+        // Named: "cannot start a worker thread: Resource temporarily unavailable" said neither how many nor
+        // which setting (an outside-user campaign under ulimit -u).
+        throw std::system_error(e.code(), "roost: cannot start the thread of worker " + std::to_string(i) + " of " +
+                                              std::to_string(workers_.size()) + " (" + cfg_.workers_source + "=" +
+                                              std::to_string(cfg_.workers) + "; the system refused it: the user's "
+                                              "process limit, ulimit -u, or memory); give fewer workers or raise "
+                                              "the limit");
+      }
+      threads_.push_back(h);
     }
   } catch (...) {
     // A stack or a thread the system refused: the threads started so far leave before the error goes on,
