@@ -347,6 +347,25 @@ TEST(SimFigures, AnotherThreadReadsThemAsTheLastRunLeftThem) {
   EXPECT_EQ(rt.virtual_time_ns(), ends.back());
 }
 
+// From a task, the virtual time moves with the task's own charges (it stood at the last run's end while a
+// compute of 10,000 ns went by; an outside-user campaign): a phase of a run can be timed from inside it.
+TEST(SimFigures, ATaskSeesTheVirtualTimeMoveWithItsOwnCharges) {
+  roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "op_ns=0.1"));
+  for (int i = 0; i < 2; ++i) {
+    const double before_run = rt.virtual_time_ns();
+    double at_start = 0, after_compute = 0;
+    rt.run([&] {
+      at_start = rt.virtual_time_ns();
+      roost::compute(100000);  // 10,000 ns
+      after_compute = rt.virtual_time_ns();
+    });
+    EXPECT_GE(at_start, before_run);
+    EXPECT_GE(after_compute - at_start, 10000.0) << "run " << i;
+    EXPECT_LT(after_compute - at_start, 10100.0) << "run " << i;
+    EXPECT_GE(rt.virtual_time_ns(), after_compute);
+  }
+}
+
 TEST(SimCompute, ACountBeyondWhatACallMayChargeIsAUsageError) {
   roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 1));
   rt.run([] { roost::compute(1000); });

@@ -64,8 +64,9 @@ class runtime {
   std::string describe() const;
 
   // A runtime on the simulated platform (ROOST_PLATFORM=sim): the virtual time its run() calls took so far,
-  // in ns, and the misses of its simulated caches of one level (1 for L1, ...) so far. -1 for a runtime on
-  // this machine, or a level the topology does not have.
+  // in ns (from a task of the run in flight: up to the calling worker's clock), and the misses of its
+  // simulated caches of one level (1 for L1, ...) so far. -1 for a runtime on this machine, or a level the
+  // topology does not have.
   double virtual_time_ns() const;
   long long simulated_misses(int cache_level) const;
   // Lines the simulated machine fetched from the DRAM of another NUMA node than the fetching core's, so far

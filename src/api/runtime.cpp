@@ -669,7 +669,7 @@ void runtime_core::publish_sim_figures() {
 
 double runtime_core::virtual_time_ns() const {
   if (!sim) return -1;
-  return inside_own_task() ? sim->platform().virtual_time_ns() : published_virtual_ns_.load(std::memory_order_relaxed);
+  return inside_own_task() ? sim->platform().virtual_time_now_ns() : published_virtual_ns_.load(std::memory_order_relaxed);
 }
 long long runtime_core::simulated_remote_dram() const {
   if (!sim) return -1;

@@ -149,6 +149,14 @@ class sim_platform {
   std::uint64_t operations() const { return operations_; }
   std::string summary() const;
   double virtual_time_ns() const { return run_ns_; }
+  // The same as seen by the calling sim thread during a run: the runs before it, and this run up to the
+  // caller's clock (runtime::virtual_time_ns from a task: it stood still at the last run's end while the
+  // task's own compute and touches moved the clock, an outside-user campaign).
+  double virtual_time_now_ns() const {
+    if (!in_run_.load(std::memory_order_relaxed)) return run_ns_;
+    const double in_this_run = current_->clock - run_start_;
+    return run_ns_ + (in_this_run > 0 ? in_this_run : 0);
+  }
   std::uint64_t steals_by_distance(int d) const { return steals_[d]; }
 
   // The sim thread for worker w (sim thread w: worker 0 is the driver).
