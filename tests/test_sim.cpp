@@ -381,6 +381,19 @@ TEST(SimCompute, ACountBeyondWhatACallMayChargeIsAUsageError) {
   EXPECT_GT(rt.virtual_time_ns(), before);        // and later ones still count
 }
 
+// The cost table alone took the clock past 1e15 ns without a word (task_start_ns=1e15: 3e15 ns, charges of
+// 0.3 ns rounded away), and a later compute was blamed for it (an outside-user campaign): a runtime
+// operation that would cross the limit ends the process naming its parameter.
+TEST(SimComputeDeathTest, ARuntimeOperationPastTheClockLimitNamesItsCost) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "task_start_ns=1e15,task_end_ns=0.3"));
+        rt.run([] {});
+      },
+      "task_end_ns in the cost table\\) would take sim thread 0's virtual clock from 1000000000000000.0 ns past 1e15");
+}
+
 // Each call's limit did not bound their sum: a hundred calls of 1e15 ns left the clock at 1e17, where a
 // double's steps are 16 ns, and later charges of 10 ns were lost (an outside-user campaign).
 TEST(SimCompute, CallsThatWouldTakeTheClockPast1e15nsAreAUsageError) {

@@ -90,7 +90,7 @@ class simulation final : public touch_consumer {
   // charge of a fraction of a ns is rounded away (1e15 ns: a double's steps are 0.125 ns there). Checked
   // against a call's declared cost (operations, bytes at touch_ns_per_byte); a touch's memory cost and the
   // jitter come after the walk and may take the clock that much further, and the next call is then refused.
-  static constexpr double kMostClockNs = 1e15;
+  static constexpr double kMostClockNs = platform::sim_platform::kMostClockNs;
   // The usage_error for `call`, whose `ns` more would take the calling worker's clock past kMostClockNs (the
   // callers test that first, so that no name is built on the common path).
   [[noreturn]] void throw_past_clock(const std::string& call, double ns) const;

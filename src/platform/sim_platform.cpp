@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <iomanip>
 #include <sstream>
 
 #include "platform/platform.hpp"
@@ -190,6 +191,7 @@ void sim_platform::wait_on(std::atomic<std::uint32_t>& word, std::uint32_t expec
 }
 
 void sim_platform::wake(std::atomic<std::uint32_t>& word, bool all) {
+  if (current_->clock + costs_.wake_ns > kMostClockNs) [[unlikely]] past_most_clock(costs_.wake_ns, "wake_ns");
   const double at = current_->clock + costs_.wake_ns;
   for (std::size_t i = 0; i < blocked_.size();) {
     thread* t = blocked_[i];
@@ -219,12 +221,13 @@ void sim_platform::on_steal(unsigned thief, unsigned victim, bool taken) {
     else if (places_[thief].socket == places_[victim].socket) d = 1;
   }
   if (!taken) {
-    charge(d == 0 ? costs_.steal_attempt_ns : d == 1 ? costs_.steal_attempt_socket_ns : costs_.steal_attempt_remote_ns,
-           false);
+    charge_op(d == 0 ? costs_.steal_attempt_ns : d == 1 ? costs_.steal_attempt_socket_ns : costs_.steal_attempt_remote_ns,
+              false, d == 0 ? "steal_attempt_ns" : d == 1 ? "steal_attempt_socket_ns" : "steal_attempt_remote_ns");
     return;
   }
   ++steals_[d];
-  charge(d == 0 ? costs_.steal_ns : d == 1 ? costs_.steal_socket_ns : costs_.steal_remote_ns, true);
+  charge_op(d == 0 ? costs_.steal_ns : d == 1 ? costs_.steal_socket_ns : costs_.steal_remote_ns, true,
+            d == 0 ? "steal_ns" : d == 1 ? "steal_socket_ns" : "steal_remote_ns");
 }
 
 void sim_platform::on_touch(std::size_t bytes, std::uint64_t lines, double memory_ns) {
@@ -254,6 +257,16 @@ void sim_platform::run_end() {
   in_run_.store(false, std::memory_order_relaxed);
   run_ns_ += current_->clock - run_start_;
   ++runs_;
+}
+
+void sim_platform::past_most_clock(double ns, const char* param) const {
+  std::ostringstream os;
+  os << "a runtime operation of " << ns << " ns (" << param << " in the cost table) would take sim thread "
+     << current_->id << "'s virtual clock from " << std::fixed << std::setprecision(1) << current_->clock
+     << std::defaultfloat << " ns past 1e15 ns, the most a simulation may "
+     << "run (seed " << seed_ << "); simulate less virtual time: smaller costs (ROOST_SIM_PARAMS) or a smaller "
+     << "problem";
+  os::fatal("roost: simulated platform", os.str().c_str());
 }
 
 void sim_platform::report_deadlock() {
