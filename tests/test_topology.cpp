@@ -204,6 +204,11 @@ TEST(Topology, ACacheLevelNamedTwiceIsRefused) {
     expect_mentions(load_error(d), {"ROOST_TOPOLOGY='" + d + "'", "twice", "each cache level appears once"});
   const topology t = topology::load("pack:1 l3:1(size=1MiB) l2:1(size=512KiB) l1d:1(size=32KiB) l1i:1(size=32KiB) core:1 pu:1");
   EXPECT_EQ(t.num_pus(), 1u);
+  // Upside down: an l3 under an l2 (the simulator walked the l2 first; an outside-user campaign).
+  for (const std::string d : {"pack:1 l2:1(size=1MiB) l3:2(size=256KiB) core:1 pu:1",
+                              "pack:1 l1:1(size=32KiB) l2:2(size=256KiB) core:1 pu:1"})
+    expect_mentions(load_error(d), {"ROOST_TOPOLOGY='" + d + "'", "under", "l3 above l2 above l1"});
+  EXPECT_EQ(topology::load("pack:1 l3:1(size=1MiB) l1i:1(size=32KiB) l1d:1(size=32KiB) core:1 pu:1").num_pus(), 1u);
 }
 
 // hwloc gives a synthetic cache level without size= a size of its own (16 MiB for an L3), which the

@@ -118,6 +118,13 @@ std::uint64_t check_synthetic(const std::string& description, unsigned max_pus, 
         if (std::find(cache_levels.begin(), cache_levels.end(), level) != cache_levels.end())
           reject(named, "names cache level " + level + " twice; each cache level appears once from the machine "
                         "down to its PUs (hwloc merges two into one cache of no size)");
+        // Nearer the PUs, smaller numbers: an l3 under an l2 was taken as written, and the simulator walked the
+        // l2 first, as the nearest cache (an outside-user campaign). An instruction cache beside its level's
+        // data cache is no step.
+        for (const std::string& above : cache_levels)
+          if (above[1] < level[1])
+            reject(named, "puts cache level " + level + " under " + above + "; levels go down from the machine to "
+                          "its PUs, the largest number first (l3 above l2 above l1)");
         cache_levels.push_back(level);
       }
       p = colon + 1;
