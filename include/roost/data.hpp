@@ -80,12 +80,17 @@ class data {
 
  private:
   std::vector<region> regions_;
-  // Beyond a few regions, add() finds the ones a new region could share a byte with through an index by
-  // base address, instead of comparing it with all of them (a list of 80,000 rows took 4 s that way):
-  // those whose base lies within the longest span declared below its end. Empty until then.
+  // Beyond a few regions, add() finds the ones a new region could share a byte with through indexes by
+  // base address, instead of comparing it with all of them (a list of 80,000 rows took 4 s that way).
+  // Contiguous regions (one row) share no byte, so their spans are disjoint: the one below a new region's
+  // base and those from its base to its end are all that can meet it. Strided ones (tiles, columns) may
+  // interleave: those whose base lies within the longest strided span below its end. (One index for both
+  // looked back the longest span of any: one long input read made every later add walk all regions above
+  // it, quadratic, 3.4 s for 32,000 rows; an outside-user campaign.) Empty until then.
   static constexpr std::size_t kUnindexed = 32;
-  std::multimap<std::uintptr_t, std::size_t> by_base_;  // base address -> position in regions_
-  std::uintptr_t longest_span_ = 0;                      // bytes from a region's base to its end, the most
+  std::map<std::uintptr_t, std::size_t> contiguous_;   // a one-row region's base -> position in regions_
+  std::multimap<std::uintptr_t, std::size_t> strided_;  // a region of more rows: base -> position
+  std::uintptr_t longest_strided_span_ = 0;            // bytes from a strided region's base to its end, the most
 };
 
 }  // namespace roost

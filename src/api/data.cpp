@@ -123,27 +123,47 @@ data& data::add(const region& r) {
   if (regions_.size() < kUnindexed) {
     for (const region& o : regions_) shared(o);
     regions_.push_back(r);
-  } else {
-    if (by_base_.empty()) {  // the first region past the few: index those before it, all or none
-      std::multimap<std::uintptr_t, std::size_t> index;
-      for (std::size_t i = 0; i < regions_.size(); ++i)
-        index.emplace(reinterpret_cast<std::uintptr_t>(regions_[i].base), i);
-      by_base_.swap(index);
+    if (regions_.size() == kUnindexed) {  // the last of the few: index them all, all or none
+      std::map<std::uintptr_t, std::size_t> contiguous;
+      std::multimap<std::uintptr_t, std::size_t> strided;
+      std::uintptr_t longest = 0;
+      try {
+        for (std::size_t i = 0; i < regions_.size(); ++i) {
+          const region& o = regions_[i];
+          const std::uintptr_t ob = reinterpret_cast<std::uintptr_t>(o.base);
+          if (o.rows == 1) contiguous.emplace(ob, i);
+          else {
+            strided.emplace(ob, i);
+            longest = std::max(longest, end_of(o) - ob);
+          }
+        }
+      } catch (...) {
+        regions_.pop_back();
+        throw;
+      }
+      contiguous_.swap(contiguous);
+      strided_.swap(strided);
+      longest_strided_span_ = longest;
     }
-    // A region that shares a byte with r has its base below r's end, and its end above r's base, so its
-    // base no further below r's than the longest span.
-    const std::uintptr_t from = base > longest_span_ ? base - longest_span_ : 0;
-    for (auto it = by_base_.lower_bound(from); it != by_base_.end() && it->first < end; ++it) shared(regions_[it->second]);
-    // An allocation that fails leaves the declaration as it was: the vector and its index agree.
-    regions_.push_back(r);
-    try {
-      by_base_.emplace(base, regions_.size() - 1);
-    } catch (...) {
-      regions_.pop_back();
-      throw;
-    }
+    return *this;
   }
-  longest_span_ = std::max(longest_span_, end - base);
+  // Contiguous regions: the one below r's base, if it reaches past it, and those that begin inside r's span.
+  auto c = contiguous_.lower_bound(base);
+  if (c != contiguous_.begin()) shared(regions_[std::prev(c)->second]);
+  for (; c != contiguous_.end() && c->first < end; ++c) shared(regions_[c->second]);
+  // Strided regions: a base no further below r's than the longest strided span.
+  const std::uintptr_t from = base > longest_strided_span_ ? base - longest_strided_span_ : 0;
+  for (auto it = strided_.lower_bound(from); it != strided_.end() && it->first < end; ++it) shared(regions_[it->second]);
+  // An allocation that fails leaves the declaration as it was: the vector and its index agree.
+  regions_.push_back(r);
+  try {
+    if (r.rows == 1) contiguous_.emplace(base, regions_.size() - 1);
+    else strided_.emplace(base, regions_.size() - 1);
+  } catch (...) {
+    regions_.pop_back();
+    throw;
+  }
+  if (r.rows > 1) longest_strided_span_ = std::max(longest_strided_span_, end - base);
   return *this;
 }
 
