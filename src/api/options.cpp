@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "api/simulation.hpp"
+#include "mem/distribution.hpp"
 #include "platform/output_file.hpp"
 #include "roost/errors.hpp"
+#include "roost/memory.hpp"
 #include "roost/options.hpp"
 #include "sched/registry.hpp"
 
@@ -364,11 +366,18 @@ resolved_options resolve_settings(const options& o) {
                              "one of standard (first touch), fine (pages round-robin over the nodes), coarse (each "
                              "allocation on one node, round-robin)",
                              "standard"};
+  // A default the program set in code (set_default_distribution) overrides the variable as a field does: the
+  // allocator does not read it then, and a runtime refused a bad one all the same (an outside-user campaign).
+  // A valid one is kept, for describe() to say that it is not used.
+  const bool default_in_code = !o.data_distribution && detail::default_distribution_set_in_code();
   if (auto s = text_of(distribution, o.data_distribution)) {
     std::string x = lower(s->text);
-    if (x != "standard" && x != "fine" && x != "coarse") invalid(*s, distribution);
-    r.data_distribution = x;
-    r.data_distribution_source = s->name;
+    const bool valid = x == "standard" || x == "fine" || x == "coarse";
+    if (!valid && !default_in_code) invalid(*s, distribution);
+    if (valid) {
+      r.data_distribution = x;
+      r.data_distribution_source = s->name;
+    }
   }
 
   std::string platform_name = "ROOST_PLATFORM";  // where the platform was set: what the preemption error names
@@ -496,6 +505,15 @@ std::vector<std::string> overridden_env_errors(const options& o) {
       ROOST_OVERRIDABLE("ROOST_TRACE_DEPTH", trace_depth)};
 #undef ROOST_OVERRIDABLE
   std::vector<std::string> out;
+  // The allocator's default set in code overrides ROOST_DATA_DISTRIBUTION as its field would (resolve_settings).
+  if (const char* e = std::getenv("ROOST_DATA_DISTRIBUTION");
+      e && !o.data_distribution && detail::default_distribution_set_in_code()) {
+    try {
+      (void)parse_distribution(e, "ROOST_DATA_DISTRIBUTION");
+    } catch (const config_error& err) {
+      out.push_back(std::string(err.what()) + " (not used: the program set the default distribution in code)");
+    }
+  }
   for (const overridable& f : fields) {
     if (!f.set || !std::getenv(f.env)) continue;
     options alone = o;

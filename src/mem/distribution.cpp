@@ -1,5 +1,7 @@
 // The data distribution allocator (seed 002 §3): memory from mmap, placed by the policy's rule
 // (platform/page_placement.hpp) natively and in simulation, and the process-wide default policy.
+#include "mem/distribution.hpp"
+
 #include <sys/mman.h>
 
 #include <atomic>
@@ -26,6 +28,7 @@ using platform::placed_range;
 
 std::mutex g_default_mu;
 bool g_default_set = false;
+bool g_default_in_code = false;  // set_default_distribution: the variable is not read
 distribution g_default = distribution::standard;
 
 // Seed 002 §3: "the round-robin node selection counter for the coarse distribution policy".
@@ -87,6 +90,12 @@ void set_default_distribution(distribution d) {
   std::lock_guard lk(g_default_mu);
   g_default = d;
   g_default_set = true;
+  g_default_in_code = true;
+}
+
+bool detail::default_distribution_set_in_code() {
+  std::lock_guard lk(g_default_mu);
+  return g_default_in_code;
 }
 
 // The calls below take the placement registry's lock: a task is not preempted inside them, where another
