@@ -310,9 +310,9 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
 std::string sim_platform::summary() const {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "roost: simulated: %" PRIu64 " runs in %.0f ns of virtual time; steals same cache %" PRIu64
+                "roost: simulated: %" PRIu64 " run%s in %.0f ns of virtual time; steals same cache %" PRIu64
                 ", same socket %" PRIu64 ", other socket %" PRIu64 "; seed %" PRIu64,
-                runs_, run_ns_, steals_[0], steals_[1], steals_[2], seed_);
+                runs_, runs_ == 1 ? "" : "s", run_ns_, steals_[0], steals_[1], steals_[2], seed_);
   return buf;
 }
 
