@@ -515,24 +515,14 @@ TEST(Cats, AChildOfForkWritesItsProfileApart) {
   o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
   roost::runtime parent(o);
   EXPECT_EQ(parent.run([] { return tree(6, 1, 1024); }), tree_serial(6, 1));
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    int code = 0;
-    try {
-      roost::options one = o;
-      one.workers = 1;  // no thread started after a multithreaded fork (TSan cannot follow one)
-      roost::runtime child(one);
-      if (child.run([] { return tree(6, 1, 1024); }) != tree_serial(6, 1)) code = 2;
-    } catch (...) {
-      code = 1;
-    }
-    ::_exit(code);
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status)) << status;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's cats runtime was refused or wrong";
+  pid_t pid = -1;
+  const int status = roost_test::in_child([&] {
+    roost::options one = o;
+    one.workers = 1;  // no thread started after a multithreaded fork (TSan cannot follow one)
+    roost::runtime child(one);
+    return child.run([] { return tree(6, 1, 1024); }) == tree_serial(6, 1) ? 0 : 3;
+  }, &pid);
+  EXPECT_EQ(status, 0) << "the child's cats runtime was refused (2) or wrong (3)";
   const std::string child_file = profile.path() + ".pid" + std::to_string(pid);
   std::ifstream in(child_file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

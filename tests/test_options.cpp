@@ -605,7 +605,7 @@ TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
 // audit: no report was written, nothing said why); a field set in code is the program's own choice.
 TEST(Options, SimulatorVariablesOfANativeRuntimeAreNamedAsUnused) {
   roost_test::scoped_env a("ROOST_SIM_REPORT", "/tmp/roost_unused_report.json"), b("ROOST_SIM_SEED", "7"),
-      c("ROOST_PLATFORM", nullptr);
+      c("ROOST_PLATFORM", nullptr), d("ROOST_SIM_PARAMS", nullptr);
   roost::resolved_options r = roost::resolve(roost::options{});
   ASSERT_EQ(r.unused_env_notes.size(), 2u);
   EXPECT_NE(r.unused_env_notes[0].find("ROOST_SIM_SEED='7' is not used: this runtime runs natively"), std::string::npos)

@@ -1250,24 +1250,7 @@ TEST(RuntimeDeathTest, DestroyedWhileAnotherThreadRunsOrCallsRunSaysSo) {
 // ---- fork() ------------------------------------------------------------------------------------------------
 
 namespace {
-// The exit status of a child that ran `body` (its return value), after fork() in this process.
-template <class Body>
-int in_child(Body&& body) {
-  const pid_t child = ::fork();
-  if (child == 0) {
-    ::alarm(60);  // bounds a hang only: the answer is the status
-    int code = 1;
-    try {
-      code = body();
-    } catch (...) {
-      code = 2;
-    }
-    ::_exit(code);
-  }
-  int status = 0;
-  if (child < 0 || ::waitpid(child, &status, 0) != child) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
+using roost_test::in_child;
 int iteration_begins(const std::string& timeline) {
   std::ifstream in(timeline);
   std::stringstream all;

@@ -224,6 +224,22 @@ TEST(Topology, CacheLevelsWithoutASizeAreFound) {
   EXPECT_TRUE(caches_without_size("pack:1 l2:1(linesize=64 size=1MiB) core:1 pu:1").empty());
 }
 
+// A description longer than a file name may be (255 bytes): asked again whether it named a file, it threw a
+// std::filesystem error (ENAMETOOLONG) from the runtime's constructor, natively and simulated (a review).
+TEST(Topology, ALongSyntheticDescriptionMakesARuntime) {
+  std::string d = "pack:1";
+  for (int i = 0; i < 30; ++i) d += " group:1";
+  d += " l3:1(size=1MiB) l2:2(size=256KiB) l1d:1(size=32KiB) core:1 pu:1";
+  ASSERT_GT(d.size(), 255u);
+  for (const char* platform : {"native", "sim"}) {
+    roost::options o;
+    o.topology = d;
+    o.platform = platform;
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return 7; }), 7) << platform;
+  }
+}
+
 TEST(Placement, FitsAndPinsInOrder) {
   topology t = topology::load("pack:2 core:1 pu:1");
   auto pl = roost::topo::place_workers(t, 2, true, {4, 7});

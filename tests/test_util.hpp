@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <malloc.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -209,6 +210,27 @@ class temp_file {
  private:
   std::string path_;
 };
+
+// The exit status of a child of fork() that ran `body` (its return value; 1 for an exception, 128 + the signal
+// for a child killed by one), and in `pid` the child's process id.
+template <class Body>
+int in_child(Body&& body, pid_t* pid = nullptr) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::alarm(60);  // bounds a hang only: the answer is the status
+    int code = 1;
+    try {
+      code = body();
+    } catch (...) {
+      code = 2;
+    }
+    ::_exit(code);
+  }
+  if (pid) *pid = child;
+  int status = 0;
+  if (child < 0 || ::waitpid(child, &status, 0) != child) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
 
 // Sets an environment variable (unsets it, for a null value) for one scope and restores what was there.
 class scoped_env {

@@ -710,13 +710,21 @@ int bench_main(int argc, char** argv) {
     // made absolute first: weakly_canonical leaves a relative path with no existing prefix ("x.jsonl", not yet
     // written) relative, and ROOST_TRACE=x.jsonl with --json ./x.jsonl passed (an outside-user campaign).
     namespace fs = std::filesystem;
+    // Each step's error kept: the second call clears the code the first set (a deleted working directory).
+    const auto resolved = [](const char* path, std::error_code& ec) {
+      std::error_code absolute_ec;
+      const fs::path p = fs::absolute(path, absolute_ec);
+      const fs::path r = absolute_ec ? fs::path() : fs::weakly_canonical(p, ec);
+      if (absolute_ec) ec = absolute_ec;
+      return r;
+    };
     std::error_code ec;
-    const fs::path mine = fs::weakly_canonical(fs::absolute(cfg.json, ec), ec);
+    const fs::path mine = resolved(cfg.json.c_str(), ec);
     for (const char* var : {"ROOST_TRACE", "ROOST_SIM_REPORT", "ROOST_CATS_PROFILE"}) {
       const char* value = std::getenv(var);
       if (!value || !*value || ec) continue;
       std::error_code ec2;
-      const std::string theirs = fs::weakly_canonical(fs::absolute(value, ec2), ec2).string();
+      const std::string theirs = resolved(value, ec2).string();
       if (ec2) continue;
       // The file itself, or a later runtime's FILE.N; for a trace also FILE.json and FILE.N.json beside it.
       const auto is_theirs = [&](const std::string& m) {

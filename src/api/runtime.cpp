@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <system_error>
 #include <utility>
@@ -322,7 +323,7 @@ void empty_report_of_unresolved(const options& o) noexcept {
 // described. The simulator refuses such a description (sim/memory_model.cpp); natively it was accepted
 // without a word (an audit of DESIGN §4, which asks for sizes). "" where every cache has one.
 std::string made_up_cache_sizes(const topo::topology& tp) {
-  if (!tp.is_virtual() || std::filesystem::is_regular_file(tp.description())) return {};
+  if (!tp.is_virtual() || tp.from_file()) return {};
   const std::vector<std::string> unsized = topo::caches_without_size(tp.description());
   if (unsized.empty()) return {};
   std::ostringstream os;
@@ -341,6 +342,17 @@ std::string made_up_cache_sizes(const topo::topology& tp) {
      << "hwloc's own; give each cache its size, e.g. '" << unsized.front().substr(0, unsized.front().find('('))
      << "(size=1MiB)'";
   return os.str();
+}
+
+// Each note on stderr once per process, whichever runtime meets it first: one flag per kind of note kept a
+// later runtime's new note (a default distribution set in code since) from being said (a review).
+void say_each_once(const std::vector<std::string>& notes) {
+  if (notes.empty()) return;
+  static std::mutex* mu = new std::mutex;  // never destroyed: runtimes may be made during static destruction
+  static auto* said = new std::set<std::string>;
+  std::lock_guard<std::mutex> lk(*mu);
+  for (const std::string& n : notes)
+    if (said->insert(n).second) std::fprintf(stderr, "roost: %s\n", n.c_str());
 }
 
 resolved_options resolve_or_empty_report(const options& o) {
@@ -421,25 +433,12 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
     const std::string unsized = made_up_cache_sizes(*tp);
     if (!unsized.empty()) ROOST_SAY_ONCE("%s\n", unsized.c_str());
   }
-  // An invalid variable that a field set in code overrides: said once per process, not thrown (the field
-  // wins, configuration.md), and not passed over in silence.
-  if (!cfg.overridden_env_errors.empty()) {
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true))
-      for (const std::string& e : cfg.overridden_env_errors) std::fprintf(stderr, "roost: %s\n", e.c_str());
-  }
-  // A variable that looks like a misspelt setting: said once per process, not thrown (a program's own
-  // variables may begin with ROOST_ too).
-  if (!cfg.unknown_env_notes.empty()) {
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true))
-      for (const std::string& e : cfg.unknown_env_notes) std::fprintf(stderr, "roost: %s\n", e.c_str());
-  }
-  if (!cfg.unused_env_notes.empty()) {
-    static std::atomic<bool> said{false};
-    if (!said.exchange(true))
-      for (const std::string& e : cfg.unused_env_notes) std::fprintf(stderr, "roost: %s\n", e.c_str());
-  }
+  // An invalid variable that a field set in code overrides (not thrown: the field wins, configuration.md), a
+  // variable that looks like a misspelt setting (a program's own may begin with ROOST_ too), a simulator
+  // variable of a native runtime: each note said once per process, and not passed over in silence.
+  say_each_once(cfg.overridden_env_errors);
+  say_each_once(cfg.unknown_env_notes);
+  say_each_once(cfg.unused_env_notes);
   eng = make(cfg, tp, std::move(pl));
   if (!cfg.trace.empty()) {
     trace::tracer::caches c;

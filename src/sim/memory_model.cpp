@@ -67,7 +67,7 @@ std::string ways_source(const cache_spec& c, const sim_params& params, const std
 hierarchy_spec hierarchy_spec::from_topology(const topo::topology& tp) {
   hierarchy_spec s;
   s.source = tp.is_virtual() ? tp.named() : "the machine's topology (hwloc)";
-  if (tp.is_virtual() && !std::filesystem::is_regular_file(tp.description()))
+  if (tp.is_virtual() && !tp.from_file())
     check_synthetic_sizes(tp.description(), s.source);
   s.line_bytes = tp.line_size();
   // One line size for every cache: an XML file whose L2 had 128 B lines and L3 64 B was modelled with 128 B

@@ -58,6 +58,7 @@ topology topology::load(const std::string& description, const std::string& sourc
   tp.source_ = source;
   tp.virtual_ = !description.empty();
   const bool xml = tp.virtual_ && is_file(description);
+  tp.from_file_ = xml;
   const char* valid = "must be an hwloc XML export (lstopo-no-graphics --of xml > FILE) or a synthetic description "
                       "such as 'pack:2 l3:1(size=1MiB) core:1 pu:1' (check it with lstopo-no-graphics -i \"...\")";
   auto reject = [&](const std::string& why) {

@@ -49,6 +49,9 @@ class topology {
   static topology load(const std::string& description, const std::string& source = "ROOST_TOPOLOGY");
 
   bool is_virtual() const { return virtual_; }
+  // A virtual topology read from an hwloc XML file, not a synthetic description (asked once, at load: a
+  // description asked again as a file name threw for one longer than a file name may be, ENAMETOOLONG).
+  bool from_file() const { return from_file_; }
   const std::string& description() const { return description_; }
   // What ROOST_TOPOLOGY would take to load this machine again: the description, or for the real machine its
   // synthetic description as hwloc exports it ("" where hwloc cannot describe it so).
@@ -80,6 +83,7 @@ class topology {
 
  private:
   bool virtual_ = false;
+  bool from_file_ = false;
   std::string description_;
   std::string synthetic_;  // the real machine's, hwloc's export
   std::string source_ = "ROOST_TOPOLOGY";
