@@ -133,20 +133,24 @@ TEST(AdwsRange, CoordinateFloorAndCeilAreExact) {
 // (the root's, deactivated at the iteration's start); taking it made it the worker's node, and the worker
 // then ignored the pointer of the current iteration (AdwsPointing, seen only on a loaded machine).
 TEST(AdwsNodes, APointerIsTakenOnlyWhileItsNodeIsActive) {
-  struct node {
-    std::atomic<bool> active{false};
+  struct node : roost::sched::adws::node_links<node> {
   } left_over, current;
   std::atomic<node*> pointed{&left_over};
   int catch_ups = 0;
   const auto catch_up = [&] { ++catch_ups; };
-  EXPECT_EQ(roost::sched::adws::take_pointed(pointed, catch_up), nullptr);
+  const auto anywhere = [](const node&) { return true; };
+  EXPECT_EQ(roost::sched::adws::take_pointed(pointed, catch_up, anywhere).get(), nullptr);
   EXPECT_EQ(pointed.load(), nullptr);
   current.active = true;
   pointed = &current;
-  EXPECT_EQ(roost::sched::adws::take_pointed(pointed, catch_up), &current);
+  EXPECT_EQ(roost::sched::adws::take_pointed(pointed, catch_up, anywhere).get(), &current);
   EXPECT_EQ(pointed.load(), nullptr);
-  EXPECT_EQ(roost::sched::adws::take_pointed(pointed, catch_up), nullptr);
+  EXPECT_EQ(roost::sched::adws::take_pointed(pointed, catch_up, anywhere).get(), nullptr);
   EXPECT_EQ(catch_ups, 2);  // for each pointer found, before its node's activity is read
+  // Active again, reused for a range that does not hold the worker: turned away.
+  pointed = &current;
+  EXPECT_EQ(roost::sched::adws::take_pointed(pointed, catch_up, [](const node&) { return false; }).get(), nullptr);
+  EXPECT_EQ(pointed.load(), nullptr);
 }
 
 // A node a task still names after it was given back (a child of a plain group whose parent then joined an
@@ -154,12 +158,7 @@ TEST(AdwsNodes, APointerIsTakenOnlyWhileItsNodeIsActive) {
 // climb went round for ever (adws-ml on the simulated platform, an outside-user campaign). reserve_one puts
 // a node off the parent's chain at the head of the free list, or makes one.
 TEST(AdwsNodes, ANodeIsNeverTakenUnderItselfOrItsDescendants) {
-  struct node {
-    std::atomic<double> lo{0}, hi{0};
-    std::atomic<node*> parent{nullptr};
-    std::atomic<bool> active{false};
-    node* next_free = nullptr;
-  };
+  struct node : roost::sched::adws::node_links<node> {};
   roost::sched::adws::node_pool<node> pool;
   pool.reserve_one(nullptr);
   node* root = pool.take({0, 4}, nullptr);
@@ -184,6 +183,48 @@ TEST(AdwsNodes, ANodeIsNeverTakenUnderItselfOrItsDescendants) {
   EXPECT_TRUE(again == a || again == b);
 }
 
+// Generations (adws_nodes.hpp, node_links): a worker keeps its node past the node's group, and a freed node
+// keeps its parent. A climb through a freed node reaches its parent while nothing reused them; once the
+// parent is reused for another group (another package's piece, in the adws-ml failure this replays), the
+// climb ends there and never reports that group's range as the thief's.
+TEST(AdwsNodes, AClimbEndsAtANodeReusedForAnotherGroup) {
+  namespace ad = roost::sched::adws;
+  struct node : ad::node_links<node> {};
+  ad::node_pool<node> pool;
+  node root;
+  root.lo = 0;
+  root.hi = 16;
+  pool.reserve_one(&root);
+  node* package = pool.take({12, 16}, &root);
+  pool.reserve_one(package);
+  node* piece = pool.take({12, 14}, package);
+  package->active = true;
+  const ad::node_ref<node> mine(piece);  // a worker's current node
+  const auto anywhere = [](const node&) { return true; };
+  ad::node_ref<node> top;
+  ad::range r;
+  ASSERT_TRUE(ad::topmost_active(mine, anywhere, top, r));
+  EXPECT_EQ(top.get(), package);
+  EXPECT_EQ(r.lo, 12);
+  // Both groups end; the worker still names the piece. Freed, not reused: the climb goes up as before.
+  pool.give_back(piece);
+  pool.give_back(package);
+  root.active = true;
+  ASSERT_TRUE(ad::topmost_active(mine, anywhere, top, r));
+  EXPECT_EQ(top.get(), &root);
+  // The package's node is reused for another group's range and is active: not reached from the piece.
+  root.active = false;
+  pool.reserve_one(&root);
+  node* other = pool.take({8, 12}, &root);
+  ASSERT_TRUE(other == package || other == piece);
+  other->active = true;
+  const bool found = ad::topmost_active(mine, anywhere, top, r);
+  EXPECT_FALSE(found && r.lo == 8) << "a stale climb stole inside another group's range";
+  // A pointer made now sees the new group.
+  ASSERT_TRUE(ad::topmost_active(ad::node_ref<node>(other), anywhere, top, r));
+  EXPECT_EQ(r.lo, 8);
+}
+
 namespace {
 // A worker's per-iteration state and the catch-up adws and adws-ml do (adws.cpp, adws_ml.cpp), over a
 // counter of the test's.
@@ -191,7 +232,7 @@ template <class Node>
 struct iteration_state {
   const std::atomic<std::uint64_t>& counter;
   std::uint64_t iteration = 0;
-  Node* current = nullptr;
+  roost::sched::adws::node_ref<Node> current;
   bool searching = false, use_mig = false;
   void catch_up() {
     const std::uint64_t it = counter.load(std::memory_order_acquire);
@@ -209,29 +250,30 @@ struct iteration_state {
 // state at the next pop, and worker 1 spun without a node for the rest of the iteration (AdwsPointing,
 // about 1% of runs under TSan on a loaded machine). The interleaving is written out here in one thread.
 TEST(AdwsNodes, APointerOfAnIterationTheWorkerHadNotSeenSurvivesItsCatchUp) {
-  struct node {
-    std::atomic<bool> active{false};
+  struct node : roost::sched::adws::node_links<node> {
   } searchers;
   std::atomic<std::uint64_t> iteration{0};
   std::atomic<node*> pointed{nullptr};
   iteration_state<node> me{iteration};
   const auto catch_up = [&] { me.catch_up(); };
+  const auto anywhere = [](const node&) { return true; };
   catch_up();  // the worker's steal begins: still iteration 0
   iteration.fetch_add(1);  // the searcher begins iteration 1, ends its search and points
   searchers.active = true;
   pointed = &searchers;
   if (!me.current)
-    if (node* p = roost::sched::adws::take_pointed(pointed, catch_up)) me.current = p;
-  EXPECT_EQ(me.current, &searchers);
+    if (auto p = roost::sched::adws::take_pointed(pointed, catch_up, anywhere)) me.current = p;
+  EXPECT_EQ(me.current.get(), &searchers);
   catch_up();  // the worker's next pop
-  EXPECT_EQ(me.current, &searchers) << "the pointed node was dropped as the old iteration's";
+  EXPECT_EQ(me.current.get(), &searchers) << "the pointed node was dropped as the old iteration's";
 }
 
 // The same for work dealt to the worker (adws_own_work.hpp): a search-root task in the mailbox, and work in
 // the migration queue, of an iteration begun after the worker's look. What taking it sets (the search from
 // the task's node; working from the migration queue) must survive the next catch-up.
 TEST(AdwsOwnWork, WorkOfAnIterationTheWorkerHadNotSeenKeepsTheStateItSets) {
-  struct node {} dealt;
+  struct node : roost::sched::adws::node_links<node> {
+  } dealt;
   struct one_slot_queue {
     roost::detail::job* j = nullptr;
     roost::detail::job* pop_bottom() { return std::exchange(j, nullptr); }
@@ -254,7 +296,7 @@ TEST(AdwsOwnWork, WorkOfAnIterationTheWorkerHadNotSeenKeepsTheStateItSets) {
   EXPECT_EQ(take(), &search_root);
   catch_up();  // the next pop
   EXPECT_TRUE(me.searching);
-  EXPECT_EQ(me.current, &dealt);
+  EXPECT_EQ(me.current.get(), &dealt);
   iteration = 2;  // and once more with a piece in the migration queue
   migq.j = &migrated;
   EXPECT_EQ(take(), &migrated);

@@ -51,7 +51,7 @@ void adws_policy::catch_up(engine::worker& w, per_worker& me) {
 void adws_policy::end_search_slow(engine::worker& w, per_worker& me, bool activate) {
   me.searching = false;
   sync_join_queue(w, me);
-  node* n = me.current;
+  node* n = me.current.get();
   if (!n || !activate) return;
   n->active.store(true, std::memory_order_release);  // rule 4
   activated(*n, &w);
@@ -185,13 +185,22 @@ detail::job* adws_policy::steal(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
-    if (node* p = adws::take_pointed(me.pointed, [&] { catch_up(w, me); })) me.current = p;
-  node* top = nullptr;
-  for (node* n = me.current ? me.current : &root_; n; n = n->parent.load(std::memory_order_acquire))
-    if (n->active.load(std::memory_order_acquire)) top = n;
-  if (!top) return nullptr;
-  if (top != me.current) me.current = top;  // climb to the topmost active node (lazy deactivation)
-  range r = top->get();
+    if (adws::node_ref<node> p = adws::take_pointed(me.pointed, [&] { catch_up(w, me); }, [&](const node& n) {
+          const range r{n.lo.load(std::memory_order_acquire), n.hi.load(std::memory_order_acquire)};
+          return adws::first(r) <= w.id && w.id <= adws::last(r);
+        }))
+      me.current = p;
+  // Climb to the topmost active node (lazy deactivation); from a node reused since it was this worker's,
+  // from the root instead (adws_nodes.hpp, node_links).
+  adws::node_ref<node> top;
+  range r;
+  const auto anywhere = [](const node&) { return true; };
+  if (!adws::topmost_active(me.current ? me.current : adws::node_ref<node>(&root_), anywhere, top, r)) {
+    if (!me.current || me.current.still_valid()) return nullptr;
+    me.current = {};
+    if (!adws::topmost_active(adws::node_ref<node>(&root_), anywhere, top, r)) return nullptr;
+  }
+  if (!(top == me.current)) me.current = top;
   unsigned a = adws::first(r), b = std::min(adws::last(r), workers_ - 1);
   if (a >= b) return nullptr;
   // One attempt, at a worker of the range other than this one (seed 003 Algorithm 4.3, digest §2.6): the

@@ -115,18 +115,8 @@ class adws_policy : public policy_base {
   void iteration_end();
   std::string notes() const;
 
-  // Distribution-tree node (digest §2.4, §2.8). Read by other workers, possibly after reuse: every field
-  // they read is atomic, and a stale read only picks a wrong range, never a crash.
-  struct node {
-    std::atomic<double> lo{0}, hi{0};
-    std::atomic<node*> parent{nullptr};  // kept when freed, so stale climbs still reach the root
-    std::atomic<bool> active{false};
-    node* next_free = nullptr;
-    // The task and the group that opened it; read by that task only (adws::splice_out_of_order).
-    const detail::task_id* opener = nullptr;
-    detail::group_state* group = nullptr;
-    adws::range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
-  };
+  // Distribution-tree node (digest §2.4, §2.8; adws_nodes.hpp: shared fields, generations).
+  struct node : adws::node_links<node> {};
 
  private:
 
@@ -137,11 +127,11 @@ class adws_policy : public policy_base {
   struct alignas(64) per_worker {
     std::atomic<detail::job*> mailbox{nullptr};  // one slot: at most one pending search-root task (Thm 2)
     std::uint64_t iteration = 0;
-    node* current = nullptr;
+    adws::node_ref<node> current;  // with its generation: a climb from a node reused since ends there
     // Set by a searcher whose search ended with this worker in its node's range while this worker had no
     // node of its own (digest §9.8, "point workers that got nothing at the active node"); taken at the
-    // next steal if its node is still active (adws::take_pointed). Any worker writes it; a stale value only
-    // picks a wrong range (nodes are never freed).
+    // next steal if its node is still active and holds this worker (adws::take_pointed). Any worker writes
+    // it; nodes are never given back to the allocator, so a stale value is safe to read.
     std::atomic<node*> pointed{nullptr};
     bool use_mig = false;
     bool searching = false;

@@ -78,7 +78,7 @@ void adws_ml_policy::catch_up(engine::worker& w, per_worker& me) {
 void adws_ml_policy::end_search_slow(engine::worker& w, per_worker& me) {
   me.searching = false;
   sync_join_queue(w, me);
-  node* n = me.current;
+  node* n = me.current.get();
   if (!n) return;
   n->active.store(true, std::memory_order_release);  // rule 4
   activated(*n, &w);
@@ -177,7 +177,7 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
   g.dist.opener_worker = w.id;
   node* n = me.nodes.take(nr, static_cast<node*>(cur.sched_node),
                           [to, &cur, &g, &w](node& fresh) {
-                            fresh.level.store(to, std::memory_order_relaxed);
+                            fresh.level.store(to, std::memory_order_release);
                             fresh.opener_waits_behind.store(false, std::memory_order_relaxed);
                             fresh.entry_before.store(nullptr, std::memory_order_relaxed);
                             fresh.entry_level = node::kNoEntry;
@@ -474,12 +474,18 @@ bool adws_ml_policy::has_visible_work(engine::worker& w) {
 
 // Where a worker's climb starts: its own node, else the node of the innermost task that moved down into
 // this worker's level from one of its groups.
-adws_ml_policy::node* adws_ml_policy::steal_start(engine::worker& w, per_worker& me, unsigned level) {
-  if (me.current && me.current->level.load(std::memory_order_relaxed) == level) return me.current;
+adws::node_ref<adws_ml_policy::node> adws_ml_policy::steal_start(engine::worker& w, per_worker& me, unsigned level) {
+  if (me.current) {
+    const bool here = me.current->level.load(std::memory_order_acquire) == level;
+    if (!me.current.still_valid()) me.current = {};  // reused since (adws_nodes.hpp, node_links)
+    else if (here) return me.current;
+  }
   for (unsigned a = level; a-- > 0;)
-    if (node* e = queues_of(a, group_of(w, a)).entry.load(std::memory_order_acquire))
-      if (e->level.load(std::memory_order_relaxed) == level) return e;
-  return level == 0 ? &root_ : nullptr;
+    if (node* e = queues_of(a, group_of(w, a)).entry.load(std::memory_order_acquire)) {
+      const adws::node_ref<node> ref(e);
+      if (e->level.load(std::memory_order_acquire) == level && ref.still_valid()) return ref;
+    }
+  return level == 0 ? adws::node_ref<node>(&root_) : adws::node_ref<node>{};
 }
 
 detail::job* adws_ml_policy::steal(engine::worker& w) {
@@ -487,15 +493,20 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   per_worker& me = of(w);
   catch_up(w, me);
   if (!me.current)  // no node of its own this iteration: a searcher may have pointed it at one
-    if (node* p = adws::take_pointed(me.pointed, [&] { catch_up(w, me); })) me.current = p;
+    if (adws::node_ref<node> p = adws::take_pointed(me.pointed, [&] { catch_up(w, me); }, [&](const node& n) {
+          const unsigned l = n.level.load(std::memory_order_acquire);
+          const range r{n.lo.load(std::memory_order_acquire), n.hi.load(std::memory_order_acquire)};
+          return l < tree_.depth() && adws::first(r) <= group_of(w, l) && group_of(w, l) <= adws::last(r);
+        }))
+      me.current = p;
   const unsigned level = level_now(me);  // after any catch-up that taking the pointer made
-  node* top = nullptr;
-  for (node* n = steal_start(w, me, level); n && n->level.load(std::memory_order_relaxed) == level;
-       n = n->parent.load(std::memory_order_acquire))
-    if (n->active.load(std::memory_order_acquire)) top = n;
-  if (!top) return nullptr;
-  if (top != me.current) me.current = top;
-  const range r = top->get();
+  // The topmost active node of this level above the start, each hop checked (a node reused since ends
+  // the climb: above it lies another group's chain, another package's cores at a leaf level).
+  adws::node_ref<node> top;
+  range r;
+  const auto at_level = [level](const node& n) { return n.level.load(std::memory_order_acquire) == level; };
+  if (!adws::topmost_active(steal_start(w, me, level), at_level, top, r)) return nullptr;
+  if (!(top == me.current)) me.current = top;
   const unsigned groups = tree_.levels[level].groups;
   const unsigned a = adws::first(r), b = std::min(adws::last(r), groups - 1), mine = group_of(w, level);
   if (a >= b) return nullptr;

@@ -149,20 +149,12 @@ class adws_ml_policy : public policy_base {
 
   const topo::memory_tree& tree() const { return tree_; }
 
-  // Distribution-tree node: a range of groups at one level. Read by other workers, possibly after reuse:
-  // every field they read is atomic; a stale read only picks a wrong range, never a crash.
-  struct node {
-    std::atomic<double> lo{0}, hi{0};
-    std::atomic<unsigned> level{0};
-    std::atomic<node*> parent{nullptr};  // kept when freed, so stale climbs still end
-    std::atomic<bool> active{false};
+  // Distribution-tree node: a range of groups at one level (adws_nodes.hpp: shared fields, generations).
+  struct node : adws::node_links<node> {
+    std::atomic<unsigned> level{0};  // written with release (node_links)
     // Set while the task that opened this node waits for one of its groups opened before it (a join out of
     // the order of the opens; mark_waiting_behind): the heads it moved down may serve the levels above.
     std::atomic<bool> opener_waits_behind{false};
-    node* next_free = nullptr;
-    // The task and the group that opened it; read by that task only (adws::splice_out_of_order).
-    const detail::task_id* opener = nullptr;
-    detail::group_state* group = nullptr;
     // The entry of the group this node's task moved down from, before it (group_queues::entry): a task that
     // moved the same head down from there earlier and has not joined (it waits behind an older group
     // meanwhile, mark_waiting_behind). Put back at the join. The opener's only.
@@ -173,7 +165,6 @@ class adws_ml_policy : public policy_base {
     static constexpr unsigned kNoEntry = ~0u;
     unsigned entry_level = kNoEntry;
     unsigned opener_worker = 0;
-    adws::range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
   };
 
  private:
@@ -220,7 +211,7 @@ class adws_ml_policy : public policy_base {
     group_queues* leaf = nullptr;  // the queues of the worker's own (leaf-level) group
     unsigned leaf_group = 0;       // that group's index on the leaf level (group_of(w, leaf_level_))
     std::uint64_t iteration = 0;
-    node* current = nullptr;
+    adws::node_ref<node> current;  // with its generation: a climb from a node reused since ends there
     unsigned level = 0;       // the memory level this worker's own tasks moved it to (see level_now)
     unsigned home_level = 0;  // the topmost level whose group it heads
     // Set by another worker whose task aggregated this worker's groups into a deeper level: while it is
@@ -322,7 +313,7 @@ class adws_ml_policy : public policy_base {
   void push_local(engine::worker& w, unsigned level, detail::job* j);
   detail::job* pop_local(engine::worker& w, unsigned level);
   detail::job* steal_local(unsigned level, unsigned group);
-  node* steal_start(engine::worker& w, per_worker& me, unsigned level);
+  adws::node_ref<node> steal_start(engine::worker& w, per_worker& me, unsigned level);
 
   topo::memory_tree tree_;
   unsigned leaf_level_;  // tree_.depth() - 1: the levels of single workers' groups

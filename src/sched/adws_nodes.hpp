@@ -1,16 +1,97 @@
 // Per-worker storage of distribution-tree nodes (seed 003 §4.2.4; digest §2.8), shared by adws and adws-ml:
 // a LIFO free list over an arena whose addresses never move. Nodes are allocated top-down and freed
-// bottom-up by the same worker and never given back to the allocator; a freed node keeps its parent, so a
-// worker that climbs from a stale node still reaches the root (a stale read picks a wrong range, nothing
-// worse). Also the one activation rule both schedulers apply at every task's end.
+// bottom-up by the same worker and never given back to the allocator. Other workers keep pointers to nodes
+// past their groups (a worker's current node, a node's parent): a node's generation tells them whether it
+// is still the one they meant (node_links below). Also the one activation rule both schedulers apply at
+// every task's end.
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <deque>
 
 #include "roost/detail/task_frame.hpp"
 #include "sched/adws_range.hpp"
 
 namespace roost::sched::adws {
+
+// What every distribution-tree node has (adws's node is this; adws-ml's adds its level and entries). Read
+// by other workers, possibly after reuse: every field they read is atomic.
+//
+// Generations. A thief climbs from its current node through parents to the topmost active node and steals
+// inside its range (Algorithm 4.3). Those pointers outlive their groups: a worker keeps its current node
+// after the group ends, and a freed node keeps its parent. Once the owner reuses a node for another group,
+// a climb through it read that group's range: adws-ml's leaf workers of one package stole from another
+// package's cores, so leaves of two cache-sized pieces ran under one cache (AdwsMlCapacity failed in CI, 1
+// run in 400 under load; the stale climb went from a freed piece node to its freed parent, reused as
+// another package's piece node). So `gen` counts give_backs and takes: even while the node is in use, odd
+// while it is free. A pointer carries the generation it was made at (node_ref; a node its parent's, in
+// `parent_gen`), and a climb trusts what it read from a node only while the generation is the same, or one
+// more (freed since, not reused: its fields are still those of its last group, and it is inactive).
+// Fields are written with release after the generation moved and read with acquire before it is checked,
+// so a field of the next use implies the moved generation (a seqlock's reader, without the retry: a node
+// reused under the reader ends the climb there).
+template <class Node>
+struct node_links {
+  std::atomic<double> lo{0}, hi{0};
+  std::atomic<Node*> parent{nullptr};  // kept when freed, so a climb from a freed node still goes up
+  std::atomic<std::uint32_t> parent_gen{0};
+  std::atomic<std::uint32_t> gen{0};
+  std::atomic<bool> active{false};
+  Node* next_free = nullptr;
+  // The task and the group that opened it; read by that task only (adws::splice_out_of_order).
+  const detail::task_id* opener = nullptr;
+  detail::group_state* group = nullptr;
+  range get() const { return {lo.load(std::memory_order_relaxed), hi.load(std::memory_order_relaxed)}; }
+};
+
+// A pointer to a node and the generation it was taken at. Made from a node the maker knows to be in use
+// (its own chain, a task's node, a node just seen active); a node freed already by then can only be trusted
+// as it is (`gen` odd: no "freed since" allowance).
+template <class Node>
+class node_ref {
+ public:
+  node_ref() = default;
+  node_ref(Node* n) : node_(n), gen_(n ? n->gen.load(std::memory_order_acquire) : 0) {}  // NOLINT: a node now
+  node_ref(Node* n, std::uint32_t gen) : node_(n), gen_(gen) {}
+  Node* get() const { return node_; }
+  Node* operator->() const { return node_; }
+  explicit operator bool() const { return node_ != nullptr; }
+  bool operator==(const node_ref& o) const { return node_ == o.node_; }
+  // What was read from the node before this call is what it held at the generation taken, or after it was
+  // freed and before it was reused.
+  bool still_valid() const {
+    const std::uint32_t now = node_->gen.load(std::memory_order_acquire);  // after the reads (acquire)
+    return now == gen_ || (now == gen_ + 1 && gen_ % 2 == 0);
+  }
+
+ private:
+  Node* node_ = nullptr;
+  std::uint32_t gen_ = 0;
+};
+
+// The topmost active node on the chain up from `from` while `stays(node)` holds (adws-ml: at one level),
+// with the range it had then; false when there is none. The climb ends at a node reused since the pointer
+// to it was made: the nodes above it belong to another group's chain.
+template <class Node, class Stays>
+bool topmost_active(node_ref<Node> from, Stays&& stays, node_ref<Node>& top, range& r) {
+  bool found = false;
+  for (node_ref<Node> at = from; at;) {
+    Node& n = *at.get();
+    const bool in = stays(n);
+    const bool active = n.active.load(std::memory_order_acquire);
+    const range here{n.lo.load(std::memory_order_acquire), n.hi.load(std::memory_order_acquire)};
+    Node* parent = n.parent.load(std::memory_order_acquire);
+    const std::uint32_t parent_gen = n.parent_gen.load(std::memory_order_acquire);
+    if (!at.still_valid() || !in) break;
+    if (active) {
+      top = at;
+      r = here;
+      found = true;
+    }
+    at = node_ref<Node>(parent, parent_gen);
+  }
+  return found;
+}
 
 // A task's dealt groups joined out of the order it opened them (g0.run; g1.run; g0.wait; g1.wait). Each
 // open saved the task's range and node and the join restores them: nested in order, the task returns to
@@ -31,7 +112,9 @@ Node* splice_out_of_order(const detail::task_id& cur, detail::group_state& g, Mo
     if (!x || x->opener != &cur) return nullptr;  // not on this task's chain: nothing to splice
     if (x->group == &g) {
       move_saved(later->group->dist, g.dist);
-      later->parent.store(static_cast<Node*>(g.dist.saved_node), std::memory_order_release);
+      auto* up = static_cast<Node*>(g.dist.saved_node);  // on the task's chain: in use
+      later->parent_gen.store(up ? up->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
+      later->parent.store(up, std::memory_order_release);
       return x;
     }
     later = x;
@@ -43,14 +126,21 @@ class node_pool {
  public:
   // A node for range r under parent, inactive; init(node) writes the caller's own fields first. Never one of
   // parent's ancestors (reserve_one, called first with the same parent, put a node that is none at the head).
+  // init writes with release (node_links: after the generation moved). `parent` is in use (the opener's
+  // chain), its generation the one a climb from here expects.
   template <class Init>
   Node* take(range r, Node* parent, Init&& init) {
     Node* n = free_;
-    if (n) free_ = n->next_free;
-    else n = &arena_.emplace_back();
-    n->lo.store(r.lo, std::memory_order_relaxed);
-    n->hi.store(r.hi, std::memory_order_relaxed);
-    n->parent.store(parent, std::memory_order_relaxed);
+    if (n) {
+      free_ = n->next_free;
+      n->gen.fetch_add(1, std::memory_order_relaxed);  // even again: in use
+    } else {
+      n = &arena_.emplace_back();
+    }
+    n->lo.store(r.lo, std::memory_order_release);
+    n->hi.store(r.hi, std::memory_order_release);
+    n->parent_gen.store(parent ? parent->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
+    n->parent.store(parent, std::memory_order_release);
     init(*n);
     n->active.store(false, std::memory_order_release);
     return n;
@@ -76,11 +166,13 @@ class node_pool {
       return;
     }
     Node* n = &arena_.emplace_back();
+    n->gen.store(1, std::memory_order_relaxed);  // free (odd) until taken
     n->next_free = free_;
     free_ = n;
   }
   void give_back(Node* n) {
     n->active.store(false, std::memory_order_release);
+    n->gen.fetch_add(1, std::memory_order_release);  // odd: free, its fields still its last group's
     n->next_free = free_;  // parent kept
     free_ = n;
   }
@@ -119,12 +211,17 @@ class node_pool {
 //    the next iteration, the node's group having ended meanwhile, and keep a dead node in the new
 //    iteration, which no pointer replaces (taken only without a node). An iteration begins after the
 //    groups of the previous one ended, so a catch-up that saw it sees their nodes inactive.
-template <class Node, class CatchUp>
-Node* take_pointed(std::atomic<Node*>& pointed, CatchUp&& catch_up) {
+//  * And a pointer may name a node reused since for another group, active again: the worker is pointed only
+//    at nodes whose range holds it, so `holds(node)` (the caller's: its worker or group lies in the node's
+//    range) turns away one reused elsewhere, read before the generation is checked (node_links).
+template <class Node, class CatchUp, class Holds>
+node_ref<Node> take_pointed(std::atomic<Node*>& pointed, CatchUp&& catch_up, Holds&& holds) {
   Node* p = pointed.exchange(nullptr, std::memory_order_acq_rel);
-  if (!p) return nullptr;
+  if (!p) return {};
   catch_up();
-  return p->active.load(std::memory_order_acquire) ? p : nullptr;
+  const node_ref<Node> ref(p);
+  const bool usable = p->active.load(std::memory_order_acquire) && holds(*p);
+  return usable && ref.still_valid() ? ref : node_ref<Node>{};
 }
 
 // Rule 6 (digest §9.8): a search-root task that ends activates the node of the group it belongs to. A task

@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "roost/detail/task_frame.hpp"
+#include "sched/adws_nodes.hpp"
 
 namespace roost::sched::adws {
 
@@ -19,7 +20,7 @@ namespace roost::sched::adws {
 // the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
 template <class Node, class MigrationQueue, class PopLocal, class CatchUp>
 detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq, bool& use_mig,
-                           PopLocal&& pop_local, bool& searching, Node*& current, CatchUp&& catch_up) {
+                           PopLocal&& pop_local, bool& searching, node_ref<Node>& current, CatchUp&& catch_up) {
   if (mailbox.load(std::memory_order_relaxed) != nullptr)
     if (detail::job* t = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
       catch_up();
