@@ -1326,3 +1326,25 @@ TEST(Fork, AChildForkedInsideATaskIsToldWhyItCannotRun) {
   });
   EXPECT_EQ(status, 0);
 }
+
+// A runtime on a virtual topology whose caches have no size= says so, naming them, once per description:
+// the note was said once per process, so a second runtime with other unsized caches passed in silence.
+TEST(Runtime, EachTopologyWithUnsizedCachesIsNamedOnce) {
+  const int status = in_child([] {
+    testing::internal::CaptureStderr();
+    for (const char* t : {"pack:1 l3:1 core:1 pu:1", "pack:1 l3:1 core:1 pu:1", "pack:1 l2:1 core:1 pu:1"}) {
+      roost::options o;
+      o.topology = t;
+      o.workers = 1;
+      roost::runtime rt(o);
+    }
+    const std::string said = testing::internal::GetCapturedStderr();
+    const auto count = [&](const std::string& what) {
+      int n = 0;
+      for (std::size_t at = said.find(what); at != std::string::npos; at = said.find(what, at + 1)) ++n;
+      return n;
+    };
+    return count("cache level 'l3:1'") == 1 && count("cache level 'l2:1'") == 1 ? 0 : 3;
+  });
+  EXPECT_EQ(status, 0);
+}

@@ -327,7 +327,7 @@ std::string made_up_cache_sizes(const topo::topology& tp) {
   const std::vector<std::string> unsized = topo::caches_without_size(tp.description());
   if (unsized.empty()) return {};
   std::ostringstream os;
-  os << "roost: " << tp.named() << ": ";
+  os << tp.named() << ": ";
   for (std::size_t i = 0; i < unsized.size(); ++i) {
     const std::string& level = unsized[i];
     os << (i ? ", " : "cache level ") << "'" << level << "'";
@@ -431,7 +431,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
   }
   if (!sim) {
     const std::string unsized = made_up_cache_sizes(*tp);
-    if (!unsized.empty()) ROOST_SAY_ONCE("%s\n", unsized.c_str());
+    if (!unsized.empty()) say_each_once({unsized});  // once per description, not per process
   }
   // An invalid variable that a field set in code overrides (not thrown: the field wins, configuration.md), a
   // variable that looks like a misspelt setting (a program's own may begin with ROOST_ too), a simulator
