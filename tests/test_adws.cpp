@@ -225,6 +225,65 @@ TEST(AdwsNodes, AClimbEndsAtANodeReusedForAnotherGroup) {
   EXPECT_EQ(r.lo, 8);
 }
 
+// A review's three cases for the generations. (1) The free list gives nodes back last in, first out, and a
+// child is freed before its parent, so the parent is reused first while the worker still names the child,
+// freed and not reused: the climb from it ends at the parent and finds nothing, and must say so (*cut), or
+// the worker (whose node was still "valid") stopped stealing until the child was reused. (2) A splice
+// rewrites a node's parent and the parent's generation in two stores: a climb that read the old parent
+// and the new generation must not follow the pair. (3) A pointer made while a node is being written never
+// validates.
+TEST(AdwsNodes, RewrittenNodesEndClimbsAndSayWhy) {
+  namespace ad = roost::sched::adws;
+  struct node : ad::node_links<node> {};
+  const auto anywhere = [](const node&) { return true; };
+  ad::node_pool<node> pool;
+  node root;
+  root.hi = 4;
+  {
+    pool.reserve_one(&root);
+    node* parent = pool.take({0, 4}, &root);
+    pool.reserve_one(parent);
+    node* child = pool.take({0, 2}, parent);
+    const ad::node_ref<node> mine(child);
+    pool.give_back(child);
+    pool.give_back(parent);
+    pool.reserve_one(&root);
+    ASSERT_EQ(pool.take({0, 4}, &root), parent);  // the parent first, for the next group
+    root.active = true;
+    ad::node_ref<node> top;
+    ad::range r;
+    bool cut = false;
+    EXPECT_FALSE(ad::topmost_active(mine, anywhere, top, r, &cut));
+    EXPECT_TRUE(mine.still_valid()) << "the child itself is freed, not reused";
+    EXPECT_TRUE(cut) << "the climb ended at a reused node without saying so";
+  }
+  {
+    pool.reserve_one(&root);
+    node* up = pool.take({0, 4}, &root);
+    pool.reserve_one(up);
+    node* x = pool.take({0, 4}, up);
+    pool.reserve_one(x);
+    node* later = pool.take({0, 2}, x);
+    const ad::node_ref<node> thief(later);
+    node* parent_read = later->parent.load();  // the thief reads the parent, then the splice runs
+    ad::rewrite_node(*later, [&] {
+      later->parent_gen.store(up->gen.load(), std::memory_order_release);
+      later->parent.store(up, std::memory_order_release);
+    });
+    const std::uint32_t parent_gen_read = later->parent_gen.load();
+    EXPECT_EQ(parent_read, x);
+    EXPECT_EQ(parent_gen_read, up->gen.load());
+    EXPECT_FALSE(thief.still_valid()) << "a climb would follow x with up's generation";
+    ad::node_ref<node> mid;
+    ad::rewrite_node(*later, [&] {
+      mid = ad::node_ref<node>(later);  // made inside the window
+      later->lo.store(1, std::memory_order_release);
+    });
+    EXPECT_FALSE(mid.still_valid());
+    EXPECT_TRUE(ad::node_ref<node>(later).still_valid());
+  }
+}
+
 namespace {
 // A worker's per-iteration state and the catch-up adws and adws-ml do (adws.cpp, adws_ml.cpp), over a
 // counter of the test's.

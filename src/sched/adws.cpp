@@ -190,13 +190,15 @@ detail::job* adws_policy::steal(engine::worker& w) {
           return adws::first(r) <= w.id && w.id <= adws::last(r);
         }))
       me.current = p;
-  // Climb to the topmost active node (lazy deactivation); from a node reused since it was this worker's,
-  // from the root instead (adws_nodes.hpp, node_links).
+  // Climb to the topmost active node (lazy deactivation). Where a node of this worker's chain was reused
+  // since (adws_nodes.hpp, node_links), the worker drops its node and climbs from the root, as one without
+  // a node does.
   adws::node_ref<node> top;
   range r;
   const auto anywhere = [](const node&) { return true; };
-  if (!adws::topmost_active(me.current ? me.current : adws::node_ref<node>(&root_), anywhere, top, r)) {
-    if (!me.current || me.current.still_valid()) return nullptr;
+  bool cut = false;
+  if (!adws::topmost_active(me.current ? me.current : adws::node_ref<node>(&root_), anywhere, top, r, &cut)) {
+    if (!cut || !me.current) return nullptr;
     me.current = {};
     if (!adws::topmost_active(adws::node_ref<node>(&root_), anywhere, top, r)) return nullptr;
   }

@@ -482,8 +482,11 @@ adws::node_ref<adws_ml_policy::node> adws_ml_policy::steal_start(engine::worker&
   }
   for (unsigned a = level; a-- > 0;)
     if (node* e = queues_of(a, group_of(w, a)).entry.load(std::memory_order_acquire)) {
+      // Still the entry after its generation was read: not unlinked, freed and reused in between.
       const adws::node_ref<node> ref(e);
-      if (e->level.load(std::memory_order_acquire) == level && ref.still_valid()) return ref;
+      if (queues_of(a, group_of(w, a)).entry.load(std::memory_order_acquire) == e &&
+          e->level.load(std::memory_order_acquire) == level && ref.still_valid())
+        return ref;
     }
   return level == 0 ? adws::node_ref<node>(&root_) : adws::node_ref<node>{};
 }
@@ -502,10 +505,18 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   const unsigned level = level_now(me);  // after any catch-up that taking the pointer made
   // The topmost active node of this level above the start, each hop checked (a node reused since ends
   // the climb: above it lies another group's chain, another package's cores at a leaf level).
+  // A chain cut by a reuse from this worker's own node: it drops the node and starts where one without a
+  // node does (steal_start's entries).
   adws::node_ref<node> top;
   range r;
   const auto at_level = [level](const node& n) { return n.level.load(std::memory_order_acquire) == level; };
-  if (!adws::topmost_active(steal_start(w, me, level), at_level, top, r)) return nullptr;
+  const adws::node_ref<node> start = steal_start(w, me, level);
+  bool cut = false;
+  if (!adws::topmost_active(start, at_level, top, r, &cut)) {
+    if (!cut || !me.current || !(start == me.current)) return nullptr;
+    me.current = {};
+    if (!adws::topmost_active(steal_start(w, me, level), at_level, top, r)) return nullptr;
+  }
   if (!(top == me.current)) me.current = top;
   const unsigned groups = tree_.levels[level].groups;
   const unsigned a = adws::first(r), b = std::min(adws::last(r), groups - 1), mine = group_of(w, level);

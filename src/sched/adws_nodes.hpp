@@ -23,13 +23,16 @@ namespace roost::sched::adws {
 // a climb through it read that group's range: adws-ml's leaf workers of one package stole from another
 // package's cores, so leaves of two cache-sized pieces ran under one cache (AdwsMlCapacity failed in CI, 1
 // run in 400 under load; the stale climb went from a freed piece node to its freed parent, reused as
-// another package's piece node). So `gen` counts give_backs and takes: even while the node is in use, odd
-// while it is free. A pointer carries the generation it was made at (node_ref; a node its parent's, in
-// `parent_gen`), and a climb trusts what it read from a node only while the generation is the same, or one
-// more (freed since, not reused: its fields are still those of its last group, and it is inactive).
-// Fields are written with release after the generation moved and read with acquire before it is checked,
-// so a field of the next use implies the moved generation (a seqlock's reader, without the retry: a node
-// reused under the reader ends the climb there).
+// another package's piece node). So each node has a generation, `gen`: odd while the node is free, even
+// while it is in use or being written. A pointer carries the generation it was made at (node_ref; a node
+// its parent's, in `parent_gen`), and a climb trusts what it read from a node only while the generation is
+// the same, or one more after an even one (freed since, not reused: its fields are still those of its last
+// group, and it is inactive). A writer of fields that others read (take, a splice) moves the generation
+// to an even value before it writes and by two more after (rewrite_node): a pointer made from the first
+// value never validates, and neither does one made before. Fields are written with release inside that
+// window and read with acquire before the generation is checked, so a field of a later write implies a
+// moved generation (a seqlock's reader, without the retry: a climb that finds a node rewritten under it
+// ends there, and the thief starts again from its fallback: steal()).
 template <class Node>
 struct node_links {
   std::atomic<double> lo{0}, hi{0};
@@ -45,8 +48,9 @@ struct node_links {
 };
 
 // A pointer to a node and the generation it was taken at. Made from a node the maker knows to be in use
-// (its own chain, a task's node, a node just seen active); a node freed already by then can only be trusted
-// as it is (`gen` odd: no "freed since" allowance).
+// (its own chain, a task's node, a node just seen active), or checked afterwards (an entry loaded again,
+// a pointed node's range); made while the node was being written, it never validates; made after the node
+// was freed, it is trusted only as it is (an odd `gen`: no "freed since" allowance).
 template <class Node>
 class node_ref {
  public:
@@ -69,11 +73,24 @@ class node_ref {
   std::uint32_t gen_ = 0;
 };
 
+// Writes fields of node `n` that other workers may be reading (node_links): the generation moves to an even
+// value before (from odd, free: by one; from even, in use: by two) and by two after. Only the worker
+// holding the node writes it (its pool's owner, or the task whose chain it is on).
+template <class Node, class Write>
+void rewrite_node(Node& n, Write&& write) {
+  const std::uint32_t g = n.gen.load(std::memory_order_relaxed);
+  n.gen.store(g + (g % 2 ? 1 : 2), std::memory_order_relaxed);
+  write();  // stores with release
+  n.gen.store(g + (g % 2 ? 3 : 4), std::memory_order_release);
+}
+
 // The topmost active node on the chain up from `from` while `stays(node)` holds (adws-ml: at one level),
-// with the range it had then; false when there is none. The climb ends at a node reused since the pointer
-// to it was made: the nodes above it belong to another group's chain.
+// with the range it had then; false when there is none. The climb ends at a node rewritten since the
+// pointer to it was made (the nodes above it belong to another group's chain), and then sets *cut: a
+// thief whose own node's chain was cut climbs again from where a worker without a node starts (steal()),
+// or it would find nothing there until the node was reused (a review).
 template <class Node, class Stays>
-bool topmost_active(node_ref<Node> from, Stays&& stays, node_ref<Node>& top, range& r) {
+bool topmost_active(node_ref<Node> from, Stays&& stays, node_ref<Node>& top, range& r, bool* cut = nullptr) {
   bool found = false;
   for (node_ref<Node> at = from; at;) {
     Node& n = *at.get();
@@ -82,7 +99,11 @@ bool topmost_active(node_ref<Node> from, Stays&& stays, node_ref<Node>& top, ran
     const range here{n.lo.load(std::memory_order_acquire), n.hi.load(std::memory_order_acquire)};
     Node* parent = n.parent.load(std::memory_order_acquire);
     const std::uint32_t parent_gen = n.parent_gen.load(std::memory_order_acquire);
-    if (!at.still_valid() || !in) break;
+    if (!at.still_valid()) {
+      if (cut) *cut = true;
+      break;
+    }
+    if (!in) break;
     if (active) {
       top = at;
       r = here;
@@ -113,8 +134,12 @@ Node* splice_out_of_order(const detail::task_id& cur, detail::group_state& g, Mo
     if (x->group == &g) {
       move_saved(later->group->dist, g.dist);
       auto* up = static_cast<Node*>(g.dist.saved_node);  // on the task's chain: in use
-      later->parent_gen.store(up ? up->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
-      later->parent.store(up, std::memory_order_release);
+      // Parent and its generation are two stores: a thief reading them between would pair one node with the
+      // other's generation, so the pair is rewritten (pointers to `later` made before are stale after it).
+      rewrite_node(*later, [&] {
+        later->parent_gen.store(up ? up->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
+        later->parent.store(up, std::memory_order_release);
+      });
       return x;
     }
     later = x;
@@ -126,23 +151,21 @@ class node_pool {
  public:
   // A node for range r under parent, inactive; init(node) writes the caller's own fields first. Never one of
   // parent's ancestors (reserve_one, called first with the same parent, put a node that is none at the head).
-  // init writes with release (node_links: after the generation moved). `parent` is in use (the opener's
+  // init writes with release (node_links: inside rewrite_node's window). `parent` is in use (the opener's
   // chain), its generation the one a climb from here expects.
   template <class Init>
   Node* take(range r, Node* parent, Init&& init) {
     Node* n = free_;
-    if (n) {
-      free_ = n->next_free;
-      n->gen.fetch_add(1, std::memory_order_relaxed);  // even again: in use
-    } else {
-      n = &arena_.emplace_back();
-    }
-    n->lo.store(r.lo, std::memory_order_release);
-    n->hi.store(r.hi, std::memory_order_release);
-    n->parent_gen.store(parent ? parent->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
-    n->parent.store(parent, std::memory_order_release);
-    init(*n);
-    n->active.store(false, std::memory_order_release);
+    if (n) free_ = n->next_free;
+    else n = &arena_.emplace_back();
+    rewrite_node(*n, [&] {
+      n->lo.store(r.lo, std::memory_order_release);
+      n->hi.store(r.hi, std::memory_order_release);
+      n->parent_gen.store(parent ? parent->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
+      n->parent.store(parent, std::memory_order_release);
+      init(*n);
+      n->active.store(false, std::memory_order_release);
+    });
     return n;
   }
   Node* take(range r, Node* parent) {
@@ -199,8 +222,8 @@ class node_pool {
 //    and the worker ignored the real pointer that came later.
 // Hence a pointer is taken only if its node is active now: a pointed node was active when pointed at, and
 // stops being so only when its group ends (or, the root's, when the next iteration begins), after which it
-// has nothing left to steal. A node reused since (active again, for the same group's next open) passes,
-// and gives the range a stale node read gives. The exchange's acquire pairs with the searcher's release.
+// has nothing left to steal. A node reused since and active again passes only if its range still holds the
+// worker (the last point below). The exchange's acquire pairs with the searcher's release.
 //  * And a worker may take a pointer of an iteration it has not caught up with: it read the iteration
 //    counter, lost its CPU, and meanwhile the searcher began the next iteration, dealt and pointed. Its
 //    next pop caught up and dropped the node with the old iteration's state: worker 1 spun with no node
@@ -213,7 +236,8 @@ class node_pool {
 //    groups of the previous one ended, so a catch-up that saw it sees their nodes inactive.
 //  * And a pointer may name a node reused since for another group, active again: the worker is pointed only
 //    at nodes whose range holds it, so `holds(node)` (the caller's: its worker or group lies in the node's
-//    range) turns away one reused elsewhere, read before the generation is checked (node_links).
+//    range) turns away one reused elsewhere; it reads after `active` and before the generation is checked
+//    (node_links), so a node being rewritten meanwhile is turned away too.
 template <class Node, class CatchUp, class Holds>
 node_ref<Node> take_pointed(std::atomic<Node*>& pointed, CatchUp&& catch_up, Holds&& holds) {
   Node* p = pointed.exchange(nullptr, std::memory_order_acq_rel);
