@@ -41,7 +41,23 @@ for gc in "" "-ffunction-sections -fdata-sections -Wl,--gc-sections"; do
     exit 1
   fi
 done
+# A program built with AddressSanitizer or ThreadSanitizer against this libroost (built without them) got
+# false reports where roost switches stacks (an outside-user campaign): it must fail to link, naming the
+# build it needs.
+for san in address:AddressSanitizer thread:ThreadSanitizer; do
+  # shellcheck disable=SC2086
+  if c++ -O1 -fsanitize="${san%%:*}" "$src/tests/install/main.cpp" $(pkg-config --cflags roost) \
+       $(pkg-config --libs roost) -o "$work/sanitized-consumer" 2> "$work/sanitized-consumer.err"; then
+    echo "install: a -fsanitize=${san%%:*} program linked against a libroost built without it" >&2
+    exit 1
+  fi
+  if ! grep -q "libroost_built_without_GLIBCXX_DEBUG_and_with_${san#*:}" "$work/sanitized-consumer.err"; then
+    echo "install: a -fsanitize=${san%%:*} program failed to build, but not at the mode check:" >&2
+    cat "$work/sanitized-consumer.err" >&2
+    exit 1
+  fi
+done
 c++ -O1 -D_GLIBCXX_ASSERTIONS "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
   -o "$work/assertions-consumer"
 "$work/assertions-consumer"
-echo "install: find_package and pkg-config consumers ran; a _GLIBCXX_DEBUG one was refused at link time"
+echo "install: find_package and pkg-config consumers ran; _GLIBCXX_DEBUG and sanitized ones were refused at link time"

@@ -1,21 +1,58 @@
-// Link-time check that a program and libroost agree on how libstdc++ lays out its containers.
+// Link-time check that a program and libroost agree on how libstdc++ lays out its containers, and that a
+// program built with AddressSanitizer or ThreadSanitizer links a libroost built with it.
 //
 // libstdc++'s debug mode (-D_GLIBCXX_DEBUG) gives std::vector, std::map and the other containers another
 // size and layout. roost's public types hold some (roost::data's regions, task_info's path, the resolved
 // options), and user code compiles the engine's per-worker structures in, so a program built in debug mode
 // against a libroost built without it (or the other way round) would read the library's objects at the
-// wrong offsets: memory corruption, not an error. So every translation unit that includes roost refers to
-// a symbol that libroost defines only when it was built in the same mode (src/api/build_mode.cpp), and a
-// mismatch fails at link time, naming what the program needs, e.g.
+// wrong offsets: memory corruption, not an error.
+//
+// A sanitized program against a libroost built without its sanitizer gets false reports: roost runs tasks
+// on stacks of its own, and only a sanitized libroost tells ASan and TSan when it switches between them
+// (the "stack-buffer-overflow in sigaltstack" and races inside task_group of an outside-user campaign). The
+// other way round is fine (a plain program against a sanitized libroost links the sanitizer's runtime or
+// does not link at all), as is UBSan alone.
+//
+// So every translation unit that includes roost refers to a symbol that libroost defines only when it was
+// built in a matching mode (src/api/build_mode.cpp), and a mismatch fails at link time, naming what the
+// program needs, e.g.
 //   undefined reference to `roost::detail::libroost_built_with_GLIBCXX_DEBUG'
-// Build roost with the program's mode (cmake -DCMAKE_CXX_FLAGS=-D_GLIBCXX_DEBUG), or use
-// -D_GLIBCXX_ASSERTIONS, the checks that keep the layout, which mixes freely.
+//   undefined reference to `roost::detail::libroost_built_without_GLIBCXX_DEBUG_and_with_AddressSanitizer'
+// Build roost with the program's mode (cmake -DCMAKE_CXX_FLAGS=-D_GLIBCXX_DEBUG, -DROOST_SANITIZE=address
+// or thread), or use -D_GLIBCXX_ASSERTIONS, the checks that keep the layout, which mixes freely.
 #pragma once
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ROOST_DETAIL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ROOST_DETAIL_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define ROOST_DETAIL_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ROOST_DETAIL_TSAN 1
+#endif
+#endif
+
 namespace roost::detail {
-#if defined(_GLIBCXX_DEBUG)
+#if defined(_GLIBCXX_DEBUG) && defined(ROOST_DETAIL_ASAN)
+extern const int libroost_built_with_GLIBCXX_DEBUG_and_with_AddressSanitizer;
+inline const int* build_mode() noexcept { return &libroost_built_with_GLIBCXX_DEBUG_and_with_AddressSanitizer; }
+#elif defined(_GLIBCXX_DEBUG) && defined(ROOST_DETAIL_TSAN)
+extern const int libroost_built_with_GLIBCXX_DEBUG_and_with_ThreadSanitizer;
+inline const int* build_mode() noexcept { return &libroost_built_with_GLIBCXX_DEBUG_and_with_ThreadSanitizer; }
+#elif defined(_GLIBCXX_DEBUG)
 extern const int libroost_built_with_GLIBCXX_DEBUG;
 inline const int* build_mode() noexcept { return &libroost_built_with_GLIBCXX_DEBUG; }
+#elif defined(ROOST_DETAIL_ASAN)
+extern const int libroost_built_without_GLIBCXX_DEBUG_and_with_AddressSanitizer;
+inline const int* build_mode() noexcept { return &libroost_built_without_GLIBCXX_DEBUG_and_with_AddressSanitizer; }
+#elif defined(ROOST_DETAIL_TSAN)
+extern const int libroost_built_without_GLIBCXX_DEBUG_and_with_ThreadSanitizer;
+inline const int* build_mode() noexcept { return &libroost_built_without_GLIBCXX_DEBUG_and_with_ThreadSanitizer; }
 #else
 extern const int libroost_built_without_GLIBCXX_DEBUG;
 inline const int* build_mode() noexcept { return &libroost_built_without_GLIBCXX_DEBUG; }
