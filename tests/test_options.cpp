@@ -46,7 +46,7 @@ TEST(Options, AValueWithUnprintableBytesIsQuotedWhole) {
   expect_mentions(error_of(o), {"options::scheduler='ws\\x00x'", "unknown scheduler; valid names", "ws-help"});
   roost::options c;
   c.cats_min_intensity = -0.0;
-  expect_mentions(error_of(c), {"options::cats_min_intensity", "must be a number in [0, 1e9]"});
+  expect_mentions(error_of(c), {"options::cats_min_intensity", "must be a number in [0, 1e9]", "-0.0 is not 0"});
 }
 
 // Another scheduler's knob, set: nobody reads it (documented), and ROOST_VERBOSE says so (an outside-user
@@ -413,6 +413,20 @@ TEST(Options, NumberErrorsStateTheRange) {
     const std::string m = error_of({});
     expect_mentions(m, {"ROOST_CATS_MIN_INTENSITY='", bad, "must be a number in [0, 1e9]"});
     EXPECT_EQ(m.find("not a number"), std::string::npos) << m;
+    // 0 is in the range: a refused "-0" says what is wrong with it (an outside-user campaign).
+    EXPECT_EQ(m.find("without a sign") != std::string::npos, std::string(bad).rfind("-0", 0) == 0 &&
+                                                                  std::string(bad).find_first_not_of("-0.") ==
+                                                                      std::string::npos)
+        << m;
+  }
+  // The simulator's parameters refuse it too (they took it for 0; the same campaign).
+  for (const char* params : {"spawn_ns=-0", "jitter=-0.0", "l2.shared_bw=-0"}) {
+    roost::options o;
+    o.platform = "sim";
+    o.topology = "pack:1 l2:1(size=256KiB) core:1 pu:1";
+    o.sim_params = params;
+    const std::string m = error_of(o);
+    EXPECT_NE(m.find("-0"), std::string::npos) << params << ": " << m;
   }
   {
     scoped_env e("ROOST_CATS_MIN_INTENSITY", "1e9");

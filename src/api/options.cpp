@@ -130,8 +130,11 @@ double parse_number(const source& s, const setting& st, double lo, double hi) {
   const char* e = b + s.text.size();
   double x = 0;
   auto [end, ec] = std::from_chars(b, e, x);  // unlike strtod: no leading spaces, no '+', no locale's comma
-  // "-0" is refused where no negative value is valid, as the integer settings refuse it (it resolved to -0).
-  if (ec != std::errc{} || end != e || !(x >= lo && x <= hi) || (lo >= 0 && std::signbit(x))) invalid(s, st);
+  // "-0" is refused where no negative value is valid, as the integer settings refuse it (it resolved to -0),
+  // and the simulator's parameters too; the error says why, as 0 itself is in the range.
+  if (ec == std::errc{} && end == e && x == 0 && lo >= 0 && std::signbit(x))
+    fail(s, "must be " + st.valid + ", written without a sign");
+  if (ec != std::errc{} || end != e || !(x >= lo && x <= hi)) invalid(s, st);
   return x;
 }
 
@@ -324,7 +327,9 @@ resolved_options resolve_settings(const options& o) {
   const setting intensity{"ROOST_CATS_MIN_INTENSITY", "options::cats_min_intensity",
                           "a number in [0, 1e9] (bytes of footprint per worker-nanosecond)", "0.05"};
   if (o.cats_min_intensity) {
-    if (!(*o.cats_min_intensity >= 0 && *o.cats_min_intensity <= 1e9) || std::signbit(*o.cats_min_intensity))
+    if (*o.cats_min_intensity == 0 && std::signbit(*o.cats_min_intensity))
+      fail(field_value(intensity, *o.cats_min_intensity), "must be " + intensity.valid + ", and -0.0 is not 0");
+    if (!(*o.cats_min_intensity >= 0 && *o.cats_min_intensity <= 1e9))
       invalid(field_value(intensity, *o.cats_min_intensity), intensity);
     r.cats_min_intensity = *o.cats_min_intensity;
   } else if (auto s = text_of(intensity)) {

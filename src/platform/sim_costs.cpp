@@ -90,9 +90,12 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
     // doubles and an idle worker cannot poll a thousand times for each ns of a task.
     const bool idle_poll = field == "relax_ns" || field == "yield_ns";
     const double lo = idle_poll ? 1.0 : 0.0;
-    if (ec != std::errc{} || end != text.data() + text.size() || !(v >= lo) || v > hi)
+    // "-0" is refused, as every setting whose range has no negative value refuses it (options.cpp).
+    const bool signed_zero = ec == std::errc{} && v == 0 && std::signbit(v);
+    if (ec != std::errc{} || end != text.data() + text.size() || !(v >= lo) || v > hi || signed_zero)
       throw config_error(source + ": " + name + "='" + text + "': must be a number in [" + (idle_poll ? "1" : "0") +
                          ", " + (hi == 0.5 ? std::string("0.5") : std::string("1e15")) + "]" +
+                         (signed_zero ? ", written without a sign" : "") +
                          (idle_poll ? " (an idle worker's poll that costs no virtual time keeps it the earliest "
                                       "worker, and the workers holding the work never run)"
                                     : ""));

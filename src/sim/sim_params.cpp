@@ -158,7 +158,8 @@ bool parse_double(const std::string& s, double& out) {
   const char* b = s.data();
   const char* e = b + s.size();
   auto [ptr, ec] = std::from_chars(b, e, out);
-  return ec == std::errc() && ptr == e && std::isfinite(out);
+  // "-0" is refused: no parameter here takes a negative value (as every setting refuses it, options.cpp).
+  return ec == std::errc() && ptr == e && std::isfinite(out) && !std::signbit(out);
 }
 
 bool parse_unsigned(const std::string& s, unsigned long long& out) {
