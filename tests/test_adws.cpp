@@ -230,8 +230,9 @@ TEST(AdwsNodes, AClimbEndsAtANodeReusedForAnotherGroup) {
 // freed and not reused: the climb from it ends at the parent and finds nothing, and must say so (*cut), or
 // the worker (whose node was still "valid") stopped stealing until the child was reused. (2) A splice
 // rewrites a node's parent and the parent's generation in two stores: a climb that read the old parent
-// and the new generation must not follow the pair. (3) A pointer made while a node is being written never
-// validates.
+// and the new generation must not follow the pair, and pointers to the node, still in use, stay good (a
+// second review: bumping its generation cut every climb through it). (3) A pointer made while a node is
+// being written never validates, not even before the write ends.
 TEST(AdwsNodes, RewrittenNodesEndClimbsAndSayWhy) {
   namespace ad = roost::sched::adws;
   struct node : ad::node_links<node> {};
@@ -265,22 +266,38 @@ TEST(AdwsNodes, RewrittenNodesEndClimbsAndSayWhy) {
     pool.reserve_one(x);
     node* later = pool.take({0, 2}, x);
     const ad::node_ref<node> thief(later);
-    node* parent_read = later->parent.load();  // the thief reads the parent, then the splice runs
-    ad::rewrite_node(*later, [&] {
-      later->parent_gen.store(up->gen.load(), std::memory_order_release);
-      later->parent.store(up, std::memory_order_release);
-    });
+    later->active = true;
+    // The thief reads the parent, the splice runs, the thief reads the generation and the parent again.
+    node* parent_read = later->parent.load();
+    ad::set_parent(*later, up);
     const std::uint32_t parent_gen_read = later->parent_gen.load();
+    node* parent_again = later->parent.load();
     EXPECT_EQ(parent_read, x);
     EXPECT_EQ(parent_gen_read, up->gen.load());
-    EXPECT_FALSE(thief.still_valid()) << "a climb would follow x with up's generation";
-    ad::node_ref<node> mid;
-    ad::rewrite_node(*later, [&] {
-      mid = ad::node_ref<node>(later);  // made inside the window
-      later->lo.store(1, std::memory_order_release);
+    EXPECT_NE(parent_read, parent_again) << "x would be followed with up's generation";
+    EXPECT_TRUE(thief.still_valid()) << "a splice leaves the node in use: pointers to it stay good";
+    up->active = true;
+    root.active = false;
+    ad::node_ref<node> top;
+    ad::range r;
+    bool cut = false;
+    ASSERT_TRUE(ad::topmost_active(thief, anywhere, top, r, &cut));
+    EXPECT_EQ(top.get(), up) << "the climb goes on through the new parent";
+    EXPECT_FALSE(cut);
+  }
+  {
+    // A pointer made inside a write window never validates, checked inside the window or after it.
+    node n;
+    ad::node_ref<node> mid(&n);
+    bool valid_inside = true;
+    ad::rewrite_node(n, [&] {
+      mid = ad::node_ref<node>(&n);
+      valid_inside = mid.still_valid();
+      n.lo.store(1, std::memory_order_release);
     });
+    EXPECT_FALSE(valid_inside);
     EXPECT_FALSE(mid.still_valid());
-    EXPECT_TRUE(ad::node_ref<node>(later).still_valid());
+    EXPECT_TRUE(ad::node_ref<node>(&n).still_valid());
   }
 }
 

@@ -23,16 +23,16 @@ namespace roost::sched::adws {
 // a climb through it read that group's range: adws-ml's leaf workers of one package stole from another
 // package's cores, so leaves of two cache-sized pieces ran under one cache (AdwsMlCapacity failed in CI, 1
 // run in 400 under load; the stale climb went from a freed piece node to its freed parent, reused as
-// another package's piece node). So each node has a generation, `gen`: odd while the node is free, even
-// while it is in use or being written. A pointer carries the generation it was made at (node_ref; a node
-// its parent's, in `parent_gen`), and a climb trusts what it read from a node only while the generation is
-// the same, or one more after an even one (freed since, not reused: its fields are still those of its last
-// group, and it is inactive). A writer of fields that others read (take, a splice) moves the generation
-// to an even value before it writes and by two more after (rewrite_node): a pointer made from the first
-// value never validates, and neither does one made before. Fields are written with release inside that
-// window and read with acquire before the generation is checked, so a field of a later write implies a
-// moved generation (a seqlock's reader, without the retry: a climb that finds a node rewritten under it
-// ends there, and the thief starts again from its fallback: steal()).
+// another package's piece node). So each node has a generation, `gen`: 0 mod 4 while the node is in use,
+// 2 mod 4 while it is being written (take), 1 mod 4 while it is free. A pointer carries the generation it
+// was made at (node_ref; a node its parent's, in `parent_gen`), and a climb trusts what it read from a
+// node only while the generation is the same, or one more after an in-use one (freed since, not reused:
+// its fields are still those of its last group, and it is inactive). A pointer made inside a write window
+// never validates. Fields are written with release inside the window and read with acquire before the
+// generation is checked, so a field of a later write implies a moved generation (a seqlock's reader,
+// without the retry: a climb that finds a node rewritten under it ends there, and the thief starts again
+// from its fallback: steal()). The one field written while a node stays in use is its parent (a splice):
+// it is read twice around its generation, with a null in between at the writer (parent_of).
 template <class Node>
 struct node_links {
   std::atomic<double> lo{0}, hi{0};
@@ -65,7 +65,7 @@ class node_ref {
   // freed and before it was reused.
   bool still_valid() const {
     const std::uint32_t now = node_->gen.load(std::memory_order_acquire);  // after the reads (acquire)
-    return now == gen_ || (now == gen_ + 1 && gen_ % 2 == 0);
+    return gen_ % 4 != 2 && (now == gen_ || (now == gen_ + 1 && gen_ % 4 == 0));
   }
 
  private:
@@ -73,15 +73,33 @@ class node_ref {
   std::uint32_t gen_ = 0;
 };
 
-// Writes fields of node `n` that other workers may be reading (node_links): the generation moves to an even
-// value before (from odd, free: by one; from even, in use: by two) and by two after. Only the worker
-// holding the node writes it (its pool's owner, or the task whose chain it is on).
+// Writes fields of node `n` that other workers may be reading (node_links): its generation goes to 2 mod 4
+// before (from 1, free; or from 0, in use) and to the next 0 mod 4 after. Only the worker holding the node
+// writes it (its pool's owner, or the task whose chain it is on).
 template <class Node, class Write>
 void rewrite_node(Node& n, Write&& write) {
   const std::uint32_t g = n.gen.load(std::memory_order_relaxed);
-  n.gen.store(g + (g % 2 ? 1 : 2), std::memory_order_relaxed);
+  const std::uint32_t window = g + (g % 4 == 1 ? 1 : 2);
+  n.gen.store(window, std::memory_order_relaxed);
   write();  // stores with release
-  n.gen.store(g + (g % 2 ? 3 : 4), std::memory_order_release);
+  n.gen.store(window + 2, std::memory_order_release);
+}
+
+// A node's parent and its generation, or false when they could not be read as one pair: a splice rewrites
+// both of a node in use (set_parent), which a thief must not read half old, half new (a review: it paired
+// the old parent, freed and reused since, with the new one's generation, which such small counters often
+// equal). The writer nulls the parent first; the reader reads it before and after the generation.
+template <class Node>
+bool parent_of(const Node& n, Node*& parent, std::uint32_t& parent_gen) {
+  parent = n.parent.load(std::memory_order_acquire);
+  parent_gen = n.parent_gen.load(std::memory_order_acquire);
+  return n.parent.load(std::memory_order_acquire) == parent;
+}
+template <class Node>
+void set_parent(Node& n, Node* parent) {  // n in use: its generation stays (pointers to it stay good)
+  n.parent.store(nullptr, std::memory_order_release);
+  n.parent_gen.store(parent ? parent->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
+  n.parent.store(parent, std::memory_order_release);
 }
 
 // The topmost active node on the chain up from `from` while `stays(node)` holds (adws-ml: at one level),
@@ -97,8 +115,9 @@ bool topmost_active(node_ref<Node> from, Stays&& stays, node_ref<Node>& top, ran
     const bool in = stays(n);
     const bool active = n.active.load(std::memory_order_acquire);
     const range here{n.lo.load(std::memory_order_acquire), n.hi.load(std::memory_order_acquire)};
-    Node* parent = n.parent.load(std::memory_order_acquire);
-    const std::uint32_t parent_gen = n.parent_gen.load(std::memory_order_acquire);
+    Node* parent = nullptr;
+    std::uint32_t parent_gen = 0;
+    const bool paired = parent_of(n, parent, parent_gen);
     if (!at.still_valid()) {
       if (cut) *cut = true;
       break;
@@ -109,6 +128,7 @@ bool topmost_active(node_ref<Node> from, Stays&& stays, node_ref<Node>& top, ran
       r = here;
       found = true;
     }
+    if (!paired) break;  // a splice in progress: the climb ends here, this once
     at = node_ref<Node>(parent, parent_gen);
   }
   return found;
@@ -134,12 +154,7 @@ Node* splice_out_of_order(const detail::task_id& cur, detail::group_state& g, Mo
     if (x->group == &g) {
       move_saved(later->group->dist, g.dist);
       auto* up = static_cast<Node*>(g.dist.saved_node);  // on the task's chain: in use
-      // Parent and its generation are two stores: a thief reading them between would pair one node with the
-      // other's generation, so the pair is rewritten (pointers to `later` made before are stale after it).
-      rewrite_node(*later, [&] {
-        later->parent_gen.store(up ? up->gen.load(std::memory_order_relaxed) : 0, std::memory_order_release);
-        later->parent.store(up, std::memory_order_release);
-      });
+      set_parent(*later, up);  // `later` stays in use, and pointers to it good (parent_of)
       return x;
     }
     later = x;

@@ -171,7 +171,7 @@ extern __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exe
 // is out of line, where no address can be kept from before a switch.
 fiber_abi* running_fiber_out_of_line();
 inline fiber_abi* running_fiber() {
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if defined(ROOST_DETAIL_TSAN) || defined(ROOST_DETAIL_ASAN)  // GCC's and clang's ways (build_mode.hpp)
   return running_fiber_out_of_line();
 #else
   return t_running_fiber;
