@@ -1453,6 +1453,28 @@ TEST(SimPlatform, MoreWorkersTakeLessVirtualTime) {
   EXPECT_LT(sixteen * 4, one) << "16 workers: " << sixteen << " ns, 1 worker: " << one << " ns";
 }
 
+// A steal's distance on an SMT machine whose cores have no cache of their own: two PUs of a core, and the
+// cores of a package, share the package's L3 and nothing nearer. The core was taken for the smallest
+// shared cache (it has no size), so each PU was a cache of its own and every steal under one L3 was
+// counted, and charged, as another cache's on the same socket (an outside-user campaign).
+TEST(SimPlatform, StealsUnderOneL3OfAnSmtMachineAreSameCache) {
+  const roost_test::temp_file report_file("roost_sim_smt_steals.json");
+  {
+    roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:2 pu:2", 1);
+    o.sim_report = report_file.path();
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return fib(16); }), 987);
+  }
+  const std::string r = slurp(report_file.path());
+  auto number_after = [&](const std::string& key) {
+    const auto at = r.find("\"" + key + "\": ");
+    EXPECT_NE(at, std::string::npos) << key;
+    return at == std::string::npos ? -1.0 : std::stod(r.substr(at + key.size() + 4));
+  };
+  EXPECT_GT(number_after("same_cache"), 0) << r;
+  EXPECT_EQ(number_after("same_socket"), 0) << r;
+}
+
 // A failed steal attempt costs the thief virtual time, as idle time, by the distance to its victim: an idle
 // worker's round of random stealing is not free (it was: only successes and the poll's relax were charged).
 // Two workers on two sockets: every attempt is remote, so the remote cost shows in the idle time and the

@@ -244,11 +244,15 @@ void simulation::claim_report() { report_claimed_ = true; }
 
 void simulation::place(const topo::topology& tp, const topo::placement& pl) {
   std::vector<platform::sim_platform::worker_place> places(pl.pu_of_worker.size());
+  // A steal's distance: the innermost shared level that is a cache. An SMT core without a cache of its own
+  // shares none: its PUs' nearest shared cache is the one above (an outside-user campaign: every steal
+  // under one L3 of such a machine was charged and counted as another cache's).
   const auto& levels = tp.sharing_levels();
-  const bool shared_cache = !levels.empty() && levels[0].cache_bytes > 0;
+  const auto cache_level = std::find_if(levels.begin(), levels.end(), [](const auto& l) { return l.cache_bytes > 0; });
+  const bool shared_cache = cache_level != levels.end();
   for (std::size_t w = 0; w < places.size(); ++w) {
     const unsigned pu = pl.pu_of_worker[w];
-    places[w].cache = shared_cache ? static_cast<int>(levels[0].domain_of_pu[pu]) : static_cast<int>(pu);
+    places[w].cache = shared_cache ? static_cast<int>(cache_level->domain_of_pu[pu]) : static_cast<int>(pu);
     places[w].socket = static_cast<int>(tp.pu(pu).package);
   }
   plat_.set_places(std::move(places));
