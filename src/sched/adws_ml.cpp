@@ -3,9 +3,12 @@
 // return to the owner that restores the level (digest §3.5, Algorithm 5.3).
 #include "sched/adws_ml.hpp"
 
+#include "platform/platform.hpp"
 #include "sched/adws_own_work.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace roost::sched {
@@ -184,6 +187,7 @@ void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail:
                             fresh.opener_worker = w.id;
                             fresh.opener = &cur;
                             fresh.group = &g;
+                            fresh.holders.store(1, std::memory_order_relaxed);  // the group's
                           });
   g.dist.pulled_level = 0;
   if (agg_level != 0) {  // level 0 has one group: aggregation never starts there
@@ -217,7 +221,7 @@ spawn_order adws_ml_policy::deal(engine::worker& w, detail::task_frame& f, detai
                                  detail::group_state& g) {
   adws::split_result s = adws::split(range_of(cur), g.dist.remaining, f.work_hint >= 0 ? f.work_hint : 1.0);
   g.dist.remaining = s.remaining;
-  f.id.sched_node = cur.sched_node;
+  f.id.sched_node = hold(cur.sched_node);
   set_range(f.id, s.child, cur.tier);
   set_range(cur, s.continuation, cur.tier);
   const unsigned target = std::min(adws::first(s.child), tree_.levels[cur.tier].groups - 1);
@@ -276,7 +280,7 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
     if (g.dist.pulled_level != 0)
       pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, n->level.load(std::memory_order_relaxed), 0,
                  g.dist.opener_worker);
-    me.nodes.give_back(n);
+    end_node(me, n);
   };
   if (node* spliced = adws::splice_out_of_order<node>(cur, g, [](auto& to, const auto& from) {
         to.saved_lo = from.saved_lo;
@@ -294,7 +298,7 @@ void adws_ml_policy::finish_group(engine::worker& w, detail::group_state& g) {
     pull_heads(g.dist.pulled_level, g.dist.pulled_first, g.dist.pulled_last, cur.tier, 0, g.dist.opener_worker);
   if (auto* n = static_cast<node*>(cur.sched_node)) {
     unlink_entry(n);
-    me.nodes.give_back(n);
+    end_node(me, n);
   }
   me.current = static_cast<node*>(g.dist.saved_node);  // back to the parent, which stays inactive
   const range saved{g.dist.saved_lo, g.dist.saved_hi};
@@ -352,11 +356,20 @@ detail::job* adws_ml_policy::steal_local(unsigned level, unsigned group) {
   return queues_of(level, group).localq.steal_top();
 }
 
+// The continuation lies in the group of the level this worker represents, or of the task's own level where
+// that is deeper. A worker held down by a task's descent may run an older task returned to it, whose own
+// descent moves the worker up a level meanwhile; the held task, resumed there, then runs a level below the
+// worker's. Its continuation pushed at the worker's level stayed there when the older task's join took the
+// worker back down, where the levels above are held by the descent of that very task (an outside-user
+// campaign: adws-ml without stealing hung). A worker heads its group at every level below its own topmost
+// one (a group's head is its lowest-ranked worker), and takes the work of the levels below the one it
+// represents (pop_own_slow).
 void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber* parent) {
-  const unsigned level = level_now(of(w));
+  const unsigned level = std::max<unsigned>(level_now(of(w)), parent->task->tier);
   group_queues& q = queues_of(level, group_of(w, level));
-  if (is_leaf(level)) {  // migrated work (the inline path took the deque): a split queue, which wakes
-    q.migq.split().push_bottom(parent);  // sleepers when it shares
+  if (is_leaf(level)) {  // the inline path takes the deque only while the worker represents its leaf group
+    if (q.use_mig) q.migq.split().push_bottom(parent);  // migrated work: a split queue, which wakes
+    else w.deque.push(parent);                          // sleepers when it shares, as the deque does
     return;
   }
   if (q.use_mig) q.migq.push_bottom(parent);
@@ -532,6 +545,13 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   // would descend from the old iteration's level, which the next catch-up resets under it.
   if (t) catch_up(w, me);
   return t;
+}
+
+void adws_ml_policy::released_free_node(const node& n) {
+  char why[160];
+  std::snprintf(why, sizeof why, "a task or group released a distribution node already given back (level %u, generation %u)",
+                n.level.load(std::memory_order_relaxed), n.gen.load(std::memory_order_relaxed));
+  platform::os::fatal("roost: adws-ml: internal error", why);
 }
 
 std::string adws_ml_policy::notes() const {

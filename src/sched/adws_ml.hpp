@@ -72,7 +72,7 @@ class adws_ml_policy : public policy_base {
       // below to descend to, nothing to deal) and activates none at its end: it keeps the engine's
       // cleared node, as adws's plain children do. Above the leaf level its groups may descend, and
       // their nodes hang under this one.
-      if (!leaf) f.id.sched_node = cur.sched_node;
+      if (!leaf) f.id.sched_node = hold(cur.sched_node);
       f.id.tier = cur.tier;
       f.id.range_lo = mine;
       f.id.range_hi = mine + 0.5;
@@ -123,6 +123,7 @@ class adws_ml_policy : public policy_base {
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
+    if (id.sched_node) release(of(w), static_cast<node*>(id.sched_node));  // named at its spawn (hold)
   }
   void on_wait(engine::worker& w, detail::group_state& g) {
     end_search(w, of(w));
@@ -165,6 +166,14 @@ class adws_ml_policy : public policy_base {
     static constexpr unsigned kNoEntry = ~0u;
     unsigned entry_level = kNoEntry;
     unsigned opener_worker = 0;
+    // Its group, and every task that names it as its node from its spawn: a child dealt from it, and a plain
+    // child of a task whose innermost node it was (order(): its groups' nodes hang under it). A task may join
+    // an older group before a plain one opened after it, whose children named the older group's node: given
+    // back at the join, it was reused while they ran, and a chain walk of theirs (splice_out_of_order,
+    // mark_waiting_behind) read another task's node, whose stale group led back to it: a cycle that the
+    // walk followed for ever (an outside-user campaign: the simulated platform's watchdog named the task).
+    // Given back by the last of them (release). Not the root's (root_ is never given back).
+    std::atomic<std::uint32_t> holders{0};
   };
 
  private:
@@ -230,6 +239,26 @@ class adws_ml_policy : public policy_base {
   static unsigned level_now(const per_worker& me) {
     const unsigned p = me.pulled.load(std::memory_order_acquire);
     return p > me.level ? p : me.level;
+  }
+  // A task spawned with node n as its own (nullptr: none; the root's node is not counted).
+  void* hold(void* n) {
+    if (n && n != &root_) static_cast<node*>(n)->holders.fetch_add(1, std::memory_order_relaxed);
+    return n;
+  }
+  // One holder of n is done with it (its group ended, or a task that named it from its spawn ended): the last
+  // gives it back, to the pool of the worker it ends on (the acquire orders every holder's use before).
+  // A held node is in use (generation 0 mod 4): one given back while a task names it is this policy's own
+  // error, said at once rather than left to walk another group's chain.
+  void release(per_worker& me, node* n) {
+    if (n == &root_) return;
+    if (n->gen.load(std::memory_order_relaxed) % 4 != 0) [[unlikely]] released_free_node(*n);
+    if (n->holders.fetch_sub(1, std::memory_order_acq_rel) == 1) me.nodes.give_back(n);
+  }
+  [[noreturn]] static void released_free_node(const node& n);
+  // A group's end: nothing of it is left to steal, so its node is inactive even while tasks still name it.
+  void end_node(per_worker& me, node* n) {
+    n->active.store(false, std::memory_order_release);
+    release(me, n);
   }
   void pull_heads(unsigned level, unsigned first, unsigned last, unsigned from, unsigned to, unsigned opener);
   void unlink_entry(node* n);

@@ -188,12 +188,11 @@ class node_pool {
   }
   // Makes sure that the next take(., parent) does not allocate: a caller that changes scheduling state before
   // it takes calls this first, so that std::bad_alloc leaves everything as it was. The node it will take is
-  // not on parent's chain: a task may still name a node that was given back (a child of a plain group opened
-  // after an older dealt or descended group, which its parent then joined first: the node of the older one
-  // went back while the child named it as its parent's), and taking that node as the child's new one made it
-  // its own parent, a cycle that a thief's climb (steal) followed for ever (an outside-user campaign: adws-ml
-  // stalled the simulated platform). Parents of freed nodes are kept, so every chain ends; without a cycle
-  // this stays so.
+  // not on parent's chain, so no chain ever becomes a cycle. A task once named a node that was given back (a
+  // child of a plain group opened after an older dealt or descended group, which its parent then joined
+  // first), and taking that node as the child's new one made it its own parent, a cycle that a thief's climb
+  // (steal) followed for ever (an outside-user campaign: adws-ml stalled the simulated platform). adws-ml's
+  // nodes now live while a task names them (adws_ml.hpp, holders); this stays as the guard of every chain.
   void reserve_one(const Node* parent) {
     for (Node** link = &free_; *link; link = &(*link)->next_free) {
       Node* n = *link;
