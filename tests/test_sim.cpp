@@ -30,6 +30,7 @@
 #include "adws_ml_checker.hpp"
 #include "cab_checker.hpp"
 #include "cats_checker.hpp"
+#include "platform/sim_watch.hpp"
 #include "random_tree.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
@@ -1688,6 +1689,57 @@ TEST(SimPlatform, TheCheapestIdlePollsStillLetTheWorkRun) {
     });
     EXPECT_EQ(sum.load(), 499500) << s.sched << " " << s.params;
   }
+}
+
+// The watchdog's rule (platform/sim_watch.hpp), on sequences of the sim thread's counters: a limit of 1 s
+// looked at every 0.25 s.
+namespace {
+roost::platform::sim_sample sample(std::uint64_t progress, std::uint64_t busy, double clock, double busy_clock,
+                                   bool in_run = true) {
+  roost::platform::sim_sample s;
+  s.in_run = in_run;
+  s.progress = progress;
+  s.busy_progress = busy;
+  s.clock = clock;
+  s.busy_clock = busy_clock;
+  return s;
+}
+using verdict = roost::platform::sim_watch::verdict;
+}  // namespace
+
+// Workers that only poll, past the last busy end, for the limit: named (adws-ml without stealing once hung
+// so, each poll counted as progress). A busy charge in between starts the count again.
+TEST(SimWatch, IdlePollsPastTheLastBusyEndAreNamedAfterTheLimit) {
+  roost::platform::sim_watch w(1.0, 0.25, sample(0, 0, 0, 0));
+  const double past = roost::platform::sim_watch::kIdlePastBusyNs + 1e4;  // past both busy ends below
+  EXPECT_EQ(w.look(sample(10, 0, past, 5e3)), verdict::fine);
+  EXPECT_EQ(w.look(sample(20, 0, past + 1, 5e3)), verdict::fine);
+  EXPECT_EQ(w.look(sample(30, 1, past + 2, 6e3)), verdict::fine);  // a busy charge: counted again
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(w.look(sample(40 + 10 * i, 1, past + 3 + i, 6e3)), verdict::fine) << i;
+  EXPECT_EQ(w.look(sample(80, 1, past + 9, 6e3)), verdict::idling);
+  EXPECT_DOUBLE_EQ(w.idling_s(), 1.0);
+}
+
+// Idle polls that have not passed the last busy end are workers waiting for a long kernel (its charge ended
+// far ahead) or the gap between two tasks: never named, however long they last in real time. Nor is
+// anything between runs.
+TEST(SimWatch, IdlePollsBeforeTheLastBusyEndOrOutsideARunAreFine) {
+  roost::platform::sim_watch w(1.0, 0.25, sample(0, 0, 0, 0));
+  for (int i = 1; i <= 40; ++i) EXPECT_EQ(w.look(sample(10u * i, 0, 1e3 * i, 1e9)), verdict::fine) << i;
+  for (int i = 1; i <= 40; ++i) EXPECT_EQ(w.look(sample(400u + 10u * i, 0, 2e9 + i, 1e9, false)), verdict::fine) << i;
+  EXPECT_DOUBLE_EQ(w.idling_s(), 0);
+}
+
+// No charge at all for the limit: stalled (the spin-wait diagnostics below). A caller that knows the stall
+// to be slow work forgives it, and the count starts again.
+TEST(SimWatch, NoChargeForTheLimitIsAStall) {
+  roost::platform::sim_watch w(1.0, 0.25, sample(5, 5, 100, 100));
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(w.look(sample(5, 5, 100, 100)), verdict::fine) << i;
+  EXPECT_EQ(w.look(sample(5, 5, 100, 100)), verdict::stalled);
+  w.forgive_stall();
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(w.look(sample(5, 5, 100, 100)), verdict::fine) << i;
+  EXPECT_EQ(w.look(sample(5, 5, 100, 100)), verdict::stalled);
+  EXPECT_EQ(w.look(sample(6, 5, 100, 100)), verdict::fine);  // a charge
 }
 
 // A task that spin-waits for another task can never see it progress on one OS thread: a diagnostic that

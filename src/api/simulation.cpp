@@ -185,19 +185,25 @@ void simulation::watch() {
   // 0.25 s, and a test of what the watchdog does during a long touch needed a touch of more than 0.25 s.
   const double period_s = std::clamp(limit_s / 4, 0.01, 0.25);
   const auto period = std::chrono::duration<double>(period_s);
-  std::uint64_t last = plat_.progress();
-  double still_s = 0;
+  platform::sim_watch rule(limit_s, period_s, plat_.sample());
   std::unique_lock<std::mutex> lk(watch_mu_);
   while (!watch_cv_.wait_for(lk, period, [this] { return stopping_; })) {
-    const std::uint64_t now = plat_.progress();
-    if (now != last || !plat_.in_run()) {
-      last = now;
-      still_s = 0;
-      continue;
-    }
-    still_s += period_s;
-    if (still_s < limit_s) continue;
+    const platform::sim_sample now = plat_.sample();
+    const platform::sim_watch::verdict v = rule.look(now);
+    if (v == platform::sim_watch::verdict::fine) continue;
     char why[768];
+    if (v == platform::sim_watch::verdict::idling) {
+      std::snprintf(why, sizeof why,
+                    "for %.1f s of real time every simulated worker has only looked for work, finding none it "
+                    "could take: no task has run a runtime operation or declared work, and none was stolen, "
+                    "since virtual time %.0f ns, and the polls have moved the clock to %.0f ns (seed %llu). Work "
+                    "the scheduler holds reaches no worker: an error of roost's scheduler; please report it with "
+                    "the seed, the scheduler and the topology (stall_wall_s in %s sets this limit).",
+                    rule.idling_s(), now.busy_clock, now.clock, static_cast<unsigned long long>(plat_.seed()),
+                    params_source_.c_str());
+      platform::os::fatal("roost: simulated platform: no task progress", why);
+    }
+    const double still_s = rule.stalled_s();
     if (const std::size_t bytes = touch_in_walk_.load(std::memory_order_relaxed)) {
       // A walk ends (its bytes are this process's memory, checked before it began): slow, never a hang. It
       // ended the process, so whether a correct program of a large touch ran depended on the host's speed
@@ -210,7 +216,7 @@ void simulation::watch() {
                      "kernel itself touches (its block, not the whole array) to simulate faster.\n",
                      plat_.running_thread(), bytes, still_s, plat_.running_clock(),
                      static_cast<unsigned long long>(plat_.seed()));
-      still_s = 0;
+      rule.forgive_stall();
       continue;
     }
     std::string task = "?";

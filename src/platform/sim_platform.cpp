@@ -142,6 +142,11 @@ void sim_platform::charge(double ns, bool busy) {
   me->clock += ns;
   (busy ? me->stats.busy_ns : me->stats.idle_ns) += ns;
   progress_.fetch_add(1, std::memory_order_relaxed);
+  running_clock_.store(me->clock, std::memory_order_relaxed);  // one worker polling alone never switches
+  if (busy) {
+    busy_progress_.store(busy_progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    if (me->clock > busy_clock_.load(std::memory_order_relaxed)) busy_clock_.store(me->clock, std::memory_order_relaxed);
+  }
   if (ready_.empty()) return;
   const ready& next = ready_.top();
   if (next.clock > me->clock) return;  // still the earliest (equal clocks: the other one goes first)

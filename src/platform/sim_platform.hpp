@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "platform/sim_costs.hpp"
+#include "platform/sim_watch.hpp"
 #include "ult/context.hpp"
 #include "ult/stack.hpp"
 
@@ -131,6 +132,19 @@ class sim_platform {
   // whether a run is under way, and which sim thread runs which task now. A task that spins on another
   // task's progress never reaches a charge, and on one OS thread nothing else can run: the count stops.
   std::uint64_t progress() const { return progress_.load(std::memory_order_relaxed); }
+  // All of it, with the count of busy charges only (a task's runtime operations and declared work, a steal)
+  // and the latest clock one ended at: idle charges (a failed steal attempt, a poll's pause) move only
+  // progress(), and workers that poll for work none of them can take move the clock past every busy end
+  // (sim_watch.hpp).
+  sim_sample sample() const {
+    sim_sample s;
+    s.in_run = in_run();
+    s.progress = progress();
+    s.busy_progress = busy_progress_.load(std::memory_order_relaxed);
+    s.clock = running_clock();
+    s.busy_clock = busy_clock_.load(std::memory_order_relaxed);
+    return s;
+  }
   bool in_run() const { return in_run_.load(std::memory_order_relaxed); }
   unsigned running_thread() const { return running_thread_.load(std::memory_order_relaxed); }
   const void* running_task() const { return running_task_.load(std::memory_order_relaxed); }
@@ -226,6 +240,8 @@ class sim_platform {
   std::uint64_t touched_bytes_ = 0, operations_ = 0;
   std::uint64_t line_accesses_ = 0;  // cache lines the touches walked through the memory model
   std::atomic<std::uint64_t> progress_{0};
+  std::atomic<std::uint64_t> busy_progress_{0};  // written by the sim thread alone (a load and a store)
+  std::atomic<double> busy_clock_{0};
   std::atomic<bool> in_run_{false};
   std::atomic<unsigned> running_thread_{0};
   std::atomic<const void*> running_task_{nullptr};
