@@ -117,6 +117,7 @@ class engine final : public engine_base {
       if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
       else spawn_parent_first(w, g, f);
     } catch (...) {
+      of(w).policy_.spawn_failed(w, f);
       --g.spawned;
       throw;
     }

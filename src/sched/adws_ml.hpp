@@ -120,6 +120,11 @@ class adws_ml_policy : public policy_base {
     id.range_lo = of(w).leaf_group;
     id.range_hi = id.range_lo + 0.5;
   }
+  // The child of a spawn that threw never runs: its hold (order(), deal()) ends here. A child whose order()
+  // threw (open_group's reservation) was given no node: its own is still the cleared one.
+  void spawn_failed(engine::worker& w, detail::task_frame& f) {
+    if (f.id.sched_node) release(of(w), static_cast<node*>(f.id.sched_node));
+  }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });

@@ -96,6 +96,9 @@ class policy_base {
   void on_task_start(engine::worker&, detail::task_id&) {}
   void adopt_unnamed(engine::worker&, detail::task_id&) {}
   void on_task_end(engine::worker&, detail::task_id&) {}
+  // A spawn that threw after order() spawned nothing (engine.hpp, spawn_body): the child never runs, and a
+  // policy undoes what order() did for it alone (adws-ml: the child's hold on its node).
+  void spawn_failed(engine::worker&, detail::task_frame&) {}
   void on_task_resume(engine::worker&, detail::task_id&) {}
   void on_task_suspend(engine::worker&, detail::task_id&) {}
   void before_remote_end(engine::worker&) {}
