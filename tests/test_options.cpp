@@ -575,7 +575,11 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
   }
   {
     scoped_env e("ROOST_PREEMPT_TIMER", "per-process");
-    expect_mentions(error_of({}), {"ROOST_PREEMPT_TIMER='per-process'", "aligned", "naive", "chained", "cputime"});
+    expect_mentions(error_of({}), {"ROOST_PREEMPT_TIMER='per-process'", "aligned", "naive", "chained", "cputime", "monitor"});
+  }
+  {
+    scoped_env e("ROOST_PREEMPT_TIMER", "monitor");
+    EXPECT_EQ(roost::resolve({}).preempt_timer, roost::preempt_timer_design::monitor);
   }
   {
     scoped_env e("ROOST_PREEMPT_TIMER", "Chained");

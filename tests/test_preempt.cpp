@@ -100,9 +100,10 @@ TEST(PreemptFork, AChildOfForkHasTicksOfItsOwn) {
   }
 }
 
-// With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain.
+// With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain;
+// under the monitor, a worker is ticked only by the monitor thread.
 TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
-  for (const char* timer : {"aligned", "naive", "chained", "cputime"})
+  for (const char* timer : {"aligned", "naive", "chained", "cputime", "monitor"})
     for (unsigned workers : {2u, 3u, 8u}) {
       // Under TSan a sleeping chain head passes no tick on (RandomTreesWithSpinners... says why), and
       // whether worker 0 sleeps here depends on the policy's placement.
@@ -111,7 +112,7 @@ TEST_P(Preempt, AsManySpinnersAsWorkersComplete) {
       rt.run([&] { spinners_then_setter(workers); });
     }
   // KLT-switching: every spinner's thread sleeps with it, and spares serve the workers.
-  for (const char* timer : {"aligned", "chained"})
+  for (const char* timer : {"aligned", "chained", "monitor"})
     for (unsigned workers : {2u, 3u, 8u}) {
       if (std::string(timer) == "chained" && roost_test::under_tsan()) continue;
       roost::runtime rt(preempting(GetParam(), workers, "1ms", timer, "klt"));
@@ -239,7 +240,8 @@ TEST_P(Preempt, RandomTreesWithSpinnersAreExactAtA100usInterval) {
   };
   const setting settings[] = {{1, "aligned", "signal"}, {2, "aligned", "signal"}, {3, "aligned", "signal"},
                               {3, "chained", "signal"}, {2, "cputime", "signal"}, {1, "aligned", "klt"},
-                              {3, "aligned", "klt"},    {3, "chained", "klt"}};
+                              {3, "aligned", "klt"},    {3, "chained", "klt"},    {3, "monitor", "signal"},
+                              {3, "monitor", "klt"}};
   for (const auto& [workers, timer, mode] : settings) {
     if (std::string(timer) == "chained" && !chain_with_sleeping_head) continue;
     roost::runtime rt(preempting(GetParam(), workers, "100us", timer, mode));
@@ -820,6 +822,34 @@ TEST(PreemptThread, ATickInsideATouchListenerIsDeferred) {
   EXPECT_EQ(roost::set_touch_consumer(nullptr), &consumer);
   EXPECT_EQ(consumer.preempted_inside, 0u);
   EXPECT_GE(rt.preemptions(), 1u);
+}
+
+// The monitor design arms no timer on a worker: a spinner is preempted only because the monitor thread saw
+// its worker stuck and signalled it. Worker 0 spins non-preemptibly, so the setter can run only where the
+// other spinner is preempted. Each run starts the monitor's looks again (it sleeps between runs).
+TEST(PreemptThread, TheMonitorThreadAloneTicksAStuckWorker) {
+  constexpr unsigned kWorkers = 2;
+  roost::runtime rt(preempting("ws", kWorkers, "200us", "monitor"));
+  EXPECT_NE(rt.describe().find("a monitor thread, no timer on the workers"), std::string::npos) << rt.describe();
+  for (int run = 0; run < 3; ++run) {
+    const std::uint64_t before = rt.preemptions();
+    rt.run([&] {
+      std::atomic<int> flag{0};
+      roost::task_group g;
+      for (unsigned i = 0; i < kWorkers; ++i)
+        g.run([&] {
+          if (roost::this_worker_id() == 0) {
+            roost::non_preemptible np;
+            spin_until(flag);
+          } else {
+            spin_until(flag);
+          }
+        });
+      g.run([&] { flag.store(1, std::memory_order_release); });
+      g.wait();
+    });
+    EXPECT_GT(rt.preemptions(), before) << "run " << run;  // the setter runs only after a preemption
+  }
 }
 
 // The chained timer ticks worker 0 alone; the last worker's task is preempted only if worker 0's tick passes

@@ -23,7 +23,7 @@ inline constexpr unsigned max_workers = 4096;
 enum class adws_stealing { off, on, adaptive };
 
 // ROOST_PREEMPT_TIMER: how preemption's ticks are made (options::preempt_timer).
-enum class preempt_timer_design { aligned, naive, chained, cputime };
+enum class preempt_timer_design { aligned, naive, chained, cputime, monitor };
 
 struct options {
   // ROOST_SCHED: scheduler name (roost::schedulers() lists them). Default "ws".
@@ -94,7 +94,10 @@ struct options {
   // thread's CPU time, so a sleeping worker is never ticked; the kernel checks such timers at its own
   // scheduler tick, so they add no interrupt of their own (the cheapest design: roost-bench
   // --preempt-timers) but fire at that tick's granularity (CONFIG_HZ: an interval shorter than the kernel's
-  // tick becomes that tick). Default aligned.
+  // tick becomes that tick). "monitor": no timer on any worker; a thread of the runtime's own wakes every
+  // interval during run() and signals only the awake workers whose task passed no scheduling point since its
+  // last look (Go's sysmon is the model), so workers whose tasks spawn, wait or end are never interrupted.
+  // Default aligned.
   std::optional<std::string> preempt_timer;
 
   // Scheduler knobs (read only by their scheduler, validated always).

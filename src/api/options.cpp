@@ -434,7 +434,9 @@ resolved_options resolve_settings(const options& o) {
                       "one of aligned (a timer per worker, their ticks evenly spaced over the interval), naive (a "
                       "timer per worker, all ticking at the same instants), chained (one timer, its tick passed "
                       "from worker to worker, only to those whose task may be stuck), cputime (a timer per worker "
-                      "counting its thread's CPU time, at the kernel's tick granularity)",
+                      "counting its thread's CPU time, at the kernel's tick granularity), monitor (no timer on any worker: a "
+                      "thread of the runtime's own wakes every interval and signals only the workers whose task "
+                      "may be stuck)",
                       "aligned"};
   if (auto s = text_of(timer, o.preempt_timer)) {
     std::string x = lower(s->text);
@@ -442,6 +444,7 @@ resolved_options resolve_settings(const options& o) {
     else if (x == "naive") r.preempt_timer = preempt_timer_design::naive;
     else if (x == "chained") r.preempt_timer = preempt_timer_design::chained;
     else if (x == "cputime") r.preempt_timer = preempt_timer_design::cputime;
+    else if (x == "monitor") r.preempt_timer = preempt_timer_design::monitor;
     else invalid(*s, timer);
   }
 

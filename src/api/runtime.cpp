@@ -704,6 +704,7 @@ std::string runtime_core::describe() const {
     const double us = static_cast<double>(cfg.preempt_interval_ns) / 1e3;
     os << "; preemption: " << (cfg.preempt_klt ? "KLT-switching" : "signal-yield") << " every " << (us >= 1000 ? us / 1000 : us) << (us >= 1000 ? " ms" : " us")
        << (cfg.preempt_timer == preempt_timer_design::chained   ? " (one chained timer)"
+           : cfg.preempt_timer == preempt_timer_design::monitor ? " (a monitor thread, no timer on the workers)"
            : cfg.preempt_timer == preempt_timer_design::naive   ? " (naive per-worker timers)"
            : cfg.preempt_timer == preempt_timer_design::cputime ? " of CPU time (per-worker CPU-time timers, at the "
                                                                   "kernel's tick granularity)"

@@ -99,25 +99,78 @@ preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_de
     chain_seen_[i].store(0, std::memory_order_relaxed);
   }
   platform::preempt::install(&on_preempt_tick, setting);
+  if (design_ == preempt_timer_design::monitor) {
+    try {
+      monitor_ = std::thread([this] { monitor_loop(); });
+    } catch (...) {
+      platform::preempt::uninstall();
+      throw;
+    }
+  }
+}
+
+// Worker j's thread, if it serves j, is awake and its progress signature has not moved since the last look
+// (which this one records when it has).
+bool preemption_timers::may_be_stuck(std::size_t j, long& tid) {
+  tid = tids_[j].load(std::memory_order_relaxed);
+  const worker& w = *workers_[j];
+  if (tid == 0 || w.sleeping.load(std::memory_order_relaxed)) return false;
+  const std::uint64_t progress = progress_signature(w);
+  if (progress != chain_seen_[j].load(std::memory_order_relaxed)) {
+    chain_seen_[j].store(progress, std::memory_order_relaxed);  // progress since the last look: not stuck
+    return false;
+  }
+  return true;
 }
 
 void preemption_timers::pass_on(unsigned from) {
   if (design_ != preempt_timer_design::chained) return;
-  for (std::size_t j = from + 1; j < workers_.size(); ++j) {
-    const long tid = tids_[j].load(std::memory_order_relaxed);
-    const worker& w = *workers_[j];
-    if (tid == 0 || w.sleeping.load(std::memory_order_relaxed)) continue;
-    const std::uint64_t progress = progress_signature(w);
-    if (progress != chain_seen_[j].load(std::memory_order_relaxed)) {
-      chain_seen_[j].store(progress, std::memory_order_relaxed);  // progress since the last look: not stuck
+  long tid = 0;
+  for (std::size_t j = from + 1; j < workers_.size(); ++j)
+    if (may_be_stuck(j, tid)) {
+      platform::preempt::signal_thread(tid);  // its handler goes on from j
+      return;
+    }
+}
+
+// Sleeps while no run is under way; during one, looks at every worker once an interval, on the same phase
+// as worker 0's ticks in the other designs. A look that finds a worker stuck signals it: the handler then
+// preempts its task if it, too, sees no progress since its last tick (on_preempt_tick), so a task that stops
+// passing scheduling points is preempted after two or three intervals, as under the chained timer.
+void preemption_timers::monitor_loop() {
+  platform::preempt::block_all_signals_here();
+  constexpr std::uint32_t kServing = 1, kStop = 2;
+  std::uint64_t next = 0;
+  for (;;) {
+    const std::uint32_t word = monitor_word_.load(std::memory_order_acquire);
+    if (word & kStop) return;
+    if (!(word & kServing)) {
+      platform::preempt::wait_word(monitor_word_, word, 0);
+      next = 0;
       continue;
     }
-    platform::preempt::signal_thread(tid);  // its handler goes on from j
-    return;
+    const std::uint64_t now = platform::native_platform::now_ns();
+    if (next == 0) next = now + interval_ns_;
+    if (now < next) {
+      platform::preempt::wait_word(monitor_word_, word, next);
+      continue;  // woken early (a run ended, or stop) or on time: look again
+    }
+    next += interval_ns_;
+    if (next <= now) next = now + interval_ns_;  // the monitor lost its CPU for intervals: no burst to catch up
+    long tid = 0;
+    for (std::size_t j = 0; j < workers_.size(); ++j)
+      if (may_be_stuck(j, tid)) platform::preempt::signal_thread(tid);
   }
 }
 
-preemption_timers::~preemption_timers() { platform::preempt::uninstall(); }
+preemption_timers::~preemption_timers() {
+  if (monitor_.joinable()) {
+    monitor_word_.fetch_or(2, std::memory_order_acq_rel);
+    platform::preempt::wake_word(monitor_word_);
+    monitor_.join();
+  }
+  platform::preempt::uninstall();
+}
 
 void preemption_timers::check_handler() const { platform::preempt::check_installed(setting_); }
 
@@ -139,6 +192,14 @@ void preemption_timers::check_mask_here(unsigned id) {
 }
 
 void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t) {
+  if (design_ == preempt_timer_design::monitor) {
+    tids_[id].store(t.tid, std::memory_order_relaxed);  // looked at by the monitor from now on
+    if (id == 0) {
+      monitor_word_.fetch_or(1, std::memory_order_acq_rel);  // a run: the monitor wakes
+      platform::preempt::wake_word(monitor_word_);
+    }
+    return;
+  }
   if (design_ == preempt_timer_design::chained) {
     tids_[id].store(t.tid, std::memory_order_relaxed);  // reached by the chain from now on
     if (id != 0) return;
@@ -153,7 +214,12 @@ void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_
 
 void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t) {
   platform::preempt::disarm(t);
-  if (design_ == preempt_timer_design::chained) tids_[id].store(0, std::memory_order_relaxed);
+  if (design_ == preempt_timer_design::chained || design_ == preempt_timer_design::monitor)
+    tids_[id].store(0, std::memory_order_relaxed);
+  if (design_ == preempt_timer_design::monitor && id == 0) {
+    monitor_word_.fetch_and(~1u, std::memory_order_acq_rel);  // between runs: the monitor sleeps
+    platform::preempt::wake_word(monitor_word_);
+  }
 }
 
 }  // namespace roost::engine

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "platform/preempt_signal.hpp"
@@ -24,7 +25,7 @@ void on_preempt_tick(void* ucontext);
 // Out of line and cold: called by the scheduling loop only (engine.hpp, find_work).
 [[gnu::cold, gnu::noinline]] void note_no_idle_fiber() noexcept;
 
-// One runtime's timers (seed 003 §3.4, digest §4.4), in one of four designs (ROOST_PREEMPT_TIMER):
+// One runtime's timers (seed 003 §3.4, digest §4.4), in one of five designs (ROOST_PREEMPT_TIMER):
 //  - per-worker, aligned: a timer per worker, signalling its worker's thread; worker i's ticks fall i/n of
 //    the interval after worker 0's, so no two workers' ticks coincide and contend for the kernel's lock;
 //  - per-worker, naive: the same, all ticking at the same instants;
@@ -38,7 +39,13 @@ void on_preempt_tick(void* ucontext);
 //    worker is never ticked, and the kernel checks these timers at its own scheduler tick, so they add no
 //    interrupt: on a VM, where a timer interrupt costs ~15 us, the only design whose cost does not show
 //    (roost-bench --preempt-timers). Its ticks come at the kernel's tick granularity (CONFIG_HZ).
-// Between two runs worker 0's timer is disarmed, so in the chained design nothing ticks then.
+//  - monitor (not in the thesis; Go's sysmon is the model): no timer on any worker. A thread of the
+//    runtime's own, which takes no task, wakes every interval during a run and looks at every worker as the
+//    chain does, signalling each one that may be stuck. A worker whose tasks pass scheduling points is never
+//    interrupted: every tick of the other designs interrupts a worker (worker 0's, in the chained one), and
+//    on a VM a tick with an empty handler cost +3% at 1 ms, over the thesis's 1% before roost does anything.
+// Between two runs worker 0's timer is disarmed, so in the chained design nothing ticks then, and the
+// monitor sleeps until the next run.
 class preemption_timers {
  public:
   // workers: the runtime's, by id; they outlive this object's last tick.
@@ -48,6 +55,7 @@ class preemption_timers {
   // Before each run: the tick's handler is still roost's (platform::preempt::check_installed).
   void check_handler() const;
   ~preemption_timers();
+  void monitor_loop();  // the monitor design's thread
   preemption_timers(const preemption_timers&) = delete;
 
   // A kernel thread starts or stops serving worker `id`; `t` is that thread's own timer, which signals it,
@@ -76,6 +84,12 @@ class preemption_timers {
   // chain saw there at its last look. Written by the worker's thread and by the chain's handlers.
   std::unique_ptr<std::atomic<long>[]> tids_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> chain_seen_;
+  // Monitor: whether worker 0 is served (a run is under way: bit 0) and whether to stop (bit 1). The
+  // monitor sleeps on it (platform::preempt::wait_word); both changes wake it.
+  std::atomic<std::uint32_t> monitor_word_{0};
+  std::thread monitor_;
+  // Chained and monitor: whether worker j may be stuck, the look both make (the chain's at most once a tick).
+  bool may_be_stuck(std::size_t j, long& tid);
 };
 
 }  // namespace roost::engine

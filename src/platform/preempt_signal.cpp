@@ -1,6 +1,7 @@
 #include "platform/preempt_signal.hpp"
 
 #include <dlfcn.h>
+#include <linux/futex.h>
 #include <link.h>
 #include <pthread.h>
 #include <sys/syscall.h>
@@ -272,6 +273,27 @@ void signal_thread(long tid) {
   // getpid and tgkill are system calls, safe in a handler. A thread that ended since its id was read makes
   // this fail with ESRCH, harmlessly; the caller's errno is the handler's to keep (engine/preemption.cpp).
   ::syscall(SYS_tgkill, static_cast<long>(::getpid()), tid, kSignal);
+}
+
+void block_all_signals_here() {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+}
+
+void wait_word(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::uint64_t deadline_ns) {
+  static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
+  struct timespec until;
+  until.tv_sec = static_cast<time_t>(deadline_ns / 1'000'000'000ull);
+  until.tv_nsec = static_cast<long>(deadline_ns % 1'000'000'000ull);
+  // FUTEX_WAIT_BITSET takes an absolute deadline on CLOCK_MONOTONIC; a spurious or early return is the
+  // caller's to look again (EINTR, EAGAIN: the word changed, ETIMEDOUT).
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_BITSET_PRIVATE, expected,
+            deadline_ns ? &until : nullptr, nullptr, FUTEX_BITSET_MATCH_ANY);
+}
+
+void wake_word(std::atomic<std::uint32_t>& word) {
+  ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
 }
 
 thread_timer create_for_this_thread(bool cpu_time) {

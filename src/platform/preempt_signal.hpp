@@ -4,6 +4,7 @@
 //
 // Linux only: a timer that signals one thread (SIGEV_THREAD_ID) is a Linux extension, as the thesis notes.
 #pragma once
+#include <atomic>
 #include <csignal>
 #include <cstdint>
 #include <string>
@@ -95,5 +96,13 @@ long this_thread_id();
 // Sends kSignal to thread `tid` of this process (tgkill): async-signal-safe, for a handler that passes its
 // tick on (the chained timer, engine/preemption.hpp).
 void signal_thread(long tid);
+
+// For the monitor design's thread (engine/preemption.hpp): it blocks every signal, and it sleeps on a word
+// until the word is no longer `expected` or, with a deadline (absolute CLOCK_MONOTONIC ns; 0: none), until
+// then. wake_word wakes it: a system call, async-signal-safe (a handler that moves a worker to another
+// kernel thread calls it).
+void block_all_signals_here();
+void wait_word(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::uint64_t deadline_ns);
+void wake_word(std::atomic<std::uint32_t>& word);
 
 }  // namespace roost::platform::preempt
