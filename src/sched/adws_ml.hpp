@@ -154,6 +154,12 @@ class adws_ml_policy : public policy_base {
   std::string notes() const;
 
   const topo::memory_tree& tree() const { return tree_; }
+  // Distribution nodes the workers' pools hold, in use or free (tests: memory stays flat over runs).
+  std::size_t nodes_allocated() const {
+    std::size_t n = 0;
+    for (const per_worker& me : ws_) n += me.nodes.allocated();
+    return n;
+  }
 
   // Distribution-tree node: a range of groups at one level (adws_nodes.hpp: shared fields, generations).
   struct node : adws::node_links<node> {

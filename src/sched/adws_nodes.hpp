@@ -41,6 +41,8 @@ struct node_links {
   std::atomic<std::uint32_t> gen{0};
   std::atomic<bool> active{false};
   Node* next_free = nullptr;
+  // The pool whose arena holds it (node_pool::take writes it): a node given back elsewhere goes home.
+  void* home = nullptr;
   // The task and the group that opened it; read by that task only (adws::splice_out_of_order).
   const detail::task_id* opener = nullptr;
   detail::group_state* group = nullptr;
@@ -173,6 +175,7 @@ class node_pool {
     Node* n = free_;
     if (n) free_ = n->next_free;
     else n = &arena_.emplace_back();
+    n->home = this;
     rewrite_node(*n, [&] {
       n->lo.store(r.lo, std::memory_order_release);
       n->hi.store(r.hi, std::memory_order_release);
@@ -194,6 +197,7 @@ class node_pool {
   // (steal) followed for ever (an outside-user campaign: adws-ml stalled the simulated platform). adws-ml's
   // nodes now live while a task names them (adws_ml.hpp, holders); this stays as the guard of every chain.
   void reserve_one(const Node* parent) {
+    take_returned();
     for (Node** link = &free_; *link; link = &(*link)->next_free) {
       Node* n = *link;
       if (on_chain(parent, n)) continue;
@@ -207,20 +211,48 @@ class node_pool {
     n->next_free = free_;
     free_ = n;
   }
+  // Called by the pool of the worker the node is given back on, which need not be its home: a group joins
+  // where its task resumes, and an adws-ml node's last holder may end anywhere. Kept where it was given
+  // back, a node never went home: the worker that opens most groups allocated a node at nearly every open
+  // while others piled up free ones, and the arenas grew with the number of runs (a review: 770 nodes
+  // after 3,000 runs of one program on 8 simulated workers, none in use). So a node goes home: onto this
+  // pool's free list when it is this pool's, else onto its home's return list, which the home's owner
+  // takes at its next reservation. The list is a stack that others only push onto and the owner empties
+  // whole (no pop of one node, so no ABA); the push's release publishes the freed node's fields.
   void give_back(Node* n) {
     n->active.store(false, std::memory_order_release);
     n->gen.fetch_add(1, std::memory_order_release);  // odd: free, its fields still its last group's
-    n->next_free = free_;  // parent kept
-    free_ = n;
+    auto* home = static_cast<node_pool*>(n->home);
+    if (home == this || home == nullptr) {
+      n->next_free = free_;  // parent kept
+      free_ = n;
+      return;
+    }
+    Node* head = home->returned_.load(std::memory_order_relaxed);
+    do n->next_free = head;
+    while (!home->returned_.compare_exchange_weak(head, n, std::memory_order_release, std::memory_order_relaxed));
   }
+  // The nodes this pool's arena holds, in use or free (tests: memory stays flat).
+  std::size_t allocated() const { return arena_.size(); }
 
  private:
+  void take_returned() {
+    if (returned_.load(std::memory_order_relaxed) == nullptr) return;
+    Node* got = returned_.exchange(nullptr, std::memory_order_acquire);
+    while (got) {
+      Node* next = got->next_free;
+      got->next_free = free_;
+      free_ = got;
+      got = next;
+    }
+  }
   static bool on_chain(const Node* from, const Node* n) {
     for (const Node* x = from; x; x = x->parent.load(std::memory_order_acquire))
       if (x == n) return true;
     return false;
   }
   Node* free_ = nullptr;
+  std::atomic<Node*> returned_{nullptr};  // given back by other workers' pools (give_back)
   std::deque<Node> arena_;
 };
 
