@@ -70,6 +70,31 @@ TEST(MemoryTree, MoreWorkersThanPusGetLeavesOfTheirOwn) {
   EXPECT_EQ(m.levels[1].group_of_worker[2], m.levels[1].group_of_worker[0]);
 }
 
+// 6 workers on two packages of two L2s of two cores: the second package fills one of its L2s, whose workers
+// are all its L3's, so its workers share one cache, the first package's two. adws-ml cannot use such a tree:
+// it says which workers differ, and says so on stderr (it was said only under ROOST_VERBOSE, in words that
+// spoke of caches of different depths: an outside-user campaign).
+TEST(MemoryTree, WorkersThatFillTheCachesUnevenlyAreNamed) {
+  const char* machine = "pack:2 l3:1(size=1MiB) l2:2(size=256KiB) core:2 pu:1";
+  tp::memory_tree m = tree_of(machine, 6);
+  EXPECT_EQ(m.depth(), 2u) << m.summary();
+  EXPECT_NE(m.note.find("the workers do not fill the caches evenly (worker 0 shares 2 caches with other workers, "
+                        "worker 4 1;"), std::string::npos) << m.note;
+  EXPECT_TRUE(tree_of(machine, 8).note.empty()) << tree_of(machine, 8).note;
+  testing::internal::CaptureStderr();
+  {
+    roost::options o;
+    o.scheduler = "adws-ml";
+    o.topology = machine;
+    o.workers = 6;
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return 7; }), 7);
+  }
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("roost: adws-ml: the workers do not fill the caches evenly"), std::string::npos) << err;
+  EXPECT_NE(err.find("ROOST_WORKERS"), std::string::npos) << err;
+}
+
 // The most workers a runtime may have, oversubscribed on two PUs: the tree was built from a set of workers per
 // worker and cache, quadratic in workers (1.26 GB and 14 s to make an adws-ml runtime of 4,096; an
 // outside-user campaign). The same tree, from counts.

@@ -344,16 +344,7 @@ std::string made_up_cache_sizes(const topo::topology& tp) {
   return os.str();
 }
 
-// Each note on stderr once per process, whichever runtime meets it first: one flag per kind of note kept a
-// later runtime's new note (a default distribution set in code since) from being said (a review).
-void say_each_once(const std::vector<std::string>& notes) {
-  if (notes.empty()) return;
-  static std::mutex* mu = new std::mutex;  // never destroyed: runtimes may be made during static destruction
-  static auto* said = new std::set<std::string>;
-  std::lock_guard<std::mutex> lk(*mu);
-  for (const std::string& n : notes)
-    if (said->insert(n).second) std::fprintf(stderr, "roost: %s\n", n.c_str());
-}
+using platform::say_each_once;
 
 resolved_options resolve_or_empty_report(const options& o) {
   try {

@@ -4,6 +4,7 @@
 #include "sched/adws_ml.hpp"
 
 #include "platform/platform.hpp"
+#include "platform/say_once.hpp"
 #include "sched/adws_own_work.hpp"
 
 #include <algorithm>
@@ -51,6 +52,13 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
   root_.lo = 0;
   root_.hi = 1;
   root_.level = 0;
+  // A topology whose caches it cannot use makes adws-ml adws over the workers: said on stderr, once per
+  // reason (it was said only under ROOST_VERBOSE, and a run of 6 workers on 8 PUs lost every cache level
+  // without a word: an outside-user campaign).
+  if (!tree_.note.empty())
+    platform::say_each_once({"adws-ml: " + tree_.note + "; it deals over the workers alone, as adws does. Give it "
+                             "a worker count that fills the caches evenly (ROOST_WORKERS), or a topology whose "
+                             "caches of one level hold equal shares of the workers"});
 }
 
 void adws_ml_policy::iteration_begin() {
