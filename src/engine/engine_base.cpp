@@ -206,6 +206,13 @@ void ready_klt(klt& k, const ult::context& home, const resolved_options& cfg) {
   // child's thread has another id) is forgotten, not deleted (its id may name one of the child's): the
   // child's runtime ran without ticks, and a spinner hung it.
   if (k.timer.valid && k.timer.tid != k.tid) k.timer.valid = false;
+  // The monitor design signals threads by their id and arms no timer: none is made, and one made for another
+  // design is deleted (one the kernel refused
+  // left its thread's id unrecorded, and the monitor never looked at that worker: a review).
+  if (cfg.preempt_timer == preempt_timer_design::monitor) {
+    platform::preempt::destroy(k.timer);
+    return;
+  }
   if (k.timer.valid && k.timer.cpu_time != cpu_time) platform::preempt::destroy(k.timer);
   if (k.timer.valid) return;
   try {
@@ -412,7 +419,7 @@ void engine_base::klt_spare_main(void* eng, worker& w, klt& k) {
 void engine_base::start_serving(worker& w, klt& k) {
   if (!preempt_) return;
   platform::preempt::note_serving_mask();  // what its tasks run with, after check_mask_here or the spare's unblock
-  preempt_->serve_from(w.id, k.timer);
+  preempt_->serve_from(w.id, k.timer, k.tid);
 }
 void engine_base::stop_serving(worker& w, klt& k) {
   if (preempt_) preempt_->unserve(w.id, k.timer);

@@ -191,9 +191,9 @@ void preemption_timers::check_mask_here(unsigned id) {
                        "queued behind it on worker 0); unblock SIGURG in that thread (pthread_sigmask)");
 }
 
-void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t) {
+void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid) {
   if (design_ == preempt_timer_design::monitor) {
-    tids_[id].store(t.tid, std::memory_order_relaxed);  // looked at by the monitor from now on
+    tids_[id].store(tid, std::memory_order_relaxed);  // looked at by the monitor from now on
     if (id == 0) {
       monitor_word_.fetch_or(1, std::memory_order_acq_rel);  // a run: the monitor wakes
       platform::preempt::wake_word(monitor_word_);

@@ -64,7 +64,8 @@ class preemption_timers {
   // the thread it was made for. In the chained design only the thread serving worker 0 is armed; the
   // others are recorded as the ones the chain signals. Async-signal-safe (a task's thread calls both in a
   // tick's handler); unserve also ends worker 0's ticks at the end of a run, when its thread is no worker.
-  void serve_from(unsigned id, const platform::preempt::thread_timer& t);
+  // `tid` is the serving thread's id, which the monitor signals (it makes no timer).
+  void serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid);
   void unserve(unsigned id, const platform::preempt::thread_timer& t);
   // On a thread about to serve worker `id`: a worker's thread that inherited a mask blocking the signal
   // unblocks it; run's caller (id 0) is warned once instead (its mask is the program's).

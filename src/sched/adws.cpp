@@ -106,6 +106,7 @@ void adws_policy::open_group(engine::worker& w, detail::task_id& cur, detail::gr
     return;
   }
   per_worker& me = of(w);
+  g.dist.mode = kPlain;  // until it is open: a reservation that throws leaves nothing to undo (spawn_failed)
   me.nodes.reserve_one(static_cast<node*>(cur.sched_node));  // may throw: before anything changes
   g.dist.saved_lo = cur.range_lo;
   g.dist.saved_hi = cur.range_hi;

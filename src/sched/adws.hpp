@@ -66,6 +66,20 @@ class adws_policy : public policy_base {
     if (g.dist.mode != kSearchRoot) return spawn_order::child_first;
     return deal(w, f, *w.current_task, g);
   }
+  // A spawn that threw spawned nothing: a dealt child not shipped leaves no ship pending, and a group's first
+  // spawn leaves the group unopened (its count back at 0: wait() never reaches the engine), so what its open
+  // did (a node, the task's range) is undone here as its join would (a review: one node leaked a run).
+  void spawn_failed(engine::worker& w, detail::task_frame& f) {
+    of(w).ship_pending = false;
+    detail::group_state& g = *f.group;
+    if (g.spawned == 1 && g.dist.mode == kSearchRoot) finish_dealt_group(w, g);
+  }
+  // Distribution nodes the workers' pools hold, in use or free (tests: memory stays flat over runs).
+  std::size_t nodes_allocated() const {
+    std::size_t n = 0;
+    for (const per_worker& me : ws_) n += me.nodes.allocated();
+    return n;
+  }
   bool ship(engine::worker& w, detail::task_frame* f);
   ROOST_SEAM void publish_continuation(engine::worker& w, engine::fiber* parent) {
     per_worker& me = of(w);

@@ -120,6 +120,7 @@ void adws_ml_policy::start_root(engine::worker& w, detail::task_id& id) {  // DR
 
 void adws_ml_policy::open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g) {
   per_worker& me = of(w);
+  g.dist.mode = kPlain;  // until it is open: a reservation that throws leaves nothing to undo (spawn_failed)
   const unsigned level = cur.tier;
   const range r = range_of(cur);
   // Level descent (digest §3.3): a task alone in its group moves to the children of the group this

@@ -121,9 +121,16 @@ class adws_ml_policy : public policy_base {
     id.range_hi = id.range_lo + 0.5;
   }
   // The child of a spawn that threw never runs: its hold (order(), deal()) ends here. A child whose order()
-  // threw (open_group's reservation) was given no node: its own is still the cleared one.
+  // threw (open_group's reservation) was given no node: its own is still the cleared one. A group's first
+  // spawn that threw leaves the group unopened (its count back at 0: wait() never reaches the engine), so
+  // what its open did is undone here as its join would (a review: the task kept the group's node and level
+  // for the rest of its life, and one node leaked a run). A dealt child not shipped leaves no ship pending.
   void spawn_failed(engine::worker& w, detail::task_frame& f) {
-    if (f.id.sched_node) release(of(w), static_cast<node*>(f.id.sched_node));
+    per_worker& me = of(w);
+    me.ship_pending = false;
+    if (f.id.sched_node) release(me, static_cast<node*>(f.id.sched_node));
+    detail::group_state& g = *f.group;
+    if (g.spawned == 1 && (g.dist.mode == kSearchRoot || g.dist.mode == kDescended)) finish_group(w, g);
   }
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));

@@ -96,16 +96,17 @@ memory_tree build_memory_tree(const topology& tp, const placement& pl, unsigned 
   for (unsigned w = 1; w < workers; ++w)
     if (chain[w].size() != depth) {
       // A cache that holds the same workers as the one below it is one group: where the workers fill some
-      // caches and not others (6 workers on 8 PUs), a worker's chain is shorter (an outside-user campaign
-      // found the old words, "caches of different depths", wrong for such a machine).
+      // caches and not others (6 workers on 8 PUs, 3 on 2), a worker's chain is shorter (an outside-user
+      // campaign found the old words, "caches of different depths", wrong for such a machine).
       const auto shared = [&](unsigned v) {
         return std::count_if(chain[v].begin(), chain[v].end(), [&](const group_of& g) { return !g.own_leaf && count_in(g.pus) > 1; });
       };
       std::ostringstream why;
       why << "the workers do not fill the caches evenly (worker 0 shares " << shared(0) << " cache"
           << (shared(0) == 1 ? "" : "s") << " with other workers, worker " << w << " " << shared(w)
-          << "; a cache whose workers are all those of the cache below it counts once, so fewer workers than PUs "
-             "can leave some caches partly used): DRAM over per-worker leaves";
+          << "; a cache whose workers are all those of the cache below it counts once, and a worker count that is "
+             "not a multiple of the PUs can leave some caches with fewer workers than others): DRAM over "
+             "per-worker leaves";
       return flat(workers, why.str());
     }
 
