@@ -34,7 +34,12 @@
 //  * a system library: the C library and the dynamic loader, the C++ runtime and unwinder, the sanitizer
 //    runtimes. Their locks (malloc's, stdio's) and per-thread state would otherwise be met, taken and half
 //    changed, by the next task of the same OS thread. A loop that spends almost all its time inside such
-//    a call (sched_yield, say) is preempted only when a tick lands in its own instructions. They are known
+//    a call (sched_yield, say) is preempted only when a tick lands in its own instructions. A loop that
+//    sleeps (std::this_thread::sleep_for, usleep, nanosleep) while it waits for another task is, in
+//    effect, never preempted: it is asleep in the C library whenever a tick comes (an outside-user
+//    campaign: seconds to minutes before the task it waits for ran under the per-worker timers, never under
+//    ROOST_PREEMPT_TIMER=monitor, whose look comes at any moment). Wait with a task_group, or poll without
+//    sleeping, or call roost code between sleeps: a spawn or a wait is a scheduling point. They are known
 //    as shared objects: a program with the C library linked in (-static) is refused preemption (a
 //    config_error), one with the C++ runtime linked in (-static-libstdc++) is told so once, on stderr;
 //  * a replacement allocator loaded as a shared object (jemalloc, tcmalloc, mimalloc: the object that
@@ -88,7 +93,7 @@ void note_preempt_choice(fiber_abi* f, preemption how) noexcept;
 // klt under a runtime that uses signal, a hot loop that must not pay for a switch asks for off. It applies
 // to the task's own code in its scope; a child it spawns there runs with the runtime's default unless it
 // runs inline on the task's stack. Nests, and the innermost wins: a preempt_as(signal) or (klt) inside a
-// preempt_as(off) makes the task preemptible again for its life (a library's region marked off that calls
+// preempt_as(off) makes the task preemptible again while the inner scope lives (a library's region marked off that calls
 // back into code asking for klt; the outer off won, and a spin there hung: an outside-user campaign). A
 // roost::non_preemptible region is not a preempt_as: nothing inside it makes the task preemptible. Outside
 // a task, nothing. Under ROOST_PREEMPT=off no task is ever preempted: asking for signal or klt there is
