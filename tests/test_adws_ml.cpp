@@ -380,14 +380,18 @@ TEST(AdwsMl, NoStealOutOfOrderDealtGroupsComplete) {
 // whose pool made it stayed there, and the opener allocated a new one, so over many runs the pools grew
 // without bound while none was in use (a review: 56 -> 770 nodes over 3,000 runs on 8 simulated workers).
 namespace {
-std::atomic<std::size_t> g_nodes_after_run{0};
-struct node_counting_adws_ml : roost::sched::adws_ml_policy {
-  using adws_ml_policy::adws_ml_policy;
+// adws or adws-ml, counting its pools' nodes at the end of each run.
+template <class Policy>
+struct node_counting : Policy {
+  using Policy::Policy;
+  static inline std::atomic<std::size_t> after_run{0};
   void iteration_end() {
-    adws_ml_policy::iteration_end();
-    g_nodes_after_run.store(nodes_allocated(), std::memory_order_relaxed);
+    Policy::iteration_end();
+    after_run.store(this->nodes_allocated(), std::memory_order_relaxed);
   }
 };
+using node_counting_adws_ml = node_counting<roost::sched::adws_ml_policy>;
+using node_counting_adws = node_counting<roost::sched::adws_policy>;
 }  // namespace
 
 TEST(AdwsMl, NodesStayFlatOverManyRunsOfOutOfOrderJoins) {
@@ -406,12 +410,13 @@ TEST(AdwsMl, NodesStayFlatOverManyRunsOfOutOfOrderJoins) {
       auto body = [&] { got = dealt_out_of_order(7, 1007); };
       core.run([](void* p) { (*static_cast<decltype(body)*>(p))(); }, &body);
       ASSERT_EQ(got, 1000L * (14 + 999) / 2) << machine << ", run " << run;
-      if (run == 300) half = g_nodes_after_run.load(std::memory_order_relaxed);
+      if (run == 300) half = node_counting_adws_ml::after_run.load(std::memory_order_relaxed);
     }
     // The pools settle at what the busiest interleaving so far needed (simulated seed 1, runs 300 -> 600: 78 ->
     // 81 nodes, and 306 -> 317 on 64 workers); going nowhere home they grew by 0.2 and 0.7 nodes a run (141 ->
     // 201 and 502 -> 722). The simulation replays exactly, so these counts are the same at every run of the test.
-    const std::size_t now = g_nodes_after_run.load(std::memory_order_relaxed);
+    const std::size_t now = node_counting_adws_ml::after_run.load(std::memory_order_relaxed);
+    EXPECT_GT(half, 0u) << machine << ": no node counted";
     EXPECT_LE(now, half + half / 20 + 10) << machine << ": " << half << " nodes after 300 runs, " << now << " after 600";
   }
 }
@@ -421,14 +426,6 @@ TEST(AdwsMl, NodesStayFlatOverManyRunsOfOutOfOrderJoins) {
 // once, as the join would (a review: the task kept the group's node and level, and a node leaked a run, under
 // adws and adws-ml). Counted over 200 runs, with the same program without the throw beside it.
 namespace {
-std::atomic<std::size_t> g_adws_nodes_after_run{0};
-struct node_counting_adws : roost::sched::adws_policy {
-  using adws_policy::adws_policy;
-  void iteration_end() {
-    adws_policy::iteration_end();
-    g_adws_nodes_after_run.store(nodes_allocated(), std::memory_order_relaxed);
-  }
-};
 struct throws_when_moved {
   char pad[256] = {};  // larger than the group's inline slot: the engine moves it to its pool
   std::atomic<int>* ran;
@@ -457,7 +454,7 @@ void first_spawn_throws(bool throws, std::atomic<int>& thrown, std::atomic<int>&
   outer.wait();
 }
 template <class Policy>
-std::size_t nodes_grown(bool throws, const char* scheduler, std::atomic<std::size_t>& count, int& thrown_runs) {
+std::size_t nodes_grown(bool throws, const char* scheduler, int& thrown_runs) {
   roost::options o;
   o.scheduler = scheduler;
   o.topology = "pack:4 l3:1(size=1MiB) core:1 pu:1";
@@ -470,21 +467,22 @@ std::size_t nodes_grown(bool throws, const char* scheduler, std::atomic<std::siz
   for (int run = 1; run <= 200; ++run) {
     auto body = [&] { first_spawn_throws(throws, thrown, ran); };
     core.run([](void* p) { (*static_cast<decltype(body)*>(p))(); }, &body);
-    if (run == 10) at10 = count.load(std::memory_order_relaxed);
+    if (run == 10) at10 = Policy::after_run.load(std::memory_order_relaxed);
   }
   thrown_runs = thrown.load();
+  EXPECT_GT(at10, 0u) << scheduler << ": no node counted";
   EXPECT_EQ(ran.load(), throws ? 0 : 200) << scheduler;
-  return count.load(std::memory_order_relaxed) - at10;
+  return Policy::after_run.load(std::memory_order_relaxed) - at10;
 }
 }  // namespace
 
 TEST(AdwsMl, AFirstSpawnThatThrowsUndoesItsGroupsOpen) {
   int thrown = 0;
-  EXPECT_LE((nodes_grown<node_counting_adws_ml>(false, "adws-ml", g_nodes_after_run, thrown)), 1u);
+  EXPECT_LE((nodes_grown<node_counting_adws_ml>(false, "adws-ml", thrown)), 1u);
   EXPECT_EQ(thrown, 0);
-  EXPECT_LE((nodes_grown<node_counting_adws_ml>(true, "adws-ml", g_nodes_after_run, thrown)), 1u);
+  EXPECT_LE((nodes_grown<node_counting_adws_ml>(true, "adws-ml", thrown)), 1u);
   EXPECT_EQ(thrown, 200);
-  EXPECT_LE((nodes_grown<node_counting_adws>(true, "adws", g_adws_nodes_after_run, thrown)), 1u);
+  EXPECT_LE((nodes_grown<node_counting_adws>(true, "adws", thrown)), 1u);
   EXPECT_EQ(thrown, 200);
 }
 
