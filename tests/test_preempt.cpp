@@ -19,6 +19,7 @@
 #include <cerrno>
 #include <thread>
 
+#include <time.h>
 #include <ucontext.h>
 
 #include "engine/critical_windows.hpp"
@@ -98,6 +99,51 @@ TEST(PreemptFork, AChildOfForkHasTicksOfItsOwn) {
         << mode << ": the child " << (WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                                           : "exited with " + std::to_string(WEXITSTATUS(status)));
   }
+}
+
+// A task that waits for a later task by sleeping or yielding in a loop is inside the C library at nearly
+// every tick, where ticks are deferred; the call's return preempts it (platform/sleep_calls.cpp). Before,
+// such a task waited seconds to minutes under the per-worker timers and for ever under the monitor (an
+// outside-user campaign). Each way of polling, in both spawn orders (the polling child spawned before the
+// setter, which a work-first child runs at once; the polling parent after spawning the setter, which a
+// help-first spawn leaves in the deque), with a timer that ticks only a stuck worker (monitor) and one that
+// ticks every worker (aligned). Without the hook the monitor's runs hang: ctest's timeout reports it.
+void poll_until(const std::atomic<int>& flag, int how) {
+  while (flag.load(std::memory_order_acquire) == 0) {
+    switch (how) {
+      case 0: std::this_thread::sleep_for(std::chrono::microseconds(50)); break;
+      case 1: usleep(50); break;
+      case 2: {
+        const timespec ts{0, 50000};
+        clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
+        break;
+      }
+      default: std::this_thread::yield(); break;
+    }
+  }
+}
+
+TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker) {
+  for (const char* mode : {"signal", "klt"})
+    for (const char* timer : {"monitor", "aligned"}) {
+      roost::runtime rt(preempting(GetParam(), 1, "1ms", timer, mode));
+      for (int how = 0; how < 4; ++how) {
+        rt.run([how] {
+          std::atomic<int> flag{0};
+          roost::task_group g;
+          g.run([&] { poll_until(flag, how); });
+          g.run([&] { flag.store(1, std::memory_order_release); });
+          g.wait();
+        });
+        rt.run([how] {
+          std::atomic<int> flag{0};
+          roost::task_group g;
+          g.run([&] { flag.store(1, std::memory_order_release); });
+          poll_until(flag, how);
+          g.wait();
+        });
+      }
+    }
 }
 
 // With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain;
@@ -899,6 +945,28 @@ TEST(PreemptOff, ASpinnerWaitingForALaterSiblingHangsWithoutPreemption) {
   EXPECT_EQ(done, 0) << "the program finished without preemption (status " << status << ")";
   kill(pid, SIGKILL);
   waitpid(pid, &status, 0);
+}
+
+// The wrapped sleeping and yielding calls return what the C library's return, errors included (a
+// clock_nanosleep error is its return value, not errno), outside a runtime and inside a task.
+void expect_sleep_calls_forward() {
+  const timespec bad{0, -1}, short_one{0, 1000};
+  errno = 0;
+  EXPECT_EQ(nanosleep(&bad, nullptr), -1);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(nanosleep(&short_one, nullptr), 0);
+  const int saved = errno = 12345;
+  EXPECT_EQ(clock_nanosleep(CLOCK_MONOTONIC, 0, &bad, nullptr), EINVAL);
+  EXPECT_EQ(errno, saved);
+  EXPECT_EQ(clock_nanosleep(CLOCK_MONOTONIC, 0, &short_one, nullptr), 0);
+  EXPECT_EQ(usleep(1), 0);
+  EXPECT_EQ(sleep(0), 0u);
+  EXPECT_EQ(sched_yield(), 0);
+}
+TEST(PreemptConfig, TheWrappedSleepCallsReturnWhatTheCLibrarysReturn) {
+  expect_sleep_calls_forward();
+  roost::runtime rt(preempting("ws", 1));
+  rt.run([] { expect_sleep_calls_forward(); });
 }
 
 // Which system libraries a process has linked into the program, from the loader's list of objects: the C

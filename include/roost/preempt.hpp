@@ -33,13 +33,15 @@
 //    thread would otherwise find taken): the scheduler's state is never seen half changed;
 //  * a system library: the C library and the dynamic loader, the C++ runtime and unwinder, the sanitizer
 //    runtimes. Their locks (malloc's, stdio's) and per-thread state would otherwise be met, taken and half
-//    changed, by the next task of the same OS thread. A loop that spends almost all its time inside such
-//    a call (sched_yield, say) is preempted only when a tick lands in its own instructions. A loop that
-//    sleeps (std::this_thread::sleep_for, usleep, nanosleep) while it waits for another task is, in
-//    effect, never preempted: it is asleep in the C library whenever a tick comes (an outside-user
-//    campaign: seconds to minutes before the task it waits for ran under the per-worker timers, never under
-//    ROOST_PREEMPT_TIMER=monitor, whose look comes at any moment). Wait with a task_group, or poll without
-//    sleeping, or call roost code between sleeps: a spawn or a wait is a scheduling point. They are known
+//    changed, by the next task of the same OS thread. A tick deferred there for a task that made no
+//    progress for an interval is taken when the task's next call of nanosleep, clock_nanosleep, usleep,
+//    sleep or sched_yield returns (std::this_thread::sleep_for and yield reach them): a loop that waits
+//    for another task by sleeping or yielding, which is inside the C library at nearly every tick, is
+//    preempted at its call's return, within about an interval (before, it waited seconds to minutes, or
+//    for ever under ROOST_PREEMPT_TIMER=monitor: an outside-user campaign). libroost defines those five
+//    functions (weak: a program's own definitions win) and forwards each to the C library's. A task blocked
+//    in the kernel (a mutex, a condition variable, a futex, poll, read) is not preempted: it holds its
+//    worker's thread until woken. The system libraries are known
 //    as shared objects: a program with the C library linked in (-static) is refused preemption (a
 //    config_error), one with the C++ runtime linked in (-static-libstdc++) is told so once, on stderr;
 //  * a replacement allocator loaded as a shared object (jemalloc, tcmalloc, mimalloc: the object that

@@ -58,31 +58,63 @@ void on_preempt_tick(void* ucontext) {
       // §4.1); preempting tasks that spawn and join anyway only reordered them, 5-10% of fib's time at 1 ms.
       w->progress_at_tick = progress;
     } else if (platform::preempt::in_system_library(pc)) {
-      // A system library (its locks and per-thread state): the next tick tries again.
+      // A system library (its locks and per-thread state): the next tick tries again, and so does the
+      // thread's next sleeping or yielding call when it returns (on_sleep_exit: a task that polls with them
+      // is in the C library at nearly every tick).
       bump(w->ticks_deferred);
+      platform::preempt::defer_to_sleep_exit();
     } else if (platform::preempt::interrupted_with_more_blocked(ucontext)) {
       // Inside a signal handler of the program's: the task under it may be anywhere (preempt_signal.hpp).
       bump(w->ticks_deferred);
-    } else {
-      // From here the task's fiber is in the runtime again: a tick while we switch is deferred.
-      set_off(*f, 1);
-      // The task's own choice of thread type (roost::preempt_as), else the runtime's. Returns when the task
-      // is resumed, on this worker (counted then), on this same kernel thread unless the task is
-      // signal-yield and a KLT-switching task of the worker holds this thread now (preempt.hpp);
-      // false if it could not be suspended now (no pooled stack to schedule on without allocating here, no
-      // spare thread): the next tick tries again.
-      const std::uint8_t kind = f->preempt_kind.load(std::memory_order_relaxed);
-      bool (*preempt)(worker&) = kind == 1 ? w->preempt_by[0] : kind == 2 ? w->preempt_by[1] : w->preempt;
-      if (preempt(*w)) {
-        bump(w->preemptions);
-        platform::preempt::adopt_thread_state(ucontext);  // the thread it resumed on may be another
-      } else {
-        bump(w->ticks_deferred);
-      }
-      set_off(*f, 0);
+    } else if (preempt_running_task(*w, *f)) {
+      platform::preempt::adopt_thread_state(ucontext);  // the thread it resumed on may be another
     }
   }
   set_errno_here(saved_errno);
+}
+
+// Suspends f's task, the one running on w, and returns once it is resumed; false if it could not be
+// suspended now (counted as deferred). Called with kSignal blocked in the calling thread: by the kernel in
+// the tick's handler, by on_sleep_exit outside it.
+bool preempt_running_task(worker& w, detail::fiber_abi& f) {
+  // From here the task's fiber is in the runtime again: a tick while we switch is deferred.
+  set_off(f, 1);
+  // The task's own choice of thread type (roost::preempt_as), else the runtime's. Returns when the task is
+  // resumed, on this worker (counted then), on this same kernel thread unless the task is signal-yield and
+  // a KLT-switching task of the worker holds this thread now (preempt.hpp); false if it could not be
+  // suspended now (no pooled stack to schedule on without allocating here, no spare thread): the next tick
+  // tries again.
+  const std::uint8_t kind = f.preempt_kind.load(std::memory_order_relaxed);
+  bool (*preempt)(worker&) = kind == 1 ? w.preempt_by[0] : kind == 2 ? w.preempt_by[1] : w.preempt;
+  const bool done = preempt(w);
+  bump(done ? w.preemptions : w.ticks_deferred);
+  set_off(f, 0);
+  return done;
+}
+
+// A sleeping or yielding call of the C library returned on a thread where a tick was deferred inside a
+// system library while the worker's task made no progress (platform/sleep_calls.cpp). The call is over, so
+// the task is in the program's code, with nothing of the C library's half done: it is preempted here as a
+// tick would, unless something since says not to (the same tests as the handler's, asked again).
+void on_sleep_exit() {
+  const int saved_errno = errno;  // the call's
+  detail::fiber_abi* f = detail::t_running_fiber;
+  auto* w = f ? static_cast<worker*>(f->worker) : nullptr;
+  // Not a worker's task now, the runtime's own code or a non_preemptible region, or progress since the tick
+  // (the task passed a scheduling point, or it ended and this is another task's call).
+  if (!w || !w->preempt || f->preempt_off.load(std::memory_order_relaxed) != 0 ||
+      progress_signature(*w) != w->progress_at_tick)
+    return;
+  // A signal handler of the program's, or code that blocked signals itself: the task under it may be
+  // anywhere, as for a tick (preempt_signal.hpp).
+  if (platform::preempt::more_blocked_here()) return;
+  // As in the handler: the tick's signal blocked while the task switches away; KLT-switching keeps it
+  // blocked while this thread sleeps with the task (engine.hpp, preempt_klt), signal-yield unblocks it for
+  // the tasks that run meanwhile. The thread that resumes the task serves its worker with it unblocked.
+  platform::preempt::block_here();
+  preempt_running_task(*w, *f);
+  platform::preempt::unblock_here();
+  set_errno_here(saved_errno);  // on the thread the task resumed on
 }
 
 preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_design design,
@@ -99,6 +131,7 @@ preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_de
     chain_seen_[i].store(0, std::memory_order_relaxed);
   }
   platform::preempt::install(&on_preempt_tick, setting);
+  platform::preempt::set_sleep_exit_hook(&on_sleep_exit);
   if (design_ == preempt_timer_design::monitor) {
     try {
       monitor_ = std::thread([this] { monitor_loop(); });

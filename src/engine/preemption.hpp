@@ -13,12 +13,22 @@
 #include "platform/preempt_signal.hpp"
 #include "roost/options.hpp"
 
+namespace roost::detail {
+struct fiber_abi;
+}
+
 namespace roost::engine {
 
 struct worker;
 
 // The timer signal's handler body, on the interrupted thread.
 void on_preempt_tick(void* ucontext);
+// The hook of a sleeping or yielding call of the C library on a thread where a tick was deferred inside a
+// system library (platform/sleep_calls.cpp): preempts the stuck task there, after the call.
+void on_sleep_exit();
+// Suspends f's task, running on w, until it is resumed (false, counted as a deferred tick, if it cannot be
+// now). With the tick's signal blocked in the calling thread.
+bool preempt_running_task(worker& w, detail::fiber_abi& f);
 
 // Says once, on stderr, that a worker could not make the idle fiber a preemption needs (out of memory or
 // address space): until one can be made no tick preempts, and a task that spins until another runs spins on.

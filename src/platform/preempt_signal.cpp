@@ -237,6 +237,17 @@ __thread sigset_t t_serving_mask __attribute__((tls_model("initial-exec")));
 
 void note_serving_mask() { pthread_sigmask(SIG_BLOCK, nullptr, &t_serving_mask); }
 
+namespace {
+// Whether `mask` blocks a signal that the calling thread does not block while it serves a worker. The
+// kernel writes the first _NSIG bits of a handler frame's mask (64 on Linux), not the whole of glibc's
+// sigset_t: only those are compared. sigismember is async-signal-safe (POSIX.1-2008).
+bool blocks_more_than_serving(const sigset_t& mask) {
+  for (int sig = 1; sig < 65; ++sig)
+    if (sigismember(&mask, sig) == 1 && sigismember(&t_serving_mask, sig) != 1) return true;
+  return false;
+}
+}  // namespace
+
 bool interrupted_with_more_blocked(const void* ucontext) {
 #ifdef ROOST_TSAN
   // TSan delivers most signals late, from its own code, with a context whose mask blocks signals the
@@ -245,12 +256,7 @@ bool interrupted_with_more_blocked(const void* ucontext) {
   (void)ucontext;
   return false;
 #else
-  const sigset_t& then = static_cast<const ucontext_t*>(ucontext)->uc_sigmask;
-  // The kernel writes the first _NSIG bits of the frame's mask (64 on Linux), not the whole of glibc's
-  // sigset_t: only those are compared. sigismember is async-signal-safe (POSIX.1-2008).
-  for (int sig = 1; sig < 65; ++sig)
-    if (sigismember(&then, sig) == 1 && sigismember(&t_serving_mask, sig) != 1) return true;
-  return false;
+  return blocks_more_than_serving(static_cast<const ucontext_t*>(ucontext)->uc_sigmask);
 #endif
 }
 
@@ -265,6 +271,19 @@ void unblock_here() {
   sigemptyset(&s);
   sigaddset(&s, kSignal);
   pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+}
+
+void block_here() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, kSignal);
+  pthread_sigmask(SIG_BLOCK, &s, nullptr);
+}
+
+bool more_blocked_here() {
+  sigset_t cur;
+  pthread_sigmask(SIG_BLOCK, nullptr, &cur);
+  return blocks_more_than_serving(cur);
 }
 
 long this_thread_id() { return static_cast<long>(::syscall(SYS_gettid)); }

@@ -76,6 +76,21 @@ void note_serving_mask();
 // Signal mask of the calling thread.
 bool blocked_here();
 void unblock_here();
+// Blocks kSignal in the calling thread, as the kernel does while its handler runs; unblock_here undoes it.
+void block_here();
+// Whether the calling thread blocks a signal that it does not block while it serves a worker
+// (note_serving_mask): it runs a signal handler of the program's, or code that blocked signals itself.
+// interrupted_with_more_blocked's question, asked outside a handler. One pthread_sigmask(2) call.
+bool more_blocked_here();
+
+// A tick deferred for a stuck task inside the C library, ended at the library call's exit
+// (sleep_calls.cpp). The handler marks its thread (defer_to_sleep_exit, async-signal-safe: one
+// thread-local store); the thread's next call of nanosleep, clock_nanosleep, usleep, sleep or sched_yield
+// then calls the hook after the C library's call returned, in the program's code (the engine's:
+// engine/preemption.cpp, on_sleep_exit). nullptr: none.
+using sleep_exit_fn = void (*)();
+void defer_to_sleep_exit();
+void set_sleep_exit_hook(sleep_exit_fn f);
 
 // A periodic timer that signals one thread: on CLOCK_MONOTONIC, or on the thread's own CPU-time clock
 // (CLOCK_THREAD_CPUTIME_ID), which the kernel checks at its scheduler tick.
