@@ -344,6 +344,44 @@ TEST(Options, AnInvalidVariableThatAFieldOverridesIsReported) {
   EXPECT_EQ(roost::resolve(o).workers, 2u);
 }
 
+// ROOST_TOPOLOGY is checked by loading it, which resolve() did not do for a variable its field overrides:
+// garbage beside options::topology went unsaid (an outside-user campaign). A valid one is not reported.
+TEST(Options, AnInvalidTopologyThatTheFieldOverridesIsReported) {
+  roost::options o;
+  o.topology = "pack:2 core:1 pu:1";
+  for (const char* value : {"garbage", "pack:1 pu:5000", "/nonexistent.xml", "pack:2 l3:1(size=0) pu:1"}) {
+    scoped_env e("ROOST_TOPOLOGY", value);
+    const roost::resolved_options r = roost::resolve(o);
+    ASSERT_EQ(r.overridden_env_errors.size(), 1u) << value;
+    expect_mentions(r.overridden_env_errors[0],
+                    {"ROOST_TOPOLOGY", value, "not used: the program sets its options:: field"});
+    EXPECT_EQ(r.topology, "pack:2 core:1 pu:1");
+  }
+  scoped_env fine("ROOST_TOPOLOGY", "pack:4 core:1 pu:1");
+  EXPECT_TRUE(roost::resolve(o).overridden_env_errors.empty());
+}
+
+// A decimal too small for a double is inside every range from 0 up: it reads as the nearest double (0 or a
+// denormal), as the long form 0.000...01 did; 1e-400 was refused as 'must be a number in [0, 1e9]' (an
+// outside-user campaign). Too large is still refused, and so is a sign where no negative value is valid.
+TEST(Options, ADecimalTooSmallForADoubleReadsAsZero) {
+  for (const char* tiny : {"1e-400", "1e-5000", "0.5e-330"}) {
+    scoped_env e("ROOST_CATS_MIN_INTENSITY", tiny);
+    const roost::resolved_options r = roost::resolve(roost::options{});
+    EXPECT_GE(r.cats_min_intensity, 0.0) << tiny;
+    EXPECT_LT(r.cats_min_intensity, 1e-300) << tiny;
+  }
+  for (const char* bad : {"1e400", "-1e-400", "1e-400x"}) {
+    scoped_env e("ROOST_CATS_MIN_INTENSITY", bad);
+    expect_mentions(error_of(roost::options{}), {"ROOST_CATS_MIN_INTENSITY", bad});
+  }
+  roost::options o;
+  o.sim_params = "spawn_ns=1e-400";
+  EXPECT_NO_THROW((void)roost::resolve(o));
+  o.sim_params = "spawn_ns=1e400";
+  expect_mentions(error_of(o), {"spawn_ns", "1e400"});
+}
+
 // Issue #23 (10): one whitespace rule for every value. Surrounding whitespace is trimmed, for every variable
 // and every string field; " 3" was rejected by ROOST_WORKERS while strtod let " 0.5" through.
 TEST(Options, SurroundingWhitespaceIsTrimmedForEveryVariable) {

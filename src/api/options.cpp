@@ -21,10 +21,12 @@
 #include "api/simulation.hpp"
 #include "mem/distribution.hpp"
 #include "platform/output_file.hpp"
+#include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
 #include "roost/memory.hpp"
 #include "roost/options.hpp"
 #include "sched/registry.hpp"
+#include "topology/topology.hpp"
 
 namespace roost {
 
@@ -129,7 +131,7 @@ double parse_number(const source& s, const setting& st, double lo, double hi) {
   const char* b = s.text.data();
   const char* e = b + s.text.size();
   double x = 0;
-  auto [end, ec] = std::from_chars(b, e, x);  // unlike strtod: no leading spaces, no '+', no locale's comma
+  auto [end, ec] = platform::parse_decimal(b, e, x);  // unlike strtod: no leading spaces, no '+', no locale's comma
   // "-0" is refused where no negative value is valid, as the integer settings refuse it (it resolved to -0),
   // and the simulator's parameters too; the error says why, as 0 itself is in the range.
   if (ec == std::errc{} && end == e && x == 0 && lo >= 0 && std::signbit(x))
@@ -532,6 +534,15 @@ std::vector<std::string> overridden_env_errors(const options& o) {
       const std::string what = e.what();
       if (what.rfind(std::string(f.env) + "=", 0) == 0 || what.rfind(std::string(f.env) + ":", 0) == 0)
         out.push_back(what + " (not used: the program sets its options:: field)");
+    }
+  }
+  // ROOST_TOPOLOGY's text passes resolve_settings whatever it says: loading it is its check (runtime.cpp). A
+  // garbage value under options::topology went unsaid (an outside-user campaign).
+  if (const char* e = std::getenv("ROOST_TOPOLOGY"); e && *e && o.topology) {
+    try {
+      (void)topo::topology::load(e, "ROOST_TOPOLOGY");
+    } catch (const config_error& err) {
+      out.push_back(std::string(err.what()) + " (not used: the program sets its options:: field)");
     }
   }
   return out;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
 
 namespace roost::platform {
@@ -81,7 +82,7 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
       throw config_error(source + ": '" + pair + "' has no value; must be " + name + "=NUMBER");
     const std::string text = trim(pair.substr(eq + 1));
     double v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    auto [end, ec] = parse_decimal(text.data(), text.data() + text.size(), v);
     const std::string field = found->name;  // the table's spelling
     const double hi = field == "jitter" ? 0.5 : 1e15;
     // An idle worker's poll (and yield) must move its clock: at no cost it stays the earliest worker for ever

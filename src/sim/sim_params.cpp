@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
 #include "topology/topology.hpp"
 
@@ -157,7 +158,7 @@ const param_name* find_name(const std::string& n) {
 bool parse_double(const std::string& s, double& out) {
   const char* b = s.data();
   const char* e = b + s.size();
-  auto [ptr, ec] = std::from_chars(b, e, out);
+  auto [ptr, ec] = platform::parse_decimal(b, e, out);
   // "-0" is refused: no parameter here takes a negative value (as every setting refuses it, options.cpp).
   return ec == std::errc() && ptr == e && std::isfinite(out) && !std::signbit(out);
 }
