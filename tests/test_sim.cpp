@@ -1764,6 +1764,48 @@ TEST(SimPlatformDeathTest, ASpinWaitIsReportedWithItsWorkerAndTask) {
       "no progress: worker 0 has run task 0\\.0 .*spin-waits");
 }
 
+// A worker switched out by the charge of its touch leaves no walk in flight: another worker's task that
+// spins meanwhile is reported. The touch's bytes stayed "in walk" until the touch returned, so the spin was
+// forgiven as a slow walk for ever: a silent hang, said as worker 1 being inside a 4 KiB touch (an outside-user
+// campaign). And a spinner that is a stolen continuation is named: the watchdog said "task ?", because only
+// a task's start told the platform which task ran.
+TEST(SimPlatformDeathTest, ASpinWhileAnotherWorkerIsSwitchedOutInATouchIsReported) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "the watchdog reads the stalled task from another thread";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "stall_wall_s=0.2"));
+        static double a[512];
+        rt.run([] {
+          std::atomic<int> flag{0};
+          roost::task_group tg;
+          tg.run([&] {
+            roost::touch(a, sizeof a);
+            flag.store(1);
+          });
+          tg.run([&] {
+            while (!flag.load()) {
+            }
+          });
+          tg.wait();
+        });
+      },
+      "no progress: worker 1 has run task 0\\.1 .*spin-waits");
+  EXPECT_DEATH(
+      {
+        roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "stall_wall_s=0.2"));
+        rt.run([] {
+          std::atomic<int> flag{0};
+          roost::task_group tg;
+          tg.run([] { roost::compute(1000); });
+          while (!flag.load()) {  // the root's continuation, stolen by worker 1 while its child runs
+          }
+          tg.wait();
+        });
+      },
+      "no progress: worker 1 has run task 0 for");
+}
+
 // Work that costs no virtual time is no progress: a task polling a flag with roost::compute(0) stayed the
 // earliest worker for ever while each poll counted, so the watchdog never named it (an outside-user campaign).
 TEST(SimPlatformDeathTest, ASpinWaitPollingWithFreeWorkIsReportedToo) {

@@ -206,7 +206,7 @@ void detail::hook_root_end(worker_abi& w, const task_id& id) {
 }
 
 void engine::hook_task_resume(detail::worker_abi& w, detail::task_id& id) {
-  if (auto* s = platform::t_sim) s->on_resume();
+  if (auto* s = platform::t_sim) s->on_resume(&id);
   if (auto* t = tracer_of(w)) t->task_resume(w.id, id);
   with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });

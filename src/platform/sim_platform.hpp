@@ -100,7 +100,13 @@ class sim_platform {
     charge_op(costs_.task_start_ns + costs_.task_ns, true, "task_start_ns and task_ns");
   }
   void on_task_end() { charge_op(costs_.task_end_ns, true, "task_end_ns"); }
-  void on_resume() { charge_op(costs_.resume_ns, true, "resume_ns"); }
+  // A suspended task (a stolen continuation, a waiter) goes on: the watchdog names it, not the task that
+  // last started on this sim thread ("task ?" for a stolen continuation that spun: an outside-user campaign).
+  void on_resume(const void* task) {
+    current_->task = task;
+    running_task_.store(task, std::memory_order_relaxed);
+    charge_op(costs_.resume_ns, true, "resume_ns");
+  }
   void on_steal(unsigned thief, unsigned victim, bool taken);
   // A kernel's declared data (roost::touch): its compute part, plus what a memory model adds.
   void on_touch(std::size_t bytes, std::uint64_t lines, double memory_ns);
