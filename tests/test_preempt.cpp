@@ -17,6 +17,7 @@
 #include <random>
 #include <stdexcept>
 #include <cerrno>
+#include <dlfcn.h>
 #include <thread>
 
 #include <time.h>
@@ -24,6 +25,7 @@
 
 #include "engine/critical_windows.hpp"
 #include "engine/preemption.hpp"
+#include "engine/worker.hpp"
 #include "platform/preempt_signal.hpp"
 #include "roost/roost.hpp"
 #include "test_util.hpp"
@@ -127,6 +129,8 @@ TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker)
   for (const char* mode : {"signal", "klt"})
     for (const char* timer : {"monitor", "aligned"}) {
       roost::runtime rt(preempting(GetParam(), 1, "1ms", timer, mode));
+      rt.run([] {});  // cats profiles a runtime's first run, which runs its tasks in another order
+      const unsigned long long before = rt.preemptions();
       for (int how = 0; how < 4; ++how) {
         rt.run([how] {
           std::atomic<int> flag{0};
@@ -143,7 +147,38 @@ TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker)
           g.wait();
         });
       }
+      // One order of the two waits for a preemption, under any policy: the child runs first, or the parent.
+      EXPECT_GE(rt.preemptions() - before, 4u) << mode << " " << timer;
     }
+}
+
+// The hook itself, without waiting for a tick: a thread marked as a tick deferred in a system library marks
+// it, whose task's progress has not moved since, is preempted when its next sleeping call returns, and the
+// call's errno is the task's on the thread it resumes on. A mark whose progress moved on preempts nothing.
+TEST(PreemptThread, AMarkedSleepCallPreemptsItsTaskAndKeepsTheCallsErrno) {
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting("ws", 1, "100ms", "monitor", mode));
+    int r = 0, err = 0, r_stale = 0;
+    rt.run([&] {
+      auto* w = static_cast<roost::engine::worker*>(roost::detail::t_running_fiber->worker);
+      const timespec bad{0, -1};
+      roost::platform::preempt::defer_to_sleep_exit(roost::engine::progress_signature(*w) + 1);  // moved on
+      r_stale = sched_yield();
+      // KLT-switching needs a spare thread, which the creator thread makes after start: until then the
+      // preemption is deferred (as a tick's would be, to the next one), so mark again until it happens.
+      const std::uint64_t done_before = w->preemptions.load(std::memory_order_relaxed);
+      do {
+        roost::platform::preempt::defer_to_sleep_exit(roost::engine::progress_signature(*w));
+        errno = 0;
+        r = nanosleep(&bad, nullptr);
+        err = errno;
+      } while (w->preemptions.load(std::memory_order_relaxed) == done_before && r == -1 && err == EINVAL);
+    });
+    EXPECT_EQ(r_stale, 0);
+    EXPECT_EQ(r, -1);
+    EXPECT_EQ(err, EINVAL) << mode;
+    EXPECT_GE(rt.preemptions(), 1u) << mode;
+  }
 }
 
 // With each timer design: in the chained one, a tick reaches a worker other than 0 only through the chain;
@@ -964,6 +999,10 @@ void expect_sleep_calls_forward() {
   EXPECT_EQ(sched_yield(), 0);
 }
 TEST(PreemptConfig, TheWrappedSleepCallsReturnWhatTheCLibrarysReturn) {
+  // The program's definitions are roost's (the dynamic linker binds every call of the process to them).
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "nanosleep"), reinterpret_cast<void*>(&nanosleep));
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "usleep"), reinterpret_cast<void*>(&usleep));
+  EXPECT_TRUE(roost::platform::preempt::sleep_calls_bound_here());
   expect_sleep_calls_forward();
   roost::runtime rt(preempting("ws", 1));
   rt.run([] { expect_sleep_calls_forward(); });

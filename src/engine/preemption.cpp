@@ -62,7 +62,7 @@ void on_preempt_tick(void* ucontext) {
       // thread's next sleeping or yielding call when it returns (on_sleep_exit: a task that polls with them
       // is in the C library at nearly every tick).
       bump(w->ticks_deferred);
-      platform::preempt::defer_to_sleep_exit();
+      platform::preempt::defer_to_sleep_exit(progress);
     } else if (platform::preempt::interrupted_with_more_blocked(ucontext)) {
       // Inside a signal handler of the program's: the task under it may be anywhere (preempt_signal.hpp).
       bump(w->ticks_deferred);
@@ -92,27 +92,28 @@ bool preempt_running_task(worker& w, detail::fiber_abi& f) {
   return done;
 }
 
-// A sleeping or yielding call of the C library returned on a thread where a tick was deferred inside a
-// system library while the worker's task made no progress (platform/sleep_calls.cpp). The call is over, so
-// the task is in the program's code, with nothing of the C library's half done: it is preempted here as a
-// tick would, unless something since says not to (the same tests as the handler's, asked again).
-void on_sleep_exit() {
+// A sleeping or yielding call of the C library, made from the program's code, returned on a thread where a
+// tick was deferred inside a system library while the worker's task had made no progress (its signature
+// then: progress_at_mark; platform/sleep_calls.cpp). The call is over, so the task is in the program's code,
+// with nothing of a library's half done: it is preempted here as a tick would, unless something since says
+// not to (the handler's tests, asked again).
+void on_sleep_exit(std::uint64_t progress_at_mark) {
   const int saved_errno = errno;  // the call's
+  // As in the handler: the tick's signal blocked from here, so that no tick preempts the task between these
+  // tests and the switch (it would be preempted twice); KLT-switching keeps it blocked while this thread
+  // sleeps with the task (engine.hpp, preempt_klt), signal-yield unblocks it for the tasks that run
+  // meanwhile. The thread that resumes the task serves its worker with it unblocked.
+  // A signal handler of the program's, or code that blocked signals itself, first: the task under it may
+  // be anywhere, as for a tick (preempt_signal.hpp).
+  if (platform::preempt::more_blocked_here()) return;
+  platform::preempt::block_here();
   detail::fiber_abi* f = detail::t_running_fiber;
   auto* w = f ? static_cast<worker*>(f->worker) : nullptr;
   // Not a worker's task now, the runtime's own code or a non_preemptible region, or progress since the tick
   // (the task passed a scheduling point, or it ended and this is another task's call).
-  if (!w || !w->preempt || f->preempt_off.load(std::memory_order_relaxed) != 0 ||
-      progress_signature(*w) != w->progress_at_tick)
-    return;
-  // A signal handler of the program's, or code that blocked signals itself: the task under it may be
-  // anywhere, as for a tick (preempt_signal.hpp).
-  if (platform::preempt::more_blocked_here()) return;
-  // As in the handler: the tick's signal blocked while the task switches away; KLT-switching keeps it
-  // blocked while this thread sleeps with the task (engine.hpp, preempt_klt), signal-yield unblocks it for
-  // the tasks that run meanwhile. The thread that resumes the task serves its worker with it unblocked.
-  platform::preempt::block_here();
-  preempt_running_task(*w, *f);
+  if (w && w->preempt && f->preempt_off.load(std::memory_order_relaxed) == 0 &&
+      progress_signature(*w) == progress_at_mark)
+    preempt_running_task(*w, *f);
   platform::preempt::unblock_here();
   set_errno_here(saved_errno);  // on the thread the task resumed on
 }

@@ -25,7 +25,7 @@ struct worker;
 void on_preempt_tick(void* ucontext);
 // The hook of a sleeping or yielding call of the C library on a thread where a tick was deferred inside a
 // system library (platform/sleep_calls.cpp): preempts the stuck task there, after the call.
-void on_sleep_exit();
+void on_sleep_exit(std::uint64_t progress_at_mark);
 // Suspends f's task, running on w, until it is resumed (false, counted as a deferred tick, if it cannot be
 // now). With the tick's signal blocked in the calling thread.
 bool preempt_running_task(worker& w, detail::fiber_abi& f);

@@ -28,6 +28,7 @@ namespace {
 // The system libraries' executable segments, written before the handler is installed and read only by it.
 struct code_range {
   std::uintptr_t lo, hi;
+  bool cxx_runtime;  // libstdc++'s or libc++'s (sleep_calls.cpp: their sleep_for may be preempted at its call)
 };
 constexpr int kMaxRanges = 64;
 code_range g_ranges[kMaxRanges];
@@ -94,7 +95,7 @@ int collect(struct dl_phdr_info* info, std::size_t, void* allocator) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-    g_ranges[n++] = {lo, lo + ph.p_memsz};
+    g_ranges[n++] = {lo, lo + ph.p_memsz, file_name_starts_with(info->dlpi_name, kCxxRuntime)};
   }
   g_range_count.store(n, std::memory_order_release);
   return 0;
@@ -179,6 +180,17 @@ void install(tick_fn on_tick, const std::string& setting) {
                  "link the allocator as a shared library, or turn preemption off (ROOST_PREEMPT=off)\n",
                  setting.c_str());
   }
+  if (!sleep_calls_bound_here()) {
+    static bool told_sleep_calls = false;
+    if (!told_sleep_calls) {
+      told_sleep_calls = true;
+      std::fprintf(stderr, "roost: %s: this program's nanosleep, usleep, sleep and sched_yield are not roost's "
+                   "(libroost is linked into a shared object, not into the executable, or another definition "
+                   "comes first), so a task that waits for another by sleeping or yielding in a loop is "
+                   "preempted only when a tick lands in its own code; link libroost into the executable\n",
+                   setting.c_str());
+    }
+  }
   g_on_tick = on_tick;
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
@@ -222,11 +234,20 @@ std::uintptr_t interrupted_pc(const void* ucontext) {
 #endif
 }
 
-bool in_system_library(std::uintptr_t pc) {
+namespace {
+const code_range* range_of(std::uintptr_t pc) {
   const int n = g_range_count.load(std::memory_order_acquire);
   for (int i = 0; i < n; ++i)
-    if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi) return true;
-  return false;
+    if (pc >= g_ranges[i].lo && pc < g_ranges[i].hi) return &g_ranges[i];
+  return nullptr;
+}
+}  // namespace
+
+bool in_system_library(std::uintptr_t pc) { return range_of(pc) != nullptr; }
+
+bool in_system_library_but_cxx_runtime(std::uintptr_t pc) {
+  const code_range* r = range_of(pc);
+  return r && !r->cxx_runtime;
 }
 
 namespace {
@@ -281,9 +302,13 @@ void block_here() {
 }
 
 bool more_blocked_here() {
+#ifdef ROOST_TSAN
+  return false;  // as interrupted_with_more_blocked: TSan runs late-delivered handlers with every signal blocked
+#else
   sigset_t cur;
   pthread_sigmask(SIG_BLOCK, nullptr, &cur);
   return blocks_more_than_serving(cur);
+#endif
 }
 
 long this_thread_id() { return static_cast<long>(::syscall(SYS_gettid)); }

@@ -61,6 +61,8 @@ std::uintptr_t interrupted_pc(const void* ucontext);
 // program itself cannot be told from the program's code: install() says so once on stderr. The ranges are
 // read once, at install.
 bool in_system_library(std::uintptr_t pc);
+// The same, less the C++ runtime's code (libstdc++, libc++).
+bool in_system_library_but_cxx_runtime(std::uintptr_t pc);
 
 // Whether the interrupted context blocked a signal that its thread does not block while it serves a worker
 // (note_serving_mask): then the tick interrupted a signal handler of the program's (which blocks its own
@@ -83,14 +85,17 @@ void block_here();
 // interrupted_with_more_blocked's question, asked outside a handler. One pthread_sigmask(2) call.
 bool more_blocked_here();
 
-// A tick deferred for a stuck task inside the C library, ended at the library call's exit
-// (sleep_calls.cpp). The handler marks its thread (defer_to_sleep_exit, async-signal-safe: one
-// thread-local store); the thread's next call of nanosleep, clock_nanosleep, usleep, sleep or sched_yield
-// then calls the hook after the C library's call returned, in the program's code (the engine's:
+// A tick deferred in a system library for a stuck task, ended at a library call's exit (sleep_calls.cpp).
+// The handler marks its thread with the worker's progress signature at that tick (defer_to_sleep_exit,
+// async-signal-safe: thread-local stores); the thread's next call of nanosleep, clock_nanosleep, usleep,
+// sleep or sched_yield made from the program's code (or from the C++ runtime's, whose sleep_for calls
+// nanosleep) then calls the hook with that signature after the C library's call returned (the engine's:
 // engine/preemption.cpp, on_sleep_exit). nullptr: none.
-using sleep_exit_fn = void (*)();
-void defer_to_sleep_exit();
+using sleep_exit_fn = void (*)(std::uint64_t progress_at_mark);
+void defer_to_sleep_exit(std::uint64_t progress);
 void set_sleep_exit_hook(sleep_exit_fn f);
+// Whether the process's definitions of those calls are sleep_calls.cpp's (libroost is in the executable).
+bool sleep_calls_bound_here();
 
 // A periodic timer that signals one thread: on CLOCK_MONOTONIC, or on the thread's own CPU-time clock
 // (CLOCK_THREAD_CPUTIME_ID), which the kernel checks at its scheduler tick.

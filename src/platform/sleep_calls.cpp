@@ -8,20 +8,23 @@
 // outside-user campaign). A yield loop (sched_yield) waited up to seconds too.
 //
 // How: the handler, deferring a tick for a task that made no progress in a whole interval because it is in
-// a system library, marks the thread (defer_to_sleep_exit). Each wrapper below calls the C library's
-// function and then, only when its thread is marked, the engine's hook, which preempts the task there, in
-// the program's code after the call returned: nothing of the C library's is half done at that point (the
-// call is over; libstdc++'s sleep_for, the one system library caller that reaches these through its PLT,
-// keeps nothing but its loop's remaining time on its stack). Unmarked, a wrapper costs its call one
-// thread-local load and a branch beside a system call.
+// a system library, marks its thread with the worker's progress signature (defer_to_sleep_exit). Each
+// wrapper below calls the C library's function and then, only when its thread is marked and the call came
+// from the program's code (its return address is in no system library; nanosleep and clock_nanosleep may
+// also come from the C++ runtime, whose sleep_for keeps nothing but its remaining time on its stack), the
+// engine's hook, which preempts the task there if its progress has not moved since the mark. The call is
+// over by then: nothing of the C library's is half done. A call from another system library (a shared
+// allocator spinning with sched_yield may hold its lock) leaves the mark for a call of the program's.
+// Unmarked, a wrapper costs its call one thread-local load and a branch beside a system call.
 //
 // These definitions are the program's own (libroost is linked into it), so the dynamic linker binds the
 // program's calls and those of the shared libraries it uses (libstdc++'s std::this_thread::sleep_for,
 // which calls nanosleep) to them; the C library's own internal calls are bound inside it and never come
 // here. Each forwards to the next definition in the loader's search order (RTLD_NEXT: a sanitizer's
-// interceptor, else the C library's), looked up once. Not wrapped: blocking waits (mutexes, condition
-// variables, futexes, poll, select, read), which sleep in the kernel until something wakes them, and a tick
-// does not end; the user guide says so.
+// interceptor, else the C library's), looked up once before the program's static constructors. Where
+// libroost is linked into a shared object instead (a plugin), the calls are not bound here, and install()
+// says so once. Not wrapped: blocking waits (mutexes, condition variables, futexes, poll, select, read),
+// which sleep in the kernel until something wakes them, and a tick does not end; the user guide says so.
 #include "platform/preempt_signal.hpp"
 
 #include <dlfcn.h>
@@ -36,42 +39,59 @@
 namespace roost::platform::preempt {
 
 namespace {
-// Set by the tick's handler, read and cleared by the same thread's next wrapped call: initial-exec, a
-// segment-relative load (the handler may write it).
-__thread bool t_preempt_at_sleep_exit __attribute__((tls_model("initial-exec"))) = false;
+// Set by the tick's handler, read and cleared by the same thread's next wrapped call from the program's
+// code: initial-exec, segment-relative (the handler may write them). The signature tells the hook whether
+// the task moved on since that tick (a mark left long ago by a tick deferred in malloc, say, must not
+// preempt an unrelated later call).
+__thread bool t_marked __attribute__((tls_model("initial-exec"))) = false;
+__thread std::uint64_t t_mark_progress __attribute__((tls_model("initial-exec"))) = 0;
 std::atomic<sleep_exit_fn> g_on_sleep_exit{nullptr};
 
-// The next definition of `name` after the program's (RTLD_NEXT), looked up at the first call. nullptr where
-// there is none (a program linked with -static): the callers then make the system call themselves.
+// The C library's definitions (RTLD_NEXT: the next after the program's, a sanitizer's interceptor or the C
+// library's), looked up once before the program's static constructors, so that no wrapped call makes a
+// dlsym (the loader's lock, an allocation: nanosleep, clock_nanosleep and sleep are async-signal-safe, and
+// a -static program's dlsym fails, every time). Null before then and in a -static program: the wrappers
+// make the system call themselves.
+struct next_definitions {
+  int (*nanosleep)(const struct timespec*, struct timespec*) = nullptr;
+  int (*clock_nanosleep)(clockid_t, int, const struct timespec*, struct timespec*) = nullptr;
+  int (*usleep)(useconds_t) = nullptr;
+  unsigned (*sleep)(unsigned) = nullptr;
+  int (*sched_yield)() = nullptr;
+};
+next_definitions g_next;
+
 template <class Fn>
-Fn next_definition(std::atomic<Fn>& cache, const char* name) {
-  Fn f = cache.load(std::memory_order_acquire);
-  if (!f) {
-    f = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
-    if (f) cache.store(f, std::memory_order_release);
-  }
-  return f;
+void look_up(Fn& f, const char* name) {
+  f = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
+}
+__attribute__((constructor(101))) void look_up_next_definitions() {
+  look_up(g_next.nanosleep, "nanosleep");
+  look_up(g_next.clock_nanosleep, "clock_nanosleep");
+  look_up(g_next.usleep, "usleep");
+  look_up(g_next.sleep, "sleep");
+  look_up(g_next.sched_yield, "sched_yield");
 }
 
-// After the C library's call returned: the engine's hook, if a tick was deferred in the C library while
-// this thread's task made no progress. errno is the call's whatever the hook does (it keeps it).
-inline void after_call() {
-  if (!t_preempt_at_sleep_exit) [[likely]] return;
-  t_preempt_at_sleep_exit = false;
-  if (sleep_exit_fn f = g_on_sleep_exit.load(std::memory_order_acquire)) f();
-}
-
-// Calls the next definition of `name` (or, without one, `by_syscall`) with `args`, then after_call().
-template <class Fn, class BySyscall, class... Args>
-auto call_then_check(std::atomic<Fn>& next, const char* name, BySyscall by_syscall, Args... args) {
-  Fn f = next_definition(next, name);
-  const auto r = f ? f(args...) : by_syscall(args...);
-  after_call();
-  return r;
+// After the C library's call returned: the engine's hook, if a tick was deferred in a system library while
+// this thread's task made no progress, and the call came from the program's code, where nothing of a
+// library's is half done (`caller`: the wrapper's return address). From another system library (a shared
+// allocator's spin, which may hold its lock) the mark waits for a call of the program's; from the C++
+// runtime only its sleep_for's nanosleep, which keeps nothing but its remaining time (cxx_ok). errno is
+// the call's whatever the hook does (it keeps it).
+inline void after_call(const void* caller, bool cxx_ok) {
+  if (!t_marked) [[likely]] return;
+  const auto pc = reinterpret_cast<std::uintptr_t>(caller);
+  if (cxx_ok ? in_system_library_but_cxx_runtime(pc) : in_system_library(pc)) return;
+  t_marked = false;
+  if (sleep_exit_fn f = g_on_sleep_exit.load(std::memory_order_acquire)) f(t_mark_progress);
 }
 }  // namespace
 
-void defer_to_sleep_exit() { t_preempt_at_sleep_exit = true; }
+void defer_to_sleep_exit(std::uint64_t progress) {
+  t_mark_progress = progress;
+  t_marked = true;
+}
 void set_sleep_exit_hook(sleep_exit_fn f) { g_on_sleep_exit.store(f, std::memory_order_release); }
 
 }  // namespace roost::platform::preempt
@@ -84,43 +104,67 @@ namespace preempt = roost::platform::preempt;
 
 extern "C" {
 
+// The fallbacks, for a -static program (and calls before the lookup): the system calls, with the C
+// library's return conventions. They are no cancellation points (pthread_cancel), as the C library's are.
 ROOST_SLEEP_CALL int nanosleep(const struct timespec* req, struct timespec* rem) {
-  static std::atomic<int (*)(const struct timespec*, struct timespec*)> next{nullptr};
-  return preempt::call_then_check(next, "nanosleep", [](const struct timespec* q, struct timespec* m) {
-    return static_cast<int>(syscall(SYS_nanosleep, q, m));
-  }, req, rem);
+  const auto f = preempt::g_next.nanosleep;
+  const int r = f ? f(req, rem) : static_cast<int>(syscall(SYS_nanosleep, req, rem));
+  preempt::after_call(__builtin_return_address(0), true);
+  return r;
 }
 
 ROOST_SLEEP_CALL int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem) {
-  static std::atomic<int (*)(clockid_t, int, const struct timespec*, struct timespec*)> next{nullptr};
-  return preempt::call_then_check(next, "clock_nanosleep", [](clockid_t c, int fl, const struct timespec* q,
-                                                              struct timespec* m) {
-    const int saved = errno;  // returns the error, as the C library's does, instead of setting errno
-    const int r = syscall(SYS_clock_nanosleep, c, fl, q, m) == 0 ? 0 : errno;
+  const auto f = preempt::g_next.clock_nanosleep;
+  int r;
+  if (f) {
+    r = f(clock, flags, req, rem);
+  } else {  // the error is the return value, errno unchanged
+    const int saved = errno;
+    r = syscall(SYS_clock_nanosleep, clock, flags, req, rem) == 0 ? 0 : errno;
     errno = saved;
-    return r;
-  }, clock, flags, req, rem);
+  }
+  preempt::after_call(__builtin_return_address(0), true);
+  return r;
 }
 
 ROOST_SLEEP_CALL int usleep(useconds_t usec) {
-  static std::atomic<int (*)(useconds_t)> next{nullptr};
-  return preempt::call_then_check(next, "usleep", [](useconds_t us) {
-    const struct timespec ts{static_cast<time_t>(us / 1000000), static_cast<long>(us % 1000000) * 1000};
-    return static_cast<int>(syscall(SYS_nanosleep, &ts, nullptr));
-  }, usec);
+  const auto f = preempt::g_next.usleep;
+  int r;
+  if (f) {
+    r = f(usec);
+  } else {
+    const struct timespec ts{static_cast<time_t>(usec / 1000000), static_cast<long>(usec % 1000000) * 1000};
+    r = static_cast<int>(syscall(SYS_nanosleep, &ts, nullptr));
+  }
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
 }
 
 ROOST_SLEEP_CALL unsigned sleep(unsigned seconds) {
-  static std::atomic<unsigned (*)(unsigned)> next{nullptr};
-  return preempt::call_then_check(next, "sleep", [](unsigned sec) {
-    struct timespec ts{static_cast<time_t>(sec), 0}, rem{0, 0};
-    return syscall(SYS_nanosleep, &ts, &rem) == 0 ? 0u : static_cast<unsigned>(rem.tv_sec + (rem.tv_nsec > 0));
-  }, seconds);
+  const auto f = preempt::g_next.sleep;
+  unsigned r;
+  if (f) {
+    r = f(seconds);
+  } else {  // the unslept seconds, truncated, as glibc's
+    struct timespec ts{static_cast<time_t>(seconds), 0}, rem{0, 0};
+    r = syscall(SYS_nanosleep, &ts, &rem) == 0 ? 0u : static_cast<unsigned>(rem.tv_sec);
+  }
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
 }
 
 ROOST_SLEEP_CALL int sched_yield() noexcept {
-  static std::atomic<int (*)()> next{nullptr};
-  return preempt::call_then_check(next, "sched_yield", [] { return static_cast<int>(syscall(SYS_sched_yield)); });
+  const auto f = preempt::g_next.sched_yield;
+  const int r = f ? f() : static_cast<int>(syscall(SYS_sched_yield));
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
 }
 
 }  // extern "C"
+
+namespace roost::platform::preempt {
+bool sleep_calls_bound_here() {
+  return ::dlsym(RTLD_DEFAULT, "nanosleep") == reinterpret_cast<void*>(&::nanosleep) &&
+         ::dlsym(RTLD_DEFAULT, "sched_yield") == reinterpret_cast<void*>(&::sched_yield);
+}
+}  // namespace roost::platform::preempt
