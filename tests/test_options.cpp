@@ -349,29 +349,38 @@ TEST(Options, AnInvalidVariableThatAFieldOverridesIsReported) {
 TEST(Options, AnInvalidTopologyThatTheFieldOverridesIsReported) {
   roost::options o;
   o.topology = "pack:2 core:1 pu:1";
-  for (const char* value : {"garbage", "pack:1 pu:5000", "/nonexistent.xml", "pack:2 l3:1(size=0) pu:1"}) {
+  // Named trimmed, as the runtime names the value it loads.
+  for (const char* value : {"garbage", "pack:1 pu:5000", "/nonexistent.xml", "pack:2 l3:1(size=0) pu:1", " junk "}) {
     scoped_env e("ROOST_TOPOLOGY", value);
     const roost::resolved_options r = roost::resolve(o);
     ASSERT_EQ(r.overridden_env_errors.size(), 1u) << value;
+    const std::string named = std::string(value) == " junk " ? "'junk'" : value;
     expect_mentions(r.overridden_env_errors[0],
-                    {"ROOST_TOPOLOGY", value, "not used: the program sets its options:: field"});
+                    {"ROOST_TOPOLOGY", named, "not used: the program sets its options:: field"});
     EXPECT_EQ(r.topology, "pack:2 core:1 pu:1");
   }
-  scoped_env fine("ROOST_TOPOLOGY", "pack:4 core:1 pu:1");
-  EXPECT_TRUE(roost::resolve(o).overridden_env_errors.empty());
+  // Trimmed, as the runtime reads it: a padded valid value is no error, an empty one is reported once.
+  for (const char* fine : {"pack:4 core:1 pu:1", "  pack:4 core:1 pu:1\t"}) {
+    scoped_env e("ROOST_TOPOLOGY", fine);
+    EXPECT_TRUE(roost::resolve(o).overridden_env_errors.empty()) << fine;
+  }
+  scoped_env blank("ROOST_TOPOLOGY", "   ");
+  EXPECT_EQ(roost::resolve(o).overridden_env_errors.size(), 1u);
 }
 
 // A decimal too small for a double is inside every range from 0 up: it reads as the nearest double (0 or a
 // denormal), as the long form 0.000...01 did; 1e-400 was refused as 'must be a number in [0, 1e9]' (an
 // outside-user campaign). Too large is still refused, and so is a sign where no negative value is valid.
 TEST(Options, ADecimalTooSmallForADoubleReadsAsZero) {
-  for (const char* tiny : {"1e-400", "1e-5000", "0.5e-330"}) {
+  const std::string long_tiny = "0." + std::string(5000, '0') + "1";
+  const std::string long_huge = "1" + std::string(6000, '0') + "e-1000";  // 1e5000
+  for (const char* tiny : {"1e-400", "1e-5000", "0.5e-330", long_tiny.c_str()}) {
     scoped_env e("ROOST_CATS_MIN_INTENSITY", tiny);
     const roost::resolved_options r = roost::resolve(roost::options{});
     EXPECT_GE(r.cats_min_intensity, 0.0) << tiny;
     EXPECT_LT(r.cats_min_intensity, 1e-300) << tiny;
   }
-  for (const char* bad : {"1e400", "-1e-400", "1e-400x"}) {
+  for (const char* bad : {"1e400", "-1e-400", "1e-400x", long_huge.c_str()}) {
     scoped_env e("ROOST_CATS_MIN_INTENSITY", bad);
     expect_mentions(error_of(roost::options{}), {"ROOST_CATS_MIN_INTENSITY", bad});
   }
@@ -380,6 +389,11 @@ TEST(Options, ADecimalTooSmallForADoubleReadsAsZero) {
   EXPECT_NO_THROW((void)roost::resolve(o));
   o.sim_params = "spawn_ns=1e400";
   expect_mentions(error_of(o), {"spawn_ns", "1e400"});
+  // The memory model's parameters, the other parser: 0 is in link.bw's range, not in a latency's.
+  o.sim_params = "link.bw=1e-400";
+  EXPECT_NO_THROW((void)roost::resolve(o));
+  o.sim_params = "l2.latency_ns=1e-400";
+  expect_mentions(error_of(o), {"l2.latency_ns", "(0, 1e6]"});
 }
 
 // Issue #23 (10): one whitespace rule for every value. Surrounding whitespace is trimmed, for every variable

@@ -1774,6 +1774,7 @@ TEST(SimPlatformDeathTest, ASpinWhileAnotherWorkerIsSwitchedOutInATouchIsReporte
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(
       {
+        alarm(60);  // the old code hung here without a word: end it, unmatched, rather than at ctest's limit
         roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "stall_wall_s=0.2"));
         static double a[512];
         rt.run([] {
@@ -1804,6 +1805,32 @@ TEST(SimPlatformDeathTest, ASpinWhileAnotherWorkerIsSwitchedOutInATouchIsReporte
         });
       },
       "no progress: worker 1 has run task 0 for");
+}
+
+// A task that goes on after a child ended locally is named, not the child: the watchdog named the ended
+// child (its id on a stack that goes back to the pool, read from another thread), since neither a
+// work-first parent's continuation nor a help-first join that ran its child inline starts or resumes a task
+// (a review). One worker, both kinds of spawn.
+TEST(SimPlatformDeathTest, ATaskSpinningAfterItsChildEndedLocallyIsNamed) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "the watchdog reads the stalled task from another thread";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* sched : {"ws", "ws-help"}) {
+    EXPECT_DEATH(
+        {
+          alarm(60);
+          roost::runtime rt(sim_opts(sched, "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, "stall_wall_s=0.2"));
+          rt.run([] {
+            std::atomic<int> flag{0};
+            roost::task_group tg;
+            tg.run([] {});
+            tg.wait();
+            while (!flag.load()) {
+            }
+          });
+        },
+        "no progress: worker 0 has run task 0 for")
+        << sched;
+  }
 }
 
 // Work that costs no virtual time is no progress: a task polling a flag with roost::compute(0) stayed the

@@ -21,8 +21,10 @@
 //
 // Natively the pages are bound with libnuma (mbind); under the simulated platform (ROOST_PLATFORM=sim) the
 // same rule places them on the simulated machine's nodes when a task first touches them, so one program
-// distributes its data over 8 simulated nodes or over this machine's one. A distribution never changes
-// results, only where the data lives.
+// distributes its data over 8 simulated nodes or over this machine's one. The simulated machine places its
+// own pages whole (ROOST_SIM_PARAMS page_size): where they are larger than this machine's, the rule counts
+// simulated pages, so coarse parts smaller than one simulated page share it, on the node of its first part.
+// A distribution never changes results, only where the data lives.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>

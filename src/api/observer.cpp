@@ -176,7 +176,9 @@ __attribute__((noinline)) void task_start_all(detail::worker_abi& w, detail::tas
   });
 }
 __attribute__((noinline)) void task_end_all(detail::worker_abi& w, const detail::task_id& id) {
-  if (auto* s = platform::t_sim) s->on_task_end();
+  // The spawner, which waits for this task, goes on here if anything does before a start or a resume (a local
+  // end returns into its continuation or its join) (an outside review: the watchdog named the ended child).
+  if (auto* s = platform::t_sim) s->on_task_end(id.parent);
   if (auto* t = tracer_of(w)) t->task_end(w.id, id);
   with_observer(w, [&](task_observer* o) {
     call_observer([&] { o->on_task_end(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
@@ -201,7 +203,7 @@ void detail::hook_task_end(worker_abi& w, const task_id& id) {
 // A root's end: a task end for the simulation's cost table (task_end_ns, as its start is charged) and the
 // tracer; not an observer's (run() returning is its end, observer.hpp).
 void detail::hook_root_end(worker_abi& w, const task_id& id) {
-  if (auto* s = platform::t_sim) s->on_task_end();
+  if (auto* s = platform::t_sim) s->on_task_end(nullptr);
   if (auto* t = tracer_of(w)) t->task_end(w.id, id);
 }
 

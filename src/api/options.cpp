@@ -538,9 +538,10 @@ std::vector<std::string> overridden_env_errors(const options& o) {
   }
   // ROOST_TOPOLOGY's text passes resolve_settings whatever it says: loading it is its check (runtime.cpp). A
   // garbage value under options::topology went unsaid (an outside-user campaign).
-  if (const char* e = std::getenv("ROOST_TOPOLOGY"); e && *e && o.topology) {
+  // Trimmed, as the runtime loads it; an empty one is the loop's (resolve_settings refuses it).
+  if (const char* e = std::getenv("ROOST_TOPOLOGY"); e && o.topology && !trim(e).empty()) {
     try {
-      (void)topo::topology::load(e, "ROOST_TOPOLOGY");
+      (void)topo::topology::load(trim(e), "ROOST_TOPOLOGY");
     } catch (const config_error& err) {
       out.push_back(std::string(err.what()) + " (not used: the program sets its options:: field)");
     }

@@ -333,32 +333,31 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
        << "bytes the kernel touches";
     throw usage_error(os.str());
   }
+  // The watchdog's "slow, not stuck" holds while the model works on this touch, and no longer: the charge
+  // at the end may switch to another worker, whose task may spin, and that stall was forgiven as this
+  // touch's walk for ever (an outside-user campaign: a silent hang, the message naming the wrong worker's
+  // 4 KiB touch). Cleared just before the charge (and by the guard when something throws).
+  touch_in_walk_.store(bytes, std::memory_order_relaxed);
+  struct walk_done {
+    std::atomic<std::size_t>& t;
+    ~walk_done() { t.store(0, std::memory_order_relaxed); }
+  } done{touch_in_walk_};
   // Host time, for the report's speed figures only: one clock read per touch, not per line.
   const auto model_start = std::chrono::steady_clock::now();
-  {
-    // The watchdog's "slow, not stuck" holds while the model walks, and no longer: the charge below may
-    // switch to another worker, whose task may spin, and that stall was forgiven as this touch's walk for
-    // ever (an outside-user campaign: a silent hang, the message naming the wrong worker's 4 KiB touch).
-    touch_in_walk_.store(bytes, std::memory_order_relaxed);
-    struct walk_done {
-      std::atomic<std::size_t>& t;
-      ~walk_done() { t.store(0, std::memory_order_relaxed); }
-    } done{touch_in_walk_};
-    runs_.clear();
-    if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
-    for (std::uintptr_t at = host, end = host + bytes; at < end;) {
-      std::uint64_t sim_at = sim_address(at, pu, call);
-      std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
-      while (run_end < end && sim_address(run_end, pu, call) == sim_at + (run_end - at))
-        run_end = std::min<std::uintptr_t>(end, run_end + kPage);
-      runs_.push_back({sim_at, run_end - at});
-      at = run_end;
-    }
-    // The runs are walked together (the model's two host threads share them); no charge comes between them,
-    // so nothing else touches memory meanwhile.
-    run_results_.resize(runs_.size());
-    model_.access_regions(pu, runs_.data(), runs_.size(), kind, run_results_.data());
+  runs_.clear();
+  if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
+  for (std::uintptr_t at = host, end = host + bytes; at < end;) {
+    std::uint64_t sim_at = sim_address(at, pu, call);
+    std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
+    while (run_end < end && sim_address(run_end, pu, call) == sim_at + (run_end - at))
+      run_end = std::min<std::uintptr_t>(end, run_end + kPage);
+    runs_.push_back({sim_at, run_end - at});
+    at = run_end;
   }
+  // The runs are walked together (the model's two host threads share them); no charge comes between them,
+  // so nothing else touches memory meanwhile.
+  run_results_.resize(runs_.size());
+  model_.access_regions(pu, runs_.data(), runs_.size(), kind, run_results_.data());
   sim::region_result total = run_results_[0];
   for (std::size_t i = 1; i < run_results_.size(); ++i) {
     const sim::region_result& r = run_results_[i];
@@ -377,6 +376,7 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
     memory_ns = model_.region_cost_ns(total);
   }
   model_time_ += std::chrono::steady_clock::now() - model_start;
+  touch_in_walk_.store(0, std::memory_order_relaxed);
   plat_.on_touch(bytes, total.lines, memory_ns);
   return {total.lines, total.remote_lines, memory_ns};
 }

@@ -99,7 +99,14 @@ class sim_platform {
     running_task_.store(task, std::memory_order_relaxed);
     charge_op(costs_.task_start_ns + costs_.task_ns, true, "task_start_ns and task_ns");
   }
-  void on_task_end() { charge_op(costs_.task_end_ns, true, "task_end_ns"); }
+  // `continuing`: the task this sim thread goes on with if it goes on with one without a start or a resume
+  // (its spawner, where a child ended locally: a work-first parent's continuation, a help-first join that ran
+  // it inline), for the watchdog's name; a dead task's id is never left named. nullptr at a root's end.
+  void on_task_end(const void* continuing) {
+    current_->task = continuing;
+    running_task_.store(continuing, std::memory_order_relaxed);
+    charge_op(costs_.task_end_ns, true, "task_end_ns");
+  }
   // A suspended task (a stolen continuation, a waiter) goes on: the watchdog names it, not the task that
   // last started on this sim thread ("task ?" for a stolen continuation that spun: an outside-user campaign).
   void on_resume(const void* task) {
