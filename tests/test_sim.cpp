@@ -535,6 +535,37 @@ TEST(SimReport, AReportLinkedToTheTracesFileIsTheSameFile) {
   ::unlink(link.path().c_str());
 }
 
+// Nor may the report be a name the trace takes in a later runtime (FILE.2 beside ROOST_TRACE=FILE), or the
+// trace one the report takes: the second runtime's trace wrote over the first's report without a word (an
+// outside-user campaign). Only where the variables give them (they are numbered); refused at the first
+// runtime, natively as simulated.
+TEST(SimReport, AReportNamedAsALaterRuntimesTraceIsRefused) {
+  const roost_test::temp_file trace("roost_sim_report_numbered.trace");
+  const std::string base = trace.path();
+  for (const auto& [t, r] : {std::pair{base, base + ".2"}, std::pair{base, base + ".3.json"},
+                             std::pair{base + ".2", base}}) {
+    for (const char* platform : {"sim", "native"}) {
+      roost_test::scoped_env pl("ROOST_PLATFORM", platform);
+      roost_test::scoped_env tp("ROOST_TOPOLOGY", "pack:2 l3:1(size=1MiB) core:1 pu:1");
+      roost_test::scoped_env tr("ROOST_TRACE", t.c_str());
+      roost_test::scoped_env rp("ROOST_SIM_REPORT", r.c_str());
+      try {
+        roost::runtime rt;
+        FAIL() << t << " " << r << " " << platform;
+      } catch (const roost::config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("gives the output of a later runtime"), std::string::npos) << e.what();
+      }
+    }
+  }
+  // Set in code they are not numbered: each runtime writes the same two files.
+  roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
+  o.trace = base;
+  o.sim_report = base + ".2";
+  { roost::runtime rt(o); }
+  ::unlink((base + ".2").c_str());
+  ::unlink((base + ".json").c_str());
+}
+
 // ROOST_SIM_REPORT names one file for the process, as ROOST_TRACE does: simulated runtimes made one after
 // another (roost-bench's variants) each write their own report, FILE, FILE.2, FILE.3; the last one alone
 // was left, written over the others without a word (an outside-researcher campaign).

@@ -20,6 +20,9 @@ struct measurement {
   bool check_passed = false;
   std::string note;  // e.g. why a variant could not run
   double c2c_ns = -1;  // core-to-core round trip around the measurement (machine_state.hpp); < 0: unknown
+  // The run's best round trip up to this measurement, its opening one included (which no measurement carries):
+  // what the driver's far rule compared c2c_ns with; < 0: unknown
+  double c2c_best_ns = -1;
   int round = 0;       // which of --rounds N interleaved rounds (1..N); 0: a run of one round
   // --platform sim: simulated L2 and L3 misses of the repetition whose time is the median (of the two middle
   // ones: their mean; < 0: not simulated)
@@ -87,6 +90,7 @@ inline std::string to_json(const measurement& m) {
   os << "],\"median\":" << m.median << ",\"check\":" << (m.check_passed ? "true" : "false");
   if (!m.note.empty()) os << ",\"note\":\"" << json_escape(m.note) << "\"";
   if (m.c2c_ns >= 0) os << ",\"c2c_ns\":" << static_cast<long>(m.c2c_ns + 0.5);
+  if (m.c2c_best_ns >= 0) os << ",\"c2c_best_ns\":" << static_cast<long>(m.c2c_best_ns + 0.5);
   if (m.round > 0) os << ",\"round\":" << m.round;
   if (m.l2_misses >= 0) os << ",\"l2_misses\":" << static_cast<long long>(m.l2_misses + 0.5);
   if (m.l3_misses >= 0) os << ",\"l3_misses\":" << static_cast<long long>(m.l3_misses + 0.5);

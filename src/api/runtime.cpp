@@ -181,8 +181,19 @@ bool one_file(const std::string& a, const std::string& b) {
   return a == b || platform::write_target(a) == platform::write_target(b);
 }
 
+// Whether `path` is a name the runtimes after the first give an output at `base` (base.2, base.3, ...;
+// with `json`, their timelines base.2.json, ... too: output_number).
+bool a_numbered_name_of(const std::string& base, const std::string& path, bool json) {
+  if (path.size() <= base.size() + 1 || path.compare(0, base.size() + 1, base + ".") != 0) return false;
+  std::string rest = path.substr(base.size() + 1);
+  if (json && rest.size() > 5 && rest.compare(rest.size() - 5, 5, ".json") == 0) rest.resize(rest.size() - 5);
+  return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
 // The files a runtime writes: two at one path would write over each other, and the report or the timeline
-// was lost without a word (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE).
+// was lost without a word (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE). Nor may one be a name that
+// another, given by its variable, takes in a later runtime of the process: ROOST_SIM_REPORT=FILE.2 beside
+// ROOST_TRACE=FILE let the second runtime's trace write over the first's report (an outside-user campaign).
 void check_outputs_apart(const resolved_options& cfg) {
   struct output {
     std::string path, what;
@@ -203,6 +214,24 @@ void check_outputs_apart(const resolved_options& cfg) {
       if (one_file(outs[i].path, outs[j].path))
         throw config_error(outs[i].what + " and " + outs[j].what + " are one file, which each would write over; "
                            "valid: a path of its own for each");
+  // Numbered are the trace and the report given by their variables (not by options:: fields); the cats
+  // profile is rewritten by each runtime.
+  struct numbered_output {
+    std::string base, what;
+    bool json;
+  };
+  std::vector<numbered_output> bases;
+  if (!cfg.trace.empty() && cfg.trace_source == "ROOST_TRACE")
+    bases.push_back({cfg.trace, cfg.trace_source + "='" + cfg.trace + "'", true});
+  if (!cfg.sim_report.empty() && cfg.sim_report_source == "ROOST_SIM_REPORT")
+    bases.push_back({cfg.sim_report, cfg.sim_report_source + "='" + cfg.sim_report + "'", false});
+  for (const numbered_output& b : bases)
+    for (const output& o : outs)
+      if (a_numbered_name_of(b.base, o.path, b.json))
+        throw config_error(o.what + " is a name " + b.what + " gives the output of a later runtime of this "
+                           "process (" + b.base + ".2, " + b.base + ".3, ...: runtimes made one after another "
+                           "number their files), which would write over it; valid: a path of its own for each, "
+                           "not " + b.base + " with a number after it");
 }
 
 // Claims the files this runtime will write, refused when another live runtime writes one of them: two
@@ -257,10 +286,7 @@ void empty_if_regular(const std::string& path) {
 // (FILE.2, FILE.2.json: output_number), by name or as one file (one_file).
 bool a_file_of_trace(const std::string& trace, const std::string& path) {
   if (path == trace || path == trace + ".json" || one_file(trace, path) || one_file(trace + ".json", path)) return true;
-  if (path.size() <= trace.size() + 1 || path.compare(0, trace.size() + 1, trace + ".") != 0) return false;
-  std::string rest = path.substr(trace.size() + 1);
-  if (rest.size() > 5 && rest.compare(rest.size() - 5, 5, ".json") == 0) rest.resize(rest.size() - 5);
-  return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isdigit(c); });
+  return a_numbered_name_of(trace, path, true);
 }
 
 // A runtime whose settings do not resolve (resolve() threw) would have written its simulated report where

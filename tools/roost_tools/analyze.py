@@ -32,7 +32,8 @@ def _warn_if_cut_short(path: str, t) -> None:
               f"before byte {t.lost_from}; the rest of the trace is lost", file=sys.stderr)
     elif not t.complete:
         print(f"roost-analyze: {path} was cut short (no end chunk): its program ended without destroying its "
-              f"runtime, and the events its workers still held are missing", file=sys.stderr)
+              f"runtime, and the events its workers still held are missing, and so are the iteration records "
+              f"(each runtime::run's begin and end) unless the runtime wrote them before", file=sys.stderr)
 
 
 def _l2_name(t) -> str:
@@ -104,9 +105,21 @@ def _check_markdown_args(args) -> None:
         raise ValueError(f"--out-dir {args.out_dir}: not an existing directory; make it first")
 
 
+def _not_the_trace(image: Path, trace: str, what: str) -> Path:
+    """An image path that is not the trace being read: `timeline run.png --out run.png` overwrote its own trace
+    (an outside-user campaign). ValueError naming `what` otherwise."""
+    if image.exists() and Path(trace).exists() and os.path.samefile(image, trace):
+        raise ValueError(f"{what} {image}: is the trace being read (TRACE {trace}); give the image another name")
+    return image
+
+
 def _command(args) -> int:
     if args.cmd == "markdown":
         _check_markdown_args(args)
+        for kind in ("timeline", "krd"):
+            _not_the_trace(Path(args.out_dir) / f"{args.name}-{kind}.png", args.trace, "--name/--out-dir:")
+    if args.cmd == "timeline":
+        _not_the_trace(timeline.image_path(args.out, "--out"), args.trace, "--out")
     t = _read(args.trace, "TRACE")
     if args.cmd == "ovr":
         t_1 = _read(args.trace_1, "TRACE_1")

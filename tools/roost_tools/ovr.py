@@ -62,6 +62,13 @@ def iterations(t: Trace, skip: int = 0) -> list[tuple[int, int]]:
     runs = list(zip(b[: len(e)].tolist(), e[: len(b)].tolist()))
     if skip < 0:
         raise ValueError(f"--skip {skip}: must be 0 or more (the iterations to leave out)")
+    if not runs and not t.complete:
+        # The runtime's own lane (each run's begin and end) is written when the runtime is destroyed: a program
+        # killed or ended without destroying it left none, while its roots' task records are there (mapping
+        # counts those; an outside-user campaign saw the two disagree without a word).
+        raise ValueError("the trace was cut short (no end chunk) before its runtime wrote its iteration records "
+                         "(each runtime::run's begin and end, written when the runtime is destroyed): nothing to "
+                         "measure; let the program destroy its runtime")
     if not runs:
         raise ValueError("the trace has no iteration (runtime::run call): nothing to measure")
     if skip >= len(runs):

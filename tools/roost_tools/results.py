@@ -30,6 +30,9 @@ class Measurement:
     # Core-to-core round trip of a cache line around the measurement, in ns (None: not measured): timings
     # taken while it was far above its usual value are not comparable (bench/common/machine_state.hpp).
     c2c_ns: float | None = None
+    # The run's best round trip up to this measurement, its opening one included (which no line carries as
+    # c2c_ns): what the driver compared c2c_ns with. None in results written before it was recorded.
+    c2c_best_ns: float | None = None
     # Which of `roost-bench --rounds N` interleaved rounds it belongs to (1..N); 0: a run of one round.
     round: int = 0
     # `roost-bench --platform sim` (driver/main.cpp): the simulated L2 and L3 misses and the lines fetched
@@ -206,6 +209,7 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         check=_flag(rec, "check", where),
         note=str(rec.get("note", "")),
         c2c_ns=_time(rec, "c2c_ns", where) if "c2c_ns" in rec else None,
+        c2c_best_ns=_time(rec, "c2c_best_ns", where) if "c2c_best_ns" in rec else None,
         round=_whole(rec, "round", where) if "round" in rec else 0,
         l2_misses=_count(rec, "l2_misses", where),
         l3_misses=_count(rec, "l3_misses", where),

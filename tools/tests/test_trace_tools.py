@@ -670,6 +670,21 @@ def test_ovr_without_work_is_an_error_not_a_division_by_zero(tmp_path, capsys):
     assert "hold no work" in err and "Traceback" not in err
 
 
+def test_ovr_of_a_trace_cut_before_its_iteration_records_says_so(tmp_path, capsys):
+    from roost_tools import ovr
+    # A program killed before destroying its runtime: its workers' task records, no end chunk, and none of the
+    # runtime lane's iteration records, which the runtime writes when destroyed (an outside-user campaign: ovr
+    # said the trace had no iteration while mapping counted three).
+    p = tmp_path / "killed.trace"
+    _write_file(p, 1, [(0, (10, 10), [(0, 0, 0, 0, 1, 0), (5, 0, 0, 0, 2, 0)])], end=False)
+    with pytest.raises(ValueError, match="cut short .* before its runtime wrote its iteration records"):
+        ovr.iterations(read(p))
+    capsys.readouterr()
+    assert analyze.main(["ovr", str(p), str(p)]) == 2
+    err = capsys.readouterr().err
+    assert "iteration records" in err and "Traceback" not in err
+
+
 def test_krd_says_when_the_trace_describes_no_cache_sizes(tmp_path, capsys):
     p = tmp_path / "nocache.trace"
     touches = [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0),
@@ -763,6 +778,21 @@ def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_pa
         assert analyze.main(argv) == 2, argv
         err = capsys.readouterr().err
         assert why in err and err.startswith("roost-analyze: "), (argv, err)
+    # The image may not be the trace itself: `timeline run.png --out run.png` overwrote its own trace (an
+    # outside-user campaign), and markdown's NAME-timeline.png or NAME-krd.png in --out-dir likewise.
+    png_trace = tmp_path / "run.png"
+    png_trace.write_bytes(p.read_bytes())
+    for argv in (["timeline", str(png_trace), "--out", str(png_trace)],
+                 ["timeline", str(png_trace), "--out", str(tmp_path / "run")],
+                 ["markdown", str(png_trace), "--name", "run", "--out-dir", str(tmp_path)]):
+        if argv[0] == "markdown":
+            png_trace.rename(tmp_path / "run-krd.png")
+            png_trace = tmp_path / "run-krd.png"
+            argv[1] = str(png_trace)
+        capsys.readouterr()
+        assert analyze.main(argv) == 2, argv
+        assert "is the trace being read" in capsys.readouterr().err, argv
+        assert png_trace.read_bytes() == p.read_bytes(), argv
     # No suffix: the PNG matplotlib writes, under the name it has.
     assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "plain")]) == 0
     assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out
