@@ -104,21 +104,31 @@ def task_intervals(t: Trace, worker: int, runs: list[tuple[int, int]]) -> list[t
     after it, and one that suspends has its end on another worker."""
     r = t.records
     mine = r[r["worker"] == worker]
-    tasks = np.sort(mine[np.isin(mine["kind"], (TASK_BEGIN, TASK_END, TASK_RESUME))]["t_ns"].astype(np.int64))
+    starts = np.sort(mine[np.isin(mine["kind"], (TASK_BEGIN, TASK_RESUME))]["t_ns"].astype(np.int64))
+    ends = np.sort(mine[mine["kind"] == TASK_END]["t_ns"].astype(np.int64))
     loop = np.sort(mine[mine["kind"] == IDLE_BEGIN]["t_ns"].astype(np.int64))
     out = []
     for s, e in runs:
-        lo, hi = np.searchsorted(tasks, s, "left"), np.searchsorted(tasks, e, "right")
-        if lo >= hi:  # no task record inside (an iteration of a damaged file may end before it starts)
+        # Iterations may touch (virtual time: one run's end is the next one's begin): a start at the instant
+        # an iteration ends is the next one's, an end at the instant it begins the previous one's (--skip 1
+        # took the first iteration's root end as the second's first task record: an outside-user campaign).
+        lo, hi = np.searchsorted(starts, s, "left"), np.searchsorted(starts, e, "left")
+        if lo >= hi:  # no task starts inside (an iteration of a damaged file may end before it starts)
             continue
-        last = int(tasks[hi - 1])
+        first = int(starts[lo])
+        last = int(starts[hi - 1])
+        k_end = np.searchsorted(ends, e, "right")
+        if k_end > 0 and int(ends[k_end - 1]) > first:
+            last = max(last, int(ends[k_end - 1]))
         k = np.searchsorted(loop, last, "left")
-        out.append((int(tasks[lo]), min(int(loop[k]), e) if k < len(loop) else e))
+        out.append((first, min(int(loop[k]), e) if k < len(loop) else e))
     return out
 
 
 def work_time(t: Trace, skip: int = 0) -> int:
-    runs = _merge(iterations(t, skip))
+    # Each iteration apart, not merged where they touch: merged, the launch of the next run() and a worker's
+    # way from its loop to its first task of the next iteration counted as work (an outside-user campaign).
+    runs = iterations(t, skip)
     total = 0
     for w in range(t.workers):
         busy = task_intervals(t, w, runs)

@@ -657,6 +657,24 @@ def test_work_begins_with_a_workers_first_task_and_ends_where_it_enters_its_loop
     assert ovr.work_time(read(two)) == (20 + 20) + (61 - 12 - 5) + 20
 
 
+def test_touching_iterations_are_measured_apart(tmp_path):
+    from roost_tools import ovr
+    # Virtual time: run 1 is 0-100 and run 2 begins at its end, 100-200. Worker 0's root of run 1 ends at 100;
+    # run 2's launch takes 100-110 and its root runs 110-200. Worker 1 leaves its loop at 130 and begins a task
+    # at 140, which ends at 160. Merged as one interval, the launch and worker 1's way from its loop to its
+    # task (130-140) counted as work, and with --skip 1 the root's end at 100 was taken as run 2's first task
+    # record (an outside-user campaign).
+    p = tmp_path / "touch.trace"
+    _synthetic(p, 2, [(0, 0, 0, 0, 7, 0xFFFF), (100, 0, 0, 0, 8, 0xFFFF), (100, 0, 0, 0, 7, 0xFFFF),
+                      (200, 0, 0, 0, 8, 0xFFFF),
+                      (0, 1, 0, 0, 1, 0), (100, 1, 0, 0, 2, 0), (110, 2, 0, 0, 1, 0), (200, 2, 0, 0, 2, 0),
+                      (0, 0, 0, 0, 14, 1), (130, 0, 0, 0, 15, 1), (140, 3, 2, 0, 1, 1), (160, 3, 0, 0, 2, 1),
+                      (160, 0, 0, 0, 14, 1)])
+    t = read(p)
+    assert ovr.work_time(t) == 100 + 90 + 20
+    assert ovr.work_time(t, skip=1) == 90 + 20
+
+
 def test_ovr_without_work_is_an_error_not_a_division_by_zero(tmp_path, capsys):
     from roost_tools import ovr
     # A simulated run whose every cost is 0 ns: its iterations and tasks last no time.
