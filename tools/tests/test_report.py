@@ -629,3 +629,21 @@ def test_results_that_cannot_be_written_fail_the_run(tmp_path):
                          cwd=tmp_path)
     assert run.returncode == 2 and "unknown benchmark 'nosuch'" in run.stderr
     assert kept.read_text() == '{"kept": 1}\n'
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_an_interrupted_traced_measurement_leaves_no_temporary_trace(tmp_path, hang_bound):
+    # Ctrl-C in the middle of a V+trace measurement left its trace (24 MB) in the temporary directory (an
+    # outside-user campaign). The run is interrupted once its trace exists, whenever that is.
+    import signal
+    import time
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    run = subprocess.Popen([os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "40", "--variants", "ws+trace",
+                            "--workers", "1", "--reps", "50", "--warmup", "0"], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    trace = tmp_path / f"roost-bench-{run.pid}.trace"
+    while not trace.exists() and run.poll() is None:
+        time.sleep(0.01)
+    run.send_signal(signal.SIGINT)
+    assert run.wait() == -signal.SIGINT
+    assert list(tmp_path.iterdir()) == []
