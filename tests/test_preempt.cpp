@@ -378,13 +378,26 @@ TEST_P(Preempt, TasksLoopingOnTheRuntimesLockingCallsComplete) {
   }
 }
 
+// At the shortest interval a task's sleeps still end: each tick interrupts nanosleep, whose remaining time
+// includes the kernel's timer slack (50 us by default), so at 50 us a sleep_for of any length gained nothing
+// per tick and never returned (an outside-user campaign; a plain thread with its own 50 us timer hung too).
+// The shortest interval is 100 us.
+TEST(PreemptThread, SleepsEndAtTheShortestInterval) {
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting("ws", 1, "100us", "aligned", mode));
+    rt.run([] {
+      for (int i = 0; i < 200; ++i) std::this_thread::sleep_for(std::chrono::microseconds(30));
+    });
+  }
+}
+
 // Worker 0's timer ticks until the end of runtime::run, after the run has given back the stacks of the
 // fibers its preempted tasks left (engine_base::run_root). A tick there read the fiber the thread last
 // ran, whose stack a munmap was unmapping: a crash (found by an outside-user campaign with this program).
 // A race, which a loaded machine makes likely: the ASan build of this test failed 4 of 10 times with two
 // copies of it and two busy loops running, and not once in 10 with the fix.
 TEST(PreemptThread, ATickAtTheEndOfARunFindsNoFiber) {
-  roost::runtime rt(preempting("ws", 3, "50us", "aligned", "signal"));
+  roost::runtime rt(preempting("ws", 3, "100us", "aligned", "signal"));
   const long want = 200000L * 199999L / 2;
   for (int rep = 0; rep < 5; ++rep) {
     // Spinners released by a later sibling, each with nested loops and a nested group of its own.

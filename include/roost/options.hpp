@@ -83,7 +83,7 @@ struct options {
   // preemption costs two futex hand-overs more than signal-yield). Native platform only. Default off.
   std::optional<std::string> preempt;
   // ROOST_PREEMPT_INTERVAL: how often a worker's timer ticks, a duration with a unit (ns, us, ms, s) in
-  // [50us, 10s], e.g. "1ms". Default 1ms.
+  // [100us, 10s], e.g. "1ms". Default 1ms.
   std::optional<std::string> preempt_interval;
   // ROOST_PREEMPT_TIMER: the timer design (seed 003 §3.4, digest §4.4). "aligned": a timer per worker, each
   // worker's ticks offset by interval / workers from the previous worker's, so that no two coincide.

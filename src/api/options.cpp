@@ -428,10 +428,10 @@ resolved_options resolve_settings(const options& o) {
                "user-level thread on one OS thread in virtual time, where no timer signal can interrupt a task");
   }
   const setting interval{"ROOST_PREEMPT_INTERVAL", "options::preempt_interval",
-                         "a duration in [50us, 10s]: a number and a unit (ns, us, ms, s), such as 1ms or 250us",
+                         "a duration in [100us, 10s]: a number and a unit (ns, us, ms, s), such as 1ms or 250us",
                          "1ms"};
   if (auto s = text_of(interval, o.preempt_interval))
-    r.preempt_interval_ns = parse_duration_ns(*s, interval, 50'000, 10'000'000'000ull);
+    r.preempt_interval_ns = parse_duration_ns(*s, interval, 100'000, 10'000'000'000ull);
   const setting timer{"ROOST_PREEMPT_TIMER", "options::preempt_timer",
                       "one of aligned (a timer per worker, their ticks evenly spaced over the interval), naive (a "
                       "timer per worker, all ticking at the same instants), chained (one timer, its tick passed "

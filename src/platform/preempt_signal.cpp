@@ -184,10 +184,11 @@ void install(tick_fn on_tick, const std::string& setting) {
     static bool told_sleep_calls = false;
     if (!told_sleep_calls) {
       told_sleep_calls = true;
-      std::fprintf(stderr, "roost: %s: this program's nanosleep, usleep, sleep and sched_yield are not roost's "
-                   "(libroost is linked into a shared object, not into the executable, or another definition "
-                   "comes first), so a task that waits for another by sleeping or yielding in a loop is "
-                   "preempted only when a tick lands in its own code; link libroost into the executable\n",
+      std::fprintf(stderr, "roost: %s: this program's nanosleep, clock_nanosleep, usleep, sleep and "
+                   "sched_yield are not all roost's (libroost is linked into a shared object, not into the "
+                   "executable, or the program defines one of them itself), so a task that waits for another by sleeping or yielding in a loop is "
+                   "preempted only when a tick lands in its own code (under ROOST_PREEMPT_TIMER=monitor, never); "
+                   "link libroost into the executable\n",
                    setting.c_str());
     }
   }

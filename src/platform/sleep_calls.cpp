@@ -28,6 +28,7 @@
 #include "platform/preempt_signal.hpp"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -102,69 +103,102 @@ namespace preempt = roost::platform::preempt;
 // the link does not fail on two definitions; its calls then reach the C library without the hook.
 #define ROOST_SLEEP_CALL __attribute__((weak))
 
+// In a -static program these definitions take the place of the C library's (a weak definition met first
+// satisfies every reference, so the C library's member is never linked), and there is no next definition:
+// the fallbacks call the C library's own implementations under the names it gives them for itself, which
+// it exports in its shared form too (__nanosleep, __sched_yield), so they stay cancellation points
+// (pthread_cancel). clock_nanosleep's has no such name: its fallback makes the system call with
+// asynchronous cancellation on for its duration, as a cancellation point does, and answers a thread's
+// CPU-time clock with EINVAL, as the C library does (an outside-user campaign: a -static program's sleeping
+// threads could no longer be cancelled, and that clock gave EOPNOTSUPP).
+extern "C" int __nanosleep(const struct timespec* req, struct timespec* rem);
+extern "C" int __sched_yield();
+
+// The definitions under names of their own (hidden: install() compares the process's binding with these
+// addresses, which a program's own definition or a plugin's PIC code would not give), and the public names
+// as weak aliases of them.
 extern "C" {
 
-// The fallbacks, for a -static program (and calls before the lookup): the system calls, with the C
-// library's return conventions. They are no cancellation points (pthread_cancel), as the C library's are.
-ROOST_SLEEP_CALL int nanosleep(const struct timespec* req, struct timespec* rem) {
+__attribute__((visibility("hidden"))) int roost_nanosleep(const struct timespec* req, struct timespec* rem) {
   const auto f = preempt::g_next.nanosleep;
-  const int r = f ? f(req, rem) : static_cast<int>(syscall(SYS_nanosleep, req, rem));
+  const int r = f ? f(req, rem) : __nanosleep(req, rem);
   preempt::after_call(__builtin_return_address(0), true);
   return r;
 }
 
-ROOST_SLEEP_CALL int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem) {
+__attribute__((visibility("hidden"))) int roost_clock_nanosleep(clockid_t clock, int flags,
+                                                                 const struct timespec* req, struct timespec* rem) {
   const auto f = preempt::g_next.clock_nanosleep;
   int r;
   if (f) {
     r = f(clock, flags, req, rem);
+  } else if (clock == CLOCK_THREAD_CPUTIME_ID) {
+    r = EINVAL;
   } else {  // the error is the return value, errno unchanged
     const int saved = errno;
+    int type = 0;
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
     r = syscall(SYS_clock_nanosleep, clock, flags, req, rem) == 0 ? 0 : errno;
+    pthread_setcanceltype(type, &type);
     errno = saved;
   }
   preempt::after_call(__builtin_return_address(0), true);
   return r;
 }
 
-ROOST_SLEEP_CALL int usleep(useconds_t usec) {
+__attribute__((visibility("hidden"))) int roost_usleep(useconds_t usec) {
   const auto f = preempt::g_next.usleep;
   int r;
   if (f) {
     r = f(usec);
   } else {
     const struct timespec ts{static_cast<time_t>(usec / 1000000), static_cast<long>(usec % 1000000) * 1000};
-    r = static_cast<int>(syscall(SYS_nanosleep, &ts, nullptr));
+    r = __nanosleep(&ts, nullptr);
   }
   preempt::after_call(__builtin_return_address(0), false);
   return r;
 }
 
-ROOST_SLEEP_CALL unsigned sleep(unsigned seconds) {
+__attribute__((visibility("hidden"))) unsigned roost_sleep(unsigned seconds) {
   const auto f = preempt::g_next.sleep;
   unsigned r;
   if (f) {
     r = f(seconds);
   } else {  // the unslept seconds, truncated, as glibc's
-    struct timespec ts{static_cast<time_t>(seconds), 0}, rem{0, 0};
-    r = syscall(SYS_nanosleep, &ts, &rem) == 0 ? 0u : static_cast<unsigned>(rem.tv_sec);
+    struct timespec ts{static_cast<time_t>(seconds), 0};
+    r = __nanosleep(&ts, &ts) == 0 ? 0u : static_cast<unsigned>(ts.tv_sec);
   }
   preempt::after_call(__builtin_return_address(0), false);
   return r;
 }
 
-ROOST_SLEEP_CALL int sched_yield() noexcept {
+__attribute__((visibility("hidden"))) int roost_sched_yield() noexcept {
   const auto f = preempt::g_next.sched_yield;
-  const int r = f ? f() : static_cast<int>(syscall(SYS_sched_yield));
+  const int r = f ? f() : __sched_yield();
   preempt::after_call(__builtin_return_address(0), false);
   return r;
 }
 
+ROOST_SLEEP_CALL int nanosleep(const struct timespec* req, struct timespec* rem) __attribute__((alias("roost_nanosleep")));
+ROOST_SLEEP_CALL int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem)
+    __attribute__((alias("roost_clock_nanosleep")));
+ROOST_SLEEP_CALL int usleep(useconds_t usec) __attribute__((alias("roost_usleep")));
+ROOST_SLEEP_CALL unsigned sleep(unsigned seconds) __attribute__((alias("roost_sleep")));
+ROOST_SLEEP_CALL int sched_yield() noexcept __attribute__((alias("roost_sched_yield")));
+
 }  // extern "C"
 
 namespace roost::platform::preempt {
+// Whether the process binds these calls to the definitions above: not where libroost is linked into a
+// shared object (a plugin: the program and the C library come first in the loader's order) or the program
+// defines one itself (its definition wins over the weak one). Asked of the loader, by name, against the
+// hidden names' addresses: &::nanosleep in PIC code is itself the process's binding (an outside-user
+// campaign: the check passed in a plugin and the warning never came).
 bool sleep_calls_bound_here() {
-  return ::dlsym(RTLD_DEFAULT, "nanosleep") == reinterpret_cast<void*>(&::nanosleep) &&
-         ::dlsym(RTLD_DEFAULT, "sched_yield") == reinterpret_cast<void*>(&::sched_yield);
+  return ::dlsym(RTLD_DEFAULT, "nanosleep") == reinterpret_cast<void*>(&roost_nanosleep) &&
+         ::dlsym(RTLD_DEFAULT, "sched_yield") == reinterpret_cast<void*>(&roost_sched_yield) &&
+         ::dlsym(RTLD_DEFAULT, "usleep") == reinterpret_cast<void*>(&roost_usleep) &&
+         ::dlsym(RTLD_DEFAULT, "clock_nanosleep") == reinterpret_cast<void*>(&roost_clock_nanosleep) &&
+         ::dlsym(RTLD_DEFAULT, "sleep") == reinterpret_cast<void*>(&roost_sleep);
 }
 }  // namespace roost::platform::preempt

@@ -1,13 +1,58 @@
 // Linked with -static (tests/CMakeLists.txt): the C library is part of this program, where a preemption
 // tick cannot be told to be inside it, so installing the tick's handler must be refused with a
-// config_error that names the setting and says what to do. Exit 0 when it was.
+// config_error that names the setting and says what to do. Exit 0 when it was, and when the sleeping calls
+// libroost defines (platform/sleep_calls.cpp), which take the C library's place in such a program, keep its
+// conventions: cancellation points, and EINVAL for a thread's CPU-time clock (an outside-user campaign: a
+// -static program's sleeping threads could no longer be cancelled).
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <string>
 
 #include "platform/preempt_signal.hpp"
 #include "roost/errors.hpp"
 
+namespace {
+// Cancelled at once: each call must be a cancellation point, acted on at its entry or while it sleeps.
+bool cancelled_while_sleeping(int which) {
+  pthread_t t;
+  auto body = [](void* p) -> void* {
+    const timespec ts{30, 0};
+    switch (*static_cast<int*>(p)) {
+      case 0: sleep(30); break;
+      case 1: usleep(30'000'000); break;
+      case 2: nanosleep(&ts, nullptr); break;
+      default: clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr); break;
+    }
+    return nullptr;
+  };
+  if (pthread_create(&t, nullptr, body, &which) != 0) return false;
+  pthread_cancel(t);
+  void* result = nullptr;
+  pthread_join(t, &result);
+  return result == PTHREAD_CANCELED;
+}
+}  // namespace
+
 int main() {
+  const char* names[] = {"sleep", "usleep", "nanosleep", "clock_nanosleep"};
+  for (int which = 0; which < 4; ++which)
+    if (!cancelled_while_sleeping(which)) {
+      std::printf("FAIL: %s is no cancellation point in a statically linked program\n", names[which]);
+      return 1;
+    }
+  const timespec short_one{0, 1000};
+  if (const int r = clock_nanosleep(CLOCK_THREAD_CPUTIME_ID, 0, &short_one, nullptr); r != EINVAL) {
+    std::printf("FAIL: clock_nanosleep(CLOCK_THREAD_CPUTIME_ID) gave %d, not EINVAL\n", r);
+    return 1;
+  }
+  if (usleep(1) != 0 || sleep(0) != 0 || nanosleep(&short_one, nullptr) != 0) {
+    std::puts("FAIL: a short sleep did not return 0");
+    return 1;
+  }
   try {
     roost::platform::preempt::install([](void*) {}, "ROOST_PREEMPT='signal'");
     std::puts("FAIL: preemption was installed in a statically linked program");
