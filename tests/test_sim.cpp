@@ -557,6 +557,22 @@ TEST(SimReport, AReportNamedAsALaterRuntimesTraceIsRefused) {
       }
     }
   }
+  // A path written with ./ is the same name (a review: ./run beside run.2 passed); names the numbering never
+  // gives (0, 1, a leading zero) are no clash.
+  {
+    const std::string dir = base.substr(0, base.rfind('/') + 1), file = base.substr(base.rfind('/') + 1);
+    roost_test::scoped_env pl("ROOST_PLATFORM", "native");
+    roost_test::scoped_env tr("ROOST_TRACE", (dir + "./" + file).c_str());
+    roost_test::scoped_env rp("ROOST_SIM_REPORT", (base + ".2").c_str());
+    EXPECT_THROW(roost::runtime rt, roost::config_error);
+  }
+  for (const char* suffix : {".0", ".1", ".02"}) {
+    roost_test::scoped_env pl("ROOST_PLATFORM", "native");
+    roost_test::scoped_env tr("ROOST_TRACE", base.c_str());
+    roost_test::scoped_env rp("ROOST_SIM_REPORT", (base + suffix).c_str());
+    EXPECT_NO_THROW({ roost::runtime rt; }) << suffix;
+    ::unlink((base + ".json").c_str());
+  }
   // Set in code they are not numbered: each runtime writes the same two files.
   roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
   o.trace = base;

@@ -30,8 +30,11 @@ void remove_at_interrupt(const std::string& path) {
   if (g_trace_path[0] || path.size() >= sizeof g_trace_path) return;
   std::snprintf(g_trace_path, sizeof g_trace_path, "%s", path.c_str());
   std::snprintf(g_timeline_path, sizeof g_timeline_path, "%s.json", path.c_str());
-  for (int sig : {SIGINT, SIGTERM, SIGHUP})
-    if (::signal(sig, SIG_IGN) != SIG_IGN) ::signal(sig, &remove_temporary_trace);  // ignored stays ignored
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction now {};
+    if (::sigaction(sig, nullptr, &now) == 0 && now.sa_handler == SIG_DFL)  // ignored or handled stays so
+      ::signal(sig, &remove_temporary_trace);
+  }
 }
 }  // namespace
 

@@ -183,11 +183,18 @@ bool one_file(const std::string& a, const std::string& b) {
 
 // Whether `path` is a name the runtimes after the first give an output at `base` (base.2, base.3, ...;
 // with `json`, their timelines base.2.json, ... too: output_number).
-bool a_numbered_name_of(const std::string& base, const std::string& path, bool json) {
+// Both are compared in their lexically normal forms (./run and run.2 are one directory's), and only numbers
+// the numbering gives (2, 3, ...: no 0, 1 or leading zero) count.
+bool a_numbered_name_of(const std::string& base_path, const std::string& path_given, bool json) {
+  const std::string base = std::filesystem::path(base_path).lexically_normal().string();
+  const std::string path = std::filesystem::path(path_given).lexically_normal().string();
   if (path.size() <= base.size() + 1 || path.compare(0, base.size() + 1, base + ".") != 0) return false;
   std::string rest = path.substr(base.size() + 1);
   if (json && rest.size() > 5 && rest.compare(rest.size() - 5, 5, ".json") == 0) rest.resize(rest.size() - 5);
-  return !rest.empty() && std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (rest.empty() || rest.size() > 9 || rest[0] == '0' ||
+      !std::all_of(rest.begin(), rest.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return false;
+  return std::stoul(rest) >= 2;
 }
 
 // The files a runtime writes: two at one path would write over each other, and the report or the timeline

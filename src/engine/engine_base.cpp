@@ -419,10 +419,16 @@ void engine_base::klt_spare_main(void* eng, worker& w, klt& k) {
 void engine_base::start_serving(worker& w, klt& k) {
   if (!preempt_) return;
   platform::preempt::note_serving_mask();  // what its tasks run with, after check_mask_here or the spare's unblock
+  // A sleep that a tick interrupts gains an interval less the slack: at most a quarter of it while the
+  // thread serves (platform/preempt_signal.hpp), given back when it stops (worker 0's is run's caller).
+  k.slack_before = platform::preempt::lower_timer_slack(preempt_->interval_ns() / 4);
   preempt_->serve_from(w.id, k.timer, k.tid);
 }
 void engine_base::stop_serving(worker& w, klt& k) {
-  if (preempt_) preempt_->unserve(w.id, k.timer);
+  if (!preempt_) return;
+  preempt_->unserve(w.id, k.timer);
+  platform::preempt::restore_timer_slack(k.slack_before);
+  k.slack_before = 0;
 }
 
 std::uint64_t engine_base::preemptions() const {

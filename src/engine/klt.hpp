@@ -54,6 +54,7 @@ struct klt {
   // ROOST_PREEMPT=klt gives each thread its own timer, armed while it serves the worker: a worker's timer
   // could signal only the thread that made it (SIGEV_THREAD_ID), and the worker moves between threads.
   platform::preempt::thread_timer timer;
+  unsigned long slack_before = 0;  // this thread's timer slack while it does not serve (0: not lowered)
   klt* next = nullptr;  // klt_pool's spare list
 
  private:

@@ -84,6 +84,7 @@ class preemption_timers {
   // Chained design, in the handler on worker `from`'s thread: passes the tick on (async-signal-safe:
   // atomics and one tgkill). A no-op in the per-worker designs.
   void pass_on(unsigned from);
+  std::uint64_t interval_ns() const { return interval_ns_; }
 
  private:
   std::uint64_t interval_ns_;

@@ -4,6 +4,7 @@
 #include <linux/futex.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -310,6 +311,17 @@ bool more_blocked_here() {
   pthread_sigmask(SIG_BLOCK, nullptr, &cur);
   return blocks_more_than_serving(cur);
 #endif
+}
+
+unsigned long lower_timer_slack(std::uint64_t at_most_ns) {
+  const int now = ::prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+  if (now <= 0 || static_cast<std::uint64_t>(now) <= at_most_ns || at_most_ns == 0) return 0;
+  if (::prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(at_most_ns), 0, 0, 0) != 0) return 0;
+  return static_cast<unsigned long>(now);
+}
+
+void restore_timer_slack(unsigned long before) {
+  if (before != 0) (void)::prctl(PR_SET_TIMERSLACK, before, 0, 0, 0);
 }
 
 long this_thread_id() { return static_cast<long>(::syscall(SYS_gettid)); }

@@ -113,6 +113,13 @@ void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_n
 void disarm(const thread_timer& t);
 void destroy(thread_timer& t);
 long this_thread_id();
+// The calling thread's timer slack (prctl PR_SET_TIMERSLACK) lowered to at most `at_most_ns`; returns the
+// slack before, for restore_timer_slack (0: unchanged). A tick interrupts a sleep, and the remaining time
+// nanosleep gives back includes the slack, so with a slack near the interval a sleep_for never ended (an
+// outside-user campaign and a review: 50 us against the default 50 us slack, or 100 us under a launcher's
+// larger one). System calls only: async-signal-safe.
+unsigned long lower_timer_slack(std::uint64_t at_most_ns);
+void restore_timer_slack(unsigned long before);
 // Sends kSignal to thread `tid` of this process (tgkill): async-signal-safe, for a handler that passes its
 // tick on (the chained timer, engine/preemption.hpp).
 void signal_thread(long tid);

@@ -100,8 +100,10 @@ void set_sleep_exit_hook(sleep_exit_fn f) { g_on_sleep_exit.store(f, std::memory
 namespace preempt = roost::platform::preempt;
 
 // Weak: a program (or another library linked into it) that defines one of these itself keeps its own, and
-// the link does not fail on two definitions; its calls then reach the C library without the hook.
-#define ROOST_SLEEP_CALL __attribute__((weak))
+// the link does not fail on two definitions; its calls then reach the C library without the hook. Default
+// visibility whatever the build's (-fvisibility=hidden left them unexported: libstdc++'s sleep_for then
+// bound to the C library's, and the warning blamed a plugin: a review).
+#define ROOST_SLEEP_CALL __attribute__((weak, visibility("default")))
 
 // In a -static program these definitions take the place of the C library's (a weak definition met first
 // satisfies every reference, so the C library's member is never linked), and there is no next definition:
@@ -111,8 +113,17 @@ namespace preempt = roost::platform::preempt;
 // asynchronous cancellation on for its duration, as a cancellation point does, and answers a thread's
 // CPU-time clock with EINVAL, as the C library does (an outside-user campaign: a -static program's sleeping
 // threads could no longer be cancelled, and that clock gave EOPNOTSUPP).
+#ifdef __GLIBC__
 extern "C" int __nanosleep(const struct timespec* req, struct timespec* rem);
 extern "C" int __sched_yield();
+#else  // another C library (musl has neither name): the system calls, no cancellation points
+namespace {
+int __nanosleep(const struct timespec* req, struct timespec* rem) {
+  return static_cast<int>(syscall(SYS_nanosleep, req, rem));
+}
+int __sched_yield() { return static_cast<int>(syscall(SYS_sched_yield)); }
+}  // namespace
+#endif
 
 // The definitions under names of their own (hidden: install() compares the process's binding with these
 // addresses, which a program's own definition or a plugin's PIC code would not give), and the public names

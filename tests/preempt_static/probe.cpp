@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <string>
@@ -16,11 +17,15 @@
 #include "roost/errors.hpp"
 
 namespace {
-// Cancelled at once: each call must be a cancellation point, acted on at its entry or while it sleeps.
+// Cancelled once it is about to sleep (most often while it sleeps, whenever the cancel lands): each call must
+// be a cancellation point, acted on at its entry or while it sleeps.
+std::atomic<bool> g_about_to_sleep{false};
 bool cancelled_while_sleeping(int which) {
   pthread_t t;
+  g_about_to_sleep = false;
   auto body = [](void* p) -> void* {
     const timespec ts{30, 0};
+    g_about_to_sleep = true;
     switch (*static_cast<int*>(p)) {
       case 0: sleep(30); break;
       case 1: usleep(30'000'000); break;
@@ -30,6 +35,10 @@ bool cancelled_while_sleeping(int which) {
     return nullptr;
   };
   if (pthread_create(&t, nullptr, body, &which) != 0) return false;
+  while (!g_about_to_sleep) {
+  }
+  const timespec a_while{0, 20'000'000};  // only makes a cancel during the sleep likely; either way must work
+  nanosleep(&a_while, nullptr);
   pthread_cancel(t);
   void* result = nullptr;
   pthread_join(t, &result);

@@ -351,10 +351,15 @@ def report(records: list, out: Path, title: str = "roost benchmark report") -> P
         "",
     ]
     ms = [r for r in records if isinstance(r, Measurement)]
-    best = best_c2c(ms)
+    # The best round trip of each invocation of roost-bench, as its driver flagged against: a file may hold
+    # runs from several hosts (a review: another host's lines were all marked far against this one's best).
+    by_invocation: dict = {}
+    for m in ms:
+        by_invocation.setdefault(m.run, []).append(m)
+    best_of = {rid: best_c2c(group) for rid, group in by_invocation.items()}
     used_names: set = set()
     for bench, run in _group(records).items():
-        rows, how = bench_rows(run, best)
+        rows, how = bench_rows(run, best_of.get(run.run_id))
         parts.append(markdown_table(bench, rows, bool(run.simulated)))
         if how:
             parts.append(how + "\n")
