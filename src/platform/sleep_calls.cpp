@@ -125,67 +125,63 @@ int __sched_yield() { return static_cast<int>(syscall(SYS_sched_yield)); }
 }  // namespace
 #endif
 
+namespace roost::platform::preempt {
+namespace {
+// The fallbacks with the C library's conventions (above).
+int fallback_clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem) {
+  if (clock == CLOCK_THREAD_CPUTIME_ID) return EINVAL;
+  const int saved = errno;  // the error is the return value, errno unchanged
+  int type = 0;
+  pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+  const int r = syscall(SYS_clock_nanosleep, clock, flags, req, rem) == 0 ? 0 : errno;
+  pthread_setcanceltype(type, &type);
+  errno = saved;
+  return r;
+}
+int fallback_usleep(useconds_t usec) {
+  const struct timespec ts{static_cast<time_t>(usec / 1000000), static_cast<long>(usec % 1000000) * 1000};
+  return __nanosleep(&ts, nullptr);
+}
+unsigned fallback_sleep(unsigned seconds) {  // the unslept seconds, truncated, as glibc's
+  struct timespec ts{static_cast<time_t>(seconds), 0};
+  return __nanosleep(&ts, &ts) == 0 ? 0u : static_cast<unsigned>(ts.tv_sec);
+}
+}  // namespace
+}  // namespace roost::platform::preempt
+
 // The definitions under names of their own (hidden: install() compares the process's binding with these
 // addresses, which a program's own definition or a plugin's PIC code would not give), and the public names
-// as weak aliases of them.
+// as weak aliases of them. Each takes its caller's address itself (after_call).
 extern "C" {
 
 __attribute__((visibility("hidden"))) int roost_nanosleep(const struct timespec* req, struct timespec* rem) {
-  const auto f = preempt::g_next.nanosleep;
-  const int r = f ? f(req, rem) : __nanosleep(req, rem);
+  const int r = preempt::g_next.nanosleep ? preempt::g_next.nanosleep(req, rem) : __nanosleep(req, rem);
   preempt::after_call(__builtin_return_address(0), true);
   return r;
 }
 
 __attribute__((visibility("hidden"))) int roost_clock_nanosleep(clockid_t clock, int flags,
                                                                  const struct timespec* req, struct timespec* rem) {
-  const auto f = preempt::g_next.clock_nanosleep;
-  int r;
-  if (f) {
-    r = f(clock, flags, req, rem);
-  } else if (clock == CLOCK_THREAD_CPUTIME_ID) {
-    r = EINVAL;
-  } else {  // the error is the return value, errno unchanged
-    const int saved = errno;
-    int type = 0;
-    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
-    r = syscall(SYS_clock_nanosleep, clock, flags, req, rem) == 0 ? 0 : errno;
-    pthread_setcanceltype(type, &type);
-    errno = saved;
-  }
+  const int r = preempt::g_next.clock_nanosleep ? preempt::g_next.clock_nanosleep(clock, flags, req, rem)
+                                                : preempt::fallback_clock_nanosleep(clock, flags, req, rem);
   preempt::after_call(__builtin_return_address(0), true);
   return r;
 }
 
 __attribute__((visibility("hidden"))) int roost_usleep(useconds_t usec) {
-  const auto f = preempt::g_next.usleep;
-  int r;
-  if (f) {
-    r = f(usec);
-  } else {
-    const struct timespec ts{static_cast<time_t>(usec / 1000000), static_cast<long>(usec % 1000000) * 1000};
-    r = __nanosleep(&ts, nullptr);
-  }
+  const int r = preempt::g_next.usleep ? preempt::g_next.usleep(usec) : preempt::fallback_usleep(usec);
   preempt::after_call(__builtin_return_address(0), false);
   return r;
 }
 
 __attribute__((visibility("hidden"))) unsigned roost_sleep(unsigned seconds) {
-  const auto f = preempt::g_next.sleep;
-  unsigned r;
-  if (f) {
-    r = f(seconds);
-  } else {  // the unslept seconds, truncated, as glibc's
-    struct timespec ts{static_cast<time_t>(seconds), 0};
-    r = __nanosleep(&ts, &ts) == 0 ? 0u : static_cast<unsigned>(ts.tv_sec);
-  }
+  const unsigned r = preempt::g_next.sleep ? preempt::g_next.sleep(seconds) : preempt::fallback_sleep(seconds);
   preempt::after_call(__builtin_return_address(0), false);
   return r;
 }
 
 __attribute__((visibility("hidden"))) int roost_sched_yield() noexcept {
-  const auto f = preempt::g_next.sched_yield;
-  const int r = f ? f() : __sched_yield();
+  const int r = preempt::g_next.sched_yield ? preempt::g_next.sched_yield() : __sched_yield();
   preempt::after_call(__builtin_return_address(0), false);
   return r;
 }
