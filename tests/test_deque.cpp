@@ -68,6 +68,47 @@ TEST(Deque, PrivateTasksAreSharedWhenAThiefAsks) {
   EXPECT_TRUE(d.empty_estimate());
 }
 
+// A request is served at the owner's next push too (the push's one limit test covers it: ws_deque.hpp,
+// push_slow), and every later request again: the limit is raised after a request and lowered at the next.
+TEST(Deque, EachRequestIsServedAtTheNextPush) {
+  ws_deque<item> d(8);
+  std::vector<item> it(40);
+  for (int i = 0; i < 40; ++i) it[i].value = i;
+  d.push(&it[0]);  // shared at once (a request is pending from the start)
+  for (int i = 1; i < 5; ++i) d.push(&it[i]);  // private
+  EXPECT_EQ(d.steal(), &it[0]);
+  int next_push = 5, next_steal = 1;
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(d.steal(), nullptr) << "round " << round;  // nothing shared: asks
+    d.push(&it[next_push++]);  // serves it: the older half of the private part is shared
+    item* x = d.steal();
+    ASSERT_NE(x, nullptr) << "round " << round << ": the request was not served at the push";
+    EXPECT_EQ(x->value, next_steal) << "round " << round;
+    ++next_steal;
+    while (d.shared_estimate()) EXPECT_EQ(d.steal()->value, next_steal++);
+    // Pushes with no request waiting stay private (the limit was raised again after the one served).
+    for (int k = 0; k < 3; ++k) d.push(&it[next_push++]);
+    EXPECT_FALSE(d.shared_estimate()) << "round " << round;
+  }
+  int left = 0;
+  while (d.pop()) ++left;
+  EXPECT_EQ(left + next_steal, next_push);
+}
+
+// A request made while the deque must grow is served by the same push.
+TEST(Deque, ARequestAtAGrowingPushIsServed) {
+  ws_deque<item> d(2);
+  std::vector<item> it(3);
+  d.push(&it[0]);  // shared
+  d.push(&it[1]);  // private; the ring of 2 is full
+  EXPECT_EQ(d.steal(), &it[0]);
+  EXPECT_EQ(d.steal(), nullptr);  // asks
+  d.push(&it[2]);                 // grows (top moved: room without growing, in fact) and shares
+  EXPECT_EQ(d.steal(), &it[1]);
+  EXPECT_EQ(d.pop(), &it[2]);
+  EXPECT_EQ(d.pop(), nullptr);
+}
+
 TEST(Deque, FirstPushAfterTheSharedPartEmptiesIsShared) {
   ws_deque<item> d;
   item a{0}, b{1}, c{2};

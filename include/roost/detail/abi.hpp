@@ -292,22 +292,20 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".long 0b - ., 1b - 0b\n\t"                                      \
   ".popsection\n\t"
 // What the sequences share. Each starts at label 0 with the worker the fiber runs on now (its deque lies at
-// offset 0) and the deque's bottom; leaves for the slow path while a thief's request waits (share() follows
-// the operation there); and finds the slot of index %[b] at (%[slots],%[t],8).
+// offset 0) and the deque's bottom, and finds the slot of index %[b] at (%[slots],%[t],8). Neither looks at
+// a thief's request: the push's limit test covers it (the deque lowers its push limit while one waits, and
+// the slow path serves it: ws_deque.hpp, push_slow), and the pop leaves it to the next push.
 #define ROOST_CRITICAL_BEGIN   \
   "0:\n\t"                     \
   "movq %[worker], %[w]\n\t"   \
   "movq %c[bottom](%[w]), %[b]\n\t"
-#define ROOST_CRITICAL_UNLESS_REQUEST   \
-  "cmpb $0, %c[request](%[w])\n\t"     \
-  "jne %l[slow]\n\t"
 #define ROOST_CRITICAL_SLOT             \
   "movq %c[mask](%[w]), %[t]\n\t"      \
   "andq %[b], %[t]\n\t"                \
   "movq %c[slots_at](%[w]), %[slots]\n\t"
 #define ROOST_CRITICAL_REGISTERS [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
 #define ROOST_CRITICAL_DEQUE_FIELDS(L) \
-  [bottom] "i"(L.bottom), [request] "i"(L.request), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
+  [bottom] "i"(L.bottom), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
 #endif
 
 // Help-first spawn of the group's first child, built in g.inline_frame, onto the deque of the worker the
@@ -352,8 +350,7 @@ __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g
 #define ROOST_CRITICAL_PUSH(BASE)                              \
   ROOST_CRITICAL_BEGIN                                         \
   "cmpq %c[limit](%[w]), %[b]\n\t"                              \
-  "jge %l[slow]\n\t" /* no room without growing (make_room) */ \
-  ROOST_CRITICAL_UNLESS_REQUEST                                \
+  "jge %l[slow]\n\t" /* no room without growing, or a request */ \
   BASE                                                         \
   ROOST_CRITICAL_SLOT                                          \
   "movq %[f], (%[slots],%[t],8)\n\t"                           \
@@ -431,7 +428,6 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
       "jne %l[slow]\n\t"  // hooks came: the engine joins
       "cmpq %c[split_seen](%[w]), %[b]\n\t"
       "jle %l[slow]\n\t"  // nothing private (pop_shared)
-      ROOST_CRITICAL_UNLESS_REQUEST
       "subq $1, %[b]\n\t"
       ROOST_CRITICAL_SLOT
       "cmpq %[mine], (%[slots],%[t],8)\n\t"

@@ -17,8 +17,10 @@
 // asked (request_, set by a steal that found nothing shared, or by a worker about to sleep) or when the
 // owner itself emptied the shared part. The latter makes the first push after an empty shared part shared
 // at once, so a lone task is stealable without anyone asking. A request is served at the owner's next push
-// or pop; until then the thief sees nothing (a task pushed just before a long leaf stays private for that
-// leaf: the price of the fence-free pop).
+// or next pop through this class (the inline join's pop in abi.hpp leaves it to the next push); until then
+// the thief sees nothing (a task pushed just before a long leaf stays private for that leaf: the price of
+// the fence-free pop). The push tests for a request and for room in one compare: an asker lowers the
+// push limit (push_limit_), and the slow push serves the request and raises it again.
 //
 // Waking sleepers: only sharing makes work stealable, so only share() notifies (the hook the engine
 // installs: the notifier's half of the Dekker pair of engine/idle.hpp, split_ being the published word). A
@@ -93,14 +95,12 @@ class ws_deque {
   // Owner only. Inlined into user code on the help-first path; growing and sharing are the cold parts.
   __attribute__((always_inline)) void push(T* x) { push_at(bottom_.load(std::memory_order_relaxed), x); }
   // push() for an owner that has just read bottom_index() (b): one load fewer on the inline spawn path.
+  // One test: push_limit_ stands for both the room left and a waiting request (see its declaration).
   __attribute__((always_inline)) void push_at(std::int64_t b, T* x) {
-    // push_limit_ <= top_ + capacity (top only grows), so this test is conservative; make_room reads top_.
-    if (b >= push_limit_) [[unlikely]] make_room(b);
+    if (b >= push_limit_.load(std::memory_order_relaxed)) [[unlikely]] return push_slow(b, x);
     slots_[b & mask_].store(x, kSlotStore);  // private: published, when shared, by the release store of split_
     // bottom_ is read only by size estimates (idle checks), never to take a slot: relaxed.
     bottom_.store(b + 1, std::memory_order_relaxed);
-    // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
-    if (request_.load(std::memory_order_acquire)) [[unlikely]] share(b + 1);
   }
 
   // Owner only. Returns nullptr when empty.
@@ -151,10 +151,15 @@ class ws_deque {
   }
 
   // Any thread: asks the owner to share at its next push or pop. Read before writing: the owner reads the
-  // line at every push, keep it shared while the request is already set. Release: pairs with the owner's
-  // acquire, so an owner that sees the request also sees what the asker did before (its sleep announcement).
+  // line at every pop, keep it shared while the request is already set. The request, then the push limit
+  // lowered to kAsked so that the owner's next push takes push_slow; both seq-cst, against the owner's
+  // re-arming store and load there (push_slow): if the owner read no request, its limit store came
+  // before ours and kAsked stays. Release (in seq-cst): an owner that sees the request also sees what the
+  // asker did before (its sleep announcement).
   void ask_to_share() {
-    if (!request_.load(std::memory_order_relaxed)) request_.store(true, std::memory_order_release);
+    if (request_.load(std::memory_order_relaxed)) return;
+    request_.store(true, std::memory_order_seq_cst);
+    push_limit_.store(kAsked, std::memory_order_seq_cst);
   }
 
   // Racy: is anything shared (stealable) now?
@@ -185,13 +190,13 @@ class ws_deque {
   // each (a critical window a tick cannot land in). Read in a complete-class context: the deque is
   // standard-layout (one access level, no bases), so offsetof is defined.
   struct owner_layout {
-    std::size_t bottom, split_seen, push_limit, slots, mask, request;
+    std::size_t bottom, split_seen, push_limit, slots, mask;
   };
   static constexpr owner_layout layout() {
     static_assert(std::is_standard_layout_v<ws_deque>);
-    static_assert(sizeof(std::atomic<std::int64_t>) == 8 && sizeof(std::atomic<bool>) == 1);
+    static_assert(sizeof(std::atomic<std::int64_t>) == 8);
     return {offsetof(ws_deque, bottom_), offsetof(ws_deque, split_seen_), offsetof(ws_deque, push_limit_),
-            offsetof(ws_deque, slots_),  offsetof(ws_deque, mask_),       offsetof(ws_deque, request_)};
+            offsetof(ws_deque, slots_), offsetof(ws_deque, mask_)};
   }
 
  private:
@@ -206,6 +211,21 @@ class ws_deque {
     if (hook_) hook_(hook_arg_, s - before);  // after the publication: the notifier's order of the Dekker pair
   }
 
+  // push_at's other path: a push with no room without growing (make_room), or with a request waiting (or one
+  // served since, whose kAsked is still in the limit). Pushes, serves the request, re-arms the limit.
+  __attribute__((noinline)) void push_slow(std::int64_t b, T* x) {
+    if (b >= room_limit_) make_room(b);  // may throw std::bad_alloc: nothing pushed, the limit as it was
+    slots_[b & mask_].store(x, kSlotStore);
+    bottom_.store(b + 1, std::memory_order_relaxed);
+    // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
+    if (request_.load(std::memory_order_acquire)) share(b + 1);
+    // Re-armed only when no request waits. Seq-cst store, then seq-cst load (ask_to_share's pair): an asker
+    // whose request this load misses stores kAsked after this store, so a request never waits unseen by
+    // the pushes (it would wait until a pop: an outside-user program that only pushed would never share).
+    push_limit_.store(room_limit_, std::memory_order_seq_cst);
+    if (request_.load(std::memory_order_seq_cst)) push_limit_.store(kAsked, std::memory_order_relaxed);
+  }
+
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
   __attribute__((noinline)) T* pop_shared(std::int64_t b) {
     std::int64_t s = b - 1;
@@ -214,7 +234,7 @@ class ws_deque {
     // could both take the last shared element (store-load ordering; the one fence x86 needs here).
     store_load_fence();
     std::int64_t t = top_.load(kFencedAccess);
-    push_limit_ = t + mask_ + 1;
+    room_limit_ = t + mask_ + 1;  // push_limit_ keeps the lower, still safe, bound until push_slow re-arms it
     T* x = nullptr;
     if (t < s) {  // more shared elements remain below: this one is ours
       x = slots_[s & mask_].load(kSlotLoad);
@@ -229,11 +249,12 @@ class ws_deque {
         x = nullptr;
       // Either way top is now b (= s + 1; a failed exchange loaded that into t, so t + 1 would be one
       // too many, and a full deque could then overwrite its oldest task).
-      push_limit_ = b + mask_ + 1;
+      room_limit_ = b + mask_ + 1;
     }
     // Empty now (bottom_ == top_ == b): restore split_, and share the next push at once (Lace's rule).
     split_.store(b, std::memory_order_relaxed);
     request_.store(true, std::memory_order_relaxed);
+    push_limit_.store(kAsked, std::memory_order_relaxed);  // the next push goes to push_slow, which shares
     return x;
   }
 
@@ -242,13 +263,13 @@ class ws_deque {
   void use_ring(ring* a, std::int64_t t) {
     slots_ = a->slots.get();
     mask_ = a->mask;
-    push_limit_ = t + a->capacity();
+    room_limit_ = t + a->capacity();
   }
 
   __attribute__((noinline)) void make_room(std::int64_t b) {
     std::int64_t t = top_.load(std::memory_order_acquire);
     ring* a = array_.load(std::memory_order_relaxed);
-    if (b - t <= a->mask) {  // top moved on since push_limit_ was set: room enough
+    if (b - t <= a->mask) {  // top moved on since room_limit_ was set: room enough
       use_ring(a, t);
       return;
     }
@@ -263,6 +284,7 @@ class ws_deque {
     use_ring(bigger, t);
   }
 
+  static constexpr std::int64_t kAsked = INT64_MIN;  // below every index: push_limit_'s "go to push_slow"
   alignas(64) std::atomic<std::int64_t> top_{0};  // thieves' end: CAS by thieves and the last-element pop
   // Read by thieves at every steal; written by the owner when it shares or takes back, and by thieves
   // (request_) when they find nothing shared. A request is pending from the start: the first push is shared.
@@ -272,7 +294,12 @@ class ws_deque {
   // The owner's line.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::int64_t split_seen_ = 0;  // owner-only copy of split_ (the owner is its only writer)
-  std::int64_t push_limit_ = 0;  // owner-only: a push at an index below it has room (a lower bound of top_ + capacity)
+  // A push at an index below push_limit_ has room and no request to serve: the push's one test (issue #25:
+  // the request's own test cost every push a load of the thieves' line and a branch). It is room_limit_,
+  // or kAsked while a request waits (set by ask_to_share, and by pop_shared's share-the-next-push rule);
+  // only push_slow raises it again. Written by the owner and by askers, read by the owner.
+  std::atomic<std::int64_t> push_limit_{kAsked};  // a request is pending from the start (request_)
+  std::int64_t room_limit_ = 0;  // owner-only: a lower bound of top_ + capacity
   std::atomic<T*>* slots_ = nullptr;  // owner-only: the current array's (use_ring)
   std::int64_t mask_ = 0;
   // Owner-only: the current array, which holds every array used before it (ring::older). A chain, not a
