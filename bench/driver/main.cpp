@@ -516,7 +516,8 @@ void list() {
               "  omp-gcc-static     OpenMP parallel for schedule(static), libgomp\n"
               "  omp-gcc-dynamic    OpenMP parallel for schedule(dynamic), libgomp\n"
               "  omp-clang[-static|-dynamic]  the same sources built by clang against LLVM libomp\n"
-              "  floor-help         fib only, 1 worker: the least a help-first spawn costs here (no runtime)\n"
+              "  floor-help         fib only, 1 worker: the least a help-first spawn costs here (no runtime);\n"
+              "                     fib-invoke: a two-way join with Lace's task slots in the deque\n"
               "  floor-switch       fib only, 1 worker: a work-first spawn with two stack switches, nothing else\n"
               "  floor-call         fib only, 1 worker: the least a work-first spawn costs here (the child called on\n"
               "                     another stack, the parent's context saved for a thief: roost's design)\n");

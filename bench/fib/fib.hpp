@@ -56,6 +56,7 @@ void tbb_invoke(problem& p);
 void tbb_tasks(problem& p);
 void omp_tasks(problem& p);
 void floor_help_first(problem& p);  // floor.cpp: the least a spawn costs here
+void floor_invoke(problem& p);      // fib-invoke's floor-help: the two-way join with Lace's task slots
 void floor_work_first(problem& p);
 void floor_call(problem& p);
 

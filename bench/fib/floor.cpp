@@ -11,6 +11,12 @@
 //    Boost.Context (the primitive src/ult/ wraps) to a pooled, cache-hot stack that runs the child, and
 //    the child pops the continuation and switches back: two switches per spawn, each of which returns on
 //    the other stack, so the CPU mispredicts those returns.
+//  * floor-help of fib-invoke: the two-way join, in the shape of fib-invoke's user code (two closures, the
+//    same template as the roost variant), with Lace's task slots: the pushed closure's address and the
+//    function that runs it are written into the deque's slot itself, no frame; the deque's head is a pointer
+//    in memory, found through a thread-local pointer as roost finds its fiber, and re-read after the other
+//    closure ran; one test per push (room), one compare at the pop, a direct call of the closure. What a
+//    join of roost's API could cost with a deque of such slots (issue #25).
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
@@ -64,6 +70,55 @@ __attribute__((noinline)) long hf_fib(int n) {
   f->run(f);
   return child.result + b;
 }
+
+// ---- the two-way join with task slots in the deque
+struct join_slot {
+  void (*run)(void*);
+  void* closure;
+};
+struct slot_deque {
+  static constexpr std::size_t kSlots = 256;  // fib(60) needs 60
+  join_slot* head;
+  join_slot* limit;
+  join_slot slot[kSlots];
+};
+// What roost's t_running_fiber is to a task: the thread's way to its deque (one %fs-relative load).
+struct slot_fiber {
+  slot_deque* deque;
+};
+slot_deque g_slot_deque;
+slot_fiber g_slot_fiber{&g_slot_deque};
+__thread slot_fiber* t_slot_fiber __attribute__((tls_model("initial-exec")));
+[[noreturn]] __attribute__((noinline, cold)) void slot_floor_broken() { std::abort(); }  // full, or stolen
+template <class F>
+void run_closure(void* c) {
+  (*static_cast<F*>(c))();
+}
+template <class F, class G>
+__attribute__((always_inline)) inline void slot_join(F& f, G& g) {
+  slot_fiber* fb = t_slot_fiber;
+  if (!fb) slot_floor_broken();  // outside a task: roost throws here
+  slot_deque* d = fb->deque;
+  join_slot* h = d->head;
+  if (h >= d->limit) [[unlikely]] slot_floor_broken();
+  h->run = &run_closure<std::remove_reference_t<F>>;
+  h->closure = &f;
+  d->head = h + 1;
+  g();
+  // The task may run on another worker now: its deque is read again, through the fiber.
+  asm volatile("" ::: "memory");
+  d = fb->deque;
+  h = d->head - 1;
+  if (h->closure != &f) [[unlikely]] slot_floor_broken();  // stolen: cannot happen on one thread
+  d->head = h;
+  f();  // direct: the slot's function is for a thief
+}
+// As fib-invoke's roost variant calls roost::parallel_invoke (bench/fib/roost.cpp): the join always
+// inline, this call operator left to the compiler.
+struct slot_invoke_fn {
+  template <class F, class G>
+  void operator()(F&& f, G&& g) const { slot_join(f, g); }
+};
 
 // ---- work-first
 namespace bctx = boost::context::detail;
@@ -143,6 +198,15 @@ void floor_call(problem& pb) {
 #else
   floor_work_first(pb);
 #endif
+}
+
+void floor_invoke(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  g_slot_deque.head = g_slot_deque.slot;
+  g_slot_deque.limit = g_slot_deque.slot + slot_deque::kSlots;
+  t_slot_fiber = &g_slot_fiber;
+  p.result = fib_invoke<slot_invoke_fn>(p.n);
+  t_slot_fiber = nullptr;
 }
 
 void floor_help_first(problem& pb) {
