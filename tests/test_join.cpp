@@ -476,3 +476,32 @@ TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr);
 }
+
+// A thief's request made while a two-way join's other half runs is served by the join's pop (help-first:
+// the inline window tests the deque's push limit, kAsked while a request waits), not left for a push that
+// may never come: a walk down a list whose leaves spawn nothing unwinds through pops alone, and a window
+// that skipped the request ran every leaf on its owner while the other workers slept (a review's program:
+// 1 of 40 leaves stolen). Driven directly on a worker ABI, no runtime, no timing.
+TEST(InlineJoin, ARequestMadeWhileTheOtherHalfRunsIsServedAtThePop) {
+  roost::detail::worker_abi w;
+  roost::detail::fiber_abi fb;
+  w.path.store(roost::detail::spawn_path::inline_help_first);
+  fb.worker = &w;
+  roost::detail::task_frame older[4];  // an ancestor's pushed halves, private below the join's
+  for (auto& f : older) w.deque.push(&f);
+  ASSERT_EQ(static_cast<void*>(w.deque.steal()), static_cast<void*>(&older[0]));  // the one shared at once
+  ASSERT_FALSE(w.deque.shared_estimate());
+  bool pushed_ran = false;
+  auto pushed = [&] { pushed_ran = true; };
+  auto here = [&] {
+    EXPECT_EQ(w.deque.steal(), nullptr);  // a thief finds nothing shared: it asks
+  };
+  roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(&fb, w.deque, pushed, here);
+  EXPECT_TRUE(pushed_ran);
+  EXPECT_TRUE(w.deque.shared_estimate()) << "the request waits: the join's pop did not serve it";
+  EXPECT_EQ(static_cast<void*>(w.deque.steal()), static_cast<void*>(&older[1]));
+  // Served, the limit is raised again: the next push stays private.
+  roost::detail::task_frame later;
+  w.deque.push(&later);
+  EXPECT_EQ(static_cast<void*>(w.deque.pop()), static_cast<void*>(&later));
+}

@@ -234,9 +234,11 @@ def test_driver_json_round_trip(tmp_path):
     # Every scheduler is implemented now (numa was the last): its rows are measured and checked.
     assert {(m.bench, m.workers) for m in ms if m.variant == "numa"} == {("heat", 1), ("heat", 2), ("fib", 1), ("fib", 2)}
     assert not [r for r in load_all(out) if isinstance(r, LeftOut) and r.variant == "numa"]
-    if len(os.sched_getaffinity(0)) >= 2:  # the driver times a cache line's trip between two CPUs
-        timed = [m.c2c_ns for m in ms if m.ran and m.c2c_ns is not None]  # absent only if it timed out
-        assert timed and all(ns > 0 for ns in timed)
+    # The driver times a cache line's trip between two CPUs around each row, and leaves the field out when
+    # the two threads could not run at once within its 50 ms (a loaded machine): present, it is positive.
+    # Not "at least one row timed": under ctest -j2 beside OpenMP and TBB benchmarks every attempt of this
+    # 0.2 s run can give up (16 busy loops on 2 CPUs: 1 row of 18 timed, and this test failed 1 run in 3).
+    assert all(m.c2c_ns > 0 for m in ms if m.ran and m.c2c_ns is not None)
     assert report.main([str(out), "--out", str(tmp_path / "rep"), "--quiet"]) == 0
 
 

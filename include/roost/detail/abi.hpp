@@ -292,9 +292,9 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".long 0b - ., 1b - 0b\n\t"                                      \
   ".popsection\n\t"
 // What the sequences share. Each starts at label 0 with the worker the fiber runs on now (its deque lies at
-// offset 0) and the deque's bottom, and finds the slot of index %[b] at (%[slots],%[t],8). Neither looks at
-// a thief's request: the push's limit test covers it (the deque lowers its push limit while one waits, and
-// the slow path serves it: ws_deque.hpp, push_slow), and the pop leaves it to the next push.
+// offset 0) and the deque's bottom, and finds the slot of index %[b] at (%[slots],%[t],8). A thief's
+// request shows in the deque's push limit (kAsked, below every index, while one waits: ws_deque.hpp): the
+// push's room test covers it, the pop tests the limit's sign; both leave for the slow path, which serves it.
 #define ROOST_CRITICAL_BEGIN   \
   "0:\n\t"                     \
   "movq %[worker], %[w]\n\t"   \
@@ -428,6 +428,8 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
       "jne %l[slow]\n\t"  // hooks came: the engine joins
       "cmpq %c[split_seen](%[w]), %[b]\n\t"
       "jle %l[slow]\n\t"  // nothing private (pop_shared)
+      "cmpq $0, %c[limit](%[w])\n\t"
+      "jl %l[slow]\n\t"  // a thief's request waits (push limit kAsked): the deque's pop serves it
       "subq $1, %[b]\n\t"
       ROOST_CRITICAL_SLOT
       "cmpq %[mine], (%[slots],%[t],8)\n\t"
@@ -436,7 +438,7 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
       "1:\n\t" ROOST_CRITICAL_RECORD
       : ROOST_CRITICAL_REGISTERS
       : [worker] "m"(fb.worker), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
-        [split_seen] "i"(L.split_seen), [path] "i"(offsetof(worker_abi, path)),
+        [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit), [path] "i"(offsetof(worker_abi, path)),
         [expect] "i"(static_cast<int>(expect)), ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);

@@ -17,10 +17,9 @@
 // asked (request_, set by a steal that found nothing shared, or by a worker about to sleep) or when the
 // owner itself emptied the shared part. The latter makes the first push after an empty shared part shared
 // at once, so a lone task is stealable without anyone asking. A request is served at the owner's next push
-// or next pop through this class (the inline join's pop in abi.hpp leaves it to the next push); until then
-// the thief sees nothing (a task pushed just before a long leaf stays private for that leaf: the price of
-// the fence-free pop). The push tests for a request and for room in one compare: an asker lowers the
-// push limit (push_limit_), and the slow push serves the request and raises it again.
+// or pop; until then the thief sees nothing (a task pushed just before a long leaf stays private for that
+// leaf: the price of the fence-free pop). The push tests for a request and for room in one compare: an
+// asker lowers the push limit (push_limit_), and the slow push, or the share, raises it again.
 //
 // Waking sleepers: only sharing makes work stealable, so only share() notifies (the hook the engine
 // installs: the notifier's half of the Dekker pair of engine/idle.hpp, split_ being the published word). A
@@ -152,7 +151,7 @@ class ws_deque {
 
   // Any thread: asks the owner to share at its next push or pop. Read before writing: the owner reads the
   // line at every pop, keep it shared while the request is already set. The request, then the push limit
-  // lowered to kAsked so that the owner's next push takes push_slow; both seq-cst, against the owner's
+  // lowered to kAsked so that the owner's next push or inline pop leaves for the slow path; both seq-cst, against the owner's
   // re-arming store and load there (push_slow): if the owner read no request, its limit store came
   // before ours and kAsked stays. Release (in seq-cst): an owner that sees the request also sees what the
   // asker did before (its sleep announcement).
@@ -209,6 +208,15 @@ class ws_deque {
     // Release: a thief that reads the new split must see the slots below it (the Chase–Lev push's release).
     split_.store(s, std::memory_order_release);
     if (hook_) hook_(hook_arg_, s - before);  // after the publication: the notifier's order of the Dekker pair
+    rearm();  // served: the inline push and pop go the fast way again
+  }
+
+  // The push limit back to the room's, unless a request waits. Seq-cst store, then seq-cst load
+  // (ask_to_share's pair): an asker whose request this load misses stores kAsked after this store, so a
+  // request never waits unseen by the inline push and pop (both test the limit).
+  void rearm() {
+    push_limit_.store(room_limit_, std::memory_order_seq_cst);
+    if (request_.load(std::memory_order_seq_cst)) push_limit_.store(kAsked, std::memory_order_relaxed);
   }
 
   // push_at's other path: a push with no room without growing (make_room), or with a request waiting (or one
@@ -218,12 +226,8 @@ class ws_deque {
     slots_[b & mask_].store(x, kSlotStore);
     bottom_.store(b + 1, std::memory_order_relaxed);
     // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
-    if (request_.load(std::memory_order_acquire)) share(b + 1);
-    // Re-armed only when no request waits. Seq-cst store, then seq-cst load (ask_to_share's pair): an asker
-    // whose request this load misses stores kAsked after this store, so a request never waits unseen by
-    // the pushes (it would wait until a pop: an outside-user program that only pushed would never share).
-    push_limit_.store(room_limit_, std::memory_order_seq_cst);
-    if (request_.load(std::memory_order_seq_cst)) push_limit_.store(kAsked, std::memory_order_relaxed);
+    if (request_.load(std::memory_order_acquire)) share(b + 1);  // which re-arms
+    else rearm();
   }
 
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
@@ -296,8 +300,10 @@ class ws_deque {
   std::int64_t split_seen_ = 0;  // owner-only copy of split_ (the owner is its only writer)
   // A push at an index below push_limit_ has room and no request to serve: the push's one test (issue #25:
   // the request's own test cost every push a load of the thieves' line and a branch). It is room_limit_,
-  // or kAsked while a request waits (set by ask_to_share, and by pop_shared's share-the-next-push rule);
-  // only push_slow raises it again. Written by the owner and by askers, read by the owner.
+  // or kAsked while a request waits (set by ask_to_share, and by pop_shared's share-the-next-push rule),
+  // until share() or a push with none waiting raises it again (rearm). The inline pop (abi.hpp) tests it
+  // for a request too: on the owner's line, not the thieves'. Written by the owner and by askers, read by
+  // the owner.
   std::atomic<std::int64_t> push_limit_{kAsked};  // a request is pending from the start (request_)
   std::int64_t room_limit_ = 0;  // owner-only: a lower bound of top_ + capacity
   std::atomic<T*>* slots_ = nullptr;  // owner-only: the current array's (use_ring)
