@@ -6,10 +6,12 @@
 // adws, adws-ml, cab below its boundary, cats while it runs as ws), and parallel_invoke / parallel_for /
 // parallel_reduce, which join. tg.run() under ws-help (help-first) never moves the caller.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <set>
 #include <thread>
+#include <type_traits>
 
 #include "test_util.hpp"
 
@@ -220,6 +222,28 @@ TEST(PerWorkerApi, ACallableThatConvertsToTIsAFactoryAndCombineNeedsNoAssignment
     roost::parallel_for(0, 8, 1, [&](int, int) { (void)f.local(); });
   });
   EXPECT_EQ(f.combine([](const fixed& a, const fixed& b) { return fixed{a.x + b.x}; }).x, static_cast<int>(f.size()));
+}
+
+// Elements are made where they stay: T need not be movable, as with tbb::enumerable_thread_specific (a
+// per-worker histogram of std::atomic counters did not compile; an outside-user campaign).
+TEST(PerWorkerApi, AnElementTypeThatCannotMoveWorks) {
+  struct histogram {
+    std::atomic<long> bins[4] = {};
+  };
+  static_assert(!std::is_move_constructible_v<histogram>);
+  roost::per_worker<histogram> h;
+  roost::runtime rt(opts("ws", 2));
+  rt.run([&] {
+    roost::parallel_for(0, 1000, 1, [&](int lo, int hi) {
+      for (int i = lo; i < hi; ++i) h.local().bins[i % 4].fetch_add(1, std::memory_order_relaxed);
+    });
+  });
+  long total[4] = {};
+  h.for_each([&](const histogram& e) {
+    for (int b = 0; b < 4; ++b) total[b] += e.bins[b].load();
+  });
+  for (int b = 0; b < 4; ++b) EXPECT_EQ(total[b], 250) << "bin " << b;
+  EXPECT_GE(h.size(), 1u);
 }
 
 TEST(PerWorkerApi, ElementsStartFromTheInitialValueOrTheFactory) {

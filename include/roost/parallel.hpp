@@ -250,15 +250,22 @@ namespace detail {
 // Two integer bounds of different types (parallel_for(0, v.size(), ...): int and std::size_t, which no single
 // I deduces): both in their common type. A negative bound whose common type is unsigned would wrap to a huge
 // one, and the range would be empty or enormous without a word: a roost::usage_error naming both.
+// Signedness by value, not std::is_signed, which says false for __int128 under -std=c++20 (is_integer above).
+template <class I>
+constexpr bool signed_integer() {
+  if constexpr (is_integer<I>) return static_cast<I>(-1) < static_cast<I>(0);
+  else return false;
+}
 template <class C, class I>
 C common_bound(I v, const char* what, const char* which) {
-  if constexpr (std::is_signed_v<I> && std::is_unsigned_v<C>)
+  if constexpr (signed_integer<I>() && !signed_integer<C>())
     if (v < 0) throw_negative_bound(what, which, static_cast<long long>(v));
   return static_cast<C>(v);
 }
-// A trait, not a concept: the public headers compile as C++17 (tests/install).
+// A trait, not a concept: the public headers compile as C++17 (tests/install). is_integer, not
+// std::is_integral: parallel_for(0, n128, ...) found no overload under -std=c++20 (an outside-user campaign).
 template <class I, class J>
-inline constexpr bool mixed_integers = std::is_integral_v<I> && std::is_integral_v<J> && !std::is_same_v<I, J> &&
+inline constexpr bool mixed_integers = is_integer<I> && is_integer<J> && !std::is_same_v<I, J> &&
                                        !std::is_same_v<I, bool> && !std::is_same_v<J, bool>;
 }  // namespace detail
 

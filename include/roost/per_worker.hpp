@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <new>
 #include <optional>
 #include <type_traits>
@@ -62,12 +63,15 @@ class per_worker {
     // this worker may meanwhile run another task that makes its element. So the key is the worker's after
     // the call, looked up again, and an element made meanwhile wins over this one (two elements for one
     // worker, or one handed to a task on another worker, with a data race on it: an outside-user campaign).
-    T value = make_();
+    // Made in its node, where it stays: T need not be movable (a histogram of std::atomic counters did not
+    // compile; an outside-user campaign). The node is this task's until it is inserted.
+    std::unique_ptr<node> made(new node(make_));
     const std::uint64_t key = current_key();
     if (T* found = find(key)) return *found;
     // Not there: only this worker inserts this key, and nothing from here on lets another task run on it.
     std::atomic<node*>& head = buckets_[bucket_of(key)];
-    node* n = new node(key, std::move(value));
+    node* n = made.release();
+    n->key = key;
     n->next = head.load(std::memory_order_acquire);
     while (!head.compare_exchange_weak(n->next, n, std::memory_order_release, std::memory_order_acquire)) {
     }
@@ -131,8 +135,8 @@ class per_worker {
   // Padded to whole cache lines: two workers' elements never share one. 128 bytes, not 64: the adjacent
   // line prefetcher of x86 cores moves lines in pairs.
   struct alignas(128) node {
-    node(std::uint64_t k, T v) : key(k), value(std::move(v)) {}
-    std::uint64_t key;
+    explicit node(const std::function<T()>& make) : value(make()) {}  // guaranteed elision: no move of T
+    std::uint64_t key = 0;
     node* next = nullptr;
     T value;
   };

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 
+#include "engine/engine_base.hpp"
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
 
@@ -21,11 +22,15 @@ void note_preempt_choice(fiber_abi* f, preemption how) noexcept {
                  "roost: roost::preempt_as(%s): the simulated platform never preempts, so the task is not "
                  "preempted\n",
                  what);
-  else
+  else {
+    // Named by where the setting came from: the variable, or the field that overrode it (the variable may
+    // well say signal; an outside-user campaign was told to set what was set).
+    const char* source = w->eng ? w->eng->config().preempt_source.c_str() : "ROOST_PREEMPT";
     std::fprintf(stderr,
-                 "roost: roost::preempt_as(%s): this runtime does not preempt (ROOST_PREEMPT=off), so the task is not "
-                 "preempted; ROOST_PREEMPT=signal or klt makes its choice take effect\n",
-                 what);
+                 "roost: roost::preempt_as(%s): this runtime does not preempt (%s is off), so the task is not "
+                 "preempted; %s=signal or klt makes its choice take effect\n",
+                 what, source, source);
+  }
 }
 
 }  // namespace roost::detail

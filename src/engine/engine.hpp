@@ -81,16 +81,15 @@ class engine final : public engine_base {
                                            : detail::spawn_path::engine;
     // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such:
     // by a count (the *_marked ones) or, for a spawn path audited for it, by its address (the runtime text).
-    // The inline paths need nothing: their deque operations are critical windows (abi.hpp). inline_join_queue
-    // is left to the engine: its queue is the policy's choice of the moment, which no window re-reads.
-    // Off, nothing here costs anything.
+    // The inline paths need nothing: their deque operations are critical windows (abi.hpp), or, on
+    // inline_join_queue, whose queue is the policy's choice of the moment, run under the task's
+    // no_preempt_scope (fork_join2.hpp). Off, nothing here costs anything.
     if (config().preempt) {
       w.engine_spawn = &spawn_marked;
 #ifdef ROOST_RUNTIME_TEXT
       if constexpr (std::is_same_v<typename P::runtime_text_spawn, P>) w.engine_spawn = &spawn_in_runtime_text;
 #endif
       w.engine_wait = &wait_marked;
-      if (w.inline_path == detail::spawn_path::inline_join_queue) w.inline_path = detail::spawn_path::engine;
       w.preempt = config().preempt_klt ? &preempt_klt : &preempt_signal;
       w.preempt_by[0] = &preempt_signal;
       w.preempt_by[1] = &preempt_klt;

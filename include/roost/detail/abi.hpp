@@ -41,8 +41,9 @@ namespace roost::detail {
 // join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
 //
 // While preemption is on (ROOST_PREEMPT=signal or klt) the paths stay as they are: their deque operations
-// are critical windows a tick cannot land in (below), at no cost. inline_join_queue alone becomes `engine`
-// (engine.hpp, set_entry_points): its queue is the policy's choice of the moment, which no window re-reads.
+// are critical windows a tick cannot land in (below), at no cost. inline_join_queue's queue is the policy's
+// choice of the moment, which no window re-reads: its join reads the queue and pushes, and later pops, under
+// the task's no_preempt_scope instead (fork_join2.hpp), preemption on or off.
 enum class spawn_path : std::uint8_t {
   engine,
   inline_help_first,
@@ -391,7 +392,7 @@ slow:
 
 // Pops the group's only child, the frame in its inline slot, off q (a queue of the worker its owner runs on
 // now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
-// Without a window: for a queue the policy names (inline_join_queue), never used while preemption is on.
+// Without a window: for a queue the policy names (inline_join_queue), under the caller's no_preempt_scope.
 __attribute__((always_inline)) inline bool pop_first_child_from(group_state& g, ws_deque<job>& q) {
   job* j = q.pop();
   if (j != reinterpret_cast<task_frame*>(g.inline_frame)) [[unlikely]] {

@@ -43,6 +43,9 @@ namespace roost::detail {
 template <spawn_path P>
 __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber_abi& fb) {
   if constexpr (P == spawn_path::inline_join_queue) {
+    // No tick from the worker's read to the pop's end: a preempted task may resume on another worker, and
+    // this queue is the policy's choice of the moment, which no critical window re-reads (abi.hpp).
+    no_preempt_scope np(&fb);
     worker_abi& w = *fb.worker;
     if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
     if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
@@ -85,11 +88,25 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
   return nullptr;
 }
 
-// q: the queue the pushed half goes onto, the worker's deque or, on path inline_join_queue, the one the
-// policy names (worker_abi::join_queue).
+// Path inline_join_queue: pushes f onto the queue the policy of the worker fb runs on names now
+// (worker_abi::join_queue), and says whether it did; false when it names none (an ADWS search deals the
+// join): then nothing was pushed, and the engine joins. The worker, its queue and the push under one
+// no_preempt_scope (a few instructions, preemption on or off): a preempted task may resume on another
+// worker, and the policy may name another queue by then, so no tick may fall between the read and the push.
+__attribute__((always_inline)) inline bool push_onto_policy_queue(group_state& g, fiber_abi* fb, task_frame* f) {
+  no_preempt_scope np(fb);
+  ws_deque<job>* q = fb->worker->join_queue;
+  if (!q) return false;
+  // The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
+  // queue): it only waits for this half, which the worker's own pops or a thief run meanwhile.
+  g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
+  q->push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+  return true;
+}
+
+// Returns false only on path inline_join_queue, having run nothing, when the policy names no queue now.
 template <spawn_path P, class Pushed, class Here>
-__attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<job>& q, Pushed& pushed,
-                                                      Here& here) {
+__attribute__((always_inline)) inline bool join_inline(fiber_abi* fb, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
@@ -98,10 +115,7 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
   auto* f = ::new (static_cast<void*>(g.inline_frame))
       frame_t(std::reference_wrapper<Pushed>(pushed), &g, typename frame_t::unnamed_t{});
   if constexpr (P == spawn_path::inline_join_queue) {
-    // The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
-    // queue): it only waits for this half, which the worker's own pops or a thief run meanwhile.
-    g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
-    q.push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+    if (!push_onto_policy_queue(g, fb, f)) return false;  // the frame holds a reference: nothing to destroy
   } else {
     push_first_child<false>(g, *fb, *f);  // onto the deque of the worker fb runs on now (abi.hpp)
   }
@@ -115,6 +129,7 @@ __attribute__((always_inline)) inline void join_inline(fiber_abi* fb, ws_deque<j
     throw;
   }
   join_pushed<P>(g, fb, pushed);
+  return true;
 }
 
 // A tracer of every task (ROOST_TRACE_DEPTH=all) records both halves as tasks of their own, each with the
@@ -159,11 +174,15 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   // Tests in this order, not a switch: with four cases GCC's switch cost ws-help 6 instructions per join
   // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
   const spawn_path path = w.path.load(std::memory_order_relaxed);
-  if (path == spawn_path::inline_help_first)
-    return join_inline<spawn_path::inline_help_first>(fb, w.deque, first, second);
-  if (path == spawn_path::inline_join) return join_inline<spawn_path::inline_join>(fb, w.deque, second, first);
-  if (path == spawn_path::inline_join_queue)
-    if (ws_deque<job>* q = w.join_queue) return join_inline<spawn_path::inline_join_queue>(fb, *q, second, first);
+  if (path == spawn_path::inline_help_first) {
+    join_inline<spawn_path::inline_help_first>(fb, first, second);
+    return;
+  }
+  if (path == spawn_path::inline_join) {
+    join_inline<spawn_path::inline_join>(fb, second, first);
+    return;
+  }
+  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(fb, second, first)) return;
   if (hook_bits() & kHookTracerEveryTask) [[unlikely]] return join_both_as_tasks(first, second, total_work, first_work);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
