@@ -575,6 +575,9 @@ TEST_P(Preempt, TwoWayJoinsTakeTheSamePathWithPreemptionOnAsOff) {
 // though ROOST_PREEMPT says signal (it told the user to set the variable that was set: an outside-user
 // campaign). In a child: the warning is said once a process.
 TEST(PreemptConfig, PreemptAsWarningNamesTheFieldThatTurnedPreemptionOff) {
+  // Threadsafe: the child runs the test afresh (re-executed), so an earlier test of this binary that said
+  // the warning once does not silence it (a review: it failed when the whole binary ran).
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         setenv("ROOST_PREEMPT", "signal", 1);

@@ -43,6 +43,12 @@ struct unsigned_of<uint128> {
   using type = uint128;
 };
 #endif
+// Signedness by value, not std::is_signed, which says false for __int128 under -std=c++20.
+template <class I>
+constexpr bool signed_integer() {
+  if constexpr (is_integer<I>) return static_cast<I>(-1) < static_cast<I>(0);
+  else return false;
+}
 template <class I, bool = is_integer<I>>
 struct count_of {
   using type = std::size_t;
@@ -166,11 +172,13 @@ using combine_result_t = typename combine_result<Combine, T>::type;
 template <class R, class T>
 constexpr bool identity_keeps() {
   // A floating-point result over an integer identity: truncated (a double body over the identity 0).
-  static_assert(!(std::is_floating_point_v<R> && std::is_integral_v<T>),
+  // is_integer and signed_integer, not the std traits, which say no for __int128 under -std=c++20: an
+  // __int128 body over an int identity compiled and was cut (a review).
+  static_assert(!(std::is_floating_point_v<R> && is_integer<T>),
                 "roost::parallel_reduce: the body or the combine returns a floating-point value and the identity is "
                 "an integer (T is the identity's type), so every partial result would be truncated: give the "
                 "identity as 0.0, or as T{} of the type you reduce");
-  if constexpr (std::is_integral_v<R> && !std::is_same_v<R, bool> && std::is_integral_v<T>) {
+  if constexpr (is_integer<R> && !std::is_same_v<R, bool> && is_integer<T>) {
     // A long body over the identity 0 (OpenMP's reduction(+: x) written as porting.md's table says) summed
     // 2^32 to 0.
     static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<R>::digits,
@@ -179,14 +187,14 @@ constexpr bool identity_keeps() {
                   "that type (0L for long, 0LL for long long, std::size_t{0} for std::size_t, or T{} of the type "
                   "you reduce)");
     // A min over {4, -3, 5} gave 4: each negative partial result wrapped to a huge unsigned one.
-    static_assert(!(std::is_signed_v<R> && std::is_unsigned_v<T>),
+    static_assert(!(signed_integer<R>() && !signed_integer<T>()),
                   "roost::parallel_reduce: the body or the combine returns a signed integer and the identity is "
                   "unsigned (T is the identity's type), so every negative partial result would wrap: give the "
                   "identity in that type (0, 0L, or T{} of the type you reduce)");
   }
   // An integer result over a floating-point identity with fewer digits: a long sum of 2^53 + 1 in 0.0 came
   // out 2^53, an int one of 2^24 + 1 in 0.0f 2^24. An int in 0.0 is exact, and allowed.
-  if constexpr (std::is_integral_v<R> && !std::is_same_v<R, bool> && std::is_floating_point_v<T>)
+  if constexpr (is_integer<R> && !std::is_same_v<R, bool> && std::is_floating_point_v<T>)
     static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<R>::digits,
                   "roost::parallel_reduce: the body or the combine returns an integer with more digits than the "
                   "identity's floating-point type holds (T is the identity's type), so partial results would be "
@@ -250,12 +258,6 @@ namespace detail {
 // Two integer bounds of different types (parallel_for(0, v.size(), ...): int and std::size_t, which no single
 // I deduces): both in their common type. A negative bound whose common type is unsigned would wrap to a huge
 // one, and the range would be empty or enormous without a word: a roost::usage_error naming both.
-// Signedness by value, not std::is_signed, which says false for __int128 under -std=c++20 (is_integer above).
-template <class I>
-constexpr bool signed_integer() {
-  if constexpr (is_integer<I>) return static_cast<I>(-1) < static_cast<I>(0);
-  else return false;
-}
 template <class C, class I>
 C common_bound(I v, const char* what, const char* which) {
   if constexpr (signed_integer<I>() && !signed_integer<C>())

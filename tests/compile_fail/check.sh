@@ -9,6 +9,8 @@ status=0
 if ! out=$(compile NARROW_NONE); then echo "NARROW_NONE did not compile:"; echo "$out"; status=1; fi
 for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"floating-point value and the identity is an integer" \
          NARROW_SIGNEDNESS:"signed integer and the identity is unsigned" \
+         NARROW_INT128:"wider integer than the identity" \
+         NARROW_INT128_SIGNEDNESS:"signed integer and the identity is unsigned" \
          NARROW_FLOAT_WIDTH:"wider floating-point type than the identity" \
          NARROW_VIEW:"owns its memory and the identity's type does not" \
          NARROW_INT_TO_FLOAT:"more digits than the identity's floating-point type" \

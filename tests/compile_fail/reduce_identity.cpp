@@ -38,6 +38,14 @@ long sum(const std::vector<long>& v) {
   return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, std::string_view{},
                                 [&](std::size_t lo, std::size_t hi) { return std::string_view("xyz").substr(0, hi - lo > 3 ? 3 : hi - lo); },
                                 [](std::string_view a, std::string_view b) { return std::string(a) + std::string(b); }).size());
+#elif defined(NARROW_INT128) && defined(__SIZEOF_INT128__)  // an __int128 body over the identity 0, -std=c++20
+  return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0,
+                                [&](std::size_t lo, std::size_t hi) { return static_cast<__int128>(hi - lo); },
+                                std::plus<>()));
+#elif defined(NARROW_INT128_SIGNEDNESS) && defined(__SIZEOF_INT128__)  // a signed __int128 body, unsigned identity
+  return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, static_cast<unsigned __int128>(0),
+                                [&](std::size_t lo, std::size_t hi) { return static_cast<__int128>(hi - lo); },
+                                std::plus<>()));
 #elif defined(FLOAT_BOUNDS)  // floating-point bounds: no whole number of iterations
   double s = 0;
   roost::parallel_for(0.0, 10.5, 2, [&](double lo, double hi) { s += hi - lo; });
@@ -51,6 +59,9 @@ long sum(const std::vector<long>& v) {
                                [&](std::size_t lo, std::size_t hi) { return static_cast<long>(hi - lo); }, std::plus<>());
 #if defined(__SIZEOF_INT128__)
   roost::parallel_for(__int128{0}, __int128{5}, 1, [](__int128, __int128) {});
+  roost::parallel_for(0, __int128{5}, 1, [](__int128, __int128) {});  // mixed bounds, under -std=c++20 too
+  (void)roost::parallel_reduce(0, __int128{5}, 1, __int128{0}, [](__int128 lo, __int128 hi) { return hi - lo; },
+                               std::plus<>());
 #endif
   return roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0L,
                                 [&](std::size_t lo, std::size_t hi) { int s = 0; for (; lo < hi; ++lo) s += static_cast<int>(v[lo]); return s; },

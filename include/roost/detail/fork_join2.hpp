@@ -43,8 +43,9 @@ namespace roost::detail {
 template <spawn_path P>
 __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber_abi& fb) {
   if constexpr (P == spawn_path::inline_join_queue) {
-    // No tick from the worker's read to the pop's end: a preempted task may resume on another worker, and
-    // this queue is the policy's choice of the moment, which no critical window re-reads (abi.hpp).
+    // No tick from the worker's read to the pop's end: this queue is the policy's choice of the moment,
+    // which no critical window re-reads (abi.hpp), and a preempted task's worker runs other tasks meanwhile,
+    // which may make the policy name another queue (adws's migration queue, a search).
     no_preempt_scope np(&fb);
     worker_abi& w = *fb.worker;
     if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
@@ -91,8 +92,8 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
 // Path inline_join_queue: pushes f onto the queue the policy of the worker fb runs on names now
 // (worker_abi::join_queue), and says whether it did; false when it names none (an ADWS search deals the
 // join): then nothing was pushed, and the engine joins. The worker, its queue and the push under one
-// no_preempt_scope (a few instructions, preemption on or off): a preempted task may resume on another
-// worker, and the policy may name another queue by then, so no tick may fall between the read and the push.
+// no_preempt_scope (a few instructions, preemption on or off): a preempted task's worker runs other tasks
+// meanwhile, which may make the policy name another queue, so no tick may fall between the read and the push.
 __attribute__((always_inline)) inline bool push_onto_policy_queue(group_state& g, fiber_abi* fb, task_frame* f) {
   no_preempt_scope np(fb);
   ws_deque<job>* q = fb->worker->join_queue;
