@@ -343,11 +343,20 @@ void adws_ml_policy::unlink_entry(node* n) {
   std::atomic<node*>& top = queues_of(level, tree_.levels[level].group_of_worker[n->opener_worker]).entry;
   node* expected = n;
   node* below = n->entry_before.load(std::memory_order_acquire);
-  if (top.compare_exchange_strong(expected, below, std::memory_order_acq_rel) || !expected) return;
+  // The levels the entry held down are their head's own again (free_above), and what waits there its own
+  // to take: a head asleep must look again (every worker asleep with a continuation left in such a level's
+  // local queue, AdwsMl.OutOfOrderJoinsOnSharedL2sComplete natively about 1 run in 10-100).
+  if (top.compare_exchange_strong(expected, below, std::memory_order_acq_rel) || !expected) {
+    eng_.idle().notify_all_new_work();
+    return;
+  }
   // A bounded walk: a chain is as long as the descents open at once through one head.
   for (node* x = expected; x; x = x->entry_before.load(std::memory_order_acquire)) {
     node* under = n;
-    if (x->entry_before.compare_exchange_strong(under, below, std::memory_order_acq_rel)) return;
+    if (x->entry_before.compare_exchange_strong(under, below, std::memory_order_acq_rel)) {
+      eng_.idle().notify_all_new_work();
+      return;
+    }
   }
 }
 
@@ -383,7 +392,10 @@ void adws_ml_policy::publish_continuation_slow(engine::worker& w, engine::fiber*
   }
   if (q.use_mig) q.migq.push_bottom(parent);
   else push_local(w, level, parent);
-  eng_.idle().notify_new_work();
+  // Every sleeper, not one: the one woken may be a worker that cannot take it (neither the group's head
+  // nor a thief of this level), which sleeps again while the head sleeps on; every worker asleep, the run
+  // hung (AdwsMl.OutOfOrderJoinsOnSharedL2sComplete natively, a continuation left in a level's localq).
+  eng_.idle().notify_all_new_work();
 }
 
 // Algorithm 4.3 (adws_own_work.hpp) on the queues of the group this worker represents, then on those of
@@ -420,7 +432,7 @@ void adws_ml_policy::mark_waiting_behind(engine::worker& w, detail::group_state&
   if (!plain && (!n || n->group != &g || n->opener != &cur)) return;
   for (n = innermost; newer(n); n = static_cast<node*>(n->group->dist.saved_node))
     n->opener_waits_behind.store(waiting, std::memory_order_release);
-  if (waiting) eng_.idle().notify_all_new_work();
+  eng_.idle().notify_all_new_work();  // either way a head asleep below must look above again (free_above)
 }
 
 // The topmost level above `level` down to which this worker may take all of its own work (free_above <=

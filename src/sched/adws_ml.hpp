@@ -101,10 +101,15 @@ class adws_ml_policy : public policy_base {
   }
   // A job the engine gave back (it resumes a waiter first) may be a task returning to this group's head to
   // restore its level: it must not be stolen, or another worker would restore the owner's level.
+  // Only the group's head takes from `kept`: a worker that is not the head (it represents the group too,
+  // pulled there, or was lent to it) wakes every sleeper, since the engine's notify after this call wakes
+  // one, which need not be the head. The head asleep was never woken, and the run hung with every worker
+  // asleep (AdwsMl.OutOfOrderJoinsOnSharedL2sComplete natively, about 1 run in 10-100).
   void put_back(engine::worker& w, detail::job* j) {
     const unsigned level = level_now(of(w));
     queues_of(level, group_of(w, level)).kept.push_bottom(j);
     sync_join_queue(w, of(w));
+    if (!heads(w, level)) eng_.idle().notify_all_new_work();
   }
   bool has_visible_work(engine::worker& w);
   detail::job* steal(engine::worker& w);
