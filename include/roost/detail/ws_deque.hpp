@@ -151,10 +151,10 @@ class ws_deque {
 
   // Any thread: asks the owner to share at its next push or pop. Read before writing: the owner reads the
   // line at every pop, keep it shared while the request is already set. The request, then the push limit
-  // lowered to kAsked so that the owner's next push or inline pop leaves for the slow path; both seq-cst, against the owner's
-  // re-arming store and load there (push_slow): if the owner read no request, its limit store came
-  // before ours and kAsked stays. Release (in seq-cst): an owner that sees the request also sees what the
-  // asker did before (its sleep announcement).
+  // lowered to kAsked so that the owner's next push or inline pop leaves for the slow path; both seq-cst,
+  // against the owner's re-arming store and load (rearm): if the owner read no request, its limit store
+  // came before ours and kAsked stays. Release (in seq-cst): an owner that sees the request also sees what
+  // the asker did before (its sleep announcement).
   void ask_to_share() {
     if (request_.load(std::memory_order_relaxed)) return;
     request_.store(true, std::memory_order_seq_cst);
