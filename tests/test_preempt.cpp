@@ -104,6 +104,93 @@ TEST(PreemptFork, AChildOfForkHasTicksOfItsOwn) {
   }
 }
 
+// Worker 0's timer is left armed at a run's end (platform::preempt::linger): back-to-back runs then make no
+// timer system call. The run's last task blocks the signal, so that no tick can end the lingering before the
+// test looks; the tick that then comes, delivered when the test unblocks it, disarms the timer and runs no
+// tick hook; the next run arms it again and preempts.
+void block_tick_signal(bool block) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, roost::platform::preempt::kSignal);
+  pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &s, nullptr);
+}
+bool tick_signal_pending() {
+  sigset_t s;
+  sigpending(&s);
+  return sigismember(&s, roost::platform::preempt::kSignal) == 1;
+}
+
+TEST(PreemptLinger, ATickBetweenRunsDisarmsTheTimerThenTheNextRunArmsIt) {
+  for (const char* timer : {"aligned", "chained", "cputime"})
+    for (const char* mode : {"signal", "klt"}) {
+      SCOPED_TRACE(std::string(timer) + ", " + mode);
+      roost::runtime rt(preempting("ws", 1, "1ms", timer, mode));
+      rt.run([] { spinners_then_setter(1); });
+      rt.run([] { block_tick_signal(true); });  // the root runs on this thread (worker 0's)
+      auto st = roost::platform::preempt::linger_state_here();
+      EXPECT_TRUE(st.lingering);
+      EXPECT_TRUE(st.armed);
+      EXPECT_EQ(st.interval_ns, 1'000'000u);
+      const auto deferred = rt.preempt_ticks_deferred(), preempted = rt.preemptions();
+      // A CPU-time timer ticks only while this thread uses CPU: spin until the tick is pending.
+      while (!tick_signal_pending()) {
+      }
+      block_tick_signal(false);  // the handler runs here, before pthread_sigmask returns
+      st = roost::platform::preempt::linger_state_here();
+      EXPECT_FALSE(st.lingering);
+      EXPECT_FALSE(st.armed);
+      EXPECT_EQ(rt.preempt_ticks_deferred(), deferred);
+      EXPECT_EQ(rt.preemptions(), preempted);
+      rt.run([] {
+        const auto in_run = roost::platform::preempt::linger_state_here();
+        EXPECT_FALSE(in_run.lingering);
+        EXPECT_TRUE(in_run.armed);
+        spinners_then_setter(1);
+      });
+      EXPECT_GT(rt.preemptions(), preempted);
+    }
+}
+
+// A runtime that goes away disarms the timer it left lingering on another thread, which is still alive:
+// the handler may be uninstalled next, and no tick may reach the program's disposition of the signal.
+TEST(PreemptLinger, DestroyingTheRuntimeDisarmsATimerLingeringOnAnotherThread) {
+  std::optional<roost::runtime> rt;
+  rt.emplace(preempting("ws", 1, "1ms"));
+  std::atomic<int> step{0};
+  roost::platform::preempt::linger_state before, after;
+  std::thread t([&] {
+    rt->run([] { block_tick_signal(true); });
+    before = roost::platform::preempt::linger_state_here();
+    step.store(1, std::memory_order_release);
+    spin_until_count(step, 2);
+    after = roost::platform::preempt::linger_state_here();
+    block_tick_signal(false);  // a pending tick, if any, goes to the default disposition: ignored
+  });
+  spin_until_count(step, 1);
+  rt.reset();
+  step.store(2, std::memory_order_release);
+  t.join();
+  EXPECT_TRUE(before.lingering);
+  EXPECT_TRUE(before.armed);
+  EXPECT_FALSE(after.lingering);
+  EXPECT_FALSE(after.armed);
+}
+
+// A timer left lingering by one runtime is not taken as armed by another on the same thread: that one ticks
+// on its own interval and phase.
+TEST(PreemptLinger, ASecondRuntimeOnTheThreadArmsItsOwnInterval) {
+  roost::runtime a(preempting("ws", 1, "1ms"));
+  roost::runtime b(preempting("ws", 1, "2ms"));
+  a.run([] {});  // from here the thread's timer is the one linger_state_here reads (the one a run left)
+  for (int i = 0; i < 3; ++i) {
+    a.run([] { EXPECT_EQ(roost::platform::preempt::linger_state_here().interval_ns, 1'000'000u); });
+    b.run([] { EXPECT_EQ(roost::platform::preempt::linger_state_here().interval_ns, 2'000'000u); });
+  }
+  const auto before = b.preemptions();
+  b.run([] { spinners_then_setter(1); });
+  EXPECT_GT(b.preemptions(), before);
+}
+
 // A task that waits for a later task by sleeping or yielding in a loop is inside the C library at nearly
 // every tick, where ticks are deferred; the call's return preempts it (platform/sleep_calls.cpp). Before,
 // such a task waited seconds to minutes under the per-worker timers and for ever under the monitor (an
@@ -1017,12 +1104,15 @@ TEST(PreemptThread, ATickInsideATouchListenerIsDeferred) {
 
 // The monitor design arms no timer on a worker: a spinner is preempted only because the monitor thread saw
 // its worker stuck and signalled it. Worker 0 spins non-preemptibly, so the setter can run only where the
-// other spinner is preempted. Each run starts the monitor's looks again (it sleeps between runs).
+// other spinner is preempted. The monitor sleeps from its first look after a run's end until a run starts:
+// runs follow each other at once, and after a pause (in which it very likely fell asleep; a monitor a run
+// did not wake would hang that run).
 TEST(PreemptThread, TheMonitorThreadAloneTicksAStuckWorker) {
   constexpr unsigned kWorkers = 2;
   roost::runtime rt(preempting("ws", kWorkers, "200us", "monitor"));
   EXPECT_NE(rt.describe().find("a monitor thread, no timer on the workers"), std::string::npos) << rt.describe();
-  for (int run = 0; run < 3; ++run) {
+  for (int run = 0; run < 6; ++run) {
+    if (run % 2) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const std::uint64_t before = rt.preemptions();
     rt.run([&] {
       std::atomic<int> flag{0};

@@ -252,8 +252,8 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
     self = &ct.self;
     ready_klt(*self, ct.own, cfg_);
     w.klts.original = w.klts.active = self;
-    preempt_->check_mask_here(0);
     start_serving(w, *self);
+    preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
   }
 
   fiber* first = w.fibers.get();
@@ -281,8 +281,8 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // free stacks (the other workers trim theirs before they sleep).
   spare_fibers_.trim();
   w.fibers.trim_free_stacks();
-  // Before the thread is no worker: a tick after it finds no fiber.
-  if (self) stop_serving(w, *self);
+  // Before the thread is no worker: a tick after it finds no fiber (and ends the timer's lingering).
+  if (self) stop_serving(w, *self, /*run_end=*/true);
   set_current_worker(nullptr);
   w.release_lent_thread();
 }
@@ -423,10 +423,12 @@ void engine_base::start_serving(worker& w, klt& k) {
   // thread serves (platform/preempt_signal.hpp), given back when it stops (worker 0's is run's caller).
   k.slack_before = platform::preempt::lower_timer_slack(preempt_->interval_ns() / 4);
   preempt_->serve_from(w.id, k.timer, k.tid);
+  k.serving = true;
 }
-void engine_base::stop_serving(worker& w, klt& k) {
+void engine_base::stop_serving(worker& w, klt& k, bool run_end) {
   if (!preempt_) return;
-  preempt_->unserve(w.id, k.timer);
+  preempt_->unserve(w.id, k.timer, run_end && k.serving);
+  k.serving = false;
   platform::preempt::restore_timer_slack(k.slack_before);
   k.slack_before = 0;
 }

@@ -101,7 +101,8 @@ class engine_base {
   // While preemption is on, kernel thread `k` starts or stops serving worker w: its timer, and the chained
   // timer's record of whom to signal. Async-signal-safe (a preempted task's thread calls both in the tick).
   void start_serving(worker& w, klt& k);
-  void stop_serving(worker& w, klt& k);
+  // run_end: worker 0's thread leaving at the end of a run (its timer lingers: preemption.hpp).
+  void stop_serving(worker& w, klt& k, bool run_end = false);
 
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();

@@ -55,6 +55,10 @@ struct klt {
   // could signal only the thread that made it (SIGEV_THREAD_ID), and the worker moves between threads.
   platform::preempt::thread_timer timer;
   unsigned long slack_before = 0;  // this thread's timer slack while it does not serve (0: not lowered)
+  // Between start_serving and stop_serving (engine_base): its timer is armed. A run's caller may reach the
+  // run's end without serving (its worker came back to it to leave, after it handed the worker over), and
+  // only a timer that is armed may be left to linger.
+  bool serving = false;
   klt* next = nullptr;  // klt_pool's spare list
 
  private:

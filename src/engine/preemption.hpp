@@ -54,8 +54,10 @@ bool preempt_running_task(worker& w, detail::fiber_abi& f);
 //    chain does, signalling each one that may be stuck. A worker whose tasks pass scheduling points is never
 //    interrupted: every tick of the other designs interrupts a worker (worker 0's, in the chained one), and
 //    on a VM a tick with an empty handler cost +3% at 1 ms, over the thesis's 1% before roost does anything.
-// Between two runs worker 0's timer is disarmed, so in the chained design nothing ticks then, and the
-// monitor sleeps until the next run.
+// Between two runs worker 0's timer ticks at most once more: it is left armed at a run's end, and the next
+// run on the same thread finds it still on its phase and arms nothing (platform::preempt::linger); a tick
+// before that disarms it, and runs no tick hook. So in the chained design nothing but that tick comes
+// between runs, and the monitor sleeps until the next run.
 class preemption_timers {
  public:
   // workers: the runtime's, by id; they outlive this object's last tick.
@@ -75,10 +77,12 @@ class preemption_timers {
   // others are recorded as the ones the chain signals. Async-signal-safe (a task's thread calls both in a
   // tick's handler); unserve also ends worker 0's ticks at the end of a run, when its thread is no worker.
   // `tid` is the serving thread's id, which the monitor signals (it makes no timer).
+  // `run_end`: worker 0's thread at the end of a run, whose timer is left to linger.
   void serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid);
-  void unserve(unsigned id, const platform::preempt::thread_timer& t);
+  void unserve(unsigned id, const platform::preempt::thread_timer& t, bool run_end = false);
   // On a thread about to serve worker `id`: a worker's thread that inherited a mask blocking the signal
-  // unblocks it; run's caller (id 0) is warned once instead (its mask is the program's).
+  // unblocks it; run's caller (id 0) is warned once instead (its mask is the program's), called once it
+  // serves (the mask start_serving noted).
   void check_mask_here(unsigned id);
 
   // Chained design, in the handler on worker `from`'s thread: passes the tick on (async-signal-safe:
@@ -90,14 +94,17 @@ class preemption_timers {
   std::uint64_t interval_ns_;
   preempt_timer_design design_;
   std::uint64_t base_ns_;  // the instant worker 0's ticks are aligned to
+  std::uint64_t serial_;   // this object among the process's, never 0: the owner of a lingering timer
   std::vector<worker*> workers_;
   std::string setting_;  // what turned preemption on, for errors
   // Chained: each worker's thread id while its thread runs (0 otherwise), and the progress signature the
   // chain saw there at its last look. Written by the worker's thread and by the chain's handlers.
   std::unique_ptr<std::atomic<long>[]> tids_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> chain_seen_;
-  // Monitor: whether worker 0 is served (a run is under way: bit 0) and whether to stop (bit 1). The
-  // monitor sleeps on it (platform::preempt::wait_word); both changes wake it.
+  // Monitor: whether worker 0 is served (a run is under way), whether to stop, and whether the monitor
+  // sleeps until a run starts. It sleeps on this word (platform::preempt::wait_word); a stop wakes it, and
+  // a run's start if it sleeps.
+  static constexpr std::uint32_t kMonitorServing = 1, kMonitorStop = 2, kMonitorAsleep = 4;
   std::atomic<std::uint32_t> monitor_word_{0};
   std::thread monitor_;
   // Chained and monitor: whether worker j may be stuck, the look both make (the chain's at most once a tick).

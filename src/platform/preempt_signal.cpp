@@ -118,7 +118,49 @@ int g_installs = 0;
 tick_fn g_on_tick = nullptr;
 struct sigaction g_previous;
 
+// The calling thread's lingering timer (preempt_signal.hpp, linger). `owner` is its exchange with the handler,
+// which runs on the same thread: an atomic exchange on both sides, so that exactly one of them ends it. The
+// id and tid are written before owner, and read after it, with signal fences between (same thread).
+struct linger_slot {
+  std::atomic<std::uint64_t> owner{0};
+  timer_t id{};
+  long tid = 0;
+};
+thread_local constinit linger_slot t_linger __attribute__((tls_model("initial-exec")));
+// Whether g_lingering may hold an entry of this thread's slot: only then do resume_lingering and destroy take
+// the lock, so that a KLT-switching resumption, which serves again inside a tick's handler, takes none.
+thread_local constinit bool t_linger_listed __attribute__((tls_model("initial-exec"))) = false;
+// Every lingering slot of the process, for end_lingering and forget_lingering on other threads. An entry may
+// outlive its lingering (the handler ended it and cannot take the lock): the slot's owner then says so. The
+// pid tells a forked child the parent's entries (timers are not inherited, and their ids are reused).
+struct linger_entry {
+  linger_slot* slot;
+  timer_t id;
+  std::uint64_t owner;
+  pid_t pid;
+};
+std::mutex g_linger_mu;
+std::vector<linger_entry> g_lingering;
+
+void disarm_id(timer_t id) {
+  itimerspec off;
+  std::memset(&off, 0, sizeof off);
+  timer_settime(id, 0, &off, nullptr);
+}
+
+// Ends the lingering of this thread's timer if a tick finds it: the thread serves no worker.
+bool tick_ended_lingering() {
+  if (t_linger.owner.load(std::memory_order_relaxed) == 0) return false;
+  if (t_linger.owner.exchange(0, std::memory_order_relaxed) == 0) return false;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  const int saved_errno = errno;
+  disarm_id(t_linger.id);
+  errno = saved_errno;
+  return true;
+}
+
 void handler(int, siginfo_t*, void* uc) {
+  if (tick_ended_lingering()) return;
   if (tick_fn f = g_on_tick) f(uc);
 }
 
@@ -259,6 +301,7 @@ __thread sigset_t t_serving_mask __attribute__((tls_model("initial-exec")));
 }  // namespace
 
 void note_serving_mask() { pthread_sigmask(SIG_BLOCK, nullptr, &t_serving_mask); }
+bool blocked_while_serving() { return sigismember(&t_serving_mask, kSignal) == 1; }
 
 namespace {
 // Whether `mask` blocks a signal that the calling thread does not block while it serves a worker. The
@@ -385,6 +428,63 @@ void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_n
   timer_settime(t.id, t.cpu_time ? 0 : TIMER_ABSTIME, &its, nullptr);
 }
 
+void linger(const thread_timer& t, std::uint64_t owner) {
+  if (!t.valid) return;
+  std::lock_guard<std::mutex> lock(g_linger_mu);
+  t_linger.id = t.id;
+  t_linger.tid = t.tid;
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  t_linger.owner.store(owner, std::memory_order_relaxed);
+  g_lingering.push_back({&t_linger, t.id, owner, ::getpid()});
+  t_linger_listed = true;
+}
+
+namespace {
+// This thread's entries out of the list, if it may have any.
+void unlist_this_thread() {
+  if (!t_linger_listed) return;
+  std::lock_guard<std::mutex> lock(g_linger_mu);
+  std::erase_if(g_lingering, [](const linger_entry& e) { return e.slot == &t_linger; });
+  t_linger_listed = false;
+}
+}  // namespace
+
+bool resume_lingering(const thread_timer& t, std::uint64_t owner) {
+  // Before the exchange: an end_lingering of the owner on another thread, under the lock, either ended it
+  // (the exchange below then finds 0 and the caller arms) or finds no entry left.
+  unlist_this_thread();
+  const std::uint64_t was = t_linger.owner.exchange(0, std::memory_order_relaxed);
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  // The tid: a forked child's thread keeps its parent's thread-local record, not the parent's timer.
+  return was == owner && t.valid && t_linger.tid == t.tid && t_linger.id == t.id;
+}
+
+void end_lingering(std::uint64_t owner) {
+  std::lock_guard<std::mutex> lock(g_linger_mu);
+  const pid_t pid = ::getpid();
+  std::erase_if(g_lingering, [&](const linger_entry& e) {
+    if (e.owner != owner && e.pid == pid) return false;
+    std::uint64_t expected = owner;
+    // The slot's thread is alive (forget_lingering removes its entries first) and lingers for `owner` still,
+    // unless its handler or its own resume ended it.
+    if (e.pid == pid && e.slot->owner.compare_exchange_strong(expected, 0, std::memory_order_relaxed))
+      disarm_id(e.id);
+    return true;
+  });
+}
+
+linger_state linger_state_here() {
+  linger_state st;
+  st.lingering = t_linger.owner.load(std::memory_order_relaxed) != 0;
+  itimerspec its;
+  if (t_linger.tid == this_thread_id() && timer_gettime(t_linger.id, &its) == 0) {
+    st.armed = its.it_value.tv_sec != 0 || its.it_value.tv_nsec != 0;
+    st.interval_ns = static_cast<std::uint64_t>(its.it_interval.tv_sec) * 1'000'000'000ull +
+                     static_cast<std::uint64_t>(its.it_interval.tv_nsec);
+  }
+  return st;
+}
+
 void disarm(const thread_timer& t) {
   if (!t.valid) return;
   itimerspec its;
@@ -394,6 +494,10 @@ void disarm(const thread_timer& t) {
 
 void destroy(thread_timer& t) {
   if (!t.valid) return;
+  if (t_linger.tid == t.tid && t_linger.id == t.id) {  // the calling thread's timer: its lingering ends
+    unlist_this_thread();
+    t_linger.owner.exchange(0, std::memory_order_relaxed);
+  }
   timer_delete(t.id);
   t.valid = false;
 }

@@ -75,6 +75,8 @@ bool interrupted_with_more_blocked(const void* ucontext);
 // a worker while preemption is on (one pthread_sigmask(2) call).
 void note_serving_mask();
 
+// Whether the mask note_serving_mask noted on the calling thread blocks kSignal (no system call).
+bool blocked_while_serving();
 // Signal mask of the calling thread.
 bool blocked_here();
 void unblock_here();
@@ -113,6 +115,30 @@ void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_n
 void disarm(const thread_timer& t);
 void destroy(thread_timer& t);
 long this_thread_id();
+
+// A timer left ticking after its thread stopped serving worker 0 at the end of a run (engine_base::run_root),
+// so that back-to-back runs make no timer system call: arming and disarming it at every run cost heat2d's
+// 1024x100 steps, a run each of about 0.45 ms, 4% of their time on a VM (two timer_settime calls and the
+// clock-event reprogramming behind each), more than its ticks. What ends it:
+//  - resume_lingering, when the thread serves again: true when t still ticks on the phase of `owner` (the
+//    preemption_timers of that runtime), which then arms nothing; the thread is no longer lingering anyway;
+//  - the thread's next tick, in the handler (one timer_settime, async-signal-safe), which runs no tick hook
+//    then: the thread serves no worker;
+//  - end_lingering(owner), when that runtime's timers go away, from any thread: the handler may be
+//    uninstalled next, and a tick must not reach the program's own disposition of kSignal;
+//  - destroy(t) on its thread (the thread's end, or another clock for the next runtime).
+// `owner` is never 0. On the calling thread, t being the calling thread's timer, except end_lingering.
+void linger(const thread_timer& t, std::uint64_t owner);
+bool resume_lingering(const thread_timer& t, std::uint64_t owner);
+void end_lingering(std::uint64_t owner);
+// For tests: whether the calling thread's timer lingers now, and whether the timer it last left to linger
+// is armed, with what interval (timer_gettime).
+struct linger_state {
+  bool lingering = false;
+  bool armed = false;
+  std::uint64_t interval_ns = 0;
+};
+linger_state linger_state_here();
 // The calling thread's timer slack (prctl PR_SET_TIMERSLACK) lowered to at most `at_most_ns`; returns the
 // slack before, for restore_timer_slack (0: unchanged). A tick interrupts a sleep, and the remaining time
 // nanosleep gives back includes the slack, so with a slack near the interval a sleep_for never ended (an
