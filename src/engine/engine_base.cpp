@@ -252,6 +252,8 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
     self = &ct.self;
     ready_klt(*self, ct.own, cfg_);
     w.klts.original = w.klts.active = self;
+    const std::uint64_t start = platform::native_platform::now_ns();
+    self->back_to_back = self->last_run_end_ns != 0 && start - self->last_run_end_ns < preempt_->interval_ns();
     start_serving(w, *self);
     preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
   }
@@ -281,8 +283,12 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // free stacks (the other workers trim theirs before they sleep).
   spare_fibers_.trim();
   w.fibers.trim_free_stacks();
-  // Before the thread is no worker: a tick after it finds no fiber (and ends the timer's lingering).
-  if (self) stop_serving(w, *self, /*run_end=*/true);
+  // Before the thread is no worker: a tick after it finds no fiber (and ends the timer's lingering). The
+  // timer lingers only after a run that followed the thread's previous one within an interval (klt.hpp).
+  if (self) {
+    stop_serving(w, *self, /*run_end=*/self->back_to_back);
+    self->last_run_end_ns = platform::native_platform::now_ns();
+  }
   set_current_worker(nullptr);
   w.release_lent_thread();
 }

@@ -59,6 +59,11 @@ struct klt {
   // run's end without serving (its worker came back to it to leave, after it handed the worker over), and
   // only a timer that is armed may be left to linger.
   bool serving = false;
+  // Run's caller only (engine_base::run_root): when its last run ended (CLOCK_MONOTONIC ns, 0: none yet), and
+  // whether the run under way began within an interval of it. Only such a run leaves its timer to linger:
+  // a program that calls run back to back; one that runs once and then blocks gets no tick after it.
+  std::uint64_t last_run_end_ns = 0;
+  bool back_to_back = false;
   klt* next = nullptr;  // klt_pool's spare list
 
  private:

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <mutex>
+#include <new>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -130,7 +131,7 @@ thread_local constinit linger_slot t_linger __attribute__((tls_model("initial-ex
 // Whether g_lingering may hold an entry of this thread's slot: only then do resume_lingering and destroy take
 // the lock, so that a KLT-switching resumption, which serves again inside a tick's handler, takes none.
 thread_local constinit bool t_linger_listed __attribute__((tls_model("initial-exec"))) = false;
-// Every lingering slot of the process, for end_lingering and forget_lingering on other threads. An entry may
+// Every lingering slot of the process, for end_lingering on other threads and destroy. An entry may
 // outlive its lingering (the handler ended it and cannot take the lock): the slot's owner then says so. The
 // pid tells a forked child the parent's entries (timers are not inherited, and their ids are reused).
 struct linger_entry {
@@ -428,14 +429,38 @@ void arm(const thread_timer& t, std::uint64_t first_ns, std::uint64_t interval_n
   timer_settime(t.id, t.cpu_time ? 0 : TIMER_ABSTIME, &its, nullptr);
 }
 
+namespace {
+// fork(): the child has none of the parent's timers and only the forking thread, so it starts with no
+// lingering at all; the lock is held across the fork so that the child never inherits it taken (a run's end
+// on another thread, in linger, would otherwise leave the child's first run waiting for ever: a review).
+void linger_before_fork() { g_linger_mu.lock(); }
+void linger_after_fork_in_parent() { g_linger_mu.unlock(); }
+void linger_after_fork_in_child() {
+  g_lingering.clear();
+  t_linger.owner.store(0, std::memory_order_relaxed);
+  t_linger_listed = false;
+  g_linger_mu.unlock();
+}
+}  // namespace
+
 void linger(const thread_timer& t, std::uint64_t owner) {
   if (!t.valid) return;
+  static const bool fork_handlers = [] {
+    ::pthread_atfork(&linger_before_fork, &linger_after_fork_in_parent, &linger_after_fork_in_child);
+    return true;
+  }();
+  (void)fork_handlers;
   std::lock_guard<std::mutex> lock(g_linger_mu);
+  try {
+    g_lingering.push_back({&t_linger, t.id, owner, ::getpid()});
+  } catch (const std::bad_alloc&) {
+    disarm(t);  // no room to list it: not left to linger
+    return;
+  }
   t_linger.id = t.id;
   t_linger.tid = t.tid;
   std::atomic_signal_fence(std::memory_order_seq_cst);
   t_linger.owner.store(owner, std::memory_order_relaxed);
-  g_lingering.push_back({&t_linger, t.id, owner, ::getpid()});
   t_linger_listed = true;
 }
 
@@ -465,7 +490,7 @@ void end_lingering(std::uint64_t owner) {
   std::erase_if(g_lingering, [&](const linger_entry& e) {
     if (e.owner != owner && e.pid == pid) return false;
     std::uint64_t expected = owner;
-    // The slot's thread is alive (forget_lingering removes its entries first) and lingers for `owner` still,
+    // The slot's thread is alive (its destroy at its end removes its entries first) and lingers for `owner` still,
     // unless its handler or its own resume ended it.
     if (e.pid == pid && e.slot->owner.compare_exchange_strong(expected, 0, std::memory_order_relaxed))
       disarm_id(e.id);
