@@ -1101,6 +1101,49 @@ TEST(PreemptThread, ATickInsideTheProgramsSignalHandlerIsDeferred) {
 #endif
 }
 
+// A work-first child that ends locally is progress: its spawn and end leave the deque's bottom where they
+// found it, and before, two ticks on either side of such spawns (matmul's leaves under ws) preempted the task
+// that made them, 29 times a run, though nothing was stuck. The ticks are the handler called with a made-up
+// context in the program's code, as above; a 10 s interval keeps real ones out.
+TEST(PreemptThread, AWorkFirstChildThatEndedIsProgress) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the made-up context sets x86-64's instruction pointer";
+#else
+  roost::runtime rt(preempting("ws", 1, "10s"));
+  unsigned long long preempted_by_children = 0, preempted_after = 0;
+  rt.run([&] {
+    roost::task_group outer;
+    // Inside a child, whose parent's continuation lies in the deque: the spawns below are then private, and
+    // each child's end takes the deque back to the same bottom (an empty deque's pushes are shared at once,
+    // and its indexes move on).
+    outer.run([&] {
+      ucontext_t uc{};
+      uc.uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(&spin_until);
+      roost::engine::worker& w = *roost::engine::current_worker();
+      w.progress_at_tick = roost::engine::progress_signature(w) + 1;
+      roost::engine::on_preempt_tick(&uc);  // notes the worker's progress
+      const unsigned long long before = rt.preemptions();
+      const std::int64_t bottom = w.deque.bottom_index();
+      for (int i = 0; i < 3; ++i) {
+        int ran = 0;
+        roost::task_group g;
+        g.run([&] { ++ran; });  // ws: the child runs first, on its own stack, and ends here
+        g.wait();
+        EXPECT_EQ(ran, 1);
+        EXPECT_EQ(w.deque.bottom_index(), bottom);  // all the signature read before: no change
+        roost::engine::on_preempt_tick(&uc);  // a child ended since the last tick: not stuck
+      }
+      preempted_by_children = rt.preemptions() - before;
+      roost::engine::on_preempt_tick(&uc);  // no progress since the last tick: preempted
+      preempted_after = rt.preemptions() - before;
+    });
+    outer.wait();
+  });
+  EXPECT_EQ(preempted_by_children, 0u);
+  EXPECT_EQ(preempted_after, 1u);
+#endif
+}
+
 #ifdef ROOST_RUNTIME_TEXT
 extern "C" const char __start_roost_runtime_text[] __attribute__((weak, visibility("hidden")));
 namespace {

@@ -677,6 +677,10 @@ class engine final : public engine_base {
     worker& now = worker_of(*self);
     observe_end(now, id);
     of(now).policy_.on_task_end(now, id);
+    // A task's end is progress (worker.hpp, progress_signature): a work-first child that ends locally leaves
+    // the deque's bottom where its spawn found it, so a loop of such spawns (matmul's leaves under ws) looked
+    // stuck to two ticks that met the same bottom, and 29 of its tasks a run were preempted for nothing.
+    if (now.preempt) [[unlikely]] now.passed_scheduling_point();
     if (!pub.done) return end_locally<kOnStack>(now, parent);  // never published: the parent never left
     job* j = of(now).policy_.pop_own(now);
     // Our parent's continuation, still unstarted: a local completion. The parent's fiber alone is not
