@@ -175,7 +175,12 @@ std::string static_system_libraries(const std::vector<std::string>& loaded) {
 
 bool static_cxx_runtime(const std::vector<std::string>& loaded) { return !any_named(loaded, kCxxRuntime); }
 
+namespace {
+void watch_forks_for_lingering();
+}  // namespace
+
 void install(tick_fn on_tick, const std::string& setting) {
+  watch_forks_for_lingering();
   std::lock_guard<std::mutex> lk(g_install_mu);
   if (g_installs++ > 0) return;
   std::vector<std::string> loaded;
@@ -433,23 +438,40 @@ namespace {
 // fork(): the child has none of the parent's timers and only the forking thread, so it starts with no
 // lingering at all; the lock is held across the fork so that the child never inherits it taken (a run's end
 // on another thread, in linger, would otherwise leave the child's first run waiting for ever: a review).
-void linger_before_fork() { g_linger_mu.lock(); }
-void linger_after_fork_in_parent() { g_linger_mu.unlock(); }
+// The tick's signal is blocked from before the lock until after it is given back: a task that forks is not
+// preempted while it holds the lock, which another task of its thread could then wait for for ever (a
+// review). Registered at the first install, before any run can linger; registered after runtime.cpp's
+// handlers, these run first before the fork and last after it, so the signal covers theirs too.
+thread_local sigset_t t_mask_before_fork;
+void linger_before_fork() {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, kSignal);
+  pthread_sigmask(SIG_BLOCK, &s, &t_mask_before_fork);
+  g_linger_mu.lock();
+}
+void linger_after_fork_in_parent() {
+  g_linger_mu.unlock();
+  pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
+}
 void linger_after_fork_in_child() {
   g_lingering.clear();
   t_linger.owner.store(0, std::memory_order_relaxed);
   t_linger_listed = false;
   g_linger_mu.unlock();
+  pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
+}
+void watch_forks_for_lingering() {
+  static const bool registered = [] {
+    ::pthread_atfork(&linger_before_fork, &linger_after_fork_in_parent, &linger_after_fork_in_child);
+    return true;
+  }();
+  (void)registered;
 }
 }  // namespace
 
 void linger(const thread_timer& t, std::uint64_t owner) {
   if (!t.valid) return;
-  static const bool fork_handlers = [] {
-    ::pthread_atfork(&linger_before_fork, &linger_after_fork_in_parent, &linger_after_fork_in_child);
-    return true;
-  }();
-  (void)fork_handlers;
   std::lock_guard<std::mutex> lock(g_linger_mu);
   try {
     g_lingering.push_back({&t_linger, t.id, owner, ::getpid()});
