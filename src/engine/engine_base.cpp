@@ -286,7 +286,7 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // Before the thread is no worker: a tick after it finds no fiber (and ends the timer's lingering). The
   // timer lingers only after a run that followed the thread's previous one within an interval (klt.hpp).
   if (self) {
-    stop_serving(w, *self, /*run_end=*/self->back_to_back);
+    stop_serving(w, *self, /*linger=*/self->back_to_back);
     self->last_run_end_ns = platform::native_platform::now_ns();
   }
   set_current_worker(nullptr);
@@ -431,9 +431,9 @@ void engine_base::start_serving(worker& w, klt& k) {
   preempt_->serve_from(w.id, k.timer, k.tid);
   k.serving = true;
 }
-void engine_base::stop_serving(worker& w, klt& k, bool run_end) {
+void engine_base::stop_serving(worker& w, klt& k, bool linger) {
   if (!preempt_) return;
-  preempt_->unserve(w.id, k.timer, run_end && k.serving);
+  preempt_->unserve(w.id, k.timer, linger && k.serving);
   k.serving = false;
   platform::preempt::restore_timer_slack(k.slack_before);
   k.slack_before = 0;

@@ -101,8 +101,9 @@ class engine_base {
   // While preemption is on, kernel thread `k` starts or stops serving worker w: its timer, and the chained
   // timer's record of whom to signal. Async-signal-safe (a preempted task's thread calls both in the tick).
   void start_serving(worker& w, klt& k);
-  // run_end: worker 0's thread leaving at the end of a run (its timer lingers: preemption.hpp).
-  void stop_serving(worker& w, klt& k, bool run_end = false);
+  // linger: worker 0's thread leaving at the end of a back-to-back run, whose timer is left armed
+  // (preemption.hpp; only if the thread still serves).
+  void stop_serving(worker& w, klt& k, bool linger = false);
 
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();

@@ -180,7 +180,7 @@ void preemption_timers::pass_on(unsigned from) {
 // preempts its task if it, too, sees no progress since its last tick (on_preempt_tick), so a task that stops
 // passing scheduling points is preempted after two or three intervals, as under the chained timer.
 //
-// A run's start wakes it only if it sleeps (kAsleep), and a run's end does not wake it: the monitor sees the
+// A run's start wakes it only if it sleeps (kMonitorAsleep), and a run's end does not wake it: the monitor sees the
 // end at its next look and sleeps then. Back-to-back runs (a loop of steps, each its own run) thus cost it no
 // wake-up each: two futex wakes a run, and the monitor's wake-ups on the other CPU, cost heat2d's 0.45 ms
 // runs 5-9% of their wall time on a VM.
@@ -268,8 +268,8 @@ void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_
   platform::preempt::arm(t, phase0 + k * interval_ns_, interval_ns_);
 }
 
-void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t, bool run_end) {
-  if (run_end && design_ != preempt_timer_design::monitor) platform::preempt::linger(t, serial_);
+void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t, bool linger) {
+  if (linger && design_ != preempt_timer_design::monitor) platform::preempt::linger(t, serial_);
   else platform::preempt::disarm(t);
   if (design_ == preempt_timer_design::chained || design_ == preempt_timer_design::monitor)
     tids_[id].store(0, std::memory_order_relaxed);

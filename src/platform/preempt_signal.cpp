@@ -533,10 +533,7 @@ linger_state linger_state_here() {
 }
 
 void disarm(const thread_timer& t) {
-  if (!t.valid) return;
-  itimerspec its;
-  std::memset(&its, 0, sizeof its);
-  timer_settime(t.id, 0, &its, nullptr);
+  if (t.valid) disarm_id(t.id);
 }
 
 void destroy(thread_timer& t) {
