@@ -140,7 +140,7 @@ class task_group {
         void* slot = st_.inline_frame;
         if (w->path.load(std::memory_order_relaxed) == detail::spawn_path::inline_help_first) {
           // Nobody reads its name or hint unless the engine runs it, which names it then (abi.hpp).
-          detail::push_first_child(st_, *fb, *::new (slot) frame_t(std::forward<F>(f), &st_, typename frame_t::unnamed_t{}));
+          detail::push_first_child(st_, *fb, *::new (slot) frame_t(std::forward<F>(f), typename frame_t::unnamed_t{}));
         } else {
           submit(*w, *::new (slot) frame_t(std::forward<F>(f), &st_, hint));
         }

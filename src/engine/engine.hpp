@@ -481,7 +481,7 @@ class engine final : public engine_base {
       job* j = w.deque.take_oldest_private(g.queue_base, kInOrderMax);
       if (!j) j = w.deque.pop();
       if (!j) return w;
-      if (!j->is_fresh() || static_cast<frame*>(j)->group != &g) {
+      if (!j->is_fresh() || detail::group_of(*static_cast<frame*>(j)) != &g) {
         w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
         return w;
       }
@@ -498,6 +498,7 @@ class engine final : public engine_base {
   // The policy may then give it scheduling state of its own (adopt_unnamed: adws-ml's leaf level).
   static void name_unnamed(worker& w, frame& f) {
     if (f.k != job::kind::fresh_unnamed) [[likely]] return;
+    f.group = detail::group_of_unnamed(f);  // left unwritten by the inline spawn (task_frame.hpp)
     ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
     // An observer installed during a run sees such tasks (pushed before it came): each its own spawn path,
     // not all "0.0" (an outside-user campaign found 1,024 paths started several times). Worker-local counts,
@@ -543,7 +544,7 @@ class engine final : public engine_base {
   static void run_inline(worker& w, frame& f) {
     detail::task_id* saved = w.current_task;
     const std::size_t size = f.ops->size, align = f.ops->align;
-    const bool pooled = static_cast<void*>(&f) != f.group->inline_frame;
+    const bool pooled = static_cast<void*>(&f) != detail::group_of(f)->inline_frame;
     worker& now = run_here<false>(w, f);
     now.current_task = saved;
     // The child ran on the owner's fiber: if it suspended and was resumed elsewhere, the owner goes on there.
@@ -790,7 +791,7 @@ class engine final : public engine_base {
   // Returns the suspended owner to resume if this was its last remote child; `wp` is updated to the worker
   // the fiber is on afterwards.
   static job* run_fresh(worker*& wp, frame& f) {
-    group* g = f.group;
+    group* g = detail::group_of(f);
     const std::size_t size = f.ops->size, align = f.ops->align;
     const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;
     worker& now = run_here<true>(*wp, f);

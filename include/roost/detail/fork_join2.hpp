@@ -114,7 +114,7 @@ __attribute__((always_inline)) inline bool join_inline(fiber_abi* fb, Pushed& pu
   // Not std::ref(pushed), which unwraps a std::reference_wrapper argument (parallel_invoke(std::cref(f), ...)
   // did not compile: an outside-user campaign).
   auto* f = ::new (static_cast<void*>(g.inline_frame))
-      frame_t(std::reference_wrapper<Pushed>(pushed), &g, typename frame_t::unnamed_t{});
+      frame_t(std::reference_wrapper<Pushed>(pushed), typename frame_t::unnamed_t{});
   if constexpr (P == spawn_path::inline_join_queue) {
     if (!push_onto_policy_queue(g, fb, f)) return false;  // the frame holds a reference: nothing to destroy
   } else {

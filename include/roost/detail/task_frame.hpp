@@ -176,13 +176,13 @@ struct closure_frame final : task_frame {
     group = grp;
     work_hint = hint;
   }
-  // For the inline help-first spawn (abi.hpp): neither the id nor the hint is written (kind fresh_unnamed).
+  // For the inline spawns and joins (abi.hpp, fork_join2.hpp), built in their group's inline slot: neither
+  // the id nor the hint is written (kind fresh_unnamed), nor the group, which is the slot's (group_of).
   struct unnamed_t {};
   template <class G>
-  closure_frame(G&& g, group_state* grp, unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
+  closure_frame(G&& g, unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
     set_ops();
     k = kind::fresh_unnamed;
-    group = grp;
   }
 
  private:
@@ -270,6 +270,16 @@ struct group_state {
     data_bytes = -1;
   }
 };
+
+// The group a frame belongs to. An unnamed frame (kind fresh_unnamed) does not store it: it lies in its
+// group's inline slot, where only the inline spawns and joins build one (issue #25: a store and, with the
+// operations table beside it, a vector pair GCC built through the stack, 4 instructions a spawn). The
+// engine stores it when it names the frame (engine.hpp, name_unnamed).
+inline group_state* group_of_unnamed(task_frame& f) {
+  static_assert(std::is_standard_layout_v<group_state>);
+  return reinterpret_cast<group_state*>(reinterpret_cast<unsigned char*>(&f) - offsetof(group_state, inline_frame));
+}
+inline group_state* group_of(task_frame& f) { return f.k == job::kind::fresh_unnamed ? group_of_unnamed(f) : f.group; }
 
 [[noreturn]] void throw_bad_hint(const char* what, double value);
 
