@@ -527,3 +527,60 @@ TEST(InlineJoin, ARequestMadeWhileTheOtherHalfRunsIsServedAtThePop) {
   w.deque.push(&later);
   EXPECT_EQ(static_cast<void*>(w.deque.pop()), static_cast<void*>(&later));
 }
+
+// The inline pop has no test of the worker's path of its own (issue #25): a worker whose path becomes
+// `engine` (an observer installed, engine_base.cpp's set_spawn_paths) closes its deque's inline pops, and a
+// join whose half lies private on the deque then leaves it to the engine's join, which makes it a task.
+// When the path is inline again, the next joins run their halves inline. Driven directly on a worker ABI
+// (the path changed and synced as set_spawn_paths does), no runtime, no timing.
+namespace {
+struct gated_worker {
+  roost::detail::worker_abi w;
+  roost::detail::fiber_abi fb;
+  static inline std::vector<std::string>* log = nullptr;
+  static void engine_wait(roost::detail::worker_abi& w, roost::detail::group_state& g) {
+    log->push_back("engine joins");
+    roost::detail::job* j = w.deque.pop();
+    ASSERT_EQ(static_cast<void*>(j), static_cast<void*>(g.inline_frame)) << "the half is not on top";
+    auto* f = static_cast<roost::detail::task_frame*>(j);
+    f->ops->run_in_place(f);
+  }
+  gated_worker() {
+    w.path.store(roost::detail::spawn_path::inline_help_first);
+    w.engine_wait = &engine_wait;
+    fb.worker = &w;
+  }
+  void set_path(roost::detail::spawn_path p) {
+    w.path.store(p);
+    roost::detail::sync_inline_pops(w);
+  }
+};
+}  // namespace
+
+TEST(InlineJoin, APathThatBecameEngineSendsAPrivateHalfToTheEnginesJoin) {
+  gated_worker gw;
+  std::vector<std::string> log;
+  gated_worker::log = &log;
+  roost::detail::task_frame older[2];  // an ancestor's pushed halves: the join's own push stays private
+  for (auto& f : older) gw.w.deque.push(&f);
+  auto join = [&](bool go_engine) {
+    auto pushed = [&] { log.push_back("pushed half"); };
+    auto here = [&] {
+      log.push_back("other half");
+      if (go_engine) gw.set_path(roost::detail::spawn_path::engine);
+    };
+    roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(&gw.fb, pushed, here);
+  };
+  join(false);  // warms the deque: the floor is the private part's now
+  EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
+  log.clear();
+  join(true);
+  EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
+  log.clear();
+  gw.set_path(roost::detail::spawn_path::inline_help_first);
+  join(false);
+  join(false);
+  EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half", "other half", "pushed half"}));
+  EXPECT_FALSE(gw.w.deque.inline_pops_closed());
+  for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(gw.w.deque.pop()), static_cast<void*>(&older[i]));
+}

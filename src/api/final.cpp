@@ -53,6 +53,9 @@ void leave_mode(engine::worker& w) {
   const bool hooks = hooks_now();
   w.path.store(hooks ? detail::spawn_path::engine : w.inline_path);
   if (!hooks && hooks_now()) w.path.store(detail::spawn_path::engine);
+  // A hook change during the region may have closed the inline pops (engine_base.cpp), or opened them just
+  // before the store above: made to agree with the path (abi.hpp). Inside the region no inline pop runs.
+  if (w.deque.inline_pops_closed() != (w.path.load() == detail::spawn_path::engine)) detail::sync_inline_pops(w);
 }
 
 // Runs the child now, on the caller's fiber, as part of the caller's task (not a task of its own: no

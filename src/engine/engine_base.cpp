@@ -100,6 +100,7 @@ void engine_base::set_spawn_paths() {
     while (!w->path.compare_exchange_weak(
         seen, every_task || w->in_final.load() ? detail::spawn_path::engine : w->inline_path)) {
     }
+    detail::sync_inline_pops(*w);  // an inline pop joined before the hook came leaves for the engine's join
   }
 }
 

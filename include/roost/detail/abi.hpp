@@ -89,6 +89,18 @@ struct worker_abi {
 // The critical windows (below) address the deque through the worker's address.
 static_assert(offsetof(worker_abi, deque) == 0);
 
+// After any write of w.path (any thread): the deque's inline pops closed exactly while the path is
+// `engine`, so that the inline pop needs no test of its own for it (ws_deque::set_inline_pops_closed). The
+// path read after the flag's write, again until it holds still: of two writers, the one that writes the
+// flag last then writes the path's last value.
+inline void sync_inline_pops(worker_abi& w) {
+  for (;;) {
+    const spawn_path p = w.path.load();
+    w.deque.set_inline_pops_closed(p == spawn_path::engine);
+    if (w.path.load() == p) return;
+  }
+}
+
 struct fiber_abi : job {
   worker_abi* worker = nullptr;  // the worker running this fiber now
   std::uint64_t epoch = 0;       // bumped whenever the fiber is switched away from
@@ -409,12 +421,21 @@ __attribute__((always_inline)) inline bool pop_first_child_in_scope(group_state&
   if (fb.worker->path.load(std::memory_order_relaxed) != expect) return false;
   return pop_first_child_from(g, fb.worker->deque);
 }
+// The inline pop's other path. While the worker's path is still `expect`, its floor goes back to the private
+// part's afterwards: it may have been closed (inline pops closed and opened again since: nothing else
+// reopens it) or left high by the pop (ws_deque.hpp, pop_floor_).
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_abi& fb) {
-  return pop_first_child_in_scope<expect>(g, fb);
+  no_preempt_scope np(&fb);
+  worker_abi& w = *fb.worker;
+  if (w.path.load(std::memory_order_relaxed) != expect) return false;
+  const bool mine = pop_first_child_from(g, w.deque);
+  w.deque.rearm_pop_floor();
+  return mine;
 }
 // The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now, if that
-// worker's path is still `expect`: tested inside the sequence, where the worker is loaded anyway.
+// worker's path is still `expect`: the sequence tests the deque's pop floor, which is closed while the path
+// is `engine` (sync_inline_pops), and the slow path the path itself.
 template <spawn_path expect>
 __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber_abi& fb) {
 #ifdef ROOST_CRITICAL_WINDOWS
@@ -425,12 +446,10 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
   // pop's private fast path, committed only when the top job is the frame: the compare comes before the store.
   asm volatile goto(
       ROOST_CRITICAL_BEGIN
-      "cmpb %[expect], %c[path](%[w])\n\t"
-      "jne %l[slow]\n\t"  // hooks came: the engine joins
-      "cmpq %c[split_seen](%[w]), %[b]\n\t"
-      "jle %l[slow]\n\t"  // nothing private (pop_shared)
-      "cmpq $0, %c[limit](%[w])\n\t"
-      "jl %l[slow]\n\t"  // a thief's request waits (push limit kAsked): the deque's pop serves it
+      // Nothing private (pop_shared), a thief's request waits (the deque's pop serves it), or the worker's
+      // path is no longer inline (hooks came: the engine joins): all three leave the floor at or above b.
+      "cmpq %c[floor](%[w]), %[b]\n\t"
+      "jle %l[slow]\n\t"
       "subq $1, %[b]\n\t"
       ROOST_CRITICAL_SLOT
       "cmpq %[mine], (%[slots],%[t],8)\n\t"
@@ -439,8 +458,7 @@ __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber
       "1:\n\t" ROOST_CRITICAL_RECORD
       : ROOST_CRITICAL_REGISTERS
       : [worker] "m"(fb.worker), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
-        [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit), [path] "i"(offsetof(worker_abi, path)),
-        [expect] "i"(static_cast<int>(expect)), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);
   return true;

@@ -19,7 +19,9 @@
 // at once, so a lone task is stealable without anyone asking. A request is served at the owner's next push
 // or pop; until then the thief sees nothing (a task pushed just before a long leaf stays private for that
 // leaf: the price of the fence-free pop). The push tests for a request and for room in one compare: an
-// asker lowers the push limit (push_limit_), and the slow push, or the share, raises it again.
+// asker lowers the push limit (push_limit_), and the slow push, or the share, raises it again. The inline
+// pop (abi.hpp) tests, in one compare too, that the slot it takes is private, that no request waits and that
+// the worker's inline paths are open (pop_floor_).
 //
 // Waking sleepers: only sharing makes work stealable, so only share() notifies (the hook the engine
 // installs: the notifier's half of the Dekker pair of engine/idle.hpp, split_ being the published word). A
@@ -159,6 +161,26 @@ class ws_deque {
     if (request_.load(std::memory_order_relaxed)) return;
     request_.store(true, std::memory_order_seq_cst);
     push_limit_.store(kAsked, std::memory_order_seq_cst);
+    pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
+  }
+
+  // Any thread: whether the owner's inline pops must leave for the slow path until further notice (the
+  // worker's spawn path is `engine`: hooks came, or a final region, and the child must be joined by the
+  // engine; abi.hpp tests the path there). Closing is seen by the next inline pop; opening, by the next
+  // rearm, which the slow inline pop makes (rearm_pop_floor). Seq-cst, against rearm's store and load.
+  void set_inline_pops_closed(bool closed) {
+    inline_closed_.store(closed, std::memory_order_seq_cst);
+    if (closed) pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
+  }
+
+  bool inline_pops_closed() const { return inline_closed_.load(std::memory_order_seq_cst); }
+
+  // Owner only: the inline pop's floor back to the private part's, unless a request waits or inline pops
+  // are closed. For the slow inline pop (abi.hpp), after inline pops were closed and opened again.
+  void rearm_pop_floor() {
+    pop_floor_.store(split_seen_, std::memory_order_seq_cst);
+    if (request_.load(std::memory_order_seq_cst) || inline_closed_.load(std::memory_order_seq_cst))
+      pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
   }
 
   // Racy: is anything shared (stealable) now?
@@ -189,12 +211,12 @@ class ws_deque {
   // each (a critical window a tick cannot land in). Read in a complete-class context: the deque is
   // standard-layout (one access level, no bases), so offsetof is defined.
   struct owner_layout {
-    std::size_t bottom, split_seen, push_limit, slots, mask;
+    std::size_t bottom, pop_floor, push_limit, slots, mask;
   };
   static constexpr owner_layout layout() {
     static_assert(std::is_standard_layout_v<ws_deque>);
     static_assert(sizeof(std::atomic<std::int64_t>) == 8);
-    return {offsetof(ws_deque, bottom_), offsetof(ws_deque, split_seen_), offsetof(ws_deque, push_limit_),
+    return {offsetof(ws_deque, bottom_), offsetof(ws_deque, pop_floor_), offsetof(ws_deque, push_limit_),
             offsetof(ws_deque, slots_), offsetof(ws_deque, mask_)};
   }
 
@@ -214,9 +236,14 @@ class ws_deque {
   // The push limit back to the room's, unless a request waits. Seq-cst store, then seq-cst load
   // (ask_to_share's pair): an asker whose request this load misses stores kAsked after this store, so a
   // request never waits unseen by the inline push and pop (both test the limit).
+  // The same for the inline pop's floor (pop_floor_): the private part's bottom, or kFloorClosed while a
+  // request waits or inline pops are closed (set_inline_pops_closed, whose stores pair with these).
   void rearm() {
     push_limit_.store(room_limit_, std::memory_order_seq_cst);
-    if (request_.load(std::memory_order_seq_cst)) push_limit_.store(kAsked, std::memory_order_relaxed);
+    pop_floor_.store(split_seen_, std::memory_order_seq_cst);
+    const bool asked = request_.load(std::memory_order_seq_cst);
+    if (asked) push_limit_.store(kAsked, std::memory_order_relaxed);
+    if (asked || inline_closed_.load(std::memory_order_seq_cst)) pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
   }
 
   // push_at's other path: a push with no room without growing (make_room), or with a request waiting (or one
@@ -244,6 +271,7 @@ class ws_deque {
       x = slots_[s & mask_].load(kSlotLoad);
       split_seen_ = s;
       bottom_.store(s, std::memory_order_relaxed);
+      rearm_pop_floor();  // the private part starts lower now
       return x;
     }
     if (t == s) {
@@ -259,6 +287,7 @@ class ws_deque {
     split_.store(b, std::memory_order_relaxed);
     request_.store(true, std::memory_order_relaxed);
     push_limit_.store(kAsked, std::memory_order_relaxed);  // the next push goes to push_slow, which shares
+    pop_floor_.store(kFloorClosed, std::memory_order_relaxed);  // as it is while a request waits
     return x;
   }
 
@@ -289,12 +318,14 @@ class ws_deque {
   }
 
   static constexpr std::int64_t kAsked = INT64_MIN;  // below every index: push_limit_'s "go to push_slow"
+  static constexpr std::int64_t kFloorClosed = INT64_MAX;  // above every index: pop_floor_'s "go to the slow pop"
   alignas(64) std::atomic<std::int64_t> top_{0};  // thieves' end: CAS by thieves and the last-element pop
   // Read by thieves at every steal; written by the owner when it shares or takes back, and by thieves
   // (request_) when they find nothing shared. A request is pending from the start: the first push is shared.
   alignas(64) std::atomic<std::int64_t> split_{0};
   std::atomic<bool> request_{true};
   std::atomic<ring*> array_{nullptr};
+  std::atomic<bool> inline_closed_{false};  // set_inline_pops_closed: written by any thread, rarely
   // The owner's line.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::int64_t split_seen_ = 0;  // owner-only copy of split_ (the owner is its only writer)
@@ -305,6 +336,13 @@ class ws_deque {
   // for a request too: on the owner's line, not the thieves'. Written by the owner and by askers, read by
   // the owner.
   std::atomic<std::int64_t> push_limit_{kAsked};  // a request is pending from the start (request_)
+  // The inline pop (abi.hpp) takes the slot below bottom b only when b > pop_floor_: split_seen_ while no
+  // request waits and inline pops are open, else kFloorClosed (issue #25: one compare for the split, request
+  // and path tests, 4 instructions a join). Never below split_seen_, so an inline pop never takes a shared
+  // slot: it is raised before split_ is published (share, then rearm, both on the owner's thread, where the
+  // inline pop runs too), and lowered only by the owner. Written by the owner and by askers and closers (to
+  // kFloorClosed only), read by the owner.
+  std::atomic<std::int64_t> pop_floor_{kFloorClosed};
   std::int64_t room_limit_ = 0;  // owner-only: a lower bound of top_ + capacity
   std::atomic<T*>* slots_ = nullptr;  // owner-only: the current array's (use_ring)
   std::int64_t mask_ = 0;
