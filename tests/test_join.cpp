@@ -14,6 +14,7 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "roost/roost.hpp"
@@ -416,15 +417,19 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, Join, ::testing::ValuesIn(available_schedul
 
 // Whatever the range: a loop of one piece, or parallel_invoke of one function, ran serially outside a run
 // and threw for anything longer, so a program worked on small inputs and failed on large ones.
+namespace {
+template <class F>
+void expect_usage_error(const char* call, F&& f) {
+  try {
+    f();
+    ADD_FAILURE() << call << ": no error";
+  } catch (const roost::usage_error& e) {
+    EXPECT_NE(std::string(e.what()).find(call), std::string::npos) << e.what();
+  }
+}
+}  // namespace
+
 TEST(JoinMisuse, OutsideARuntimeIsAUsageErrorNamingTheCall) {
-  const auto expect_usage_error = [](const char* call, auto&& f) {
-    try {
-      f();
-      ADD_FAILURE() << call << ": no error";
-    } catch (const roost::usage_error& e) {
-      EXPECT_NE(std::string(e.what()).find(call), std::string::npos) << e.what();
-    }
-  };
   int ran = 0;
   expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }, [&] { ++ran; }); });
   expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }); });
@@ -437,10 +442,46 @@ TEST(JoinMisuse, OutsideARuntimeIsAUsageErrorNamingTheCall) {
   EXPECT_EQ(ran, 0) << "a body ran outside the runtime";
 }
 
+// The two-way join reads the thread's worker without testing for a task first (abi.hpp, t_running_worker):
+// a thread that serves none, after a run on it ended or started by a task, finds the no-worker, whose path
+// sends the join to the check that throws. Both halves, under every inline policy, nothing run.
+TEST(JoinMisuse, AThreadThatServesNoWorkerGetsTheUsageError) {
+  for (const char* sched : {"ws-help", "ws", "hws", "adws"}) {
+    roost::runtime rt(opts(sched, 2));
+    int ran = 0;
+    EXPECT_EQ(rt.run([] { return 1; }), 1);
+    expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }, [&] { ++ran; }); });
+    rt.run([&] {
+      std::thread t([&] {
+        expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }, [&] { ++ran; }); });
+      });
+      t.join();
+    });
+    EXPECT_EQ(ran, 0) << sched << ": a half ran outside a task";
+  }
+}
+
 // The join of a policy that names its queue (spawn_path::inline_join_queue, adws outside a search), driven
 // directly on a worker ABI with no runtime: the pushed half goes onto the named queue, not the worker's
 // deque, and comes back from there; when the run-first slot (adws's mailbox) fills while the other half
 // runs, the join leaves the pushed half where it lies and lets the engine join, which runs that job first.
+namespace {
+// Makes the calling thread look, to the inline join, like a worker's running the fiber `fb` of worker `w`
+// (what the engine's become and set_current_worker do), for the test's scope.
+struct running_as {
+  roost::detail::fiber_abi* saved_fiber = roost::detail::t_running_fiber;
+  roost::detail::worker_abi* saved_worker = roost::detail::t_running_worker;
+  running_as(roost::detail::worker_abi& w, roost::detail::fiber_abi& fb) {
+    roost::detail::t_running_fiber = &fb;
+    roost::detail::t_running_worker = &w;
+  }
+  ~running_as() {
+    roost::detail::t_running_fiber = saved_fiber;
+    roost::detail::t_running_worker = saved_worker;
+  }
+};
+}  // namespace
+
 namespace {
 struct policy_queue_worker {
   roost::detail::worker_abi w;
@@ -479,7 +520,8 @@ TEST(JoinOnAPolicyQueue, PushesOntoTheNamedQueueAndTakesItBackInline) {
     EXPECT_EQ(pw.named.bottom_index(), named_before + 1) << "not pushed onto the named queue";
     EXPECT_EQ(pw.w.deque.bottom_index(), deque_before) << "pushed onto the worker's deque";
   };
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pushed, here);
+  running_as in(pw.w, pw.fb);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr) << "the half was left in the named queue";
 }
@@ -494,7 +536,8 @@ TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
     log.push_back("other half");
     pw.run_first.store(&delivered);
   };
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(&pw.fb, pushed, here);
+  running_as in(pw.w, pw.fb);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr);
 }
@@ -518,7 +561,8 @@ TEST(InlineJoin, ARequestMadeWhileTheOtherHalfRunsIsServedAtThePop) {
   auto here = [&] {
     EXPECT_EQ(w.deque.steal(), nullptr);  // a thief finds nothing shared: it asks
   };
-  roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(&fb, pushed, here);
+  running_as in(w, fb);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(w, pushed, here);
   EXPECT_TRUE(pushed_ran);
   EXPECT_TRUE(w.deque.shared_estimate()) << "the request waits: the join's pop did not serve it";
   EXPECT_EQ(static_cast<void*>(w.deque.steal()), static_cast<void*>(&older[1]));
@@ -569,7 +613,8 @@ TEST(InlineJoin, APathThatBecameEngineSendsAPrivateHalfToTheEnginesJoin) {
       log.push_back("other half");
       if (go_engine) gw.set_path(roost::detail::spawn_path::engine);
     };
-    roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(&gw.fb, pushed, here);
+    running_as in(gw.w, gw.fb);
+    roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(gw.w, pushed, here);
   };
   join(false);  // warms the deque: the floor is the private part's now
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));

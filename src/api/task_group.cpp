@@ -15,6 +15,14 @@ __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec"))) =
 
 __attribute__((noinline)) fiber_abi* running_fiber_out_of_line() { return t_running_fiber; }
 
+// Its path stays `engine` (never written): a two-way join outside every worker takes the engine's path,
+// which throws outside a task. Constant-initialised where it matters: the path, read before any
+// constructor of this file might have run (a join in another library's static initialiser).
+worker_abi g_no_worker;
+__thread worker_abi* t_running_worker __attribute__((tls_model("initial-exec"))) = &g_no_worker;
+
+__attribute__((noinline)) worker_abi* running_worker_out_of_line() { return t_running_worker; }
+
 std::uint64_t new_worker_uid() noexcept {
   static std::atomic<std::uint64_t> next{1};
   return next.fetch_add(1, std::memory_order_relaxed);

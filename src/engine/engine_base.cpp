@@ -19,7 +19,11 @@ namespace roost::engine {
 thread_local worker* t_current_worker = nullptr;
 
 __attribute__((noinline)) worker* current_worker() { return t_current_worker; }
-__attribute__((noinline)) void set_current_worker(worker* w) { t_current_worker = w; }
+// With the ABI's copy for the two-way join (abi.hpp: g_no_worker while the thread serves none).
+__attribute__((noinline)) void set_current_worker(worker* w) {
+  t_current_worker = w;
+  detail::t_running_worker = w ? w : &detail::g_no_worker;
+}
 
 // Simulated, every worker is a sim thread on the one OS thread: each keeps its own copy of these two.
 platform::sim_platform::engine_tls sim_thread_locals() {
@@ -30,7 +34,7 @@ platform::sim_platform::engine_tls sim_thread_locals() {
   };
   t.load = [](const platform::sim_platform::thread_locals& tl) {
     detail::t_running_fiber = static_cast<detail::fiber_abi*>(tl.running_fiber);
-    t_current_worker = static_cast<worker*>(tl.current_worker);
+    set_current_worker(static_cast<worker*>(tl.current_worker));
   };
   t.running_context = []() -> const ult::context* {
     worker* w = t_current_worker;

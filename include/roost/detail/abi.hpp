@@ -191,6 +191,25 @@ inline fiber_abi* running_fiber() {
 #endif
 }
 
+// The worker the calling thread serves now, for the two-way join's fast path (fork_join2.hpp); outside
+// every worker, g_no_worker, whose path is always `engine`: so the join reads a path without testing for a
+// null pointer first, and its engine path throws outside a task (issue #25: the fiber's null test and the
+// load of its worker, 3 instructions a join). A thread serves one worker at a time and every fiber it runs
+// is that worker's (worker::become), so this is fb->worker for the task running on it: the engine sets it
+// with its own current worker (engine::set_current_worker, and for each sim thread). The same rules as
+// t_running_fiber's: its value may be kept across a migration only where no task can move (a read is an
+// %fs-relative load, never an address kept in a register), and a sanitizer build reads it out of line.
+extern __thread worker_abi* t_running_worker __attribute__((tls_model("initial-exec")));
+extern worker_abi g_no_worker;
+worker_abi* running_worker_out_of_line();
+inline worker_abi& running_worker() {
+#if defined(ROOST_DETAIL_TSAN) || defined(ROOST_DETAIL_ASAN)
+  return *running_worker_out_of_line();
+#else
+  return *t_running_worker;
+#endif
+}
+
 // Out of line (src/api/task_group.cpp).
 [[noreturn]] void throw_outside_task(const char* call);  // usage_error
 // usage_error for a spawn or wait by a task that does not own g (fb: its fiber, nullptr outside a task), or
@@ -312,6 +331,11 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "0:\n\t"                     \
   "movq %[worker], %[w]\n\t"   \
   "movq %c[bottom](%[w]), %[b]\n\t"
+// The same for a caller that holds the worker already and cannot have moved since it read it: the
+// sequence starts at the load of the bottom.
+#define ROOST_CRITICAL_BEGIN_AT_WORKER \
+  "0:\n\t"                             \
+  "movq %c[bottom](%[w]), %[b]\n\t"
 #define ROOST_CRITICAL_SLOT             \
   "movq %c[mask](%[w]), %[t]\n\t"      \
   "andq %[b], %[t]\n\t"                \
@@ -328,11 +352,6 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
 // (job::kind::fresh_unnamed: the engine names it, a child of an unrecorded parent, if it ever runs it,
 // after a steal or in its own join) and the worker's current task is not switched to it, which is most of
 // what a spawn and join would cost otherwise. With hooks installed, the engine spawns and joins it.
-//
-// kRecordBase false: the group's count and base (where its pushes start on the deque, for the engine's
-// join to pop them back) are not written. The two-way join's (fork_join2.hpp): it pushes one child and
-// pops that one itself; should the engine join it after all, the child is not on this deque any more, and
-// the join writes a group without a base first (group_state::for_engine_join).
 __attribute__((always_inline)) inline void push_first_child_in_scope(group_state& g, fiber_abi& fb, task_frame& f) {
   no_preempt_scope np(&fb);
   ws_deque<job>& q = fb.worker->deque;
@@ -360,8 +379,8 @@ __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g
 #ifdef ROOST_CRITICAL_WINDOWS
 // push_at's fast path; BASE writes the group's base inside (a fiber's epoch moves when it is suspended, and
 // the index is the worker's), or is empty.
-#define ROOST_CRITICAL_PUSH(BASE)                              \
-  ROOST_CRITICAL_BEGIN                                         \
+#define ROOST_CRITICAL_PUSH(BEGIN, BASE)                       \
+  BEGIN                                                        \
   "cmpq %c[limit](%[w]), %[b]\n\t"                              \
   "jge %l[slow]\n\t" /* no room without growing, or a request */ \
   BASE                                                         \
@@ -381,24 +400,49 @@ __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g
   : "cc", "memory"                                                                                              \
   : slow
 #endif
-template <bool kRecordBase = true>
 __attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   worker_abi* w;
   std::int64_t b, t;
   std::atomic<job*>* slots;
-  if constexpr (kRecordBase) {
-    g.spawned = 1;  // the group's: nothing of the worker's
-    asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_PUSH_BASE) ROOST_CRITICAL_PUSH_OPERANDS);
-  } else {
-    asm volatile goto(ROOST_CRITICAL_PUSH("") ROOST_CRITICAL_PUSH_OPERANDS);
-  }
+  g.spawned = 1;  // the group's: nothing of the worker's
+  asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN, ROOST_CRITICAL_PUSH_BASE) ROOST_CRITICAL_PUSH_OPERANDS);
   return;
 slow:
   push_first_child_slow(g, fb, f);
 #else
   push_first_child_or_undo(g, fb, f);
+#endif
+}
+
+// The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no
+// code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
+// on its worker, engine.hpp), and user code could call one (a closure's copy constructor); the join builds
+// its frame around a reference, no user code. One load fewer a spawn (#25). The group's count and base
+// (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
+// pushes one child and pops that one itself; should the engine join it after all, the child is not on this
+// deque any more, and the join writes a group without a base first (group_state::for_engine_join).
+__attribute__((noinline, cold)) inline void push_first_child_slow_here(group_state& g, task_frame& f) {
+  push_first_child_or_undo(g, *running_fiber(), f);
+}
+__attribute__((always_inline)) inline void push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  constexpr auto L = ws_deque<job>::layout();
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN_AT_WORKER, "")
+                    : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+                    : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
+                      ROOST_CRITICAL_DEQUE_FIELDS(L)
+                    : "cc", "memory"
+                    : slow);
+  return;
+slow:
+  push_first_child_slow_here(g, f);
+#else
+  (void)w;
+  push_first_child_or_undo(g, *running_fiber(), f);
 #endif
 }
 
@@ -466,6 +510,44 @@ slow:
   return pop_first_child_slow<expect>(g, fb);
 #else
   return pop_first_child_in_scope<expect>(g, fb);
+#endif
+}
+
+// The same for the two-way join (fork_join2.hpp), off the deque of `w`, the worker the calling thread
+// serves now (running_worker()), read by the caller after the other half ran: a task that moved meanwhile
+// reads its new worker, and from the read on it cannot move (a preempted task resumes on its worker), so
+// the sequence may start at the bottom's load, as push_first_child_on's does.
+template <spawn_path expect>
+__attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
+  return pop_first_child_slow<expect>(g, *running_fiber());
+}
+template <spawn_path expect>
+__attribute__((always_inline)) inline bool pop_first_child_on(worker_abi& w, group_state& g) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  constexpr auto L = ws_deque<job>::layout();
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  asm volatile goto(
+      ROOST_CRITICAL_BEGIN_AT_WORKER
+      "cmpq %c[floor](%[w]), %[b]\n\t"
+      "jle %l[slow]\n\t"  // as pop_first_child's
+      "subq $1, %[b]\n\t"
+      ROOST_CRITICAL_SLOT
+      "cmpq %[mine], (%[slots],%[t],8)\n\t"
+      "jne %l[slow]\n\t"
+      "movq %[b], %c[bottom](%[w])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [w] "r"(&w), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
+        [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : "cc", "memory"
+      : slow);
+  return true;
+slow:
+  return pop_first_child_slow_here<expect>(g);
+#else
+  (void)w;
+  return pop_first_child_in_scope<expect>(g, *running_fiber());
 #endif
 }
 

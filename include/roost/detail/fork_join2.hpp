@@ -41,11 +41,12 @@ namespace roost::detail {
 // installed since (every path is then `engine`), or, for a policy whose queue depends on its state
 // (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
 template <spawn_path P>
-__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber_abi& fb) {
+__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g) {
   if constexpr (P == spawn_path::inline_join_queue) {
     // No tick from the worker's read to the pop's end: this queue is the policy's choice of the moment,
     // which no critical window re-reads (abi.hpp), and a preempted task's worker runs other tasks meanwhile,
     // which may make the policy name another queue (adws's migration queue, a search).
+    fiber_abi& fb = *running_fiber();
     no_preempt_scope np(&fb);
     worker_abi& w = *fb.worker;
     if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
@@ -53,7 +54,7 @@ __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber
     ws_deque<job>* q = w.join_queue;
     return q && pop_first_child_from(g, *q);
   } else {
-    return pop_first_child<P>(g, fb);  // tests the path inside
+    return pop_first_child_on<P>(running_worker(), g);  // tests the path inside
   }
 }
 
@@ -64,11 +65,12 @@ __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber
 // there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
 // engine runs it as a named and observed task.
 template <spawn_path P, class Pushed>
-__attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi* fb, Pushed& pushed) {
-  if (pop_pushed_back<P>(g, *fb)) [[likely]] {
+__attribute__((always_inline)) inline void join_pushed(group_state& g, Pushed& pushed) {
+  if (pop_pushed_back<P>(g)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
   }
+  fiber_abi* fb = running_fiber();
   worker_abi* now = fb->worker;
   g.for_engine_join(fb);
   now->engine_wait(*now, g);
@@ -79,10 +81,9 @@ __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi
 // Out of line: inlined into the join, this cold path cost the common one 2 instructions per spawn
 // (callgrind, fib-invoke: ws-help 102 against 100, ws 106 against 104).
 template <spawn_path P, class Pushed>
-__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, fiber_abi* fb,
-                                                                     Pushed& pushed) noexcept {
+__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, Pushed& pushed) noexcept {
   try {
-    join_pushed<P>(g, fb, pushed);
+    join_pushed<P>(g, pushed);
   } catch (...) {
     return std::current_exception();
   }
@@ -106,8 +107,9 @@ __attribute__((always_inline)) inline bool push_onto_policy_queue(group_state& g
 }
 
 // Returns false only on path inline_join_queue, having run nothing, when the policy names no queue now.
+// `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since.
 template <spawn_path P, class Pushed, class Here>
-__attribute__((always_inline)) inline bool join_inline(fiber_abi* fb, Pushed& pushed, Here& here) {
+__attribute__((always_inline)) inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
@@ -116,20 +118,21 @@ __attribute__((always_inline)) inline bool join_inline(fiber_abi* fb, Pushed& pu
   auto* f = ::new (static_cast<void*>(g.inline_frame))
       frame_t(std::reference_wrapper<Pushed>(pushed), typename frame_t::unnamed_t{});
   if constexpr (P == spawn_path::inline_join_queue) {
-    if (!push_onto_policy_queue(g, fb, f)) return false;  // the frame holds a reference: nothing to destroy
+    (void)w;
+    if (!push_onto_policy_queue(g, running_fiber(), f)) return false;  // the frame holds a reference: nothing to destroy
   } else {
-    push_first_child<false>(g, *fb, *f);  // onto the deque of the worker fb runs on now (abi.hpp)
+    push_first_child_on(w, g, *f);  // onto the deque of the worker the caller's task runs on (abi.hpp)
   }
   try {
     here();
   } catch (...) {
     // When both halves throw, the first closure's exception leaves, the one the serial program throws:
     // help-first pushed the first closure, work-first runs it here.
-    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, fb, pushed);
+    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed);
     if (P == spawn_path::inline_help_first && pushed_error) std::rethrow_exception(pushed_error);
     throw;
   }
-  join_pushed<P>(g, fb, pushed);
+  join_pushed<P>(g, pushed);
   return true;
 }
 
@@ -170,20 +173,22 @@ __attribute__((noinline)) void join_both_as_tasks(F& first, G& second, double to
 template <class F, class G>
 __attribute__((always_inline)) inline void fork_join2(const char* what, F& first, G& second, double total_work,
                                                       double first_work) {
-  fiber_abi* fb = current_fiber_or_throw(what);
-  worker_abi& w = *fb->worker;
+  // The worker the thread serves: outside every worker g_no_worker, whose path is `engine`, so the test for a
+  // caller outside a task waits for the engine's path (abi.hpp, t_running_worker).
+  worker_abi& w = running_worker();
   // Tests in this order, not a switch: with four cases GCC's switch cost ws-help 6 instructions per join
   // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
   const spawn_path path = w.path.load(std::memory_order_relaxed);
   if (path == spawn_path::inline_help_first) {
-    join_inline<spawn_path::inline_help_first>(fb, first, second);
+    join_inline<spawn_path::inline_help_first>(w, first, second);
     return;
   }
   if (path == spawn_path::inline_join) {
-    join_inline<spawn_path::inline_join>(fb, second, first);
+    join_inline<spawn_path::inline_join>(w, second, first);
     return;
   }
-  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(fb, second, first)) return;
+  current_fiber_or_throw(what);
+  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(w, second, first)) return;
   if (hook_bits() & kHookTracerEveryTask) [[unlikely]] return join_both_as_tasks(first, second, total_work, first_work);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);
