@@ -262,6 +262,32 @@ TEST_P(Cutoff, FinalRegionJoinsAGroupSpawnedBeforeIt) {
   }
 }
 
+// The same with the child private on the deque of the region's worker (pushed under another join's half, one
+// worker): the wait inside the region leaves it for the real join, so the child runs outside the region, as
+// it would have run had the region not come. The inline pop's window has no path test: entering a region
+// closes its floor (final.cpp, abi.hpp), and a region that did not ran the child in place, inside it (a
+// review). Both orders of the outer join, so that the group is in the half that runs at once.
+TEST_P(Cutoff, AWaitInARegionForAPrivateChildRunsItOutsideTheRegion) {
+  roost::runtime rt(opts(GetParam(), 1));
+  for (int order = 0; order < 2; ++order) {
+    int in_region = -1, other = 0;
+    rt.run([&] {
+      auto grouped = [&] {
+        if (in_region != -1) return;  // only the half that runs first
+        roost::task_group tg;
+        in_region = 2;
+        tg.run([&] { in_region = roost::in_final() ? 1 : 0; });
+        roost::run_final([&] { tg.wait(); });
+      };
+      auto plain = [&] { ++other; };
+      if (order) roost::parallel_invoke(grouped, plain);
+      else roost::parallel_invoke(plain, grouped);
+    });
+    EXPECT_EQ(in_region, 0) << "order " << order << ": the child ran inside the region (1) or not at all (2)";
+    EXPECT_EQ(other, 1);
+  }
+}
+
 TEST_P(Cutoff, AChildThatJoinsItsOwnGroupInAFinalRegionIsAUsageError) {
   roost::runtime rt(opts(GetParam(), 2));
   rt.run([] {

@@ -300,7 +300,7 @@ TEST_P(Join, ObservedHalvesAreTasks) {
 }
 
 // An observer installed while a join runs its first half: the half still on the deque must then be joined
-// by the engine and seen as a task (the inline join tests the worker's path inside its pop, abi.hpp), run
+// by the engine and seen as a task (the inline pop's floor is closed while the path is `engine`, abi.hpp), run
 // once, and the join returns both results. One worker, so that nobody takes that half before the install;
 // whichever half a policy runs first installs it, in either order of the halves. Where the root's join is
 // not inline (adws-ml above its leaf level, cats while profiling) a work-first spawn leaves the parent's
@@ -330,6 +330,36 @@ TEST_P(Join, AnObserverInstalledDuringAJoinSeesTheHalfLeftOnTheDeque) {
     if (inline_everywhere)
       EXPECT_EQ(rec.starts.size(), 1u) << "order " << order << ": the half run after the install is a task";
     else EXPECT_LE(rec.starts.size(), 1u) << "order " << order;
+  }
+}
+
+// The same with the half private on the deque (the join inside the half another join runs at once): the
+// inline pop's window has no path test, so the installing thread's set_spawn_paths must close the deque's
+// floor (engine_base.cpp, abi.hpp's sync_inline_pops); left open, the inner half ran inline, unobserved.
+// One worker; under the inline policies exactly the inner pushed half and the outer one start as tasks.
+TEST_P(Join, AnObserverInstalledDuringAnInnerJoinSeesItsPrivateHalf) {
+  roost::runtime rt(opts(GetParam(), 1));
+  for (int order = 0; order < 2; ++order) {
+    roost_test::start_paths rec;
+    std::atomic<bool> installed{false};
+    std::atomic<int> runs{0};
+    rt.run([&] {
+      auto inner = [&] {
+        auto half = [&] {
+          if (!installed.exchange(true)) roost::set_task_observer(&rec);
+          runs.fetch_add(1);
+        };
+        if (!installed.load()) roost::parallel_invoke(half, half);
+        else runs.fetch_add(2);
+      };
+      if (order) roost::parallel_invoke(inner, inner);
+      else roost::parallel_invoke(inner, [&] { inner(); });
+    });
+    roost::set_task_observer(nullptr);
+    EXPECT_EQ(runs.load(), 4) << "order " << order;
+    const bool inline_everywhere = GetParam() == "ws" || GetParam() == "ws-help" || GetParam() == "hws";
+    if (inline_everywhere)
+      EXPECT_EQ(rec.starts.size(), 2u) << "order " << order << ": the inner and outer halves left on the deque";
   }
 }
 
@@ -521,7 +551,7 @@ TEST(JoinOnAPolicyQueue, PushesOntoTheNamedQueueAndTakesItBackInline) {
     EXPECT_EQ(pw.w.deque.bottom_index(), deque_before) << "pushed onto the worker's deque";
   };
   running_as in(pw.w, pw.fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, &pw.fb, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr) << "the half was left in the named queue";
 }
@@ -537,7 +567,7 @@ TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
     pw.run_first.store(&delivered);
   };
   running_as in(pw.w, pw.fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, &pw.fb, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr);
 }
@@ -562,7 +592,7 @@ TEST(InlineJoin, ARequestMadeWhileTheOtherHalfRunsIsServedAtThePop) {
     EXPECT_EQ(w.deque.steal(), nullptr);  // a thief finds nothing shared: it asks
   };
   running_as in(w, fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(w, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(w, nullptr, pushed, here);
   EXPECT_TRUE(pushed_ran);
   EXPECT_TRUE(w.deque.shared_estimate()) << "the request waits: the join's pop did not serve it";
   EXPECT_EQ(static_cast<void*>(w.deque.steal()), static_cast<void*>(&older[1]));
@@ -614,7 +644,7 @@ TEST(InlineJoin, APathThatBecameEngineSendsAPrivateHalfToTheEnginesJoin) {
       if (go_engine) gw.set_path(roost::detail::spawn_path::engine);
     };
     running_as in(gw.w, gw.fb);
-    roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(gw.w, pushed, here);
+    roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(gw.w, nullptr, pushed, here);
   };
   join(false);  // warms the deque: the floor is the private part's now
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
@@ -627,5 +657,35 @@ TEST(InlineJoin, APathThatBecameEngineSendsAPrivateHalfToTheEnginesJoin) {
   join(false);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half", "other half", "pushed half"}));
   EXPECT_FALSE(gw.w.deque.inline_pops_closed());
+  for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(gw.w.deque.pop()), static_cast<void*>(&older[i]));
+}
+
+// A worker whose policy names its join queue (inline_join_queue: adws, cab, cats) keeps its deque's inline
+// pops closed: a task_group's first child that the policy placed on the deque (cats while profiling spawns
+// parent-first) is joined by the engine, not popped by task_group::wait's window and run in place (a
+// review: the floor was closed only for `engine`, and the child ran unnamed, unobserved, its profile the
+// parent's). Driven on a bare worker ABI; the deque's floor is re-armed first, as a share does.
+TEST(InlineJoin, APolicyThatNamesItsQueueKeepsTaskGroupWaitsOffTheWindow) {
+  gated_worker gw;
+  std::vector<std::string> log;
+  gated_worker::log = &log;
+  gw.set_path(roost::detail::spawn_path::inline_join_queue);
+  running_as in(gw.w, gw.fb);
+  roost::detail::task_frame older[2];
+  for (auto& f : older) gw.w.deque.push(&f);  // the first is shared at once, which re-arms the floor
+  bool ran = false;
+  roost::detail::group_state g;
+  g.owner_fiber = &gw.fb;
+  auto body = [&] { ran = true; };
+  using frame_t = roost::detail::closure_frame<decltype(body)>;
+  auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(body, &g, -1.0);  // as the policy's place() pushes it
+  g.spawned = 1;
+  gw.w.deque.push(f);
+  EXPECT_FALSE(roost::detail::try_join_first_child(g)) << "task_group::wait ran the child through the window";
+  EXPECT_FALSE(ran);
+  ASSERT_EQ(static_cast<void*>(gw.w.deque.pop()), static_cast<void*>(f)) << "the child left the deque";
+  f->ops->run_in_place(f);
+  EXPECT_TRUE(ran);
+  g.spawned = 0;
   for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(gw.w.deque.pop()), static_cast<void*>(&older[i]));
 }

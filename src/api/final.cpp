@@ -39,6 +39,9 @@ void enter_mode(engine::worker& w) {
   // in_final first, then the path: refresh_spawn_paths (engine_base.cpp) reads them in the other order.
   w.in_final.store(true);
   w.path.store(detail::spawn_path::engine);
+  // A wait inside the region for a child pushed before it must leave the region for the real join, not pop
+  // the child through the inline window (whose floor the path alone does not close: abi.hpp, a review).
+  detail::sync_inline_pops(w);
 }
 
 // The hooks that keep every worker on the engine's path (a tracer at a depth does not: abi.hpp).
@@ -53,9 +56,9 @@ void leave_mode(engine::worker& w) {
   const bool hooks = hooks_now();
   w.path.store(hooks ? detail::spawn_path::engine : w.inline_path);
   if (!hooks && hooks_now()) w.path.store(detail::spawn_path::engine);
-  // A hook change during the region may have closed the inline pops (engine_base.cpp), or opened them just
-  // before the store above: made to agree with the path (abi.hpp). Inside the region no inline pop runs.
-  if (w.deque.inline_pops_closed() != (w.path.load() == detail::spawn_path::engine)) detail::sync_inline_pops(w);
+  // Made to agree with the path again (abi.hpp): enter_mode closed them, and a hook change during the
+  // region may have written the flag before the store above.
+  if (w.deque.inline_pops_closed() == detail::inline_pops_open_on(w.path.load())) detail::sync_inline_pops(w);
 }
 
 // Runs the child now, on the caller's fiber, as part of the caller's task (not a task of its own: no

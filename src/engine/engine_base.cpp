@@ -253,20 +253,28 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   if (w.os_cpu >= 0 && platform::os::current_cpu() != w.os_cpu) w.bind_lent_thread();
   set_current_worker(&w);
   klt* self = nullptr;  // while preemption is on: this thread as one of worker 0's (engine/klt.hpp)
-  if (preempt_) {
-    self = &ct.self;
-    ready_klt(*self, ct.own, cfg_);
-    w.klts.original = w.klts.active = self;
-    const std::uint64_t start = platform::native_platform::now_ns();
-    self->back_to_back = self->last_run_end_ns != 0 && start - self->last_run_end_ns < preempt_->interval_ns();
-    start_serving(w, *self);
-    preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
+  fiber* first = nullptr;
+  try {
+    if (preempt_) {
+      self = &ct.self;
+      ready_klt(*self, ct.own, cfg_);
+      w.klts.original = w.klts.active = self;
+      const std::uint64_t start = platform::native_platform::now_ns();
+      self->back_to_back = self->last_run_end_ns != 0 && start - self->last_run_end_ns < preempt_->interval_ns();
+      start_serving(w, *self);
+      preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
+    }
+    first = w.fibers.get();
+    // A tick in the root before it passes any entry point (a spin in its own code, or behind the inline
+    // joins, which take no fiber) finds an idle fiber to switch to (engine/README.md, "Preemption", 4).
+    if (preempt_) w.fibers.reserve_idle(1);
+  } catch (...) {
+    // No fiber could be had: the thread serves no worker after all. A join on it later must find the
+    // no-worker (abi.hpp, t_running_worker) and say it is outside a task, not push onto worker 0's deque.
+    set_current_worker(nullptr);
+    w.release_lent_thread();
+    throw;
   }
-
-  fiber* first = w.fibers.get();
-  // A tick in the root before it passes any entry point (a spin in its own code, or behind the inline
-  // joins, which take no fiber) finds an idle fiber to switch to (engine/README.md, "Preemption", 4).
-  if (preempt_) w.fibers.reserve_idle(1);
   w.become(first);
   switch_msg boot;
   boot.w = &w;

@@ -13,6 +13,8 @@
 // and still be right: the fiber a task runs on does not change when the task moves, and every thread that
 // resumes it sets t_running_fiber to it. What must never be kept is the variable's *address* (the old
 // thread's slot): initial-exec scalar reads are segment-relative loads that hold no address in a register.
+// The two-way join reads the thread's worker the same way (t_running_worker, below), not the fiber: a
+// thread serves one worker, whose fibers are the only ones it runs.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include "roost/detail/build_mode.hpp"  // a program in another libstdc++ mode does not link
@@ -89,14 +91,24 @@ struct worker_abi {
 // The critical windows (below) address the deque through the worker's address.
 static_assert(offsetof(worker_abi, deque) == 0);
 
-// After any write of w.path (any thread): the deque's inline pops closed exactly while the path is
-// `engine`, so that the inline pop needs no test of its own for it (ws_deque::set_inline_pops_closed). The
-// path read after the flag's write, again until it holds still: of two writers, the one that writes the
-// flag last then writes the path's last value.
+// Whether a worker on path p lets the inline pop's window run without a path test of its own: only the two
+// paths whose pops use the window on the worker's deque. Not `engine` (hooks came, or a final region: the
+// engine joins), nor inline_join_queue, whose joins pop their policy's queue in C++ and whose task_group
+// waits would otherwise pop a child the policy placed on the deque (cats while profiling) and run it in
+// place instead of the engine's join (a review). A worker's path is `engine` or its policy's inline path,
+// and a policy of the two never places a group's inline frame on the deque where the other's pop would
+// take it: ws and hws spawn child-first, ws-help's joins push what their own pops take.
+inline bool inline_pops_open_on(spawn_path p) {
+  return p == spawn_path::inline_help_first || p == spawn_path::inline_join;
+}
+// After any write of w.path (any thread): the deque's inline pops closed exactly while inline_pops_open_on
+// says no, so that the inline pop needs no test of the path (ws_deque::set_inline_pops_closed). The path is
+// read after the flag's write, again until it holds still: of two writers, the one that writes the flag
+// last then writes the path's last value.
 inline void sync_inline_pops(worker_abi& w) {
   for (;;) {
     const spawn_path p = w.path.load();
-    w.deque.set_inline_pops_closed(p == spawn_path::engine);
+    w.deque.set_inline_pops_closed(!inline_pops_open_on(p));
     if (w.path.load() == p) return;
   }
 }
@@ -279,8 +291,9 @@ inline void finish_join(group_state& g) {
 // the fiber's preempt_off is 0. A tick that suspended the task half way, after it read its worker and before
 // its last store to that worker's deque, would resume it (on that worker: a preempted task never moves) after
 // other tasks pushed and popped there, with the deque's old state in its registers, and finish the operation
-// on a deque that changed meanwhile. So each operation is one assembly sequence, from the load of
-// fb.worker to the store that commits it, and the sequence's address
+// on a deque that changed meanwhile. So each operation is one assembly sequence, from the load of the
+// deque's bottom (of fb.worker, or of a worker the caller read since its task last could move: the _on
+// forms) to the store that commits it, and the sequence's address
 // range goes into the section roost_critical; the handler defers a tick whose interrupted instruction lies
 // in one (engine/critical_windows.cpp). That costs the operation nothing: no mark stored, no fence, the
 // instructions the compiler made from the C++ before (the idea of Linux's restartable sequences, and of Go,
@@ -325,8 +338,10 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".popsection\n\t"
 // What the sequences share. Each starts at label 0 with the worker the fiber runs on now (its deque lies at
 // offset 0) and the deque's bottom, and finds the slot of index %[b] at (%[slots],%[t],8). A thief's
-// request shows in the deque's push limit (kAsked, below every index, while one waits: ws_deque.hpp): the
-// push's room test covers it, the pop tests the limit's sign; both leave for the slow path, which serves it.
+// request shows in the deque's push limit (kAsked, below every index, while one waits: ws_deque.hpp), which
+// the push's room test covers, and in its pop floor (kFloorClosed, above every index), which the pop's
+// test of the private part covers, with the worker's path turned to `engine`; both leave for the slow path,
+// which serves the request or lets the engine join.
 #define ROOST_CRITICAL_BEGIN   \
   "0:\n\t"                     \
   "movq %[worker], %[w]\n\t"   \
@@ -478,8 +493,9 @@ __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_
   return mine;
 }
 // The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now, if that
-// worker's path is still `expect`: the sequence tests the deque's pop floor, which is closed while the path
-// is `engine` (sync_inline_pops), and the slow path the path itself.
+// worker's path is still `expect`: the sequence tests the deque's pop floor, which is closed unless the
+// path is one of the two whose pops use the window (sync_inline_pops), and the slow path tests the path
+// itself. A worker on the other of the two never has the frame on top (inline_pops_open_on).
 template <spawn_path expect>
 __attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber_abi& fb) {
 #ifdef ROOST_CRITICAL_WINDOWS

@@ -36,25 +36,27 @@
 
 namespace roost::detail {
 
-// Pops the pushed half back off the queue the join of path P pushed it onto, on the worker fb runs on now,
-// if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead: hooks were
-// installed since (every path is then `engine`), or, for a policy whose queue depends on its state
-// (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
+// Pops the pushed half back off the queue the join of path P pushed it onto, on the worker the caller runs
+// on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
+// hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
+// state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
+// `fb`: the caller's fiber on path inline_join_queue (a task's fiber stays its own when it moves), else
+// nullptr (the other paths find their worker through the thread, and their fiber only when they need it).
 template <spawn_path P>
-__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g) {
+__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber_abi* fb) {
   if constexpr (P == spawn_path::inline_join_queue) {
     // No tick from the worker's read to the pop's end: this queue is the policy's choice of the moment,
     // which no critical window re-reads (abi.hpp), and a preempted task's worker runs other tasks meanwhile,
     // which may make the policy name another queue (adws's migration queue, a search).
-    fiber_abi& fb = *running_fiber();
-    no_preempt_scope np(&fb);
-    worker_abi& w = *fb.worker;
+    no_preempt_scope np(fb);
+    worker_abi& w = *fb->worker;
     if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
     if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
     ws_deque<job>* q = w.join_queue;
     return q && pop_first_child_from(g, *q);
   } else {
-    return pop_first_child_on<P>(running_worker(), g);  // tests the path inside
+    (void)fb;
+    return pop_first_child_on<P>(running_worker(), g);  // the path through the deque's floor (abi.hpp)
   }
 }
 
@@ -65,12 +67,12 @@ __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g) {
 // there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
 // engine runs it as a named and observed task.
 template <spawn_path P, class Pushed>
-__attribute__((always_inline)) inline void join_pushed(group_state& g, Pushed& pushed) {
-  if (pop_pushed_back<P>(g)) [[likely]] {
+__attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi* fb, Pushed& pushed) {
+  if (pop_pushed_back<P>(g, fb)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
   }
-  fiber_abi* fb = running_fiber();
+  if (!fb) fb = running_fiber();
   worker_abi* now = fb->worker;
   g.for_engine_join(fb);
   now->engine_wait(*now, g);
@@ -81,9 +83,10 @@ __attribute__((always_inline)) inline void join_pushed(group_state& g, Pushed& p
 // Out of line: inlined into the join, this cold path cost the common one 2 instructions per spawn
 // (callgrind, fib-invoke: ws-help 102 against 100, ws 106 against 104).
 template <spawn_path P, class Pushed>
-__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, Pushed& pushed) noexcept {
+__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, fiber_abi* fb,
+                                                                     Pushed& pushed) noexcept {
   try {
-    join_pushed<P>(g, pushed);
+    join_pushed<P>(g, fb, pushed);
   } catch (...) {
     return std::current_exception();
   }
@@ -107,9 +110,10 @@ __attribute__((always_inline)) inline bool push_onto_policy_queue(group_state& g
 }
 
 // Returns false only on path inline_join_queue, having run nothing, when the policy names no queue now.
-// `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since.
+// `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since;
+// `fb`: the caller's fiber on path inline_join_queue, else nullptr (pop_pushed_back).
 template <spawn_path P, class Pushed, class Here>
-__attribute__((always_inline)) inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
+__attribute__((always_inline)) inline bool join_inline(worker_abi& w, fiber_abi* fb, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
@@ -119,7 +123,7 @@ __attribute__((always_inline)) inline bool join_inline(worker_abi& w, Pushed& pu
       frame_t(std::reference_wrapper<Pushed>(pushed), typename frame_t::unnamed_t{});
   if constexpr (P == spawn_path::inline_join_queue) {
     (void)w;
-    if (!push_onto_policy_queue(g, running_fiber(), f)) return false;  // the frame holds a reference: nothing to destroy
+    if (!push_onto_policy_queue(g, fb, f)) return false;  // the frame holds a reference: nothing to destroy
   } else {
     push_first_child_on(w, g, *f);  // onto the deque of the worker the caller's task runs on (abi.hpp)
   }
@@ -128,11 +132,11 @@ __attribute__((always_inline)) inline bool join_inline(worker_abi& w, Pushed& pu
   } catch (...) {
     // When both halves throw, the first closure's exception leaves, the one the serial program throws:
     // help-first pushed the first closure, work-first runs it here.
-    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed);
+    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, fb, pushed);
     if (P == spawn_path::inline_help_first && pushed_error) std::rethrow_exception(pushed_error);
     throw;
   }
-  join_pushed<P>(g, pushed);
+  join_pushed<P>(g, fb, pushed);
   return true;
 }
 
@@ -180,15 +184,15 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
   const spawn_path path = w.path.load(std::memory_order_relaxed);
   if (path == spawn_path::inline_help_first) {
-    join_inline<spawn_path::inline_help_first>(w, first, second);
+    join_inline<spawn_path::inline_help_first>(w, nullptr, first, second);
     return;
   }
   if (path == spawn_path::inline_join) {
-    join_inline<spawn_path::inline_join>(w, second, first);
+    join_inline<spawn_path::inline_join>(w, nullptr, second, first);
     return;
   }
-  current_fiber_or_throw(what);
-  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(w, second, first)) return;
+  fiber_abi* fb = current_fiber_or_throw(what);
+  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(w, fb, second, first)) return;
   if (hook_bits() & kHookTracerEveryTask) [[unlikely]] return join_both_as_tasks(first, second, total_work, first_work);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);

@@ -101,9 +101,9 @@ struct worker_abi;
 struct job {
   // A full word: a frame is built with word-sized stores and copied with word-sized loads, so the store
   // buffer can forward them (a byte-sized field here stalled every help-first spawn).
-  // fresh_unnamed: a fresh task whose id and work hint were not written (the inline help-first spawn of
-  // abi.hpp and the inline two-way join of fork_join2.hpp, whose pushed frame nobody names while no hook is
-  // installed); whoever runs one other than that spawn's join names it first.
+  // fresh_unnamed: a fresh task whose id, work hint and group were not written (the inline help-first
+  // spawn of abi.hpp and the inline two-way join of fork_join2.hpp, whose pushed frame nobody names while no
+  // hook is installed); whoever runs one other than that spawn's join names it first.
   enum class kind : std::uint64_t { fresh, resume, fresh_unnamed };
   kind k;
   bool is_fresh() const { return k != kind::resume; }

@@ -153,10 +153,10 @@ class ws_deque {
 
   // Any thread: asks the owner to share at its next push or pop. Read before writing: the owner reads the
   // line at every pop, keep it shared while the request is already set. The request, then the push limit
-  // lowered to kAsked so that the owner's next push or inline pop leaves for the slow path; both seq-cst,
-  // against the owner's re-arming store and load (rearm): if the owner read no request, its limit store
-  // came before ours and kAsked stays. Release (in seq-cst): an owner that sees the request also sees what
-  // the asker did before (its sleep announcement).
+  // lowered to kAsked and the pop floor raised to kFloorClosed, so that the owner's next push or inline pop
+  // leaves for the slow path; all seq-cst, against the owner's re-arming stores and load (rearm): if the
+  // owner read no request, its stores came before ours and ours stay. Release (in seq-cst): an owner that
+  // sees the request also sees what the asker did before (its sleep announcement).
   void ask_to_share() {
     if (request_.load(std::memory_order_relaxed)) return;
     request_.store(true, std::memory_order_seq_cst);
@@ -165,9 +165,10 @@ class ws_deque {
   }
 
   // Any thread: whether the owner's inline pops must leave for the slow path until further notice (the
-  // worker's spawn path is `engine`: hooks came, or a final region, and the child must be joined by the
-  // engine; abi.hpp tests the path there). Closing is seen by the next inline pop; opening, by the next
-  // rearm, which the slow inline pop makes (rearm_pop_floor). Seq-cst, against rearm's store and load.
+  // worker's spawn path is not one whose pops use the inline window: `engine`, where hooks came or a final
+  // region and the engine must join, or a policy's named queue; abi.hpp's sync_inline_pops, and the slow
+  // path tests the path itself). Closing is seen by the next inline pop; opening, by the next rearm, which
+  // the slow inline pop makes (rearm_pop_floor). Seq-cst, against rearm's store and load.
   void set_inline_pops_closed(bool closed) {
     inline_closed_.store(closed, std::memory_order_seq_cst);
     if (closed) pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
@@ -235,7 +236,7 @@ class ws_deque {
 
   // The push limit back to the room's, unless a request waits. Seq-cst store, then seq-cst load
   // (ask_to_share's pair): an asker whose request this load misses stores kAsked after this store, so a
-  // request never waits unseen by the inline push and pop (both test the limit).
+  // request never waits unseen by the inline push (which tests the limit) and pop (the floor, below).
   // The same for the inline pop's floor (pop_floor_): the private part's bottom, or kFloorClosed while a
   // request waits or inline pops are closed (set_inline_pops_closed, whose stores pair with these).
   void rearm() {
@@ -332,16 +333,16 @@ class ws_deque {
   // A push at an index below push_limit_ has room and no request to serve: the push's one test (issue #25:
   // the request's own test cost every push a load of the thieves' line and a branch). It is room_limit_,
   // or kAsked while a request waits (set by ask_to_share, and by pop_shared's share-the-next-push rule),
-  // until share() or a push with none waiting raises it again (rearm). The inline pop (abi.hpp) tests it
-  // for a request too: on the owner's line, not the thieves'. Written by the owner and by askers, read by
-  // the owner.
+  // until share() or a push with none waiting raises it again (rearm). Written by the owner and by askers,
+  // read by the owner.
   std::atomic<std::int64_t> push_limit_{kAsked};  // a request is pending from the start (request_)
   // The inline pop (abi.hpp) takes the slot below bottom b only when b > pop_floor_: split_seen_ while no
   // request waits and inline pops are open, else kFloorClosed (issue #25: one compare for the split, request
-  // and path tests, 4 instructions a join). Never below split_seen_, so an inline pop never takes a shared
-  // slot: it is raised before split_ is published (share, then rearm, both on the owner's thread, where the
-  // inline pop runs too), and lowered only by the owner. Written by the owner and by askers and closers (to
-  // kFloorClosed only), read by the owner.
+  // and path tests, 4 instructions a join). Never below split_seen_ when an inline pop reads it, so an inline
+  // pop never takes a shared slot: share() publishes split_ and then raises the floor (rearm), both on the
+  // owner's thread, where the inline pop runs too, and in runtime code, where no tick switches tasks; only
+  // the owner lowers it. Written by the owner and by askers and closers (to kFloorClosed only), read by the
+  // owner.
   std::atomic<std::int64_t> pop_floor_{kFloorClosed};
   std::int64_t room_limit_ = 0;  // owner-only: a lower bound of top_ + capacity
   std::atomic<T*>* slots_ = nullptr;  // owner-only: the current array's (use_ring)
