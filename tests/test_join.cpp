@@ -551,7 +551,7 @@ TEST(JoinOnAPolicyQueue, PushesOntoTheNamedQueueAndTakesItBackInline) {
     EXPECT_EQ(pw.w.deque.bottom_index(), deque_before) << "pushed onto the worker's deque";
   };
   running_as in(pw.w, pw.fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, &pw.fb, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr) << "the half was left in the named queue";
 }
@@ -567,7 +567,7 @@ TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
     pw.run_first.store(&delivered);
   };
   running_as in(pw.w, pw.fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, &pw.fb, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr);
 }
@@ -592,7 +592,7 @@ TEST(InlineJoin, ARequestMadeWhileTheOtherHalfRunsIsServedAtThePop) {
     EXPECT_EQ(w.deque.steal(), nullptr);  // a thief finds nothing shared: it asks
   };
   running_as in(w, fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(w, nullptr, pushed, here);
+  roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(w, pushed, here);
   EXPECT_TRUE(pushed_ran);
   EXPECT_TRUE(w.deque.shared_estimate()) << "the request waits: the join's pop did not serve it";
   EXPECT_EQ(static_cast<void*>(w.deque.steal()), static_cast<void*>(&older[1]));
@@ -644,7 +644,7 @@ TEST(InlineJoin, APathThatBecameEngineSendsAPrivateHalfToTheEnginesJoin) {
       if (go_engine) gw.set_path(roost::detail::spawn_path::engine);
     };
     running_as in(gw.w, gw.fb);
-    roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(gw.w, nullptr, pushed, here);
+    roost::detail::join_inline<roost::detail::spawn_path::inline_help_first>(gw.w, pushed, here);
   };
   join(false);  // warms the deque: the floor is the private part's now
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));

@@ -90,10 +90,12 @@ struct worker_abi {
 
 // The critical windows (below) address the deque through the worker's address.
 static_assert(offsetof(worker_abi, deque) == 0);
+static_assert(static_cast<int>(spawn_path::engine) == 0);  // the queue join's window compares the byte with 0
 
 // Whether a worker on path p lets the inline pop's window run without a path test of its own: only the two
 // paths whose pops use the window on the worker's deque. Not `engine` (hooks came, or a final region: the
-// engine joins), nor inline_join_queue, whose joins pop their policy's queue in C++ and whose task_group
+// engine joins), nor inline_join_queue, whose joins pop their policy's queue in a window that tests the
+// path, the split and the request itself (pop_from_join_queue_on), and whose task_group
 // waits would otherwise pop a child the policy placed on the deque (cats while profiling) and run it in
 // place instead of the engine's join (a review). A worker's path is `engine` or its policy's inline path,
 // and a policy of the two never places a group's inline frame on the deque where the other's pop would
@@ -566,6 +568,89 @@ slow:
   return pop_first_child_in_scope<expect>(g, *running_fiber());
 #endif
 }
+
+// The two-way join of path inline_join_queue (fork_join2.hpp) on the queue the policy of worker `w` names
+// now (worker_abi::join_queue), `w` read by the caller since its task last could move. Each is one window
+// from the read of the queue to the commit: no tick between, since a preempted task's worker runs other
+// tasks meanwhile, which may make the policy name another queue (adws's migration queue, a search). The
+// C++ forms, under a no_preempt_scope, are the slow paths (fork_join2.hpp) and, without windows, the paths.
+#ifdef ROOST_CRITICAL_WINDOWS
+// Pushes f onto it: 1; the policy names none (an ADWS search deals the join): 0, nothing pushed; the push
+// needs the slow path (room, a request): -1, nothing pushed.
+__attribute__((always_inline)) inline int push_onto_join_queue_on(worker_abi& w, task_frame& f) {
+  constexpr auto L = ws_deque<job>::layout();
+  ws_deque<job>* q;
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  asm volatile goto(
+      "0:\n\t"
+      "movq %c[queue](%[w]), %[q]\n\t"
+      "testq %[q], %[q]\n\t"
+      "jz %l[none]\n\t"
+      "movq %c[bottom](%[q]), %[b]\n\t"
+      "cmpq %c[limit](%[q]), %[b]\n\t"
+      "jge %l[slow]\n\t"  // no room without growing, or a request
+      "movq %c[mask](%[q]), %[t]\n\t"
+      "andq %[b], %[t]\n\t"
+      "movq %c[slots_at](%[q]), %[slots]\n\t"
+      "movq %[f], (%[slots],%[t],8)\n\t"
+      "leaq 1(%[b]), %[t]\n\t"
+      "movq %[t], %c[bottom](%[q])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [queue] "i"(offsetof(worker_abi, join_queue)),
+        [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : "cc", "memory"
+      : none, slow);
+  return 1;
+none:
+  return 0;
+slow:
+  return -1;
+}
+// Pops the group's inline frame back off it if it lies on top there: true; false where the C++ form must
+// decide (the path turned `engine`, a job waits in the run-first slot, the policy names no queue, nothing
+// private, a request, another job on top), having changed nothing.
+__attribute__((always_inline)) inline bool pop_from_join_queue_on(worker_abi& w, group_state& g) {
+  constexpr auto L = ws_deque<job>::layout();
+  ws_deque<job>* q;
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  asm volatile goto(
+      "0:\n\t"
+      "cmpb $0, %c[path](%[w])\n\t"
+      "je %l[slow]\n\t"  // `engine`: hooks came
+      "movq %c[run_first](%[w]), %[t]\n\t"
+      "cmpq $0, (%[t])\n\t"
+      "jne %l[slow]\n\t"  // a job to run first (adws's mailbox): the engine joins
+      "movq %c[queue](%[w]), %[q]\n\t"
+      "testq %[q], %[q]\n\t"
+      "jz %l[slow]\n\t"
+      "movq %c[bottom](%[q]), %[b]\n\t"
+      "cmpq %c[split_seen](%[q]), %[b]\n\t"
+      "jle %l[slow]\n\t"  // nothing private
+      "cmpq $0, %c[limit](%[q])\n\t"
+      "jl %l[slow]\n\t"  // a thief's request waits: the deque's pop serves it
+      "subq $1, %[b]\n\t"
+      "movq %c[mask](%[q]), %[t]\n\t"
+      "andq %[b], %[t]\n\t"
+      "movq %c[slots_at](%[q]), %[slots]\n\t"
+      "cmpq %[mine], (%[slots],%[t],8)\n\t"
+      "jne %l[slow]\n\t"  // another job on top
+      "movq %[b], %c[bottom](%[q])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [w] "r"(&w), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
+        [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),
+        [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit),
+        ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : "cc", "memory"
+      : slow);
+  return true;
+slow:
+  return false;
+}
+#endif
 
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
 // false (having changed nothing) when that is not the case, or when the worker's path is no longer inline

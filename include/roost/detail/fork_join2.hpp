@@ -40,22 +40,33 @@ namespace roost::detail {
 // on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
 // hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
 // state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
-// `fb`: the caller's fiber on path inline_join_queue (a task's fiber stays its own when it moves), else
-// nullptr (the other paths find their worker through the thread, and their fiber only when they need it).
+// Path inline_join_queue's pop in C++: the window's slow path (abi.hpp, pop_from_join_queue_on), and the
+// path itself where there are no windows. No tick from the worker's read to the pop's end: this queue is the
+// policy's choice of the moment, and a preempted task's worker runs other tasks meanwhile, which may make
+// the policy name another queue (adws's migration queue, a search).
+__attribute__((always_inline)) inline bool pop_from_join_queue_in_scope(group_state& g) {
+  fiber_abi* fb = running_fiber();
+  no_preempt_scope np(fb);
+  worker_abi& w = *fb->worker;
+  if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
+  if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
+  ws_deque<job>* q = w.join_queue;
+  return q && pop_first_child_from(g, *q);
+}
+__attribute__((noinline, cold)) inline bool pop_from_join_queue_slow(group_state& g) {
+  return pop_from_join_queue_in_scope(g);
+}
+
 template <spawn_path P>
-__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber_abi* fb) {
+__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g) {
   if constexpr (P == spawn_path::inline_join_queue) {
-    // No tick from the worker's read to the pop's end: this queue is the policy's choice of the moment,
-    // which no critical window re-reads (abi.hpp), and a preempted task's worker runs other tasks meanwhile,
-    // which may make the policy name another queue (adws's migration queue, a search).
-    no_preempt_scope np(fb);
-    worker_abi& w = *fb->worker;
-    if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
-    if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
-    ws_deque<job>* q = w.join_queue;
-    return q && pop_first_child_from(g, *q);
+#ifdef ROOST_CRITICAL_WINDOWS
+    if (pop_from_join_queue_on(running_worker(), g)) [[likely]] return true;
+    return pop_from_join_queue_slow(g);
+#else
+    return pop_from_join_queue_in_scope(g);
+#endif
   } else {
-    (void)fb;
     return pop_first_child_on<P>(running_worker(), g);  // the path through the deque's floor (abi.hpp)
   }
 }
@@ -67,12 +78,12 @@ __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g, fiber
 // there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
 // engine runs it as a named and observed task.
 template <spawn_path P, class Pushed>
-__attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi* fb, Pushed& pushed) {
-  if (pop_pushed_back<P>(g, fb)) [[likely]] {
+__attribute__((always_inline)) inline void join_pushed(group_state& g, Pushed& pushed) {
+  if (pop_pushed_back<P>(g)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
   }
-  if (!fb) fb = running_fiber();
+  fiber_abi* fb = running_fiber();
   worker_abi* now = fb->worker;
   g.for_engine_join(fb);
   now->engine_wait(*now, g);
@@ -83,10 +94,9 @@ __attribute__((always_inline)) inline void join_pushed(group_state& g, fiber_abi
 // Out of line: inlined into the join, this cold path cost the common one 2 instructions per spawn
 // (callgrind, fib-invoke: ws-help 102 against 100, ws 106 against 104).
 template <spawn_path P, class Pushed>
-__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, fiber_abi* fb,
-                                                                     Pushed& pushed) noexcept {
+__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, Pushed& pushed) noexcept {
   try {
-    join_pushed<P>(g, fb, pushed);
+    join_pushed<P>(g, pushed);
   } catch (...) {
     return std::current_exception();
   }
@@ -98,22 +108,22 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
 // join): then nothing was pushed, and the engine joins. The worker, its queue and the push under one
 // no_preempt_scope (a few instructions, preemption on or off): a preempted task's worker runs other tasks
 // meanwhile, which may make the policy name another queue, so no tick may fall between the read and the push.
-__attribute__((always_inline)) inline bool push_onto_policy_queue(group_state& g, fiber_abi* fb, task_frame* f) {
+// The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
+// queue): it only waits for this half, which the worker's own pops or a thief run meanwhile. The caller
+// marks the group plain first (dist.mode). The window's slow path, and the path where there are none.
+__attribute__((noinline)) inline bool push_onto_policy_queue(task_frame* f) {
+  fiber_abi* fb = running_fiber();
   no_preempt_scope np(fb);
   ws_deque<job>* q = fb->worker->join_queue;
   if (!q) return false;
-  // The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
-  // queue): it only waits for this half, which the worker's own pops or a thief run meanwhile.
-  g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
   q->push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
   return true;
 }
 
 // Returns false only on path inline_join_queue, having run nothing, when the policy names no queue now.
-// `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since;
-// `fb`: the caller's fiber on path inline_join_queue, else nullptr (pop_pushed_back).
+// `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since.
 template <spawn_path P, class Pushed, class Here>
-__attribute__((always_inline)) inline bool join_inline(worker_abi& w, fiber_abi* fb, Pushed& pushed, Here& here) {
+__attribute__((always_inline)) inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
@@ -122,8 +132,16 @@ __attribute__((always_inline)) inline bool join_inline(worker_abi& w, fiber_abi*
   auto* f = ::new (static_cast<void*>(g.inline_frame))
       frame_t(std::reference_wrapper<Pushed>(pushed), typename frame_t::unnamed_t{});
   if constexpr (P == spawn_path::inline_join_queue) {
+    g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
+    // Where the policy names no queue, nothing was pushed, and the frame holds a reference: nothing to undo.
+#ifdef ROOST_CRITICAL_WINDOWS
+    const int pushed_here = push_onto_join_queue_on(w, *f);
+    if (pushed_here == 0) return false;
+    if (pushed_here < 0 && !push_onto_policy_queue(f)) return false;
+#else
     (void)w;
-    if (!push_onto_policy_queue(g, fb, f)) return false;  // the frame holds a reference: nothing to destroy
+    if (!push_onto_policy_queue(f)) return false;
+#endif
   } else {
     push_first_child_on(w, g, *f);  // onto the deque of the worker the caller's task runs on (abi.hpp)
   }
@@ -132,11 +150,11 @@ __attribute__((always_inline)) inline bool join_inline(worker_abi& w, fiber_abi*
   } catch (...) {
     // When both halves throw, the first closure's exception leaves, the one the serial program throws:
     // help-first pushed the first closure, work-first runs it here.
-    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, fb, pushed);
+    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed);
     if (P == spawn_path::inline_help_first && pushed_error) std::rethrow_exception(pushed_error);
     throw;
   }
-  join_pushed<P>(g, fb, pushed);
+  join_pushed<P>(g, pushed);
   return true;
 }
 
@@ -184,15 +202,16 @@ __attribute__((always_inline)) inline void fork_join2(const char* what, F& first
   // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
   const spawn_path path = w.path.load(std::memory_order_relaxed);
   if (path == spawn_path::inline_help_first) {
-    join_inline<spawn_path::inline_help_first>(w, nullptr, first, second);
+    join_inline<spawn_path::inline_help_first>(w, first, second);
     return;
   }
   if (path == spawn_path::inline_join) {
-    join_inline<spawn_path::inline_join>(w, nullptr, second, first);
+    join_inline<spawn_path::inline_join>(w, second, first);
     return;
   }
-  fiber_abi* fb = current_fiber_or_throw(what);
-  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(w, fb, second, first)) return;
+  // A worker's own path (not g_no_worker's): its thread runs user code only inside a task.
+  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(w, second, first)) return;
+  current_fiber_or_throw(what);
   if (hook_bits() & kHookTracerEveryTask) [[unlikely]] return join_both_as_tasks(first, second, total_work, first_work);
   task_group tg(total_work);
   tg.run(std::ref(first), first_work);

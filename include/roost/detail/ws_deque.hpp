@@ -212,13 +212,13 @@ class ws_deque {
   // each (a critical window a tick cannot land in). Read in a complete-class context: the deque is
   // standard-layout (one access level, no bases), so offsetof is defined.
   struct owner_layout {
-    std::size_t bottom, pop_floor, push_limit, slots, mask;
+    std::size_t bottom, pop_floor, push_limit, slots, mask, split_seen;
   };
   static constexpr owner_layout layout() {
     static_assert(std::is_standard_layout_v<ws_deque>);
     static_assert(sizeof(std::atomic<std::int64_t>) == 8);
     return {offsetof(ws_deque, bottom_), offsetof(ws_deque, pop_floor_), offsetof(ws_deque, push_limit_),
-            offsetof(ws_deque, slots_), offsetof(ws_deque, mask_)};
+            offsetof(ws_deque, slots_), offsetof(ws_deque, mask_), offsetof(ws_deque, split_seen_)};
   }
 
  private:
