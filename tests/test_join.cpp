@@ -689,3 +689,68 @@ TEST(InlineJoin, APolicyThatNamesItsQueueKeepsTaskGroupWaitsOffTheWindow) {
   g.spawned = 0;
   for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(gw.w.deque.pop()), static_cast<void*>(&older[i]));
 }
+
+// The policy-queue join's windows (abi.hpp: push_onto_join_queue_on, pop_from_join_queue_on) on a queue
+// whose private part already holds an ancestor's halves, so that the join's own push stays private and its
+// pop commits in the window: the half comes back inline; a request made while the other half runs is served
+// by the pop (the window leaves for the deque's pop on the limit's sign); a path turned `engine` meanwhile
+// sends the half to the engine's join; a policy that names no queue gets nothing pushed (the engine joins).
+TEST(JoinOnAPolicyQueue, TheWindowsPopPrivatelyServeRequestsAndStepAside) {
+  auto warmed = [](policy_queue_worker& pw, roost::detail::task_frame (&older)[2]) {
+    for (auto& f : older) pw.named.push(&f);  // the first is shared at once, which re-arms the limit
+  };
+  std::vector<std::string> log;
+  policy_queue_worker::log = &log;
+  auto pushed = [&] { log.push_back("pushed half"); };
+  {
+    policy_queue_worker pw;
+    roost::detail::task_frame older[2];
+    warmed(pw, older);
+    running_as in(pw.w, pw.fb);
+    const std::int64_t before = pw.named.bottom_index();
+    auto here = [&] {
+      log.push_back("other half");
+      EXPECT_EQ(pw.named.bottom_index(), before + 1);
+    };
+    EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
+    EXPECT_EQ(pw.named.bottom_index(), before);
+  }
+  log.clear();
+  {
+    policy_queue_worker pw;
+    roost::detail::task_frame older[2];
+    warmed(pw, older);
+    running_as in(pw.w, pw.fb);
+    ASSERT_EQ(static_cast<void*>(pw.named.steal()), static_cast<void*>(&older[0]));
+    auto here = [&] {
+      log.push_back("other half");
+      EXPECT_EQ(pw.named.steal(), nullptr);  // nothing shared: the thief asks
+    };
+    EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
+    EXPECT_EQ(static_cast<void*>(pw.named.steal()), static_cast<void*>(&older[1])) << "the request waits";
+  }
+  log.clear();
+  {
+    policy_queue_worker pw;
+    roost::detail::task_frame older[2];
+    warmed(pw, older);
+    running_as in(pw.w, pw.fb);
+    auto here = [&] {
+      log.push_back("other half");
+      pw.w.path.store(roost::detail::spawn_path::engine);
+    };
+    EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
+  }
+  log.clear();
+  {
+    policy_queue_worker pw;
+    running_as in(pw.w, pw.fb);
+    pw.w.join_queue = nullptr;  // an ADWS search deals this join
+    auto here = [&] { log.push_back("other half"); };
+    EXPECT_FALSE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_TRUE(log.empty()) << "ran something though the engine must join";
+  }
+}

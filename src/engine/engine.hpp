@@ -81,9 +81,9 @@ class engine final : public engine_base {
                                            : detail::spawn_path::engine;
     // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such:
     // by a count (the *_marked ones) or, for a spawn path audited for it, by its address (the runtime text).
-    // The inline paths need nothing: their deque operations are critical windows (abi.hpp), or, on
-    // inline_join_queue, whose queue is the policy's choice of the moment, run under the task's
-    // no_preempt_scope (fork_join2.hpp). Off, nothing here costs anything.
+    // The inline paths need nothing: their deque operations are critical windows (abi.hpp), on
+    // inline_join_queue too, whose windows read the policy's queue of the moment inside themselves; their
+    // slow paths run under the task's no_preempt_scope (fork_join2.hpp). Off, nothing here costs anything.
     if (config().preempt) {
       w.engine_spawn = &spawn_marked;
 #ifdef ROOST_RUNTIME_TEXT

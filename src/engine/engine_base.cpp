@@ -254,6 +254,7 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   set_current_worker(&w);
   klt* self = nullptr;  // while preemption is on: this thread as one of worker 0's (engine/klt.hpp)
   fiber* first = nullptr;
+  bool serving = false;
   try {
     if (preempt_) {
       self = &ct.self;
@@ -262,6 +263,7 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
       const std::uint64_t start = platform::native_platform::now_ns();
       self->back_to_back = self->last_run_end_ns != 0 && start - self->last_run_end_ns < preempt_->interval_ns();
       start_serving(w, *self);
+      serving = true;
       preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
     }
     first = w.fibers.get();
@@ -269,8 +271,10 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
     // joins, which take no fiber) finds an idle fiber to switch to (engine/README.md, "Preemption", 4).
     if (preempt_) w.fibers.reserve_idle(1);
   } catch (...) {
-    // No fiber could be had: the thread serves no worker after all. A join on it later must find the
-    // no-worker (abi.hpp, t_running_worker) and say it is outside a task, not push onto worker 0's deque.
+    // No fiber could be had: the thread serves no worker after all. Its timer stops (a review), and a join
+    // on it later must find the no-worker (abi.hpp, t_running_worker) and say it is outside a task, not push
+    // onto worker 0's deque.
+    if (serving) stop_serving(w, *self);
     set_current_worker(nullptr);
     w.release_lent_thread();
     throw;

@@ -44,8 +44,8 @@ namespace roost::detail {
 //
 // While preemption is on (ROOST_PREEMPT=signal or klt) the paths stay as they are: their deque operations
 // are critical windows a tick cannot land in (below), at no cost. inline_join_queue's queue is the policy's
-// choice of the moment, which no window re-reads: its join reads the queue and pushes, and later pops, under
-// the task's no_preempt_scope instead (fork_join2.hpp), preemption on or off.
+// choice of the moment: its join's windows read the queue inside themselves (push_onto_join_queue_on,
+// pop_from_join_queue_on), and their slow paths run under the task's no_preempt_scope (fork_join2.hpp).
 enum class spawn_path : std::uint8_t {
   engine,
   inline_help_first,
@@ -293,9 +293,10 @@ inline void finish_join(group_state& g) {
 // the fiber's preempt_off is 0. A tick that suspended the task half way, after it read its worker and before
 // its last store to that worker's deque, would resume it (on that worker: a preempted task never moves) after
 // other tasks pushed and popped there, with the deque's old state in its registers, and finish the operation
-// on a deque that changed meanwhile. So each operation is one assembly sequence, from the load of the
-// deque's bottom (of fb.worker, or of a worker the caller read since its task last could move: the _on
-// forms) to the store that commits it, and the sequence's address
+// on a deque that changed meanwhile. So each operation is one assembly sequence, from the first load of the
+// worker's state it depends on (fb.worker; or, in the _on forms, given a worker the caller read since its
+// task last could move, the deque's bottom, the path or the policy's queue) to the store that commits it,
+// and the sequence's address
 // range goes into the section roost_critical; the handler defers a tick whose interrupted instruction lies
 // in one (engine/critical_windows.cpp). That costs the operation nothing: no mark stored, no fence, the
 // instructions the compiler made from the C++ before (the idea of Linux's restartable sequences, and of Go,
@@ -338,12 +339,13 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".balign 4\n\t"                                                  \
   ".long 0b - ., 1b - 0b\n\t"                                      \
   ".popsection\n\t"
-// What the sequences share. Each starts at label 0 with the worker the fiber runs on now (its deque lies at
-// offset 0) and the deque's bottom, and finds the slot of index %[b] at (%[slots],%[t],8). A thief's
-// request shows in the deque's push limit (kAsked, below every index, while one waits: ws_deque.hpp), which
-// the push's room test covers, and in its pop floor (kFloorClosed, above every index), which the pop's
-// test of the private part covers, with the worker's path turned to `engine`; both leave for the slow path,
-// which serves the request or lets the engine join.
+// What the deque sequences share. Each starts at label 0 with the worker the task runs on now (loaded from
+// fb.worker, or given: the _AT_WORKER form; its deque lies at offset 0) and the deque's bottom, and finds the
+// slot of index %[b] at (%[slots],%[t],8). A thief's request shows in the deque's push limit (kAsked, below
+// every index, while one waits: ws_deque.hpp), which the push's room test covers, and in its pop floor
+// (kFloorClosed, above every index), which the pop's test of the private part covers, as it covers a path
+// whose pops do not use the window (inline_pops_open_on); both leave for the slow path, which serves the
+// request or lets the engine join. The policy-queue sequences test the limit's sign and the path themselves.
 #define ROOST_CRITICAL_BEGIN   \
   "0:\n\t"                     \
   "movq %[worker], %[w]\n\t"   \

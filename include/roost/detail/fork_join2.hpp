@@ -103,11 +103,11 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
   return nullptr;
 }
 
-// Path inline_join_queue: pushes f onto the queue the policy of the worker fb runs on names now
+// Path inline_join_queue: pushes f onto the queue the policy of the caller's worker names now
 // (worker_abi::join_queue), and says whether it did; false when it names none (an ADWS search deals the
 // join): then nothing was pushed, and the engine joins. The worker, its queue and the push under one
-// no_preempt_scope (a few instructions, preemption on or off): a preempted task's worker runs other tasks
-// meanwhile, which may make the policy name another queue, so no tick may fall between the read and the push.
+// no_preempt_scope: a preempted task's worker runs other tasks meanwhile, which may make the policy name
+// another queue, so no tick may fall between the read and the push.
 // The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
 // queue): it only waits for this half, which the worker's own pops or a thief run meanwhile. The caller
 // marks the group plain first (dist.mode). The window's slow path, and the path where there are none.

@@ -20,8 +20,8 @@
 // or pop; until then the thief sees nothing (a task pushed just before a long leaf stays private for that
 // leaf: the price of the fence-free pop). The push tests for a request and for room in one compare: an
 // asker lowers the push limit (push_limit_), and the slow push, or the share, raises it again. The inline
-// pop (abi.hpp) tests, in one compare too, that the slot it takes is private, that no request waits and that
-// the worker's inline paths are open (pop_floor_).
+// pop of the worker's own deque (abi.hpp) tests, in one compare too, that the slot it takes is private, that
+// no request waits and that the worker's inline pops are open (pop_floor_).
 //
 // Waking sleepers: only sharing makes work stealable, so only share() notifies (the hook the engine
 // installs: the notifier's half of the Dekker pair of engine/idle.hpp, split_ being the published word). A
@@ -333,8 +333,8 @@ class ws_deque {
   // A push at an index below push_limit_ has room and no request to serve: the push's one test (issue #25:
   // the request's own test cost every push a load of the thieves' line and a branch). It is room_limit_,
   // or kAsked while a request waits (set by ask_to_share, and by pop_shared's share-the-next-push rule),
-  // until share() or a push with none waiting raises it again (rearm). Written by the owner and by askers,
-  // read by the owner.
+  // until share() or a push with none waiting raises it again (rearm). The policy-queue pop window (abi.hpp)
+  // tests its sign for a request. Written by the owner and by askers, read by the owner.
   std::atomic<std::int64_t> push_limit_{kAsked};  // a request is pending from the start (request_)
   // The inline pop (abi.hpp) takes the slot below bottom b only when b > pop_floor_: split_seen_ while no
   // request waits and inline pops are open, else kFloorClosed (issue #25: one compare for the split, request
