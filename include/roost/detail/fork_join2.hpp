@@ -36,10 +36,6 @@
 
 namespace roost::detail {
 
-// Pops the pushed half back off the queue the join of path P pushed it onto, on the worker the caller runs
-// on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
-// hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
-// state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
 // Path inline_join_queue's pop in C++: the window's slow path (abi.hpp, pop_from_join_queue_on), and the
 // path itself where there are no windows. No tick from the worker's read to the pop's end: this queue is the
 // policy's choice of the moment, and a preempted task's worker runs other tasks meanwhile, which may make
@@ -53,10 +49,16 @@ __attribute__((always_inline)) inline bool pop_from_join_queue_in_scope(group_st
   ws_deque<job>* q = w.join_queue;
   return q && pop_first_child_from(g, *q);
 }
+#ifdef ROOST_CRITICAL_WINDOWS
 __attribute__((noinline, cold)) inline bool pop_from_join_queue_slow(group_state& g) {
   return pop_from_join_queue_in_scope(g);
 }
+#endif
 
+// Pops the pushed half back off the queue the join of path P pushed it onto, on the worker the caller runs
+// on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
+// hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
+// state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
 template <spawn_path P>
 __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g) {
   if constexpr (P == spawn_path::inline_join_queue) {
@@ -103,15 +105,15 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
   return nullptr;
 }
 
-// Path inline_join_queue: pushes f onto the queue the policy of the caller's worker names now
+// Path inline_join_queue's push in C++: pushes f onto the queue the policy of the caller's worker names now
 // (worker_abi::join_queue), and says whether it did; false when it names none (an ADWS search deals the
 // join): then nothing was pushed, and the engine joins. The worker, its queue and the push under one
 // no_preempt_scope: a preempted task's worker runs other tasks meanwhile, which may make the policy name
-// another queue, so no tick may fall between the read and the push.
-// The queue may be one the engine's join does not pop its group's children back from (ADWS's migration
-// queue): it only waits for this half, which the worker's own pops or a thief run meanwhile. The caller
-// marks the group plain first (dist.mode). The window's slow path, and the path where there are none.
-__attribute__((noinline)) inline bool push_onto_policy_queue(task_frame* f) {
+// another queue, so no tick may fall between the read and the push. The window's slow path (abi.hpp,
+// push_onto_join_queue_on), and the path itself where there are no windows. The queue may be one the
+// engine's join does not pop its group's children back from (ADWS's migration queue): it only waits for
+// this half, which the worker's own pops or a thief run meanwhile; the caller marks the group plain first.
+__attribute__((always_inline)) inline bool push_onto_policy_queue_in_scope(task_frame* f) {
   fiber_abi* fb = running_fiber();
   no_preempt_scope np(fb);
   ws_deque<job>* q = fb->worker->join_queue;
@@ -119,6 +121,11 @@ __attribute__((noinline)) inline bool push_onto_policy_queue(task_frame* f) {
   q->push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
   return true;
 }
+#ifdef ROOST_CRITICAL_WINDOWS
+__attribute__((noinline, cold)) inline bool push_onto_policy_queue_slow(task_frame* f) {
+  return push_onto_policy_queue_in_scope(f);
+}
+#endif
 
 // Returns false only on path inline_join_queue, having run nothing, when the policy names no queue now.
 // `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since.
@@ -137,10 +144,10 @@ __attribute__((always_inline)) inline bool join_inline(worker_abi& w, Pushed& pu
 #ifdef ROOST_CRITICAL_WINDOWS
     const int pushed_here = push_onto_join_queue_on(w, *f);
     if (pushed_here == 0) return false;
-    if (pushed_here < 0 && !push_onto_policy_queue(f)) return false;
+    if (pushed_here < 0 && !push_onto_policy_queue_slow(f)) return false;
 #else
     (void)w;
-    if (!push_onto_policy_queue(f)) return false;
+    if (!push_onto_policy_queue_in_scope(f)) return false;
 #endif
   } else {
     push_first_child_on(w, g, *f);  // onto the deque of the worker the caller's task runs on (abi.hpp)
