@@ -171,7 +171,9 @@ TEST(PreemptLinger, ATickBetweenRunsDisarmsTheTimerThenTheNextRunArmsIt) {
 TEST(PreemptLinger, ARunAfterAPauseDisarmsItsTimer) {
   roost::runtime rt(preempting("ws", 1, "1ms"));
   rt.run([] {});
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // at least an interval: a pause, surely
+  // A pause of at least an interval (1 ms): sleep_for sleeps at least this long, and a loaded machine only
+  // makes the pause longer, which the test's condition (not back to back) still holds for.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
   rt.run([] {});
   const auto st = roost::platform::preempt::linger_state_here();
   EXPECT_FALSE(st.lingering);
