@@ -1,9 +1,11 @@
 // The cutoffs of the API, OpenMP's `if` and `final` clauses: task_group::run_if and roost::run_final. A
 // cutoff changes how work is run, never what the program computes or throws: results equal the serial
 // ones under every scheduler, and an exception reaches the same place with and without it.
+#include <atomic>
 #include <memory>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "test_util.hpp"
@@ -297,6 +299,50 @@ TEST_P(Cutoff, AChildThatJoinsItsOwnGroupInAFinalRegionIsAUsageError) {
       EXPECT_THROW(tg.wait(), roost::usage_error);
     });
   });
+}
+
+// A region stays final while observers come and go on another thread: every parallel_invoke in it runs its
+// halves at once, in program order, inside the region. A hook change refreshes every worker's path, and a
+// refresh that read a worker's path and region flag just before the worker entered put it back on its
+// inline path inside the region (an outside-user campaign: thousands of halves out of order or stolen per
+// million regions under ws-help, ws, hws, cab, adws and adws-ml). With nothing wrong the test passes
+// whatever the interleaving; the toggling thread makes the wrong one likely, not certain.
+TEST_P(Cutoff, ARegionStaysFinalWhileObserversComeAndGo) {
+  struct quiet : roost::task_observer {
+    void on_task_start(const roost::task_event&) override {}
+  } obs;
+  roost::runtime rt(opts(GetParam(), 2));
+  std::atomic<bool> stop{false};
+  std::thread toggler([&] {
+    while (!stop.load()) {
+      roost::set_task_observer(&obs);
+      roost::set_task_observer(nullptr);
+    }
+  });
+  std::atomic<long> outside{0}, out_of_order{0};
+  rt.run([&] {
+    roost::parallel_for(0, 2, 1, [&](int, int) {
+      for (int i = 0; i < 100000; ++i) {
+        roost::run_final([&] {
+          int step = 0;
+          roost::parallel_invoke(
+              [&] {
+                if (!roost::in_final()) outside.fetch_add(1);
+                if (step++ != 0) out_of_order.fetch_add(1);
+              },
+              [&] {
+                if (!roost::in_final()) outside.fetch_add(1);
+                if (step++ != 1) out_of_order.fetch_add(1);
+              });
+        });
+      }
+    });
+  });
+  stop.store(true);
+  toggler.join();
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(outside.load(), 0);
+  EXPECT_EQ(out_of_order.load(), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Cutoff, ::testing::ValuesIn(available_schedulers()),

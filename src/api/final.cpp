@@ -38,7 +38,7 @@ void enter_mode(engine::worker& w) {
   w.engine_wait = &final_wait;
   // in_final first, then the path: refresh_spawn_paths (engine_base.cpp) reads them in the other order.
   w.in_final.store(true);
-  w.path.store(detail::spawn_path::engine);
+  w.path.store(detail::spawn_path::final_region);
   // A wait inside the region for a child pushed before it must leave the region for the real join, not pop
   // the child through the inline window (whose floor the path alone does not close: abi.hpp, a review).
   detail::sync_inline_pops(w);

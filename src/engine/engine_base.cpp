@@ -99,10 +99,12 @@ void engine_base::set_spawn_paths() {
   const bool every_task = detail::hooks_see_every_task();
   for (auto& w : workers_) {
     // A compare-exchange, not a store: a worker entering a final region (src/api/final.cpp) sets in_final,
-    // then the path to `engine`; a store computed from an in_final read before that could undo its path.
+    // then the path to final_region; a store computed from an in_final read before that could undo its path.
+    // A worker in a region keeps its path: its leaving computes it (abi.hpp, spawn_path).
     detail::spawn_path seen = w->path.load();
-    while (!w->path.compare_exchange_weak(
-        seen, every_task || w->in_final.load() ? detail::spawn_path::engine : w->inline_path)) {
+    while (seen != detail::spawn_path::final_region &&
+           !w->path.compare_exchange_weak(
+               seen, every_task || w->in_final.load() ? detail::spawn_path::engine : w->inline_path)) {
     }
     detail::sync_inline_pops(*w);  // an inline pop joined before the hook came leaves for the engine's join
   }

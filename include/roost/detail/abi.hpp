@@ -46,11 +46,20 @@ namespace roost::detail {
 // are critical windows a tick cannot land in (below), at no cost. inline_join_queue's queue is the policy's
 // choice of the moment: its join's windows read the queue inside themselves (push_onto_join_queue_on,
 // pop_from_join_queue_on), and their slow paths run under the task's no_preempt_scope (fork_join2.hpp).
+//
+// final_region: the engine's path too, written by the worker itself as it enters a final region
+// (src/api/final.cpp), whose spawns and waits are its own; a hook's refresh of the paths leaves it, and the
+// worker's leaving computes its path again. A value of its own, not `engine`: a refresh that read the path
+// and the region's flag before the worker entered could otherwise compare-exchange `engine` with the
+// inline path after the worker had written `engine` over `engine`, and put a worker inside a region back
+// on an inline path (an outside-user campaign: parallel_invoke in a region then ran out of program order,
+// its halves stolen).
 enum class spawn_path : std::uint8_t {
   engine,
   inline_help_first,
   inline_join,
   inline_join_queue,
+  final_region,
 };
 
 // A number no other worker or thread of this process had or will have (task_group.cpp): per_worker's key.
@@ -90,7 +99,7 @@ struct worker_abi {
 
 // The critical windows (below) address the deque through the worker's address.
 static_assert(offsetof(worker_abi, deque) == 0);
-static_assert(static_cast<int>(spawn_path::engine) == 0);  // the queue join's window compares the byte with 0
+static_assert(static_cast<int>(spawn_path::inline_join_queue) == 3);  // the queue join's window compares the byte with 3
 
 // Whether a worker on path p lets the inline pop's window run without a path test of its own: only the two
 // paths whose pops use the window on the worker's deque. Not `engine` (hooks came, or a final region: the
@@ -620,8 +629,8 @@ __attribute__((always_inline)) inline bool pop_from_join_queue_on(worker_abi& w,
   std::atomic<job*>* slots;
   asm volatile goto(
       "0:\n\t"
-      "cmpb $0, %c[path](%[w])\n\t"
-      "je %l[slow]\n\t"  // `engine`: hooks came
+      "cmpb $3, %c[path](%[w])\n\t"
+      "jne %l[slow]\n\t"  // not inline_join_queue any more: hooks came, or a final region
       "movq %c[run_first](%[w]), %[t]\n\t"
       "cmpq $0, (%[t])\n\t"
       "jne %l[slow]\n\t"  // a job to run first (adws's mailbox): the engine joins

@@ -44,7 +44,7 @@ __attribute__((always_inline)) inline bool pop_from_join_queue_in_scope(group_st
   fiber_abi* fb = running_fiber();
   no_preempt_scope np(fb);
   worker_abi& w = *fb->worker;
-  if (w.path.load(std::memory_order_relaxed) == spawn_path::engine) [[unlikely]] return false;
+  if (w.path.load(std::memory_order_relaxed) != spawn_path::inline_join_queue) [[unlikely]] return false;
   if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
   ws_deque<job>* q = w.join_queue;
   return q && pop_first_child_from(g, *q);
