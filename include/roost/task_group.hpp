@@ -5,12 +5,15 @@
 //   right();
 //   tg.wait();                            // rethrows the first exception a child threw
 //
-// Rules: a task_group is owned by the task that created it, which is the only one that may call run() and
-// wait(); destroying it without wait() still waits for every child. Closures are moved into the runtime.
-// Breaking a rule is a roost::usage_error, never a hang or a crash: run() or wait() outside
-// roost::runtime::run, or on a group created outside it or by another task (then the group could outlive
-// the task, and runtime::run return with its children still running); and run() or wait() on a group from
-// one of its own children while the owner joins it (a wait that could only wait for itself).
+// Rules: a task_group is owned by the task that created it, which is the only one that may call wait();
+// destroying it without wait() still waits for every child. Any task of the same runtime may call run(), as
+// in oneTBB (a parallel_for body, or a child of the group, adding children to it), provided its run()
+// happens before the owner's wait() begins or it is itself a child of the group (docs/user-guide.md,
+// "Ownership"). Closures are moved into the runtime. Breaking a rule is a roost::usage_error, never a hang
+// or a crash: run() or wait() outside roost::runtime::run, or on a group created outside it, run() on
+// another runtime's group, wait() by another task than the owner (then the group could outlive the task,
+// and runtime::run return with its children still running), and wait() on a group from one of its own
+// children while the owner joins it (a wait that could only wait for itself).
 // (A wait() on a group that has no child to join returns at once wherever it is called: a group made
 // outside a task can never get one, since run() there throws. Checking it cost every join an instruction.)
 #pragma once
@@ -37,6 +40,21 @@ void join_while_unwinding(group_state& g) noexcept;
 // otherwise a usage_error, as wait() there. runtime::run returns when its root ends, not when such a
 // group's children do (docs/user-guide.md, "Ownership").
 void join_unowned_at_destruction(group_state& g);
+// run() by a task that is not the group's owner, or by a child the owner's join runs on the owner's stack:
+// a foreign child (src/engine/join.hpp), spawned by the engine out of line; a usage_error outside a task, on
+// a group created outside one, or on another runtime's group (src/api/task_group.cpp). f's closure moves.
+void spawn_by_other_task(const char* call, fiber_abi* fb, group_state& g, task_frame& f);
+// The same checks for run_if(false, f) by such a task, which then runs f itself.
+void check_other_task(const char* call, fiber_abi* fb, const group_state& g);
+// Whether other tasks spawned into the group since its last join (the error word's marker, abi.hpp) or a
+// child's exception waits there: only then does a wait that found its own children done need the engine's
+// join (which waits for the foreign ones on the balance). One word: it is tested at every wait and
+// destruction.
+inline bool foreign_pending(const group_state& g) { return g.error.load(std::memory_order_relaxed) != nullptr; }
+// Children of its own or foreign_pending: the join has work. One or of the two words, one branch.
+inline bool join_pending(const group_state& g) {
+  return (static_cast<std::uintptr_t>(g.spawned) | reinterpret_cast<std::uintptr_t>(g.error.load(std::memory_order_relaxed))) != 0;
+}
 }  // namespace detail
 
 class task_group {
@@ -64,7 +82,7 @@ class task_group {
   // during unwinding starts with the unwinding's exception count, and a group that child destroys without
   // wait() drops its children's exceptions (std::uncaught_exceptions() is all it can see).
   ~task_group() noexcept(false) {
-    if (st_.spawned != 0) {
+    if (detail::join_pending(st_)) {
       if (std::uncaught_exceptions() > 0) {
         detail::join_while_unwinding(st_);
       } else if (detail::running_fiber() != st_.owner_fiber) [[unlikely]] {
@@ -118,9 +136,13 @@ class task_group {
     // task reading them while the owner joins would be a data race, not just a wrong answer).
     if (detail::running_fiber() != st_.owner_fiber) [[unlikely]]
       detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), st_);
-    // spawned == 1 with nothing done: only the inline path fills the group's slot first.
-    if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) return;
-    if (st_.spawned != 0) engine_wait();
+    // spawned == 1 with nothing done: only the inline path fills the group's slot first. Its child was the
+    // group's only one, unless other tasks spawned into the group (foreign_pending).
+    if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) {
+      if (detail::foreign_pending(st_)) [[unlikely]] engine_wait();
+      return;
+    }
+    if (detail::join_pending(st_)) engine_wait();
   }
 
   double total_work() const { return st_.total_work; }
@@ -133,7 +155,7 @@ class task_group {
     // Only the owner spawns: any other task would count children in a group it cannot join, from another
     // thread. The owner's fiber does not change when it moves (abi.hpp), so this holds at every spawn.
     detail::fiber_abi* fb = detail::running_fiber();
-    if (fb != st_.owner_fiber || !fb) [[unlikely]] detail::throw_not_owner("roost::task_group::run", fb, st_);
+    if (fb != st_.owner_fiber || !fb) [[unlikely]] return spawn_by_other(fb, std::forward<F>(f), hint);
     if (st_.spawned == 0) {  // the first spawn since the join: the inline slot is free
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
         detail::worker_abi* w = fb->worker;
@@ -150,12 +172,24 @@ class task_group {
     frame_t frame(std::forward<F>(f), &st_, hint);
     submit(*fb->worker, frame);  // the worker the owner runs on now (abi.hpp)
   }
+  // Another task's run(): out of line, from a frame on this stack that the engine moves to its pool.
+  template <class F>
+  __attribute__((noinline)) void spawn_by_other(detail::fiber_abi* fb, F&& f, double hint) {
+    detail::closure_frame<std::decay_t<F>> frame(std::forward<F>(f), &st_, hint);
+    try {
+      detail::spawn_by_other_task("roost::task_group::run", fb, st_, frame);
+    } catch (...) {  // not spawned: the closure is still ours to destroy (unless the engine consumed it)
+      frame.discard();
+      throw;
+    }
+  }
   // Always through the engine (never the inline help-first path): the policy must see the declaration.
+  // Another task's spawns ignore it (a declaration only ever changes where a child runs).
   template <class F>
   void spawn_declared(F&& f, double hint, const data& d) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
     detail::fiber_abi* fb = detail::running_fiber();
-    if (fb != st_.owner_fiber || !fb) [[unlikely]] detail::throw_not_owner("roost::task_group::run", fb, st_);
+    if (fb != st_.owner_fiber || !fb) [[unlikely]] return spawn_by_other(fb, std::forward<F>(f), hint);
     frame_t frame(std::forward<F>(f), &st_, hint);
     try {
       detail::spawn_declared(*fb->worker, st_, frame, d);
@@ -169,7 +203,7 @@ class task_group {
   void run_here(F& f) {
     detail::fiber_abi* fb = detail::running_fiber();
     if (fb != st_.owner_fiber || !fb || (st_.spawned & detail::group_state::kJoining)) [[unlikely]]
-      detail::throw_not_owner("roost::task_group::run_if", fb, st_);
+      return run_here_by_other(fb, f);
     // Marked as joining while f runs: f runs on the owner's fiber, and its run() or wait() on this very group
     // is an error, as a spawned child's is (it passed as the owner's, so run_if(false, f) allowed what
     // run_if(true, f) refused: an outside-user campaign). Two stores; nothing else while f does not throw.
@@ -192,6 +226,18 @@ class task_group {
       ++st_.local_done;
     }
   }
+  // Another task's run_if(false, f) (or a child's, on the owner's stack while the owner joins): f runs here
+  // as part of that task, and what it throws is kept for the owner's wait(), as a foreign child's would be
+  // (foreign_pending sees it). The group's counters are the owner's: not touched.
+  template <class F>
+  __attribute__((noinline)) void run_here_by_other(detail::fiber_abi* fb, F& f) {
+    detail::check_other_task("roost::task_group::run_if", fb, st_);
+    try {
+      f();
+    } catch (...) {
+      detail::record_exception(st_, std::current_exception());
+    }
+  }
   template <class Frame>
   void submit(detail::worker_abi& w, Frame& fr) {
     try {
@@ -201,10 +247,12 @@ class task_group {
       throw;
     }
   }
-  // Called with spawned != 0, so owner_fiber is set.
+  // Called with spawned != 0 or foreign children pending, so owner_fiber is set (another task's run() on a
+  // group created outside a task throws).
   void engine_wait() {
     if (detail::running_fiber() != st_.owner_fiber) [[unlikely]]
       detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), st_);
+    if (st_.spawned == 0) detail::open_for_foreign_join(st_);
     detail::worker_abi* w = st_.owner_fiber->worker;
     w->engine_wait(*w, st_);
   }

@@ -64,9 +64,9 @@ void leave_mode(engine::worker& w) {
 // Runs the child now, on the caller's fiber, as part of the caller's task (not a task of its own: no
 // observer event, nothing for the policy). It is counted as a child done locally, so that a group mixing
 // inline and spawned children joins as the engine expects; an exception is kept for the group's wait.
-void final_spawn(detail::worker_abi&, detail::group_state& g, detail::task_frame& f) {
-  if (g.spawned & detail::group_state::kJoining) [[unlikely]]
-    detail::throw_not_owner("roost::task_group::run", detail::running_fiber(), g);
+void final_spawn(detail::worker_abi& w, detail::group_state& g, detail::task_frame& f) {
+  // A child of the group spawning into it while the owner joins it: a foreign child (engine/join.hpp).
+  if (g.spawned & detail::group_state::kJoining) [[unlikely]] return detail::spawn_foreign(w, g, f);
   const std::uint32_t before = g.spawned;
   if (before == 0) {  // what the engine's spawn writes at a group's first spawn (task_frame.hpp)
     g.base_epoch = kFinalOnly;
@@ -91,7 +91,7 @@ void final_wait(detail::worker_abi& wa, detail::group_state& g) {
     detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), g);
   // Every child since the join ran inline (the first one did, and all are done): nothing to wait for, and
   // the policy never saw the group (its first spawn did not open it).
-  if (g.base_epoch == kFinalOnly && g.spawned == g.local_done) {
+  if (g.base_epoch == kFinalOnly && g.spawned == g.local_done && g.remote_balance.load(std::memory_order_relaxed) == 0) {
     detail::finish_join(g);
     return;
   }

@@ -4,6 +4,8 @@
 #include <sstream>
 
 #include "engine/engine_base.hpp"
+#include "engine/fiber.hpp"
+#include "engine/worker.hpp"
 #include "platform/platform.hpp"
 #include "ult/context.hpp"
 #include "roost/errors.hpp"
@@ -56,15 +58,48 @@ void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g
           "that runs and waits it";
   else if (fb == g.owner_fiber && (g.spawned & group_state::kJoining))
     why = " called by a child of the group, run on its owner's stack (a join that ran it there, run_if(false, f), "
-          "or a final region's inline child); a child may not spawn into or wait for its own group, whichever way "
-          "it runs: only the task that created a group may call its run() and wait(), outside its children";
+          "or a final region's inline child); a child may not wait for its own group, whichever way it runs: "
+          "only the task that created a group may call its wait(), outside its children";
   else
     why = " called by a task that did not create the group; only the task that created a group may call its "
-          "run() and wait()";
+          "wait() (any task may call its run())";
   throw usage_error(std::string(call) + why);
 }
 
+void check_other_task(const char* call, fiber_abi* fb, const group_state& g) {
+  if (!fb || !g.owner_fiber) throw_not_owner(call, fb, g);
+  // The group's owner fiber never changes, and the runtime that made a fiber is its for life.
+  const auto& w = static_cast<const engine::worker&>(*fb->worker);
+  if (static_cast<const engine::fiber*>(g.owner_fiber)->home != w.eng)
+    throw usage_error(std::string(call) + " called by a task of another roost::runtime than the one whose task "
+                      "created the group; a group's children run in its creator's runtime: spawn them from a "
+                      "task of that runtime");
+}
+
+void spawn_by_other_task(const char* call, fiber_abi* fb, group_state& g, task_frame& f) {
+  check_other_task(call, fb, g);
+  spawn_foreign(*fb->worker, g, f);
+}
+
+void spawn_foreign(worker_abi& wa, group_state& g, task_frame& f) {
+  auto& w = static_cast<engine::worker&>(wa);
+  // In a final region (final.hpp) every spawn runs at once, as part of the spawner's task: so does this
+  // one, its exception kept for the owner's wait as a foreign child's would be.
+  if (w.final_depth != 0) {
+    const frame_ops* ops = f.ops;
+    f.ops = nullptr;  // consumed, whatever it throws (run_in_place destroys the closure either way)
+    try {
+      ops->run_in_place(&f);
+    } catch (...) {
+      record_exception(g, std::current_exception());
+    }
+    return;
+  }
+  w.eng->spawn_foreign(w, g, f);
+}
+
 std::exception_ptr g_exception_lost_to_oom;
+std::exception_ptr g_foreign_children;
 
 // The owner's stack is unwinding: the thread's count of uncaught exceptions says 1 or more. A child the
 // join runs on this stack (a help-first join pops its own children back) would see that count as its own,
@@ -85,6 +120,7 @@ void join_while_unwinding(group_state& g) noexcept {
                         "only the task that created a group may wait for it; its children would run on with "
                         "the group freed");
   try {
+    if (g.spawned == 0) open_for_foreign_join(g);  // only other tasks' children are left
     worker_abi* w = g.owner_fiber->worker;
     w->engine_wait(*w, g);
   } catch (...) {

@@ -61,6 +61,42 @@ class engine final : public engine_base {
   }
 
   P& policy() { return policy_; }
+
+  // Parent-first into a pooled frame of its own (f lies on the spawner's stack), named as the spawner's
+  // child, where the policy's own pops take a job back (put_back: the spawner's deque, or adws-ml's group
+  // queue), which its thieves also reach; its debt is on g's balance before anyone can run it. g's counters
+  // are its owner's alone, and the policy's spawn order is not asked: it would open g, which is the owner's
+  // to open (adws's dealing). Nor its help-first placement: cab's inter-socket pool, which only a head core
+  // with no subtree running takes from, left the child of a waiting owner in a subtree there for ever.
+  void spawn_foreign(worker& w, group& g, frame& f) override {
+    detail::no_preempt_scope np(w.current_fiber);
+    const std::size_t bytes = f.ops->size, align = f.ops->align;
+    void* mem = w.frames.alloc(bytes, align);
+    frame* h;
+    try {
+      h = f.ops->relocate(&f, mem);
+    } catch (...) {  // the closure's move threw: it is still in f, which its spawner discards
+      w.frames.free(mem, bytes, align);
+      throw;
+    }
+    f.ops = nullptr;  // consumed (task_frame.hpp, discard)
+    h->k = job::kind::fresh_foreign;
+    h->group = &g;
+    h->work_hint = f.work_hint;
+    name_child(w, *h, [&w]() -> detail::fiber_abi* { return w.current_fiber; });
+    h->id.clear_sched();
+    detail::mark_foreign_children(g);
+    join::owe_foreign_child(g);
+    try {
+      policy_.put_back(w, h);
+      idle().notify_new_work();
+    } catch (...) {  // no queue took it: nothing was spawned
+      (void)join::complete_remote(g);
+      h->ops->destroy(h);
+      w.frames.free(h, bytes, align);
+      throw;
+    }
+  }
   void iteration_begin() override { policy_.iteration_begin(); }
   void iteration_end() override { policy_.iteration_end(); }
   void request_reprofile() override { policy_.request_reprofile(); }
@@ -104,7 +140,10 @@ class engine final : public engine_base {
   // build (a sanitizer build left spawn_child_first out of line, outside the runtime text).
   static void spawn(detail::worker_abi& wa, group& g, frame& f) { spawn_body(static_cast<worker&>(wa), g, f); }
   __attribute__((always_inline)) static void spawn_body(worker& w, group& g, frame& f) {
-    if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::run", w.current_fiber, g);
+    // A child the owner's join runs on the owner's stack spawns into the group: a foreign child, out of line
+    // (src/api/task_group.cpp; it reaches spawn_foreign below through the engine's table) before this spawn
+    // changed anything.
+    if (g.spawned & group::kJoining) [[unlikely]] return detail::spawn_foreign(w, g, f);
     if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
     // A spawn that throws (no stack left for a child-first child, no memory for a frame) spawned nothing:
     // counted, the child would be waited for at the join for ever (adws, hws and ws hung that way when a
@@ -410,11 +449,15 @@ class engine final : public engine_base {
     if (g.spawned & group::kJoining) [[unlikely]] detail::throw_not_owner("roost::task_group::wait", w.current_fiber, g);
     of(w).policy_.on_wait(w, g);
     worker* now = &w;
-    if (g.spawned != g.local_done) {
+    // A balance not at 0 here: children other tasks spawned into the group (join.hpp), done or not.
+    if (g.spawned != g.local_done || g.remote_balance.load(std::memory_order_relaxed) != 0) {
       g.spawned |= group::kJoining;  // until finish_join: children run inline below may not join it
       now = &pop_own_children(w, g);  // a child run inline may have suspended: we may be elsewhere now
       std::uint32_t remote = (g.spawned & ~group::kJoining) - g.local_done;
-      if (remote != 0 && !join::all_remote_done(g, remote)) now = &suspend_for_join(g, remote);
+      if (!join::all_remote_done(g, remote)) {
+        now = &suspend_for_join(g, remote);
+        join::after_waiting(g);
+      }
     }
     // A waiter that suspended came back on its target already (resume_waiter); this moves a task that
     // joined without suspending, or that a child run inline took elsewhere.
@@ -485,8 +528,12 @@ class engine final : public engine_base {
         w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
         return w;
       }
+      // A child another task spawned into the group (spawn_foreign) pays its debt on the balance, as it
+      // would wherever it ran; the owner is not registered, so it resumes nobody.
+      const bool foreign = j->k == job::kind::fresh_foreign;
       run_inline(w, *static_cast<frame*>(j));
-      ++g.local_done;
+      if (foreign) (void)join::complete_remote(g);
+      else ++g.local_done;
       if (self->epoch != epoch) return worker_of(*self);  // the child suspended: we moved
     }
     return w;

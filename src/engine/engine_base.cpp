@@ -132,7 +132,7 @@ void engine_base::start() {
   }
   for (auto& w : workers_) {
     set_entry_points(*w);
-    w->fibers.configure(cfg_.stack_size, fiber_entry(), cfg_.preempt, &w->current_fiber);
+    w->fibers.configure(cfg_.stack_size, fiber_entry(), cfg_.preempt, &w->current_fiber, this);
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share(&idle_state::notify_on_share, &idle_);
   }

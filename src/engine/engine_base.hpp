@@ -108,6 +108,11 @@ class engine_base {
   // Any work visible anywhere: the last look before sleeping.
   bool any_work_visible();
 
+  // A spawn into group g by a task of this runtime, running on w, that is not g's owner, or by a child its
+  // owner's join runs on the owner's stack: a foreign child (engine/join.hpp), spawned parent-first and
+  // counted on g's balance alone. The closure of f moves out (f.ops is null afterwards). engine.hpp.
+  virtual void spawn_foreign(worker& w, detail::group_state& g, detail::task_frame& f) = 0;
+
   // Who listens to this runtime alone (api/runtime.cpp; set while none of its tasks runs: before start,
   // after stop, or by the thread calling run between its runs). Its tracer, which the engine's hooks record
   // to (api/observer.cpp), and the first consumer of its tasks' annotations (roost::touch, api/touch.cpp):

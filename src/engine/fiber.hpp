@@ -27,6 +27,9 @@ struct fiber : detail::fiber_abi {
   // KLT-switching: the kernel thread asleep with this preempted task inside the tick's handler, which
   // the worker wakes instead of switching to the fiber (engine/klt.hpp); nullptr otherwise.
   klt* klt_holder = nullptr;
+  // The runtime whose pools made it, for its life: a task of another runtime that spawns into a group this
+  // fiber's task owns is told apart by it (engine_base::spawn_foreign). Written once, before any task runs.
+  const void* home = nullptr;
 };
 static_assert(sizeof(detail::fiber_abi) + 2 * sizeof(void*) + sizeof(ult::bctx::fcontext_t) <= 64,
               "a switch's fields of a fiber fit its first cache line");
@@ -89,9 +92,12 @@ class fiber_pool {
   // keep_idle (preemption on): a spawn that takes an idle fiber for its child makes another one, so that a
   // tick in the child finds one (has_idle below). running: the worker's current fiber, the one running on
   // the thread that uses this pool, whose count the slow paths raise (get_free_stack_slow).
-  void configure(std::size_t stack_bytes, ult::entry_fn entry, bool keep_idle, fiber* const* running) {
+  // home: the runtime (fiber::home).
+  void configure(std::size_t stack_bytes, ult::entry_fn entry, bool keep_idle, fiber* const* running,
+                 const void* home) {
     stack_bytes_ = stack_bytes;
     entry_ = entry;
+    home_ = home;
     keep_idle_ = keep_idle;
     running_ = running;
   }
@@ -245,13 +251,13 @@ class fiber_pool {
   __attribute__((noinline)) fiber* get_slow() {
     if (overflow_)
       if (fiber* f = overflow_->take()) return f;
-    return create(stack_bytes_, entry_);
+    return create(stack_bytes_, entry_, home_);
   }
   __attribute__((noinline)) void spill(fiber* f) {
     ult::release_deep_pages(f->stk, f, kKeepBytes);  // the shared spares hold no task's deep pages
     overflow_->put(f);
   }
-  static fiber* create(std::size_t stack_bytes, ult::entry_fn entry) {
+  static fiber* create(std::size_t stack_bytes, ult::entry_fn entry, const void* home) {
     ult::stack s = ult::allocate_stack(stack_bytes + sizeof(fiber) + 64);
     // Record at the top, 64-byte aligned; the usable stack is everything between the guard and the record.
     auto top = reinterpret_cast<std::uintptr_t>(s.top());
@@ -259,6 +265,7 @@ class fiber_pool {
     auto* f = ::new (reinterpret_cast<void*>(rec)) fiber();
     f->k = detail::job::kind::resume;
     f->stk = s;
+    f->home = home;
     ult::make_context(f->ctx, static_cast<char*>(s.base) + s.guard, reinterpret_cast<void*>(rec), entry);
     return f;
   }
@@ -268,6 +275,7 @@ class fiber_pool {
   fiber_overflow* overflow_ = nullptr;
   std::size_t stack_bytes_ = 0;
   ult::entry_fn entry_ = nullptr;
+  const void* home_ = nullptr;
   bool keep_idle_ = false;
   fiber* const* running_ = nullptr;
 };

@@ -18,7 +18,8 @@ objdump -d -C --no-show-raw-insn -j roost_runtime_text "$bin" | awk '
   #     count is 1 outside its body (or a thief resumed the parent and raised its count);
   #   fiber_pool::get_slow, get_free_stack_slow, spill: called under a raise of the running fiber count,
   #     inline in the caller (fiber.hpp, get_free_stack_slow);
-  #   throw_not_owner: before the spawn changed anything; native_platform::fatal: ends the process (the
+  #   throw_not_owner, spawn_foreign: before the spawn changed anything (the second, a child spawning into the
+  #     group its owner joins, raises the count itself: engine.hpp); native_platform::fatal: ends the process (the
   #     sanitizer builds check that the worker of the caller is the one of the task);
   #   hook_spawn: under a raise (observe.hpp, name_child); hook_task_resume: in resumed(), before its lowering;
   #   hook_task_moved: under a raise of the count of the parent fiber (observe.hpp, observe_moved);
@@ -26,7 +27,7 @@ objdump -d -C --no-show-raw-insn -j roost_runtime_text "$bin" | awk '
   function allowed(t) {
     return t ~ /^(roost_call_on_stack|roost::ult::announce_call\(|roost::ult::call_came_back\(|jump_fcontext)/ ||
            t ~ /^roost::engine::fiber_pool::(get_slow|get_free_stack_slow|spill)\(/ ||
-           t ~ /^roost::detail::(throw_not_owner|hook_spawn)\(/ || t ~ /^roost::engine::hook_task_(resume|moved)\(/ ||
+           t ~ /^roost::detail::(throw_not_owner|spawn_foreign|hook_spawn)\(/ || t ~ /^roost::engine::hook_task_(resume|moved)\(/ ||
            t ~ /^roost::platform::native_platform::fatal\(/ ||
            t ~ /^(__cxa_|_Unwind_|__tsan_|__asan_|__ubsan_|__sanitizer_)/
   }

@@ -238,6 +238,9 @@ inline worker_abi& running_worker() {
 // usage_error for a spawn or wait by a task that does not own g (fb: its fiber, nullptr outside a task), or
 // by one of g's own children while the owner joins g (group_state::kJoining).
 [[noreturn]] void throw_not_owner(const char* call, const fiber_abi* fb, const group_state& g);
+// The spawn of a foreign child of g on worker w, the caller's (src/engine/join.hpp): another task's run(), or a
+// child's that its owner's join runs on the owner's stack (engine.hpp, final.cpp). src/api/task_group.cpp.
+void spawn_foreign(worker_abi& w, group_state& g, task_frame& f);
 inline fiber_abi* current_fiber_or_throw(const char* call) {
   fiber_abi* f = running_fiber();
   if (!f) [[unlikely]] throw_outside_task(call);
@@ -275,14 +278,29 @@ inline bool hooks_installed() { return hook_bits() != 0; }
 // Keeps the first exception of a group's children (any thread). Allocation failure keeps the address of
 // g_exception_lost_to_oom instead, which the join reports as std::bad_alloc: never lost silently.
 extern std::exception_ptr g_exception_lost_to_oom;  // a marker only, never thrown (src/api/task_group.cpp)
+// The group's error word before any exception, once another task spawned into the group since its last
+// join (engine/join.hpp's foreign children): a marker only, never thrown. So the owner's wait and the
+// group's destructor test one word, which is null exactly when neither an exception nor a foreign child
+// needs the engine's join (task_group.hpp, foreign_pending).
+extern std::exception_ptr g_foreign_children;
+inline bool is_exception(const std::exception_ptr* e) { return e != nullptr && e != &g_foreign_children; }
 inline void record_exception(group_state& g, std::exception_ptr e) {
-  if (g.error.load(std::memory_order_relaxed) != nullptr) return;  // not the first
+  std::exception_ptr* seen = g.error.load(std::memory_order_relaxed);
+  if (is_exception(seen)) return;  // not the first
   std::exception_ptr* p = new (std::nothrow) std::exception_ptr(std::move(e));
   if (!p) p = &g_exception_lost_to_oom;
-  std::exception_ptr* expected = nullptr;
-  if (!g.error.compare_exchange_strong(expected, p, std::memory_order_acq_rel, std::memory_order_relaxed) &&
-      p != &g_exception_lost_to_oom)
-    delete p;
+  // Over the null or the marker (which a foreign spawn may write meanwhile), never over an exception.
+  while (!g.error.compare_exchange_weak(seen, p, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    if (is_exception(seen)) {
+      if (p != &g_exception_lost_to_oom) delete p;
+      return;
+    }
+  }
+}
+// A foreign child is spawned into g (engine/join.hpp): marks the error word if it holds nothing yet.
+inline void mark_foreign_children(group_state& g) {
+  std::exception_ptr* none = nullptr;
+  g.error.compare_exchange_strong(none, &g_foreign_children, std::memory_order_acq_rel, std::memory_order_relaxed);
 }
 [[noreturn]] void rethrow_group_error(std::exception_ptr* e);  // frees e (src/api/task_group.cpp)
 
@@ -292,7 +310,7 @@ inline void finish_join(group_state& g) {
   g.local_done = 0;
   if (std::exception_ptr* e = g.error.load(std::memory_order_acquire)) [[unlikely]] {
     g.error.store(nullptr, std::memory_order_relaxed);
-    rethrow_group_error(e);
+    if (e != &g_foreign_children) rethrow_group_error(e);
   }
 }
 

@@ -104,7 +104,9 @@ struct job {
   // fresh_unnamed: a fresh task whose id, work hint and group were not written (the inline help-first
   // spawn of abi.hpp and the inline two-way join of fork_join2.hpp, whose pushed frame nobody names while no
   // hook is installed); whoever runs one other than that spawn's join names it first.
-  enum class kind : std::uint64_t { fresh, resume, fresh_unnamed };
+  // fresh_foreign: a fresh task spawned into a group by another task than the group's owner (engine.hpp,
+  // spawn_foreign): counted on the group's balance, never in its owner's counters (engine/join.hpp).
+  enum class kind : std::uint64_t { fresh, resume, fresh_unnamed, fresh_foreign };
   kind k;
   bool is_fresh() const { return k != kind::resume; }
 };
@@ -205,6 +207,8 @@ struct group_state {
   static constexpr std::uint32_t kJoining = 1u << 31;
   std::uint32_t spawned;     // owner-only
   std::uint32_t local_done;  // owner-only: children whose completion the owner saw directly
+  // Remote children done, less the children other tasks spawned into the group and still owe it
+  // (engine/join.hpp); nonzero at the owner's wait only if such a foreign child was spawned.
   std::atomic<std::int64_t> remote_balance{0};
   // The first exception a child threw, owned by the group until the join rethrows it (one pointer, so that
   // a group costs no std::exception_ptr construction and destruction; see record_exception in abi.hpp).
@@ -280,6 +284,14 @@ inline group_state* group_of_unnamed(task_frame& f) {
   return reinterpret_cast<group_state*>(reinterpret_cast<unsigned char*>(&f) - offsetof(group_state, inline_frame));
 }
 inline group_state* group_of(task_frame& f) { return f.k == job::kind::fresh_unnamed ? group_of_unnamed(f) : f.group; }
+
+// A group whose children since its last join were all spawned by other tasks (engine/join.hpp: its own count
+// is 0) comes to the engine's join as one no policy opened, with no base on a deque: what the engine's
+// spawn writes at a group's first spawn (the inline join's kNotOpened, task_frame.hpp).
+inline void open_for_foreign_join(group_state& g) noexcept {
+  g.base_epoch = group_state::kNoBase;
+  g.dist.mode = group_state::kNotOpened;
+}
 
 [[noreturn]] void throw_bad_hint(const char* what, double value);
 

@@ -1,0 +1,249 @@
+// Children spawned into a task_group by another task than its owner: oneTBB's "any task adds to the group"
+// (a parallel_for body calling tg.run(), a child adding siblings). src/engine/join.hpp calls them foreign
+// children: counted on the group's balance, joined by the owner's wait and by its destructor, under every
+// scheduler, whichever way the spawning task ran (on the owner's stack, stolen, inside the owner's join).
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "test_util.hpp"
+
+namespace {
+
+using roost_test::available_schedulers;
+using roost_test::opts;
+
+struct boom : std::runtime_error {
+  boom() : std::runtime_error("boom") {}
+};
+
+class Foreign : public ::testing::TestWithParam<std::string> {};
+
+// The idiom of the porting guide's oneTBB row: every piece of a loop adds children to the caller's group.
+TEST_P(Foreign, ParallelForBodiesSpawnIntoTheCallersGroup) {
+  for (unsigned workers : {1u, 2u, 3u, 4u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    for (int round = 0; round < 10; ++round) {
+      std::vector<std::atomic<int>> ran(512);
+      rt.run([&] {
+        roost::task_group tg;
+        roost::parallel_for(0, 512, 1 + round % 3, [&](int lo, int hi) {
+          for (int i = lo; i < hi; ++i) tg.run([&ran, i] { ran[i].fetch_add(1); });
+        });
+        tg.wait();
+        for (int i = 0; i < 512; ++i) ASSERT_EQ(ran[i].load(), 1) << i << ", " << workers << " workers";
+      });
+    }
+  }
+}
+
+// Children adding siblings, down to a depth: the owner's wait returns when the last of them ended.
+void add_siblings(roost::task_group& tg, std::atomic<long>& count, int depth) {
+  count.fetch_add(1);
+  if (depth == 0) return;
+  tg.run([&tg, &count, depth] { add_siblings(tg, count, depth - 1); });
+  tg.run([&tg, &count, depth] { add_siblings(tg, count, depth - 1); });
+}
+TEST_P(Foreign, ChildrenAddSiblingsWhileTheOwnerWaits) {
+  for (unsigned workers : {1u, 2u, 4u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    for (int round = 0; round < 5; ++round) {
+      std::atomic<long> count{0};
+      rt.run([&] {
+        roost::task_group tg;
+        tg.run([&] { add_siblings(tg, count, 10); });
+        tg.wait();
+        EXPECT_EQ(count.load(), 2047) << workers << " workers";  // 2^11 - 1 calls
+      });
+    }
+  }
+}
+
+// Reused: foreign children after a join belong to the next one.
+TEST_P(Foreign, AGroupReusedAfterItsWaitJoinsTheNextForeignChildren) {
+  roost::runtime rt(opts(GetParam(), 2));
+  rt.run([&] {
+    roost::task_group tg;
+    std::atomic<int> n{0};
+    for (int step = 1; step <= 5; ++step) {
+      roost::parallel_invoke([&] { tg.run([&] { n.fetch_add(1); }); }, [&] { tg.run([&] { n.fetch_add(1); }); });
+      tg.run([&] { n.fetch_add(1); });  // and one of the owner's own
+      tg.wait();
+      EXPECT_EQ(n.load(), 3 * step);
+    }
+  });
+}
+
+TEST_P(Foreign, AForeignChildsExceptionLeavesTheOwnersWait) {
+  for (unsigned workers : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    std::atomic<int> ran{0};
+    EXPECT_THROW(rt.run([&] {
+      roost::task_group tg;
+      roost::parallel_for(0, 64, 1, [&](int lo, int hi) {
+        for (int i = lo; i < hi; ++i)
+          tg.run([&ran, i] {
+            ran.fetch_add(1);
+            if (i % 16 == 5) throw boom();
+          });
+      });
+      tg.wait();
+    }), boom) << workers << " workers";
+    EXPECT_EQ(ran.load(), 64) << "a throw cancels nothing";
+    // The group and the runtime are usable afterwards.
+    EXPECT_EQ(rt.run([] { return roost_test::fib_tasks(12); }), 144);
+  }
+}
+
+// run_if(false, f) by another task runs f there; what it throws waits for the owner's wait.
+TEST_P(Foreign, AnotherTasksInlineChildThrowsAtTheOwnersWait) {
+  roost::runtime rt(opts(GetParam(), 2));
+  bool after = false;
+  EXPECT_THROW(rt.run([&] {
+    roost::task_group tg;
+    roost::parallel_invoke([&] { tg.run_if(false, [] { throw boom(); }); }, [] {});
+    after = true;  // not thrown from the loop
+    tg.wait();
+  }), boom);
+  EXPECT_TRUE(after);
+  // And with nothing thrown, it ran before run_if returned.
+  rt.run([&] {
+    roost::task_group tg;
+    int x = 0;
+    roost::parallel_invoke([&] { tg.run_if(false, [&] { x = 1; }); }, [] {});
+    EXPECT_EQ(x, 1);
+    tg.wait();
+  });
+}
+
+TEST_P(Foreign, AGroupDestroyedWithoutWaitWaitsForForeignChildren) {
+  for (unsigned workers : {1u, 2u, 4u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    std::atomic<int> ran{0};
+    rt.run([&] {
+      roost::task_group tg;
+      roost::parallel_for(0, 100, 1, [&](int lo, int hi) {
+        for (int i = lo; i < hi; ++i) tg.run([&ran] { ran.fetch_add(1); });
+      });
+    });  // ~task_group joins
+    EXPECT_EQ(ran.load(), 100) << workers << " workers";
+    // While the owner unwinds: the children still run and end before the group goes; the owner's exception
+    // leaves, theirs are dropped.
+    ran = 0;
+    EXPECT_THROW(rt.run([&] {
+      roost::task_group tg;
+      roost::parallel_for(0, 100, 1, [&](int lo, int hi) {
+        for (int i = lo; i < hi; ++i)
+          tg.run([&ran, i] {
+            ran.fetch_add(1);
+            if (i == 50) throw std::logic_error("dropped");
+          });
+      });
+      throw boom();
+    }), boom);
+    EXPECT_EQ(ran.load(), 100) << workers << " workers";
+  }
+}
+
+// In a final region every spawn runs at once: another task's too.
+TEST_P(Foreign, AForeignSpawnInAFinalRegionRunsAtOnce) {
+  roost::runtime rt(opts(GetParam(), 2));
+  rt.run([&] {
+    roost::task_group tg;
+    int x = 0;
+    roost::parallel_invoke(
+        [&] {
+          roost::run_final([&] {
+            tg.run([&] { x = 1; });
+            EXPECT_EQ(x, 1);
+          });
+        },
+        [] {});
+    tg.wait();
+    EXPECT_EQ(x, 1);
+  });
+}
+
+// Each foreign child is a task the observer sees start, named under the task that spawned it.
+TEST_P(Foreign, TheObserverSeesEachForeignChildStart) {
+  roost::runtime rt(opts(GetParam(), 2));
+  roost_test::start_paths rec;
+  roost::set_task_observer(&rec);
+  rt.run([&] {
+    roost::task_group tg;
+    roost::task_group other;
+    other.run([&tg] {
+      tg.run([] {});
+      tg.run([] {});
+    });
+    other.wait();
+    tg.wait();
+  });
+  roost::set_task_observer(nullptr);
+  // The root, `other`'s child and the two it spawned into tg, named as its children.
+  EXPECT_EQ(rec.starts.size(), 4u);
+  EXPECT_EQ(rec.starts.count("0.0.0"), 1u);
+  EXPECT_EQ(rec.starts.count("0.0.1"), 1u);
+}
+
+TEST_P(Foreign, SimulatedRunsJoinEveryForeignChildAtEverySeed) {
+  for (std::uint64_t seed : {1, 2, 3}) {
+    roost::options o = opts(GetParam(), 8);
+    o.platform = "sim";
+    o.topology = "pack:2 l3:1(size=1MiB) core:4 pu:1";
+    o.sim_seed = seed;
+    roost::runtime rt(o);
+    std::vector<std::atomic<int>> ran(200);
+    std::atomic<long> count{0};
+    rt.run([&] {
+      roost::task_group tg;
+      roost::parallel_for(0, 200, 4, [&](int lo, int hi) {
+        for (int i = lo; i < hi; ++i) tg.run([&ran, i] { ran[i].fetch_add(1); });
+      });
+      tg.run([&] { add_siblings(tg, count, 6); });
+      tg.wait();
+    });
+    for (int i = 0; i < 200; ++i) ASSERT_EQ(ran[i].load(), 1) << i << ", seed " << seed;
+    EXPECT_EQ(count.load(), 127);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, Foreign, ::testing::ValuesIn(available_schedulers()),
+                         roost_test::scheduler_test_name);
+
+// The rules that stay: a group of another runtime, a group created outside a task, and a wait by another
+// task are usage_errors.
+TEST(ForeignMisuse, AnotherRuntimesTaskGetsAUsageErrorNamingIt) {
+  roost::runtime a(opts("ws", 1)), b(opts("ws", 1));
+  std::string what;
+  a.run([&] {
+    roost::task_group tg;
+    std::thread t([&] { what = roost_test::usage_error_of([&] { b.run([&] { tg.run([] {}); }); }); });
+    t.join();
+    tg.wait();
+  });
+  roost_test::expect_mentions(what, {"roost::task_group::run", "another roost::runtime"});
+}
+
+TEST(ForeignMisuse, AGroupCreatedOutsideATaskAndAWaitByAnotherTaskStayUsageErrors) {
+  roost::runtime rt(opts("ws-help", 2));
+  roost::task_group outside;
+  EXPECT_NE(roost_test::usage_error_of([&] { rt.run([&] { outside.run([] {}); }); }).find("created outside"),
+            std::string::npos);
+  const std::string what = roost_test::usage_error_of([&] {
+    rt.run([&] {
+      roost::task_group tg;
+      tg.run([] {});
+      roost::task_group other;
+      other.run([&tg] { tg.wait(); });  // a child of another group: not tg's owner
+      other.wait();
+      tg.wait();
+    });
+  });
+  // ws-help runs `other`'s child on the root's own stack at its join, where it passes for tg's owner: the
+  // fiber is all a wait can tell (user-guide.md, "Ownership"). Either way no hang and no lost child.
+  if (!what.empty()) EXPECT_NE(what.find("roost::task_group::wait"), std::string::npos) << what;
+}
+
+}  // namespace
