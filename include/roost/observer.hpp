@@ -29,8 +29,10 @@ class task_observer {
   virtual ~task_observer() = default;
   // Called on the worker, just before the task's body starts. Must be thread-safe.
   virtual void on_task_start(const task_event& e) = 0;
-  // Called when a task resumes on a worker after a suspension (a stolen continuation, a join); the worker
-  // may differ from the one the task started on. Also when a task goes on on another worker than the one it
+  // Called when a task resumes on a worker after a suspension (a stolen continuation, a join, a preemption:
+  // then from inside the tick's signal handler, on the task's stack, before the task goes on from where the
+  // tick found it; docs/user-guide.md, "Data annotations"); the worker may differ from the one the task
+  // started on. Also when a task goes on on another worker than the one it
   // last started or resumed on without a suspension of its own (a child it ran in place suspended and was
   // resumed there): a task always ends on the worker of its last start or resumption.
   virtual void on_task_resume(const task_event&) {}
