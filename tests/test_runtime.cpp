@@ -490,6 +490,22 @@ TEST_P(Api, ParallelLoopsTakeBoundsOfTwoIntegerTypes) {
   });
 }
 
+// A body of one index, as oneTBB's parallel_for(first, last, f) and OpenMP's loops are written: called once
+// for every index, each piece's in order (an outside-user campaign: it was a template error).
+TEST_P(Api, ParallelForCallsABodyOfOneIndexOnceForEachIndex) {
+  for (unsigned workers : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    std::vector<std::atomic<int>> seen(1001);
+    std::vector<int> v(300);
+    rt.run([&] {
+      roost::parallel_for(-500, 501, 7, [&](int i) { seen[i + 500].fetch_add(1); });
+      roost::parallel_for(v.begin(), v.end(), 16, [](std::vector<int>::iterator it) { *it = 3; });
+    });
+    for (int i = 0; i < 1001; ++i) ASSERT_EQ(seen[i].load(), 1) << i << ", " << workers << " workers";
+    for (int x : v) ASSERT_EQ(x, 3);
+  }
+}
+
 // Container iterators as bounds, as the header promises ("integers or random-access iterators"): with
 // std::vector's, the split's unqualified advance() also found std::advance and the call did not compile (an
 // outside-user campaign; raw pointers worked).

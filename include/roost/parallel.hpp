@@ -219,6 +219,8 @@ constexpr bool identity_keeps() {
 
 // Calls body(lo, hi) over [first, last) split by recursive bisection into pieces of at most `grain`
 // iterations (grain 0 is treated as 1; a grain of 2^63 or more, a negative one converted, is a usage_error).
+// A body that takes one index, body(i), as oneTBB's and OpenMP's loops are written, is called for each i of
+// each piece in order (the same pieces).
 // Every piece runs even when another throws; the exception of the leftmost piece that threw leaves, under
 // every scheduler (parallel_reduce's too, and a combine's, in the serial program's order).
 // Equal halves carry equal work hints. Inside runtime::run only, like task_group: a roost::usage_error
@@ -227,10 +229,23 @@ template <class I, class Body>
 void parallel_for(I first, I last, std::size_t grain, const Body& body) {
   static_assert(detail::valid_bound<I>, "roost::parallel_for: the bounds are integers or random-access iterators, "
                                         "not floating-point numbers or bools");
+  constexpr bool by_range = std::is_invocable_v<const Body&, I&, I&>;
+  constexpr bool by_index = std::is_invocable_v<const Body&, I&>;
+  static_assert(by_range || by_index,
+                "roost::parallel_for: the body is called as body(lo, hi) with a piece [lo, hi) of the range, or as "
+                "body(i) with one index, of the bounds' type; it takes neither (a const call operator: the body is "
+                "shared by every piece)");
   detail::current_fiber_or_throw("roost::parallel_for");
   detail::check_grain("roost::parallel_for", grain);
   if (!(first < last)) return;
-  detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, body);
+  if constexpr (by_range) {
+    detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, body);
+  } else {
+    const auto each = [&body](I lo, I hi) {
+      for (I i = lo; i < hi; ++i) body(i);
+    };
+    detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, each);
+  }
 }
 
 // Reduces body(lo, hi) -> T over [first, last) with the associative `combine`; the split is deterministic
@@ -242,6 +257,9 @@ template <class I, class T, class Body, class Combine>
 T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
   // T is the identity's type, and every partial result, the body's and the combine's, is made a T: one that
   // would change them does not compile (detail::identity_keeps).
+  static_assert(std::is_invocable_v<const Body&, I&, I&>,
+                "roost::parallel_reduce: the body is called as body(lo, hi) with a piece [lo, hi) of the range and "
+                "returns that piece's result (a const call operator: the body is shared by every piece)");
   using body_result = std::decay_t<std::invoke_result_t<const Body&, I&, I&>>;  // body(lo, hi): lvalues
   static_assert(detail::identity_keeps<body_result, T>());
   static_assert(detail::identity_keeps<detail::combine_result_t<Combine, T>, T>());

@@ -1,6 +1,7 @@
 // parallel_reduce refuses an identity whose type would cut the body's results (compile_fail/check.sh
 // builds this with each case defined, and expects the compile to fail, naming the reason, for all but
-// NARROW_NONE); and parallel_for refuses floating-point bounds (FLOAT_BOUNDS).
+// NARROW_NONE); and parallel_for refuses floating-point bounds (FLOAT_BOUNDS); and a body of neither shape
+// gets the algorithm's own message (FOR_BODY_SHAPE, REDUCE_BODY_SHAPE), not a template error.
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -46,6 +47,11 @@ long sum(const std::vector<long>& v) {
   return static_cast<long>(roost::parallel_reduce(std::size_t{0}, v.size(), 64, static_cast<unsigned __int128>(0),
                                 [&](std::size_t lo, std::size_t hi) { return static_cast<__int128>(hi - lo); },
                                 std::plus<>()));
+#elif defined(FOR_BODY_SHAPE)  // a body called neither as body(lo, hi) nor as body(i)
+  roost::parallel_for(0, 10, 2, [](int, int, int) {});
+  return 0;
+#elif defined(REDUCE_BODY_SHAPE)  // parallel_reduce's body takes a piece, not an index
+  return roost::parallel_reduce(0, 10, 2, 0, [](int i) { return i; }, std::plus<>());
 #elif defined(FLOAT_BOUNDS)  // floating-point bounds: no whole number of iterations
   double s = 0;
   roost::parallel_for(0.0, 10.5, 2, [&](double lo, double hi) { s += hi - lo; });
@@ -54,6 +60,8 @@ long sum(const std::vector<long>& v) {
   // converts, which are fine; so are bounds of a wider integer type than std::size_t
   (void)roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0.0,
                                [&](std::size_t lo, std::size_t hi) { return static_cast<int>(hi - lo); }, std::plus<>());
+  // A body of one index, as oneTBB's and OpenMP's loops are written.
+  roost::parallel_for(std::size_t{0}, v.size(), 64, [&](std::size_t i) { (void)v[i]; });
   // The first refusal's advice, followed: a long body over 0L.
   (void)roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0L,
                                [&](std::size_t lo, std::size_t hi) { return static_cast<long>(hi - lo); }, std::plus<>());
