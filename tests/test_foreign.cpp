@@ -60,6 +60,81 @@ TEST_P(Foreign, ChildrenAddSiblingsWhileTheOwnerWaits) {
   }
 }
 
+// A child that adds a sibling and then throws: its exception leaves wait() only once the sibling ended (a
+// review: ws-help's inline join of the first child let it leave at once, and the sibling ran after the data
+// declared after the group was gone, then threw again from the group's destructor).
+TEST_P(Foreign, AChildThatAddsASiblingAndThrowsLeavesWaitAfterTheSibling) {
+  for (unsigned workers : {1u, 2u, 4u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    for (int round = 0; round < 20; ++round) {
+      std::atomic<bool> sibling_done{false};
+      bool done_at_catch = false;
+      EXPECT_THROW(rt.run([&] {
+        roost::task_group tg;
+        tg.run([&] {
+          tg.run([&] {
+            roost_test::spin(std::chrono::microseconds(200));
+            sibling_done = true;
+            throw std::logic_error("dropped: not the first");
+          });
+          throw boom();
+        });
+        try {
+          tg.wait();
+        } catch (const boom&) {
+          done_at_catch = sibling_done.load();
+          throw;
+        }
+      }), boom) << workers << " workers";
+      EXPECT_TRUE(done_at_catch) << workers << " workers, round " << round;
+    }
+  }
+}
+
+// The children of a foreign child (its own parallel_invoke) under cats's bi-tier stealing: the foreign child
+// gets an intra-socket tier, as an inline join's half does (policy adopt_unnamed). With the tier of an
+// unnamed task (0), its halves were inter-socket and went to the socket's pool, which no head core took from
+// while the subtree waiting for them ran: a hang (a review), on every policy's deterministic simulated run as
+// well. Here on the simulated two-socket machine, whose watchdog reports such a stall instead of hanging.
+TEST(ForeignCats, AForeignChildsOwnChildrenRunUnderBiTierStealing) {
+  roost_test::scoped_env every_program_profiles("ROOST_CATS_MIN_INTENSITY", "0");
+  static std::vector<char> data(1 << 20);
+  struct tree {
+    static long run(int depth, long id, bool foreign) {
+      if (depth == 0) {
+        roost::touch(data.data() + (static_cast<std::size_t>(id) * 1024) % (data.size() - 1024), 1024);
+        if (foreign) {
+          roost::task_group g, other;
+          other.run([&g] {
+            g.run([] {
+              int x = 0, y = 0;
+              roost::parallel_invoke([&] { x = 1; }, [&] { y = 1; });
+              EXPECT_EQ(x + y, 2);
+            });
+          });
+          other.wait();
+          g.wait();
+        }
+        return id % 5;
+      }
+      long a = 0, b = 0;
+      roost::task_group tg;
+      tg.run([&] { a = run(depth - 1, 2 * id, foreign); });
+      tg.run([&] { b = run(depth - 1, 2 * id + 1, foreign); });
+      tg.wait();
+      return a + b;
+    }
+  };
+  for (bool simulated : {true, false}) {
+    roost::options o = opts("cats", 4);
+    o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+    if (simulated) o.platform = "sim";
+    roost::runtime rt(o);
+    const long want = rt.run([] { return tree::run(8, 1, false); });  // the profiled iteration
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(rt.run([] { return tree::run(8, 1, true); }), want) << simulated;
+  }
+}
+
 // Reused: foreign children after a join belong to the next one.
 TEST_P(Foreign, AGroupReusedAfterItsWaitJoinsTheNextForeignChildren) {
   roost::runtime rt(opts(GetParam(), 2));

@@ -31,10 +31,8 @@ namespace detail {
 // The spawn of a child with a data declaration (data.hpp): a library call, which tells the policy the
 // declaration while it places the child (engine_base::uses_declarations), then spawns as run() does.
 void spawn_declared(worker_abi& w, group_state& g, task_frame& f, const data& d);
-// The join of a group destroyed while its owner's stack unwinds: the children the join runs on this stack
-// start with no exception in flight (src/api/task_group.cpp); what they throw is dropped. Run by another
-// task than the owner, it ends the process with the reason (nothing may leave a destructor while unwinding).
-void join_while_unwinding(group_state& g) noexcept;
+// join_while_unwinding (abi.hpp) is also the join of a group destroyed while its owner's stack unwinds. Run by
+// another task than the owner, it ends the process with the reason (nothing may leave a destructor then).
 // The join of a group destroyed by another than its owner's task (src/api/task_group.cpp): outside any task,
 // once every child ended (a group kept past its creator's end), it rethrows what a child threw and is done;
 // otherwise a usage_error, as wait() there. runtime::run returns when its root ends, not when such a

@@ -91,7 +91,7 @@ void final_wait(detail::worker_abi& wa, detail::group_state& g) {
     detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), g);
   // Every child since the join ran inline (the first one did, and all are done): nothing to wait for, and
   // the policy never saw the group (its first spawn did not open it).
-  if (g.base_epoch == kFinalOnly && g.spawned == g.local_done && g.remote_balance.load(std::memory_order_relaxed) == 0) {
+  if (g.base_epoch == kFinalOnly && g.spawned == g.local_done && g.remote_balance.load(std::memory_order_acquire) == 0) {
     detail::finish_join(g);
     return;
   }

@@ -63,11 +63,12 @@ class engine final : public engine_base {
   P& policy() { return policy_; }
 
   // Parent-first into a pooled frame of its own (f lies on the spawner's stack), named as the spawner's
-  // child, where the policy's own pops take a job back (put_back: the spawner's deque, or adws-ml's group
-  // queue), which its thieves also reach; its debt is on g's balance before anyone can run it. g's counters
-  // are its owner's alone, and the policy's spawn order is not asked: it would open g, which is the owner's
-  // to open (adws's dealing). Nor its help-first placement: cab's inter-socket pool, which only a head core
-  // with no subtree running takes from, left the child of a waiting owner in a subtree there for ever.
+  // child, where the policy's own pops take a job back (put_back: the spawner's deque, where thieves reach
+  // it too; adws-ml's group's `kept` queue, which its head alone takes); its debt is on g's balance before
+  // anyone can run it. g's counters are its owner's alone, and the policy's spawn order is not asked: it
+  // would open g, which is the owner's to open (adws's dealing, which never sees the child's hint: only an
+  // observer does). Nor its help-first placement: cab's inter-socket pool, which only a head core with no
+  // subtree running takes from, left the child of a waiting owner in a subtree there for ever.
   void spawn_foreign(worker& w, group& g, frame& f) override {
     detail::no_preempt_scope np(w.current_fiber);
     const std::size_t bytes = f.ops->size, align = f.ops->align;
@@ -85,6 +86,11 @@ class engine final : public engine_base {
     h->work_hint = f.work_hint;
     name_child(w, *h, [&w]() -> detail::fiber_abi* { return w.current_fiber; });
     h->id.clear_sched();
+    // The scheduling state of a task the policy never placed, as for an inline join's half: cats and cab
+    // keep it and its children intra-socket (cats's tier 0 made them inter-socket, spawned into the socket's
+    // pool, which no head core took from while the subtree that waits for them ran: a review's hang),
+    // adws-ml at the leaf level of this worker's group.
+    policy_.adopt_unnamed(w, h->id);
     detail::mark_foreign_children(g);
     join::owe_foreign_child(g);
     try {
@@ -450,7 +456,8 @@ class engine final : public engine_base {
     of(w).policy_.on_wait(w, g);
     worker* now = &w;
     // A balance not at 0 here: children other tasks spawned into the group (join.hpp), done or not.
-    if (g.spawned != g.local_done || g.remote_balance.load(std::memory_order_relaxed) != 0) {
+    // Acquire: a balance back at 0 is the foreign children's ends, whose writes the owner reads after this.
+    if (g.spawned != g.local_done || g.remote_balance.load(std::memory_order_acquire) != 0) {
       g.spawned |= group::kJoining;  // until finish_join: children run inline below may not join it
       now = &pop_own_children(w, g);  // a child run inline may have suspended: we may be elsewhere now
       std::uint32_t remote = (g.spawned & ~group::kJoining) - g.local_done;
@@ -525,7 +532,7 @@ class engine final : public engine_base {
       if (!j) j = w.deque.pop();
       if (!j) return w;
       if (!j->is_fresh() || detail::group_of(*static_cast<frame*>(j)) != &g) {
-        w.deque.push(j);  // not ours (cannot happen with a single spawn order); leave it
+        w.deque.push(j);  // not ours: a foreign child of another group, pushed above ours (join.hpp); leave it
         return w;
       }
       // A child another task spawned into the group (spawn_foreign) pays its debt on the balance, as it

@@ -241,6 +241,9 @@ inline worker_abi& running_worker() {
 // The spawn of a foreign child of g on worker w, the caller's (src/engine/join.hpp): another task's run(), or a
 // child's that its owner's join runs on the owner's stack (engine.hpp, final.cpp). src/api/task_group.cpp.
 void spawn_foreign(worker_abi& w, group_state& g, task_frame& f);
+// The join of a group by its owner while an exception is in flight: its children start with no exception in
+// flight, and what they throw is dropped (src/api/task_group.cpp).
+void join_while_unwinding(group_state& g) noexcept;
 inline fiber_abi* current_fiber_or_throw(const char* call) {
   fiber_abi* f = running_fiber();
   if (!f) [[unlikely]] throw_outside_task(call);
@@ -706,6 +709,10 @@ __attribute__((always_inline)) inline bool try_join_first_child(group_state& g) 
     f->ops->run_in_place(f);
   } catch (...) {
     g.spawned = 0;  // the destructor, run by the unwinding, must not wait for this child again
+    // Siblings the child added before it threw (foreign children, src/engine/join.hpp) are joined before
+    // its exception leaves wait(): the caller's data after the group may be gone by the destructor (a
+    // review). Their own exceptions are dropped, as any after the first.
+    if (g.error.load(std::memory_order_relaxed) != nullptr) [[unlikely]] join_while_unwinding(g);
     throw;
   }
   g.spawned = 0;  // local_done is 0: ready for reuse
