@@ -83,6 +83,10 @@ void soid_tree::credit(node& n, std::uint64_t bytes) {
 }
 
 void soid_tree::end(node& n, std::uint32_t spawned, std::uint64_t cache) {
+  struct mark_ended {
+    node& n;
+    ~mark_ended() { std::atomic_ref<std::uint8_t>(n.ended).store(1, std::memory_order_release); }
+  } at_exit{n};
   n.spawned = spawned;
   // Eq. 1: its own footprint (with what its unprofiled descendants were credited) + its children's SOIDs.
   // The children's adds happened before their ends, which the join made visible here.
@@ -101,6 +105,11 @@ void soid_tree::end(node& n, std::uint32_t spawned, std::uint64_t cache) {
   // freed its own children already (they fit too).
   if (spawned) intra_.fetch_add(spawned, std::memory_order_relaxed);
   if (!n.first_child || n.depth < keep_depth_.load(std::memory_order_relaxed)) return;
+  // Children still running (spawned into another task's group, which joins them) keep their nodes, and so
+  // do their siblings: the list is freed whole or not at all. Kept nodes count against max_nodes until the
+  // profile is dropped.
+  for (node* c = n.first_child; c; c = c->next_sibling)
+    if (!std::atomic_ref<std::uint8_t>(c->ended).load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lk(m_);
   for (node* c = n.first_child; c;) {
     node* next = c->next_sibling;

@@ -75,6 +75,12 @@ class soid_tree {
     std::uint32_t first_kid;    // after finish(): its children's slots in kids_, by index (or kNoKids)
     tier t;                     // after finish()
     bool cut_by_depth, cut_by_budget;  // a child was refused a node
+    // Set (atomic_ref, release) as the last act of its task's end(): a task may end before a child of its
+    // own, one it spawned into another task's group (a parallel_for piece calling the caller's tg.run(), or
+    // any task's run() run on the group owner's stack), and its end then must not free that child's node,
+    // which the child's task still uses (a review's ThreadSanitizer run: a freed node given to another task,
+    // two tasks ending one node).
+    std::uint8_t ended;
     std::uint16_t home;         // after finish(), a leaf's home socket (kNoHome for other tiers)
     std::uintptr_t write_lo, read_lo;  // lowest address written and read by its task and the tasks folded
                                        // into it (atomic_ref; kNoAddress: none)
