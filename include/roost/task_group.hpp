@@ -8,8 +8,8 @@
 // Rules: a task_group is owned by the task that created it, which is the only one that may call wait();
 // destroying it without wait() still waits for every child. Any task of the same runtime may call run(), as
 // in oneTBB (a parallel_for body, or a child of the group, adding children to it), provided its run()
-// happens before the owner's wait() begins or it is itself a child of the group (docs/user-guide.md,
-// "Ownership"). Closures are moved into the runtime. Breaking a rule is a roost::usage_error, never a hang
+// happens before the owner's wait() begins or it is a descendant of one of the group's children
+// (docs/user-guide.md, "Ownership"). Closures are moved into the runtime. Breaking a rule is a roost::usage_error, never a hang
 // or a crash: run() or wait() outside roost::runtime::run, or on a group created outside it, run() on
 // another runtime's group, wait() by another task than the owner (then the group could outlive the task,
 // and runtime::run return with its children still running), and wait() on a group from one of its own
@@ -49,9 +49,11 @@ void check_other_task(const char* call, fiber_abi* fb, const group_state& g);
 // join (which waits for the foreign ones on the balance). One word: it is tested at every wait and
 // destruction.
 inline bool foreign_pending(const group_state& g) { return g.error.load(std::memory_order_relaxed) != nullptr; }
-// Children of its own or foreign_pending: the join has work. One or of the two words, one branch.
+// Children of its own or foreign_pending: the join has work. One or of the two words, one branch, the count
+// read first (the error word first cost a task_group spawn under ws-help 3 instructions: callgrind, fib).
 inline bool join_pending(const group_state& g) {
-  return (static_cast<std::uintptr_t>(g.spawned) | reinterpret_cast<std::uintptr_t>(g.error.load(std::memory_order_relaxed))) != 0;
+  return (static_cast<std::uintptr_t>(g.spawned) |
+          reinterpret_cast<std::uintptr_t>(g.error.load(std::memory_order_relaxed))) != 0;
 }
 }  // namespace detail
 
@@ -150,8 +152,9 @@ class task_group {
   template <class F>
   __attribute__((always_inline)) void spawn_with_hint(F&& f, double hint) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
-    // Only the owner spawns: any other task would count children in a group it cannot join, from another
-    // thread. The owner's fiber does not change when it moves (abi.hpp), so this holds at every spawn.
+    // The owner's spawns, counted in its plain counters; any other task's go out of line (spawn_by_other),
+    // counted on the group's balance. The owner's fiber does not change when it moves (abi.hpp), so the
+    // test holds at every spawn.
     detail::fiber_abi* fb = detail::running_fiber();
     if (fb != st_.owner_fiber || !fb) [[unlikely]] return spawn_by_other(fb, std::forward<F>(f), hint);
     if (st_.spawned == 0) {  // the first spawn since the join: the inline slot is free
@@ -202,9 +205,10 @@ class task_group {
     detail::fiber_abi* fb = detail::running_fiber();
     if (fb != st_.owner_fiber || !fb || (st_.spawned & detail::group_state::kJoining)) [[unlikely]]
       return run_here_by_other(fb, f);
-    // Marked as joining while f runs: f runs on the owner's fiber, and its run() or wait() on this very group
-    // is an error, as a spawned child's is (it passed as the owner's, so run_if(false, f) allowed what
-    // run_if(true, f) refused: an outside-user campaign). Two stores; nothing else while f does not throw.
+    // Marked as joining while f runs: f runs on the owner's fiber, and its wait() on this very group is an
+    // error and its run() a foreign spawn, as a spawned child's are (it passed as the owner's, so
+    // run_if(false, f) allowed what run_if(true, f) refused: an outside-user campaign). Two stores; nothing
+    // else while f does not throw.
     const std::uint32_t before = st_.spawned;
     st_.spawned = before | detail::group_state::kJoining;
     try {
