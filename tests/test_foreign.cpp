@@ -69,23 +69,25 @@ TEST_P(Foreign, AChildThatAddsASiblingAndThrowsLeavesWaitAfterTheSibling) {
     for (int round = 0; round < 20; ++round) {
       std::atomic<bool> sibling_done{false};
       bool done_at_catch = false;
-      EXPECT_THROW(rt.run([&] {
+      // Which exception leaves is the first in time: the child's when wait() ran it inline, the sibling's
+      // when the child was stolen and its thread lost its CPU before it threw (oversubscribed workers).
+      EXPECT_ANY_THROW(rt.run([&] {
         roost::task_group tg;
         tg.run([&] {
           tg.run([&] {
             roost_test::spin(std::chrono::microseconds(200));
             sibling_done = true;
-            throw std::logic_error("dropped: not the first");
+            throw std::logic_error("the sibling's");
           });
           throw boom();
         });
         try {
           tg.wait();
-        } catch (const boom&) {
+        } catch (...) {
           done_at_catch = sibling_done.load();
           throw;
         }
-      }), boom) << workers << " workers";
+      })) << workers << " workers";
       EXPECT_TRUE(done_at_catch) << workers << " workers, round " << round;
     }
   }
