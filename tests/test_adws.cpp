@@ -93,7 +93,8 @@ TEST(Adws, HintsFarBelowTheirGroupsTotalRunEveryChildOnTheLine) {
       o.scheduler = sched;
       o.workers = workers;
       roost::runtime rt(o);
-      for (auto [total, hint] : {std::pair{1e16, 1.0}, std::pair{1e12, 0.0}, std::pair{1e308, 0.0}}) {
+      for (const auto& total_hint : {std::pair{1e16, 1.0}, std::pair{1e12, 0.0}, std::pair{1e308, 0.0}}) {
+        const double total = total_hint.first, hint = total_hint.second;  // plain names: lambdas capture them
         std::atomic<int> ran{0};
         rt.run([&] {
           roost::task_group tg(total);

@@ -861,9 +861,16 @@ TEST(PreemptThread, ATaskMayChooseSignalYieldUnderKltSwitching) {
 // spoils errno"), and the task read another value. And the thread it resumed on keeps its own alternate
 // signal stack: the handler's return set it from the frame, the first thread's (found in review).
 // The calling thread's errno and id, asked for anew: GCC takes __errno_location and pthread_self for const
-// functions, and reused what the task read before its preemption.
-__attribute__((noipa)) int errno_here() { return errno; }
-__attribute__((noipa)) std::thread::id thread_here() { return std::this_thread::get_id(); }
+// functions, and reused what the task read before its preemption. Out of line, and each with an empty asm
+// that may write memory, so that no compiler takes them for const functions (GCC's noipa; clang has none).
+__attribute__((noinline)) int errno_here() {
+  asm volatile("" ::: "memory");
+  return errno;
+}
+__attribute__((noinline)) std::thread::id thread_here() {
+  asm volatile("" ::: "memory");
+  return std::this_thread::get_id();
+}
 void* alt_stack_here() {
   stack_t ss{};
   return sigaltstack(nullptr, &ss) == 0 && !(ss.ss_flags & SS_DISABLE) ? ss.ss_sp : nullptr;

@@ -1039,7 +1039,8 @@ TEST(SimPolicies, AdwsMlCachePiecesStayUnderTheirCache) {
     return static_cast<long>((hi - lo) / 64);
   };
   int executions = 0;
-  for (const auto& [m, capacity, n] : machines) {
+  for (const auto& [m, capacity, bytes] : machines) {
+    const std::size_t n = bytes;  // captured by the lambdas below (clang 14 captures no structured binding)
     for (int seed = 1; seed <= m.seeds; ++seed) {
       {
         SCOPED_TRACE(replay("adws-ml", "ROOST_ADWS_STEAL=false", m.topology, seed));
@@ -1844,6 +1845,7 @@ TEST(SimPlatformDeathTest, ASpinWhileAnotherWorkerIsSwitchedOutInATouchIsReporte
         roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "stall_wall_s=0.2"));
         rt.run([] {
           std::atomic<int> flag{0};
+          roost_test::escape(&flag);
           roost::task_group tg;
           tg.run([] { roost::compute(1000); });
           while (!flag.load()) {  // the root's continuation, stolen by worker 1 while its child runs
@@ -1868,6 +1870,7 @@ TEST(SimPlatformDeathTest, ATaskSpinningAfterItsChildEndedLocallyIsNamed) {
           roost::runtime rt(sim_opts(sched, "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, "stall_wall_s=0.2"));
           rt.run([] {
             std::atomic<int> flag{0};
+            roost_test::escape(&flag);
             roost::task_group tg;
             tg.run([] {});
             tg.wait();

@@ -28,7 +28,7 @@ using roost::topo::topology;
 
 // Every operator new of this binary, counted (SimShards.TwoShardsAllocateOnTheHeapAsOneDoes). Not under a
 // sanitizer, whose own operator new and delete this would split (ASan: alloc-dealloc-mismatch).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(ROOST_ASAN) || defined(ROOST_TSAN)
 #define ROOST_TEST_COUNTS_NEW 0
 #else
 #define ROOST_TEST_COUNTS_NEW 1

@@ -44,6 +44,11 @@ inline std::size_t bytes_in_use() {
   return heap + roost::sim::host_memory_in_use();
 }
 
+// Makes the object at `p` reachable from code the compiler cannot see, as if another thread held it: a spin on
+// an atomic flag that nothing sets stays a spin. Otherwise the loop is one with no side effect, which the
+// compiler may assume ends (clang removed one, and the task ran on into whatever code followed).
+inline void escape(const void* p) { asm volatile("" : : "g"(p) : "memory"); }
+
 // Sanitizer builds run the same tests at reduced sizes.
 constexpr bool under_sanitizer() {
 #if defined(ROOST_TSAN) || defined(ROOST_ASAN)

@@ -5,7 +5,10 @@
 
 namespace roost::ult {
 
-__attribute__((noinline, noipa)) eh_state* thread_eh_state() {
+// Out of line, and opaque to its callers: the empty asm that may write memory keeps any compiler from taking
+// it for a const function, as __cxa_get_globals is declared (GCC's noipa would too; clang has none).
+__attribute__((noinline)) eh_state* thread_eh_state() {
+  asm volatile("" ::: "memory");
   return reinterpret_cast<eh_state*>(abi::__cxa_get_globals());
 }
 
