@@ -84,7 +84,7 @@ class engine final : public engine_base {
     h->k = job::kind::fresh_foreign;
     h->group = &g;
     h->work_hint = f.work_hint;
-    name_child(w, *h, [&w]() -> detail::fiber_abi* { return w.current_fiber; });
+    name_child(w, *h, [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
     h->id.clear_sched();
     // The scheduling state of a task the policy never placed, as for an inline join's half: cats and cab
     // keep it and its children intra-socket (cats's tier 0 made them inter-socket, spawned into the socket's
@@ -139,7 +139,7 @@ class engine final : public engine_base {
   }
 
  private:
-  static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
+  __attribute__((always_inline)) static engine& of(worker& w) { return static_cast<engine&>(*w.eng); }
 
   // ---------------------------------------------------------------- spawn
   // The spawn path's functions are always inline: spawn_in_runtime_text's code must hold all of it, in every
@@ -155,7 +155,7 @@ class engine final : public engine_base {
     // counted, the child would be waited for at the join for ever (adws, hws and ws hung that way when a
     // chain of 100,000 nested tasks ran out of stacks). Nothing is published before the throwing calls.
     try {
-      name_child(w, f, [&w]() -> detail::fiber_abi* { return w.current_fiber; });
+      name_child(w, f, [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
       if constexpr (P::reads_task_sched_state) f.id.clear_sched();
       else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
       if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
@@ -363,6 +363,8 @@ class engine final : public engine_base {
   //    parent's resumption (its hooks, the pool's put) are counted, or
   //  * a local end on another worker than the spawn's: observe_moved raises the parent fiber's count around its
   //    hook (hook_task_moved).
+  // What it calls inline is always_inline, down to the accessors: a compiler that inlines less (clang at -O1,
+  // the ASan build) called engine::of and worker::become out of the text.
   // tests/runtime_text/check.sh checks the list against the calls in the compiled function. Declared here,
   // defined as a non-template function in the policy's engine unit (ROOST_ENGINE_RUNTIME_TEXT_SPAWN): a
   // template's code lies in a COMDAT section, where a section attribute is ignored.

@@ -232,7 +232,7 @@ class fiber_pool {
   // the worker's current one, not read from the thread's slot (t_running_fiber): a sanitizer build computes
   // that slot's address and may keep it across a switch to another thread (TSan saw it), and its
   // out-of-line read would be a call out of the runtime text before the raise.
-  detail::fiber_abi* running() const { return running_ ? *running_ : nullptr; }
+  __attribute__((always_inline)) detail::fiber_abi* running() const { return running_ ? *running_ : nullptr; }
   __attribute__((noinline)) fiber* get_free_stack_slow() {
     fiber* f = get();
 #ifdef ROOST_ASAN

@@ -83,7 +83,8 @@ inline void observe_resume(detail::worker_abi& w, detail::task_id* id) {
 // charges nothing, as no switch happened.
 // Counted on `running`, the task's fiber: a spawn in the runtime text gets here with its count at 0
 // (engine.hpp), and the hook's code (a tracer's record) lies outside the text.
-inline void observe_moved(detail::worker_abi& w, detail::task_id* id, detail::fiber_abi* running) {
+__attribute__((always_inline)) inline void observe_moved(detail::worker_abi& w, detail::task_id* id,
+                                                       detail::fiber_abi* running) {
   if (hooks_on() && id) [[unlikely]] {
     detail::no_preempt_scope np(running);
     hook_task_moved(w, *id);

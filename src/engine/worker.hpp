@@ -106,7 +106,7 @@ struct alignas(64) worker : detail::worker_abi {
   }
 
   // Makes f the fiber this worker runs, and tells f so (detail::fiber_abi::worker).
-  void become(fiber* f) {
+  __attribute__((always_inline)) void become(fiber* f) {
     current_fiber = f;
     f->worker = this;
     detail::t_running_fiber = f;

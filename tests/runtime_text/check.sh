@@ -19,8 +19,9 @@ objdump -d -C --no-show-raw-insn -j roost_runtime_text "$bin" | awk '
   #   fiber_pool::get_slow, get_free_stack_slow, spill: called under a raise of the running fiber count,
   #     inline in the caller (fiber.hpp, get_free_stack_slow);
   #   throw_not_owner, spawn_foreign: before the spawn changed anything (the second, a child spawning into the
-  #     group its owner joins, raises the count itself: engine.hpp); native_platform::fatal: ends the process (the
-  #     sanitizer builds check that the worker of the caller is the one of the task);
+  #     group its owner joins, raises the count itself: engine.hpp); native_platform::fatal, os::fatal: end the
+  #     process (the sanitizer builds check that the worker of the caller is the one of the task);
+  #     __clang_call_terminate: std::terminate, called by clang where an exception leaves a noexcept function;
   #   hook_spawn: under a raise (observe.hpp, name_child); hook_task_resume: in resumed(), before its lowering;
   #   hook_task_moved: under a raise of the count of the parent fiber (observe.hpp, observe_moved);
   #   the C++ runtime (exceptions) and the sanitizer runtimes: system libraries, where ticks are deferred.
@@ -28,8 +29,8 @@ objdump -d -C --no-show-raw-insn -j roost_runtime_text "$bin" | awk '
     return t ~ /^(roost_call_on_stack|roost::ult::announce_call\(|roost::ult::call_came_back\(|jump_fcontext)/ ||
            t ~ /^roost::engine::fiber_pool::(get_slow|get_free_stack_slow|spill)\(/ ||
            t ~ /^roost::detail::(throw_not_owner|spawn_foreign|hook_spawn)\(/ || t ~ /^roost::engine::hook_task_(resume|moved)\(/ ||
-           t ~ /^roost::platform::native_platform::fatal\(/ ||
-           t ~ /^(__cxa_|_Unwind_|__tsan_|__asan_|__ubsan_|__sanitizer_)/
+           t ~ /^roost::platform::(native_platform|os)::fatal\(/ ||
+           t ~ /^(__cxa_|_Unwind_|__clang_call_terminate|__tsan_|__asan_|__ubsan_|__sanitizer_)/
   }
   /^[0-9a-f]+ <.*>:$/ { fn = substr($0, index($0, "<") + 1); sub(/>:$/, "", fn); nfn++; next }
   /\t(call|jmp|notrack jmp|bnd jmp|addr32 call)/ {
