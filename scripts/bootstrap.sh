@@ -12,6 +12,7 @@ PKGS=(
   libgtest-dev                       # unit tests
   libtbb-dev                         # oneTBB peer
   clang libomp-dev                   # LLVM OpenMP peer (GCC's libgomp comes with g++)
+  libclang-rt-dev                    # clang's sanitizer runtimes: the ASan+UBSan build of make test
   python3-venv python3-pip           # tools/ venv: numpy, matplotlib
 )
 
