@@ -914,7 +914,10 @@ class engine final : public engine_base {
       observe_sleep(w, true);
       if (w.preempt) w.sleeping.store(true, std::memory_order_relaxed);
       e.idle().sleep_unless(
-          [&] { return e.any_work_visible() || e.policy_.has_visible_work(w) || w.should_leave(); });
+          [&] {
+            return (P::steals_from_any_deque ? e.any_work_visible() : e.stopping()) ||
+                   e.policy_.has_visible_work(w) || w.should_leave();
+          });
       if (w.preempt) w.sleeping.store(false, std::memory_order_relaxed);
       observe_sleep(w, false);
       fails = 0;

@@ -372,11 +372,27 @@ detail::job* numa_policy::steal(engine::worker& w) {
   return nullptr;
 }
 
+// What steal could take: the node's inbox, a shared task of the node's deques, another node's above its
+// threshold. Alone (steals_from_any_deque): with the engine's look at every deque, a worker on another node
+// than tasks kept for their data never slept while they waited below the threshold, and spun at full speed
+// (a review). Private tasks are asked to be shared where a thief may take them, as the engine's look does
+// (engine_base::any_work_visible): an owner that shares one wakes a sleeper.
 bool numa_policy::has_visible_work(engine::worker& w) const {
   const unsigned here = node_of_[w.id];
   if (!nodes_[here].inbox.empty_hint()) return true;
+  const auto ask_node = [&](unsigned node) {
+    bool shared = false;
+    for (unsigned m : members_[node]) {
+      engine::worker& owner = eng_.worker_at(m);
+      if (owner.deque.shared_estimate()) shared = true;
+      else owner.deque.ask_to_share();
+    }
+    return shared;
+  };
+  if (ask_node(here)) return true;
   for (unsigned v : order_[here])
-    if (static_cast<double>(node_load(v)) > search_threshold(w.id, v)) return true;
+    if (static_cast<double>(node_load(v)) > search_threshold(w.id, v) && (!nodes_[v].inbox.empty_hint() || ask_node(v)))
+      return true;
   return false;
 }
 

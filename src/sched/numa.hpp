@@ -48,6 +48,8 @@ class numa_policy : public policy_base {
  public:
   static constexpr const char* name = "numa";
   static constexpr bool uses_declarations = true;
+  // Another node's tasks are out of reach below its threshold: has_visible_work answers for every deque.
+  static constexpr bool steals_from_any_deque = false;
   explicit numa_policy(engine::engine_base& e);
 
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::parent_first; }

@@ -14,6 +14,8 @@
 //   own work     pop_own(w)                       the next job of this worker's own (default: its deque)
 //                put_back(w, job)                 a job pop_own gave that the engine runs later instead
 //                has_visible_work(w)               anything for w outside the deques (checked before sleeping)
+//                steals_from_any_deque            steal may take a shared task from any deque: a worker sleeps
+//                                                 only when none holds one; false: has_visible_work alone says
 //   find work    steal(w)                         one round of looking elsewhere: victims, order, limits
 //   tasks        on_task_start(w, id), on_task_end(w, id)
 //                adopt_unnamed(w, id)             a half an inline join pushed unnamed runs as a task on w:
@@ -73,6 +75,10 @@ class policy_base {
   // False for a policy that never reads a task's scheduling state (task_id's range, node and tier: ADWS's
   // and cats's): the engine's spawn then clears only the trace serial, not the rest (four stores a spawn).
   static constexpr bool reads_task_sched_state = true;
+  // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
+  // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its
+  // has_visible_work alone says whether there is work for it (the deques it may take from included).
+  static constexpr bool steals_from_any_deque = true;
   // The policy itself (`using runtime_text_spawn = ws_policy;`) where its spawn path is audited for
   // preemption by address: while the spawner's fiber runs in it, it calls nothing outside the runtime text
   // but what engine<P>::spawn_in_runtime_text lists (engine.hpp; tests/runtime_text/check.sh checks the
