@@ -44,29 +44,52 @@ bool libnuma_usable() {
 // The kernel's interleave policy puts the page at address a of an anonymous private mapping on the
 // ((a / page) mod N)-th allowed node (mm/mempolicy.c, interleave_nid: the mapping's vm_pgoff is its start's
 // page number), which is the allocator's own fine rule (page k of the allocation on node k mod N) when the
-// mask holds nodes 0..N-1 and the allocation starts at a page number that is a multiple of N
+// mask holds the N usable nodes and the allocation starts at a page number that is a multiple of N
 // (map_at_page_multiple; an outside-user campaign found the rule off by the start's phase).
+// The usable nodes' system numbers (page_placement::native_nodes): the mbind masks below name these, not
+// 0..n-1, which on a machine whose process may use node 1 alone (a cgroup's cpuset.mems) named node 0, and
+// mbind refused every coarse allocation with EINVAL.
+const std::vector<int>& usable_nodes() {
+  static const std::vector<int> ids = [] {
+    std::vector<int> none;
+    if (!libnuma_usable()) return none;
+    const int max = ::numa_max_node();
+    if (max < 0) return none;
+    std::vector<bool> allowed(static_cast<std::size_t>(max) + 1), with_memory(allowed.size());
+    if (bitmask* mems = ::numa_get_mems_allowed()) {
+      for (int i = 0; i <= max; ++i) allowed[static_cast<std::size_t>(i)] = ::numa_bitmask_isbitset(mems, i) != 0;
+      ::numa_bitmask_free(mems);
+    }
+    for (int i = 0; i <= max; ++i) with_memory[static_cast<std::size_t>(i)] = ::numa_node_size64(i, nullptr) > 0;
+    return page_placement::usable_among(allowed, with_memory);
+  }();
+  return ids;
+}
+
 void bind_native(const placed_range& r) {
   const unsigned n = page_placement::native_nodes();
   if (n <= 1 || r.rule == page_rule::first_touch) return;
+  const std::vector<int>& ids = usable_nodes();
   auto fail = [&](const char* what) {
     throw config_error(std::string("roost data distribution: ") + what + " refused (" + std::strerror(errno) +
                        ") for " + std::to_string(r.bytes) + " bytes on " + std::to_string(n) + " nodes");
   };
-  std::vector<unsigned long> mask((n + 63) / 64, 0);
+  const unsigned bits = static_cast<unsigned>(ids.back()) + 1;  // the mask's length: up to the highest number
+  std::vector<unsigned long> mask((bits + 63) / 64, 0);
+  auto set = [&](int id) { mask[static_cast<unsigned>(id) / 64] |= 1ul << (static_cast<unsigned>(id) % 64); };
   if (r.rule == page_rule::round_robin) {
-    for (unsigned i = 0; i < n; ++i) mask[i / 64] |= 1ul << (i % 64);
-    if (::mbind(reinterpret_cast<void*>(r.base), r.bytes, MPOL_INTERLEAVE, mask.data(), n + 1, 0) != 0)
+    // Interleaving goes over the mask's nodes in order of their numbers: the i-th usable node is node i.
+    for (int id : ids) set(id);
+    if (::mbind(reinterpret_cast<void*>(r.base), r.bytes, MPOL_INTERLEAVE, mask.data(), bits + 1, 0) != 0)
       fail("mbind(MPOL_INTERLEAVE)");
     return;
   }
   const std::size_t page = os::page_size(), pages = r.bytes / page;
   for (std::uint64_t p = 0; p < r.parts; ++p) {
-    const unsigned node = static_cast<unsigned>((r.first_part + p) % n);
     std::fill(mask.begin(), mask.end(), 0);
-    mask[node / 64] |= 1ul << (node % 64);
+    set(ids[static_cast<std::size_t>((r.first_part + p) % n)]);
     const std::size_t off = part_first_page(r, pages, p) * page, len = part_first_page(r, pages, p + 1) * page - off;
-    if (::mbind(reinterpret_cast<void*>(r.base + off), len, MPOL_BIND, mask.data(), n + 1, 0) != 0)
+    if (::mbind(reinterpret_cast<void*>(r.base + off), len, MPOL_BIND, mask.data(), bits + 1, 0) != 0)
       fail("mbind(MPOL_BIND)");
   }
 }
@@ -177,18 +200,38 @@ int page_placement::node_now(std::uintptr_t addr, unsigned nodes) {
   void* page = reinterpret_cast<void*>(addr & ~(os::page_size() - 1));
   int status = -1;
   if (::move_pages(0, 1, &page, nullptr, &status, 0) != 0 || status < 0) return unknown;  // not yet touched
-  return status < static_cast<int>(nodes) ? status : unknown;
+  // A system number, made the usable node's number (it was taken as one: on node numbers 0 and 8, a page on
+  // node 8 was unknown, and with node 0 left out by the cpuset every node was one off).
+  const std::vector<int>& ids = usable_nodes();
+  const auto at = std::find(ids.begin(), ids.end(), status);
+  if (at == ids.end()) return unknown;
+  const int node = static_cast<int>(at - ids.begin());
+  return node < static_cast<int>(nodes) ? node : unknown;
+}
+
+std::vector<int> page_placement::usable_among(const std::vector<bool>& allowed, const std::vector<bool>& with_memory) {
+  std::vector<int> ids;
+  for (std::size_t i = 0; i < allowed.size() && i < with_memory.size(); ++i)
+    if (allowed[i] && with_memory[i]) ids.push_back(static_cast<int>(i));
+  return ids;
 }
 
 unsigned page_placement::native_nodes() {
-  static const unsigned n = libnuma_usable() ? static_cast<unsigned>(::numa_max_node() + 1) : 1u;
+  // At least 1: a process whose allowed nodes libnuma could not read places nothing itself (bind_native).
+  static const unsigned n = std::max<unsigned>(1, static_cast<unsigned>(usable_nodes().size()));
   return n;
 }
 
+int page_placement::usable_native_node(unsigned node) {
+  const std::vector<int>& ids = usable_nodes();
+  return node < ids.size() ? ids[node] : -1;
+}
+
 std::size_t page_placement::native_node_bytes(unsigned node) {
-  if (!libnuma_usable()) return 0;
+  const int id = usable_native_node(node);
+  if (id < 0) return 0;
   long long free_bytes = 0;
-  const long long size = ::numa_node_size64(static_cast<int>(node), &free_bytes);
+  const long long size = ::numa_node_size64(id, &free_bytes);
   return size > 0 ? static_cast<std::size_t>(size) : 0;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace roost::platform {
 
@@ -80,10 +81,18 @@ class page_placement {
   // The second half of node_of alone: where the page lives now, for a caller that asked the rule already.
   static int node_now(std::uintptr_t addr, unsigned nodes);
 
-  // NUMA nodes of this machine (libnuma; 1 without NUMA support).
+  // NUMA nodes of this machine this process may place memory on (libnuma; 1 without NUMA support): the
+  // nodes its cpuset allows (a container's or a batch job's cgroup may leave out some) that have memory,
+  // numbered 0..n-1 in the order of their system numbers, as hwloc numbers the nodes it shows (by default
+  // it shows the allowed ones). The allocator's rules, move_pages' answers and native_node_bytes use these
+  // numbers; usable_native_node(i) is node i's system number.
   static unsigned native_nodes();
-  // Bytes of memory node `node` of this machine has (0 if unknown).
+  static int usable_native_node(unsigned node);
+  // Bytes of memory node `node` (of native_nodes()) of this machine has (0 if unknown).
   static std::size_t native_node_bytes(unsigned node);
+  // The usable nodes' system numbers among 0..allowed.size()-1: those both allowed and with memory. Apart
+  // for tests: a machine of one node has nothing to leave out.
+  static std::vector<int> usable_among(const std::vector<bool>& allowed, const std::vector<bool>& with_memory);
 };
 
 }  // namespace roost::platform
