@@ -735,6 +735,28 @@ TEST(PreemptConfig, PreemptAsWarningNamesTheFieldThatTurnedPreemptionOff) {
       "does not preempt \\(options::preempt is off\\).*options::preempt=signal or klt");
 }
 
+// A preemption type that is none of the three (a number cast to the enum) is a usage_error, in a task or
+// not, and the task's preemption is as it was (a review: it was taken for off without a word, and a spin in
+// its scope hung a worker for good).
+TEST(PreemptConfig, APreemptAsOfNoKnownTypeIsAUsageError) {
+  const auto bad = static_cast<roost::preemption>(7);
+  const std::string outside = roost_test::usage_error_of([&] { roost::preempt_as p(bad); });
+  EXPECT_NE(outside.find("roost::preempt_as(how): how = 7 is no roost::preemption; valid: preemption::off"),
+            std::string::npos) << outside;
+  roost::runtime rt(preempting("ws", 1));
+  rt.run([&] {
+    const std::string inside = roost_test::usage_error_of([&] { roost::preempt_as p(bad); });
+    EXPECT_NE(inside.find("how = 7 is no roost::preemption"), std::string::npos) << inside;
+    // Nothing was raised or changed: a task that spins for its sibling is still preempted.
+    std::atomic<int> flag{0};
+    roost::task_group g;
+    g.run([&] { spin_until(flag); });
+    g.run([&] { flag.store(1, std::memory_order_release); });
+    g.wait();
+  });
+  EXPECT_GT(rt.preemptions(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedulers, Preempt, ::testing::ValuesIn(available_schedulers()), scheduler_test_name);
 
 // Signal-yield resumes a task by returning from the tick on the thread it interrupted: the task's

@@ -273,13 +273,36 @@ T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& bo
 
 namespace detail {
 [[noreturn]] void throw_negative_bound(const char* call, const char* which, long long value);  // usage_error
+// The same for a value wider than long long, given as its decimal digits (a cast kept the low 64 bits:
+// -2^100 was said to be "0 ... negative").
+[[noreturn]] void throw_negative_bound_digits(const char* call, const char* which, const char* digits);
+template <class I>
+[[noreturn]] void throw_negative(I v, const char* call, const char* which) {
+#if defined(__SIZEOF_INT128__)
+  if constexpr (sizeof(I) > sizeof(long long)) {
+    uint128 m = uint128{0} - static_cast<uint128>(v);  // the magnitude, exact for the most negative value too
+    char digits[48];
+    char* p = digits + sizeof digits;
+    *--p = '\0';
+    do {
+      *--p = static_cast<char>('0' + static_cast<int>(m % 10));
+      m /= 10;
+    } while (m != 0);
+    *--p = '-';
+    throw_negative_bound_digits(call, which, p);
+  } else
+#endif
+  {
+    throw_negative_bound(call, which, static_cast<long long>(v));
+  }
+}
 // Two integer bounds of different types (parallel_for(0, v.size(), ...): int and std::size_t, which no single
 // I deduces): both in their common type. A negative bound whose common type is unsigned would wrap to a huge
 // one, and the range would be empty or enormous without a word: a roost::usage_error naming both.
 template <class C, class I>
 C common_bound(I v, const char* what, const char* which) {
   if constexpr (signed_integer<I>() && !signed_integer<C>())
-    if (v < 0) throw_negative_bound(what, which, static_cast<long long>(v));
+    if (v < 0) throw_negative(v, what, which);
   return static_cast<C>(v);
 }
 // A trait, not a concept: the public headers compile as C++17 (tests/install). is_integer, not

@@ -88,6 +88,8 @@ namespace detail {
 // Out of line (src/api/preempt.cpp): warns once when a task asks for a type of preemption from a runtime
 // that does not preempt (ROOST_PREEMPT=off: no timer ticks, so the choice cannot take effect).
 void note_preempt_choice(fiber_abi* f, preemption how) noexcept;
+// A roost::usage_error naming a value of `how` that is no preemption (a number cast to the enum).
+[[noreturn]] void throw_bad_preemption(preemption how);
 }  // namespace detail
 
 // While it lives, the task that made it is preempted as `how` says, whatever the runtime's default: a task
@@ -99,13 +101,15 @@ void note_preempt_choice(fiber_abi* f, preemption how) noexcept;
 // back into code asking for klt; the outer off won, and a spin there hung: an outside-user campaign). A
 // roost::non_preemptible region is not a preempt_as: nothing inside it makes the task preemptible. Outside
 // a task, nothing. Under ROOST_PREEMPT=off no task is ever preempted: asking for signal or klt there is
-// told once, on stderr.
+// told once, on stderr. A value of `how` that is none of the three (a number cast to the enum) is a
+// roost::usage_error, thrown before the scope changed anything (it was taken for off without a word).
 class preempt_as {
  public:
-  explicit preempt_as(preemption how) noexcept
+  explicit preempt_as(preemption how)
       : f_(detail::running_fiber()),
         kind_(how == preemption::signal ? 1 : how == preemption::klt ? 2 : 0),
         saved_(f_ ? f_->preempt_kind.load(std::memory_order_relaxed) : 0) {
+    if (how != preemption::off && kind_ == 0) [[unlikely]] detail::throw_bad_preemption(how);
     if (!f_) return;
     if (kind_ == 0) {  // off: one more raise, counted as a scope's
       detail::preempt_off_add(*f_, 1);

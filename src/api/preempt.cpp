@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <cstdio>
+#include <string>
+
+#include "roost/errors.hpp"
 
 #include "engine/engine_base.hpp"
 #include "engine/worker.hpp"
@@ -31,6 +34,12 @@ void note_preempt_choice(fiber_abi* f, preemption how) noexcept {
                  "preempted; %s=signal or klt makes its choice take effect\n",
                  what, source, source);
   }
+}
+
+void throw_bad_preemption(preemption how) {
+  throw usage_error("roost::preempt_as(how): how = " + std::to_string(static_cast<unsigned>(how)) +
+                    " is no roost::preemption; valid: preemption::off (0), preemption::signal (1), "
+                    "preemption::klt (2)");
 }
 
 }  // namespace roost::detail

@@ -35,10 +35,14 @@ void throw_outside_task(const char* call) {
                     "(rt.run([&] { ... tg.run(...); ... }))");
 }
 
-void throw_negative_bound(const char* call, const char* which, long long value) {
-  throw usage_error(std::string(call) + ": " + which + " = " + std::to_string(value) +
+void throw_negative_bound_digits(const char* call, const char* which, const char* digits) {
+  throw usage_error(std::string(call) + ": " + which + " = " + digits +
                     " is negative and the other bound is unsigned, so the range has no type that holds both; "
                     "give both bounds one type (for instance std::ptrdiff_t)");
+}
+
+void throw_negative_bound(const char* call, const char* which, long long value) {
+  throw_negative_bound_digits(call, which, std::to_string(value).c_str());
 }
 
 void throw_bad_grain(const char* call, std::size_t grain) {
