@@ -28,7 +28,11 @@ build-tsan: bootstrap
 # 34 s) and made this build a third of make test's time; and a second compiler sees what the first lets pass.
 # TSan stays GCC's: clang's links its interceptors into the program, where preemption's checks of the C
 # library's sleep calls (platform/sleep_calls.cpp) find them, and its shared runtime does not start.
+# A build-asan configured by another compiler is made afresh: cmake, told of a new compiler, wipes the cache
+# and configures again without the other -D values, a plain build that make test took for ASan's (a review).
 build-asan: bootstrap
+	@if [ -f build-asan/CMakeCache.txt ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++' build-asan/CMakeCache.txt; then \
+	  echo "build-asan was configured with another compiler than clang++: configuring it afresh"; rm -rf build-asan; fi
 	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_SANITIZE=address -DROOST_BUILD_BENCH=OFF \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 	cmake --build build-asan -j $(JOBS)
