@@ -83,8 +83,9 @@ class page_placement {
 
   // NUMA nodes of this machine this process may place memory on (libnuma; 1 without NUMA support): the
   // nodes its cpuset allows (a container's or a batch job's cgroup may leave out some) that have memory,
-  // numbered 0..n-1 in the order of their system numbers, as hwloc numbers the nodes it shows (by default
-  // it shows the allowed ones). The allocator's rules, move_pages' answers and native_node_bytes use these
+  // numbered 0..n-1 in the order of their system numbers: hwloc's order (it shows the allowed nodes), which
+  // the topology's nodes follow, where every node has cores; with memory-only nodes (KNL's MCDRAM, CXL)
+  // hwloc may put them elsewhere, and the two numberings differ (not handled: this layer has no topology). The allocator's rules, move_pages' answers and native_node_bytes use these
   // numbers; usable_native_node(i) is node i's system number.
   static unsigned native_nodes();
   static int usable_native_node(unsigned node);

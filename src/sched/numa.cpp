@@ -271,7 +271,10 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
     // workers must see a task dealt here while the spawner runs a long leaf (a flat loop of the seed's
     // shape pushes all its tasks, then runs them: private, they waited for its pops, one leaf each).
     w.deque.ask_to_share();
-    w.deque.push(f);  // the deque wakes sleepers when it shares the task
+    w.deque.push(f);  // the deque wakes a sleeper when it shares the task
+    // ...but one may be a worker of another node barred from it, which sleeps again, while one that may
+    // take it sleeps on (a review): every sleeper looks. Only when someone sleeps: a fence otherwise.
+    eng_.idle().notify_all_new_work();
   } else {
     bump(st.dealt_away);
     nodes_[to].inbox.push_top(f);  // the front; taken from the back: oldest first (§4)

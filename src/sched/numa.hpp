@@ -59,7 +59,11 @@ class numa_policy : public policy_base {
   bool has_visible_work(engine::worker& w) const;
   void on_task_start(engine::worker&, detail::task_id& id) {
     if (id.sched_node) {  // a task placed for its data leaves its node's count (place)
-      static_cast<node_state*>(id.sched_node)->placed_by_data.fetch_sub(1, std::memory_order_relaxed);
+      // The node's last one: its threshold falls to 0 (search_threshold), and what it holds may be taken by
+      // workers of other nodes that went to sleep barred from it (a review: one slept while the node's
+      // only worker ran a long placed task, and a task it could take then waited for it).
+      if (static_cast<node_state*>(id.sched_node)->placed_by_data.fetch_sub(1, std::memory_order_relaxed) == 1)
+        eng_.idle().notify_all_new_work();
       id.sched_node = nullptr;
     }
   }

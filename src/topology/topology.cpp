@@ -86,10 +86,10 @@ topology topology::load(const std::string& description, const std::string& sourc
   // The real machine within the calling thread's affinity mask (taskset, or a cpuset set in code): hwloc
   // hides only what the cgroup disallows. PUs outside the mask, and the caches and cores left without one,
   // are not part of the machine roost runs on; so the default worker count is one per allowed PU and every
-  // worker can be pinned. NUMA nodes stay as hwloc numbers them: page placement reads nodes by the kernel's
-  // numbers (move_pages, numa_alloc), which a restriction that dropped a node would shift; so a mask that
-  // leaves some node without a CPU (numactl --cpunodebind) keeps the whole machine, and placement leaves
-  // the workers beyond the allowed CPUs unpinned, as before.
+  // worker can be pinned. NUMA nodes stay as hwloc numbers them (the nodes the process may place memory
+  // on), as page placement does (page_placement::native_nodes), which dropping the nodes left without an
+  // allowed CPU would shift; so a mask that leaves some node without a CPU (numactl --cpunodebind) keeps
+  // the whole machine, and placement leaves the workers beyond the allowed CPUs unpinned, as before.
   if (!tp.virtual_) {
     const std::vector<int> allowed = platform::native_platform::allowed_cpus();
     hwloc_bitmap_t mask = hwloc_bitmap_alloc();
