@@ -85,8 +85,9 @@ class page_placement {
   // nodes its cpuset allows (a container's or a batch job's cgroup may leave out some) that have memory,
   // numbered 0..n-1 in the order of their system numbers: hwloc's order (it shows the allowed nodes), which
   // the topology's nodes follow, where every node has cores; with memory-only nodes (KNL's MCDRAM, CXL)
-  // hwloc may put them elsewhere, and the two numberings differ (not handled: this layer has no topology). The allocator's rules, move_pages' answers and native_node_bytes use these
-  // numbers; usable_native_node(i) is node i's system number.
+  // hwloc may put them elsewhere, and the two numberings differ (not handled: this layer has no topology).
+  // The allocator's rules, move_pages' answers and native_node_bytes use these numbers;
+  // usable_native_node(i) is node i's system number.
   static unsigned native_nodes();
   static int usable_native_node(unsigned node);
   // Bytes of memory node `node` (of native_nodes()) of this machine has (0 if unknown).

@@ -394,7 +394,8 @@ bool numa_policy::has_visible_work(engine::worker& w) const {
   };
   if (ask_node(here)) return true;
   for (unsigned v : order_[here])
-    if (static_cast<double>(node_load(v)) > search_threshold(w.id, v) && (!nodes_[v].inbox.empty_hint() || ask_node(v)))
+    if (static_cast<double>(node_load(v)) > search_threshold(w.id, v) &&
+        (!nodes_[v].inbox.empty_hint() || ask_node(v)))
       return true;
   return false;
 }
