@@ -142,12 +142,16 @@ std::vector<record> read_trace(std::istream& in, const std::string& name, unsign
     if (op == "R" || op == "r" || op == "L" || op == "l") r.write = false;
     else if (op == "W" || op == "w" || op == "S" || op == "s") r.write = true;
     else trace_error(where + ": operation '" + op + "': must be R or W (L or S)");
-    r.addr = parse_u64(addr, where + " address", true);
+    r.addr = parse_u64(addr, where + ": address", true);
     if (r.addr >= (std::uint64_t{1} << 56)) trace_error(where + ": address " + addr + " must be below 2^56");
-    const std::uint64_t sz = parse_u64(size, where + " size", true);
+    const std::uint64_t sz = parse_u64(size, where + ": size", true);
     if (sz == 0 || sz > (std::uint64_t{1} << 30)) trace_error(where + ": size " + size + " must be 1 to 2^30 bytes");
+    // The whole access, not only its start: one of 1 GiB from just under 2^56 walked 16 million lines above
+    // it (an outside-user campaign).
+    if (r.addr + sz > (std::uint64_t{1} << 56))
+      trace_error(where + ": the access at " + addr + " of " + size + " bytes must end at or below 2^56");
     r.size = static_cast<std::uint32_t>(sz);
-    const std::uint64_t p = pu.empty() ? default_pu : parse_u64(pu, where + " PU", true);
+    const std::uint64_t p = pu.empty() ? default_pu : parse_u64(pu, where + ": PU", true);
     if (p >= pus) trace_error(where + ": PU " + pu + " must be below " + std::to_string(pus));
     r.pu = static_cast<std::uint16_t>(p);
     out.push_back(r);

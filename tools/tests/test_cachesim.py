@@ -260,6 +260,12 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
     extra.write_text("R 0 8\nR 64 8 0 extra\n")
     bad_field = tmp_path / "bad_field.txt"
     bad_field.write_text("R zz 8\n")
+    # An access that starts below 2^56 and ends above it walked 16 million lines up there (an outside-user
+    # campaign); a bad PU's message read "t.txt:2 PU=..." where every other says "t.txt:2: ...".
+    past_end = tmp_path / "past_end.txt"
+    past_end.write_text("R 0xffffffffffffc0 1073741824\n")
+    bad_pu = tmp_path / "bad_pu.txt"
+    bad_pu.write_text("R 0 8\nR 0x1000 8 -1\n")
     cases = [(["--level", "size=256,ways=1", "--trace", str(tmp_path)], "a directory, not a trace file"),
              (["--level", "size=256,ways=1", "--pus", "5", "--generate", "stream", "--count", "10"], "one PU"),
              (["--level", "size=256,ways=1", "--params", "l1.ways=3", "--trace", str(trace)], "give it in one place"),
@@ -271,6 +277,10 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
              (["--level", "size=256,ways=1", "--line", "48", "--trace", str(trace)],
               "--line 48: must be a power of two from 1 to 4096 bytes"),
              (["--level", "size=256,ways=1", "--trace", str(extra)], "unexpected 'extra'"),
+             (["--level", "size=256,ways=1", "--trace", str(past_end)],
+              "past_end.txt:1: the access at 0xffffffffffffc0 of 1073741824 bytes must end at or below 2^56"),
+             (["--level", "size=256,ways=1", "--trace", str(bad_pu)], "bad_pu.txt:2: PU='-1': must be a non-negative"),
+             (["--level", "size=256,ways=1", "--trace", str(bad_field)], "bad_field.txt:1: address='zz'"),
              (["--level", "size=256,ways=1", "--generate", "stream", "--count", "99999999999999999999"],
               "'99999999999999999999': too large"),
              (["--topology", "pack:1 l2:1(size=1KiB) core:2 pu:1", "--pus", "3", "--generate", "stream", "--count",
@@ -285,7 +295,7 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
         run = subprocess.run([CACHESIM, *args], capture_output=True, text=True)
         assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
     # A trace's own content is not a usage mistake: its line, without the usage text.
-    for trace_file in (extra, bad_field):
+    for trace_file in (extra, bad_field, past_end, bad_pu):
         run = subprocess.run([CACHESIM, "--level", "size=256,ways=1", "--trace", str(trace_file)], capture_output=True,
                              text=True)
         assert run.returncode == 2 and "usage:" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
