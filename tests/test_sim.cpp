@@ -13,7 +13,9 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <map>
 #include <memory>
@@ -1778,6 +1780,27 @@ TEST(SimWatch, IdlePollsBeforeTheLastBusyEndOrOutsideARunAreFine) {
   EXPECT_DOUBLE_EQ(w.idling_s(), 0);
 }
 
+// Busy charges that are declared work alone, no runtime operation among them, for the limit: noted (a task
+// polling another task's flag with roost::compute(1) hung without a word). A runtime operation in between
+// starts the count again, and so does the note.
+TEST(SimWatch, DeclaredWorkAloneForTheLimitIsNoted) {
+  const auto with_ops = [](roost::platform::sim_sample s, std::uint64_t ops) {
+    s.op_progress = ops;
+    return s;
+  };
+  roost::platform::sim_watch w(1.0, 0.25, sample(0, 0, 0, 0));
+  for (int i = 1; i <= 3; ++i) EXPECT_EQ(w.look(with_ops(sample(10u * i, 10u * i, 1e3 * i, 1e3 * i), 0)), verdict::fine) << i;
+  EXPECT_EQ(w.look(with_ops(sample(40, 40, 4e3, 4e3), 1)), verdict::fine);  // a runtime operation
+  for (int i = 5; i <= 7; ++i) EXPECT_EQ(w.look(with_ops(sample(10u * i, 10u * i, 1e3 * i, 1e3 * i), 1)), verdict::fine) << i;
+  EXPECT_EQ(w.look(with_ops(sample(80, 80, 8e3, 8e3), 1)), verdict::declared_only);
+  EXPECT_DOUBLE_EQ(w.declared_only_s(), 1.0);
+  w.forgive_declared_only();
+  EXPECT_EQ(w.look(with_ops(sample(90, 90, 9e3, 9e3), 1)), verdict::fine);
+  // Outside a run nothing is noted.
+  for (int i = 10; i <= 20; ++i)
+    EXPECT_EQ(w.look(with_ops(sample(10u * i, 10u * i, 1e3 * i, 1e3 * i, false), 1)), verdict::fine) << i;
+}
+
 // No charge at all for the limit: stalled (the spin-wait diagnostics below). A caller that knows the stall
 // to be slow work forgives it, and the count starts again.
 TEST(SimWatch, NoChargeForTheLimitIsAStall) {
@@ -1906,6 +1929,67 @@ TEST(SimPlatformDeathTest, ASpinWaitPollingWithFreeWorkIsReportedToo) {
         "no progress: worker 0 has run task 0\\.0 .*spin-waits")
         << params;
   }
+}
+
+// A task that polls a sibling's flag declaring real work at each poll (compute(1), a touch) moves its own
+// clock, and the sibling, behind it on the only worker, never runs: the run hung without a word (an
+// outside-user campaign). After stall_wall_s of declared work alone the simulation names the worker and the
+// task, once, and goes on (a long kernel looks the same). Here the poller also stops when it sees the note,
+// which it reads from stderr, sent to a file: the test waits for the note, not for a time.
+TEST(SimPlatform, APollingTaskThatDeclaresWorkIsNamedOnce) {
+  for (const char* sched : {"ws", "ws-help"})
+    for (const bool by_touch : {false, true}) {
+      char path[] = "/tmp/roost-test-stderr-XXXXXX";
+      const int fd = mkstemp(path);
+      ASSERT_GE(fd, 0);
+      std::fflush(stderr);
+      const int saved = dup(2);
+      dup2(fd, 2);
+      const auto said = [&path] {
+        std::ifstream in(path);
+        const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        return text;
+      };
+      long polls = 0;
+      {
+        roost::runtime rt(sim_opts(sched, "pack:1 l3:1(size=1MiB) core:1 pu:1", 1, "stall_wall_s=0.2"));
+        static double a[64];
+        rt.run([&] {
+          std::atomic<bool> flag{false};
+          const auto poll = [&] {
+            while (!flag.load()) {
+              if (by_touch) roost::touch(a, sizeof a);
+              else roost::compute(1);
+              if (++polls % 4096 == 0 && said().find("only declared work") != std::string::npos) break;
+            }
+          };
+          const auto set = [&] { flag.store(true); };
+          // The poller runs first: at once under ws (work-first), popped first at the wait under ws-help.
+          roost::task_group tg;
+          if (std::string(sched) == "ws") {
+            tg.run(poll);
+            tg.run(set);
+          } else {
+            tg.run(set);
+            tg.run(poll);
+          }
+          tg.wait();
+        });
+      }
+      std::fflush(stderr);
+      dup2(saved, 2);
+      close(saved);
+      close(fd);
+      const std::string text = said();
+      unlink(path);
+      const std::string poller = std::string(sched) == "ws" ? "0.0" : "0.1";  // its group's first or second child
+      EXPECT_NE(text.find("last by worker 0's task " + poller + ", and no task has started"), std::string::npos)
+          << sched << " " << by_touch << ": " << text;
+      EXPECT_NE(text.find("the run never ends"), std::string::npos) << text;
+      // Once a runtime, however long the poller went on after it.
+      EXPECT_EQ(text.find("only declared work", text.find("only declared work") + 1), std::string::npos) << text;
+      EXPECT_GT(polls, 0);
+    }
 }
 
 // A touch whose walk outlasts stall_wall_s is slow, not stuck: the simulation says so once and goes on (it

@@ -203,6 +203,16 @@ void simulation::watch() {
                     params_source_.c_str());
       platform::os::fatal("roost: simulated platform: no task progress", why);
     }
+    if (v == platform::sim_watch::verdict::declared_only) {
+      // Said by the sim thread at its next declared work (note_declared_only), where the running task's id is
+      // its own to read; once a runtime. The rule counts again from here either way.
+      if (!work_note_asked_.load(std::memory_order_relaxed)) {
+        work_note_s_.store(rule.declared_only_s(), std::memory_order_relaxed);
+        work_note_asked_.store(true, std::memory_order_release);
+      }
+      rule.forgive_declared_only();
+      continue;
+    }
     const double still_s = rule.stalled_s();
     if (const std::size_t bytes = touch_in_walk_.load(std::memory_order_relaxed)) {
       // A walk ends (its bytes are this process's memory, checked before it began): slow, never a hang. It
@@ -386,7 +396,30 @@ void simulation::record_memory(int worker, const charge& c) {
   if (tracer_) tracer_->memory(static_cast<unsigned>(worker), c.lines, std::llround(c.memory_ns), c.remote_lines);
 }
 
+// The watchdog saw only declared work for stall_wall_s (sim_watch.hpp, declared_only): on the sim thread,
+// whose task this is, the note that names it. A task that polls another task's flag with compute or touch
+// never lets that task run, and the run never ends; a long kernel goes on. Once a runtime: work_note_said_
+// is this (one) sim OS thread's.
+void simulation::note_declared_only(int worker) {
+  if (work_note_said_ || !charges(worker)) return;
+  work_note_said_ = true;
+  std::string task = "?";
+  if (const void* t = plat_.running_task())
+    task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
+  std::fprintf(stderr,
+               "roost: simulated platform: for %.1f s of real time only declared work (roost::compute, "
+               "roost::touch) has been charged, last by worker %d's task %s, and no task has started, ended, "
+               "spawned or been stolen (virtual time %.0f ns, seed %llu). If that task polls for another "
+               "task's progress, the run never ends: every simulated worker runs on this one OS thread, "
+               "declared work moves only the poller's own clock, and the other task needs a runtime operation "
+               "to run. Wait with a task_group instead. A long kernel is no such wait: it goes on (stall_wall_s "
+               "in %s sets when this is said).\n",
+               work_note_s_.load(std::memory_order_relaxed), worker, task.c_str(), plat_.clock(),
+               static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
+}
+
 void simulation::on_touch(int worker, const void* base, std::size_t bytes, access mode) {
+  if (work_note_asked_.load(std::memory_order_acquire)) [[unlikely]] note_declared_only(worker);
   if (charges(worker) && bytes) {
     const charge c = walk(worker, base, bytes, mode, "roost::touch");
     if (next_) next_->on_touch(worker, base, bytes, mode);
@@ -412,6 +445,7 @@ bool simulation::mapped(std::uintptr_t host, std::size_t bytes) {
 // names, lie inside it); then each row is walked and charged as a stream of its own.
 void simulation::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
                                std::size_t stride, access mode) {
+  if (work_note_asked_.load(std::memory_order_acquire)) [[unlikely]] note_declared_only(worker);
   if (charges(worker) && rows > 1 && row_bytes != 0) {
     // touch_rows checked that the span ends inside the address space (api/touch.cpp).
     const std::size_t span = (rows - 1) * stride + row_bytes;
@@ -446,6 +480,7 @@ void simulation::on_touch_rows(int worker, const void* base, std::size_t row_byt
 }
 
 void simulation::on_compute(int worker, std::uint64_t operations) {
+  if (work_note_asked_.load(std::memory_order_acquire)) [[unlikely]] note_declared_only(worker);
   if (charges(worker)) {
     // The virtual clock counts ns in a double: past 2^53 ns a charge of a few ns is lost, and one call of
     // 10^19 operations left every later run at 0 ns and wrapped the count of operations (an outside-user

@@ -184,6 +184,12 @@ class simulation final : public touch_consumer {
   std::chrono::steady_clock::duration model_time_{};  // in the memory model's walks (on_touch)
   // The bytes of the touch the model is walking now (0: none), for the watchdog's message.
   std::atomic<std::size_t> touch_in_walk_{0};
+  // The watchdog asks (declared work only for stall_wall_s, after work_note_s_ seconds); the sim thread says
+  // it at its next declared work, once a runtime.
+  void note_declared_only(int worker);
+  std::atomic<bool> work_note_asked_{false};
+  std::atomic<double> work_note_s_{0};
+  bool work_note_said_ = false;
 };
 
 }  // namespace roost::detail

@@ -134,6 +134,7 @@ class sim_platform {
   // calling sim thread's clock would pass kMostClockNs (the engine cannot take an exception at its charges).
   void charge_op(double ns, bool busy, const char* param) {
     if (current_->clock + ns > kMostClockNs) [[unlikely]] past_most_clock(ns, param);
+    if (busy) op_progress_.store(op_progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     charge(ns, busy);
   }
 
@@ -148,12 +149,14 @@ class sim_platform {
   // All of it, with the count of busy charges only (a task's runtime operations and declared work, a steal)
   // and the latest clock one ended at: idle charges (a failed steal attempt, a poll's pause) move only
   // progress(), and workers that poll for work none of them can take move the clock past every busy end
-  // (sim_watch.hpp).
+  // (sim_watch.hpp); and the count of the busy charges that are runtime operations (charge_op), which
+  // declared work alone does not move.
   sim_sample sample() const {
     sim_sample s;
     s.in_run = in_run();
     s.progress = progress();
     s.busy_progress = busy_progress_.load(std::memory_order_relaxed);
+    s.op_progress = op_progress_.load(std::memory_order_relaxed);
     s.clock = running_clock();
     s.busy_clock = busy_clock_.load(std::memory_order_relaxed);
     return s;
@@ -254,6 +257,7 @@ class sim_platform {
   std::uint64_t line_accesses_ = 0;  // cache lines the touches walked through the memory model
   std::atomic<std::uint64_t> progress_{0};
   std::atomic<std::uint64_t> busy_progress_{0};  // written by the sim thread alone (a load and a store)
+  std::atomic<std::uint64_t> op_progress_{0};    // the busy charges of runtime operations; the same
   std::atomic<double> busy_clock_{0};
   std::atomic<bool> in_run_{false};
   std::atomic<unsigned> running_thread_{0};
