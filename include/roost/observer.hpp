@@ -18,7 +18,10 @@ struct task_event {
   // unrecorded parent, {4294967295, k}, k unique in its runtime while each of its P workers has named fewer
   // than 2^32 / P such tasks; one the engine spawned then has its path, whose index counts its spawner's
   // children that the engine named (so under ws-help it may be one below the child's rank); a task that its
-  // spawner's join ran in place before then is not seen at all.
+  // spawner's join ran in place before then is not seen at all. A child spawned into a group by another task
+  // than the group's creator is named as the creator's child where it was spawned on the creator's stack
+  // (by a child its join ran there), else as a child of an unrecorded parent: never under its spawner,
+  // which may end before it.
   std::vector<std::uint32_t> path;
   double work_hint;                  // < 0: none
   std::string path_string() const;   // "0.2.1"

@@ -59,8 +59,12 @@ inline bool join_pending(const group_state& g) {
 
 class task_group {
  public:
-  // The creating task's fiber, or nullptr outside a task: only a task on that fiber may spawn and wait.
-  task_group() { st_.owner_fiber = detail::running_fiber(); }
+  // The creating task's fiber, or nullptr outside a task: only a task on that fiber may spawn and wait. And
+  // the creating task's id, which names its children (nullptr outside a task: g_no_worker's).
+  task_group() {
+    st_.owner_fiber = detail::running_fiber();
+    st_.owner_task = detail::running_worker().current_task;
+  }
   // total_work: the group's total work in the unit of the children's hints (ADWS W_all, seed 003 §4.2).
   // data_bytes: bytes the whole group touches (multi-level ADWS, seed 003 §5.2). Both must be finite and
   // >= 0; a wrong value only changes speed.

@@ -84,8 +84,7 @@ class engine final : public engine_base {
     h->k = job::kind::fresh_foreign;
     h->group = &g;
     h->work_hint = f.work_hint;
-    name_child(w, *h, [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
-    h->id.clear_sched();
+    name_foreign(w, g, *h);
     // The scheduling state of a task the policy never placed, as for an inline join's half: cats and cab
     // keep it and its children intra-socket (cats's tier 0 made them inter-socket, spawned into the socket's
     // pool, which no head core took from while the subtree that waits for them ran: a review's hang),
@@ -155,7 +154,8 @@ class engine final : public engine_base {
     // counted, the child would be waited for at the join for ever (adws, hws and ws hung that way when a
     // chain of 100,000 nested tasks ran out of stacks). Nothing is published before the throwing calls.
     try {
-      name_child(w, f, [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
+      name_child(w, f, const_cast<detail::task_id*>(g.owner_task),
+                 [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
       if constexpr (P::reads_task_sched_state) f.id.clear_sched();
       else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
       if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
@@ -564,6 +564,32 @@ class engine final : public engine_base {
     f.work_hint = -1;
     f.k = job::kind::fresh;
     of(w).policy_.adopt_unnamed(w, f.id);
+  }
+
+  // A child another task spawned into group g (spawn_foreign) is never named under its spawner, which owns
+  // no part of g: g's join waits for the child and not for the spawner, so the spawner may end first, and its
+  // id with it. A pointer to that id dangled: under ws-help, cats and numa the spawner's pooled frame went to
+  // a later task, whose id then lay on the child's chain of parents, and an observer's spawn path walked that
+  // cycle for ever while memory grew (an outside-user campaign); the tracer read a parent's serial there.
+  // Spawned on the owner's stack (a child its join runs there), it is named under the owner, which runs no
+  // code of its own meanwhile (name_child); from another stack, which may run beside the owner and its count
+  // of children, as a child of an unrecorded parent, as name_unnamed names a frame an inline path pushed.
+  // Its depth stays one below its spawner's (cab reads it; adopt_unnamed adjusts it).
+  static void name_foreign(worker& w, group& g, frame& f) {
+    if (w.current_fiber == g.owner_fiber) {
+      name_child(w, f, const_cast<detail::task_id*>(g.owner_task),
+                 [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
+      f.id.clear_sched();
+      return;
+    }
+    const detail::task_id& spawner = *w.current_task;
+    const std::uint32_t depth = spawner.depth + 1;
+    ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
+    f.id.depth = depth;
+    if (const unsigned hooks = detail::hook_bits()) [[unlikely]] {
+      if (hooks & detail::kHookObserver) f.id.index = w.id + of(w).num_workers() * w.unrecorded_named++;
+      if (hooks & detail::kHookSim) detail::hook_spawn(w.id, spawner, f.id.index);  // under spawn_foreign's scope
+    }
   }
 
   // Runs a fresh frame on the calling fiber as its worker's current task: named if the inline spawn left it

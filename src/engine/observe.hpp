@@ -101,12 +101,16 @@ inline void observe_steal(detail::worker_abi& thief, unsigned victim, bool taken
 }
 
 // Names a child by its spawn path (task_frame.hpp: parent's id, then its index among the parent's children).
+// The parent is the group's owner (group_state::owner_task), the spawner itself but where a child that the
+// owner's join, run_if or final region ran on the owner's stack spawns into the owner's group: that child
+// may end before the one it spawned, and the owner waits for it (a pointer to the spawner's id dangled, and
+// an observer's spawn path walked a cycle through a reused frame for ever: an outside-user campaign). On
+// the owner's stack the owner runs no code of its own meanwhile, so its count of children is still its.
 // `running()`: the spawner's fiber, whose count the hook's call is made under (engine.hpp,
 // spawn_in_runtime_text); a callable, so that the common path without hooks does not load it.
 template <class RunningFiber>
 __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, detail::task_frame& f,
-                                                      RunningFiber&& running) {
-  detail::task_id* parent = w.current_task;
+                                                      detail::task_id* parent, RunningFiber&& running) {
   f.id.parent = parent;
   f.id.index = parent->next_child++;
   f.id.depth = parent->depth + 1;

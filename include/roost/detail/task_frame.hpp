@@ -220,6 +220,10 @@ struct group_state {
   // The fiber the owner runs on (a group never changes owner, see abi.hpp): written when the group is made
   // (task_group's constructor; nullptr outside a task), compared at every spawn and wait.
   fiber_abi* owner_fiber;
+  // The owner's id, written with owner_fiber: the parent its children are named under, whichever task on the
+  // owner's fiber spawns them (engine/observe.hpp, name_child). The owner waits for them; the spawner may be
+  // a child the owner's join ran there, which ends before them (its id dangled: an outside-user campaign).
+  const task_id* owner_task;
   // Where the owner's own pushes start (help-first): valid while the owner's fiber has not been switched
   // away since (its epoch is still base_epoch; a fiber cannot change worker without switching away).
   static constexpr std::uint64_t kNoBase = ~std::uint64_t{0};  // no fiber epoch ever reaches it
