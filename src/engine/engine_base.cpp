@@ -264,8 +264,15 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
       w.klts.original = w.klts.active = self;
       const std::uint64_t start = platform::native_platform::now_ns();
       self->back_to_back = self->last_run_end_ns != 0 && start - self->last_run_end_ns < preempt_->interval_ns();
-      start_serving(w, *self);
+      const bool lingered = self->lingered;
+      const bool still_lingering = start_serving(w, *self);
       serving = true;
+      // A timer left lingering that a tick ended before this run came was a bet lost: the thread no longer
+      // calls run back to back. This run leaves its timer disarmed, whenever it began: a sleep between runs
+      // that the tick cut short returned at once, so each next run counted as back to back and lingered
+      // again, and every later sleep was cut short (EINTR at each run(); nanosleep(50 ms) of a loop after one
+      // back-to-back pair: an outside-user campaign).
+      if (lingered && !still_lingering) self->back_to_back = false;
       preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
     }
     first = w.fibers.get();
@@ -441,18 +448,20 @@ void engine_base::klt_spare_main(void* eng, worker& w, klt& k) {
   ult::release_alt_stack(alt);
 }
 
-void engine_base::start_serving(worker& w, klt& k) {
-  if (!preempt_) return;
+bool engine_base::start_serving(worker& w, klt& k) {
+  if (!preempt_) return false;
   platform::preempt::note_serving_mask();  // what its tasks run with, after check_mask_here or the spare's unblock
   // A sleep that a tick interrupts gains an interval less the slack: at most a quarter of it while the
   // thread serves (platform/preempt_signal.hpp), given back when it stops (worker 0's is run's caller).
   k.slack_before = platform::preempt::lower_timer_slack(preempt_->interval_ns() / 4);
-  preempt_->serve_from(w.id, k.timer, k.tid);
+  const bool still_lingering = preempt_->serve_from(w.id, k.timer, k.tid);
   k.serving = true;
+  return still_lingering;
 }
 void engine_base::stop_serving(worker& w, klt& k, bool linger) {
   if (!preempt_) return;
-  preempt_->unserve(w.id, k.timer, linger && k.serving);
+  k.lingered = linger && k.serving;
+  preempt_->unserve(w.id, k.timer, k.lingered);
   k.serving = false;
   platform::preempt::restore_timer_slack(k.slack_before);
   k.slack_before = 0;

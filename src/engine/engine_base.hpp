@@ -100,7 +100,8 @@ class engine_base {
   klt_creator* klt_threads() const { return klts_.get(); }
   // While preemption is on, kernel thread `k` starts or stops serving worker w: its timer, and the chained
   // timer's record of whom to signal. Async-signal-safe (a preempted task's thread calls both in the tick).
-  void start_serving(worker& w, klt& k);
+  // start_serving returns whether k's timer was still lingering from the end of this runtime's last run.
+  bool start_serving(worker& w, klt& k);
   // linger: worker 0's thread leaving at the end of a back-to-back run, whose timer is left armed
   // (preemption.hpp; only if the thread still serves).
   void stop_serving(worker& w, klt& k, bool linger = false);

@@ -64,6 +64,7 @@ struct klt {
   // a program that calls run back to back; one that runs once and then blocks gets no tick after it.
   std::uint64_t last_run_end_ns = 0;
   bool back_to_back = false;
+  bool lingered = false;  // stop_serving left its timer lingering
   klt* next = nullptr;  // klt_pool's spare list
 
  private:

@@ -245,7 +245,7 @@ void preemption_timers::check_mask_here(unsigned id) {
                        "queued behind it on worker 0); unblock SIGURG in that thread (pthread_sigmask)");
 }
 
-void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid) {
+bool preemption_timers::serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid) {
   // Ends the thread's lingering whatever the design (a monitor's signal must reach the tick hook).
   const bool still_armed = platform::preempt::resume_lingering(t, serial_);
   if (design_ == preempt_timer_design::monitor) {
@@ -253,19 +253,20 @@ void preemption_timers::serve_from(unsigned id, const platform::preempt::thread_
     // A run: the monitor wakes if it sleeps (monitor_loop).
     if (id == 0 && (monitor_word_.fetch_or(kMonitorServing, std::memory_order_acq_rel) & kMonitorAsleep))
       platform::preempt::wake_word(monitor_word_);
-    return;
+    return still_armed;
   }
   if (design_ == preempt_timer_design::chained) {
     tids_[id].store(t.tid, std::memory_order_relaxed);  // reached by the chain from now on
-    if (id != 0) return;
+    if (id != 0) return still_armed;
   }
-  if (still_armed) return;  // left at the end of this runtime's last run on this thread, on its phase
+  if (still_armed) return true;  // left at the end of this runtime's last run on this thread, on its phase
   // The first tick after now on this worker's phase: base + offset + k * interval.
   const std::uint64_t offset = design_ == preempt_timer_design::aligned ? interval_ns_ * id / workers_.size() : 0;
   const std::uint64_t now = platform::native_platform::now_ns();
   const std::uint64_t phase0 = base_ns_ + offset;
   const std::uint64_t k = now > phase0 ? (now - phase0) / interval_ns_ + 1 : 1;
   platform::preempt::arm(t, phase0 + k * interval_ns_, interval_ns_);
+  return false;
 }
 
 void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t, bool linger) {

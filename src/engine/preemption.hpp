@@ -77,8 +77,9 @@ class preemption_timers {
   // others are recorded as the ones the chain signals. Async-signal-safe (a task's thread calls both in a
   // tick's handler); unserve also ends worker 0's ticks at the end of a run, when its thread is no worker.
   // `tid` is the serving thread's id, which the monitor signals (it makes no timer).
-  // `linger`: worker 0's thread at the end of a back-to-back run, whose timer is left armed.
-  void serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid);
+  // `linger`: worker 0's thread at the end of a back-to-back run, whose timer is left armed. serve_from
+  // returns whether the thread's timer was still lingering for this runtime (then it arms nothing).
+  bool serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid);
   void unserve(unsigned id, const platform::preempt::thread_timer& t, bool linger = false);
   // On a thread about to serve worker `id`: a worker's thread that inherited a mask blocking the signal
   // unblocks it; run's caller (id 0) is warned once instead (its mask is the program's), called once it
