@@ -17,6 +17,7 @@
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <stdexcept>
 #include <system_error>
@@ -558,6 +559,59 @@ TEST(Cats, ProfileIsWrittenWhereAsked) {
   } catch (const roost::config_error& e) {
     EXPECT_NE(std::string(e.what()).find("options::cats_profile="), std::string::npos) << e.what();
   }
+}
+
+// A child that its owner's join ran on the owner's stack, spawning into the owner's group, names that child
+// under the owner (engine/observe.hpp: under itself, the id dangled once it ended), and its profile node hangs
+// under the owner's: under the spawner's, it took an index of the owner's count beside the spawner's own
+// children, and two nodes of one parent had one path (0.0.1 here), of which a later iteration found only
+// the first. One worker: other's join runs S where the root runs.
+TEST(Cats, ASpawnIntoTheOwnersGroupFromItsStackIsProfiledUnderTheOwner) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  const roost_test::temp_file profile("roost_cats_profile_owner.tsv");
+  roost::options o;
+  o.scheduler = "cats";
+  o.workers = 1;
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  o.cats_profile = profile.path();
+  std::atomic<int> ran{0};
+  // Each leaf touches 48 KiB of its own: S's subtree overflows the 64 KiB cache, so the profile keeps its nodes.
+  static std::vector<char> data(5 * 48 * 1024);
+  const auto leaf = [&](int i) {
+    return [&ran, i] {
+      roost::touch(data.data() + i * 48 * 1024, 48 * 1024);
+      ran.fetch_add(1);
+    };
+  };
+  {
+    roost::runtime rt(o);
+    for (int iteration = 0; iteration < 2; ++iteration)
+      rt.run([&] {
+        roost::task_group g;
+        {
+          roost::task_group other;
+          other.run([&] {  // S, 0.0
+            roost::task_group h;
+            for (int i = 0; i < 4; ++i) h.run(leaf(i));  // 0.0.0 .. 0.0.3
+            g.run(leaf(4));                              // the root's second child: 0.1
+            h.wait();
+          });
+          other.wait();
+        }
+        g.wait();
+      });
+  }
+  EXPECT_EQ(ran.load(), 10);
+  std::ifstream in(profile.path());
+  std::multiset<std::string> paths;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] != '#') paths.insert(line.substr(0, line.find('\t')));
+  for (const std::string& p : {"0", "0.0", "0.0.0", "0.0.1", "0.0.2", "0.0.3", "0.1"})
+    EXPECT_EQ(paths.count(p), 1u) << p;
+  EXPECT_EQ(paths.size(), 7u) << [&] {
+    std::ifstream again(profile.path());
+    return std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  }();
 }
 
 // A profile that cannot be written (here a file size limit; a full disk alike) is a std::system_error thrown

@@ -288,11 +288,11 @@ tier cats_policy::tier_of_child(const detail::task_id& parent, detail::task_id& 
   return cn ? cn->t : tier::inter;
 }
 
-spawn_order cats_policy::order_slow(engine::worker& w, detail::task_frame& f) {
+spawn_order cats_policy::order_slow(engine::worker&, detail::task_frame& f) {
   switch (mode_.load(std::memory_order_relaxed)) {
     case mode::profiling: {
       // A profiled parent (order() took the others): its child gets a node unless a bound refuses it.
-      node& parent = *credited_node(*w.current_task);
+      node& parent = *credited_node(*f.id.parent);  // the group's owner's (order())
       if (node* n = tree_.add_child(parent, f.id.index)) {
         f.id.sched_node = n;
         f.id.tier = kOwnsNode;
@@ -306,7 +306,7 @@ spawn_order cats_policy::order_slow(engine::worker& w, detail::task_frame& f) {
     case mode::as_ws: return spawn_order::child_first;
     case mode::bi_tier: break;
   }
-  tier t = tier_of_child(*w.current_task, f.id);
+  tier t = tier_of_child(*f.id.parent, f.id);
   f.id.tier = static_cast<std::uint8_t>(t);
   return t == tier::intra ? spawn_order::child_first : spawn_order::parent_first;
 }

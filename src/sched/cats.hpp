@@ -63,11 +63,15 @@ class cats_policy : public cab_policy {
   // profiling, a task below the profile's top (most tasks of a deep tree) costs a few more: its child is
   // spawned as ws spawns it, credited to the same node (order), and nothing is measured at its start or end
   // on the worker that spawned it (meter_switch finds the node unchanged).
+  // The child's parent is the group's owner (engine/observe.hpp, name_child), its spawner but where a child
+  // the owner's join ran on the owner's stack spawns into the owner's group: its index counts the owner's
+  // children, so its profile node hangs under the owner's (under the spawner's, two children of one node
+  // had one index, and a later iteration found the first one's tier for both).
   spawn_order order(engine::worker& w, detail::task_frame& f) {
     const mode m = mode_.load(std::memory_order_relaxed);
     if (m == mode::as_ws) return spawn_order::child_first;
-    if (m == mode::profiling && !owns_node(*w.current_task)) {
-      f.id.sched_node = w.current_task->sched_node;  // no node of its own: credited to its parent's
+    if (m == mode::profiling && !owns_node(*f.id.parent)) {
+      f.id.sched_node = f.id.parent->sched_node;  // no node of its own: credited to its parent's
       return spawn_order::child_first;
     }
     return order_slow(w, f);
