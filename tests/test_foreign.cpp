@@ -276,6 +276,38 @@ TEST_P(Foreign, TheObserverSeesEachForeignChildStart) {
   EXPECT_EQ(spawned.size(), 2u);
 }
 
+// An observer installed during a run sees the foreign children spawned before it came, each under its own
+// path. Their indices were drawn only while an observer was installed, so those named before all had
+// 4294967295.0 (an outside-user campaign: 7 tasks on one path). Here the children are spawned from a task of
+// another group (another stack, unless its join runs there), then the observer is installed.
+TEST_P(Foreign, AnObserverInstalledAfterForeignSpawnsSeesEachChildUnderItsOwnPath) {
+  for (unsigned workers : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    for (int round = 0; round < 10; ++round) {
+      roost_test::start_paths rec;
+      std::atomic<int> ran{0};
+      rt.run([&] {
+        roost::task_group tg;
+        tg.run([&] {
+          roost::task_group inner;
+          inner.run([&] {
+            for (int i = 0; i < 16; ++i) tg.run([&ran] { ran.fetch_add(1); });
+            roost::set_task_observer(&rec);
+          });
+          inner.wait();
+        });
+        tg.wait();
+      });
+      roost::set_task_observer(nullptr);
+      EXPECT_EQ(ran.load(), 16);
+      // One worker runs none of the 16 before the observer comes; more may steal some before.
+      if (workers == 1) EXPECT_GE(rec.starts.size(), 16u) << GetParam();
+      std::set<std::string> unique(rec.starts.begin(), rec.starts.end());
+      EXPECT_EQ(unique.size(), rec.starts.size()) << workers << " workers, round " << round;
+    }
+  }
+}
+
 // A foreign child's spawner may end before it: under help-first scheduling the spawner's pooled frame, its
 // id inside, went to a later task, and the child's chain of parents, through that id, became a cycle. With
 // an observer installed (every start builds the task's spawn path) the run never ended and its memory grew

@@ -556,11 +556,11 @@ class engine final : public engine_base {
     if (f.k != job::kind::fresh_unnamed) [[likely]] return;
     f.group = detail::group_of_unnamed(f);  // left unwritten by the inline spawn (task_frame.hpp)
     ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
-    // An observer installed during a run sees such tasks (pushed before it came): each its own spawn path,
-    // not all "0.0" (an outside-user campaign found 1,024 paths started several times). Worker-local counts,
-    // interleaved: unique in the runtime while each worker names fewer than 2^32 / P of them (P workers).
-    if (detail::hook_bits() & detail::kHookObserver) [[unlikely]]
-      f.id.index = w.id + of(w).num_workers() * w.unrecorded_named++;
+    // An observer may see such a task (installed before it runs, or during it): each its own spawn path,
+    // not all "0.0" (an outside-user campaign found 1,024 paths started several times). Drawn at every
+    // naming, not only while an observer is installed: one installed mid-run saw all the children named
+    // before it as 4294967295.0 (a later campaign). Off the inline path: only a frame the engine runs.
+    f.id.index = unrecorded_index(w);
     f.work_hint = -1;
     f.k = job::kind::fresh;
     of(w).policy_.adopt_unnamed(w, f.id);
@@ -586,10 +586,15 @@ class engine final : public engine_base {
     const std::uint32_t depth = spawner.depth + 1;
     ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
     f.id.depth = depth;
-    if (const unsigned hooks = detail::hook_bits()) [[unlikely]] {
-      if (hooks & detail::kHookObserver) f.id.index = w.id + of(w).num_workers() * w.unrecorded_named++;
-      if (hooks & detail::kHookSim) detail::hook_spawn(w.id, spawner, f.id.index);  // under spawn_foreign's scope
-    }
+    f.id.index = unrecorded_index(w);  // as name_unnamed: whether or not an observer is installed yet
+    if (detail::hook_bits() & detail::kHookSim) [[unlikely]]
+      detail::hook_spawn(w.id, spawner, f.id.index);  // under spawn_foreign's scope
+  }
+
+  // The index of a child of an unrecorded parent: worker-local counts, interleaved, so unique in the runtime
+  // while each of its P workers names fewer than 2^32 / P of them.
+  static std::uint32_t unrecorded_index(worker& w) {
+    return static_cast<std::uint32_t>(w.id) + of(w).num_workers() * w.unrecorded_named++;
   }
 
   // Runs a fresh frame on the calling fiber as its worker's current task: named if the inline spawn left it

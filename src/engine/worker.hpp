@@ -32,8 +32,8 @@ struct alignas(64) worker : detail::worker_abi {
   // The policy's own state for this worker, if it keeps any (adws's per_worker): one load on the spawn
   // path instead of indexing the policy's array with the worker's id.
   void* policy_state = nullptr;
-  // Children of an unrecorded parent this worker named while an observer was installed (engine.hpp,
-  // name_unnamed, and foreign children, name_foreign): their indices, unique in the runtime.
+  // Children of an unrecorded parent this worker named (engine.hpp, name_unnamed, and foreign children,
+  // name_foreign): their indices, unique in the runtime (unrecorded_index).
   std::uint32_t unrecorded_named = 0;
   unsigned pu = 0;        // topology PU this worker stands for
   int os_cpu = -1;        // pinned CPU, -1 when unpinned
