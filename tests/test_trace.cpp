@@ -201,7 +201,8 @@ lane_counts count_kinds(const tr::trace_file& t) {
 // two domains (it was one, the package: KRD then merged both caches' accesses; an outside-user campaign).
 TEST(TraceHeader, EachWorkersDomainIsItsLastLevelCacheNotItsPackage) {
   auto domains = [](const char* topology) {
-    const std::string file = roost_test::temp_path("roost_test_llc_domains.trace");
+    const roost_test::temp_file temp("roost_test_llc_domains.trace");  // the trace and its PATH.json
+    const std::string& file = temp.path();
     {
       roost::options o;
       o.workers = 4;
@@ -211,7 +212,6 @@ TEST(TraceHeader, EachWorkersDomainIsItsLastLevelCacheNotItsPackage) {
       rt.run([] {});
     }
     const tr::trace_file t = tr::read(file);
-    std::remove(file.c_str());
     return std::make_pair(t.llc_domain, t.llc_bytes);
   };
   using v = std::vector<std::uint32_t>;
