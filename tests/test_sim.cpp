@@ -12,8 +12,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <functional>
@@ -205,11 +206,21 @@ TEST(SimReport, CountsTheLinesTouchedAndTheSimulatorsSpeed) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   const std::string report = slurp(path);
   EXPECT_NE(report.find("\"line_accesses\": 108,"), std::string::npos) << report;
-  for (const char* key : {"\"model_s\"", "\"line_accesses_per_s\"", "\"model_line_accesses_per_s\"", "\"model_shards\"",
-                          "\"model_host_threads\"", "\"regions_shared\""})
+  for (const char* key : {"\"runs_s\"", "\"model_s\"", "\"run_line_accesses_per_s\"", "\"line_accesses_per_s\"",
+                          "\"model_line_accesses_per_s\"", "\"model_shards\"", "\"model_host_threads\"", "\"regions_shared\""})
     EXPECT_NE(report.find(key, report.find("\"host\"")), std::string::npos) << key << " missing from the host part of\n"
                                                                              << report;
+  // The walks lie inside the runs, the runs inside the runtime's life.
+  const auto seconds = [&](const char* key) {
+    const std::size_t at = report.find(key, report.find("\"host\""));
+    return at == std::string::npos ? -1.0 : std::strtod(report.c_str() + at + std::strlen(key), nullptr);
+  };
+  const double wall = seconds("\"wall_s\": "), runs = seconds("\"runs_s\": "), model = seconds("\"model_s\": ");
+  EXPECT_GT(runs, 0.0) << report;
+  EXPECT_LE(runs, wall) << report;
+  EXPECT_LE(model, runs) << report;
   EXPECT_NE(err.find("108 line accesses"), std::string::npos) << err;
+  EXPECT_NE(err.find("M/s of this machine's time in runs"), std::string::npos) << err;
 }
 
 // Simulating this machine (no topology given), the report names it as a synthetic description that loads

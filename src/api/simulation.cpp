@@ -766,14 +766,17 @@ void simulation::finish(const std::string& scheduler, const std::string& topolog
     for (std::size_t i = 0; i < model_.num_instances(); ++i) any |= model_.instance(i).level == level;
     if (any) caches += "; L" + std::to_string(level) + " misses " + std::to_string(misses_at_level(level));
   }
-  const platform::sim_platform::host_figures host{wall, std::chrono::duration<double>(model_time_).count(),
+  const platform::sim_platform::host_figures host{wall, plat_.run_host_s(),
+                                                  std::chrono::duration<double>(model_time_).count(),
                                                   model_.shards(), model_.host_threads(), model_.regions_shared()};
   // The simulator's speed, when kernels declared data (its target, DESIGN §6: 20 M line accesses a second).
-  char speed[200] = "";
+  char speed[256] = "";
   if (plat_.line_accesses() > 0 && wall > 0)
     std::snprintf(speed, sizeof speed,
-                  "; %llu line accesses, %.1f M/s of this machine's time (memory model alone %.1f M/s, %u %s)",
+                  "; %llu line accesses, %.1f M/s of this machine's time in runs (%.1f over the runtime's life; "
+                  "memory model alone %.1f M/s, %u %s)",
                   static_cast<unsigned long long>(plat_.line_accesses()),
+                  host.runs_s > 0 ? static_cast<double>(plat_.line_accesses()) / host.runs_s / 1e6 : 0.0,
                   static_cast<double>(plat_.line_accesses()) / wall / 1e6,
                   host.model_s > 0 ? static_cast<double>(plat_.line_accesses()) / host.model_s / 1e6 : 0.0,
                   host.model_threads, host.model_threads == 1 ? "host thread" : "host threads");

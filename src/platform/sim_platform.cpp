@@ -1,6 +1,7 @@
 #include "platform/sim_platform.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <iomanip>
@@ -256,11 +257,13 @@ void sim_platform::charge_work(double ns) {
 
 void sim_platform::run_begin() {
   run_start_ = current_->clock;
+  run_host_start_ = std::chrono::steady_clock::now();
   in_run_.store(true, std::memory_order_relaxed);
 }
 void sim_platform::run_end() {
   in_run_.store(false, std::memory_order_relaxed);
   run_ns_ += current_->clock - run_start_;
+  run_host_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - run_host_start_).count();
   ++runs_;
 }
 
@@ -301,10 +304,12 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
     first = false;
   }
   // Last, and the one part that is not a function of program, topology, seed and parameters.
-  // The simulator's speed: line accesses per second of this machine's wall time, over the whole simulation
-  // (the engine and policies in virtual time too) and in the memory model alone.
+  // The simulator's speed: line accesses per second of this machine's wall time, over the runs (the engine
+  // and policies in virtual time too), over the runtime's life (the program's own code between runs too) and
+  // in the memory model alone.
   const auto per_s = [&](double s) { return s > 0 ? static_cast<double>(line_accesses_) / s : 0.0; };
-  os << "},\n  \"host\": {\"wall_s\": " << host.wall_s << ", \"model_s\": " << host.model_s
+  os << "},\n  \"host\": {\"wall_s\": " << host.wall_s << ", \"runs_s\": " << host.runs_s
+     << ", \"model_s\": " << host.model_s << ", \"run_line_accesses_per_s\": " << per_s(host.runs_s)
      << ", \"line_accesses_per_s\": " << per_s(host.wall_s)
      << ", \"model_line_accesses_per_s\": " << per_s(host.model_s) << ", \"model_shards\": " << host.model_shards
      << ", \"model_host_threads\": " << host.model_threads << ", \"regions_shared\": " << host.regions_shared

@@ -11,6 +11,7 @@
 // then a function of the program, topology, seed and cost table alone (src/platform/README.md).
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -178,6 +179,7 @@ class sim_platform {
   // What the simulation cost this machine (the report's "host" part, the one that is not virtual).
   struct host_figures {
     double wall_s = 0;   // from the simulation's start to its report
+    double runs_s = 0;   // of which inside run() calls: the simulated execution (run_host_s)
     double model_s = 0;  // of which in the memory model (the touched lines' walks)
     unsigned model_shards = 1, model_threads = 1;  // how the model was walked (sim/sharded_model.hpp)
     std::uint64_t regions_shared = 0;              // touches whose odd lines the second host thread walked
@@ -190,6 +192,9 @@ class sim_platform {
   std::uint64_t operations() const { return operations_; }
   std::string summary() const;
   double virtual_time_ns() const { return run_ns_; }
+  // This machine's time inside run() calls, from run_begin to run_end: what simulating the program's runs
+  // cost, without what the program does between them (its set-up, its checks) or the model's construction.
+  double run_host_s() const { return run_host_s_; }
   // The same as seen by the calling sim thread during a run: the runs before it, and this run up to the
   // caller's clock (runtime::virtual_time_ns from a task: it stood still at the last run's end while the
   // task's own compute and touches moved the clock, an outside-user campaign).
@@ -250,6 +255,8 @@ class sim_platform {
   engine_tls tls_;
   ult::eh_state* eh_ = nullptr;
   double run_start_ = 0, run_ns_ = 0;
+  std::chrono::steady_clock::time_point run_host_start_{};
+  double run_host_s_ = 0;
   std::uint64_t runs_ = 0;
   std::uint64_t steals_[3] = {0, 0, 0};  // same cache, same socket, other socket
   std::uint64_t steal_attempts_ = 0, touches_ = 0;
