@@ -520,6 +520,43 @@ TEST_P(Api, ParallelForCallsABodyOfOneIndexOnceForEachIndex) {
   }
 }
 
+// A loop given no grain (oneTBB's parallel_for(first, last, f), a cilk_for) takes OpenCilk's: min(2048,
+// ceil(n / 8P)) iterations a piece for P workers. Every index once, whatever the bounds' types; the pieces
+// no longer than that grain, so at least eight a worker where the range allows.
+TEST_P(Api, ParallelForWithoutAGrainTakesCilkForsGrain) {
+  for (unsigned workers : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    EXPECT_EQ(roost::this_runtime_workers(), 0u);  // outside any worker
+    for (const long n : {0L, 1L, 7L, 1000L, 100000L}) {
+      std::vector<std::atomic<int>> seen(static_cast<std::size_t>(n));
+      std::atomic<long> pieces{0}, longest{0};
+      unsigned inside = 0;
+      rt.run([&] {
+        inside = roost::this_runtime_workers();
+        roost::parallel_for(0L, n, [&](long lo, long hi) {
+          pieces.fetch_add(1);
+          long seen_longest = longest.load();
+          while (hi - lo > seen_longest && !longest.compare_exchange_weak(seen_longest, hi - lo)) {
+          }
+          for (long i = lo; i < hi; ++i) seen[static_cast<std::size_t>(i)].fetch_add(1);
+        });
+      });
+      EXPECT_EQ(inside, workers);
+      for (long i = 0; i < n; ++i) ASSERT_EQ(seen[static_cast<std::size_t>(i)].load(), 1) << i << " of " << n;
+      const long grain = std::min(2048L, (n + 8L * workers - 1) / (8L * workers));
+      EXPECT_LE(longest.load(), std::max(grain, 1L)) << n << " iterations, " << workers << " workers";
+      if (n > 0) EXPECT_GE(pieces.load(), (n + grain - 1) / grain) << n << " iterations, " << workers << " workers";
+    }
+    // One index a call, mixed integer types (int and std::size_t), and container iterators.
+    std::vector<int> v(5000, 0);
+    rt.run([&] {
+      roost::parallel_for(0, v.size(), [&](std::size_t i) { v[i] += 1; });
+      roost::parallel_for(v.begin(), v.end(), [](std::vector<int>::iterator it) { *it += 2; });
+    });
+    for (int x : v) ASSERT_EQ(x, 3);
+  }
+}
+
 // Container iterators as bounds, as the header promises ("integers or random-access iterators"): with
 // std::vector's, the split's unqualified advance() also found std::advance and the call did not compile (an
 // outside-user campaign; raw pointers worked).

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "roost/detail/fork_join2.hpp"
+#include "roost/runtime.hpp"
 
 namespace roost {
 
@@ -149,6 +150,18 @@ T parallel_reduce_split(I first, I last, std::size_t grain, const T& identity, c
   else return combine(*left, *right);
 }
 
+// The grain of a loop given none: OpenCilk's cilk_for rule, min(2048, ceil(n / (8 P))) for n iterations and
+// P workers (cheetah's __cilkrts_cilk_for_grainsize): about eight pieces a worker, so that a thief finds
+// work while the others finish theirs, and no piece over 2048 iterations, where the split's cost is lost.
+template <class I>
+std::size_t automatic_grain(I first, I last) {
+  const count_t<I> n = detail::span(first, last);
+  const unsigned workers = this_runtime_workers();
+  const count_t<I> pieces = count_t<I>(8) * count_t<I>(workers ? workers : 1);
+  const count_t<I> per_piece = n / pieces + (n % pieces != 0 ? 1 : 0);
+  return per_piece >= count_t<I>(2048) ? 2048 : per_piece < count_t<I>(1) ? 1 : static_cast<std::size_t>(per_piece);
+}
+
 [[noreturn]] void throw_bad_grain(const char* call, std::size_t grain);  // usage_error
 // A grain of 2^63 or more is a negative one converted to std::size_t (parallel_for(0, n, -1, f) ran the
 // whole range as one piece, without a word: an outside-user campaign).
@@ -248,6 +261,20 @@ void parallel_for(I first, I last, std::size_t grain, const Body& body) {
   }
 }
 
+// parallel_for with the grain OpenCilk's cilk_for chooses, for the caller's runtime: min(2048, ceil(n / 8P))
+// iterations a piece for n iterations and P workers, about eight pieces a worker. oneTBB's
+// parallel_for(first, last, f) and a cilk_for port as they are written. Give a grain where the iterations'
+// costs differ widely, or where a piece should fit a cache. The same rules otherwise (inside runtime::run
+// only; body(lo, hi) or body(i)).
+template <class I, class Body>
+void parallel_for(I first, I last, const Body& body) {
+  static_assert(detail::valid_bound<I>, "roost::parallel_for: the bounds are integers or random-access iterators, "
+                                        "not floating-point numbers or bools");
+  detail::current_fiber_or_throw("roost::parallel_for");
+  if (!(first < last)) return;
+  parallel_for(first, last, detail::automatic_grain(first, last), body);
+}
+
 // Reduces body(lo, hi) -> T over [first, last) with the associative `combine`; the split is deterministic
 // (it depends on first, last and grain only), so a floating-point result is the same under every scheduler.
 // `identity` is the result of an empty range only. T must be move-constructible (move-only types work);
@@ -319,6 +346,12 @@ void parallel_for(I first, J last, std::size_t grain, const Body& body) {
   using C = std::common_type_t<I, J>;
   parallel_for(detail::common_bound<C>(first, "roost::parallel_for", "first"),
                detail::common_bound<C>(last, "roost::parallel_for", "last"), grain, body);
+}
+template <class I, class J, class Body, std::enable_if_t<detail::mixed_integers<I, J>, int> = 0>
+void parallel_for(I first, J last, const Body& body) {
+  using C = std::common_type_t<I, J>;
+  parallel_for(detail::common_bound<C>(first, "roost::parallel_for", "first"),
+               detail::common_bound<C>(last, "roost::parallel_for", "last"), body);
 }
 template <class I, class J, class T, class Body, class Combine, std::enable_if_t<detail::mixed_integers<I, J>, int> = 0>
 T parallel_reduce(I first, J last, std::size_t grain, T identity, const Body& body, const Combine& combine) {

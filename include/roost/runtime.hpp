@@ -98,6 +98,9 @@ class runtime {
 
 // The id (0 .. workers-1) of the worker running the calling task; -1 outside any worker.
 int this_worker_id();
+// The number of workers of the runtime running the calling task (its runtime::workers()); 0 outside any
+// worker. oneTBB's this_task_arena::max_concurrency(), OpenMP's omp_get_num_threads() in a parallel region.
+unsigned this_runtime_workers();
 
 }  // namespace roost
 

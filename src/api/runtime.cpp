@@ -812,4 +812,9 @@ int this_worker_id() {
   return w ? static_cast<int>(w->id) : -1;
 }
 
+unsigned this_runtime_workers() {
+  engine::worker* w = engine::current_worker();
+  return w ? w->eng->num_workers() : 0;
+}
+
 }  // namespace roost
