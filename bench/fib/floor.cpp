@@ -113,11 +113,11 @@ __attribute__((always_inline)) inline void slot_join(F& f, G& g) {
   d->head = h;
   f();  // direct: the slot's function is for a thief
 }
-// As fib-invoke's roost variant calls roost::parallel_invoke (bench/fib/roost.cpp): the join always
-// inline, this call operator left to the compiler.
+// As fib-invoke's roost variant calls roost::parallel_invoke (bench/fib/roost.cpp): the join and this call
+// operator always inline.
 struct slot_invoke_fn {
   template <class F, class G>
-  void operator()(F&& f, G&& g) const { slot_join(f, g); }
+  __attribute__((always_inline)) void operator()(F&& f, G&& g) const { slot_join(f, g); }
 };
 
 // ---- work-first

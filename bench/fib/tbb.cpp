@@ -10,9 +10,9 @@ void tbb_tasks(problem& pb) {
 }
 
 namespace {
-struct tbb_invoke_fn {
+struct tbb_invoke_fn {  // inline, as roost.cpp's
   template <class F, class G>
-  void operator()(const F& f, const G& g) const { tbb::parallel_invoke(f, g); }
+  __attribute__((always_inline)) void operator()(const F& f, const G& g) const { tbb::parallel_invoke(f, g); }
 };
 }  // namespace
 void tbb_invoke(problem& pb) {
