@@ -146,6 +146,35 @@ TEST(SimSetKernels, TheFusedPassesAgreeWithThePlainLoops) {
       set_kernels::plain::demote_to_last_valid(b.data(), flags.data(), ways, way, 4);
       EXPECT_EQ(a, b);
       EXPECT_EQ(a[way], valid - 1);
+      // The unrolled forms cache_array takes for a set of up to 64 ways (cache_array::with_row_vectors).
+      const auto unrolled = [&](auto v) {
+        constexpr unsigned V = decltype(v)::value;
+        std::vector<std::uint8_t> c = ranks, d = ranks;
+        EXPECT_EQ(set_kernels::promote_last<V>(c.data(), ways), set_kernels::plain::promote_last(d.data(), ways));
+        EXPECT_EQ(c, d);
+        c = ranks;
+        d = ranks;
+        set_kernels::demote_to_last_valid<V>(c.data(), flags.data(), ways, way, 4);
+        set_kernels::plain::demote_to_last_valid(d.data(), flags.data(), ways, way, 4);
+        EXPECT_EQ(c, d);
+        c = ranks;
+        d = ranks;
+        set_kernels::promote<V>(c.data(), ways, way);
+        set_kernels::plain::promote(d.data(), ways, way);
+        EXPECT_EQ(c, d);
+        std::vector<std::uint8_t> sigs(row);
+        for (auto& x : sigs) x = static_cast<std::uint8_t>(rng() % 4);
+        const std::uint64_t live = ways >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << ways) - 1;
+        EXPECT_EQ(set_kernels::match_signature<V>(sigs.data(), V, 2) & live,
+                  set_kernels::match_signature(sigs.data(), (ways + 15) / 16, 2) & live);
+      };
+      switch ((ways + 15) / 16) {
+        case 1: unrolled(std::integral_constant<unsigned, 1>{}); break;
+        case 2: unrolled(std::integral_constant<unsigned, 2>{}); break;
+        case 3: unrolled(std::integral_constant<unsigned, 3>{}); break;
+        case 4: unrolled(std::integral_constant<unsigned, 4>{}); break;
+        default: break;
+      }
     }
   }
 }
