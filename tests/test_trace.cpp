@@ -900,6 +900,34 @@ TEST(TraceFile, TouchesUnder4GiBAreStoredShortAndReadAsTouches) {
   std::remove(file.c_str());
 }
 
+// An empty region names no byte: no record, whatever its form (an outside-user campaign: touch(nullptr, 0) of
+// an empty vector was recorded, and KRD counted it as an access, a reuse at distance 0 of the last one's base;
+// only an empty touch_rows too large to pack was dropped).
+TEST(TraceFile, EmptyRegionsLeaveNoRecord) {
+  const std::string file = roost_test::temp_path("roost_empty_touch.trace");
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    rt.run([&] {
+      roost::touch(g_buf.data(), 64, roost::access::read);
+      roost::touch(nullptr, 0, roost::access::read);
+      roost::touch(g_buf.data() + 64, 0, roost::access::write);
+      roost::touch_rows(g_buf.data(), 0, 4, 64, roost::access::read);  // rows of 0 bytes
+      roost::touch_rows(g_buf.data(), 64, 0, 64, roost::access::read);  // no rows
+      roost::touch_rows(g_buf.data(), 16, 2, 64, roost::access::write);
+    });
+  }
+  std::vector<tr::record> touches;
+  for (const auto& r : tr::read(file).records)
+    if (tr::is_touch(static_cast<tr::kind>(r.kind))) touches.push_back(r);
+  ASSERT_EQ(touches.size(), 2u);
+  EXPECT_EQ(touches[0].b, 64u);
+  EXPECT_EQ(touches[1].kind, static_cast<std::uint16_t>(tr::kind::touch_rows_write));
+  remove_trace(file);
+}
+
 // A touch of 2^32 rows or more does not pack into one record: it goes out as records of fewer rows each,
 // one after another, or, contiguous, as one touch. It went out row by row: a touch of 2^32 rows of 64 bytes
 // wrote 3 GB in 8 s, and one of 2^24 empty rows 285 MB (an outside-user campaign, a review). Natively

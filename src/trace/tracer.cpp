@@ -313,6 +313,9 @@ void tracer::on_touch(int worker, const void* base, std::size_t bytes, access mo
   const auto a = reinterpret_cast<std::uintptr_t>(base);
   const auto m = static_cast<std::uint32_t>(mode);
   if (m > 2) [[unlikely]] return;  // not an access: no kind stands for it
+  // An empty region names no byte and goes out as nothing, as in on_touch_rows_unpacked: recorded, it was an
+  // access for KRD, which counted touch(nullptr, 0) of an empty vector as a reuse (an outside-user campaign).
+  if (bytes == 0) [[unlikely]] return;
   if (bytes <= 0xffffffffu) [[likely]]  // short: the mode in the kind, the size in the index (trace_format.hpp)
     add<kind::touch_read>(w, a, 0, static_cast<std::uint32_t>(bytes), short_touch(m));
   else
@@ -347,7 +350,9 @@ void tracer::on_touch_rows_unpacked(int worker, const void* base, std::size_t ro
 
 void tracer::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
                            std::size_t stride, access mode) {
-  if (row_bytes >= kPacks || rows >= kPacks || stride >= kPacks) [[unlikely]]
+  // `- 1` wraps an empty region (0 rows, or rows of 0 bytes) past kPacks: on_touch_rows_unpacked drops it,
+  // at no cost to the common path.
+  if (row_bytes - 1 >= kPacks - 1 || rows - 1 >= kPacks - 1 || stride >= kPacks) [[unlikely]]
     return on_touch_rows_unpacked(worker, base, row_bytes, rows, stride, mode);
   const auto w = static_cast<unsigned>(worker);
   // Not an access (a value cast to one) names no kind: dropped, as the switch it replaced did.

@@ -111,9 +111,12 @@ def accesses(trace: Trace) -> np.ndarray:
     size = np.where(flat, r["b"], (r["b"] >> np.uint64(32)) * (r["b"] & np.uint64(0xFFFFFFFF)))
     # roost::touch keeps its mode in `index` (0 read, 1 write, 2 read-write); touch_rows in the kind.
     write = np.where(flat, r["index"] != 0, r["kind"] != 9)
-    order = np.argsort(r["t_ns"], kind="stable")
-    return np.rec.fromarrays([r["t_ns"][order], r["worker"][order], r["a"][order], size[order], write[order]],
-                             names="t_ns,worker,base,bytes,write")
+    # An empty region names no byte: not an access (traces of roost before it stopped recording them counted
+    # touch(nullptr, 0) of an empty vector as a reuse; an outside-user campaign).
+    keep = size > 0
+    order = np.argsort(r["t_ns"][keep], kind="stable")
+    cols = [r["t_ns"][keep], r["worker"][keep], r["a"][keep], size[keep], write[keep]]
+    return np.rec.fromarrays([c[order] for c in cols], names="t_ns,worker,base,bytes,write")
 
 
 def bounds(trace: Trace) -> tuple[int, int]:

@@ -721,6 +721,20 @@ def test_krd_says_when_the_trace_describes_no_cache_sizes(tmp_path, capsys):
     assert "no cache sizes" not in capsys.readouterr().err
 
 
+def test_krd_counts_no_empty_region(tmp_path):
+    # A touch of 0 bytes (an empty vector's touch(nullptr, 0), recorded by roost before it stopped recording
+    # them) names no byte: it was counted as an access, here a close reuse of base 0 (an outside-user campaign).
+    p = tmp_path / "empty.trace"
+    touches = [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0),
+               (1, 4096, 64, 0, 4, 0), (2, 0, 0, 0, 4, 0), (3, 8192, 64, 0, 4, 0), (4, 0, 0, 0, 4, 0),
+               (5, 4096, 64, 0, 4, 0), (6, 1, 0, 0, 2, 0)]
+    _synthetic(p, 1, touches)
+    t = read(p)
+    assert len(krd.accesses(t)) == 3
+    h = krd.krd(t)["all"]
+    assert (h.close, h.near, h.far, h.cold) == (1, 0, 0, 2)
+
+
 def test_a_named_pipe_is_refused_not_waited_on(tmp_path, capsys, hang_bound):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
