@@ -191,7 +191,10 @@ def plot_panels(panels: list[tuple[str, Trace]], out: str | Path, colour: str = 
 
     if colour not in ("subtree", "latency"):
         raise ValueError(f"colour='{colour}': must be subtree or latency")
-    spans = [task_memory(t, roots=colour == "subtree") for _, t in panels]
+    # Roots in both colourings: a run's root that touched data itself is coloured by it (left out, a root that
+    # swept 512 KiB before spawning one small child left its worker blank, and a run whose root alone touched
+    # data was refused as having no memory records: an outside-user campaign).
+    spans = [task_memory(t, roots=True) for _, t in panels]
     norm = grad = None
     if colour == "latency":
         per_line = [x for sp in spans for x in latency_per_line(sp)]

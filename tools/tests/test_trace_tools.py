@@ -547,6 +547,14 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
     assert not any(b[1] == to_rgba("lightgrey") for b in tasks)
     plt.close(fig)
     assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "one.png"), "--colour", "latency"]) == 0
+    # A run whose root alone touched data is coloured by it, not refused.
+    _synthetic(p, 1, [(0, 1, 0, 0, 1, 0), (1, 64, 640, 0, 16, 0), (2, 1, 0, 0, 2, 0)])
+    assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "root.png"), "--colour", "latency"]) == 0
+    fig, ax = plt.subplots()
+    spans = [s for _, t1 in [("a", read(p))] for s in timeline.task_memory(t1, roots=True)]
+    timeline._draw(ax, read(p), spans, "latency", Normalize(1.0, 20.0), plt.get_cmap("viridis"))
+    assert [b[1] for b in _task_bars(ax)] == [plt.get_cmap("viridis")(Normalize(1.0, 20.0)(10.0))]
+    plt.close(fig)
     # A trace without memory records (a native run) has nothing to colour by latency.
     _synthetic(p, 1, [(0, 1, 0, 0, 1, 0), (1, 1, 0, 0, 2, 0)])
     with pytest.raises(ValueError, match="no memory records"):
