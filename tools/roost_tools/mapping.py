@@ -145,8 +145,12 @@ def describe(m: Mapping) -> list[str]:
         lines.append(f"no two consecutive iterations of the {m.iterations} share a leaf's spawn path, so no leaf "
                      "can be followed from one to the next: their task trees differ")
     if m.left_out:
-        lines.append(f"{m.left_out} tasks left out: their spawner was not recorded (stolen below the recording "
-                     f"depth, or begun before the trace did); trace with ROOST_TRACE_DEPTH=all to map every task")
+        # At depth `all` the spawner of every task the engine names is recorded; what is left out then is a child
+        # spawned into a group by another task than its creator (or one begun before the trace did): telling
+        # such a trace to be made at `all` sent a user round in a circle (an outside-user campaign).
+        lines.append(f"{m.left_out} tasks left out: their spawner was not recorded (a task stolen below the "
+                     "recording depth, which ROOST_TRACE_DEPTH=all records; a child spawned into a group by "
+                     "another task than its creator, which no depth records; or one begun before the trace did)")
     lines.append("leaves per worker and iteration: " +
                  ", ".join(f"w{w} {c:.1f}" for w, c in enumerate(m.leaves_per_worker)))
     return lines

@@ -457,6 +457,8 @@ def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
     m = mapping.mapping(read(p))
     assert m.iterations == 2 and m.tasks_per_iteration == 4 and m.moved_leaves == [1.0]
     assert m.left_out == 2 and any("2 tasks left out" in line for line in mapping.describe(m))
+    # The line names the children no depth records, not only the depth (which sent a trace at `all` round).
+    assert any("another task than its creator" in line for line in mapping.describe(m))
 
 
 def test_mapping_says_when_consecutive_iterations_share_no_leaf(tmp_path):
