@@ -461,6 +461,34 @@ def test_mapping_on_a_synthetic_trace_with_known_answers(tmp_path):
     assert any("another task than its creator" in line for line in mapping.describe(m))
 
 
+def test_mapping_and_timeline_follow_a_deep_chain(tmp_path):
+    # Two iterations of a chain of 3,000 nested tasks on 2 workers, every level on the same worker both times
+    # but the leaf: mapping names every task (paths interned, not stored whole: a chain of 20,000 took 1.6 GB),
+    # and the timeline closes every piece (its running set is a dict: list lookups made it quadratic).
+    from roost_tools import mapping
+    depth = 3000
+    recs, t, name = [], 0, 1
+    for it in range(2):
+        names = []
+        for d in range(depth):
+            parent = names[-1] if names else 0
+            recs.append((t, name, parent, 0, 1, 0 if d < depth - 1 else it))
+            names.append(name)
+            name += 1
+            t += 1
+        for d, n in enumerate(reversed(names)):
+            recs.append((t, n, 0, 0, 2, it if d == 0 else 0))
+            t += 1
+    p = tmp_path / "chain.trace"
+    _synthetic(p, 2, sorted(recs, key=lambda r: r[0]))
+    tr = read(p)
+    m = mapping.mapping(tr)
+    assert m.iterations == 2 and m.left_out == 0 and m.tasks_per_iteration == depth
+    assert m.moved_leaves == [1.0] and m.moved_tasks == [pytest.approx(1 / depth)]
+    spans = timeline.task_memory(tr, roots=True)
+    assert len(spans) == 2 * depth
+
+
 def test_mapping_says_when_consecutive_iterations_share_no_leaf(tmp_path):
     from roost_tools import mapping
     # Iteration 0: root 1 spawns A (2) and B (3), two leaves; iteration 1: root 4 alone, a leaf at another path.
