@@ -1005,7 +1005,7 @@ TEST(TraceFile, ATracedTasksAnnotationsAreCheckedOnTheirFastPath) {
       ++touches;
   }
   EXPECT_EQ(tiles, 2) << "the 3-row tile and the 2^31 rows of one byte";
-  EXPECT_EQ(touches, 2) << "the write and the empty touch";
+  EXPECT_EQ(touches, 1) << "the write (the empty touch is valid and names no byte: no record)";
   remove_trace(file);
 }
 
