@@ -89,6 +89,20 @@ TEST(NumaDeal, TheSeedMachineIsReadWithItsDistances) {
   EXPECT_DOUBLE_EQ(p.steal_threshold(0, 3), 2.2 * 6);  // two hops
 }
 
+// Natively, a page's node is one of page_placement's usable nodes, numbered by system number; the scheduler's
+// are the topology's, in logical order. Where a memory-only node sits beside its package's node in the tree but
+// is numbered after every node with cores (KNL's MCDRAM, CXL), the two orders differ, and the footprint counted
+// a page of system node 1 for the topology's node 1 (the memory-only node of package 0): tasks went to the
+// wrong package. Matched by system number; a usable node the topology does not list counts for none.
+TEST(NumaDeal, PagesNodesAreMatchedToTheTopologysBySystemNumber) {
+  using roost::sched::numa_policy;
+  EXPECT_EQ(numa_policy::topology_nodes_of({0, 1, 2, 3}, {0, 2, 1, 3}), (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(numa_policy::topology_nodes_of({0, 1}, {0, 1}), (std::vector<int>{0, 1}));
+  // A cgroup's cpuset.mems left out system node 0; a memoryless node 2 has no usable memory.
+  EXPECT_EQ(numa_policy::topology_nodes_of({1, 3}, {1, 2, 3}), (std::vector<int>{0, 2}));
+  EXPECT_EQ(numa_policy::topology_nodes_of({0, 8}, {0}), (std::vector<int>{0, -1}));
+}
+
 // With nodes staffed unequally (7 workers on 2 x 6 cores: 6 and 1), Algorithm 2's C is the victim node's
 // worker count, and a tie of Algorithm 1 goes to the node with the fewest tasks waiting per worker: with the
 // largest node's C and raw counts a one-worker node kept its data's tasks and those of the nodes without

@@ -126,6 +126,53 @@ TEST(Topology, ReadsAnHwlocXmlFile) {
   std::remove(path.c_str());
 }
 
+// A machine whose memory-only nodes are numbered after the nodes with cores (KNL's MCDRAM, CXL memory): each
+// package holds a node with cores (system numbers 0 and 1) and one without (2 and 3), so the logical order
+// (0, 2, 1, 3 by system number) is not the system order, and the XML's distances are listed by system number.
+// The topology gives each logical node its system number, and the matrix by logical node: it was read in
+// the XML's order, and every distance went to another pair of nodes.
+std::string memory_nodes_numbered_last(std::string xml) {
+  const std::string second = R"(<object type="NUMANode" os_index="1" cpuset="0x00000003" complete_cpuset="0x00000003" nodeset="0x00000002" complete_nodeset="0x00000002")";
+  const std::string third = R"(<object type="NUMANode" os_index="2" cpuset="0x0000000c" complete_cpuset="0x0000000c" nodeset="0x00000004" complete_nodeset="0x00000004")";
+  EXPECT_NE(xml.find(second), std::string::npos);
+  EXPECT_NE(xml.find(third), std::string::npos);
+  xml = replace_all(xml, second, "@SECOND@");
+  xml = replace_all(xml, third, "@THIRD@");
+  xml = replace_all(xml, R"(nodeset="0x00000003")", R"(nodeset="0x00000005")");  // package 0: nodes 0 and 2
+  xml = replace_all(xml, R"(nodeset="0x0000000c")", R"(nodeset="0x0000000a")");  // package 1: nodes 1 and 3
+  xml = replace_all(xml, "@SECOND@", replace_all(replace_all(second, R"(os_index="1")", R"(os_index="2")"), "0x00000002", "0x00000004"));
+  xml = replace_all(xml, "@THIRD@", replace_all(replace_all(third, R"(os_index="2")", R"(os_index="1")"), "0x00000004", "0x00000002"));
+  // By system number: d(0,1) = 21, d(0,2) = 31, d(0,3) = 41, d(1,2) = 41, d(1,3) = 31, d(2,3) = 41.
+  const std::string distances = R"(<distances2 type="NUMANode" nbobjs="4" kind="5" name="NUMALatency" indexing="os">
+  <indexes length="8">0 1 2 3 </indexes>
+  <u64values length="48">10 21 31 41 21 10 41 31 31 41 10 41 41 31 41 10 </u64values>
+</distances2>
+)";
+  const std::size_t end = xml.rfind("</topology>");
+  EXPECT_NE(end, std::string::npos);
+  xml.insert(end, distances);
+  return xml;
+}
+
+TEST(Topology, NumaNodesKeepTheirSystemNumbersAndDistancesFollowTheLogicalOrder) {
+  const std::string path = export_xml("pack:2 [numa(memory=1GiB)] [numa(memory=2GiB)] l3:1(size=4MiB) core:2 pu:1",
+                                      "roost_topology_memory_nodes.xml", memory_nodes_numbered_last);
+  topology t = topology::load(path);
+  std::remove(path.c_str());
+  ASSERT_EQ(t.num_numa_nodes(), 4u);
+  EXPECT_EQ(t.numa_os_indexes(), (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_EQ(t.pu(0).numa, 0u);
+  EXPECT_EQ(t.pu(2).numa, 2u);  // package 1's node with cores: logical 2, system number 1
+  // Row by logical node: L0 = #0, L1 = #2, L2 = #1, L3 = #3.
+  EXPECT_EQ(t.numa_distances(), (std::vector<unsigned>{10, 31, 21, 41,  //
+                                                       31, 10, 41, 41,  //
+                                                       21, 41, 10, 31,  //
+                                                       41, 41, 31, 10}));
+  // A synthetic machine's nodes are numbered in logical order.
+  EXPECT_EQ(topology::load("pack:2 [numa(memory=1GiB)] [numa(memory=2GiB)] l3:1(size=4MiB) core:2 pu:1").numa_os_indexes(),
+            (std::vector<int>{0, 1, 2, 3}));
+}
+
 // Issue #23 (10): the PU count of a synthetic description is the product of its arities, counted before
 // hwloc builds it: pack:99999 pu:99999 (10^10 PUs) kept hwloc busy for minutes; it now fails at once.
 TEST(Topology, SyntheticSizeIsBoundedBeforeHwlocBuildsIt) {

@@ -85,7 +85,8 @@ class page_placement {
   // nodes its cpuset allows (a container's or a batch job's cgroup may leave out some) that have memory,
   // numbered 0..n-1 in the order of their system numbers: hwloc's order (it shows the allowed nodes), which
   // the topology's nodes follow, where every node has cores; with memory-only nodes (KNL's MCDRAM, CXL)
-  // hwloc may put them elsewhere, and the two numberings differ (not handled: this layer has no topology).
+  // hwloc may put them elsewhere, and the two numberings differ: this layer has no topology, so the numa
+  // scheduler matches these nodes to the topology's by system number (numa_policy::topology_nodes_of).
   // The allocator's rules, move_pages' answers and native_node_bytes use these numbers;
   // usable_native_node(i) is node i's system number.
   static unsigned native_nodes();

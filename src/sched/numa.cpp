@@ -85,6 +85,19 @@ numa_policy::numa_policy(engine::engine_base& e)
   staffed_.resize(num_nodes_);
   for (unsigned i = 0; i < num_nodes_; ++i) staffed_[i] = !members_[i].empty();
   distance_ = tp.numa_distances();  // always num_nodes^2: hwloc's, or 10 local / 20 remote (topology.cpp)
+  rule_nodes_ = num_nodes_;
+  if (!e.config().simulated && !tp.is_virtual() && platform::page_placement::native_nodes() > 1) {
+    std::vector<int> usable;
+    for (unsigned i = 0; i < platform::page_placement::native_nodes(); ++i)
+      usable.push_back(platform::page_placement::usable_native_node(i));
+    std::vector<int> of = topology_nodes_of(usable, tp.numa_os_indexes());
+    bool same = of.size() == num_nodes_;
+    for (std::size_t i = 0; same && i < of.size(); ++i) same = of[i] == static_cast<int>(i);
+    if (!same) {
+      rule_nodes_ = static_cast<unsigned>(of.size());
+      topology_node_of_rule_ = std::move(of);
+    }
+  }
   // C: the seed's cores per node (the most workers any node has here).
   for (const auto& m : members_) cores_ = std::max<unsigned>(cores_, static_cast<unsigned>(m.size()));
   // LLC: the largest cache of a worker's package, shared or not (a package of one core has an L3 that no
@@ -105,12 +118,19 @@ numa_policy::numa_policy(engine::engine_base& e)
   per_worker_ = std::vector<worker_state>(n);
 }
 
-std::vector<double> numa_policy::footprint(const roost::data& d) const {
-  std::vector<double> D(num_nodes_, 0.0);
-  if (num_nodes_ == 1) {
-    D[0] = static_cast<double>(d.bytes());
-    return D;
+std::vector<int> numa_policy::topology_nodes_of(const std::vector<int>& usable_os, const std::vector<int>& topology_os) {
+  std::vector<int> of(usable_os.size(), -1);
+  for (std::size_t i = 0; i < usable_os.size(); ++i) {
+    const auto at = std::find(topology_os.begin(), topology_os.end(), usable_os[i]);
+    if (at != topology_os.end()) of[i] = static_cast<int>(at - topology_os.begin());
   }
+  return of;
+}
+
+std::vector<double> numa_policy::footprint(const roost::data& d) const {
+  if (num_nodes_ == 1) return std::vector<double>(1, static_cast<double>(d.bytes()));
+  // Counted by the nodes the rules and move_pages name (rule_nodes_), then given to the topology's nodes.
+  std::vector<double> D(rule_nodes_, 0.0);
   // Pages looked up one by one where they lie now: the host's, each lookup at an address of the region (a
   // larger simulated page rounded lookups down into other allocations, first touched elsewhere: a review).
   const std::size_t page = platform::os::page_size();
@@ -146,7 +166,7 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
     if (platform::page_placement::find(lo, range) && range.rule != platform::page_rule::first_touch &&
         hi - range.base <= range.bytes) {
       const bool fine = range.rule == platform::page_rule::round_robin;
-      const std::size_t first_node = fine ? 0 : static_cast<std::size_t>(range.first_part % num_nodes_);
+      const std::size_t first_node = fine ? 0 : static_cast<std::size_t>(range.first_part % rule_nodes_);
       platform::placed_range rule = range;
       if (fine) rule.parts = (range.bytes + rule_page - 1) / rule_page;  // a part a page, the last one partial
       for_each_row([&](std::size_t row, double weight) {
@@ -162,8 +182,8 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
     const auto add_page = [&](std::uintptr_t p, double weight) {
       // One registry lookup per run of pages of one distributed allocation.
       if (!have_range || p < range.base || p - range.base >= range.bytes) have_range = platform::page_placement::find(p, range);
-      int node = have_range ? platform::page_placement::node_by_rule(range, p, num_nodes_) : platform::page_placement::unknown;
-      if (node < 0) node = platform::page_placement::node_now(p, num_nodes_);  // the rule was asked above
+      int node = have_range ? platform::page_placement::node_by_rule(range, p, rule_nodes_) : platform::page_placement::unknown;
+      if (node < 0) node = platform::page_placement::node_now(p, rule_nodes_);  // the rule was asked above
       if (node >= 0) D[static_cast<unsigned>(node)] += weight;
     };
     const auto pages_of_row = [&](std::size_t row) {
@@ -194,7 +214,11 @@ std::vector<double> numa_policy::footprint(const roost::data& d) const {
       first += n;
     }
   }
-  return D;
+  if (topology_node_of_rule_.empty()) return D;
+  std::vector<double> by_topology(num_nodes_, 0.0);
+  for (unsigned i = 0; i < rule_nodes_; ++i)
+    if (topology_node_of_rule_[i] >= 0) by_topology[static_cast<unsigned>(topology_node_of_rule_[i])] += D[i];
+  return by_topology;
 }
 
 unsigned numa_policy::deal(unsigned here, const std::vector<double>& D, kept* why) const {
@@ -421,6 +445,12 @@ std::string numa_policy::notes() const {
   }
   os << ", vicinity " << (vicinity_ == 0 ? std::string("all") : std::to_string(vicinity_)) << ", dealt by "
      << (deal_by_writes_ ? "writes" : "footprint");
+  if (!topology_node_of_rule_.empty()) {
+    unsigned listed = 0;
+    for (int t : topology_node_of_rule_) listed += t >= 0;
+    os << "; pages' nodes by system number, matched to the topology's order (" << listed << " of "
+       << topology_node_of_rule_.size() << " usable nodes listed)";
+  }
   // Counts only once there is something to count (the start-up line printed zeros of a run not begun).
   if (home + away + far == 0) return os.str() + "; no task has declared its data";
   os << "; declared tasks: " << away << " dealt to another node, " << home << " kept (" << small

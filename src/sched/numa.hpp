@@ -77,6 +77,10 @@ class numa_policy : public policy_base {
   unsigned deal(unsigned here, const std::vector<double>& bytes_per_node, kept* why = nullptr) const;
   // The bytes of a declaration per node of this topology (pages not placed yet are not counted).
   std::vector<double> footprint(const roost::data& d) const;
+  // The topology's node of each node the allocator's rules and move_pages name natively (page_placement's
+  // usable nodes, by their system numbers `usable_os`), found by system number among the topology's nodes
+  // (`topology_os`, in logical order); -1 for one the topology does not list. Public for tests.
+  static std::vector<int> topology_nodes_of(const std::vector<int>& usable_os, const std::vector<int>& topology_os);
   // Algorithm 2's order: the nodes a worker of `node` searches after its own, nearest first, within its
   // vicinity; and the queue size above which it may take from `victim`.
   const std::vector<unsigned>& search_order(unsigned node) const { return order_[node]; }
@@ -109,6 +113,13 @@ class numa_policy : public policy_base {
 
   bool deal_by_writes_;  // ROOST_NUMA_DEAL=writes
   unsigned num_nodes_;
+  // Natively on this machine's own topology, a page's node is one of page_placement's usable nodes (the
+  // allocator's rules spread over rule_nodes_ of them, move_pages answers a system number made one): the
+  // topology's node of each (topology_nodes_of). Empty where both number the same nodes the same way: a
+  // simulated machine (its page map and rules use the topology's nodes), a virtual topology natively (the
+  // rules are evaluated for its nodes), and a machine whose system and logical orders agree.
+  unsigned rule_nodes_;
+  std::vector<int> topology_node_of_rule_;
   std::vector<unsigned> node_of_;                 // worker -> node
   std::vector<std::vector<unsigned>> members_;    // node -> workers
   std::vector<unsigned> distance_;                // node x node

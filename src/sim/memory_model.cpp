@@ -223,7 +223,9 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
   // A shared limit given for a level none of whose caches is shared would change nothing (as an lN.* pair for a
   // level the machine lacks, sim_params.cpp): it was taken without a word (an outside-user campaign).
   for (int l = 1; l <= max_cache_level; ++l) {
-    const std::string name = "l" + std::to_string(l) + ".shared_bw";
+    std::string name(1, 'l');  // not "l" + std::to_string(l): GCC 12's -Wrestrict false positive (topology.hpp)
+    name += std::to_string(l);
+    name += ".shared_bw";
     if (!overridden(params, name) || params.level[static_cast<std::size_t>(l)].shared_bw <= 0) continue;
     bool any_shared = false;
     for (const instance_info& in : info_) any_shared |= in.level == l && in.shared;

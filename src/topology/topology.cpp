@@ -128,7 +128,9 @@ topology topology::load(const std::string& description, const std::string& sourc
   for (hwloc_obj_t nn = nullptr; (nn = hwloc_get_next_obj_by_type(h.t, HWLOC_OBJ_NUMANODE, nn)) != nullptr;) {
     const std::uint64_t b = nn->attr ? nn->attr->numanode.local_memory : 0;
     if (b != 0 && (tp.numa_node_bytes_ == 0 || b < tp.numa_node_bytes_)) tp.numa_node_bytes_ = b;
+    tp.numa_os_.push_back(static_cast<int>(nn->os_index));
   }
+  if (tp.numa_os_.empty()) tp.numa_os_.push_back(0);
 
   struct walker {
     topology& tp;
@@ -219,7 +221,14 @@ topology topology::load(const std::string& description, const std::string& sourc
   hwloc_distances_s* dist = nullptr;
   if (hwloc_distances_get_by_type(h.t, HWLOC_OBJ_NUMANODE, &nr, &dist, HWLOC_DISTANCES_KIND_MEANS_LATENCY,
                                   0) == 0 && nr == 1 && dist->nbobjs == n) {
-    for (unsigned i = 0; i < n * n; ++i) tp.numa_distances_[i] = static_cast<unsigned>(dist->values[i]);
+    // The matrix's rows and columns are in the order of dist->objs, which is the order the description
+    // listed them in (an XML's "indexing=os" list: system numbers), not the nodes' logical order: where the
+    // two differ (a memory-only node numbered after every node with cores, as KNL's MCDRAM and CXL memory
+    // are, sits beside its package's node in the tree), every distance went to the wrong pair of nodes.
+    for (unsigned i = 0; i < n; ++i)
+      for (unsigned j = 0; j < n; ++j)
+        tp.numa_distances_[dist->objs[i]->logical_index * n + dist->objs[j]->logical_index] =
+            static_cast<unsigned>(dist->values[i * n + j]);
     hwloc_distances_release(h.t, dist);
   } else if (nr == 1 && dist) {
     hwloc_distances_release(h.t, dist);

@@ -67,8 +67,14 @@ class topology {
   std::size_t line_size() const { return line_size_; }
   const pu_info& pu(unsigned i) const { return pus_[i]; }
   const std::vector<node>& nodes() const { return nodes_; }
-  // NUMA distances (row-major num_numa_nodes()^2): hwloc's when present, else 10 local / 20 remote.
+  // NUMA distances (row-major num_numa_nodes()^2, logical order): hwloc's when present, else 10 local / 20
+  // remote.
   const std::vector<unsigned>& numa_distances() const { return numa_distances_; }
+  // The system number (hwloc's os_index, the kernel's node number) of each NUMA node, in logical order. The
+  // two orders differ where a node without cores (KNL's MCDRAM, CXL memory) is numbered after every node with
+  // cores but sits beside its package's node in the tree: the kernel's answers about pages (move_pages,
+  // mbind's masks) name system numbers.
+  const std::vector<int>& numa_os_indexes() const { return numa_os_; }
   // Levels of sharing from the smallest domains shared by more than one PU up to the machine, each a
   // strict coarsening of the one before. Empty domains are never listed. A 1-PU machine has one level.
   const std::vector<sharing_level>& sharing_levels() const { return levels_; }
@@ -91,6 +97,7 @@ class topology {
   std::vector<pu_info> pus_;
   std::vector<sharing_level> levels_;
   std::vector<unsigned> numa_distances_;
+  std::vector<int> numa_os_;
   unsigned num_cores_ = 0, num_packages_ = 0, num_numa_ = 0;
   std::uint64_t numa_node_bytes_ = 0;
   std::size_t line_size_ = 64;
