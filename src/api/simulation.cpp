@@ -581,8 +581,12 @@ void simulation::forget_freed() {
     // With a model page of kPage, the simulated pages are given out again (the model's page map stays as
     // large as the memory in use), oldest first; with larger model pages, which hold several of them, a model
     // page's simulated pages are given out again together, once every one it gave out is freed (note_freed).
-    const bool reuse = model_.page_bytes() == kPage;
-    const std::uint64_t per_model_page = model_.page_bytes() / kPage;
+    // A model page smaller than kPage (page_size below 4 KiB): a simulated page holds several, given out
+    // again as one, and all of them lose their node (per_model_page was 0 there: a division by zero at the
+    // first freed page, an outside-user campaign).
+    const bool reuse = model_.page_bytes() <= kPage;
+    const std::uint64_t per_model_page = reuse ? 1 : model_.page_bytes() / kPage;
+    const std::uint64_t model_pages_per_sim_page = reuse ? kPage / model_.page_bytes() : 1;
     std::vector<std::uint64_t> model_pages;
     for (const auto& [h, s] : gone) {
       sim_pages_.erase(h);
@@ -590,7 +594,7 @@ void simulation::forget_freed() {
         note_freed(s / per_model_page, model_pages);
         continue;
       }
-      model_pages.push_back(s);
+      for (std::uint64_t k = 0; k < model_pages_per_sim_page; ++k) model_pages.push_back(s * model_pages_per_sim_page + k);
       free_sim_pages_[model_.home_of(s * kPage)].push_back(s);  // before unplace, below; none: kAnyNode
     }
     if (!model_pages.empty()) model_.unplace(model_pages);
