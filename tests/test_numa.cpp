@@ -866,6 +866,8 @@ TEST(NumaAlloc, BadInputIsAClearError) {
       EXPECT_NE(std::string(e.what()).find("distribution 7 is none of"), std::string::npos) << e.what();
     }
   }
+  EXPECT_EQ(roost::to_string(bad_enum), "distribution(7)");  // was "?" (an outside-user campaign)
+  EXPECT_EQ(roost::to_string(roost::distribution::coarse), "coarse");
 }
 
 // options::data_distribution becomes the allocator's default once the runtime is made: one that fails to be

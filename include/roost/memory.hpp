@@ -36,6 +36,8 @@ namespace roost {
 
 enum class distribution { standard, fine, coarse };
 
+// "standard", "fine" or "coarse"; "distribution(7)" for a value outside the enumeration (a cast from a
+// number), which every call that takes one refuses with a usage_error.
 std::string to_string(distribution d);
 // "standard", "fine" or "coarse", any case; a roost::config_error naming `what`, the text and the valid
 // names otherwise.

@@ -51,7 +51,9 @@ std::string to_string(distribution d) {
     case distribution::fine: return "fine";
     case distribution::coarse: return "coarse";
   }
-  return "?";
+  // A cast from a number outside the enumeration: named as what it is (it was "?"), for the messages that
+  // print one; every call that takes a distribution refuses it (check_distribution).
+  return "distribution(" + std::to_string(static_cast<int>(d)) + ")";
 }
 
 distribution parse_distribution(const std::string& text, const std::string& what) {
