@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .krd import accesses
 from .trace import Trace
 
 IDLE_BEGIN, IDLE_END, ITERATION_BEGIN, ITERATION_END = 14, 15, 7, 8
@@ -185,6 +186,16 @@ def decompose(trace_n: Trace, trace_1: Trace, skip: int = 0,
     if n != n_1:  # the same program runs the same iterations, whatever its worker count
         raise ValueError(f"{name_n} and {name_1} hold {n} and {n_1} iterations (runtime::run calls): the reference "
                          f"must be the same program, with the same input, traced with 1 worker")
+    # Equal iteration counts let a trace of another program through: fib against heat2d gave a WTI_N of 11.6
+    # (an outside-user campaign). Whether a program declares data with roost::touch does not depend on its
+    # worker count (touches are recorded at every trace depth), so one trace with touches and one without
+    # are two programs. How many bytes does depend on it (a loop's pieces, and their halos, follow the
+    # workers), so the amounts are not compared.
+    touched = [int(accesses(t)["bytes"].sum()) for t in (trace_n, trace_1)]
+    if (touched[0] > 0) != (touched[1] > 0):
+        has, lacks = (name_n, name_1) if touched[0] else (name_1, name_n)
+        raise ValueError(f"{has} touches {max(touched)} bytes in all (roost::touch) and {lacks} none: the "
+                         f"reference must be the same program, with the same input, traced with 1 worker")
     d = Decomposition(trace_n.workers, run_time(trace_n, skip), run_time(trace_1, skip),
                       work_time(trace_n, skip), work_time(trace_1, skip))
     for work, which in ((d.work_n, name_n), (d.work_1, name_1)):

@@ -796,6 +796,22 @@ def test_ovr_refuses_a_reference_of_another_program_and_bad_skips(tmp_path):
     assert ovr.decompose(three, three_1).t_n == 150
     with pytest.raises(ValueError, match="must be 0 or more"):
         ovr.decompose(three, three_1, skip=-1)
+    # Traces of two programs with as many iterations: one declares data, the other none (fib against heat2d
+    # gave a WTI_N of 11.6 without a word: an outside-user campaign).
+    recs = [(100 * i + 5, 0x10000, 4096, 0, 4, 0) for i in range(3)]
+    _synthetic(tmp_path / "d.trace", 1, [(100 * i, 0, 0, 0, 7, 0xFFFF) for i in range(3)] +
+               [(100 * i + 50, 0, 0, 0, 8, 0xFFFF) for i in range(3)] + [(100 * i, 10 + i, 0, 0, 1, 0) for i in range(3)] +
+               recs)
+    touching_1 = read(tmp_path / "d.trace")
+    with pytest.raises(ValueError, match="the reference touches 12288 bytes in all .* and the trace none"):
+        ovr.decompose(three, touching_1)
+    _synthetic(tmp_path / "e.trace", 2, [(100 * i, 0, 0, 0, 7, 0xFFFF) for i in range(3)] +
+               [(100 * i + 50, 0, 0, 0, 8, 0xFFFF) for i in range(3)] + [(100 * i, 10 + i, 0, 0, 1, 0) for i in range(3)] +
+               [(100 * i + 5, 0x10000, 2048, 1, 4, i % 2) for i in range(3)])
+    touching_2 = read(tmp_path / "e.trace")
+    assert ovr.decompose(touching_2, touching_1).t_n == 150  # both touch, amounts apart: the same program may
+    with pytest.raises(ValueError, match="the trace touches 6144 bytes in all .* and the reference none"):
+        ovr.decompose(touching_2, three_1)
     none = tmp_path / "none.trace"
     _synthetic(none, 1, [])
     with pytest.raises(ValueError, match="no iteration"):
