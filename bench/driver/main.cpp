@@ -288,9 +288,25 @@ int run(const run_config& cfg) {
   const auto open_json = [&] {
     if (cfg.json.empty()) return;
     errno = 0;
+    // A file whose last line a failed write cut short (see write_json) gets a line break first: appended to,
+    // the new run's first line was glued onto the cut one and lost with it (an outside-user campaign).
+    bool ends_inside_a_line = false;
+    std::error_code ec;  // a pipe or a device is not read (a pipe would wait for a writer)
+    if (!cfg.fresh_json && std::filesystem::is_regular_file(cfg.json, ec)) {
+      std::ifstream before(cfg.json, std::ios::binary | std::ios::ate);
+      if (before && before.tellg() > 0) {
+        before.seekg(-1, std::ios::end);
+        ends_inside_a_line = before.get() != '\n';
+      }
+    }
     json.open(cfg.json, cfg.fresh_json ? std::ios::trunc : std::ios::app);
     // With the system's reason (a missing directory, a directory): said alone, it left the user guessing.
     if (!json) usage_error("cannot write --json file '" + cfg.json + "'" + (errno ? std::string(": ") + std::strerror(errno) : ""));
+    if (ends_inside_a_line) {
+      json << '\n';
+      std::fprintf(stderr, "roost-bench: --json file '%s' ended inside a line (a write cut short?): this run's lines "
+                   "start on a line of their own, and roost-report leaves the cut one out\n", cfg.json.c_str());
+    }
   };
   // Lines as they are measured, each with the run's id. A write that fails (a full disk, /dev/full) ends the
   // run with an error: it left a line cut short, which roost-report then refused with the whole file, and

@@ -419,7 +419,12 @@ def main(argv: list[str] | None = None) -> int:
         if Path(args.results).is_dir():
             raise ResultsError(f"RESULTS {args.results}: a directory; give the JSON lines file that roost-bench "
                                f"--json wrote")
-        records = load_all(args.results)
+        # A line a failed write cut short is left out with a word, the rest reported: refused, the whole file
+        # could not be reported without an edit by hand (an outside-user campaign).
+        skipped: list[str] = []
+        records = load_all(args.results, skipped)
+        for note in skipped:
+            print(f"roost-report: {note}", file=sys.stderr)
         if out.exists() and not out.is_dir():
             raise ResultsError(f"--out {args.out}: a file, not a directory; give the folder for report.md and "
                                f"the charts")

@@ -133,8 +133,17 @@ def _flag(rec: dict, key: str, where: str) -> bool:
     return x
 
 
-def load_all(path: str | Path) -> list[Measurement | Summary | LeftOut]:
-    """Every line of a roost-bench --json file, in file order: measurements, summary rows, left-out variants."""
+def cut_short(line: str) -> bool:
+    """A line roost-bench began and a failed write (a full disk, a file size limit) ended part-way: its lines
+    begin with the run's id and end with the object's brace, and one cut short has the first and not the
+    second. roost-bench starts its next run's lines on a line of their own after one."""
+    text = line.strip()
+    return text.startswith('{"run":"') and not text.endswith("}")
+
+
+def load_all(path: str | Path, skipped: list[str] | None = None) -> list[Measurement | Summary | LeftOut]:
+    """Every line of a roost-bench --json file, in file order: measurements, summary rows, left-out variants.
+    `skipped`: where given, a line cut short (cut_short) is left out and named there instead of refused."""
     path = Path(path)
     if not path.exists():
         raise ResultsError(f"{path}: no such file (run roost-bench with --json {path} first)")
@@ -151,6 +160,10 @@ def load_all(path: str | Path) -> list[Measurement | Summary | LeftOut]:
         try:
             rec = json.loads(line)
         except json.JSONDecodeError as e:
+            if skipped is not None and cut_short(line):
+                skipped.append(f"{path}:{lineno}: a line cut short (a write of roost-bench that failed part-way), "
+                               f"left out")
+                continue
             raise ResultsError(f"{path}:{lineno}: not a JSON line ({e.msg})") from None
         if not isinstance(rec, dict):
             raise ResultsError(f"{path}:{lineno}: not a JSON object (roost-bench writes one per line)")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from roost_tools import report
-from roost_tools.results import LeftOut, ResultsError, load, load_all
+from roost_tools.results import LeftOut, Measurement, ResultsError, load, load_all
 
 
 def write(path: Path, records):
@@ -613,6 +613,36 @@ def test_runs_appended_to_one_file_are_shown_apart_even_with_other_variants(tmp_
     groups = report._group(load_all(out))
     assert list(groups) == ["fib", "fib (run 2)"]
     assert [m.variant for m in groups["fib (run 2)"].measurements] == ["ws-help"]
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
+def test_a_run_appended_after_a_line_cut_short_is_whole_and_reported(tmp_path, capsys):
+    """A file whose last line a failed write cut short: the next run's first line was glued onto it and lost,
+    and roost-report refused the whole file (an outside-user campaign)."""
+    out = tmp_path / "cut.jsonl"
+    base = [os.environ["ROOST_BENCH"], "--bench", "fib", "--size", "12", "--workers", "1", "--reps", "1",
+            "--warmup", "0", "--json", str(out)]
+    subprocess.run(base + ["--variants", "serial,ws"], check=True, capture_output=True, timeout=120)
+    whole = out.read_text()
+    cut = whole[: whole.rindex("\n", 0, len(whole) - 1) + 1 + 30]  # the last line cut 30 characters in
+    out.write_text(cut)
+    run = subprocess.run(base + ["--variants", "serial,ws-help"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "ended inside a line" in run.stderr, run.stderr
+    lines = out.read_text().splitlines()
+    cut_line = cut.count("\n") + 1
+    assert lines[cut_line - 1] == cut[cut.rindex("\n") + 1:]  # the cut line, on a line of its own
+    with pytest.raises(ResultsError, match=f"cut.jsonl:{cut_line}: not a JSON line"):
+        load_all(out)  # the library refuses it unless asked to leave it out
+    skipped: list[str] = []
+    records = load_all(out, skipped)
+    assert skipped == [f"{out}:{cut_line}: a line cut short (a write of roost-bench that failed part-way), left out"]
+    assert [m.variant for m in records if isinstance(m, Measurement) and m.run == records[-1].run] == \
+        ["serial", "ws-help"]  # the new run's every line
+    assert report.main([str(out), "--out", str(tmp_path / "o"), "--quiet"]) == 0
+    assert "a line cut short" in capsys.readouterr().err
+    garbage = tmp_path / "garbage.jsonl"  # any other damage is still refused
+    garbage.write_text(whole + "{not json\n")
+    assert report.main([str(garbage), "--out", str(tmp_path / "o2"), "--quiet"]) == 2
 
 
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
