@@ -654,6 +654,15 @@ def test_results_that_cannot_be_written_fail_the_run(tmp_path):
     bench = os.environ["ROOST_BENCH"]
     run = subprocess.run([bench, *small, "--json", "/dev/full"], capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "cannot write --json file '/dev/full'" in run.stderr
+    # A file-size limit: SIGXFSZ ended the run without a word (exit status 153; an outside-user campaign).
+    # subprocess gives the child SIGXFSZ's default action, which Python itself ignores.
+    import resource
+    limited = tmp_path / "limited.jsonl"
+    run = subprocess.run([bench, "--bench", "fib", "--size", "12", "--variants", "serial,ws,ws-help,hws,cab",
+                          "--workers", "1,2", "--reps", "3", "--json", str(limited)],
+                         capture_output=True, text=True, timeout=120,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024)))
+    assert run.returncode == 1 and f"cannot write --json file '{limited}' (File too large)" in run.stderr, run
     with open("/dev/full", "w") as full:
         run = subprocess.run([bench, *small], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
     assert run.returncode == 1 and "standard output" in run.stderr
