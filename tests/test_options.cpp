@@ -689,6 +689,52 @@ TEST(Options, SimulatorVariablesOfANativeRuntimeAreNamedAsUnused) {
   EXPECT_TRUE(roost::resolve(o).unused_env_notes.empty());
 }
 
+// A trace depth with no trace to apply it to passed without a word (an outside-user campaign); with a trace
+// from the environment or from code, or a depth set in code, there is nothing to say.
+TEST(Options, ATraceDepthWithoutATraceIsNamedAsUnused) {
+  roost_test::scoped_env a("ROOST_TRACE_DEPTH", "all"), b("ROOST_TRACE", nullptr), c("ROOST_SIM_SEED", nullptr),
+      d("ROOST_SIM_REPORT", nullptr), e("ROOST_SIM_PARAMS", nullptr);
+  roost::resolved_options r = roost::resolve(roost::options{});
+  ASSERT_EQ(r.unused_env_notes.size(), 1u);
+  EXPECT_EQ(r.unused_env_notes[0], "ROOST_TRACE_DEPTH='all' is not used: this runtime writes no trace (ROOST_TRACE "
+                                   "or options::trace names its file)");
+  roost::options o;
+  o.trace = "/tmp/roost_unused_depth.trace";
+  EXPECT_TRUE(roost::resolve(o).unused_env_notes.empty());
+  roost::options depth_in_code;
+  depth_in_code.trace_depth = "3";
+  EXPECT_TRUE(roost::resolve(depth_in_code).unused_env_notes.empty());
+  {
+    roost_test::scoped_env t("ROOST_TRACE", "/tmp/roost_unused_depth.trace");
+    EXPECT_TRUE(roost::resolve(roost::options{}).unused_env_notes.empty());
+  }
+  roost_test::scoped_env bad("ROOST_TRACE_DEPTH", "deep");  // still checked
+  EXPECT_THROW(roost::resolve(roost::options{}), roost::config_error);
+}
+
+// The same of preemption's interval and timer while preemption is off (ROOST_PREEMPT=off preempts no task,
+// not even in a preempt_as scope).
+TEST(Options, PreemptionsIntervalAndTimerWithPreemptionOffAreNamedAsUnused) {
+  roost_test::scoped_env a("ROOST_PREEMPT_INTERVAL", "2ms"), b("ROOST_PREEMPT_TIMER", "naive"),
+      c("ROOST_PREEMPT", "off"), d("ROOST_SIM_SEED", nullptr), e("ROOST_SIM_REPORT", nullptr),
+      f("ROOST_SIM_PARAMS", nullptr), g("ROOST_TRACE_DEPTH", nullptr);
+  roost::resolved_options r = roost::resolve(roost::options{});
+  ASSERT_EQ(r.unused_env_notes.size(), 2u);
+  EXPECT_EQ(r.unused_env_notes[0], "ROOST_PREEMPT_INTERVAL='2ms' is not used: preemption is off (ROOST_PREEMPT is "
+                                   "signal or klt where a task may be preempted)");
+  EXPECT_EQ(r.unused_env_notes[1].rfind("ROOST_PREEMPT_TIMER='naive' is not used", 0), 0u) << r.unused_env_notes[1];
+  roost::options timer_in_code;
+  timer_in_code.preempt_timer = "chained";
+  EXPECT_EQ(roost::resolve(timer_in_code).unused_env_notes.size(), 1u);  // the interval only
+  {
+    roost_test::scoped_env on("ROOST_PREEMPT", "signal");
+    EXPECT_TRUE(roost::resolve(roost::options{}).unused_env_notes.empty());
+  }
+  roost::options on_in_code;
+  on_in_code.preempt = "klt";
+  EXPECT_TRUE(roost::resolve(on_in_code).unused_env_notes.empty());
+}
+
 // Misspellings outside the ROOST_ prefix, and the closest name suggested where a variable also holds a
 // shorter one (an outside-user campaign: the first four passed without a note, the last two were told
 // ROOST_TRACE). A variable of the program's own that only shares a word passes.

@@ -660,6 +660,21 @@ resolved_options detail::resolve_in_mode(const options& o, const int* /*build_mo
         r.unused_env_notes.push_back(std::string(name) + "='" + v + "' is not used: this runtime runs natively "
                                      "(ROOST_PLATFORM=sim or options::platform=\"sim\" simulates)");
   }
+  // A depth without a trace: ROOST_TRACE_DEPTH=all with ROOST_TRACE unset traced nothing without a word (an
+  // outside-user campaign). The variable is still checked, as every setting is.
+  if (const char* v = std::getenv("ROOST_TRACE_DEPTH"); v && *v && !o.trace_depth && r.trace.empty())
+    r.unused_env_notes.push_back(std::string("ROOST_TRACE_DEPTH='") + v + "' is not used: this runtime writes no "
+                                 "trace (ROOST_TRACE or options::trace names its file)");
+  // The same of preemption's interval and timer while preemption is off: under ROOST_PREEMPT=off no task is
+  // preempted, not even in a preempt_as scope (roost/preempt.hpp).
+  if (!r.preempt) {
+    const std::pair<const char*, bool> preempt_only[] = {{"ROOST_PREEMPT_INTERVAL", o.preempt_interval.has_value()},
+                                                         {"ROOST_PREEMPT_TIMER", o.preempt_timer.has_value()}};
+    for (const auto& [name, field_set] : preempt_only)
+      if (const char* v = std::getenv(name); v && *v && !field_set)
+        r.unused_env_notes.push_back(std::string(name) + "='" + v + "' is not used: preemption is off (" +
+                                     r.preempt_source + " is signal or klt where a task may be preempted)");
+  }
   return r;
 }
 
