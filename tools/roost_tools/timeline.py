@@ -230,9 +230,15 @@ def image_path(out: str | Path, what: str = "out") -> Path:
     matplotlib would add), in an existing directory. ValueError naming `what` (the option) otherwise."""
     from matplotlib.backend_bases import FigureCanvasBase
 
+    if not str(out):  # Path("") is ".", which the test below took for a directory the user named
+        raise ValueError(f"{what} '': empty; give the image's file name, e.g. timeline.png")
     p = Path(out)
     if p.is_dir():
         raise ValueError(f"{what} {out}: a directory; give the image's file name, e.g. {p / 'timeline.png'}")
+    # A device or a pipe is not an image file: with the suffix added below, --out /dev/full made a file
+    # /dev/full.png (an outside-user campaign).
+    if p.exists() and not p.is_file():
+        raise ValueError(f"{what} {out}: not a regular file (a device, a pipe); give the image's file name")
     if not p.suffix:
         p = p.with_suffix(".png")
     fmt = p.suffix[1:].lower()

@@ -86,7 +86,9 @@ def read(path: str | Path) -> Trace:
         nonlocal pos
         size = struct.calcsize(fmt)
         if pos + size > len(data):
-            raise TraceError(f"{path}: truncated at byte {pos} while reading {what}")
+            # Where the file ends, and the field's bytes: "at byte 12" of a file cut at 32 named where the field
+            # began (an outside-user campaign).
+            raise TraceError(f"{path}: truncated at byte {len(data)}, inside {what} (bytes {pos} to {pos + size - 1})")
         out = struct.unpack_from(fmt, data, pos)
         pos += size
         return out
@@ -102,7 +104,7 @@ def read(path: str | Path) -> Trace:
     if start_ticks >= 2**63:  # a clock that has run 2^63 ticks: the byte is damaged (times are int64 below)
         raise TraceError(f"{path}: damaged at byte 24: the start clock {start_ticks} is 2^63 or more")
     if pos + n > len(data):
-        raise TraceError(f"{path}: truncated at byte {pos} in the topology")
+        raise TraceError(f"{path}: truncated at byte {len(data)}, inside the topology (bytes {pos} to {pos + n - 1})")
     topology = data[pos:pos + n].decode("utf-8", "replace")
     pos += n
     l2, llc = take("<QQ", "the cache sizes")

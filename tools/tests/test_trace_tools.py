@@ -137,7 +137,10 @@ def test_reader_errors_name_the_byte_offset(tmp_path):
     assert len(read(p).records) == 1
     data = p.read_bytes()
     p.write_bytes(data[:38])  # inside the header: nothing to read
-    with pytest.raises(TraceError, match="truncated at byte 36 in the topology"):
+    with pytest.raises(TraceError, match=r"truncated at byte 38, inside the topology \(bytes 36 to "):
+        read(p)
+    p.write_bytes(data[:32])  # inside the header's fields: where the file ends, not where the field began
+    with pytest.raises(TraceError, match=r"truncated at byte 32, inside the header \(bytes 12 to 35\)"):
         read(p)
     _write_trace(p, version=9)
     with pytest.raises(TraceError, match="version 9 at byte 8"):
@@ -858,7 +861,11 @@ def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_pa
              (["timeline", str(p), "--out", str(tmp_path)], "a directory"),
              (["timeline", str(p), "--out", str(tmp_path / "t.xyz")], "no 'xyz' images"),
              (["timeline", str(p), "--out", str(tmp_path / "t.png"), "--colour", "latency"], "simulated trace"),
-             (["markdown", str(p), "--name", "x", "--out-dir", str(tmp_path / "missing")], "not an existing directory")]
+             (["markdown", str(p), "--name", "x", "--out-dir", str(tmp_path / "missing")], "not an existing directory"),
+             # An empty --out was called a directory, and a device got a file beside it: --out /dev/full wrote
+             # /dev/full.png (an outside-user campaign).
+             (["timeline", str(p), "--out", ""], "--out '': empty"),
+             (["timeline", str(p), "--out", "/dev/null"], "not a regular file")]
     for argv, why in cases:
         capsys.readouterr()
         assert analyze.main(argv) == 2, argv
@@ -879,6 +886,16 @@ def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_pa
         assert analyze.main(argv) == 2, argv
         assert "is the trace being read" in capsys.readouterr().err, argv
         assert png_trace.read_bytes() == p.read_bytes(), argv
+    assert not Path("/dev/null.png").exists()
+    # An option given twice ran with the last one without a word (an outside-user campaign); argparse's usage
+    # error, exit status 2.
+    for argv in (["timeline", str(p), "--out", str(tmp_path / "a.png"), "--out", str(tmp_path / "b.png")],
+                 ["ovr", str(p), str(p), "--skip", "0", "--skip", "0"],
+                 ["markdown", str(p), "--name", "x", "--name", "y", "--out-dir", str(tmp_path)]):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exited:
+            analyze.main(argv)
+        assert exited.value.code == 2 and "is given twice; give it once" in capsys.readouterr().err, argv
     # No suffix: the PNG matplotlib writes, under the name it has.
     assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "plain")]) == 0
     assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out
