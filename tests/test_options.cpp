@@ -38,12 +38,29 @@ TEST(Options, UnknownSchedulerListsValidNames) {
   expect_mentions(error_of({}), {"ROOST_SCHED", "fastest", "ws", "ws-help", "hws", "cats", "adws"});
 }
 
+// A misspelt scheduler named the valid ones and suggested none, where a misspelt variable gets one (an
+// outside-user campaign); a name nowhere near one gets the list alone.
+TEST(Options, AMisspeltSchedulerGetsTheClosestNameSuggested) {
+  for (const auto& [typed, meant] : {std::pair<const char*, const char*>{"ws_help", "ws-help"}, {"adwsml", "adws-ml"},
+                                     {"wss", "ws"}, {"NUMA2", "numa"}, {"cast", "cats"}}) {
+    roost::options o;
+    o.scheduler = typed;
+    expect_mentions(error_of(o), {std::string("unknown scheduler; did you mean ") + meant + "? valid names"});
+  }
+  roost::options far;
+  far.scheduler = "openmp";
+  const std::string e = error_of(far);
+  EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;
+  expect_mentions(e, {"unknown scheduler; valid names: ws, ws-help"});
+}
+
 // A field holding a byte that is not printable: a NUL cut what() there, and the reason and the valid
 // names were lost (an outside-user campaign). Bytes are written as \xNN. -0.0 in a field is refused too.
 TEST(Options, AValueWithUnprintableBytesIsQuotedWhole) {
   roost::options o;
   o.scheduler = std::string("ws\0x", 4);
-  expect_mentions(error_of(o), {"options::scheduler='ws\\x00x'", "unknown scheduler; valid names", "ws-help"});
+  expect_mentions(error_of(o), {"options::scheduler='ws\\x00x'", "unknown scheduler; did you mean ws? valid names",
+                                "ws-help"});
   roost::options c;
   c.cats_min_intensity = -0.0;
   expect_mentions(error_of(c), {"options::cats_min_intensity", "must be a number in [0, 1e9]", "-0.0 is not 0"});
