@@ -327,7 +327,8 @@ TEST(NumaSearch, WorkersBarredFromAnotherNodesTasksSleep) {
           roost::data{roost::writes(a, 64 << 10)});
     const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (started.load() == 0 && std::chrono::steady_clock::now() < bound) std::this_thread::yield();
-    auto asleep = [&] { return idle.sleepers_now() == 2 && idle.last_nap_epoch() == idle.epoch_now(); };
+    // Both on the current epoch: one woken by the second place() but not yet run would look and nap again.
+    auto asleep = [&] { return idle.sleepers_now() == 2 && idle.sleepers_on_current_epoch() == 2; };
     while (!asleep() && std::chrono::steady_clock::now() < bound)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     slept = asleep();
@@ -339,8 +340,8 @@ TEST(NumaSearch, WorkersBarredFromAnotherNodesTasksSleep) {
   };
   core.run([](void* b) { (*static_cast<decltype(body)*>(b))(); }, &body);
   EXPECT_EQ(started.load(), 2);
-  EXPECT_TRUE(slept) << "node 1's workers did not fall asleep in 60 s (" << idle.sleepers_now() << " asleep, epoch "
-                     << idle.last_nap_epoch() << " of " << idle.epoch_now() << ")";
+  EXPECT_TRUE(slept) << "node 1's workers did not fall asleep in 60 s (" << idle.sleepers_now() << " asleep, "
+                     << idle.sleepers_on_current_epoch() << " on the current epoch)";
   EXPECT_TRUE(stayed) << "a worker set out to sleep again with no work it may take";
   roost::numa_free(mem[0]);
   roost::numa_free(mem[1]);

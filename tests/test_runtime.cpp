@@ -1249,11 +1249,11 @@ TEST(Runtime, IdleRuntimeSleeps) {
     const roost::engine::idle_state& idle = core.eng->idle();
     const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     // Asleep on the current epoch: a wake-up of the runs (the end of one wakes the workers) has been taken.
-    auto asleep = [&] { return idle.sleepers_now() == 1 && idle.last_nap_epoch() == idle.epoch_now(); };
+    auto asleep = [&] { return idle.sleepers_now() == 1 && idle.sleepers_on_current_epoch() == 1; };
     while (!asleep() && std::chrono::steady_clock::now() < bound)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     ASSERT_TRUE(asleep()) << s.name << ": an idle runtime's worker 1 did not go to sleep in 60 s (" << idle.sleepers_now()
-                          << " asleep, epoch " << idle.last_nap_epoch() << " of " << idle.epoch_now() << ")";
+                          << " asleep, " << idle.sleepers_on_current_epoch() << " on the current epoch)";
     // Asleep they stay: no nap ends, and none begins (a worker that finds work it cannot take would set out
     // to sleep again and again), while nothing is submitted, however long we look.
     const std::uint64_t ended = idle.naps_ended(), begun = idle.naps_begun();

@@ -58,22 +58,26 @@ class idle_state {
     naps_begun_.fetch_add(1, std::memory_order_relaxed);
     if (asymmetric_) platform::os::heavy_barrier();
     std::uint32_t e = epoch_.load(std::memory_order_acquire);
-    last_nap_epoch_.store(e, std::memory_order_relaxed);
+    count_nap(e, +1);
     if (!has_work()) {
       platform::os::wait_on(epoch_, e);
       naps_ended_.fetch_add(1, std::memory_order_relaxed);
     }
+    count_nap(e, -1);
     sleepers_.fetch_sub(1, std::memory_order_relaxed);
   }
 
   // For tests (test_runtime.cpp, IdleRuntimeSleeps): how many workers are inside sleep_unless now, the
-  // epoch now and the one the latest sleeper waits on (a sleeper of an older epoch has been woken already,
-  // though on a busy machine it may not have run since), how many futex waits have returned so far, and
-  // how many times a worker set out to sleep.
+  // epoch now, how many of the sleepers wait on the current epoch (a sleeper of an older epoch has been
+  // woken already, though on a busy machine it may not have run since, and will look and may nap again),
+  // how many futex waits have returned so far, and how many times a worker set out to sleep.
   // A runtime with no work ends with every worker asleep on the current epoch, and then no nap ends.
   std::uint32_t sleepers_now() const { return sleepers_.load(std::memory_order_relaxed); }
   std::uint32_t epoch_now() const { return epoch_.load(std::memory_order_relaxed); }
-  std::uint32_t last_nap_epoch() const { return last_nap_epoch_.load(std::memory_order_relaxed); }
+  std::uint32_t sleepers_on_current_epoch() const {
+    const std::uint64_t n = naps_on_epoch_.load(std::memory_order_relaxed);
+    return static_cast<std::uint32_t>(n >> 32) == epoch_now() ? static_cast<std::uint32_t>(n) : 0;
+  }
   std::uint64_t naps_ended() const { return naps_ended_.load(std::memory_order_relaxed); }
   std::uint64_t naps_begun() const { return naps_begun_.load(std::memory_order_relaxed); }  // sleep_unless calls
 
@@ -85,11 +89,24 @@ class idle_state {
     return sleepers_.load(std::memory_order_relaxed) != 0;
   }
 
+  // The newest epoch a sleeper waits on (high half) and how many sleepers wait on it (low half): a sleeper
+  // of a newer epoch starts the count anew (those of older ones have been woken), and one of an older epoch
+  // leaves it alone. Only on the way into and out of a sleep, beside a futex call: for tests (above).
+  void count_nap(std::uint32_t e, int d) {
+    std::uint64_t n = naps_on_epoch_.load(std::memory_order_relaxed), to;
+    do {
+      const auto newest = static_cast<std::uint32_t>(n >> 32);
+      if (newest == e) to = n + static_cast<std::uint64_t>(static_cast<std::int64_t>(d));
+      else if (d > 0 && static_cast<std::int32_t>(e - newest) > 0) to = std::uint64_t{e} << 32 | 1;
+      else return;  // an older epoch's sleeper: already woken, not counted
+    } while (!naps_on_epoch_.compare_exchange_weak(n, to, std::memory_order_relaxed));
+  }
+
   const bool asymmetric_;
   alignas(64) std::atomic<std::uint32_t> sleepers_{0};
   // On the sleepers' line, written only on the way into and out of a sleep: for tests (above).
   std::atomic<std::uint64_t> naps_ended_{0}, naps_begun_{0};
-  std::atomic<std::uint32_t> last_nap_epoch_{0};
+  std::atomic<std::uint64_t> naps_on_epoch_{0};
   alignas(64) std::atomic<std::uint32_t> epoch_{0};
 };
 
