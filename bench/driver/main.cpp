@@ -152,7 +152,8 @@ constexpr const char* kUsage =
     "  --trace-overhead R   what ROOST_TRACE costs against untraced (and a second untraced as control): R rounds\n"
     "                       alternating the runs one by one, on --bench (default heat,heat2d,fib), --variants\n"
     "                       (default ws,ws-help), --workers (default 2), --size\n"
-    "Every measurement is checked against the serial program; the exit status is 1 if a check failed.\n";
+    "Every measurement is checked against the serial program; the exit status is 1 if a check failed,\n"
+    "2 for bad input or when every variant asked for was left out (nothing measured).\n";
 
 [[noreturn]] void usage_error(const std::string& msg) {
   std::cerr << "roost-bench: " << msg << "\n(roost-bench --list shows benchmarks, sizes and variants)\n";
@@ -327,6 +328,7 @@ int run(const run_config& cfg) {
                                   "); it holds what was written before, its last line perhaps cut short");
   };
   bool all_ok = true;
+  std::size_t measured = 0;  // rows over every benchmark: none at all is an error (below), not a success
   double c2c_best = -1;
   bool started = false, headed = false;
   for (const auto& bn : cfg.benches) {
@@ -379,6 +381,7 @@ int run(const run_config& cfg) {
                     m.c2c_ns, c2c_best);
       write_json(bench::to_json(m));
       if (!m.seconds.empty()) all_ok &= m.check_passed;
+      ++measured;
       all.push_back(m);
     };
     // Variants that cannot run for this benchmark (here), by reason, in order: left out of the table and
@@ -516,6 +519,13 @@ int run(const run_config& cfg) {
       bench::print_round_summary(bn, size, s);
       write_json(bench::round_summary_json(bn, size, s));
     }
+  }
+  // Every variant asked for was left out of every benchmark (a peer on the simulated platform, a version a
+  // benchmark lacks): an empty table is no result, so the status says so (an outside-user campaign: 0).
+  if (measured == 0) {
+    std::fprintf(stderr, "roost-bench: nothing was measured: every variant --variants names was left out of "
+                         "every benchmark --bench names (the reasons are below each table)\n");
+    return 2;
   }
   return all_ok ? 0 : 1;
 }

@@ -282,6 +282,17 @@ def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
     assert "(nqueens left out: no such version of this benchmark: floor-help)" in done.stdout
 
 
+def test_a_run_that_measured_nothing_fails_and_says_why():
+    # Every variant asked for left out of every benchmark: an empty table is an error, not a success.
+    for extra in (["--variants", "floor-help"],
+                  ["--variants", "tbb", "--platform", "sim", "--topology", "pack:1 l3:1(size=1MiB) core:2 pu:1"]):
+        done = subprocess.run([os.environ["ROOST_BENCH"], "--bench", "nqueens", "--small", "--reps", "1",
+                               "--warmup", "0", *extra], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2, (extra, done.returncode, done.stderr)
+        assert "nothing was measured" in done.stderr
+        assert "(nqueens left out: " in done.stdout
+
+
 def test_variants_that_cannot_run_have_no_row_and_are_named_once_below_the_table(tmp_path):
     p = tmp_path / "r.jsonl"
     left = {"left_out": True, "bench": "heat", "size": "64x32x4", "variant": "floor-help",
