@@ -648,7 +648,12 @@ int bench_main(int argc, char** argv) {
       const std::string v = value(i);
       if (v != "native" && v != "sim") usage_error("--platform '" + v + "': expected native or sim");
       cfg.simulated = v == "sim";
-    } else if (a == "--topology") cfg.topology = value(i);
+    } else if (a == "--topology") {
+      cfg.topology = value(i);
+      if (cfg.topology.empty())  // not "missing" below, nor silently ignored natively
+        usage_error("--topology '': empty; give the machine to simulate, an hwloc synthetic description with "
+                    "cache sizes or an hwloc XML path (e.g. \"pack:4 l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1\")");
+    }
     else if (a == "--hint-error") {
       std::string v = value(i);
       auto colon = v.find(':');

@@ -436,6 +436,9 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              (["--bench", "fib", "--bench", "nqueens", "--small"], "--bench is given twice; give it once (a list takes commas"),
              (["--bench", "fib", "--small", "--variants", "ws,ws"], "ws is named twice"),
              (["--bench", "fib", "--small", "--json", ""], "--json '': expected a file path"),
+             # An empty --topology was "missing" under --platform sim, and taken for none natively.
+             (["--bench", "fib", "--small", "--platform", "sim", "--topology", ""], "--topology '': empty"),
+             (["--bench", "fib", "--small", "--topology", ""], "--topology '': empty"),
              (["--bench", "heat2d", "--small", "--variants", "adws", "--hint-error", "det:"], "expected det:ALPHA"),
              (["--bench", "quicksort", "--size", "99999999999999", "--variants", "serial"],
               "does not fit in this machine's memory")]
