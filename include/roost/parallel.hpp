@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "roost/detail/fork_join2.hpp"
+#include "roost/detail/spawn_inline.hpp"
 #include "roost/runtime.hpp"
 
 namespace roost {
@@ -92,7 +93,7 @@ inline constexpr bool valid_bound = !std::is_floating_point_v<I> && !std::is_sam
 // closures on its stack and called here, which saved its registers again (callgrind, a fib written with
 // parallel_invoke of two lambdas under ws-help: 93.0 -> 86.0 instructions a spawn; #25).
 template <class F, class... Rest>
-__attribute__((always_inline)) inline void invoke_chain(F& first, Rest&... rest) {
+ROOST_DETAIL_SPAWN_INLINE inline void invoke_chain(F& first, Rest&... rest) {
   constexpr std::size_t n = 1 + sizeof...(Rest);
   if constexpr (n == 2) {
     fork_join2("roost::parallel_invoke", first, rest..., 2.0, 1.0);
@@ -109,7 +110,7 @@ __attribute__((always_inline)) inline void invoke_chain(F& first, Rest&... rest)
 // ws, ws-help and hws they run inline, the cheapest way roost has to split work.
 // Inside runtime::run only, as task_group (one function too).
 template <class... Fs>
-__attribute__((always_inline)) inline void parallel_invoke(Fs&&... fs) {
+ROOST_DETAIL_SPAWN_INLINE inline void parallel_invoke(Fs&&... fs) {
   static_assert(sizeof...(Fs) >= 1, "parallel_invoke needs at least one function");
   if constexpr (sizeof...(Fs) == 1) {
     detail::current_fiber_or_throw("roost::parallel_invoke");

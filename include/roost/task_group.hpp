@@ -24,6 +24,7 @@
 
 #include "roost/data.hpp"
 #include "roost/detail/abi.hpp"
+#include "roost/detail/spawn_inline.hpp"
 
 namespace roost {
 
@@ -135,7 +136,7 @@ class task_group {
   }
 
   // Joins every child spawned so far; the group can be reused afterwards.
-  __attribute__((always_inline)) void wait() {
+  ROOST_DETAIL_SPAWN_INLINE void wait() {
     // Only the owner: checked before anything else, since the counters are the owner's alone (another
     // task reading them while the owner joins would be a data race, not just a wrong answer).
     if (detail::running_fiber() != st_.owner_fiber) [[unlikely]]
@@ -154,7 +155,7 @@ class task_group {
 
  private:
   template <class F>
-  __attribute__((always_inline)) void spawn_with_hint(F&& f, double hint) {
+  ROOST_DETAIL_SPAWN_INLINE void spawn_with_hint(F&& f, double hint) {
     using frame_t = detail::closure_frame<std::decay_t<F>>;
     // The owner's spawns, counted in its plain counters; any other task's go out of line (spawn_by_other),
     // counted on the group's balance. The owner's fiber does not change when it moves (abi.hpp), so the

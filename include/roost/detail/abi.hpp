@@ -25,6 +25,7 @@
 #include <new>
 
 #include "roost/detail/task_frame.hpp"
+#include "roost/detail/spawn_inline.hpp"
 #include "roost/detail/ws_deque.hpp"
 
 namespace roost {
@@ -413,7 +414,7 @@ __attribute__((always_inline)) inline void push_first_child_in_scope(group_state
 // A push that must grow the deque may throw std::bad_alloc: the child was not spawned, so the group counts
 // none (its join or destructor would wait for it for ever) and its closure, which only this frame holds, is
 // destroyed here (the two-way join's is a reference: nothing). No cost while nothing throws.
-__attribute__((always_inline)) inline void push_first_child_or_undo(group_state& g, fiber_abi& fb, task_frame& f) {
+ROOST_DETAIL_SPAWN_INLINE inline void push_first_child_or_undo(group_state& g, fiber_abi& fb, task_frame& f) {
   try {
     push_first_child_in_scope(g, fb, f);
   } catch (...) {
@@ -449,7 +450,7 @@ __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g
   : "cc", "memory"                                                                                              \
   : slow
 #endif
-__attribute__((always_inline)) inline void push_first_child(group_state& g, fiber_abi& fb, task_frame& f) {
+ROOST_DETAIL_SPAWN_INLINE inline void push_first_child(group_state& g, fiber_abi& fb, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   worker_abi* w;
@@ -475,7 +476,7 @@ slow:
 __attribute__((noinline, cold)) inline void push_first_child_slow_here(group_state& g, task_frame& f) {
   push_first_child_or_undo(g, *running_fiber(), f);
 }
-__attribute__((always_inline)) inline void push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
+ROOST_DETAIL_SPAWN_INLINE inline void push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
@@ -498,7 +499,7 @@ slow:
 // Pops the group's only child, the frame in its inline slot, off q (a queue of the worker its owner runs on
 // now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
 // Without a window: for a queue the policy names (inline_join_queue), under the caller's no_preempt_scope.
-__attribute__((always_inline)) inline bool pop_first_child_from(group_state& g, ws_deque<job>& q) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_from(group_state& g, ws_deque<job>& q) {
   job* j = q.pop();
   if (j != reinterpret_cast<task_frame*>(g.inline_frame)) [[unlikely]] {
     if (j) q.push(j);  // not ours: leave it as it was
@@ -531,7 +532,7 @@ __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_
 // path is one of the two whose pops use the window (sync_inline_pops), and the slow path tests the path
 // itself. A worker on the other of the two never has the frame on top (inline_pops_open_on).
 template <spawn_path expect>
-__attribute__((always_inline)) inline bool pop_first_child(group_state& g, fiber_abi& fb) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child(group_state& g, fiber_abi& fb) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   worker_abi* w;
@@ -572,7 +573,7 @@ __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
   return pop_first_child_slow<expect>(g, *running_fiber());
 }
 template <spawn_path expect>
-__attribute__((always_inline)) inline bool pop_first_child_on(worker_abi& w, group_state& g) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
@@ -609,7 +610,7 @@ slow:
 #ifdef ROOST_CRITICAL_WINDOWS
 // Pushes f onto it: 1; the policy names none (an ADWS search deals the join): 0, nothing pushed; the push
 // needs the slow path (room, a request): -1, nothing pushed.
-__attribute__((always_inline)) inline int push_onto_join_queue_on(worker_abi& w, task_frame& f) {
+ROOST_DETAIL_SPAWN_INLINE inline int push_onto_join_queue_on(worker_abi& w, task_frame& f) {
   constexpr auto L = ws_deque<job>::layout();
   ws_deque<job>* q;
   std::int64_t b, t;
@@ -643,7 +644,7 @@ slow:
 // Pops the group's inline frame back off it if it lies on top there: true; false where the C++ form must
 // decide (the path turned `engine`, a job waits in the run-first slot, the policy names no queue, nothing
 // private, a request, another job on top), having changed nothing.
-__attribute__((always_inline)) inline bool pop_from_join_queue_on(worker_abi& w, group_state& g) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_join_queue_on(worker_abi& w, group_state& g) {
   constexpr auto L = ws_deque<job>::layout();
   ws_deque<job>* q;
   std::int64_t b, t;
@@ -693,7 +694,7 @@ slow:
 // when the child is still unstarted and owned by this worker (a frame is in at most one deque, and nested
 // groups joined before we got here, so nothing of theirs lies above it). Anything else means it was
 // stolen, or the owner moved; the job is put back as it was and the engine decides.
-__attribute__((always_inline)) inline bool try_join_first_child(group_state& g) {
+ROOST_DETAIL_SPAWN_INLINE inline bool try_join_first_child(group_state& g) {
   // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
   // another thread.
   if (!pop_first_child<spawn_path::inline_help_first>(g, *g.owner_fiber)) [[unlikely]] return false;

@@ -32,6 +32,7 @@
 #include <functional>
 
 #include "roost/detail/abi.hpp"
+#include "roost/detail/spawn_inline.hpp"
 #include "roost/task_group.hpp"
 
 namespace roost::detail {
@@ -40,7 +41,7 @@ namespace roost::detail {
 // path itself where there are no windows. No tick from the worker's read to the pop's end: this queue is the
 // policy's choice of the moment, and a preempted task's worker runs other tasks meanwhile, which may make
 // the policy name another queue (adws's migration queue, a search).
-__attribute__((always_inline)) inline bool pop_from_join_queue_in_scope(group_state& g) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_join_queue_in_scope(group_state& g) {
   fiber_abi* fb = running_fiber();
   no_preempt_scope np(fb);
   worker_abi& w = *fb->worker;
@@ -60,7 +61,7 @@ __attribute__((noinline, cold)) inline bool pop_from_join_queue_slow(group_state
 // hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
 // state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
 template <spawn_path P>
-__attribute__((always_inline)) inline bool pop_pushed_back(group_state& g) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g) {
   if constexpr (P == spawn_path::inline_join_queue) {
 #ifdef ROOST_CRITICAL_WINDOWS
     if (pop_from_join_queue_on(running_worker(), g)) [[likely]] return true;
@@ -80,7 +81,7 @@ __attribute__((always_inline)) inline bool pop_pushed_back(group_state& g) {
 // there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
 // engine runs it as a named and observed task.
 template <spawn_path P, class Pushed>
-__attribute__((always_inline)) inline void join_pushed(group_state& g, Pushed& pushed) {
+ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed) {
   if (pop_pushed_back<P>(g)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
@@ -113,7 +114,7 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
 // push_onto_join_queue_on), and the path itself where there are no windows. The queue may be one the
 // engine's join does not pop its group's children back from (ADWS's migration queue): it only waits for
 // this half, which the worker's own pops or a thief run meanwhile; the caller marks the group plain first.
-__attribute__((always_inline)) inline bool push_onto_policy_queue_in_scope(task_frame* f) {
+ROOST_DETAIL_SPAWN_INLINE inline bool push_onto_policy_queue_in_scope(task_frame* f) {
   fiber_abi* fb = running_fiber();
   no_preempt_scope np(fb);
   ws_deque<job>* q = fb->worker->join_queue;
@@ -130,7 +131,7 @@ __attribute__((noinline, cold)) inline bool push_onto_policy_queue_slow(task_fra
 // Returns false only on path inline_join_queue, having run nothing, when the policy names no queue now.
 // `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since.
 template <spawn_path P, class Pushed, class Here>
-__attribute__((always_inline)) inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
+ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
   using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
@@ -200,7 +201,7 @@ __attribute__((noinline)) void join_both_as_tasks(F& first, G& second, double to
 // first_work are the work hints of the engine's path (finite, >= 0; ADWS divides by them); the inline path
 // has no use for them. `what` names the caller in the error outside a task.
 template <class F, class G>
-__attribute__((always_inline)) inline void fork_join2(const char* what, F& first, G& second, double total_work,
+ROOST_DETAIL_SPAWN_INLINE inline void fork_join2(const char* what, F& first, G& second, double total_work,
                                                       double first_work) {
   // The worker the thread serves: outside every worker g_no_worker, whose path is `engine`, so the test for a
   // caller outside a task waits for the engine's path (abi.hpp, t_running_worker).
