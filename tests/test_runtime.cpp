@@ -1022,8 +1022,10 @@ TEST_P(Api, FibersDoNotPileUpOverManyJoins) {
   };
   rt.run([&] { split(0, 1024); });
   const int before = mappings();
+  // TSan's build makes a fifth of the joins (its fibers are threads to TSan, slow to make): the pile-up is the
+  // release and ASan builds' to show.
   rt.run([&] {
-    for (long k = 0; k < 1500; ++k) split(k % 512, 1024);
+    for (long k = 0; k < (roost_test::under_tsan() ? 300 : 1500); ++k) split(k % 512, 1024);
   });
   EXPECT_LT(mappings() - before, 400);
 }
