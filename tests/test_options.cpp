@@ -54,6 +54,24 @@ TEST(Options, AMisspeltSchedulerGetsTheClosestNameSuggested) {
   expect_mentions(e, {"unknown scheduler; valid names: ws, ws-help"});
 }
 
+// A misspelt simulator parameter gets the closest name of either table, the runtime's costs or the memory
+// model's, in the environment and in a field; one nowhere near any gets the lists alone.
+TEST(Options, AMisspeltSimParameterGetsTheClosestNameSuggested) {
+  for (const auto& [typed, meant] : {std::pair<const char*, const char*>{"stel_ns=3", "steal_ns"},
+                                     {"l3.way=16", "l3.ways"}, {"Host_Thread=1", "host_threads"},
+                                     {"dram.local_n=50", "dram.local_ns"}}) {
+    scoped_env e("ROOST_SIM_PARAMS", typed);
+    expect_mentions(error_of({}), {"ROOST_SIM_PARAMS", std::string("; did you mean ") + meant + "? valid: the runtime's costs"});
+    roost::options o;
+    o.sim_params = typed;
+    expect_mentions(error_of(o), {"options::sim_params", std::string("; did you mean ") + meant + "? valid:"});
+  }
+  scoped_env far("ROOST_SIM_PARAMS", "bandwidth=9");
+  const std::string e = error_of({});
+  EXPECT_EQ(e.find("did you mean"), std::string::npos) << e;
+  expect_mentions(e, {"unknown parameter 'bandwidth'; valid: the runtime's costs (spawn_ns"});
+}
+
 // A field holding a byte that is not printable: a NUL cut what() there, and the reason and the valid
 // names were lost (an outside-user campaign). Bytes are written as \xNN. -0.0 in a field is refused too.
 TEST(Options, AValueWithUnprintableBytesIsQuotedWhole) {
@@ -559,6 +577,13 @@ TEST(Options, FilesToWriteMustLieInAnExistingDirectory) {
     const std::string deeper = not_a_dir.path() + "/sub/out.json";
     scoped_env d(var, deeper.c_str());
     expect_mentions(error_of({}), {var, "cannot be used (Not a directory)"});
+  }
+  // A name ending in '/' is a directory's, whether or not one exists there.
+  for (const char* var : {"ROOST_TRACE", "ROOST_SIM_REPORT", "ROOST_CATS_PROFILE"}) {
+    scoped_env e(var, "no-such-roost-dir/");
+    expect_mentions(error_of({}), {std::string(var) + "='no-such-roost-dir/': ends in '/', a directory's name; must be"});
+    scoped_env d(var, testing::TempDir().c_str());
+    expect_mentions(error_of({}), {"': a directory; must be"});
   }
   scoped_env ok("ROOST_SIM_REPORT", "relative-report.json");  // the working directory
   EXPECT_EQ(roost::resolve({}).sim_report, "relative-report.json");

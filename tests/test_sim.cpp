@@ -1697,7 +1697,8 @@ TEST(SimPlatform, BadInputIsAClearError) {
   o.platform = "simulated";
   EXPECT_NE(error_of(o).find("options::platform='simulated': must be one of native"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns=5,stel_ns=3");
-  EXPECT_NE(error_of(o).find("unknown parameter 'stel_ns'; valid: the runtime's costs (spawn_ns"), std::string::npos)
+  EXPECT_NE(error_of(o).find("unknown parameter 'stel_ns'; did you mean steal_ns? valid: the runtime's costs (spawn_ns"),
+            std::string::npos)
       << error_of(o);
   // The memory model's names are valid in the same list, and an unknown name lists them too (it listed the
   // costs alone; an outside-user campaign).

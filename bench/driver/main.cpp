@@ -45,6 +45,7 @@
 #include <string>
 #include <vector>
 
+#include "api/closest_name.hpp"
 #include "common/fj_roost.hpp"
 #include "driver/alternating.hpp"
 #include "common/harness.hpp"
@@ -784,7 +785,8 @@ int bench_main(int argc, char** argv) {
     if (bench::find_benchmark(b)) continue;
     std::string names;
     for (const auto& x : bench::registry()) names += (names.empty() ? "" : ", ") + std::string(x.name);
-    usage_error("unknown benchmark '" + b + "'; available: " + names);
+    usage_error("unknown benchmark '" + b + "'; " +
+                roost::detail::did_you_mean(b, bench::registry(), &bench::benchmark_def::name) + "available: " + names);
   }
   for (const auto& v : cfg.variants) {
     bool known = bench::is_traced(v) && roost_scheduler(v);
@@ -792,7 +794,8 @@ int bench_main(int argc, char** argv) {
     if (!known) {
       std::string names;
       for (const auto& x : all_variants()) names += (names.empty() ? "" : ", ") + x;
-      usage_error("unknown variant '" + v + "'; valid: " + names + ", and V+trace for a roost scheduler V");
+      usage_error("unknown variant '" + v + "'; " + roost::detail::did_you_mean(v, all_variants()) + "valid: " + names +
+                  ", and V+trace for a roost scheduler V");
     }
   }
   // ROOST_TRACE traces every runtime, the untraced V of a V+trace row too: its ratio compared traced with

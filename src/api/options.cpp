@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/closest_name.hpp"
 #include "api/simulation.hpp"
 #include "mem/distribution.hpp"
 #include "platform/output_file.hpp"
@@ -186,54 +187,6 @@ std::uint64_t parse_duration_ns(const source& s, const setting& st, std::uint64_
   return static_cast<std::uint64_t>(std::llround(x));
 }
 
-// Edits between two names, a swap of two neighbouring letters counting one (the optimal string alignment
-// distance: the typos people make, ROOST_TRACE_DEPHT one edit from ROOST_TRACE_DEPTH, not two), or limit + 1
-// when there are more: only the cells within `limit` of the diagonal are computed, every value capped at
-// limit + 1, which the recurrence keeps exact below the cap (a cell off that band needs more edits). Every
-// runtime's construction compares each variable of the environment with each name: the whole table, a
-// vector per row, cost about 1.7 million instructions a construction (callgrind, fib(20) in roost-bench).
-std::size_t edit_distance_up_to(const std::string& a, const std::string& b, std::size_t limit) {
-  const std::size_t cap = limit + 1, w = b.size() + 1;
-  if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return cap;
-  std::vector<std::size_t> rows(3 * w, cap);  // the row two above, the one above, this one
-  std::size_t *before = rows.data(), *prev = before + w, *cur = prev + w;
-  for (std::size_t j = 0; j < w; ++j) prev[j] = std::min(j, cap);
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    const std::size_t from = i > limit ? i - limit : 1, to = std::min(w - 1, i + limit);
-    // The cells next to the band, which the next rows read, hold the cap (a row older than the one above
-    // may have left another value there).
-    cur[from - 1] = from == 1 ? std::min(i, cap) : cap;
-    if (to + 1 < w) cur[to + 1] = cap;
-    for (std::size_t j = from; j <= to; ++j) {
-      std::size_t v = std::min(prev[j], cur[j - 1]) + 1;
-      v = std::min(v, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) v = std::min(v, before[j - 2] + 1);
-      cur[j] = std::min(v, cap);
-    }
-    std::size_t* oldest = before;
-    before = prev;
-    prev = cur;
-    cur = oldest;
-  }
-  return prev[w - 1];
-}
-
-// The name of `names` within two edits of `text` (the fewest; the first of a tie), or null: a misspelt value
-// (ROOST_SCHED=ws_help) named the valid ones and suggested none, where a misspelt variable gets one.
-template <class Names>
-const char* closest_name(const std::string& text, const Names& names) {
-  const char* best = nullptr;
-  std::size_t best_edits = 3;
-  for (const auto& n : names) {
-    const std::size_t edits = edit_distance_up_to(text, n.name, 2);
-    if (edits < best_edits) {
-      best_edits = edits;
-      best = n.name;
-    }
-  }
-  return best;
-}
-
 std::string scheduler_names() {
   std::string all;
   for (const auto& e : sched::registry()) all += (all.empty() ? "" : ", ") + std::string(e.name);
@@ -248,8 +201,7 @@ void check_scheduler(const source& s, const std::string& name) {
                   "); available: " + sched::available_names());
     }
   }
-  const char* near = closest_name(name, sched::registry());
-  fail(s, std::string("unknown scheduler; ") + (near ? std::string("did you mean ") + near + "? " : "") +
+  fail(s, "unknown scheduler; " + detail::did_you_mean(name, sched::registry(), &sched::entry::name) +
               "valid names: " + scheduler_names() + " (available in this build: " + sched::available_names() + ")");
 }
 
@@ -262,7 +214,9 @@ bool is_directory(const std::string& path) {
 // that a path that cannot be written is a start-up error whatever the scheduler and platform, not a
 // surprise at the end (or, where nothing writes it in this run, no error at all).
 void check_file_path(const source& s, const std::string& valid) {
-  if (s.text.back() == '/' || is_directory(s.text)) fail(s, "a directory; must be " + valid);
+  if (is_directory(s.text)) fail(s, "a directory; must be " + valid);
+  // A name ending in '/' that is no directory yet was called "a directory" too (an outside-user campaign).
+  if (s.text.back() == '/') fail(s, "ends in '/', a directory's name; must be " + valid);
   const std::size_t slash = s.text.find_last_of('/');
   const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : s.text.substr(0, slash);
   if (!is_directory(dir)) {
@@ -637,7 +591,7 @@ std::vector<std::string> unknown_env_notes() {
       const std::size_t length_gap = upper.size() > known.size() ? upper.size() - known.size() : known.size() - upper.size();
       // Above two edits only the fewest matter, and only as a tie-break between names held (a name
       // held whole, or a tail, is exactly the length gap away, so within two when the table is computed).
-      const std::size_t edits = length_gap <= 2 ? edit_distance_up_to(upper, known, 2) : length_gap;
+      const std::size_t edits = length_gap <= 2 ? detail::edit_distance_up_to(upper, known, 2) : length_gap;
       // Outside the prefix one edit only: two made HOST_TRACE, GHOST_TRACE and POST_WORKERS "misspellings"
       // (a review); within it (ROOST_WROKERS) two.
       std::size_t d = prefixed || edits <= 1 ? edits : 3;

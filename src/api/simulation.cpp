@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "api/closest_name.hpp"
 #include "engine/engine_base.hpp"
 #include "engine/task_path.hpp"
 #include "platform/output_file.hpp"
@@ -63,9 +64,13 @@ split_params split(const std::string& all, const std::string& source) {
     if (!key.empty() && !seen.insert(key).second)
       throw config_error(source + "='" + all + "': '" + trimmed + "' is given twice; give each parameter once");
     const bool memory = sim::is_param_name(trimmed) || key == "preset";
-    if (!memory && !platform::sim_costs::knows(key))
-      throw config_error(source + ": unknown parameter '" + trimmed + "'; valid: the runtime's costs (" +
-                         platform::sim_costs::names() + ") and the memory model's:\n" + sim::describe_param_names());
+    if (!memory && !platform::sim_costs::knows(key)) {
+      std::vector<std::string> all = platform::sim_costs::name_list();
+      for (std::string& n : sim::param_names()) all.push_back(std::move(n));
+      throw config_error(source + ": unknown parameter '" + trimmed + "'; " + roost::detail::did_you_mean(key, all) +
+                         "valid: the runtime's costs (" + platform::sim_costs::names() + ") and the memory model's:\n" +
+                         sim::describe_param_names());
+    }
     std::string& to = memory ? out.memory : out.costs;
     to += (to.empty() ? "" : ",") + (eq == std::string::npos ? trimmed : trimmed + "=" + value);
   }

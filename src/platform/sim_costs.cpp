@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "api/closest_name.hpp"
 #include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
 
@@ -56,6 +57,11 @@ bool sim_costs::knows(const std::string& name) {
   return false;
 }
 std::string sim_costs::names() { return valid_names(); }
+std::vector<std::string> sim_costs::name_list() {
+  std::vector<std::string> v;
+  for (const auto& e : kEntries) v.push_back(e.name);
+  return v;
+}
 
 void sim_costs::apply(const std::string& overrides, const std::string& source) {
   std::size_t pos = 0;
@@ -77,7 +83,8 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
     for (const auto& e : kEntries)
       if (key == e.name) found = &e;
     if (!found)
-      throw config_error(source + ": unknown parameter '" + name + "'; valid: " + valid_names());
+      throw config_error(source + ": unknown parameter '" + name + "'; " +
+                         roost::detail::did_you_mean(key, name_list()) + "valid: " + valid_names());
     if (eq == std::string::npos)
       throw config_error(source + ": '" + pair + "' has no value; must be " + name + "=NUMBER");
     const std::string text = trim(pair.substr(eq + 1));

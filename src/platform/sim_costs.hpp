@@ -38,10 +38,12 @@ struct sim_costs {
 
   // Applies "name=value,name=value"; throws roost::config_error naming `source` (the variable or field the
   // list came from), the pair and the valid names.
-  // Whether `name` (lower case) is one of this table's, and every name it has, comma-separated: for a list
-  // that also holds the memory model's parameters (ROOST_SIM_PARAMS), whose error names both tables.
+  // Whether `name` (lower case) is one of this table's, and every name it has, comma-separated and as a list:
+  // for a list that also holds the memory model's parameters (ROOST_SIM_PARAMS), whose error names both
+  // tables and the closest name of either.
   static bool knows(const std::string& name);
   static std::string names();
+  static std::vector<std::string> name_list();
   void apply(const std::string& overrides, const std::string& source = "ROOST_SIM_PARAMS");
   // name=value of every parameter, for reports.
   std::vector<std::pair<std::string, double>> all() const;

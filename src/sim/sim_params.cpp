@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "api/closest_name.hpp"
 #include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
 #include "topology/topology.hpp"
@@ -313,6 +314,12 @@ std::string detect_preset(const topo::topology& tp) {
 
 bool is_param_name(const std::string& name) { return find_name(lower(name)) != nullptr; }
 
+std::vector<std::string> param_names() {
+  std::vector<std::string> v;
+  for (const param_name& p : names()) v.push_back(p.name);
+  return v;
+}
+
 std::string describe_param_names() {
   std::ostringstream os;
   for (const param_name& p : names()) os << "  " << p.name << ": " << p.valid << "\n";
@@ -333,8 +340,9 @@ param_overrides param_overrides::parse(const std::string& text, const std::strin
     std::string value = token.substr(eq + 1);
     const param_name* p = find_name(name);
     if (!p)
-      throw config_error(source + ": unknown parameter '" + token.substr(0, eq) + "' in '" + token +
-                         "'; valid names:\n" + describe_param_names());
+      throw config_error(source + ": unknown parameter '" + token.substr(0, eq) + "' in '" + token + "'; " +
+                         roost::detail::did_you_mean(name, names(), &param_name::name) + "valid names:\n" +
+                         describe_param_names());
     // Twice, the last one won without a word (roost-cachesim --params; ROOST_SIM_PARAMS refuses it first).
     if (!seen.insert(name).second)
       throw config_error(source + ": '" + token.substr(0, eq) + "' is given twice; give each parameter once");

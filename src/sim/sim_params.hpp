@@ -108,5 +108,7 @@ std::string describe_param_names();
 // Whether `name` (any case) is one of this table's names: lets a caller that reads one list for several
 // tables (ROOST_SIM_PARAMS also holds the platform's cost table) hand each pair to the table that knows it.
 bool is_param_name(const std::string& name);
+// Every parameter name, lower case: what a misspelt name is compared with ("did you mean ...?").
+std::vector<std::string> param_names();
 
 }  // namespace roost::sim

@@ -411,6 +411,10 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
               "variant 'tbb' is no roost scheduler"),
              (["--trace-overhead", "1", "--size", "18"], "--size applies to one benchmark"),
              (["--bench", "fib", "--variants", "ws,,adws"], "an empty item"),
+             # A misspelt benchmark or variant named the valid ones and suggested none.
+             (["--bench", "nqeens", "--small"], "unknown benchmark 'nqeens'; did you mean nqueens? available: "),
+             (["--bench", "fib", "--variants", "ws_help", "--small"], "unknown variant 'ws_help'; did you mean ws-help? valid: "),
+             (["--bench", "fibonacci", "--small"], "unknown benchmark 'fibonacci'; available: "),
              (["--bench", ""], "an empty item"),
              (["--bench", "fib", "--small", "--paper"], "pick one"),
              (["--bench", "fib", "--size", "18", "--small"], "pick one"),
