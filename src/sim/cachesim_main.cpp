@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
 #include "sim/sharded_model.hpp"
 #include "topology/topology.hpp"
@@ -262,10 +263,12 @@ int run(int argc, char** argv) {
     else if (a == "--seed") seed = parse_u64(value(), "--seed");
     else if (a == "--pus") pus = parse_u64(value(), "--pus");
     else if (a == "--write-fraction") {
+      // Read as the settings read numbers (parse_decimal: no hexadecimal, no '+', no spaces); a '-' is refused
+      // before it: "-0" was taken for 0.
       const std::string v = value();
-      char* end = nullptr;
-      write_fraction = std::strtod(v.c_str(), &end);
-      if (*end != '\0' || v.empty() || !(write_fraction >= 0 && write_fraction <= 1))
+      const auto [end, ec] = roost::platform::parse_decimal(v.data(), v.data() + v.size(), write_fraction);
+      if (v.empty() || v[0] == '-' || ec != std::errc() || end != v.data() + v.size() ||
+          !(write_fraction >= 0 && write_fraction <= 1))
         usage_error("--write-fraction '" + v + "': must be a number in [0, 1]");
     } else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);

@@ -291,6 +291,10 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
              (["--topology", "pack:1 l2:1(size=1KiB) core:2 pu:1", "--line", "128", "--trace", str(trace)],
               "--line is read with --level"),
              (["--level", "size=256,ways=1", "--generate", "stream", "--count", "0xffffffffffffffff"], "at most 4294967296")]
+    # A write fraction is a decimal number in [0, 1]: "-0", a hexadecimal one and a leading '+' were taken.
+    for bad in ("-0", "0x0.8", "+0.5", " 0.5", "nan", "1.5", ""):
+        cases.append((["--level", "size=256,ways=1", "--generate", "stream", "--count", "10", "--write-fraction", bad],
+                      "--write-fraction '" + bad + "': must be a number in [0, 1]"))
     for args, why in cases:
         run = subprocess.run([CACHESIM, *args], capture_output=True, text=True)
         assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
