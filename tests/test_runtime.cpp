@@ -1222,6 +1222,65 @@ TEST(Platform, AThreadStartedForACpuBeginsThere) {
   }
 }
 
+// A thread that roost pinned answers for the CPUs it had before: a worker, what its starter could use, and a
+// thread it starts unpinned gets them too (it inherited the worker's one CPU); a lent thread pinned and
+// given its affinity back answers the same throughout.
+TEST(Platform, AThreadRoostPinnedAnswersWithTheCpusItHadBefore) {
+  using os = roost::platform::os;
+  std::thread([] {
+    const std::vector<int> all = os::allowed_cpus();
+    ASSERT_FALSE(all.empty());
+    auto mask = [] {
+      std::vector<int> cpus;
+      cpu_set_t s;
+      CPU_ZERO(&s);
+      if (pthread_getaffinity_np(pthread_self(), sizeof s, &s) == 0)
+        for (int c = 0; c < CPU_SETSIZE; ++c)
+          if (CPU_ISSET(c, &s)) cpus.push_back(c);
+      return cpus;
+    };
+    std::vector<int> in_worker, worker_mask, in_child, child_mask;
+    os::thread_handle h = os::start_thread(
+        [&] {
+          in_worker = os::allowed_cpus();
+          worker_mask = mask();
+          os::thread_handle c = os::start_thread([&] {
+            in_child = os::allowed_cpus();
+            child_mask = mask();
+          });
+          os::join_thread(c);
+        },
+        all.back());
+    os::join_thread(h);
+    EXPECT_EQ(worker_mask, std::vector<int>{all.back()});
+    EXPECT_EQ(in_worker, all);
+    EXPECT_EQ(in_child, all);
+    EXPECT_EQ(child_mask, all);
+    const os::saved_affinity saved = os::save_affinity();
+    ASSERT_TRUE(os::pin_this_thread(all.front()));
+    EXPECT_EQ(mask(), std::vector<int>{all.front()});
+    EXPECT_EQ(os::allowed_cpus(), all);
+    os::restore_affinity(saved);
+    EXPECT_EQ(mask(), all);
+    EXPECT_EQ(os::allowed_cpus(), all);
+  }).join();
+}
+
+// A runtime made inside a task of another is placed as one made outside: it asked the worker's thread,
+// pinned to one CPU, for the process's CPUs, said "this process may use 1 CPU" and ran oversubscribed.
+TEST(Runtime, ARuntimeMadeInsideATaskIsPlacedAsOneMadeOutside) {
+  auto placement = [](const std::string& d) {
+    const std::size_t from = d.find(" worker"), to = d.find("; topology");
+    return from == std::string::npos || to == std::string::npos ? d : d.substr(from, to - from);
+  };
+  const roost::options o = roost_test::opts("ws", 2);
+  const std::string outside = placement(roost::runtime(o).describe());
+  std::string inside;
+  roost::runtime outer(o);
+  outer.run([&] { inside = placement(roost::runtime(o).describe()); });
+  EXPECT_EQ(inside, outside);
+}
+
 // Every scheduler, after work that leaves its own state behind (adws's search pointers, cats's profile):
 // a worker that kept finding "visible work" it could not take would spin instead of sleeping.
 // An idle runtime sleeps: after its runs, every worker ends up waiting on the futex, and nothing wakes it

@@ -1,6 +1,8 @@
 // Topology model from hwloc: synthetic descriptions (DESIGN §4's table), XML files, and worker placement.
 #include <gtest/gtest.h>
 #include <hwloc.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -355,7 +357,12 @@ TEST(Topology, RealMachineIsRestrictedToTheAffinityMask) {
       roost::platform::native_platform::saved_affinity saved = roost::platform::native_platform::save_affinity();
       ~restore() { roost::platform::native_platform::restore_affinity(saved); }
     } guard;
-    ASSERT_TRUE(roost::platform::native_platform::pin_this_thread(allowed.back()));
+    // As taskset would (roost's own pin_this_thread is a worker's pin, behind which the process's CPUs stay
+    // the ones a runtime sees).
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(allowed.back(), &set);
+    ASSERT_EQ(pthread_setaffinity_np(pthread_self(), sizeof set, &set), 0);
     const topology one = topology::load("");
     EXPECT_EQ(one.num_pus(), 1u);
     EXPECT_EQ(one.pu(0).os_index, allowed.back());

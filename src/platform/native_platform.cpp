@@ -20,9 +20,44 @@
 namespace roost::platform {
 
 namespace {
+// What a thread that roost pinned (a worker, or a caller lent as worker 0) could use before: a worker's is
+// what the thread that started it could use. A runtime made inside a task asked the worker's thread, pinned
+// to one CPU, for the CPUs of the process: "this process may use 1 CPU", and it ran oversubscribed, its
+// unpinned workers inheriting that one CPU. Null while roost has not pinned the thread. On the heap: the
+// library's thread-local variables are static TLS, of which a process has little for every library it
+// loads (tests/plugins/host.cpp), and a cpu_set_t is 128 bytes.
+thread_local cpu_set_t* t_cpus_before_pinning = nullptr;
+
+// The calling thread's CPUs as its process gave them; empty if the OS does not say.
+cpu_set_t cpus_before_pinning() {
+  if (t_cpus_before_pinning) return *t_cpus_before_pinning;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) CPU_ZERO(&set);
+  return set;
+}
+
+// Marks the calling thread pinned by roost, remembering `before`; or unpinned, with nullptr.
+void set_cpus_before_pinning(const cpu_set_t* before) {
+  if (before && !t_cpus_before_pinning) t_cpus_before_pinning = new cpu_set_t(*before);
+  else if (before) *t_cpus_before_pinning = *before;
+  else {
+    delete t_cpus_before_pinning;
+    t_cpus_before_pinning = nullptr;
+  }
+}
+
+struct thread_start {
+  std::function<void()> fn;
+  cpu_set_t cpus_before_pinning;  // the starting thread's
+  bool pinned = false;            // started on one CPU
+};
+
 void* thread_trampoline(void* p) {
-  std::unique_ptr<std::function<void()>> fn(static_cast<std::function<void()>*>(p));
-  (*fn)();
+  std::unique_ptr<thread_start> start(static_cast<thread_start*>(p));
+  if (start->pinned) set_cpus_before_pinning(&start->cpus_before_pinning);
+  start->fn();
+  set_cpus_before_pinning(nullptr);  // the thread ends: its copy goes
   return nullptr;
 }
 long futex(std::atomic<std::uint32_t>* addr, int op, std::uint32_t val) {
@@ -32,25 +67,38 @@ long futex(std::atomic<std::uint32_t>* addr, int op, std::uint32_t val) {
 }  // namespace
 
 native_platform::thread_handle native_platform::start_thread(std::function<void()> fn, int os_cpu) {
-  auto* heap_fn = new std::function<void()>(std::move(fn));
-  pthread_t t;
+  auto* start = new thread_start{std::move(fn), cpus_before_pinning()};
+  // Created with its affinity: on its CPU, since a thread that pins itself as its first act must first run
+  // wherever the kernel queued it, and there it waited a time slice behind the busy caller (0.75-5 ms here);
+  // unpinned, on the CPUs its starter had before roost pinned it, not on the one CPU of a worker it inherits.
+  pthread_t t{};
+  auto create = [&](const cpu_set_t& set) {
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc != 0) return rc;
+    rc = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+    if (rc == 0) rc = pthread_create(&t, &attr, &thread_trampoline, start);
+    pthread_attr_destroy(&attr);
+    return rc;
+  };
   int rc = EINVAL;
   if (os_cpu >= 0) {
-    // Created on its CPU: a thread that pins itself as its first act must first run wherever the kernel
-    // queued it, and there it waited a time slice behind the busy caller (0.75-5 ms here).
-    pthread_attr_t attr;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(os_cpu, &set);
-    if (pthread_attr_init(&attr) == 0) {
-      if (pthread_attr_setaffinity_np(&attr, sizeof(set), &set) == 0)
-        rc = pthread_create(&t, &attr, &thread_trampoline, heap_fn);
-      pthread_attr_destroy(&attr);
-    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(os_cpu, &one);
+    start->pinned = true;
+    rc = create(one);
   }
-  if (rc != 0) rc = pthread_create(&t, nullptr, &thread_trampoline, heap_fn);  // unpinned, or the CPU refused
+  if (rc != 0 && CPU_COUNT(&start->cpus_before_pinning) > 0) {  // unpinned, or the CPU refused
+    start->pinned = false;
+    rc = create(start->cpus_before_pinning);
+  }
   if (rc != 0) {
-    delete heap_fn;
+    start->pinned = false;
+    rc = pthread_create(&t, nullptr, &thread_trampoline, start);
+  }
+  if (rc != 0) {
+    delete start;
     throw std::system_error(rc, std::generic_category(), "roost: cannot start a worker thread");
   }
   return static_cast<thread_handle>(t);
@@ -59,10 +107,13 @@ native_platform::thread_handle native_platform::start_thread(std::function<void(
 void native_platform::join_thread(thread_handle h) { pthread_join(static_cast<pthread_t>(h), nullptr); }
 
 bool native_platform::pin_this_thread(int os_cpu) {
+  const cpu_set_t before = cpus_before_pinning();
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(os_cpu, &set);
-  return pthread_setaffinity_np(pthread_self(), sizeof(set), &set) == 0;
+  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0) return false;
+  set_cpus_before_pinning(&before);
+  return true;
 }
 
 native_platform::saved_affinity native_platform::save_affinity() {
@@ -71,20 +122,21 @@ native_platform::saved_affinity native_platform::save_affinity() {
   auto* set = reinterpret_cast<cpu_set_t*>(a.mask);
   CPU_ZERO(set);
   a.valid = pthread_getaffinity_np(pthread_self(), sizeof(cpu_set_t), set) == 0;
+  a.pinned_by_roost = t_cpus_before_pinning != nullptr;
   return a;
 }
 
 int native_platform::current_cpu() { return sched_getcpu(); }
 
 void native_platform::restore_affinity(const saved_affinity& a) {
-  if (a.valid) pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), reinterpret_cast<const cpu_set_t*>(a.mask));
+  if (a.valid && pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t), reinterpret_cast<const cpu_set_t*>(a.mask)) == 0 &&
+      !a.pinned_by_roost)  // a lent thread pinned by another runtime stays its
+    set_cpus_before_pinning(nullptr);
 }
 
 std::vector<int> native_platform::allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
+  const cpu_set_t set = cpus_before_pinning();
   std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) != 0) return cpus;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) cpus.push_back(c);
   return cpus;

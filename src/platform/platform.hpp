@@ -23,12 +23,15 @@ struct native_platform {
 
   // Pins the calling thread to one OS CPU; returns false (and leaves it unpinned) if the OS refuses.
   static bool pin_this_thread(int os_cpu);
-  // CPUs this process may run on (sched_getaffinity: taskset and cgroup cpusets are respected).
+  // CPUs this process may run on (sched_getaffinity: taskset and cgroup cpusets are respected). A thread
+  // that roost pinned answers with what it had before (a worker: what the thread that started it had), so
+  // that a runtime made inside a task sees the process's CPUs, not its worker's one.
   static std::vector<int> allowed_cpus();
   // The calling thread's CPU affinity, saved to be given back (a thread that lends itself as a worker).
   struct saved_affinity {
     alignas(8) unsigned char mask[128];  // a cpu_set_t
     bool valid = false;
+    bool pinned_by_roost = false;  // the thread was a worker of another runtime, pinned by it
   };
   static saved_affinity save_affinity();
   // The CPU the calling thread runs on now (-1 if unknown); cheap (no system call on Linux).
