@@ -7,18 +7,18 @@
 namespace roost::detail {
 #if defined(_GLIBCXX_DEBUG)
 extern const int libroost_built_with_GLIBCXX_DEBUG = 1;
-#if defined(ROOST_DETAIL_ASAN)
+#if defined(ROOST_ASAN)
 extern const int libroost_built_with_GLIBCXX_DEBUG_and_with_AddressSanitizer = 1;
 #endif
-#if defined(ROOST_DETAIL_TSAN)
+#if defined(ROOST_TSAN)
 extern const int libroost_built_with_GLIBCXX_DEBUG_and_with_ThreadSanitizer = 1;
 #endif
 #else
 extern const int libroost_built_without_GLIBCXX_DEBUG = 0;
-#if defined(ROOST_DETAIL_ASAN)
+#if defined(ROOST_ASAN)
 extern const int libroost_built_without_GLIBCXX_DEBUG_and_with_AddressSanitizer = 0;
 #endif
-#if defined(ROOST_DETAIL_TSAN)
+#if defined(ROOST_TSAN)
 extern const int libroost_built_without_GLIBCXX_DEBUG_and_with_ThreadSanitizer = 0;
 #endif
 #endif

@@ -208,7 +208,7 @@ extern __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exe
 // is out of line, where no address can be kept from before a switch.
 fiber_abi* running_fiber_out_of_line();
 inline fiber_abi* running_fiber() {
-#if defined(ROOST_DETAIL_TSAN) || defined(ROOST_DETAIL_ASAN)  // GCC's and clang's ways (build_mode.hpp)
+#if defined(ROOST_TSAN) || defined(ROOST_ASAN)  // GCC's and clang's ways (sanitizers.hpp)
   return running_fiber_out_of_line();
 #else
   return t_running_fiber;
@@ -227,7 +227,7 @@ extern __thread worker_abi* t_running_worker __attribute__((tls_model("initial-e
 extern worker_abi g_no_worker;
 worker_abi* running_worker_out_of_line();
 inline worker_abi& running_worker() {
-#if defined(ROOST_DETAIL_TSAN) || defined(ROOST_DETAIL_ASAN)
+#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
   return *running_worker_out_of_line();
 #else
   return *t_running_worker;

@@ -21,36 +21,22 @@
 // Build roost with the program's mode (cmake -DCMAKE_CXX_FLAGS=-D_GLIBCXX_DEBUG, -DROOST_SANITIZE=address
 // or thread), or use -D_GLIBCXX_ASSERTIONS, the checks that keep the layout, which mixes freely.
 #pragma once
-
-#if defined(__SANITIZE_ADDRESS__)
-#define ROOST_DETAIL_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ROOST_DETAIL_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_THREAD__)
-#define ROOST_DETAIL_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define ROOST_DETAIL_TSAN 1
-#endif
-#endif
+#include "roost/detail/sanitizers.hpp"  // ROOST_ASAN, ROOST_TSAN
 
 namespace roost::detail {
-#if defined(_GLIBCXX_DEBUG) && defined(ROOST_DETAIL_ASAN)
+#if defined(_GLIBCXX_DEBUG) && defined(ROOST_ASAN)
 extern const int libroost_built_with_GLIBCXX_DEBUG_and_with_AddressSanitizer;
 inline const int* build_mode() noexcept { return &libroost_built_with_GLIBCXX_DEBUG_and_with_AddressSanitizer; }
-#elif defined(_GLIBCXX_DEBUG) && defined(ROOST_DETAIL_TSAN)
+#elif defined(_GLIBCXX_DEBUG) && defined(ROOST_TSAN)
 extern const int libroost_built_with_GLIBCXX_DEBUG_and_with_ThreadSanitizer;
 inline const int* build_mode() noexcept { return &libroost_built_with_GLIBCXX_DEBUG_and_with_ThreadSanitizer; }
 #elif defined(_GLIBCXX_DEBUG)
 extern const int libroost_built_with_GLIBCXX_DEBUG;
 inline const int* build_mode() noexcept { return &libroost_built_with_GLIBCXX_DEBUG; }
-#elif defined(ROOST_DETAIL_ASAN)
+#elif defined(ROOST_ASAN)
 extern const int libroost_built_without_GLIBCXX_DEBUG_and_with_AddressSanitizer;
 inline const int* build_mode() noexcept { return &libroost_built_without_GLIBCXX_DEBUG_and_with_AddressSanitizer; }
-#elif defined(ROOST_DETAIL_TSAN)
+#elif defined(ROOST_TSAN)
 extern const int libroost_built_without_GLIBCXX_DEBUG_and_with_ThreadSanitizer;
 inline const int* build_mode() noexcept { return &libroost_built_without_GLIBCXX_DEBUG_and_with_ThreadSanitizer; }
 #else
