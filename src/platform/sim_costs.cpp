@@ -6,7 +6,6 @@
 #include <cmath>
 #include <utility>
 
-#include "api/closest_name.hpp"
 #include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
 
@@ -83,8 +82,7 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
     for (const auto& e : kEntries)
       if (key == e.name) found = &e;
     if (!found)
-      throw config_error(source + ": unknown parameter '" + name + "'; " +
-                         roost::detail::did_you_mean(key, name_list()) + "valid: " + valid_names());
+      throw config_error(source + ": unknown parameter '" + name + "'; valid: " + valid_names());
     if (eq == std::string::npos)
       throw config_error(source + ": '" + pair + "' has no value; must be " + name + "=NUMBER");
     const std::string text = trim(pair.substr(eq + 1));

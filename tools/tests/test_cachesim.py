@@ -269,6 +269,9 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
     cases = [(["--level", "size=256,ways=1", "--trace", str(tmp_path)], "a directory, not a trace file"),
              (["--level", "size=256,ways=1", "--pus", "5", "--generate", "stream", "--count", "10"], "one PU"),
              (["--level", "size=256,ways=1", "--params", "l1.ways=3", "--trace", str(trace)], "give it in one place"),
+             # A misspelt parameter gets the closest name, as ROOST_SIM_PARAMS does.
+             (["--level", "size=256,ways=1", "--params", "l1.way=3", "--trace", str(trace)],
+              "unknown parameter 'l1.way' in 'l1.way=3'; did you mean l1.ways? valid names:"),
              # A parameter of a level no --level gives was taken and changed nothing.
              (["--level", "size=256,ways=1", "--params", "l2.ways=4", "--trace", str(trace)],
               "l2.ways=4: the --level geometry has no L2 cache"),

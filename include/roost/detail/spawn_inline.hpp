@@ -5,7 +5,7 @@
 // the deque's push, lies in the caller (src/engine/README.md, "the spawn path"). A sanitizer build lets the
 // compiler choose: there every inlined copy is instrumented, and a copy forced into every lambda that
 // spawns doubled the compile time of the test programs (tests/test_join.cpp, clang's ASan+UBSan: 67 s
-// against 30 s; test_runtime.cpp, GCC's TSan: 47 s against 29 s) for no check a call would not make. It
+// against 38 s; test_runtime.cpp, GCC's TSan: 47 s against 25 s) for no check a call would not make. It
 // changes no behaviour: a sanitizer build has no preemption windows, and each of these operations runs
 // under its fiber's preemption count there (src/engine/README.md, "No inline deque operation is under way").
 // The preemption counts' own helpers and the deque's push and pop stay always_inline in every build: the
