@@ -18,7 +18,10 @@
 #include <random>
 #include <stdexcept>
 #include <cerrno>
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fstream>
+#include <sched.h>
 #include <thread>
 
 #include <time.h>
@@ -1287,6 +1290,41 @@ TEST(PreemptThread, TheMonitorThreadAloneTicksAStuckWorker) {
     });
     EXPECT_GT(rt.preemptions(), before) << "run " << run;  // the setter runs only after a preemption
   }
+}
+
+// The monitor of a runtime made inside a task of another runs on the CPUs the process may use, not on the one
+// CPU the outer worker is pinned to, where it would take turns with the very worker it must interrupt.
+// Found through its name (/proc/self/task/*/comm), its CPUs through sched_getaffinity.
+TEST(PreemptThread, TheMonitorOfARuntimeMadeInsideATaskRunsOnTheProcesssCpus) {
+  cpu_set_t process;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "one CPU: a pinned worker has them all";
+  std::vector<int> monitor_cpus;
+  bool outer_pinned = false;
+  roost::runtime outer(opts("ws", 1));
+  outer.run([&] {
+    cpu_set_t here;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(here), &here), 0);
+    outer_pinned = CPU_COUNT(&here) == 1;
+    roost::runtime inner(preempting("ws", 1, "1ms", "monitor"));
+    DIR* d = ::opendir("/proc/self/task");
+    ASSERT_NE(d, nullptr);
+    while (const dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      if (name != "roost-monitor") continue;
+      cpu_set_t cpus;
+      ASSERT_EQ(sched_getaffinity(std::stoi(e->d_name), sizeof(cpus), &cpus), 0);
+      monitor_cpus.push_back(CPU_COUNT(&cpus));
+      EXPECT_TRUE(CPU_EQUAL(&cpus, &process)) << "the monitor runs on " << CPU_COUNT(&cpus) << " CPUs of the "
+                                               << CPU_COUNT(&process) << " the process may use";
+    }
+    ::closedir(d);
+  });
+  if (!outer_pinned) GTEST_SKIP() << "the outer worker was not pinned: nothing to inherit";
+  EXPECT_EQ(monitor_cpus.size(), 1u) << "one monitor thread, named roost-monitor";
 }
 
 // The chained timer ticks worker 0 alone; the last worker's task is preempted only if worker 0's tick passes

@@ -1,5 +1,7 @@
 #include "engine/preemption.hpp"
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <atomic>
@@ -143,7 +145,10 @@ preemption_timers::preemption_timers(std::uint64_t interval_ns, preempt_timer_de
   platform::preempt::set_sleep_exit_hook(&on_sleep_exit);
   if (design_ == preempt_timer_design::monitor) {
     try {
-      monitor_ = std::thread([this] { monitor_loop(); });
+      monitor_ = platform::native_platform::start_thread([this] { monitor_loop(); });
+      // Named before the constructor returns, for top -H, gdb and the tests; a name is only a help, so a refusal is
+      // ignored.
+      (void)pthread_setname_np(static_cast<pthread_t>(monitor_), "roost-monitor");
     } catch (...) {
       platform::preempt::uninstall();
       throw;
@@ -217,10 +222,10 @@ preemption_timers::~preemption_timers() {
   // Before the handler may go: a timer of a thread that ran this runtime last must not tick into the
   // program's own disposition of the signal.
   platform::preempt::end_lingering(serial_);
-  if (monitor_.joinable()) {
+  if (monitor_ != 0) {
     monitor_word_.fetch_or(kMonitorStop, std::memory_order_acq_rel);
     platform::preempt::wake_word(monitor_word_);
-    monitor_.join();
+    platform::native_platform::join_thread(monitor_);
   }
   platform::preempt::uninstall();
 }

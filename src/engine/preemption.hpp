@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "platform/platform.hpp"
 #include "platform/preempt_signal.hpp"
 #include "roost/options.hpp"
 
@@ -107,7 +107,11 @@ class preemption_timers {
   // a run's start if it sleeps.
   static constexpr std::uint32_t kMonitorServing = 1, kMonitorStop = 2, kMonitorAsleep = 4;
   std::atomic<std::uint32_t> monitor_word_{0};
-  std::thread monitor_;
+  // Started by platform::native_platform::start_thread, not std::thread: a runtime made inside a task of
+  // another would give it the one CPU its worker is pinned to, and the monitor would then share that CPU
+  // with the worker it must interrupt; start_thread starts it on the CPUs the creator had before roost
+  // pinned it (platform/README.md).
+  platform::native_platform::thread_handle monitor_ = 0;
   // Chained and monitor: whether worker j may be stuck, the look both make (the chain's at most once a tick).
   bool may_be_stuck(std::size_t j, long& tid);
 };
