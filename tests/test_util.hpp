@@ -66,6 +66,14 @@ constexpr bool under_tsan() {
 #endif
 }
 
+constexpr bool under_asan() {
+#if defined(ROOST_ASAN)
+  return true;
+#else
+  return false;
+#endif
+}
+
 // The schedulers this build has, for tests parameterised over them.
 inline std::vector<std::string> available_schedulers() {
   std::vector<std::string> v;

@@ -100,6 +100,8 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
       report_path_(cfg.sim_report),
       params_source_(cfg.sim_params_source) {
   plat_.set_engine_tls(engine::sim_thread_locals());
+  main_stack_ = platform::native_platform::main_stack();
+  main_stack_shift_ = (kPage - main_stack_.base % kPage) % kPage - kPage;
   plat_.numa_nodes = tp.num_numa_nodes();
   plat_.numa_node_bytes = tp.numa_node_bytes();
   plat_.page_bytes = model_.page_bytes();
@@ -107,7 +109,7 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
   // a task touched already; the allocator's rule answers for distributed memory before that.
   plat_.page_node = [this](std::uintptr_t host) -> int {
     if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
-    auto it = sim_pages_.find(host / kPage);
+    auto it = sim_pages_.find(sim_key(host) / kPage);
     if (it == sim_pages_.end()) return platform::page_placement::unknown;
     const std::uint32_t n = model_.home_of(it->second * kPage);
     return n == sim::page_map::none ? platform::page_placement::unknown : static_cast<int>(n);
@@ -363,9 +365,9 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
   for (std::uintptr_t at = host, end = host + bytes; at < end;) {
     std::uint64_t sim_at = sim_address(at, pu, call);
-    std::uintptr_t run_end = std::min<std::uintptr_t>(end, (at | (kPage - 1)) + 1);
+    std::uintptr_t run_end = std::min<std::uintptr_t>(end, sim_key_page_end(at));
     while (run_end < end && sim_address(run_end, pu, call) == sim_at + (run_end - at))
-      run_end = std::min<std::uintptr_t>(end, run_end + kPage);
+      run_end = std::min<std::uintptr_t>(end, sim_key_page_end(run_end));
     runs_.push_back({sim_at, run_end - at});
     at = run_end;
   }
@@ -446,8 +448,11 @@ bool simulation::mapped(std::uintptr_t host, std::size_t bytes) {
 
 // Each row walked and checked alone as a touch let rows of 32 MiB over a 512 KiB buffer pass, 1 TiB in
 // all, and the page map grew until the process ran out of memory. The rows together are checked first: the
-// span from the first row's start to the last row's end must be mapped (rows of one array, which touch_rows
-// names, lie inside it); then each row is walked and charged as a stream of its own.
+// span from the first row's start to the last row's end, in one call (rows of one array lie inside it);
+// where that span has gaps, each row alone, the first row that is not memory of the process named (rows in
+// separate mappings were refused as "not all memory" once their span reached 64 MiB, mapped as they were:
+// an outside-user campaign). A row checked costs less than its walk. Then each row is walked and charged as
+// a stream of its own.
 void simulation::on_touch_rows(int worker, const void* base, std::size_t row_bytes, std::size_t rows,
                                std::size_t stride, access mode) {
   if (work_note_asked_.load(std::memory_order_acquire)) [[unlikely]] note_declared_only(worker);
@@ -456,11 +461,16 @@ void simulation::on_touch_rows(int worker, const void* base, std::size_t row_byt
     const std::size_t span = (rows - 1) * stride + row_bytes;
     const bool large = row_bytes >= kCheckMappedBytes / rows || span >= kCheckMappedBytes;
     if (large && !mapped(reinterpret_cast<std::uintptr_t>(base), span)) {
-      std::ostringstream os;
-      os << "roost::touch_rows(base=" << base << ", row_bytes=" << row_bytes << ", rows=" << rows
-         << ", stride=" << stride << "): the rows are not all memory of this process (the simulated platform "
-         << "walks every cache line a touch names); the rows must lie in the array the kernel touches";
-      throw usage_error(os.str());
+      for (std::size_t r = 0; r < rows; ++r) {
+        const std::uintptr_t row = reinterpret_cast<std::uintptr_t>(base) + r * stride;
+        if (mapped(row, row_bytes)) continue;
+        std::ostringstream os;
+        os << "roost::touch_rows(base=" << base << ", row_bytes=" << row_bytes << ", rows=" << rows
+           << ", stride=" << stride << "): row " << r << " (at " << reinterpret_cast<const void*>(row)
+           << ") is not all memory of this process (the simulated platform walks every cache line a touch "
+           << "names); the rows must lie in the memory the kernel touches";
+        throw usage_error(os.str());
+      }
     }
   }
   if (!charges(worker)) {
@@ -645,8 +655,16 @@ void simulation::recycle_if_done(std::uint64_t block, std::vector<std::uint64_t>
   unplaced.push_back(block);
 }
 
+std::uintptr_t simulation::sim_key_page_end(std::uintptr_t host) const {
+  const std::uintptr_t end = host + (kPage - sim_key(host) % kPage);
+  if (host < main_stack_.lo) return std::min(end, main_stack_.lo);
+  if (host < main_stack_.base) return std::min(end, main_stack_.base);
+  return end;
+}
+
 std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const char* call) {
-  auto [it, fresh] = sim_pages_.try_emplace(host / kPage, 0);
+  const std::uintptr_t key = sim_key(host);
+  auto [it, fresh] = sim_pages_.try_emplace(key / kPage, 0);
   if (fresh) {
     // A page met for the first time must be memory of this process, whatever the touch's size (the check of
     // the whole region is only for touches of kCheckMappedBytes or more, and unmapped bytes below that were
@@ -730,7 +748,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const ch
     if (node >= 0 && model_.num_numa() > 1) model_.place(it->second * kPage, kPage, static_cast<unsigned>(node));
     else if (reused) model_.place_reused(pu, it->second * kPage);
   }
-  return it->second * kPage + host % kPage;
+  return it->second * kPage + key % kPage;
 }
 
 std::string simulation::memory_json() const {

@@ -107,6 +107,20 @@ class simulation final : public touch_consumer {
   void record_memory(int worker, const charge& c);
   // pu: the touching PU, which places a first-touch page given out again (sharded_model::place_reused).
   std::uint64_t sim_address(std::uintptr_t host, unsigned pu, const char* call);
+  // The address a host byte's simulated page and offset are found by: the byte's own, but for the main
+  // thread's stack, numbered down from its first stack pointer as if that lay at a page's end. The kernel
+  // starts that pointer at a random offset in its page (and the environment's size moves it), so an array
+  // on main's stack spanned 16 lines in one run and 17 in the next, and reports differed (an outside-user
+  // campaign); its distance below the pointer is the same in every run. One page lower still, so that the
+  // numbers stay below those of the unshifted bytes above the pointer (argv, the environment).
+  std::uintptr_t sim_key(std::uintptr_t host) const {
+    return host - main_stack_.lo < main_stack_.base - main_stack_.lo ? host + main_stack_shift_ : host;
+  }
+  // The host address where the page of sim_key(host) ends (walk's runs), or the stack's end or start if
+  // nearer, where the numbering jumps.
+  std::uintptr_t sim_key_page_end(std::uintptr_t host) const;
+  platform::native_platform::stack_span main_stack_;
+  std::uintptr_t main_stack_shift_ = 0;  // added, modulo 2^64
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   // data_rank (sim_platform.hpp): distributed memory's allocations by base, ranked as first met.
   std::unordered_map<std::uintptr_t, std::uint64_t> allocation_rank_;

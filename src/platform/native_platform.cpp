@@ -5,6 +5,7 @@
 #include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +17,10 @@
 #include <cstdlib>
 #include <memory>
 #include <system_error>
+
+// The process's first stack pointer, set by the dynamic loader (glibc, GLIBC_2.1; used by its own
+// pthread_getattr_np for the main thread).
+extern "C" void* __libc_stack_end;
 
 namespace roost::platform {
 
@@ -187,6 +192,15 @@ void native_platform::heavy_barrier() { syscall(SYS_membarrier, MEMBARRIER_CMD_P
 std::size_t native_platform::page_size() {
   static const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   return ps;
+}
+
+native_platform::stack_span native_platform::main_stack() {
+  const auto base = reinterpret_cast<std::uintptr_t>(__libc_stack_end);
+  if (base == 0) return {};
+  rlimit rl{};
+  std::uintptr_t depth = std::uintptr_t{1} << 30;
+  if (::getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) depth = std::min<std::uintptr_t>(depth, rl.rlim_cur);
+  return {base > depth ? base - depth : 0, base};
 }
 
 }  // namespace roost::platform

@@ -68,6 +68,15 @@ struct native_platform {
 
   static std::size_t page_size();
 
+  // The main thread's stack below the process's first stack pointer (glibc's __libc_stack_end): [lo, base),
+  // lo at most RLIMIT_STACK (1 GiB when unlimited) below. The kernel starts that pointer at a random offset in
+  // its page, so the frames of main and what it calls lie at a random offset too, the same distance below
+  // `base` in every run (the simulated platform numbers them from it: api/simulation.cpp, sim_key).
+  struct stack_span {
+    std::uintptr_t lo = 0, base = 0;  // {0, 0}: unknown
+  };
+  static stack_span main_stack();
+
   // Ends the process with "what: why" on stderr, in one write: for states the runtime cannot leave any other
   // way (a task that must wait and has no stack to wait on), where a hang would be the alternative.
   [[noreturn]] static void fatal(const char* what, const char* why);
