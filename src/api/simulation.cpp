@@ -797,11 +797,12 @@ void simulation::finish(const std::string& scheduler, const std::string& topolog
                                                   std::chrono::duration<double>(model_time_).count(),
                                                   model_.shards(), model_.host_threads(), model_.regions_shared()};
   // The simulator's speed, when kernels declared data (its target, DESIGN §6: 20 M line accesses a second).
+  // Three significant digits: a run of a few touches read "0.0 M/s" (an outside-user campaign).
   char speed[256] = "";
   if (plat_.line_accesses() > 0 && wall > 0)
     std::snprintf(speed, sizeof speed,
-                  "; %llu line accesses, %.1f M/s of this machine's time in runs (%.1f over the runtime's life; "
-                  "memory model alone %.1f M/s, %u %s)",
+                  "; %llu line accesses, %.3g M/s of this machine's time in runs (%.3g over the runtime's life; "
+                  "memory model alone %.3g M/s, %u %s)",
                   static_cast<unsigned long long>(plat_.line_accesses()),
                   host.runs_s > 0 ? static_cast<double>(plat_.line_accesses()) / host.runs_s / 1e6 : 0.0,
                   static_cast<double>(plat_.line_accesses()) / wall / 1e6,
