@@ -1473,21 +1473,19 @@ TEST(SimPlatform, ATouchOfBytesThatCannotExistIsAClearError) {
   });
 }
 
-// A simulated cache the model cannot keep in this machine's memory is a config_error that says what it would
-// take (a 1 TiB L3, inside the documented range of a size, ended in a bare std::bad_alloc; an outside-user
-// campaign). A large one that fits is made.
 // An array on the main thread's stack. The kernel starts that stack at a random offset in its page, and the
 // environment's length moves it too, so one program's array spanned 16 lines in one process and 17 in the
 // next, and its reports differed (an outside-user campaign). The simulation numbers main's stack down from
 // its first stack pointer (api/simulation.hpp, sim_key): children of this test, each started with an
-// environment of another length, report the same. 1,056 bytes: 17 lines at half the offsets, 18 at the
-// others, so that twelve children agreed by chance once in 2,000 runs without it. Not under AddressSanitizer:
+// environment of another length, report the same. A local array starts 16-byte aligned, at one of four
+// offsets in a line: 1,072 bytes span 17 lines at two of them and 18 at the others, so that twelve children
+// agreed by chance once in 2,000 runs without it. Not under AddressSanitizer:
 // its frames are realigned to 32 bytes, so a local's distance below the first stack pointer changes with
 // that pointer by 16 bytes (as any frame's with an over-aligned local; user-guide.md says so).
 TEST(SimPlatform, AnArrayOnMainsStackGivesTheSameReportInEveryProcess) {
   if (roost_test::under_asan()) GTEST_SKIP() << "AddressSanitizer realigns every frame to 32 bytes";
   if (std::getenv("ROOST_TEST_STACK_CHILD")) {  // a child: gtest runs a test's body on the main thread
-    char local[1056];
+    char local[1072];
     std::memset(local, 1, sizeof local);
     roost::options o;
     o.scheduler = "ws";
@@ -1505,8 +1503,11 @@ TEST(SimPlatform, AnArrayOnMainsStackGivesTheSameReportInEveryProcess) {
   exe[n] = 0;
   std::set<std::string> reports;
   for (int pad = 0; pad < 12; ++pad) {
-    const std::string cmd = "ROOST_TEST_STACK_CHILD=" + std::string(static_cast<std::size_t>(pad) * 23 + 1, 'x') +
-                            " '" + exe + "' --gtest_filter=SimPlatform.AnArrayOnMainsStackGivesTheSameReportInEveryProcess 2>&1";
+    // Without gtest's sharding and output settings, which would make the child run nothing or write the
+    // parent's report.
+    const std::string cmd = "env -u GTEST_SHARD_INDEX -u GTEST_TOTAL_SHARDS -u GTEST_OUTPUT ROOST_TEST_STACK_CHILD=" +
+                            std::string(static_cast<std::size_t>(pad) * 23 + 1, 'x') + " '" + exe +
+                            "' --gtest_filter=SimPlatform.AnArrayOnMainsStackGivesTheSameReportInEveryProcess 2>&1";
     FILE* child = ::popen(cmd.c_str(), "r");
     ASSERT_NE(child, nullptr);
     std::string out;
@@ -1520,6 +1521,9 @@ TEST(SimPlatform, AnArrayOnMainsStackGivesTheSameReportInEveryProcess) {
   EXPECT_EQ(reports.size(), 1u) << *reports.begin() << " ... " << *reports.rbegin();
 }
 
+// A simulated cache the model cannot keep in this machine's memory is a config_error that says what it would
+// take (a 1 TiB L3, inside the documented range of a size, ended in a bare std::bad_alloc; an outside-user
+// campaign). A large one that fits is made.
 TEST(SimPlatform, CachesLargerThanTheHostCanModelAreAConfigError) {
   const std::string what = roost_test::config_error_of(
       [] { roost::runtime rt(sim_opts("ws", "pack:2 l3:1(size=1TiB) core:2 pu:1", 2)); });

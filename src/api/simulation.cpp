@@ -101,7 +101,6 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
       params_source_(cfg.sim_params_source) {
   plat_.set_engine_tls(engine::sim_thread_locals());
   main_stack_ = platform::native_platform::main_stack();
-  main_stack_shift_ = (kPage - main_stack_.base % kPage) % kPage - kPage;
   plat_.numa_nodes = tp.num_numa_nodes();
   plat_.numa_node_bytes = tp.numa_node_bytes();
   plat_.page_bytes = model_.page_bytes();
@@ -363,6 +362,9 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   const auto model_start = std::chrono::steady_clock::now();
   runs_.clear();
   if (has_freed_.load(std::memory_order_acquire)) [[unlikely]] forget_freed();
+  if (host < main_stack_.base && host + bytes > main_stack_.lo) [[unlikely]]
+    check_stack_pages_mapped(std::max<std::uintptr_t>(host, main_stack_.lo),
+                             std::min<std::uintptr_t>(host + bytes, main_stack_.base), call);
   for (std::uintptr_t at = host, end = host + bytes; at < end;) {
     std::uint64_t sim_at = sim_address(at, pu, call);
     std::uintptr_t run_end = std::min<std::uintptr_t>(end, sim_key_page_end(at));
@@ -653,6 +655,21 @@ void simulation::recycle_if_done(std::uint64_t block, std::vector<std::uint64_t>
   block_use_.erase(it);
   free_blocks_[model_.home_of(first * kPage)].push_back(block);  // never placed: page_map::none, kAnyNode
   unplaced.push_back(block);
+}
+
+void simulation::check_stack_pages_mapped(std::uintptr_t from, std::uintptr_t to, const char* call) {
+  for (std::uintptr_t page = from / kPage; page <= (to - 1) / kPage; ++page) {
+    if (stack_pages_mapped_.count(page)) continue;
+    const std::uintptr_t at = std::max<std::uintptr_t>(from, page * kPage);
+    if (!mapped(at, 1)) {
+      std::ostringstream os;
+      os << call << ": byte " << reinterpret_cast<const void*>(at) << " of a touched region is not memory of "
+         << "this process (the simulated platform walks every cache line a touch names); a region must name the "
+         << "bytes the kernel touches";
+      throw usage_error(os.str());
+    }
+    stack_pages_mapped_.insert(page);
+  }
 }
 
 std::uintptr_t simulation::sim_key_page_end(std::uintptr_t host) const {

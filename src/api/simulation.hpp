@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 #include <memory>
@@ -108,19 +109,23 @@ class simulation final : public touch_consumer {
   // pu: the touching PU, which places a first-touch page given out again (sharded_model::place_reused).
   std::uint64_t sim_address(std::uintptr_t host, unsigned pu, const char* call);
   // The address a host byte's simulated page and offset are found by: the byte's own, but for the main
-  // thread's stack, numbered down from its first stack pointer as if that lay at a page's end. The kernel
-  // starts that pointer at a random offset in its page (and the environment's size moves it), so an array
+  // thread's stack, its distance below that stack's first pointer, counted down from kStackKeys. The kernel
+  // starts that pointer at a random offset in its page (and the environment's length moves it), so an array
   // on main's stack spanned 16 lines in one run and 17 in the next, and reports differed (an outside-user
-  // campaign); its distance below the pointer is the same in every run. One page lower still, so that the
-  // numbers stay below those of the unshifted bytes above the pointer (argv, the environment).
+  // campaign); its distance below the pointer is the same in every run. kStackKeys lies above every user
+  // address (x86-64: below 2^47), so no byte's key is another's.
+  static constexpr std::uintptr_t kStackKeys = std::uintptr_t{1} << 62;
   std::uintptr_t sim_key(std::uintptr_t host) const {
-    return host - main_stack_.lo < main_stack_.base - main_stack_.lo ? host + main_stack_shift_ : host;
+    return host - main_stack_.lo < main_stack_.base - main_stack_.lo ? kStackKeys - (main_stack_.base - host) : host;
   }
   // The host address where the page of sim_key(host) ends (walk's runs), or the stack's end or start if
   // nearer, where the numbering jumps.
   std::uintptr_t sim_key_page_end(std::uintptr_t host) const;
   platform::native_platform::stack_span main_stack_;
-  std::uintptr_t main_stack_shift_ = 0;  // added, modulo 2^64
+  // The stack's host pages found memory of the process: a page of stack keys covers two host pages, each
+  // checked when a touch first reaches it (sim_address checks the first touched byte of a fresh page).
+  std::unordered_set<std::uint64_t> stack_pages_mapped_;
+  void check_stack_pages_mapped(std::uintptr_t from, std::uintptr_t to, const char* call);
   std::unordered_map<std::uint64_t, std::uint64_t> sim_pages_;
   // data_rank (sim_platform.hpp): distributed memory's allocations by base, ranked as first met.
   std::unordered_map<std::uintptr_t, std::uint64_t> allocation_rank_;

@@ -200,7 +200,24 @@ native_platform::stack_span native_platform::main_stack() {
   rlimit rl{};
   std::uintptr_t depth = std::uintptr_t{1} << 30;
   if (::getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) depth = std::min<std::uintptr_t>(depth, rl.rlim_cur);
-  return {base > depth ? base - depth : 0, base};
+  std::uintptr_t lo = base > depth ? base - depth : 0;
+  // Not below the mapping under the stack's, as glibc's pthread_getattr_np bounds the main thread's stack:
+  // memory mapped there is no stack.
+  if (FILE* maps = std::fopen("/proc/self/maps", "r")) {
+    char line[512];
+    std::uintptr_t below = 0;
+    while (std::fgets(line, sizeof line, maps)) {
+      unsigned long from = 0, to = 0;
+      if (std::sscanf(line, "%lx-%lx", &from, &to) != 2) continue;
+      if (from <= base && base < to) {
+        lo = std::max(lo, below);
+        break;
+      }
+      if (to <= base) below = to;
+    }
+    std::fclose(maps);
+  }
+  return {lo, base};
 }
 
 }  // namespace roost::platform

@@ -69,9 +69,10 @@ struct native_platform {
   static std::size_t page_size();
 
   // The main thread's stack below the process's first stack pointer (glibc's __libc_stack_end): [lo, base),
-  // lo at most RLIMIT_STACK (1 GiB when unlimited) below. The kernel starts that pointer at a random offset in
-  // its page, so the frames of main and what it calls lie at a random offset too, the same distance below
-  // `base` in every run (the simulated platform numbers them from it: api/simulation.cpp, sim_key).
+  // lo RLIMIT_STACK below, at most 1 GiB, and not below the end of the mapping under the stack's. The kernel
+  // starts that pointer at a random offset in its page, so the frames of main and what it calls lie at a
+  // random offset too, the same distance below `base` in every run (the simulated platform numbers them from
+  // it: api/simulation.hpp, sim_key).
   struct stack_span {
     std::uintptr_t lo = 0, base = 0;  // {0, 0}: unknown
   };
