@@ -12,7 +12,21 @@ cmake -S "$src/tests/install" -B "$work/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$wo
 cmake --build "$work/cmake" >/dev/null
 "$work/cmake/consumer"
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
-c++ -O2 "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) -o "$work/pc-consumer"
+c++ -std=c++20 -O2 "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) -o "$work/pc-consumer"
+# The program's standard is its own: roost.pc carries no -std (one there, after the program's flags, made a
+# C++23 program C++20: an outside-user campaign). Older than C++20, the headers say what is needed.
+printf '#include <roost/roost.hpp>\nstatic_assert(__cplusplus > 202002L, "the program asked for C++23");\nint main() {}\n' \
+  > "$work/cxx23.cpp"
+c++ -std=c++23 -c "$work/cxx23.cpp" $(pkg-config --cflags roost) -o "$work/cxx23.o"
+if c++ -std=c++17 -c "$work/cxx23.cpp" $(pkg-config --cflags roost) -o "$work/cxx17.o" 2> "$work/cxx17.err"; then
+  echo "install: a C++17 program compiled against roost's headers" >&2
+  exit 1
+fi
+if ! grep -q 'roost needs C++20 or later' "$work/cxx17.err"; then
+  echo "install: a C++17 program failed to compile, but not at the standard check:" >&2
+  cat "$work/cxx17.err" >&2
+  exit 1
+fi
 # A program's strict warnings, as errors, with each compiler there is: roost's headers compile clean under them.
 strict="-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wold-style-cast -Werror"
 for cxx in g++ clang++; do
@@ -30,7 +44,7 @@ done
 # lay in an unreferenced object alone.
 for gc in "" "-ffunction-sections -fdata-sections -Wl,--gc-sections"; do
   # shellcheck disable=SC2086
-  if c++ -O1 -D_GLIBCXX_DEBUG $gc "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
+  if c++ -std=c++20 -O1 -D_GLIBCXX_DEBUG $gc "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
        -o "$work/debug-consumer" 2> "$work/debug-consumer.err"; then
     echo "install: a -D_GLIBCXX_DEBUG program ($gc) linked against a libroost built without it" >&2
     exit 1
@@ -46,7 +60,7 @@ done
 # build it needs.
 for san in address:AddressSanitizer thread:ThreadSanitizer; do
   # shellcheck disable=SC2086
-  if c++ -O1 -fsanitize="${san%%:*}" "$src/tests/install/main.cpp" $(pkg-config --cflags roost) \
+  if c++ -std=c++20 -O1 -fsanitize="${san%%:*}" "$src/tests/install/main.cpp" $(pkg-config --cflags roost) \
        $(pkg-config --libs roost) -o "$work/sanitized-consumer" 2> "$work/sanitized-consumer.err"; then
     echo "install: a -fsanitize=${san%%:*} program linked against a libroost built without it" >&2
     exit 1
@@ -57,7 +71,7 @@ for san in address:AddressSanitizer thread:ThreadSanitizer; do
     exit 1
   fi
 done
-c++ -O1 -D_GLIBCXX_ASSERTIONS "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
+c++ -std=c++20 -O1 -D_GLIBCXX_ASSERTIONS "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) \
   -o "$work/assertions-consumer"
 "$work/assertions-consumer"
 echo "install: find_package and pkg-config consumers ran; _GLIBCXX_DEBUG and sanitized ones were refused at link time"

@@ -21,6 +21,10 @@
 // Build roost with the program's mode (cmake -DCMAKE_CXX_FLAGS=-D_GLIBCXX_DEBUG, -DROOST_SANITIZE=address
 // or thread), or use -D_GLIBCXX_ASSERTIONS, the checks that keep the layout, which mixes freely.
 #pragma once
+// The language standard too: every public header comes here first or through another that does.
+#if __cplusplus < 202002L
+#error "roost needs C++20 or later: compile with -std=c++20 (or newer); CMake's roost::roost target asks for it"
+#endif
 #include "roost/detail/sanitizers.hpp"  // ROOST_ASAN, ROOST_TSAN
 
 namespace roost::detail {
