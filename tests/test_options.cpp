@@ -713,6 +713,27 @@ TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
   EXPECT_FALSE(has("ROOST_MY_PROGRAMS_OWN"));
 }
 
+// The names an OpenMP or oneTBB user types, which no edit distance leads to roost's (ROOST_NUM_THREADS=1 ran
+// on every CPU without a word: an outside-user campaign).
+TEST(Options, AnOpenMpStyleNameIsNamedWithRoostsSetting) {
+  roost_test::scoped_env a("ROOST_NUM_THREADS", "1"), b("ROOST_CPUS", "1"), c("ROOST_NPROCS", "1"),
+      d("ROOST_PROC_BIND", "true"), e("ROOST_SCHEDULE", "static"), f("ROOST_PROGRAM_OWN", "1"),
+      g("ROOST_SPIN_COUNT", "1"), h("ROOST_SCORE", "1");
+  const roost::resolved_options r = roost::resolve(roost::options{});
+  const auto has = [&](const std::string& text) {
+    return std::any_of(r.unknown_env_notes.begin(), r.unknown_env_notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("ROOST_NUM_THREADS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
+  EXPECT_TRUE(has("ROOST_CPUS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
+  EXPECT_TRUE(has("ROOST_NPROCS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
+  EXPECT_TRUE(has("ROOST_PROC_BIND is not a roost setting and is not read; did you mean ROOST_BIND?"));
+  EXPECT_TRUE(has("ROOST_SCHEDULE is not a roost setting and is not read; did you mean ROOST_SCHED?"));
+  EXPECT_FALSE(has("ROOST_PROGRAM_OWN"));
+  EXPECT_FALSE(has("ROOST_SPIN_COUNT"));
+  EXPECT_FALSE(has("ROOST_SCORE"));
+}
+
 // The simulated platform's variables were checked and then ignored by a native runtime without a word (an
 // audit: no report was written, nothing said why); a field set in code is the program's own choice.
 TEST(Options, SimulatorVariablesOfANativeRuntimeAreNamedAsUnused) {

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -607,6 +608,29 @@ std::vector<std::string> unknown_env_notes() {
         best_edits = edits;
         best = v;
       }
+    }
+    // The names OpenMP's and oneTBB's users type for roost's, which no edit distance finds (ROOST_NUM_THREADS
+    // ran on every CPU without a word: an outside-user campaign).
+    if (prefixed && !best) {
+      // By whole words of the name, so that a program's own ROOST_SCORE or ROOST_SPIN_COUNT stays its own.
+      const auto has_word = [&](std::initializer_list<const char*> words) {
+        std::size_t from = 6;
+        while (from <= upper.size()) {
+          const std::size_t to = std::min(upper.find('_', from), upper.size());
+          const std::string word = upper.substr(from, to - from);
+          for (const char* w : words)
+            if (word == w) return true;
+          from = to + 1;
+        }
+        return false;
+      };
+      if (has_word({"THREAD", "THREADS", "NTHREADS", "CPU", "CPUS", "NCPUS", "CORE", "CORES", "NPROC", "NPROCS",
+                    "PROCS"}))
+        best = "ROOST_WORKERS";
+      else if (has_word({"BIND", "AFFINITY", "PIN", "PINNING"}))
+        best = "ROOST_BIND";
+      else if (has_word({"SCHEDULE", "POLICY"}))
+        best = "ROOST_SCHED";
     }
     if (best)
       out.push_back(name + " is not a roost setting and is not read; did you mean " + best +
