@@ -382,6 +382,25 @@ TEST_P(Api, NestedRunOfTheSameRuntimeIsNestedParallelism) {
   EXPECT_EQ(r, 2585);
 }
 
+// A parallel call on a std::thread that a task started: inside run, on no worker. The error said "called
+// outside roost::runtime::run" and showed a tg.run (an outside-user campaign); it names both cases now.
+TEST(ApiErrors, AParallelCallOnAThreadATaskStartedNamesThatThread) {
+  roost::runtime rt(opts("ws", 2));
+  std::string what;
+  rt.run([&] {
+    std::thread t([&] {
+      try {
+        roost::parallel_for(0, 8, 1, [](int) {});
+      } catch (const roost::usage_error& e) {
+        what = e.what();
+      }
+    });
+    t.join();
+  });
+  EXPECT_NE(what.find("roost::parallel_for called on a thread that runs no roost task"), std::string::npos) << what;
+  EXPECT_NE(what.find("std::thread"), std::string::npos) << what;
+}
+
 TEST_P(Api, RunFromATaskOfAnotherRuntimeIsAnError) {
   roost::runtime a(opts(GetParam(), 1));
   roost::runtime b(opts(GetParam(), 1));

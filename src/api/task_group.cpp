@@ -31,8 +31,11 @@ std::uint64_t new_worker_uid() noexcept {
 }
 
 void throw_outside_task(const char* call) {
-  throw usage_error(std::string(call) + " called outside roost::runtime::run: spawn tasks from inside a task "
-                    "(rt.run([&] { ... tg.run(...); ... }))");
+  // Not only "outside run": a std::thread a task started is inside run and still no worker (an outside-user
+  // campaign read "called outside roost::runtime::run" there, and a tg.run hint for a parallel_for).
+  throw usage_error(std::string(call) + " called on a thread that runs no roost task: outside roost::runtime::run, "
+                    "or on a thread the program started (std::thread) inside a task, which is no worker; call it "
+                    "from the root task of rt.run([&] { ... }) or from a task that one spawns");
 }
 
 void throw_negative_bound_digits(const char* call, const char* which, const char* digits) {
