@@ -354,6 +354,16 @@ void parallel_for(I first, J last, const Body& body) {
   parallel_for(detail::common_bound<C>(first, "roost::parallel_for", "first"),
                detail::common_bound<C>(last, "roost::parallel_for", "last"), body);
 }
+// oneTBB's shape without a grain, parallel_reduce(first, last, identity, body, combine), matched no overload and
+// gave a page of candidates (an outside-user campaign): it is refused here with the reason.
+template <class I, class J, class T, class Body, class Combine>
+T parallel_reduce(I, J, T, const Body&, const Combine&) {
+  static_assert(sizeof(I) == 0,
+                "roost::parallel_reduce(first, last, grain, identity, body, combine): give a grain, the third "
+                "argument (the most iterations a piece may have): the split, and so a floating-point result, "
+                "depends on the range and the grain only, never on the number of workers");
+  return T{};
+}
 template <class I, class J, class T, class Body, class Combine, std::enable_if_t<detail::mixed_integers<I, J>, int> = 0>
 T parallel_reduce(I first, J last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
   using C = std::common_type_t<I, J>;

@@ -17,7 +17,8 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
          COMBINE_VIEW:"owns its memory and the identity's type does not" \
          FLOAT_BOUNDS:"not floating-point numbers or bools" \
          FOR_BODY_SHAPE:"roost::parallel_for: the body is called as body(lo, hi)" \
-         REDUCE_BODY_SHAPE:"roost::parallel_reduce: the body is called as body(lo, hi)"; do
+         REDUCE_BODY_SHAPE:"roost::parallel_reduce: the body is called as body(lo, hi)" \
+         REDUCE_NO_GRAIN:"give a grain, the third argument"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1
   elif ! grep -q "$want" <<<"$out"; then echo "$name failed without the message '$want':"; echo "$out" | head -20; status=1

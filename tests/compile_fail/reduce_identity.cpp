@@ -52,6 +52,8 @@ long sum(const std::vector<long>& v) {
   return 0;
 #elif defined(REDUCE_BODY_SHAPE)  // parallel_reduce's body takes a piece, not an index
   return roost::parallel_reduce(0, 10, 2, 0, [](int i) { return i; }, std::plus<>());
+#elif defined(REDUCE_NO_GRAIN)  // oneTBB's shape, without a grain
+  return roost::parallel_reduce(0, 10, 0L, [](int lo, int hi) { return static_cast<long>(hi - lo); }, std::plus<>());
 #elif defined(FLOAT_BOUNDS)  // floating-point bounds: no whole number of iterations
   double s = 0;
   roost::parallel_for(0.0, 10.5, 2, [&](double lo, double hi) { s += hi - lo; });
