@@ -690,6 +690,11 @@ TEST(Options, PreemptionIsOffByDefaultAndItsSettingsAreChecked) {
   expect_mentions(error_of(o), {"options::preempt_interval", "empty", "1ms"});
 }
 
+// Whether one of `notes` holds `text`.
+static bool has_note(const std::vector<std::string>& notes, const std::string& text) {
+  return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
 // A misspelt variable was ignored without a word (ROOST_SCHEDULER=ws-help ran ws; an outside-user
 // campaign): one that looks like a setting is named with the likely one; other ROOST_ variables (roost's
 // tools', a program's own) are not.
@@ -698,10 +703,7 @@ TEST(Options, AVariableThatLooksLikeAMisspeltSettingIsNamed) {
       d("ROOST_BENCH", "/x/roost-bench"), e("ROOST_MY_PROGRAMS_OWN", "1"), f("ROOST_BINDING", "false"),
       g("ROOST_workers", "1"), h("roost_sched", "adws");
   const roost::resolved_options r = roost::resolve(roost::options{});
-  const auto has = [&](const std::string& text) {
-    return std::any_of(r.unknown_env_notes.begin(), r.unknown_env_notes.end(),
-                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
-  };
+  const auto has = [&](const std::string& text) { return has_note(r.unknown_env_notes, text); };
   EXPECT_TRUE(has("ROOST_SCHEDULER is not a roost setting and is not read; did you mean ROOST_SCHED?"));
   EXPECT_TRUE(has("ROOST_NUM_WORKERS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
   EXPECT_TRUE(has("ROOST_WROKERS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
@@ -720,10 +722,7 @@ TEST(Options, AnOpenMpStyleNameIsNamedWithRoostsSetting) {
       d("ROOST_PROC_BIND", "true"), e("ROOST_SCHEDULE", "static"), f("ROOST_PROGRAM_OWN", "1"),
       g("ROOST_SPIN_COUNT", "1"), h("ROOST_SCORE", "1");
   const roost::resolved_options r = roost::resolve(roost::options{});
-  const auto has = [&](const std::string& text) {
-    return std::any_of(r.unknown_env_notes.begin(), r.unknown_env_notes.end(),
-                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
-  };
+  const auto has = [&](const std::string& text) { return has_note(r.unknown_env_notes, text); };
   EXPECT_TRUE(has("ROOST_NUM_THREADS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
   EXPECT_TRUE(has("ROOST_CPUS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));
   EXPECT_TRUE(has("ROOST_NPROCS is not a roost setting and is not read; did you mean ROOST_WORKERS?"));

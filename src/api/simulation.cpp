@@ -657,17 +657,19 @@ void simulation::recycle_if_done(std::uint64_t block, std::vector<std::uint64_t>
   unplaced.push_back(block);
 }
 
+void simulation::throw_not_memory(const char* call, std::uintptr_t at) {
+  std::ostringstream os;
+  os << call << ": byte " << reinterpret_cast<const void*>(at) << " of a touched region is not memory of "
+     << "this process (the simulated platform walks every cache line a touch names); a region must name the "
+     << "bytes the kernel touches";
+  throw usage_error(os.str());
+}
+
 void simulation::check_stack_pages_mapped(std::uintptr_t from, std::uintptr_t to, const char* call) {
   for (std::uintptr_t page = from / kPage; page <= (to - 1) / kPage; ++page) {
     if (stack_pages_mapped_.count(page)) continue;
     const std::uintptr_t at = std::max<std::uintptr_t>(from, page * kPage);
-    if (!mapped(at, 1)) {
-      std::ostringstream os;
-      os << call << ": byte " << reinterpret_cast<const void*>(at) << " of a touched region is not memory of "
-         << "this process (the simulated platform walks every cache line a touch names); a region must name the "
-         << "bytes the kernel touches";
-      throw usage_error(os.str());
-    }
+    if (!mapped(at, 1)) throw_not_memory(call, at);
     stack_pages_mapped_.insert(page);
   }
 }
@@ -689,11 +691,7 @@ std::uint64_t simulation::sim_address(std::uintptr_t host, unsigned pu, const ch
     // 4 KiB, not per touch.
     if (!mapped(host, 1)) {
       sim_pages_.erase(it);
-      std::ostringstream os;
-      os << call << ": byte " << reinterpret_cast<const void*>(host) << " of a touched region is not memory of "
-         << "this process (the simulated platform walks every cache line a touch names); a region must name the "
-         << "bytes the kernel touches";
-      throw usage_error(os.str());
+      throw_not_memory(call, host);
     }
     // A page of distributed memory (roost::numa_alloc, fine or coarse) goes where its rule puts it on the
     // simulated machine's nodes; any other page by the model's own policy (first touch, or interleave).

@@ -96,6 +96,8 @@ class simulation final : public touch_consumer {
   // callers test that first, so that no name is built on the common path).
   [[noreturn]] void throw_past_clock(const std::string& call, double ns) const;
   static bool mapped(std::uintptr_t host, std::size_t bytes);
+  // The usage_error for a touched byte that is not memory of this process (`call`: roost::touch or touch_rows).
+  [[noreturn]] static void throw_not_memory(const char* call, std::uintptr_t at);
   // Whether an annotation of `worker` is this simulation's to charge (its platform drives the calling thread).
   bool charges(int worker) const;
   // What one region cost: its lines walked through the model, and the calling sim thread charged for them.
