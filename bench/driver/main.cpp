@@ -156,6 +156,14 @@ constexpr const char* kUsage =
     "Every measurement is checked against the serial program; the exit status is 1 if a check failed,\n"
     "2 for bad input or when every variant asked for was left out (nothing measured).\n";
 
+// A platform's name read as the runtime reads ROOST_PLATFORM: trimmed, any case.
+std::string platform_word(std::string v) {
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
+  while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(v.begin());
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return v;
+}
+
 [[noreturn]] void usage_error(const std::string& msg) {
   std::cerr << "roost-bench: " << msg << "\n(roost-bench --list shows benchmarks, sizes and variants)\n";
   std::exit(2);
@@ -646,8 +654,8 @@ int bench_main(int argc, char** argv) {
       if (cfg.json.empty()) usage_error("--json '': expected a file path to append the results to");
     }
     else if (a == "--platform") {
-      const std::string v = value(i);
-      if (v != "native" && v != "sim") usage_error("--platform '" + v + "': expected native or sim");
+      const std::string given = value(i), v = platform_word(given);
+      if (v != "native" && v != "sim") usage_error("--platform '" + given + "': expected native or sim");
       cfg.simulated = v == "sim";
     } else if (a == "--topology") {
       cfg.topology = value(i);
@@ -688,13 +696,7 @@ int bench_main(int argc, char** argv) {
   }
   // The platform is roost-bench's own flag: the environment's would run the roost rows simulated on a
   // machine nobody named, in a table of native times.
-  auto native_word = [](std::string v) {  // read as the runtime reads it: trimmed, any case
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.back()))) v.pop_back();
-    while (!v.empty() && std::isspace(static_cast<unsigned char>(v.front()))) v.erase(v.begin());
-    for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return v == "native";
-  };
-  if (const char* p = std::getenv("ROOST_PLATFORM"); p && !native_word(p))
+  if (const char* p = std::getenv("ROOST_PLATFORM"); p && platform_word(p) != "native")
     usage_error(std::string("ROOST_PLATFORM='") + p +
                 "': roost-bench picks the platform with --platform (and the simulated machine with --topology); "
                 "unset ROOST_PLATFORM");

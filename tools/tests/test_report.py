@@ -443,6 +443,7 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
              # An empty --topology was "missing" under --platform sim, and taken for none natively.
              (["--bench", "fib", "--small", "--platform", "sim", "--topology", ""], "--topology '': empty"),
              (["--bench", "fib", "--small", "--topology", ""], "--topology '': empty"),
+             (["--bench", "fib", "--small", "--platform", "simulated"], "--platform 'simulated': expected native or sim"),
              (["--bench", "heat2d", "--small", "--variants", "adws", "--hint-error", "det:"], "expected det:ALPHA"),
              (["--bench", "quicksort", "--size", "99999999999999", "--variants", "serial"],
               "does not fit in this machine's memory")]
@@ -457,6 +458,11 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
             assert run.stdout == "", (args, run.stdout)
         if "--platform" in args:  # so is a simulated machine that cannot take every worker count (no 1-worker row)
             assert run.stdout == "", (args, run.stdout)
+    # --platform is read as the runtime reads ROOST_PLATFORM: trimmed, any case ("SIM" was refused).
+    run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", "--bench", "fib", "--size", "12",
+                          "--variants", "ws", "--platform", " SIM", "--topology", "pack:1 l3:1(size=1MiB) core:2 pu:1"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "virtual time" in run.stdout, (run.stdout[-500:], run.stderr[-500:])
     # The hint on commas goes with the list flags only (--reps 1,2 is no list, and was suggested).
     run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--reps", "2", "--bench", "fib", "--small"],
                          capture_output=True, text=True, timeout=120)
