@@ -1307,21 +1307,11 @@ TEST(PreemptThread, TheMonitorOfARuntimeMadeInsideATaskRunsOnTheProcesssCpus) {
     ASSERT_EQ(sched_getaffinity(0, sizeof(here), &here), 0);
     outer_pinned = CPU_COUNT(&here) == 1;
     roost::runtime inner(preempting("ws", 1, "1ms", "monitor"));
-    DIR* d = ::opendir("/proc/self/task");
-    ASSERT_NE(d, nullptr);
-    while (const dirent* e = ::readdir(d)) {
-      if (e->d_name[0] == '.') continue;
-      std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
-      std::string name;
-      std::getline(comm, name);
-      if (name != "roost-monitor") continue;
-      cpu_set_t cpus;
-      ASSERT_EQ(sched_getaffinity(std::stoi(e->d_name), sizeof(cpus), &cpus), 0);
+    for (const cpu_set_t& cpus : roost_test::cpus_of_threads_named("roost-monitor")) {
       monitor_cpus.push_back(CPU_COUNT(&cpus));
       EXPECT_TRUE(CPU_EQUAL(&cpus, &process)) << "the monitor runs on " << CPU_COUNT(&cpus) << " CPUs of the "
                                                << CPU_COUNT(&process) << " the process may use";
     }
-    ::closedir(d);
   });
   if (!outer_pinned) GTEST_SKIP() << "the outer worker was not pinned: nothing to inherit";
   EXPECT_EQ(monitor_cpus.size(), 1u) << "one monitor thread, named roost-monitor";

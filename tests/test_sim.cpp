@@ -2091,3 +2091,37 @@ TEST(SimPlatform, ALongTouchOutlastingTheWatchdogsLimitCompletes) {
     return 7;
   }), 7);
 }
+
+namespace {
+// The simulation's own threads run on the CPUs the process may use, even for a runtime made inside a task
+// of a native runtime, whose worker is pinned to one CPU: its watchdog was a std::thread, which inherited that
+// CPU. (A runtime cannot run inside another's task; this one runs after.) The model's helper, which walks half
+// of every long touch (src/sim/sharded_model.hpp), is started by the simulating thread. Both are found by
+// their names (cpus_of_threads_named).
+TEST(SimPlatform, ItsThreadsRunOnTheProcesssCpusWhenMadeInsideATask) {
+  cpu_set_t process;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(process), &process), 0);
+  if (CPU_COUNT(&process) < 2) GTEST_SKIP() << "one CPU: a pinned worker has them all";
+  bool outer_pinned = false;
+  std::unique_ptr<roost::runtime> inner;
+  roost::runtime outer(roost_test::opts("ws", 1));
+  outer.run([&] {
+    cpu_set_t here;
+    ASSERT_EQ(sched_getaffinity(0, sizeof(here), &here), 0);
+    outer_pinned = CPU_COUNT(&here) == 1;
+    inner = std::make_unique<roost::runtime>(
+        sim_opts("ws", "pack:2 l3:1(size=1MiB) l2:1(size=64KiB) core:1 pu:1", 1, "host_threads=2"));
+  });
+  std::vector<char> data(64 * 1024);
+  inner->run([&] { roost::touch(data.data(), data.size()); });  // long enough to start the helper
+  const std::vector<cpu_set_t> watch = roost_test::cpus_of_threads_named("roost-simwatch");
+  const std::vector<cpu_set_t> model = roost_test::cpus_of_threads_named("roost-simmodel");
+  inner.reset();
+  ASSERT_EQ(watch.size(), 1u) << "one watchdog thread, named roost-simwatch";
+  ASSERT_EQ(model.size(), 1u) << "one model helper thread, named roost-simmodel";
+  EXPECT_TRUE(CPU_EQUAL(&model[0], &process)) << "the model's helper runs on " << CPU_COUNT(&model[0]) << " CPUs";
+  if (!outer_pinned) GTEST_SKIP() << "the outer worker was not pinned: nothing to inherit";
+  EXPECT_TRUE(CPU_EQUAL(&watch[0], &process)) << "the watchdog runs on " << CPU_COUNT(&watch[0]) << " CPUs of the "
+                                              << CPU_COUNT(&process) << " the process may use";
+}
+}  // namespace

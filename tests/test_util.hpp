@@ -1,7 +1,9 @@
 // Helpers shared by the tests.
 #pragma once
 #include <gtest/gtest.h>
+#include <dirent.h>
 #include <malloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <initializer_list>
 #include <mutex>
 #include <set>
@@ -267,5 +270,24 @@ class scoped_env {
   bool had_ = false;
   std::string old_;
 };
+
+// The CPUs each thread of this process named `name` may run on (/proc/self/task/*/comm, sched_getaffinity):
+// how a test finds a thread roost starts (roost-monitor, roost-simwatch, roost-simmodel).
+inline std::vector<cpu_set_t> cpus_of_threads_named(const std::string& name) {
+  std::vector<cpu_set_t> found;
+  DIR* d = ::opendir("/proc/self/task");
+  if (!d) return found;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream comm(std::string("/proc/self/task/") + e->d_name + "/comm");
+    std::string line;
+    std::getline(comm, line);
+    if (line != name) continue;
+    cpu_set_t cpus;
+    if (sched_getaffinity(std::stoi(e->d_name), sizeof(cpus), &cpus) == 0) found.push_back(cpus);
+  }
+  ::closedir(d);
+  return found;
+}
 
 }  // namespace roost_test

@@ -4,6 +4,7 @@
 #include "platform/page_placement.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -161,7 +162,11 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
   // Last: a constructor that throws has no destructor to take the listener back.
   platform::page_placement::listen_to_removals(&simulation::on_removal, this);
   try {
-    watchdog_ = std::thread([this] { watch(); });
+    // Started as the model's helper and the preemption monitor are (native_platform::start_thread): a runtime
+    // made inside a task of another would have given a std::thread the one CPU the outer worker is pinned to.
+    watchdog_ = platform::native_platform::start_thread([this] { watch(); });
+    watchdog_started_ = true;
+    (void)pthread_setname_np(static_cast<pthread_t>(watchdog_), "roost-simwatch");  // top -H, gdb, the tests
   } catch (...) {
     platform::page_placement::stop_listening(this);
     drop_unclaimed_report();
@@ -259,7 +264,7 @@ simulation::~simulation() {
     stopping_ = true;
   }
   watch_cv_.notify_all();
-  if (watchdog_.joinable()) watchdog_.join();
+  if (watchdog_started_) platform::native_platform::join_thread(watchdog_);
 }
 
 void simulation::claim_report() { report_claimed_ = true; }

@@ -9,7 +9,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -198,7 +197,8 @@ class simulation final : public touch_consumer {
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;
   bool stopping_ = false;
-  std::thread watchdog_;
+  platform::native_platform::thread_handle watchdog_ = 0;
+  bool watchdog_started_ = false;
   touch_consumer* next_ = nullptr;
   trace::tracer* tracer_ = nullptr;
   std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();

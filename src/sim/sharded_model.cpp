@@ -1,5 +1,7 @@
 #include "sim/sharded_model.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <system_error>
 
@@ -224,6 +226,7 @@ void sharded_model::start_helper() {
   helper_->spin_wait = native_platform::relax_count_for_ns(200'000);
   try {
     helper_->thread = native_platform::start_thread([this] { helper_main(); });
+    (void)pthread_setname_np(static_cast<pthread_t>(helper_->thread), "roost-simmodel");  // top -H, gdb, the tests
   } catch (const std::system_error&) {  // no thread to be had: the same results on this one
     helper_.reset();
     no_helper_ = true;
