@@ -180,6 +180,42 @@ TEST_P(Sim, ASeedReplaysTheRunExactly) {
     EXPECT_NE(reports[0].find(key), std::string::npos) << key << " missing from\n" << reports[0];
 }
 
+// A runtime made on one thread and run from others (run() from several threads is serialised, user-guide.md),
+// and destroyed on yet another: every switch between sim threads carries the exception state of the thread
+// that runs them. Each task catches its own exception, spawns and waits inside the handler (other sim threads
+// run meanwhile, and catch theirs), then rethrows it. The sim platform had kept the maker's state: the tasks'
+// exceptions were mixed up ("terminate called without an active exception", a caught exception freed twice)
+// and the maker's thread-local state was written from the running thread (an outside-user campaign).
+TEST_P(Sim, ARuntimeRunFromOtherThreadsThanItsMakerKeepsEachTasksExceptions) {
+  std::unique_ptr<roost::runtime> rt =
+      std::make_unique<roost::runtime>(sim_opts(GetParam(), "pack:2 l3:1(size=1MiB) l2:2(size=256KiB) core:1 pu:1", 3));
+  std::atomic<int> wrong{0}, caught{0};
+  for (int round = 0; round < 4; ++round)
+    std::thread([&] {
+      rt->run([&] {
+        roost::task_group g;
+        for (int k = 0; k < 8; ++k)
+          g.run([k, &wrong, &caught] {
+            try {
+              try {
+                throw k;
+              } catch (int) {
+                EXPECT_EQ(fib(9), 34);  // spawns and waits while this exception is being handled
+                throw;
+              }
+            } catch (int got) {
+              caught.fetch_add(1);
+              if (got != k) wrong.fetch_add(1);
+            }
+          });
+        g.wait();
+      });
+    }).join();
+  std::thread([&] { rt.reset(); }).join();
+  EXPECT_EQ(caught.load(), 32);
+  EXPECT_EQ(wrong.load(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedulers, Sim, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 

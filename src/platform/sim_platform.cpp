@@ -85,6 +85,19 @@ sim_platform::sim_platform(unsigned cpus, std::uint64_t seed, sim_costs costs)
   current_ = driver.get();
   threads_.push_back(std::move(driver));
   eh_ = ult::thread_eh_state();
+  driving_thread_ = pthread_self();
+}
+
+void sim_platform::drive_from_calling_thread() {
+  const pthread_t self = pthread_self();
+  if (pthread_equal(self, driving_thread_)) [[likely]] return;
+  // A runtime made on one thread and run from another (an outside-user campaign): every switch had carried the
+  // maker's exception state, so the tasks' exceptions in flight were mixed up on the thread that ran them
+  // (a caught exception freed twice, "terminate called without an active exception"), and the maker's
+  // thread-local state was written from another thread.
+  driving_thread_ = self;
+  eh_ = ult::thread_eh_state();
+  ult::adopt_thread_context(threads_[0]->ctx);
 }
 
 sim_platform::~sim_platform() {
@@ -164,6 +177,7 @@ void sim_platform::switch_away() {
     prev->st = state::running;
     return;
   }
+  if (prev->id == 0) drive_from_calling_thread();
   if (tls_.save) tls_.save(prev->tls);
   // Where prev is now: a switch back must announce that stack (and TSan fiber) to the sanitizers.
   const ult::context* on = tls_.running_context ? tls_.running_context() : nullptr;

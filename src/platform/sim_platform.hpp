@@ -10,6 +10,8 @@
 // a wake, pausing and yielding cost virtual time, the clock is the running sim thread's. A run's result is
 // then a function of the program, topology, seed and cost table alone (src/platform/README.md).
 #pragma once
+#include <pthread.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -239,6 +241,11 @@ class sim_platform {
   void make_runnable(thread* t);
   // Switches to the earliest runnable thread (the caller has made itself runnable, blocked or finished).
   void switch_away();
+  // The driver (sim thread 0) is whichever OS thread calls into the runtime now: run() may be called from
+  // another thread than the one that made the runtime, and so may its destructor. Before the driver leaves,
+  // its context (its stack, for the sanitizers) and the exception state that every switch carries (eh_)
+  // are taken from the calling thread, anew when that thread is not the one they were taken from.
+  void drive_from_calling_thread();
   static void entry(ult::transfer t);
   [[noreturn]] void report_deadlock();
   [[noreturn]] void past_most_clock(double ns, const char* param) const;
@@ -253,7 +260,8 @@ class sim_platform {
   std::priority_queue<ready> ready_;
   std::vector<thread*> blocked_;
   engine_tls tls_;
-  ult::eh_state* eh_ = nullptr;
+  ult::eh_state* eh_ = nullptr;  // the exception state of the OS thread that drives the simulation now
+  pthread_t driving_thread_{};   // that thread
   double run_start_ = 0, run_ns_ = 0;
   std::chrono::steady_clock::time_point run_host_start_{};
   double run_host_s_ = 0;
