@@ -55,7 +55,8 @@ const char* kUsage =
     "               than once (the lists add up); every other option once\n"
     "  --trace      lines 'R|W ADDRESS SIZE [PU]'; PU defaults to --pu (0)\n"
     "  --generate   random: SIZE-8 accesses at random 8-byte-aligned addresses of the footprint (default 1GiB);\n"
-    "               stream: one access per line, in order, wrapping at the footprint; round-robin over --pus PUs;\n"
+    "               stream: one access per line, round-robin over --pus PUs, each PU in order through its own\n"
+    "               part of the footprint (its lines split evenly, a remainder unused), wrapping within it;\n"
     "               --write-fraction of them writes (default 0.3), --seed the generator's seed (default 1)\n";
 
 [[noreturn]] void usage_error(const std::string& why) {
@@ -366,9 +367,21 @@ int run(int argc, char** argv) {
     }
   } else {
     if (*gen != "random" && *gen != "stream") usage_error("--generate '" + *gen + "': must be random or stream");
-    if (count == 0) usage_error("--generate needs --count N (N > 0)");
-    if (footprint < model->line_bytes()) usage_error("--footprint must be at least one line");
-    if (*gen == "random" && footprint < 8) usage_error("--footprint must be at least 8 bytes: random accesses are 8-byte words");
+    if (count == 0)
+      usage_error(given("--count") ? "--count 0: must be above 0 (the accesses --generate makes)"
+                                   : "--generate needs --count N (N > 0)");
+    const std::uint64_t line = model->line_bytes();
+    if (footprint < line)
+      usage_error("--footprint " + std::to_string(footprint) + ": must be at least one line (" + std::to_string(line) +
+                  " bytes)");
+    if (*gen == "random" && footprint < 8)
+      usage_error("--footprint " + std::to_string(footprint) + ": must be at least 8 bytes: random accesses are 8-byte words");
+    // Each PU streams through a part of its own (generate): a footprint of fewer lines than PUs gave each PU a
+    // line anyway, more lines than the footprint holds (an outside-user campaign).
+    if (*gen == "stream" && footprint / line < pus)
+      usage_error("--footprint " + std::to_string(footprint) + ": " + std::to_string(footprint / line) + " line(s) for " +
+                  std::to_string(pus) + " PUs (--pus); stream gives each PU a part of its own: at least " +
+                  std::to_string(pus * line) + " bytes");
     // The records are held before the replay (24 bytes each): a count this machine cannot hold is refused
     // here, where reserving it aborted in std::length_error or std::bad_alloc.
     constexpr std::uint64_t kMostRecords = std::uint64_t{1} << 32;

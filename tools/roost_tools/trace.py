@@ -23,6 +23,7 @@ TASK_END_LAST = 21
 ROWS_SAME = (22, 23, 24)
 FIRST_KIND_AFTER = {3: SHORT_TOUCH[0], 4: SHORT_TOUCH[0], 5: TASK_END_LAST, 6: 25}
 UNRECORDED = 2**64 - 1  # a task_begin's parent serial (b) when its spawner was not recorded (version 4)
+MAX_WORKERS = 4096  # roost::max_workers: a header with more (or none) is damaged
 RUNTIME_LANE = 0xFFFF
 END_LANE = 0xFFFE
 RUNTIME_BLOCK = RUNTIME_LANE  # the records' `worker` for the runtime's events
@@ -101,6 +102,11 @@ def read(path: str | Path) -> Trace:
         raise TraceError(f"{path}: trace format version {version} at byte 8; this roost-analyze reads versions "
                          f"{OLDEST_VERSION} to {VERSION}")
     workers, start_ns, start_ticks, n = take("<IQQI", "the header")
+    # A damaged count of 70,000 took timeline minutes and gigabytes before anything was said (an outside-user
+    # campaign); roost writes 1 to max_workers.
+    if not 1 <= workers <= MAX_WORKERS:
+        raise TraceError(f"{path}: damaged at byte 12: the header says {workers} workers; roost writes 1 to "
+                         f"{MAX_WORKERS}")
     if start_ticks >= 2**63:  # a clock that has run 2^63 ticks: the byte is damaged (times are int64 below)
         raise TraceError(f"{path}: damaged at byte 24: the start clock {start_ticks} is 2^63 or more")
     if pos + n > len(data):
@@ -109,6 +115,11 @@ def read(path: str | Path) -> Trace:
     pos += n
     l2, llc = take("<QQ", "the cache sizes")
     domains = list(take(f"<{workers}I", "the cache domains")) if workers else []
+    # A domain numbers the distinct last-level caches of the workers (runtime.cpp), so it is below their count.
+    if domains and max(domains) >= workers:
+        w = domains.index(max(domains))
+        raise TraceError(f"{path}: damaged: worker {w}'s cache domain is {max(domains)}; a trace of {workers} "
+                         f"worker{'s' if workers > 1 else ''} numbers its domains 0 to {workers - 1}")
     lanes: dict[int, list[tuple]] = {}
     complete = False
     clock = (start_ticks, start_ns)  # the last chunk's (ticks, ns)
@@ -151,7 +162,36 @@ def read(path: str | Path) -> Trace:
     for lane, n in zip(lane_order, sizes):
         _decode_lane(path, version, lane, workers, lanes[lane], convert, records[at:at + n])
         at += n
+    _check_records(path, version, records)
     return Trace(workers, start_ns, topology, l2, llc, domains, records, complete, cut_at, lost_from)
+
+
+def _check_records(path: Path, version: int, records: np.ndarray) -> None:
+    """Records the runtime cannot write (an outside-user campaign found each accepted, and the subcommands
+    then disagreed): a TraceError naming the first."""
+    kind = records["kind"]
+    touch = kind == 4
+    if np.any(touch & (records["index"] > 2)):
+        bad = records[touch & (records["index"] > 2)][0]
+        raise TraceError(f"{path}: damaged: a touch of mode {int(bad['index'])} in lane {int(bad['worker'])}; "
+                         "modes are 0 (read), 1 (write) and 2 (read-write)")
+    # roost::touch refuses a null base with a non-zero size, and a region whose end (one past its last byte) is
+    # no address (usage_error; api/data.cpp, region_outside_address_space). An empty touch names no byte.
+    base, size = records["a"][touch], records["b"][touch]
+    bad = (size > 0) & ((base == 0) | (size > np.uint64(2**64 - 1) - base))
+    if np.any(bad):
+        raise TraceError(f"{path}: damaged: a touch of {int(size[bad][0])} bytes at {int(base[bad][0]):#x}, "
+                         "which roost::touch refuses (a null base, or past the end of the address space)")
+    if version >= 4 and np.any((kind == STEAL) & (records["b"] != 1)):
+        raise TraceError(f"{path}: damaged: a steal record with b = {int(records['b'][(kind == STEAL) & (records['b'] != 1)][0])}; "
+                         f"version {version} writes b = 1 (failed attempts are steal_failures records)")
+    # Iterations bracket each runtime::run in the runtime's lane: begin, end, begin, ... (a trace cut short may
+    # end on a begin).
+    bracket = records[(kind == 7) | (kind == 8)]
+    marks = bracket["kind"][np.argsort(bracket["t_ns"], kind="stable")]
+    if len(marks) and (np.any(marks[0::2] != 7) or np.any(marks[1::2] != 8)):
+        raise TraceError(f"{path}: damaged: its iteration_begin and iteration_end records do not alternate "
+                         "(each run() has one of each, in that order)")
 
 
 def _decode_lane(path: Path, version: int, lane: int, workers: int, chunks: list[tuple], convert,

@@ -221,6 +221,26 @@ def test_bad_parameters_are_named_with_what_is_valid(tmp_path):
     assert no_size.returncode == 2 and "'l3:1' has no size" in no_size.stderr
 
 
+def test_a_generated_stream_stays_inside_its_footprint():
+    """Each PU streams through a part of the footprint of its own: a footprint of fewer lines than --pus gave
+    each PU a line anyway, 4 lines touched for a footprint of 1 (an outside-user campaign). Refused now, with
+    the least footprint; and the lines a stream touches are the footprint's."""
+    topo = "pack:1 l3:1(size=64KiB) core:4 pu:1"
+    run = subprocess.run([CACHESIM, "--topology", topo, "--generate", "stream", "--count", "400", "--footprint", "64",
+                          "--pus", "4"], capture_output=True, text=True)
+    assert run.returncode == 2 and "--footprint 64: 1 line(s) for 4 PUs (--pus)" in run.stderr, run.stderr
+    assert "at least 256 bytes" in run.stderr, run.stderr
+    out = json.loads(subprocess.run([CACHESIM, "--topology", topo, "--generate", "stream", "--count", "400",
+                                     "--footprint", "320", "--pus", "4"], check=True, capture_output=True,
+                                    text=True).stdout)
+    l3 = [c for c in out["caches"] if c["level"] == 3][0]
+    assert l3["misses"] == 4  # 5 lines: one each, the fifth unused (--help says so)
+    for args, why in ((["--count", "0"], "--count 0: must be above 0"), ([], "--generate needs --count N"),
+                      (["--count", "5", "--footprint", "4"], "--footprint 4: must be at least one line (64 bytes)")):
+        run = subprocess.run([CACHESIM, "--topology", topo, "--generate", "stream", *args], capture_output=True, text=True)
+        assert run.returncode == 2 and why in run.stderr, (args, run.stderr)
+
+
 def test_distances_below_a_nodes_own_and_unused_shared_limits_are_refused(tmp_path):
     """A remote distance below the local one was modelled at local latency and counted remote; a shared
     bandwidth for a level of private caches was taken and read by nothing (an outside-user campaign)."""

@@ -92,10 +92,10 @@ def test_version_5_short_touches_are_read_as_touches(tmp_path):
     p = tmp_path / "t.trace"
     # kinds 18-20: a touch under 4 GiB, the mode in the kind, the size in index; 4 stays for larger ones
     _write_trace(p, version=5, records=[(1, 4096, 0, 64, 18, 0), (2, 8192, 0, 100, 19, 0), (3, 64, 0, 7, 20, 0),
-                                        (4, 0, 5 << 30, 1, 4, 0)])
+                                        (4, 1 << 20, 5 << 30, 1, 4, 0)])
     r = read(p).records
     assert r["kind"].tolist() == [4, 4, 4, 4]
-    assert r["a"].tolist() == [4096, 8192, 64, 0]
+    assert r["a"].tolist() == [4096, 8192, 64, 1 << 20]
     assert r["b"].tolist() == [64, 100, 7, 5 << 30]
     assert r["index"].tolist() == [0, 1, 2, 1]
     # a version 4 file cannot hold them
@@ -760,6 +760,35 @@ def test_krd_says_when_the_trace_describes_no_cache_sizes(tmp_path, capsys):
     _synthetic(p, 1, touches)  # with sizes: no such word
     assert analyze.main(["krd", str(p)]) == 0
     assert "no cache sizes" not in capsys.readouterr().err
+
+
+def test_records_and_headers_roost_cannot_write_are_damage(tmp_path):
+    # Each was read without a word, and the subcommands then disagreed, or a header's worker count of 70,000
+    # took timeline minutes and gigabytes (an outside-user campaign).
+    p = tmp_path / "t.trace"
+    for workers in (0, 4097, 70000):
+        _write_file(p, workers, [])
+        with pytest.raises(TraceError, match=f"the header says {workers} workers; roost writes 1 to 4096"):
+            read(p)
+    _write_file(p, 2, [], domains=[0, 2])
+    with pytest.raises(TraceError, match="worker 1's cache domain is 2; a trace of 2 workers numbers its domains 0 to 1"):
+        read(p)
+    cases = [([(1, 4096, 64, 9, 4, 0)], 4, "a touch of mode 9 in lane 0"),
+             ([(1, 0, 64, 0, 4, 0)], 4, "a touch of 64 bytes at 0x0, which roost::touch refuses"),
+             ([(1, 2**64 - 64, 64, 1, 4, 0)], 4, "which roost::touch refuses"),
+             ([(1, 3, 0, 0, 13, 0)], 4, "a steal record with b = 0; version 4 writes b = 1"),
+             ([(1, 0, 0, 0, 8, 0xFFFF), (2, 0, 0, 0, 7, 0xFFFF)], 6, "do not alternate")]
+    for records, version, why in cases:
+        lanes = sorted({r[5] for r in records})
+        _write_file(p, 1, [(lane, (5, 5), [r for r in records if r[5] == lane]) for lane in lanes], version=version)
+        with pytest.raises(TraceError, match=why):
+            read(p)
+    # What the runtime does write stays readable: an empty touch at a null base (older traces), a touch ending
+    # one byte short of the address space's end, a run cut short on its last iteration_begin.
+    _write_file(p, 1, [(0, (5, 5), [(1, 0, 0, 0, 4, 0), (2, 2**64 - 65, 64, 2, 4, 0)]),
+                       (0xFFFF, (5, 5), [(1, 0, 0, 0, 7, 0xFFFF), (2, 0, 0, 0, 8, 0xFFFF), (3, 0, 0, 0, 7, 0xFFFF)])],
+                version=6)
+    assert len(read(p).records) == 5
 
 
 def test_krd_counts_no_empty_region(tmp_path):
