@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <sstream>
@@ -29,6 +30,8 @@ struct measurement {
   double l2_misses = -1, l3_misses = -1;
   double remote_dram = -1;  // simulated: lines fetched from another NUMA node's DRAM, in the median repetition
   std::string topology;     // simulated: the machine (--topology); empty natively
+  std::uint64_t sim_seed = 0;  // simulated: the seed (ROOST_SIM_SEED) and the parameters (ROOST_SIM_PARAMS)
+  std::string sim_params;
   // roost-bench --hint-error as given (det:ALPHA, rand:ALPHA): the hints were wrong on purpose, and runs with
   // and without it looked alike in the results otherwise. Empty: hints as the benchmark gives them.
   std::string hint_error;
@@ -96,6 +99,9 @@ inline std::string to_json(const measurement& m) {
   if (m.l3_misses >= 0) os << ",\"l3_misses\":" << static_cast<long long>(m.l3_misses + 0.5);
   if (m.remote_dram >= 0) os << ",\"remote_dram\":" << static_cast<long long>(m.remote_dram + 0.5);
   if (!m.topology.empty()) os << ",\"topology\":\"" << json_escape(m.topology) << "\"";
+  // A simulated row's seed and parameters: with the topology, what its numbers depend on (runs of other seeds
+  // or parameters could not be told apart: an outside-user campaign).
+  if (!m.topology.empty()) os << ",\"sim_seed\":" << m.sim_seed << ",\"sim_params\":\"" << json_escape(m.sim_params) << "\"";
   if (!m.hint_error.empty()) os << ",\"hint_error\":\"" << json_escape(m.hint_error) << "\"";
   os << "}";
   return os.str();

@@ -480,6 +480,8 @@ int run(const run_config& cfg) {
             if (at_clock.front().second >= 0) m.l3_misses = l3 / n;
             if (remote_at_clock.front() >= 0) m.remote_dram = remote / n;
             m.topology = cfg.topology;
+            m.sim_seed = rt.config().sim_seed;
+            m.sim_params = rt.config().sim_params;
             auto count = [](double x) { return x >= 0 ? std::to_string(static_cast<long long>(x + 0.5)) : std::string("none (no such cache)"); };
             const std::string which = middle.size() == 2 ? "the mean of the median two, as the time" : "the median one";
             m.note = "virtual time; per timed repetition (" + which + "): L2 misses " + count(m.l2_misses) + ", L3 misses " +
@@ -700,6 +702,10 @@ int bench_main(int argc, char** argv) {
     usage_error(std::string("ROOST_PLATFORM='") + p +
                 "': roost-bench picks the platform with --platform (and the simulated machine with --topology); "
                 "unset ROOST_PLATFORM");
+  // Simulated rows run on --topology's machine; the environment's would otherwise be dropped without a word.
+  if (const char* t = std::getenv("ROOST_TOPOLOGY"); t && *t && cfg.simulated)
+    std::fprintf(stderr, "roost-bench: ROOST_TOPOLOGY='%s' is not read by the simulated rows: they run on --topology's "
+                 "machine\n", t);
   if (mode == "--list") {
     list();
     return 0;

@@ -154,6 +154,8 @@ def ratios(ms: list[Measurement], best: float | None = None) -> list[dict]:
                 "far": far_apart(m, best),
                 "simulated": m.simulated,
                 "topology": m.topology,
+                "sim_seed": m.sim_seed,
+                "sim_params": m.sim_params,
                 **{k: getattr(m, k) for k in MISSES},
             }
         )
@@ -190,6 +192,8 @@ def summary_rows(summaries: list[Summary], ms: list[Measurement] = ()) -> list[d
             "far": False,
             "rounds": r.rounds_used,
             "topology": next((m.topology for m in ms if m.topology), ""),
+            "sim_seed": next((m.sim_seed for m in ms if m.sim_seed is not None), None),
+            "sim_params": next((m.sim_params for m in ms if m.sim_params is not None), None),
             **counts(r),
         }
         for r in summaries
@@ -237,9 +241,11 @@ def _fmt(x, pattern):
     return "-" if x is None else pattern.format(x)
 
 
-def simulated_line(topology: str = "") -> str:
+def simulated_line(topology: str = "", seed: int | None = None, params: str | None = None) -> str:
     machine = (f"the simulated machine `{topology}`" if topology else
                "the simulated machine (the results file does not name it: written before roost-bench did)")
+    if seed is not None:  # what the numbers depend on besides the program and the machine
+        machine += f", seed {seed}, " + (f"parameters `{params}`" if params else "default parameters")
     return (f"Simulated platform (`roost-bench --platform sim`): times are the virtual time of {machine}, not "
             "this host's; compare them only with runs on the same topology. Misses and remote DRAM lines are the "
             "simulated caches' counts of the median repetition; the host's core-to-core round trip says nothing about "
@@ -279,7 +285,8 @@ def markdown_table(bench: str, rows: list[dict], simulated: bool = False) -> str
             f"{'ok' if r['check'] else 'FAILED'} | " + " | ".join(tail) + " |"
         )
     if simulated:
-        lines += ["", simulated_line(next((r["topology"] for r in rows if r.get("topology")), ""))]
+        first = next((r for r in rows if r.get("topology")), {})
+        lines += ["", simulated_line(first.get("topology", ""), first.get("sim_seed"), first.get("sim_params"))]
     return "\n".join(lines) + "\n"
 
 

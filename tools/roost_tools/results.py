@@ -42,6 +42,9 @@ class Measurement:
     l3_misses: int | None = None
     remote_dram: int | None = None
     topology: str = ""  # simulated: the machine (roost-bench --topology); "" natively or in older files
+    # Simulated: the seed (ROOST_SIM_SEED) and parameters (ROOST_SIM_PARAMS) it ran with; None in older files.
+    sim_seed: int | None = None
+    sim_params: str | None = None
     hint_error: str = ""  # roost-bench --hint-error (det:ALPHA or rand:ALPHA): hints wrong on purpose
     # Which invocation of roost-bench wrote the line ("" in files written before lines carried it): runs appended
     # to one file are told apart by it.
@@ -228,6 +231,8 @@ def _record(rec: dict, where: str) -> Measurement | Summary | LeftOut:
         l3_misses=_count(rec, "l3_misses", where),
         remote_dram=_count(rec, "remote_dram", where),
         topology=str(rec.get("topology", "")),
+        sim_seed=_whole(rec, "sim_seed", where) if "sim_seed" in rec else None,
+        sim_params=str(rec["sim_params"]) if "sim_params" in rec else None,
         hint_error=str(rec.get("hint_error", "")),
         run=str(rec.get("run", "")),
     )

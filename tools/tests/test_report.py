@@ -458,11 +458,21 @@ def test_roost_bench_refuses_bad_input_with_status_2_never_an_abort():
             assert run.stdout == "", (args, run.stdout)
         if "--platform" in args:  # so is a simulated machine that cannot take every worker count (no 1-worker row)
             assert run.stdout == "", (args, run.stdout)
-    # --platform is read as the runtime reads ROOST_PLATFORM: trimmed, any case ("SIM" was refused).
-    run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", "--bench", "fib", "--size", "12",
-                          "--variants", "ws", "--platform", " SIM", "--topology", "pack:1 l3:1(size=1MiB) core:2 pu:1"],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == 0 and "virtual time" in run.stdout, (run.stdout[-500:], run.stderr[-500:])
+    # --platform is read as the runtime reads ROOST_PLATFORM: trimmed, any case ("SIM" was refused). A simulated
+    # row's JSON names the seed and parameters besides the topology (runs of two seeds could not be told apart),
+    # and roost-report's note says them.
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "sim.jsonl")
+        run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--warmup", "0", "--bench", "fib", "--size",
+                              "12", "--variants", "ws", "--platform", " SIM", "--topology",
+                              "pack:1 l3:1(size=1MiB) core:2 pu:1", "--json", out], capture_output=True, text=True,
+                             timeout=120, env={**os.environ, "ROOST_SIM_SEED": "7", "ROOST_SIM_PARAMS": "jitter=0.1"})
+        assert run.returncode == 0 and "virtual time" in run.stdout, (run.stdout[-500:], run.stderr[-500:])
+        [m] = [x for x in load(out) if x.variant == "ws" and x.workers == 2]
+        assert (m.sim_seed, m.sim_params, m.topology) == (7, "jitter=0.1", "pack:1 l3:1(size=1MiB) core:2 pu:1")
+        report.main([out, "--out", os.path.join(d, "r"), "--quiet"])
+        md = open(os.path.join(d, "r", "report.md")).read()
+        assert "core:2 pu:1`, seed 7, parameters `jitter=0.1`" in md, md
     # The hint on commas goes with the list flags only (--reps 1,2 is no list, and was suggested).
     run = subprocess.run([os.environ["ROOST_BENCH"], "--reps", "1", "--reps", "2", "--bench", "fib", "--small"],
                          capture_output=True, text=True, timeout=120)
