@@ -151,7 +151,10 @@ TEST_P(Trace, EventsMatchTheObserver) {
     std::vector<std::uint32_t> rev{pi.second};
     for (std::uint64_t p = pi.first; p != 0; p = begins.at(p).first) rev.push_back(begins.at(p).second);
     std::string s;
-    for (auto it = rev.rbegin(); it != rev.rend(); ++it) s += (s.empty() ? "" : ".") + std::to_string(*it);
+    for (auto it = rev.rbegin(); it != rev.rend(); ++it) {
+      if (!s.empty()) s += '.';
+      s += std::to_string(*it);  // not ("." + ...): GCC 12 warned of a false -Wstringop-overflow there
+    }
     rebuilt.insert(s);
   }
   EXPECT_EQ(rebuilt, obs.starts);
