@@ -197,6 +197,27 @@ TEST(PreemptLinger, ARunAfterTheLingeringTimerTickedLeavesItDisarmed) {
     }
 }
 
+// A loop that sleeps between runs for half an interval or more never leaves its timer lingering: the next
+// tick would come within twice the last gap (the timer ticks every interval), so it would cut the sleep short.
+// It lingered whenever the run began within an interval of the last one's end, and half the sleeps of a loop
+// of run(); nanosleep(500 us) at 1 ms returned EINTR (an outside-user campaign). Not a matter of timing: a
+// sleep lasts at least what it asks, and a longer one (a loaded machine) is no longer back to back at all.
+TEST(PreemptLinger, ALoopSleepingHalfAnIntervalBetweenRunsIsNeverCutShort) {
+  for (const char* timer : {"aligned", "naive", "chained"})
+    for (const char* mode : {"signal", "klt"}) {
+      SCOPED_TRACE(std::string(timer) + ", " + mode);
+      roost::runtime rt(preempting("ws", 1, "1ms", timer, mode));
+      int cut_short = 0;
+      for (int i = 0; i < 20; ++i) {
+        rt.run([] {});
+        EXPECT_FALSE(roost::platform::preempt::linger_state_here().lingering) << "run " << i;
+        const timespec half{0, 600'000};
+        if (::nanosleep(&half, nullptr) != 0 && errno == EINTR) ++cut_short;
+      }
+      EXPECT_EQ(cut_short, 0);
+    }
+}
+
 // A run after a pause leaves nothing ticking: a program that runs once and then blocks gets no tick.
 TEST(PreemptLinger, ARunAfterAPauseDisarmsItsTimer) {
   roost::runtime rt(preempting("ws", 1, "1ms"));

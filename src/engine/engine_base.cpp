@@ -263,7 +263,8 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
       ready_klt(*self, ct.own, cfg_);
       w.klts.original = w.klts.active = self;
       const std::uint64_t start = platform::native_platform::now_ns();
-      self->back_to_back = self->last_run_end_ns != 0 && start - self->last_run_end_ns < preempt_->interval_ns();
+      self->last_gap_ns = self->last_run_end_ns != 0 ? start - self->last_run_end_ns : 0;
+      self->back_to_back = self->last_run_end_ns != 0 && self->last_gap_ns < preempt_->interval_ns();
       const bool lingered = self->lingered;
       const bool still_lingering = start_serving(w, *self);
       serving = true;
@@ -271,8 +272,19 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
       // calls run back to back. This run leaves its timer disarmed, whenever it began: a sleep between runs
       // that the tick cut short returned at once, so each next run counted as back to back and lingered
       // again, and every later sleep was cut short (EINTR at each run(); nanosleep(50 ms) of a loop after one
-      // back-to-back pair: an outside-user campaign).
-      if (lingered && !still_lingering) self->back_to_back = false;
+      // back-to-back pair: an outside-user campaign). And so do the runs after it, twice as many after each
+      // loss in a row (1, 3, 7, ... runs; a bet won starts again), for gaps between runs that vary: a steady
+      // gap is judged at the run's end (below: no lingering where the next tick comes within twice it).
+      if (lingered && !still_lingering) {
+        self->linger_losses = std::min(self->linger_losses + 1, 20u);
+        self->runs_not_lingering = (std::uint32_t{1} << self->linger_losses) - 1;
+      } else if (lingered) {
+        self->linger_losses = 0;
+      }
+      if (self->runs_not_lingering > 0) {
+        --self->runs_not_lingering;
+        self->back_to_back = false;
+      }
       preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
     }
     first = w.fibers.get();
@@ -312,7 +324,9 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // Before the thread is no worker: a tick after it finds no fiber (and ends the timer's lingering). The
   // timer lingers only after a run that followed the thread's previous one within an interval (klt.hpp).
   if (self) {
-    stop_serving(w, *self, /*linger=*/self->back_to_back);
+    // Lingers only where the next tick is likely to come after the next run's start: beyond twice the last gap
+    // between runs (a loop sleeping 500 us between runs at a 1 ms interval had half its sleeps cut short).
+    stop_serving(w, *self, /*linger=*/self->back_to_back && preempt_->worker0_tick_later_than(2 * self->last_gap_ns));
     self->last_run_end_ns = platform::native_platform::now_ns();
   }
   set_current_worker(nullptr);

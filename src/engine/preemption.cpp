@@ -274,6 +274,13 @@ bool preemption_timers::serve_from(unsigned id, const platform::preempt::thread_
   return false;
 }
 
+bool preemption_timers::worker0_tick_later_than(std::uint64_t ns) const {
+  if (design_ == preempt_timer_design::cputime) return true;
+  const std::uint64_t now = platform::native_platform::now_ns();  // worker 0's phase is base_ns_ (offset 0)
+  const std::uint64_t to_next = now < base_ns_ ? base_ns_ - now : interval_ns_ - (now - base_ns_) % interval_ns_;
+  return to_next > ns;
+}
+
 void preemption_timers::unserve(unsigned id, const platform::preempt::thread_timer& t, bool linger) {
   if (linger && design_ != preempt_timer_design::monitor) platform::preempt::linger(t, serial_);
   else platform::preempt::disarm(t);

@@ -81,6 +81,10 @@ class preemption_timers {
   // returns whether the thread's timer was still lingering for this runtime (then it arms nothing).
   bool serve_from(unsigned id, const platform::preempt::thread_timer& t, long tid);
   void unserve(unsigned id, const platform::preempt::thread_timer& t, bool linger = false);
+  // Whether worker 0's next tick comes more than `ns` after now: a run's end leaves the timer lingering only
+  // then (engine_base::run_root, with twice the gap before this run), so that a loop that sleeps between runs
+  // is not cut short by the lingering tick. Always under CPU-time timers (a sleep spends no CPU time).
+  bool worker0_tick_later_than(std::uint64_t ns) const;
   // On a thread about to serve worker `id`: a worker's thread that inherited a mask blocking the signal
   // unblocks it; run's caller (id 0) is warned once instead (its mask is the program's), called once it
   // serves (the mask start_serving noted).
