@@ -24,6 +24,9 @@
 #include <sched.h>
 #include <thread>
 
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -316,10 +319,25 @@ void poll_until(const std::atomic<int>& flag, int how) {
         clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, nullptr);
         break;
       }
+      // The sleeps of poll, select and an event loop's epoll_wait: before they were wrapped, such a loop hung
+      // on one worker under every timer (an outside-user campaign).
+      case 3: ::poll(nullptr, 0, 1); break;
+      case 4: {
+        timeval tv{0, 100};
+        ::select(0, nullptr, nullptr, nullptr, &tv);
+        break;
+      }
+      case 5: {
+        static const int ep = ::epoll_create1(EPOLL_CLOEXEC);  // no fd in it: each call waits out its 1 ms
+        epoll_event e{};
+        ::epoll_wait(ep, &e, 1, 1);
+        break;
+      }
       default: std::this_thread::yield(); break;
     }
   }
 }
+constexpr int kPollingWays = 7;
 
 TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker) {
   for (const char* mode : {"signal", "klt"})
@@ -327,7 +345,7 @@ TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker)
       roost::runtime rt(preempting(GetParam(), 1, "1ms", timer, mode));
       rt.run([] {});  // cats profiles a runtime's first run, which runs its tasks in another order
       const unsigned long long before = rt.preemptions();
-      for (int how = 0; how < 4; ++how) {
+      for (int how = 0; how < kPollingWays; ++how) {
         rt.run([how] {
           std::atomic<int> flag{0};
           roost::task_group g;
@@ -344,7 +362,7 @@ TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker)
         });
       }
       // One order of the two waits for a preemption, under any policy: the child runs first, or the parent.
-      EXPECT_GE(rt.preemptions() - before, 4u) << mode << " " << timer;
+      EXPECT_GE(rt.preemptions() - before, static_cast<unsigned>(kPollingWays)) << mode << " " << timer;
     }
 }
 
@@ -1402,11 +1420,24 @@ void expect_sleep_calls_forward() {
   EXPECT_EQ(usleep(1), 0);
   EXPECT_EQ(sleep(0), 0u);
   EXPECT_EQ(sched_yield(), 0);
+  errno = 0;
+  EXPECT_EQ(::poll(nullptr, 0, 0), 0);
+  pollfd bad_fd{-1, POLLIN, 0};  // a negative fd is ignored: 0 ready
+  EXPECT_EQ(::poll(&bad_fd, 1, 0), 0);
+  timeval zero{0, 0}, negative{0, -1};
+  EXPECT_EQ(::select(0, nullptr, nullptr, nullptr, &zero), 0);
+  EXPECT_EQ(::select(0, nullptr, nullptr, nullptr, &negative), -1);
+  EXPECT_EQ(errno, EINVAL);
+  epoll_event e{};
+  errno = 0;
+  EXPECT_EQ(::epoll_wait(-1, &e, 1, 0), -1);
+  EXPECT_EQ(errno, EBADF);
 }
 TEST(PreemptConfig, TheWrappedSleepCallsReturnWhatTheCLibrarysReturn) {
   // The program's definitions are roost's (the dynamic linker binds every call of the process to them).
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "nanosleep"), reinterpret_cast<void*>(&nanosleep));
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "usleep"), reinterpret_cast<void*>(&usleep));
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "epoll_wait"), reinterpret_cast<void*>(&::epoll_wait));
   EXPECT_TRUE(roost::platform::preempt::sleep_calls_bound_here());
   expect_sleep_calls_forward();
   roost::runtime rt(preempting("ws", 1));

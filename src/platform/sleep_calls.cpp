@@ -23,13 +23,19 @@
 // here. Each forwards to the next definition in the loader's search order (RTLD_NEXT: a sanitizer's
 // interceptor, else the C library's), looked up once before the program's static constructors. Where
 // libroost is linked into a shared object instead (a plugin), the calls are not bound here, and install()
-// says so once. Not wrapped: blocking waits (mutexes, condition variables, futexes, poll, select, read),
-// which sleep in the kernel until something wakes them, and a tick does not end; the user guide says so.
+// says so once. Also wrapped: poll, select and epoll_wait, which a loop uses to sleep (`poll(nullptr, 0, 1)`,
+// `select` with a timeout, an event loop's timed `epoll_wait`): such a loop waiting for a sibling task was in
+// the kernel at every tick and never preempted (an outside-user campaign); a call without a timeout only
+// pays the unmarked branch. Not wrapped: waits that end only when something wakes them (mutexes, condition
+// variables, futexes, a blocking read), which a tick does not end; the user guide says so.
 #include "platform/preempt_signal.hpp"
 
 #include <dlfcn.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +65,9 @@ struct next_definitions {
   int (*usleep)(useconds_t) = nullptr;
   unsigned (*sleep)(unsigned) = nullptr;
   int (*sched_yield)() = nullptr;
+  int (*poll)(struct pollfd*, nfds_t, int) = nullptr;
+  int (*select)(int, fd_set*, fd_set*, fd_set*, struct timeval*) = nullptr;
+  int (*epoll_wait)(int, struct epoll_event*, int, int) = nullptr;
 };
 next_definitions g_next;
 
@@ -72,6 +81,9 @@ __attribute__((constructor(101))) void look_up_next_definitions() {
   look_up(g_next.usleep, "usleep");
   look_up(g_next.sleep, "sleep");
   look_up(g_next.sched_yield, "sched_yield");
+  look_up(g_next.poll, "poll");
+  look_up(g_next.select, "select");
+  look_up(g_next.epoll_wait, "epoll_wait");
 }
 
 // After the C library's call returned: the engine's hook, if a tick was deferred in a system library while
@@ -116,12 +128,21 @@ namespace preempt = roost::platform::preempt;
 #ifdef __GLIBC__
 extern "C" int __nanosleep(const struct timespec* req, struct timespec* rem);
 extern "C" int __sched_yield();
-#else  // another C library (musl has neither name): the system calls, no cancellation points
+extern "C" int __poll(struct pollfd* fds, nfds_t n, int timeout_ms);
+extern "C" int __select(int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout);
+#else  // another C library (musl has none of these names): the system calls, no cancellation points
 namespace {
 int __nanosleep(const struct timespec* req, struct timespec* rem) {
   return static_cast<int>(syscall(SYS_nanosleep, req, rem));
 }
 int __sched_yield() { return static_cast<int>(syscall(SYS_sched_yield)); }
+int __poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
+  struct timespec ts{timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+  return static_cast<int>(syscall(SYS_ppoll, fds, n, timeout_ms < 0 ? nullptr : &ts, nullptr, 0));
+}
+int __select(int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout) {
+  return static_cast<int>(syscall(SYS_select, n, r, w, e, timeout));
+}
 }  // namespace
 #endif
 
@@ -145,6 +166,21 @@ int fallback_usleep(useconds_t usec) {
 unsigned fallback_sleep(unsigned seconds) {  // the unslept seconds, truncated, as glibc's
   struct timespec ts{static_cast<time_t>(seconds), 0};
   return __nanosleep(&ts, &ts) == 0 ? 0u : static_cast<unsigned>(ts.tv_sec);
+}
+// epoll_wait has no internal name: the system call (epoll_pwait without a mask where there is no epoll_wait),
+// with asynchronous cancellation for its duration, as clock_nanosleep's fallback.
+int fallback_epoll_wait(int fd, struct epoll_event* events, int n, int timeout_ms) {
+  int type = 0;
+  pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+#ifdef SYS_epoll_wait
+  const long r = syscall(SYS_epoll_wait, fd, events, n, timeout_ms);
+#else
+  const long r = syscall(SYS_epoll_pwait, fd, events, n, timeout_ms, nullptr, 0);
+#endif
+  const int saved = errno;
+  pthread_setcanceltype(type, &type);
+  errno = saved;
+  return static_cast<int>(r);
 }
 }  // namespace
 }  // namespace roost::platform::preempt
@@ -186,12 +222,35 @@ __attribute__((visibility("hidden"))) int roost_sched_yield() noexcept {
   return r;
 }
 
+__attribute__((visibility("hidden"))) int roost_poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
+  const int r = preempt::g_next.poll ? preempt::g_next.poll(fds, n, timeout_ms) : __poll(fds, n, timeout_ms);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
+__attribute__((visibility("hidden"))) int roost_select(int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout) {
+  const int got = preempt::g_next.select ? preempt::g_next.select(n, r, w, e, timeout) : __select(n, r, w, e, timeout);
+  preempt::after_call(__builtin_return_address(0), false);
+  return got;
+}
+
+__attribute__((visibility("hidden"))) int roost_epoll_wait(int fd, struct epoll_event* events, int n, int timeout_ms) {
+  const int r = preempt::g_next.epoll_wait ? preempt::g_next.epoll_wait(fd, events, n, timeout_ms)
+                                           : preempt::fallback_epoll_wait(fd, events, n, timeout_ms);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
 ROOST_SLEEP_CALL int nanosleep(const struct timespec* req, struct timespec* rem) __attribute__((alias("roost_nanosleep")));
 ROOST_SLEEP_CALL int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem)
     __attribute__((alias("roost_clock_nanosleep")));
 ROOST_SLEEP_CALL int usleep(useconds_t usec) __attribute__((alias("roost_usleep")));
 ROOST_SLEEP_CALL unsigned sleep(unsigned seconds) __attribute__((alias("roost_sleep")));
 ROOST_SLEEP_CALL int sched_yield() noexcept __attribute__((alias("roost_sched_yield")));
+ROOST_SLEEP_CALL int poll(struct pollfd* fds, nfds_t n, int timeout_ms) __attribute__((alias("roost_poll")));
+ROOST_SLEEP_CALL int select(int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout)
+    __attribute__((alias("roost_select")));
+ROOST_SLEEP_CALL int epoll_wait(int fd, struct epoll_event* events, int n, int timeout_ms) __attribute__((alias("roost_epoll_wait")));
 
 }  // extern "C"
 
