@@ -220,25 +220,40 @@ void install(tick_fn on_tick, const std::string& setting) {
     allocator.at[3 + i] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_NEXT, entries[i]));
   }
   dl_iterate_phdr(&collect, &allocator);
+  // A sanitizer's runtime linked into the program (clang's default) defines malloc, free and the sleeping calls
+  // there itself: the warnings below name it, not an allocator or a plugin the program does not have (an
+  // outside-user campaign found both under TSan).
+  const char* sanitizer = ::dlsym(RTLD_DEFAULT, "__tsan_init")   ? "ThreadSanitizer's runtime"
+                          : ::dlsym(RTLD_DEFAULT, "__asan_init") ? "AddressSanitizer's runtime"
+                          : ::dlsym(RTLD_DEFAULT, "__msan_init") ? "MemorySanitizer's runtime"
+                                                                  : nullptr;
   static bool told_allocator = false;
   if (allocator.in_program && !told_allocator) {
     told_allocator = true;
-    std::fprintf(stderr, "roost: %s: this program defines malloc and free itself (an allocator "
-                 "linked into it), whose code roost cannot tell from the program's, so a tick inside it is not "
-                 "deferred and a task preempted holding one of its locks would stop the next task of its thread; "
-                 "link the allocator as a shared library, or turn preemption off (ROOST_PREEMPT=off)\n",
-                 setting.c_str());
+    if (sanitizer)
+      std::fprintf(stderr, "roost: %s: %s, linked into this program, defines malloc and free, so roost cannot tell "
+                   "its code from the program's: a tick inside it is not deferred (a sanitizer build's tasks may "
+                   "stall on its locks under preemption); a release build has no such allocator\n",
+                   setting.c_str(), sanitizer);
+    else
+      std::fprintf(stderr, "roost: %s: this program defines malloc and free itself (an allocator "
+                   "linked into it), whose code roost cannot tell from the program's, so a tick inside it is not "
+                   "deferred and a task preempted holding one of its locks would stop the next task of its thread; "
+                   "link the allocator as a shared library, or turn preemption off (ROOST_PREEMPT=off)\n",
+                   setting.c_str());
   }
   if (!sleep_calls_bound_here()) {
     static bool told_sleep_calls = false;
     if (!told_sleep_calls) {
       told_sleep_calls = true;
+      const std::string why = sanitizer ? std::string(sanitizer) + ", linked into this program, defines them"
+                                        : "libroost is linked into a shared object, not into the executable, or the "
+                                          "program defines one of them itself";
       std::fprintf(stderr, "roost: %s: this program's nanosleep, clock_nanosleep, usleep, sleep and "
-                   "sched_yield are not all roost's (libroost is linked into a shared object, not into the "
-                   "executable, or the program defines one of them itself), so a task that waits for another by sleeping or yielding in a loop is "
-                   "preempted only when a tick lands in its own code (under ROOST_PREEMPT_TIMER=monitor, never); "
-                   "link libroost into the executable\n",
-                   setting.c_str());
+                   "sched_yield are not all roost's (%s), so a task that waits for another by sleeping or yielding "
+                   "in a loop is preempted only when a tick lands in its own code (under "
+                   "ROOST_PREEMPT_TIMER=monitor, never)%s\n",
+                   setting.c_str(), why.c_str(), sanitizer ? "" : "; link libroost into the executable");
     }
   }
   g_on_tick = on_tick;
