@@ -44,7 +44,10 @@ struct checker : roost::task_observer {
   bool head(int w) const { return static_cast<unsigned>(w) % cores_per_socket == 0; }
   static std::string prefix(const roost::task_event& e, unsigned depth) {
     std::string s;
-    for (unsigned i = 0; i <= depth; ++i) s += (i ? "." : "") + std::to_string(e.path[i]);
+    for (unsigned i = 0; i <= depth; ++i) {
+      if (i) s += '.';
+      s += std::to_string(e.path[i]);  // not ("." + ...): GCC 12 warned of a false -Wstringop-overflow there
+    }
     return s;
   }
   void seen(const roost::task_event& e, bool start) {

@@ -3,6 +3,7 @@
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstddef>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -85,7 +86,19 @@ I advance(I first, count_t<I> k) {
 // whole number of iterations, and a bound of 1e30 converted to std::size_t, undefined (an outside-user
 // campaign).
 template <class I>
-inline constexpr bool valid_bound = !std::is_floating_point_v<I> && !std::is_same_v<I, bool>;
+inline constexpr bool numeric_bound_ok = !std::is_floating_point_v<I> && !std::is_same_v<I, bool>;
+// A class type as a bound is an iterator, and a random-access one: std::list's or std::map's gave 50 KB of
+// operator< candidates (an outside-user campaign).
+template <class I>
+inline constexpr bool iterator_bound_ok = !std::is_class_v<I> || std::random_access_iterator<I>;
+template <class I>
+inline constexpr bool valid_bound = numeric_bound_ok<I> && iterator_bound_ok<I>;
+#define ROOST_DETAIL_CHECK_BOUNDS(call)                                                                          \
+  static_assert(detail::numeric_bound_ok<I>, call ": the bounds are integers or random-access iterators, not "  \
+                                             "floating-point numbers or bools");                                 \
+  static_assert(detail::iterator_bound_ok<I>, call ": the bounds are integers or random-access iterators; these " \
+                                              "iterators are not random-access (std::list's, std::map's, "       \
+                                              "std::set's): loop over the indices of a std::vector instead")
 
 // parallel_invoke of three or more: the first function against the rest, as a chain of two-way joins. The
 // hints (1 against n - 1) give ADWS the same shares as one group of n children with equal hints.
@@ -112,7 +125,13 @@ ROOST_DETAIL_SPAWN_INLINE inline void invoke_chain(F& first, Rest&... rest) {
 template <class... Fs>
 ROOST_DETAIL_SPAWN_INLINE inline void parallel_invoke(Fs&&... fs) {
   static_assert(sizeof...(Fs) >= 1, "parallel_invoke needs at least one function");
-  if constexpr (sizeof...(Fs) == 1) {
+  // 12 KB of template errors for a lambda that takes an argument (an outside-user campaign).
+  static_assert((std::is_invocable_v<std::remove_reference_t<Fs>&> && ...),
+                "roost::parallel_invoke: every argument is a function called with no arguments (as [&] { f(x); }); "
+                "one is not callable so: bind its arguments in a lambda");
+  if constexpr (!(std::is_invocable_v<std::remove_reference_t<Fs>&> && ...)) {
+    return;
+  } else if constexpr (sizeof...(Fs) == 1) {
     detail::current_fiber_or_throw("roost::parallel_invoke");
     (fs(), ...);
   } else {
@@ -183,7 +202,7 @@ using combine_result_t = typename combine_result<Combine, T>::type;
 // Whether a partial result R (the body's or the combine's) keeps its value as the identity's type T; each
 // case that would not is refused with its own message (outside-user campaigns and a review found each one
 // compiling and giving a wrong answer). Always true when it compiles, for a static_assert around the call.
-template <class R, class T>
+template <class R, class T, bool kCombine = false>
 constexpr bool identity_keeps() {
   // A floating-point result over an integer identity: truncated (a double body over the identity 0).
   // is_integer and signed_integer, not the std traits, which say no for __int128 under -std=c++20: an
@@ -192,7 +211,17 @@ constexpr bool identity_keeps() {
                 "roost::parallel_reduce: the body or the combine returns a floating-point value and the identity is "
                 "an integer (T is the identity's type), so every partial result would be truncated: give the "
                 "identity as 0.0, or as T{} of the type you reduce");
-  if constexpr (is_integer<R> && !std::is_same_v<R, bool> && is_integer<T>) {
+  // A combine's arithmetic on a narrow identity's type (uint16_t{} + uint16_t{} is an int, as std::plus<>()
+  // returns it) is cut back to T as the serial program's `x = x + y` cuts it: allowed for the combine (an
+  // outside-user campaign found std::plus<>() over a short or an uint8_t refused, with advice to leave the
+  // type); a body's int over such an identity is still refused.
+  constexpr bool promoted = [] {
+    if constexpr (kCombine && std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      return std::is_same_v<R, decltype(+T{})>;
+    else
+      return false;
+  }();
+  if constexpr (is_integer<R> && !std::is_same_v<R, bool> && is_integer<T> && !promoted) {
     // A long body over the identity 0 (OpenMP's reduction(+: x) written as porting.md's table says) summed
     // 2^32 to 0.
     static_assert(std::numeric_limits<T>::digits >= std::numeric_limits<R>::digits,
@@ -241,24 +270,25 @@ constexpr bool identity_keeps() {
 // elsewhere, whatever the range (it ran a range of one piece serially and threw for a longer one).
 template <class I, class Body>
 void parallel_for(I first, I last, std::size_t grain, const Body& body) {
-  static_assert(detail::valid_bound<I>, "roost::parallel_for: the bounds are integers or random-access iterators, "
-                                        "not floating-point numbers or bools");
+  ROOST_DETAIL_CHECK_BOUNDS("roost::parallel_for");
   constexpr bool by_range = std::is_invocable_v<const Body&, I&, I&>;
   constexpr bool by_index = std::is_invocable_v<const Body&, I&>;
-  static_assert(by_range || by_index,
+  static_assert(by_range || by_index || !detail::valid_bound<I>,
                 "roost::parallel_for: the body is called as body(lo, hi) with a piece [lo, hi) of the range, or as "
                 "body(i) with one index, of the bounds' type; it takes neither (a const call operator: the body is "
                 "shared by every piece)");
-  detail::current_fiber_or_throw("roost::parallel_for");
-  detail::check_grain("roost::parallel_for", grain);
-  if (!(first < last)) return;
-  if constexpr (by_range) {
-    detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, body);
-  } else {
-    const auto each = [&body](I lo, I hi) {
-      for (I i = lo; i < hi; ++i) body(i);
-    };
-    detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, each);
+  if constexpr (detail::valid_bound<I> && (by_range || by_index)) {  // else refused above: no more errors
+    detail::current_fiber_or_throw("roost::parallel_for");
+    detail::check_grain("roost::parallel_for", grain);
+    if (!(first < last)) return;
+    if constexpr (by_range) {
+      detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, body);
+    } else {
+      const auto each = [&body](I lo, I hi) {
+        for (I i = lo; i < hi; ++i) body(i);
+      };
+      detail::parallel_for_split(first, last, grain == 0 ? 1 : grain, each);
+    }
   }
 }
 
@@ -269,11 +299,12 @@ void parallel_for(I first, I last, std::size_t grain, const Body& body) {
 // only; body(lo, hi) or body(i)).
 template <class I, class Body>
 void parallel_for(I first, I last, const Body& body) {
-  static_assert(detail::valid_bound<I>, "roost::parallel_for: the bounds are integers or random-access iterators, "
-                                        "not floating-point numbers or bools");
-  detail::current_fiber_or_throw("roost::parallel_for");
-  if (!(first < last)) return;
-  parallel_for(first, last, detail::automatic_grain(first, last), body);
+  ROOST_DETAIL_CHECK_BOUNDS("roost::parallel_for");
+  if constexpr (detail::valid_bound<I>) {  // else refused above: no more errors
+    detail::current_fiber_or_throw("roost::parallel_for");
+    if (!(first < last)) return;
+    parallel_for(first, last, detail::automatic_grain(first, last), body);
+  }
 }
 
 // Reduces body(lo, hi) -> T over [first, last) with the associative `combine`; the split is deterministic
@@ -285,18 +316,21 @@ template <class I, class T, class Body, class Combine>
 T parallel_reduce(I first, I last, std::size_t grain, T identity, const Body& body, const Combine& combine) {
   // T is the identity's type, and every partial result, the body's and the combine's, is made a T: one that
   // would change them does not compile (detail::identity_keeps).
-  static_assert(std::is_invocable_v<const Body&, I&, I&>,
-                "roost::parallel_reduce: the body is called as body(lo, hi) with a piece [lo, hi) of the range and "
-                "returns that piece's result (a const call operator: the body is shared by every piece)");
-  using body_result = std::decay_t<std::invoke_result_t<const Body&, I&, I&>>;  // body(lo, hi): lvalues
-  static_assert(detail::identity_keeps<body_result, T>());
-  static_assert(detail::identity_keeps<detail::combine_result_t<Combine, T>, T>());
-  static_assert(detail::valid_bound<I>, "roost::parallel_reduce: the bounds are integers or random-access "
-                                        "iterators, not floating-point numbers or bools");
-  detail::current_fiber_or_throw("roost::parallel_reduce");
-  detail::check_grain("roost::parallel_reduce", grain);
-  if (!(first < last)) return identity;
-  return detail::parallel_reduce_split(first, last, grain == 0 ? 1 : grain, identity, body, combine);
+  ROOST_DETAIL_CHECK_BOUNDS("roost::parallel_reduce");
+  if constexpr (!detail::valid_bound<I>) {  // refused above: no more errors
+    return identity;
+  } else {
+    static_assert(std::is_invocable_v<const Body&, I&, I&>,
+                  "roost::parallel_reduce: the body is called as body(lo, hi) with a piece [lo, hi) of the range and "
+                  "returns that piece's result (a const call operator: the body is shared by every piece)");
+    using body_result = std::decay_t<std::invoke_result_t<const Body&, I&, I&>>;  // body(lo, hi): lvalues
+    static_assert(detail::identity_keeps<body_result, T>());
+    static_assert(detail::identity_keeps<detail::combine_result_t<Combine, T>, T, /*kCombine=*/true>());
+    detail::current_fiber_or_throw("roost::parallel_reduce");
+    detail::check_grain("roost::parallel_reduce", grain);
+    if (!(first < last)) return identity;
+    return detail::parallel_reduce_split(first, last, grain == 0 ? 1 : grain, identity, body, combine);
+  }
 }
 
 namespace detail {
@@ -373,5 +407,7 @@ T parallel_reduce(I first, J last, std::size_t grain, T identity, const Body& bo
 }
 
 }  // namespace roost
+
+#undef ROOST_DETAIL_CHECK_BOUNDS
 
 #include "roost/detail/min_max_back.hpp"

@@ -18,7 +18,9 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
          FLOAT_BOUNDS:"not floating-point numbers or bools" \
          FOR_BODY_SHAPE:"roost::parallel_for: the body is called as body(lo, hi)" \
          REDUCE_BODY_SHAPE:"roost::parallel_reduce: the body is called as body(lo, hi)" \
-         REDUCE_NO_GRAIN:"give a grain, the third argument"; do
+         REDUCE_NO_GRAIN:"give a grain, the third argument" \
+         LIST_BOUNDS:"these iterators are not random-access" \
+         INVOKE_WITH_ARGS:"every argument is a function called with no arguments"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1
   elif ! grep -q "$want" <<<"$out"; then echo "$name failed without the message '$want':"; echo "$out" | head -20; status=1

@@ -3,7 +3,9 @@
 // NARROW_NONE); and parallel_for refuses floating-point bounds (FLOAT_BOUNDS); and a body of neither shape
 // gets the algorithm's own message (FOR_BODY_SHAPE, REDUCE_BODY_SHAPE), not a template error.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +56,13 @@ long sum(const std::vector<long>& v) {
   return roost::parallel_reduce(0, 10, 2, 0, [](int i) { return i; }, std::plus<>());
 #elif defined(REDUCE_NO_GRAIN)  // oneTBB's shape, without a grain
   return roost::parallel_reduce(0, 10, 0L, [](int lo, int hi) { return static_cast<long>(hi - lo); }, std::plus<>());
+#elif defined(LIST_BOUNDS)  // std::list's iterators are not random-access: 50 KB of operator< candidates before
+  std::list<long> l(v.begin(), v.end());
+  roost::parallel_for(l.begin(), l.end(), 1, [](std::list<long>::iterator, std::list<long>::iterator) {});
+  return 0;
+#elif defined(INVOKE_WITH_ARGS)  // parallel_invoke calls each argument with none: 12 KB of errors before
+  roost::parallel_invoke([](int) {}, [] {});
+  return 0;
 #elif defined(FLOAT_BOUNDS)  // floating-point bounds: no whole number of iterations
   double s = 0;
   roost::parallel_for(0.0, 10.5, 2, [&](double lo, double hi) { s += hi - lo; });
@@ -64,6 +73,11 @@ long sum(const std::vector<long>& v) {
                                [&](std::size_t lo, std::size_t hi) { return static_cast<int>(hi - lo); }, std::plus<>());
   // A body of one index, as oneTBB's and OpenMP's loops are written.
   roost::parallel_for(std::size_t{0}, v.size(), 64, [&](std::size_t i) { (void)v[i]; });
+  // A narrow identity with std::plus<>, whose sum of two uint16_t is an int cut back as the serial x = x + y is.
+  (void)roost::parallel_reduce(0, 1000, 16, std::uint16_t{0},
+                               [](int lo, int hi) { return static_cast<std::uint16_t>(hi - lo); }, std::plus<>());
+  (void)roost::parallel_reduce(0, 1000, 16, short{0}, [](int lo, int hi) { return static_cast<short>(hi - lo); },
+                               std::plus<>());
   // The first refusal's advice, followed: a long body over 0L.
   (void)roost::parallel_reduce(std::size_t{0}, v.size(), 64, 0L,
                                [&](std::size_t lo, std::size_t hi) { return static_cast<long>(hi - lo); }, std::plus<>());
