@@ -272,19 +272,9 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
       // calls run back to back. This run leaves its timer disarmed, whenever it began: a sleep between runs
       // that the tick cut short returned at once, so each next run counted as back to back and lingered
       // again, and every later sleep was cut short (EINTR at each run(); nanosleep(50 ms) of a loop after one
-      // back-to-back pair: an outside-user campaign). And so do the runs after it, twice as many after each
-      // loss in a row (1, 3, 7, ... runs; a bet won starts again), for gaps between runs that vary: a steady
-      // gap is judged at the run's end (below: no lingering where the next tick comes within twice it).
-      if (lingered && !still_lingering) {
-        self->linger_losses = std::min(self->linger_losses + 1, 20u);
-        self->runs_not_lingering = (std::uint32_t{1} << self->linger_losses) - 1;
-      } else if (lingered) {
-        self->linger_losses = 0;
-      }
-      if (self->runs_not_lingering > 0) {
-        --self->runs_not_lingering;
-        self->back_to_back = false;
-      }
+      // back-to-back pair: an outside-user campaign). A steady gap shorter than an interval is judged at the
+      // run's end (below: no lingering where the next tick comes within twice it).
+      if (lingered && !still_lingering) self->back_to_back = false;
       preempt_->check_mask_here(0);  // after start_serving, which noted the mask (one system call a run fewer)
     }
     first = w.fibers.get();

@@ -66,10 +66,6 @@ struct klt {
   std::uint64_t last_gap_ns = 0;  // from the end of the run before to the start of the run under way
   bool back_to_back = false;
   bool lingered = false;  // stop_serving left its timer lingering
-  // Lost bets (a tick ended the lingering before the next run came) in a row, and the runs left that linger
-  // not (engine_base::run_root): each loss doubles the runs after it that leave the timer disarmed.
-  unsigned linger_losses = 0;
-  std::uint32_t runs_not_lingering = 0;
   klt* next = nullptr;  // klt_pool's spare list
 
  private:
