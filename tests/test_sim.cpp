@@ -180,6 +180,63 @@ TEST_P(Sim, ASeedReplaysTheRunExactly) {
     EXPECT_NE(reports[0].find(key), std::string::npos) << key << " missing from\n" << reports[0];
 }
 
+// Lazy settlement (sim_platform::on_touch_deferred) changes nothing but this machine's time: with cost jitter,
+// on a NUMA machine whose caches the data overflows, with long touches (posted), short ones (walked at
+// once), writes that invalidate other cores' copies, nested groups and several runs, the report is the one
+// that charging every touch at once gives, to the bit. The report's host part says that touches were
+// posted and that floors let other workers run first (so the lazy path ran).
+TEST_P(Sim, LazySettlementGivesTheReportOfSettlingAtTheTouch) {
+  const std::string topo = "pack:4 [numa(memory=1GiB)] l3:1(size=256KiB) l2:2(size=32KiB) core:1 pu:1";
+  std::vector<double> data(1 << 18);  // 2 MiB
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<double>(i % 7);
+  const std::size_t blocks = 128, block = data.size() / blocks;
+  for (std::uint64_t seed : {5u, 6u}) {
+    std::vector<std::string> reports;
+    for (const char* settle : {"lazy", "at_touch"}) {
+      const roost_test::temp_file report_file("roost_sim_lazy_" + std::string(GetParam()) + settle + ".json");
+      {
+        roost::options o = sim_opts(GetParam(), topo, seed, std::string("jitter=0.3,settle=") + settle);
+        o.sim_report = report_file.path();
+        roost::runtime rt(o);
+        for (int run = 0; run < 3; ++run) {
+          const double sum = rt.run([&] {
+            std::vector<double> part(blocks);
+            roost::parallel_for(std::size_t{0}, blocks, std::size_t{1}, [&](std::size_t lo, std::size_t hi) {
+              for (std::size_t k = lo; k < hi; ++k) {
+                double* b = data.data() + k * block;
+                roost::touch(b, block * sizeof(double), k % 3 ? roost::access::read : roost::access::read_write);
+                roost::touch(data.data() + (k * 7919) % (data.size() - 8), 5 * sizeof(double), roost::access::write);
+                roost::task_group g;  // nested: a short touch and a little work in a child
+                g.run([&, k] { roost::touch(b, 3 * sizeof(double), roost::access::read); roost::compute(50 + k); });
+                double s = 0;
+                for (std::size_t j = 0; j < block; ++j) s += b[j];
+                part[k] = s;
+                g.wait();
+              }
+            });
+            double total = 0;
+            for (double p : part) total += p;
+            return total;
+          });
+          double expect = 0;
+          for (double v : data) expect += v;
+          ASSERT_EQ(sum, expect);
+        }
+      }
+      reports.push_back(slurp(report_file.path()));
+    }
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    EXPECT_EQ(virtual_part(reports[0]), virtual_part(reports[1]));
+    const auto host_count = [](const std::string& report, const std::string& key) {
+      const std::size_t at = report.find("\"" + key + "\": ");
+      return at == std::string::npos ? -1L : std::strtol(report.c_str() + at + key.size() + 4, nullptr, 10);
+    };
+    EXPECT_GT(host_count(reports[0], "touches_posted"), 0) << reports[0];
+    EXPECT_GT(host_count(reports[0], "touches_settled_later"), 0) << reports[0];
+    EXPECT_EQ(host_count(reports[1], "touches_posted"), 0) << reports[1];
+  }
+}
+
 // A runtime made on one thread and run from others (run() from several threads is serialised, user-guide.md),
 // and destroyed on yet another: every switch between sim threads carries the exception state of the thread
 // that runs them. Each task catches its own exception, spawns and waits inside the handler (other sim threads

@@ -156,6 +156,84 @@ TEST(SimShards, TwoHostThreadsGiveTheOneModelsResultsExactly) {
     for (unsigned seed = 1; seed <= (roost_test::under_tsan() ? 1u : 3u); ++seed) replay_both(g, "2", seed);
 }
 
+// Walks posted and collected later (the simulated platform's lazy settlement, sharded_model::post): up to
+// a dozen in flight, collected in a random order, while single-line accesses, placements and counter reads
+// (which finish every posted walk first) come between them. Each result is what the one model gave when the
+// walk was posted, and the model's state at the end is the one model's.
+TEST(SimShards, PostedWalksCollectedLaterGiveTheOneModelsResultsExactly) {
+  for (const geometry& g : kGeometries) {
+    SCOPED_TRACE(std::string(g.topology) + " " + g.params);
+    const topology tp = topology::load(g.topology);
+    memory_model whole = memory_model::from_topology(tp, param_overrides::parse(g.params, "test"));
+    sharded_model shards = sharded_model::from_topology(tp, param_overrides::parse(std::string(g.params) + " host_threads=2", "test"));
+    ASSERT_EQ(shards.shards(), 2u);
+    std::mt19937_64 rng(11);
+    const std::uint64_t footprint = 256 * 1024;
+    struct in_flight {
+      sharded_model::walk_ticket ticket;
+      std::vector<region_result> expected;
+    };
+    std::vector<in_flight> pending;
+    std::uint64_t posted = 0;
+    auto collect_one = [&](std::size_t k) {
+      std::vector<region_result> got(shards.regions_of(pending[k].ticket));
+      ASSERT_EQ(got.size(), pending[k].expected.size());
+      shards.collect(pending[k].ticket, got.data());
+      for (std::size_t r = 0; r < got.size(); ++r)
+        ASSERT_TRUE(same(pending[k].expected[r], got[r])) << "walk " << pending[k].ticket.seq << ", region " << r;
+      pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
+    };
+    for (int i = 0; i < (roost_test::under_tsan() ? 600 : 3000); ++i) {
+      const unsigned pu = static_cast<unsigned>(rng() % whole.num_pus());
+      const access_kind kind = static_cast<access_kind>(rng() % 3);
+      std::vector<sharded_model::byte_range> regions;
+      for (int k = 0, count = 1 + static_cast<int>(rng() % 3); k < count; ++k)
+        regions.push_back({rng() % footprint, rng() % 5 == 0 ? std::size_t(rng() % 100) : std::size_t(64 * (32 + rng() % 300))});
+      std::uint64_t lines = 0;
+      for (const auto& r : regions)
+        if (r.bytes) lines += (r.addr + r.bytes - 1) / 64 - r.addr / 64 + 1;
+      if (!shards.can_post(lines)) {  // the helper is made at the first walk of 32 lines or more
+        ASSERT_LT(lines, sharded_model::kMinSharedLines);
+        continue;
+      }
+      in_flight f;
+      for (const auto& r : regions) f.expected.push_back(whole.access_region(pu, r.addr, r.bytes, kind));
+      f.ticket = shards.post(pu, regions.data(), regions.size(), kind);
+      ASSERT_EQ(f.ticket.seq, ++posted);
+      ASSERT_EQ(f.ticket.lines, lines);
+      pending.push_back(std::move(f));
+      if (pending.size() > 12 || rng() % 3 == 0) collect_one(static_cast<std::size_t>(rng() % pending.size()));
+      if (HasFatalFailure()) return;
+      const int other = static_cast<int>(rng() % 40);
+      if (other == 0 && whole.num_numa() > 1) {  // a placement: every walk posted so far first
+        const std::uint64_t addr = rng() % footprint;
+        const unsigned node = static_cast<unsigned>(rng() % whole.num_numa());
+        whole.place(addr, 8192, node);
+        shards.place(addr, 8192, node);
+      } else if (other == 1) {  // one line, on the caller's thread, after the posted walks
+        const line_addr l = (rng() % footprint) / 64;
+        const access_result x = whole.access(pu, l, true), y = shards.access(pu, l, true);
+        ASSERT_EQ(x.instance, y.instance);
+        ASSERT_EQ(x.latency_ns, y.latency_ns);
+      } else if (other == 2) {
+        const std::size_t c = static_cast<std::size_t>(rng() % whole.num_instances());
+        ASSERT_EQ(whole.counters(c).misses, shards.counters(c).misses) << "instance " << c;
+      }
+    }
+    while (!pending.empty()) {
+      collect_one(pending.size() - 1);
+      if (HasFatalFailure()) return;
+    }
+    for (std::size_t c = 0; c < whole.num_instances(); ++c) {
+      EXPECT_EQ(whole.counters(c).accesses, shards.counters(c).accesses) << "instance " << c;
+      EXPECT_EQ(whole.counters(c).misses, shards.counters(c).misses) << "instance " << c;
+      EXPECT_EQ(whole.counters(c).coherence_misses, shards.counters(c).coherence_misses) << "instance " << c;
+      EXPECT_EQ(whole.counters(c).writebacks, shards.counters(c).writebacks) << "instance " << c;
+    }
+    for (std::uint64_t a = 0; a < footprint; a += 1024) EXPECT_EQ(whole.home_of(a), shards.home_of(a));
+  }
+}
+
 TEST(SimShards, OneHostThreadWalksTheModelAsItIs) {
   replay_both(kGeometries[1], "1", 4);
 }

@@ -101,6 +101,7 @@ simulation::simulation(const resolved_options& cfg, const topo::topology& tp)
       report_path_(cfg.sim_report),
       params_source_(cfg.sim_params_source) {
   plat_.set_engine_tls(engine::sim_thread_locals());
+  plat_.set_settler(&simulation::settle_touch, this);
   main_stack_ = platform::native_platform::main_stack();
   plat_.numa_nodes = tp.num_numa_nodes();
   plat_.numa_node_bytes = tp.numa_node_bytes();
@@ -182,6 +183,7 @@ void simulation::drop_unclaimed_report() {
 void simulation::attach(engine::engine_base& eng, trace::tracer* tracer) {
   tracer_ = tracer;
   next_ = eng.set_touch_sink(this);
+  lazy_settle_ = model_.params().lazy_settle && !tracer_;
 }
 
 // The runtime took its listeners back from its engine (runtime_core's destructor).
@@ -380,17 +382,24 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   }
   // The runs are walked together (the model's two host threads share them); no charge comes between them,
   // so nothing else touches memory meanwhile.
+  if (lazy_settle_ && !sharing_) {
+    const unsigned shift = static_cast<unsigned>(__builtin_ctzll(model_.line_bytes()));
+    std::uint64_t lines = 0;
+    for (const auto& r : runs_) lines += ((r.addr + r.bytes - 1) >> shift) - (r.addr >> shift) + 1;
+    if (model_.can_post(lines)) {
+      const sim::sharded_model::walk_ticket t = model_.post(pu, runs_.data(), runs_.size(), kind);
+      model_time_ += std::chrono::steady_clock::now() - model_start;
+      touch_in_walk_.store(0, std::memory_order_relaxed);
+      // The token: the ticket's order and slot (a slot number below 2^24: one a sim thread, and the posts
+      // in flight, sharded_model::kOrder).
+      plat_.on_touch_deferred(bytes, t.lines, model_.geometry().region_cost_floor_ns(t.lines),
+                              (t.seq << 24) | t.slot);
+      return {t.lines, 0, 0};  // the rest is known at the settlement: a memory record is made only without it
+    }
+  }
   run_results_.resize(runs_.size());
   model_.access_regions(pu, runs_.data(), runs_.size(), kind, run_results_.data());
-  sim::region_result total = run_results_[0];
-  for (std::size_t i = 1; i < run_results_.size(); ++i) {
-    const sim::region_result& r = run_results_[i];
-    total.lines += r.lines;
-    total.coherence_misses += r.coherence_misses;
-    total.remote_lines += r.remote_lines;
-    for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
-    total.latency_sum_ns += r.latency_sum_ns;
-  }
+  const sim::region_result total = touch_total(run_results_.data(), run_results_.size());
   double memory_ns;
   if (sharing_) {
     memory_ns = model_.region_cost_ns(total, 1, memory_rate_cap(worker, pu));
@@ -403,6 +412,39 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   touch_in_walk_.store(0, std::memory_order_relaxed);
   plat_.on_touch(bytes, total.lines, memory_ns);
   return {total.lines, total.remote_lines, memory_ns};
+}
+
+sim::region_result simulation::touch_total(const sim::region_result* runs, std::size_t n) {
+  sim::region_result total = runs[0];
+  for (std::size_t i = 1; i < n; ++i) {
+    const sim::region_result& r = runs[i];
+    total.lines += r.lines;
+    total.coherence_misses += r.coherence_misses;
+    total.remote_lines += r.remote_lines;
+    for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
+    total.latency_sum_ns += r.latency_sum_ns;
+  }
+  return total;
+}
+
+// The platform settles a deferred touch (sim_platform::on_touch_deferred): its walk's result, charged as
+// walk() charges one at once.
+double simulation::settle_touch(void* self_ptr, std::uint64_t token) {
+  simulation& self = *static_cast<simulation*>(self_ptr);
+  const auto start = std::chrono::steady_clock::now();
+  sim::sharded_model::walk_ticket t;
+  t.seq = token >> 24;
+  t.slot = static_cast<std::uint32_t>(token & ((1u << 24) - 1));
+  // run_results_ is free: a settlement comes at a charge or a switch, never inside a walk.
+  sim::host_vector<sim::region_result>& runs = self.run_results_;
+  runs.resize(self.model_.regions_of(t));
+  // The watchdog's "slow, not stuck" while this waits for the walk.
+  self.touch_in_walk_.store(runs.size() * self.model_.page_bytes(), std::memory_order_relaxed);
+  self.model_.collect(t, runs.data());
+  self.touch_in_walk_.store(0, std::memory_order_relaxed);
+  const double memory_ns = self.model_.region_cost_ns(touch_total(runs.data(), runs.size()));
+  self.model_time_ += std::chrono::steady_clock::now() - start;
+  return memory_ns;
 }
 
 // After the touch it describes (trace_format.hpp, "memory").

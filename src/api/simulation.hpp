@@ -182,8 +182,18 @@ class simulation final : public touch_consumer {
   void recycle_if_done(std::uint64_t block, std::vector<std::uint64_t>& unplaced);
 
   sim::sharded_model model_;
-  std::vector<sim::sharded_model::byte_range> runs_;  // on_touch: a touch's runs of consecutive simulated pages
-  std::vector<sim::region_result> run_results_;
+  // on_touch: a touch's runs of consecutive simulated pages, and what their walk found (also a settled touch's,
+  // settle_touch). In host memory: the program's heap is the same whether touches settle lazily or not.
+  sim::host_vector<sim::sharded_model::byte_range> runs_;
+  sim::host_vector<sim::region_result> run_results_;
+  // Lazy settlement (sim_platform::on_touch_deferred): where a touch's cost is needed only to decide which
+  // worker runs next, its walk is posted and collected when the platform settles it (settle_touch). Not with
+  // a tracer (its memory record carries the cost at the touch) nor with dram.sharing (a stream's rate is
+  // read at its start).
+  bool lazy_settle_ = false;
+  static double settle_touch(void* self, std::uint64_t token);
+  // The whole touch's result from its runs' results: their sums.
+  static sim::region_result touch_total(const sim::region_result* runs, std::size_t n);
   platform::sim_platform plat_;
   std::vector<unsigned> pu_of_worker_;
   // dram.sharing=nodes: the streams of concurrent touches share the controllers and links (made by place()).

@@ -153,23 +153,105 @@ void sim_platform::charge(double ns, bool busy) {
     const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
     ns *= 1 + costs_.jitter * (2 * u - 1);
   }
-  me->clock += ns;
-  (busy ? me->stats.busy_ns : me->stats.idle_ns) += ns;
   progress_.fetch_add(1, std::memory_order_relaxed);
-  running_clock_.store(me->clock, std::memory_order_relaxed);  // one worker polling alone never switches
   if (busy) {
     busy_progress_.store(busy_progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    if (me->clock > busy_clock_.load(std::memory_order_relaxed)) busy_clock_.store(me->clock, std::memory_order_relaxed);
+    account_busy(me, ns);
+  } else {
+    me->clock += ns;
+    me->stats.idle_ns += ns;
+    running_clock_.store(me->clock, std::memory_order_relaxed);  // one worker polling alone never switches
   }
-  if (ready_.empty()) return;
-  const ready& next = ready_.top();
-  if (next.clock > me->clock) return;  // still the earliest (equal clocks: the other one goes first)
+  if (!earliest_at_or_before(me->clock)) return;  // still the earliest (equal clocks: the other one goes first)
   make_runnable(me);
   switch_away();
 }
 
+void sim_platform::account_busy(thread* me, double ns) {
+  me->clock += ns;
+  me->stats.busy_ns += ns;
+  running_clock_.store(me->clock, std::memory_order_relaxed);
+  if (me->clock > busy_clock_.load(std::memory_order_relaxed)) busy_clock_.store(me->clock, std::memory_order_relaxed);
+}
+
+bool sim_platform::earliest_at_or_before(double clock) {
+  while (!ready_.empty()) {
+    const ready top = ready_.top();
+    if (top.clock > clock) return false;
+    if (top.t->deferred.token == 0) return true;
+    ready_.pop();  // its floor is not its clock: settled, it goes back with its tie
+    settle(top.t);
+    ready_.push(ready{top.t->clock, top.tie, top.t});
+  }
+  return false;
+}
+
+void sim_platform::settle(thread* t) {
+  thread::deferred_touch& d = t->deferred;
+  double ns = d.fixed_ns + settler_(settler_ctx_, d.token);
+  if (d.jittered) ns *= d.scale;  // as charge() scales it
+  d.token = 0;
+  t->clock = d.clock_before;
+  account_busy(t, ns);
+  running_clock_.store(current_->clock, std::memory_order_relaxed);
+}
+
+void sim_platform::on_touch_deferred(std::size_t bytes, std::uint64_t lines, double floor_ns, std::uint64_t token) {
+  ++touches_;
+  ++deferred_touches_;
+  touched_bytes_ += bytes;
+  line_accesses_ += lines;
+  thread* me = current_;
+  thread::deferred_touch& d = me->deferred;
+  d.fixed_ns = static_cast<double>(bytes) * costs_.touch_ns_per_byte;
+  d.jittered = costs_.jitter > 0;
+  if (d.jittered) {  // drawn where charge() draws it
+    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
+    d.scale = 1 + costs_.jitter * (2 * u - 1);
+  }
+  double floor = d.fixed_ns + floor_ns;
+  if (d.jittered) floor *= d.scale;
+  progress_.fetch_add(1, std::memory_order_relaxed);
+  busy_progress_.store(busy_progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  d.clock_before = me->clock;
+  d.token = token;
+  if (earliest_at_or_before(me->clock + floor)) {  // another thread runs first, whatever the touch costs
+    ++deferred_switches_;
+    me->clock += floor;
+    running_clock_.store(me->clock, std::memory_order_relaxed);
+    make_runnable(me);
+    switch_away();
+    return;
+  }
+  settle(me);  // it may go on: its clock decides
+  if (!earliest_at_or_before(me->clock)) return;
+  make_runnable(me);
+  switch_away();
+}
+
+void sim_platform::settle_all() {
+  settling_.clear();
+  while (!ready_.empty()) {
+    settling_.push_back(ready_.top());
+    ready_.pop();
+  }
+  for (ready& r : settling_) {
+    if (r.t->deferred.token != 0) {
+      settle(r.t);
+      r.clock = r.t->clock;
+    }
+    ready_.push(r);
+  }
+}
+
 void sim_platform::switch_away() {
   if (ready_.empty()) report_deadlock();
+  while (ready_.top().t->deferred.token != 0) {  // settled before it runs, then put back in its place
+    const ready top = ready_.top();
+    ready_.pop();
+    settle(top.t);
+    ready_.push(ready{top.t->clock, top.tie, top.t});
+  }
   thread* next = ready_.top().t;
   ready_.pop();
   thread* prev = current_;
@@ -299,7 +381,8 @@ void sim_platform::report_deadlock() {
 }
 
 std::string sim_platform::report_json(const std::string& scheduler, const std::string& topology,
-                                      const std::string& memory, const host_figures& host) const {
+                                      const std::string& memory, const host_figures& host) {
+  settle_all();
   std::ostringstream os;
   os.precision(17);
   os << "{\n  \"scheduler\": \"" << scheduler << "\",\n  \"topology\": \"" << topology << "\",\n  \"seed\": " << seed_
@@ -327,6 +410,7 @@ std::string sim_platform::report_json(const std::string& scheduler, const std::s
      << ", \"line_accesses_per_s\": " << per_s(host.wall_s)
      << ", \"model_line_accesses_per_s\": " << per_s(host.model_s) << ", \"model_shards\": " << host.model_shards
      << ", \"model_host_threads\": " << host.model_threads << ", \"regions_shared\": " << host.regions_shared
+     << ", \"touches_posted\": " << deferred_touches_ << ", \"touches_settled_later\": " << deferred_switches_
      << "}\n}\n";
   return os.str();
 }

@@ -120,6 +120,23 @@ class sim_platform {
   void on_steal(unsigned thief, unsigned victim, bool taken);
   // A kernel's declared data (roost::touch): its compute part, plus what a memory model adds.
   void on_touch(std::size_t bytes, std::uint64_t lines, double memory_ns);
+  // The same for a touch whose memory part is not known yet (lazy settlement): its lines' walk is under way
+  // (sharded_model::post), and `floor_ns` is at most what it will cost (memory_model::region_cost_floor_ns).
+  // Where the floor alone says that another sim thread runs first, the calling sim thread is switched away
+  // from and waits in the ready queue at its floor; it is settled (settler(token) asked for the memory part,
+  // its clock set to what charging it at once would have set) when it comes to the top, or when its clock
+  // decides which thread runs next. Every decision is then the one charging at once makes (the floor is
+  // never above the true clock), in the same order and with the same draws of the seed's generator, so
+  // every result is bit-identical; only what the walk costs this machine overlaps the engine's and the
+  // program's work.
+  using settle_fn = double (*)(void* ctx, std::uint64_t token);
+  void set_settler(settle_fn f, void* ctx) {
+    settler_ = f;
+    settler_ctx_ = ctx;
+  }
+  void on_touch_deferred(std::size_t bytes, std::uint64_t lines, double floor_ns, std::uint64_t token);
+  // Settles every sim thread still waiting for a touch's cost (a report reads their busy time).
+  void settle_all();
   // A kernel's declared arithmetic (roost::compute), charged at op_ns each.
   void on_compute(std::uint64_t operations);
 
@@ -188,8 +205,12 @@ class sim_platform {
   };
   // memory: the memory model's part of the report, JSON members without the braces.
   std::string report_json(const std::string& scheduler, const std::string& topology, const std::string& memory,
-                          const host_figures& host) const;
+                          const host_figures& host);
   std::uint64_t touches() const { return touches_; }
+  // Touches charged at their floor first and settled later (on_touch_deferred), and of those, the ones whose
+  // floor let another sim thread run first: the report's host part (how much of the walks could overlap).
+  std::uint64_t deferred_touches() const { return deferred_touches_; }
+  std::uint64_t deferred_switches() const { return deferred_switches_; }
   std::uint64_t line_accesses() const { return line_accesses_; }
   std::uint64_t operations() const { return operations_; }
   std::string summary() const;
@@ -228,6 +249,14 @@ class sim_platform {
     thread_locals tls;
     worker_stats stats;
     const void* task = nullptr;  // the engine's task_id it runs now, as its last task start said
+    // A touch charged at its floor (on_touch_deferred) until settled: token 0 when none.
+    struct deferred_touch {
+      std::uint64_t token = 0;
+      double clock_before = 0;  // its clock before the touch
+      double fixed_ns = 0;      // the touch's bytes x touch_ns_per_byte
+      double scale = 1;         // the seed's jitter, drawn at the touch
+      bool jittered = false;
+    } deferred;
   };
   struct ready {
     double clock;
@@ -241,6 +270,13 @@ class sim_platform {
   void make_runnable(thread* t);
   // Switches to the earliest runnable thread (the caller has made itself runnable, blocked or finished).
   void switch_away();
+  // Sets a deferred touch's true clock (settler_) and busy time.
+  void settle(thread* t);
+  // Whether the earliest runnable thread's clock is at or before `clock`, settling deferred threads on top
+  // until the one on top has its true clock: what charge() asks before it switches.
+  bool earliest_at_or_before(double clock);
+  // A busy charge's bookkeeping once its ns are known: the clock, the busy time, the watchdog's figures.
+  void account_busy(thread* me, double ns);
   // The driver (sim thread 0) is whichever OS thread calls into the runtime now: run() may be called from
   // another thread than the one that made the runtime, and so may its destructor. Before the driver leaves,
   // its context (its stack, for the sanitizers) and the exception state that every switch carries (eh_)
@@ -259,6 +295,9 @@ class sim_platform {
   thread* current_ = nullptr;
   std::priority_queue<ready> ready_;
   std::vector<thread*> blocked_;
+  settle_fn settler_ = nullptr;
+  void* settler_ctx_ = nullptr;
+  std::vector<ready> settling_;  // settle_all's
   engine_tls tls_;
   ult::eh_state* eh_ = nullptr;  // the exception state of the OS thread that drives the simulation now
   pthread_t driving_thread_{};   // that thread
@@ -267,7 +306,7 @@ class sim_platform {
   double run_host_s_ = 0;
   std::uint64_t runs_ = 0;
   std::uint64_t steals_[3] = {0, 0, 0};  // same cache, same socket, other socket
-  std::uint64_t steal_attempts_ = 0, touches_ = 0;
+  std::uint64_t steal_attempts_ = 0, touches_ = 0, deferred_touches_ = 0, deferred_switches_ = 0;
   std::uint64_t touched_bytes_ = 0, operations_ = 0;
   std::uint64_t line_accesses_ = 0;  // cache lines the touches walked through the memory model
   std::atomic<std::uint64_t> progress_{0};

@@ -527,6 +527,22 @@ double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_
   return std::min(t, r.latency_sum_ns);
 }
 
+// region_cost_ns is at least its lead latency, which is some line's, plus each level's lines at its bandwidth,
+// and at most the sum of its lines' latencies: each term is at least the fastest level's. The 0.99 leaves room
+// for the rounding of the double sums (relative errors of about lines x 1e-16).
+double memory_model::region_cost_floor_ns(std::uint64_t lines) const {
+  if (!(floor_line_ns_ > 0)) {  // once: the geometry and parameters never change
+    double fastest_ns = std::numeric_limits<double>::infinity(), widest_bw = params_.dram_core_bw;
+    for (double ns : latency_of_) fastest_ns = std::min(fastest_ns, ns);
+    for (double ns : mem_latency_) fastest_ns = std::min(fastest_ns, ns);
+    for (const instance_info& in : info_) widest_bw = std::max(widest_bw, params_.level[in.level].bw);
+    floor_lead_ns_ = fastest_ns;
+    floor_line_ns_ = static_cast<double>(line_bytes()) / widest_bw;
+  }
+  const double n = static_cast<double>(lines);
+  return 0.99 * std::min(floor_lead_ns_ + n * floor_line_ns_, n * floor_lead_ns_);
+}
+
 void memory_model::place(std::uint64_t addr, std::size_t bytes, unsigned node) {
   if (bytes == 0) return;
   if (node >= num_numa_)

@@ -125,6 +125,10 @@ class alignas(64) memory_model {
   // `memory_rate_cap`: the most bytes per ns the stream may draw from memory (shared_bandwidth.hpp).
   double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1,
                         double memory_rate_cap = std::numeric_limits<double>::infinity()) const;
+  // A floor under region_cost_ns(r) (one stream, no cap) for every region r of `lines` lines (at least one)
+  // of any PU, whatever its lines' levels: every line at the fastest level's latency and bandwidth. What a
+  // charge may be known to cost before its walk ends (sim_platform's lazy settlement).
+  double region_cost_floor_ns(std::uint64_t lines) const;
 
   // Places the pages of [addr, addr + bytes) on `node` (a data-distribution allocator); they move if placed.
   void place(std::uint64_t addr, std::size_t bytes, unsigned node);
@@ -208,6 +212,7 @@ class alignas(64) memory_model {
   host_vector<memory_counters> memory_;
   bool last_remote_ = false;
   double last_memory_ns_ = 0;
+  mutable double floor_lead_ns_ = 0, floor_line_ns_ = 0;  // region_cost_floor_ns's, made at its first call
 
   // Coherence (only when PUs have different chains).
   bool coherent_ = false;

@@ -14,13 +14,19 @@
 // A region's lines are summed in line order, as memory_model::access_region sums them, so every result
 // (and every simulated run) is bit-identical with one shard or two.
 //
-// One caller thread: the simulated platform. The second host thread (the helper) only walks the odd shard of
-// a region the caller posted, while the caller walks the even one; it is made at the first region long enough
-// to be worth it, spins a while for the next one and then sleeps. If the helper has not taken the odd half by
-// the time the caller is done with its own, the caller walks it too: a busy host never waits for the helper.
+// One caller thread: the simulated platform. Walks are posted in order to a queue (post) and walked shard by
+// shard, each shard's walks in the order posted, by whichever host thread claims the shard: the second host
+// thread (the helper) whenever a walk waits, the caller when it needs a result (collect) and the shard is
+// free. So a posted walk may go on while the caller runs the engine and the program, and its result is
+// waited for only where the simulated platform needs it (its charge, lazily: sim_platform.hpp). Every other
+// call that reads or changes the model's state first finishes every posted walk (drain), so it sees what
+// walking at once would have left. The helper is made at the first walk long enough to be worth it, spins a
+// while for the next one and then sleeps. A walk's result is combined (its lines' latencies summed in line
+// order) by the thread that finishes its last shard.
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -51,6 +57,23 @@ class sharded_model {
     std::size_t bytes = 0;
   };
   void access_regions(unsigned pu, const byte_range* regions, std::size_t n, access_kind kind, region_result* out);
+  // The same in two steps: post() queues the regions' walk behind every walk posted before it and returns at
+  // once (the helper may walk it meanwhile); collect() waits for it, walking a shard itself where none is
+  // walking it, and writes out[i] for regions[i]: what access_regions would have written at the post. Every
+  // posted walk must be collected, each once. Only where can_post(lines of the regions): two shards and a
+  // helper thread, made at the first walk of kMinSharedLines lines or more, as one shard makes it (below);
+  // the regions' first touches are placed at the post, as access_regions places them.
+  struct walk_ticket {
+    std::uint64_t seq = 0;   // 1, 2, ...: its place in the order walks are posted
+    std::uint32_t slot = 0;  // where its regions and results are kept until collected
+    std::uint64_t lines = 0;  // the lines its regions hold
+  };
+  bool can_post(std::uint64_t lines);
+  walk_ticket post(unsigned pu, const byte_range* regions, std::size_t n, access_kind kind);
+  void collect(const walk_ticket& t, region_result* out);
+  std::size_t regions_of(const walk_ticket& t) const { return slots_[t.slot]->ranges.size(); }
+  // Finishes every posted walk. Every call below that reads or changes the model's state does it first.
+  void drain() const;
   double region_cost_ns(const region_result& r, unsigned concurrent_streams = 1,
                         double memory_rate_cap = std::numeric_limits<double>::infinity()) const {
     return shards_[0].region_cost_ns(r, concurrent_streams, memory_rate_cap);
@@ -62,12 +85,16 @@ class sharded_model {
   // in every shard when pages go by first touch. Its old lines may still be cached, so the walk might not
   // read memory before another PU's miss places it elsewhere, and one shard and two would differ.
   void place_reused(unsigned pu, std::uint64_t addr);
-  std::uint32_t home_of(std::uint64_t addr) const { return shards_[0].home_of(addr); }
+  std::uint32_t home_of(std::uint64_t addr) const {
+    drain();
+    return shards_[0].home_of(addr);
+  }
 
   // Counters summed over the shards.
   cache_counters counters(std::size_t instance) const;
   memory_counters memory(unsigned pu) const;
   bool holds(std::size_t instance, line_addr line) const {
+    drain();
     return shards_[line & shard_mask_].holds(instance, line >> shard_shift_);
   }
   void reset_counters();
@@ -95,19 +122,62 @@ class sharded_model {
   // round trip between two cores each way (~0.1-0.3 us), a line's walk ~0.05-0.1 us.
   static constexpr std::uint64_t kMinSharedLines = 32;
 
+
  private:
   struct helper;
   struct line_range {
     line_addr first = 0, last = 0;
   };
-  // Walks the lines of ranges_[0 .. n) that belong to `shard`, in order, into halves_[shard].
-  void walk(unsigned shard, unsigned pu, std::size_t n, bool is_write);
-  void walk_two_threads(unsigned pu, std::size_t n, bool is_write);
-  // ranges_[0 .. n) walked by both shards, out[i] for range i.
-  void walk_shared(unsigned pu, std::size_t n, bool is_write, region_result* out);
+  // What one shard's walk of a posted walk found: per range its lines' counts, and every line's latency in
+  // line order.
+  struct half_region {
+    host_vector<region_result> counts;
+    host_vector<double> latency_ns;
+  };
+  // Two: four and eight shards were tried (the helper and the caller then split a walk's last part more
+  // finely) and were slower, their sets spread over more of the host's caches.
+  static constexpr unsigned kMaxShards = 2;
+  // A posted walk: written by the caller before the post publishes it, walked shard by shard, combined by
+  // the thread that walks its last shard, read back by the caller once `combined` is set.
+  struct alignas(64) posted_walk {
+    unsigned pu = 0;
+    bool is_write = false;
+    bool helper_walked = false;  // the helper walked a shard of it (regions_shared)
+    host_vector<line_range> ranges;  // one a region ({1, 0}: an empty one)
+    host_vector<region_result> results;
+    half_region halves[kMaxShards];
+    alignas(64) std::atomic<std::uint32_t> shards_done{0};
+    std::atomic<std::uint32_t> combined{0};
+  };
+  // Per shard, who walks it now and how far the posted walks have been walked in it. A cache line each.
+  struct alignas(64) shard_queue {
+    std::atomic<std::uint64_t> walked{0};  // posted walks 1 .. walked are done in this shard
+    std::atomic<std::uint32_t> claimed{0};  // a thread walks this shard now
+  };
+  // The posted walks' slots in the order posted, seq 1, 2, ... at [(seq - 1) % kOrder]: a post waits while
+  // the oldest walk a shard has not finished is kOrder behind.
+  static constexpr std::uint64_t kOrder = 256;
+
+  // Walks shard `s` of one posted walk (its lines, in order, into its half), and combines the walk when this
+  // was its last shard. `by_helper`: which thread, for the counts.
+  void walk_posted(unsigned s, posted_walk& w, bool by_helper);
+  // Walks shard `s`'s posted walks up to seq `upto` (or as far as posted, whichever comes first); the
+  // caller holds its claim.
+  void walk_shard(unsigned s, std::uint64_t upto, bool by_helper);
+  void combine(posted_walk& w);
+  bool try_claim(unsigned s);
+  void unclaim(unsigned s);
+  // The caller, until `done()`: walks what a free shard has not walked up to `upto`, else waits a little.
+  template <class Done>
+  void caller_wait(std::uint64_t upto, Done done);
+  void drain_walks();
   void place_first_touch(unsigned pu, line_addr first, line_addr last);
   void start_helper();
   void helper_main();
+  // Pages the caller knows to have a node, so that a post places only new ones, and reads the page map
+  // (which the walks read) only after draining them. Indexed by page number; grows with the largest one.
+  bool known_placed(std::uint64_t page) const { return page < placed_.size() && placed_[page]; }
+  void mark_placed(std::uint64_t page);
 
   host_vector<memory_model> shards_;
   line_addr shard_mask_ = 0;
@@ -116,16 +186,19 @@ class sharded_model {
   bool first_touch_ahead_ = false;
   bool first_touch_ = false;  // pages get their node at first touch (several nodes, numa_policy first_touch)
   std::uint64_t last_placed_page_ = ~std::uint64_t{0};
+  host_vector<std::uint8_t> placed_;
   unsigned host_threads_ = 1;
-  // What a hand-over walks, one range a region ({1, 0}: an empty one); the caller writes it before posting.
-  host_vector<line_range> ranges_;
-  // What each shard's walk found: per range its lines' counts, and every line's latency in line order. Apart
-  // (a cache line each) so that the two threads write no line in common.
-  struct alignas(64) half_region {
-    host_vector<region_result> counts;
-    host_vector<double> latency_ns;
-  };
-  half_region halves_[2];
+
+  // The posted walks. Slots are made as needed and kept (their vectors keep their capacity); slots_ and
+  // free_slots_ are the caller's alone (slots_ grows while walks are under way), the walkers find a walk
+  // through order_.
+  host_vector<posted_walk*> slots_;
+  host_vector<std::uint32_t> free_slots_;
+  host_vector<posted_walk*> order_;  // kOrder entries, by seq
+  alignas(64) std::atomic<std::uint64_t> posted_{0};  // walks 1 .. posted_ are posted
+  std::atomic<std::uint32_t> post_word_{0};           // moves at every post: what an idle helper sleeps on
+  shard_queue queues_[kMaxShards];
+
   std::unique_ptr<helper> helper_;
   bool no_helper_ = false;  // the OS refused the thread: the caller walks both shards
   bool helper_started_ = false;

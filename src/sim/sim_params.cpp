@@ -108,7 +108,7 @@ std::string lower(std::string s) {
   return s;
 }
 
-enum class kind { preset, mode, numa, page_size, ways, latency, bw, shared_bw, threads, sharing };
+enum class kind { preset, mode, numa, page_size, ways, latency, bw, shared_bw, threads, sharing, settle };
 
 struct param_name {
   std::string name;
@@ -145,6 +145,8 @@ const std::vector<param_name>& names() {
                  "off (each touch is the only stream) or nodes (concurrent streams share the controllers and links)"});
     v.push_back({"link.bw", kind::shared_bw, 0, "a number in [0, 1e6] (0: no link limit)"});
     v.push_back({"host_threads", kind::threads, 0, "auto, 1 or 2 (the host threads that walk the model; results do not depend on it)"});
+    v.push_back({"settle", kind::settle, 0,
+                 "lazy or at_touch (when a touch's cost is waited for; results do not depend on it)"});
     return v;
   }());
   return all;
@@ -231,6 +233,9 @@ void check_value(const std::string& source, const param_name& p, const std::stri
     case kind::sharing:
       if (lower(value) != "off" && lower(value) != "nodes") bad();
       return;
+    case kind::settle:
+      if (lower(value) != "lazy" && lower(value) != "at_touch") bad();
+      return;
   }
 }
 
@@ -255,6 +260,9 @@ void set_value(sim_params& s, const param_name& p, const std::string& value) {
       return;
     case kind::sharing:
       s.dram_sharing = lower(value) == "nodes";
+      return;
+    case kind::settle:
+      s.lazy_settle = lower(value) == "lazy";
       return;
     case kind::ways:
       parse_unsigned(value, u);

@@ -54,6 +54,9 @@ struct sim_params {
   // Host threads that walk the model (sharded_model.hpp): 1 or 2; 0 (auto): 2 where the process may run on
   // two CPUs. Speed only: every result is the same with either.
   unsigned host_threads = 0;
+  // Whether the simulated platform settles a touch's charge lazily (sim_platform::on_touch_deferred: the walk
+  // goes on while other simulated workers run) or at the touch. Speed only, as host_threads.
+  bool lazy_settle = true;
   // Where the values the preset's table did not give came from (ROOST_SIM_PARAMS, options::sim_params,
   // --params) and their names, lower case: what an error about one of them names (param_overrides::apply).
   // A field that allocates (these and `preset`) is left out of a second shard's copy (sharded_model.cpp).
