@@ -333,11 +333,30 @@ void poll_until(const std::atomic<int>& flag, int how) {
         ::epoll_wait(ep, &e, 1, 1);
         break;
       }
+      // Their forms with a signal mask, which were not wrapped (the same loop hung on one worker).
+      case 6: {
+        const timespec ts{0, 100000};
+        ::ppoll(nullptr, 0, &ts, nullptr);
+        break;
+      }
+      case 7: {
+        const timespec ts{0, 100000};
+        ::pselect(0, nullptr, nullptr, nullptr, &ts, nullptr);
+        break;
+      }
+      case 8: {
+        static const int ep = ::epoll_create1(EPOLL_CLOEXEC);
+        epoll_event e{};
+        sigset_t none;
+        sigemptyset(&none);
+        ::epoll_pwait(ep, &e, 1, 1, &none);
+        break;
+      }
       default: std::this_thread::yield(); break;
     }
   }
 }
-constexpr int kPollingWays = 7;
+constexpr int kPollingWays = 10;
 
 TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker) {
   for (const char* mode : {"signal", "klt"})
@@ -1432,12 +1451,37 @@ void expect_sleep_calls_forward() {
   errno = 0;
   EXPECT_EQ(::epoll_wait(-1, &e, 1, 0), -1);
   EXPECT_EQ(errno, EBADF);
+  // The masked forms, and a const timeout left as it was (the kernel writes the time left into its copy).
+  const timespec zero_ts{0, 0}, negative_ts{0, -1};
+  EXPECT_EQ(::ppoll(&bad_fd, 1, &zero_ts, nullptr), 0);
+  errno = 0;
+  EXPECT_EQ(::ppoll(nullptr, 0, &negative_ts, nullptr), -1);
+  EXPECT_EQ(errno, EINVAL);
+  const timespec short_wait{0, 2000};
+  int waited = 0;
+  do {  // a tick may end it early: ppoll is never restarted (signal(7)), and the caller's copy must stay
+    waited = ::ppoll(nullptr, 0, &short_wait, nullptr);
+  } while (waited == -1 && errno == EINTR);
+  EXPECT_EQ(waited, 0) << errno;
+  EXPECT_EQ(short_wait.tv_nsec, 2000);
+  EXPECT_EQ(::pselect(0, nullptr, nullptr, nullptr, &zero_ts, nullptr), 0);
+  errno = 0;
+  EXPECT_EQ(::pselect(0, nullptr, nullptr, nullptr, &negative_ts, nullptr), -1);
+  EXPECT_EQ(errno, EINVAL);
+  sigset_t none;
+  sigemptyset(&none);
+  errno = 0;
+  EXPECT_EQ(::epoll_pwait(-1, &e, 1, 0, &none), -1);
+  EXPECT_EQ(errno, EBADF);
 }
 TEST(PreemptConfig, TheWrappedSleepCallsReturnWhatTheCLibrarysReturn) {
   // The program's definitions are roost's (the dynamic linker binds every call of the process to them).
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "nanosleep"), reinterpret_cast<void*>(&nanosleep));
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "usleep"), reinterpret_cast<void*>(&usleep));
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "epoll_wait"), reinterpret_cast<void*>(&::epoll_wait));
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "ppoll"), reinterpret_cast<void*>(&::ppoll));
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "pselect"), reinterpret_cast<void*>(&::pselect));
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "epoll_pwait"), reinterpret_cast<void*>(&::epoll_pwait));
   EXPECT_TRUE(roost::platform::preempt::sleep_calls_bound_here());
   expect_sleep_calls_forward();
   roost::runtime rt(preempting("ws", 1));

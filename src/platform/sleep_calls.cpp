@@ -26,7 +26,8 @@
 // says so once. Also wrapped: poll, select and epoll_wait, which a loop uses to sleep (`poll(nullptr, 0, 1)`,
 // `select` with a timeout, an event loop's timed `epoll_wait`): such a loop waiting for a sibling task was in
 // the kernel at every tick and never preempted (an outside-user campaign); a call without a timeout only
-// pays the unmarked branch. Not wrapped: waits that end only when something wakes them (mutexes, condition
+// pays the unmarked branch. And their forms with a signal mask, ppoll, pselect and epoll_pwait, for the same
+// loops written with them. Not wrapped: waits that end only when something wakes them (mutexes, condition
 // variables, futexes, a blocking read), which a tick does not end; the user guide says so.
 #include "platform/preempt_signal.hpp"
 
@@ -34,6 +35,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <sys/syscall.h>
@@ -68,6 +70,9 @@ struct next_definitions {
   int (*poll)(struct pollfd*, nfds_t, int) = nullptr;
   int (*select)(int, fd_set*, fd_set*, fd_set*, struct timeval*) = nullptr;
   int (*epoll_wait)(int, struct epoll_event*, int, int) = nullptr;
+  int (*ppoll)(struct pollfd*, nfds_t, const struct timespec*, const sigset_t*) = nullptr;
+  int (*pselect)(int, fd_set*, fd_set*, fd_set*, const struct timespec*, const sigset_t*) = nullptr;
+  int (*epoll_pwait)(int, struct epoll_event*, int, int, const sigset_t*) = nullptr;
 };
 next_definitions g_next;
 
@@ -84,6 +89,9 @@ __attribute__((constructor(101))) void look_up_next_definitions() {
   look_up(g_next.poll, "poll");
   look_up(g_next.select, "select");
   look_up(g_next.epoll_wait, "epoll_wait");
+  look_up(g_next.ppoll, "ppoll");
+  look_up(g_next.pselect, "pselect");
+  look_up(g_next.epoll_pwait, "epoll_pwait");
 }
 
 // After the C library's call returned: the engine's hook, if a tick was deferred in a system library while
@@ -182,6 +190,39 @@ int fallback_epoll_wait(int fd, struct epoll_event* events, int n, int timeout_m
   errno = saved;
   return static_cast<int>(r);
 }
+// The masked forms have no internal names either: their system calls, with asynchronous cancellation for
+// their duration. The kernel writes the time left into the timeout, which the C library's callers pass as
+// const: a copy is given, as the C library gives one. _NSIG / 8: the kernel's signal set size.
+template <class Call>
+long with_async_cancel(Call call) {
+  int type = 0;
+  pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+  const long r = call();
+  const int saved = errno;
+  pthread_setcanceltype(type, &type);
+  errno = saved;
+  return r;
+}
+int fallback_ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const sigset_t* mask) {
+  struct timespec left{};
+  if (timeout) left = *timeout;
+  return static_cast<int>(
+      with_async_cancel([&] { return syscall(SYS_ppoll, fds, n, timeout ? &left : nullptr, mask, _NSIG / 8); }));
+}
+int fallback_pselect(int n, fd_set* r, fd_set* w, fd_set* e, const struct timespec* timeout, const sigset_t* mask) {
+  struct timespec left{};
+  if (timeout) left = *timeout;
+  struct {
+    const sigset_t* set;
+    std::size_t bytes;
+  } masked{mask, _NSIG / 8};  // pselect6's sixth argument
+  return static_cast<int>(with_async_cancel(
+      [&] { return syscall(SYS_pselect6, n, r, w, e, timeout ? &left : nullptr, mask ? &masked : nullptr); }));
+}
+int fallback_epoll_pwait(int fd, struct epoll_event* events, int n, int timeout_ms, const sigset_t* mask) {
+  return static_cast<int>(
+      with_async_cancel([&] { return syscall(SYS_epoll_pwait, fd, events, n, timeout_ms, mask, _NSIG / 8); }));
+}
 }  // namespace
 }  // namespace roost::platform::preempt
 
@@ -241,6 +282,30 @@ __attribute__((visibility("hidden"))) int roost_epoll_wait(int fd, struct epoll_
   return r;
 }
 
+__attribute__((visibility("hidden"))) int roost_ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout,
+                                                       const sigset_t* mask) {
+  const int r = preempt::g_next.ppoll ? preempt::g_next.ppoll(fds, n, timeout, mask)
+                                      : preempt::fallback_ppoll(fds, n, timeout, mask);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
+__attribute__((visibility("hidden"))) int roost_pselect(int n, fd_set* r, fd_set* w, fd_set* e,
+                                                         const struct timespec* timeout, const sigset_t* mask) {
+  const int got = preempt::g_next.pselect ? preempt::g_next.pselect(n, r, w, e, timeout, mask)
+                                          : preempt::fallback_pselect(n, r, w, e, timeout, mask);
+  preempt::after_call(__builtin_return_address(0), false);
+  return got;
+}
+
+__attribute__((visibility("hidden"))) int roost_epoll_pwait(int fd, struct epoll_event* events, int n, int timeout_ms,
+                                                             const sigset_t* mask) {
+  const int r = preempt::g_next.epoll_pwait ? preempt::g_next.epoll_pwait(fd, events, n, timeout_ms, mask)
+                                            : preempt::fallback_epoll_pwait(fd, events, n, timeout_ms, mask);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
 ROOST_SLEEP_CALL int nanosleep(const struct timespec* req, struct timespec* rem) __attribute__((alias("roost_nanosleep")));
 ROOST_SLEEP_CALL int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem)
     __attribute__((alias("roost_clock_nanosleep")));
@@ -251,6 +316,12 @@ ROOST_SLEEP_CALL int poll(struct pollfd* fds, nfds_t n, int timeout_ms) __attrib
 ROOST_SLEEP_CALL int select(int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout)
     __attribute__((alias("roost_select")));
 ROOST_SLEEP_CALL int epoll_wait(int fd, struct epoll_event* events, int n, int timeout_ms) __attribute__((alias("roost_epoll_wait")));
+ROOST_SLEEP_CALL int ppoll(struct pollfd* fds, nfds_t n, const struct timespec* timeout, const sigset_t* mask)
+    __attribute__((alias("roost_ppoll")));
+ROOST_SLEEP_CALL int pselect(int n, fd_set* r, fd_set* w, fd_set* e, const struct timespec* timeout, const sigset_t* mask)
+    __attribute__((alias("roost_pselect")));
+ROOST_SLEEP_CALL int epoll_pwait(int fd, struct epoll_event* events, int n, int timeout_ms, const sigset_t* mask)
+    __attribute__((alias("roost_epoll_pwait")));
 
 }  // extern "C"
 

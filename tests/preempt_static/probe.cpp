@@ -4,7 +4,11 @@
 // libroost defines (platform/sleep_calls.cpp), which take the C library's place in such a program, keep its
 // conventions: cancellation points, and EINVAL for a thread's CPU-time clock (an outside-user campaign: a
 // -static program's sleeping threads could no longer be cancelled).
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +64,19 @@ int main() {
   }
   if (usleep(1) != 0 || sleep(0) != 0 || nanosleep(&short_one, nullptr) != 0) {
     std::puts("FAIL: a short sleep did not return 0");
+    return 1;
+  }
+  // The masked waits' fallbacks (their system calls): what the C library returns, and a const timeout left
+  // as the caller gave it (the kernel writes the time left into it).
+  const timespec zero{0, 0}, negative{0, -1};
+  sigset_t none;
+  sigemptyset(&none);
+  epoll_event e{};
+  errno = 0;
+  if (ppoll(nullptr, 0, &short_one, &none) != 0 || short_one.tv_nsec != 1000 ||
+      pselect(0, nullptr, nullptr, nullptr, &zero, nullptr) != 0 || ppoll(nullptr, 0, &negative, nullptr) != -1 ||
+      errno != EINVAL || epoll_pwait(-1, &e, 1, 0, &none) != -1 || errno != EBADF) {
+    std::printf("FAIL: ppoll, pselect or epoll_pwait did not return what the C library returns (errno %d)\n", errno);
     return 1;
   }
   try {
