@@ -537,6 +537,35 @@ TEST(SimCompute, ATouchBeyondWhatACallMayChargeIsAUsageError) {
   EXPECT_GT(rt.virtual_time_ns(), before);
 }
 
+// A touch over host pages whose simulated pages are not consecutive is walked as several runs and charged as
+// one stream, which waits for its slowest line in whichever run: it waited for its first run's slowest, so a
+// touch whose first run hit the L2 hid the memory latency of the next (two lines cost 12.7 ns, one of them
+// alone 100).
+TEST(SimTouch, ATouchOfSeveralPageRunsWaitsForTheSlowestLineOfAnyRun) {
+  roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) l2:1(size=64KiB) core:1 pu:1", 1,
+                             "touch_ns_per_byte=0,dram.local_ns=100,dram.core_bw=10,l2.latency_ns=5,l2.bw=50"));
+  const std::size_t page = 4096;
+  char* buf = static_cast<char*>(std::aligned_alloc(page, 3 * page));
+  ASSERT_NE(buf, nullptr);
+  double two_runs = 0, alone = 0;
+  rt.run([&] {
+    roost::touch(buf + page - 64, 64);  // host page 0: simulated page 0, its last line now in the L2
+    roost::touch(buf + 2 * page, 64);   // host page 2: simulated page 1
+    const double before = rt.virtual_time_ns();
+    roost::touch(buf + page - 64, 128);  // the L2's line, then host page 1's first (simulated page 2: cold)
+    two_runs = rt.virtual_time_ns() - before;
+    const double before_alone = rt.virtual_time_ns();
+    roost::touch(buf + 2 * page + 64, 64);  // a cold line alone
+    alone = rt.virtual_time_ns() - before_alone;
+  });
+  std::free(buf);
+  EXPECT_NEAR(alone, 100, 1e-6);
+  // The slowest line's 100 ns, the L2's line at 50 B/ns and memory's at 10, but never more than the two
+  // lines' latencies, 5 + 100.
+  EXPECT_NEAR(two_runs, 105, 1e-6);
+  EXPECT_GE(two_runs, alone);
+}
+
 // The walk's errors name the call the program made: a row of touch_rows on memory that is not the
 // process's was reported as roost::touch's (an outside-user campaign).
 TEST(SimTouch, TheErrorsOfTouchRowsNameTouchRows) {

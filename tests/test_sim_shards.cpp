@@ -183,7 +183,7 @@ TEST(SimShards, PostedWalksCollectedLaterGiveTheOneModelsResultsExactly) {
         ASSERT_TRUE(same(pending[k].expected[r], got[r])) << "walk " << pending[k].ticket.seq << ", region " << r;
       pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(k));
     };
-    for (int i = 0; i < (roost_test::under_tsan() ? 600 : 3000); ++i) {
+    for (int i = 0; i < (roost_test::under_sanitizer() ? 600 : 3000); ++i) {
       const unsigned pu = static_cast<unsigned>(rng() % whole.num_pus());
       const access_kind kind = static_cast<access_kind>(rng() % 3);
       std::vector<sharded_model::byte_range> regions;

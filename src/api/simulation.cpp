@@ -414,6 +414,8 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   return {total.lines, total.remote_lines, memory_ns};
 }
 
+// One stream: it waits for its slowest line, in whichever run (it waited for the first run's slowest, so a
+// touch whose first run hit a cache hid the memory latency of the others: region_cost_ns).
 sim::region_result simulation::touch_total(const sim::region_result* runs, std::size_t n) {
   sim::region_result total = runs[0];
   for (std::size_t i = 1; i < n; ++i) {
@@ -423,6 +425,7 @@ sim::region_result simulation::touch_total(const sim::region_result* runs, std::
     total.remote_lines += r.remote_lines;
     for (std::size_t d = 0; d < total.served.size(); ++d) total.served[d] += r.served[d];
     total.latency_sum_ns += r.latency_sum_ns;
+    total.lead_latency_ns = std::max(total.lead_latency_ns, r.lead_latency_ns);
   }
   return total;
 }

@@ -192,7 +192,7 @@ class simulation final : public touch_consumer {
   // read at its start).
   bool lazy_settle_ = false;
   static double settle_touch(void* self, std::uint64_t token);
-  // The whole touch's result from its runs' results: their sums.
+  // The whole touch's result from its runs' results: their sums, and the slowest line of any.
   static sim::region_result touch_total(const sim::region_result* runs, std::size_t n);
   platform::sim_platform plat_;
   std::vector<unsigned> pu_of_worker_;
