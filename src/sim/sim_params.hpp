@@ -55,8 +55,9 @@ struct sim_params {
   // two CPUs. Speed only: every result is the same with either.
   unsigned host_threads = 0;
   // Whether the simulated platform settles a touch's charge lazily (sim_platform::on_touch_deferred: the walk
-  // goes on while other simulated workers run) or at the touch. Speed only, as host_threads.
-  bool lazy_settle = true;
+  // goes on while other simulated workers run) or at the touch. Speed only, as host_threads. Off by default:
+  // on the 2-vCPU host it was measured on, it was as often slower as faster (src/sim/README.md).
+  bool lazy_settle = false;
   // Where the values the preset's table did not give came from (ROOST_SIM_PARAMS, options::sim_params,
   // --params) and their names, lower case: what an error about one of them names (param_overrides::apply).
   // A field that allocates (these and `preset`) is left out of a second shard's copy (sharded_model.cpp).
