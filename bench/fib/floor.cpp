@@ -17,6 +17,14 @@
 //    in memory, found through a thread-local pointer as roost finds its fiber, and re-read after the other
 //    closure ran; one test per push (room), one compare at the pop, a direct call of the closure. What a
 //    join of roost's API could cost with a deque of such slots (issue #25).
+//  * floor-linked: the same two spawns (fib's help-first task-group shape, fib-invoke's two-way join) with
+//    the deque's private part a list linked through the frames in the stacks, Lace's split with no index
+//    (issue #25): a push stores the frame's link to the newest frame and then the frame's address as the
+//    newest, a pop compares the newest with its own frame and stores the link back. No store depends on a
+//    load of the deque, so the pushes and pops of a recursion do not form one chain of store-to-load
+//    forwarding through a counter, which any index (a bottom, a head, a count) makes, and which on CPUs
+//    without memory renaming (Intel) binds the time of the other floors (src/engine/README.md, "A floor
+//    for the two-way join"). A thief's request is looked at once a push, as in the others.
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
@@ -120,6 +128,73 @@ struct slot_invoke_fn {
   __attribute__((always_inline)) void operator()(F&& f, G&& g) const { slot_join(f, g); }
 };
 
+// ---- the private part linked through the frames
+struct linked_frame {
+  linked_frame* below;  // the next older private frame, nullptr at the split
+  void (*run)(void*);   // for a thief, which the share would hand the frame to
+  void* closure;
+};
+struct linked_deque {
+  linked_frame* newest = nullptr;
+  std::atomic<bool> request{false};  // a thief's request to share: a real deque shares the oldest here
+};
+struct linked_fiber {
+  linked_deque* deque;
+};
+linked_deque g_linked_deque;
+linked_fiber g_linked_fiber{&g_linked_deque};
+__thread linked_fiber* t_linked_fiber __attribute__((tls_model("initial-exec")));
+[[noreturn]] __attribute__((noinline, cold)) void linked_floor_broken() { std::abort(); }  // a request, or stolen
+template <class F, class G>
+__attribute__((always_inline)) inline void linked_join(F& f, G& g) {
+  linked_fiber* fb = t_linked_fiber;
+  if (!fb) linked_floor_broken();  // outside a task: roost throws here
+  linked_deque* d = fb->deque;
+  linked_frame me{d->newest, &run_closure<std::remove_reference_t<F>>, &f};
+  d->newest = &me;  // the stored value is the frame's address: nothing loaded
+  if (d->request.load(std::memory_order_relaxed)) [[unlikely]] linked_floor_broken();
+  g();
+  asm volatile("" ::: "memory");  // the task may run on another worker now: its deque is read again
+  d = fb->deque;
+  if (d->newest != &me) [[unlikely]] linked_floor_broken();  // shared or stolen: cannot happen on one thread
+  d->newest = me.below;
+  f();
+}
+struct linked_invoke_fn {
+  template <class F, class G>
+  __attribute__((always_inline)) void operator()(F&& f, G&& g) const { linked_join(f, g); }
+};
+// fib's task-group shape: the child's frame (its closure's arguments and result) pushed, the other call
+// made, the frame popped, compared and called.
+struct lf_frame : linked_frame {
+  int n;
+  long result;
+};
+long lf_fib(int n);
+void lf_run(void* f) {
+  auto* c = static_cast<lf_frame*>(f);
+  c->result = lf_fib(c->n);
+}
+__attribute__((noinline)) long lf_fib(int n) {
+  if (n < 2) return n;
+  linked_deque* d = t_linked_fiber->deque;
+  lf_frame child;
+  child.below = d->newest;
+  child.run = &lf_run;
+  child.closure = &child;
+  child.n = n - 1;
+  child.result = 0;
+  d->newest = &child;
+  if (d->request.load(std::memory_order_relaxed)) [[unlikely]] linked_floor_broken();
+  long b = lf_fib(n - 2);
+  asm volatile("" ::: "memory");
+  d = t_linked_fiber->deque;
+  if (d->newest != &child) [[unlikely]] linked_floor_broken();
+  d->newest = child.below;
+  child.run(child.closure);
+  return child.result + b;
+}
+
 // ---- work-first
 namespace bctx = boost::context::detail;
 struct wf_job {
@@ -208,6 +283,17 @@ void floor_invoke(problem& pb) {
   p.result = fib_invoke<slot_invoke_fn>(p.n);
   t_slot_fiber = nullptr;
 }
+
+// Both shapes: `invoke` says which (fib-invoke's two-way join, or fib's task-group shape).
+void floor_linked_of(problem& pb, bool invoke) {
+  auto& p = static_cast<problem_t&>(pb);
+  g_linked_deque.newest = nullptr;
+  t_linked_fiber = &g_linked_fiber;
+  p.result = invoke ? fib_invoke<linked_invoke_fn>(p.n) : lf_fib(p.n);
+  t_linked_fiber = nullptr;
+}
+void floor_linked(problem& pb) { floor_linked_of(pb, false); }
+void floor_linked_invoke(problem& pb) { floor_linked_of(pb, true); }
 
 void floor_help_first(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);

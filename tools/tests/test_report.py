@@ -267,7 +267,7 @@ def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
                     "--workers", "1,2", "--json", str(out)], check=True, capture_output=True, timeout=120)
     ms = load(out)
     floors = {(m.bench, m.variant, m.workers) for m in ms if m.variant.startswith("floor-")}
-    assert floors == {("fib", "floor-help", 1), ("fib", "floor-switch", 1), ("fib", "floor-call", 1)}
+    assert floors == {("fib", "floor-help", 1), ("fib", "floor-switch", 1), ("fib", "floor-call", 1), ("fib", "floor-linked", 1)}
     assert all(m.ran and m.check for m in ms if m.variant.startswith("floor-"))
     # Asked for by name, a benchmark without floors says so instead of skipping silently.
     named = tmp_path / "n.jsonl"
