@@ -383,10 +383,7 @@ simulation::charge simulation::walk(int worker, const void* base, std::size_t by
   // The runs are walked together (the model's two host threads share them); no charge comes between them,
   // so nothing else touches memory meanwhile.
   if (lazy_settle_ && !sharing_) {
-    const unsigned shift = static_cast<unsigned>(__builtin_ctzll(model_.line_bytes()));
-    std::uint64_t lines = 0;
-    for (const auto& r : runs_) lines += ((r.addr + r.bytes - 1) >> shift) - (r.addr >> shift) + 1;
-    if (model_.can_post(lines)) {
+    if (model_.can_post(model_.lines_of(runs_.data(), runs_.size()))) {
       const sim::sharded_model::walk_ticket t = model_.post(pu, runs_.data(), runs_.size(), kind);
       model_time_ += std::chrono::steady_clock::now() - model_start;
       touch_in_walk_.store(0, std::memory_order_relaxed);

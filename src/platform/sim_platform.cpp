@@ -149,10 +149,7 @@ void sim_platform::make_runnable(thread* t) {
 
 void sim_platform::charge(double ns, bool busy) {
   thread* me = current_;
-  if (costs_.jitter > 0) {
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
-    ns *= 1 + costs_.jitter * (2 * u - 1);
-  }
+  if (costs_.jitter > 0) ns *= draw_jitter_scale();
   progress_.fetch_add(1, std::memory_order_relaxed);
   if (busy) {
     busy_progress_.store(busy_progress_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
@@ -174,16 +171,26 @@ void sim_platform::account_busy(thread* me, double ns) {
   if (me->clock > busy_clock_.load(std::memory_order_relaxed)) busy_clock_.store(me->clock, std::memory_order_relaxed);
 }
 
+double sim_platform::draw_jitter_scale() {
+  const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;  // [0, 1)
+  return 1 + costs_.jitter * (2 * u - 1);
+}
+
 bool sim_platform::earliest_at_or_before(double clock) {
   while (!ready_.empty()) {
-    const ready top = ready_.top();
+    const ready& top = ready_.top();
     if (top.clock > clock) return false;
     if (top.t->deferred.token == 0) return true;
-    ready_.pop();  // its floor is not its clock: settled, it goes back with its tie
-    settle(top.t);
-    ready_.push(ready{top.t->clock, top.tie, top.t});
+    settle_top();
   }
   return false;
+}
+
+void sim_platform::settle_top() {
+  const ready top = ready_.top();
+  ready_.pop();  // its floor is not its clock: settled, it goes back with its tie
+  settle(top.t);
+  ready_.push(ready{top.t->clock, top.tie, top.t});
 }
 
 void sim_platform::settle(thread* t) {
@@ -205,10 +212,7 @@ void sim_platform::on_touch_deferred(std::size_t bytes, std::uint64_t lines, dou
   thread::deferred_touch& d = me->deferred;
   d.fixed_ns = static_cast<double>(bytes) * costs_.touch_ns_per_byte;
   d.jittered = costs_.jitter > 0;
-  if (d.jittered) {  // drawn where charge() draws it
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-    d.scale = 1 + costs_.jitter * (2 * u - 1);
-  }
+  if (d.jittered) d.scale = draw_jitter_scale();  // drawn where charge() draws it
   double floor = d.fixed_ns + floor_ns;
   if (d.jittered) floor *= d.scale;
   progress_.fetch_add(1, std::memory_order_relaxed);
@@ -246,12 +250,7 @@ void sim_platform::settle_all() {
 
 void sim_platform::switch_away() {
   if (ready_.empty()) report_deadlock();
-  while (ready_.top().t->deferred.token != 0) {  // settled before it runs, then put back in its place
-    const ready top = ready_.top();
-    ready_.pop();
-    settle(top.t);
-    ready_.push(ready{top.t->clock, top.tie, top.t});
-  }
+  while (ready_.top().t->deferred.token != 0) settle_top();  // settled before it runs, put back in its place
   thread* next = ready_.top().t;
   ready_.pop();
   thread* prev = current_;

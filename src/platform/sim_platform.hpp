@@ -275,6 +275,10 @@ class sim_platform {
   // Whether the earliest runnable thread's clock is at or before `clock`, settling deferred threads on top
   // until the one on top has its true clock: what charge() asks before it switches.
   bool earliest_at_or_before(double clock);
+  // The runnable thread on top, deferred: settled, and put back with its tie (its clock may have moved).
+  void settle_top();
+  // A charge's jitter factor, 1 +- costs_.jitter, one draw of the run's generator (costs_.jitter > 0).
+  double draw_jitter_scale();
   // A busy charge's bookkeeping once its ns are known: the clock, the busy time, the watchdog's figures.
   void account_busy(thread* me, double ns);
   // The driver (sim thread 0) is whichever OS thread calls into the runtime now: run() may be called from

@@ -131,26 +131,19 @@ region_result sharded_model::access_region(unsigned pu, std::uint64_t addr, std:
 void sharded_model::access_regions(unsigned pu, const byte_range* regions, std::size_t n, access_kind kind,
                                    region_result* out) {
   if (shards_.size() == 1) {
-    if (shardable_ && !helper_started_) {  // the helper as two shards would make it (start_helper)
-      const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
-      std::uint64_t lines = 0;
-      for (std::size_t i = 0; i < n; ++i)
-        if (regions[i].bytes) lines += ((regions[i].addr + regions[i].bytes - 1) >> shift) - (regions[i].addr >> shift) + 1;
-      if (lines >= kMinSharedLines) start_helper();
-    }
+    // The helper as two shards would make it (start_helper).
+    if (shardable_ && !helper_started_ && lines_of(regions, n) >= kMinSharedLines) start_helper();
     for (std::size_t i = 0; i < n; ++i) out[i] = shards_[0].access_region(pu, regions[i].addr, regions[i].bytes, kind);
     return;
   }
-  std::uint64_t lines = 0;
-  const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
-  for (std::size_t i = 0; i < n; ++i)
-    if (regions[i].bytes) lines += ((regions[i].addr + regions[i].bytes - 1) >> shift) - (regions[i].addr >> shift) + 1;
+  const std::uint64_t lines = lines_of(regions, n);
   if (lines >= kMinSharedLines && can_post(lines)) {  // shard by shard, each in one pass over its consecutive sets
     const walk_ticket t = post(pu, regions, n, kind);
     collect(t, out);
     return;
   }
   drain();
+  const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
   const bool is_write = kind != access_kind::read;
   const unsigned len = shards_[0].chain_length(pu);
   for (std::size_t i = 0; i < n; ++i) {

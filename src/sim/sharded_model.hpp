@@ -108,6 +108,14 @@ class sharded_model {
   unsigned numa_of(unsigned pu) const { return shards_[0].numa_of(pu); }
   unsigned chain_length(unsigned pu) const { return shards_[0].chain_length(pu); }
   std::size_t line_bytes() const { return shards_[0].line_bytes(); }
+  // The lines the n regions touch, each counted once per region (a region of no bytes touches none).
+  std::uint64_t lines_of(const byte_range* regions, std::size_t n) const {
+    const unsigned shift = static_cast<unsigned>(__builtin_ctzll(line_bytes()));
+    std::uint64_t lines = 0;
+    for (std::size_t i = 0; i < n; ++i)
+      if (regions[i].bytes) lines += ((regions[i].addr + regions[i].bytes - 1) >> shift) - (regions[i].addr >> shift) + 1;
+    return lines;
+  }
   const sim_params& params() const { return shards_[0].params(); }
   std::string summary() const { return shards_[0].summary(); }
 
