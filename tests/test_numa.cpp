@@ -314,9 +314,10 @@ TEST(NumaSearch, WorkersBarredFromAnotherNodesTasksSleep) {
   using roost::platform::page_placement;
   char* a = page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(mem[0]), 2) == 0 ? mem[0] : mem[1];
   ASSERT_EQ(page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(a), 2), 0);
-  const roost::engine::idle_state& idle = core.eng->idle();
+  roost::engine::idle_state& idle = core.eng->idle();
   std::atomic<int> started{0}, release{0};
   bool slept = false, stayed = false;
+  std::uint64_t naps_again = 0;
   auto body = [&] {
     roost::task_group g;
     for (int k = 0; k < 2; ++k)
@@ -328,13 +329,23 @@ TEST(NumaSearch, WorkersBarredFromAnotherNodesTasksSleep) {
     const auto bound = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (started.load() == 0 && std::chrono::steady_clock::now() < bound) std::this_thread::yield();
     // Both on the current epoch: one woken by the second place() but not yet run would look and nap again.
+    // A wake-up of a spawn's publication wakes one sleeper and moves the epoch, so the other, if it slept
+    // already, sleeps on an older one until something wakes it: nothing does, here (likely why a TSan run
+    // failed once). Both are woken once after the spawns, then, to look again and nap on the epoch that
+    // stays current.
     auto asleep = [&] { return idle.sleepers_now() == 2 && idle.sleepers_on_current_epoch() == 2; };
+    while (idle.sleepers_now() != 2 && std::chrono::steady_clock::now() < bound)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    idle.wake_all();
     while (!asleep() && std::chrono::steady_clock::now() < bound)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     slept = asleep();
+    // A futex wait may also end without a wake (the kernel allows it; a signal ends it): a nap or two begun
+    // again is not the bug, a worker that sets out to sleep at every look (hundreds in 50 ms) is.
     const std::uint64_t begun = idle.naps_begun();
     for (int i = 0; i < 50 && slept; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    stayed = slept && idle.naps_begun() == begun && idle.sleepers_now() == 2;
+    naps_again = idle.naps_begun() - begun;
+    stayed = slept && naps_again <= 2;
     release.store(1);
     g.wait();
   };
@@ -342,7 +353,7 @@ TEST(NumaSearch, WorkersBarredFromAnotherNodesTasksSleep) {
   EXPECT_EQ(started.load(), 2);
   EXPECT_TRUE(slept) << "node 1's workers did not fall asleep in 60 s (" << idle.sleepers_now() << " asleep, "
                      << idle.sleepers_on_current_epoch() << " on the current epoch)";
-  EXPECT_TRUE(stayed) << "a worker set out to sleep again with no work it may take";
+  EXPECT_TRUE(stayed) << "workers set out to sleep " << naps_again << " times in 50 ms with no work they may take";
   roost::numa_free(mem[0]);
   roost::numa_free(mem[1]);
 }
