@@ -469,16 +469,14 @@ slow:
 // The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no
 // code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
 // on its worker, engine.hpp), and user code could call one (a closure's copy constructor); the join builds
-// its frame around a reference, no user code. One load fewer a spawn (#25). The group's count is not
-// written: the join pushes one child and pops that one itself; should the engine join it after all, the
-// child is not on this deque any more, and the join writes a group without a base first
-// (group_state::for_engine_join). Returns the deque's bottom after the push (the frame's index + 1), which
-// the join's pop compares and stores back less one (pop_first_child_on).
-__attribute__((noinline, cold)) inline std::int64_t push_first_child_slow_here(group_state& g, task_frame& f) {
+// its frame around a reference, no user code. One load fewer a spawn (#25). The group's count and base
+// (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
+// pushes one child and pops that one itself; should the engine join it after all, the child is not on this
+// deque any more, and the join writes a group without a base first (group_state::for_engine_join).
+__attribute__((noinline, cold)) inline void push_first_child_slow_here(group_state& g, task_frame& f) {
   push_first_child_or_undo(g, *running_fiber(), f);
-  return g.queue_base + 1;  // where push_first_child_in_scope pushed it
 }
-ROOST_DETAIL_SPAWN_INLINE inline std::int64_t push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
+ROOST_DETAIL_SPAWN_INLINE inline void push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
@@ -489,13 +487,12 @@ ROOST_DETAIL_SPAWN_INLINE inline std::int64_t push_first_child_on(worker_abi& w,
                       ROOST_CRITICAL_DEQUE_FIELDS(L)
                     : "cc", "memory"
                     : slow);
-  return t;  // the sequence leaves the new bottom in t
+  return;
 slow:
-  return push_first_child_slow_here(g, f);
+  push_first_child_slow_here(g, f);
 #else
   (void)w;
   push_first_child_or_undo(g, *running_fiber(), f);
-  return g.queue_base + 1;
 #endif
 }
 
@@ -569,41 +566,30 @@ slow:
 
 // The same for the two-way join (fork_join2.hpp), off the deque of `w`, the worker the calling thread
 // serves now (running_worker()), read by the caller after the other half ran: a task that moved meanwhile
-// reads its new worker, and from the read on it cannot move (a preempted task resumes on its worker).
-// `end`: what push_first_child_on returned, the bottom right after the frame's push. The frame is on top
-// exactly when the bottom is `end` again and the slot below it holds the frame (a frame lies in at most one
-// deque; below a bottom every slot was written by the latest push at its index, so a stale copy of the
-// frame's address cannot match), the test pop_first_child makes from the loaded bottom. The index stored
-// back comes from `end`, not from the loaded bottom: the bottom's store no longer waits for its load, so
-// the pushes and pops of a recursion do not form one chain of store-to-load forwarding through the deque's
-// bottom (issue #25). What is left of the chain is the push's (its index is the bottom it loads): the whole
-// chain goes only with an index nobody counts (src/engine/README.md, "A floor for the two-way join"). On
-// an Intel Xeon (Sapphire Rapids) VM, fib-invoke(35) at one worker took 0.94x the time under ws-help
-// (16 interleaved rounds of two binaries, 0.74-1.20) and 1.00x under ws.
+// reads its new worker, and from the read on it cannot move (a preempted task resumes on its worker), so
+// the sequence may start at the bottom's load, as push_first_child_on's does.
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
   return pop_first_child_slow<expect>(g, *running_fiber());
 }
 template <spawn_path expect>
-ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g, std::int64_t end) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
   std::atomic<job*>* slots;
   asm volatile goto(
-      "0:\n\t"
-      "cmpq %c[floor](%[w]), %[end]\n\t"
-      "jle %l[slow]\n\t"  // as pop_first_child's: the frame's index lies below the private part's floor
-      "cmpq %c[bottom](%[w]), %[end]\n\t"
-      "jne %l[slow]\n\t"  // something else on top, or another deque
-      "leaq -1(%[end]), %[b]\n\t"
+      ROOST_CRITICAL_BEGIN_AT_WORKER
+      "cmpq %c[floor](%[w]), %[b]\n\t"
+      "jle %l[slow]\n\t"  // as pop_first_child's
+      "subq $1, %[b]\n\t"
       ROOST_CRITICAL_SLOT
       "cmpq %[mine], (%[slots],%[t],8)\n\t"
       "jne %l[slow]\n\t"
       "movq %[b], %c[bottom](%[w])\n"  // commit
       "1:\n\t" ROOST_CRITICAL_RECORD
       : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), [end] "r"(end), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
+      : [w] "r"(&w), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
         [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);
@@ -612,7 +598,6 @@ slow:
   return pop_first_child_slow_here<expect>(g);
 #else
   (void)w;
-  (void)end;
   return pop_first_child_in_scope<expect>(g, *running_fiber());
 #endif
 }

@@ -60,9 +60,8 @@ __attribute__((noinline, cold)) inline bool pop_from_join_queue_slow(group_state
 // on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
 // hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
 // state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
-// `end`: the deque's bottom right after the push (push_first_child_on), unused on path inline_join_queue.
 template <spawn_path P>
-ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g, std::int64_t end) {
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g) {
   if constexpr (P == spawn_path::inline_join_queue) {
 #ifdef ROOST_CRITICAL_WINDOWS
     if (pop_from_join_queue_on(running_worker(), g)) [[likely]] return true;
@@ -71,7 +70,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g, std::int64
     return pop_from_join_queue_in_scope(g);
 #endif
   } else {
-    return pop_first_child_on<P>(running_worker(), g, end);  // the path through the deque's floor (abi.hpp)
+    return pop_first_child_on<P>(running_worker(), g);  // the path through the deque's floor (abi.hpp)
   }
 }
 
@@ -82,8 +81,8 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g, std::int64
 // there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
 // engine runs it as a named and observed task.
 template <spawn_path P, class Pushed>
-ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed, std::int64_t end) {
-  if (pop_pushed_back<P>(g, end)) [[likely]] {
+ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed) {
+  if (pop_pushed_back<P>(g)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
   }
@@ -98,10 +97,9 @@ ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed
 // Out of line: inlined into the join, this cold path cost the common one 2 instructions per spawn
 // (callgrind, fib-invoke: ws-help 102 against 100, ws 106 against 104).
 template <spawn_path P, class Pushed>
-__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, Pushed& pushed,
-                                                                    std::int64_t end) noexcept {
+__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, Pushed& pushed) noexcept {
   try {
-    join_pushed<P>(g, pushed, end);
+    join_pushed<P>(g, pushed);
   } catch (...) {
     return std::current_exception();
   }
@@ -141,7 +139,6 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
   // did not compile: an outside-user campaign).
   auto* f = ::new (static_cast<void*>(g.inline_frame))
       frame_t(std::reference_wrapper<Pushed>(pushed), typename frame_t::unnamed_t{});
-  std::int64_t end = 0;  // where the push left the deque's bottom (not kept on path inline_join_queue)
   if constexpr (P == spawn_path::inline_join_queue) {
     g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
     // Where the policy names no queue, nothing was pushed, and the frame holds a reference: nothing to undo.
@@ -154,18 +151,18 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
     if (!push_onto_policy_queue_in_scope(f)) return false;
 #endif
   } else {
-    end = push_first_child_on(w, g, *f);  // onto the deque of the worker the caller's task runs on (abi.hpp)
+    push_first_child_on(w, g, *f);  // onto the deque of the worker the caller's task runs on (abi.hpp)
   }
   try {
     here();
   } catch (...) {
     // When both halves throw, the first closure's exception leaves, the one the serial program throws:
     // help-first pushed the first closure, work-first runs it here.
-    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed, end);
+    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed);
     if (P == spawn_path::inline_help_first && pushed_error) std::rethrow_exception(pushed_error);
     throw;
   }
-  join_pushed<P>(g, pushed, end);
+  join_pushed<P>(g, pushed);
   return true;
 }
 
