@@ -778,13 +778,7 @@ class engine final : public engine_base {
     // it. That one has a later epoch (the fiber's epoch grows at every switch away, and we own j now, so
     // the read is safe). Taking it for ours credited this child to the later group and left its own group
     // waiting forever: adws on fib(18), 2 workers, hung in about 1% of runs without stealing.
-    // The epoch is read through `parent`, which this frame held since its start, not through j, which the
-    // compiler would use (the two are equal there): through j, its load waited for the pop's load of the
-    // slot, which waited for the bottom the child's last store had left, one chain of loads whose end
-    // blocked this task's return (the sampled hot spot of ws's fib, issue #25).
-    fiber* held = parent;
-    asm("" : "+r"(held));  // the compiler may not know that held == j
-    if (j == static_cast<job*>(parent) && held->epoch == parent_epoch) return end_locally<kOnStack>(now, parent);
+    if (j == static_cast<job*>(parent) && parent->epoch == parent_epoch) return end_locally<kOnStack>(now, parent);
     // The parent was taken by someone else: this child completes remotely.
     job* next = j;
     of(now).policy_.before_remote_end(now);
