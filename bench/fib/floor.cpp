@@ -22,9 +22,9 @@
 //    (issue #25): a push stores the frame's link to the newest frame and then the frame's address as the
 //    newest, a pop compares the newest with its own frame and stores the link back. No store depends on a
 //    load of the deque, so the pushes and pops of a recursion do not form one chain of store-to-load
-//    forwarding through a counter, which any index (a bottom, a head, a count) makes, and which on CPUs
-//    without memory renaming (Intel) binds the time of the other floors (src/engine/README.md, "A floor
-//    for the two-way join"). A thief's request is looked at once a push, as in the others.
+//    forwarding through a counter, which any index (a bottom, a head, a count) makes, and which on an
+//    Intel Xeon (Sapphire Rapids) binds the time of the other floors (src/engine/README.md, "The chain
+//    through the deque's index"). A thief's request is looked at once a push, as in the others.
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
