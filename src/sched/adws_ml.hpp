@@ -66,37 +66,46 @@ class adws_ml_policy : public policy_base {
       }
     }
     if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
-      const bool leaf = is_leaf(cur.tier);
-      const double mine = leaf ? of(w).leaf_group : group_of(w, cur.tier);
       // A child on the leaf level with a one-group range opens no node of its own (open_group: nothing
       // below to descend to, nothing to deal) and activates none at its end: it keeps the engine's
       // cleared node, as adws's plain children do. Above the leaf level its groups may descend, and
       // their nodes hang under this one.
-      if (!leaf) f.id.sched_node = hold(cur.sched_node);
       f.id.tier = cur.tier;
-      f.id.range_lo = mine;
-      f.id.range_hi = mine + 0.5;
+      if (is_leaf(cur.tier)) [[likely]] {
+        const per_worker& me = of(w);
+        f.id.range_lo = me.leaf_lo;  // the doubles made once (an unsigned's conversion cost 6 instructions a spawn)
+        f.id.range_hi = me.leaf_lo + 0.5;
+        f.id.one_leaf_group = 1;
+      } else {
+        const double mine = group_of(w, cur.tier);
+        f.id.sched_node = hold(cur.sched_node);
+        f.id.range_lo = mine;
+        f.id.range_hi = mine + 0.5;
+      }
       return spawn_order::child_first;
     }
     return deal(w, f, cur, g);
   }
   bool ship(engine::worker& w, detail::task_frame* f);
   // The per-spawn paths while a worker represents its own (leaf) group, onto the queue it works from, as in
-  // adws: its deque inline; its migration queue's own end (migrated work) and everything else out of line.
-  // Both leaf queues wake sleepers when they share.
+  // adws: the queue the inline join pushes onto (sync_join_queue: the deque, or the migration queue's own
+  // end while it runs migrated work), which is named exactly while the worker is on its leaf level, not
+  // searching and has nothing kept; everything else out of line, where the same queue is taken while the
+  // worker represents the leaf level. One load and test (it was 8 instructions a spawn). Both leaf queues
+  // wake sleepers when they share.
   void publish_continuation(engine::worker& w, engine::fiber* parent) {
-    per_worker& me = of(w);
-    if (is_leaf(level_now(me)) && !me.leaf->use_mig) w.deque.push(parent);
+    if (detail::ws_deque<detail::job>* q = w.join_queue) [[likely]] q->push(parent);
     else publish_continuation_slow(w, parent);
   }
   detail::job* pop_own(engine::worker& w) {
     per_worker& me = of(w);
-    // Look before taking, as adws does: a new iteration, a mailbox task or kept work go the slow way.
-    if (me.iteration == iteration_.load(std::memory_order_relaxed) && is_leaf(level_now(me))) {
-      group_queues& q = *me.leaf;
-      if (q.mailbox.load(std::memory_order_relaxed) == nullptr && q.kept.empty_hint())
-        if (detail::job* t = q.use_mig ? q.migq.split().pop_bottom() : w.deque.pop()) return t;
-    }
+    // Look before taking, as adws does: a new iteration or a mailbox task go the slow way, and so does a
+    // worker the join queue is not named for (sync_join_queue: not on its leaf level, searching, or with
+    // kept work). A migration queue's own end found empty leaves for the slow way too, which takes what its
+    // inbox received.
+    if (detail::ws_deque<detail::job>* q = w.join_queue; q && me.iteration == iteration_.load(std::memory_order_relaxed) &&
+                                                          me.leaf->mailbox.load(std::memory_order_relaxed) == nullptr)
+      if (detail::job* t = q->pop()) return t;
     return pop_own_slow(w);
   }
   // A job the engine gave back (it resumes a waiter first) may be a task returning to this group's head to
@@ -133,8 +142,9 @@ class adws_ml_policy : public policy_base {
   // groups would descend from DRAM and be dealt.
   void adopt_unnamed(engine::worker& w, detail::task_id& id) {
     id.tier = static_cast<std::uint8_t>(leaf_level_);
-    id.range_lo = of(w).leaf_group;
+    id.range_lo = of(w).leaf_lo;
     id.range_hi = id.range_lo + 0.5;
+    id.one_leaf_group = 1;
   }
   // The child of a spawn that threw never runs: its hold (order(), deal()) ends here. A child whose order()
   // threw (open_group's reservation) was given no node: its own is still the cleared one. A group's first
@@ -167,9 +177,12 @@ class adws_ml_policy : public policy_base {
   // changes (only its own dealing or finish_group would change it), so its groups are plain; and no search
   // runs at their joins: the child's end ended any (on_task_end), and a running task starts one again only
   // by finishing a group it dealt or descended with (finish_group), which such a task never has.
+  // A task its spawn marked (one_leaf_group: order()) is such a task without the range's floor (20
+  // instructions a join in fib, 9 with the mark).
   bool join_hooks_idle(engine::worker& w, const detail::group_state& g) const {
     const detail::task_id& t = *w.current_task;
-    return g.dist.mode == kPlain && is_leaf(t.tier) && !adws::multi({t.range_lo, t.range_hi});
+    if (g.dist.mode != kPlain) return false;
+    return t.one_leaf_group || (is_leaf(t.tier) && !adws::multi({t.range_lo, t.range_hi}));
   }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();
@@ -253,6 +266,7 @@ class adws_ml_policy : public policy_base {
   struct alignas(64) per_worker {
     group_queues* leaf = nullptr;  // the queues of the worker's own (leaf-level) group
     unsigned leaf_group = 0;       // that group's index on the leaf level (group_of(w, leaf_level_))
+    double leaf_lo = 0;            // ... as a range's coordinate
     std::uint64_t iteration = 0;
     adws::node_ref<node> current;  // with its generation: a climb from a node reused since ends there
     unsigned level = 0;       // the memory level this worker's own tasks moved it to (see level_now)

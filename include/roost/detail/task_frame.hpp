@@ -34,6 +34,9 @@ struct task_id {
   // cats keeps its footprint profile (seed 000 §3.2) in nodes of its own (profile/soid_tree.hpp), named by
   // sched_node; the task keeps only its tier.
   std::uint8_t tier;  // cats: the task's tier; adws-ml: the memory level range_lo/hi count groups of
+  // adws-ml: 1 where the spawn knew the range to lie in one group of the leaf level (a plain child there),
+  // which stays so for the task's life; 0: not known. Spares the range's floor at every join (#25).
+  std::uint8_t one_leaf_group;
   std::uint64_t serial;  // trace serial, set when the task begins while tracing (0: none)
 
   task_id() : parent(nullptr), index(0), depth(0), next_child(0), split_depth(0) { clear_sched(); }  // a root
@@ -53,6 +56,7 @@ struct task_id {
     range_lo = range_hi = 0;
     sched_node = nullptr;
     tier = 0;
+    one_leaf_group = 0;
     serial = 0;
   }
 };
