@@ -2,7 +2,10 @@
 // simulated platform's deterministic tests: random fan-out, depth, leaf work, hints (often wrong on
 // purpose; data sizes from a few bytes to more than any cache), thrown and caught exceptions, task groups
 // and parallel_invoke (the two-way join), and a node's children split over two groups open at once and
-// joined in either order (the shapes behind adws-ml's stalls found by an outside-user campaign). Leaf work
+// joined in either order (the shapes behind adws-ml's stalls found by an outside-user campaign), and a child
+// that spawns its last sibling into the group the parent would have spawned it into (a spawn by another task
+// than the group's owner, which may come after that group's wait returned: its destructor then joins it).
+// Leaf work
 // is declared to the simulator (roost::compute, natively free), so that simulated runs interleave.
 // Everything about a node follows from (tree seed, node id), so serial and parallel walks see the same tree.
 #pragma once
@@ -51,6 +54,7 @@ struct node_shape {
   bool joins;         // with 2 or 3 children: one parallel_invoke instead of a task_group
   bool two_groups;    // its spawned children split over two task groups open at once
   bool first_first;   // two groups: the first declared is joined first
+  bool sibling_spawns_last;  // a task group's first child spawns the last child (not run inline) itself
 };
 
 inline node_shape shape_of(std::uint64_t seed, std::uint64_t id, int depth) {
@@ -66,6 +70,7 @@ inline node_shape shape_of(std::uint64_t seed, std::uint64_t id, int depth) {
   s.joins = ((r >> 48) % 2) == 0;
   s.two_groups = ((r >> 52) % 3) == 0;
   s.first_first = ((r >> 56) % 2) == 0;
+  s.sibling_spawns_last = ((r >> 60) % 4) == 0;
   return s;
 }
 
@@ -120,10 +125,30 @@ inline std::uint64_t parallel(std::uint64_t seed, std::uint64_t id, int depth) {
       std::uint64_t r = mix(id + seed);
       roost::task_group tg = s.use_group_hints ? hinted_group(r) : roost::task_group();
       roost::task_group other = s.use_group_hints ? hinted_group(mix(r)) : roost::task_group();
+      const auto group_of = [&](unsigned i) -> roost::task_group& {
+        return s.two_groups && ((r >> (20 + i)) & 1) ? other : tg;
+      };
+      // The first child spawns the last one into the last one's group, before its own subtree, so that a
+      // tree where nothing throws still runs every node. Only into a group that outlives the first child's
+      // join: its own, or `tg`, declared first and so destroyed last. Into `other` from a child of `tg`, the
+      // program would be wrong: where something throws, the unwinding destroys `other` before `tg`'s
+      // destructor runs the first child, which then spawns into a dead group (ASan: stack-use-after-scope).
+      const bool sibling_spawns = s.sibling_spawns_last && s.fanout >= 2 && !s.inline_last &&
+                                  (&group_of(s.fanout - 1) == &tg || &group_of(0) == &group_of(s.fanout - 1));
       for (unsigned i = 0; i < s.fanout; ++i) {
         std::uint64_t child = id * 5 + i + 1;
-        roost::task_group& into = s.two_groups && ((r >> (20 + i)) & 1) ? other : tg;
-        if (i + 1 == s.fanout && s.inline_last) {
+        roost::task_group& into = group_of(i);
+        if (sibling_spawns && i == 0) {
+          roost::task_group& last_into = group_of(s.fanout - 1);
+          const unsigned last = s.fanout - 1;
+          const std::uint64_t last_child = id * 5 + s.fanout;
+          into.run([&kids, &last_into, last, last_child, seed, child, depth] {
+            last_into.run([&kids, last, last_child, seed, depth] { kids[last] = parallel(seed, last_child, depth + 1); });
+            kids[0] = parallel(seed, child, depth + 1);
+          });
+        } else if (sibling_spawns && i + 1 == s.fanout) {
+          // spawned by the first child
+        } else if (i + 1 == s.fanout && s.inline_last) {
           kids[i] = parallel(seed, child, depth + 1);
         } else if ((r >> i) & 1) {
           into.run([&kids, i, seed, child, depth] { kids[i] = parallel(seed, child, depth + 1); },
