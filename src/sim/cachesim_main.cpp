@@ -110,17 +110,22 @@ cache_spec parse_level(const std::string& text, int index, unsigned pus) {
   std::string item;
   const std::string what = "--level '" + text + "'";
   bool have_size = false, have_ways = false;
+  std::uint64_t ways = 0;  // checked before it is narrowed: ways=4294967298 was taken as 2 ways
   while (std::getline(ss, item, ',')) {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     if ((key == "size" && std::exchange(have_size, true)) || (key == "ways" && std::exchange(have_ways, true)))
       usage_error(what + ": " + key + " is given twice; give it once");
     if (key == "size") c.bytes = parse_bytes(value, what + " size");
-    else if (key == "ways") c.ways = static_cast<unsigned>(parse_u64(value, what + " ways"));
+    else if (key == "ways") ways = parse_u64(value, what + " ways");
     else usage_error(what + ": unknown item '" + item + "'; valid: size=BYTES, ways=N");
   }
-  if (c.bytes == 0 || c.ways == 0 || c.ways > 1024)
-    usage_error(what + ": needs size=BYTES (at least one line) and ways=N (1 to 1024)");
+  // Each missing or wrong item named on its own, as every other option's error is.
+  if (!have_size) usage_error(what + ": needs size=BYTES (at least one line)");
+  if (!have_ways) usage_error(what + ": needs ways=N (1 to 1024)");
+  if (c.bytes == 0) usage_error(what + " size=0: must be at least one line");
+  if (ways == 0 || ways > 1024) usage_error(what + " ways=" + std::to_string(ways) + ": must be 1 to 1024");
+  c.ways = static_cast<unsigned>(ways);
   if (c.level > max_cache_level) usage_error("at most " + std::to_string(max_cache_level) + " --level options");
   for (unsigned p = 0; p < pus; ++p) c.pus.push_back(p);
   return c;

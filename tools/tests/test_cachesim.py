@@ -328,6 +328,22 @@ def test_trace_and_machine_mistakes_are_one_line_errors(tmp_path):
         assert run.returncode == 2 and "usage:" not in run.stderr and run.stderr.count("\n") == 1, run.stderr
 
 
+def test_a_level_names_its_missing_or_wrong_item(tmp_path):
+    """ways=4294967298 was narrowed to 32 bits unchecked and ran a 2-way cache; size=0 and ways=0 shared one
+    message that named neither."""
+    trace = tmp_path / "t.txt"
+    trace.write_text("R 0 8\n")
+    cases = [("size=1KiB,ways=4294967298", "--level 'size=1KiB,ways=4294967298' ways=4294967298: must be 1 to 1024"),
+             ("size=1KiB,ways=1025", "ways=1025: must be 1 to 1024"),
+             ("size=1KiB,ways=0", "ways=0: must be 1 to 1024"),
+             ("size=0,ways=8", "size=0: must be at least one line"),
+             ("size=1KiB", "needs ways=N (1 to 1024)"),
+             ("ways=8", "needs size=BYTES (at least one line)")]
+    for level, why in cases:
+        run = subprocess.run([CACHESIM, "--level", level, "--trace", str(trace)], capture_output=True, text=True)
+        assert run.returncode == 2 and why in run.stderr, (level, run.stderr)
+
+
 def test_a_setting_given_twice_or_an_empty_pair_is_refused_not_last_wins(tmp_path):
     """Each of these ran with the last value, or dropped the empty pair, without a word (an outside-user campaign);
     ROOST_SIM_PARAMS refuses them all."""
