@@ -27,8 +27,12 @@
 // `select` with a timeout, an event loop's timed `epoll_wait`): such a loop waiting for a sibling task was in
 // the kernel at every tick and never preempted (an outside-user campaign); a call without a timeout only
 // pays the unmarked branch. And their forms with a signal mask, ppoll, pselect and epoll_pwait, for the same
-// loops written with them. Not wrapped: waits that end only when something wakes them (mutexes, condition
-// variables, futexes, a blocking read), which a tick does not end; the user guide says so.
+// loops written with them. And the reads a loop polls a descriptor with, read, recv, recvfrom and recvmsg: a
+// task reading a non-blocking pipe or socket until a sibling task writes to it was in the kernel or the C
+// library at every tick and kept its worker for good (named as a gap in earlier notes); a blocking one
+// returns only with data, so its return is as good a place as any. Not wrapped: waits that end only when
+// something wakes them (mutexes, condition variables, futexes, a blocking read that nothing feeds), which a
+// tick does not end; the user guide says so.
 #include "platform/preempt_signal.hpp"
 
 #include <dlfcn.h>
@@ -38,6 +42,7 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +78,10 @@ struct next_definitions {
   int (*ppoll)(struct pollfd*, nfds_t, const struct timespec*, const sigset_t*) = nullptr;
   int (*pselect)(int, fd_set*, fd_set*, fd_set*, const struct timespec*, const sigset_t*) = nullptr;
   int (*epoll_pwait)(int, struct epoll_event*, int, int, const sigset_t*) = nullptr;
+  ssize_t (*read)(int, void*, size_t) = nullptr;
+  ssize_t (*recv)(int, void*, size_t, int) = nullptr;
+  ssize_t (*recvfrom)(int, void*, size_t, int, struct sockaddr*, socklen_t*) = nullptr;
+  ssize_t (*recvmsg)(int, struct msghdr*, int) = nullptr;
 };
 next_definitions g_next;
 
@@ -92,6 +101,10 @@ __attribute__((constructor(101))) void look_up_next_definitions() {
   look_up(g_next.ppoll, "ppoll");
   look_up(g_next.pselect, "pselect");
   look_up(g_next.epoll_pwait, "epoll_pwait");
+  look_up(g_next.read, "read");
+  look_up(g_next.recv, "recv");
+  look_up(g_next.recvfrom, "recvfrom");
+  look_up(g_next.recvmsg, "recvmsg");
 }
 
 // After the C library's call returned: the engine's hook, if a tick was deferred in a system library while
@@ -138,6 +151,7 @@ extern "C" int __nanosleep(const struct timespec* req, struct timespec* rem);
 extern "C" int __sched_yield();
 extern "C" int __poll(struct pollfd* fds, nfds_t n, int timeout_ms);
 extern "C" int __select(int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout);
+extern "C" ssize_t __read(int fd, void* buf, size_t n);
 #else  // another C library (musl has none of these names): the system calls, no cancellation points
 namespace {
 int __nanosleep(const struct timespec* req, struct timespec* rem) {
@@ -151,6 +165,7 @@ int __poll(struct pollfd* fds, nfds_t n, int timeout_ms) {
 int __select(int n, fd_set* r, fd_set* w, fd_set* e, struct timeval* timeout) {
   return static_cast<int>(syscall(SYS_select, n, r, w, e, timeout));
 }
+ssize_t __read(int fd, void* buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
 }  // namespace
 #endif
 
@@ -222,6 +237,14 @@ int fallback_pselect(int n, fd_set* r, fd_set* w, fd_set* e, const struct timesp
 int fallback_epoll_pwait(int fd, struct epoll_event* events, int n, int timeout_ms, const sigset_t* mask) {
   return static_cast<int>(
       with_async_cancel([&] { return syscall(SYS_epoll_pwait, fd, events, n, timeout_ms, mask, _NSIG / 8); }));
+}
+// The receives' internal names are the C library's private ones: their system calls (recv is recvfrom
+// without an address), cancellation points as above.
+ssize_t fallback_recvfrom(int fd, void* buf, size_t n, int flags, struct sockaddr* from, socklen_t* from_len) {
+  return with_async_cancel([&] { return syscall(SYS_recvfrom, fd, buf, n, flags, from, from_len); });
+}
+ssize_t fallback_recvmsg(int fd, struct msghdr* msg, int flags) {
+  return with_async_cancel([&] { return syscall(SYS_recvmsg, fd, msg, flags); });
 }
 }  // namespace
 }  // namespace roost::platform::preempt
@@ -306,6 +329,33 @@ __attribute__((visibility("hidden"))) int roost_epoll_pwait(int fd, struct epoll
   return r;
 }
 
+__attribute__((visibility("hidden"))) ssize_t roost_read(int fd, void* buf, size_t n) {
+  const ssize_t r = preempt::g_next.read ? preempt::g_next.read(fd, buf, n) : __read(fd, buf, n);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
+__attribute__((visibility("hidden"))) ssize_t roost_recv(int fd, void* buf, size_t n, int flags) {
+  const ssize_t r = preempt::g_next.recv ? preempt::g_next.recv(fd, buf, n, flags)
+                                         : preempt::fallback_recvfrom(fd, buf, n, flags, nullptr, nullptr);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
+__attribute__((visibility("hidden"))) ssize_t roost_recvfrom(int fd, void* buf, size_t n, int flags, struct sockaddr* from,
+                                                              socklen_t* from_len) {
+  const ssize_t r = preempt::g_next.recvfrom ? preempt::g_next.recvfrom(fd, buf, n, flags, from, from_len)
+                                             : preempt::fallback_recvfrom(fd, buf, n, flags, from, from_len);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
+__attribute__((visibility("hidden"))) ssize_t roost_recvmsg(int fd, struct msghdr* msg, int flags) {
+  const ssize_t r = preempt::g_next.recvmsg ? preempt::g_next.recvmsg(fd, msg, flags) : preempt::fallback_recvmsg(fd, msg, flags);
+  preempt::after_call(__builtin_return_address(0), false);
+  return r;
+}
+
 ROOST_SLEEP_CALL int nanosleep(const struct timespec* req, struct timespec* rem) __attribute__((alias("roost_nanosleep")));
 ROOST_SLEEP_CALL int clock_nanosleep(clockid_t clock, int flags, const struct timespec* req, struct timespec* rem)
     __attribute__((alias("roost_clock_nanosleep")));
@@ -322,6 +372,11 @@ ROOST_SLEEP_CALL int pselect(int n, fd_set* r, fd_set* w, fd_set* e, const struc
     __attribute__((alias("roost_pselect")));
 ROOST_SLEEP_CALL int epoll_pwait(int fd, struct epoll_event* events, int n, int timeout_ms, const sigset_t* mask)
     __attribute__((alias("roost_epoll_pwait")));
+ROOST_SLEEP_CALL ssize_t read(int fd, void* buf, size_t n) __attribute__((alias("roost_read")));
+ROOST_SLEEP_CALL ssize_t recv(int fd, void* buf, size_t n, int flags) __attribute__((alias("roost_recv")));
+ROOST_SLEEP_CALL ssize_t recvfrom(int fd, void* buf, size_t n, int flags, struct sockaddr* from, socklen_t* from_len)
+    __attribute__((alias("roost_recvfrom")));
+ROOST_SLEEP_CALL ssize_t recvmsg(int fd, struct msghdr* msg, int flags) __attribute__((alias("roost_recvmsg")));
 
 }  // extern "C"
 
