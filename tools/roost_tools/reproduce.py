@@ -650,8 +650,21 @@ def preemption(ctx: Ctx) -> Result:
                         + f" of {2 * len(kinds) * len(variants) + 4} figures")
     # Each design's overhead: the larger of signal-yield's and KLT-switching's, under ws and ws-help.
     per_kind = {k: max(over[(mode, k, v)] for mode in ("signal", "klt") for v in variants) for k in kinds}
-    best_kind = min(per_kind, key=lambda k: per_kind[k])
+    # CPU-time timers fire at the kernel's scheduler tick, whatever the interval: at "1 ms" they tick every
+    # 4 ms of CPU time on a 250 Hz kernel. The thesis's figure is for ticks at the interval, so the verdict
+    # reads only the designs that tick at it; the CPU-time figure is given beside, with its rate here.
+    rates = {}
+    for line in ctx.bench_text(["--preempt-timers", "3"]).splitlines():
+        m = re.match(r"\s+(per-worker aligned|per-worker CPU time)\s.*?([0-9]+) ticks/s per thread", line)
+        if m:
+            rates[m.group(1)] = int(m.group(2))
+    if set(rates) != {"per-worker aligned", "per-worker CPU time"}:
+        raise RowFailed("roost-bench --preempt-timers printed no tick rate for "
+                        + str(sorted({"per-worker aligned", "per-worker CPU time"} - set(rates))))
+    at_interval = [k for k in kinds if kinds[k] != "cputime"]
+    best_kind = min(at_interval, key=lambda k: per_kind[k])
     best = per_kind[best_kind]
+    cpu = per_kind["CPU-time timers"]
     worst = max(over.values())
     details = ["| preemption cost (median of 1,000 in 5 interleaved rounds, 10 ms) | roost (us) | x pthreads | Table 3.1 (us) | x pthreads | goal |",
                "|---|---|---|---|---|---|"]
@@ -668,17 +681,23 @@ def preemption(ctx: Ctx) -> Result:
     details.append(f"| off, the aligned timers' ticks alone (empty handler) | {bare['ws']:.3f}x | {bare['ws-help']:.3f}x |")
     details.append(f"| off again (control: a second runtime, the same) | {control['ws']:.3f}x | {control['ws-help']:.3f}x |")
     roost = (f"signal-yield {ratio['signal-yield']:.2f}x, KLT-switching {ratio['KLT-switching']:.2f}x pthreads; "
-             f"overhead {100 * (best - 1):+.1f}% at most with the best timer design "
-             f"(ROOST_PREEMPT_TIMER={kinds[best_kind]}), {100 * (worst - 1):+.1f}% with any")
+             f"overhead at 1 ms {100 * (best - 1):+.1f}% at most with the best design that ticks at the interval "
+             f"(ROOST_PREEMPT_TIMER={kinds[best_kind]}), {100 * (worst - 1):+.1f}% with any; "
+             f"{100 * (cpu - 1):+.1f}% with CPU-time timers, which tick at the kernel's "
+             f"{rates['per-worker CPU time']} a second")
     note = ("The cost of a preemption is within the goals (signal-yield <= 1.3x, KLT-switching <= 2.5x pthreads; "
             "on this VM single runs vary by 20-30%). " if met else
             "The cost of a preemption is above a goal (signal-yield <= 1.3x, KLT-switching <= 2.5x pthreads; on "
             "this VM single runs vary by 20-30%). ")
+    note += ("ROOST_PREEMPT_TIMER=cputime rides the kernel's own scheduler tick, so at a 1 ms interval a busy "
+             f"worker took {rates['per-worker CPU time']} ticks a second here against "
+             f"{rates['per-worker aligned']} under the aligned timers (`roost-bench --preempt-timers 3`): its "
+             f"{100 * (cpu - 1):+.1f}% is the overhead of a coarser interval, not the thesis's 1 ms. ")
     note += (f"The thesis's < 1% overhead at 1 ms is met on fib with ROOST_PREEMPT_TIMER={kinds[best_kind]} "
              "(signal-yield and KLT-switching, ws and ws-help): every spawn path of ws and ws-help runs the same "
              "instructions on and off (ws's work-first spawn lies in the runtime text, which the handler knows by "
              "address). " if best < 1.01 else
-             "The thesis's < 1% overhead at 1 ms is missed on fib by every timer design, the best being "
+             "The thesis's < 1% overhead at 1 ms is missed on fib by every timer design that ticks at the interval, the best being "
              f"ROOST_PREEMPT_TIMER={kinds[best_kind]}, in this run, where a second runtime with preemption off "
              f"measured {min(control.values()):.3f}-{max(control.values()):.3f}x the first: the method's own "
              "spread. The spawn paths of ws and ws-help run the same instructions on and off (src/engine/README.md, "
