@@ -409,6 +409,33 @@ TEST_P(Preempt, ATaskPollingWithSleepsOrYieldsForALaterTaskCompletesOnOneWorker)
     }
 }
 
+// A thread's mark outlives the run that left it, so a wrapped call on any thread may read the table of system
+// libraries' code (preempt_signal.cpp) while another thread makes a runtime whose handler is the process's
+// first, which reads the loaded libraries again. The table used to be rewritten from its start there: TSan
+// saw the rewrite race with a wrapped read() of hwloc on a thread making another runtime (an outside-user
+// campaign of runtimes on several threads). Meaningful under TSan, which `make test` runs: each new handler
+// here is a first install, and the other thread's marked calls read the table all the while.
+TEST(PreemptThread, MarkedCallsOnAnotherThreadReadTheLibraryTableWhileHandlersAreInstalled) {
+  std::atomic<bool> stop{false};
+  std::atomic<long> calls{0};
+  std::thread other([&] {
+    while (!stop.load(std::memory_order_acquire)) {
+      // No task runs on this thread: the hook finds no worker and preempts nothing, after reading the table.
+      roost::platform::preempt::defer_to_sleep_exit(0);
+      EXPECT_EQ(sched_yield(), 0);
+      calls.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+  while (calls.load(std::memory_order_relaxed) == 0) std::this_thread::yield();  // the reads have begun
+  for (int i = 0; i < 50; ++i) {
+    roost::runtime rt(preempting("ws", 1, "1ms", "aligned", i % 2 ? "klt" : "signal"));
+    EXPECT_EQ(rt.run([] { return 7; }), 7);
+  }
+  stop.store(true, std::memory_order_release);
+  other.join();
+  EXPECT_GT(calls.load(), 0);
+}
+
 // The hook itself, without waiting for a tick: a thread marked as a tick deferred in a system library marks
 // it, whose task's progress has not moved since, is preempted when its next sleeping call returns, and the
 // call's errno is the task's on the thread it resumes on. A mark whose progress moved on preempts nothing.

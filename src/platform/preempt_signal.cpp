@@ -27,14 +27,21 @@ namespace roost::platform::preempt {
 
 namespace {
 
-// The system libraries' executable segments, written before the handler is installed and read only by it.
+// The system libraries' executable segments, read by the handler and by the wrapped calls of every thread
+// (sleep_calls.cpp, after_call: a thread's mark outlives the run that left it). Append-only: an install adds
+// the segments of libraries loaded since, and an entry, once counted in, never changes, so a reader needs no
+// lock. Rewritten from the start at each first install, the table was torn under a wrapped read() of hwloc on
+// a thread making one runtime while another thread installed another runtime's handler (TSan; an
+// outside-user campaign of concurrent runtimes). A segment of a system library that was unloaded stays in:
+// ticks are deferred there, which is always safe.
 struct code_range {
   std::uintptr_t lo, hi;
   bool cxx_runtime;  // libstdc++'s or libc++'s (sleep_calls.cpp: their sleep_for may be preempted at its call)
 };
-constexpr int kMaxRanges = 64;
+constexpr int kMaxRanges = 256;
 code_range g_ranges[kMaxRanges];
-std::atomic<int> g_range_count{0};
+std::atomic<int> g_range_count{0};  // written by install only, under g_install_mu
+bool g_ranges_full = false;         // a segment found no room (said once by install)
 
 // Whether the file name of `path` (its part after the last '/') begins with one of `prefixes`.
 bool file_name_starts_with(const char* path, std::initializer_list<const char*> prefixes) {
@@ -93,11 +100,19 @@ int collect(struct dl_phdr_info* info, std::size_t, void* allocator) {
   }
   if (!is_system_library(info->dlpi_name) && !holds_allocator) return 0;
   int n = g_range_count.load(std::memory_order_relaxed);
-  for (int i = 0; i < info->dlpi_phnum && n < kMaxRanges; ++i) {
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
-    std::uintptr_t lo = info->dlpi_addr + ph.p_vaddr;
-    g_ranges[n++] = {lo, lo + ph.p_memsz, file_name_starts_with(info->dlpi_name, kCxxRuntime)};
+    const code_range r{info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz,
+                       file_name_starts_with(info->dlpi_name, kCxxRuntime)};
+    bool known = false;
+    for (int k = 0; k < n && !known; ++k) known = g_ranges[k].lo == r.lo && g_ranges[k].hi == r.hi;
+    if (known) continue;
+    if (n == kMaxRanges) {
+      g_ranges_full = true;
+      break;
+    }
+    g_ranges[n++] = r;  // filled before the count that lets readers see it
   }
   g_range_count.store(n, std::memory_order_release);
   return 0;
@@ -212,7 +227,6 @@ void install(tick_fn on_tick, const std::string& setting) {
                        "ticks with (its own, or another copy of roost's: a shared library that links roost into "
                        "itself); remove it, or turn preemption off (ROOST_PREEMPT=off)");
   }
-  g_range_count.store(0, std::memory_order_relaxed);
   allocator_entries allocator;
   const char* const entries[3] = {"malloc", "free", "_Znwm"};  // _Znwm: operator new(size_t)
   for (int i = 0; i < 3; ++i) {
@@ -220,6 +234,13 @@ void install(tick_fn on_tick, const std::string& setting) {
     allocator.at[3 + i] = reinterpret_cast<std::uintptr_t>(::dlsym(RTLD_NEXT, entries[i]));
   }
   dl_iterate_phdr(&collect, &allocator);
+  static bool told_full = false;
+  if (g_ranges_full && !told_full) {
+    told_full = true;
+    std::fprintf(stderr, "roost: %s: more than %d code segments of system libraries were loaded in this "
+                 "process's life; ticks inside the later ones are not deferred, so a task preempted there may "
+                 "hold a lock of theirs\n", setting.c_str(), kMaxRanges);
+  }
   // A sanitizer's runtime linked into the program (clang's default) defines malloc, free and the sleeping calls
   // there itself: the warnings below name it, not an allocator or a plugin the program does not have (an
   // outside-user campaign found both under TSan).
