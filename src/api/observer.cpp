@@ -10,6 +10,7 @@
 #include "engine/engine_base.hpp"
 #include "engine/task_path.hpp"
 #include "engine/worker.hpp"
+#include "platform/fork_hold.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
 #include "roost/errors.hpp"
@@ -135,6 +136,9 @@ void detail::set_sim_hooks(bool on) {
 // (rethrow_observer_error); the run itself goes on, and so do the callbacks.
 namespace {
 std::mutex g_observer_error_mu;
+__attribute__((constructor)) void watch_forks_for_observer_errors() {
+  platform::hold_across_forks<g_observer_error_mu>();  // platform/fork_hold.hpp
+}
 std::exception_ptr g_observer_error;            // g_observer_error_mu
 std::atomic<bool> g_observer_failed{false};     // g_observer_error is set: the check after each run
 template <class Call>

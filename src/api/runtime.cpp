@@ -102,12 +102,9 @@ void numbering_after_fork_in_child() {
   numbered().mu.unlock();
   trace::install_tracer(nullptr);
 }
-void watch_forks() {
-  static const bool registered = [] {
-    ::pthread_atfork(&numbering_before_fork, &numbering_after_fork_in_parent, &numbering_after_fork_in_child);
-    return true;
-  }();
-  (void)registered;
+// Registered before main: registered at the first runtime, a fork while it was made could copy the locks held.
+__attribute__((constructor)) void watch_forks() {
+  ::pthread_atfork(&numbering_before_fork, &numbering_after_fork_in_parent, &numbering_after_fork_in_child);
 }
 
 // The number of one runtime's file at a path that came from `variable`. Taken when the runtime starts to be
@@ -392,7 +389,6 @@ resolved_options resolve_or_empty_report(const options& o) {
 runtime_core::runtime_core(const options& o) : runtime_core(o, &sched::make_engine) {}
 
 runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or_empty_report(o)) {
-  watch_forks();  // before any runtime of the process numbers a file or traces
   // Given in code, the distribution becomes the allocator's default (roost/memory.hpp) once the runtime is
   // made (below): a runtime that fails to be made changes nothing. Checked here, with the other settings.
   // From the environment the allocator reads it itself, also before any runtime exists.

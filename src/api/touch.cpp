@@ -9,6 +9,7 @@
 #include "api/region_check.hpp"
 #include "engine/engine_base.hpp"
 #include "engine/worker.hpp"
+#include "platform/fork_hold.hpp"
 #include "roost/detail/abi.hpp"
 #include "roost/errors.hpp"
 #include "roost/runtime.hpp"
@@ -27,6 +28,9 @@ std::atomic<touch_consumer*> g_program_consumer{nullptr};
 using consumer_calls = listener_calls<struct program_touch_consumer_tag>;
 [[maybe_unused]] const bool consumer_calls_fork_handler = consumer_calls::watch_forks();  // listener_calls.hpp
 unsigned g_runtime_listeners = 0;  // g_listeners_mu
+// Held across fork() (platform/fork_hold.hpp): a child forked while another thread made or destroyed a
+// simulated or traced runtime hung making its own (an outside-user campaign).
+__attribute__((constructor)) void watch_forks_for_listeners() { platform::hold_across_forks<g_listeners_mu>(); }
 
 void refresh_listening_locked() {
   const bool any = g_program_consumer.load(std::memory_order_relaxed) != nullptr || g_runtime_listeners != 0;

@@ -1,6 +1,8 @@
 #include "engine/engine_base.hpp"
+#include "platform/fork_hold.hpp"
 #include "platform/say_once.hpp"
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -73,6 +75,10 @@ started_engines& started() {
   static started_engines* s = new started_engines;
   return *s;
 }
+std::mutex& started_mutex() { return started().mu; }
+// Held across fork() (platform/fork_hold.hpp): a child forked while another thread started or stopped a
+// runtime hung making a runtime of its own.
+__attribute__((constructor)) void watch_forks_for_started() { platform::hold_across_forks_of<&started_mutex>(); }
 
 void unregister_started(engine_base* e) {
   std::lock_guard<std::mutex> lock(started().mu);

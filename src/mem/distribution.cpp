@@ -11,6 +11,7 @@
 #include <limits>
 #include <sstream>
 
+#include "platform/fork_hold.hpp"
 #include "platform/page_placement.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
@@ -27,6 +28,9 @@ using platform::page_rule;
 using platform::placed_range;
 
 std::mutex g_default_mu;
+__attribute__((constructor)) void watch_forks_for_default() {
+  platform::hold_across_forks<g_default_mu>();  // a child's numa_alloc reads the default (platform/fork_hold.hpp)
+}
 bool g_default_set = false;
 bool g_default_in_code = false;  // set_default_distribution: the variable is not read
 distribution g_default = distribution::standard;

@@ -1,5 +1,6 @@
 // Linux implementation of the platform layer.
 #include "platform/platform.hpp"
+#include "platform/page_placement.hpp"
 
 #include <linux/futex.h>
 #include <linux/membarrier.h>
@@ -188,6 +189,24 @@ bool native_platform::enable_heavy_barrier() {
 }
 
 void native_platform::heavy_barrier() { syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0); }
+
+namespace {
+// The probes a process makes once, each a function-local static made at its first use, while a runtime is
+// made: fork() copies one that another thread is making "in progress", and the child's first use of it waits
+// for ever (__cxa_guard_acquire; an outside-user campaign: a child forked while another thread made the
+// process's first runtime hung in enable_heavy_barrier). Finished before every fork instead: a probe in
+// progress on another thread is waited for, one nobody made yet is made here (once; the membarrier
+// registration and libnuma's look at the machine are all it costs a program that forks). After this no
+// thread can be making one, so the child finds each made or untouched.
+void finish_probes_before_fork() {
+  (void)native_platform::enable_heavy_barrier();
+  (void)native_platform::relax_count_for_ns(1);
+  (void)native_platform::page_size();
+  (void)page_placement::native_nodes();
+}
+// Before main, so that registering is no window of its own.
+__attribute__((constructor)) void watch_forks_for_probes() { ::pthread_atfork(&finish_probes_before_fork, nullptr, nullptr); }
+}  // namespace
 
 std::size_t native_platform::page_size() {
   static const std::size_t ps = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));

@@ -1,6 +1,7 @@
 #include "platform/page_placement.hpp"
 
 #include <numa.h>
+#include <pthread.h>
 #include <numaif.h>
 #include <sys/mman.h>
 
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -34,6 +36,27 @@ struct registry {
 registry& ranges() {
   static registry* r = new registry;  // never destroyed: memory may be freed during static destruction
   return *r;
+}
+// Both locks are held across fork(), so that a child forked while another thread allocated or freed placed
+// memory gets them free; taken in the order remove() nests them (a removal listener may look a range up).
+// Registered before main.
+void placements_before_fork() {
+  ranges().listeners_mu.lock();
+  ranges().mu.lock();
+}
+void placements_after_fork_in_parent() {
+  ranges().mu.unlock();
+  ranges().listeners_mu.unlock();
+}
+// The child's thread has another thread id than the parent's that took the write lock, and glibc's rwlock
+// unlock reads a writer by its id: unlocked there, it stayed write-locked and the child's first numa_alloc
+// hung. The child's only thread holds the lock alone, so a new lock in its place is the same lock free.
+void placements_after_fork_in_child() {
+  ::new (static_cast<void*>(&ranges().mu)) std::shared_mutex;
+  ranges().listeners_mu.unlock();
+}
+__attribute__((constructor)) void watch_forks_for_placements() {
+  ::pthread_atfork(&placements_before_fork, &placements_after_fork_in_parent, &placements_after_fork_in_child);
 }
 
 bool libnuma_usable() {

@@ -1,4 +1,5 @@
 #include "platform/preempt_signal.hpp"
+#include "platform/fork_hold.hpp"
 
 #include <dlfcn.h>
 #include <linux/futex.h>
@@ -134,6 +135,12 @@ int g_installs = 0;
 tick_fn g_on_tick = nullptr;
 struct sigaction g_previous;
 
+// Held across fork() (fork_hold.hpp): a child forked while another thread made or destroyed a runtime with
+// preemption (install, uninstall) hung making a runtime of its own (4 children of 100). The child keeps the
+// parent's count: the parent's runtimes are copies there that are never destroyed, and the handler, which a
+// child inherits, stays.
+__attribute__((constructor)) void watch_forks_for_installs() { hold_across_forks<g_install_mu>(); }
+
 // The calling thread's lingering timer (preempt_signal.hpp, linger). `owner` is its exchange with the handler,
 // which runs on the same thread: an atomic exchange on both sides, so that exactly one of them ends it. The
 // id and tid are written before owner, and read after it, with signal fences between (same thread).
@@ -191,11 +198,9 @@ std::string static_system_libraries(const std::vector<std::string>& loaded) {
 bool static_cxx_runtime(const std::vector<std::string>& loaded) { return !any_named(loaded, kCxxRuntime); }
 
 namespace {
-void watch_forks_for_lingering();
 }  // namespace
 
 void install(tick_fn on_tick, const std::string& setting) {
-  watch_forks_for_lingering();
   std::lock_guard<std::mutex> lk(g_install_mu);
   if (g_installs++ > 0) return;
   std::vector<std::string> loaded;
@@ -497,12 +502,9 @@ void linger_after_fork_in_child() {
   g_linger_mu.unlock();
   pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
 }
-void watch_forks_for_lingering() {
-  static const bool registered = [] {
-    ::pthread_atfork(&linger_before_fork, &linger_after_fork_in_parent, &linger_after_fork_in_child);
-    return true;
-  }();
-  (void)registered;
+// Registered before main: registered at the first install, a fork during it could copy the list's lock held.
+__attribute__((constructor)) void watch_forks_for_lingering() {
+  ::pthread_atfork(&linger_before_fork, &linger_after_fork_in_parent, &linger_after_fork_in_child);
 }
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "sim/host_memory.hpp"
+#include "platform/fork_hold.hpp"
 
 #include <sys/mman.h>
 
@@ -69,6 +70,12 @@ std::atomic<std::size_t> g_in_use{0};  // bytes handed out and not given back (h
 pool& the_pool() {
   static pool* p = new pool;  // never destroyed: a model may be freed during static destruction
   return *p;
+}
+std::mutex& pool_mutex() { return the_pool().mu; }
+// Held across fork() (platform/fork_hold.hpp): a child forked while another thread built a simulated
+// runtime's model would wait for it for ever.
+__attribute__((constructor)) void watch_forks_for_pool() {
+  platform::hold_across_forks_of<&pool_mutex>();
 }
 
 std::size_t mapped_bytes(std::size_t bytes) {

@@ -8,9 +8,11 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 
 #include "platform/platform.hpp"
+#include "platform/fork_hold.hpp"
 #include "roost/errors.hpp"
 #include "roost/options.hpp"
 #include "topology/synthetic.hpp"
@@ -18,6 +20,17 @@
 namespace roost::topo {
 
 namespace {
+
+// hwloc keeps process-wide locks of its own (its components' registry, taken by init, load and destroy),
+// which fork() copies held while another thread is inside one of those calls: a child forked then hung in its
+// first runtime's hwloc_topology_load (an outside-user campaign: 5 children of 150, forked while another
+// thread made and destroyed runtimes). roost's uses of hwloc go one at a time under this lock, which a fork
+// holds, so that no thread of the parent is inside hwloc when a child is made.
+std::mutex& hwloc_mutex() {
+  static std::mutex* m = new std::mutex;  // never destroyed: runtimes may be made during static destruction
+  return *m;
+}
+__attribute__((constructor)) void watch_forks_for_hwloc() { platform::hold_across_forks_of<&hwloc_mutex>(); }
 
 struct hwloc_handle {
   hwloc_topology_t t = nullptr;
@@ -70,6 +83,7 @@ topology topology::load(const std::string& description, const std::string& sourc
   const std::uint64_t described_pus =
       tp.virtual_ && !xml ? check_synthetic(description, max_workers, tp.named()) : 0;  // before hwloc builds
 
+  const std::lock_guard<std::mutex> one_at_a_time(hwloc_mutex());  // released after h is destroyed
   hwloc_handle h;
   if (hwloc_topology_init(&h.t) != 0) throw config_error("roost: hwloc_topology_init failed");
   if (xml) {

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <new>
 
+#include "platform/fork_hold.hpp"
 #include "platform/platform.hpp"
 #include "roost/detail/sanitizers.hpp"
 
@@ -36,6 +37,8 @@ std::atomic<std::uintptr_t> g_guard_lo[kMaxGuards];
 std::atomic<std::uintptr_t> g_guard_hi[kMaxGuards];
 std::atomic<std::size_t> g_guard_slots{0};  // high-water mark of used slots
 std::mutex g_guard_mutex;                   // serialises register/unregister (never taken in the handler)
+// Held across fork() (platform/fork_hold.hpp): every runtime registers its stacks' guards as it is made.
+__attribute__((constructor)) void watch_forks_for_guards() { platform::hold_across_forks<g_guard_mutex>(); }
 
 void register_guard(std::uintptr_t lo, std::uintptr_t hi) {
   std::lock_guard<std::mutex> lk(g_guard_mutex);
