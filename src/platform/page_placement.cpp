@@ -20,6 +20,7 @@
 
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
+#include "roost/detail/sanitizers.hpp"
 #include "roost/errors.hpp"
 
 namespace roost::platform {
@@ -52,6 +53,12 @@ void placements_after_fork_in_parent() {
 // unlock reads a writer by its id: unlocked there, it stayed write-locked and the child's first numa_alloc
 // hung. The child's only thread holds the lock alone, so a new lock in its place is the same lock free.
 void placements_after_fork_in_child() {
+#ifdef ROOST_TSAN
+  // TSan's view: the old lock released (else it took the child's thread for its holder for good, and saw
+  // every lock the child takes later nested inside it). The real unlock does nothing useful here; the lock is
+  // made anew below.
+  ranges().mu.unlock();
+#endif
   ::new (static_cast<void*>(&ranges().mu)) std::shared_mutex;
   ranges().listeners_mu.unlock();
 }
