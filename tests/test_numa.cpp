@@ -1039,6 +1039,48 @@ TEST(NumaSim, CoarseDataIsPlacedByItsRuleAndNumaRunsEachTaskOnItsDataNode) {
   EXPECT_GT(remote_lines_of_map("ws"), 8 * 16384 / 2);
 }
 
+// The coarse distribution's round robin ("successive allocations on successive nodes") counts a runtime's
+// allocations apart from other runtimes': each starts where the process's count stood when it was made, and
+// allocations outside every task continue the process's. With one count for the process, the second of two
+// identical simulated runtimes placed its data one node further on, and its report differed from the
+// first's (an outside-user campaign: 23 of 40 random programs run twice in one process).
+TEST(NumaSim, EachRuntimeCountsItsOwnCoarseAllocationsFromWhereTheProcessStood) {
+  using roost::platform::page_placement;
+  auto* before = static_cast<char*>(roost::numa_alloc(kPage, roost::distribution::coarse));  // the process's count
+  const int before_node = page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(before), 8);
+  struct outcome {
+    std::vector<int> nodes;
+    double virtual_ns;
+    long long remote;
+  };
+  auto program = [&] {
+    roost::runtime rt(seed002_sim("ws", 2));
+    outcome o;
+    rt.run([&] {
+      for (int k = 0; k < 3; ++k) {
+        auto* p = static_cast<char*>(roost::numa_alloc(4 * kPage, roost::distribution::coarse));
+        roost::touch(p, 4 * kPage, roost::access::write);
+        o.nodes.push_back(roost::numa_node_of(p));
+        roost::numa_free(p);
+      }
+    });
+    o.virtual_ns = rt.virtual_time_ns();
+    o.remote = rt.simulated_remote_dram();
+    return o;
+  };
+  const outcome first = program(), second = program();
+  EXPECT_EQ(first.nodes, (std::vector<int>{(before_node + 1) % 8, (before_node + 2) % 8, (before_node + 3) % 8}));
+  EXPECT_EQ(second.nodes, first.nodes);
+  EXPECT_EQ(second.virtual_ns, first.virtual_ns);
+  EXPECT_EQ(second.remote, first.remote);
+  EXPECT_GT(first.remote, 0);  // the root's node is 0: at least two of the three are remote
+  // Outside every task the process's count goes on from its own last allocation, not the runtimes'.
+  auto* after = static_cast<char*>(roost::numa_alloc(kPage, roost::distribution::coarse));
+  EXPECT_EQ(page_placement::node_by_rule(reinterpret_cast<std::uintptr_t>(after), 8), (before_node + 1) % 8);
+  roost::numa_free(before);
+  roost::numa_free(after);
+}
+
 // Reduction's shape (seed 002 Table 4) with fine pages: one task spawns a few wide tasks whose data is spread
 // evenly over every node, so Algorithm 1 keeps them all on the spawner's node, whose six cores alone ran
 // them while the seed's threshold (96 tasks), even halved at each fruitless search, kept the other nodes

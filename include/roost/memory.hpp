@@ -12,7 +12,10 @@
 //   coarse    each allocation whole on one node, successive allocations on successive nodes; an allocation
 //             made of `parts` parts counts each part as an allocation of its own, so parts == nodes cuts
 //             one array into contiguous blocks, one per node (parts of whole pages, as even as that allows:
-//             their sizes differ by one page at most)
+//             their sizes differ by one page at most). "Successive" counts per runtime: the allocations of
+//             a runtime's tasks go on from where the process's count stood when the runtime was made, those
+//             outside every task on the process's count, so one runtime's allocations never move another's
+//             data (the same program run twice in one process places its data the same way)
 // The default for numa_alloc(bytes) and numa_allocator<T>() is ROOST_DATA_DISTRIBUTION (standard, fine or
 // coarse; read the first time the default is needed: the first numa_alloc without a distribution, or the
 // first numa_allocator made without one), unless set_default_distribution() or a runtime made with

@@ -20,6 +20,7 @@
 #include "platform/say_once.hpp"
 #include "engine/observe.hpp"
 #include "engine/preemption.hpp"
+#include "mem/distribution.hpp"
 #include "platform/output_file.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
@@ -460,6 +461,7 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
   say_each_once(cfg.unknown_env_notes);
   say_each_once(cfg.unused_env_notes);
   eng = make(cfg, tp, std::move(pl));
+  eng->coarse_parts().store(detail::coarse_parts_counted_outside_runtimes(), std::memory_order_relaxed);  // no task ran yet
   if (!cfg.trace.empty()) {
     trace::tracer::caches c;
     for (const auto& n : tp->nodes())

@@ -46,6 +46,12 @@ class engine_base {
   long creator_pid() const { return creator_pid_; }
   // Stops and joins them; every root task must have finished.
   void stop();
+  // The coarse distribution's count of parts for allocations this runtime's tasks make (mem/distribution.cpp:
+  // successive allocations on successive nodes). The runtime's own, started where the process's count stood
+  // when the runtime was made, so that one runtime's allocations do not move another's data: two runtimes made
+  // one after the other with the same program placed it differently, and a simulated report depended on what
+  // the process had run before (an outside-user campaign).
+  std::atomic<std::uint64_t>& coarse_parts() { return coarse_parts_; }
   // Sets every worker's spawn path from its policy and the hook flag (detail::spawn_path).
   void set_spawn_paths();
 
@@ -161,6 +167,7 @@ class engine_base {
   std::atomic<bool> stop_{false};
   trace::tracer* tracer_ = nullptr;
   std::atomic<touch_consumer*> touch_sink_{nullptr};
+  std::atomic<std::uint64_t> coarse_parts_{0};
   std::uint64_t roots_run_ = 0;  // calls of run_root so far (serialised by runtime::run)
   const unsigned relax_per_poll_ = platform::os::relax_count_for_ns(kPollNs);
 };

@@ -11,6 +11,8 @@
 #include <limits>
 #include <sstream>
 
+#include "engine/engine_base.hpp"
+#include "engine/worker.hpp"
 #include "platform/fork_hold.hpp"
 #include "platform/page_placement.hpp"
 #include "platform/platform.hpp"
@@ -35,7 +37,9 @@ bool g_default_set = false;
 bool g_default_in_code = false;  // set_default_distribution: the variable is not read
 distribution g_default = distribution::standard;
 
-// Seed 002 §3: "the round-robin node selection counter for the coarse distribution policy".
+// Seed 002 §3: "the round-robin node selection counter for the coarse distribution policy". The process's,
+// for allocations made outside every runtime's tasks; a runtime's tasks count on the runtime's own
+// (engine_base::coarse_parts), which starts where this one stood when the runtime was made.
 std::atomic<std::uint64_t> g_next_part{0};
 
 // A distribution outside the enumeration (a cast from a number) is named, not read as standard.
@@ -99,6 +103,8 @@ void set_default_distribution(distribution d) {
   g_default_in_code = true;
 }
 
+std::uint64_t detail::coarse_parts_counted_outside_runtimes() { return g_next_part.load(std::memory_order_relaxed); }
+
 bool detail::default_distribution_set_in_code() {
   std::lock_guard lk(g_default_mu);
   return g_default_in_code;
@@ -145,7 +151,8 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
          << " bytes); use more parts, or fine";
       throw usage_error(os.str());
     }
-    r.first_part = g_next_part.fetch_add(parts, std::memory_order_relaxed);
+    engine::worker* w = engine::current_worker();  // a task's: its runtime counts (engine_base::coarse_parts)
+    r.first_part = (w ? w->eng->coarse_parts() : g_next_part).fetch_add(parts, std::memory_order_relaxed);
   }
   // Fine memory starts at a page number that is a multiple of this machine's nodes, where the kernel's
   // interleaving places it by the rule (page_placement.hpp).
