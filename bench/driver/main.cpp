@@ -81,7 +81,7 @@ std::vector<std::string> split(const std::string& option, const std::string& s) 
 const std::vector<std::string>& peer_variants() {
   static const std::vector<std::string> v{"tbb", "tbb-pfor", "omp-gcc", "omp-gcc-static", "omp-gcc-dynamic",
                                           "omp-clang", "omp-clang-static", "omp-clang-dynamic",
-                                          "floor-help", "floor-switch", "floor-call", "floor-linked"};
+                                          "floor-help", "floor-switch", "floor-call", "floor-linked", "floor-erased"};
   return v;
 }
 
@@ -277,6 +277,7 @@ bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
   if (v == "floor-switch") return b.floor_switch;
   if (v == "floor-call") return b.floor_call;
   if (v == "floor-linked") return b.floor_linked;
+  if (v == "floor-erased") return b.floor_erased;
   return nullptr;
 }
 
@@ -561,7 +562,9 @@ void list() {
               "  floor-call         fib only, 1 worker: the least a work-first spawn costs here (the child called on\n"
               "                     another stack, the parent's context saved for a thief: roost's design)\n"
               "  floor-linked       fib and fib-invoke, 1 worker: floor-help with the deque's private part a list linked\n"
-              "                     through the frames, no index to count (issue #25)\n");
+              "                     through the frames, no index to count (issue #25)\n"
+              "  floor-erased       fib-invoke, 1 worker: floor-linked's join calling the pushed half through the\n"
+              "                     function its frame holds, as a join that does not know the child's type must\n");
 }
 
 }  // namespace

@@ -25,6 +25,9 @@
 //    forwarding through a counter, which any index (a bottom, a head, a count) makes, and which on an
 //    Intel Xeon (Sapphire Rapids) binds the time of the other floors (src/engine/README.md, "The chain
 //    through the deque's index"). A thief's request is looked at once a push, as in the others.
+//  * floor-erased (fib-invoke): floor-linked's join, but the pushed closure is called through the function
+//    pointer its frame holds for a thief, as a join that does not know the child's type must (a task_group's
+//    wait): the child's body then runs in a function of its own, not inlined into the join (issue #25).
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
@@ -164,6 +167,27 @@ struct linked_invoke_fn {
   template <class F, class G>
   __attribute__((always_inline)) void operator()(F&& f, G&& g) const { linked_join(f, g); }
 };
+// The same join calling the pushed closure through the function its frame holds for a thief: what a join
+// that does not know the child's type pays (a task_group's wait: the frame's operations table).
+template <class F, class G>
+__attribute__((always_inline)) inline void linked_join_erased(F& f, G& g) {
+  linked_fiber* fb = t_linked_fiber;
+  if (!fb) linked_floor_broken();
+  linked_deque* d = fb->deque;
+  linked_frame me{d->newest, &run_closure<std::remove_reference_t<F>>, &f};
+  d->newest = &me;
+  if (d->request.load(std::memory_order_relaxed)) [[unlikely]] linked_floor_broken();
+  g();
+  asm volatile("" ::: "memory");
+  d = fb->deque;
+  if (d->newest != &me) [[unlikely]] linked_floor_broken();
+  d->newest = me.below;
+  me.run(me.closure);
+}
+struct linked_erased_invoke_fn {
+  template <class F, class G>
+  __attribute__((always_inline)) void operator()(F&& f, G&& g) const { linked_join_erased(f, g); }
+};
 // fib's task-group shape: the child's frame (its closure's arguments and result) pushed, the other call
 // made, the frame popped, compared and called.
 struct lf_frame : linked_frame {
@@ -294,6 +318,13 @@ void floor_linked_of(problem& pb, bool invoke) {
 }
 void floor_linked(problem& pb) { floor_linked_of(pb, false); }
 void floor_linked_invoke(problem& pb) { floor_linked_of(pb, true); }
+void floor_erased_invoke(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  g_linked_deque.newest = nullptr;
+  t_linked_fiber = &g_linked_fiber;
+  p.result = fib_invoke<linked_erased_invoke_fn>(p.n);
+  t_linked_fiber = nullptr;
+}
 
 void floor_help_first(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
