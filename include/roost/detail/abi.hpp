@@ -391,6 +391,28 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "andq %[b], %[t]\n\t"                \
   "movq %c[slots_at](%[w]), %[slots]\n\t"
 #define ROOST_CRITICAL_REGISTERS [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+// The pops' end, for a sequence that addresses the deque through %[w]: the slot below bottom %[b] is taken when it
+// holds %[mine], the group's inline frame, and the lowered bottom committed; another job on top (the child
+// was taken) leaves for the slow path. The compare comes before the store.
+#define ROOST_CRITICAL_POP_MINE           \
+  "subq $1, %[b]\n\t"                     \
+  ROOST_CRITICAL_SLOT                     \
+  "cmpq %[mine], (%[slots],%[t],8)\n\t"   \
+  "jne %l[slow]\n\t"                      \
+  "movq %[b], %c[bottom](%[w])\n" /* commit */ \
+  "1:\n\t" ROOST_CRITICAL_RECORD
+// The policy-queue windows' first test: the queue named is the worker's own deque, at offset 0 of the worker;
+// none, or another queue, leaves for label `other`.
+#define ROOST_CRITICAL_OWN_QUEUE         \
+  "cmpq %[w], %c[queue](%[w])\n\t"       \
+  "jne %l[other]\n\t"
+#define ROOST_CRITICAL_MINE(g) [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>((g).inline_frame)))
+// What the policy-queue pops test besides the deque: the path, the run-first slot, the named queue, the split
+// and the request (the push limit's sign).
+#define ROOST_CRITICAL_QUEUE_POP_FIELDS(L)                                                                         \
+  [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),                      \
+      [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit), \
+      ROOST_CRITICAL_DEQUE_FIELDS(L)
 #define ROOST_CRITICAL_DEQUE_FIELDS(L) \
   [bottom] "i"(L.bottom), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
 #endif
@@ -545,14 +567,9 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child(group_state& g, fiber_abi&
       // path is no longer inline (hooks came: the engine joins): all three leave the floor at or above b.
       "cmpq %c[floor](%[w]), %[b]\n\t"
       "jle %l[slow]\n\t"
-      "subq $1, %[b]\n\t"
-      ROOST_CRITICAL_SLOT
-      "cmpq %[mine], (%[slots],%[t],8)\n\t"
-      "jne %l[slow]\n\t"  // another job on top: the child was taken
-      "movq %[b], %c[bottom](%[w])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
+      ROOST_CRITICAL_POP_MINE  // another job on top: the child was taken
       : ROOST_CRITICAL_REGISTERS
-      : [worker] "m"(fb.worker), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
+      : [worker] "m"(fb.worker), ROOST_CRITICAL_MINE(g),
         [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);
@@ -582,14 +599,9 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
       ROOST_CRITICAL_BEGIN_AT_WORKER
       "cmpq %c[floor](%[w]), %[b]\n\t"
       "jle %l[slow]\n\t"  // as pop_first_child's
-      "subq $1, %[b]\n\t"
-      ROOST_CRITICAL_SLOT
-      "cmpq %[mine], (%[slots],%[t],8)\n\t"
-      "jne %l[slow]\n\t"
-      "movq %[b], %c[bottom](%[w])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
+      ROOST_CRITICAL_POP_MINE
       : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
+      : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
         [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
       : "cc", "memory"
       : slow);
@@ -659,8 +671,7 @@ ROOST_DETAIL_SPAWN_INLINE inline int push_onto_join_queue_on(worker_abi& w, task
   std::atomic<job*>* slots;
   asm volatile goto(
       "0:\n\t"
-      "cmpq %[w], %c[queue](%[w])\n\t"
-      "jne %l[other]\n\t"  // none, or another queue than the worker's deque (at offset 0 of the worker)
+      ROOST_CRITICAL_OWN_QUEUE
       "movq %c[bottom](%[w]), %[b]\n\t"
       "cmpq %c[limit](%[w]), %[b]\n\t"
       "jge %l[slow]\n\t"  // no room without growing, or a request
@@ -712,10 +723,8 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, gro
       "movq %[b], %c[bottom](%[q])\n"  // commit
       "1:\n\t" ROOST_CRITICAL_RECORD
       : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
-        [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),
-        [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit),
-        ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
+        ROOST_CRITICAL_QUEUE_POP_FIELDS(L)
       : "cc", "memory"
       : slow);
   return true;
@@ -734,24 +743,16 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_join_queue_on(worker_abi& w, grou
       "movq %c[run_first](%[w]), %[t]\n\t"
       "cmpq $0, (%[t])\n\t"
       "jne %l[slow]\n\t"
-      "cmpq %[w], %c[queue](%[w])\n\t"
-      "jne %l[other]\n\t"  // none, or another queue than the worker's deque (at offset 0 of the worker)
+      ROOST_CRITICAL_OWN_QUEUE
       "movq %c[bottom](%[w]), %[b]\n\t"
       "cmpq %c[split_seen](%[w]), %[b]\n\t"
       "jle %l[slow]\n\t"
       "cmpq $0, %c[limit](%[w])\n\t"
       "jl %l[slow]\n\t"
-      "subq $1, %[b]\n\t"
-      ROOST_CRITICAL_SLOT
-      "cmpq %[mine], (%[slots],%[t],8)\n\t"
-      "jne %l[slow]\n\t"
-      "movq %[b], %c[bottom](%[w])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
+      ROOST_CRITICAL_POP_MINE
       : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>(g.inline_frame))),
-        [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),
-        [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit),
-        ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
+        ROOST_CRITICAL_QUEUE_POP_FIELDS(L)
       : "cc", "memory"
       : other, slow);
   return true;
