@@ -148,7 +148,9 @@ linked_deque g_linked_deque;
 linked_fiber g_linked_fiber{&g_linked_deque};
 __thread linked_fiber* t_linked_fiber __attribute__((tls_model("initial-exec")));
 [[noreturn]] __attribute__((noinline, cold)) void linked_floor_broken() { std::abort(); }  // a request, or stolen
-template <class F, class G>
+// kErased: the pushed closure is called through the function its frame holds for a thief, as a join that does
+// not know the child's type must (a task_group's wait: the frame's operations table): floor-erased.
+template <bool kErased, class F, class G>
 __attribute__((always_inline)) inline void linked_join(F& f, G& g) {
   linked_fiber* fb = t_linked_fiber;
   if (!fb) linked_floor_broken();  // outside a task: roost throws here
@@ -161,32 +163,13 @@ __attribute__((always_inline)) inline void linked_join(F& f, G& g) {
   d = fb->deque;
   if (d->newest != &me) [[unlikely]] linked_floor_broken();  // shared or stolen: cannot happen on one thread
   d->newest = me.below;
-  f();
+  if constexpr (kErased) me.run(me.closure);
+  else f();
 }
+template <bool kErased>
 struct linked_invoke_fn {
   template <class F, class G>
-  __attribute__((always_inline)) void operator()(F&& f, G&& g) const { linked_join(f, g); }
-};
-// The same join calling the pushed closure through the function its frame holds for a thief: what a join
-// that does not know the child's type pays (a task_group's wait: the frame's operations table).
-template <class F, class G>
-__attribute__((always_inline)) inline void linked_join_erased(F& f, G& g) {
-  linked_fiber* fb = t_linked_fiber;
-  if (!fb) linked_floor_broken();
-  linked_deque* d = fb->deque;
-  linked_frame me{d->newest, &run_closure<std::remove_reference_t<F>>, &f};
-  d->newest = &me;
-  if (d->request.load(std::memory_order_relaxed)) [[unlikely]] linked_floor_broken();
-  g();
-  asm volatile("" ::: "memory");
-  d = fb->deque;
-  if (d->newest != &me) [[unlikely]] linked_floor_broken();
-  d->newest = me.below;
-  me.run(me.closure);
-}
-struct linked_erased_invoke_fn {
-  template <class F, class G>
-  __attribute__((always_inline)) void operator()(F&& f, G&& g) const { linked_join_erased(f, g); }
+  __attribute__((always_inline)) void operator()(F&& f, G&& g) const { linked_join<kErased>(f, g); }
 };
 // fib's task-group shape: the child's frame (its closure's arguments and result) pushed, the other call
 // made, the frame popped, compared and called.
@@ -308,23 +291,21 @@ void floor_invoke(problem& pb) {
   t_slot_fiber = nullptr;
 }
 
-// Both shapes: `invoke` says which (fib-invoke's two-way join, or fib's task-group shape).
-void floor_linked_of(problem& pb, bool invoke) {
+// The three shapes on the linked deque: fib's task-group shape, fib-invoke's two-way join, and that join
+// calling its child through the frame (floor-erased).
+enum class linked_shape { task_group, invoke, erased };
+void floor_linked_of(problem& pb, linked_shape shape) {
   auto& p = static_cast<problem_t&>(pb);
   g_linked_deque.newest = nullptr;
   t_linked_fiber = &g_linked_fiber;
-  p.result = invoke ? fib_invoke<linked_invoke_fn>(p.n) : lf_fib(p.n);
+  p.result = shape == linked_shape::task_group ? lf_fib(p.n)
+             : shape == linked_shape::invoke   ? fib_invoke<linked_invoke_fn<false>>(p.n)
+                                               : fib_invoke<linked_invoke_fn<true>>(p.n);
   t_linked_fiber = nullptr;
 }
-void floor_linked(problem& pb) { floor_linked_of(pb, false); }
-void floor_linked_invoke(problem& pb) { floor_linked_of(pb, true); }
-void floor_erased_invoke(problem& pb) {
-  auto& p = static_cast<problem_t&>(pb);
-  g_linked_deque.newest = nullptr;
-  t_linked_fiber = &g_linked_fiber;
-  p.result = fib_invoke<linked_erased_invoke_fn>(p.n);
-  t_linked_fiber = nullptr;
-}
+void floor_linked(problem& pb) { floor_linked_of(pb, linked_shape::task_group); }
+void floor_linked_invoke(problem& pb) { floor_linked_of(pb, linked_shape::invoke); }
+void floor_erased_invoke(problem& pb) { floor_linked_of(pb, linked_shape::erased); }
 
 void floor_help_first(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);

@@ -406,6 +406,14 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
 #define ROOST_CRITICAL_OWN_QUEUE         \
   "cmpq %[w], %c[queue](%[w])\n\t"       \
   "jne %l[other]\n\t"
+// The policy-queue pops' first tests: the path is still inline_join_queue (not: hooks came, or a final region)
+// and no job waits to run first (adws's mailbox: the engine joins); either leaves for the slow path.
+#define ROOST_CRITICAL_QUEUE_POP_OPEN   \
+  "cmpb $3, %c[path](%[w])\n\t"         \
+  "jne %l[slow]\n\t"                    \
+  "movq %c[run_first](%[w]), %[t]\n\t"  \
+  "cmpq $0, (%[t])\n\t"                 \
+  "jne %l[slow]\n\t"
 #define ROOST_CRITICAL_MINE(g) [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>((g).inline_frame)))
 // What the policy-queue pops test besides the deque: the path, the run-first slot, the named queue, the split
 // and the request (the push limit's sign).
@@ -701,11 +709,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, gro
   std::atomic<job*>* slots;
   asm volatile goto(
       "0:\n\t"
-      "cmpb $3, %c[path](%[w])\n\t"
-      "jne %l[slow]\n\t"  // not inline_join_queue any more: hooks came, or a final region
-      "movq %c[run_first](%[w]), %[t]\n\t"
-      "cmpq $0, (%[t])\n\t"
-      "jne %l[slow]\n\t"  // a job to run first (adws's mailbox): the engine joins
+      ROOST_CRITICAL_QUEUE_POP_OPEN
       "movq %c[queue](%[w]), %[q]\n\t"
       "testq %[q], %[q]\n\t"
       "jz %l[slow]\n\t"
@@ -738,11 +742,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_join_queue_on(worker_abi& w, grou
   std::atomic<job*>* slots;
   asm volatile goto(
       "0:\n\t"
-      "cmpb $3, %c[path](%[w])\n\t"
-      "jne %l[slow]\n\t"  // as pop_from_named_queue_on's
-      "movq %c[run_first](%[w]), %[t]\n\t"
-      "cmpq $0, (%[t])\n\t"
-      "jne %l[slow]\n\t"
+      ROOST_CRITICAL_QUEUE_POP_OPEN
       ROOST_CRITICAL_OWN_QUEUE
       "movq %c[bottom](%[w]), %[b]\n\t"
       "cmpq %c[split_seen](%[w]), %[b]\n\t"
