@@ -16,7 +16,9 @@
 //                                progresses (it passes the tick on to nobody);
 //   per-worker CPU time          a CLOCK_THREAD_CPUTIME_ID timer per thread: the kernel checks those at its
 //                                own scheduler tick, so they add no interrupt, and fire at its granularity.
-// Prints the median time of each against none, and the ticks each thread took per second.
+// Prints the median time of each against none, and the ticks each thread took per second. Then, on x86-64, the
+// same floor one interruption at a time (interruption_gaps): a busy loop's gaps with no timer, a 1 ms timer and
+// a thread that wakes every 1 ms on its CPU, and what a tick costs the CPU it interrupts.
 //
 // --preempt-overhead R: what preemption costs a program that never needs it, at a 1 ms interval (issue #28's
 // "under 1%"). For each benchmark, variant and worker count named (--bench, default fib,heat2d,matmul;
@@ -257,6 +259,76 @@ double floor_round(floor_timer kind, unsigned threads) {
   return took_ms;
 }
 
+// What one interruption of a busy CPU costs, apart from what is done in it: one thread, pinned to one CPU,
+// reads the time-stamp counter in a loop and counts each gap over 1 us between two reads (an interrupt, a
+// signal delivered to it, another thread run on its CPU). `kind`: none, one per-thread 1 ms CLOCK_MONOTONIC
+// timer with the empty handler, or a monitor thread on the same CPU that wakes every 1 ms. Returns the gaps
+// a second and the share of the time they took.
+struct gap_count {
+  double per_s = 0, lost = 0;
+};
+gap_count interruption_gaps(floor_timer kind, double seconds) {
+  gap_count out;
+  std::thread loop([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    std::atomic<bool> stop{false};
+    std::thread monitor;
+    timer_t tm{};
+    if (kind == floor_timer::monitor)
+      monitor = std::thread([&] {
+        pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // the loop's CPU: it must give it up
+        timespec next{};
+        clock_gettime(CLOCK_MONOTONIC, &next);
+        while (!stop.load(std::memory_order_relaxed)) {
+          next.tv_nsec += 1'000'000;
+          if (next.tv_nsec >= 1'000'000'000) {
+            next.tv_nsec -= 1'000'000'000;
+            ++next.tv_sec;
+          }
+          clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+        }
+      });
+    if (kind == floor_timer::aligned) {
+      sigevent ev{};
+      ev.sigev_notify = SIGEV_THREAD_ID;
+      ev.sigev_signo = SIGURG;
+      ev._sigev_un._tid = static_cast<pid_t>(gettid());
+      timer_create(CLOCK_MONOTONIC, &ev, &tm);
+      itimerspec its{};
+      its.it_interval.tv_nsec = its.it_value.tv_nsec = 1'000'000;
+      timer_settime(tm, 0, &its, nullptr);
+    }
+    // The counter's rate, from the clock over 20 ms.
+    const std::uint64_t c0 = __builtin_ia32_rdtsc(), n0 = now_ns();
+    while (now_ns() - n0 < 20'000'000) {
+    }
+    const double per_ns = static_cast<double>(__builtin_ia32_rdtsc() - c0) / static_cast<double>(now_ns() - n0);
+    const std::uint64_t gap = static_cast<std::uint64_t>(1000 * per_ns);
+    const std::uint64_t start = __builtin_ia32_rdtsc(), end = start + static_cast<std::uint64_t>(seconds * 1e9 * per_ns);
+    std::uint64_t prev = start, lost = 0, gaps = 0;
+    for (;;) {
+      const std::uint64_t t = __builtin_ia32_rdtsc();
+      if (t - prev > gap) {
+        lost += t - prev;
+        ++gaps;
+      }
+      prev = t;
+      if (t > end) break;
+    }
+    if (kind == floor_timer::aligned) timer_delete(tm);
+    stop.store(true, std::memory_order_relaxed);
+    if (monitor.joinable()) monitor.join();
+    const double total = static_cast<double>(prev - start);
+    out.per_s = static_cast<double>(gaps) / (total / per_ns / 1e9);
+    out.lost = static_cast<double>(lost) / total;
+  });
+  loop.join();
+  return out;
+}
+
 }  // namespace
 
 int preempt_timers(int rounds) {
@@ -293,6 +365,37 @@ int preempt_timers(int rounds) {
   for (int k = 0; k < kKinds; ++k)
     std::printf("  %-22s %9.1f ms   %.4fx   %6.0f ticks/s per thread\n", names[k], median(ms[k]), median(ms[k]) / none,
                 static_cast<double>(ticks[k]) / (total_ms[k] / 1e3) / threads);
+#if defined(__x86_64__)
+  // The same floor, one interruption at a time (interruption_gaps): what the designs above pay per tick.
+  sigaction(SIGURG, &sa, &old);
+  const floor_timer gap_kinds[3] = {floor_timer::none, floor_timer::aligned, floor_timer::monitor};
+  const char* gap_names[3] = {"no timer", "a 1 ms timer", "a 1 ms monitor"};
+  std::vector<double> per_s[3], lost[3];
+  for (int r = 0; r < rounds; ++r)
+    for (int k = 0; k < 3; ++k) {
+      const gap_count g = interruption_gaps(gap_kinds[k], 1.0);
+      per_s[k].push_back(g.per_s);
+      lost[k].push_back(g.lost);
+    }
+  sigaction(SIGURG, &old, nullptr);
+  std::printf("What one interruption costs: one busy thread pinned to one CPU counts the gaps over 1 us between its "
+              "reads of the time-stamp counter, 1 s, median of %d interleaved rounds\n",
+              rounds);
+  // Both designs tick 1,000 times a second: a tick's cost is the time lost beyond none's, over 1,000.
+  double least_us = 0;
+  for (int k = 0; k < 3; ++k) {
+    std::printf("  %-16s %6.0f gaps/s   %5.2f%% of the time lost", gap_names[k], median(per_s[k]), 100 * median(lost[k]));
+    if (k > 0) {
+      const double us = (median(lost[k]) - median(lost[0])) * 1e6 / 1000;
+      least_us = k == 1 ? us : std::min(least_us, us);
+      std::printf("   %.1f us a tick", us);
+    }
+    std::printf("\n");
+  }
+  std::printf("  so a design that interrupts a busy CPU once a ms costs it about %.1f%% here; one wake a ms for the "
+              "whole process, spread over its %u busy CPUs, about %.1f%% of them\n",
+              least_us / 10, threads, least_us / 10 / threads);
+#endif
   return 0;
 }
 

@@ -174,3 +174,38 @@ def test_a_traced_run_that_fails_at_one_seed_leaves_no_seeds_file(tmp_path):
     with pytest.raises(reproduce.RowFailed, match="ROOST_SIM_SEED=2"):
         ctx.bench("heat", "64x32x4", "ws", 2, topology="pack:2 core:1 pu:1", env={"ROOST_TRACE": str(work / "t.trace")})
     assert sorted(p.name for p in work.iterdir()) == []
+
+
+PREEMPT_TIMERS_OUT = """\
+The floor under preemption's overhead: 2 busy threads (one per CPU), a 1 ms interval, an empty handler, median of 5 interleaved rounds
+  no timer                   617.3 ms   1.0000x        0 ticks/s per thread
+  per-worker aligned         637.3 ms   1.0324x      980 ticks/s per thread
+  per-worker CPU time        618.3 ms   1.0016x      248 ticks/s per thread
+What one interruption costs: one busy thread pinned to one CPU counts the gaps over 1 us between its reads of the time-stamp counter, 1 s, median of 5 interleaved rounds
+  no timer           1460 gaps/s    1.54% of the time lost
+  a 1 ms timer       2642 gaps/s    4.66% of the time lost   31.2 us a tick
+  a 1 ms monitor     2098 gaps/s    4.63% of the time lost   30.9 us a tick
+  so a design that interrupts a busy CPU once a ms costs it about 3.1% here; one wake a ms for the whole process, spread over its 2 busy CPUs, about 1.5% of them
+"""
+
+
+def test_the_preemption_rows_floor_is_the_lesser_tick_and_its_shares():
+    rates, floor = reproduce.read_preempt_timers(PREEMPT_TIMERS_OUT)
+    assert rates == {"per-worker aligned": 980, "per-worker CPU time": 248}
+    assert floor == (30.9, 3.1, 2, 1.5)
+    # Without the second table (a host without a time-stamp counter) the row goes on without a floor.
+    cut = PREEMPT_TIMERS_OUT[:PREEMPT_TIMERS_OUT.index("What one")]
+    assert reproduce.read_preempt_timers(cut) == (rates, None)
+    with pytest.raises(reproduce.RowFailed, match="no tick rate for \\['per-worker CPU time'\\]"):
+        reproduce.read_preempt_timers(cut.replace("per-worker CPU time", "per-worker other"))
+
+
+@pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (ctest sets ROOST_BENCH)")
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the floor reads the x86-64 time-stamp counter")
+def test_roost_bench_prints_the_floor_the_row_reads():
+    import subprocess
+    out = subprocess.run([os.environ["ROOST_BENCH"], "--preempt-timers", "1"], capture_output=True, text=True,
+                         check=True).stdout
+    rates, floor = reproduce.read_preempt_timers(out)
+    assert set(rates) == {"per-worker aligned", "per-worker CPU time"}
+    assert floor is not None and floor[2] >= 1
