@@ -14,6 +14,7 @@
 #include <atomic>
 #include <csignal>
 #include <fstream>
+#include <sstream>
 #include <iterator>
 #include <map>
 #include <mutex>
@@ -612,6 +613,61 @@ TEST(Cats, ASpawnIntoTheOwnersGroupFromItsStackIsProfiledUnderTheOwner) {
     std::ifstream again(profile.path());
     return std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
   }();
+}
+
+// While profiling, cats spawns a profiled task's children parent-first and must see each start and end: a
+// group's only child lies on the deque in the group's inline slot, where task_group::wait's inline pop would
+// take it and run it in place, unseen, its footprint credited to its parent (a review found that once). A task
+// that owns a profile node names no join queue, which shuts the worker's inline pops (abi.hpp,
+// name_join_queue), so such a wait goes to the engine's join. The root's second child (0.1) runs while its
+// third still lies on the deque, so that 0.1's only child is pushed privately, where the window could pop it.
+TEST(Cats, AnOnlyChildIsProfiledAsANodeOfItsOwn) {
+  scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
+  const roost_test::temp_file profile("roost_cats_profile_only_child.tsv");
+  roost::options o;
+  o.scheduler = "cats";
+  o.workers = 1;
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  o.cats_profile = profile.path();
+  static std::vector<char> data(4 * 96 * 1024);  // each leaf's footprint alone overflows the 64 KiB cache
+  int ran = 0;
+  const auto leaf = [&](int i) {
+    return [&ran, i] {
+      roost::touch(data.data() + i * 96 * 1024, 96 * 1024);
+      ++ran;
+    };
+  };
+  {
+    roost::runtime rt(o);
+    rt.run([&] {
+      roost::task_group g;
+      g.run(leaf(0));  // 0.0
+      g.run([&] {      // 0.1
+        roost::task_group h;
+        h.run(leaf(1));  // 0.1.0, the only child
+        h.wait();
+      });
+      g.run(leaf(2));  // 0.2
+      g.wait();
+    });
+  }
+  EXPECT_EQ(ran, 3);
+  // Each node's SOID (path, depth, soid_bytes, ...): the only child's footprint is its own.
+  std::ifstream in(profile.path());
+  std::map<std::string, long> soid;
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    std::string path;
+    int depth = 0;
+    long bytes = -1;
+    fields >> path >> depth >> bytes;
+    soid[path] = bytes;
+  }
+  const long leaf_bytes = 96 * 1024;
+  EXPECT_EQ(soid, (std::map<std::string, long>{
+                      {"0", 3 * leaf_bytes}, {"0.0", leaf_bytes}, {"0.1", leaf_bytes}, {"0.1.0", leaf_bytes},
+                      {"0.2", leaf_bytes}}));
 }
 
 // A profile that cannot be written (here a file size limit; a full disk alike) is a std::system_error thrown

@@ -491,10 +491,12 @@ TEST(JoinMisuse, AThreadThatServesNoWorkerGetsTheUsageError) {
   }
 }
 
-// The join of a policy that names its queue (spawn_path::inline_join_queue, adws outside a search), driven
-// directly on a worker ABI with no runtime: the pushed half goes onto the named queue, not the worker's
-// deque, and comes back from there; when the run-first slot (adws's mailbox) fills while the other half
-// runs, the join leaves the pushed half where it lies and lets the engine join, which runs that job first.
+// The join of a policy that names its queue (worker_abi::names_join_queue: adws outside a search, adws-ml,
+// cab, cats), driven directly on a worker ABI with no runtime. It takes ws's path (inline_join): while the
+// queue named is the worker's own deque, ws's windows; while it is another (adws's migration queue's own
+// end), the windows are shut and the half goes onto that queue and comes back from there; when a job is
+// delivered to the run-first slot (adws's mailbox) while the other half runs, the join leaves the pushed half
+// where it lies and lets the engine join, which runs that job first.
 namespace {
 // Makes the calling thread look, to the inline join, like a worker's running the fiber `fb` of worker `w`
 // (what the engine's become and set_current_worker do), for the test's scope.
@@ -528,13 +530,24 @@ struct policy_queue_worker {
     auto* f = static_cast<roost::detail::task_frame*>(j);
     f->ops->run_in_place(f);
   }
-  policy_queue_worker() {
-    w.path.store(roost::detail::spawn_path::inline_join_queue);
-    w.join_queue = &named;
+  // `own`: the policy names the worker's own deque (the common state), else `named`.
+  explicit policy_queue_worker(bool own = false) {
+    w.path.store(roost::detail::spawn_path::inline_join);
+    w.names_join_queue = true;
     w.run_first = &run_first;
+    w.deque.watch_run_first(&run_first);
     w.engine_wait = &engine_wait;
     fb.worker = &w;
-    engine_queue = &named;
+    name(own ? &w.deque : &named);
+  }
+  void name(roost::detail::ws_deque<roost::detail::job>* q) {
+    roost::detail::name_join_queue(w, q);
+    engine_queue = q;
+  }
+  // What adws's deliver does: the job in the slot, then the owner's inline pops shut.
+  void deliver(roost::detail::job* j) {
+    run_first.store(j, std::memory_order_seq_cst);
+    w.deque.close_pop_floor();
   }
 };
 }  // namespace
@@ -551,25 +564,59 @@ TEST(JoinOnAPolicyQueue, PushesOntoTheNamedQueueAndTakesItBackInline) {
     EXPECT_EQ(pw.w.deque.bottom_index(), deque_before) << "pushed onto the worker's deque";
   };
   running_as in(pw.w, pw.fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
+  EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join>(pw.w, pushed, here));
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
   EXPECT_EQ(pw.named.pop(), nullptr) << "the half was left in the named queue";
 }
 
 TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
-  policy_queue_worker pw;
+  for (bool own : {false, true}) {
+    policy_queue_worker pw(own);
+    std::vector<std::string> log;
+    policy_queue_worker::log = &log;
+    roost::detail::task_frame older[2];  // an ancestor's halves: the join's own push stays private
+    for (auto& f : older) pw.engine_queue->push(&f);
+    roost::detail::task_frame delivered;  // stands for a search-root task another worker put in the mailbox
+    auto pushed = [&] { log.push_back("pushed half"); };
+    auto here = [&] {
+      log.push_back("other half");
+      pw.deliver(&delivered);
+    };
+    running_as in(pw.w, pw.fb);
+    EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join>(pw.w, pushed, here));
+    EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"})) << "own deque: " << own;
+    // The job taken (the engine ran it first), the next join's pop comes back inline, and on the own deque
+    // through the window again: the slow pop re-armed the floor.
+    pw.run_first.store(nullptr);
+    log.clear();
+    auto quiet = [&] { log.push_back("other half"); };
+    for (int i = 0; i < 2; ++i)
+      EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join>(pw.w, pushed, quiet));
+    EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half", "other half", "pushed half"}));
+    for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(pw.engine_queue->pop()), static_cast<void*>(&older[i]));
+  }
+}
+
+// A job in the run-first slot keeps the pop floor closed across a re-arm (a share served meanwhile): the
+// owner's rearm reads the slot after storing the floor, as the deliverer stores the slot and then the floor.
+TEST(JoinOnAPolicyQueue, TheRunFirstSlotKeepsTheFloorClosedThroughARearm) {
+  policy_queue_worker pw(true);
   std::vector<std::string> log;
   policy_queue_worker::log = &log;
-  roost::detail::task_frame delivered;  // stands for a search-root task another worker put in the mailbox
+  roost::detail::task_frame older[2];
+  for (auto& f : older) pw.w.deque.push(&f);
+  roost::detail::task_frame delivered;
   auto pushed = [&] { log.push_back("pushed half"); };
   auto here = [&] {
     log.push_back("other half");
-    pw.run_first.store(&delivered);
+    pw.run_first.store(&delivered, std::memory_order_seq_cst);  // the slot alone, as if the close came late
+    pw.w.deque.rearm_pop_floor();                                // a re-arm must not open the floor
   };
   running_as in(pw.w, pw.fb);
-  roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here);
+  EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join>(pw.w, pushed, here));
   EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
-  EXPECT_EQ(pw.named.pop(), nullptr);
+  pw.run_first.store(nullptr);
+  for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(pw.w.deque.pop()), static_cast<void*>(&older[i]));
 }
 
 // A thief's request made while a two-way join's other half runs is served by the join's pop (help-first:
@@ -660,16 +707,19 @@ TEST(InlineJoin, APathThatBecameEngineSendsAPrivateHalfToTheEnginesJoin) {
   for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(gw.w.deque.pop()), static_cast<void*>(&older[i]));
 }
 
-// A worker whose policy names its join queue (inline_join_queue: adws, cab, cats) keeps its deque's inline
-// pops closed: a task_group's first child that the policy placed on the deque (cats while profiling spawns
-// parent-first) is joined by the engine, not popped by task_group::wait's window and run in place (a
-// review: the floor was closed only for `engine`, and the child ran unnamed, unobserved, its profile the
-// parent's). Driven on a bare worker ABI; the deque's floor is re-armed first, as a share does.
+// A worker whose policy names its join queue and places children on its deque that its join must see (cats
+// while profiling spawns parent-first) keeps its deque's inline pops shut (name_join_queue's
+// waits_pop_in_place): such a task_group's first child is joined by the engine, not popped by
+// task_group::wait's window and run in place (a review: the floor was closed only for `engine`, and the child
+// ran unnamed, unobserved, its profile the parent's). Driven on a bare worker ABI; the deque's floor is
+// re-armed first, as a share does.
 TEST(InlineJoin, APolicyThatNamesItsQueueKeepsTaskGroupWaitsOffTheWindow) {
   gated_worker gw;
   std::vector<std::string> log;
   gated_worker::log = &log;
-  gw.set_path(roost::detail::spawn_path::inline_join_queue);
+  gw.set_path(roost::detail::spawn_path::inline_join);
+  gw.w.names_join_queue = true;
+  roost::detail::name_join_queue(gw.w, &gw.w.deque, false);
   running_as in(gw.w, gw.fb);
   roost::detail::task_frame older[2];
   for (auto& f : older) gw.w.deque.push(&f);  // the first is shared at once, which re-arms the floor
@@ -690,67 +740,91 @@ TEST(InlineJoin, APolicyThatNamesItsQueueKeepsTaskGroupWaitsOffTheWindow) {
   for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(gw.w.deque.pop()), static_cast<void*>(&older[i]));
 }
 
-// The policy-queue join's windows (abi.hpp: push_onto_join_queue_on, pop_from_join_queue_on) on a queue
-// whose private part already holds an ancestor's halves, so that the join's own push stays private and its
-// pop commits in the window: the half comes back inline; a request made while the other half runs is served
-// by the pop (the window leaves for the deque's pop on the limit's sign); a path turned `engine` meanwhile
-// sends the half to the engine's join; a policy that names no queue gets nothing pushed (the engine joins).
+// The policy-queue join through ws's windows while the policy names the worker's own deque, whose private
+// part already holds an ancestor's halves, so that the join's own push stays private and its pop commits in
+// the window: the half comes back inline; a request made while the other half runs is served by the pop (the
+// window leaves for the deque's pop on the floor); a path turned `engine` meanwhile sends the half to the
+// engine's join; a policy that names no queue gets nothing pushed (the engine joins); naming another queue
+// and then the own deque again opens the windows again.
 TEST(JoinOnAPolicyQueue, TheWindowsPopPrivatelyServeRequestsAndStepAside) {
   auto warmed = [](policy_queue_worker& pw, roost::detail::task_frame (&older)[2]) {
-    for (auto& f : older) pw.named.push(&f);  // the first is shared at once, which re-arms the limit
+    for (auto& f : older) pw.w.deque.push(&f);  // the first is shared at once, which re-arms the limit
   };
+  constexpr auto J = roost::detail::spawn_path::inline_join;
   std::vector<std::string> log;
   policy_queue_worker::log = &log;
   auto pushed = [&] { log.push_back("pushed half"); };
   {
-    policy_queue_worker pw;
+    policy_queue_worker pw(true);
     roost::detail::task_frame older[2];
     warmed(pw, older);
     running_as in(pw.w, pw.fb);
-    const std::int64_t before = pw.named.bottom_index();
+    const std::int64_t before = pw.w.deque.bottom_index();
     auto here = [&] {
       log.push_back("other half");
-      EXPECT_EQ(pw.named.bottom_index(), before + 1);
+      EXPECT_EQ(pw.w.deque.bottom_index(), before + 1);
     };
-    EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_TRUE(roost::detail::join_inline<J>(pw.w, pushed, here));
     EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
-    EXPECT_EQ(pw.named.bottom_index(), before);
+    EXPECT_EQ(pw.w.deque.bottom_index(), before);
   }
   log.clear();
   {
-    policy_queue_worker pw;
+    policy_queue_worker pw(true);
     roost::detail::task_frame older[2];
     warmed(pw, older);
     running_as in(pw.w, pw.fb);
-    ASSERT_EQ(static_cast<void*>(pw.named.steal()), static_cast<void*>(&older[0]));
+    ASSERT_EQ(static_cast<void*>(pw.w.deque.steal()), static_cast<void*>(&older[0]));
     auto here = [&] {
       log.push_back("other half");
-      EXPECT_EQ(pw.named.steal(), nullptr);  // nothing shared: the thief asks
+      EXPECT_EQ(pw.w.deque.steal(), nullptr);  // nothing shared: the thief asks
     };
-    EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_TRUE(roost::detail::join_inline<J>(pw.w, pushed, here));
     EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
-    EXPECT_EQ(static_cast<void*>(pw.named.steal()), static_cast<void*>(&older[1])) << "the request waits";
+    EXPECT_EQ(static_cast<void*>(pw.w.deque.steal()), static_cast<void*>(&older[1])) << "the request waits";
   }
   log.clear();
   {
-    policy_queue_worker pw;
+    policy_queue_worker pw(true);
     roost::detail::task_frame older[2];
     warmed(pw, older);
     running_as in(pw.w, pw.fb);
     auto here = [&] {
       log.push_back("other half");
       pw.w.path.store(roost::detail::spawn_path::engine);
+      roost::detail::sync_inline_pops(pw.w);
     };
-    EXPECT_TRUE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_TRUE(roost::detail::join_inline<J>(pw.w, pushed, here));
     EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"}));
   }
   log.clear();
   {
-    policy_queue_worker pw;
+    policy_queue_worker pw(true);
     running_as in(pw.w, pw.fb);
-    pw.w.join_queue = nullptr;  // an ADWS search deals this join
+    pw.name(nullptr);  // an ADWS search deals this join
     auto here = [&] { log.push_back("other half"); };
-    EXPECT_FALSE(roost::detail::join_inline<roost::detail::spawn_path::inline_join_queue>(pw.w, pushed, here));
+    EXPECT_FALSE(roost::detail::join_inline<J>(pw.w, pushed, here));
     EXPECT_TRUE(log.empty()) << "ran something though the engine must join";
+  }
+  log.clear();
+  {
+    policy_queue_worker pw(true);
+    roost::detail::task_frame older[2];
+    warmed(pw, older);
+    running_as in(pw.w, pw.fb);
+    auto here = [&] { log.push_back("other half"); };
+    pw.name(&pw.named);  // migrated work: onto the migration queue, by the slow paths
+    const std::int64_t own = pw.w.deque.bottom_index(), named = pw.named.bottom_index();
+    auto on_named = [&] {
+      log.push_back("other half");
+      EXPECT_EQ(pw.named.bottom_index(), named + 1);
+      EXPECT_EQ(pw.w.deque.bottom_index(), own);
+    };
+    EXPECT_TRUE(roost::detail::join_inline<J>(pw.w, pushed, on_named));
+    pw.name(&pw.w.deque);  // back to the own deque: the windows open at once
+    EXPECT_EQ(pw.w.deque.joins_shut(), 0);
+    EXPECT_TRUE(roost::detail::join_inline<J>(pw.w, pushed, here));
+    EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half", "other half", "pushed half"}));
+    for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(pw.w.deque.pop()), static_cast<void*>(&older[i]));
   }
 }

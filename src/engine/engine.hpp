@@ -116,15 +116,17 @@ class engine final : public engine_base {
     w.engine_spawn = &spawn;
     w.engine_wait = &wait;
     // The path itself is set by engine_base::start (and again whenever hooks come or go).
-    w.inline_path = P::inline_help_first   ? detail::spawn_path::inline_help_first
-                    : P::inline_join       ? detail::spawn_path::inline_join
-                    : P::inline_join_queue ? detail::spawn_path::inline_join_queue
-                                           : detail::spawn_path::engine;
+    // A policy that names its join's queue takes ws's join path; its state of the moment is in its deque's
+    // windows, which it keeps shut while that queue is not its own deque (abi.hpp, name_join_queue).
+    w.inline_path = P::inline_help_first                      ? detail::spawn_path::inline_help_first
+                    : P::inline_join || P::inline_join_queue ? detail::spawn_path::inline_join
+                                                              : detail::spawn_path::engine;
+    w.names_join_queue = P::inline_join_queue;
     // Preemptible tasks reach the engine only through entry points that mark the runtime's code as such:
     // by a count (the *_marked ones) or, for a spawn path audited for it, by its address (the runtime text).
-    // The inline paths need nothing: their deque operations are critical windows (abi.hpp), on
-    // inline_join_queue too, whose windows read the policy's queue of the moment inside themselves; their
-    // slow paths run under the task's no_preempt_scope (fork_join2.hpp). Off, nothing here costs anything.
+    // The inline paths need nothing: their deque operations are critical windows (abi.hpp), which read a
+    // policy's state of the moment (its shut joins) inside themselves; their slow paths run under the
+    // task's no_preempt_scope (abi.hpp). Off, nothing here costs anything.
     if (config().preempt) {
       w.engine_spawn = &spawn_marked;
 #ifdef ROOST_RUNTIME_TEXT

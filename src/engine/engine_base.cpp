@@ -141,6 +141,8 @@ void engine_base::start() {
     w->fibers.configure(cfg_.stack_size, fiber_entry(), cfg_.preempt, &w->current_fiber, this);
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share(&idle_state::notify_on_share, &idle_);
+    // A job in the policy's run-first slot keeps the inline pops shut (abi.hpp, pop_from_named_join_queue).
+    w->deque.watch_run_first(w->run_first);
   }
   {
     // Registered before reading the flag: a hook change after this either comes before the read or

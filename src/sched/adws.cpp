@@ -141,7 +141,11 @@ void adws_policy::deliver(engine::worker& target, detail::job* j, bool search_ro
   per_worker& t = of(target);
   detail::job* expected = nullptr;
   // Theorem 2: the slot is free. Should that ever not hold, the migration queue is still correct.
-  if (!(search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_acq_rel)))
+  // Seq-cst, and then the target's inline pops shut until it takes the job: a two-way join's pop lets the
+  // engine join, which runs the job first (ws_deque::close_pop_floor, against the owner's rearm).
+  if (search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_seq_cst))
+    target.deque.close_pop_floor();
+  else
     t.migq.push_top(j);
   eng_.idle().notify_all_new_work();  // the target may be asleep: wake it for sure
 }

@@ -161,7 +161,7 @@ class adws_policy : public policy_base {
   // The inline join's queue (abi.hpp, worker_abi::join_queue): none while searching, whose joins deal their
   // halves, else where publish_continuation would push. Called wherever `searching` or `use_mig` changes.
   void sync_join_queue(engine::worker& w, per_worker& me) {
-    w.join_queue = me.searching ? nullptr : me.use_mig ? &me.migq.owner_end() : &w.deque;
+    detail::name_join_queue(w, me.searching ? nullptr : me.use_mig ? &me.migq.owner_end() : &w.deque);
   }
   void catch_up(engine::worker& w, per_worker& me);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);

@@ -247,8 +247,15 @@ void adws_ml_policy::deliver(unsigned level, unsigned group, detail::job* j, boo
   group_queues& t = queues_of(level, group);
   detail::job* expected = nullptr;
   // Theorem 2 (per group): the slot is free. Should that ever not hold, the migration queue is correct too.
-  if (!(search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_acq_rel)))
+  // A leaf group's mailbox is its workers' run-first slot: seq-cst, and then their inline pops shut until one
+  // takes the job, as in adws (ws_deque::close_pop_floor).
+  if (search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_seq_cst)) {
+    if (level == leaf_level_)
+      for (unsigned w = 0; w < eng_.num_workers(); ++w)
+        if (ws_[w].leaf == &t) eng_.worker_at(w).deque.close_pop_floor();
+  } else {
     t.migq.push_top(j);
+  }
   eng_.idle().notify_all_new_work();  // the group's head may be asleep
 }
 

@@ -329,7 +329,7 @@ class adws_ml_policy : public policy_base {
   void sync_join_queue(engine::worker& w, per_worker& me) {
     group_queues& q = *me.leaf;
     const bool plain = is_leaf(me.level) && !me.searching && q.kept.empty_hint();
-    w.join_queue = !plain ? nullptr : q.use_mig ? &q.migq.split().owner_end() : &w.deque;
+    detail::name_join_queue(w, !plain ? nullptr : q.use_mig ? &q.migq.split().owner_end() : &w.deque);
   }
   void start_root(engine::worker& w, detail::task_id& id);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);

@@ -76,7 +76,7 @@ class cab_policy : public policy_base {
 
  private:
   void sync_join_queue(engine::worker& w, const detail::task_id& id) {
-    w.join_queue = id.depth >= level_ ? &w.deque : nullptr;
+    detail::name_join_queue(w, id.depth >= level_ ? &w.deque : nullptr);
   }
   struct alignas(64) socket {
     queues::locked_deque<detail::job> inter;  // inter-socket pool

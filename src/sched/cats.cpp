@@ -274,7 +274,7 @@ void cats_policy::wait_for_random_rounds(mode now) {
 void cats_policy::name_own_deques() {
   for (unsigned i = 0; i < eng_.num_workers(); ++i) {
     engine::worker& w = eng_.worker_at(i);
-    w.join_queue = &w.deque;
+    detail::name_join_queue_elsewhere(w, &w.deque);
   }
 }
 

@@ -85,7 +85,9 @@ class cats_policy : public cab_policy {
     // A task without a node starts where its node's footprint is being measured already: spawned
     // child-first by its parent here, or taken from a queue as an unnamed half (adopt_unnamed, steal()).
     if (m == mode::profiling && !owns_node(id) && id.parent) {
-      w.join_queue = &w.deque;  // sync_join_queue's answer for a task without a node
+      // sync_join_queue's answer for a task without a node; a task group's wait must not pop in place the
+      // children profiling places on the deque (abi.hpp, name_join_queue)
+      detail::name_join_queue(w, &w.deque, false);
       return;
     }
     on_task_start_slow(w, id);
@@ -110,7 +112,7 @@ class cats_policy : public cab_policy {
     if (m == mode::as_ws) return;
     if (m == mode::profiling) {  // one load of the mode: every local completion of a spawn comes here
       meter_switch(w, credited_node(id));
-      w.join_queue = owns_node(id) ? nullptr : &w.deque;  // sync_join_queue's answer while profiling
+      detail::name_join_queue(w, owns_node(id) ? nullptr : &w.deque, false);  // sync_join_queue's answer while profiling
       return;
     }
     sync_join_queue(w, id);
@@ -181,7 +183,8 @@ class cats_policy : public cab_policy {
     const bool below_the_boundary = id.tier == static_cast<std::uint8_t>(profile::tier::intra) ||
                                     id.tier == static_cast<std::uint8_t>(profile::tier::leaf);
     const bool inline_join = m == mode::bi_tier ? below_the_boundary : m == mode::profiling && !owns_node(id);
-    w.join_queue = inline_join ? &w.deque : nullptr;
+    // While profiling, a task group's wait must not pop in place a child that profiling placed on the deque.
+    detail::name_join_queue(w, inline_join ? &w.deque : nullptr, m != mode::profiling);
   }
   void name_own_deques();
   // What a worker's random_round says: its rounds' count, and while it is in one, the mode that round read

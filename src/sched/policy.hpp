@@ -3,7 +3,7 @@
 //
 //   on spawn     inline_help_first                every spawn is help-first onto the own deque: inline it
 //                inline_join                      a two-way join may run inline (push one half, run the other)
-//                inline_join_queue                the same, onto the queue the policy names now (join_queue)
+//                inline_join_queue                the same, onto the queue the policy names now (name_join_queue)
 //                order(w, frame)                  child_first (work-first) or parent_first (help-first)
 //                place(w, frame)                  where a parent-first child goes (default: own deque)
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
@@ -67,7 +67,9 @@ class policy_base {
   // a closure instead of as a stack (no switch, no suspended fiber). Implied by inline_help_first.
   static constexpr bool inline_join = false;
   // The same for a policy that schedules a join so only in some states, and onto a queue that depends on its
-  // state: it keeps worker_abi::join_queue (nullptr while it must see the join) and run_first (abi.hpp).
+  // state: it names that queue with detail::name_join_queue (nullptr while it must see the join; abi.hpp) at
+  // every change of its state, and keeps run_first, whose filler shuts the worker's inline pops
+  // (ws_deque::close_pop_floor). Its workers take ws's join path, whose windows its state opens and shuts.
   static constexpr bool inline_join_queue = false;
   // True for a policy that reads a spawn's data declaration (roost/data.hpp) in place(): the engine then
   // hands it over in worker::spawn_decl for the spawn's duration. Such a policy spawns parent-first only.

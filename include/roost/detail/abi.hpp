@@ -37,16 +37,17 @@ namespace roost::detail {
 // How user code may spawn on this worker: through the engine (any policy); inline as help-first onto the
 // worker's own deque (policies whose spawn decision is always exactly that, e.g. ws-help), which covers
 // tg.run() and the two-way join; or inline for the two-way join only (inline_join: work-first policies whose
-// deque and order the inline join keeps, e.g. ws; fork_join2.hpp); or inline for the two-way join onto the
-// queue the policy names at the moment, through the engine while it names none (inline_join_queue: adws,
-// whose joins are ws's except while a search deals them; worker_abi::join_queue). The engine keeps it at
-// `engine` while an observer or a simulation is installed, so that user code tests one byte per spawn and
-// join, not the path and the hook flag (engine_base.cpp, refresh_spawn_paths).
+// deque and order the inline join keeps, e.g. ws; fork_join2.hpp). A policy whose join is such a spawn only
+// in some states (adws, adws-ml, cab, cats: worker_abi::names_join_queue) takes inline_join too, and keeps
+// its deque's inline windows shut while its state is another (ws_deque::shut_joins_here): their slow paths
+// then push onto the queue it names, or let the engine join. The engine keeps the path at `engine` while an
+// observer or a simulation is installed, so that user code tests one byte per spawn and join, not the path
+// and the hook flag (engine_base.cpp, refresh_spawn_paths).
 //
 // While preemption is on (ROOST_PREEMPT=signal or klt) the paths stay as they are: their deque operations
-// are critical windows a tick cannot land in (below), at no cost. inline_join_queue's queue is the policy's
-// choice of the moment: its join's windows read the queue inside themselves (push_onto_join_queue_on,
-// pop_from_join_queue_on), and their slow paths run under the task's no_preempt_scope (fork_join2.hpp).
+// are critical windows a tick cannot land in (below), at no cost. A policy's state of the moment is in the
+// deque's push limit and pop floor, which the windows read inside themselves; their slow paths run under the
+// task's no_preempt_scope.
 //
 // final_region: the engine's path too, written by the worker itself as it enters a final region
 // (src/api/final.cpp), whose spawns and waits are its own; a hook's refresh of the paths leaves it, and the
@@ -59,7 +60,6 @@ enum class spawn_path : std::uint8_t {
   engine,
   inline_help_first,
   inline_join,
-  inline_join_queue,
   final_region,
 };
 
@@ -68,15 +68,18 @@ std::uint64_t new_worker_uid() noexcept;
 
 struct worker_abi {
   ws_deque<job> deque;
-  // Path inline_join_queue only. Both written by the policy on the worker's own thread, read by the tasks
-  // it runs (plain fields). join_queue: where a join pushes its half now, the queue a continuation would go
-  // to; nullptr while the policy must see the join (an ADWS search deals it). run_first: a slot other
-  // workers fill with a job to run before the worker's own (ADWS's mailbox); a join that finds it full
-  // lets the engine join, which runs that job first, as a work-first child's end does.
+  // A policy that names its join's queue (names_join_queue: its inline join is ws's only in some states).
+  // Both written by the policy on the worker's own thread, read by the tasks it runs (plain fields).
+  // join_queue: where a join pushes its half now, the queue a continuation would go to; nullptr while the
+  // policy must see the join (an ADWS search deals it). The deque's inline windows are open only while it
+  // is the worker's own deque (name_join_queue). run_first: a slot other workers fill with a job to run
+  // before the worker's own (ADWS's mailbox); while it is full the deque's pop floor stays closed, and a
+  // join's slow pop lets the engine join, which runs that job first, as a work-first child's end does.
   // In a line of their own, between the deque and the line that every switch reads: that line is full
   // (engine/worker.hpp), and moving the deque off the worker's start cost 2-7 instructions per spawn.
   ws_deque<job>* join_queue = nullptr;
   const std::atomic<job*>* run_first = nullptr;
+  bool names_join_queue = false;  // set by the engine at start for such a policy; never changes
   // While preemption is on: the scheduling points this worker passed (a spawn or wait through the engine's
   // entry points, a task taken from its loop, a resumption). With the deque's bottom, what a tick compares
   // with the previous tick's to tell a stuck task from one that makes progress (engine/preemption.cpp).
@@ -100,16 +103,15 @@ struct worker_abi {
 
 // The critical windows (below) address the deque through the worker's address.
 static_assert(offsetof(worker_abi, deque) == 0);
-static_assert(static_cast<int>(spawn_path::inline_join_queue) == 3);  // the queue join's window compares the byte with 3
 
 // Whether a worker on path p lets the inline pop's window run without a path test of its own: only the two
 // paths whose pops use the window on the worker's deque. Not `engine` (hooks came, or a final region: the
-// engine joins), nor inline_join_queue, whose joins pop their policy's queue in a window that tests the
-// path, the split and the request itself (pop_from_join_queue_on), and whose task_group
-// waits would otherwise pop a child the policy placed on the deque (cats while profiling) and run it in
-// place instead of the engine's join (a review). A worker's path is `engine` or its policy's inline path,
-// and a policy of the two never places a group's inline frame on the deque where the other's pop would
-// take it: ws and hws spawn child-first, ws-help's joins push what their own pops take.
+// engine joins). A worker's path is `engine` or its policy's inline path, and a policy of the two never
+// places a group's inline frame on the deque where the other's pop would take it: ws and hws spawn
+// child-first, ws-help's joins push what their own pops take. A policy that names its join's queue keeps
+// the pops shut (ws_deque::kJoinPopShut) in every state in which it places a child on its deque that its
+// join must see (cats while profiling): a task group's inline pop would run that child in place instead of
+// the engine's join (a review).
 inline bool inline_pops_open_on(spawn_path p) {
   return p == spawn_path::inline_help_first || p == spawn_path::inline_join;
 }
@@ -123,6 +125,27 @@ inline void sync_inline_pops(worker_abi& w) {
     w.deque.set_inline_pops_closed(!inline_pops_open_on(p));
     if (w.path.load() == p) return;
   }
+}
+
+// For a policy that names its join's queue, on the worker's own thread: the queue the running task's
+// two-way joins push onto now (nullptr: the engine joins them), and whether its task groups' waits may pop
+// their inline child in place. The deque's inline windows are open exactly while that queue is the
+// worker's own deque (for the pops: and they may): otherwise they leave for the slow paths, which push onto
+// and pop from the queue named (abi.hpp, fork_join2.hpp). A task group's wait pops in place only a child
+// in its inline slot, which a work-first spawn never puts on the deque; a policy that places children
+// there in a state whose joins it must see says no.
+inline std::uint8_t join_shut_for(const worker_abi& w, const ws_deque<job>* q, bool waits_pop_in_place) {
+  if (q != &w.deque) return ws_deque<job>::kJoinPushShut | ws_deque<job>::kJoinPopShut;
+  return waits_pop_in_place ? 0 : ws_deque<job>::kJoinPopShut;
+}
+inline void name_join_queue(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
+  w.join_queue = q;
+  w.deque.shut_joins_here(join_shut_for(w, q, waits_pop_in_place));
+}
+// The same from another thread, while the worker runs no task (cats between iterations).
+inline void name_join_queue_elsewhere(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
+  w.join_queue = q;
+  w.deque.shut_joins_elsewhere(join_shut_for(w, q, waits_pop_in_place));
 }
 
 struct fiber_abi : job {
@@ -401,26 +424,7 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "jne %l[slow]\n\t"                      \
   "movq %[b], %c[bottom](%[w])\n" /* commit */ \
   "1:\n\t" ROOST_CRITICAL_RECORD
-// The policy-queue windows' first test: the queue named is the worker's own deque, at offset 0 of the worker;
-// none, or another queue, leaves for label `other`.
-#define ROOST_CRITICAL_OWN_QUEUE         \
-  "cmpq %[w], %c[queue](%[w])\n\t"       \
-  "jne %l[other]\n\t"
-// The policy-queue pops' first tests: the path is still inline_join_queue (not: hooks came, or a final region)
-// and no job waits to run first (adws's mailbox: the engine joins); either leaves for the slow path.
-#define ROOST_CRITICAL_QUEUE_POP_OPEN   \
-  "cmpb $3, %c[path](%[w])\n\t"         \
-  "jne %l[slow]\n\t"                    \
-  "movq %c[run_first](%[w]), %[t]\n\t"  \
-  "cmpq $0, (%[t])\n\t"                 \
-  "jne %l[slow]\n\t"
 #define ROOST_CRITICAL_MINE(g) [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>((g).inline_frame)))
-// What the policy-queue pops test besides the deque: the path, the run-first slot, the named queue, the split
-// and the request (the push limit's sign).
-#define ROOST_CRITICAL_QUEUE_POP_FIELDS(L)                                                                         \
-  [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),                      \
-      [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit), \
-      ROOST_CRITICAL_DEQUE_FIELDS(L)
 #define ROOST_CRITICAL_DEQUE_FIELDS(L) \
   [bottom] "i"(L.bottom), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
 #endif
@@ -503,10 +507,32 @@ slow:
 // (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
 // pushes one child and pops that one itself; should the engine join it after all, the child is not on this
 // deque any more, and the join writes a group without a base first (group_state::for_engine_join).
-__attribute__((noinline, cold)) inline void push_first_child_slow_here(group_state& g, task_frame& f) {
-  push_first_child_or_undo(g, *running_fiber(), f);
+// A worker whose policy names its join's queue (names_join_queue) comes here whenever that queue is not its
+// own deque (the window is shut then: ws_deque::kJoinPushShut): f goes onto the queue named now, and true;
+// false when the policy names none (an ADWS search deals the join): nothing pushed, the engine joins. The
+// queue's read and the push under one no_preempt_scope: a preempted task's worker runs other tasks
+// meanwhile, which may make the policy name another queue. The queue may be one the engine's join does not
+// pop its group's children back from (ADWS's migration queue): the join then only waits for this half,
+// which the worker's own pops or a thief run meanwhile (group_state::for_engine_join marks its group plain).
+inline bool push_onto_named_join_queue(fiber_abi& fb, task_frame& f) {
+  no_preempt_scope np(&fb);
+  ws_deque<job>* q = fb.worker->join_queue;
+  if (!q) return false;
+  q->push(&f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
+  return true;
 }
-ROOST_DETAIL_SPAWN_INLINE inline void push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
+// The push's C++ form: its window's slow path, and the path itself where there are no windows. Whether the
+// child was pushed: always, but where the policy names no queue.
+ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_here(group_state& g, task_frame& f) {
+  fiber_abi* fb = running_fiber();
+  if (fb->worker->names_join_queue) return push_onto_named_join_queue(*fb, f);
+  push_first_child_or_undo(g, *fb, f);
+  return true;
+}
+__attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_state& g, task_frame& f) {
+  return push_first_child_here(g, f);
+}
+ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
@@ -517,18 +543,18 @@ ROOST_DETAIL_SPAWN_INLINE inline void push_first_child_on(worker_abi& w, group_s
                       ROOST_CRITICAL_DEQUE_FIELDS(L)
                     : "cc", "memory"
                     : slow);
-  return;
+  return true;
 slow:
-  push_first_child_slow_here(g, f);
+  return push_first_child_slow_here(g, f);
 #else
   (void)w;
-  push_first_child_or_undo(g, *running_fiber(), f);
+  return push_first_child_here(g, f);
 #endif
 }
 
 // Pops the group's only child, the frame in its inline slot, off q (a queue of the worker its owner runs on
 // now) if it lies on top there, unstarted and ours; otherwise puts back what it popped and returns false.
-// Without a window: for a queue the policy names (inline_join_queue), under the caller's no_preempt_scope.
+// Without a window, under the caller's no_preempt_scope.
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_from(group_state& g, ws_deque<job>& q) {
   job* j = q.pop();
   if (j != reinterpret_cast<task_frame*>(g.inline_frame)) [[unlikely]] {
@@ -537,23 +563,32 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_from(group_state& g, ws_de
   }
   return true;
 }
+// For a worker whose policy names its join's queue: off the queue named now, unless a job waits to run
+// first (adws's mailbox: the engine joins, and runs that job first) or none is named (the engine joins).
+inline bool pop_from_named_join_queue(group_state& g, worker_abi& w) {
+  if (w.run_first && w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
+  ws_deque<job>* q = w.join_queue;
+  return q && pop_first_child_from(g, *q);
+}
 // `expect`: the path the caller's inline join belongs to. Another one means hooks were installed since (every
 // path is then `engine`): the child must be observed as a task, so the engine joins it; the pop says false.
 template <spawn_path expect>
 __attribute__((always_inline)) inline bool pop_first_child_in_scope(group_state& g, fiber_abi& fb) {
   no_preempt_scope np(&fb);
-  if (fb.worker->path.load(std::memory_order_relaxed) != expect) return false;
-  return pop_first_child_from(g, fb.worker->deque);
+  worker_abi& w = *fb.worker;
+  if (w.path.load(std::memory_order_relaxed) != expect) return false;
+  if (w.names_join_queue) return pop_from_named_join_queue(g, w);
+  return pop_first_child_from(g, w.deque);
 }
 // The inline pop's other path. While the worker's path is still `expect`, its floor goes back to the private
-// part's afterwards: it may have been closed (inline pops closed and opened again since: nothing else
-// reopens it) or left high by the pop (ws_deque.hpp, pop_floor_).
+// part's afterwards: it may have been closed (inline pops closed and opened again since, a job run first,
+// a policy's pops opened again: nothing else reopens it) or left high by the pop (ws_deque.hpp, pop_floor_).
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_abi& fb) {
   no_preempt_scope np(&fb);
   worker_abi& w = *fb.worker;
   if (w.path.load(std::memory_order_relaxed) != expect) return false;
-  const bool mine = pop_first_child_from(g, w.deque);
+  const bool mine = w.names_join_queue ? pop_from_named_join_queue(g, w) : pop_first_child_from(g, w.deque);
   w.deque.rearm_pop_floor();
   return mine;
 }
@@ -621,147 +656,6 @@ slow:
   return pop_first_child_in_scope<expect>(g, *running_fiber());
 #endif
 }
-
-// The two-way join of path inline_join_queue (fork_join2.hpp) on the queue the policy of worker `w` names
-// now (worker_abi::join_queue), `w` read by the caller since its task last could move. Each is one window
-// from the read of the queue to the commit: no tick between, since a preempted task's worker runs other
-// tasks meanwhile, which may make the policy name another queue (adws's migration queue, a search). The
-// C++ forms, under a no_preempt_scope, are the slow paths (fork_join2.hpp) and, without windows, the paths.
-//
-// Two windows each. The queue is nearly always the worker's own deque (cab's and cats's only one; adws's
-// and adws-ml's but while they run migrated work), which lies at the worker's address: the first window
-// compares the named queue with it and then addresses the deque through the worker, so that no load of the
-// operation waits for the load of the queue's pointer (which every load of the general window waits for:
-// one more link in the chain from the bottom's load to the commit): 88 -> 86 instructions a fib-invoke spawn,
-// and, in builds whose functions are aligned to 64 bytes (code placement alone moved these ratios by 10%
-// between builds of the same hot path), adws 1.19x -> 1.12x ws, cab 1.21x -> 1.12x, cats 1.21x -> 1.13x
-// (fib-invoke(32), one worker, 8 interleaved rounds; issue #25, src/engine/README.md). Another queue leaves
-// for the second window, which reads it (the general one, as before).
-#ifdef ROOST_CRITICAL_WINDOWS
-// The general window: pushes f onto the queue named, whichever it is: 1; the policy names none (an ADWS
-// search deals the join): 0, nothing pushed; the push needs the slow path (room, a request): -1, nothing
-// pushed.
-ROOST_DETAIL_SPAWN_INLINE inline int push_onto_named_queue_on(worker_abi& w, task_frame& f) {
-  constexpr auto L = ws_deque<job>::layout();
-  ws_deque<job>* q;
-  std::int64_t b, t;
-  std::atomic<job*>* slots;
-  asm volatile goto(
-      "0:\n\t"
-      "movq %c[queue](%[w]), %[q]\n\t"
-      "testq %[q], %[q]\n\t"
-      "jz %l[none]\n\t"
-      "movq %c[bottom](%[q]), %[b]\n\t"
-      "cmpq %c[limit](%[q]), %[b]\n\t"
-      "jge %l[slow]\n\t"  // no room without growing, or a request
-      "movq %c[mask](%[q]), %[t]\n\t"
-      "andq %[b], %[t]\n\t"
-      "movq %c[slots_at](%[q]), %[slots]\n\t"
-      "movq %[f], (%[slots],%[t],8)\n\t"
-      "leaq 1(%[b]), %[t]\n\t"
-      "movq %[t], %c[bottom](%[q])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
-      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [queue] "i"(offsetof(worker_abi, join_queue)),
-        [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
-      : "cc", "memory"
-      : none, slow);
-  return 1;
-none:
-  return 0;
-slow:
-  return -1;
-}
-// The same, the worker's own deque first: as push_onto_named_queue_on says.
-ROOST_DETAIL_SPAWN_INLINE inline int push_onto_join_queue_on(worker_abi& w, task_frame& f) {
-  constexpr auto L = ws_deque<job>::layout();
-  std::int64_t b, t;
-  std::atomic<job*>* slots;
-  asm volatile goto(
-      "0:\n\t"
-      ROOST_CRITICAL_OWN_QUEUE
-      "movq %c[bottom](%[w]), %[b]\n\t"
-      "cmpq %c[limit](%[w]), %[b]\n\t"
-      "jge %l[slow]\n\t"  // no room without growing, or a request
-      ROOST_CRITICAL_SLOT
-      "movq %[f], (%[slots],%[t],8)\n\t"
-      "leaq 1(%[b]), %[t]\n\t"
-      "movq %[t], %c[bottom](%[w])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
-      : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [queue] "i"(offsetof(worker_abi, join_queue)),
-        [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
-      : "cc", "memory"
-      : other, slow);
-  return 1;
-other:
-  return push_onto_named_queue_on(w, f);
-slow:
-  return -1;
-}
-// The general window: pops the group's inline frame back off the queue named if it lies on top there: true;
-// false where the C++ form must decide (the path turned `engine`, a job waits in the run-first slot, the
-// policy names no queue, nothing private, a request, another job on top), having changed nothing.
-ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, group_state& g) {
-  constexpr auto L = ws_deque<job>::layout();
-  ws_deque<job>* q;
-  std::int64_t b, t;
-  std::atomic<job*>* slots;
-  asm volatile goto(
-      "0:\n\t"
-      ROOST_CRITICAL_QUEUE_POP_OPEN
-      "movq %c[queue](%[w]), %[q]\n\t"
-      "testq %[q], %[q]\n\t"
-      "jz %l[slow]\n\t"
-      "movq %c[bottom](%[q]), %[b]\n\t"
-      "cmpq %c[split_seen](%[q]), %[b]\n\t"
-      "jle %l[slow]\n\t"  // nothing private
-      "cmpq $0, %c[limit](%[q])\n\t"
-      "jl %l[slow]\n\t"  // a thief's request waits: the deque's pop serves it
-      "subq $1, %[b]\n\t"
-      "movq %c[mask](%[q]), %[t]\n\t"
-      "andq %[b], %[t]\n\t"
-      "movq %c[slots_at](%[q]), %[slots]\n\t"
-      "cmpq %[mine], (%[slots],%[t],8)\n\t"
-      "jne %l[slow]\n\t"  // another job on top
-      "movq %[b], %c[bottom](%[q])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
-      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
-        ROOST_CRITICAL_QUEUE_POP_FIELDS(L)
-      : "cc", "memory"
-      : slow);
-  return true;
-slow:
-  return false;
-}
-// The same, the worker's own deque first: as pop_from_named_queue_on says.
-ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_join_queue_on(worker_abi& w, group_state& g) {
-  constexpr auto L = ws_deque<job>::layout();
-  std::int64_t b, t;
-  std::atomic<job*>* slots;
-  asm volatile goto(
-      "0:\n\t"
-      ROOST_CRITICAL_QUEUE_POP_OPEN
-      ROOST_CRITICAL_OWN_QUEUE
-      "movq %c[bottom](%[w]), %[b]\n\t"
-      "cmpq %c[split_seen](%[w]), %[b]\n\t"
-      "jle %l[slow]\n\t"
-      "cmpq $0, %c[limit](%[w])\n\t"
-      "jl %l[slow]\n\t"
-      ROOST_CRITICAL_POP_MINE
-      : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
-        ROOST_CRITICAL_QUEUE_POP_FIELDS(L)
-      : "cc", "memory"
-      : other, slow);
-  return true;
-other:
-  return pop_from_named_queue_on(w, g);
-slow:
-  return false;
-}
-#endif
 
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
 // false (having changed nothing) when that is not the case, or when the worker's path is no longer inline

@@ -15,17 +15,19 @@
 // the continuation held as a closure instead of as a suspended stack. A task_group cannot do that: its
 // continuation is arbitrary code, so ws pays a stack switch per tg.run() (engine/README.md).
 //
-// adws does the same where its join is a plain work-first spawn, outside a search (inline_join_queue):
-// onto the queue its continuation would go to, which is the migration queue's own end while it runs
-// migrated work (seed 003 Algorithm 4.3), and it lets the engine join while a search-root task waits in
-// its mailbox, which a work-first child's end would run first. During a search the join is dealt. adws-ml
-// does it on the leaf level, where a worker represents its own memory group; above it a join may descend.
-// cab does it in its intra-socket tier, whose spawns are child-first onto the core's deque; cats in its leaf
-// and intra-socket tiers, while it runs as ws, and while profiling below the top of the tree it profiles.
+// adws does the same where its join is a plain work-first spawn, outside a search: onto the queue its
+// continuation would go to, which is the migration queue's own end while it runs migrated work (seed 003
+// Algorithm 4.3), and it lets the engine join while a search-root task waits in its mailbox, which a
+// work-first child's end would run first. During a search the join is dealt. adws-ml does it on the leaf
+// level, where a worker represents its own memory group; above it a join may descend. cab does it in its
+// intra-socket tier, whose spawns are child-first onto the core's deque; cats in its leaf and intra-socket
+// tiers, while it runs as ws, and while profiling below the top of the tree it profiles. Those four take
+// ws's path (inline_join, worker_abi::names_join_queue): while the queue they name is the worker's own
+// deque the join is ws's to the instruction, and otherwise the deque's windows are shut (abi.hpp,
+// name_join_queue), so that the join's slow paths push onto the queue named or let the engine join.
 //
-// adws, adws-ml, cab and cats where they name no queue, and every policy while hooks are installed, take
-// the engine's path: a task_group with the caller's work hints, so ADWS divides its range by them
-// (seed 003 §4.2).
+// Where a policy names no queue, and every policy while hooks are installed, the join takes the engine's
+// path: a task_group with the caller's work hints, so ADWS divides its range by them (seed 003 §4.2).
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <exception>
@@ -37,41 +39,13 @@
 
 namespace roost::detail {
 
-// Path inline_join_queue's pop in C++: the window's slow path (abi.hpp, pop_from_join_queue_on), and the
-// path itself where there are no windows. No tick from the worker's read to the pop's end: this queue is the
-// policy's choice of the moment, and a preempted task's worker runs other tasks meanwhile, which may make
-// the policy name another queue (adws's migration queue, a search).
-ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_join_queue_in_scope(group_state& g) {
-  fiber_abi* fb = running_fiber();
-  no_preempt_scope np(fb);
-  worker_abi& w = *fb->worker;
-  if (w.path.load(std::memory_order_relaxed) != spawn_path::inline_join_queue) [[unlikely]] return false;
-  if (w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
-  ws_deque<job>* q = w.join_queue;
-  return q && pop_first_child_from(g, *q);
-}
-#ifdef ROOST_CRITICAL_WINDOWS
-__attribute__((noinline, cold)) inline bool pop_from_join_queue_slow(group_state& g) {
-  return pop_from_join_queue_in_scope(g);
-}
-#endif
-
-// Pops the pushed half back off the queue the join of path P pushed it onto, on the worker the caller runs
-// on now, if it lies on top there (abi.hpp, pop_first_child). False where the engine must join instead:
-// hooks were installed since (every path is then `engine`), or, for a policy whose queue depends on its
-// state (inline_join_queue, abi.hpp), it names none now or has a job waiting that must run first.
+// Pops the pushed half back off the deque of the worker the caller runs on now (the queue its policy names,
+// for a policy that names one), if it lies on top there (abi.hpp, pop_first_child_on). False where the engine
+// must join instead: hooks were installed since (every path is then `engine`), or the policy names no queue
+// now or has a job waiting that must run first.
 template <spawn_path P>
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g) {
-  if constexpr (P == spawn_path::inline_join_queue) {
-#ifdef ROOST_CRITICAL_WINDOWS
-    if (pop_from_join_queue_on(running_worker(), g)) [[likely]] return true;
-    return pop_from_join_queue_slow(g);
-#else
-    return pop_from_join_queue_in_scope(g);
-#endif
-  } else {
-    return pop_first_child_on<P>(running_worker(), g);  // the path through the deque's floor (abi.hpp)
-  }
+  return pop_first_child_on<P>(running_worker(), g);  // the path through the deque's floor (abi.hpp)
 }
 
 // Joins the pushed half: runs it here if it still lies on top of the join's queue on the worker the caller
@@ -106,30 +80,9 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
   return nullptr;
 }
 
-// Path inline_join_queue's push in C++: pushes f onto the queue the policy of the caller's worker names now
-// (worker_abi::join_queue), and says whether it did; false when it names none (an ADWS search deals the
-// join): then nothing was pushed, and the engine joins. The worker, its queue and the push under one
-// no_preempt_scope: a preempted task's worker runs other tasks meanwhile, which may make the policy name
-// another queue, so no tick may fall between the read and the push. The window's slow path (abi.hpp,
-// push_onto_join_queue_on), and the path itself where there are no windows. The queue may be one the
-// engine's join does not pop its group's children back from (ADWS's migration queue): it only waits for
-// this half, which the worker's own pops or a thief run meanwhile; the caller marks the group plain first.
-ROOST_DETAIL_SPAWN_INLINE inline bool push_onto_policy_queue_in_scope(task_frame* f) {
-  fiber_abi* fb = running_fiber();
-  no_preempt_scope np(fb);
-  ws_deque<job>* q = fb->worker->join_queue;
-  if (!q) return false;
-  q->push(f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
-  return true;
-}
-#ifdef ROOST_CRITICAL_WINDOWS
-__attribute__((noinline, cold)) inline bool push_onto_policy_queue_slow(task_frame* f) {
-  return push_onto_policy_queue_in_scope(f);
-}
-#endif
-
-// Returns false only on path inline_join_queue, having run nothing, when the policy names no queue now.
-// `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since.
+// Returns false only on path inline_join, having run nothing, when the worker's policy names no queue for its
+// join now (an ADWS search deals it: the engine joins). `w`: the worker the calling thread serves
+// (running_worker()), read by the caller, which ran no code since.
 template <spawn_path P, class Pushed, class Here>
 ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
@@ -139,20 +92,9 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
   // did not compile: an outside-user campaign).
   auto* f = ::new (static_cast<void*>(g.inline_frame))
       frame_t(std::reference_wrapper<Pushed>(pushed), typename frame_t::unnamed_t{});
-  if constexpr (P == spawn_path::inline_join_queue) {
-    g.dist.mode = group_state::kNotOpened;  // a plain group for the policy's join (task_frame.hpp)
-    // Where the policy names no queue, nothing was pushed, and the frame holds a reference: nothing to undo.
-#ifdef ROOST_CRITICAL_WINDOWS
-    const int pushed_here = push_onto_join_queue_on(w, *f);
-    if (pushed_here == 0) return false;
-    if (pushed_here < 0 && !push_onto_policy_queue_slow(f)) return false;
-#else
-    (void)w;
-    if (!push_onto_policy_queue_in_scope(f)) return false;
-#endif
-  } else {
-    push_first_child_on(w, g, *f);  // onto the deque of the worker the caller's task runs on (abi.hpp)
-  }
+  // Onto the deque of the worker the caller's task runs on (abi.hpp). Where the policy names no queue,
+  // nothing was pushed, and the frame holds a reference: nothing to undo.
+  if (!push_first_child_on(w, g, *f)) [[unlikely]] return false;
   try {
     here();
   } catch (...) {
@@ -213,12 +155,7 @@ ROOST_DETAIL_SPAWN_INLINE inline void fork_join2(const char* what, F& first, G& 
     join_inline<spawn_path::inline_help_first>(w, first, second);
     return;
   }
-  if (path == spawn_path::inline_join) {
-    join_inline<spawn_path::inline_join>(w, second, first);
-    return;
-  }
-  // A worker's own path (not g_no_worker's): its thread runs user code only inside a task.
-  if (path == spawn_path::inline_join_queue && join_inline<spawn_path::inline_join_queue>(w, second, first)) return;
+  if (path == spawn_path::inline_join && join_inline<spawn_path::inline_join>(w, second, first)) return;
   current_fiber_or_throw(what);
   if (hook_bits() & kHookTracerEveryTask) [[unlikely]] return join_both_as_tasks(first, second, total_work, first_work);
   task_group tg(total_work);

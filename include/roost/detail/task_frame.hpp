@@ -259,8 +259,8 @@ struct group_state {
     std::uint32_t pulled_first, pulled_last;
     std::uint32_t opener_worker;  // multi-level ADWS: the worker that opened it (in the struct's padding)
   } dist;
-  // dist.mode of a group that no policy opened: the inline join's (fork_join2.hpp), which the policy's
-  // join must treat as plain (undealt) if the engine joins it.
+  // dist.mode of a group that no policy opened: the inline join's (fork_join2.hpp: for_engine_join), which
+  // the policy's join must treat as plain (undealt) if the engine joins it.
   static constexpr std::uint8_t kNotOpened = 0;
 
   // A task_group's: no child, no hints.
@@ -272,7 +272,9 @@ struct group_state {
   struct inline_join_t {};
   explicit group_state(inline_join_t) noexcept {}
   // One child spawned, none seen done, no base on the deque (the child is not on top of it any more: the
-  // join's pop failed), no hints. `owner`: the joining task's fiber.
+  // join's pop failed), no hints, opened by no policy (a policy's join treats it as plain). `owner`: the
+  // joining task's fiber. Before the engine's join, which alone reads dist.mode (the owner's join hooks, and a
+  // last child's end once the owner waits: engine.hpp, resume_waiter).
   void for_engine_join(fiber_abi* owner) noexcept {
     spawned = 1;
     local_done = 0;
@@ -280,6 +282,7 @@ struct group_state {
     base_epoch = kNoBase;
     total_work = -1;
     data_bytes = -1;
+    dist.mode = kNotOpened;
   }
 };
 

@@ -23,6 +23,11 @@
 // pop of the worker's own deque (abi.hpp) tests, in one compare too, that the slot it takes is private, that
 // no request waits and that the worker's inline pops are open (pop_floor_).
 //
+// A policy that names its join's queue (abi.hpp, name_join_queue: adws, adws-ml, cab, cats) uses the same two
+// values to shut the inline windows while its state is not the one they serve (join_shut_): the limit stays
+// at kAsked and the floor at kFloorClosed until it opens them, and the floor stays closed while its run-first
+// slot holds a job (run_first_). Every re-arm reads those beside the request.
+//
 // Waking sleepers: only sharing makes work stealable, so only share() notifies (the hook the engine
 // installs: the notifier's half of the Dekker pair of engine/idle.hpp, split_ being the published word). A
 // private push costs no barrier and no look at the sleepers. A worker going to sleep asks every owner to
@@ -176,13 +181,43 @@ class ws_deque {
 
   bool inline_pops_closed() const { return inline_closed_.load(std::memory_order_seq_cst); }
 
-  // Owner only: the inline pop's floor back to the private part's, unless a request waits or inline pops
-  // are closed. For the slow inline pop (abi.hpp), after inline pops were closed and opened again.
+  // Owner only: the inline pop's floor back to the private part's, unless a request waits, inline pops
+  // are closed, the policy shuts its join's pops or a job waits to run first. For the slow inline pop
+  // (abi.hpp), after the floor was closed and the reason went.
   void rearm_pop_floor() {
     pop_floor_.store(split_seen_, std::memory_order_seq_cst);
-    if (request_.load(std::memory_order_seq_cst) || inline_closed_.load(std::memory_order_seq_cst))
-      pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
+    if (request_.load(std::memory_order_seq_cst) || pop_floor_must_close()) pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
   }
+
+  // A policy whose two-way join goes onto its deque by the inline windows only in some states (abi.hpp,
+  // worker_abi::names_join_queue: adws, adws-ml, cab, cats) shuts them while it is in another: kJoinPushShut
+  // keeps the push limit at kAsked, so the inline push leaves for its slow path, which pushes where the
+  // policy says (another queue, or none: the engine joins); kJoinPopShut keeps the pop floor at kFloorClosed,
+  // so the inline pops (the two-way join's and a task group's) leave for theirs. Both hold the deque's own
+  // slow paths to the same: a push while the push is shut goes to push_slow, which leaves the limit low.
+  static constexpr std::uint8_t kJoinPushShut = 1, kJoinPopShut = 2;
+  // The owner's thread: shuts or opens; what opens takes effect at once (rearm). Unchanged: one compare.
+  void shut_joins_here(std::uint8_t shut) {
+    if (shut == join_shut_.load(std::memory_order_relaxed)) [[likely]] return;
+    join_shut_.store(shut, std::memory_order_seq_cst);
+    rearm();  // which closes what the bits shut
+  }
+  // Another thread, while the owner runs no task (cats names every worker's deque between iterations): what
+  // it shuts is shut at once, against the owner's rearm (the bits, then the limit and floor, all seq-cst: the
+  // asker's order, ask_to_share); what it opens, at the owner's next slow push or pop.
+  void shut_joins_elsewhere(std::uint8_t shut) {
+    join_shut_.store(shut, std::memory_order_seq_cst);
+    if (shut & kJoinPushShut) push_limit_.store(kAsked, std::memory_order_seq_cst);
+    if (shut & kJoinPopShut) pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
+  }
+  std::uint8_t joins_shut() const { return join_shut_.load(std::memory_order_relaxed); }
+  // The slot of a job that must run before the owner's own (worker_abi::run_first), or nullptr: while it is
+  // full the pop floor stays closed (rearm). Set before any push.
+  void watch_run_first(const std::atomic<T*>* slot) { run_first_ = slot; }
+  // Any thread, after filling the run-first slot (a seq-cst write): the owner's next inline pop leaves for the
+  // slow path, which lets the engine run that job first. Seq-cst, against rearm's store of the floor and
+  // load of the slot: either the owner's load sees the job or this store comes after the owner's.
+  void close_pop_floor() { pop_floor_.store(kFloorClosed, std::memory_order_seq_cst); }
 
   // Racy: is anything shared (stealable) now?
   bool shared_estimate() const {
@@ -239,12 +274,21 @@ class ws_deque {
   // request never waits unseen by the inline push (which tests the limit) and pop (the floor, below).
   // The same for the inline pop's floor (pop_floor_): the private part's bottom, or kFloorClosed while a
   // request waits or inline pops are closed (set_inline_pops_closed, whose stores pair with these).
+  // The same for a policy's shut joins (join_shut_, whose writers store the bits and then the low values) and
+  // its run-first slot (close_pop_floor).
   void rearm() {
     push_limit_.store(room_limit_, std::memory_order_seq_cst);
     pop_floor_.store(split_seen_, std::memory_order_seq_cst);
     const bool asked = request_.load(std::memory_order_seq_cst);
-    if (asked) push_limit_.store(kAsked, std::memory_order_relaxed);
-    if (asked || inline_closed_.load(std::memory_order_seq_cst)) pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
+    if (asked || (join_shut_.load(std::memory_order_seq_cst) & kJoinPushShut)) push_limit_.store(kAsked, std::memory_order_relaxed);
+    if (asked || pop_floor_must_close()) pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
+  }
+  // Whether the pop floor must stay closed for a reason other than a request (read seq-cst, after the
+  // floor's store: the closers' pairs).
+  bool pop_floor_must_close() const {
+    return inline_closed_.load(std::memory_order_seq_cst) ||
+           (join_shut_.load(std::memory_order_seq_cst) & kJoinPopShut) ||
+           (run_first_ && run_first_->load(std::memory_order_seq_cst) != nullptr);
   }
 
   // push_at's other path: a push with no room without growing (make_room), or with a request waiting (or one
@@ -255,7 +299,9 @@ class ws_deque {
     bottom_.store(b + 1, std::memory_order_relaxed);
     // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
     if (request_.load(std::memory_order_acquire)) share(b + 1);  // which re-arms
-    else rearm();
+    // While the policy shuts its join's push the limit stays at kAsked (whoever set the bit lowered it after),
+    // so every push comes here: no re-arming, whose seq-cst stores would change nothing.
+    else if (!(join_shut_.load(std::memory_order_relaxed) & kJoinPushShut)) rearm();
   }
 
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
@@ -327,6 +373,7 @@ class ws_deque {
   std::atomic<bool> request_{true};
   std::atomic<ring*> array_{nullptr};
   std::atomic<bool> inline_closed_{false};  // set_inline_pops_closed: written by any thread, rarely
+  const std::atomic<T*>* run_first_ = nullptr;  // watch_run_first
   // The owner's line.
   alignas(64) std::atomic<std::int64_t> bottom_{0};
   std::int64_t split_seen_ = 0;  // owner-only copy of split_ (the owner is its only writer)
@@ -347,6 +394,9 @@ class ws_deque {
   std::int64_t room_limit_ = 0;  // owner-only: a lower bound of top_ + capacity
   std::atomic<T*>* slots_ = nullptr;  // owner-only: the current array's (use_ring)
   std::int64_t mask_ = 0;
+  // kJoinPushShut | kJoinPopShut: the policy's (shut_joins_*). In the owner's line: the owner reads it at
+  // every change of its running task (shut_joins_here); others write it only between iterations.
+  std::atomic<std::uint8_t> join_shut_{0};
   // Owner-only: the current array, which holds every array used before it (ring::older). A chain, not a
   // std::vector: the deque lies in worker_abi, whose layout user code compiles in, and libstdc++'s debug
   // mode (_GLIBCXX_DEBUG) gives std::vector another size and no standard layout (detail/build_mode.hpp).
