@@ -507,6 +507,90 @@ slow:
 // (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
 // pushes one child and pops that one itself; should the engine join it after all, the child is not on this
 // deque any more, and the join writes a group without a base first (group_state::for_engine_join).
+#ifdef ROOST_CRITICAL_WINDOWS
+// The join's windows on the queue a policy names when it is not the worker's own deque (adws's and adws-ml's
+// migration queue's own end, whose state lasts while the worker runs migrated work: on fib-invoke under adws
+// at two workers, one worker's whole run), reached from the slow paths after the own deque's windows found
+// themselves shut. Each reads the queue named inside itself: no tick between its read and the commit, since
+// a preempted task's worker runs other tasks meanwhile, which may make the policy name another queue.
+// The push: onto the queue named: 1; the policy names none (an ADWS search deals the join): 0, nothing
+// pushed; the push needs the C++ path (room, a request): -1, nothing pushed.
+ROOST_DETAIL_SPAWN_INLINE inline int push_onto_named_queue_on(worker_abi& w, task_frame& f) {
+  constexpr auto L = ws_deque<job>::layout();
+  ws_deque<job>* q;
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  asm volatile goto(
+      "0:\n\t"
+      "movq %c[queue](%[w]), %[q]\n\t"
+      "testq %[q], %[q]\n\t"
+      "jz %l[none]\n\t"
+      "movq %c[bottom](%[q]), %[b]\n\t"
+      "cmpq %c[limit](%[q]), %[b]\n\t"
+      "jge %l[slow]\n\t"  // no room without growing, or a request
+      "movq %c[mask](%[q]), %[t]\n\t"
+      "andq %[b], %[t]\n\t"
+      "movq %c[slots_at](%[q]), %[slots]\n\t"
+      "movq %[f], (%[slots],%[t],8)\n\t"
+      "leaq 1(%[b]), %[t]\n\t"
+      "movq %[t], %c[bottom](%[q])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [queue] "i"(offsetof(worker_abi, join_queue)),
+        [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : "cc", "memory"
+      : none, slow);
+  return 1;
+none:
+  return 0;
+slow:
+  return -1;
+}
+// The pop: the group's inline frame back off the queue named if it lies on top there: true; false where the
+// C++ path must decide (the path is no longer inline_join, a job waits in the run-first slot, the policy
+// names no queue, nothing private, a request, another job on top), having changed nothing. The queue's own
+// split and push limit stand for its private part and its requests (its own windows are never shut).
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, group_state& g) {
+  constexpr auto L = ws_deque<job>::layout();
+  ws_deque<job>* q;
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  asm volatile goto(
+      "0:\n\t"
+      "cmpb %[join_path], %c[path](%[w])\n\t"
+      "jne %l[slow]\n\t"  // hooks came, or a final region: the engine joins
+      "movq %c[run_first](%[w]), %[t]\n\t"
+      "cmpq $0, (%[t])\n\t"
+      "jne %l[slow]\n\t"  // a job waits to run first: the engine joins
+      "movq %c[queue](%[w]), %[q]\n\t"
+      "testq %[q], %[q]\n\t"
+      "jz %l[slow]\n\t"
+      "movq %c[bottom](%[q]), %[b]\n\t"
+      "cmpq %c[split_seen](%[q]), %[b]\n\t"
+      "jle %l[slow]\n\t"  // nothing private
+      "cmpq $0, %c[limit](%[q])\n\t"
+      "jl %l[slow]\n\t"  // a thief's request waits: the deque's pop serves it
+      "subq $1, %[b]\n\t"
+      "movq %c[mask](%[q]), %[t]\n\t"
+      "andq %[b], %[t]\n\t"
+      "movq %c[slots_at](%[q]), %[slots]\n\t"
+      "cmpq %[mine], (%[slots],%[t],8)\n\t"
+      "jne %l[slow]\n\t"  // another job on top
+      "movq %[b], %c[bottom](%[q])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [join_path] "i"(static_cast<int>(spawn_path::inline_join)),
+        [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),
+        [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit),
+        ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : "cc", "memory"
+      : slow);
+  return true;
+slow:
+  return false;
+}
+#endif
+
 // A worker whose policy names its join's queue (names_join_queue) comes here whenever that queue is not its
 // own deque (the window is shut then: ws_deque::kJoinPushShut): f goes onto the queue named now, and true;
 // false when the policy names none (an ADWS search deals the join): nothing pushed, the engine joins. The
@@ -529,7 +613,14 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_here(group_state& g, task
   push_first_child_or_undo(g, *fb, f);
   return true;
 }
-__attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_state& g, task_frame& f) {
+// `w`: the worker the caller read, which a preempted task resumes on.
+__attribute__((noinline, cold)) inline bool push_first_child_slow_here(worker_abi& w, group_state& g, task_frame& f) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  if (w.names_join_queue)
+    if (const int pushed = push_onto_named_queue_on(w, f); pushed >= 0) return pushed == 1;
+#else
+  (void)w;
+#endif
   return push_first_child_here(g, f);
 }
 ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
@@ -545,7 +636,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_s
                     : slow);
   return true;
 slow:
-  return push_first_child_slow_here(g, f);
+  return push_first_child_slow_here(w, g, f);
 #else
   (void)w;
   return push_first_child_here(g, f);
@@ -588,8 +679,15 @@ __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_
   no_preempt_scope np(&fb);
   worker_abi& w = *fb.worker;
   if (w.path.load(std::memory_order_relaxed) != expect) return false;
-  const bool mine = w.names_join_queue ? pop_from_named_join_queue(g, w) : pop_first_child_from(g, w.deque);
-  w.deque.rearm_pop_floor();
+  if (!w.names_join_queue) {
+    const bool mine = pop_first_child_from(g, w.deque);
+    w.deque.rearm_pop_floor();
+    return mine;
+  }
+  const bool mine = pop_from_named_join_queue(g, w);
+  // While the policy shuts the pops the floor stays closed whatever a re-arm would store: no seq-cst stores
+  // for nothing at every join of its migrated work.
+  if (!(w.deque.joins_shut() & ws_deque<job>::kJoinPopShut)) w.deque.rearm_pop_floor();
   return mine;
 }
 // The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now, if that
@@ -630,7 +728,13 @@ slow:
 // the sequence may start at the bottom's load, as push_first_child_on's does.
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
-  return pop_first_child_slow<expect>(g, *running_fiber());
+  fiber_abi* fb = running_fiber();
+#ifdef ROOST_CRITICAL_WINDOWS
+  // A policy's queue other than the own deque (the own deque's windows are shut then): its window first.
+  if constexpr (expect == spawn_path::inline_join)
+    if (worker_abi& w = *fb->worker; w.names_join_queue && w.run_first && pop_from_named_queue_on(w, g)) return true;
+#endif
+  return pop_first_child_slow<expect>(g, *fb);
 }
 template <spawn_path expect>
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g) {
