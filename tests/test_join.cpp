@@ -597,6 +597,41 @@ TEST(JoinOnAPolicyQueue, AJobInTheRunFirstSlotSendsTheJoinToTheEngine) {
   }
 }
 
+// On a queue other than the own deque (adws's migration queue's own end), warm so that the join's push stays
+// private: the join takes that queue's windows (push_onto_named_queue_on, pop_from_named_queue_on), leaves
+// the own deque as it was, and gives the half to the engine when a job waits to run first or the path turned
+// `engine` while the other half ran.
+TEST(JoinOnAPolicyQueue, OnAnotherQueueTheJoinTakesThatQueuesWindows) {
+  constexpr auto J = roost::detail::spawn_path::inline_join;
+  std::vector<std::string> log;
+  policy_queue_worker::log = &log;
+  auto pushed = [&] { log.push_back("pushed half"); };
+  for (int variant = 0; variant < 3; ++variant) {
+    policy_queue_worker pw;  // names `named`
+    roost::detail::task_frame older[2];
+    for (auto& f : older) pw.named.push(&f);  // the first is shared at once
+    running_as in(pw.w, pw.fb);
+    roost::detail::task_frame delivered;
+    const std::int64_t own = pw.w.deque.bottom_index(), named = pw.named.bottom_index();
+    auto here = [&] {
+      log.push_back("other half");
+      EXPECT_EQ(pw.named.bottom_index(), named + 1);
+      EXPECT_EQ(pw.w.deque.bottom_index(), own);
+      if (variant == 1) pw.deliver(&delivered);
+      if (variant == 2) {
+        pw.w.path.store(roost::detail::spawn_path::engine);
+        roost::detail::sync_inline_pops(pw.w);
+      }
+    };
+    log.clear();
+    EXPECT_TRUE(roost::detail::join_inline<J>(pw.w, pushed, here));
+    if (variant == 0) EXPECT_EQ(log, (std::vector<std::string>{"other half", "pushed half"}));
+    else EXPECT_EQ(log, (std::vector<std::string>{"other half", "engine joins", "pushed half"})) << variant;
+    EXPECT_EQ(pw.named.bottom_index(), named);
+    EXPECT_EQ(static_cast<void*>(pw.named.pop()), static_cast<void*>(&older[1]));
+  }
+}
+
 // A job in the run-first slot keeps the pop floor closed across a re-arm (a share served meanwhile): the
 // owner's rearm reads the slot after storing the floor, as the deliverer stores the slot and then the floor.
 TEST(JoinOnAPolicyQueue, TheRunFirstSlotKeepsTheFloorClosedThroughARearm) {
