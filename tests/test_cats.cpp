@@ -562,6 +562,16 @@ TEST(Cats, ProfileIsWrittenWhereAsked) {
   }
 }
 
+// One cats worker on a machine of two sockets with a 64 KiB cache each, writing its profile to `path`.
+roost::options one_worker_profiling_to(const std::string& path) {
+  roost::options o;
+  o.scheduler = "cats";
+  o.workers = 1;
+  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
+  o.cats_profile = path;
+  return o;
+}
+
 // A child that its owner's join ran on the owner's stack, spawning into the owner's group, names that child
 // under the owner (engine/observe.hpp: under itself, the id dangled once it ended), and its profile node hangs
 // under the owner's: under the spawner's, it took an index of the owner's count beside the spawner's own
@@ -570,11 +580,7 @@ TEST(Cats, ProfileIsWrittenWhereAsked) {
 TEST(Cats, ASpawnIntoTheOwnersGroupFromItsStackIsProfiledUnderTheOwner) {
   scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
   const roost_test::temp_file profile("roost_cats_profile_owner.tsv");
-  roost::options o;
-  o.scheduler = "cats";
-  o.workers = 1;
-  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
-  o.cats_profile = profile.path();
+  const roost::options o = one_worker_profiling_to(profile.path());
   std::atomic<int> ran{0};
   // Each leaf touches 48 KiB of its own: S's subtree overflows the 64 KiB cache, so the profile keeps its nodes.
   static std::vector<char> data(5 * 48 * 1024);
@@ -624,11 +630,7 @@ TEST(Cats, ASpawnIntoTheOwnersGroupFromItsStackIsProfiledUnderTheOwner) {
 TEST(Cats, AnOnlyChildIsProfiledAsANodeOfItsOwn) {
   scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
   const roost_test::temp_file profile("roost_cats_profile_only_child.tsv");
-  roost::options o;
-  o.scheduler = "cats";
-  o.workers = 1;
-  o.topology = "pack:2 l3:1(size=64KiB) core:2 pu:1";
-  o.cats_profile = profile.path();
+  const roost::options o = one_worker_profiling_to(profile.path());
   static std::vector<char> data(4 * 96 * 1024);  // each leaf's footprint alone overflows the 64 KiB cache
   int ran = 0;
   const auto leaf = [&](int i) {

@@ -194,6 +194,25 @@ enum class floor_timer { none, aligned, naive, one, cputime, monitor };
 std::atomic<long> g_floor_ticks{0};
 void floor_handler(int) { g_floor_ticks.fetch_add(1, std::memory_order_relaxed); }
 
+// The monitor design's wake-ups alone: a thread that wakes every 1 ms until `stop`, counting them in
+// g_floor_ticks, on the CPUs of `cpus` where given.
+std::thread waking_thread(std::atomic<bool>& stop, const cpu_set_t* cpus) {
+  return std::thread([&stop, cpus] {
+    if (cpus) pthread_setaffinity_np(pthread_self(), sizeof *cpus, cpus);
+    timespec next{};
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!stop.load(std::memory_order_relaxed)) {
+      next.tv_nsec += 1'000'000;
+      if (next.tv_nsec >= 1'000'000'000) {
+        next.tv_nsec -= 1'000'000'000;
+        ++next.tv_sec;
+      }
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
+      g_floor_ticks.fetch_add(1, std::memory_order_relaxed);
+    }
+  });
+}
+
 double floor_round(floor_timer kind, unsigned threads) {
   std::atomic<unsigned> ready{0};
   std::atomic<bool> go{false};
@@ -205,20 +224,7 @@ double floor_round(floor_timer kind, unsigned threads) {
   // measured; a wake-up counts as a tick spread over the threads).
   std::atomic<bool> monitor_stop{false};
   std::thread monitor;
-  if (kind == floor_timer::monitor)
-    monitor = std::thread([&] {
-      timespec next{};
-      clock_gettime(CLOCK_MONOTONIC, &next);
-      while (!monitor_stop.load(std::memory_order_relaxed)) {
-        next.tv_nsec += 1'000'000;
-        if (next.tv_nsec >= 1'000'000'000) {
-          next.tv_nsec -= 1'000'000'000;
-          ++next.tv_sec;
-        }
-        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
-        g_floor_ticks.fetch_add(1, std::memory_order_relaxed);
-      }
-    });
+  if (kind == floor_timer::monitor) monitor = waking_thread(monitor_stop, nullptr);
   for (unsigned id = 0; id < threads; ++id)
     ts.emplace_back([&, id] {
       timer_t tm{};
@@ -277,20 +283,7 @@ gap_count interruption_gaps(floor_timer kind, double seconds) {
     std::atomic<bool> stop{false};
     std::thread monitor;
     timer_t tm{};
-    if (kind == floor_timer::monitor)
-      monitor = std::thread([&] {
-        pthread_setaffinity_np(pthread_self(), sizeof one, &one);  // the loop's CPU: it must give it up
-        timespec next{};
-        clock_gettime(CLOCK_MONOTONIC, &next);
-        while (!stop.load(std::memory_order_relaxed)) {
-          next.tv_nsec += 1'000'000;
-          if (next.tv_nsec >= 1'000'000'000) {
-            next.tv_nsec -= 1'000'000'000;
-            ++next.tv_sec;
-          }
-          clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, nullptr);
-        }
-      });
+    if (kind == floor_timer::monitor) monitor = waking_thread(stop, &one);  // on the loop's CPU: it must give it up
     if (kind == floor_timer::aligned) {
       sigevent ev{};
       ev.sigev_notify = SIGEV_THREAD_ID;
