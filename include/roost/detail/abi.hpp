@@ -500,13 +500,6 @@ slow:
 #endif
 }
 
-// The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no
-// code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
-// on its worker, engine.hpp), and user code could call one (a closure's copy constructor); the join builds
-// its frame around a reference, no user code. One load fewer a spawn (#25). The group's count and base
-// (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
-// pushes one child and pops that one itself; should the engine join it after all, the child is not on this
-// deque any more, and the join writes a group without a base first (group_state::for_engine_join).
 #ifdef ROOST_CRITICAL_WINDOWS
 // The join's windows on the queue a policy names when it is not the worker's own deque (adws's and adws-ml's
 // migration queue's own end, whose state lasts while the worker runs migrated work: on fib-invoke under adws
@@ -613,6 +606,13 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_here(group_state& g, task
   push_first_child_or_undo(g, *fb, f);
   return true;
 }
+// The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no
+// code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
+// on its worker, engine.hpp), and user code could call one (a closure's copy constructor); the join builds
+// its frame around a reference, no user code. One load fewer a spawn (#25). The group's count and base
+// (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
+// pushes one child and pops that one itself; should the engine join it after all, the child is not on this
+// deque any more, and the join writes a group without a base first (group_state::for_engine_join).
 // `w`: the worker the caller read, which a preempted task resumes on.
 __attribute__((noinline, cold)) inline bool push_first_child_slow_here(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
