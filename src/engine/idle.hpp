@@ -12,12 +12,14 @@
 // Where the kernel has membarrier, FENCE is only a compiler barrier and HEAVY is a membarrier: it makes
 // every running notifier execute a full barrier, so its publish and its load of sleepers_ are ordered as
 // if it had fenced (the asymmetric Dekker of liburcu and folly). Without membarrier, FENCE is a seq_cst
-// fence and HEAVY is nothing.
+// fence and HEAVY is nothing. In a ThreadSanitizer build, which models neither, FENCE and the load are one
+// seq-cst read-modify-write of sleepers_.
 #pragma once
 #include <atomic>
 #include <cstdint>
 
 #include "platform/platform.hpp"
+#include "roost/detail/sanitizers.hpp"
 
 namespace roost::engine {
 
@@ -83,10 +85,19 @@ class idle_state {
 
  private:
   // The notifier's half of the Dekker pair: FENCE between the caller's publication and the look at sleepers_.
-  __attribute__((always_inline)) bool anyone_asleep_after_publish() const {
+  __attribute__((always_inline)) bool anyone_asleep_after_publish() {
+#ifdef ROOST_TSAN
+    // ThreadSanitizer models neither a fence nor membarrier (GCC warned of this fence in every TSan build):
+    // there the look is a seq-cst read-modify-write of sleepers_, which orders the pair the same way where
+    // TSan sees it. RMWs of one word are totally ordered: one that reads 0 comes before the sleeper's
+    // increment, which then reads from it (a release sequence) and sees the publication; one that comes
+    // after it reads the sleeper.
+    return sleepers_.fetch_add(0, std::memory_order_seq_cst) != 0;
+#else
     if (asymmetric_) std::atomic_signal_fence(std::memory_order_seq_cst);
     else std::atomic_thread_fence(std::memory_order_seq_cst);
     return sleepers_.load(std::memory_order_relaxed) != 0;
+#endif
   }
 
   // The newest epoch a sleeper waits on (high half) and how many sleepers wait on it (low half): a sleeper
