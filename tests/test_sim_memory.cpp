@@ -336,6 +336,89 @@ TEST(SimMemory, AfterAnyWriteNoCacheOutsideTheWritersChainHoldsTheLine) {
   EXPECT_GT(coherence, 0u);
 }
 
+// The walk compiled for a geometry (memory_model::access_fixed) against the general one, access by access:
+// every result, every counter and every array's contents the same. Caches a few times smaller than the
+// footprint, runs of lines and single ones, a third of them writes: hits at each level, evictions of dirty
+// lines down the chain, invalidations and coherence misses, first touches on each node.
+TEST(SimMemory, TheWalkCompiledForAGeometryGivesTheGeneralWalksResultsToTheBit) {
+  struct geometry {
+    const char* topology;
+    const char* params;
+  };
+  const geometry geometries[] = {
+      // The Opteron 8380's L2 and L3 (16 and 48 ways), smaller: chains of two, each cache its own unit.
+      {"pack:4 [numa(memory=1GiB)] l3:1(size=96KiB) l2:4(size=16KiB) core:1 pu:1", "preset=opteron-8380"},
+      // L1d and L2 of a core as one unit, two PUs on each core, the Xeon Gold 6130's 8, 16 and 11 ways.
+      {"pack:2 [numa(memory=1GiB)] l3:1(size=44KiB) l2:2(size=8KiB) l1d:1(size=2KiB) core:1 pu:2",
+       "preset=xeon-gold-6130"},
+      // An L2 shared by two cores and 64-way L3s: every last-level layout (1 to 4 vectors) appears across these.
+      {"pack:2 [numa(memory=1GiB)] l3:1(size=64KiB) l2:2(size=16KiB) core:2 pu:1", "l2.ways=16 l3.ways=64"},
+      {"pack:2 l3:1(size=64KiB) l2:2(size=8KiB) l1d:1(size=2KiB) core:1 pu:1", "l3.ways=32"},
+      // pycachesim's replacement (a write hit keeps its place; a write-back that misses fetches the line).
+      {"pack:2 [numa(memory=1GiB)] l3:1(size=24KiB) l2:2(size=16KiB) core:1 pu:1", "preset=opteron-8380 mode=pycachesim"},
+      // One cache for everything.
+      {"pack:1 l3:1(size=64KiB) core:4 pu:1", "l3.ways=16"},
+  };
+  for (const geometry& g : geometries) {
+    SCOPED_TRACE(g.topology);
+    memory_model fixed = model_of(g.topology, g.params), general = model_of(g.topology, g.params);
+    ASSERT_TRUE(fixed.fixed_walk());
+    general.use_fixed_walk(false);
+    ASSERT_FALSE(general.fixed_walk());
+    const unsigned pus = fixed.num_pus();
+    std::mt19937_64 rng(5);
+    line_addr next = 0;
+    for (int i = 0; i < 120000; ++i) {
+      const unsigned pu = static_cast<unsigned>(rng() % pus);
+      // Half the time the next line of a run, else anywhere in 8x the last level's lines.
+      const line_addr line = rng() % 2 ? next : rng() % 8192;
+      next = line + 1;
+      const bool write = rng() % 3 == 0;
+      const access_result a = fixed.access(pu, line, write), b = general.access(pu, line, write);
+      ASSERT_EQ(a.latency_ns, b.latency_ns) << "access " << i;
+      ASSERT_EQ(a.instance, b.instance) << "access " << i;
+      ASSERT_EQ(a.depth, b.depth) << "access " << i;
+      ASSERT_EQ(a.coherence_miss, b.coherence_miss) << "access " << i;
+      ASSERT_EQ(a.remote, b.remote) << "access " << i;
+    }
+    std::uint64_t invalidations = 0, coherence = 0, writebacks = 0;
+    for (std::size_t k = 0; k < fixed.num_instances(); ++k) {
+      const cache_counters &a = fixed.counters(k), &b = general.counters(k);
+      EXPECT_EQ(a.accesses, b.accesses) << "instance " << k;
+      EXPECT_EQ(a.hits, b.hits) << "instance " << k;
+      EXPECT_EQ(a.write_hits, b.write_hits) << "instance " << k;
+      EXPECT_EQ(a.misses, b.misses) << "instance " << k;
+      EXPECT_EQ(a.coherence_misses, b.coherence_misses) << "instance " << k;
+      EXPECT_EQ(a.evictions, b.evictions) << "instance " << k;
+      EXPECT_EQ(a.writebacks, b.writebacks) << "instance " << k;
+      EXPECT_EQ(a.invalidations, b.invalidations) << "instance " << k;
+      invalidations += a.invalidations;
+      coherence += a.coherence_misses;
+      writebacks += a.writebacks;
+      for (line_addr l = 0; l < 8192; ++l) ASSERT_EQ(fixed.holds(k, l), general.holds(k, l)) << "instance " << k << ", line " << l;
+    }
+    for (unsigned p = 0; p < pus; ++p) {
+      EXPECT_EQ(fixed.memory(p).local, general.memory(p).local) << "PU " << p;
+      EXPECT_EQ(fixed.memory(p).remote, general.memory(p).remote) << "PU " << p;
+      EXPECT_EQ(fixed.memory(p).writebacks, general.memory(p).writebacks) << "PU " << p;
+    }
+    // What the trace was made to reach (one cache for all has nothing to keep coherent).
+    EXPECT_EQ(invalidations > 0, fixed.coherent());
+    EXPECT_EQ(coherence > 0, fixed.coherent());
+    EXPECT_GT(writebacks, 0u);
+  }
+}
+
+// A geometry no walk is compiled for takes the general one: sets of a few ways (the Opteron's 2-way L1d), a
+// count of sets that is not a power of two, more than 64 ways, a chain of four caches.
+TEST(SimMemory, OtherGeometriesTakeTheGeneralWalk) {
+  EXPECT_FALSE(model_of("pack:1 l3:1(size=96KiB) l2:2(size=16KiB) l1d:1(size=2KiB) core:1 pu:1", "preset=opteron-8380").fixed_walk());
+  EXPECT_FALSE(model_of("pack:1 l3:1(size=96KiB) core:1 pu:1", "l3.ways=8").fixed_walk());  // 192 sets
+  EXPECT_FALSE(model_of("pack:1 l3:1(size=64KiB) core:1 pu:1", "l3.ways=128").fixed_walk());
+  EXPECT_FALSE(model_of("pack:1 l4:1(size=1MiB) l3:1(size=64KiB) l2:1(size=16KiB) l1d:1(size=2KiB) core:1 pu:1").fixed_walk());
+  EXPECT_TRUE(model_of("pack:2 l3:1(size=64KiB) l2:2(size=16KiB) core:1 pu:1").fixed_walk());
+}
+
 // ---- NUMA --------------------------------------------------------------------------------------------------
 
 TEST(SimMemory, PagesLiveWhereTheyAreFirstTouchedAndRemoteOnesCostTheRemoteLatency) {

@@ -56,14 +56,18 @@ class cache_array {
 
   // A lookup of the core or of the level above: counted. On a hit returns the line's way, after making it the
   // most recently used unless update_lru is false; else miss or coherence_miss.
+  // V (here and below): 0, or the vectors of a set's byte rows known at compile time where the set has
+  // signatures, byte ranks and a power-of-two count (fixed_vectors() says which): the same operation with its
+  // layout constant, for a walk specialised to its geometry (memory_model::access_fixed).
+  template <unsigned V = 0>
   [[gnu::always_inline]] int lookup(line_addr line, bool is_write, bool update_lru) {
-    const set_ref s = set_of(line);
+    const set_ref s = set_of<V>(line);
     ++counts.accesses;
-    const unsigned w = way_of(s, line);
+    const unsigned w = way_of<V>(s, line);
     if (w < ways_ && (s.flags[w] & kInvalidated) == 0) {
       ++counts.hits;
       counts.write_hits += is_write;
-      if (update_lru) promote(s, w);
+      if (update_lru) promote<V>(s, w);
       return static_cast<int>(w);
     }
     ++counts.misses;
@@ -91,18 +95,22 @@ class cache_array {
 
   // Puts `line` (not present) at most-recently-used. The least recently used way is replaced, or the line's own
   // invalidated way when it has one (both are invalid then, or it is the last). Returns what left.
+  template <unsigned V = 0>
   [[gnu::always_inline]] victim insert(line_addr line, bool dirty) {
     // The miss that led here found the line's set and its mark, or none, already (nothing changed the set
     // since: a fill of this level follows the lookup of the same line, with only other arrays touched in
     // between); else look again.
     const bool known = line == missed_line_;
-    const set_ref s = known ? ref_of(missed_block_) : set_of(line);
-    unsigned out = known ? missed_out_ : way_of(s, line);
+    const set_ref s = known ? ref_of<V>(missed_block_) : set_of<V>(line);
+    unsigned out = known ? missed_out_ : way_of<V>(s, line);
     missed_line_ = kNoLine;
     // The usual fill replaces the least recently used way: found and promoted in one pass over byte ranks.
     bool promoted = false;
     if (out >= ways_) {
-      if (!wide_ranks_) {
+      if constexpr (V != 0) {
+        out = set_kernels::promote_last<V>(s.ranks, ways_);
+        promoted = true;
+      } else if (!wide_ranks_) {
         out = with_row_vectors([&](auto v) { return set_kernels::promote_last<v()>(s.ranks, ways_); });
         promoted = true;
       } else {
@@ -119,17 +127,18 @@ class cache_array {
       ++counts.evictions;
       counts.writebacks += v.dirty;
     }
-    if (!promoted) promote(s, out);
-    if (!small_) s.sigs[out] = signature(line);
+    if (!promoted) promote<V>(s, out);
+    if (V != 0 || !small_) s.sigs[out] = signature(line);
     s.tags[out] = line;
     s.flags[out] = dirty ? kDirty : 0;
     return v;
   }
 
   // Marks the line dirty if present (valid); returns whether it was. Not counted, not reordered.
+  template <unsigned V = 0>
   [[gnu::always_inline]] bool set_dirty_if_present(line_addr line) {
-    const set_ref s = set_of(line);
-    const unsigned w = way_of(s, line);
+    const set_ref s = set_of<V>(line);
+    const unsigned w = way_of<V>(s, line);
     if (w < ways_ && (s.flags[w] & kInvalidated) == 0) {
       s.flags[w] |= kDirty;
       return true;
@@ -139,18 +148,22 @@ class cache_array {
   }
 
   // The flag of a present line at `way` (from lookup or insert).
-  void set_dirty(line_addr line, int way) { set_of(line).flags[way] |= kDirty; }
+  template <unsigned V = 0>
+  void set_dirty(line_addr line, int way) { set_of<V>(line).flags[way] |= kDirty; }
 
   // Another core wrote the line: drops it (its data goes with the writer, not to the next level) and keeps
   // the tag marked, ranked after the valid ways. Returns whether it was present.
   // Inline: a write of a shared line invalidates one to a few copies, and a call each was a tenth of the walk.
+  template <unsigned V = 0>
   [[gnu::always_inline]] bool invalidate(line_addr line) {
-    const set_ref s = set_of(line);
-    const unsigned w = way_of(s, line);
+    const set_ref s = set_of<V>(line);
+    const unsigned w = way_of<V>(s, line);
     if (w >= ways_ || (s.flags[w] & kInvalidated) != 0) return false;
     // The valid ways hold the first ranks: the mark goes to the last of them, so that it is replaced after the
     // empty ways and older marks and before every valid line.
-    if (wide_ranks_) {
+    if constexpr (V != 0) {
+      set_kernels::demote_to_last_valid<V>(s.ranks, s.flags, ways_, w, kInvalidated);
+    } else if (wide_ranks_) {
       const unsigned last_valid = set_kernels::count_valid(s.flags, ways_, kInvalidated) - 1;
       set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, last_valid);
     } else {
@@ -161,6 +174,11 @@ class cache_array {
     ++counts.invalidations;
     return true;
   }
+
+  // The V the templated operations above take for this array: its byte rows' vectors (1 to 4: 5 to 64
+  // ways), or 0 where the set has no signatures (a few ways), wide ranks or a count of sets that is not a
+  // power of two (the operations then read the layout at run time).
+  unsigned fixed_vectors() const { return small_ || wide_ranks_ || !pow2_ || sig_vectors_ > 4 ? 0 : sig_vectors_; }
 
   cache_counters counts;
 
@@ -178,10 +196,16 @@ class cache_array {
     unsigned char* ranks;  // bytes, or 16-bit words when wide_ranks_
     std::uint64_t* tags;
   };
+  template <unsigned V = 0>
   set_ref set_of(line_addr line) const {
+    if constexpr (V != 0) return ref_of<V>(block_.get() + (line & mask_) * set_bytes_);
     return ref_of(block_.get() + (pow2_ ? (line & mask_) : (line % sets_)) * set_bytes_);
   }
+  // With V known, the rows lie at 16V-byte steps: signatures, flags, ranks, then the tags (the constructor's
+  // layout for a set with signatures and byte ranks).
+  template <unsigned V = 0>
   set_ref ref_of(unsigned char* b) const {
+    if constexpr (V != 0) return {b, b + 16 * V, b + 32 * V, reinterpret_cast<std::uint64_t*>(b + 48 * V)};
     return {b, b + flags_at_, b + ranks_at_, reinterpret_cast<std::uint64_t*>(b + tags_at_)};
   }
   // Calls f(std::integral_constant<unsigned, V>) with V the vectors of the set's byte rows (signatures, flags,
@@ -199,8 +223,11 @@ class cache_array {
       default: return f(std::integral_constant<unsigned, 0>{});
     }
   }
+  template <unsigned V = 0>
   [[gnu::always_inline]] void promote(const set_ref& s, unsigned w) {
-    if (wide_ranks_) {
+    if constexpr (V != 0) {
+      if (s.ranks[w] != 0) set_kernels::promote<V>(s.ranks, ways_, w);
+    } else if (wide_ranks_) {
       auto* r = reinterpret_cast<std::uint16_t*>(s.ranks);
       if (r[w] != 0) set_kernels::promote(r, ways_, w);
     } else if (s.ranks[w] != 0) {
@@ -215,7 +242,16 @@ class cache_array {
   // their low bits, not this byte).
   static std::uint8_t signature(line_addr line) { return static_cast<std::uint8_t>((line * 0x9E3779B97F4A7C15ull) >> 56); }
   // The way holding the line (valid or its invalidation mark: a set holds a line at most once), or ways_.
+  template <unsigned V = 0>
   [[gnu::always_inline]] unsigned way_of(const set_ref& s, line_addr line) const {
+    if constexpr (V != 0) {
+      const std::uint64_t matches = set_kernels::match_signature<V>(s.sigs, V, signature(line));
+      for (std::uint64_t bits = matches & sig_mask_; bits; bits &= bits - 1) {
+        const unsigned w = static_cast<unsigned>(__builtin_ctzll(bits));
+        if (s.tags[w] == line) return w;
+      }
+      return ways_;
+    }
     if (small_) {  // a few ways: their tags share a host line with the head, no signature to look at first
       for (unsigned w = 0; w < ways_; ++w)
         if (s.tags[w] == line) return w;

@@ -25,12 +25,12 @@ class coherence_directory {
   unsigned words() const { return words_; }
 
   // The line's sharer mask, or nullptr when no line of its block was ever held (no unit holds it).
-  std::uint64_t* find(line_addr line) {
+  [[gnu::always_inline]] std::uint64_t* find(line_addr line) {
     std::uint64_t* block = block_of(line >> kBlockShift);
     return block ? block + (line & kBlockMask) * words_ : nullptr;
   }
   // The line's mask (all zero when no unit holds it), its block made when it had none.
-  std::uint64_t* find_or_insert(line_addr line) {
+  [[gnu::always_inline]] std::uint64_t* find_or_insert(line_addr line) {
     std::uint64_t* block = block_of(line >> kBlockShift);
     if (!block) block = make_block(line >> kBlockShift);
     return block + (line & kBlockMask) * words_;
@@ -49,8 +49,11 @@ class coherence_directory {
     std::uint64_t key = 0;  // block + 1
     std::uint64_t* masks = nullptr;
   };
-  std::uint64_t* block_of(std::uint64_t block) const {
-    if (block < direct_.size()) return direct_[block];
+  [[gnu::always_inline]] std::uint64_t* block_of(std::uint64_t block) const {
+    if (block < direct_.size()) [[likely]] return direct_[block];
+    return block_in_table(block);
+  }
+  [[gnu::noinline]] std::uint64_t* block_in_table(std::uint64_t block) const {
     if (block < kDirectBlocks) return nullptr;
     const std::size_t m = table_.size() - 1;
     for (std::size_t i = slot_of(block, m);; i = (i + 1) & m) {

@@ -206,6 +206,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
     for (unsigned p : c.pus)
       if (p >= spec.num_pus) throw config_error(what() + " lists PU " + std::to_string(p) + ", past the last PU");
     caches_.emplace_back(c.bytes / set_bytes / shard_of, ways);
+    vectors_of_.push_back(static_cast<std::uint8_t>(caches_.back().fixed_vectors()));
     instance_info in;
     in.name = c.name;
     in.level = c.level;
@@ -329,16 +330,24 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
       const std::uint32_t u = unit_of_[chains_[p].ids[d]];
       chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
     }
+  fixed_walk_ = fixed_walk_for_geometry();
 }
 
 // ---- The walk ----------------------------------------------------------------------------------------------
 
 access_result memory_model::access(unsigned pu, line_addr line, bool is_write) {
-  const chain_t& ch = chains_[pu];
+  if (fixed_walk_) return (this->*fixed_walk_)(pu, line, is_write);
   access_result r;
   walk_line_ = line;
   walk_mask_ = nullptr;
   const unsigned depth = fetch(pu, 0, line, is_write, r.coherence_miss);
+  return finish_walk(pu, line, is_write, depth, r);
+}
+
+// What both walks do once the line was found at `depth` (the chain's length: memory) and filled above it.
+[[gnu::always_inline]] inline access_result memory_model::finish_walk(unsigned pu, line_addr line, bool is_write,
+                                                                      unsigned depth, access_result& r) {
+  const chain_t& ch = chains_[pu];
   r.depth = static_cast<std::uint8_t>(depth);
   if (depth < ch.len) {
     r.instance = static_cast<int>(ch.ids[depth]);
@@ -422,6 +431,160 @@ void memory_model::write_back(unsigned pu, unsigned depth, line_addr line) {
   fill(pu, depth, line, true, false);
 }
 
+// ---- The walk compiled for a geometry -----------------------------------------------------------------------
+//
+// The walk above, step for step, for a chain whose length and set layouts are known at compile time: the
+// loops over the chain unrolled, each cache's operations with their rows at constant offsets
+// (cache_array's V). The general walk reads the layout of every set it looks at and dispatches each set
+// operation on its vectors, and with its stores through byte pointers the compiler reloads all of that after
+// every store; here nothing is read but the set itself. heat 1024 x 512 x 10 on the 4 x Opteron 8380 (its
+// L2 16-way, L3 48-way): src/sim/README.md, "Speed".
+
+namespace {
+template <unsigned D, unsigned... V>
+constexpr unsigned vectors_at() {
+  constexpr unsigned v[] = {V...};
+  return v[D];
+}
+}  // namespace
+
+// What one fixed walk reads of the model, copied into locals once: the chain's caches and their coherence
+// units, which the compiler then keeps in registers (the stores into a set's byte rows may alias any member).
+template <unsigned N>
+struct memory_model::fixed_walk_state {
+  unsigned pu;
+  line_addr line;                   // the walk's line (walk_line_)
+  std::uint64_t* mask;              // its directory mask once looked up (walk_mask_)
+  std::uint8_t unit_ends;
+  std::array<cache_array*, N> cache;
+  std::array<std::uint32_t, N> id;
+};
+
+template <unsigned... V>
+access_result memory_model::access_fixed(unsigned pu, line_addr line, bool is_write) {
+  constexpr unsigned n = sizeof...(V);
+  const chain_t& ch = chains_[pu];
+  fixed_walk_state<n> w;
+  w.pu = pu;
+  w.line = line;
+  w.mask = nullptr;
+  w.unit_ends = ch.unit_ends;
+  for (unsigned d = 0; d < n; ++d) {
+    w.id[d] = ch.ids[d];
+    w.cache[d] = &caches_[ch.ids[d]];
+  }
+  access_result r;
+  const unsigned depth = fetch_fixed<0, V...>(w, line, is_write, r.coherence_miss);
+  walk_mask_ = w.mask;
+  return finish_walk(pu, line, is_write, depth, r);
+}
+
+// fetch() from depth D: looks here, else below (memory past the chain), then fills here.
+template <unsigned D, unsigned... V>
+[[gnu::always_inline]] inline unsigned memory_model::fetch_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line,
+                                                                 bool is_write, bool& coherence) {
+  if constexpr (D == sizeof...(V)) {
+    read_memory(w.pu, line);
+    return D;
+  } else {
+    constexpr unsigned vd = vectors_at<D, V...>();
+    cache_array& c = *w.cache[D];
+    const int way = c.lookup<vd>(line, is_write, !is_write || lru_on_write_hit_);
+    if (way >= 0) {
+      if (is_write) c.set_dirty<vd>(line, way);
+      return D;
+    }
+    coherence |= way == cache_array::coherence_miss;
+    // The level below serves a read; a write allocates here after fetching the line (is_write only at D 0).
+    const unsigned served = fetch_fixed<D + 1, V...>(w, line, false, coherence);
+    fill_fixed<D, V...>(w, line, is_write, true);
+    return served;
+  }
+}
+
+// fill() at depth D.
+template <unsigned D, unsigned... V>
+[[gnu::always_inline]] inline void memory_model::fill_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line,
+                                                            bool dirty, bool fetched) {
+  const std::uint32_t id = w.id[D];
+  const cache_array::victim v = w.cache[D]->template insert<vectors_at<D, V...>()>(line, dirty);
+  if (coherent_) {
+    if (!fetched || line != w.line) {
+      directory_add(id, directory_.find_or_insert(line));
+    } else if (w.unit_ends & (1u << D)) {
+      if (!w.mask) w.mask = directory_.find_or_insert(line);
+      directory_add(id, w.mask);
+    }
+  }
+  if (!v.valid) return;
+  if (coherent_) directory_remove(id, v.line);
+  if (v.dirty) write_back_fixed<D + 1, V...>(w, v.line);
+}
+
+// write_back() to depth D.
+template <unsigned D, unsigned... V>
+void memory_model::write_back_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line) {
+  if constexpr (D == sizeof...(V)) {
+    ++memory_[w.pu].writebacks;
+  } else {
+    constexpr unsigned vd = vectors_at<D, V...>();
+    cache_array& c = *w.cache[D];
+    if (c.set_dirty_if_present<vd>(line)) return;
+    if (fetch_on_writeback_miss_) {
+      c.lookup<vd>(line, false, true);
+      bool coherence = false;
+      fetch_fixed<D + 1, V...>(w, line, false, coherence);
+    }
+    fill_fixed<D, V...>(w, line, true, false);
+  }
+}
+
+// The geometries a walk is compiled for: chains of one to three caches, the nearer ones of 5 to 16 ways (one
+// vector), the last of 5 to 64, each with a power-of-two count of sets; every PU's chain with the same
+// layouts. DESIGN §4's machines without their 2-way L1s: the Opteron 8380's L2 and L3 of 16 and 48 ways,
+// the Xeon Gold 6130's 8-, 16- and 11-way L1, L2 and L3. Either replacement mode.
+memory_model::walk_fn memory_model::fixed_walk_for_geometry() const {
+  if (chains_.empty()) return nullptr;
+  const unsigned len = chains_[0].len;
+  std::array<unsigned, max_chain> v{};
+  for (const chain_t& ch : chains_) {
+    if (ch.len != len) return nullptr;
+    for (unsigned d = 0; d < len; ++d) {
+      const unsigned here = caches_[ch.ids[d]].fixed_vectors();
+      if (here == 0 || (&ch != &chains_[0] && here != v[d])) return nullptr;
+      v[d] = here;
+    }
+  }
+  if (len == 1) {
+    switch (v[0]) {
+      case 1: return &memory_model::access_fixed<1>;
+      case 2: return &memory_model::access_fixed<2>;
+      case 3: return &memory_model::access_fixed<3>;
+      case 4: return &memory_model::access_fixed<4>;
+      default: return nullptr;
+    }
+  }
+  if (len == 2 && v[0] == 1) {
+    switch (v[1]) {
+      case 1: return &memory_model::access_fixed<1, 1>;
+      case 2: return &memory_model::access_fixed<1, 2>;
+      case 3: return &memory_model::access_fixed<1, 3>;
+      case 4: return &memory_model::access_fixed<1, 4>;
+      default: return nullptr;
+    }
+  }
+  if (len == 3 && v[0] == 1 && v[1] == 1) {
+    switch (v[2]) {
+      case 1: return &memory_model::access_fixed<1, 1, 1>;
+      case 2: return &memory_model::access_fixed<1, 1, 2>;
+      case 3: return &memory_model::access_fixed<1, 1, 3>;
+      case 4: return &memory_model::access_fixed<1, 1, 4>;
+      default: return nullptr;
+    }
+  }
+  return nullptr;
+}
+
 void memory_model::read_memory(unsigned pu, line_addr line) {
   const unsigned here = numa_of_pu_[pu];
   unsigned home = here;
@@ -455,7 +618,7 @@ inline void memory_model::directory_add(std::uint32_t instance, std::uint64_t* m
   mask[u / 64] |= std::uint64_t{1} << (u % 64);
 }
 
-void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
+[[gnu::always_inline]] inline void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
   const std::uint32_t u = unit_of_[instance];
   if (unit_first_[u + 1] - unit_first_[u] > 1)  // another private level of the core may still hold it
     for (std::uint32_t k = unit_first_[u]; k < unit_first_[u + 1]; ++k)
@@ -463,12 +626,24 @@ void memory_model::directory_remove(std::uint32_t instance, line_addr line) {
   if (std::uint64_t* mask = directory_.find(line)) mask[u / 64] &= ~(std::uint64_t{1} << (u % 64));
 }
 
-bool memory_model::held_outside_chain(unsigned pu, const std::uint64_t* mask) const {
+[[gnu::always_inline]] inline bool memory_model::held_outside_chain(unsigned pu, const std::uint64_t* mask) const {
   const unsigned words = directory_.words();
   const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
   for (unsigned w = 0; w < words; ++w)
     if (mask[w] & ~mine[w]) return true;
   return false;
+}
+
+// With the cache's layout constants where it has them (cache_array's V), as the walks look up lines.
+inline void memory_model::invalidate_in(std::uint32_t instance, line_addr line) {
+  cache_array& c = caches_[instance];
+  switch (vectors_of_[instance]) {
+    case 1: c.invalidate<1>(line); return;
+    case 2: c.invalidate<2>(line); return;
+    case 3: c.invalidate<3>(line); return;
+    case 4: c.invalidate<4>(line); return;
+    default: c.invalidate(line); return;
+  }
 }
 
 // A write by pu: every copy outside its chain goes (write-invalidate); their next miss is a coherence miss.
@@ -480,7 +655,7 @@ void memory_model::invalidate_others(unsigned pu, line_addr line, std::uint64_t*
     mask[w] &= mine[w];
     for (std::uint64_t bits = others; bits; bits &= bits - 1) {
       const unsigned v = w * 64 + static_cast<unsigned>(__builtin_ctzll(bits));
-      for (std::uint32_t k = unit_first_[v]; k < unit_first_[v + 1]; ++k) caches_[unit_members_[k]].invalidate(line);
+      for (std::uint32_t k = unit_first_[v]; k < unit_first_[v + 1]; ++k) invalidate_in(unit_members_[k], line);
     }
   }
 }

@@ -117,6 +117,12 @@ class alignas(64) memory_model {
 
   // One line, read or written by `pu`.
   access_result access(unsigned pu, line_addr line, bool is_write);
+  // Whether access() takes a walk compiled for this geometry (access_fixed: the same walk, its chain's length
+  // and each set's layout constants): made where one is compiled for it, which the model chooses. Turned off,
+  // the general walk runs; both give the same results to the bit (tests/test_sim_memory.cpp), only at
+  // another speed.
+  bool fixed_walk() const { return fixed_walk_ != nullptr; }
+  void use_fixed_walk(bool on) { fixed_walk_ = on ? fixed_walk_for_geometry() : nullptr; }
   // Every line of [addr, addr + bytes); read_write lines are written (the read's fetch is the write's).
   region_result access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind);
   // The time of a region as a stream (README "Bandwidth"): the first line at its latency, every other line
@@ -178,6 +184,7 @@ class alignas(64) memory_model {
     std::array<std::uint32_t, max_chain> ids{};
   };
 
+  access_result finish_walk(unsigned pu, line_addr line, bool is_write, unsigned depth, access_result& r);
   unsigned fetch(unsigned pu, unsigned depth, line_addr line, bool is_write, bool& coherence);
   void fill(unsigned pu, unsigned depth, line_addr line, bool dirty, bool fetched);
   void write_back(unsigned pu, unsigned depth, line_addr line);
@@ -186,7 +193,24 @@ class alignas(64) memory_model {
   void directory_add(std::uint32_t instance, std::uint64_t* mask);
   void directory_remove(std::uint32_t instance, line_addr line);
   void invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask);
+  void invalidate_in(std::uint32_t instance, line_addr line);
   bool held_outside_chain(unsigned pu, const std::uint64_t* mask) const;
+
+  // The walk for chains of sizeof...(V) caches whose sets have V[d] vectors at depth d (cache_array's fixed
+  // operations).
+  using walk_fn = access_result (memory_model::*)(unsigned, line_addr, bool);
+  walk_fn fixed_walk_for_geometry() const;
+  template <unsigned N>
+  struct fixed_walk_state;
+  template <unsigned... V>
+  access_result access_fixed(unsigned pu, line_addr line, bool is_write);
+  template <unsigned D, unsigned... V>
+  unsigned fetch_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line, bool is_write, bool& coherence);
+  template <unsigned D, unsigned... V>
+  void fill_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line, bool dirty, bool fetched);
+  template <unsigned D, unsigned... V>
+  void write_back_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line);
+  walk_fn fixed_walk_ = nullptr;
 
   sim_params params_;
   bool lru_on_write_hit_ = true;
@@ -195,6 +219,7 @@ class alignas(64) memory_model {
   unsigned page_line_shift_ = 6;  // log2(lines per page), in the lines this model is given (a shard's: line / shards)
   unsigned page_shift_ = 12;      // log2(page bytes)
   host_vector<cache_array> caches_;
+  host_vector<std::uint8_t> vectors_of_;  // per instance: its cache_array::fixed_vectors()
   host_vector<instance_info> info_;
   host_vector<double> latency_of_;  // per instance
   host_vector<chain_t> chains_;     // per PU
