@@ -330,7 +330,7 @@ memory_model::memory_model(const hierarchy_spec& spec, const sim_params& params,
       const std::uint32_t u = unit_of_[chains_[p].ids[d]];
       chain_units_[std::size_t{p} * w + u / 64] |= std::uint64_t{1} << (u % 64);
     }
-  fixed_walk_ = fixed_walk_for_geometry();
+  use_fixed_walk(true);
 }
 
 // ---- The walk ----------------------------------------------------------------------------------------------
@@ -461,7 +461,7 @@ struct memory_model::fixed_walk_state {
 };
 
 template <unsigned... V>
-access_result memory_model::access_fixed(unsigned pu, line_addr line, bool is_write) {
+[[gnu::always_inline]] inline access_result memory_model::walk_fixed(unsigned pu, line_addr line, bool is_write) {
   constexpr unsigned n = sizeof...(V);
   const chain_t& ch = chains_[pu];
   fixed_walk_state<n> w;
@@ -477,6 +477,28 @@ access_result memory_model::access_fixed(unsigned pu, line_addr line, bool is_wr
   const unsigned depth = fetch_fixed<0, V...>(w, line, is_write, r.coherence_miss);
   walk_mask_ = w.mask;
   return finish_walk(pu, line, is_write, depth, r);
+}
+
+template <unsigned... V>
+access_result memory_model::access_fixed(unsigned pu, line_addr line, bool is_write) {
+  return walk_fixed<V...>(pu, line, is_write);
+}
+
+template <unsigned... V>
+std::uint64_t memory_model::access_run_fixed(unsigned pu, line_addr first, line_addr last, line_addr step,
+                                             unsigned shift, bool is_write, region_result& counts, double* latencies) {
+  std::uint64_t n = 0;
+  for (line_addr l = first; l <= last; l += step, ++n) {
+    const access_result a = walk_fixed<V...>(pu, l >> shift, is_write);
+    count_line(counts, a, sizeof...(V));
+    if (latencies) {
+      latencies[n] = a.latency_ns;
+    } else {
+      counts.latency_sum_ns += a.latency_ns;
+      counts.lead_latency_ns = std::max(counts.lead_latency_ns, a.latency_ns);
+    }
+  }
+  return n;
 }
 
 // fetch() from depth D: looks here, else below (memory past the chain), then fills here.
@@ -523,7 +545,7 @@ template <unsigned D, unsigned... V>
 
 // write_back() to depth D.
 template <unsigned D, unsigned... V>
-void memory_model::write_back_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line) {
+[[gnu::always_inline]] inline void memory_model::write_back_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line) {
   if constexpr (D == sizeof...(V)) {
     ++memory_[w.pu].writebacks;
   } else {
@@ -543,49 +565,54 @@ void memory_model::write_back_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr
 // vector), the last of 5 to 64, each with a power-of-two count of sets; every PU's chain with the same
 // layouts. DESIGN §4's machines without their 2-way L1s: the Opteron 8380's L2 and L3 of 16 and 48 ways,
 // the Xeon Gold 6130's 8-, 16- and 11-way L1, L2 and L3. Either replacement mode.
-memory_model::walk_fn memory_model::fixed_walk_for_geometry() const {
-  if (chains_.empty()) return nullptr;
+template <unsigned... V>
+memory_model::fixed_walks memory_model::fixed_walks_of() {
+  return {&memory_model::access_fixed<V...>, &memory_model::access_run_fixed<V...>};
+}
+
+memory_model::fixed_walks memory_model::fixed_walks_for_geometry() const {
+  if (chains_.empty()) return {};
   const unsigned len = chains_[0].len;
   std::array<unsigned, max_chain> v{};
   for (const chain_t& ch : chains_) {
-    if (ch.len != len) return nullptr;
+    if (ch.len != len) return {};
     for (unsigned d = 0; d < len; ++d) {
       const unsigned here = caches_[ch.ids[d]].fixed_vectors();
-      if (here == 0 || (&ch != &chains_[0] && here != v[d])) return nullptr;
+      if (here == 0 || (&ch != &chains_[0] && here != v[d])) return {};
       v[d] = here;
     }
   }
   if (len == 1) {
     switch (v[0]) {
-      case 1: return &memory_model::access_fixed<1>;
-      case 2: return &memory_model::access_fixed<2>;
-      case 3: return &memory_model::access_fixed<3>;
-      case 4: return &memory_model::access_fixed<4>;
-      default: return nullptr;
+      case 1: return fixed_walks_of<1>();
+      case 2: return fixed_walks_of<2>();
+      case 3: return fixed_walks_of<3>();
+      case 4: return fixed_walks_of<4>();
+      default: return {};
     }
   }
   if (len == 2 && v[0] == 1) {
     switch (v[1]) {
-      case 1: return &memory_model::access_fixed<1, 1>;
-      case 2: return &memory_model::access_fixed<1, 2>;
-      case 3: return &memory_model::access_fixed<1, 3>;
-      case 4: return &memory_model::access_fixed<1, 4>;
-      default: return nullptr;
+      case 1: return fixed_walks_of<1, 1>();
+      case 2: return fixed_walks_of<1, 2>();
+      case 3: return fixed_walks_of<1, 3>();
+      case 4: return fixed_walks_of<1, 4>();
+      default: return {};
     }
   }
   if (len == 3 && v[0] == 1 && v[1] == 1) {
     switch (v[2]) {
-      case 1: return &memory_model::access_fixed<1, 1, 1>;
-      case 2: return &memory_model::access_fixed<1, 1, 2>;
-      case 3: return &memory_model::access_fixed<1, 1, 3>;
-      case 4: return &memory_model::access_fixed<1, 1, 4>;
-      default: return nullptr;
+      case 1: return fixed_walks_of<1, 1, 1>();
+      case 2: return fixed_walks_of<1, 1, 2>();
+      case 3: return fixed_walks_of<1, 1, 3>();
+      case 4: return fixed_walks_of<1, 1, 4>();
+      default: return {};
     }
   }
-  return nullptr;
+  return {};
 }
 
-void memory_model::read_memory(unsigned pu, line_addr line) {
+[[gnu::always_inline]] inline void memory_model::read_memory(unsigned pu, line_addr line) {
   const unsigned here = numa_of_pu_[pu];
   unsigned home = here;
   if (num_numa_ > 1) {
@@ -635,7 +662,7 @@ inline void memory_model::directory_add(std::uint32_t instance, std::uint64_t* m
 }
 
 // With the cache's layout constants where it has them (cache_array's V), as the walks look up lines.
-inline void memory_model::invalidate_in(std::uint32_t instance, line_addr line) {
+[[gnu::always_inline]] inline void memory_model::invalidate_in(std::uint32_t instance, line_addr line) {
   cache_array& c = caches_[instance];
   switch (vectors_of_[instance]) {
     case 1: c.invalidate<1>(line); return;
@@ -647,7 +674,7 @@ inline void memory_model::invalidate_in(std::uint32_t instance, line_addr line) 
 }
 
 // A write by pu: every copy outside its chain goes (write-invalidate); their next miss is a coherence miss.
-void memory_model::invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask) {
+[[gnu::always_inline]] inline void memory_model::invalidate_others(unsigned pu, line_addr line, std::uint64_t* mask) {
   const unsigned words = directory_.words();
   const std::uint64_t* mine = &chain_units_[std::size_t{pu} * words];
   for (unsigned w = 0; w < words; ++w) {
@@ -668,15 +695,27 @@ region_result memory_model::access_region(unsigned pu, std::uint64_t addr, std::
   if (bytes == 0) return r;
   const bool is_write = kind != access_kind::read;
   const line_addr first = addr >> line_shift_, last = (addr + bytes - 1) >> line_shift_;
-  const unsigned len = chains_[pu].len;
-  for (line_addr l = first; l <= last; ++l) {
-    const access_result a = access(pu, l, is_write);
-    count_line(r, a, len);
-    r.latency_sum_ns += a.latency_ns;
-    r.lead_latency_ns = std::max(r.lead_latency_ns, a.latency_ns);
-  }
+  access_run(pu, first, last, 1, 0, is_write, r, nullptr);
   r.lines = last - first + 1;
   return r;
+}
+
+std::uint64_t memory_model::access_run(unsigned pu, line_addr first, line_addr last, line_addr step, unsigned shift,
+                                       bool is_write, region_result& counts, double* latencies) {
+  if (fixed_run_) return (this->*fixed_run_)(pu, first, last, step, shift, is_write, counts, latencies);
+  const unsigned len = chains_[pu].len;
+  std::uint64_t n = 0;
+  for (line_addr l = first; l <= last; l += step, ++n) {
+    const access_result a = access(pu, l >> shift, is_write);
+    count_line(counts, a, len);
+    if (latencies) {
+      latencies[n] = a.latency_ns;
+    } else {
+      counts.latency_sum_ns += a.latency_ns;
+      counts.lead_latency_ns = std::max(counts.lead_latency_ns, a.latency_ns);
+    }
+  }
+  return n;
 }
 
 double memory_model::region_cost_ns(const region_result& r, unsigned concurrent_streams, double memory_rate_cap) const {

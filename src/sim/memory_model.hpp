@@ -122,7 +122,18 @@ class alignas(64) memory_model {
   // the general walk runs; both give the same results to the bit (tests/test_sim_memory.cpp), only at
   // another speed.
   bool fixed_walk() const { return fixed_walk_ != nullptr; }
-  void use_fixed_walk(bool on) { fixed_walk_ = on ? fixed_walk_for_geometry() : nullptr; }
+  void use_fixed_walk(bool on) {
+    const fixed_walks f = on ? fixed_walks_for_geometry() : fixed_walks{};
+    fixed_walk_ = f.walk;
+    fixed_run_ = f.run;
+  }
+  // The lines first, first + step, ... up to last (as the caller numbers them; this model's line is l >> shift),
+  // each as access() walks it, counted into `counts` (count_line) and its latency written to latencies[i], in
+  // order; with latencies null, summed into counts.latency_sum_ns and counts.lead_latency_ns as access_region
+  // sums them. Returns the number of lines. One call a run: the walk compiled for the geometry then loops
+  // without a call a line.
+  std::uint64_t access_run(unsigned pu, line_addr first, line_addr last, line_addr step, unsigned shift, bool is_write,
+                           region_result& counts, double* latencies);
   // Every line of [addr, addr + bytes); read_write lines are written (the read's fetch is the write's).
   region_result access_region(unsigned pu, std::uint64_t addr, std::size_t bytes, access_kind kind);
   // The time of a region as a stream (README "Bandwidth"): the first line at its latency, every other line
@@ -199,11 +210,24 @@ class alignas(64) memory_model {
   // The walk for chains of sizeof...(V) caches whose sets have V[d] vectors at depth d (cache_array's fixed
   // operations).
   using walk_fn = access_result (memory_model::*)(unsigned, line_addr, bool);
-  walk_fn fixed_walk_for_geometry() const;
+  using run_fn = std::uint64_t (memory_model::*)(unsigned, line_addr, line_addr, line_addr, unsigned, bool,
+                                                 region_result&, double*);
+  struct fixed_walks {
+    walk_fn walk = nullptr;
+    run_fn run = nullptr;
+  };
+  fixed_walks fixed_walks_for_geometry() const;
+  template <unsigned... V>
+  static fixed_walks fixed_walks_of();
   template <unsigned N>
   struct fixed_walk_state;
   template <unsigned... V>
+  access_result walk_fixed(unsigned pu, line_addr line, bool is_write);
+  template <unsigned... V>
   access_result access_fixed(unsigned pu, line_addr line, bool is_write);
+  template <unsigned... V>
+  std::uint64_t access_run_fixed(unsigned pu, line_addr first, line_addr last, line_addr step, unsigned shift,
+                                 bool is_write, region_result& counts, double* latencies);
   template <unsigned D, unsigned... V>
   unsigned fetch_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line, bool is_write, bool& coherence);
   template <unsigned D, unsigned... V>
@@ -211,6 +235,7 @@ class alignas(64) memory_model {
   template <unsigned D, unsigned... V>
   void write_back_fixed(fixed_walk_state<sizeof...(V)>& w, line_addr line);
   walk_fn fixed_walk_ = nullptr;
+  run_fn fixed_run_ = nullptr;
 
   sim_params params_;
   bool lru_on_write_hit_ = true;

@@ -296,17 +296,14 @@ void sharded_model::walk_posted(unsigned s, posted_walk& w, bool by_helper) {
   memory_model& m = shards_[s];
   half_region& out = w.halves[s];
   double* latency = out.latency_ns.data();
-  const unsigned len = m.chain_length(w.pu);
   const line_addr step = shard_mask_ + 1;
   for (std::size_t i = 0; i < w.ranges.size(); ++i) {
     region_result& counts = out.counts[i];
     counts = region_result{};
     const line_range r = w.ranges[i];
-    for (line_addr l = r.first + ((s - r.first) & shard_mask_); l <= r.last; l += step) {  // its lines
-      const access_result a = m.access(w.pu, l >> shard_shift_, w.is_write);
-      count_line(counts, a, len);
-      *latency++ = a.latency_ns;
-    }
+    // Its lines: every shards_.size()-th from its first in the range.
+    latency += m.access_run(w.pu, r.first + ((s - r.first) & shard_mask_), r.last, step, shard_shift_, w.is_write,
+                            counts, latency);
   }
   if (by_helper) w.helper_walked = true;  // read by the caller after `combined`, which orders it
   // The last shard's walker combines; the acq_rel read-modify-write orders every shard's half before it.
