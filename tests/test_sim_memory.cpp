@@ -16,6 +16,7 @@
 #include "sim/memory_model.hpp"
 #include "sim/shared_bandwidth.hpp"
 #include "sim/sim_params.hpp"
+#include "sim_compare.hpp"
 #include "test_util.hpp"
 #include "topology/topology.hpp"
 
@@ -374,24 +375,12 @@ TEST(SimMemory, TheWalkCompiledForAGeometryGivesTheGeneralWalksResultsToTheBit) 
       const line_addr line = rng() % 2 ? next : rng() % 8192;
       next = line + 1;
       const bool write = rng() % 3 == 0;
-      const access_result a = fixed.access(pu, line, write), b = general.access(pu, line, write);
-      ASSERT_EQ(a.latency_ns, b.latency_ns) << "access " << i;
-      ASSERT_EQ(a.instance, b.instance) << "access " << i;
-      ASSERT_EQ(a.depth, b.depth) << "access " << i;
-      ASSERT_EQ(a.coherence_miss, b.coherence_miss) << "access " << i;
-      ASSERT_EQ(a.remote, b.remote) << "access " << i;
+      ASSERT_TRUE(roost_test::same_access(fixed.access(pu, line, write), general.access(pu, line, write))) << "access " << i;
     }
     std::uint64_t invalidations = 0, coherence = 0, writebacks = 0;
     for (std::size_t k = 0; k < fixed.num_instances(); ++k) {
-      const cache_counters &a = fixed.counters(k), &b = general.counters(k);
-      EXPECT_EQ(a.accesses, b.accesses) << "instance " << k;
-      EXPECT_EQ(a.hits, b.hits) << "instance " << k;
-      EXPECT_EQ(a.write_hits, b.write_hits) << "instance " << k;
-      EXPECT_EQ(a.misses, b.misses) << "instance " << k;
-      EXPECT_EQ(a.coherence_misses, b.coherence_misses) << "instance " << k;
-      EXPECT_EQ(a.evictions, b.evictions) << "instance " << k;
-      EXPECT_EQ(a.writebacks, b.writebacks) << "instance " << k;
-      EXPECT_EQ(a.invalidations, b.invalidations) << "instance " << k;
+      const cache_counters& a = fixed.counters(k);
+      roost_test::expect_same_counters(a, general.counters(k), k);
       invalidations += a.invalidations;
       coherence += a.coherence_misses;
       writebacks += a.writebacks;

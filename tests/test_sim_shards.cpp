@@ -20,6 +20,7 @@
 #include "sim/memory_model.hpp"
 #include "sim/sharded_model.hpp"
 #include "sim/sim_params.hpp"
+#include "sim_compare.hpp"
 #include "test_util.hpp"
 #include "topology/topology.hpp"
 
@@ -113,25 +114,11 @@ void replay_both(const geometry& g, const std::string& threads, unsigned seed) {
     if (i % 97 == 0) {
       const line_addr l = (rng() % footprint) / 64;
       const bool w = rng() % 2;
-      const access_result x = whole.access(pu, l, w), y = shards.access(pu, l, w);
-      ASSERT_EQ(x.depth, y.depth);
-      ASSERT_EQ(x.instance, y.instance);
-      ASSERT_EQ(x.coherence_miss, y.coherence_miss);
-      ASSERT_EQ(x.remote, y.remote);
-      ASSERT_EQ(x.latency_ns, y.latency_ns);
+      ASSERT_TRUE(roost_test::same_access(whole.access(pu, l, w), shards.access(pu, l, w)));
     }
   }
   for (std::size_t c = 0; c < whole.num_instances(); ++c) {
-    const cache_counters& a = whole.counters(c);
-    const cache_counters b = shards.counters(c);
-    EXPECT_EQ(a.accesses, b.accesses) << "instance " << c;
-    EXPECT_EQ(a.hits, b.hits) << "instance " << c;
-    EXPECT_EQ(a.write_hits, b.write_hits) << "instance " << c;
-    EXPECT_EQ(a.misses, b.misses) << "instance " << c;
-    EXPECT_EQ(a.coherence_misses, b.coherence_misses) << "instance " << c;
-    EXPECT_EQ(a.evictions, b.evictions) << "instance " << c;
-    EXPECT_EQ(a.writebacks, b.writebacks) << "instance " << c;
-    EXPECT_EQ(a.invalidations, b.invalidations) << "instance " << c;
+    roost_test::expect_same_counters(whole.counters(c), shards.counters(c), c);
     for (line_addr l = 0; l < footprint / 64; l += 7) ASSERT_EQ(whole.holds(c, l), shards.holds(c, l));
     EXPECT_EQ(whole.instance(c).bytes, shards.instance(c).bytes);
     EXPECT_EQ(whole.instance(c).sets, shards.instance(c).sets);
