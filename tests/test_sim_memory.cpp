@@ -359,6 +359,10 @@ TEST(SimMemory, TheWalkCompiledForAGeometryGivesTheGeneralWalksResultsToTheBit) 
       {"pack:2 [numa(memory=1GiB)] l3:1(size=24KiB) l2:2(size=16KiB) core:1 pu:1", "preset=opteron-8380 mode=pycachesim"},
       // One cache for everything.
       {"pack:1 l3:1(size=64KiB) core:4 pu:1", "l3.ways=16"},
+      // The Opteron 6172's 2-way L1d (a set without signatures), 16-way L2 and 40-way L3.
+      {"pack:2 [numa(memory=1GiB)] l3:1(size=80KiB) l2:2(size=8KiB) l1d:1(size=1KiB) core:1 pu:1", "preset=opteron-6172"},
+      // A 4-way L1d before a 16-way L3, in pycachesim's mode.
+      {"pack:2 l3:1(size=32KiB) l1d:2(size=1KiB) core:1 pu:1", "l1.ways=4 l3.ways=16 mode=pycachesim"},
   };
   for (const geometry& g : geometries) {
     SCOPED_TRACE(g.topology);
@@ -398,10 +402,10 @@ TEST(SimMemory, TheWalkCompiledForAGeometryGivesTheGeneralWalksResultsToTheBit) 
   }
 }
 
-// A geometry no walk is compiled for takes the general one: sets of a few ways (the Opteron's 2-way L1d), a
+// A geometry no walk is compiled for takes the general one: a set of a few ways after the first cache, a
 // count of sets that is not a power of two, more than 64 ways, a chain of four caches.
 TEST(SimMemory, OtherGeometriesTakeTheGeneralWalk) {
-  EXPECT_FALSE(model_of("pack:1 l3:1(size=96KiB) l2:2(size=16KiB) l1d:1(size=2KiB) core:1 pu:1", "preset=opteron-8380").fixed_walk());
+  EXPECT_FALSE(model_of("pack:1 l3:1(size=96KiB) l2:2(size=16KiB) l1d:1(size=2KiB) core:1 pu:1", "l2.ways=4").fixed_walk());
   EXPECT_FALSE(model_of("pack:1 l3:1(size=96KiB) core:1 pu:1", "l3.ways=8").fixed_walk());  // 192 sets
   EXPECT_FALSE(model_of("pack:1 l3:1(size=64KiB) core:1 pu:1", "l3.ways=128").fixed_walk());
   EXPECT_FALSE(model_of("pack:1 l4:1(size=1MiB) l3:1(size=64KiB) l2:1(size=16KiB) l1d:1(size=2KiB) core:1 pu:1").fixed_walk());

@@ -56,9 +56,11 @@ class cache_array {
 
   // A lookup of the core or of the level above: counted. On a hit returns the line's way, after making it the
   // most recently used unless update_lru is false; else miss or coherence_miss.
-  // V (here and below): 0, or the vectors of a set's byte rows known at compile time where the set has
-  // signatures, byte ranks and a power-of-two count (fixed_vectors() says which): the same operation with its
-  // layout constant, for a walk specialised to its geometry (memory_model::access_fixed).
+  // V (here and below): 0, or the set's layout known at compile time where the count of sets is a power of
+  // two (fixed_vectors() says which): 1 to 4, the vectors of the byte rows of a set with signatures and byte
+  // ranks (5 to 64 ways); kSmallSet, a set of up to four ways, whose tags are compared without signatures.
+  // The same operation with its layout constant, for a walk specialised to its geometry
+  // (memory_model::access_fixed).
   template <unsigned V = 0>
   [[gnu::always_inline]] int lookup(line_addr line, bool is_write, bool update_lru) {
     const set_ref s = set_of<V>(line);
@@ -108,7 +110,7 @@ class cache_array {
     bool promoted = false;
     if (out >= ways_) {
       if constexpr (V != 0) {
-        out = set_kernels::promote_last<V>(s.ranks, ways_);
+        out = set_kernels::promote_last<rank_vectors<V>()>(s.ranks, ways_);
         promoted = true;
       } else if (!wide_ranks_) {
         out = with_row_vectors([&](auto v) { return set_kernels::promote_last<v()>(s.ranks, ways_); });
@@ -128,7 +130,7 @@ class cache_array {
       counts.writebacks += v.dirty;
     }
     if (!promoted) promote<V>(s, out);
-    if (V != 0 || !small_) s.sigs[out] = signature(line);
+    if (V == 0 ? !small_ : V != kSmallSet) s.sigs[out] = signature(line);
     s.tags[out] = line;
     s.flags[out] = dirty ? kDirty : 0;
     return v;
@@ -162,7 +164,7 @@ class cache_array {
     // The valid ways hold the first ranks: the mark goes to the last of them, so that it is replaced after the
     // empty ways and older marks and before every valid line.
     if constexpr (V != 0) {
-      set_kernels::demote_to_last_valid<V>(s.ranks, s.flags, ways_, w, kInvalidated);
+      set_kernels::demote_to_last_valid<rank_vectors<V>()>(s.ranks, s.flags, ways_, w, kInvalidated);
     } else if (wide_ranks_) {
       const unsigned last_valid = set_kernels::count_valid(s.flags, ways_, kInvalidated) - 1;
       set_kernels::demote(reinterpret_cast<std::uint16_t*>(s.ranks), ways_, w, last_valid);
@@ -176,9 +178,14 @@ class cache_array {
   }
 
   // The V the templated operations above take for this array: its byte rows' vectors (1 to 4: 5 to 64
-  // ways), or 0 where the set has no signatures (a few ways), wide ranks or a count of sets that is not a
-  // power of two (the operations then read the layout at run time).
-  unsigned fixed_vectors() const { return small_ || wide_ranks_ || !pow2_ || sig_vectors_ > 4 ? 0 : sig_vectors_; }
+  // ways), kSmallSet (1 to 4 ways), or 0 for wide ranks or a count of sets that is not a power of two (the
+  // operations then read the layout at run time).
+  static constexpr unsigned kSmallSet = 8;
+  unsigned fixed_vectors() const {
+    if (wide_ranks_ || !pow2_) return 0;
+    if (small_) return kSmallSet;
+    return sig_vectors_ <= 4 ? sig_vectors_ : 0;
+  }
 
   cache_counters counts;
 
@@ -189,6 +196,10 @@ class cache_array {
   // Up to this many ways a set has no signatures: its tags share the head's host line, and a lookup compares
   // them (a 2-way L1 set took 64 bytes of head for 16 of tags).
   static constexpr unsigned kSmallWays = 4;
+
+  // The vectors of a known layout's rank row: a small set's ranks are one vector.
+  template <unsigned V>
+  static constexpr unsigned rank_vectors() { return V == kSmallSet ? 1 : V; }
 
   struct set_ref {
     std::uint8_t* sigs;
@@ -205,6 +216,7 @@ class cache_array {
   // layout for a set with signatures and byte ranks).
   template <unsigned V = 0>
   set_ref ref_of(unsigned char* b) const {
+    if constexpr (V == kSmallSet) return {b, b, b + 16, reinterpret_cast<std::uint64_t*>(b + 32)};  // no signatures
     if constexpr (V != 0) return {b, b + 16 * V, b + 32 * V, reinterpret_cast<std::uint64_t*>(b + 48 * V)};
     return {b, b + flags_at_, b + ranks_at_, reinterpret_cast<std::uint64_t*>(b + tags_at_)};
   }
@@ -226,7 +238,7 @@ class cache_array {
   template <unsigned V = 0>
   [[gnu::always_inline]] void promote(const set_ref& s, unsigned w) {
     if constexpr (V != 0) {
-      if (s.ranks[w] != 0) set_kernels::promote<V>(s.ranks, ways_, w);
+      if (s.ranks[w] != 0) set_kernels::promote<rank_vectors<V>()>(s.ranks, ways_, w);
     } else if (wide_ranks_) {
       auto* r = reinterpret_cast<std::uint16_t*>(s.ranks);
       if (r[w] != 0) set_kernels::promote(r, ways_, w);
@@ -244,7 +256,11 @@ class cache_array {
   // The way holding the line (valid or its invalidation mark: a set holds a line at most once), or ways_.
   template <unsigned V = 0>
   [[gnu::always_inline]] unsigned way_of(const set_ref& s, line_addr line) const {
-    if constexpr (V != 0) {
+    if constexpr (V == kSmallSet) {
+      for (unsigned w = 0; w < ways_; ++w)
+        if (s.tags[w] == line) return w;
+      return ways_;
+    } else if constexpr (V != 0) {
       const std::uint64_t matches = set_kernels::match_signature<V>(s.sigs, V, signature(line));
       for (std::uint64_t bits = matches & sig_mask_; bits; bits &= bits - 1) {
         const unsigned w = static_cast<unsigned>(__builtin_ctzll(bits));

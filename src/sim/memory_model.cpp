@@ -9,6 +9,7 @@
 #include <iomanip>
 #include <map>
 #include <tuple>
+#include <utility>
 #include <sstream>
 #include <stdexcept>
 
@@ -571,10 +572,10 @@ template <unsigned D, unsigned... V>
   }
 }
 
-// The geometries a walk is compiled for: chains of one to three caches, the nearer ones of 5 to 16 ways (one
-// vector), the last of 5 to 64, each with a power-of-two count of sets; every PU's chain with the same
-// layouts. DESIGN §4's machines without their 2-way L1s: the Opteron 8380's L2 and L3 of 16 and 48 ways,
-// the Xeon Gold 6130's 8-, 16- and 11-way L1, L2 and L3. Either replacement mode.
+// The geometries a walk is compiled for: chains of one to three caches, each with a power-of-two count of
+// sets, the last of 5 to 64 ways, a middle one of 5 to 16, the first of 1 to 16; every PU's chain with the
+// same layouts. DESIGN §4's machines with or without their L1s: the Opterons' 2-way L1, 16-way L2 and 48- or
+// 40-way L3, the Xeon Gold 6130's 8-, 16- and 11-way L1, L2 and L3. Either replacement mode.
 template <unsigned... V>
 memory_model::fixed_walks memory_model::fixed_walks_of() {
   return {&memory_model::access_fixed<V...>, &memory_model::access_run_fixed<V...>};
@@ -592,33 +593,24 @@ memory_model::fixed_walks memory_model::fixed_walks_for_geometry() const {
       v[d] = here;
     }
   }
-  if (len == 1) {
-    switch (v[0]) {
-      case 1: return fixed_walks_of<1>();
-      case 2: return fixed_walks_of<2>();
-      case 3: return fixed_walks_of<3>();
-      case 4: return fixed_walks_of<4>();
-      default: return {};
-    }
-  }
-  if (len == 2 && v[0] == 1) {
-    switch (v[1]) {
-      case 1: return fixed_walks_of<1, 1>();
-      case 2: return fixed_walks_of<1, 2>();
-      case 3: return fixed_walks_of<1, 3>();
-      case 4: return fixed_walks_of<1, 4>();
-      default: return {};
-    }
-  }
-  if (len == 3 && v[0] == 1 && v[1] == 1) {
-    switch (v[2]) {
-      case 1: return fixed_walks_of<1, 1, 1>();
-      case 2: return fixed_walks_of<1, 1, 2>();
-      case 3: return fixed_walks_of<1, 1, 3>();
-      case 4: return fixed_walks_of<1, 1, 4>();
-      default: return {};
-    }
-  }
+  // The last cache's layout, for chains whose nearer caches are `Near...`.
+  const auto last = [&](auto near) -> fixed_walks {
+    return [&]<unsigned... Near>(std::integer_sequence<unsigned, Near...>) -> fixed_walks {
+      switch (v[len - 1]) {
+        case 1: return fixed_walks_of<Near..., 1>();
+        case 2: return fixed_walks_of<Near..., 2>();
+        case 3: return fixed_walks_of<Near..., 3>();
+        case 4: return fixed_walks_of<Near..., 4>();
+        default: return {};
+      }
+    }(near);
+  };
+  constexpr unsigned small = cache_array::kSmallSet;
+  if (len == 1) return last(std::integer_sequence<unsigned>{});
+  if (len == 2 && v[0] == 1) return last(std::integer_sequence<unsigned, 1>{});
+  if (len == 2 && v[0] == small) return last(std::integer_sequence<unsigned, small>{});
+  if (len == 3 && v[0] == 1 && v[1] == 1) return last(std::integer_sequence<unsigned, 1, 1>{});
+  if (len == 3 && v[0] == small && v[1] == 1) return last(std::integer_sequence<unsigned, small, 1>{});
   return {};
 }
 
@@ -679,6 +671,7 @@ inline void memory_model::directory_add(std::uint32_t instance, std::uint64_t* m
     case 2: c.invalidate<2>(line); return;
     case 3: c.invalidate<3>(line); return;
     case 4: c.invalidate<4>(line); return;
+    case cache_array::kSmallSet: c.invalidate<cache_array::kSmallSet>(line); return;
     default: c.invalidate(line); return;
   }
 }
