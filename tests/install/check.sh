@@ -13,6 +13,14 @@ cmake --build "$work/cmake" >/dev/null
 "$work/cmake/consumer"
 export PKG_CONFIG_PATH="$work/prefix/lib/pkgconfig"
 c++ -std=c++20 -O2 "$src/tests/install/main.cpp" $(pkg-config --cflags roost) $(pkg-config --libs roost) -o "$work/pc-consumer"
+# The same program in a shared object, built with the package's flags and -fPIC: the headers' thread-locals
+# are then read initial-exec, not local-exec as in the program above (detail/abi.hpp, ROOST_LINKED_STATIC),
+# which the linker refuses in a shared object.
+c++ -std=c++20 -O2 -fPIC -shared -Dmain=roost_consumer_main "$src/tests/install/main.cpp" $(pkg-config --cflags roost) \
+  $(pkg-config --libs roost) -o "$work/libconsumer.so"
+printf 'int roost_consumer_main();\nint main() { return roost_consumer_main(); }\n' > "$work/so-main.cpp"
+c++ "$work/so-main.cpp" -L"$work" -lconsumer -Wl,-rpath,"$work" -o "$work/so-consumer"
+"$work/so-consumer" >/dev/null
 # The program's standard is its own: roost.pc carries no -std (one there, after the program's flags, made a
 # C++23 program C++20: an outside-user campaign). Older than C++20, the headers say what is needed.
 printf '#include <roost/roost.hpp>\nstatic_assert(__cplusplus > 202002L, "the program asked for C++23");\nint main() {}\n' \

@@ -222,8 +222,21 @@ struct preemptible_body {
   preemptible_body& operator=(const preemptible_body&) = delete;
 };
 
+// The TLS model of the two thread-locals user code reads at every inline spawn and join. A program linked with
+// the static archive (ROOST_LINKED_STATIC: roost's CMake target and roost.pc say so) holds them in its own
+// TLS block, so a translation unit of the program itself (position-dependent or PIE, not -fPIC without
+// -fPIE, which may go into a shared object) reads them local-exec: one %fs-relative load whose offset is in
+// the instruction. initial-exec, which the linker relaxes to the same offset, still loads it into a register
+// first, and GCC keeps that register across the join (a callee-saved one: its save and restore as well):
+// issue #25, 6 instructions a task_group spawn, 1 a two-way join. Everything else, the library's own objects
+// included, reads initial-exec.
+#if defined(ROOST_LINKED_STATIC) && (defined(__PIE__) || !defined(__PIC__))
+#define ROOST_DETAIL_USER_TLS_MODEL "local-exec"
+#else
+#define ROOST_DETAIL_USER_TLS_MODEL "initial-exec"
+#endif
 // The fiber the calling task runs on, nullptr outside a roost task (set by engine::worker::become).
-extern __thread fiber_abi* t_running_fiber __attribute__((tls_model("initial-exec")));
+extern __thread fiber_abi* t_running_fiber __attribute__((tls_model(ROOST_DETAIL_USER_TLS_MODEL)));
 
 // The fiber the calling task runs on now (see the file's head). A plain initial-exec read re-reads the
 // thread's segment each time, so it stays right across a migration; a sanitizer build instead computes the
@@ -246,7 +259,7 @@ inline fiber_abi* running_fiber() {
 // with its own current worker (engine::set_current_worker, and for each sim thread). The same rules as
 // t_running_fiber's: its value may be kept across a migration only where no task can move (a read is an
 // %fs-relative load, never an address kept in a register), and a sanitizer build reads it out of line.
-extern __thread worker_abi* t_running_worker __attribute__((tls_model("initial-exec")));
+extern __thread worker_abi* t_running_worker __attribute__((tls_model(ROOST_DETAIL_USER_TLS_MODEL)));
 extern worker_abi g_no_worker;
 worker_abi* running_worker_out_of_line();
 inline worker_abi& running_worker() {
