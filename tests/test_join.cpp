@@ -7,6 +7,7 @@
 #include <memory>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <utility>
 #include <mutex>
@@ -440,6 +441,64 @@ TEST_P(Join, LoopsCoverEveryIndexOnce) {
                                   [](long a, long b) { return a + b; });
   });
   EXPECT_EQ(sum, 100000L * 99999L / 2);
+}
+
+// A chain of joins deeper than the deque's first ring (256 slots): from some depth on every push leaves its
+// window for the slow path (the ring grows), where the join starts over out of line on its closures' copies
+// (fork_join2.hpp, join_slow). Every half runs once, and each level sees its own halves' results.
+namespace {
+long nested_sum(int depth, std::atomic<long>& halves) {
+  if (depth == 0) return 0;
+  long below = -1, here = -1;
+  roost::parallel_invoke([&below, &halves, depth] { below = nested_sum(depth - 1, halves); halves.fetch_add(1); },
+                         [&here, &halves, depth] { here = depth; halves.fetch_add(1); });
+  return below + here;
+}
+}  // namespace
+TEST_P(Join, AChainDeeperThanTheDequesRingJoinsEveryHalfOnce) {
+  for (unsigned w : {1u, 2u}) {
+    roost::runtime rt(opts(GetParam(), w));
+    for (int rep = 0; rep < 3; ++rep) {
+      std::atomic<long> halves{0};
+      EXPECT_EQ(rt.run([&] { return nested_sum(700, halves); }), 700L * 701 / 2) << w << " workers";
+      EXPECT_EQ(halves.load(), 1400) << w << " workers";
+    }
+  }
+}
+
+// The join hands a copy of a function object on (to a thief, the engine) only where a copy cannot be told
+// from the object: trivially copyable and callable as const. One callable only as non-const, one too large
+// for the frame's slot and one not trivially copyable are called as themselves: their state after the join
+// is the serial program's.
+TEST_P(Join, FunctionObjectsThatACopyWouldChangeRunAsThemselves) {
+  struct counts_calls {
+    int calls = 0;
+    void operator()() { ++calls; }
+  };
+  struct large {
+    std::array<long, 32> filler{};
+    int* calls;
+    void operator()() const { ++*calls; }
+  };
+  static_assert(!roost::detail::join_copies_v<counts_calls>);
+  static_assert(!roost::detail::join_copies_v<large>);
+  roost::runtime rt(opts(GetParam(), 2));
+  for (int rep = 0; rep < 50; ++rep) {
+    counts_calls first, second;
+    int large_calls = 0, string_calls = 0;  // one each: the two halves may run at once
+    large big{{}, &large_calls};
+    std::string text = "unchanged";
+    auto reads_a_string = [text, &string_calls] { string_calls += text.size() == 9 ? 1 : 100; };
+    static_assert(!roost::detail::join_copies_v<decltype(reads_a_string)>);
+    rt.run([&] {
+      roost::parallel_invoke(first, second);
+      roost::parallel_invoke(big, reads_a_string);
+    });
+    EXPECT_EQ(first.calls, 1);
+    EXPECT_EQ(second.calls, 1);
+    EXPECT_EQ(large_calls, 1);
+    EXPECT_EQ(string_calls, 1);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, Join, ::testing::ValuesIn(available_schedulers()),

@@ -120,7 +120,9 @@ ROOST_DETAIL_SPAWN_INLINE inline void invoke_chain(F& first, Rest&... rest) {
 // Runs every function, possibly in parallel; returns when all are done. Every function runs even when
 // another throws; when several throw, the exception of the first of them in argument order leaves, under
 // every scheduler: the one the serial program would throw. Built from two-way joins (detail/fork_join2.hpp): under
-// ws, ws-help and hws they run inline, the cheapest way roost has to split work.
+// ws, ws-help and hws they run inline, the cheapest way roost has to split work. A function object that is
+// trivially copyable and callable as const may run as a copy (detail/fork_join2.hpp, join_copies_v); any
+// other runs as itself (user-guide.md, "Parallel algorithms").
 // Inside runtime::run only, as task_group (one function too).
 template <class... Fs>
 ROOST_DETAIL_SPAWN_INLINE inline void parallel_invoke(Fs&&... fs) {

@@ -636,8 +636,13 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(worker_ab
 #endif
   return push_first_child_here(g, f);
 }
-ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
+// The push's window alone: false, having pushed nothing, where its slow path must run. For the two-way join,
+// which then starts over out of line (fork_join2.hpp, join_slow), so that no value of the caller is live
+// across the slow path's call. Without windows, the whole push: false then only where the policy names no
+// queue, which the join's second try finds again.
+ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
+  (void)g;
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
   std::atomic<job*>* slots;
@@ -649,6 +654,15 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_s
                     : slow);
   return true;
 slow:
+  return false;
+#else
+  (void)w;
+  return push_first_child_here(g, f);
+#endif
+}
+ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  if (push_first_child_window_on(w, g, f)) [[likely]] return true;
   return push_first_child_slow_here(w, g, f);
 #else
   (void)w;

@@ -28,16 +28,45 @@
 //
 // Where a policy names no queue, and every policy while hooks are installed, the join takes the engine's
 // path: a task_group with the caller's work hints, so ADWS divides its range by them (seed 003 §4.2).
+//
+// What the compiler is left to keep in registers (issue #25). A closure whose address goes anywhere lives
+// in memory on every path of the caller (GCC's escape analysis does not follow paths), and each of the two
+// inline paths pushes the closure the other runs at once: so the join hands on copies (join_handle_t), where
+// a copy cannot be told from the closure, and calls the frame's copy when the pushed half comes back. And no
+// value of the caller is live across a call on a cold path: the push's slow path and the engine's path are
+// out of line and start over on the closures' copies (join_slow, join_on_engine), else GCC keeps a capture
+// in a callee-saved register from the caller's entry on, which puts the register saves ahead of the caller's
+// early return (fib_invoke's `n < 2`). src/engine/README.md, "Where a spawn's time goes", has the figures.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <exception>
 #include <functional>
+#include <type_traits>
 
 #include "roost/detail/abi.hpp"
 #include "roost/detail/spawn_inline.hpp"
 #include "roost/task_group.hpp"
 
 namespace roost::detail {
+
+// Whether the two-way join hands on a copy of a closure of type F instead of a reference to it (issue #25):
+// trivially copyable (a lambda whose captures are references and scalars, which is what a fork-join program
+// passes: its copy is its bytes, and no code of the program runs to make it), callable as const (so that no
+// call can change it: the caller's object and a copy are then the same to every observer), and its frame
+// fits a group's inline slot. Why it matters: a closure whose address goes anywhere lives in memory on every
+// path of the caller, its captures stored and loaded again around each call (GCC's escape analysis does not
+// follow paths); with copies handed on, neither closure's address leaves the caller (src/engine/README.md,
+// "Copies of the closures, the engine's path out of line").
+template <class F>
+inline constexpr bool join_copies_v = std::is_trivially_copyable_v<F> && std::is_invocable_v<const F&> &&
+                                      sizeof(closure_frame<F>) <= group_state::kInlineFrameBytes &&
+                                      alignof(closure_frame<F>) <= 16;
+// What the join hands on of a closure `f`: a copy where join_copies_v allows it, else a reference. Not
+// std::ref(f), which unwraps a std::reference_wrapper argument (parallel_invoke(std::cref(f), ...) did not
+// compile: an outside-user campaign).
+template <class F>
+using join_handle_t = std::conditional_t<join_copies_v<std::remove_cv_t<F>>, std::remove_cv_t<F>,
+                                         std::reference_wrapper<F>>;
 
 // Pops the pushed half back off the deque of the worker the caller runs on now (the queue its policy names,
 // for a policy that names one), if it lies on top there (abi.hpp, pop_first_child_on). False where the engine
@@ -83,28 +112,44 @@ __attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state
 // Returns false only on path inline_join, having run nothing, when the worker's policy names no queue for its
 // join now (an ADWS search deals it: the engine joins). `w`: the worker the calling thread serves
 // (running_worker()), read by the caller, which ran no code since.
-template <spawn_path P, class Pushed, class Here>
+// How the join pushes: the push's window, then its slow path (`full`); the window alone (`window_only`: false
+// too, having pushed nothing, where the window sends it to its slow path, and the caller starts over out of
+// line, in join_slow); or the slow path alone (`slow_only`: join_slow's, which the window just sent there).
+enum class join_push { full, window_only, slow_only };
+template <spawn_path P, join_push kPush = join_push::full, class Pushed, class Here>
 ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
-  using frame_t = closure_frame<std::reference_wrapper<Pushed>>;
+  using handle_t = join_handle_t<Pushed>;
+  using frame_t = closure_frame<handle_t>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
-  // Not std::ref(pushed), which unwraps a std::reference_wrapper argument (parallel_invoke(std::cref(f), ...)
-  // did not compile: an outside-user campaign).
-  auto* f = ::new (static_cast<void*>(g.inline_frame))
-      frame_t(std::reference_wrapper<Pushed>(pushed), typename frame_t::unnamed_t{});
+  auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(handle_t(pushed), typename frame_t::unnamed_t{});
+  // What runs the pushed half when it comes back: the frame's copy, so that the half's captures are read from
+  // the frame and nothing of it stays live in a register across the other half (a callee-saved register
+  // holding a capture from the function's entry kept GCC from shrink-wrapping fib_invoke); or the original,
+  // which a reference reaches with one load less. Either way trivially destructible: nothing to destroy.
+  auto& pushed_callee = [&]() -> auto& {
+    if constexpr (join_copies_v<std::remove_cv_t<Pushed>>) return f->fn;
+    else return pushed;
+  }();
   // Onto the deque of the worker the caller's task runs on (abi.hpp). Where the policy names no queue,
-  // nothing was pushed, and the frame holds a reference: nothing to undo.
-  if (!push_first_child_on(w, g, *f)) [[unlikely]] return false;
+  // nothing was pushed, and the frame holds a reference or a trivially destructible copy: nothing to undo.
+  if constexpr (kPush == join_push::window_only) {
+    if (!push_first_child_window_on(w, g, *f)) [[unlikely]] return false;
+  } else if constexpr (kPush == join_push::slow_only) {
+    if (!push_first_child_slow_here(w, g, *f)) [[unlikely]] return false;
+  } else {
+    if (!push_first_child_on(w, g, *f)) [[unlikely]] return false;
+  }
   try {
     here();
   } catch (...) {
     // When both halves throw, the first closure's exception leaves, the one the serial program throws:
     // help-first pushed the first closure, work-first runs it here.
-    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed);
+    std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed_callee);
     if (P == spawn_path::inline_help_first && pushed_error) std::rethrow_exception(pushed_error);
     throw;
   }
-  join_pushed<P>(g, pushed);
+  join_pushed<P>(g, pushed_callee);
   return true;
 }
 
@@ -137,25 +182,12 @@ __attribute__((noinline)) void join_both_as_tasks(F& first, G& second, double to
   if (second_error) std::rethrow_exception(second_error);
 }
 
-// Runs first() and second(), possibly in parallel; returns when both are done. When both throw, first()'s
-// exception leaves, whatever the schedule: the one the serial program, which runs first() before second(),
-// would throw; so parallel_for and parallel_reduce rethrow their leftmost throwing piece's. total_work and
-// first_work are the work hints of the engine's path (finite, >= 0; ADWS divides by them); the inline path
-// has no use for them. `what` names the caller in the error outside a task.
-template <class F, class G>
-ROOST_DETAIL_SPAWN_INLINE inline void fork_join2(const char* what, F& first, G& second, double total_work,
-                                                      double first_work) {
-  // The worker the thread serves: outside every worker g_no_worker, whose path is `engine`, so the test for a
-  // caller outside a task waits for the engine's path (abi.hpp, t_running_worker).
-  worker_abi& w = running_worker();
-  // Tests in this order, not a switch: with four cases GCC's switch cost ws-help 6 instructions per join
-  // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
-  const spawn_path path = w.path.load(std::memory_order_relaxed);
-  if (path == spawn_path::inline_help_first) {
-    join_inline<spawn_path::inline_help_first>(w, first, second);
-    return;
-  }
-  if (path == spawn_path::inline_join && join_inline<spawn_path::inline_join>(w, second, first)) return;
+// The engine's path (a task group) and the tracer's, out of line and given the closures' handles by value
+// (join_handle_t): inlined, the group's spawn was a call after which the second closure's captures were still
+// needed, so GCC kept them in callee-saved registers from the caller's entry on, every path's prologue.
+template <class FirstHandle, class SecondHandle>
+__attribute__((noinline)) void join_on_engine(const char* what, FirstHandle first, SecondHandle second,
+                                              double total_work, double first_work) {
   current_fiber_or_throw(what);
   if (hook_bits() & kHookTracerEveryTask) [[unlikely]] return join_both_as_tasks(first, second, total_work, first_work);
   task_group tg(total_work);
@@ -170,6 +202,51 @@ ROOST_DETAIL_SPAWN_INLINE inline void fork_join2(const char* what, F& first, G& 
     std::rethrow_exception(second_error);
   }
   tg.wait();
+}
+
+// The two-way join where the push's window sent it to its slow path: the same join again, out of line, on the
+// closures' handles, then the engine's path where the policy names no queue. The caller holds nothing across
+// this call: had it run the slow push itself and gone on, the closures' captures would have been live across
+// that call, in callee-saved registers from the caller's entry on (GCC then saves them before fib_invoke's
+// `n < 2` test). `w`: the worker the caller read, with no code run since.
+template <spawn_path P, class FirstHandle, class SecondHandle>
+__attribute__((noinline, cold)) void join_slow(worker_abi& w, const char* what, FirstHandle first,
+                                               SecondHandle second, double total_work, double first_work) {
+  if constexpr (P == spawn_path::inline_help_first) {
+    join_inline<P, join_push::slow_only>(w, first, second);
+  } else {
+    if (join_inline<P, join_push::slow_only>(w, second, first)) return;
+    join_on_engine(what, first, second, total_work, first_work);
+  }
+}
+
+// Runs first() and second(), possibly in parallel; returns when both are done. When both throw, first()'s
+// exception leaves, whatever the schedule: the one the serial program, which runs first() before second(),
+// would throw; so parallel_for and parallel_reduce rethrow their leftmost throwing piece's. total_work and
+// first_work are the work hints of the engine's path (finite, >= 0; ADWS divides by them); the inline path
+// has no use for them. `what` names the caller in the error outside a task.
+template <class F, class G>
+ROOST_DETAIL_SPAWN_INLINE inline void fork_join2(const char* what, F& first, G& second, double total_work,
+                                                      double first_work) {
+  // The worker the thread serves: outside every worker g_no_worker, whose path is `engine`, so the test for a
+  // caller outside a task waits for the engine's path (abi.hpp, t_running_worker).
+  worker_abi& w = running_worker();
+  // Tests in this order, not a switch: with four cases GCC's switch cost ws-help 6 instructions per join
+  // and saved ws 3 (callgrind, fib-invoke: 106 and 101 against 101 and 104).
+  const spawn_path path = w.path.load(std::memory_order_relaxed);
+  using first_handle = join_handle_t<F>;
+  using second_handle = join_handle_t<G>;
+  if (path == spawn_path::inline_help_first) {
+    if (join_inline<spawn_path::inline_help_first, join_push::window_only>(w, first, second)) [[likely]] return;
+    return join_slow<spawn_path::inline_help_first>(w, what, first_handle(first), second_handle(second), total_work,
+                                                    first_work);
+  }
+  if (path == spawn_path::inline_join) {
+    if (join_inline<spawn_path::inline_join, join_push::window_only>(w, second, first)) [[likely]] return;
+    return join_slow<spawn_path::inline_join>(w, what, first_handle(first), second_handle(second), total_work,
+                                              first_work);
+  }
+  join_on_engine(what, first_handle(first), second_handle(second), total_work, first_work);
 }
 
 }  // namespace roost::detail
