@@ -95,39 +95,35 @@ ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed
   now->engine_wait(*now, g);
 }
 
-// After the other half threw: the pushed half still runs (as a task_group's children do when the group is
-// destroyed by an exception). Returns its exception, if it threw one, for the caller to choose.
-// Out of line: inlined into the join, this cold path cost the common one 2 instructions per spawn
-// (callgrind, fib-invoke: ws-help 102 against 100, ws 106 against 104).
+// The rest of the join after the other half threw, called from its handler: the pushed half still runs (as
+// a task_group's children do when the group is destroyed by an exception), then the serial program's
+// exception leaves, the first closure's: help-first pushed it, work-first ran it here (the one being
+// handled, which `throw;` rethrows). Out of line and noreturn, so that the caller's handler holds nothing
+// across a call: the pushed half's exception_ptr and its address held there took two callee-saved registers,
+// saved and restored at every join, thrown or not (callgrind, fib-invoke: ws-help 59 -> 55 instructions a
+// spawn, ws 62 -> 58).
 template <spawn_path P, class Pushed>
-__attribute__((noinline)) std::exception_ptr join_pushed_after_throw(group_state& g, Pushed& pushed) noexcept {
+[[noreturn]] __attribute__((noinline, cold)) void leave_after_throw(group_state& g, Pushed& pushed) {
+  std::exception_ptr pushed_error;
   try {
     join_pushed<P>(g, pushed);
   } catch (...) {
-    return std::current_exception();
+    pushed_error = std::current_exception();
   }
-  return nullptr;
-}
-
-// The rest of the join after the other half threw, called from its handler: joins the pushed half, then lets
-// the serial program's exception leave, the first closure's: help-first pushed it, work-first ran it here (the
-// one being handled). Out of line and noreturn, so that the caller's handler holds nothing across a call: the
-// pushed half's exception_ptr and its address held there took two callee-saved registers, saved and restored
-// at every join, thrown or not (callgrind, fib-invoke: ws-help 59 -> 55 instructions a spawn, ws 62 -> 58).
-template <spawn_path P, class Pushed>
-[[noreturn]] __attribute__((noinline, cold)) void leave_after_throw(group_state& g, Pushed& pushed) {
-  std::exception_ptr pushed_error = join_pushed_after_throw<P>(g, pushed);
   if (P == spawn_path::inline_help_first && pushed_error) std::rethrow_exception(pushed_error);
   throw;
 }
 
-// Returns false only on path inline_join, having run nothing, when the worker's policy names no queue for its
-// join now (an ADWS search deals it: the engine joins). `w`: the worker the calling thread serves
-// (running_worker()), read by the caller, which ran no code since.
-// How the join pushes: the push's window, then its slow path (`full`); the window alone (`window_only`: false
-// too, having pushed nothing, where the window sends it to its slow path, and the caller starts over out of
-// line, in join_slow); or the slow path alone (`slow_only`: join_slow's, which the window just sent there).
+// How the join pushes: the window alone (`window_only`, fork_join2's: false, having pushed nothing, where the
+// window sends it to its slow path, and the caller starts over out of line, in join_slow); the slow path alone
+// (`slow_only`, join_slow's, which the window just sent there); or both in turn (`full`, for a caller that
+// runs the whole join in one place: the tests of a policy's queues, tests/test_join.cpp).
 enum class join_push { full, window_only, slow_only };
+
+// Returns false only on path inline_join, having run nothing, when the worker's policy names no queue for its
+// join now (an ADWS search deals it: the engine joins); with `window_only`, also where the push's window sent
+// it to its slow path. `w`: the worker the calling thread serves (running_worker()), read by the caller,
+// which ran no code since.
 template <spawn_path P, join_push kPush = join_push::full, class Pushed, class Here>
 ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed, Here& here) {
   group_state g{group_state::inline_join_t{}};
@@ -140,8 +136,8 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
   // holding a capture from the function's entry kept GCC from shrink-wrapping fib_invoke); or the original,
   // which a reference reaches with one load less. Either way trivially destructible: nothing to destroy.
   auto& pushed_callee = [&]() -> auto& {
-    if constexpr (join_copies_v<std::remove_cv_t<Pushed>>) return f->fn;
-    else return pushed;
+    if constexpr (std::is_same_v<handle_t, std::reference_wrapper<Pushed>>) return pushed;
+    else return f->fn;
   }();
   // Onto the deque of the worker the caller's task runs on (abi.hpp). Where the policy names no queue,
   // nothing was pushed, and the frame holds a reference or a trivially destructible copy: nothing to undo.
