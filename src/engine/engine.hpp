@@ -41,13 +41,13 @@ class engine final : public engine_base {
       std::is_same_v<decltype(&P::resumed_after_join), decltype(&sched::policy_base::resumed_after_join)>;
   // The same, or hooks that the policy says will do nothing at g's join (join_hooks_idle: cats outside its
   // profiled iteration, adws for a task that deals nothing, adws-ml for a leaf task inside one group),
-  // asked on the worker g's owner runs on now.
-  __attribute__((always_inline)) static bool joins_by_count(group& g) {
+  // asked on `now`, the worker g's owner runs on now.
+  __attribute__((always_inline)) static bool joins_by_count(worker& now, group& g) {
     if constexpr (kJoinHooksDoNothing) {
+      (void)now;
       (void)g;
       return true;
     } else {
-      worker& now = static_cast<worker&>(*g.owner_fiber->worker);
       return of(now).policy_.join_hooks_idle(now, g);
     }
   }
@@ -158,7 +158,7 @@ class engine final : public engine_base {
     try {
       name_child(w, f, const_cast<detail::task_id*>(g.owner_task),
                  [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
-      if constexpr (P::reads_task_sched_state) f.id.clear_sched();
+      if constexpr (P::reads_task_sched_state && !P::order_writes_sched_state) f.id.clear_sched();
       else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
       if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
       else spawn_parent_first(w, g, f);
@@ -211,9 +211,9 @@ class engine final : public engine_base {
 
   __attribute__((always_inline)) static void spawn_child_first(worker& w, group& g, frame& f) {
 #ifdef ROOST_CALL_ON_STACK
-    const bool local = call_child_on_stack(w, f);
+    worker* const local = call_child_on_stack(w, f);
 #else
-    const bool local = switch_to_child(w, f);
+    worker* const local = switch_to_child(w, f);
 #endif
     if (local) {
       // Under a policy whose join hooks do nothing (joins_by_count), a child that ended here without an
@@ -221,7 +221,7 @@ class engine final : public engine_base {
       // that a group whose children all ended so is joined by task_group::wait's test of the count alone,
       // without the engine (21 instructions a work-first spawn, and about 17 more in the caller), and its
       // next spawn has the inline slot.
-      if (joins_by_count(g) && g.error.load(std::memory_order_relaxed) == nullptr) [[likely]]
+      if (joins_by_count(*local, g) && g.error.load(std::memory_order_relaxed) == nullptr) [[likely]]
         --g.spawned;  // ours: this thread's
       else
         ++g.local_done;
@@ -239,9 +239,9 @@ class engine final : public engine_base {
   }
 
   // The child on a pooled fiber that the parent switches to (on_arrival, after::publish); the child switches
-  // back when it ends locally. Returns whether it did. Where there is no call on another stack (not x86-64,
-  // the sanitizer builds).
-  __attribute__((always_inline)) static bool switch_to_child(worker& w, frame& f) {
+  // back when it ends locally. Returns the worker the parent continues on if it did, else null. Where there
+  // is no call on another stack (not x86-64, the sanitizer builds).
+  __attribute__((always_inline)) static worker* switch_to_child(worker& w, frame& f) {
     fiber* child = w.fibers.get_for_child();  // may throw: nothing is published or changed before it
     fiber* self = leave_for_child(w, child);
     switch_msg m;
@@ -254,7 +254,7 @@ class engine final : public engine_base {
     worker& now = *in.w;  // read before resumed(), which completes the switch
     const bool local = resumed(in, t);
     if (local && &now != &w) observe_moved(now, now.current_task, now.current_fiber);
-    return local;
+    return local ? &now : nullptr;
   }
 
 #ifdef ROOST_CALL_ON_STACK
@@ -267,13 +267,13 @@ class engine final : public engine_base {
   // except inside a body), and the parent's is raised by spawn_marked's scope or its code is the runtime
   // text (spawn_in_runtime_text); a tick that lands in the child's body suspends the child's fiber as any
   // other (its context saved then), and the worker then runs the parent's continuation, so that child ends
-  // remotely. Returns whether the child ended locally.
+  // remotely. Returns the worker the parent continues on if the child ended locally, else null.
   struct on_stack_call {
     worker* w;
     fiber* parent;
     frame* f;
   };
-  __attribute__((always_inline)) static bool call_child_on_stack(worker& w, frame& f) {
+  __attribute__((always_inline)) static worker* call_child_on_stack(worker& w, frame& f) {
     fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
     fiber* self = leave_for_child(w, child);
     on_stack_call c{&w, self, &f};
@@ -284,8 +284,9 @@ class engine final : public engine_base {
     ult::call_came_back(fake);  // either way: a thief's switch_to announced its switch to this stack
     if (t.fctx) {  // a thief resumed the continuation, perhaps on another thread (switch_with's protocol)
       const switch_msg& in = *static_cast<const switch_msg*>(t.data);
-      *in.w->eh = mine;
-      return resumed(in, t);
+      worker& now = *in.w;  // read before resumed(), which completes the switch
+      *now.eh = mine;
+      return resumed(in, t) ? &now : nullptr;
     }
     // The child ended locally (run_child_first): its parent's continuation still lay on top of the deque,
     // or was never published. The call returned on the thread that ran the child's end, which is the
@@ -299,7 +300,7 @@ class engine final : public engine_base {
     now.current_task = self->task;
     if (&now != &w) observe_moved(now, now.current_task, self);
     if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
-    return true;
+    return &now;
   }
   static void child_on_stack(void* p) noexcept {
     ult::entered_call();

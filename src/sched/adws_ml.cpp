@@ -45,6 +45,7 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
     ws_[w].home_level = ws_[w].level = l;
     ws_[w].leaf_group = tree_.levels[leaf_level_].group_of_worker[w];
     ws_[w].leaf_lo = ws_[w].leaf_group;
+    ws_[w].leaf_hi = ws_[w].leaf_lo + 0.5;
     ws_[w].leaf = &queues_of(leaf_level_, ws_[w].leaf_group);
     e.worker_at(w).policy_state = &ws_[w];
     e.worker_at(w).run_first = &ws_[w].leaf->mailbox;

@@ -52,41 +52,71 @@ class adws_ml_policy : public policy_base {
   // group_state::dist.mode
   enum : std::uint8_t { kSearchRoot = 1, kPlain = 2, kDescended = 3 };
 
+  // Writes the child's whole scheduling state on each path (order_writes_sched_state), the cleared state
+  // before anything that may throw (spawn_failed reads the child's node).
+  static constexpr bool order_writes_sched_state = true;
   spawn_order order(engine::worker& w, detail::task_frame& f) {
     detail::task_id& cur = *w.current_task;
     detail::group_state& g = *f.group;
+    const per_worker& me = of(w);
+    // A task its spawn marked (one_leaf_group) stays on the leaf level inside one group: its groups open
+    // plain unless it searches, and its children are marked as it is. Its mark alone says so, without the
+    // tier's compare with the leaf level (most spawns of a deep tree: fib's).
+    if (cur.one_leaf_group && !me.searching) [[likely]] {
+      if (g.spawned == 1) {
+        g.dist.mode = kPlain;
+        g.dist.saved_node = cur.sched_node;  // as below
+      }
+      if (g.dist.mode != kSearchRoot) [[likely]] {
+        set_plain_leaf_child(f.id, cur, me.leaf_lo, me.leaf_hi);
+        return spawn_order::child_first;
+      }
+    }
+    // Read once: the group's one-byte stores below may alias it for the compiler.
+    std::uint8_t tier = cur.tier;
     if (g.spawned == 1) {  // the group's first spawn since its last join opens it
       // A task on a worker's own level that is not searching has no level below to descend to and
       // nothing to deal: plain, without the out-of-line open (most groups of a deep tree, e.g. fib's).
-      if (!of(w).searching && is_leaf(cur.tier)) {
+      if (!me.searching && is_leaf(tier)) [[likely]] {
         g.dist.mode = kPlain;
         g.dist.saved_node = cur.sched_node;  // the task's innermost node at the open (mark_waiting_behind)
       } else {
+        f.id.clear_sched();
         open_group(w, cur, g);
+        tier = cur.tier;  // the open may have moved the task to another level
       }
     }
     if (g.dist.mode != kSearchRoot) {  // not dealt: a local work-first spawn inside the spawner's group
       // A child on the leaf level with a one-group range opens no node of its own (open_group: nothing
-      // below to descend to, nothing to deal) and activates none at its end: it keeps the engine's
-      // cleared node, as adws's plain children do. Above the leaf level its groups may descend, and
-      // their nodes hang under this one.
-      f.id.tier = cur.tier;
-      if (is_leaf(cur.tier)) [[likely]] {
-        const per_worker& me = of(w);
-        f.id.range_lo = me.leaf_lo;  // the doubles made once (an unsigned's conversion cost 6 instructions a spawn)
-        f.id.range_hi = me.leaf_lo + 0.5;
-        f.id.one_leaf_group = 1;
+      // below to descend to, nothing to deal) and activates none at its end: it keeps no node, as adws's
+      // plain children do. Above the leaf level its groups may descend, and their nodes hang under this one.
+      if (is_leaf(tier)) [[likely]] {
+        set_plain_leaf_child(f.id, cur, me.leaf_lo, me.leaf_hi);
       } else {
-        const double mine = group_of(w, cur.tier);
-        f.id.sched_node = hold(cur.sched_node);
+        const double mine = group_of(w, tier);
+        f.id.tier = tier;
         f.id.range_lo = mine;
         f.id.range_hi = mine + 0.5;
+        f.id.sched_node = hold(cur.sched_node);
+        f.id.one_leaf_group = 0;
       }
       return spawn_order::child_first;
     }
+    f.id.clear_sched();
     return deal(w, f, cur, g);
   }
   bool ship(engine::worker& w, detail::task_frame* f);
+ private:
+  // A plain child of a task on the leaf level: its range a part of the worker's leaf group (the doubles
+  // made once: an unsigned's conversion cost 6 instructions a spawn), no node, and the mark.
+  static void set_plain_leaf_child(detail::task_id& child, const detail::task_id& cur, double lo, double hi) {
+    child.tier = cur.tier;
+    child.range_lo = lo;
+    child.range_hi = hi;
+    child.sched_node = nullptr;
+    child.one_leaf_group = 1;
+  }
+ public:
   // The per-spawn paths while a worker represents its own (leaf) group, onto the queue it works from, as in
   // adws: the queue the inline join pushes onto (sync_join_queue: the deque, or the migration queue's own
   // end while it runs migrated work), which is named exactly while the worker is on its leaf level, not
@@ -143,7 +173,7 @@ class adws_ml_policy : public policy_base {
   void adopt_unnamed(engine::worker& w, detail::task_id& id) {
     id.tier = static_cast<std::uint8_t>(leaf_level_);
     id.range_lo = of(w).leaf_lo;
-    id.range_hi = id.range_lo + 0.5;
+    id.range_hi = of(w).leaf_hi;
     id.one_leaf_group = 1;
   }
   // The child of a spawn that threw never runs: its hold (order(), deal()) ends here. A child whose order()
@@ -267,6 +297,7 @@ class adws_ml_policy : public policy_base {
     group_queues* leaf = nullptr;  // the queues of the worker's own (leaf-level) group
     unsigned leaf_group = 0;       // that group's index on the leaf level (group_of(w, leaf_level_))
     double leaf_lo = 0;            // ... as a range's coordinate
+    double leaf_hi = 0.5;          // the end of a plain child's range there (order(), adopt_unnamed)
     std::uint64_t iteration = 0;
     adws::node_ref<node> current;  // with its generation: a climb from a node reused since ends there
     unsigned level = 0;       // the memory level this worker's own tasks moved it to (see level_now)

@@ -77,6 +77,11 @@ class policy_base {
   // False for a policy that never reads a task's scheduling state (task_id's range, node and tier: ADWS's
   // and cats's): the engine's spawn then clears only the trace serial, not the rest (four stores a spawn).
   static constexpr bool reads_task_sched_state = true;
+  // True for a policy whose order() writes every scheduling field of the child (range, node, tier,
+  // one_leaf_group) on each of its paths, before anything in it can throw: the engine's spawn then clears
+  // only the trace serial, and order() stores each field once (adws-ml: its leaf spawn overwrote the range
+  // and tier the engine had just cleared, #25).
+  static constexpr bool order_writes_sched_state = false;
   // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
   // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its
   // has_visible_work alone says whether there is work for it (the deques it may take from included).
