@@ -614,7 +614,8 @@ class engine final : public engine_base {
     w.current_task = &f.id;
     if constexpr (from_loop) observe_start(w, f.id, f.work_hint);
     else observe_start_nested(w, f.id, f.work_hint);
-    of(w).policy_.on_task_start(w, f.id);
+    if (g) child_started(w, f.id);
+    else of(w).policy_.on_task_start(w, f.id);  // a root
     try {
       detail::preemptible_body body(self);
       f.ops->run_in_place(&f);
@@ -628,6 +629,13 @@ class engine final : public engine_base {
     else observe_root_end(now, f.id);
     of(now).policy_.on_task_end(now, f.id);
     return now;
+  }
+
+  // A task with a parent starts: the policy's on_child_start where it has one (nothing of a root's to
+  // test for), else its on_task_start.
+  __attribute__((always_inline)) static void child_started(worker& w, detail::task_id& id) {
+    if constexpr (requires(P& p) { p.on_child_start(w, id); }) of(w).policy_.on_child_start(w, id);
+    else of(w).policy_.on_task_start(w, id);
   }
 
   // A child the group's owner pops back at its join: the owner's task is current again afterwards.
@@ -726,7 +734,7 @@ class engine final : public engine_base {
     const std::uint64_t parent_epoch = parent->epoch;
     w.current_task = &id;
     observe_start_nested(w, id, f.work_hint);
-    of(w).policy_.on_task_start(w, id);
+    child_started(w, id);
     // The child's body is preemptible from its publication on (engine/README.md, "Preemption"): the
     // publication lowers the fiber's count as its last act, and the engine raises it again before its own
     // code after the body, in the handler of the body's exception or after the body. A publication that

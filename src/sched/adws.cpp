@@ -169,6 +169,9 @@ detail::job* adws_policy::pop_own_slow(engine::worker& w) {
   detail::job* j = adws::take_own_work(me.mailbox, me.migq, me.use_mig, [&] { return w.deque.pop(); },
                                        me.searching, me.current, [&] { catch_up(w, me); });
   sync_join_queue(w, me);
+  // A job taken from the mailbox left the deque's pop window shut (deliver), which pop_own reads: open it
+  // again unless a reason to keep it shut remains (ws_deque::rearm_pop_floor).
+  if (w.deque.pop_window_shut()) w.deque.rearm_pop_floor();
   return j;
 }
 

@@ -166,6 +166,8 @@ class adws_ml_policy : public policy_base {
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);
   }
+  // Only a root starts anything: a child's start (the engine knows it has a parent) tests nothing (#25).
+  void on_child_start(engine::worker&, detail::task_id&) {}
   // A half that an inline join pushed, now run as a task by a thief or by the engine's join (named a child
   // of an unrecorded parent, scheduling state cleared): it was pushed as a plain child of the leaf level
   // (sync_join_queue), and it is one there, in the group of the worker that runs it. With tier 0 its
