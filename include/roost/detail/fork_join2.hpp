@@ -83,8 +83,18 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g) {
 // work-first, a continuation of it that a thief resumed); the frame is ours to run exactly when it lies
 // there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
 // engine runs it as a named and observed task.
-template <spawn_path P, class Pushed>
+// kNamedFirst: the half went onto the queue the worker's policy names (join_push::named_queue), whose window
+// is tried first, inline, before the own deque's and the slow path's.
+template <spawn_path P, bool kNamedFirst = false, class Pushed>
 ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  if constexpr (kNamedFirst) {
+    if (worker_abi& now = running_worker(); now.run_first && pop_from_named_queue_on(now, g)) [[likely]] {
+      pushed();
+      return;
+    }
+  }
+#endif
   if (pop_pushed_back<P>(g)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
@@ -116,9 +126,11 @@ template <spawn_path P, class Pushed>
 
 // How the join pushes: the window alone (`window_only`, fork_join2's: false, having pushed nothing, where the
 // window sends it to its slow path, and the caller starts over out of line, in join_slow); the slow path alone
-// (`slow_only`, join_slow's, which the window just sent there); or both in turn (`full`, for a caller that
-// runs the whole join in one place: the tests of a policy's queues, tests/test_join.cpp).
-enum class join_push { full, window_only, slow_only };
+// (`slow_only`, join_slow's, which the window just sent there); the window of the queue the worker's policy
+// names instead of its deque (`named_queue`, join_slow's first try where there is one: false, having pushed
+// nothing, where that window cannot push); or both in turn (`full`, for a caller that runs the whole join in
+// one place: the tests of a policy's queues, tests/test_join.cpp).
+enum class join_push { full, window_only, slow_only, named_queue };
 
 // Returns false only on path inline_join, having run nothing, when the worker's policy names no queue for its
 // join now (an ADWS search deals it: the engine joins); with `window_only`, also where the push's window sent
@@ -145,6 +157,12 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
     if (!push_first_child_window_on(w, g, *f)) [[unlikely]] return false;
   } else if constexpr (kPush == join_push::slow_only) {
     if (!push_first_child_slow_here(w, g, *f)) [[unlikely]] return false;
+  } else if constexpr (kPush == join_push::named_queue) {
+#ifdef ROOST_CRITICAL_WINDOWS
+    if (push_onto_named_queue_on(w, *f) != 1) [[unlikely]] return false;
+#else
+    static_assert(kPush != join_push::named_queue, "the named queue's windows are critical windows");
+#endif
   } else {
     if (!push_first_child_on(w, g, *f)) [[unlikely]] return false;
   }
@@ -154,7 +172,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
     // When both halves throw, the first closure's exception leaves, the one the serial program throws.
     leave_after_throw<P>(g, pushed_callee);
   }
-  join_pushed<P>(g, pushed_callee);
+  join_pushed<P, kPush == join_push::named_queue>(g, pushed_callee);
   return true;
 }
 
@@ -214,12 +232,20 @@ __attribute__((noinline)) void join_on_engine(const char* what, FirstHandle firs
 // this call: had it run the slow push itself and gone on, the closures' captures would have been live across
 // that call, in callee-saved registers from the caller's entry on (GCC then saves them before fib_invoke's
 // `n < 2` test). `w`: the worker the caller read, with no code run since.
+// Not cold: a worker whose policy names another queue than its deque comes here at every join (adws's and
+// adws-ml's migration queue while it runs migrated work: on fib-invoke at two workers, one worker's whole
+// run), and tries that queue's windows first, inline, before the slow paths' calls (issue #25: adws took
+// 1.4x ws's time there, with 40% of its samples in the three out-of-line functions).
 template <spawn_path P, class FirstHandle, class SecondHandle>
-__attribute__((noinline, cold)) void join_slow(worker_abi& w, const char* what, FirstHandle first,
-                                               SecondHandle second, double total_work, double first_work) {
+__attribute__((noinline)) void join_slow(worker_abi& w, const char* what, FirstHandle first, SecondHandle second,
+                                         double total_work, double first_work) {
   if constexpr (P == spawn_path::inline_help_first) {
     join_inline<P, join_push::slow_only>(w, first, second);
   } else {
+#ifdef ROOST_CRITICAL_WINDOWS
+    if (w.names_join_queue && w.run_first && w.join_queue && w.join_queue != &w.deque)
+      if (join_inline<P, join_push::named_queue>(w, second, first)) return;
+#endif
     if (join_inline<P, join_push::slow_only>(w, second, first)) return;
     join_on_engine(what, first, second, total_work, first_work);
   }
