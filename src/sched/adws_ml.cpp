@@ -421,6 +421,9 @@ detail::job* adws_ml_policy::pop_own_slow(engine::worker& w) {
   for (unsigned l = level; !t && l-- > 0;)
     if (heads(w, l)) t = l >= free_from ? take_own(w, me, l) : take_returned(queues_of(l, group_of(w, l)));
   sync_join_queue(w, me);
+  // A job taken from the leaf group's mailbox left the deque's pop window shut (deliver), which pop_own
+  // reads: open it again unless a reason to keep it shut remains (ws_deque::rearm_pop_floor).
+  if (w.deque.pop_window_shut()) w.deque.rearm_pop_floor();
   return t;
 }
 

@@ -132,10 +132,15 @@ class adws_ml_policy : public policy_base {
     // Look before taking, as adws does: a new iteration or a mailbox task go the slow way, and so does a
     // worker the join queue is not named for (sync_join_queue: not on its leaf level, searching, or with
     // kept work). A migration queue's own end found empty leaves for the slow way too, which takes what its
-    // inbox received.
-    if (detail::ws_deque<detail::job>* q = w.join_queue; q && me.iteration == iteration_.load(std::memory_order_relaxed) &&
-                                                          me.leaf->mailbox.load(std::memory_order_relaxed) == nullptr)
-      if (detail::job* t = q->pop()) return t;
+    // inbox received. The deque's pop window stands for most of it: open only while the join queue is the
+    // worker's deque and its leaf group's mailbox is empty (deliver shuts every one of the group's
+    // windows), for the private part with no request waiting; the slow way gives what the window does not.
+    if (me.iteration == iteration_.load(std::memory_order_relaxed)) [[likely]] {
+      if (detail::job* t = w.deque.pop_in_window()) [[likely]] return t;
+      if (detail::ws_deque<detail::job>* q = w.join_queue;
+          q && q != &w.deque && me.leaf->mailbox.load(std::memory_order_relaxed) == nullptr)
+        if (detail::job* t = q->pop()) return t;
+    }
     return pop_own_slow(w);
   }
   // A job the engine gave back (it resumes a waiter first) may be a task returning to this group's head to
