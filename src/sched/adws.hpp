@@ -93,8 +93,8 @@ class adws_policy : public policy_base {
     // mailbox (deliver shuts the window, which stays shut while that run-first slot is full) and the deque
     // the queue the worker works from (sync_join_queue shuts it while use_mig or searching), and only for the
     // private part with no request waiting. Else the migration queue while the worker works from it, and
-    // anything else, or a new iteration, takes the slow path, which gives the same job (4 instructions a
-    // spawn fewer than testing the mailbox and use_mig before the deque's pop, #25).
+    // anything else, or a new iteration, takes the slow path, which gives the same job (#25: fib's spawn 329 ->
+    // 321 instructions against testing the mailbox and use_mig before the deque's pop).
     if (me.iteration == iteration_.load(std::memory_order_relaxed)) [[likely]] {
       if (detail::job* t = w.deque.pop_in_window()) [[likely]] return t;
       if (me.use_mig && me.mailbox.load(std::memory_order_relaxed) == nullptr)

@@ -63,10 +63,7 @@ class adws_ml_policy : public policy_base {
     // plain unless it searches, and its children are marked as it is. Its mark alone says so, without the
     // tier's compare with the leaf level (most spawns of a deep tree: fib's).
     if (cur.one_leaf_group && !me.searching) [[likely]] {
-      if (g.spawned == 1) {
-        g.dist.mode = kPlain;
-        g.dist.saved_node = cur.sched_node;  // as below
-      }
+      if (g.spawned == 1) open_plain(g, cur);
       if (g.dist.mode != kSearchRoot) [[likely]] {
         set_plain_leaf_child(f.id, cur, me.leaf_lo, me.leaf_hi);
         return spawn_order::child_first;
@@ -78,8 +75,7 @@ class adws_ml_policy : public policy_base {
       // A task on a worker's own level that is not searching has no level below to descend to and
       // nothing to deal: plain, without the out-of-line open (most groups of a deep tree, e.g. fib's).
       if (!me.searching && is_leaf(tier)) [[likely]] {
-        g.dist.mode = kPlain;
-        g.dist.saved_node = cur.sched_node;  // the task's innermost node at the open (mark_waiting_behind)
+        open_plain(g, cur);
       } else {
         f.id.clear_sched();
         open_group(w, cur, g);
@@ -107,6 +103,11 @@ class adws_ml_policy : public policy_base {
   }
   bool ship(engine::worker& w, detail::task_frame* f);
  private:
+  // Opens g plain, without the out-of-line open: nothing dealt, nothing descended.
+  static void open_plain(detail::group_state& g, const detail::task_id& cur) {
+    g.dist.mode = kPlain;
+    g.dist.saved_node = cur.sched_node;  // the task's innermost node at the open (mark_waiting_behind)
+  }
   // A plain child of a task on the leaf level: its range a part of the worker's leaf group (the doubles
   // made once: an unsigned's conversion cost 6 instructions a spawn), no node, and the mark.
   static void set_plain_leaf_child(detail::task_id& child, const detail::task_id& cur, double lo, double hi) {
