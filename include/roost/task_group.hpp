@@ -49,6 +49,17 @@ void check_other_task(const char* call, fiber_abi* fb, const group_state& g);
 // child's exception waits there: only then does a wait that found its own children done need the engine's
 // join (which waits for the foreign ones on the balance). One word: it is tested at every wait and
 // destruction.
+// The owner's count, read by a load of its own 4 bytes. The spawn that sets it writes those 4 bytes alone
+// (the inline push's `spawned = 1`, the engine's `--spawned` after a child that ended here), right after the
+// group's construction wrote the count and local_done as one 8-byte zero. Tested together with local_done,
+// GCC merged the two reads into one 8-byte load, which no single store in flight holds: the CPU cannot
+// forward it and waits for both stores to reach the cache, which then took half of a task_group spawn's
+// time under ws-help (perf, fib: the join's first test). The empty asm keeps the value a load of its own.
+inline std::uint32_t spawned_alone(const group_state& g) {
+  std::uint32_t n = g.spawned;
+  asm("" : "+r"(n));
+  return n;
+}
 inline bool foreign_pending(const group_state& g) { return g.error.load(std::memory_order_relaxed) != nullptr; }
 // Children of its own or foreign_pending: the join has work. One or of the two words, one branch, the count
 // read first (the error word first cost a task_group spawn under ws-help 3 instructions: callgrind, fib).
@@ -143,7 +154,7 @@ class task_group {
       detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), st_);
     // spawned == 1 with nothing done: only the inline path fills the group's slot first. Its child was the
     // group's only one, unless other tasks spawned into the group (foreign_pending).
-    if (st_.spawned == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) {
+    if (detail::spawned_alone(st_) == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) {
       if (detail::foreign_pending(st_)) [[unlikely]] engine_wait();
       return;
     }
