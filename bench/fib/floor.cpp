@@ -31,7 +31,9 @@
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
-//    up. Where the engine has no such call (not x86-64, a sanitizer build), it is floor-switch.
+//    up. The saved context holds MXCSR and the x87 control word, as the engine's must (a stolen continuation
+//    keeps its task's rounding mode): reading MXCSR is about a fifth of this floor's time here
+//    (src/engine/README.md, "What the continuation's MXCSR costs"). Where the engine has no such call (not x86-64, a sanitizer build), it is floor-switch.
 #include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>
