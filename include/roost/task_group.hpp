@@ -153,7 +153,7 @@ class task_group {
       detail::throw_not_owner("roost::task_group::wait", detail::running_fiber(), st_);
     // spawned == 1 with nothing done: only the inline path fills the group's slot first. Its child was the
     // group's only one, unless other tasks spawned into the group (foreign_pending).
-    if (detail::spawned_alone(st_) == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) {
+    if (detail::spawned_alone(st_) == 1 && st_.local_done == 0 && detail::try_join_first_child(st_)) [[likely]] {
       if (detail::foreign_pending(st_)) [[unlikely]] engine_wait();
       return;
     }
@@ -176,7 +176,7 @@ class task_group {
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
         detail::worker_abi* w = fb->worker;
         void* slot = st_.inline_frame;
-        if (w->path.load(std::memory_order_relaxed) == detail::spawn_path::inline_help_first) {
+        if (w->path.load(std::memory_order_relaxed) == detail::spawn_path::inline_help_first) [[likely]] {
           // Nobody reads its name or hint unless the engine runs it, which names it then (abi.hpp).
           detail::push_first_child(st_, *fb, *::new (slot) frame_t(std::forward<F>(f), typename frame_t::unnamed_t{}));
         } else {
