@@ -219,3 +219,60 @@ TEST(Cab, AStolenHalfOfAnInlineJoinStaysIntraSocket) {
     EXPECT_FALSE(waited_in_vain) << "round " << round << ": the stolen half's children did not run within 5 s";
   }
 }
+
+// The queue a cab worker names for its joins (roost/detail/abi.hpp, name_join_queue) is the running task's:
+// its own deque in a task at or below the level, none above it, and the deque's inline windows shut exactly
+// when none is named. The engine keeps it by the policy's start and resume hooks, and skips both around a
+// child-first child (policy.hpp, child_first_hooks_idle): such a child and its parent are below the level,
+// so the worker must still name its deque when either of them looks, after every spawn, join and local
+// end. Looked at from user code, in every task of a recursion with two-way joins between the spawns, at one
+// worker and two, with the level at 2 (the tiers above and below it both hold tasks).
+namespace {
+struct tier_check {
+  unsigned level;
+  std::atomic<long> looked{0}, wrong{0}, below{0};
+  void look() {
+    roost::detail::worker_abi& w = roost::detail::running_worker();
+    const roost::detail::task_id* t = w.current_task;
+    looked.fetch_add(1, std::memory_order_relaxed);
+    if (!t) {
+      wrong.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    const bool intra = t->depth >= level;
+    if (intra) below.fetch_add(1, std::memory_order_relaxed);
+    const bool named_deque = w.join_queue == &w.deque;
+    const bool shut = w.deque.joins_shut() != 0;
+    if (named_deque != intra || (w.join_queue == nullptr) != shut) wrong.fetch_add(1, std::memory_order_relaxed);
+  }
+  void tree(int n) {
+    look();
+    if (n < 2) return;
+    roost::task_group g;
+    g.run([this, n] { tree(n - 1); });
+    look();
+    roost::parallel_invoke([this, n] { tree(n - 2); }, [this] { look(); });
+    look();
+    g.run([this, n] { tree(n - 2); });
+    g.wait();
+    look();
+  }
+};
+}  // namespace
+
+TEST(Cab, EveryTaskFindsItsTiersJoinQueueNamed) {
+  for (unsigned workers : {1u, 2u}) {
+    roost::options o;
+    o.scheduler = "cab";
+    o.topology = "pack:2 core:1 pu:1";
+    o.workers = workers;
+    o.cab_level = 2;
+    o.cab_one_subtree = false;
+    roost::runtime rt(o);
+    tier_check c{2};
+    for (int round = 0; round < 3; ++round) rt.run([&] { c.tree(12); });
+    EXPECT_GT(c.looked.load(), 1000) << workers << " workers";
+    EXPECT_GT(c.below.load(), c.looked.load() / 2) << workers << " workers: few tasks below the level";
+    EXPECT_EQ(c.wrong.load(), 0) << workers << " workers: a task found another tier's join queue named";
+  }
+}

@@ -299,7 +299,8 @@ class engine final : public engine_base {
     now.become(self);
     now.current_task = self->task;
     if (&now != &w) observe_moved(now, now.current_task, self);
-    if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
+    if constexpr (!P::child_first_hooks_idle)
+      if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
     return &now;
   }
   static void child_on_stack(void* p) noexcept {
@@ -734,7 +735,7 @@ class engine final : public engine_base {
     const std::uint64_t parent_epoch = parent->epoch;
     w.current_task = &id;
     observe_start_nested(w, id, f.work_hint);
-    child_started(w, id);
+    if constexpr (!P::child_first_hooks_idle) child_started(w, id);
     // The child's body is preemptible from its publication on (engine/README.md, "Preemption"): the
     // publication lowers the fiber's count as its last act, and the engine raises it again before its own
     // code after the body, in the handler of the body's exception or after the body. A publication that

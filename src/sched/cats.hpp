@@ -54,6 +54,8 @@ class cats_policy : public cab_policy {
   static constexpr bool inline_join_queue = true;
   // A task's tier and profile node are cats's (cab's spawn leaves them unwritten).
   static constexpr bool reads_task_sched_state = true;
+  // Its start and resume hooks profile and name queues by node and mode, not by depth alone: always called.
+  static constexpr bool child_first_hooks_idle = false;
   explicit cats_policy(engine::engine_base& e);
   ~cats_policy();
 

@@ -20,6 +20,8 @@
 //   tasks        on_task_start(w, id), on_task_end(w, id)
 //                on_child_start(w, id)            optional: called instead of on_task_start for a task that
 //                                                 has a parent (every one but a root), where the policy has it
+//                child_first_hooks_idle           a child-first child's start and its parent's resume after its
+//                                                 local end need no hook: the engine skips both
 //                adopt_unnamed(w, id)             a half an inline join pushed unnamed runs as a task on w:
 //                                                 the engine named it (task_frame.hpp); the policy may
 //                                                 give it scheduling state of its own
@@ -84,6 +86,11 @@ class policy_base {
   // only the trace serial, and order() stores each field once (adws-ml: its leaf spawn overwrote the range
   // and tier the engine had just cleared, #25).
   static constexpr bool order_writes_sched_state = false;
+  // True for a policy whose on_task_start (or on_child_start) does nothing for a child-first child, which starts
+  // on the worker its parent was running on a moment before, and whose on_task_resume does nothing for that
+  // parent when the child ended locally (the parent goes on where the child ended): the engine's work-first
+  // path then calls neither (cab: parent and child both name the worker's deque as their join queue, #25).
+  static constexpr bool child_first_hooks_idle = false;
   // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
   // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its
   // has_visible_work alone says whether there is work for it (the deques it may take from included).
