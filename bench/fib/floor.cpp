@@ -33,7 +33,8 @@
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
 //    up. The saved context holds MXCSR and the x87 control word, as the engine's must (a stolen continuation
 //    keeps its task's rounding mode): reading MXCSR is about a fifth of this floor's time here
-//    (src/engine/README.md, "What the continuation's MXCSR costs"). Where the engine has no such call (not x86-64, a sanitizer build), it is floor-switch.
+//    (src/engine/README.md, "What the continuation's MXCSR costs"). Where the engine has no such call
+//    (not x86-64, a sanitizer build), it is floor-switch.
 #include <boost/context/detail/fcontext.hpp>
 
 #include <atomic>

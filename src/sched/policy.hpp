@@ -89,7 +89,9 @@ class policy_base {
   // True for a policy whose on_task_start (or on_child_start) does nothing for a child-first child, which starts
   // on the worker its parent was running on a moment before, and whose on_task_resume does nothing for that
   // parent when the child ended locally (the parent goes on where the child ended): the engine's work-first
-  // path then calls neither (cab: parent and child both name the worker's deque as their join queue, #25).
+  // path then skips the start hook, and the resume hook after a child called on a stack (a local end that
+  // switches back, the TSan build's and off x86-64, resumes through resumed() as any switch does, which
+  // calls it: harmless). cab: parent and child both name the worker's deque as their join queue (#25).
   static constexpr bool child_first_hooks_idle = false;
   // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
   // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its
