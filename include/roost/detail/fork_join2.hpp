@@ -232,20 +232,14 @@ __attribute__((noinline)) void join_on_engine(const char* what, FirstHandle firs
 // this call: had it run the slow push itself and gone on, the closures' captures would have been live across
 // that call, in callee-saved registers from the caller's entry on (GCC then saves them before fib_invoke's
 // `n < 2` test). `w`: the worker the caller read, with no code run since.
-// Not cold: a worker whose policy names another queue than its deque comes here at every join (adws's and
-// adws-ml's migration queue while it runs migrated work: on fib-invoke at two workers, one worker's whole
-// run), and tries that queue's windows first, inline, before the slow paths' calls (issue #25: adws took
-// 1.4x ws's time there, with 40% of its samples in the three out-of-line functions).
+// A worker whose policy names another queue than its deque no longer comes here at every join: fork_join2
+// tries that queue's windows itself (below), and this function runs only where they need the C++ path.
 template <spawn_path P, class FirstHandle, class SecondHandle>
 __attribute__((noinline)) void join_slow(worker_abi& w, const char* what, FirstHandle first, SecondHandle second,
                                          double total_work, double first_work) {
   if constexpr (P == spawn_path::inline_help_first) {
     join_inline<P, join_push::slow_only>(w, first, second);
   } else {
-#ifdef ROOST_CRITICAL_WINDOWS
-    if (w.names_join_queue && w.run_first && w.join_queue && w.join_queue != &w.deque)
-      if (join_inline<P, join_push::named_queue>(w, second, first)) return;
-#endif
     if (join_inline<P, join_push::slow_only>(w, second, first)) return;
     join_on_engine(what, first, second, total_work, first_work);
   }
@@ -279,6 +273,16 @@ ROOST_DETAIL_SPAWN_INLINE inline void fork_join2(const char* what, F& first, G& 
   // ws 0.93x and ws-help 1.15x (#25).
   if (path == spawn_path::inline_join) [[likely]] {
     if (join_inline<spawn_path::inline_join, join_push::window_only>(w, second, first)) [[likely]] return;
+#ifdef ROOST_CRITICAL_WINDOWS
+    // The queue the worker's policy names when it is not the worker's deque (whose windows are then shut):
+    // adws's and adws-ml's migration queue while the worker runs migrated work, on fib-invoke at two workers
+    // one worker's whole run. Its windows here, inline, not behind join_slow's call: that call's frame and
+    // register saves, at every join of that worker, made adws's and adws-ml's workers together take 1.24x the
+    // time of one worker on the same program (fib-invoke(38); ws 1.04x). Inline: 0.94x adws's and 0.96x
+    // adws-ml's time at two workers, ws's unchanged (its path never comes here; issue #25).
+    if (w.names_join_queue && w.run_first && w.join_queue && w.join_queue != &w.deque)
+      if (join_inline<spawn_path::inline_join, join_push::named_queue>(w, second, first)) return;
+#endif
     return join_slow<spawn_path::inline_join>(w, what, first_handle(first), second_handle(second), total_work,
                                               first_work);
   }
