@@ -81,7 +81,8 @@ std::vector<std::string> split(const std::string& option, const std::string& s) 
 const std::vector<std::string>& peer_variants() {
   static const std::vector<std::string> v{"tbb", "tbb-pfor", "omp-gcc", "omp-gcc-static", "omp-gcc-dynamic",
                                           "omp-clang", "omp-clang-static", "omp-clang-dynamic",
-                                          "floor-help", "floor-switch", "floor-call", "floor-linked", "floor-erased"};
+                                          "floor-help", "floor-switch", "floor-call", "floor-linked", "floor-erased",
+                                          "floor-value"};
   return v;
 }
 
@@ -279,6 +280,7 @@ bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
   if (v == "floor-call") return b.floor_call;
   if (v == "floor-linked") return b.floor_linked;
   if (v == "floor-erased") return b.floor_erased;
+  if (v == "floor-value") return b.floor_value;
   return nullptr;
 }
 
@@ -565,7 +567,9 @@ void list() {
               "  floor-linked       fib and fib-invoke, 1 worker: floor-help with the deque's private part a list linked\n"
               "                     through the frames, no index to count (issue #25)\n"
               "  floor-erased       fib-invoke, 1 worker: floor-linked's join calling the pushed half through the\n"
-              "                     function its frame holds, as a join that does not know the child's type must\n");
+              "                     function its frame holds, as a join that does not know the child's type must\n"
+              "  floor-value        fib-invoke, 1 worker: a join that returns both results (Rayon's join), the pushed\n"
+              "                     closure copied into the deque's slot (Lace's task slots), the head in memory\n");
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ const std::vector<benchmark_def>& registry() {
        "40", [](const std::string& s) { return fib::prepare("fib-invoke", s); }, fib::serial,
        FULL(fib::roost_invoke), FULL(fib::tbb_invoke), nullptr, nullptr, nullptr, nullptr,
        FULL(fib::floor_invoke), FULL(fib::floor_work_first), FULL(fib::floor_call), FULL(fib::floor_linked_invoke),
-       FULL(fib::floor_erased_invoke)},
+       FULL(fib::floor_erased_invoke), FULL(fib::floor_value_invoke)},
       {"pfor", "-", "parallel_for over N trivial iterations at grain 1: the cost of a loop's splits", "1048576",
        "4096", "16777216", [](const std::string& s) { return pfor::prepare("pfor", s); }, pfor::serial,
        FULL(pfor::roost_tasks), nullptr, FULL(pfor::tbb_pfor), nullptr, nullptr, nullptr},

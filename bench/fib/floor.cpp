@@ -28,6 +28,15 @@
 //  * floor-erased (fib-invoke): floor-linked's join, but the pushed closure is called through the function
 //    pointer its frame holds for a thief, as a join that does not know the child's type must (a task_group's
 //    wait): the child's body then runs in a function of its own, not inlined into the join (issue #25).
+//  * floor-value (fib-invoke): a two-way join that returns both closures' results (Rayon's `join`) and
+//    copies the pushed closure into the deque's slot, Lace's task slots, the head in memory reached through
+//    thread-local storage as in floor-help. fib is then written `auto [a, b] = join([n] { return fib(n - 1); },
+//    [n] { return fib(n - 2); }); return a + b;`: no local's address escapes (the closures are copies, the
+//    slot is the deque's), so the pushed half's call, made last, returns straight into `a + b`, and GCC turns
+//    that recursion into a loop with an accumulator, as it does Lace's fib, whose SYNC calls the task function
+//    directly in the same place (src/engine/README.md, "The loop GCC makes of Lace's fib"). A join whose closures
+//    write through references to the caller's locals (parallel_invoke's shape, every other floor here) keeps
+//    those locals in memory, which the recursive call may write: no such loop (issue #25).
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
@@ -40,6 +49,8 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <utility>
 #include <vector>
 
 #include "fib/fib.hpp"
@@ -133,6 +144,55 @@ struct slot_invoke_fn {
   template <class F, class G>
   __attribute__((always_inline)) void operator()(F&& f, G&& g) const { slot_join(f, g); }
 };
+
+// ---- the two-way join that returns both results, the pushed closure in the deque's slot
+struct value_slot {
+  void (*run)(value_slot*);  // what a thief would call; the owner's pop compares it
+  alignas(16) unsigned char closure[48];
+};
+struct value_deque {
+  value_slot* head;
+  value_slot* limit;
+  std::atomic<bool> request{false};  // a thief's request to share
+  value_slot slot[256];              // fib(60) needs 60
+};
+struct value_fiber {
+  value_deque* deque;
+};
+value_deque g_value_deque;
+value_fiber g_value_fiber{&g_value_deque};
+__thread value_fiber* t_value_fiber __attribute__((tls_model("initial-exec")));
+[[noreturn]] __attribute__((noinline, cold)) void value_floor_broken() { std::abort(); }  // full, a request, stolen
+template <class F>
+void run_slot_closure(value_slot* s) {
+  (*std::launder(reinterpret_cast<F*>(s->closure)))();
+}
+template <class F, class G>
+__attribute__((always_inline)) inline auto value_join(F f, G g) {
+  static_assert(std::is_trivially_copyable_v<F> && sizeof(F) <= sizeof(value_slot::closure));
+  value_fiber* fb = t_value_fiber;
+  if (!fb) value_floor_broken();  // outside a task: roost throws here
+  value_deque* d = fb->deque;
+  value_slot* h = d->head;
+  if (h >= d->limit) [[unlikely]] value_floor_broken();
+  h->run = &run_slot_closure<F>;
+  ::new (static_cast<void*>(h->closure)) F(f);  // the thief's copy
+  d->head = h + 1;
+  if (d->request.load(std::memory_order_relaxed)) [[unlikely]] value_floor_broken();
+  auto second = g();
+  asm volatile("" ::: "memory");  // the task may run on another worker now: its deque is read again
+  d = fb->deque;
+  h = d->head - 1;
+  if (h->run != &run_slot_closure<F>) [[unlikely]] value_floor_broken();  // a thief clears it: stolen
+  d->head = h;
+  auto first = f();  // the caller's own copy, called directly
+  return std::pair{first, second};
+}
+long value_fib(int n) {
+  if (n < 2) return n;
+  auto [a, b] = value_join([n] { return value_fib(n - 1); }, [n] { return value_fib(n - 2); });
+  return a + b;
+}
 
 // ---- the private part linked through the frames
 struct linked_frame {
@@ -292,6 +352,15 @@ void floor_invoke(problem& pb) {
   t_slot_fiber = &g_slot_fiber;
   p.result = fib_invoke<slot_invoke_fn>(p.n);
   t_slot_fiber = nullptr;
+}
+
+void floor_value_invoke(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  g_value_deque.head = g_value_deque.slot;
+  g_value_deque.limit = g_value_deque.slot + 256;
+  t_value_fiber = &g_value_fiber;
+  p.result = value_fib(p.n);
+  t_value_fiber = nullptr;
 }
 
 // The three shapes on the linked deque: fib's task-group shape, fib-invoke's two-way join, and that join
