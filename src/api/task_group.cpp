@@ -30,6 +30,11 @@ std::uint64_t new_worker_uid() noexcept {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
+ws_deque<job>& shut_join_window() {
+  static ws_deque<job> shut(2);  // never pushed onto, never popped: a new deque's limit and floor
+  return shut;
+}
+
 void throw_outside_task(const char* call) {
   // Not only "outside run": a std::thread a task started is inside run and still no worker (an outside-user
   // campaign read "called outside roost::runtime::run" there, and a tg.run hint for a parallel_for).

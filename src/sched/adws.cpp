@@ -24,6 +24,10 @@ adws_policy::adws_policy(engine::engine_base& e)
     ws_[i].migq.on_share(&engine::idle_state::notify_on_share, &e.idle());
     e.worker_at(i).policy_state = &ws_[i];
     e.worker_at(i).run_first = &ws_[i].mailbox;
+    // The join's window on the migration queue's own end closes as the deque's does (abi.hpp, join_window):
+    // for a search-root task in the mailbox (deliver) and for a path that is not inline (sync_inline_pops).
+    ws_[i].migq.owner_end().watch_run_first(&ws_[i].mailbox);
+    e.worker_at(i).other_join_window = &ws_[i].migq.owner_end();
     sync_join_queue(e.worker_at(i), ws_[i]);
   }
 }
@@ -143,10 +147,12 @@ void adws_policy::deliver(engine::worker& target, detail::job* j, bool search_ro
   // Theorem 2: the slot is free. Should that ever not hold, the migration queue is still correct.
   // Seq-cst, and then the target's inline pops shut until it takes the job: a two-way join's pop lets the
   // engine join, which runs the job first (ws_deque::close_pop_floor, against the owner's rearm).
-  if (search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_seq_cst))
+  if (search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_seq_cst)) {
     target.deque.close_pop_floor();
-  else
+    t.migq.owner_end().close_pop_floor();  // the join's window there too (abi.hpp, join_window)
+  } else {
     t.migq.push_top(j);
+  }
   eng_.idle().notify_all_new_work();  // the target may be asleep: wake it for sure
 }
 

@@ -49,6 +49,10 @@ adws_ml_policy::adws_ml_policy(engine::engine_base& e)
     ws_[w].leaf = &queues_of(leaf_level_, ws_[w].leaf_group);
     e.worker_at(w).policy_state = &ws_[w];
     e.worker_at(w).run_first = &ws_[w].leaf->mailbox;
+    // The join's window on the leaf group's migration queue (its own end) closes as the deque's does, as in
+    // adws (abi.hpp, join_window).
+    ws_[w].leaf->migq.split().owner_end().watch_run_first(&ws_[w].leaf->mailbox);
+    e.worker_at(w).other_join_window = &ws_[w].leaf->migq.split().owner_end();
     sync_join_queue(e.worker_at(w), ws_[w]);
   }
   root_.lo = 0;
@@ -251,9 +255,11 @@ void adws_ml_policy::deliver(unsigned level, unsigned group, detail::job* j, boo
   // A leaf group's mailbox is its workers' run-first slot: seq-cst, and then their inline pops shut until one
   // takes the job, as in adws (ws_deque::close_pop_floor).
   if (search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_seq_cst)) {
-    if (level == leaf_level_)
+    if (level == leaf_level_) {
       for (unsigned w = 0; w < eng_.num_workers(); ++w)
         if (ws_[w].leaf == &t) eng_.worker_at(w).deque.close_pop_floor();
+      t.migq.split().owner_end().close_pop_floor();  // the join's window there too (abi.hpp, join_window)
+    }
   } else {
     t.migq.push_top(j);
   }

@@ -79,6 +79,16 @@ struct worker_abi {
   // (engine/worker.hpp), and moving the deque off the worker's start cost 2-7 instructions per spawn.
   ws_deque<job>* join_queue = nullptr;
   const std::atomic<job*>* run_first = nullptr;
+  // The queue the work-first two-way join's windows address (fork_join2.hpp, the inline_join path): the
+  // worker's own deque, or for a policy that names its join's queue, the queue named now (its limit and floor
+  // stand for the same as the deque's: other_join_window), or a queue whose windows never open while none is
+  // named (shut_join_window). One load more a push and a pop than the deque's address, which the work-first
+  // join does not feel (issue #25, src/engine/README.md); ws-help's help-first join keeps the deque's.
+  ws_deque<job>* join_window = &deque;
+  // The one queue other than the deque that the policy names for its joins, if any (adws's migration queue's
+  // own end, adws-ml's leaf group's): fixed at the policy's start. Its pops' window closes with the deque's
+  // whenever the path leaves the inline ones (sync_inline_pops), and its floor watches run_first too.
+  ws_deque<job>* other_join_window = nullptr;
   bool names_join_queue = false;  // set by the engine at start for such a policy; never changes
   // While preemption is on: the scheduling points this worker passed (a spawn or wait through the engine's
   // entry points, a task taken from its loop, a resumption). With the deque's bottom, what a tick compares
@@ -123,29 +133,36 @@ inline void sync_inline_pops(worker_abi& w) {
   for (;;) {
     const spawn_path p = w.path.load();
     w.deque.set_inline_pops_closed(!inline_pops_open_on(p));
+    if (w.other_join_window) w.other_join_window->set_inline_pops_closed(!inline_pops_open_on(p));
     if (w.path.load() == p) return;
   }
 }
 
 // For a policy that names its join's queue, on the worker's own thread: the queue the running task's
 // two-way joins push onto now (nullptr: the engine joins them), and whether its task groups' waits may pop
-// their inline child in place. The deque's inline windows are open exactly while that queue is the
-// worker's own deque (for the pops: and they may): otherwise they leave for the slow paths, which push onto
-// and pop from the queue named (abi.hpp, fork_join2.hpp). A task group's wait pops in place only a child
+// their inline child in place. The two-way join's windows address that queue (join_window; a queue whose
+// windows never open while it is none), and the deque's own windows, which a task group's inline pop uses,
+// are open exactly while that queue is the worker's own deque (for the pops: and they may). A task group's wait pops in place only a child
 // in its inline slot, which a work-first spawn never puts on the deque; a policy that places children
 // there in a state whose joins it must see says no.
 inline std::uint8_t join_shut_for(const worker_abi& w, const ws_deque<job>* q, bool waits_pop_in_place) {
   if (q != &w.deque) return ws_deque<job>::kJoinPushShut | ws_deque<job>::kJoinPopShut;
   return waits_pop_in_place ? 0 : ws_deque<job>::kJoinPopShut;
 }
+// A queue whose windows never open: what the two-way join's windows address while the policy names no queue
+// (the engine joins). Nobody pushes onto it or pops from it: its limit and floor stay as a new deque's are,
+// below and above every index.
+ws_deque<job>& shut_join_window();
 inline void name_join_queue(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
   w.join_queue = q;
+  w.join_window = q ? q : &shut_join_window();
   w.deque.shut_joins_here(join_shut_for(w, q, waits_pop_in_place));
 }
 // The same from another thread, while the worker runs no task (cats between iterations).
 inline void name_join_queue_elsewhere(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
   w.join_queue = q;
   w.deque.shut_joins_elsewhere(join_shut_for(w, q, waits_pop_in_place));
+  w.join_window = q ? q : &shut_join_window();
 }
 
 struct fiber_abi : job {
@@ -513,92 +530,9 @@ slow:
 #endif
 }
 
-#ifdef ROOST_CRITICAL_WINDOWS
-// The join's windows on the queue a policy names when it is not the worker's own deque (adws's and adws-ml's
-// migration queue's own end, whose state lasts while the worker runs migrated work: on fib-invoke under adws
-// at two workers, one worker's whole run), reached from the slow paths after the own deque's windows found
-// themselves shut. Each reads the queue named inside itself: no tick between its read and the commit, since
-// a preempted task's worker runs other tasks meanwhile, which may make the policy name another queue.
-// The push: onto the queue named: 1; the policy names none (an ADWS search deals the join): 0, nothing
-// pushed; the push needs the C++ path (room, a request): -1, nothing pushed.
-ROOST_DETAIL_SPAWN_INLINE inline int push_onto_named_queue_on(worker_abi& w, task_frame& f) {
-  constexpr auto L = ws_deque<job>::layout();
-  ws_deque<job>* q;
-  std::int64_t b, t;
-  std::atomic<job*>* slots;
-  asm volatile goto(
-      "0:\n\t"
-      "movq %c[queue](%[w]), %[q]\n\t"
-      "testq %[q], %[q]\n\t"
-      "jz %l[none]\n\t"
-      "movq %c[bottom](%[q]), %[b]\n\t"
-      "cmpq %c[limit](%[q]), %[b]\n\t"
-      "jge %l[slow]\n\t"  // no room without growing, or a request
-      "movq %c[mask](%[q]), %[t]\n\t"
-      "andq %[b], %[t]\n\t"
-      "movq %c[slots_at](%[q]), %[slots]\n\t"
-      "movq %[f], (%[slots],%[t],8)\n\t"
-      "leaq 1(%[b]), %[t]\n\t"
-      "movq %[t], %c[bottom](%[q])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
-      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [queue] "i"(offsetof(worker_abi, join_queue)),
-        [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
-      : "cc", "memory"
-      : none, slow);
-  return 1;
-none:
-  return 0;
-slow:
-  return -1;
-}
-// The pop: the group's inline frame back off the queue named if it lies on top there: true; false where the
-// C++ path must decide (the path is no longer inline_join, a job waits in the run-first slot, the policy
-// names no queue, nothing private, a request, another job on top), having changed nothing. The queue's own
-// split and push limit stand for its private part and its requests (its own windows are never shut).
-ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, group_state& g) {
-  constexpr auto L = ws_deque<job>::layout();
-  ws_deque<job>* q;
-  std::int64_t b, t;
-  std::atomic<job*>* slots;
-  asm volatile goto(
-      "0:\n\t"
-      "cmpb %[join_path], %c[path](%[w])\n\t"
-      "jne %l[slow]\n\t"  // hooks came, or a final region: the engine joins
-      "movq %c[run_first](%[w]), %[t]\n\t"
-      "cmpq $0, (%[t])\n\t"
-      "jne %l[slow]\n\t"  // a job waits to run first: the engine joins
-      "movq %c[queue](%[w]), %[q]\n\t"
-      "testq %[q], %[q]\n\t"
-      "jz %l[slow]\n\t"
-      "movq %c[bottom](%[q]), %[b]\n\t"
-      "cmpq %c[split_seen](%[q]), %[b]\n\t"
-      "jle %l[slow]\n\t"  // nothing private
-      "cmpq $0, %c[limit](%[q])\n\t"
-      "jl %l[slow]\n\t"  // a thief's request waits: the deque's pop serves it
-      "subq $1, %[b]\n\t"
-      "movq %c[mask](%[q]), %[t]\n\t"
-      "andq %[b], %[t]\n\t"
-      "movq %c[slots_at](%[q]), %[slots]\n\t"
-      "cmpq %[mine], (%[slots],%[t],8)\n\t"
-      "jne %l[slow]\n\t"  // another job on top
-      "movq %[b], %c[bottom](%[q])\n"  // commit
-      "1:\n\t" ROOST_CRITICAL_RECORD
-      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [join_path] "i"(static_cast<int>(spawn_path::inline_join)),
-        [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),
-        [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit),
-        ROOST_CRITICAL_DEQUE_FIELDS(L)
-      : "cc", "memory"
-      : slow);
-  return true;
-slow:
-  return false;
-}
-#endif
 
-// A worker whose policy names its join's queue (names_join_queue) comes here whenever that queue is not its
-// own deque (the window is shut then: ws_deque::kJoinPushShut): f goes onto the queue named now, and true;
+// A worker whose policy names its join's queue (names_join_queue) comes here where the join's window on it
+// needs the C++ path (room, a request) or it names none: f goes onto the queue named now, and true;
 // false when the policy names none (an ADWS search deals the join): nothing pushed, the engine joins. The
 // queue's read and the push under one no_preempt_scope: a preempted task's worker runs other tasks
 // meanwhile, which may make the policy name another queue. The queue may be one the engine's join does not
@@ -628,30 +562,58 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_here(group_state& g, task
 // deque any more, and the join writes a group without a base first (group_state::for_engine_join).
 // `w`: the worker the caller read, which a preempted task resumes on.
 __attribute__((noinline, cold)) inline bool push_first_child_slow_here(worker_abi& w, group_state& g, task_frame& f) {
-#ifdef ROOST_CRITICAL_WINDOWS
-  if (w.names_join_queue)
-    if (const int pushed = push_onto_named_queue_on(w, f); pushed >= 0) return pushed == 1;
-#else
   (void)w;
-#endif
   return push_first_child_here(g, f);
 }
+#ifdef ROOST_CRITICAL_WINDOWS
+// The work-first join's sequences start at the load of the queue its windows address (worker_abi::join_window),
+// inside the window: a preempted task's worker runs other tasks meanwhile, which may make the policy name
+// another queue. The rest is the deque's own sequence on that queue, addressed through %[q].
+#define ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW \
+  "0:\n\t"                                  \
+  "movq %c[window](%[w]), %[q]\n\t"         \
+  "movq %c[bottom](%[q]), %[b]\n\t"
+#define ROOST_CRITICAL_SLOT_OF_Q            \
+  "movq %c[mask](%[q]), %[t]\n\t"          \
+  "andq %[b], %[t]\n\t"                    \
+  "movq %c[slots_at](%[q]), %[slots]\n\t"
+#endif
 // The push's window alone: false, having pushed nothing, where its slow path must run. For the two-way join,
 // which then starts over out of line (fork_join2.hpp, join_slow), so that no value of the caller is live
 // across the slow path's call. Without windows, the whole push: false then only where the policy names no
-// queue, which the join's second try finds again.
+// queue, which the join's second try finds again. P: the join's path; the work-first join's (inline_join)
+// pushes onto the queue worker_abi::join_window names, the help-first join's onto the worker's deque.
+template <spawn_path P>
 ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   (void)g;
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
   std::atomic<job*>* slots;
-  asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN_AT_WORKER, "")
-                    : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-                    : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
-                      ROOST_CRITICAL_DEQUE_FIELDS(L)
-                    : "cc", "memory"
-                    : slow);
+  if constexpr (P == spawn_path::inline_join) {
+    ws_deque<job>* q;
+    asm volatile goto(
+        ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW
+        "cmpq %c[limit](%[q]), %[b]\n\t"
+        "jge %l[slow]\n\t"  // no room without growing, or a request, or shut
+        ROOST_CRITICAL_SLOT_OF_Q
+        "movq %[f], (%[slots],%[t],8)\n\t"
+        "leaq 1(%[b]), %[t]\n\t"
+        "movq %[t], %c[bottom](%[q])\n"  // commit
+        "1:\n\t" ROOST_CRITICAL_RECORD
+        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+        : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [window] "i"(offsetof(worker_abi, join_window)),
+          [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        : "cc", "memory"
+        : slow);
+  } else {
+    asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN_AT_WORKER, "")
+                      : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+                      : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
+                        ROOST_CRITICAL_DEQUE_FIELDS(L)
+                      : "cc", "memory"
+                      : slow);
+  }
   return true;
 slow:
   return false;
@@ -660,9 +622,10 @@ slow:
   return push_first_child_here(g, f);
 #endif
 }
+template <spawn_path P>
 ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
-  if (push_first_child_window_on(w, g, f)) [[likely]] return true;
+  if (push_first_child_window_on<P>(w, g, f)) [[likely]] return true;
   return push_first_child_slow_here(w, g, f);
 #else
   (void)w;
@@ -715,6 +678,9 @@ __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_
   // While the policy shuts the pops the floor stays closed whatever a re-arm would store: no seq-cst stores
   // for nothing at every join of its migrated work.
   if (!(w.deque.joins_shut() & ws_deque<job>::kJoinPopShut)) w.deque.rearm_pop_floor();
+  // The queue named, when it is another (the work-first join's window): its floor back to its private
+  // part's where the reason it was closed went (a job run first, the path back to inline, a request served).
+  if (ws_deque<job>* q = w.join_queue; q && q != &w.deque && q->pop_window_shut()) q->rearm_pop_floor();
   return mine;
 }
 // The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now, if that
@@ -753,15 +719,12 @@ slow:
 // serves now (running_worker()), read by the caller after the other half ran: a task that moved meanwhile
 // reads its new worker, and from the read on it cannot move (a preempted task resumes on its worker), so
 // the sequence may start at the bottom's load, as push_first_child_on's does.
+// The work-first join's pop addresses the queue worker_abi::join_window names now, whose floor stands for
+// what the deque's does (name_join_queue, other_join_window); its slow path (the C++ pop) re-arms that
+// queue's floor as it does the deque's.
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
-  fiber_abi* fb = running_fiber();
-#ifdef ROOST_CRITICAL_WINDOWS
-  // A policy's queue other than the own deque (the own deque's windows are shut then): its window first.
-  if constexpr (expect == spawn_path::inline_join)
-    if (worker_abi& w = *fb->worker; w.names_join_queue && w.run_first && pop_from_named_queue_on(w, g)) return true;
-#endif
-  return pop_first_child_slow<expect>(g, *fb);
+  return pop_first_child_slow<expect>(g, *running_fiber());
 }
 template <spawn_path expect>
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g) {
@@ -769,16 +732,35 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
   std::atomic<job*>* slots;
-  asm volatile goto(
-      ROOST_CRITICAL_BEGIN_AT_WORKER
-      "cmpq %c[floor](%[w]), %[b]\n\t"
-      "jle %l[slow]\n\t"  // as pop_first_child's
-      ROOST_CRITICAL_POP_MINE
-      : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
-      : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
-        [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
-      : "cc", "memory"
-      : slow);
+  if constexpr (expect == spawn_path::inline_join) {
+    ws_deque<job>* q;
+    asm volatile goto(
+        ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW
+        "cmpq %c[floor](%[q]), %[b]\n\t"
+        "jle %l[slow]\n\t"  // as pop_first_child's, on the queue named
+        "subq $1, %[b]\n\t"
+        ROOST_CRITICAL_SLOT_OF_Q
+        "cmpq %[mine], (%[slots],%[t],8)\n\t"
+        "jne %l[slow]\n\t"  // another job on top: the child was taken
+        "movq %[b], %c[bottom](%[q])\n"  // commit
+        "1:\n\t" ROOST_CRITICAL_RECORD
+        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+        : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [window] "i"(offsetof(worker_abi, join_window)),
+          [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        : "cc", "memory"
+        : slow);
+  } else {
+    asm volatile goto(
+        ROOST_CRITICAL_BEGIN_AT_WORKER
+        "cmpq %c[floor](%[w]), %[b]\n\t"
+        "jle %l[slow]\n\t"  // as pop_first_child's
+        ROOST_CRITICAL_POP_MINE
+        : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+        : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
+          [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        : "cc", "memory"
+        : slow);
+  }
   return true;
 slow:
   return pop_first_child_slow_here<expect>(g);

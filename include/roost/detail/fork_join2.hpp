@@ -22,9 +22,10 @@
 // level, where a worker represents its own memory group; above it a join may descend. cab does it in its
 // intra-socket tier, whose spawns are child-first onto the core's deque; cats in its leaf and intra-socket
 // tiers, while it runs as ws, and while profiling below the top of the tree it profiles. Those four take
-// ws's path (inline_join, worker_abi::names_join_queue): while the queue they name is the worker's own
-// deque the join is ws's to the instruction, and otherwise the deque's windows are shut (abi.hpp,
-// name_join_queue), so that the join's slow paths push onto the queue named or let the engine join.
+// ws's path (inline_join, worker_abi::names_join_queue), whose windows address the queue they name now
+// (worker_abi::join_window): on it the join is ws's to the instruction, the worker's own deque or adws's
+// migration queue alike, and where they name none the windows stay shut and the join's slow paths let the
+// engine join (abi.hpp, name_join_queue).
 //
 // Where a policy names no queue, and every policy while hooks are installed, the join takes the engine's
 // path: a task_group with the caller's work hints, so ADWS divides its range by them (seed 003 §4.2).
@@ -83,18 +84,8 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_pushed_back(group_state& g) {
 // work-first, a continuation of it that a thief resumed); the frame is ours to run exactly when it lies
 // there (abi.hpp, try_join_first_child): a frame lies in at most one queue. With hooks installed since, the
 // engine runs it as a named and observed task.
-// kNamedFirst: the half went onto the queue the worker's policy names (join_push::named_queue), whose window
-// is tried first, inline, before the own deque's and the slow path's.
-template <spawn_path P, bool kNamedFirst = false, class Pushed>
+template <spawn_path P, class Pushed>
 ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed) {
-#ifdef ROOST_CRITICAL_WINDOWS
-  if constexpr (kNamedFirst) {
-    if (worker_abi& now = running_worker(); now.run_first && pop_from_named_queue_on(now, g)) [[likely]] {
-      pushed();
-      return;
-    }
-  }
-#endif
   if (pop_pushed_back<P>(g)) [[likely]] {
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
@@ -126,11 +117,10 @@ template <spawn_path P, class Pushed>
 
 // How the join pushes: the window alone (`window_only`, fork_join2's: false, having pushed nothing, where the
 // window sends it to its slow path, and the caller starts over out of line, in join_slow); the slow path alone
-// (`slow_only`, join_slow's, which the window just sent there); the window of the queue the worker's policy
-// names instead of its deque (`named_queue`, join_slow's first try where there is one: false, having pushed
-// nothing, where that window cannot push); or both in turn (`full`, for a caller that runs the whole join in
-// one place: the tests of a policy's queues, tests/test_join.cpp).
-enum class join_push { full, window_only, slow_only, named_queue };
+// (`slow_only`, join_slow's, which the window just sent there); or both in turn (`full`, for a caller that
+// runs the whole join in one place: the tests of a policy's queues, tests/test_join.cpp). The work-first
+// join's window is that of the queue the worker's policy names now (worker_abi::join_window).
+enum class join_push { full, window_only, slow_only };
 
 // Returns false only on path inline_join, having run nothing, when the worker's policy names no queue for its
 // join now (an ADWS search deals it: the engine joins); with `window_only`, also where the push's window sent
@@ -154,17 +144,11 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
   // Onto the deque of the worker the caller's task runs on (abi.hpp). Where the policy names no queue,
   // nothing was pushed, and the frame holds a reference or a trivially destructible copy: nothing to undo.
   if constexpr (kPush == join_push::window_only) {
-    if (!push_first_child_window_on(w, g, *f)) [[unlikely]] return false;
+    if (!push_first_child_window_on<P>(w, g, *f)) [[unlikely]] return false;
   } else if constexpr (kPush == join_push::slow_only) {
     if (!push_first_child_slow_here(w, g, *f)) [[unlikely]] return false;
-  } else if constexpr (kPush == join_push::named_queue) {
-#ifdef ROOST_CRITICAL_WINDOWS
-    if (push_onto_named_queue_on(w, *f) != 1) [[unlikely]] return false;
-#else
-    static_assert(kPush != join_push::named_queue, "the named queue's windows are critical windows");
-#endif
   } else {
-    if (!push_first_child_on(w, g, *f)) [[unlikely]] return false;
+    if (!push_first_child_on<P>(w, g, *f)) [[unlikely]] return false;
   }
   try {
     here();
@@ -172,7 +156,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
     // When both halves throw, the first closure's exception leaves, the one the serial program throws.
     leave_after_throw<P>(g, pushed_callee);
   }
-  join_pushed<P, kPush == join_push::named_queue>(g, pushed_callee);
+  join_pushed<P>(g, pushed_callee);
   return true;
 }
 
@@ -232,8 +216,9 @@ __attribute__((noinline)) void join_on_engine(const char* what, FirstHandle firs
 // this call: had it run the slow push itself and gone on, the closures' captures would have been live across
 // that call, in callee-saved registers from the caller's entry on (GCC then saves them before fib_invoke's
 // `n < 2` test). `w`: the worker the caller read, with no code run since.
-// A worker whose policy names another queue than its deque no longer comes here at every join: fork_join2
-// tries that queue's windows itself (below), and this function runs only where they need the C++ path.
+// A worker whose policy names another queue than its deque does not come here at every join: the work-first
+// join's windows address the queue named (worker_abi::join_window), and this function runs only where they
+// need the C++ path.
 template <spawn_path P, class FirstHandle, class SecondHandle>
 __attribute__((noinline)) void join_slow(worker_abi& w, const char* what, FirstHandle first, SecondHandle second,
                                          double total_work, double first_work) {
@@ -272,17 +257,10 @@ ROOST_DETAIL_SPAWN_INLINE inline void fork_join2(const char* what, F& first, G& 
   // the two aligned builds; 58 and 55 instructions a spawn either way). Testing inline_join first instead made
   // ws 0.93x and ws-help 1.15x (#25).
   if (path == spawn_path::inline_join) [[likely]] {
+    // The window is that of the queue the worker's policy names now (worker_abi::join_window): adws's and
+    // adws-ml's migration queue while the worker runs migrated work (on fib-invoke at two workers, one
+    // worker's whole run) as much as ws's deque (issue #25, src/engine/README.md).
     if (join_inline<spawn_path::inline_join, join_push::window_only>(w, second, first)) [[likely]] return;
-#ifdef ROOST_CRITICAL_WINDOWS
-    // The queue the worker's policy names when it is not the worker's deque (whose windows are then shut):
-    // adws's and adws-ml's migration queue while the worker runs migrated work, on fib-invoke at two workers
-    // one worker's whole run. Its windows here, inline, not behind join_slow's call: that call's frame and
-    // register saves, at every join of that worker, made adws's and adws-ml's workers together take 1.24x the
-    // time of one worker on the same program (fib-invoke(38); ws 1.04x). Inline: 0.94x adws's and 0.96x
-    // adws-ml's time at two workers, ws's unchanged (its path never comes here; issue #25).
-    if (w.names_join_queue && w.run_first && w.join_queue && w.join_queue != &w.deque)
-      if (join_inline<spawn_path::inline_join, join_push::named_queue>(w, second, first)) return;
-#endif
     return join_slow<spawn_path::inline_join>(w, what, first_handle(first), second_handle(second), total_work,
                                               first_work);
   }
