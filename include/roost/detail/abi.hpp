@@ -531,6 +531,56 @@ slow:
 }
 
 
+#ifdef ROOST_CRITICAL_WINDOWS
+// The work-first join's pop where its window found the floor closed: the group's inline frame back off the
+// queue named if it lies on top there, true; false where the C++ path must decide (the path is no longer
+// inline_join, a job waits in the run-first slot, the policy names no queue, nothing private, a request,
+// another job on top), having changed nothing. The queue's split and push limit stand for its private part
+// and its requests. For a floor kept closed on purpose: cats shuts its deque's pops while profiling (a task
+// group's wait must not run a child in place then), which the two-way join's own frame does not care about,
+// so each of its pops comes here (on fib-invoke at two workers, the whole run). Its own window: no tick
+// between the queue's read and the commit.
+ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, group_state& g) {
+  constexpr auto L = ws_deque<job>::layout();
+  ws_deque<job>* q;
+  std::int64_t b, t;
+  std::atomic<job*>* slots;
+  asm volatile goto(
+      "0:\n\t"
+      "cmpb %[join_path], %c[path](%[w])\n\t"
+      "jne %l[slow]\n\t"  // hooks came, or a final region: the engine joins
+      "movq %c[run_first](%[w]), %[t]\n\t"
+      "cmpq $0, (%[t])\n\t"
+      "jne %l[slow]\n\t"  // a job waits to run first: the engine joins
+      "movq %c[queue](%[w]), %[q]\n\t"
+      "testq %[q], %[q]\n\t"
+      "jz %l[slow]\n\t"
+      "movq %c[bottom](%[q]), %[b]\n\t"
+      "cmpq %c[split_seen](%[q]), %[b]\n\t"
+      "jle %l[slow]\n\t"  // nothing private
+      "cmpq $0, %c[limit](%[q])\n\t"
+      "jl %l[slow]\n\t"  // a thief's request waits: the deque's pop serves it
+      "subq $1, %[b]\n\t"
+      "movq %c[mask](%[q]), %[t]\n\t"
+      "andq %[b], %[t]\n\t"
+      "movq %c[slots_at](%[q]), %[slots]\n\t"
+      "cmpq %[mine], (%[slots],%[t],8)\n\t"
+      "jne %l[slow]\n\t"  // another job on top
+      "movq %[b], %c[bottom](%[q])\n"  // commit
+      "1:\n\t" ROOST_CRITICAL_RECORD
+      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [join_path] "i"(static_cast<int>(spawn_path::inline_join)),
+        [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),
+        [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit),
+        ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : "cc", "memory"
+      : slow);
+  return true;
+slow:
+  return false;
+}
+#endif
+
 // A worker whose policy names its join's queue (names_join_queue) comes here where the join's window on it
 // needs the C++ path (room, a request) or it names none: f goes onto the queue named now, and true;
 // false when the policy names none (an ADWS search deals the join): nothing pushed, the engine joins. The
@@ -651,6 +701,18 @@ inline bool pop_from_named_join_queue(group_state& g, worker_abi& w) {
   ws_deque<job>* q = w.join_queue;
   return q && pop_first_child_from(g, *q);
 }
+// After a slow pop by a worker whose policy names its join's queue, on its thread and out of a tick's reach:
+// the floor of the queue named (the work-first join's window) back to its private part's where the reason it
+// was closed went (a job run first, the path back to inline, a request served); a shut floor only, and not
+// the deque's while the policy shuts its pops on purpose (cats while profiling), which a re-arm would close
+// again: no seq-cst stores for nothing at every join.
+inline bool named_floor_to_rearm(const worker_abi& w) {
+  const ws_deque<job>* q = w.join_queue;
+  return q && q->pop_window_shut() && !(q == &w.deque && (w.deque.joins_shut() & ws_deque<job>::kJoinPopShut));
+}
+inline void rearm_named_floor(worker_abi& w) {
+  if (named_floor_to_rearm(w)) w.join_queue->rearm_pop_floor();
+}
 // `expect`: the path the caller's inline join belongs to. Another one means hooks were installed since (every
 // path is then `engine`): the child must be observed as a task, so the engine joins it; the pop says false.
 template <spawn_path expect>
@@ -675,12 +737,7 @@ __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_
     return mine;
   }
   const bool mine = pop_from_named_join_queue(g, w);
-  // While the policy shuts the pops the floor stays closed whatever a re-arm would store: no seq-cst stores
-  // for nothing at every join of its migrated work.
-  if (!(w.deque.joins_shut() & ws_deque<job>::kJoinPopShut)) w.deque.rearm_pop_floor();
-  // The queue named, when it is another (the work-first join's window): its floor back to its private
-  // part's where the reason it was closed went (a job run first, the path back to inline, a request served).
-  if (ws_deque<job>* q = w.join_queue; q && q != &w.deque && q->pop_window_shut()) q->rearm_pop_floor();
+  rearm_named_floor(w);
   return mine;
 }
 // The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now, if that
@@ -724,7 +781,18 @@ slow:
 // queue's floor as it does the deque's.
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
-  return pop_first_child_slow<expect>(g, *running_fiber());
+  fiber_abi* fb = running_fiber();
+#ifdef ROOST_CRITICAL_WINDOWS
+  if constexpr (expect == spawn_path::inline_join)
+    if (worker_abi& w = *fb->worker; w.names_join_queue && w.run_first && pop_from_named_queue_on(w, g)) {
+      if (named_floor_to_rearm(w)) [[unlikely]] {
+        no_preempt_scope np(fb);
+        rearm_named_floor(w);  // tested again: a tick before the scope may have let other tasks run here
+      }
+      return true;
+    }
+#endif
+  return pop_first_child_slow<expect>(g, *fb);
 }
 template <spawn_path expect>
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g) {
