@@ -244,6 +244,9 @@ struct tier_check {
     const bool named_deque = w.join_queue == &w.deque;
     const bool shut = w.deque.joins_shut() != 0;
     if (named_deque != intra || (w.join_queue == nullptr) != shut) wrong.fetch_add(1, std::memory_order_relaxed);
+    // The two-way join's windows address the queue named, or the never-open queue while none is.
+    if (w.join_window != (w.join_queue ? w.join_queue : &roost::detail::shut_join_window()))
+      wrong.fetch_add(1, std::memory_order_relaxed);
   }
   void tree(int n) {
     look();

@@ -530,7 +530,6 @@ slow:
 #endif
 }
 
-
 #ifdef ROOST_CRITICAL_WINDOWS
 // The work-first join's pop where its window found the floor closed: the group's inline frame back off the
 // queue named if it lies on top there, true; false where the C++ path must decide (the path is no longer
@@ -603,16 +602,8 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_here(group_state& g, task
   push_first_child_or_undo(g, *fb, f);
   return true;
 }
-// The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no
-// code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
-// on its worker, engine.hpp), and user code could call one (a closure's copy constructor); the join builds
-// its frame around a reference, no user code. One load fewer a spawn (#25). The group's count and base
-// (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
-// pushes one child and pops that one itself; should the engine join it after all, the child is not on this
-// deque any more, and the join writes a group without a base first (group_state::for_engine_join).
-// `w`: the worker the caller read, which a preempted task resumes on.
-__attribute__((noinline, cold)) inline bool push_first_child_slow_here(worker_abi& w, group_state& g, task_frame& f) {
-  (void)w;
+// The two-way join's push where its window sent it to the C++ path, out of line.
+__attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_state& g, task_frame& f) {
   return push_first_child_here(g, f);
 }
 #ifdef ROOST_CRITICAL_WINDOWS
@@ -628,6 +619,14 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(worker_ab
   "andq %[b], %[t]\n\t"                    \
   "movq %c[slots_at](%[q]), %[slots]\n\t"
 #endif
+// The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no
+// code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
+// on its worker, engine.hpp), and user code could call one (a closure's copy constructor); the join builds
+// its frame around a reference, no user code. One load fewer a spawn (#25). The group's count and base
+// (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
+// pushes one child and pops that one itself; should the engine join it after all, the child is not on this
+// deque any more, and the join writes a group without a base first (group_state::for_engine_join).
+// `w`: the worker the caller read, which a preempted task resumes on.
 // The push's window alone: false, having pushed nothing, where its slow path must run. For the two-way join,
 // which then starts over out of line (fork_join2.hpp, join_slow), so that no value of the caller is live
 // across the slow path's call. Without windows, the whole push: false then only where the policy names no
@@ -676,7 +675,7 @@ template <spawn_path P>
 ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   if (push_first_child_window_on<P>(w, g, f)) [[likely]] return true;
-  return push_first_child_slow_here(w, g, f);
+  return push_first_child_slow_here(g, f);
 #else
   (void)w;
   return push_first_child_here(g, f);
@@ -772,13 +771,9 @@ slow:
 #endif
 }
 
-// The same for the two-way join (fork_join2.hpp), off the deque of `w`, the worker the calling thread
-// serves now (running_worker()), read by the caller after the other half ran: a task that moved meanwhile
-// reads its new worker, and from the read on it cannot move (a preempted task resumes on its worker), so
-// the sequence may start at the bottom's load, as push_first_child_on's does.
-// The work-first join's pop addresses the queue worker_abi::join_window names now, whose floor stands for
-// what the deque's does (name_join_queue, other_join_window); its slow path (the C++ pop) re-arms that
-// queue's floor as it does the deque's.
+// The two-way join's pop where its window sent it to the slow path, out of line: for the work-first join, the
+// queue named by its own tests first where there are windows (pop_from_named_queue_on), then the C++ pop,
+// each re-arming that queue's floor where the reason it was shut went.
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
   fiber_abi* fb = running_fiber();
@@ -794,6 +789,12 @@ __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
 #endif
   return pop_first_child_slow<expect>(g, *fb);
 }
+// The same for the two-way join (fork_join2.hpp), off the deque of `w`, the worker the calling thread
+// serves now (running_worker()), read by the caller after the other half ran: a task that moved meanwhile
+// reads its new worker, and from the read on it cannot move (a preempted task resumes on its worker), so
+// the sequence may start at the bottom's load, as push_first_child_on's does. The work-first join's pop
+// addresses the queue worker_abi::join_window names now, whose floor stands for what the deque's does
+// (name_join_queue, other_join_window).
 template <spawn_path expect>
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g) {
 #ifdef ROOST_CRITICAL_WINDOWS

@@ -146,7 +146,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
   if constexpr (kPush == join_push::window_only) {
     if (!push_first_child_window_on<P>(w, g, *f)) [[unlikely]] return false;
   } else if constexpr (kPush == join_push::slow_only) {
-    if (!push_first_child_slow_here(w, g, *f)) [[unlikely]] return false;
+    if (!push_first_child_slow_here(g, *f)) [[unlikely]] return false;
   } else {
     if (!push_first_child_on<P>(w, g, *f)) [[unlikely]] return false;
   }
