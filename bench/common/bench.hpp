@@ -44,6 +44,7 @@ struct benchmark_def {
   variant_fn floor_linked = nullptr;  // help-first with the deque's private part linked through the frames
   variant_fn floor_erased = nullptr;  // floor_linked's two-way join calling the pushed half through its frame
   variant_fn floor_value = nullptr;   // a two-way join returning both results, the pushed closure in the slot
+  variant_fn floor_bare = nullptr;    // parallel_invoke's shape, a join doing nothing but a push and a pop
 };
 
 struct size_error : std::invalid_argument {

@@ -82,7 +82,7 @@ const std::vector<std::string>& peer_variants() {
   static const std::vector<std::string> v{"tbb", "tbb-pfor", "omp-gcc", "omp-gcc-static", "omp-gcc-dynamic",
                                           "omp-clang", "omp-clang-static", "omp-clang-dynamic",
                                           "floor-help", "floor-switch", "floor-call", "floor-linked", "floor-erased",
-                                          "floor-value"};
+                                          "floor-value", "floor-bare"};
   return v;
 }
 
@@ -281,6 +281,7 @@ bench::variant_fn peer_fn(const benchmark_def& b, const std::string& v) {
   if (v == "floor-linked") return b.floor_linked;
   if (v == "floor-erased") return b.floor_erased;
   if (v == "floor-value") return b.floor_value;
+  if (v == "floor-bare") return b.floor_bare;
   return nullptr;
 }
 
@@ -569,7 +570,9 @@ void list() {
               "  floor-erased       fib-invoke, 1 worker: floor-linked's join calling the pushed half through the\n"
               "                     function its frame holds, as a join that does not know the child's type must\n"
               "  floor-value        fib-invoke, 1 worker: a join that returns both results (Rayon's join), the pushed\n"
-              "                     closure copied into the deque's slot (Lace's task slots), the head in memory\n");
+              "                     closure copied into the deque's slot (Lace's task slots), the head in memory\n"
+              "  floor-bare         fib-invoke, 1 worker: parallel_invoke's shape with a join that does only a push and\n"
+              "                     a pop (a global array and head, no test): the least any join of that shape costs\n");
 }
 
 }  // namespace

@@ -60,6 +60,7 @@ void floor_invoke(problem& p);      // fib-invoke's floor-help: the two-way join
 void floor_linked(problem& p);         // floor-linked: the private part linked through the frames (issue #25)
 void floor_linked_invoke(problem& p);  // the same for fib-invoke's two-way join
 void floor_value_invoke(problem& p);  // floor-value: a join returning both results, the closure in the slot
+void floor_bare_invoke(problem& p);  // floor-bare: parallel_invoke's shape, a join doing only a push and a pop
 void floor_erased_invoke(problem& p);  // floor-erased: that join calling the pushed closure through its frame
 void floor_work_first(problem& p);
 void floor_call(problem& p);

@@ -37,6 +37,14 @@
 //    directly in the same place (src/engine/README.md, "The loop GCC makes of Lace's fib"). A join whose closures
 //    write through references to the caller's locals (parallel_invoke's shape, every other floor here) keeps
 //    those locals in memory, which the recursive call may write: no such loop (issue #25).
+//  * floor-bare (fib-invoke): parallel_invoke's shape (closures that write through references to the
+//    caller's locals) with a join that does nothing a runtime must: the pushed closure copied into a slot
+//    of a global array whose head is a plain global (no thread-local storage, no room or request test), one
+//    compare at the pop, and a direct call. The caller's locals escape into the closures, so GCC makes no
+//    loop of the recursion; but the function holds no exception handling and calls nothing that cannot
+//    return, so GCC splits it (ipa-split): each caller tests the leaf case `n < 2` itself and calls only for
+//    the rest. That alone brings it to Lace's time, whose fib gets the same from its loop (issue #25,
+//    src/engine/README.md, "The leaf test in the caller").
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
@@ -143,6 +151,36 @@ __attribute__((always_inline)) inline void slot_join(F& f, G& g) {
 struct slot_invoke_fn {
   template <class F, class G>
   __attribute__((always_inline)) void operator()(F&& f, G&& g) const { slot_join(f, g); }
+};
+
+// ---- floor-bare: the two-way join of parallel_invoke's shape, nothing but a push and a pop
+struct bare_slot {
+  void (*run)(bare_slot*);  // what a thief would call; the pop compares it
+  alignas(16) unsigned char closure[48];
+};
+bare_slot g_bare_slots[256];  // fib(60) needs 60
+bare_slot* g_bare_head = g_bare_slots;
+[[noreturn]] __attribute__((noinline, cold)) void bare_floor_broken() { std::abort(); }  // cannot happen
+template <class F>
+void run_bare_closure(bare_slot* s) {
+  (*std::launder(reinterpret_cast<F*>(s->closure)))();
+}
+// Pushes f (help-first, as floor-help and roost's ws-help join do) and runs g, then pops f and calls it.
+struct bare_invoke_fn {
+  template <class F, class G>
+  __attribute__((always_inline)) void operator()(F&& f, G&& g) const {
+    using pushed = std::remove_cvref_t<F>;
+    static_assert(std::is_trivially_copyable_v<pushed> && sizeof(pushed) <= sizeof(bare_slot::closure));
+    bare_slot* h = g_bare_head;
+    h->run = &run_bare_closure<pushed>;
+    ::new (static_cast<void*>(h->closure)) pushed(f);
+    g_bare_head = h + 1;
+    g();
+    h = g_bare_head - 1;
+    if (h->run != &run_bare_closure<pushed>) [[unlikely]] bare_floor_broken();
+    g_bare_head = h;
+    (*std::launder(reinterpret_cast<pushed*>(h->closure)))();
+  }
 };
 
 // ---- the two-way join that returns both results, the pushed closure in the deque's slot
@@ -361,6 +399,12 @@ void floor_value_invoke(problem& pb) {
   t_value_fiber = &g_value_fiber;
   p.result = value_fib(p.n);
   t_value_fiber = nullptr;
+}
+
+void floor_bare_invoke(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  g_bare_head = g_bare_slots;
+  p.result = fib_invoke<bare_invoke_fn>(p.n);
 }
 
 // The three shapes on the linked deque: fib's task-group shape, fib-invoke's two-way join, and that join

@@ -262,14 +262,14 @@ def test_driver_refuses_a_results_file_the_runtime_writes_however_it_is_spelt(tm
 @pytest.mark.skipif("ROOST_BENCH" not in os.environ, reason="needs the built roost-bench (run through ctest)")
 def test_driver_floors_run_once_and_only_where_they_exist(tmp_path):
     out = tmp_path / "f.jsonl"
-    # Default variants: fib and fib-invoke get their floors (floor-erased and floor-value are fib-invoke's only), at one worker
+    # Default variants: fib and fib-invoke get their floors (floor-erased, floor-value and floor-bare are fib-invoke's only), at one worker
     # only, checked; nqueens (which has none) does not list them.
     subprocess.run([os.environ["ROOST_BENCH"], "--bench", "fib,fib-invoke,nqueens", "--small", "--reps", "1", "--warmup",
                     "0", "--workers", "1,2", "--json", str(out)], check=True, capture_output=True, timeout=120)
     ms = load(out)
     floors = {(m.bench, m.variant, m.workers) for m in ms if m.variant.startswith("floor-")}
     assert floors == {(b, v, 1) for b in ("fib", "fib-invoke")
-                      for v in ("floor-help", "floor-switch", "floor-call", "floor-linked")} | {("fib-invoke", v, 1) for v in ("floor-erased", "floor-value")}
+                      for v in ("floor-help", "floor-switch", "floor-call", "floor-linked")} | {("fib-invoke", v, 1) for v in ("floor-erased", "floor-value", "floor-bare")}
     assert all(m.ran and m.check for m in ms if m.variant.startswith("floor-"))
     # Asked for by name, a benchmark without floors says so instead of skipping silently.
     named = tmp_path / "n.jsonl"
