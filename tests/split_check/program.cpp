@@ -1,0 +1,37 @@
+// A recursion written with parallel_invoke, the way users write one (fib_invoke in bench/fib/fib.hpp): the
+// closures write through references, the leaf case returns early. check.sh looks in this program's symbols
+// for the clone GCC makes when it splits fib off its leaf test (ipa-split: each caller tests `n < 2` itself
+// and calls the rest only when that fails). The two-way join keeps its exception handler out of the caller
+// until that split (fork_join2.hpp, run_guarded); had it one in the caller from the start, GCC would refuse
+// ("Cannot split: resx") and every leaf would cost a call (src/engine/README.md, "The leaf test in the
+// caller"). The program also checks the recursion's results under the join's two inline paths.
+#include <cstdio>
+#include <string>
+
+#include "roost/parallel.hpp"
+#include "roost/runtime.hpp"
+
+namespace {
+template <int Tag>
+long fib_invoke(int n) {
+  if (n < 2) return n;
+  long a, b;
+  roost::parallel_invoke([&a, n] { a = fib_invoke<Tag>(n - 1); }, [&b, n] { b = fib_invoke<Tag>(n - 2); });
+  return a + b;
+}
+}  // namespace
+
+int main() {
+  for (const char* sched : {"ws-help", "ws"}) {
+    roost::options o;
+    o.scheduler = sched;
+    o.workers = 2;
+    roost::runtime rt(o);
+    const long r = rt.run([] { return fib_invoke<0>(24); });
+    if (r != 46368) {
+      std::fprintf(stderr, "FAIL: fib(24) under %s gave %ld, not 46368\n", sched, r);
+      return 1;
+    }
+  }
+  return 0;
+}
