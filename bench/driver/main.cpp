@@ -572,7 +572,8 @@ void list() {
               "  floor-value        fib-invoke, 1 worker: a join that returns both results (Rayon's join), the pushed\n"
               "                     closure copied into the deque's slot (Lace's task slots), the head in memory\n"
               "  floor-bare         fib-invoke, 1 worker: parallel_invoke's shape with a join that does only a push and\n"
-              "                     a pop (a global array and head, no test): the least any join of that shape costs\n");
+              "                     a pop (a global array and head, no room or request test): the least a join of\n"
+              "                     that shape costs\n");
 }
 
 }  // namespace

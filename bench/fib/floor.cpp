@@ -40,11 +40,11 @@
 //  * floor-bare (fib-invoke): parallel_invoke's shape (closures that write through references to the
 //    caller's locals) with a join that does nothing a runtime must: the pushed closure copied into a slot
 //    of a global array whose head is a plain global (no thread-local storage, no room or request test), one
-//    compare at the pop, and a direct call. The caller's locals escape into the closures, so GCC makes no
-//    loop of the recursion; but the function holds no exception handling and calls nothing that cannot
-//    return, so GCC splits it (ipa-split): each caller tests the leaf case `n < 2` itself and calls only for
-//    the rest. That alone brings it to Lace's time, whose fib gets the same from its loop (issue #25,
-//    src/engine/README.md, "The leaf test in the caller").
+//    compare at the pop, and a direct call of the closure's copy. The caller's locals escape into the
+//    closures, so GCC makes no loop of the recursion; but the function holds no exception handling, so GCC
+//    splits it (ipa-split): each caller tests the leaf case `n < 2` itself and calls only for the rest.
+//    That alone brings it near Lace's time, which Lace's fib gets from its loop or from the same split
+//    (issue #25, src/engine/README.md, "The leaf test in the caller").
 //  * floor-call: a work-first spawn as roost's engine makes it (src/ult/call_on_stack.hpp): the parent's
 //    registers, stack pointer and resume address are saved where a thief would resume them, the child is
 //    called on a pooled stack, pushes the continuation, runs, pops it and returns. Calls and returns pair
@@ -165,7 +165,11 @@ template <class F>
 void run_bare_closure(bare_slot* s) {
   (*std::launder(reinterpret_cast<F*>(s->closure)))();
 }
-// Pushes f (help-first, as floor-help and roost's ws-help join do) and runs g, then pops f and calls it.
+// Pushes f (help-first, as floor-help and roost's ws-help join do) and runs g, then pops f and calls it in its
+// slot, which stays taken until the call returns: the call's own pushes go above it, not over the closure
+// that runs. (Popped first, the slot was reused under the running closure; GCC happened to read the
+// captures before the call. A copy taken out of the slot instead made the time 2.2x: GCC copied the
+// closure's padding with its `int`, an 8-byte load over a 4-byte store that the store buffer cannot forward.)
 struct bare_invoke_fn {
   template <class F, class G>
   __attribute__((always_inline)) void operator()(F&& f, G&& g) const {
@@ -178,8 +182,8 @@ struct bare_invoke_fn {
     g();
     h = g_bare_head - 1;
     if (h->run != &run_bare_closure<pushed>) [[unlikely]] bare_floor_broken();
-    g_bare_head = h;
     (*std::launder(reinterpret_cast<pushed*>(h->closure)))();
+    g_bare_head = h;
   }
 };
 

@@ -1,17 +1,29 @@
 #!/usr/bin/env bash
-# Whether GCC split the recursion of program.cpp off its leaf test (a ".part" clone of fib_invoke), and the
-# program's results. Release builds with GCC only: the split is GCC's (clang has no such pass), and the
-# sanitizer builds let the compiler choose what to inline (roost/detail/spawn_inline.hpp).
+# Whether GCC split the recursion of program.cpp off its leaf test, and the program's results. The split is a
+# ".part" clone of fib_invoke that calls itself: the recursion's body, called by each caller only where the
+# caller's own copy of the leaf test failed (a clone of a cold branch, also ".part", calls no fib_invoke).
+# Release builds with GCC only: the split is GCC's (clang has no such pass), and the sanitizer builds let the
+# compiler choose what to inline (roost/detail/spawn_inline.hpp).
 # Usage: check.sh PROGRAM
 set -euo pipefail
 bin=$1
-command -v nm >/dev/null || { echo "nm (binutils) is needed" >&2; exit 1; }
+command -v objdump >/dev/null || { echo "objdump (binutils) is needed" >&2; exit 1; }
 "$bin"
-symbols=$(nm -C "$bin")  # whole, not piped into grep -q: its early exit fails the pipe (pipefail)
-if ! grep -q 'fib_invoke<0>(int) \[clone \.part\.[0-9]*\]' <<<"$symbols"; then
+# Whole outputs, not piped into grep -q: its early exit fails the pipe (pipefail).
+listing=$(objdump -d -C --no-show-raw-insn "$bin")
+part=$(awk '/^[0-9a-f]+ <.*fib_invoke<0>\(int\) \[clone \.part\.[0-9]+\]>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); print; exit }' <<<"$listing")
+if [ -z "$part" ]; then
   echo "FAIL: GCC did not split fib_invoke off its leaf test (no .part clone): something in the two-way join" >&2
-  echo "      put exception handling or another call that cannot be split into its caller (fork_join2.hpp, run_guarded)" >&2
-  grep 'fib_invoke' <<<"$symbols" >&2 || true
+  echo "      put exception handling into its caller (fork_join2.hpp, run_guarded)" >&2
+  grep '^[0-9a-f]* <long .*fib_invoke<0>(int)' <<<"$listing" >&2 || true
   exit 1
 fi
-echo "fib_invoke is split: $(grep -c 'fib_invoke<0>(int) \[clone \.part' <<<"$symbols") clone(s)"
+self_calls=$(awk -v name="$part" '
+  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
+  inside && /call/ && index($0, "<" name ">") { n++ }
+  END { print n + 0 }' <<<"$listing")
+if [ "$self_calls" -lt 1 ]; then
+  echo "FAIL: $part does not call itself: it is not the recursion's body split off its leaf test" >&2
+  exit 1
+fi
+echo "split: $part calls itself $self_calls time(s)"
