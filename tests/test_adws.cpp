@@ -542,13 +542,7 @@ TEST_P(AdwsInlineJoin, AStolenHalfIsNotARoot) {
   o.scheduler = GetParam();
   o.workers = 2;
   roost::runtime rt(o);
-  auto wait_up_to_5s = [](const std::atomic<bool>& flag) {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!flag.load())
-      if (std::chrono::steady_clock::now() > give_up) return false;
-      else std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    return true;
-  };
+  auto wait_up_to_5s = [](const std::atomic<bool>& flag) { return roost_test::wait_until([&] { return flag.load(); }); };
   for (int round = 0; round < 3; ++round) {
     std::atomic<bool> share_started{false}, pushed_half_done{false}, first_child_ran{false};
     std::atomic<int> owner{-1}, thief{-1};
@@ -747,23 +741,11 @@ void pointing_rounds(const char* sched, bool asleep_first) {
             // into the private part of the deque, and worker 1 had no node to steal with when it looked.
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
             if (d_leaves_on_0.fetch_add(1) < 1 || waited.exchange(true)) return;
-            // The wait spawns an empty task every millisecond, as a leaf of a real program would now and
-            // then: a split deque shares private work only at its owner's pushes and pops (ws_deque.hpp).
-            // Without that, the continuation stayed private for the whole 5 s in about 1 of 60 rounds on
-            // a loaded machine: worker 1's requests came after the push before this leaf, and the request
-            // the search's end made had been served by the pop before it, which shared older
-            // continuations instead.
-            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-            while (d_leaves_on_1.load() == 0) {
-              if (std::chrono::steady_clock::now() > give_up) {
-                late = true;
-                break;
-              }
-              std::this_thread::sleep_for(std::chrono::milliseconds(1));
-              roost::task_group tick;
-              tick.run([] {});
-              tick.wait();
-            }
+            // The wait spawns an empty task between looks (wait_in_task_until): without that, the
+            // continuation stayed private for the whole 5 s in about 1 of 60 rounds on a loaded machine:
+            // worker 1's requests came after the push before this leaf, and the request the search's end
+            // made had been served by the pop before it, which shared older continuations instead.
+            if (!roost_test::wait_in_task_until([&] { return d_leaves_on_1.load() != 0; })) late = true;
           });
         d.wait();
         a.wait();

@@ -179,15 +179,7 @@ TEST(Cab, AStolenHalfOfAnInlineJoinStaysIntraSocket) {
   o.cab_one_subtree = false;
   roost::runtime rt(o);
   auto wait_up_to_5s = [](const std::atomic<bool>& flag) {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (!flag.load()) {
-      if (std::chrono::steady_clock::now() > give_up) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      roost::task_group tick;
-      tick.run([] {});
-      tick.wait();
-    }
-    return true;
+    return roost_test::wait_in_task_until([&] { return flag.load(); });
   };
   for (int round = 0; round < 3; ++round) {
     std::atomic<bool> children_ran{false};

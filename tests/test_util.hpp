@@ -130,6 +130,21 @@ bool wait_until(Ready&& ready) {
   return true;
 }
 
+// wait_until from inside a task that waits for another worker to take its work: between looks it spawns and
+// joins an empty task, as a leaf of a real program would now and then, since a split deque shares private
+// work only at its owner's pushes and pops (ws_deque.hpp). Without that, a thief's request made after the
+// owner's last push waits for the whole 5 s.
+template <class Ready>
+bool wait_in_task_until(Ready&& ready) {
+  return wait_until([&] {
+    if (ready()) return true;
+    roost::task_group tick;
+    tick.run([] {});
+    tick.wait();
+    return false;
+  });
+}
+
 // For tests that another worker must take part: the first task that calls this (on the worker that
 // spawned) waits until `count` (tasks run elsewhere) is positive, and records in `late` whether it gave up.
 inline void wait_for_another_worker(const std::atomic<int>& count, std::atomic<bool>& waited_once,
