@@ -6,12 +6,12 @@
 // ("Cannot split: resx") and every leaf would cost a call (src/engine/README.md, "The leaf test in the
 // caller"). The program also checks the recursion's results under the join's two inline paths.
 #include <cstdio>
-#include <string>
 
 #include "roost/parallel.hpp"
 #include "roost/runtime.hpp"
 
 namespace {
+// A template, as the benchmark's is (bench/fib/fib.hpp): the shape whose split the README's figures measured.
 template <int Tag>
 long fib_invoke(int n) {
   if (n < 2) return n;

@@ -124,9 +124,9 @@ template <spawn_path P, class Pushed>
 // from the start, and nothing written with parallel_invoke was split. Left to the inliner, it is inlined after
 // the split (the inliner that runs then takes small `inline` functions called once): fib-invoke at one worker
 // (fib(35), process CPU time) 0.93x the time under ws-help and 0.88x under ws, the instructions unchanged
-// (src/engine/README.md, "The leaf test in the caller"). Had GCC kept it out of line, the join would pay a
-// call for it (fib-invoke 1.45x under ws-help, measured with it noinline); the closures' captures are the
-// only cost of that call: it changes no behaviour.
+// (src/engine/README.md, "The leaf test in the caller"). Where GCC keeps it out of line (a large closure), the
+// join pays a call for it, never a change of behaviour (fib-invoke took 1.45x the time under ws-help with it
+// noinline).
 template <spawn_path P, class Pushed, class Here>
 inline void run_guarded(group_state& g, Pushed& pushed, Here& here) {
   try {
