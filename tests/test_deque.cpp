@@ -199,6 +199,55 @@ TEST(Deque, ConcurrentOwnerAndThievesTakeEachItemOnce) {
   RecordProperty("stolen", static_cast<int>(stolen.load()));
 }
 
+// The inline windows address the deque's first array with an immediate mask (ws_deque.hpp, windows_fit): a
+// deque that grew keeps them shut, goes back to that array once empty, and reuses the array it grew to when
+// it fills up again, so that repeated bursts hold no more arrays than one.
+TEST(Deque, GoesBackToItsFirstArrayWhenEmptyAndReusesTheGrownOne) {
+  ws_deque<item> d;  // the windows' capacity
+  std::vector<item> it(600);
+  for (int i = 0; i < 600; ++i) it[i].value = i;
+  EXPECT_TRUE(d.windows_may_open());
+  for (int round = 0; round < 5; ++round) {
+    for (auto& x : it) d.push(&x);
+    EXPECT_FALSE(d.windows_may_open()) << "round " << round;
+    EXPECT_TRUE(d.pop_window_shut()) << "round " << round;
+    for (int i = 599; i >= 0; --i) ASSERT_EQ(d.pop()->value, i) << "round " << round;
+    EXPECT_EQ(d.pop(), nullptr);
+    EXPECT_TRUE(d.windows_may_open()) << "round " << round;
+    d.push(&it[0]);  // shared at once (the deque was empty), and the windows open again
+    EXPECT_FALSE(d.pop_window_shut()) << "round " << round;
+    EXPECT_EQ(d.pop(), &it[0]);
+    EXPECT_EQ(d.arrays_held(), 3u) << "round " << round;  // 256, 512, 1024 slots: the first round's
+  }
+}
+
+// The same under thieves: bursts larger than the first array, each drained, so that the deque grows, goes
+// back and grows again while thieves steal from whichever array they read.
+TEST(Deque, ThievesTakeEachItemOnceWhileTheDequeGrowsAndGoesBack) {
+  constexpr int kThieves = 3;
+  stress_items st;
+  auto& items = st.items;
+  ws_deque<item> d;
+  std::atomic<bool> done{false};
+  std::vector<std::thread> thieves;
+  for (int t = 0; t < kThieves; ++t)
+    thieves.emplace_back([&] {
+      while (!done.load(std::memory_order_acquire))
+        if (item* x = d.steal()) st.take(x);
+    });
+  int next = 0;
+  while (next < kItems) {
+    const int burst = 200 + next % 400;  // about half the bursts outgrow the first array
+    for (int i = 0; i < burst && next < kItems; ++i) d.push(&items[next++]);
+    while (item* x = d.pop()) st.take(x);
+  }
+  done.store(true, std::memory_order_release);
+  for (auto& t : thieves) t.join();
+  while (item* x = d.steal()) st.take(x);
+  st.expect_each_taken_once();
+  EXPECT_LE(d.arrays_held(), 4u);  // bounded by the largest burst, not by the number of bursts
+}
+
 // ADWS's migration queue (src/queues/migration_queue.hpp): one deque in meaning, received tasks on the
 // steal side of the owner's pushes.
 using roost::queues::migration_queue;

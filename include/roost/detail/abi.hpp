@@ -425,7 +425,8 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".popsection\n\t"
 // What the deque sequences share. Each starts at label 0 with the worker the task runs on now (loaded from
 // fb.worker, or given: the _AT_WORKER form; its deque lies at offset 0) and the deque's bottom, and finds the
-// slot of index %[b] at (%[slots],%[t],8). A thief's request shows in the deque's push limit (kAsked, below
+// slot of index %[b] at (%[slots],%[t],8), %[t] being %[b] & kWindowMask, an immediate: a deque's windows are
+// open only while its array has that many slots (ws_deque.hpp, windows_fit). A thief's request shows in the deque's push limit (kAsked, below
 // every index, while one waits: ws_deque.hpp), which the push's room test covers, and in its pop floor
 // (kFloorClosed, above every index), which the pop's test of the private part covers, as it covers a path
 // whose pops do not use the window (inline_pops_open_on); both leave for the slow path, which serves the
@@ -440,8 +441,8 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "0:\n\t"                             \
   "movq %c[bottom](%[w]), %[b]\n\t"
 #define ROOST_CRITICAL_SLOT             \
-  "movq %c[mask](%[w]), %[t]\n\t"      \
-  "andq %[b], %[t]\n\t"                \
+  "movq %[b], %[t]\n\t"                \
+  "andq %[mask], %[t]\n\t"             \
   "movq %c[slots_at](%[w]), %[slots]\n\t"
 #define ROOST_CRITICAL_REGISTERS [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
 // The pops' end, for a sequence that addresses the deque through %[w]: the slot below bottom %[b] is taken when it
@@ -456,7 +457,7 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "1:\n\t" ROOST_CRITICAL_RECORD
 #define ROOST_CRITICAL_MINE(g) [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>((g).inline_frame)))
 #define ROOST_CRITICAL_DEQUE_FIELDS(L) \
-  [bottom] "i"(L.bottom), [mask] "i"(L.mask), [slots_at] "i"(L.slots)
+  [bottom] "i"(L.bottom), [mask] "i"(ws_deque<job>::kWindowMask), [slots_at] "i"(L.slots)
 #endif
 
 // Help-first spawn of the group's first child, built in g.inline_frame, onto the deque of the worker the
@@ -560,8 +561,8 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, gro
       "cmpq $0, %c[limit](%[q])\n\t"
       "jl %l[slow]\n\t"  // a thief's request waits: the deque's pop serves it
       "subq $1, %[b]\n\t"
-      "movq %c[mask](%[q]), %[t]\n\t"
-      "andq %[b], %[t]\n\t"
+      "movq %[b], %[t]\n\t"
+      "andq %[mask], %[t]\n\t"
       "movq %c[slots_at](%[q]), %[slots]\n\t"
       "cmpq %[mine], (%[slots],%[t],8)\n\t"
       "jne %l[slow]\n\t"  // another job on top
@@ -615,8 +616,8 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_sta
   "movq %c[window](%[w]), %[q]\n\t"         \
   "movq %c[bottom](%[q]), %[b]\n\t"
 #define ROOST_CRITICAL_SLOT_OF_Q            \
-  "movq %c[mask](%[q]), %[t]\n\t"          \
-  "andq %[b], %[t]\n\t"                    \
+  "movq %[b], %[t]\n\t"                    \
+  "andq %[mask], %[t]\n\t"                 \
   "movq %c[slots_at](%[q]), %[slots]\n\t"
 #endif
 // The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no

@@ -37,6 +37,14 @@
 // Growable: when full, the owner copies the live range into an array twice the size. Old arrays stay alive
 // until the deque dies, because a thief may still be reading one (the paper leaves reclamation open; the
 // memory is bounded by 2x the peak).
+//
+// The inline windows address a slot as slots_[b & kWindowMask], the mask an immediate (issue #25): the mask's
+// load from the owner's line took 4-6% of a two-way join's time (fib-invoke at one worker, ws-help and ws),
+// though it is one instruction of 55 a spawn. So the windows open only while the owner's array is the one of
+// kWindowCapacity slots the deque starts with (windows_fit): a deque that grew keeps its push limit at kAsked
+// and its pop floor closed, and its pushes and pops take the C++ paths, which read the mask, until it is empty
+// again; then it goes back to the first array (pop_shared), and, when it fills that again, to the larger one
+// it grew to before (make_room), so that the arrays kept are bounded as before.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <atomic>
@@ -88,10 +96,14 @@ class ws_deque {
   };
 
  public:
-  explicit ws_deque(std::int64_t capacity = 256) {
+  // The inline windows' array size (abi.hpp: their mask is kWindowMask, an immediate): the default capacity.
+  static constexpr std::int64_t kWindowCapacity = 256;
+  static constexpr std::int64_t kWindowMask = kWindowCapacity - 1;
+  explicit ws_deque(std::int64_t capacity = kWindowCapacity) {
     std::int64_t c = 2;
     while (c < capacity) c <<= 1;
     newest_.reset(new ring(c));
+    if (c == kWindowCapacity) window_ring_ = newest_.get();
     array_.store(newest_.get(), std::memory_order_relaxed);
     use_ring(newest_.get(), 0);
   }
@@ -211,6 +223,7 @@ class ws_deque {
   // are closed, the policy shuts its join's pops or a job waits to run first. For the slow inline pop
   // (abi.hpp), after the floor was closed and the reason went.
   void rearm_pop_floor() {
+    if (!windows_fit()) return;  // shut while the array is not the windows' (make_room shut it)
     pop_floor_.store(split_seen_, std::memory_order_seq_cst);
     if (request_.load(std::memory_order_seq_cst) || pop_floor_must_close()) pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
   }
@@ -266,6 +279,15 @@ class ws_deque {
   }
   bool empty_estimate() const { return size_estimate() == 0; }
 
+  // Owner only: whether the inline windows may open now (their array is the owner's: windows_fit), and how
+  // many arrays the deque holds (the current one and those a thief may still read). For tests.
+  bool windows_may_open() const { return windows_fit(); }
+  std::size_t arrays_held() const {
+    std::size_t n = 0;
+    for (const ring* r = newest_.get(); r; r = r->older.get()) ++n;
+    return n;
+  }
+
   // Owner only: the index the next push will use; lets a task group pop only what it pushed itself.
   std::int64_t bottom_index() const { return bottom_.load(std::memory_order_relaxed); }
 
@@ -273,13 +295,13 @@ class ws_deque {
   // each (a critical window a tick cannot land in). Read in a complete-class context: the deque is
   // standard-layout (one access level, no bases), so offsetof is defined.
   struct owner_layout {
-    std::size_t bottom, pop_floor, push_limit, slots, mask, split_seen;
+    std::size_t bottom, pop_floor, push_limit, slots, split_seen;
   };
   static constexpr owner_layout layout() {
     static_assert(std::is_standard_layout_v<ws_deque>);
     static_assert(sizeof(std::atomic<std::int64_t>) == 8);
     return {offsetof(ws_deque, bottom_), offsetof(ws_deque, pop_floor_), offsetof(ws_deque, push_limit_),
-            offsetof(ws_deque, slots_), offsetof(ws_deque, mask_), offsetof(ws_deque, split_seen_)};
+            offsetof(ws_deque, slots_), offsetof(ws_deque, split_seen_)};
   }
 
  private:
@@ -302,7 +324,9 @@ class ws_deque {
   // request waits or inline pops are closed (set_inline_pops_closed, whose stores pair with these).
   // The same for a policy's shut joins (join_shut_, whose writers store the bits and then the low values) and
   // its run-first slot (close_pop_floor).
+  // Neither opens while the array is not the windows' (windows_fit).
   void rearm() {
+    if (!windows_fit()) return;  // both stay shut: only the owner, here, opens them
     push_limit_.store(room_limit_, std::memory_order_seq_cst);
     pop_floor_.store(split_seen_, std::memory_order_seq_cst);
     const bool asked = request_.load(std::memory_order_seq_cst);
@@ -312,7 +336,7 @@ class ws_deque {
   // Whether the pop floor must stay closed for a reason other than a request (read seq-cst, after the
   // floor's store: the closers' pairs).
   bool pop_floor_must_close() const {
-    return inline_closed_.load(std::memory_order_seq_cst) ||
+    return !windows_fit() || inline_closed_.load(std::memory_order_seq_cst) ||
            (join_shut_.load(std::memory_order_seq_cst) & kJoinPopShut) ||
            (run_first_ && run_first_->load(std::memory_order_seq_cst) != nullptr);
   }
@@ -325,9 +349,10 @@ class ws_deque {
     bottom_.store(b + 1, std::memory_order_relaxed);
     // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
     if (request_.load(std::memory_order_acquire)) share(b + 1);  // which re-arms
-    // While the policy shuts its join's push the limit stays at kAsked (whoever set the bit lowered it after),
-    // so every push comes here: no re-arming, whose seq-cst stores would change nothing.
-    else if (!(join_shut_.load(std::memory_order_relaxed) & kJoinPushShut)) rearm();
+    // While the policy shuts its join's push, or the array is not the windows' (windows_fit), the limit stays
+    // at kAsked (whoever shut it lowered it after), so every push comes here: no re-arming, whose seq-cst
+    // stores would change nothing.
+    else if (!(join_shut_.load(std::memory_order_relaxed) & kJoinPushShut) && windows_fit()) rearm();
   }
 
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
@@ -357,12 +382,22 @@ class ws_deque {
       room_limit_ = b + mask_ + 1;
     }
     // Empty now (bottom_ == top_ == b): restore split_, and share the next push at once (Lace's rule).
+    // A deque that grew goes back to the windows' array (windows_fit), whose slots no thief can take now:
+    // a thief takes index i only by moving top_ from i, and top_ is b, past every index written so far;
+    // one that reads the array later reads it after the split_ store that publishes its next slot.
+    if (!windows_fit() && window_ring_) {
+      array_.store(window_ring_, std::memory_order_release);
+      use_ring(window_ring_, b);
+    }
     split_.store(b, std::memory_order_relaxed);
     request_.store(true, std::memory_order_relaxed);
     push_limit_.store(kAsked, std::memory_order_relaxed);  // the next push goes to push_slow, which shares
     pop_floor_.store(kFloorClosed, std::memory_order_relaxed);  // as it is while a request waits
     return x;
   }
+
+  // Whether the owner's array is the windows' (kWindowCapacity slots: the mask they use as an immediate).
+  bool windows_fit() const { return mask_ == kWindowMask; }
 
   // The owner's copy of the current array: its slots and mask in the owner's line, so that push and pop
   // read neither array_ (on the thieves' line) nor the ring object.
@@ -379,15 +414,26 @@ class ws_deque {
       use_ring(a, t);
       return;
     }
-    // Either allocation may throw std::bad_alloc: the deque is then as it was, and nothing is lost.
-    std::unique_ptr<ring> grown(new ring(a->capacity() * 2));
-    for (std::int64_t i = t; i < b; ++i) grown->put(i, a->get(i));
-    grown->older = std::move(newest_);
-    newest_ = std::move(grown);
     ring* bigger = newest_.get();
+    // Full in the windows' array, after the deque went back to it (pop_shared): the larger array it grew to
+    // before takes the live range again (at most the windows' capacity: it is larger), no new one. A thief
+    // that read it before may read it again: it takes a slot only by moving top_ from that slot's index,
+    // which it does only after reading a split_ above the index, so after the release below.
+    if (bigger == a || bigger->mask < b - t) {
+      // Either allocation may throw std::bad_alloc: the deque is then as it was, and nothing is lost.
+      std::unique_ptr<ring> grown(new ring(a->capacity() * 2));
+      grown->older = std::move(newest_);
+      newest_ = std::move(grown);
+      bigger = newest_.get();
+    }
+    for (std::int64_t i = t; i < b; ++i) bigger->put(i, a->get(i));
     // Release: a thief that loads the new array must see the copied slots.
     array_.store(bigger, std::memory_order_release);
     use_ring(bigger, t);
+    // The windows shut while the array is not theirs (windows_fit): only rearm and rearm_pop_floor open
+    // them, and neither does now.
+    push_limit_.store(kAsked, std::memory_order_relaxed);
+    pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
   }
 
   static constexpr std::int64_t kAsked = INT64_MIN;  // below every index: push_limit_'s "go to push_slow"
@@ -427,6 +473,7 @@ class ws_deque {
   // std::vector: the deque lies in worker_abi, whose layout user code compiles in, and libstdc++'s debug
   // mode (_GLIBCXX_DEBUG) gives std::vector another size and no standard layout (detail/build_mode.hpp).
   std::unique_ptr<ring> newest_;
+  ring* window_ring_ = nullptr;  // the first array, where it has kWindowCapacity slots (owned by the chain)
   share_hook hook_ = nullptr;
   void* hook_arg_ = nullptr;
 };
