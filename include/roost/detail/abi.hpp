@@ -425,8 +425,10 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".popsection\n\t"
 // What the deque sequences share. Each starts at label 0 with the worker the task runs on now (loaded from
 // fb.worker, or given: the _AT_WORKER form; its deque lies at offset 0) and the deque's bottom, and finds the
-// slot of index %[b] at (%[slots],%[t],8), %[t] being %[b] & kWindowMask, an immediate: a deque's windows are
-// open only while its array has that many slots (ws_deque.hpp, windows_fit). A thief's request shows in the deque's push limit (kAsked, below
+// slot of index %[b] at %c[slots_at](deque,%[t],8): %[t] is %[b] & kWindowMask, an immediate, and the slots
+// are the deque's first array, which lies inside it; no load on the way to a slot's address (issue #25: each
+// load there cost the two-way join 3-5% of its time). A deque's windows are open only while that array is its
+// own (ws_deque.hpp, windows_fit). A thief's request shows in the deque's push limit (kAsked, below
 // every index, while one waits: ws_deque.hpp), which the push's room test covers, and in its pop floor
 // (kFloorClosed, above every index), which the pop's test of the private part covers, as it covers a path
 // whose pops do not use the window (inline_pops_open_on); both leave for the slow path, which serves the
@@ -442,22 +444,21 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "movq %c[bottom](%[w]), %[b]\n\t"
 #define ROOST_CRITICAL_SLOT             \
   "movq %[b], %[t]\n\t"                \
-  "andq %[mask], %[t]\n\t"             \
-  "movq %c[slots_at](%[w]), %[slots]\n\t"
-#define ROOST_CRITICAL_REGISTERS [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+  "andq %[mask], %[t]\n\t"
+#define ROOST_CRITICAL_REGISTERS [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t)
 // The pops' end, for a sequence that addresses the deque through %[w]: the slot below bottom %[b] is taken when it
 // holds %[mine], the group's inline frame, and the lowered bottom committed; another job on top (the child
 // was taken) leaves for the slow path. The compare comes before the store.
 #define ROOST_CRITICAL_POP_MINE           \
   "subq $1, %[b]\n\t"                     \
   ROOST_CRITICAL_SLOT                     \
-  "cmpq %[mine], (%[slots],%[t],8)\n\t"   \
+  "cmpq %[mine], %c[slots_at](%[w],%[t],8)\n\t" \
   "jne %l[slow]\n\t"                      \
   "movq %[b], %c[bottom](%[w])\n" /* commit */ \
   "1:\n\t" ROOST_CRITICAL_RECORD
 #define ROOST_CRITICAL_MINE(g) [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>((g).inline_frame)))
 #define ROOST_CRITICAL_DEQUE_FIELDS(L) \
-  [bottom] "i"(L.bottom), [mask] "i"(ws_deque<job>::kWindowMask), [slots_at] "i"(L.slots)
+  [bottom] "i"(L.bottom), [mask] "i"(ws_deque<job>::kWindowMask), [slots_at] "i"(L.window_slots)
 #endif
 
 // Help-first spawn of the group's first child, built in g.inline_frame, onto the deque of the worker the
@@ -500,7 +501,7 @@ __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g
   "jge %l[slow]\n\t" /* no room without growing, or a request */ \
   BASE                                                         \
   ROOST_CRITICAL_SLOT                                          \
-  "movq %[f], (%[slots],%[t],8)\n\t"                           \
+  "movq %[f], %c[slots_at](%[w],%[t],8)\n\t"                   \
   "leaq 1(%[b]), %[t]\n\t"                                     \
   "movq %[t], %c[bottom](%[w])\n" /* commit */                 \
   "1:\n\t" ROOST_CRITICAL_RECORD
@@ -520,7 +521,6 @@ ROOST_DETAIL_SPAWN_INLINE inline void push_first_child(group_state& g, fiber_abi
   constexpr auto L = ws_deque<job>::layout();
   worker_abi* w;
   std::int64_t b, t;
-  std::atomic<job*>* slots;
   g.spawned = 1;  // the group's: nothing of the worker's
   asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN, ROOST_CRITICAL_PUSH_BASE) ROOST_CRITICAL_PUSH_OPERANDS);
   return;
@@ -544,7 +544,6 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, gro
   constexpr auto L = ws_deque<job>::layout();
   ws_deque<job>* q;
   std::int64_t b, t;
-  std::atomic<job*>* slots;
   asm volatile goto(
       "0:\n\t"
       "cmpb %[join_path], %c[path](%[w])\n\t"
@@ -563,12 +562,11 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, gro
       "subq $1, %[b]\n\t"
       "movq %[b], %[t]\n\t"
       "andq %[mask], %[t]\n\t"
-      "movq %c[slots_at](%[q]), %[slots]\n\t"
-      "cmpq %[mine], (%[slots],%[t],8)\n\t"
+      "cmpq %[mine], %c[slots_at](%[q],%[t],8)\n\t"
       "jne %l[slow]\n\t"  // another job on top
       "movq %[b], %c[bottom](%[q])\n"  // commit
       "1:\n\t" ROOST_CRITICAL_RECORD
-      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+      : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t)
       : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [join_path] "i"(static_cast<int>(spawn_path::inline_join)),
         [path] "i"(offsetof(worker_abi, path)), [run_first] "i"(offsetof(worker_abi, run_first)),
         [queue] "i"(offsetof(worker_abi, join_queue)), [split_seen] "i"(L.split_seen), [limit] "i"(L.push_limit),
@@ -617,8 +615,7 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_sta
   "movq %c[bottom](%[q]), %[b]\n\t"
 #define ROOST_CRITICAL_SLOT_OF_Q            \
   "movq %[b], %[t]\n\t"                    \
-  "andq %[mask], %[t]\n\t"                 \
-  "movq %c[slots_at](%[q]), %[slots]\n\t"
+  "andq %[mask], %[t]\n\t"
 #endif
 // The two-way join's push (fork_join2.hpp), for a caller that read `w`, the worker fb runs on, and ran no
 // code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
@@ -639,7 +636,6 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, 
   (void)g;
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
-  std::atomic<job*>* slots;
   if constexpr (P == spawn_path::inline_join) {
     ws_deque<job>* q;
     asm volatile goto(
@@ -647,18 +643,18 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, 
         "cmpq %c[limit](%[q]), %[b]\n\t"
         "jge %l[slow]\n\t"  // no room without growing, or a request, or shut
         ROOST_CRITICAL_SLOT_OF_Q
-        "movq %[f], (%[slots],%[t],8)\n\t"
+        "movq %[f], %c[slots_at](%[q],%[t],8)\n\t"
         "leaq 1(%[b]), %[t]\n\t"
         "movq %[t], %c[bottom](%[q])\n"  // commit
         "1:\n\t" ROOST_CRITICAL_RECORD
-        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t)
         : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [window] "i"(offsetof(worker_abi, join_window)),
           [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"
         : slow);
   } else {
     asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN_AT_WORKER, "")
-                      : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+                      : [b] "=&r"(b), [t] "=&r"(t)
                       : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
                         ROOST_CRITICAL_DEQUE_FIELDS(L)
                       : "cc", "memory"
@@ -750,7 +746,6 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child(group_state& g, fiber_abi&
   constexpr auto L = ws_deque<job>::layout();
   worker_abi* w;
   std::int64_t b, t;
-  std::atomic<job*>* slots;
   // pop's private fast path, committed only when the top job is the frame: the compare comes before the store.
   asm volatile goto(
       ROOST_CRITICAL_BEGIN
@@ -801,7 +796,6 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
-  std::atomic<job*>* slots;
   if constexpr (expect == spawn_path::inline_join) {
     ws_deque<job>* q;
     asm volatile goto(
@@ -810,11 +804,11 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
         "jle %l[slow]\n\t"  // as pop_first_child's, on the queue named
         "subq $1, %[b]\n\t"
         ROOST_CRITICAL_SLOT_OF_Q
-        "cmpq %[mine], (%[slots],%[t],8)\n\t"
+        "cmpq %[mine], %c[slots_at](%[q],%[t],8)\n\t"
         "jne %l[slow]\n\t"  // another job on top: the child was taken
         "movq %[b], %c[bottom](%[q])\n"  // commit
         "1:\n\t" ROOST_CRITICAL_RECORD
-        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t)
         : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [window] "i"(offsetof(worker_abi, join_window)),
           [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"
@@ -825,7 +819,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
         "cmpq %c[floor](%[w]), %[b]\n\t"
         "jle %l[slow]\n\t"  // as pop_first_child's
         ROOST_CRITICAL_POP_MINE
-        : [b] "=&r"(b), [t] "=&r"(t), [slots] "=&r"(slots)
+        : [b] "=&r"(b), [t] "=&r"(t)
         : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
           [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"

@@ -83,13 +83,17 @@ class ws_deque {
 
   struct ring {
     std::int64_t mask;
-    std::unique_ptr<std::atomic<T*>[]> slots;
+    std::atomic<T*>* slots;
+    std::unique_ptr<std::atomic<T*>[]> owned;  // null for the deque's first array, which lies inside it
     // The ring this one replaced, kept while the deque lives: a thief may still read a slot of it.
     std::unique_ptr<ring> older;
     // Indexes as size_t: the headers compile clean under a program's -Wsign-conversion (-Werror builds
     // failed; an outside-user campaign). i & mask is never negative.
     explicit ring(std::int64_t capacity)
-        : mask(capacity - 1), slots(new std::atomic<T*>[static_cast<std::size_t>(capacity)]) {}
+        : mask(capacity - 1), slots(nullptr), owned(new std::atomic<T*>[static_cast<std::size_t>(capacity)]) {
+      slots = owned.get();
+    }
+    ring(std::int64_t capacity, std::atomic<T*>* inside) : mask(capacity - 1), slots(inside) {}
     std::int64_t capacity() const { return mask + 1; }
     T* get(std::int64_t i) const { return slots[static_cast<std::size_t>(i & mask)].load(kSlotLoad); }
     void put(std::int64_t i, T* x) { slots[static_cast<std::size_t>(i & mask)].store(x, kSlotStore); }
@@ -102,8 +106,12 @@ class ws_deque {
   explicit ws_deque(std::int64_t capacity = kWindowCapacity) {
     std::int64_t c = 2;
     while (c < capacity) c <<= 1;
-    newest_.reset(new ring(c));
-    if (c == kWindowCapacity) window_ring_ = newest_.get();
+    if (c == kWindowCapacity) {
+      newest_.reset(new ring(c, window_slots_));
+      window_ring_ = newest_.get();
+    } else {
+      newest_.reset(new ring(c));
+    }
     array_.store(newest_.get(), std::memory_order_relaxed);
     use_ring(newest_.get(), 0);
   }
@@ -295,13 +303,13 @@ class ws_deque {
   // each (a critical window a tick cannot land in). Read in a complete-class context: the deque is
   // standard-layout (one access level, no bases), so offsetof is defined.
   struct owner_layout {
-    std::size_t bottom, pop_floor, push_limit, slots, split_seen;
+    std::size_t bottom, pop_floor, push_limit, window_slots, split_seen;
   };
   static constexpr owner_layout layout() {
     static_assert(std::is_standard_layout_v<ws_deque>);
     static_assert(sizeof(std::atomic<std::int64_t>) == 8);
     return {offsetof(ws_deque, bottom_), offsetof(ws_deque, pop_floor_), offsetof(ws_deque, push_limit_),
-            offsetof(ws_deque, slots_), offsetof(ws_deque, split_seen_)};
+            offsetof(ws_deque, window_slots_), offsetof(ws_deque, split_seen_)};
   }
 
  private:
@@ -397,12 +405,12 @@ class ws_deque {
   }
 
   // Whether the owner's array is the windows' (kWindowCapacity slots: the mask they use as an immediate).
-  bool windows_fit() const { return mask_ == kWindowMask; }
+  bool windows_fit() const { return slots_ == window_slots_; }
 
   // The owner's copy of the current array: its slots and mask in the owner's line, so that push and pop
   // read neither array_ (on the thieves' line) nor the ring object.
   void use_ring(ring* a, std::int64_t t) {
-    slots_ = a->slots.get();
+    slots_ = a->slots;
     mask_ = a->mask;
     room_limit_ = t + a->capacity();
   }
@@ -476,6 +484,9 @@ class ws_deque {
   ring* window_ring_ = nullptr;  // the first array, where it has kWindowCapacity slots (owned by the chain)
   share_hook hook_ = nullptr;
   void* hook_arg_ = nullptr;
+  // The first array's slots, where it has kWindowCapacity (the default): inside the deque, at a fixed offset
+  // from it, so that the windows find a slot's address from the deque's own with no load (abi.hpp).
+  alignas(64) std::atomic<T*> window_slots_[kWindowCapacity];
 };
 
 }  // namespace roost::detail
