@@ -174,11 +174,14 @@ class task_group {
     if (fb != st_.owner_fiber || !fb) [[unlikely]] return spawn_by_other(fb, std::forward<F>(f), hint);
     if (st_.spawned == 0) {  // the first spawn since the join: the inline slot is free
       if constexpr (sizeof(frame_t) <= detail::group_state::kInlineFrameBytes && alignof(frame_t) <= 16) {
-        detail::worker_abi* w = fb->worker;
+        // The thread's worker, fb->worker (abi.hpp, running_worker): one load, not two.
+        detail::worker_abi* w = &detail::running_worker();
         void* slot = st_.inline_frame;
         if (w->path.load(std::memory_order_relaxed) == detail::spawn_path::inline_help_first) [[likely]] {
           // Nobody reads its name or hint unless the engine runs it, which names it then (abi.hpp).
-          detail::push_first_child(st_, *fb, *::new (slot) frame_t(std::forward<F>(f), typename frame_t::unnamed_t{}));
+          auto& frame = *::new (slot) frame_t(std::forward<F>(f), typename frame_t::unnamed_t{});
+          // Read again after the closure's constructor, which is user code (push_first_child).
+          detail::push_first_child(st_, *fb, detail::running_worker(), frame);
         } else {
           submit(*w, *::new (slot) frame_t(std::forward<F>(f), &st_, hint));
         }

@@ -423,8 +423,9 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".balign 4\n\t"                                                  \
   ".long 0b - ., 1b - 0b\n\t"                                      \
   ".popsection\n\t"
-// What the deque sequences share. Each starts at label 0 with the worker the task runs on now (loaded from
-// fb.worker, or given: the _AT_WORKER form; its deque lies at offset 0) and the deque's bottom, and finds the
+// What the deque sequences share. Each starts at label 0 with the worker the task runs on now, read by the
+// caller (its deque lies at offset 0; a preempted task resumes on its worker, so a tick between the read and
+// the sequence changes nothing), or with the queue it names, and the deque's bottom, and finds the
 // slot of index %[b] at %c[slots_at](deque,%[t],8): %[t] is %[b] & kWindowMask, an immediate, and the slots
 // are the deque's first array, which lies inside it; no load on the way to a slot's address (issue #25: each
 // load there cost the two-way join 3-5% of its time). A deque's windows are open only while that array is its
@@ -433,19 +434,12 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
 // (kFloorClosed, above every index), which the pop's test of the private part covers, as it covers a path
 // whose pops do not use the window (inline_pops_open_on); both leave for the slow path, which serves the
 // request or lets the engine join. The policy-queue sequences test the limit's sign and the path themselves.
-#define ROOST_CRITICAL_BEGIN   \
-  "0:\n\t"                     \
-  "movq %[worker], %[w]\n\t"   \
-  "movq %c[bottom](%[w]), %[b]\n\t"
-// The same for a caller that holds the worker already and cannot have moved since it read it: the
-// sequence starts at the load of the bottom.
 #define ROOST_CRITICAL_BEGIN_AT_WORKER \
   "0:\n\t"                             \
   "movq %c[bottom](%[w]), %[b]\n\t"
 #define ROOST_CRITICAL_SLOT             \
   "movq %[b], %[t]\n\t"                \
   "andq %[mask], %[t]\n\t"
-#define ROOST_CRITICAL_REGISTERS [w] "=&r"(w), [b] "=&r"(b), [t] "=&r"(t)
 // The pops' end, for a sequence that addresses the deque through %[w]: the slot below bottom %[b] is taken when it
 // holds %[mine], the group's inline frame, and the lowered bottom committed; another job on top (the child
 // was taken) leaves for the slow path. The compare comes before the store.
@@ -509,24 +503,27 @@ __attribute__((noinline, cold)) inline void push_first_child_slow(group_state& g
   "movq %[epoch], %[t]\n\t"            \
   "movq %[t], %[base_epoch]\n\t"       \
   "movq %[b], %[queue_base]\n\t"
-#define ROOST_CRITICAL_PUSH_OPERANDS                                                                            \
-  : ROOST_CRITICAL_REGISTERS, [base_epoch] "=m"(g.base_epoch), [queue_base] "=m"(g.queue_base)                  \
-  : [worker] "m"(fb.worker), [epoch] "m"(fb.epoch), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit), \
-    ROOST_CRITICAL_DEQUE_FIELDS(L)                                                                              \
-  : "cc", "memory"                                                                                              \
-  : slow
 #endif
-ROOST_DETAIL_SPAWN_INLINE inline void push_first_child(group_state& g, fiber_abi& fb, task_frame& f) {
+// `w`: the worker the calling thread serves (running_worker()), read by the caller, which ran no code since
+// that could have moved its task (the closure's constructor is user code: the caller reads w after it). The
+// thread's worker is one load from thread-local storage, where fb->worker is two dependent ones: 3 instructions
+// a task_group spawn fewer under ws-help (108 -> 105), the time unchanged (issue #25).
+ROOST_DETAIL_SPAWN_INLINE inline void push_first_child(group_state& g, fiber_abi& fb, worker_abi& w, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
   constexpr auto L = ws_deque<job>::layout();
-  worker_abi* w;
   std::int64_t b, t;
   g.spawned = 1;  // the group's: nothing of the worker's
-  asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN, ROOST_CRITICAL_PUSH_BASE) ROOST_CRITICAL_PUSH_OPERANDS);
+  asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN_AT_WORKER, ROOST_CRITICAL_PUSH_BASE)
+                    : [b] "=&r"(b), [t] "=&r"(t), [base_epoch] "=m"(g.base_epoch), [queue_base] "=m"(g.queue_base)
+                    : [w] "r"(&w), [epoch] "m"(fb.epoch), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
+                      ROOST_CRITICAL_DEQUE_FIELDS(L)
+                    : "cc", "memory"
+                    : slow);
   return;
 slow:
   push_first_child_slow(g, fb, f);
 #else
+  (void)w;
   push_first_child_or_undo(g, fb, f);
 #endif
 }
@@ -736,37 +733,6 @@ __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_
   rearm_named_floor(w);
   return mine;
 }
-// The same off the deque of the worker that fb (the owner's fiber, the caller's) runs on now, if that
-// worker's path is still `expect`: the sequence tests the deque's pop floor, which is closed unless the
-// path is one of the two whose pops use the window (sync_inline_pops), and the slow path tests the path
-// itself. A worker on the other of the two never has the frame on top (inline_pops_open_on).
-template <spawn_path expect>
-ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child(group_state& g, fiber_abi& fb) {
-#ifdef ROOST_CRITICAL_WINDOWS
-  constexpr auto L = ws_deque<job>::layout();
-  worker_abi* w;
-  std::int64_t b, t;
-  // pop's private fast path, committed only when the top job is the frame: the compare comes before the store.
-  asm volatile goto(
-      ROOST_CRITICAL_BEGIN
-      // Nothing private (pop_shared), a thief's request waits (the deque's pop serves it), or the worker's
-      // path is no longer inline (hooks came: the engine joins): all three leave the floor at or above b.
-      "cmpq %c[floor](%[w]), %[b]\n\t"
-      "jle %l[slow]\n\t"
-      ROOST_CRITICAL_POP_MINE  // another job on top: the child was taken
-      : ROOST_CRITICAL_REGISTERS
-      : [worker] "m"(fb.worker), ROOST_CRITICAL_MINE(g),
-        [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
-      : "cc", "memory"
-      : slow);
-  return true;
-slow:
-  return pop_first_child_slow<expect>(g, fb);
-#else
-  return pop_first_child_in_scope<expect>(g, fb);
-#endif
-}
-
 // The two-way join's pop where its window sent it to the slow path, out of line: for the work-first join, the
 // queue named by its own tests first where there are windows (pop_from_named_queue_on), then the C++ pop,
 // each re-arming that queue's floor where the reason it was shut went.
@@ -785,12 +751,15 @@ __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
 #endif
   return pop_first_child_slow<expect>(g, *fb);
 }
-// The same for the two-way join (fork_join2.hpp), off the deque of `w`, the worker the calling thread
-// serves now (running_worker()), read by the caller after the other half ran: a task that moved meanwhile
-// reads its new worker, and from the read on it cannot move (a preempted task resumes on its worker), so
-// the sequence may start at the bottom's load, as push_first_child_on's does. The work-first join's pop
-// addresses the queue worker_abi::join_window names now, whose floor stands for what the deque's does
-// (name_join_queue, other_join_window).
+// Pops the group's inline frame back (the two-way join's, fork_join2.hpp, and a task group's first child,
+// try_join_first_child) off the deque of `w`, the worker the calling thread serves now (running_worker()),
+// read by the caller after the other half ran, if that worker's path is still `expect`: a task that moved
+// meanwhile reads its new worker, and from the read on it cannot move (a preempted task resumes on its
+// worker), so the sequence may start at the bottom's load, as push_first_child_on's does. It tests the
+// deque's pop floor, which is closed unless the path is one of the two whose pops use the window
+// (sync_inline_pops), and the slow path tests the path itself; a worker on the other of the two never has
+// the frame on top (inline_pops_open_on). The work-first join's pop addresses the queue worker_abi::join_window
+// names now, whose floor stands for what the deque's does (name_join_queue, other_join_window).
 template <spawn_path expect>
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_state& g) {
 #ifdef ROOST_CRITICAL_WINDOWS
@@ -801,7 +770,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
     asm volatile goto(
         ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW
         "cmpq %c[floor](%[q]), %[b]\n\t"
-        "jle %l[slow]\n\t"  // as pop_first_child's, on the queue named
+        "jle %l[slow]\n\t"  // as the deque's below, on the queue named
         "subq $1, %[b]\n\t"
         ROOST_CRITICAL_SLOT_OF_Q
         "cmpq %[mine], %c[slots_at](%[q],%[t],8)\n\t"
@@ -816,9 +785,11 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
   } else {
     asm volatile goto(
         ROOST_CRITICAL_BEGIN_AT_WORKER
+        // Nothing private (pop_shared), a thief's request waits (the deque's pop serves it), or the worker's
+        // path is no longer inline (hooks came: the engine joins): all three leave the floor at or above b.
         "cmpq %c[floor](%[w]), %[b]\n\t"
-        "jle %l[slow]\n\t"  // as pop_first_child's
-        ROOST_CRITICAL_POP_MINE
+        "jle %l[slow]\n\t"
+        ROOST_CRITICAL_POP_MINE  // another job on top: the child was taken; the compare comes before the store
         : [b] "=&r"(b), [t] "=&r"(t)
         : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
           [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
@@ -846,7 +817,9 @@ slow:
 ROOST_DETAIL_SPAWN_INLINE inline bool try_join_first_child(group_state& g) {
   // The caller is the owner (task_group::wait checked): anyone else would pop the owner's deque from
   // another thread.
-  if (!pop_first_child<spawn_path::inline_help_first>(g, *g.owner_fiber)) [[unlikely]] return false;
+  // Off the deque of the thread's worker, the owner's fiber's (one load fewer than g.owner_fiber->worker, as in
+  // push_first_child).
+  if (!pop_first_child_on<spawn_path::inline_help_first>(running_worker(), g)) [[unlikely]] return false;
   auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
