@@ -239,6 +239,10 @@ struct tier_check {
     // The two-way join's windows address the queue named, or the never-open queue while none is.
     if (w.join_window != (w.join_queue ? w.join_queue : &roost::detail::shut_join_window()))
       wrong.fetch_add(1, std::memory_order_relaxed);
+    // And the thread's copy of it, which the windows read (abi.hpp, t_join_window), is the same, or the
+    // never-open window until a join's slow path copies it: never another queue.
+    if (roost::detail::t_join_window != w.join_window && roost::detail::t_join_window != &roost::detail::shut_join_window())
+      wrong.fetch_add(1, std::memory_order_relaxed);
   }
   void tree(int n) {
     look();

@@ -562,13 +562,16 @@ namespace {
 struct running_as {
   roost::detail::fiber_abi* saved_fiber = roost::detail::t_running_fiber;
   roost::detail::worker_abi* saved_worker = roost::detail::t_running_worker;
+  roost::detail::ws_deque<roost::detail::job>* saved_window = roost::detail::t_join_window;
   running_as(roost::detail::worker_abi& w, roost::detail::fiber_abi& fb) {
     roost::detail::t_running_fiber = &fb;
     roost::detail::t_running_worker = &w;
+    roost::detail::t_join_window = w.join_window;  // the thread's copy, which name_join_queue keeps from now on
   }
   ~running_as() {
     roost::detail::t_running_fiber = saved_fiber;
     roost::detail::t_running_worker = saved_worker;
+    roost::detail::t_join_window = saved_window;
   }
 };
 }  // namespace

@@ -24,6 +24,7 @@ worker_abi g_no_worker;
 __thread worker_abi* t_running_worker __attribute__((tls_model("initial-exec"))) = &g_no_worker;
 
 __attribute__((noinline)) worker_abi* running_worker_out_of_line() { return t_running_worker; }
+__thread ws_deque<job>* t_join_window __attribute__((tls_model("initial-exec"))) = nullptr;
 
 std::uint64_t new_worker_uid() noexcept {
   static std::atomic<std::uint64_t> next{1};

@@ -21,10 +21,15 @@ namespace roost::engine {
 thread_local worker* t_current_worker = nullptr;
 
 __attribute__((noinline)) worker* current_worker() { return t_current_worker; }
-// With the ABI's copy for the two-way join (abi.hpp: g_no_worker while the thread serves none).
+// With the ABI's copies for the two-way join (abi.hpp: g_no_worker while the thread serves none, and its
+// join window).
 __attribute__((noinline)) void set_current_worker(worker* w) {
   t_current_worker = w;
   detail::t_running_worker = w ? w : &detail::g_no_worker;
+  // Not w->join_window, which another thread may be writing now (cats names every worker's deque between
+  // iterations, name_join_queue_elsewhere): the window that never opens, whose first join's slow path copies
+  // the worker's (abi.hpp, join_window_to_thread) inside a task, where no such write runs.
+  detail::t_join_window = &detail::shut_join_window();
 }
 
 // Simulated, every worker is a sim thread on the one OS thread: each keeps its own copy of these two.

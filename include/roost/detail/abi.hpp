@@ -153,17 +153,6 @@ inline std::uint8_t join_shut_for(const worker_abi& w, const ws_deque<job>* q, b
 // (the engine joins). Nobody pushes onto it or pops from it: its limit and floor stay as a new deque's are,
 // below and above every index.
 ws_deque<job>& shut_join_window();
-inline void name_join_queue(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
-  w.join_queue = q;
-  w.join_window = q ? q : &shut_join_window();
-  w.deque.shut_joins_here(join_shut_for(w, q, waits_pop_in_place));
-}
-// The same from another thread, while the worker runs no task (cats between iterations).
-inline void name_join_queue_elsewhere(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
-  w.join_queue = q;
-  w.deque.shut_joins_elsewhere(join_shut_for(w, q, waits_pop_in_place));
-  w.join_window = q ? q : &shut_join_window();
-}
 
 struct fiber_abi : job {
   worker_abi* worker = nullptr;  // the worker running this fiber now
@@ -286,6 +275,35 @@ inline worker_abi& running_worker() {
   return *t_running_worker;
 #endif
 }
+
+// The thread's copy of its worker's join_window (nullptr until the thread serves a worker: a join reaches its
+// window only on a worker whose path is inline_join), so that the work-first join's windows find the queue in
+// one %fs-relative load where join_window took two dependent ones, the worker's and then the field's (issue
+// #25: fib-invoke under ws, adws and cab 0.95x the time). Written wherever join_window is on the worker's own
+// thread (below), and in the work-first join's slow paths (join_window_to_thread): a thread that starts to
+// serve a worker (engine::set_current_worker) and a worker whose queue another thread named
+// (name_join_queue_elsewhere) have the window that never opens, or their own deque, until the next slow join.
+// The windows' sequences read it themselves, inside the window, by its symbol (a TLS memory operand of an asm
+// goto left a local label undefined in GCC 12's output).
+extern __thread ws_deque<job>* t_join_window __asm__("roost_t_join_window")
+    __attribute__((tls_model(ROOST_DETAIL_USER_TLS_MODEL)));
+inline void name_join_queue(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
+  w.join_queue = q;
+  w.join_window = q ? q : &shut_join_window();
+  if (&running_worker() == &w) t_join_window = w.join_window;  // the contract: the worker's own thread
+  w.deque.shut_joins_here(join_shut_for(w, q, waits_pop_in_place));
+}
+// The same from another thread, while the worker runs no task (cats between iterations). The worker's thread
+// keeps its copy (t_join_window) until its next slow join: the only caller names the worker's own deque, and
+// the copy is that deque already or the window that never opens, whose joins all take the slow path.
+inline void name_join_queue_elsewhere(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
+  w.join_queue = q;
+  w.deque.shut_joins_elsewhere(join_shut_for(w, q, waits_pop_in_place));
+  w.join_window = q ? q : &shut_join_window();
+}
+// On the worker's own thread, in the work-first join's slow paths: the thread's copy of join_window brought up
+// to date (name_join_queue_elsewhere).
+inline void join_window_to_thread(const worker_abi& w) { t_join_window = w.join_window; }
 
 // Out of line (src/api/task_group.cpp).
 [[noreturn]] void throw_outside_task(const char* call);  // usage_error
@@ -599,16 +617,25 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_here(group_state& g, task
   return true;
 }
 // The two-way join's push where its window sent it to the C++ path, out of line.
+// Brings the thread's copy of the join's queue up to date first (join_window_to_thread).
 __attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_state& g, task_frame& f) {
+  join_window_to_thread(running_worker());
   return push_first_child_here(g, f);
 }
 #ifdef ROOST_CRITICAL_WINDOWS
 // The work-first join's sequences start at the load of the queue its windows address (worker_abi::join_window),
 // inside the window: a preempted task's worker runs other tasks meanwhile, which may make the policy name
 // another queue. The rest is the deque's own sequence on that queue, addressed through %[q].
+#if defined(ROOST_LINKED_STATIC) && (defined(__PIE__) || !defined(__PIC__))  // ROOST_DETAIL_USER_TLS_MODEL's test
+#define ROOST_CRITICAL_LOAD_JOIN_WINDOW "movq %%fs:roost_t_join_window@tpoff, %[q]\n\t"
+#else
+#define ROOST_CRITICAL_LOAD_JOIN_WINDOW          \
+  "movq roost_t_join_window@gottpoff(%%rip), %[q]\n\t" \
+  "movq %%fs:(%[q]), %[q]\n\t"
+#endif
 #define ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW \
   "0:\n\t"                                  \
-  "movq %c[window](%[w]), %[q]\n\t"         \
+  ROOST_CRITICAL_LOAD_JOIN_WINDOW           \
   "movq %c[bottom](%[q]), %[b]\n\t"
 #define ROOST_CRITICAL_SLOT_OF_Q            \
   "movq %[b], %[t]\n\t"                    \
@@ -634,6 +661,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, 
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
   if constexpr (P == spawn_path::inline_join) {
+    (void)w;  // the queue is the thread's copy of w's join window (t_join_window)
     ws_deque<job>* q;
     asm volatile goto(
         ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW
@@ -645,8 +673,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, 
         "movq %[t], %c[bottom](%[q])\n"  // commit
         "1:\n\t" ROOST_CRITICAL_RECORD
         : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t)
-        : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [window] "i"(offsetof(worker_abi, join_window)),
-          [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        : [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"
         : slow);
   } else {
@@ -739,6 +766,7 @@ __attribute__((noinline, cold)) bool pop_first_child_slow(group_state& g, fiber_
 template <spawn_path expect>
 __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
   fiber_abi* fb = running_fiber();
+  join_window_to_thread(*fb->worker);  // as push_first_child_slow_here
 #ifdef ROOST_CRITICAL_WINDOWS
   if constexpr (expect == spawn_path::inline_join)
     if (worker_abi& w = *fb->worker; w.names_join_queue && w.run_first && pop_from_named_queue_on(w, g)) {
@@ -766,6 +794,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
   if constexpr (expect == spawn_path::inline_join) {
+    (void)w;  // as push_first_child_window_on's
     ws_deque<job>* q;
     asm volatile goto(
         ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW
@@ -778,8 +807,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
         "movq %[b], %c[bottom](%[q])\n"  // commit
         "1:\n\t" ROOST_CRITICAL_RECORD
         : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t)
-        : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [window] "i"(offsetof(worker_abi, join_window)),
-          [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        : ROOST_CRITICAL_MINE(g), [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"
         : slow);
   } else {
