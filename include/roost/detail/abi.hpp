@@ -82,8 +82,8 @@ struct worker_abi {
   // The queue the work-first two-way join's windows address (fork_join2.hpp, the inline_join path): the
   // worker's own deque, or for a policy that names its join's queue, the queue named now (its limit and floor
   // stand for the same as the deque's: other_join_window), or a queue whose windows never open while none is
-  // named (shut_join_window). One load more a push and a pop than the deque's address, which the work-first
-  // join does not feel (issue #25, src/engine/README.md); ws-help's help-first join keeps the deque's.
+  // named (shut_join_window). The windows read the thread's copy of it (t_join_window, below): one load, as
+  // ws-help's help-first join's of the worker (issue #25, src/engine/README.md).
   ws_deque<job>* join_window = &deque;
   // The one queue other than the deque that the policy names for its joins, if any (adws's migration queue's
   // own end, adws-ml's leaf group's): fixed at the policy's start. Its pops' window closes with the deque's
