@@ -30,6 +30,20 @@ struct stress_items {
     for (int i = 0; i < kItems; ++i) items[i].value = i;
   }
   void take(item* x) { taken[x->value].fetch_add(1, std::memory_order_relaxed); }
+  // Runs `owner` while `thieves` threads take what steal() gives them, until it returns.
+  template <class Steal, class Owner>
+  void with_thieves(int thieves, Steal steal, Owner owner) {
+    std::atomic<bool> done{false};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < thieves; ++t)
+      ts.emplace_back([&] {
+        while (!done.load(std::memory_order_acquire))
+          if (item* x = steal()) take(x);
+      });
+    owner();
+    done.store(true, std::memory_order_release);
+    for (auto& t : ts) t.join();
+  }
   void expect_each_taken_once() const {
     for (int i = 0; i < kItems; ++i) ASSERT_EQ(taken[i].load(), 1) << "item " << i;
   }
@@ -224,25 +238,16 @@ TEST(Deque, GoesBackToItsFirstArrayWhenEmptyAndReusesTheGrownOne) {
 // The same under thieves: bursts larger than the first array, each drained, so that the deque grows, goes
 // back and grows again while thieves steal from whichever array they read.
 TEST(Deque, ThievesTakeEachItemOnceWhileTheDequeGrowsAndGoesBack) {
-  constexpr int kThieves = 3;
   stress_items st;
-  auto& items = st.items;
   ws_deque<item> d;
-  std::atomic<bool> done{false};
-  std::vector<std::thread> thieves;
-  for (int t = 0; t < kThieves; ++t)
-    thieves.emplace_back([&] {
-      while (!done.load(std::memory_order_acquire))
-        if (item* x = d.steal()) st.take(x);
-    });
-  int next = 0;
-  while (next < kItems) {
-    const int burst = 200 + next % 400;  // about half the bursts outgrow the first array
-    for (int i = 0; i < burst && next < kItems; ++i) d.push(&items[next++]);
-    while (item* x = d.pop()) st.take(x);
-  }
-  done.store(true, std::memory_order_release);
-  for (auto& t : thieves) t.join();
+  st.with_thieves(3, [&] { return d.steal(); }, [&] {
+    int next = 0;
+    while (next < kItems) {
+      const int burst = 200 + next % 400;  // about half the bursts outgrow the first array
+      for (int i = 0; i < burst && next < kItems; ++i) d.push(&st.items[next++]);
+      while (item* x = d.pop()) st.take(x);
+    }
+  });
   while (item* x = d.steal()) st.take(x);
   st.expect_each_taken_once();
   EXPECT_LE(d.arrays_held(), 4u);  // bounded by the largest burst, not by the number of bursts
