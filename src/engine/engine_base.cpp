@@ -38,10 +38,14 @@ platform::sim_platform::engine_tls sim_thread_locals() {
   t.save = [](platform::sim_platform::thread_locals& tl) {
     tl.running_fiber = detail::t_running_fiber;
     tl.current_worker = t_current_worker;
+    tl.join_window = detail::t_join_window;
   };
+  // The join window's copy as the sim thread left it (set_current_worker would give it the never-open one,
+  // and its next join a slow path: at every switch of sim threads).
   t.load = [](const platform::sim_platform::thread_locals& tl) {
     detail::t_running_fiber = static_cast<detail::fiber_abi*>(tl.running_fiber);
     set_current_worker(static_cast<worker*>(tl.current_worker));
+    if (tl.join_window) detail::t_join_window = static_cast<detail::ws_deque<detail::job>*>(tl.join_window);
   };
   t.running_context = []() -> const ult::context* {
     worker* w = t_current_worker;

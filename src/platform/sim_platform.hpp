@@ -32,11 +32,12 @@ namespace roost::platform {
 class sim_platform {
  public:
   // What the engine keeps per OS thread, swapped at every switch between sim threads (they share one OS
-  // thread): its two thread-locals, and the context the sim thread runs on now (for the sanitizers' fiber
+  // thread): its thread-locals, and the context the sim thread runs on now (for the sanitizers' fiber
   // bookkeeping, which must know the stack being left).
   struct thread_locals {
     void* running_fiber = nullptr;
     void* current_worker = nullptr;
+    void* join_window = nullptr;  // the thread's copy of its worker's (abi.hpp, t_join_window)
   };
   struct engine_tls {
     void (*save)(thread_locals&) = nullptr;
