@@ -220,14 +220,14 @@ TEST(Deque, GoesBackToItsFirstArrayWhenEmptyAndReusesTheGrownOne) {
   ws_deque<item> d;  // the windows' capacity
   std::vector<item> it(600);
   for (int i = 0; i < 600; ++i) it[i].value = i;
-  EXPECT_TRUE(d.windows_may_open());
+  EXPECT_TRUE(d.windows_fit());
   for (int round = 0; round < 5; ++round) {
     for (auto& x : it) d.push(&x);
-    EXPECT_FALSE(d.windows_may_open()) << "round " << round;
+    EXPECT_FALSE(d.windows_fit()) << "round " << round;
     EXPECT_TRUE(d.pop_window_shut()) << "round " << round;
     for (int i = 599; i >= 0; --i) ASSERT_EQ(d.pop()->value, i) << "round " << round;
     EXPECT_EQ(d.pop(), nullptr);
-    EXPECT_TRUE(d.windows_may_open()) << "round " << round;
+    EXPECT_TRUE(d.windows_fit()) << "round " << round;
     d.push(&it[0]);  // shared at once (the deque was empty), and the windows open again
     EXPECT_FALSE(d.pop_window_shut()) << "round " << round;
     EXPECT_EQ(d.pop(), &it[0]);

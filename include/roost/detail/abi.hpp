@@ -623,9 +623,10 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_sta
   return push_first_child_here(g, f);
 }
 #ifdef ROOST_CRITICAL_WINDOWS
-// The work-first join's sequences start at the load of the queue its windows address (worker_abi::join_window),
-// inside the window: a preempted task's worker runs other tasks meanwhile, which may make the policy name
-// another queue. The rest is the deque's own sequence on that queue, addressed through %[q].
+// The work-first join's sequences start at the load of the queue its windows address (the thread's copy of
+// worker_abi::join_window, t_join_window, read by its symbol), inside the window: a preempted task's worker
+// runs other tasks meanwhile, which may make the policy name another queue. The rest is the deque's own
+// sequence on that queue, addressed through %[q].
 #if defined(ROOST_LINKED_STATIC) && (defined(__PIE__) || !defined(__PIC__))  // ROOST_DETAIL_USER_TLS_MODEL's test
 #define ROOST_CRITICAL_LOAD_JOIN_WINDOW "movq %%fs:roost_t_join_window@tpoff, %[q]\n\t"
 #else

@@ -287,9 +287,10 @@ class ws_deque {
   }
   bool empty_estimate() const { return size_estimate() == 0; }
 
-  // Owner only: whether the inline windows may open now (their array is the owner's: windows_fit), and how
-  // many arrays the deque holds (the current one and those a thief may still read). For tests.
-  bool windows_may_open() const { return windows_fit(); }
+  // Owner only: whether the owner's array is the windows' (the first one, of kWindowCapacity slots, inside the
+  // deque: the windows address it with an immediate mask and no load), without which they stay shut.
+  bool windows_fit() const { return slots_ == window_slots_; }
+  // How many arrays the deque holds (the current one and those a thief may still read). For tests.
   std::size_t arrays_held() const {
     std::size_t n = 0;
     for (const ring* r = newest_.get(); r; r = r->older.get()) ++n;
@@ -403,9 +404,6 @@ class ws_deque {
     pop_floor_.store(kFloorClosed, std::memory_order_relaxed);  // as it is while a request waits
     return x;
   }
-
-  // Whether the owner's array is the windows' (kWindowCapacity slots: the mask they use as an immediate).
-  bool windows_fit() const { return slots_ == window_slots_; }
 
   // The owner's copy of the current array: its slots and mask in the owner's line, so that push and pop
   // read neither array_ (on the thieves' line) nor the ring object.
