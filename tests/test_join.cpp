@@ -939,3 +939,52 @@ TEST(JoinOnAPolicyQueue, TheWindowsPopPrivatelyServeRequestsAndStepAside) {
     for (int i = 1; i >= 0; --i) EXPECT_EQ(static_cast<void*>(pw.w.deque.pop()), static_cast<void*>(&older[i]));
   }
 }
+
+// A task_group spawn that the engine makes (a path other than the inline help-first one) hands the child to the
+// worker the task runs on once the closure is built: the closure's move constructor is user code, and a
+// work-first join in it whose continuation a thief took moves the task to another worker (here, the
+// constructor does what that migration does to the thread and the fiber). Read before, as the argument
+// beside the frame's construction, the worker was the one the task had left.
+namespace {
+struct spawn_recording_worker {
+  roost::detail::worker_abi w;
+  static inline std::vector<roost::detail::worker_abi*>* spawned_on = nullptr;
+  static void engine_spawn(roost::detail::worker_abi& on, roost::detail::group_state&, roost::detail::task_frame& f) {
+    spawned_on->push_back(&on);
+    f.ops->run_in_place(&f);  // run at once: the group counts nothing, so its wait has nothing to join
+  }
+  spawn_recording_worker() {
+    w.path.store(roost::detail::spawn_path::engine);
+    w.engine_spawn = &engine_spawn;
+  }
+};
+struct moves_the_task_when_moved {
+  roost::detail::worker_abi* to;
+  roost::detail::fiber_abi* fb;
+  int* ran;
+  moves_the_task_when_moved(roost::detail::worker_abi* t, roost::detail::fiber_abi* f, int* r) : to(t), fb(f), ran(r) {}
+  moves_the_task_when_moved(moves_the_task_when_moved&& o) noexcept : to(o.to), fb(o.fb), ran(o.ran) {
+    fb->worker = to;  // what a resumption on another worker does (engine::become, set_current_worker)
+    roost::detail::t_running_worker = to;
+  }
+  void operator()() const { ++*ran; }
+};
+}  // namespace
+
+TEST(TaskGroupSpawn, GoesToTheWorkerTheTaskRunsOnAfterTheClosuresConstructor) {
+  spawn_recording_worker left, now;
+  roost::detail::fiber_abi fb;
+  fb.worker = &left.w;
+  std::vector<roost::detail::worker_abi*> spawned_on;
+  spawn_recording_worker::spawned_on = &spawned_on;
+  int ran = 0;
+  {
+    running_as in(left.w, fb);
+    roost::task_group tg;
+    tg.run(moves_the_task_when_moved(&now.w, &fb, &ran));
+    tg.wait();
+  }
+  EXPECT_EQ(ran, 1);
+  ASSERT_EQ(spawned_on.size(), 1u);
+  EXPECT_EQ(spawned_on[0], &now.w) << "spawned on the worker the task had left";
+}

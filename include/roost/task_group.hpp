@@ -183,7 +183,11 @@ class task_group {
           // Read again after the closure's constructor, which is user code (push_first_child).
           detail::push_first_child(st_, *fb, detail::running_worker(), frame);
         } else {
-          submit(*w, *::new (slot) frame_t(std::forward<F>(f), &st_, hint));
+          // The worker read after the closure's constructor too: as an argument beside the frame's
+          // construction, it could be read first, and a constructor that joins (a work-first join whose
+          // continuation a thief took) moves the task to another worker.
+          auto& frame = *::new (slot) frame_t(std::forward<F>(f), &st_, hint);
+          submit(detail::running_worker(), frame);
         }
         return;
       }
