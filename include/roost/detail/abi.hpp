@@ -237,6 +237,7 @@ struct preemptible_body {
 // issue #25, 6 instructions a task_group spawn, 1 a two-way join. Everything else, the library's own objects
 // included, reads initial-exec.
 #if defined(ROOST_LINKED_STATIC) && (defined(__PIE__) || !defined(__PIC__))
+#define ROOST_DETAIL_USER_TLS_LOCAL_EXEC 1  // also the windows' read of t_join_window by its symbol (below)
 #define ROOST_DETAIL_USER_TLS_MODEL "local-exec"
 #else
 #define ROOST_DETAIL_USER_TLS_MODEL "initial-exec"
@@ -627,7 +628,7 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_sta
 // worker_abi::join_window, t_join_window, read by its symbol), inside the window: a preempted task's worker
 // runs other tasks meanwhile, which may make the policy name another queue. The rest is the deque's own
 // sequence on that queue, addressed through %[q].
-#if defined(ROOST_LINKED_STATIC) && (defined(__PIE__) || !defined(__PIC__))  // ROOST_DETAIL_USER_TLS_MODEL's test
+#ifdef ROOST_DETAIL_USER_TLS_LOCAL_EXEC
 #define ROOST_CRITICAL_LOAD_JOIN_WINDOW "movq %%fs:roost_t_join_window@tpoff, %[q]\n\t"
 #else
 #define ROOST_CRITICAL_LOAD_JOIN_WINDOW          \

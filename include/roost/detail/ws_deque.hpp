@@ -362,9 +362,10 @@ class ws_deque {
     if (asked || pop_floor_must_close()) pop_floor_.store(kFloorClosed, std::memory_order_relaxed);
   }
   // Whether the pop floor must stay closed for a reason other than a request (read seq-cst, after the
-  // floor's store: the closers' pairs).
+  // floor's store: the closers' pairs). Its callers, rearm and rearm_pop_floor, return first where the
+  // windows do not fit.
   bool pop_floor_must_close() const {
-    return !windows_fit() || inline_closed_.load(std::memory_order_seq_cst) ||
+    return inline_closed_.load(std::memory_order_seq_cst) ||
            (join_shut_.load(std::memory_order_seq_cst) & kJoinPopShut) ||
            (run_first_ && run_first_->load(std::memory_order_seq_cst) != nullptr);
   }
@@ -377,10 +378,10 @@ class ws_deque {
     bottom_.store(b + 1, std::memory_order_relaxed);
     // Acquire: a request made by a worker going to sleep comes after its announcement (see share()).
     if (request_.load(std::memory_order_acquire)) share(b + 1);  // which re-arms
-    // While the policy shuts its join's push, or the array is not the windows' (windows_fit), the limit stays
-    // at kAsked (whoever shut it lowered it after), so every push comes here: no re-arming, whose seq-cst
-    // stores would change nothing.
-    else if (!(join_shut_.load(std::memory_order_relaxed) & kJoinPushShut) && windows_fit()) rearm();
+    // While the policy shuts its join's push the limit stays at kAsked (whoever set the bit lowered it after),
+    // so every push comes here: no re-arming, whose seq-cst stores would change nothing. (While the array is
+    // not the windows', rearm itself returns at once: windows_fit.)
+    else if (!(join_shut_.load(std::memory_order_relaxed) & kJoinPushShut)) rearm();
   }
 
   // The private part is empty (b == split_seen_): Chase–Lev's pop, with split_ as its bottom.
