@@ -356,9 +356,9 @@ TEST(AdwsOwnWork, WorkOfAnIterationTheWorkerHadNotSeenKeepsTheStateItSets) {
     roost::detail::job* pop_bottom() { return std::exchange(j, nullptr); }
   } migq;
   roost::detail::task_frame search_root, migrated;
-  search_root.k = roost::detail::job::kind::fresh;
+  search_root.set_kind(roost::detail::job::kind::fresh);
   search_root.id.sched_node = &dealt;
-  migrated.k = roost::detail::job::kind::fresh;
+  migrated.set_kind(roost::detail::job::kind::fresh);
   std::atomic<roost::detail::job*> mailbox{nullptr};
   std::atomic<std::uint64_t> iteration{0};
   iteration_state<node> me{iteration};

@@ -81,7 +81,7 @@ class engine final : public engine_base {
       throw;
     }
     f.ops = nullptr;  // consumed (task_frame.hpp, discard)
-    h->k = job::kind::fresh_foreign;
+    h->set_kind(job::kind::fresh_foreign);
     h->group = &g;
     h->work_hint = f.work_hint;
     name_foreign(w, g, *h);
@@ -543,7 +543,7 @@ class engine final : public engine_base {
       }
       // A child another task spawned into the group (spawn_foreign) pays its debt on the balance, as it
       // would wherever it ran; the owner is not registered, so it resumes nobody.
-      const bool foreign = j->k == job::kind::fresh_foreign;
+      const bool foreign = j->k() == job::kind::fresh_foreign;
       run_inline(w, *static_cast<frame*>(j));
       if (foreign) (void)join::complete_remote(g);
       else ++g.local_done;
@@ -557,7 +557,7 @@ class engine final : public engine_base {
   // named under it). Not a root: a policy starts its own work at a root (ADWS's search of the whole line).
   // The policy may then give it scheduling state of its own (adopt_unnamed: adws-ml's leaf level).
   static void name_unnamed(worker& w, frame& f) {
-    if (f.k != job::kind::fresh_unnamed) [[likely]] return;
+    if (f.k() != job::kind::fresh_unnamed) [[likely]] return;
     f.group = detail::group_of_unnamed(f);  // left unwritten by the inline spawn (task_frame.hpp)
     ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
     // An observer may see such a task (installed before it runs, or during it): each its own spawn path,
@@ -566,7 +566,7 @@ class engine final : public engine_base {
     // before it as 4294967295.0 (a later campaign). Off the inline path: only a frame the engine runs.
     f.id.index = unrecorded_index(w);
     f.work_hint = -1;
-    f.k = job::kind::fresh;
+    f.rename_kind(job::kind::fresh);
     of(w).policy_.adopt_unnamed(w, f.id);
   }
 
@@ -697,6 +697,11 @@ class engine final : public engine_base {
     fiber* from = m.from;
     if (from) from->ctx.fctx = t.fctx;
     else w.thread_ctx.fctx = t.fctx;
+    // The switch gave this fiber the floating-point state it parked with, which may be another run's: the
+    // thread keeps the one it left instead, which is its task's (fp_control.hpp). What this fiber runs
+    // next is that task's work: a work-first child, or its own frames left in the deque. Read before `from`
+    // can run: the state lies in its saved context, on its stack.
+    keep_fp_state_of(t.fctx);
     job* next = nullptr;
     switch (m.action) {
       case after::nothing: break;
@@ -712,6 +717,13 @@ class engine final : public engine_base {
     }
     return schedule(w, next);
   }
+
+  // Out of line: inlined, their register needs cost the work-first child's path (which shares a function with
+  // the scheduling loop) 3 instructions a spawn (callgrind, fib(24) less fib(20), ws).
+  __attribute__((noinline)) static void keep_fp_state_of(const void* fctx) noexcept {
+    detail::fp_control::apply(detail::fp_control::saved_in_context(fctx));
+  }
+  __attribute__((noinline)) static void apply_fp_state(std::uint64_t fp) noexcept { detail::fp_control::apply(fp); }
 
   // kOnStack: called on a free stack by call_child_on_stack. A local end then returns (a null transfer)
   // instead of switching to the parent; a remote end makes this fiber one of the scheduling loop's, for good.
@@ -890,6 +902,10 @@ class engine final : public engine_base {
   // Returns the suspended owner to resume if this was its last remote child; `wp` is updated to the worker
   // the fiber is on afterwards.
   static job* run_fresh(worker*& wp, frame& f) {
+    // A frame another thread made visible starts with the floating-point state that thread stamped it with
+    // (fp_control.hpp); one of this worker's own never shared starts with the thread's, which is its
+    // spawner's (on_arrival keeps it across the switch here).
+    if (const std::uint64_t fp = f.fp_state()) apply_fp_state(fp);
     group* g = detail::group_of(f);
     const std::size_t size = f.ops->size, align = f.ops->align;
     const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;

@@ -263,7 +263,7 @@ class fiber_pool {
     auto top = reinterpret_cast<std::uintptr_t>(s.top());
     auto rec = (top - sizeof(fiber)) & ~std::uintptr_t{63};
     auto* f = ::new (reinterpret_cast<void*>(rec)) fiber();
-    f->k = detail::job::kind::resume;
+    f->set_kind(detail::job::kind::resume);
     f->stk = s;
     f->home = home;
     ult::make_context(f->ctx, static_cast<char*>(s.base) + s.guard, reinterpret_cast<void*>(rec), entry);

@@ -6,8 +6,10 @@
 #include <atomic>
 #include <cstddef>
 #include <deque>
+#include <type_traits>
 
 #include "platform/platform.hpp"
+#include "roost/detail/job.hpp"
 
 namespace roost::queues {
 
@@ -16,11 +18,13 @@ class locked_deque {
  public:
   // A push may throw std::bad_alloc (the deque grows); the queue is then as it was, and unlocked.
   void push_top(T* x) {  // steal end: the owner will run it after what is already there (FIFO)
+    stamp(x);
     held h(*this);
     q_.push_front(x);
     size_hint_.store(q_.size(), std::memory_order_release);
   }
   void push_bottom(T* x) {  // owner end
+    stamp(x);
     held h(*this);
     q_.push_back(x);
     size_hint_.store(q_.size(), std::memory_order_release);
@@ -31,6 +35,12 @@ class locked_deque {
   std::size_t size_hint() const { return size_hint_.load(std::memory_order_acquire); }
 
  private:
+  // What others take from here is visible at once: a fresh frame gets the pusher's floating-point state
+  // here, which a worker that takes it starts it with (roost/detail/fp_control.hpp). Before the lock: the
+  // read waits for the floating-point work in flight.
+  static void stamp(T* x) {
+    if constexpr (std::is_base_of_v<detail::job, T>) x->stamp_fp_state();
+  }
   T* take(bool top) {
     if (empty_hint()) return nullptr;
     lock();

@@ -143,6 +143,7 @@ spawn_order adws_policy::deal(engine::worker& w, detail::task_frame& f, detail::
 
 void adws_policy::deliver(engine::worker& target, detail::job* j, bool search_root) {
   per_worker& t = of(target);
+  j->stamp_fp_state();  // the sender's floating-point state, which the receiver starts it with (fp_control.hpp)
   detail::job* expected = nullptr;
   // Theorem 2: the slot is free. Should that ever not hold, the migration queue is still correct.
   // Seq-cst, and then the target's inline pops shut until it takes the job: a two-way join's pop lets the

@@ -250,6 +250,7 @@ spawn_order adws_ml_policy::deal(engine::worker& w, detail::task_frame& f, detai
 
 void adws_ml_policy::deliver(unsigned level, unsigned group, detail::job* j, bool search_root) {
   group_queues& t = queues_of(level, group);
+  j->stamp_fp_state();  // the sender's floating-point state, which the receiver starts it with (fp_control.hpp)
   detail::job* expected = nullptr;
   // Theorem 2 (per group): the slot is free. Should that ever not hold, the migration queue is correct too.
   // A leaf group's mailbox is its workers' run-first slot: seq-cst, and then their inline pops shut until one

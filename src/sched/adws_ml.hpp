@@ -158,7 +158,7 @@ class adws_ml_policy : public policy_base {
   // one after another on 4 workers (325 ms against ~101 under every other scheduler; a review). Where the
   // worker names no such queue (it represents another level, searches, or has kept work), `kept` as before.
   void put_back(engine::worker& w, detail::job* j) {
-    if (j->k == detail::job::kind::fresh_foreign && w.join_queue) {
+    if (j->k() == detail::job::kind::fresh_foreign && w.join_queue) {
       w.join_queue->push(j);
       return;
     }

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "roost/detail/job.hpp"
+
 namespace roost::detail {
 
 // Identity of a task across runs: its spawn path. The root is "0"; the k-th child spawned by task P is
@@ -101,20 +103,6 @@ struct group_state;
 struct fiber_abi;
 struct worker_abi;
 
-// What a worker can take from a queue: a fresh task or a suspended task (a fiber) to resume.
-struct job {
-  // A full word: a frame is built with word-sized stores and copied with word-sized loads, so the store
-  // buffer can forward them (a byte-sized field here stalled every help-first spawn).
-  // fresh_unnamed: a fresh task whose id, work hint and group were not written (the inline help-first
-  // spawn of abi.hpp and the inline two-way join of fork_join2.hpp, whose pushed frame nobody names while no
-  // hook is installed); whoever runs one other than that spawn's join names it first.
-  // fresh_foreign: a fresh task spawned into a group by another task than the group's owner (engine.hpp,
-  // spawn_foreign): counted on the group's balance, never in its owner's counters (engine/join.hpp).
-  enum class kind : std::uint64_t { fresh, resume, fresh_unnamed, fresh_foreign };
-  kind k;
-  bool is_fresh() const { return k != kind::resume; }
-};
-
 struct task_frame : job {
   const frame_ops* ops;
   group_state* group;
@@ -188,7 +176,7 @@ struct closure_frame final : task_frame {
   template <class G>
   closure_frame(G&& g, unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
     set_ops();
-    k = kind::fresh_unnamed;
+    set_kind(kind::fresh_unnamed);
   }
 
  private:
@@ -196,7 +184,7 @@ struct closure_frame final : task_frame {
   // Header fields other than k and ops are left for the engine to fill in.
   closure_frame(F&& f, relocated_tag) : fn(std::move(f)) { set_ops(); }
   void set_ops() {
-    k = kind::fresh;
+    set_kind(kind::fresh);
     ops = &ops_table;
   }
 };
@@ -294,7 +282,7 @@ inline group_state* group_of_unnamed(task_frame& f) {
   static_assert(std::is_standard_layout_v<group_state>);
   return reinterpret_cast<group_state*>(reinterpret_cast<unsigned char*>(&f) - offsetof(group_state, inline_frame));
 }
-inline group_state* group_of(task_frame& f) { return f.k == job::kind::fresh_unnamed ? group_of_unnamed(f) : f.group; }
+inline group_state* group_of(task_frame& f) { return f.k() == job::kind::fresh_unnamed ? group_of_unnamed(f) : f.group; }
 
 // A group whose children since its last join were all spawned by other tasks (engine/join.hpp: its own count
 // is 0) comes to the engine's join as one no policy opened, with no base on a deque: what the engine's

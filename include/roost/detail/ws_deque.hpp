@@ -55,6 +55,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "roost/detail/job.hpp"
 #include "roost/detail/sanitizers.hpp"
 
 namespace roost::detail {
@@ -334,9 +335,15 @@ class ws_deque {
 
  private:
   // Moves split_ up to share the older half (rounded up) of the private part [split_seen_, b).
+  // A deque of jobs first gives the fresh frames it shares the owner's floating-point state, which a thief
+  // that takes one starts it with (fp_control.hpp): read here, once a share, not at each push.
   __attribute__((noinline)) void share(std::int64_t b) {
     const std::int64_t before = split_seen_;
     std::int64_t s = split_seen_ + (b - split_seen_ + 1) / 2;
+    if constexpr (std::is_base_of_v<job, T>) {
+      const std::uint64_t state = fp_control::capture();
+      for (std::int64_t i = before; i < s; ++i) slots_[i & mask_].load(std::memory_order_relaxed)->stamp_fp_state(state);
+    }
     split_seen_ = s;
     request_.store(false, std::memory_order_relaxed);
     // Release: a thief that reads the new split must see the slots below it (the Chase–Lev push's release).

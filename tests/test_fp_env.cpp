@@ -1,0 +1,246 @@
+// The floating-point environment a task computes with (roost/detail/fp_control.hpp; docs/user-guide.md,
+// "Floating-point environment"): under every scheduler, natively and simulated, a task computes with the
+// rounding mode, flush-to-zero and denormals-are-zero of the code that spawned it, wherever it runs. Before
+// this, a child another worker took ran with that worker's thread's state: a program that set a rounding
+// mode before runtime::run, or in its root task, computed another result under ws-help, cats and numa.
+#include <gtest/gtest.h>
+#include <xmmintrin.h>
+
+#include <atomic>
+#include <cfenv>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "roost/detail/ws_deque.hpp"
+#include "roost/roost.hpp"
+#include "test_util.hpp"
+
+namespace {
+
+using roost_test::available_schedulers;
+
+// What a task computes with: MXCSR's control bits (SSE: rounding, FZ, DAZ, masks) and the x87 unit's
+// rounding mode (fegetround reads the x87 control word; fesetround sets both units).
+struct fp_env {
+  unsigned mxcsr;
+  int round;
+  bool operator==(const fp_env&) const = default;
+};
+fp_env now() { return {_mm_getcsr() & 0xffc0u, std::fegetround()}; }
+
+// A state no thread of a runtime has unless it is given it: rounding toward `mode` in both units, and, when
+// `flush`, flush-to-zero and denormals-are-zero. Restored when the scope ends.
+class scoped_env {
+ public:
+  explicit scoped_env(int mode, bool flush = true) : mxcsr_(_mm_getcsr()), round_(std::fegetround()) {
+    std::fesetround(mode);
+    if (flush) _mm_setcsr(_mm_getcsr() | 0x8040u);  // FZ | DAZ
+  }
+  ~scoped_env() {
+    _mm_setcsr(mxcsr_);
+    std::fesetround(round_);
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+ private:
+  unsigned mxcsr_;
+  int round_;
+};
+
+roost::options two_workers(const std::string& sched) {
+  roost::options o = roost_test::opts(sched, 2);
+  o.adws_steal = roost::adws_stealing::on;  // the halves below wait for each other: never a run without steals
+  return o;
+}
+
+// Serves the worker's queues once: a spawn and a join of nothing. A push is where a thief's request is
+// served (the deque's share), so a task that waits for another task polls with it.
+void poll_queues() {
+  roost::task_group g;
+  g.run([] {});
+  g.wait();
+}
+
+// Runs `half` twice at the same time, on both workers: each copy checks, says it started and waits for
+// the other, polling. The caller's task runs one; the other is its child (help-first: the child is what
+// the other worker takes) or the rest of the caller (work-first: its continuation is), or dealt there
+// (ADWS, by the hints). So under every scheduler a task started by the other worker runs `check`.
+template <class Check>
+void on_both_workers(const Check& check) {
+  std::atomic<int> started{0};
+  auto half = [&] {
+    check();
+    started.fetch_add(1);
+    while (started.load() < 2) poll_queues();
+    check();
+  };
+  roost::task_group tg(2.0);
+  tg.run(half, 1.0);
+  half();
+  tg.wait();
+}
+
+// Every task of a parallel region: both halves above, a loop's pieces (the two-way join's halves) and a
+// tree of task_group children.
+template <class Check>
+void parallel_region(const Check& check) {
+  on_both_workers(check);
+  roost::parallel_for(0, 512, 1, [&](int) { check(); });
+  struct tree {
+    static void grow(const Check& c, int depth) {
+      c();
+      if (depth == 0) return;
+      roost::task_group g;
+      g.run([&c, depth] { grow(c, depth - 1); });
+      grow(c, depth - 1);
+      g.wait();
+      c();
+    }
+  };
+  tree::grow(check, 8);
+}
+
+class FpEnv : public ::testing::TestWithParam<std::string> {};
+
+}  // namespace
+
+// The state of the thread that calls run(), set after the runtime made its workers: every task of the run
+// computes with it. A later run with the default state gets the default everywhere, whatever the workers
+// kept of the first.
+TEST_P(FpEnv, EveryTaskComputesWithTheStateOfTheThreadThatCallsRun) {
+  roost::runtime rt(two_workers(GetParam()));
+  for (int rep = 0; rep < 3; ++rep) {
+    std::atomic<long> wrong{0}, checks{0};
+    fp_env want{};
+    {
+      scoped_env up(FE_UPWARD);
+      want = now();
+      rt.run([&] { parallel_region([&] { ++checks; if (now() != want) ++wrong; }); });
+    }
+    EXPECT_EQ(wrong.load(), 0) << "of " << checks.load() << " tasks, rounding upward with FZ and DAZ";
+    wrong = 0;
+    want = now();
+    rt.run([&] { parallel_region([&] { if (now() != want) ++wrong; }); });
+    EXPECT_EQ(wrong.load(), 0) << "the default state in the next run";
+  }
+}
+
+// A task that sets a state before its parallel work gives it to every task it spawns, as the serial
+// program does, and the thread that called run() keeps its own.
+TEST_P(FpEnv, ATaskGivesItsStateToTheTasksItSpawns) {
+  roost::runtime rt(two_workers(GetParam()));
+  const fp_env caller = now();
+  for (int mode : {FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO}) {
+    std::atomic<long> wrong{0}, checks{0};
+    rt.run([&] {
+      scoped_env set(mode, mode != FE_TOWARDZERO);
+      const fp_env want = now();
+      parallel_region([&] { ++checks; if (now() != want) ++wrong; });
+    });
+    EXPECT_EQ(wrong.load(), 0) << "of " << checks.load() << " tasks, rounding mode " << mode;
+    EXPECT_EQ(now(), caller);
+  }
+}
+
+// A child that changes its own state (and restores it before it ends) while the rest of its spawner runs
+// elsewhere: the spawner goes on with the state it had at the spawn. Under work-first schedulers the rest of
+// the spawner is the continuation another worker takes, resumed with the state saved at the spawn.
+TEST_P(FpEnv, AChildsOwnStateStaysWithTheChild) {
+  roost::runtime rt(two_workers(GetParam()));
+  for (int rep = 0; rep < 3; ++rep) {
+    std::atomic<long> wrong{0};
+    rt.run([&] {
+      scoped_env up(FE_UPWARD);
+      const fp_env spawner = now();
+      std::atomic<int> started{0};
+      roost::task_group tg(2.0);
+      tg.run([&] {
+        scoped_env down(FE_DOWNWARD, false);
+        const fp_env mine = now();
+        started.fetch_add(1);
+        while (started.load() < 2) poll_queues();
+        if (now() != mine) ++wrong;
+      }, 1.0);
+      if (now() != spawner) ++wrong;
+      started.fetch_add(1);
+      while (started.load() < 2) poll_queues();
+      if (now() != spawner) ++wrong;
+      tg.wait();
+      if (now() != spawner) ++wrong;
+    });
+    EXPECT_EQ(wrong.load(), 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, FpEnv, ::testing::ValuesIn(available_schedulers()),
+                         roost_test::scheduler_test_name);
+
+// The same on the simulated platform, on a virtual machine of four workers (every worker a fiber of the
+// simulator's threads): the loop's pieces and the tree's children that other simulated workers take.
+class FpEnvSim : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FpEnvSim, EveryTaskComputesWithItsSpawnersState) {
+  roost::options o;
+  o.scheduler = GetParam();
+  o.platform = "sim";
+  o.topology = "pack:2 l3:1(size=4MiB) l2:2(size=256KiB) core:1 pu:1";
+  o.sim_seed = 7;
+  roost::runtime rt(o);
+  std::atomic<long> wrong{0}, checks{0};
+  fp_env want{};
+  {
+    scoped_env up(FE_UPWARD);
+    want = now();
+    rt.run([&] {
+      roost::parallel_for(0, 1024, 1, [&](int) { ++checks; if (now() != want) ++wrong; });
+    });
+  }
+  rt.run([&] {
+    scoped_env down(FE_DOWNWARD);
+    const fp_env mine = now();
+    roost::parallel_for(0, 1024, 1, [&](int) { ++checks; if (now() != mine) ++wrong; });
+  });
+  EXPECT_EQ(wrong.load(), 0) << "of " << checks.load() << " tasks";
+}
+
+INSTANTIATE_TEST_SUITE_P(Schedulers, FpEnvSim, ::testing::ValuesIn(available_schedulers()),
+                         roost_test::scheduler_test_name);
+
+// The deque's share stamps what it makes stealable with the owner's state, and only fresh frames: a fiber
+// carries its state in its context, and a frame stamped before (a policy's push) keeps its stamp.
+TEST(FpEnvDeque, AShareStampsTheFreshFramesItPublishesWithTheOwnersState) {
+  using roost::detail::job;
+  if (!roost::detail::fp_control::kSupported) GTEST_SKIP() << "no floating-point state is moved here";
+  std::vector<job> jobs(6);
+  for (job& j : jobs) j.set_kind(job::kind::fresh);
+  jobs[1].set_kind(job::kind::resume);
+  std::uint64_t earlier = 0;
+  {
+    scoped_env down(FE_DOWNWARD, false);
+    jobs[2].stamp_fp_state();
+    earlier = jobs[2].fp_state();
+  }
+  roost::detail::ws_deque<job> d(16);
+  // The first push into an empty deque is shared at once (Lace's rule), with the state of now.
+  const std::uint64_t first = roost::detail::fp_control::capture();
+  for (int i = 0; i < 5; ++i) d.push(&jobs[i]);
+  EXPECT_EQ(jobs[0].fp_state(), first);
+  for (int i = 1; i < 5; ++i) EXPECT_EQ(jobs[i].fp_state(), i == 2 ? earlier : 0u) << "a private push stamps nothing";
+  std::uint64_t owner = 0;
+  {
+    scoped_env up(FE_UPWARD);
+    owner = roost::detail::fp_control::capture();
+    d.ask_to_share();
+    d.push(&jobs[5]);  // the request is served here: the older half of the private part, jobs 1 to 3
+  }
+  EXPECT_NE(owner, first);
+  EXPECT_NE(owner, earlier);
+  EXPECT_EQ(jobs[3].fp_state(), owner);
+  EXPECT_EQ(jobs[1].fp_state(), 0u) << "a fiber is not stamped";
+  EXPECT_EQ(jobs[2].fp_state(), earlier) << "a stamp is kept";
+  EXPECT_EQ(jobs[4].fp_state(), 0u) << "still private";
+  EXPECT_EQ(jobs[3].k(), job::kind::fresh) << "the kind is kept beside the stamp";
+  EXPECT_EQ(d.steal(), &jobs[0]);
+}
