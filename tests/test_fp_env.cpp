@@ -208,6 +208,38 @@ TEST_P(FpEnvSim, EveryTaskComputesWithItsSpawnersState) {
 INSTANTIATE_TEST_SUITE_P(Schedulers, FpEnvSim, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 
+// The children a worker runs while their spawner is preempted (one worker: the spawner spins until they ran):
+// under signal-yield the tick's handler starts with the kernel's default state, and under KLT-switching
+// another kernel thread serves the worker meanwhile; either way they start with the spawner's state. Two
+// children: the first push into an empty deque is shared, and stamped, at once; the second stays private.
+TEST(FpEnvPreempt, ChildrenRunWhileTheirSpawnerIsPreemptedGetItsState) {
+  for (const char* mode : {"signal", "klt"}) {
+    roost::options o = roost_test::opts("ws-help", 1);
+    o.preempt = mode;
+    o.preempt_interval = "1ms";
+    roost::runtime rt(o);
+    for (int rep = 0; rep < 3; ++rep) {
+      std::atomic<int> ran{0};
+      std::atomic<long> wrong{0};
+      rt.run([&] {
+        scoped_env up(FE_UPWARD);
+        const fp_env want = now();
+        roost::task_group g;
+        for (int i = 0; i < 2; ++i)
+          g.run([&] {
+            if (now() != want) ++wrong;
+            ran.fetch_add(1, std::memory_order_release);
+          });
+        while (ran.load(std::memory_order_acquire) < 2) {
+        }
+        g.wait();
+      });
+      EXPECT_EQ(wrong.load(), 0) << "ROOST_PREEMPT=" << mode;
+    }
+    EXPECT_GT(rt.preemptions(), 0u) << mode;
+  }
+}
+
 // The deque's share stamps what it makes stealable with the owner's state, and only fresh frames: a fiber
 // carries its state in its context, and a frame stamped before (a policy's push) keeps its stamp.
 TEST(FpEnvDeque, AShareStampsTheFreshFramesItPublishesWithTheOwnersState) {
@@ -243,4 +275,13 @@ TEST(FpEnvDeque, AShareStampsTheFreshFramesItPublishesWithTheOwnersState) {
   EXPECT_EQ(jobs[4].fp_state(), 0u) << "still private";
   EXPECT_EQ(jobs[3].k(), job::kind::fresh) << "the kind is kept beside the stamp";
   EXPECT_EQ(d.steal(), &jobs[0]);
+}
+
+// A frame without a stamp gives no state: applying none changes nothing (its MXCSR would unmask every
+// floating-point exception).
+TEST(FpEnvDeque, ApplyingNoStateChangesNothing) {
+  scoped_env up(FE_UPWARD);
+  const fp_env before = now();
+  roost::detail::fp_control::apply(0);
+  EXPECT_EQ(now(), before);
 }

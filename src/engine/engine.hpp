@@ -439,6 +439,7 @@ class engine final : public engine_base {
     self.home = w.thread_ctx;  // where this thread goes when it next leaves the worker
     e.stop_serving(w, self);
     w.klts.active = spare;
+    w.fp_at_handover = detail::fp_control::capture();  // the task's (the tick's handler gave it the task's)
     spare->post(klt::command::take_over);
     while (self.wait() != klt::command::resume) {
     }

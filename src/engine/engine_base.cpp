@@ -440,6 +440,8 @@ bool engine_base::await_turn(worker& w, klt& k) {
     switch (k.wait()) {
       case klt::command::take_over:
         set_current_worker(&w);
+        // The suspended task's floating-point state (preempt_klt), for its children this thread runs next.
+        detail::fp_control::apply(w.fp_at_handover);
         w.eh = k.eh;
         w.thread_ctx = k.home;  // its fctx is stored when the fiber we switch to arrives (on_arrival)
         start_serving(w, k);

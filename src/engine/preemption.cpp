@@ -11,6 +11,7 @@
 #include "engine/worker.hpp"
 #include "platform/platform.hpp"
 #include "platform/say_once.hpp"
+#include "roost/detail/fp_control.hpp"
 
 namespace roost::engine {
 
@@ -68,8 +69,13 @@ void on_preempt_tick(void* ucontext) {
     } else if (platform::preempt::interrupted_with_more_blocked(ucontext)) {
       // Inside a signal handler of the program's: the task under it may be anywhere (preempt_signal.hpp).
       bump(w->ticks_deferred);
-    } else if (preempt_running_task(*w, *f)) {
-      platform::preempt::adopt_thread_state(ucontext);  // the thread it resumed on may be another
+    } else {
+      // The task's floating-point state, not the handler's default, is what its suspension saves and what
+      // the worker goes on with (engine.hpp, on_arrival): the task's children it runs meanwhile start with
+      // it. The handler's return restores the task's own state from the frame in any case.
+      if (const std::uint64_t fp = platform::preempt::interrupted_fp_state(ucontext)) detail::fp_control::apply(fp);
+      if (preempt_running_task(*w, *f))
+        platform::preempt::adopt_thread_state(ucontext);  // the thread it resumed on may be another
     }
   }
   set_errno_here(saved_errno);

@@ -52,6 +52,9 @@ struct alignas(64) worker : detail::worker_abi {
   bool (*preempt_by[2])(worker&) = {nullptr, nullptr};  // signal-yield, KLT-switching (roost::preempt_as)
   preempted_fifo preempted;
   klt_pool klts;
+  // The floating-point state of the task a KLT-switching preemption suspended, for the spare that serves the
+  // worker next, which runs that task's children left in the deque (fp_control.hpp; engine.hpp, preempt_klt).
+  std::uint64_t fp_at_handover = 0;
   std::atomic<std::uint64_t> preemptions{0};  // tasks suspended by a tick
   std::atomic<std::uint64_t> ticks_deferred{0};  // ticks that found the runtime's or a system library's code
   // progress_signature at this worker's last tick: a tick preempts only a task that made no progress for a

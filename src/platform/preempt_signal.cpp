@@ -1,5 +1,6 @@
 #include "platform/preempt_signal.hpp"
 #include "platform/fork_hold.hpp"
+#include "roost/detail/fp_control.hpp"
 
 #include <dlfcn.h>
 #include <linux/futex.h>
@@ -312,6 +313,19 @@ void adopt_thread_state(void* ucontext) {
   auto* uc = static_cast<ucontext_t*>(ucontext);
   stack_t here;
   if (sigaltstack(nullptr, &here) == 0) uc->uc_stack = here;
+}
+
+std::uint64_t interrupted_fp_state(const void* ucontext) {
+#if defined(__x86_64__)
+  const auto* uc = static_cast<const ucontext_t*>(ucontext);
+  const auto* fp = uc->uc_mcontext.fpregs;  // the FXSAVE image of the signal frame
+  if (!fp) return 0;
+  return detail::fp_control::kStamped | (std::uint64_t{fp->cwd} << 16) |
+         (std::uint64_t{fp->mxcsr & detail::fp_control::kMxcsrControl} << 32);
+#else
+  (void)ucontext;
+  return 0;
+#endif
 }
 
 std::uintptr_t interrupted_pc(const void* ucontext) {

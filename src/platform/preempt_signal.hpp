@@ -52,6 +52,10 @@ void adopt_thread_state(void* ucontext);
 
 // The interrupted instruction's address, from the handler's `ucontext`.
 std::uintptr_t interrupted_pc(const void* ucontext);
+// The interrupted code's floating-point control state, from the handler's `ucontext`, in
+// detail::fp_control::capture's form (0 where the context holds none). The handler itself starts with the
+// kernel's default state (Linux gives a handler a clean FPU), which a task suspended from it would pass on.
+std::uint64_t interrupted_fp_state(const void* ucontext);
 // Whether `pc` lies in a system library: the C library and the dynamic loader, the C++ runtime and
 // unwinder, and the sanitizer runtimes. Their code keeps state per OS thread and takes locks (malloc's
 // arenas, stdio, the unwinder's FDE cache) that another task on the same thread would then find taken by a

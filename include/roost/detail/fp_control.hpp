@@ -42,9 +42,11 @@ inline std::uint64_t capture() noexcept {
   asm volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(x87));
   return kStamped | (std::uint64_t{x87} << 16) | (std::uint64_t{mxcsr & kMxcsrControl} << 32);
 }
-// Gives the calling thread the state of `stamp` (from capture), its exception flags kept. Loads only what
-// differs: ldmxcsr and fldcw wait for the floating-point work in flight.
+// Gives the calling thread the state of `stamp` (from capture), its exception flags kept; nothing where
+// `stamp` holds none (0). Loads only what differs: ldmxcsr and fldcw wait for the floating-point work in
+// flight.
 inline void apply(std::uint64_t stamp) noexcept {
+  if (!(stamp & kStamped)) return;  // not a state: all exceptions unmasked would be its MXCSR
   std::uint32_t mxcsr;
   std::uint16_t x87;
   asm volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(x87));
