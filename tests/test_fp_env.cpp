@@ -82,11 +82,11 @@ void on_both_workers(const Check& check) {
   tg.wait();
 }
 
-// Every task of a parallel region: both halves above, a loop's pieces (the two-way join's halves) and a
-// tree of task_group children.
+// Every task of a parallel region: a loop's pieces (the two-way join's halves) and a tree of task_group
+// children, and, with `both`, the two halves above (which need the other worker free).
 template <class Check>
-void parallel_region(const Check& check) {
-  on_both_workers(check);
+void parallel_region(const Check& check, bool both = true) {
+  if (both) on_both_workers(check);
   roost::parallel_for(0, 512, 1, [&](int) { check(); });
   struct tree {
     static void grow(const Check& c, int depth) {
@@ -171,6 +171,32 @@ TEST_P(FpEnv, AChildsOwnStateStaysWithTheChild) {
       if (now() != spawner) ++wrong;
     });
     EXPECT_EQ(wrong.load(), 0);
+  }
+}
+
+// Two regions side by side, one rounding upward and one downward, each set at the start of its task: every
+// task of each computes with its region's state. A worker that takes a task of the other region, or resumes
+// one, goes back to its own region's tasks afterwards (under ADWS a dealt task runs before the worker's own:
+// a review found those then ran with the other region's state).
+TEST_P(FpEnv, TwoRegionsSideBySideKeepTheirOwnStates) {
+  roost::runtime rt(two_workers(GetParam()));
+  for (int rep = 0; rep < 5; ++rep) {
+    std::atomic<long> wrong{0}, checks{0};
+    rt.run([&] {
+      std::atomic<int> started{0};
+      auto region = [&](int mode) {
+        scoped_env set(mode, mode == FE_UPWARD);
+        const fp_env want = now();
+        started.fetch_add(1);
+        while (started.load() < 2) poll_queues();
+        parallel_region([&] { ++checks; if (now() != want) ++wrong; }, false);
+      };
+      roost::task_group tg(2.0);
+      tg.run([&] { region(FE_DOWNWARD); }, 1.0);
+      region(FE_UPWARD);
+      tg.wait();
+    });
+    EXPECT_EQ(wrong.load(), 0) << "of " << checks.load() << " tasks";
   }
 }
 
@@ -275,6 +301,25 @@ TEST(FpEnvDeque, AShareStampsTheFreshFramesItPublishesWithTheOwnersState) {
   EXPECT_EQ(jobs[4].fp_state(), 0u) << "still private";
   EXPECT_EQ(jobs[3].k(), job::kind::fresh) << "the kind is kept beside the stamp";
   EXPECT_EQ(d.steal(), &jobs[0]);
+}
+
+// Before its thread takes another task's state, a worker stamps its own frames still private with the state
+// they were pushed under (engine.hpp, apply_fp_state: ADWS runs a dealt task before them).
+TEST(FpEnvDeque, StampingThePrivatePartLeavesSharedAndStampedFramesAlone) {
+  using roost::detail::job;
+  if (!roost::detail::fp_control::kSupported) GTEST_SKIP() << "no floating-point state is moved here";
+  std::vector<job> jobs(4);
+  roost::detail::ws_deque<job> d(16);
+  for (job& j : jobs) d.push(&j);  // the first is shared at once, and stamped with the state of now
+  const std::uint64_t first = jobs[0].fp_state();
+  jobs[2].set_kind(job::kind::resume);
+  scoped_env up(FE_UPWARD);
+  const std::uint64_t mine = roost::detail::fp_control::capture();
+  d.stamp_private(mine);
+  EXPECT_EQ(jobs[0].fp_state(), first) << "shared before: kept";
+  EXPECT_EQ(jobs[1].fp_state(), mine);
+  EXPECT_EQ(jobs[2].fp_state(), 0u) << "a fiber";
+  EXPECT_EQ(jobs[3].fp_state(), mine);
 }
 
 // A frame without a stamp gives no state: applying none changes nothing (its MXCSR would unmask every

@@ -724,7 +724,24 @@ class engine final : public engine_base {
   __attribute__((noinline)) static void keep_fp_state_of(const void* fctx) noexcept {
     detail::fp_control::apply(detail::fp_control::saved_in_context(fctx));
   }
-  __attribute__((noinline)) static void apply_fp_state(std::uint64_t fp) noexcept { detail::fp_control::apply(fp); }
+  // Before the thread takes another task's floating-point state (a stamped frame, a fiber to resume), this
+  // worker's own frames still private get the state they were pushed under, the thread's now: a policy that
+  // runs such work before its own (ADWS's mailbox, its migration inbox) would have run them with the
+  // other's (a review). Elsewhere the worker's queues are empty by then (its own work comes first).
+  __attribute__((noinline)) static void apply_fp_state(worker& w, std::uint64_t fp) noexcept {
+    const std::uint64_t here = detail::fp_control::capture();
+    if (here == fp) return;
+    stamp_own_private(w, here);
+    detail::fp_control::apply(fp);
+  }
+  __attribute__((noinline)) static void keep_own_fp_state_before(worker& w, const fiber& target) noexcept {
+    const std::uint64_t here = detail::fp_control::capture();
+    if (here != detail::fp_control::saved_in_context(target.ctx.fctx)) stamp_own_private(w, here);
+  }
+  static void stamp_own_private(worker& w, std::uint64_t state) noexcept {
+    w.deque.stamp_private(state);
+    if (w.join_queue && w.join_queue != &w.deque) w.join_queue->stamp_private(state);
+  }
 
   // kOnStack: called on a free stack by call_child_on_stack. A local end then returns (a null transfer)
   // instead of switching to the parent; a remote end makes this fiber one of the scheduling loop's, for good.
@@ -856,6 +873,7 @@ class engine final : public engine_base {
   // fib(24) less fib(20), ws, preemption off: 202 against 200; 200 with it out of line).
   __attribute__((noinline)) static ult::transfer resume_from_loop(worker& w, fiber* f) {
     if (f->klt_holder) [[unlikely]] return go_home(w, f);
+    if constexpr (detail::fp_control::kSupported) keep_own_fp_state_before(w, *f);  // the switch brings f's
     return resume_fiber(w, f);
   }
 
@@ -906,7 +924,7 @@ class engine final : public engine_base {
     // A frame another thread made visible starts with the floating-point state that thread stamped it with
     // (fp_control.hpp); one of this worker's own never shared starts with the thread's, which is its
     // spawner's (on_arrival keeps it across the switch here).
-    if (const std::uint64_t fp = f.fp_state()) apply_fp_state(fp);
+    if (const std::uint64_t fp = f.fp_state()) apply_fp_state(*wp, fp);
     group* g = detail::group_of(f);
     const std::size_t size = f.ops->size, align = f.ops->align;
     const bool pooled = !g || static_cast<void*>(&f) != g->inline_frame;

@@ -53,7 +53,9 @@ inline void apply(std::uint64_t stamp) noexcept {
   const std::uint32_t want_mxcsr = (mxcsr & ~kMxcsrControl) | (static_cast<std::uint32_t>(stamp >> 32) & kMxcsrControl);
   const auto want_x87 = static_cast<std::uint16_t>(stamp >> 16);
   if (want_mxcsr != mxcsr) asm volatile("ldmxcsr %0" : : "m"(want_mxcsr));
-  if (want_x87 != x87) asm volatile("fldcw %0" : : "m"(want_x87));
+  // The x87 flags cleared first: a word that unmasks an exception whose flag is set would raise it at the
+  // next x87 instruction. (An SSE flag raises nothing when its mask is cleared.)
+  if (want_x87 != x87) asm volatile("fnclex\n\tfldcw %0" : : "m"(want_x87));
 }
 // The state saved in a context that Boost.Context's jump_fcontext (x86-64 System V, 1.74 and later) or
 // roost_call_on_stack left at `fctx`: MXCSR at its first 4 bytes, the x87 control word at the next 2.

@@ -41,7 +41,9 @@ struct job {
   std::uint64_t fp_state() const noexcept { return word_ & fp_control::kStateBits; }
 
  private:
-  std::uint64_t word_;
+  // Zero (fresh, no state) until a kind is set: a frame built by default and pushed as it is (the tests')
+  // is still one a share may read. Every constructor that sets a kind overwrites it in the same place.
+  std::uint64_t word_ = 0;
 };
 
 }  // namespace roost::detail

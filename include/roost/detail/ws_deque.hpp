@@ -190,6 +190,13 @@ class ws_deque {
     return x;
   }
 
+  // Owner only: gives the fresh frames of the private part that have no floating-point state yet `state`,
+  // the one they were pushed under, before the owner's thread takes another's (engine.hpp: a task from
+  // elsewhere that a policy runs before the worker's own, as ADWS's mailbox). No thief reads these slots.
+  void stamp_private(std::uint64_t state) {
+    if constexpr (std::is_base_of_v<job, T>) stamp_range(split_seen_, bottom_.load(std::memory_order_relaxed), state);
+  }
+
   // Any thread. Returns nullptr when nothing is shared or when it lost a race (the caller may retry
   // elsewhere). Finding nothing shared asks the owner to share.
   T* steal() {
@@ -340,16 +347,18 @@ class ws_deque {
   __attribute__((noinline)) void share(std::int64_t b) {
     const std::int64_t before = split_seen_;
     std::int64_t s = split_seen_ + (b - split_seen_ + 1) / 2;
-    if constexpr (std::is_base_of_v<job, T>) {
-      const std::uint64_t state = fp_control::capture();
-      for (std::int64_t i = before; i < s; ++i) slots_[i & mask_].load(std::memory_order_relaxed)->stamp_fp_state(state);
-    }
+    if constexpr (std::is_base_of_v<job, T>) stamp_range(before, s, fp_control::capture());
     split_seen_ = s;
     request_.store(false, std::memory_order_relaxed);
     // Release: a thief that reads the new split must see the slots below it (the Chase–Lev push's release).
     split_.store(s, std::memory_order_release);
     if (hook_) hook_(hook_arg_, s - before);  // after the publication: the notifier's order of the Dekker pair
     rearm();  // served: the inline push and pop go the fast way again
+  }
+
+  // Owner only: the fresh frames in [from, to) that have no floating-point state get `state` (job.hpp).
+  void stamp_range(std::int64_t from, std::int64_t to, std::uint64_t state) {
+    for (std::int64_t i = from; i < to; ++i) slots_[i & mask_].load(std::memory_order_relaxed)->stamp_fp_state(state);
   }
 
   // The push limit back to the room's, unless a request waits. Seq-cst store, then seq-cst load
