@@ -17,10 +17,14 @@
 //  * a work-first continuation carries its task's state in its saved context (ult/call_on_stack.cpp and
 //    Boost.Context's switch), and a child run at its spawn inherits the thread's;
 //  * a worker that switches to an idle fiber keeps the state of the fiber it left (engine.hpp, on_arrival),
-//    where Boost.Context would restore the state the idle fiber last parked with.
-// A worker that starts a stamped frame from its scheduling loop gives it the stamp's state (apply). So every
-// task computes with its spawner's state wherever it runs, provided a task keeps its state from a spawn to
-// the join that waits for it (docs/user-guide.md, "Floating-point environment").
+//    where Boost.Context would restore the state the idle fiber last parked with;
+//  * a tick's handler, which the kernel starts with the default state, takes the preempted task's from the
+//    signal frame (engine/preemption.cpp), and a KLT spare takes it from the worker (fp_at_handover).
+// A worker that starts a stamped frame from its scheduling loop gives it the stamp's state (apply), having
+// stamped its own frames still private with the thread's state first (ws_deque::stamp_private: ADWS runs a
+// dealt task before them). So every task computes with its spawner's state wherever it runs, provided the
+// state on a thread changes only around whole parallel regions (docs/user-guide.md, "The floating-point
+// environment").
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include <cstdint>
