@@ -330,3 +330,90 @@ TEST(FpEnvDeque, ApplyingNoStateChangesNothing) {
   roost::detail::fp_control::apply(0);
   EXPECT_EQ(now(), before);
 }
+
+// ADWS runs a search-root task dealt to a worker's mailbox before that worker's own frames still private
+// (adws.hpp, deliver; engine.hpp, apply_fp_state). Three workers; the root R on worker 0 rounds upward (A)
+// and spawns D work-first, which rounds downward (B) and deals: X to worker 2 (a sliver of its region, to
+// its migration queue: X keeps worker 2 busy, so worker 1 is the only thief), then S0 to worker 1's mailbox
+// (range [1.5, 3): a search root), whose end activates S0's node, so that worker 1 steals R's continuation
+// from worker 0. There R (state A) pushes two halves of two-way joins: the first push is shared at once,
+// the second stays private. D joins S0's group (its range back whole, searching again) and deals S to
+// worker 1's mailbox; R's inner join then falls to the engine's, which runs S (state B) first and R's
+// private half afterwards: that half must compute with A, the state it was pushed under. Every step waits
+// for the one before through atomics, each taken by the one worker that can take it.
+TEST(FpEnvAdws, OwnPrivateFrameKeepsItsStateAfterADealtSearchRootRanFirst) {
+  if (!roost::detail::fp_control::kSupported) GTEST_SKIP() << "no floating-point state is moved here";
+  roost::options o = roost_test::opts("adws", 3);
+  o.adws_steal = roost::adws_stealing::on;
+  roost::runtime rt(o);
+  const auto spin_until = [](const std::atomic<bool>& flag) {
+    while (!flag.load(std::memory_order_acquire)) _mm_pause();
+  };
+  for (int rep = 0; rep < 5; ++rep) {
+    std::atomic<bool> x_started{false}, r_stolen{false}, d_rejoined{false}, t_ready{false}, dealt{false},
+        release_x{false}, s_ran{false};
+    fp_env a{}, b{}, s_env{}, own_env{}, outer_env{};
+    int r_worker = -1, s_worker = -1, own_worker = -1;
+    bool own_after_s = false;
+    rt.run([&] {
+      scoped_env up(FE_UPWARD);  // A
+      a = now();
+      roost::task_group gd(1.0);
+      gd.run([&] {  // D: the whole range [0, 3), work-first on worker 0; R's continuation waits in its deque
+        scoped_env down(FE_DOWNWARD, false);  // B
+        b = now();
+        roost::task_group gx(1.0);
+        gx.run([&] {  // X: [3 - 3e-5, 3), worker 2's migration queue
+          x_started.store(true, std::memory_order_release);
+          spin_until(release_x);
+        }, 0.0);
+        spin_until(x_started);  // no node is active yet: only worker 2 can take X
+        {
+          roost::task_group ge(2.0);
+          ge.run([] {}, 1.0);  // S0: [1.5, 3), worker 1's mailbox; its end activates its node
+          spin_until(r_stolen);  // only worker 1 can steal R's continuation (worker 2 runs X)
+          ge.wait();             // D's range back whole, searching again
+        }
+        d_rejoined.store(true, std::memory_order_release);
+        spin_until(t_ready);
+        roost::task_group gs(2.0);
+        gs.run([&] {  // S: [1.5, 3) again, worker 1's mailbox, stamped with B
+          s_env = now();
+          s_worker = roost::this_worker_id();
+          s_ran.store(true, std::memory_order_release);
+        }, 1.0);
+        dealt.store(true, std::memory_order_release);
+        gs.wait();
+        release_x.store(true, std::memory_order_release);
+        gx.wait();
+      }, 1.0);
+      // R's continuation, taken by worker 1.
+      r_worker = roost::this_worker_id();
+      r_stolen.store(true, std::memory_order_release);
+      spin_until(d_rejoined);  // the requests to share that D's join made reach the first push below
+      roost::parallel_invoke(
+          [&] {
+            roost::parallel_invoke(
+                [&] {
+                  t_ready.store(true, std::memory_order_release);
+                  spin_until(dealt);  // S waits in the mailbox: this join falls to the engine's
+                },
+                [&] {  // R's own frame, private: run after S
+                  own_env = now();
+                  own_worker = roost::this_worker_id();
+                  own_after_s = s_ran.load(std::memory_order_acquire);
+                });
+          },
+          [&] { outer_env = now(); });  // the first push: shared at once, stamped with A
+      gd.wait();
+    });
+    EXPECT_NE(a, b);
+    EXPECT_EQ(r_worker, 1) << "rep " << rep;
+    EXPECT_EQ(s_worker, 1) << "rep " << rep;
+    EXPECT_EQ(s_env, b) << "rep " << rep << ": the dealt task computes with its spawner's state";
+    EXPECT_TRUE(own_after_s) << "rep " << rep << ": the dealt task ran first";
+    EXPECT_EQ(own_env, a) << "rep " << rep << ": R's own frame (worker " << own_worker
+                          << ") computes with the state it was pushed under";
+    EXPECT_EQ(outer_env, a) << "rep " << rep;
+  }
+}
