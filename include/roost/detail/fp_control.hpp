@@ -7,7 +7,7 @@
 // Why: a task that another worker runs computes on that worker's thread, with that thread's state, unless
 // the runtime gives it its spawner's. Without it, a program that set a rounding mode or flush-to-zero before
 // runtime::run, or in a task before its parallel work, got another result under ws-help, cats and numa
-// than serially (a stolen child ran with the thief's default state: an audit, 2% to 40% of the tasks of a
+// than serially (a stolen child ran with the thief's default state: an audit, 2% to 42% of the tasks of a
 // probe saw another rounding mode). Reading the state costs: `stmxcsr` is about 3 ns on a Zen 5 core, as
 // much as a whole help-first spawn, and read at every inline spawn it made parallel_invoke 2.2x slower
 // (src/engine/README.md, "The floating-point state of a task"). So it is read where a task becomes visible
