@@ -320,8 +320,7 @@ std::uint64_t interrupted_fp_state(const void* ucontext) {
   const auto* uc = static_cast<const ucontext_t*>(ucontext);
   const auto* fp = uc->uc_mcontext.fpregs;  // the FXSAVE image of the signal frame
   if (!fp) return 0;
-  return detail::fp_control::kStamped | (std::uint64_t{fp->cwd} << 16) |
-         (std::uint64_t{fp->mxcsr & detail::fp_control::kMxcsrControl} << 32);
+  return detail::fp_control::pack(fp->mxcsr, fp->cwd);
 #else
   (void)ucontext;
   return 0;

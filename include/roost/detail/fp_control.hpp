@@ -37,6 +37,12 @@ inline constexpr std::uint64_t kStamped = std::uint64_t{1} << 8;
 inline constexpr std::uint64_t kStateBits = 0x0000ffffffff0100ull;
 inline constexpr std::uint32_t kMxcsrControl = 0xffc0;  // DAZ, the six masks, the rounding mode, FZ
 
+// A state in that form, from MXCSR and the x87 control word as the CPU stores them (stmxcsr and fnstcw, a
+// saved context, a signal frame).
+constexpr std::uint64_t pack(std::uint32_t mxcsr, std::uint16_t x87) noexcept {
+  return kStamped | (std::uint64_t{x87} << 16) | (std::uint64_t{mxcsr & kMxcsrControl} << 32);
+}
+
 #if defined(__x86_64__)
 inline constexpr bool kSupported = true;
 // The calling thread's state, stamped.
@@ -44,7 +50,7 @@ inline std::uint64_t capture() noexcept {
   std::uint32_t mxcsr;
   std::uint16_t x87;
   asm volatile("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(x87));
-  return kStamped | (std::uint64_t{x87} << 16) | (std::uint64_t{mxcsr & kMxcsrControl} << 32);
+  return pack(mxcsr, x87);
 }
 // Gives the calling thread the state of `stamp` (from capture), its exception flags kept; nothing where
 // `stamp` holds none (0). Loads only what differs: ldmxcsr and fldcw wait for the floating-point work in
@@ -69,7 +75,7 @@ inline std::uint64_t saved_in_context(const void* fctx) noexcept {
   std::uint16_t x87;
   __builtin_memcpy(&mxcsr, p, sizeof mxcsr);
   __builtin_memcpy(&x87, p + 4, sizeof x87);
-  return kStamped | (std::uint64_t{x87} << 16) | (std::uint64_t{mxcsr & kMxcsrControl} << 32);
+  return pack(mxcsr, x87);
 }
 #else
 // Elsewhere no state is moved: a task computes with its thread's (the limit is documented).

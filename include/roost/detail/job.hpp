@@ -32,15 +32,16 @@ struct job {
   // back, or pushed on by a policy, was stamped closer to its spawn). A fiber carries its state in its
   // context and is never stamped.
   void stamp_fp_state() noexcept {
-    if (is_fresh() && !(word_ & fp_control::kStamped)) word_ |= fp_control::capture();
+    if (takes_fp_state()) word_ |= fp_control::capture();
   }
   void stamp_fp_state(std::uint64_t state) noexcept {
-    if (is_fresh() && !(word_ & fp_control::kStamped)) word_ |= state;
+    if (takes_fp_state()) word_ |= state;
   }
   // Its stamp (fp_control::capture's form), or 0 where it has none.
   std::uint64_t fp_state() const noexcept { return word_ & fp_control::kStateBits; }
 
  private:
+  bool takes_fp_state() const noexcept { return is_fresh() && !(word_ & fp_control::kStamped); }
   // Zero (fresh, no state) until a kind is set: a frame built by default and pushed as it is (the tests')
   // is still one a share may read. Every constructor that sets a kind overwrites it in the same place.
   std::uint64_t word_ = 0;
