@@ -417,3 +417,109 @@ TEST(FpEnvAdws, OwnPrivateFrameKeepsItsStateAfterADealtSearchRootRanFirst) {
     EXPECT_EQ(outer_env, a) << "rep " << rep;
   }
 }
+
+// The same for a frame kept private at the migration queue's own end (adws.hpp, stamp_own_private). While a
+// worker runs migrated work (taken from its migration queue: use_mig), its inline joins push their halves
+// there (abi.hpp, join_queue); when it then takes its mailbox, take_own_work clears use_mig and names the
+// deque as its join queue, and those frames were left unstamped. A fresh search root cannot reach worker 1's
+// mailbox while migrated work of worker 1 runs (both ranges would hold a part of [1, 2): only a dealer on
+// worker 0 deals to worker 1, and the live tasks' ranges are disjoint), so the mailbox job here is a search
+// root coming back: return migration (adws.hpp, after_join and hand_over), whose fiber computes with B.
+// Three workers, stealing off (no thief, and no sleeper asks a migration queue to share: has_visible_work).
+// The root R (worker 0, A) deals S0 under B to worker 1's mailbox (range [1.5, 3)) and, once S0 started, M
+// under A to worker 1's migration queue ([1.125, 1.5): one worker's), then ends its search (a plain group),
+// whose requests to share reach worker 1's migration queue before M pushes anything. S0 deals Y, then Z, to
+// worker 2's migration queue (slivers of its range, in groups of their own) and waits for Y's group: it
+// suspends, and worker 1 takes M from its migration queue. M (A) pushes two halves of two-way joins onto the
+// migration queue's own end: the first is shared (Lace's rule: the pop that found that end empty asked it to
+// share its next push), the second stays private. Y ends on worker 2, whose end hands S0 back to worker 1's
+// mailbox (S0's group's range starts there), and then Z, behind Y in worker 2's queue, says so. M's inner join
+// then falls to the engine's, which resumes S0 (B) first and runs M's private half afterwards: that half must
+// compute with A, the state it was pushed under. Every step waits for the one before through atomics, each
+// taken by the one worker that can take it.
+TEST(FpEnvAdws, MigrationQueueFrameKeepsItsStateAfterAReturnedSearchRootRanFirst) {
+  if (!roost::detail::fp_control::kSupported) GTEST_SKIP() << "no floating-point state is moved here";
+  roost::options o = roost_test::opts("adws", 3);
+  o.adws_steal = roost::adws_stealing::off;
+  roost::runtime rt(o);
+  const auto spin_until = [](const std::atomic<bool>& flag) {
+    while (!flag.load(std::memory_order_acquire)) _mm_pause();
+  };
+  for (int rep = 0; rep < 5; ++rep) {
+    std::atomic<bool> s0_started{false}, r_search_ended{false}, t_ready{false}, handed{false}, s0_resumed{false};
+    fp_env a{}, b{}, s0_env{}, s0_resumed_env{}, m_env{}, own_env{}, outer_env{};
+    int s0_worker = -1, s0_resumed_worker = -1, m_worker = -1, y_worker = -1, z_worker = -1, own_worker = -1;
+    bool own_after_s0 = false;
+    rt.run([&] {
+      scoped_env up(FE_UPWARD);  // A
+      a = now();
+      roost::task_group g0(2.0);
+      {
+        scoped_env down(FE_DOWNWARD, false);  // B: S0 is stamped with it
+        b = now();
+        g0.run([&] {  // S0: [1.5, 3), worker 1's mailbox
+          s0_env = now();
+          s0_worker = roost::this_worker_id();
+          s0_started.store(true, std::memory_order_release);
+          roost::task_group gy(1.0), gz(1.0);
+          gy.run([&] {  // Y: [3 - 1.5e-5, 3), worker 2's migration queue
+            y_worker = roost::this_worker_id();
+            spin_until(t_ready);
+          }, 0.0);  // its end hands S0 back to worker 1's mailbox (return migration)
+          gz.run([&] {  // Z: a sliver below Y's, worker 2's migration queue, behind Y
+            z_worker = roost::this_worker_id();
+            handed.store(true, std::memory_order_release);
+          }, 0.0);
+          gy.wait();  // ends S0's search; S0 suspends, and worker 1 takes M
+          s0_resumed_worker = roost::this_worker_id();
+          s0_resumed_env = now();
+          s0_resumed.store(true, std::memory_order_release);
+          gz.wait();
+        }, 1.0);
+      }
+      spin_until(s0_started);  // worker 1 took S0 from its mailbox: M cannot be taken before it
+      roost::task_group gm(1.0);
+      gm.run([&] {  // M: [1.125, 1.5), one worker's range: worker 1's migration queue, stamped with A
+        m_env = now();
+        m_worker = roost::this_worker_id();
+        spin_until(r_search_ended);
+        roost::parallel_invoke(
+            [&] {
+              roost::parallel_invoke(
+                  [&] {
+                    t_ready.store(true, std::memory_order_release);
+                    spin_until(handed);  // S0 waits in the mailbox: this join falls to the engine's
+                  },
+                  [&] {  // M's own frame, private at the migration queue's own end: run after S0
+                    own_env = now();
+                    own_worker = roost::this_worker_id();
+                    own_after_s0 = s0_resumed.load(std::memory_order_acquire);
+                  });
+            },
+            [&] { outer_env = now(); });  // the first push: shared at once, stamped with A
+      }, 0.25);
+      {
+        roost::task_group plain;  // no total work: R's search ends here, and its node's requests go out
+        plain.run([] {});
+        plain.wait();
+      }
+      r_search_ended.store(true, std::memory_order_release);
+      gm.wait();
+      g0.wait();
+    });
+    EXPECT_NE(a, b);
+    EXPECT_EQ(s0_worker, 1) << "rep " << rep;
+    EXPECT_EQ(s0_resumed_worker, 1) << "rep " << rep << ": S0 came back to worker 1";
+    EXPECT_EQ(s0_env, b) << "rep " << rep << ": S0 computes with its spawner's state";
+    EXPECT_EQ(s0_resumed_env, b) << "rep " << rep;
+    EXPECT_EQ(m_worker, 1) << "rep " << rep;
+    EXPECT_EQ(m_env, a) << "rep " << rep;
+    EXPECT_EQ(y_worker, 2) << "rep " << rep;
+    EXPECT_EQ(z_worker, 2) << "rep " << rep;
+    EXPECT_EQ(own_worker, 1) << "rep " << rep;
+    EXPECT_TRUE(own_after_s0) << "rep " << rep << ": S0 ran first";
+    EXPECT_EQ(own_env, a) << "rep " << rep << ": M's own frame (worker " << own_worker
+                          << ") computes with the state it was pushed under";
+    EXPECT_EQ(outer_env, a) << "rep " << rep;
+  }
+}

@@ -727,7 +727,9 @@ class engine final : public engine_base {
   // Before the thread takes another task's floating-point state (a stamped frame, a fiber to resume), this
   // worker's own frames still private get the state they were pushed under, the thread's now: a policy that
   // runs such work before its own (ADWS's mailbox, its migration inbox) would have run them with the
-  // other's (a review). Elsewhere the worker's queues are empty by then (its own work comes first).
+  // other's (a review). Elsewhere the worker's queues are empty by then (its own work comes first). Which
+  // queues hold such frames is the policy's to say (policy.hpp, stamp_own_private: adws's migration queue
+  // keeps them after its join queue names another).
   __attribute__((noinline)) static void apply_fp_state(worker& w, std::uint64_t fp) noexcept {
     const std::uint64_t here = detail::fp_control::capture();
     if (here == fp) return;
@@ -738,10 +740,7 @@ class engine final : public engine_base {
     const std::uint64_t here = detail::fp_control::capture();
     if (here != detail::fp_control::saved_in_context(target.ctx.fctx)) stamp_own_private(w, here);
   }
-  static void stamp_own_private(worker& w, std::uint64_t state) noexcept {
-    w.deque.stamp_private(state);
-    if (w.join_queue && w.join_queue != &w.deque) w.join_queue->stamp_private(state);
-  }
+  static void stamp_own_private(worker& w, std::uint64_t state) noexcept { of(w).policy_.stamp_own_private(w, state); }
 
   // kOnStack: called on a free stack by call_child_on_stack. A local end then returns (a null transfer)
   // instead of switching to the parent; a remote end makes this fiber one of the scheduling loop's, for good.

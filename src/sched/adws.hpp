@@ -103,6 +103,13 @@ class adws_policy : public policy_base {
     return pop_own_slow(w);
   }
   bool has_visible_work(engine::worker& w);
+  // The migration queue's own end keeps the frames it holds private (inline joins' halves, pushed while the
+  // worker worked from it) when the worker turns to its mailbox (take_own_work), and its join queue no
+  // longer names it: those frames are stamped too (policy.hpp), not only the join queue's.
+  void stamp_own_private(engine::worker& w, std::uint64_t state) {
+    w.deque.stamp_private(state);
+    of(w).migq.owner_end().stamp_private(state);
+  }
   detail::job* steal(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);

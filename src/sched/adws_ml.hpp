@@ -168,6 +168,12 @@ class adws_ml_policy : public policy_base {
     if (!heads(w, level)) eng_.idle().notify_all_new_work();
   }
   bool has_visible_work(engine::worker& w);
+  // As adws's: the leaf group's migration queue keeps its private frames when the worker turns elsewhere.
+  // Its other queues are locked deques, whose pushes stamp (engine.hpp, apply_fp_state).
+  void stamp_own_private(engine::worker& w, std::uint64_t state) {
+    w.deque.stamp_private(state);
+    of(w).leaf->migq.split().owner_end().stamp_private(state);
+  }
   detail::job* steal(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);

@@ -30,6 +30,9 @@
 //                on_task_suspend(w, id)           a task leaves w (a join that must wait, a migration)
 //                before_remote_end(w)             a task that ended on w is about to tell its group's owner,
 //                                                 elsewhere, that it ended (join::complete_remote)
+//                stamp_own_private(w, state)      before w's thread takes another task's floating-point state:
+//                                                 every queue of w's own whose private part may hold frames
+//                                                 (default: its deque and the join queue it names)
 //   join         on_wait(w, group)                before a task joins a group
 //                after_join(group, task)          after it: the worker the task must move to first (or null);
 //                  -> worker*                     from the group and the task alone (no worker is given): the
@@ -127,6 +130,13 @@ class policy_base {
   void on_task_resume(engine::worker&, detail::task_id&) {}
   void on_task_suspend(engine::worker&, detail::task_id&) {}
   void before_remote_end(engine::worker&) {}
+  // The frames still private in w's own queues get `state`, the one they were pushed under (engine.hpp,
+  // apply_fp_state): its deque, and the queue its inline joins push onto now. A policy with another queue
+  // whose private part outlives the naming of its join queue (adws's migration queue) stamps it too.
+  void stamp_own_private(engine::worker& w, std::uint64_t state) {
+    w.deque.stamp_private(state);
+    if (w.join_queue && w.join_queue != &w.deque) w.join_queue->stamp_private(state);
+  }
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(detail::group_state&, const detail::task_id&) { return nullptr; }
   void resumed_after_join(engine::worker&, detail::group_state&) {}
