@@ -255,7 +255,9 @@ void adws_ml_policy::deliver(unsigned level, unsigned group, detail::job* j, boo
   // Theorem 2 (per group): the slot is free. Should that ever not hold, the migration queue is correct too.
   // A leaf group's mailbox is its workers' run-first slot: seq-cst, and then their inline pops shut until one
   // takes the job, as in adws (ws_deque::close_pop_floor).
-  if (search_root && t.mailbox.compare_exchange_strong(expected, j, std::memory_order_seq_cst)) {
+  // A suspended task goes in marked (adws_own_work.hpp, mark_returned): its kind is read here, by its owner.
+  detail::job* const in_slot = j->is_fresh() ? j : adws::mark_returned(j);
+  if (search_root && t.mailbox.compare_exchange_strong(expected, in_slot, std::memory_order_seq_cst)) {
     if (level == leaf_level_) {
       for (unsigned w = 0; w < eng_.num_workers(); ++w)
         if (ws_[w].leaf == &t) eng_.worker_at(w).deque.close_pop_floor();
@@ -490,7 +492,8 @@ unsigned adws_ml_policy::free_above(engine::worker& w, unsigned level) {
 detail::job* adws_ml_policy::take_returned(group_queues& q) {
   if (detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom()) return t;
   detail::job* m = q.mailbox.load(std::memory_order_acquire);
-  if (m && !m->is_fresh() && q.mailbox.compare_exchange_strong(m, nullptr, std::memory_order_acq_rel)) return m;
+  if (adws::is_marked_returned(m) && q.mailbox.compare_exchange_strong(m, nullptr, std::memory_order_acq_rel))
+    return adws::unmarked(m);
   return nullptr;
 }
 
@@ -509,10 +512,10 @@ bool adws_ml_policy::has_visible_work(engine::worker& w) {
   for (unsigned other = 0; other < tree_.depth(); ++other) {
     if (other != l && !heads(w, other)) continue;
     const group_queues& mine = *q_[other][group_of(w, other)];
-    const detail::job* m = mine.mailbox.load(std::memory_order_acquire);  // only this worker takes it
+    const detail::job* m = mine.mailbox.load(std::memory_order_acquire);  // tested, never read (mark_returned)
     if (!mine.kept.empty_hint()) return true;
     if (other < free_from) {
-      if (m && !m->is_fresh()) return true;
+      if (adws::is_marked_returned(m)) return true;
     } else if (m || !mine.migq.empty_hint() || (other != l && !mine.localq.empty_hint())) {
       return true;
     }

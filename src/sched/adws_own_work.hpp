@@ -5,6 +5,7 @@
 // other when one runs dry, so that descendants of migrated work stay in the migration queue.
 #pragma once
 #include <atomic>
+#include <cstdint>
 
 #include "roost/detail/task_frame.hpp"
 #include "sched/adws_nodes.hpp"
@@ -18,11 +19,25 @@ namespace roost::sched::adws {
 // dealt to this worker may belong to an iteration that began after that look (the worker lost its CPU in
 // between): catching up again after taking it, whose acquire makes the dealer's iteration visible, keeps
 // the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
+// A suspended task handed back to its range's owner (adws-ml's hand_over) waits in a group's mailbox with the
+// pointer's bit 0 set (every job is at least 8-aligned): a head that looks for such work only (adws-ml's
+// take_returned and has_visible_work) tells it from a dealt search root by the pointer, never by reading a
+// job it does not own yet. Another worker that represents the group may take it meanwhile (a fiber resumed
+// off its opener: finish_group), and run and free it; a kind read then raced with its reuse, and a fresh
+// frame delivered again at the same address passed for a returned task (a review).
+inline detail::job* mark_returned(detail::job* j) {
+  return reinterpret_cast<detail::job*>(reinterpret_cast<std::uintptr_t>(j) | 1u);
+}
+inline bool is_marked_returned(const detail::job* m) { return (reinterpret_cast<std::uintptr_t>(m) & 1u) != 0; }
+inline detail::job* unmarked(detail::job* m) {
+  return reinterpret_cast<detail::job*>(reinterpret_cast<std::uintptr_t>(m) & ~std::uintptr_t{1});
+}
+
 template <class Node, class MigrationQueue, class PopLocal, class CatchUp>
 detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq, bool& use_mig,
                            PopLocal&& pop_local, bool& searching, node_ref<Node>& current, CatchUp&& catch_up) {
   if (mailbox.load(std::memory_order_relaxed) != nullptr)
-    if (detail::job* t = mailbox.exchange(nullptr, std::memory_order_acq_rel)) {
+    if (detail::job* t = unmarked(mailbox.exchange(nullptr, std::memory_order_acq_rel))) {
       catch_up();
       use_mig = false;
       if (t->is_fresh()) {
