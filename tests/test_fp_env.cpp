@@ -7,6 +7,7 @@
 #include <xmmintrin.h>
 
 #include <atomic>
+#include <chrono>
 #include <cfenv>
 #include <cstdint>
 #include <string>
@@ -263,6 +264,51 @@ TEST(FpEnvPreempt, ChildrenRunWhileTheirSpawnerIsPreemptedGetItsState) {
       EXPECT_EQ(wrong.load(), 0) << "ROOST_PREEMPT=" << mode;
     }
     EXPECT_GT(rt.preemptions(), 0u) << mode;
+  }
+}
+
+// runtime::run returns with the floating-point state its caller called it with, whatever its thread ran
+// meanwhile. Under KLT-switching the caller's thread may serve as another worker's spare while a task it ran
+// is preempted, and the spare takes the preempted task's state (fp_at_handover) into the thread's own
+// context, where run returns: with children that set a state of their own and are preempted in it, up to a
+// third of the runs at two workers returned with a child's rounding mode (an outside-user campaign), and the
+// next runs' roots started with it. Each child here spins until a tick preempted some task while it holds its
+// own state: ordered by the count of preemptions, not by time (the 10 s bound only guards against a hang).
+TEST(FpEnvPreempt, RunReturnsWithTheCallersStateWhateverItsThreadRan) {
+  for (const char* mode : {"signal", "klt"}) {
+    for (const char* sched : {"ws", "ws-help"}) {
+      roost::options o = roost_test::opts(sched, 2);
+      o.preempt = mode;
+      o.preempt_interval = "100us";
+      roost::runtime rt(o);
+      scoped_env up(FE_UPWARD);
+      const fp_env caller = now();
+      int roots_otherwise = 0, returns_otherwise = 0;
+      // Only a guard against a hang where no tick comes (EXPECT_GT below then fails), for all runs together.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      for (int run = 0; run < 30; ++run) {
+        rt.run([&] {
+          if (now() != caller) ++roots_otherwise;
+          roost::task_group g;
+          for (int i = 0; i < 8; ++i)
+            g.run([&] {
+              scoped_env down(FE_DOWNWARD, false);  // the child's own state, restored at its end
+              const unsigned long long seen = rt.preemptions();
+              while (rt.preemptions() == seen && std::chrono::steady_clock::now() < give_up) {
+              }
+            });
+          g.wait();
+        });
+        if (now() != caller) {
+          ++returns_otherwise;
+          _mm_setcsr((_mm_getcsr() & ~0xffc0u) | caller.mxcsr);  // each run counted on its own
+          std::fesetround(caller.round);
+        }
+      }
+      EXPECT_EQ(returns_otherwise, 0) << "ROOST_PREEMPT=" << mode << " ROOST_SCHED=" << sched;
+      EXPECT_EQ(roots_otherwise, 0) << "ROOST_PREEMPT=" << mode << " ROOST_SCHED=" << sched;
+      EXPECT_GT(rt.preemptions(), 0u) << mode << " " << sched;
+    }
   }
 }
 

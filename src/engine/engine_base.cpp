@@ -253,6 +253,7 @@ thread_local caller_thread_state t_caller;
 
 void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) {
   worker& w = *workers_[0];
+  const std::uint64_t caller_fp = detail::fp_control::capture();  // given back before the return (below)
   caller_thread_state& ct = t_caller;
   if (!ct.ready) {
     stack_t cur;
@@ -314,6 +315,13 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   boot.frame = static_cast<detail::task_frame*>(root);
   // Back when worker 0 found `done` set (engine.hpp, go_home), on this thread.
   serve(w, self, first, boot);
+  // The caller goes on with the floating-point state it called with, whatever this thread ran meanwhile: the
+  // root's changes stay in the run, as every run without preemption had it (this thread's own context, saved
+  // with the state at the switch to the root's fiber, is where serve returns). Under KLT-switching the thread
+  // may have served as another worker's spare meanwhile, which took a preempted task's state (fp_at_handover)
+  // into that context: a run returned with a child's rounding mode (an outside-user campaign: up to a third
+  // of the runs at two workers).
+  detail::fp_control::apply(caller_fp);
   // No fiber runs on this thread from here: a tick (worker 0's timer is armed until stop_serving below)
   // must not read the fiber it last ran, which the trims below may unmap (a tick inside their munmap
   // read the unmapped fiber and crashed).
