@@ -169,7 +169,7 @@ class adws_ml_policy : public policy_base {
   }
   bool has_visible_work(engine::worker& w);
   // As adws's: the leaf group's migration queue keeps its private frames when the worker turns elsewhere.
-  // Its other queues are locked deques, whose pushes stamp (engine.hpp, apply_fp_state).
+  // Its other queues are locked deques, whose pushes stamp (queues/locked_deque.hpp).
   void stamp_own_private(engine::worker& w, std::uint64_t state) {
     w.deque.stamp_private(state);
     of(w).leaf->migq.split().owner_end().stamp_private(state);
