@@ -377,6 +377,35 @@ TEST(FpEnvDeque, ApplyingNoStateChangesNothing) {
   EXPECT_EQ(now(), before);
 }
 
+namespace {
+// The FpEnvAdws tests' machine: three adws workers, whose steps each wait for the one before on a flag.
+roost::options three_adws_workers(roost::adws_stealing steal) {
+  roost::options o = roost_test::opts("adws", 3);
+  o.adws_steal = steal;
+  return o;
+}
+void spin_until(const std::atomic<bool>& flag) {
+  while (!flag.load(std::memory_order_acquire)) _mm_pause();
+}
+// A two-way join whose second half stays private on the queue the worker's joins push onto, inside one whose
+// second half, pushed first, is shared at once (stamped with the state of that moment). The inner first half
+// says `ready` and waits for `go`, by when a job waits in the worker's mailbox: the inner join then falls to
+// the engine's, which runs that job before `own`.
+template <class Own, class Outer>
+void private_half_after_the_mailbox(std::atomic<bool>& ready, const std::atomic<bool>& go, Own&& own, Outer&& outer) {
+  roost::parallel_invoke(
+      [&] {
+        roost::parallel_invoke(
+            [&] {
+              ready.store(true, std::memory_order_release);
+              spin_until(go);
+            },
+            own);
+      },
+      outer);
+}
+}  // namespace
+
 // ADWS runs a search-root task dealt to a worker's mailbox before that worker's own frames still private
 // (adws.hpp, deliver; engine.hpp, apply_fp_state). Three workers; the root R on worker 0 rounds upward (A)
 // and spawns D work-first, which rounds downward (B) and deals: X to worker 2 (a sliver of its region, to
@@ -389,12 +418,7 @@ TEST(FpEnvDeque, ApplyingNoStateChangesNothing) {
 // for the one before through atomics, each taken by the one worker that can take it.
 TEST(FpEnvAdws, OwnPrivateFrameKeepsItsStateAfterADealtSearchRootRanFirst) {
   if (!roost::detail::fp_control::kSupported) GTEST_SKIP() << "no floating-point state is moved here";
-  roost::options o = roost_test::opts("adws", 3);
-  o.adws_steal = roost::adws_stealing::on;
-  roost::runtime rt(o);
-  const auto spin_until = [](const std::atomic<bool>& flag) {
-    while (!flag.load(std::memory_order_acquire)) _mm_pause();
-  };
+  roost::runtime rt(three_adws_workers(roost::adws_stealing::on));
   for (int rep = 0; rep < 5; ++rep) {
     std::atomic<bool> x_started{false}, r_stolen{false}, d_rejoined{false}, t_ready{false}, dealt{false},
         release_x{false}, s_ran{false};
@@ -437,20 +461,14 @@ TEST(FpEnvAdws, OwnPrivateFrameKeepsItsStateAfterADealtSearchRootRanFirst) {
       r_worker = roost::this_worker_id();
       r_stolen.store(true, std::memory_order_release);
       spin_until(d_rejoined);  // the requests to share that D's join made reach the first push below
-      roost::parallel_invoke(
-          [&] {
-            roost::parallel_invoke(
-                [&] {
-                  t_ready.store(true, std::memory_order_release);
-                  spin_until(dealt);  // S waits in the mailbox: this join falls to the engine's
-                },
-                [&] {  // R's own frame, private: run after S
-                  own_env = now();
-                  own_worker = roost::this_worker_id();
-                  own_after_s = s_ran.load(std::memory_order_acquire);
-                });
+      private_half_after_the_mailbox(
+          t_ready, dealt,  // S waits in the mailbox by then
+          [&] {            // R's own frame, private: run after S
+            own_env = now();
+            own_worker = roost::this_worker_id();
+            own_after_s = s_ran.load(std::memory_order_acquire);
           },
-          [&] { outer_env = now(); });  // the first push: shared at once, stamped with A
+          [&] { outer_env = now(); });
       gd.wait();
     });
     EXPECT_NE(a, b);
@@ -485,12 +503,7 @@ TEST(FpEnvAdws, OwnPrivateFrameKeepsItsStateAfterADealtSearchRootRanFirst) {
 // taken by the one worker that can take it.
 TEST(FpEnvAdws, MigrationQueueFrameKeepsItsStateAfterAReturnedSearchRootRanFirst) {
   if (!roost::detail::fp_control::kSupported) GTEST_SKIP() << "no floating-point state is moved here";
-  roost::options o = roost_test::opts("adws", 3);
-  o.adws_steal = roost::adws_stealing::off;
-  roost::runtime rt(o);
-  const auto spin_until = [](const std::atomic<bool>& flag) {
-    while (!flag.load(std::memory_order_acquire)) _mm_pause();
-  };
+  roost::runtime rt(three_adws_workers(roost::adws_stealing::off));
   for (int rep = 0; rep < 5; ++rep) {
     std::atomic<bool> s0_started{false}, r_search_ended{false}, t_ready{false}, handed{false}, s0_resumed{false};
     fp_env a{}, b{}, s0_env{}, s0_resumed_env{}, m_env{}, own_env{}, outer_env{};
@@ -529,18 +542,12 @@ TEST(FpEnvAdws, MigrationQueueFrameKeepsItsStateAfterAReturnedSearchRootRanFirst
         m_env = now();
         m_worker = roost::this_worker_id();
         spin_until(r_search_ended);
-        roost::parallel_invoke(
-            [&] {
-              roost::parallel_invoke(
-                  [&] {
-                    t_ready.store(true, std::memory_order_release);
-                    spin_until(handed);  // S0 waits in the mailbox: this join falls to the engine's
-                  },
-                  [&] {  // M's own frame, private at the migration queue's own end: run after S0
-                    own_env = now();
-                    own_worker = roost::this_worker_id();
-                    own_after_s0 = s0_resumed.load(std::memory_order_acquire);
-                  });
+        private_half_after_the_mailbox(
+            t_ready, handed,  // S0 waits in the mailbox by then
+            [&] {             // M's own frame, private at the migration queue's own end: run after S0
+              own_env = now();
+              own_worker = roost::this_worker_id();
+              own_after_s0 = s0_resumed.load(std::memory_order_acquire);
             },
             [&] { outer_env = now(); });  // the first push: shared at once, stamped with A
       }, 0.25);

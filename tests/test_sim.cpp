@@ -237,6 +237,32 @@ TEST_P(Sim, LazySettlementGivesTheReportOfSettlingAtTheTouch) {
   }
 }
 
+namespace {
+// One run of eight tasks, each of which catches its own exception, spawns and waits inside the handler (other
+// sim threads run meanwhile, and catch theirs), then rethrows it: `caught` counts the exceptions caught back,
+// `wrong` those that were another task's.
+void run_tasks_rethrowing_across_a_wait(roost::runtime& rt, std::atomic<int>& caught, std::atomic<int>& wrong) {
+  rt.run([&] {
+    roost::task_group g;
+    for (int k = 0; k < 8; ++k)
+      g.run([k, &wrong, &caught] {
+        try {
+          try {
+            throw k;
+          } catch (int) {
+            EXPECT_EQ(fib(9), 34);  // spawns and waits while this exception is being handled
+            throw;
+          }
+        } catch (int got) {
+          caught.fetch_add(1);
+          if (got != k) wrong.fetch_add(1);
+        }
+      });
+    g.wait();
+  });
+}
+}  // namespace
+
 // A runtime made on one thread and run from others (run() from several threads is serialised, user-guide.md),
 // and destroyed on yet another: every switch between sim threads carries the exception state of the thread
 // that runs them. Each task catches its own exception, spawns and waits inside the handler (other sim threads
@@ -247,27 +273,7 @@ TEST_P(Sim, ARuntimeRunFromOtherThreadsThanItsMakerKeepsEachTasksExceptions) {
   std::unique_ptr<roost::runtime> rt =
       std::make_unique<roost::runtime>(sim_opts(GetParam(), "pack:2 l3:1(size=1MiB) l2:2(size=256KiB) core:1 pu:1", 3));
   std::atomic<int> wrong{0}, caught{0};
-  for (int round = 0; round < 4; ++round)
-    std::thread([&] {
-      rt->run([&] {
-        roost::task_group g;
-        for (int k = 0; k < 8; ++k)
-          g.run([k, &wrong, &caught] {
-            try {
-              try {
-                throw k;
-              } catch (int) {
-                EXPECT_EQ(fib(9), 34);  // spawns and waits while this exception is being handled
-                throw;
-              }
-            } catch (int got) {
-              caught.fetch_add(1);
-              if (got != k) wrong.fetch_add(1);
-            }
-          });
-        g.wait();
-      });
-    }).join();
+  for (int round = 0; round < 4; ++round) std::thread([&] { run_tasks_rethrowing_across_a_wait(*rt, caught, wrong); }).join();
   std::thread([&] { rt.reset(); }).join();
   EXPECT_EQ(caught.load(), 32);
   EXPECT_EQ(wrong.load(), 0);
@@ -282,26 +288,7 @@ TEST_P(Sim, ARuntimeRunFromOtherThreadsThanItsMakerKeepsEachTasksExceptions) {
 TEST_P(Sim, ARuntimeRunInTurnsByItsMakerAndAnotherThreadKeepsEachTasksExceptions) {
   roost::runtime rt(sim_opts(GetParam(), "pack:2 l3:1(size=1MiB) core:2 pu:1", 5));
   std::atomic<int> wrong{0}, caught{0};
-  const auto one_run = [&] {
-    rt.run([&] {
-      roost::task_group g;
-      for (int k = 0; k < 8; ++k)
-        g.run([k, &wrong, &caught] {
-          try {
-            try {
-              throw k;
-            } catch (int) {
-              EXPECT_EQ(fib(9), 34);  // spawns and waits while this exception is being handled
-              throw;
-            }
-          } catch (int got) {
-            caught.fetch_add(1);
-            if (got != k) wrong.fetch_add(1);
-          }
-        });
-      g.wait();
-    });
-  };
+  const auto one_run = [&] { run_tasks_rethrowing_across_a_wait(rt, caught, wrong); };
   one_run();  // the maker's thread starts the workers
   std::thread([&] {
     one_run();
