@@ -251,7 +251,7 @@ void simulation::watch() {
                   "thread on a lock or a condition variable that another task must release or signal, can "
                   "never see it progress here: every simulated worker runs on this one OS thread, and only a "
                   "runtime operation lets another run. Wait with a task_group instead, and hold no lock "
-                  "across a spawn, a wait, a roost::touch or a roost::compute, where another simulated worker "
+                  "across a spawn, a wait, a roost::touch, touch_rows or compute, where another simulated worker "
                   "may run (stall_wall_s in %s sets this limit).",
                   plat_.running_thread(), task.c_str(), still_s, plat_.running_clock(),
                   static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
