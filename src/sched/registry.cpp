@@ -18,7 +18,7 @@ const std::vector<entry>& registry() {
       {"ws", "random work stealing, work-first (Cilk-a)", true, ""},
       {"ws-help", "random work stealing, help-first", true, ""},
       {"hws", "hierarchical work stealing: nearest shared cache first", true, ""},
-      {"cab", "cache-aware bi-tier stealing, boundary level from ROOST_CAB_LEVEL (seed 000)", true, ""},
+      {"cab", "cache-aware bi-tier stealing, boundary level from ROOST_CAB_LEVEL or the topology (seed 000)", true, ""},
       {"cats", "cache-aware bi-tier stealing, tiers from a profile of the first iteration (seed 000)", true, ""},
       {"adws", "almost deterministic work stealing: work hints deal groups over workers (seed 003 ch. 4)", true, ""},
       {"adws-ml", "multi-level ADWS: groups dealt per memory level, one cache-sized root per cache (seed 003 ch. 5)", true, ""},
