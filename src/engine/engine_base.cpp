@@ -40,17 +40,17 @@ platform::sim_platform::engine_tls sim_thread_locals() {
     tl.current_worker = t_current_worker;
     tl.join_window = detail::t_join_window;
   };
-  // The join window's copy as the sim thread left it (set_current_worker would give it the never-open one,
-  // and its next join a slow path: at every switch of sim threads).
-  // The worker's exception state is that of the OS thread that drives the simulation now: a runtime run from
-  // several threads in turn (or destroyed on another than its last run's) is driven by each of them, and the
-  // pointer its worker took when it started named the first one's (thread_main), freed once that thread
-  // ended: exceptions in flight were mixed up ("terminate called without an active exception") and switches
-  // wrote a dead thread's memory (an outside-user campaign).
   t.load = [](const platform::sim_platform::thread_locals& tl) {
     detail::t_running_fiber = static_cast<detail::fiber_abi*>(tl.running_fiber);
+    // The worker's exception state is that of the OS thread that drives the simulation now: a runtime run from
+    // several threads in turn (or destroyed on another than its last run's) is driven by each of them, and the
+    // pointer its worker took when it started named the first one's (thread_main), freed once that thread
+    // ended: exceptions in flight were mixed up ("terminate called without an active exception") and switches
+    // wrote a dead thread's memory (an outside-user campaign).
     if (auto* w = static_cast<worker*>(tl.current_worker)) w->eh = ult::thread_eh_state();
     set_current_worker(static_cast<worker*>(tl.current_worker));
+    // The join window's copy as the sim thread left it (set_current_worker would give it the never-open one,
+    // and its next join a slow path: at every switch of sim threads).
     if (tl.join_window) detail::t_join_window = static_cast<detail::ws_deque<detail::job>*>(tl.join_window);
   };
   t.running_context = []() -> const ult::context* {

@@ -12,13 +12,6 @@
 
 namespace roost::sched::adws {
 
-// pop_local(): the local queue's owner pop. A search-root task taken from the mailbox is searched from its
-// sender's node: `searching` and `current` (the worker's node) are set to it.
-//
-// catch_up(): the caller's "forget the previous iteration's state", which it ran before this, too. Work
-// dealt to this worker may belong to an iteration that began after that look (the worker lost its CPU in
-// between): catching up again after taking it, whose acquire makes the dealer's iteration visible, keeps
-// the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
 // A suspended task handed back to its range's owner (adws-ml's hand_over) waits in a group's mailbox with the
 // pointer's bit 0 set (every job is at least 8-aligned): a head that looks for such work only (adws-ml's
 // take_returned and has_visible_work) tells it from a dealt search root by the pointer, never by reading a
@@ -33,6 +26,13 @@ inline detail::job* unmarked(detail::job* m) {
   return reinterpret_cast<detail::job*>(reinterpret_cast<std::uintptr_t>(m) & ~std::uintptr_t{1});
 }
 
+// pop_local(): the local queue's owner pop. A search-root task taken from the mailbox is searched from its
+// sender's node: `searching` and `current` (the worker's node) are set to it.
+//
+// catch_up(): the caller's "forget the previous iteration's state", which it ran before this, too. Work
+// dealt to this worker may belong to an iteration that began after that look (the worker lost its CPU in
+// between): catching up again after taking it, whose acquire makes the dealer's iteration visible, keeps
+// the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
 template <class Node, class MigrationQueue, class PopLocal, class CatchUp>
 detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq, bool& use_mig,
                            PopLocal&& pop_local, bool& searching, node_ref<Node>& current, CatchUp&& catch_up) {
