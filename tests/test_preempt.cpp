@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
@@ -31,6 +32,7 @@
 #include <sys/select.h>
 #include <time.h>
 #include <ucontext.h>
+#include <xmmintrin.h>
 
 #include "engine/critical_windows.hpp"
 #include "engine/preemption.hpp"
@@ -83,6 +85,37 @@ TEST_P(Preempt, ASpinnerWaitingForALaterSiblingCompletesOnOneWorker) {
     for (int i = 0; i < 3; ++i) rt.run([] { spinners_then_setter(1); });
     const char* said = std::string(mode) == "klt" ? "preemption: KLT-switching every 1 ms" : "preemption: signal-yield every 1 ms";
     EXPECT_NE(rt.describe().find(said), std::string::npos) << rt.describe();
+  }
+}
+
+// The tasks a thread runs while a task it preempted waits are given the mask the thread serves its worker
+// with, and so are the program's after run() returns: signals sent to it are delivered. Under TSan, whose
+// late-delivered handlers run with every signal blocked, the thread ran them with that mask (only the tick's
+// own signal unblocked), and a test's SIGUSR2 and `timeout`'s SIGTERM stayed pending for good once a
+// preempted task was resumed elsewhere (preempt_signal.hpp, unblock_for_other_tasks). One worker: the setter
+// runs only once a tick suspended the spinner, on the caller's thread, which serves that worker.
+TEST(PreemptThread, TasksRunWhileAnotherIsPreemptedHaveTheThreadsSignalMask) {
+  sigset_t before;
+  ASSERT_EQ(pthread_sigmask(SIG_BLOCK, nullptr, &before), 0);
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting("ws", 1, "200us", "aligned", mode));
+    for (int round = 0; round < 3; ++round) {
+      sigset_t in_setter;
+      sigemptyset(&in_setter);
+      rt.run([&] {
+        std::atomic<int> flag{0};
+        roost::task_group g;
+        g.run([&] { spin_until(flag); });
+        g.run([&] {
+          pthread_sigmask(SIG_BLOCK, nullptr, &in_setter);
+          flag.store(1, std::memory_order_release);
+        });
+        g.wait();
+      });
+      for (int sig = 1; sig < 65; ++sig)
+        EXPECT_EQ(sigismember(&in_setter, sig), sigismember(&before, sig)) << mode << ", signal " << sig;
+    }
+    EXPECT_GE(rt.preemptions(), 3u) << mode;
   }
 }
 
@@ -1317,6 +1350,84 @@ TEST(PreemptThread, ATickInsideTheProgramsSignalHandlerIsDeferred) {
     EXPECT_EQ(preempted_in_handler, 0u) << mode;
     EXPECT_EQ(rt.preemptions(), 1u) << mode;
   }
+#endif
+}
+
+// The floating-point state a tick's handler passes on is the interrupted code's: the image in the kernel's
+// frame, which lies just above the context. Under TSan, which delivers most signals late with a copy of the
+// context whose image pointer is stale by then, it is the thread's own state (the handler runs in the task's
+// code with it loaded). A made-up context: one frame-like, with its image right after it, and one whose image
+// lies far away and holds another rounding mode, as a stale one may.
+TEST(PreemptThread, TheStateATickPassesOnIsTheInterruptedCodes) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the made-up context holds x86-64's FXSAVE image";
+#else
+  struct frame_like {
+    ucontext_t uc;
+    struct _libc_fpstate image;
+  };
+  const auto mode_of = [](std::uint64_t state) { return (state >> (32 + 13)) & 3u; };  // MXCSR's RC bits
+  const std::uint32_t mxcsr = _mm_getcsr();
+  const std::uint32_t down = (mxcsr & ~0x6000u) | 0x2000u, up = (mxcsr & ~0x6000u) | 0x4000u;
+  static frame_like far_away{};  // not beside the context below: as a copy's pointer into a gone frame
+  far_away.image.mxcsr = up;
+  far_away.image.cwd = 0x37f;
+  auto near = std::make_unique<frame_like>();
+  near->image.mxcsr = down;
+  near->image.cwd = 0x37f;
+  near->uc.uc_mcontext.fpregs = &near->image;
+  _mm_setcsr(down);  // the interrupted code's state, loaded in the thread
+  const std::uint64_t from_frame = roost::platform::preempt::interrupted_fp_state(&near->uc);
+  near->uc.uc_mcontext.fpregs = &far_away.image;
+  const std::uint64_t from_copy = roost::platform::preempt::interrupted_fp_state(&near->uc);
+  _mm_setcsr(mxcsr);
+  EXPECT_EQ(mode_of(from_frame), 1u);  // round down, from the image beside the context
+  EXPECT_EQ(mode_of(from_copy), roost_test::under_tsan() ? 1u : 2u);  // the thread's, or else the image's
+#endif
+}
+
+// The instruction a tick's handler takes for the interrupted one is the task's own code. Under TSan, whose
+// handler calls the program's late, at the thread's next atomic operation, with the registers it saved when
+// the signal came (then often inside TSan's own atomic functions), it is the call where the thread is
+// (preempt_signal.cpp, late_delivery_call_site); elsewhere the context's. The signal comes from another
+// thread while this one waits for it in a function of its own, which the instruction must lie in.
+namespace {
+std::atomic<int> g_waiting_for_signal{0}, g_signal_seen{0};
+std::atomic<std::uintptr_t> g_signal_pc{0};
+void record_interrupted_pc(int, siginfo_t*, void* uc) {
+  g_signal_pc.store(roost::platform::preempt::interrupted_pc(uc), std::memory_order_relaxed);
+  g_signal_seen.store(1, std::memory_order_release);
+}
+__attribute__((noinline)) void wait_for_the_signal() {
+  g_waiting_for_signal.store(1, std::memory_order_release);
+  while (g_signal_seen.load(std::memory_order_acquire) == 0) {
+  }
+}
+}  // namespace
+TEST(PreemptThread, TheInstructionATickSeesIsTheInterruptedCodes) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "TSan's late delivery is handled on x86-64";
+#else
+  roost::runtime rt(preempting("ws", 1, "10s"));  // reads the system libraries' ranges
+  rt.run([] {});
+  struct sigaction sa {}, before {};
+  sa.sa_sigaction = &record_interrupted_pc;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  ASSERT_EQ(sigaction(SIGUSR2, &sa, &before), 0);
+  const pthread_t waiter = pthread_self();
+  std::thread sender([waiter] {
+    while (g_waiting_for_signal.load(std::memory_order_acquire) == 0) {
+    }
+    pthread_kill(waiter, SIGUSR2);
+  });
+  wait_for_the_signal();
+  sender.join();
+  sigaction(SIGUSR2, &before, nullptr);
+  const std::uintptr_t at = g_signal_pc.load(std::memory_order_relaxed);
+  const auto start = reinterpret_cast<std::uintptr_t>(&wait_for_the_signal);
+  EXPECT_LT(at - start, 512u) << "the instruction lies " << static_cast<std::intptr_t>(at - start)
+                              << " bytes from the waiting function's start";
 #endif
 }
 

@@ -402,7 +402,7 @@ class engine final : public engine_base {
     if (!w.fibers.has_idle()) return false;  // a fiber would have to be made here: not in a handler
     // The kernel blocked the signal for the handler's duration; other tasks of this thread run before the
     // handler returns, and must be preemptible too (digest §4.2).
-    platform::preempt::unblock_here();
+    platform::preempt::unblock_for_other_tasks();
     const unsigned final_depth = leave_final_for_switch(w);
     switch_msg m;
     m.action = after::preempted;

@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
+#include <unwind.h>
 
 #include <atomic>
 #include <cerrno>
@@ -315,11 +316,64 @@ void adopt_thread_state(void* ucontext) {
   if (sigaltstack(nullptr, &here) == 0) uc->uc_stack = here;
 }
 
+namespace {
+// TSan delivers most signals late: its own handler notes the signal and returns, and at the thread's next
+// atomic operation or intercepted call its runtime calls the program's handler with a copy of the context it
+// saved when the signal came (interrupted_with_more_blocked). What that copy says of the interrupted code is
+// stale by then: its registers are those of the instruction the signal hit (often inside TSan's own atomic
+// functions), and its fpregs still points into the kernel's frame, long gone (a tick's handler took the
+// floating-point state from there, and TSan's FpEnvPreempt.ChildrenRunWhileTheirSpawnerIsPreemptedGetItsState
+// failed once so). The kernel puts that image just above the context in its frame; a copy lies elsewhere.
+// Never true outside TSan's builds.
+bool delivered_late(const ucontext_t* uc) {
+#if defined(ROOST_TSAN) && defined(__x86_64__)
+  const auto distance =
+      reinterpret_cast<std::uintptr_t>(uc->uc_mcontext.fpregs) - reinterpret_cast<std::uintptr_t>(uc);
+  return distance > 64 * 1024;
+#else
+  (void)uc;
+  return false;
+#endif
+}
+#ifdef ROOST_TSAN
+// Where the task is when a late delivery runs its handler: at a call into TSan's runtime (an atomic
+// operation, an intercepted function), whose address is the first return address on the stack above the
+// handler's own frames and the system libraries' (TSan's) that called it; less one, the call itself, so
+// that a call ending a critical window counts as inside it. 0 where the stack cannot be walked. Outside an
+// asynchronous handler's rules: TSan calls it where the thread may call anything.
+struct call_site_search {
+  std::uintptr_t pc = 0;
+  bool passed_library = false;
+};
+_Unwind_Reason_Code find_call_site(_Unwind_Context* c, void* arg) {
+  auto* s = static_cast<call_site_search*>(arg);
+  const std::uintptr_t ip = _Unwind_GetIP(c);
+  if (ip == 0) return _URC_END_OF_STACK;
+  if (in_system_library(ip)) {
+    s->passed_library = true;
+    return _URC_NO_REASON;
+  }
+  if (!s->passed_library) return _URC_NO_REASON;  // the handler's own frames, below TSan's
+  s->pc = ip - 1;
+  return _URC_END_OF_STACK;
+}
+std::uintptr_t late_delivery_call_site() {
+  call_site_search s;
+  _Unwind_Backtrace(&find_call_site, &s);
+  return s.pc;
+}
+#else
+std::uintptr_t late_delivery_call_site() { return 0; }
+#endif
+}  // namespace
+
 std::uint64_t interrupted_fp_state(const void* ucontext) {
 #if defined(__x86_64__)
   const auto* uc = static_cast<const ucontext_t*>(ucontext);
   const auto* fp = uc->uc_mcontext.fpregs;  // the FXSAVE image of the signal frame
   if (!fp) return 0;
+  // Delivered late (TSan), the handler runs on the task's thread with the task's own state still loaded.
+  if (delivered_late(uc)) return detail::fp_control::capture();
   return detail::fp_control::pack(fp->mxcsr, fp->cwd);
 #else
   (void)ucontext;
@@ -330,6 +384,8 @@ std::uint64_t interrupted_fp_state(const void* ucontext) {
 std::uintptr_t interrupted_pc(const void* ucontext) {
   const auto* uc = static_cast<const ucontext_t*>(ucontext);
 #if defined(__x86_64__)
+  if (delivered_late(uc))
+    if (const std::uintptr_t pc = late_delivery_call_site()) return pc;
   return static_cast<std::uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
 #elif defined(__aarch64__)
   return static_cast<std::uintptr_t>(uc->uc_mcontext.pc);
@@ -366,8 +422,9 @@ bool blocked_while_serving() { return sigismember(&t_serving_mask, kSignal) == 1
 namespace {
 // Whether `mask` blocks a signal that the calling thread does not block while it serves a worker. The
 // kernel writes the first _NSIG bits of a handler frame's mask (64 on Linux), not the whole of glibc's
-// sigset_t: only those are compared. sigismember is async-signal-safe (POSIX.1-2008).
-bool blocks_more_than_serving(const sigset_t& mask) {
+// sigset_t: only those are compared. sigismember is async-signal-safe (POSIX.1-2008). Unused in TSan's builds
+// (below).
+[[maybe_unused]] bool blocks_more_than_serving(const sigset_t& mask) {
   for (int sig = 1; sig < 65; ++sig)
     if (sigismember(&mask, sig) == 1 && sigismember(&t_serving_mask, sig) != 1) return true;
   return false;
@@ -397,6 +454,14 @@ void unblock_here() {
   sigemptyset(&s);
   sigaddset(&s, kSignal);
   pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+}
+
+void unblock_for_other_tasks() {
+#ifdef ROOST_TSAN
+  pthread_sigmask(SIG_SETMASK, &t_serving_mask, nullptr);
+#else
+  unblock_here();
+#endif
 }
 
 void block_here() {

@@ -86,6 +86,12 @@ bool blocked_here();
 void unblock_here();
 // Blocks kSignal in the calling thread, as the kernel does while its handler runs; unblock_here undoes it.
 void block_here();
+// In a tick's handler that switches away from the task it preempted: gives the thread the mask its other
+// tasks run with, the one it serves its worker with (note_serving_mask). The kernel's handler mask is that
+// and kSignal (the handler's sa_mask is empty): kSignal is unblocked. TSan runs a handler it delivers late
+// with every signal blocked, and the thread ran its other tasks so, and after them the program: signals
+// sent to it were never delivered (a test's SIGUSR2, `timeout`'s SIGTERM): its mask is set whole.
+void unblock_for_other_tasks();
 // Whether the calling thread blocks a signal that it does not block while it serves a worker
 // (note_serving_mask): it runs a signal handler of the program's, or code that blocked signals itself.
 // interrupted_with_more_blocked's question, asked outside a handler. One pthread_sigmask(2) call.
