@@ -76,12 +76,38 @@ TEST(Options, AMisspeltSimParameterGetsTheClosestNameSuggested) {
 // names were lost (an outside-user campaign). Bytes are written as \xNN. -0.0 in a field is refused too.
 TEST(Options, AValueWithUnprintableBytesIsQuotedWhole) {
   roost::options o;
-  o.scheduler = std::string("ws\0x", 4);
-  expect_mentions(error_of(o), {"options::scheduler='ws\\x00x'", "unknown scheduler; did you mean ws? valid names",
+  o.scheduler = std::string("ws\x01x", 4);
+  expect_mentions(error_of(o), {"options::scheduler='ws\\x01x'", "unknown scheduler; did you mean ws? valid names",
                                 "ws-help"});
   roost::options c;
   c.cats_min_intensity = -0.0;
   expect_mentions(error_of(c), {"options::cats_min_intensity", "must be a number in [0, 1e9]", "-0.0 is not 0"});
+}
+
+// A NUL inside a text field: every reader takes the text as a C string, so a topology or a file's path ran as
+// its part before the NUL without a word, and messages quoting the value were cut there (an outside-user
+// campaign). Refused, whatever the field, with the value written whole.
+TEST(Options, ATextFieldHoldingANulIsRefused) {
+  const std::string nul("\0", 1);
+  const std::string dir = ::testing::TempDir();
+  struct field_case {
+    std::optional<std::string> roost::options::*field;
+    const char* name;
+    std::string value, quoted;
+  };
+  for (const field_case& c : {field_case{&roost::options::scheduler, "options::scheduler", "ws" + nul + "hws", "ws\\x00hws"},
+                              field_case{&roost::options::topology, "options::topology", "pack:2 pu:1" + nul + "x",
+                                         "pack:2 pu:1\\x00x"},
+                              field_case{&roost::options::trace, "options::trace", dir + "t.trace" + nul + "x",
+                                         "t.trace\\x00x"},
+                              field_case{&roost::options::cats_profile, "options::cats_profile",
+                                         dir + "c.prof" + nul + "x", "c.prof\\x00x"},
+                              field_case{&roost::options::sim_params, "options::sim_params", "spawn_ns=1" + nul + "x",
+                                         "spawn_ns=1\\x00x"}}) {
+    roost::options o;
+    o.*c.field = c.value;
+    expect_mentions(error_of(o), {c.name, c.quoted, "': holds a NUL byte; must be "});
+  }
 }
 
 // Another scheduler's knob, set: nobody reads it (documented), and ROOST_VERBOSE says so (an outside-user
