@@ -46,6 +46,12 @@ class runtime {
         result = std::addressof(r);
       });
       return static_cast<R>(*result);
+    } else if constexpr (!std::is_move_constructible_v<R>) {
+      // The root's value is made where the root runs and moved out of the run: a direct call of f could build
+      // it in place, a call that returns from another stack cannot. Said once, not as errors in <optional>.
+      static_assert(std::is_move_constructible_v<R>,
+                    "roost::runtime::run: the root returns a type that cannot be moved; return it in a "
+                    "std::unique_ptr, or construct it in a variable of the caller's");
     } else {
       std::optional<R> result;
       run_root([&] { result.emplace(f()); });

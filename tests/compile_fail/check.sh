@@ -20,11 +20,12 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
          REDUCE_BODY_SHAPE:"roost::parallel_reduce: the body is called as body(lo, hi)" \
          REDUCE_NO_GRAIN:"give a grain, the third argument" \
          LIST_BOUNDS:"these iterators are not random-access" \
-         INVOKE_WITH_ARGS:"every argument is a function called with no arguments"; do
+         INVOKE_WITH_ARGS:"every argument is a function called with no arguments" \
+         RUN_UNMOVABLE:"roost::runtime::run: the root returns a type that cannot be moved"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1
   elif ! grep -q "$want" <<<"$out"; then echo "$name failed without the message '$want':"; echo "$out" | head -20; status=1
   fi
 done
-[ $status = 0 ] && echo "compile_fail: parallel_reduce refuses every narrowing identity, parallel_for floating-point bounds"
+[ $status = 0 ] && echo "compile_fail: parallel_reduce refuses every narrowing identity, parallel_for floating-point bounds, runtime::run a result it cannot move"
 exit $status

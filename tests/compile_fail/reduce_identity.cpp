@@ -1,7 +1,8 @@
 // parallel_reduce refuses an identity whose type would cut the body's results (compile_fail/check.sh
 // builds this with each case defined, and expects the compile to fail, naming the reason, for all but
 // NARROW_NONE); and parallel_for refuses floating-point bounds (FLOAT_BOUNDS); and a body of neither shape
-// gets the algorithm's own message (FOR_BODY_SHAPE, REDUCE_BODY_SHAPE), not a template error.
+// gets the algorithm's own message (FOR_BODY_SHAPE, REDUCE_BODY_SHAPE), not a template error; nor does a root
+// whose value cannot be moved out of runtime::run (RUN_UNMOVABLE).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -63,6 +64,14 @@ long sum(const std::vector<long>& v) {
 #elif defined(INVOKE_WITH_ARGS)  // parallel_invoke calls each argument with none: 12 KB of errors before
   roost::parallel_invoke([](int) {}, [] {});
   return 0;
+#elif defined(RUN_UNMOVABLE)  // a root returning a type that cannot be moved: a template error inside <optional>
+  struct unmovable {
+    long v;
+    explicit unmovable(long x) : v(x) {}
+    unmovable(unmovable&&) = delete;
+  };
+  roost::runtime rt;
+  return rt.run([&] { return unmovable(static_cast<long>(v.size())); }).v;
 #elif defined(FLOAT_BOUNDS)  // floating-point bounds: no whole number of iterations
   double s = 0;
   roost::parallel_for(0.0, 10.5, 2, [&](double lo, double hi) { s += hi - lo; });
