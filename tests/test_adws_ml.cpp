@@ -81,7 +81,7 @@ TEST(MemoryTree, WorkersThatFillTheCachesUnevenlyAreNamed) {
   tp::memory_tree m = tree_of(machine, 6);
   EXPECT_EQ(m.depth(), 2u) << m.summary();
   EXPECT_NE(m.note.find("the workers do not fill the caches evenly (worker 0 shares 2 caches with other workers, "
-                        "worker 4 1;"), std::string::npos) << m.note;
+                        "worker 4 shares 1;"), std::string::npos) << m.note;
   EXPECT_TRUE(tree_of(machine, 8).note.empty()) << tree_of(machine, 8).note;
   testing::internal::CaptureStderr();
   {

@@ -40,7 +40,9 @@ class task_observer {
   // resumed there): a task always ends on the worker of its last start or resumption.
   virtual void on_task_resume(const task_event&) {}
   // Called on the worker that finishes the task (its body returned or threw), before the scheduler learns
-  // of it. Not called for a root task (runtime::run returning is its end).
+  // of it. Not called for a root task (runtime::run returning is its end). An observer installed while a run
+  // is in flight sees the ends of the tasks that started before it and not their starts: a program that
+  // pairs starts with ends installs it before the run.
   virtual void on_task_end(const task_event&) {}
 };
 

@@ -103,7 +103,7 @@ memory_tree build_memory_tree(const topology& tp, const placement& pl, unsigned 
       };
       std::ostringstream why;
       why << "the workers do not fill the caches evenly (worker 0 shares " << shared(0) << " cache"
-          << (shared(0) == 1 ? "" : "s") << " with other workers, worker " << w << " " << shared(w)
+          << (shared(0) == 1 ? "" : "s") << " with other workers, worker " << w << " shares " << shared(w)
           << "; a cache whose workers are all those of the cache below it counts once, and a worker count that is "
              "not a multiple of the PUs can leave some caches with fewer workers than others): DRAM over "
              "per-worker leaves";
