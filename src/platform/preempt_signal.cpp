@@ -39,7 +39,8 @@ namespace {
 // ticks are deferred there, which is always safe.
 struct code_range {
   std::uintptr_t lo, hi;
-  bool cxx_runtime;  // libstdc++'s or libc++'s (sleep_calls.cpp: their sleep_for may be preempted at its call)
+  bool cxx_runtime;   // libstdc++'s or libc++'s (sleep_calls.cpp: their sleep_for may be preempted at its call)
+  bool tsan_runtime;  // libtsan's: the frames that call a handler TSan delivers late (late_delivery_call_site)
 };
 constexpr int kMaxRanges = 256;
 code_range g_ranges[kMaxRanges];
@@ -107,7 +108,8 @@ int collect(struct dl_phdr_info* info, std::size_t, void* allocator) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
     if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
     const code_range r{info->dlpi_addr + ph.p_vaddr, info->dlpi_addr + ph.p_vaddr + ph.p_memsz,
-                       file_name_starts_with(info->dlpi_name, kCxxRuntime)};
+                       file_name_starts_with(info->dlpi_name, kCxxRuntime),
+                       file_name_starts_with(info->dlpi_name, {"libtsan"})};
     bool known = false;
     for (int k = 0; k < n && !known; ++k) known = g_ranges[k].lo == r.lo && g_ranges[k].hi == r.hi;
     if (known) continue;
@@ -317,6 +319,8 @@ void adopt_thread_state(void* ucontext) {
 }
 
 namespace {
+const code_range* range_of(std::uintptr_t pc);  // the system library whose code holds pc, if one does (below)
+
 // TSan delivers most signals late: its own handler notes the signal and returns, and at the thread's next
 // atomic operation or intercepted call its runtime calls the program's handler with a copy of the context it
 // saved when the signal came (interrupted_with_more_blocked). What that copy says of the interrupted code is
@@ -337,23 +341,28 @@ bool delivered_late(const ucontext_t* uc) {
 }
 #ifdef ROOST_TSAN
 // Where the task is when a late delivery runs its handler: at a call into TSan's runtime (an atomic
-// operation, an intercepted function), whose address is the first return address on the stack above the
-// handler's own frames and the system libraries' (TSan's) that called it; less one, the call itself, so
-// that a call ending a critical window counts as inside it. 0 where the stack cannot be walked. Outside an
-// asynchronous handler's rules: TSan calls it where the thread may call anything.
+// operation, an intercepted function), whose return address is the first on the stack above the handler's
+// own frames and the TSan runtime's frames that called it; less one, the call itself, so that a call ending a
+// critical window counts as inside it. That caller may be a system library (TSan runs the handler when any
+// intercepted call returns, one that the C library or the C++ runtime made with a lock of theirs held too):
+// then in_system_library defers the tick, as for a tick that came there. 0 where no frame of a shared libtsan
+// called the handler (clang links TSan's runtime into the program, where its frames cannot be told from
+// the program's): the caller then goes by the context's registers, as before. TSan calls the handler outside
+// any asynchronous signal, at a point where its runtime calls back into the program.
 struct call_site_search {
   std::uintptr_t pc = 0;
-  bool passed_library = false;
+  bool in_tsan = false;  // passed the handler's frames into TSan's
 };
 _Unwind_Reason_Code find_call_site(_Unwind_Context* c, void* arg) {
   auto* s = static_cast<call_site_search*>(arg);
   const std::uintptr_t ip = _Unwind_GetIP(c);
   if (ip == 0) return _URC_END_OF_STACK;
-  if (in_system_library(ip)) {
-    s->passed_library = true;
+  const code_range* r = range_of(ip);
+  if (r && r->tsan_runtime) {
+    s->in_tsan = true;
     return _URC_NO_REASON;
   }
-  if (!s->passed_library) return _URC_NO_REASON;  // the handler's own frames, below TSan's
+  if (!s->in_tsan) return _URC_NO_REASON;  // the handler's own frames, below TSan's
   s->pc = ip - 1;
   return _URC_END_OF_STACK;
 }

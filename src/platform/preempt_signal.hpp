@@ -50,7 +50,8 @@ bool static_cxx_runtime(const std::vector<std::string>& loaded);
 // One sigaltstack(2) call: async-signal-safe.
 void adopt_thread_state(void* ucontext);
 
-// The interrupted instruction's address, from the handler's `ucontext`.
+// The interrupted instruction's address, from the handler's `ucontext`; under TSan, for a signal it delivered
+// late, the call into TSan's runtime where the thread is then (preempt_signal.cpp, late_delivery_call_site).
 std::uintptr_t interrupted_pc(const void* ucontext);
 // The interrupted code's floating-point control state, from the handler's `ucontext`, in
 // detail::fp_control::capture's form (0 where the context holds none). The handler itself starts with the
@@ -86,11 +87,16 @@ bool blocked_here();
 void unblock_here();
 // Blocks kSignal in the calling thread, as the kernel does while its handler runs; unblock_here undoes it.
 void block_here();
-// In a tick's handler that switches away from the task it preempted: gives the thread the mask its other
-// tasks run with, the one it serves its worker with (note_serving_mask). The kernel's handler mask is that
-// and kSignal (the handler's sa_mask is empty): kSignal is unblocked. TSan runs a handler it delivers late
-// with every signal blocked, and the thread ran its other tasks so, and after them the program: signals
-// sent to it were never delivered (a test's SIGUSR2, `timeout`'s SIGTERM): its mask is set whole.
+// Where a preemption switches away from the task it suspends (a tick's handler, a sleeping call's exit):
+// gives the thread the mask its other tasks run with, the one it serves its worker with (note_serving_mask).
+// The kernel's handler mask is the serving one and kSignal (the handler's sa_mask is empty), and a sleeping
+// call's exit blocked kSignal alone (block_here): kSignal is unblocked, and the handler's return (or the
+// caller) restores the rest. TSan runs a handler it delivers late with every signal blocked, and the thread
+// ran its other tasks so, and after them the program: signals sent to it were never delivered (a test's
+// SIGUSR2, `timeout`'s SIGTERM). Under TSan the serving mask is set whole (TSan restores the task's own when
+// the handler returns). So under TSan a task that blocked signals itself and is preempted at a sleeping
+// call's exit (more_blocked_here cannot tell it there) comes back with the serving mask; giving it back its
+// own at its resumption hung 3 runs in 12 of a test of random trees with spinners (not understood).
 void unblock_for_other_tasks();
 // Whether the calling thread blocks a signal that it does not block while it serves a worker
 // (note_serving_mask): it runs a signal handler of the program's, or code that blocked signals itself.
