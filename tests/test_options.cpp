@@ -95,15 +95,13 @@ TEST(Options, ATextFieldHoldingANulIsRefused) {
     const char* name;
     std::string value, quoted;
   };
-  for (const field_case& c : {field_case{&roost::options::scheduler, "options::scheduler", "ws" + nul + "hws", "ws\\x00hws"},
-                              field_case{&roost::options::topology, "options::topology", "pack:2 pu:1" + nul + "x",
-                                         "pack:2 pu:1\\x00x"},
-                              field_case{&roost::options::trace, "options::trace", dir + "t.trace" + nul + "x",
-                                         "t.trace\\x00x"},
-                              field_case{&roost::options::cats_profile, "options::cats_profile",
-                                         dir + "c.prof" + nul + "x", "c.prof\\x00x"},
-                              field_case{&roost::options::sim_params, "options::sim_params", "spawn_ns=1" + nul + "x",
-                                         "spawn_ns=1\\x00x"}}) {
+  const field_case cases[] = {
+      {&roost::options::scheduler, "options::scheduler", "ws" + nul + "hws", "ws\\x00hws"},
+      {&roost::options::topology, "options::topology", "pack:2 pu:1" + nul + "x", "pack:2 pu:1\\x00x"},
+      {&roost::options::trace, "options::trace", dir + "t.trace" + nul + "x", "t.trace\\x00x"},
+      {&roost::options::cats_profile, "options::cats_profile", dir + "c.prof" + nul + "x", "c.prof\\x00x"},
+      {&roost::options::sim_params, "options::sim_params", "spawn_ns=1" + nul + "x", "spawn_ns=1\\x00x"}};
+  for (const field_case& c : cases) {
     roost::options o;
     o.*c.field = c.value;
     expect_mentions(error_of(o), {c.name, c.quoted, "': holds a NUL byte; must be "});

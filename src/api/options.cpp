@@ -91,9 +91,10 @@ std::optional<source> text_of(const setting& st, const std::optional<std::string
   else if (const char* v = std::getenv(st.env)) s = {st.env, v, ""};
   else return std::nullopt;
   s.text = trim(s.given);
-  // Only a field can hold one (an environment value ends at its first NUL). Every reader of the text takes it
-  // as a C string, so the rest was dropped: a topology, a profile's path, ran as their part before the NUL
-  // without a word, and messages quoting the value were cut there (an outside-user campaign).
+  // Only a field can hold one (an environment value ends at its first NUL). The readers of a path or a
+  // description take the text as a C string, so the rest was dropped: a topology, a profile's path, ran as
+  // their part before the NUL without a word, and messages quoting the value were cut there (an outside-user
+  // campaign).
   if (s.text.find('\0') != std::string::npos) fail(s, "holds a NUL byte; must be " + st.valid);
   if (s.text.empty()) {
     const std::string unset = field ? std::string("leave ") + st.field + " unset" : std::string("unset ") + st.env;

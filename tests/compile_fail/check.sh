@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Builds reduce_identity.cpp with each case: NARROW_NONE must compile; every other case must fail with
-# parallel_reduce's or parallel_for's own message (not some other error).
+# Builds reduce_identity.cpp with each case: NARROW_NONE must compile; every other case must fail with the
+# call's own message (parallel_reduce's, parallel_for's, parallel_invoke's, runtime::run's), not another error.
 set -uo pipefail
 src=$1  # the source tree
 cxx=${CXX:-c++}
@@ -27,5 +27,6 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
   elif ! grep -q "$want" <<<"$out"; then echo "$name failed without the message '$want':"; echo "$out" | head -20; status=1
   fi
 done
-[ $status = 0 ] && echo "compile_fail: parallel_reduce refuses every narrowing identity, parallel_for floating-point bounds, runtime::run a result it cannot move"
+[ $status = 0 ] && echo "compile_fail: parallel_reduce refuses every narrowing identity, parallel_for" \
+  "floating-point bounds, runtime::run a result it cannot move"
 exit $status
