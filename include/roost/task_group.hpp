@@ -130,9 +130,9 @@ class task_group {
 
   // OpenMP's `if` clause: run(f) when `spawn` is true; otherwise f runs at once on the calling task
   // (undeferred, no task made), and an exception it throws is kept for wait() as a child's would be, so
-  // that what the program computes and throws never depends on the cutoff. Same rules as run() (owner
-  // only, inside a task) either way. The hint of an inline child is checked and then unused: its share of
-  // task_group(total) stays with the caller, which is where it runs.
+  // that what the program computes and throws never depends on the cutoff. Same rules as run() (inside a
+  // task, by a task that may add to the group) either way. The hint of an inline child is checked and then
+  // unused: its share of task_group(total) stays with the caller, which is where it runs.
   template <class F>
   void run_if(bool spawn, F&& f) {
     if (spawn) spawn_with_hint(std::forward<F>(f), -1.0);
