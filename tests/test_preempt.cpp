@@ -32,7 +32,9 @@
 #include <sys/select.h>
 #include <time.h>
 #include <ucontext.h>
-#include <xmmintrin.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>  // TheStateATickPassesOnIsTheInterruptedCodes
+#endif
 
 #include "engine/critical_windows.hpp"
 #include "engine/preemption.hpp"
