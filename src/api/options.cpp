@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include "api/closest_name.hpp"
 #include "api/simulation.hpp"
 #include "mem/distribution.hpp"
+#include "platform/fork_hold.hpp"
 #include "platform/output_file.hpp"
 #include "platform/parse_decimal.hpp"
 #include "roost/errors.hpp"
@@ -579,67 +582,94 @@ constexpr const char* kRuntimeVariables[] = {
 //    anywhere would flag ROOST_REBINDER).
 // The closest name is suggested: the fewest edits, then a name held over one that is not (ROOST_TRACE_DEPHT
 // is ROOST_TRACE_DEPTH's, not ROOST_TRACE's, which it holds: an outside-user campaign).
+namespace {
+// The note for one name of the environment, "" where it says nothing (above).
+std::string misspelling_note(const std::string& name) {
+  if (std::find_if(std::begin(kRuntimeVariables), std::end(kRuntimeVariables),
+                   [&](const char* v) { return name == v; }) != std::end(kRuntimeVariables))
+    return {};
+  std::string upper = name;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const bool prefixed = upper.rfind("ROOST_", 0) == 0;
+  const char* best = nullptr;
+  std::size_t best_distance = 3, best_edits = 0;
+  for (const char* v : kRuntimeVariables) {
+    const std::string known = v, tail = known.substr(6);
+    const std::size_t length_gap = upper.size() > known.size() ? upper.size() - known.size() : known.size() - upper.size();
+    // Above two edits only the fewest matter, and only as a tie-break between names held (a name
+    // held whole, or a tail, is exactly the length gap away, so within two when the table is computed).
+    const std::size_t edits = length_gap <= 2 ? detail::edit_distance_up_to(upper, known, 2) : length_gap;
+    // Outside the prefix one edit only: two made HOST_TRACE, GHOST_TRACE and POST_WORKERS "misspellings"
+    // (a review); within it (ROOST_WROKERS) two.
+    std::size_t d = prefixed || edits <= 1 ? edits : 3;
+    if (upper.find(known) != std::string::npos) d = std::min<std::size_t>(d, 2);
+    if (prefixed) {
+      const std::string its_tail = upper.substr(6);
+      if ((tail.size() >= 5 && its_tail.find(tail) != std::string::npos) ||
+          (tail.size() >= 4 && its_tail.rfind(tail, 0) == 0))
+        d = std::min<std::size_t>(d, 2);
+    }
+    if (d < best_distance || (d == best_distance && best && edits < best_edits)) {
+      best_distance = d;
+      best_edits = edits;
+      best = v;
+    }
+  }
+  // The names OpenMP's and oneTBB's users type for roost's, which no edit distance finds (ROOST_NUM_THREADS
+  // ran on every CPU without a word: an outside-user campaign).
+  if (prefixed && !best) {
+    // By whole words of the name, so that a program's own ROOST_SCORE or ROOST_SPIN_COUNT stays its own.
+    const auto has_word = [&](std::initializer_list<const char*> words) {
+      std::size_t from = 6;
+      while (from <= upper.size()) {
+        const std::size_t to = std::min(upper.find('_', from), upper.size());
+        const std::string word = upper.substr(from, to - from);
+        for (const char* w : words)
+          if (word == w) return true;
+        from = to + 1;
+      }
+      return false;
+    };
+    if (has_word({"THREAD", "THREADS", "NTHREADS", "CPU", "CPUS", "NCPUS", "CORE", "CORES", "NPROC", "NPROCS",
+                  "PROCS"}))
+      best = "ROOST_WORKERS";
+    else if (has_word({"BIND", "AFFINITY", "PIN", "PINNING"}))
+      best = "ROOST_BIND";
+    else if (has_word({"SCHEDULE", "POLICY"}))
+      best = "ROOST_SCHED";
+  }
+  if (best)
+    return name + " is not a roost setting and is not read; did you mean " + best +
+           "? (docs/configuration.md lists them)";
+  return {};
+}
+
+// Each name's note, worked out once a process: the edit distances to every setting's name took 1.1 M
+// instructions a runtime's construction, three quarters of it once hwloc's discovery was read once
+// (topology.cpp). A note depends on the name alone, so a variable set since is looked at when the next
+// runtime is made. At most kMaxNotedNames kept: a program that sets a variable of a new name for each run
+// keeps its memory flat.
+constexpr std::size_t kMaxNotedNames = 4096;
+std::mutex& env_notes_mutex() {
+  static std::mutex* m = new std::mutex;  // never destroyed: runtimes may be made during static destruction
+  return *m;
+}
+__attribute__((constructor)) void watch_forks_for_env_notes() {
+  platform::hold_across_forks_of<&env_notes_mutex>();
+}
+}  // namespace
+
 std::vector<std::string> unknown_env_notes() {
+  static auto* notes = new std::unordered_map<std::string, std::string>;  // guarded by env_notes_mutex
   std::vector<std::string> out;
+  const std::lock_guard<std::mutex> lk(env_notes_mutex());
   for (char** e = environ; e && *e; ++e) {
-    const std::string entry = *e;
-    const std::string name = entry.substr(0, entry.find('='));
-    if (std::find_if(std::begin(kRuntimeVariables), std::end(kRuntimeVariables),
-                     [&](const char* v) { return name == v; }) != std::end(kRuntimeVariables))
-      continue;
-    std::string upper = name;
-    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    const bool prefixed = upper.rfind("ROOST_", 0) == 0;
-    const char* best = nullptr;
-    std::size_t best_distance = 3, best_edits = 0;
-    for (const char* v : kRuntimeVariables) {
-      const std::string known = v, tail = known.substr(6);
-      const std::size_t length_gap = upper.size() > known.size() ? upper.size() - known.size() : known.size() - upper.size();
-      // Above two edits only the fewest matter, and only as a tie-break between names held (a name
-      // held whole, or a tail, is exactly the length gap away, so within two when the table is computed).
-      const std::size_t edits = length_gap <= 2 ? detail::edit_distance_up_to(upper, known, 2) : length_gap;
-      // Outside the prefix one edit only: two made HOST_TRACE, GHOST_TRACE and POST_WORKERS "misspellings"
-      // (a review); within it (ROOST_WROKERS) two.
-      std::size_t d = prefixed || edits <= 1 ? edits : 3;
-      if (upper.find(known) != std::string::npos) d = std::min<std::size_t>(d, 2);
-      if (prefixed) {
-        const std::string its_tail = upper.substr(6);
-        if ((tail.size() >= 5 && its_tail.find(tail) != std::string::npos) ||
-            (tail.size() >= 4 && its_tail.rfind(tail, 0) == 0))
-          d = std::min<std::size_t>(d, 2);
-      }
-      if (d < best_distance || (d == best_distance && best && edits < best_edits)) {
-        best_distance = d;
-        best_edits = edits;
-        best = v;
-      }
-    }
-    // The names OpenMP's and oneTBB's users type for roost's, which no edit distance finds (ROOST_NUM_THREADS
-    // ran on every CPU without a word: an outside-user campaign).
-    if (prefixed && !best) {
-      // By whole words of the name, so that a program's own ROOST_SCORE or ROOST_SPIN_COUNT stays its own.
-      const auto has_word = [&](std::initializer_list<const char*> words) {
-        std::size_t from = 6;
-        while (from <= upper.size()) {
-          const std::size_t to = std::min(upper.find('_', from), upper.size());
-          const std::string word = upper.substr(from, to - from);
-          for (const char* w : words)
-            if (word == w) return true;
-          from = to + 1;
-        }
-        return false;
-      };
-      if (has_word({"THREAD", "THREADS", "NTHREADS", "CPU", "CPUS", "NCPUS", "CORE", "CORES", "NPROC", "NPROCS",
-                    "PROCS"}))
-        best = "ROOST_WORKERS";
-      else if (has_word({"BIND", "AFFINITY", "PIN", "PINNING"}))
-        best = "ROOST_BIND";
-      else if (has_word({"SCHEDULE", "POLICY"}))
-        best = "ROOST_SCHED";
-    }
-    if (best)
-      out.push_back(name + " is not a roost setting and is not read; did you mean " + best +
-                    "? (docs/configuration.md lists them)");
+    const char* entry = *e;
+    const std::string name(entry, std::strcspn(entry, "="));
+    if (notes->size() >= kMaxNotedNames && !notes->count(name)) notes->clear();
+    auto [at, fresh] = notes->try_emplace(name);
+    if (fresh) at->second = misspelling_note(name);
+    if (!at->second.empty()) out.push_back(at->second);
   }
   return out;
 }

@@ -39,6 +39,35 @@ struct hwloc_handle {
   }
 };
 
+// This machine as hwloc discovers it, once a process. A discovery reads about a hundred files of /sys, 1.6 to
+// 1.9 ms here: most of a runtime's construction, which took 1.5 ms in all (a loop making runtimes of one
+// worker). A duplicate of it takes about 3 us; each load restricts its duplicate to the calling thread's
+// affinity then, as it restricted a discovery. So the CPUs, caches and NUMA nodes are those of the first
+// native runtime's time: a CPU brought online later is not seen by the process's later runtimes. Called under
+// hwloc_mutex; never destroyed (runtimes may be made during static destruction), and a fork's child finds it
+// in its copy of the parent's memory, which no thread of the parent was changing (the mutex is held across
+// forks).
+hwloc_topology_t discovered_machine() {
+  static hwloc_topology_t machine = nullptr;
+  if (!machine) {
+    hwloc_topology_t t;
+    if (hwloc_topology_init(&t) != 0) throw config_error("roost: hwloc_topology_init failed");
+    if (hwloc_topology_load(t) != 0) {
+      hwloc_topology_destroy(t);
+      throw config_error("roost: hwloc cannot read this machine's topology");
+    }
+    machine = t;
+  }
+  return machine;
+}
+// A loaded copy of it for one load to restrict (and destroy).
+void duplicate_machine(hwloc_topology_t* into) {
+  if (hwloc_topology_dup(into, discovered_machine()) != 0) {
+    *into = nullptr;
+    throw config_error("roost: hwloc cannot copy this machine's topology");
+  }
+}
+
 bool is_file(const std::string& s) {
   struct stat st;
   return ::stat(s.c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -85,17 +114,20 @@ topology topology::load(const std::string& description, const std::string& sourc
 
   const std::lock_guard<std::mutex> one_at_a_time(hwloc_mutex());  // released after h is destroyed
   hwloc_handle h;
-  if (hwloc_topology_init(&h.t) != 0) throw config_error("roost: hwloc_topology_init failed");
-  if (xml) {
-    if (hwloc_topology_set_xml(h.t, description.c_str()) != 0)
-      reject(std::string("hwloc cannot read this file (") + std::strerror(errno) + "); " + valid);
-  } else if (tp.virtual_ && hwloc_topology_set_synthetic(h.t, description.c_str()) != 0) {
-    reject(std::string("hwloc rejects this synthetic description and no such file exists; ") + valid);
-  }
-  if (hwloc_topology_load(h.t) != 0) {
-    if (xml) reject(std::string("this file is not an hwloc XML topology (hwloc cannot load it); ") + valid);
-    if (tp.virtual_) reject(std::string("hwloc cannot build this synthetic description; ") + valid);
-    throw config_error("roost: hwloc cannot read this machine's topology");
+  if (!tp.virtual_) {
+    duplicate_machine(&h.t);
+  } else {
+    if (hwloc_topology_init(&h.t) != 0) throw config_error("roost: hwloc_topology_init failed");
+    if (xml) {
+      if (hwloc_topology_set_xml(h.t, description.c_str()) != 0)
+        reject(std::string("hwloc cannot read this file (") + std::strerror(errno) + "); " + valid);
+    } else if (hwloc_topology_set_synthetic(h.t, description.c_str()) != 0) {
+      reject(std::string("hwloc rejects this synthetic description and no such file exists; ") + valid);
+    }
+    if (hwloc_topology_load(h.t) != 0) {
+      if (xml) reject(std::string("this file is not an hwloc XML topology (hwloc cannot load it); ") + valid);
+      reject(std::string("hwloc cannot build this synthetic description; ") + valid);
+    }
   }
   // The real machine within the calling thread's affinity mask (taskset, or a cpuset set in code): hwloc
   // hides only what the cgroup disallows. PUs outside the mask, and the caches and cores left without one,
@@ -114,9 +146,11 @@ topology topology::load(const std::string& description, const std::string& sourc
         every_node_keeps_a_cpu = nn->cpuset && hwloc_bitmap_intersects(nn->cpuset, mask);
       if (every_node_keeps_a_cpu && !hwloc_bitmap_isincluded(hwloc_topology_get_topology_cpuset(h.t), mask) &&
           hwloc_topology_restrict(h.t, mask, 0) != 0) {
-        // A failed restriction leaves the topology reinitialised (hwloc's documentation): load it whole again.
+        // A failed restriction leaves the topology reinitialised (hwloc's documentation): the whole machine
+        // again.
         hwloc_bitmap_free(mask);
-        if (hwloc_topology_load(h.t) != 0) throw config_error("roost: hwloc cannot read this machine's topology");
+        hwloc_topology_destroy(h.t);
+        duplicate_machine(&h.t);
         mask = nullptr;
       }
       if (mask) hwloc_bitmap_free(mask);
