@@ -1629,6 +1629,10 @@ TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
       EXPECT_EQ(e.code(), std::errc::no_space_on_device) << what;
       EXPECT_NE(what.find("options::trace='" + file + "'"), std::string::npos) << what;
       EXPECT_NE(what.find("writing the trace failed"), std::string::npos) << what;
+      EXPECT_NE(what.find("'" + file + ".json' is not made"), std::string::npos) << what;
+      // Gone when the error says so: a program that ends on it never destroys the runtime (the event-less
+      // timeline stayed: an outside-user campaign).
+      EXPECT_NE(::access((file + ".json").c_str(), F_OK), 0) << "the event-less timeline is left";
     }
     EXPECT_EQ(rt.run([] { return fib(18); }), 2584);  // reported already: not again
     testing::internal::CaptureStderr();
@@ -1799,4 +1803,30 @@ TEST(TraceErrors, AWriteErrorAtTheEndIsPrintedByTheDestructor) {
   EXPECT_NE(err.find(std::strerror(ENOSPC)), std::string::npos) << err;
   EXPECT_NE(::access((file + ".json").c_str(), F_OK), 0) << "no timeline of a broken trace";
   remove_trace(file);
+}
+
+// What describe() says a simulated runtime's trace records: every task spawned through the engine whatever the
+// depth, and all with `all`. It said "all (simulated)" for both, whose traces held different tasks (a
+// parallel_for of 8 pieces: 8 tasks against 15; an outside-user campaign).
+TEST(TraceFile, ASimulatedRuntimeSaysWhichTasksItsTraceRecords) {
+  const std::string file = roost_test::temp_path("roost_sim_depth_said.trace");
+  roost::options o;
+  o.platform = "sim";
+  o.topology = "pack:1 l3:1(size=1MiB) core:2 pu:1";
+  o.workers = 2;
+  o.trace = file;
+  for (const char* depth : {"0", "auto", "all"}) {
+    o.trace_depth = depth;
+    {
+      roost::runtime rt(o);
+      const std::string said = rt.describe();
+      if (std::string(depth) == "all") {
+        EXPECT_NE(said.find("tasks run where spawned recorded all (simulated)"), std::string::npos) << said;
+      } else {
+        EXPECT_NE(said.find("recorded every one spawned through the engine, whatever the depth (simulated"),
+                  std::string::npos) << depth << ": " << said;
+      }
+    }
+    remove_trace(file);
+  }
 }

@@ -734,7 +734,13 @@ std::string runtime_core::describe() const {
   }
   if (tracer) {
     os << "; trace " << cfg.trace << ", tasks run where spawned recorded ";
-    if (sim) os << "all (simulated)";
+    // Simulated, every task that goes through the engine, whatever the depth (the simulated runtime takes the
+    // observed paths, platform/README.md); `all` adds the second halves of the two-way joins. Said as "all"
+    // for both, as two traces of different task counts showed (an outside-user campaign).
+    const bool every_task = !cfg.trace_depth_auto && cfg.trace_depth == ~std::uint32_t{0};
+    if (sim && every_task) os << "all (simulated)";
+    else if (sim) os << "every one spawned through the engine, whatever the depth (simulated; ROOST_TRACE_DEPTH=all "
+                        "adds the second halves of the two-way joins)";
     else if (cfg.trace_depth_auto) os << "as deep as " << trace::tracer::kAutoBudget * 100 << "% of each worker's time allows";
     else if (cfg.trace_depth == ~std::uint32_t{0}) os << "all";
     else os << "down to split depth " << cfg.trace_depth;

@@ -387,6 +387,9 @@ void tracer::rethrow_write_error() {
   std::lock_guard<std::mutex> lk(file_mutex_);
   if (error_reported_) return;
   error_reported_ = true;
+  // The event-less timeline open() made goes now, as the message says, not only when the runtime is
+  // destroyed: a program that ended on this exception kept it (an outside-user campaign).
+  ::unlink(json_path_.c_str());
   throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
 }
 
