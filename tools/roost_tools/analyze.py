@@ -16,7 +16,12 @@ from collections import Counter
 from pathlib import Path
 
 from . import krd, mapping, ovr, timeline
-from .trace import KIND, TraceError, read
+import numpy as np
+
+from .ovr import ITERATION_BEGIN, ITERATION_END
+from .trace import KIND, RUNTIME_BLOCK, TraceError, read
+
+TASK_BEGIN = next(k for k, v in KIND.items() if v == "task_begin")
 
 _STEAL_FAILURES = next(k for k, v in KIND.items() if v == "steal_failures")
 
@@ -34,6 +39,17 @@ def _warn_if_cut_short(path: str, t) -> None:
         print(f"roost-analyze: {path} was cut short (no end chunk): its program ended without destroying its "
               f"runtime, and the events its workers still held are missing, and so are the iteration records "
               f"(each runtime::run's begin and end) unless the runtime wrote them before", file=sys.stderr)
+    if t.cut_at is not None or not t.complete:
+        # The runtime's lane, which holds the iteration records, is written less often than the workers': the
+        # runs ovr measures and the roots mapping names then differ (a killed run: 64 against 81, which no
+        # output explained: an outside-user campaign).
+        r = t.records
+        kind = r["kind"]
+        runs = min(int(np.count_nonzero(kind == ITERATION_BEGIN)), int(np.count_nonzero(kind == ITERATION_END)))
+        roots = int(np.count_nonzero((kind == TASK_BEGIN) & (r["b"] == 0) & (r["worker"] != RUNTIME_BLOCK)))
+        if roots != runs:
+            print(f"roost-analyze: {path}: its iteration records hold {runs} whole run(s), which ovr measures, and "
+                  f"its tasks {roots} root(s), which mapping compares", file=sys.stderr)
 
 
 def _l2_name(t) -> str:

@@ -3,6 +3,7 @@ belong to, or (colour="latency", seed 002 Fig. 8) by each task's average modelle
 from the `memory` records of a simulated trace; looking for work in yellow, sleep in grey."""
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -244,7 +245,17 @@ def image_path(out: str | Path, what: str = "out") -> Path:
     if not p.suffix:
         p = p.with_suffix(".png")
     fmt = p.suffix[1:].lower()
-    formats = FigureCanvasBase.get_supported_filetypes()  # what savefig writes; no figure made to ask
+    formats = dict(FigureCanvasBase.get_supported_filetypes())  # what savefig writes; no figure made to ask
+    # pgf is written through LaTeX: without its TeX system matplotlib failed only in savefig, with a traceback
+    # of 35 frames (an outside-user campaign).
+    import matplotlib
+
+    tex = matplotlib.rcParams["pgf.texsystem"]
+    if shutil.which(tex) is None:
+        formats.pop("pgf", None)
+        if fmt == "pgf":
+            raise ValueError(f"{what} {out}: matplotlib writes pgf through {tex} (LaTeX), which is not installed; "
+                             f"use one of {', '.join(sorted(formats))}")
     if fmt not in formats:
         raise ValueError(f"{what} {out}: matplotlib writes no '{fmt}' images; use one of {', '.join(sorted(formats))}")
     if not p.parent.is_dir():

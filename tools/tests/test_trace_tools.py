@@ -284,9 +284,12 @@ def test_a_trace_cut_inside_a_chunk_keeps_its_whole_chunks_and_says_so_once(tmp_
     captured = capsys.readouterr()
     assert "task_begin             2" in captured.out
     err = captured.err.splitlines()
+    # Then what the cut left of the runs: the runtime's lane (the iteration records) is lost, the roots are not.
     assert err == [f"roost-analyze: {p} was cut short at byte {third + 48 + 5}, inside a chunk (a write that failed "
                    f"part-way: a full disk, a file size limit, a program killed while writing): read the whole "
-                   f"chunks before byte {third}; the rest of the trace is lost"]
+                   f"chunks before byte {third}; the rest of the trace is lost",
+                   f"roost-analyze: {p}: its iteration records hold 0 whole run(s), which ovr measures, and its tasks "
+                   f"2 root(s), which mapping compares"]
     # Cut in the last chunk's padding: its records are whole, what followed it (the end chunk) is lost.
     p.write_bytes(data[:third + 48 + 30])  # its body: b, 3 dt, index, 3 kinds (27 bytes)
     t = read(p)
@@ -327,7 +330,8 @@ def test_a_real_trace_cut_by_a_failed_write_is_read_up_to_the_cut(tmp_path):
     run = subprocess.run([sys.executable, "-m", "roost_tools.analyze", "summary", str(cut)], capture_output=True,
                          text=True, timeout=120, cwd=Path(__file__).parent.parent)
     assert run.returncode == 0 and "task_begin" in run.stdout
-    assert run.stderr.count("\n") == 1 and f"cut short at byte {at + 48 + 1000}" in run.stderr
+    assert run.stderr.count("\n") == 2 and f"cut short at byte {at + 48 + 1000}" in run.stderr
+    assert "its iteration records hold 0 whole run(s), which ovr measures, and its tasks 1 root(s)" in run.stderr
     assert "Traceback" not in run.stderr
 
 
@@ -883,7 +887,7 @@ def test_ovr_refuses_to_set_a_simulated_trace_against_a_native_one(tmp_path, cap
     assert f"TRACE_1 {empty}: the trace has no iteration" in capsys.readouterr().err
 
 
-def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_path, capsys):
+def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_path, capsys, monkeypatch):
     p = tmp_path / "t.trace"
     _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF), (0, 1, 0, 0, 1, 0)])
     cases = [(["timeline", str(p), "--out", str(tmp_path / "missing" / "t.png")], "does not exist"),
@@ -925,6 +929,20 @@ def test_analyze_reports_bad_output_paths_and_options_without_a_traceback(tmp_pa
         with pytest.raises(SystemExit) as exited:
             analyze.main(argv)
         assert exited.value.code == 2 and "is given twice; give it once" in capsys.readouterr().err, argv
+    # pgf without its TeX system: matplotlib listed it and then failed in savefig, with a traceback of 35 frames
+    # (an outside-user campaign). Refused up front, and left out of the formats named.
+    import shutil
+
+    real_which = shutil.which
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None if "tex" in name else real_which(name, *a, **k))
+    capsys.readouterr()
+    assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "t.pgf")]) == 2
+    err = capsys.readouterr().err
+    assert "writes pgf through xelatex (LaTeX), which is not installed" in err and "pgf," not in err, err
+    assert not (tmp_path / "t.pgf").exists()
+    assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "t.xyz")]) == 2
+    assert "pgf" not in capsys.readouterr().err
+    monkeypatch.undo()
     # No suffix: the PNG matplotlib writes, under the name it has.
     assert analyze.main(["timeline", str(p), "--out", str(tmp_path / "plain")]) == 0
     assert f"wrote {tmp_path / 'plain.png'}" in capsys.readouterr().out
