@@ -600,6 +600,35 @@ def test_task_memory_sums_each_tasks_memory_records_and_plots_latency(tmp_path):
         timeline.plot(read(p), tmp_path / "none.png", colour="rainbow")
 
 
+def test_timeline_leaves_out_only_bars_that_change_no_pixel(tmp_path):
+    # Worker 0: the root 1 [0, 20]; its child A (2) [1, 19], subtree 0; A's child A1 (3) [2, 5] lies inside A in
+    # A's colour: left out. B (4), the root's child in subtree 1, [6, 9], drawn over A; A's child A3 (5) [7, 8]
+    # lies inside A but under B's colour where it starts: drawn. A's child A2 (6) [10, 12], over A alone again:
+    # left out. Worker 1: C (7), A's child run there [3, 8], and C's child C1 (8) [4, 5]: left out.
+    recs = [(0, 1, 0, 0, 1, 0),
+            (1, 2, 1, 0, 1, 0), (2, 3, 2, 0, 1, 0), (5, 3, 0, 0, 2, 0),
+            (6, 4, 1, 1, 1, 0), (7, 5, 2, 1, 1, 0), (8, 5, 0, 0, 2, 0), (9, 4, 0, 0, 2, 0),
+            (10, 6, 2, 2, 1, 0), (12, 6, 0, 0, 2, 0),
+            (19, 2, 0, 0, 2, 0), (20, 1, 0, 0, 2, 0),
+            (3, 7, 2, 3, 1, 1), (4, 8, 7, 0, 1, 1), (5, 8, 0, 0, 2, 1), (8, 7, 0, 0, 2, 1)]
+    p = tmp_path / "nested.trace"
+    _synthetic(p, 2, recs)
+    t = read(p)
+    spans = timeline.task_memory(t, roots=True)
+    assert len(spans) == 8
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots()
+    timeline._draw(ax, t, spans, "subtree")
+    drawn = [(round(bottom + 0.4), face) for bottom, face, _ in _task_bars(ax)]
+    plt.close(fig)
+    a, b = plt.get_cmap("tab20")(0), plt.get_cmap("tab20")(1)
+    black = (0.0, 0.0, 0.0, 1.0)
+    # In drawing order (by start): the root, A, C, B, A3.
+    assert drawn == [(0, black), (0, a), (1, a), (0, b), (0, a)], drawn
+
+
 def _task_bars(ax):
     """The task bars _draw drew (one collection, bars 0.8 high), in drawing order: (bottom, face, edge)."""
     out = []
