@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 from . import krd, mapping, ovr, timeline
+from .cli import Once
 import numpy as np
 
 from .ovr import ITERATION_BEGIN, ITERATION_END
@@ -64,17 +65,6 @@ def _warn_if_no_cache_sizes(path: str, t) -> None:
               f"ROOST_TOPOLOGY such as 'pack:2 core:1 pu:1'): KRD's close and near bins are empty, and every reuse counts as far", file=sys.stderr)
 
 
-class _Once(argparse.Action):
-    """An option given at most once: `--skip 1 --skip 2` ran with the last one without a word, where roost-bench
-    and roost-cachesim refuse a repeated flag (an outside-user campaign)."""
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        if getattr(namespace, "_given_" + self.dest, False):
-            parser.error(f"{option_string} is given twice; give it once")
-        setattr(namespace, "_given_" + self.dest, True)
-        setattr(namespace, self.dest, values)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-analyze", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -82,18 +72,18 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name)
         p.add_argument("trace", metavar="TRACE")
         if name == "timeline":
-            p.add_argument("--out", required=True, action=_Once)
-            p.add_argument("--colour", choices=("subtree", "latency"), default="subtree", action=_Once,
+            p.add_argument("--out", required=True, action=Once)
+            p.add_argument("--colour", choices=("subtree", "latency"), default="subtree", action=Once,
                            help="latency: by each task's modelled memory time per line (a simulated trace; "
                                 "seed 002 Fig. 8)")
         if name == "markdown":
-            p.add_argument("--name", required=True, action=_Once, help="the section's title and the images' file-name stem "
+            p.add_argument("--name", required=True, action=Once, help="the section's title and the images' file-name stem "
                                                          "(NAME-timeline.png, NAME-krd.png in --out-dir)")
-            p.add_argument("--out-dir", required=True, action=_Once)
+            p.add_argument("--out-dir", required=True, action=Once)
     p = sub.add_parser("ovr")
     p.add_argument("trace", metavar="TRACE")
     p.add_argument("trace_1", metavar="TRACE_1", help="the same program traced with 1 worker")
-    p.add_argument("--skip", type=int, default=0, metavar="K", action=_Once,
+    p.add_argument("--skip", type=int, default=0, metavar="K", action=Once,
                    help="leave out the first K iterations (runtime::run calls) of both traces: warm-up")
     args = ap.parse_args(argv)
     try:

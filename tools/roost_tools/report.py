@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cli import Once
 from .results import LeftOut, Measurement, ResultsError, Summary, cannot_run, load_all
 
 # The note of a variant the driver leaves out of a run on the simulated platform (bench/driver/main.cpp).
@@ -415,7 +416,7 @@ def console_table(records: list) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-report", description=__doc__.split("\n\n")[0])
     ap.add_argument("results", metavar="RESULTS", help="JSON lines written by roost-bench --json")
-    ap.add_argument("--out", default="out", help="folder for report.md and the charts (default: out)")
+    ap.add_argument("--out", default="out", action=Once, help="folder for report.md and the charts (default: out)")
     ap.add_argument("--quiet", action="store_true", help="do not print the table")
     args = ap.parse_args(argv)
     out = Path(args.out)

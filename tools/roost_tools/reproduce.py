@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from . import timeline, trace
+from .cli import Once
 
 # The seed machines of DESIGN §4, as the simulator builds them (src/sim/README.md has every parameter's source).
 OPTERON = "pack:4 [numa(memory=4GiB)] l3:1(size=6MiB) l2:4(size=512KiB) core:1 pu:1"
@@ -1091,12 +1092,12 @@ memory-level parallelism beyond the bandwidth formula, an exact LRU. Thesis ch. 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-reproduce", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--build", default="build", help="the build folder holding bench/roost-bench")
-    ap.add_argument("--out", default="docs/reproductions.md")
-    ap.add_argument("--work", default="out/reproduce", help="traces, profiles and scratch files")
-    ap.add_argument("--only", default=None, help="comma-separated row ids (default: every row); the other rows of an "
+    ap.add_argument("--build", default="build", action=Once, help="the build folder holding bench/roost-bench")
+    ap.add_argument("--out", default="docs/reproductions.md", action=Once)
+    ap.add_argument("--work", default="out/reproduce", action=Once, help="traces, profiles and scratch files")
+    ap.add_argument("--only", default=None, action=Once, help="comma-separated row ids (default: every row); the other rows of an "
                     "existing --out file are kept")
-    ap.add_argument("--sim-seeds", default=",".join(map(str, DEFAULT_SIM_SEEDS)),
+    ap.add_argument("--sim-seeds", default=",".join(map(str, DEFAULT_SIM_SEEDS)), action=Once,
                     help="ROOST_SIM_SEED values every simulated measurement runs at, an odd number (its figures: the median "
                     "seed)")
     args = ap.parse_args(argv)
@@ -1113,6 +1114,10 @@ def main(argv: list[str] | None = None) -> int:
     wanted = [x for x in (args.only or "").split(",") if x]
     if args.only is not None and not wanted:  # --only '' ran every row and wrote over the whole --out
         print(f"roost-reproduce: --only '{args.only}': names no row; give row ids separated by commas", file=sys.stderr)
+        return 2
+    if args.only is not None and len(wanted) != len(args.only.split(",")):  # roost-bench refuses one too
+        print(f"roost-reproduce: --only '{args.only}': an empty item; give row ids separated by single commas",
+              file=sys.stderr)
         return 2
     twice = sorted({x for x in wanted if wanted.count(x) > 1})
     if twice:  # was run once and said nothing: a typo for another row, most likely
@@ -1132,9 +1137,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"roost-reproduce: --sim-seeds '{args.sim_seeds}': give an odd number of distinct integers in "
               "[0, 2^64) separated by commas, e.g. 1,2,3 (the figures take the median seed)", file=sys.stderr)
         return 2
+    # A build without roost-bench is bad input, not failed rows (each row that needs it failed, exit status 1,
+    # and the report said so row by row: an outside-user campaign). Rows that need no build still run.
+    missing_bench = not (build / "bench" / "roost-bench").exists()
+    if missing_bench and any(r.needs_bench for r in ROWS if not wanted or r.id in wanted):
+        print(f"roost-reproduce: --build {args.build}: {build / 'bench' / 'roost-bench'} does not exist (make build "
+              f"makes it; give the build folder holding it)", file=sys.stderr)
+        return 2
     ctx = Ctx(build, work, sys.executable, Path(args.out).parent, seeds)
     done, failed, t0 = [], 0, time.monotonic()
-    missing_bench = not (build / "bench" / "roost-bench").exists()
     for row in ROWS:
         if wanted and row.id not in wanted:
             continue
@@ -1143,8 +1154,6 @@ def main(argv: list[str] | None = None) -> int:
         r0 = time.monotonic()
         res, err = None, ""
         try:
-            if missing_bench and row.needs_bench:
-                raise RowFailed(f"{build / 'bench' / 'roost-bench'} does not exist (run make build)")
             res = row.run(ctx)
             res.details += seeds_note(ctx.seed_spreads)
         except RowFailed as e:

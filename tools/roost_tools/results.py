@@ -157,6 +157,7 @@ def load_all(path: str | Path, skipped: list[str] | None = None) -> list[Measure
         raise ResultsError(f"{path}: not JSON lines (not UTF-8 text at byte {e.start}); give the file that "
                            f"roost-bench --json wrote") from None
     out: list[Measurement | Summary | LeftOut] = []
+    cut: list[int] = []  # the lines cut short, left out
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -164,6 +165,7 @@ def load_all(path: str | Path, skipped: list[str] | None = None) -> list[Measure
             rec = json.loads(line)
         except json.JSONDecodeError as e:
             if skipped is not None and cut_short(line):
+                cut.append(lineno)
                 skipped.append(f"{path}:{lineno}: a line cut short (a write of roost-bench that failed part-way), "
                                f"left out")
                 continue
@@ -176,8 +178,14 @@ def load_all(path: str | Path, skipped: list[str] | None = None) -> list[Measure
             if isinstance(e, ResultsError):
                 raise
             raise ResultsError(f"{path}:{lineno}: a field of the wrong type ({e})") from None
-    if not any(isinstance(r, (Measurement, LeftOut)) for r in out):
-        raise ResultsError(f"{path}: no measurements")
+    # Something measured, or a failure to show (a variant that threw keeps its row). A file whose every variant
+    # was left out is no result, as roost-bench's run that wrote it was (exit status 2): it was an empty report
+    # with exit status 0 (an outside-user campaign); and the reason is said, as is a line cut short.
+    if not any(isinstance(r, Measurement) and (r.ran or not cannot_run(r.note)) for r in out):
+        why = [f"{r.bench} {r.size} {r.variant}: {r.note}" for r in out
+               if isinstance(r, (LeftOut, Measurement))]
+        why += [f"line {n} cut short by a write of roost-bench that failed part-way" for n in cut]
+        raise ResultsError(f"{path}: no measurements" + (f" ({'; '.join(why)})" if why else ""))
     return out
 
 

@@ -742,3 +742,28 @@ def test_an_interrupted_traced_measurement_leaves_no_temporary_trace(tmp_path, h
     run.send_signal(signal.SIGINT)
     assert run.wait() == -signal.SIGINT
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_measured_nothing_is_no_report_and_says_why(tmp_path, capsys):
+    # Every variant left out (roost-bench's own run exited 2): an empty table with exit status 0 before; a file
+    # whose only line was cut short said "no measurements" without naming it (an outside-user campaign).
+    p = tmp_path / "r.jsonl"
+    left = {"left_out": True, "bench": "heat", "size": "64x32x4", "variant": "floor-help",
+            "note": "no such version of this benchmark"}
+    write(p, [left, rec("omp-clang", 2, 0, note="no such version of this benchmark")])
+    assert report.main([str(p), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "no measurements (heat 64x32x4 floor-help: no such version of this benchmark; heat 64x32x4 omp-clang: " \
+           "no such version of this benchmark)" in err, err
+    assert not (tmp_path / "out" / "report.md").exists()
+    # A variant that failed is a result to show (its row says so), not nothing.
+    write(p, [rec("tbb", 2, 0, note="tbb threw: out of memory")])
+    assert report.main([str(p), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    p.write_text('{"run":"1-2","bench":"heat","variant":"ws","si')
+    assert report.main([str(p), "--out", str(tmp_path / "out2"), "--quiet"]) == 2
+    assert "no measurements (line 1 cut short by a write of roost-bench that failed part-way)" in capsys.readouterr().err
+    # --out given twice wrote only to the second.
+    write(p, [rec("serial", 1, 0.1)])
+    with pytest.raises(SystemExit) as exited:
+        report.main([str(p), "--out", str(tmp_path / "a"), "--out", str(tmp_path / "b")])
+    assert exited.value.code == 2 and "--out is given twice" in capsys.readouterr().err

@@ -11,16 +11,32 @@ from roost_tools import reproduce, trace
 
 def test_rows_that_cannot_run_fail_with_the_reason_and_the_rest_run(tmp_path):
     out = tmp_path / "r.md"
-    rc = reproduce.main(["--build", str(tmp_path / "nowhere"), "--out", str(out), "--work", str(tmp_path / "w"),
+    # A roost-bench that cannot run (not an executable): the row fails, the next one runs.
+    (tmp_path / "broken" / "bench").mkdir(parents=True)
+    (tmp_path / "broken" / "bench" / "roost-bench").write_text("not a program")
+    rc = reproduce.main(["--build", str(tmp_path / "broken"), "--out", str(out), "--work", str(tmp_path / "w"),
                          "--only", "000-fig8,003-baselines"])
     assert rc == 1
     text = out.read_text()
     assert "| failed |" in text
-    assert "nowhere/bench/roost-bench does not exist (run make build)" in text
+    assert "PermissionError" in text and "broken/bench/roost-bench" in text
     assert "| [003-baselines](#003-baselines) |" in text and "| missing |" in text  # the row after the failure ran
     assert "WS(ml)" in text
     # A new --out holds only these rows: it said "`make reproduce` took 0.0 minutes" as if every row had run.
     assert "`make reproduce` took" not in text and "Only the rows below ran" in text
+
+
+def test_a_build_without_roost_bench_is_bad_input(tmp_path, capsys):
+    # It made each row that needs the bench fail, exit status 1, a report of failures (an outside-user campaign).
+    out = tmp_path / "r.md"
+    assert reproduce.main(["--build", str(tmp_path / "nowhere"), "--out", str(out), "--work", str(tmp_path / "w"),
+                           "--only", "000-fig8,003-baselines"]) == 2
+    assert f"--build {tmp_path / 'nowhere'}: {tmp_path / 'nowhere' / 'bench' / 'roost-bench'} does not exist" in \
+        capsys.readouterr().err
+    assert not out.exists()
+    # Rows that need no build run without one.
+    assert reproduce.main(["--build", str(tmp_path / "nowhere"), "--out", str(out), "--work", str(tmp_path / "w"),
+                           "--only", "003-baselines"]) == 0
 
 
 def test_an_unknown_row_is_refused_naming_the_valid_ones(tmp_path, capsys):
@@ -41,6 +57,13 @@ def test_outputs_and_row_lists_are_checked_before_any_row_runs(tmp_path, capsys)
     for only in ("", ","):
         assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"), "--only", only]) == 2
         assert "names no row" in capsys.readouterr().err
+    # An empty item beside a row (a trailing comma) ran that row without a word; roost-bench refuses one.
+    assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"), "--only", "003-baselines,"]) == 2
+    assert "an empty item" in capsys.readouterr().err
+    # An option given twice ran with the last one.
+    with pytest.raises(SystemExit) as exited:
+        reproduce.main(["--out", str(tmp_path / "r.md"), "--only", "003-baselines", "--only", "000-fig8"])
+    assert exited.value.code == 2 and "--only is given twice" in capsys.readouterr().err
     assert reproduce.main(["--out", str(tmp_path / "r.md"), "--work", str(tmp_path / "w"),
                            "--only", "003-baselines,003-baselines"]) == 2
     assert "003-baselines more than once" in capsys.readouterr().err
