@@ -21,6 +21,7 @@
 #include "engine/observe.hpp"
 #include "engine/preemption.hpp"
 #include "mem/distribution.hpp"
+#include "platform/fork_hold.hpp"
 #include "platform/output_file.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
@@ -80,12 +81,14 @@ live_outputs& live() {
 // made; the lock is held across fork() so that the child's copy of it is never held.
 std::atomic<bool> g_numbering_in_fork_child{false};
 void numbering_before_fork() {
+  platform::preemption_off_for_fork();  // platform/fork_hold.hpp
   numbered().mu.lock();
   live().mu.lock();
 }
 void numbering_after_fork_in_parent() {
   live().mu.unlock();
   numbered().mu.unlock();
+  platform::preemption_back_after_fork();
 }
 void numbering_after_fork_in_child() {
   // The parent's runtimes are copies here that never write their files (abandon), but the parent's own go
@@ -101,6 +104,7 @@ void numbering_after_fork_in_child() {
   numbered().last.clear();
   g_numbering_in_fork_child.store(true, std::memory_order_relaxed);
   numbered().mu.unlock();
+  platform::preemption_back_after_fork();
   trace::install_tracer(nullptr);
 }
 // Registered before main: registered at the first runtime, a fork while it was made could copy the locks held.

@@ -94,6 +94,13 @@ std::mutex& started_mutex() { return started().mu; }
 // Held across fork() (platform/fork_hold.hpp): a child forked while another thread started or stopped a
 // runtime hung making a runtime of its own.
 __attribute__((constructor)) void watch_forks_for_started() { platform::hold_across_forks_of<&started_mutex>(); }
+// What the locks held across fork() turn off and on (platform/fork_hold.hpp): the running task's preemption.
+void add_to_running_tasks_preemption(int delta) {
+  if (detail::fiber_abi* f = detail::t_running_fiber) detail::preempt_off_add(*f, delta);
+}
+__attribute__((constructor)) void give_forks_the_tasks_preemption() {
+  platform::g_task_preemption.store(&add_to_running_tasks_preemption, std::memory_order_release);
+}
 
 void unregister_started(engine_base* e) {
   std::lock_guard<std::mutex> lock(started().mu);

@@ -15,22 +15,52 @@
 // (page_placement.cpp does so by hand). A std::shared_mutex cannot be released this way in the child, whose
 // thread id differs from the parent's (glibc's rwlock reads its writer by id): page_placement.cpp makes its
 // one anew there.
+//
+// A task that forks takes these locks in its prepare handlers and holds them until its parent or child
+// handlers give them back: preempted meanwhile, it left them held for the next task of its thread, which
+// waited for ever on one (under ThreadSanitizer, which delivers a tick right after an intercepted call, such
+// as each lock: every fork of a task under preemption hung its process; an outside-user campaign). So each
+// prepare handler turns the running task's preemption off before it takes its lock, and each parent and child
+// handler turns it back on after it gave its lock back: whatever order the handlers run in, the task is not
+// preempted while it holds one. The engine gives the means (engine_base.cpp); a handler that runs before it
+// did, or off any task, changes nothing, and its release then lowers nothing.
 #pragma once
 #include <pthread.h>
 
+#include <atomic>
 #include <mutex>
 
 namespace roost::platform {
 
+// Adds `delta` to the preemption count of the task running on the calling thread, if one runs there.
+using task_preemption_fn = void (*)(int delta);
+inline std::atomic<task_preemption_fn> g_task_preemption{nullptr};
+inline thread_local int t_fork_preemption_offs = 0;  // raises this thread's prepare handlers made
+inline void preemption_off_for_fork() {
+  if (task_preemption_fn f = g_task_preemption.load(std::memory_order_acquire)) {
+    f(1);
+    ++t_fork_preemption_offs;
+  }
+}
+inline void preemption_back_after_fork() {
+  if (t_fork_preemption_offs == 0) return;
+  --t_fork_preemption_offs;
+  g_task_preemption.load(std::memory_order_acquire)(-1);
+}
+
 // `M`: a mutex of static storage duration.
 template <std::mutex& M>
 void hold_across_forks() {
-  ::pthread_atfork([] { M.lock(); }, [] { M.unlock(); }, [] { M.unlock(); });
+  ::pthread_atfork([] { preemption_off_for_fork(); M.lock(); },
+                   [] { M.unlock(); preemption_back_after_fork(); },
+                   [] { M.unlock(); preemption_back_after_fork(); });
 }
 // `Get`: returns the mutex (made on first use and never destroyed).
 template <std::mutex& (*Get)()>
 void hold_across_forks_of() {
-  ::pthread_atfork([] { Get().lock(); }, [] { Get().unlock(); }, [] { Get().unlock(); });
+  ::pthread_atfork([] { preemption_off_for_fork(); Get().lock(); },
+                   [] { Get().unlock(); preemption_back_after_fork(); },
+                   [] { Get().unlock(); preemption_back_after_fork(); });
 }
 
 }  // namespace roost::platform

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "platform/fork_hold.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
 #include "roost/detail/sanitizers.hpp"
@@ -42,12 +43,14 @@ registry& ranges() {
 // memory gets them free; taken in the order remove() nests them (a removal listener may look a range up).
 // Registered before main.
 void placements_before_fork() {
+  preemption_off_for_fork();  // fork_hold.hpp
   ranges().listeners_mu.lock();
   ranges().mu.lock();
 }
 void placements_after_fork_in_parent() {
   ranges().mu.unlock();
   ranges().listeners_mu.unlock();
+  preemption_back_after_fork();
 }
 // The child's thread has another thread id than the parent's that took the write lock, and glibc's rwlock
 // unlock reads a writer by its id: unlocked there, it stayed write-locked and the child's first numa_alloc
@@ -61,6 +64,7 @@ void placements_after_fork_in_child() {
 #endif
   ::new (static_cast<void*>(&ranges().mu)) std::shared_mutex;
   ranges().listeners_mu.unlock();
+  preemption_back_after_fork();
 }
 __attribute__((constructor)) void watch_forks_for_placements() {
   ::pthread_atfork(&placements_before_fork, &placements_after_fork_in_parent, &placements_after_fork_in_child);

@@ -576,10 +576,12 @@ void linger_before_fork() {
   sigemptyset(&s);
   sigaddset(&s, kSignal);
   pthread_sigmask(SIG_BLOCK, &s, &t_mask_before_fork);
+  preemption_off_for_fork();  // as for every lock held across fork (fork_hold.hpp)
   g_linger_mu.lock();
 }
 void linger_after_fork_in_parent() {
   g_linger_mu.unlock();
+  preemption_back_after_fork();
   pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
 }
 void linger_after_fork_in_child() {
@@ -587,6 +589,7 @@ void linger_after_fork_in_child() {
   t_linger.owner.store(0, std::memory_order_relaxed);
   t_linger_listed = false;
   g_linger_mu.unlock();
+  preemption_back_after_fork();
   pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
 }
 // Registered before main: registered at the first install, a fork during it could copy the list's lock held.

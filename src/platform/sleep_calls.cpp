@@ -113,6 +113,15 @@ __attribute__((constructor(101))) void look_up_next_definitions() {
 // allocator's spin, which may hold its lock) the mark waits for a call of the program's; from the C++
 // runtime only its sleep_for's nanosleep, which keeps nothing but its remaining time (cxx_ok). errno is
 // the call's whatever the hook does (it keeps it).
+// A child of fork() is a copy of the forking task's thread without its runtime: a mark copied with it made
+// the child's next wrapped call preempt the task there and run its sibling tasks in the child (a task that
+// forked after a tick was deferred in the C library, then read a pipe before exec: its siblings ran in 4 to
+// 15 children of 4 a run; an outside-user campaign). The child forgets it.
+void forget_the_mark_in_a_child() { t_marked = false; }
+__attribute__((constructor)) void watch_forks_for_marks() {
+  ::pthread_atfork(nullptr, nullptr, &forget_the_mark_in_a_child);
+}
+
 inline void after_call(const void* caller, bool cxx_ok) {
   if (!t_marked) [[likely]] return;
   const auto pc = reinterpret_cast<std::uintptr_t>(caller);
