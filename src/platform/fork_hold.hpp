@@ -22,8 +22,8 @@
 // as each lock: every fork of a task under preemption hung its process; an outside-user campaign). So each
 // prepare handler turns the running task's preemption off before it takes its lock, and each parent and child
 // handler turns it back on after it gave its lock back: whatever order the handlers run in, the task is not
-// preempted while it holds one. The engine gives the means (engine_base.cpp); a handler that runs before it
-// did, or off any task, changes nothing, and its release then lowers nothing.
+// preempted while it holds one. The engine gives the means (engine_base.cpp, before main); off any task the
+// handlers change nothing.
 #pragma once
 #include <pthread.h>
 
@@ -32,20 +32,18 @@
 
 namespace roost::platform {
 
-// Adds `delta` to the preemption count of the task running on the calling thread, if one runs there.
+// Adds `delta` to the preemption count of the task running on the calling thread, if one runs there. Set by
+// a constructor function before main, before any fork of the module's handlers can run, so that a prepare
+// handler and its release both find it or neither does. No thread-local count of its own: every plugin's copy
+// of roost takes static TLS, of which a process has little (tests/plugins/host.cpp; one int more and a third
+// plugin no longer loaded).
 using task_preemption_fn = void (*)(int delta);
 inline std::atomic<task_preemption_fn> g_task_preemption{nullptr};
-inline thread_local int t_fork_preemption_offs = 0;  // raises this thread's prepare handlers made
 inline void preemption_off_for_fork() {
-  if (task_preemption_fn f = g_task_preemption.load(std::memory_order_acquire)) {
-    f(1);
-    ++t_fork_preemption_offs;
-  }
+  if (task_preemption_fn f = g_task_preemption.load(std::memory_order_acquire)) f(1);
 }
 inline void preemption_back_after_fork() {
-  if (t_fork_preemption_offs == 0) return;
-  --t_fork_preemption_offs;
-  g_task_preemption.load(std::memory_order_acquire)(-1);
+  if (task_preemption_fn f = g_task_preemption.load(std::memory_order_acquire)) f(-1);
 }
 
 // `M`: a mutex of static storage duration.
