@@ -660,9 +660,11 @@ __attribute__((constructor)) void watch_forks_for_env_notes() {
 }  // namespace
 
 std::vector<std::string> unknown_env_notes() {
-  static auto* notes = new std::unordered_map<std::string, std::string>;  // guarded by env_notes_mutex
   std::vector<std::string> out;
   const std::lock_guard<std::mutex> lk(env_notes_mutex());
+  // Made under the lock, which forks hold: a static's first initialisation outside it, copied half done into
+  // a child of fork(), left the child's first runtime waiting for its guard for ever (a review).
+  static auto* notes = new std::unordered_map<std::string, std::string>;
   for (char** e = environ; e && *e; ++e) {
     const char* entry = *e;
     const std::string name(entry, std::strcspn(entry, "="));

@@ -116,10 +116,12 @@ __attribute__((constructor(101))) void look_up_next_definitions() {
 // A child of fork() is a copy of the forking task's thread without its runtime: a mark copied with it made
 // the child's next wrapped call preempt the task there and run its sibling tasks in the child (a task that
 // forked after a tick was deferred in the C library, then read a pipe before exec: its siblings ran in 4 to
-// 15 children of 4 a run; an outside-user campaign). The child forgets it.
-void forget_the_mark_in_a_child() { t_marked = false; }
+// 15 children of 4 a run; an outside-user campaign). The child forgets it, and so does the forking thread
+// before the fork: libraries' child handlers registered before roost's run before its own, and a wrapped
+// call of theirs would meet the mark (a review). The parent then waits for the next tick to preempt the task.
+void forget_the_mark() { t_marked = false; }
 __attribute__((constructor)) void watch_forks_for_marks() {
-  ::pthread_atfork(nullptr, nullptr, &forget_the_mark_in_a_child);
+  ::pthread_atfork(&forget_the_mark, nullptr, &forget_the_mark);
 }
 
 inline void after_call(const void* caller, bool cxx_ok) {

@@ -43,7 +43,9 @@ struct hwloc_handle {
 // 1.9 ms here: most of a runtime's construction, which took 1.5 ms in all (a loop making runtimes of one
 // worker). A duplicate of it takes about 3 us; each load restricts its duplicate to the calling thread's
 // affinity then, as it restricted a discovery. So the CPUs, caches and NUMA nodes are those of the first
-// native runtime's time: a CPU brought online later is not seen by the process's later runtimes. Called under
+// native runtime's time: a CPU brought online later, CPUs a cgroup's cpuset gains later (hwloc leaves out the
+// ones it disallowed then), NUMA memory sizes and HWLOC_* variables set since are not seen by the process's
+// later runtimes (configuration.md says so); a mask that shrinks is, by the restriction. Called under
 // hwloc_mutex; never destroyed (runtimes may be made during static destruction), and a fork's child finds it
 // in its copy of the parent's memory, which no thread of the parent was changing (the mutex is held across
 // forks).

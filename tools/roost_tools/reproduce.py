@@ -1110,7 +1110,6 @@ def main(argv: list[str] | None = None) -> int:
     if work.exists() and not work.is_dir():
         print(f"roost-reproduce: --work {args.work}: exists and is not a directory", file=sys.stderr)
         return 2
-    work.mkdir(parents=True, exist_ok=True)
     wanted = [x for x in (args.only or "").split(",") if x]
     if args.only is not None and not wanted:  # --only '' ran every row and wrote over the whole --out
         print(f"roost-reproduce: --only '{args.only}': names no row; give row ids separated by commas", file=sys.stderr)
@@ -1144,6 +1143,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"roost-reproduce: --build {args.build}: {build / 'bench' / 'roost-bench'} does not exist (make build "
               f"makes it; give the build folder holding it)", file=sys.stderr)
         return 2
+    work.mkdir(parents=True, exist_ok=True)  # after the checks: a refused run makes no folder (a review)
     ctx = Ctx(build, work, sys.executable, Path(args.out).parent, seeds)
     done, failed, t0 = [], 0, time.monotonic()
     for row in ROWS:

@@ -170,7 +170,8 @@ def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
         stack = on_top.setdefault(w, [])
         while stack and stack[-1][0] <= s:
             stack.pop()
-        if stack and stack[-1][0] >= e and stack[-1][1] == look:
+        # Filled bars only: an outlined one (latency's task without data) draws its edges inside the other.
+        if stack and stack[-1][0] >= e and stack[-1][1] == look and look[2] == 0:
             continue
         stack.append((e, look))
         bars.append((w, s, e) + look)
