@@ -1642,6 +1642,33 @@ TEST(TraceErrors, AWriteErrorDuringTheRunIsThrownFromRunOnce) {
   remove_trace(file);
 }
 
+// Where FILE.json is a link, open() writes its target, and what a failed trace removes is that target, not the
+// user's link (the removals went by the path: the link went and the event-less timeline stayed; a review).
+TEST(TraceErrors, AWriteErrorRemovesTheTimelineALinkNamesNotTheLink) {
+  if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
+  const std::string file = roost_test::temp_path("roost_full_linked.trace");
+  const std::string target = roost_test::temp_path("roost_full_linked_target.json");
+  ::unlink((file + ".json").c_str());
+  ::unlink(target.c_str());
+  ASSERT_EQ(::symlink(target.c_str(), (file + ".json").c_str()), 0);
+  roost::options o;
+  o.workers = 2;
+  o.trace = file;
+  {
+    roost::runtime rt(o);
+    EXPECT_EQ(::access(target.c_str(), F_OK), 0) << "open() makes the link's target";
+    ASSERT_TRUE(fill_the_disk_under(file));
+    EXPECT_THROW(rt.run([] { return fib(18); }), std::system_error);
+  }
+  struct stat st {};
+  EXPECT_EQ(::lstat((file + ".json").c_str(), &st), 0) << "the user's link is gone";
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_NE(::access(target.c_str(), F_OK), 0) << "the event-less timeline is left at the link's target";
+  ::unlink((file + ".json").c_str());
+  ::unlink(target.c_str());
+  remove_trace(file);
+}
+
 // A child of fork() traces on files of its own: it inherited its parent's tracing slot, so no runtime of
 // the child could trace while the parent's did ("another roost::runtime of this process is tracing"), and
 // its parent's numbers, so that both wrote FILE.2, one over the other (an outside-user campaign). The

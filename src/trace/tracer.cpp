@@ -116,8 +116,8 @@ tracer::~tracer() {
   // Made but never finished: the runtime that owned it failed to start (its constructor threw after
   // open()), and nobody will read these files; a finished trace is the program's to keep.
   if (opened_ && !finished_) {
-    ::unlink(path_.c_str());
-    ::unlink(json_path_.c_str());
+    ::unlink(trace_file_.c_str());
+    ::unlink(json_file_.c_str());
   }
   unmap_lanes();
 }
@@ -208,6 +208,8 @@ void tracer::open() {
     throw fail("cannot create the trace file", std::strerror(err));
   }
   std::swap(file_.fd, trace.fd);
+  trace_file_ = trace_target;
+  json_file_ = json_target;
   opened_ = true;  // from here on ~tracer removes both if the runtime is not made
 }
 
@@ -389,7 +391,7 @@ void tracer::rethrow_write_error() {
   error_reported_ = true;
   // The event-less timeline open() made goes now, as the message says, not only when the runtime is
   // destroyed: a program that ended on this exception kept it (an outside-user campaign).
-  ::unlink(json_path_.c_str());
+  ::unlink(json_file_.c_str());
   throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
 }
 
@@ -417,7 +419,7 @@ void tracer::finish() {
     file_.fd = -1;
   }
   if (failed_.load()) {
-    ::unlink(json_path_.c_str());  // the event-less timeline open() made
+    ::unlink(json_file_.c_str());  // the event-less timeline open() made
     if (!error_reported_) {
       error_reported_ = true;
       throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
@@ -429,12 +431,12 @@ void tracer::finish() {
   try {
     write_chrome_json(path_, json_path_);
   } catch (const std::system_error& e) {
-    ::unlink(json_path_.c_str());
+    ::unlink(json_file_.c_str());
     throw std::system_error(e.code(), "roost: " + source_ + "='" + path_ + "': writing its timeline '" + json_path_ +
                                           "' failed, and it is removed; the trace is complete (roost-analyze "
                                           "reads it)");
   } catch (...) {  // the trace could not be read back (format_error): nothing to keep of the timeline either
-    ::unlink(json_path_.c_str());
+    ::unlink(json_file_.c_str());
     throw;
   }
 }

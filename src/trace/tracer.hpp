@@ -294,6 +294,9 @@ class tracer final : public touch_consumer {
   std::string path_;
   std::string source_;  // ROOST_TRACE or options::trace
   std::string json_path_;
+  // What the two paths name, a link's target where one is a link (open()): the files open() made, which the
+  // removals below remove. By the paths, a user's link went and the file it names stayed (a review).
+  std::string trace_file_, json_file_;
   header header_;
   std::vector<lane> lanes_;  // one per worker
   std::mutex runtime_mutex_;
