@@ -171,17 +171,17 @@ TEST(PreemptFork, AChildOfForkForgetsItsThreadsDeferredTick) {
       roost::platform::preempt::defer_to_sleep_exit(roost::engine::progress_signature(*w));
       const pid_t child = ::fork();
       if (child == 0) {
-        ::alarm(10);  // a child that waits for a spare thread for ever ends, and says so to the parent
+        ::alarm(60);  // a child that waits for a spare thread for ever ends, and says so to the parent
         ::usleep(1);
         ::_exit(sibling_ran.load(std::memory_order_acquire) ? 3 : 0);
       }
       if (child > 0) ::waitpid(child, &status, 0);
       g.wait();
     });
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-        << mode << ": the child " << (WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
-                                      : WEXITSTATUS(status) == 3 ? "ran the parent's sibling task"
-                                                                 : "exited with " + std::to_string(WEXITSTATUS(status)));
+    const std::string how = WIFSIGNALED(status)        ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                            : WEXITSTATUS(status) == 3 ? "ran the parent's sibling task"
+                                                       : "exited with " + std::to_string(WEXITSTATUS(status));
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << mode << ": the child " << how;
   }
 }
 
