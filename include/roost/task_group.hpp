@@ -13,7 +13,9 @@
 // or a crash: run() or wait() outside roost::runtime::run, or on a group created outside it, run() on
 // another runtime's group, wait() by another task than the owner (then the group could outlive the task,
 // and runtime::run return with its children still running), and wait() on a group from one of its own
-// children while the owner joins it (a wait that could only wait for itself).
+// children while the owner joins it (a wait that could only wait for itself). One break has no error that
+// could leave safely: a group destroyed outside run(), or by another task than its owner, while a child of it
+// has not ended (the child would run on in freed storage) ends the process with the reason.
 // (A wait() on a group that has no child to join returns at once wherever it is called: a group made
 // outside a task can never get one, since run() there throws. Checking it cost every join an instruction.)
 #pragma once

@@ -149,18 +149,27 @@ void join_while_unwinding(group_state& g) noexcept {
 // run() returns when its root ends, not when such a group's children do: another worker may still run one
 // (natively), or it waits for the next run() (simulated). Destroyed then, or by another task, it is a
 // usage_error, as a wait() there is: this thread cannot join them.
+// Destroyed, outside a task or by another task, while a child has not ended, it ends the process with the
+// reason. It threw a usage_error there, and the child ran on with the group's storage freed or reused: a
+// stolen first child runs its closure where it lies, in the group's inline slot, and every child ends by
+// counting itself off in the group (an outside-user campaign: 1 to 3 of 10 runs crashed under ws-help, cats
+// and numa after the program reused the storage; valgrind saw hws's child read the freed group). Waiting
+// for the children instead could hang: on the simulated platform they run only in a later run(), and a
+// task of the same runtime would hold its worker while they wait in that worker's queue.
 void join_unowned_at_destruction(group_state& g) {
   const std::uint32_t remote = g.spawned - g.local_done;  // kJoining is set only inside the owner's join
+  if (g.remote_balance.load(std::memory_order_acquire) != static_cast<std::int64_t>(remote))
+    platform::os::fatal(running_fiber() ? "roost::task_group destroyed by a task that did not create it, while "
+                                          "children of it have not ended"
+                                        : "roost::task_group destroyed outside roost::runtime::run while children "
+                                          "of it have not ended",
+                        "the group outlived the task that created it, which must wait for it (or destroy it) before "
+                        "it ends; its children would run on with the group's storage freed (runtime::run returns "
+                        "when its root task ends, whatever such a group's children do)");
   if (!running_fiber() && g.owner_fiber) {
-    if (g.remote_balance.load(std::memory_order_acquire) == static_cast<std::int64_t>(remote)) {
-      g.remote_balance.store(0, std::memory_order_relaxed);
-      finish_join(g);  // rethrows a child's exception, as the destructor's join would have
-      return;
-    }
-    throw usage_error(
-        "roost::task_group destroyed outside roost::runtime::run while children of it have not ended: the group "
-        "outlived the task that created it, which must wait for it (or destroy it) before it ends; runtime::run "
-        "returns when its root task ends, whatever such a group's children do");
+    g.remote_balance.store(0, std::memory_order_relaxed);
+    finish_join(g);  // rethrows a child's exception, as the destructor's join would have
+    return;
   }
   throw_not_owner("roost::task_group::wait (in its destructor)", running_fiber(), g);
 }
