@@ -2071,6 +2071,26 @@ TEST(SimPlatformDeathTest, ASpinWaitIsReportedWithItsWorkerAndTask) {
       "no progress: worker 0 has run task 0\\.0 .*spin-waits");
 }
 
+// A task blocked in the kernel (here a read of a pipe nobody writes to) is named as blocked, not as spinning:
+// the watchdog told a task that read its input, or joined a thread of its own that ran another runtime, that it
+// spin-waited for another task (an outside-user campaign). It still ends the process: nothing else can run.
+TEST(SimPlatformDeathTest, ATaskBlockedInTheKernelIsReportedAsBlocked) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "the watchdog reads the stalled task from another thread";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        alarm(60);
+        int fds[2];
+        if (pipe(fds) != 0) std::abort();
+        roost::runtime rt(sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "stall_wall_s=0.2"));
+        rt.run([&] {
+          char c;
+          if (read(fds[0], &c, 1) < 0) std::abort();
+        });
+      },
+      "no progress: worker 0's task 0 has been blocked in the kernel for .*raise it");
+}
+
 // A worker switched out by the charge of its touch leaves no walk in flight: another worker's task that
 // spins meanwhile is reported. The touch's bytes stayed "in walk" until the touch returned, so the spin was
 // forgiven as a slow walk for ever: a silent hang, said as worker 1 being inside a 4 KiB touch (an outside-user

@@ -192,6 +192,27 @@ void simulation::detach() {
   tracer_ = nullptr;
 }
 
+namespace {
+// Whether the kernel has OS thread `tid` of this process asleep (state S or D in /proc/self/task/TID/stat:
+// in a system call, on a lock's futex, a condition variable, a join), not running or runnable. False when
+// it cannot tell.
+bool asleep_in_kernel(long tid) {
+  if (tid <= 0) return false;
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[512];
+  const ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');  // the command name may hold spaces and parentheses
+  if (!close_paren || close_paren[1] != ' ') return false;
+  return close_paren[2] == 'S' || close_paren[2] == 'D';
+}
+}  // namespace
+
 void simulation::watch() {
   const double limit_s = plat_.costs().stall_wall_s;
   // Every 0.25 s, or a quarter of a shorter limit (at least 10 ms): a limit of 0.1 s was looked at only after
@@ -199,12 +220,19 @@ void simulation::watch() {
   const double period_s = std::clamp(limit_s / 4, 0.01, 0.25);
   const auto period = std::chrono::duration<double>(period_s);
   platform::sim_watch rule(limit_s, period_s, plat_.sample());
+  // Whether the sim thread was asleep in the kernel at every look of the stall under way: a task blocked in a
+  // system call, not one spinning. Both end the process (nothing else can run meanwhile, and a wait another
+  // task must end would last for ever), but the spin-wait's words blamed a task that read its input or joined
+  // a thread of its own doing real work (an outside-user campaign).
+  bool asleep_throughout = true;
   std::unique_lock<std::mutex> lk(watch_mu_);
   while (!watch_cv_.wait_for(lk, period, [this] { return stopping_; })) {
     const platform::sim_sample now = plat_.sample();
+    const bool asleep = asleep_in_kernel(plat_.run_os_thread());
     const platform::sim_watch::verdict v = rule.look(now);
+    asleep_throughout = rule.stalled_s() > 0 ? asleep_throughout && asleep : true;
     if (v == platform::sim_watch::verdict::fine) continue;
-    char why[768];
+    char why[1024];
     if (v == platform::sim_watch::verdict::idling) {
       std::snprintf(why, sizeof why,
                     "for %.1f s of real time every simulated worker has only looked for work, finding none it "
@@ -245,6 +273,19 @@ void simulation::watch() {
     std::string task = "?";
     if (const void* t = plat_.running_task())
       task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
+    if (asleep_throughout) {
+      std::snprintf(why, sizeof why,
+                    "worker %u's task %s has been blocked in the kernel for %.1f s of real time, in a system call "
+                    "(a read, a sleep), on a lock, a condition variable or a thread's join (virtual time %.0f ns, "
+                    "seed %llu). Every simulated worker runs on this one OS thread, so none can run meanwhile, and "
+                    "a wait costs no virtual time: a wait that another task must end never ends here (wait with a "
+                    "task_group instead, and hold no lock across a spawn, a wait, a roost::touch, touch_rows or "
+                    "compute). A wait that ends by itself (input, a sleep, a thread's own work) may last as long "
+                    "as stall_wall_s in %s allows: raise it.",
+                    plat_.running_thread(), task.c_str(), still_s, plat_.running_clock(),
+                    static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
+      platform::os::fatal("roost: simulated platform: no progress", why);
+    }
     std::snprintf(why, sizeof why,
                   "worker %u has run task %s for %.1f s of real time without reaching a runtime operation "
                   "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task, or blocks its "
@@ -877,12 +918,19 @@ void simulation::finish(const std::string& scheduler, const std::string& topolog
                    : " (no task declared data with roost::touch nor arithmetic with roost::compute: tasks cost their "
                      "runtime operations only)");
   if (report_path_.empty()) return;
+  const std::string json = plat_.report_json(scheduler, topology, memory_json(), host);
+  errno = 0;
   std::ofstream out(report_path_, std::ios::trunc);
-  out << plat_.report_json(scheduler, topology, memory_json(), host);
+  out << json;
   // Closed before the test: a report smaller than the stream's buffer goes out at the close, and a full disk
-  // failed it there unsaid.
+  // failed it there unsaid. With the system's reason where the failed call left one (an outside-user campaign:
+  // a path that opened but refused the write was said with no reason).
   out.close();
-  if (out.fail()) std::fprintf(stderr, "roost: ROOST_SIM_REPORT='%s': the report could not be written\n", report_path_.c_str());
+  if (out.fail()) {
+    const int err = errno;
+    std::fprintf(stderr, "roost: ROOST_SIM_REPORT='%s': the report could not be written%s%s\n", report_path_.c_str(),
+                 err ? ": " : "", err ? std::strerror(err) : "");
+  }
 }
 
 }  // namespace roost::detail

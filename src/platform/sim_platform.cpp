@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "platform/platform.hpp"
+#include "platform/preempt_signal.hpp"
 
 namespace roost::platform {
 
@@ -351,6 +352,7 @@ void sim_platform::charge_work(double ns) {
 }
 
 void sim_platform::run_begin() {
+  run_os_thread_.store(preempt::this_thread_id(), std::memory_order_relaxed);
   run_start_ = current_->clock;
   run_host_start_ = std::chrono::steady_clock::now();
   in_run_.store(true, std::memory_order_relaxed);

@@ -183,6 +183,9 @@ class sim_platform {
     return s;
   }
   bool in_run() const { return in_run_.load(std::memory_order_relaxed); }
+  // The OS thread that drives the simulated workers of the run under way, or of the last one (its kernel
+  // thread id): the watchdog asks the kernel whether it is asleep there.
+  long run_os_thread() const { return run_os_thread_.load(std::memory_order_relaxed); }
   unsigned running_thread() const { return running_thread_.load(std::memory_order_relaxed); }
   const void* running_task() const { return running_task_.load(std::memory_order_relaxed); }
   double running_clock() const { return running_clock_.load(std::memory_order_relaxed); }
@@ -319,6 +322,7 @@ class sim_platform {
   std::atomic<std::uint64_t> op_progress_{0};    // the busy charges of runtime operations; the same
   std::atomic<double> busy_clock_{0};
   std::atomic<bool> in_run_{false};
+  std::atomic<long> run_os_thread_{0};
   std::atomic<unsigned> running_thread_{0};
   std::atomic<const void*> running_task_{nullptr};
   std::atomic<double> running_clock_{0};
