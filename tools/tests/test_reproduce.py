@@ -231,4 +231,6 @@ def test_roost_bench_prints_the_floor_the_row_reads():
                          check=True).stdout
     rates, floor = reproduce.read_preempt_timers(out)
     assert set(rates) == {"per-worker aligned", "per-worker CPU time"}
-    assert floor is not None and floor[2] >= 1
+    # On a loaded machine a round with no timer can lose more time than one with a tick a ms: the tool then says
+    # the cost lies below the noise and gives no floor (make test failed so while other work ran beside it).
+    assert (floor is not None and floor[2] >= 1) or "less than this machine's noise" in out, out
