@@ -273,27 +273,22 @@ void simulation::watch() {
     std::string task = "?";
     if (const void* t = plat_.running_task())
       task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
-    if (asleep_throughout) {
-      std::snprintf(why, sizeof why,
-                    "worker %u's task %s has been blocked in the kernel for %.1f s of real time, in a system call "
-                    "(a read, a sleep), on a lock, a condition variable or a thread's join (virtual time %.0f ns, "
-                    "seed %llu). Every simulated worker runs on this one OS thread, so none can run meanwhile, and "
-                    "a wait costs no virtual time: a wait that another task must end never ends here (wait with a "
-                    "task_group instead, and hold no lock across a spawn, a wait, a roost::touch, touch_rows or "
-                    "compute). A wait that ends by itself (input, a sleep, a thread's own work) may last as long "
-                    "as stall_wall_s in %s allows: raise it.",
-                    plat_.running_thread(), task.c_str(), still_s, plat_.running_clock(),
-                    static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
-      platform::os::fatal("roost: simulated platform: no progress", why);
-    }
     std::snprintf(why, sizeof why,
-                  "worker %u has run task %s for %.1f s of real time without reaching a runtime operation "
-                  "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task, or blocks its "
-                  "thread on a lock or a condition variable that another task must release or signal, can "
-                  "never see it progress here: every simulated worker runs on this one OS thread, and only a "
-                  "runtime operation lets another run. Wait with a task_group instead, and hold no lock "
-                  "across a spawn, a wait, a roost::touch, touch_rows or compute, where another simulated worker "
-                  "may run (stall_wall_s in %s sets this limit).",
+                  asleep_throughout
+                      ? "worker %u's task %s has been blocked in the kernel for %.1f s of real time, in a system "
+                        "call (a read, a sleep), on a lock, a condition variable or a thread's join (virtual time "
+                        "%.0f ns, seed %llu). Every simulated worker runs on this one OS thread, so none can run "
+                        "meanwhile, and a wait costs no virtual time: a wait that another task must end never ends "
+                        "here (wait with a task_group instead, and hold no lock across a spawn, a wait, a "
+                        "roost::touch, touch_rows or compute). A wait that ends by itself (input, a sleep, a "
+                        "thread's own work) may last as long as stall_wall_s in %s allows: raise it."
+                      : "worker %u has run task %s for %.1f s of real time without reaching a runtime operation "
+                        "(virtual time %.0f ns, seed %llu). A task that spin-waits for another task, or blocks its "
+                        "thread on a lock or a condition variable that another task must release or signal, can "
+                        "never see it progress here: every simulated worker runs on this one OS thread, and only a "
+                        "runtime operation lets another run. Wait with a task_group instead, and hold no lock "
+                        "across a spawn, a wait, a roost::touch, touch_rows or compute, where another simulated "
+                        "worker may run (stall_wall_s in %s sets this limit).",
                   plat_.running_thread(), task.c_str(), still_s, plat_.running_clock(),
                   static_cast<unsigned long long>(plat_.seed()), params_source_.c_str());
     platform::os::fatal("roost: simulated platform: no progress", why);
