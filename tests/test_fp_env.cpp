@@ -576,3 +576,24 @@ TEST(FpEnvAdws, MigrationQueueFrameKeepsItsStateAfterAReturnedSearchRootRanFirst
     EXPECT_EQ(outer_env, a) << "rep " << rep;
   }
 }
+
+// A program that unmasks the inexact exception (feenableexcept(FE_INEXACT), glibc) can make a runtime and run
+// a scheduler whose own code computes in integers: every runtime's construction divided in double once (the
+// spin-wait calibration), and died of SIGFPE under every scheduler (an outside-user campaign). The user guide
+// lists the code that still computes in double (adws's ranges, cats's profile, numa's dealing of a declared
+// child, the tracer, the simulated platform). In a child process: the masks stay out of the other tests.
+TEST(FpEnvTrapsDeathTest, ARuntimeIsMadeAndRunsWithTheInexactExceptionUnmasked) {
+  if (roost_test::under_sanitizer()) GTEST_SKIP() << "a sanitizer's own runtime is not roost's to keep exact";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* sched : {"ws", "ws-help", "hws", "cab"}) {
+    EXPECT_EXIT(
+        {
+          feenableexcept(FE_INEXACT | FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+          roost::runtime rt(roost_test::opts(sched, 2));
+          const long r = rt.run([] { return roost_test::fib_tasks(18); });
+          std::exit(r == 2584 ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "")
+        << sched;
+  }
+}

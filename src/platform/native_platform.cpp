@@ -163,20 +163,22 @@ void native_platform::wake_all(std::atomic<std::uint32_t>& word) { futex(&word, 
 void native_platform::yield_cpu() { sched_yield(); }
 
 unsigned native_platform::relax_count_for_ns(unsigned ns) {
-  // The fastest of a few batches: a batch the OS interrupted is slower for that reason alone.
-  static const double ns_per_relax = [] {
-    constexpr int kBatches = 5, kPerBatch = 256;
-    double best = 1e9;
-    for (int b = 0; b < kBatches; ++b) {
+  // The fastest of a few batches: a batch the OS interrupted is slower for that reason alone. In integers
+  // (picoseconds a pause): every runtime's construction asks, and a division in double raised the inexact
+  // exception there, so a program that unmasks FE_INEXACT (feenableexcept) could make no runtime at all (an
+  // outside-user campaign: SIGFPE under every scheduler).
+  static const std::uint64_t ps_per_relax = [] {
+    constexpr std::uint64_t kBatches = 5, kPerBatch = 256;
+    std::uint64_t best = ~std::uint64_t{0};
+    for (std::uint64_t b = 0; b < kBatches; ++b) {
       const std::uint64_t t0 = now_ns();
-      for (int i = 0; i < kPerBatch; ++i) cpu_relax();
-      const double per = static_cast<double>(now_ns() - t0) / kPerBatch;
-      if (per < best) best = per;
+      for (std::uint64_t i = 0; i < kPerBatch; ++i) cpu_relax();
+      best = std::min(best, (now_ns() - t0) * 1000 / kPerBatch);
     }
-    return best > 0.5 ? best : 0.5;
+    return std::max<std::uint64_t>(best, 500);
   }();
-  const double n = ns / ns_per_relax;
-  return n < 1 ? 1u : n > 65536 ? 65536u : static_cast<unsigned>(n);
+  const std::uint64_t n = std::uint64_t{ns} * 1000 / ps_per_relax;
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(n, 1, 65536));
 }
 
 bool native_platform::enable_heavy_barrier() {
