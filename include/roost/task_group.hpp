@@ -38,7 +38,8 @@ void spawn_declared(worker_abi& w, group_state& g, task_frame& f, const data& d)
 // another task than the owner, it ends the process with the reason (nothing may leave a destructor then).
 // The join of a group destroyed by another than its owner's task (src/api/task_group.cpp): outside any task,
 // once every child ended (a group kept past its creator's end), it rethrows what a child threw and is done;
-// otherwise a usage_error, as wait() there. runtime::run returns when its root ends, not when such a
+// by another task once every child ended, a usage_error, as wait() there; with a child not ended, either
+// way, the end of the process with the reason. runtime::run returns when its root ends, not when such a
 // group's children do (docs/user-guide.md, "Ownership").
 void join_unowned_at_destruction(group_state& g);
 // run() by a task that is not the group's owner, or by a child the owner's join runs on the owner's stack:

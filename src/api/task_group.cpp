@@ -147,8 +147,8 @@ void join_while_unwinding(group_state& g) noexcept {
 // turned into std::terminate under the schedulers whose count still held children that had ended elsewhere
 // (an outside-user campaign: ws-help, cats, adws, adws-ml and numa; hws and cab had counted them off).
 // run() returns when its root ends, not when such a group's children do: another worker may still run one
-// (natively), or it waits for the next run() (simulated). Destroyed then, or by another task, it is a
-// usage_error, as a wait() there is: this thread cannot join them.
+// (natively), or it waits for the next run() (simulated). Destroyed by another task once every child
+// ended, it is a usage_error, as a wait() there is.
 // Destroyed, outside a task or by another task, while a child has not ended, it ends the process with the
 // reason. It threw a usage_error there, and the child ran on with the group's storage freed or reused: a
 // stolen first child runs its closure where it lies, in the group's inline slot, and every child ends by
