@@ -220,17 +220,18 @@ void simulation::watch() {
   const double period_s = std::clamp(limit_s / 4, 0.01, 0.25);
   const auto period = std::chrono::duration<double>(period_s);
   platform::sim_watch rule(limit_s, period_s, plat_.sample());
-  // Whether the sim thread was asleep in the kernel at every look of the stall under way: a task blocked in a
+  // The looks in a row, up to this one, that found the sim thread asleep in the kernel: a task blocked in a
   // system call, not one spinning. Both end the process (nothing else can run meanwhile, and a wait another
   // task must end would last for ever), but the spin-wait's words blamed a task that read its input or joined
-  // a thread of its own doing real work (an outside-user campaign).
-  bool asleep_throughout = true;
+  // a thread of its own doing real work (an outside-user campaign). The last two looks decide (the one look of
+  // a stall as short as a period): a task that computed for a while and then blocked is blocked, and one
+  // look that found the thread runnable on a busy machine, on its way into the call, does not make a spin.
+  unsigned asleep_looks = 0;
   std::unique_lock<std::mutex> lk(watch_mu_);
   while (!watch_cv_.wait_for(lk, period, [this] { return stopping_; })) {
     const platform::sim_sample now = plat_.sample();
-    const bool asleep = asleep_in_kernel(plat_.run_os_thread());
+    asleep_looks = asleep_in_kernel(plat_.run_os_thread()) ? asleep_looks + 1 : 0;
     const platform::sim_watch::verdict v = rule.look(now);
-    asleep_throughout = rule.stalled_s() > 0 ? asleep_throughout && asleep : true;
     if (v == platform::sim_watch::verdict::fine) continue;
     char why[1024];
     if (v == platform::sim_watch::verdict::idling) {
@@ -273,8 +274,11 @@ void simulation::watch() {
     std::string task = "?";
     if (const void* t = plat_.running_task())
       task = engine::format_spawn_path(engine::spawn_path(*static_cast<const task_id*>(t)));
+    // A deep task's path, cut to its last levels: the message must keep its advice (the buffer is bounded).
+    if (task.size() > 160) task = "..." + task.substr(task.size() - 157);
+    const bool blocked = asleep_looks >= (still_s > period_s ? 2u : 1u);
     std::snprintf(why, sizeof why,
-                  asleep_throughout
+                  blocked
                       ? "worker %u's task %s has been blocked in the kernel for %.1f s of real time, in a system "
                         "call (a read, a sleep), on a lock, a condition variable or a thread's join (virtual time "
                         "%.0f ns, seed %llu). Every simulated worker runs on this one OS thread, so none can run "
