@@ -589,8 +589,11 @@ TEST(FpEnvTrapsDeathTest, ARuntimeIsMadeAndRunsWithTheInexactExceptionUnmasked) 
     EXPECT_EXIT(
         {
           feenableexcept(FE_INEXACT | FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
-          roost::runtime rt(roost_test::opts(sched, 2));
-          const long r = rt.run([] { return roost_test::fib_tasks(18); });
+          long r = 0;
+          {
+            roost::runtime rt(roost_test::opts(sched, 2));
+            r = rt.run([] { return roost_test::fib_tasks(18); });
+          }  // destroyed with the exceptions unmasked too
           std::exit(r == 2584 ? 0 : 1);
         },
         ::testing::ExitedWithCode(0), "")

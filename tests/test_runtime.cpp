@@ -1194,6 +1194,10 @@ static void destroy_while_a_child_runs(const std::string& sched) {
 }
 
 TEST_P(EscapedGroupDeathTest, DestroyedOutsideRunWhileAChildRunsEndsTheProcessWithTheReason) {
+  // cats names every worker's join queue from the caller's thread between runs, when no task of a correct
+  // program runs; the child this test lets outlive its run races with that (TSan reports it), the rule break
+  // itself.
+  if (roost_test::under_tsan() && GetParam() == "cats") GTEST_SKIP() << "the rule break races with cats's renaming";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(destroy_while_a_child_runs(GetParam()),
                "task_group destroyed outside roost::runtime::run while children of it have not ended.*storage "
