@@ -94,17 +94,7 @@ def mapping(trace: Trace) -> Mapping:
 
 
 def task_memory(trace: Trace, roots: bool = False):
-    """(worker, start_ns, end_ns, subtree, lines, memory_ns, remote_lines) for each piece of every task, as the
-    runtime's own timeline draws them (src/trace/chrome_json.cpp): one per worker it ran on, from its begin or
-    first resumption there to its end there, or to that worker's next idle or sleep (it had suspended: the
-    format has no record of a suspension, and an idle worker runs no task); a resumption where its piece is
-    still open continues that piece. Only the piece on the worker it ended on was drawn, and a task that
-    moved left the other worker blank for the time it ran there (an outside-user campaign). With each piece,
-    the lines its kernels touched there and what the simulated memory hierarchy charged for them (the
-    `memory` records, written after each touch of a simulated run; zeros otherwise): a record counts for the
-    task that began or resumed last on its worker and has not ended or left it, the one running there. A
-    run's root (the tracer records its end; it spans the whole run) only with `roots`, first, so that a drawing
-    puts its children over it and shows what the root ran itself."""
+    """timeline.task_memory as it was before its columns (its docstring says what it gives), kept as the oracle."""
     r = trace.records
     begins = r[r["kind"] == 1]
     parent = dict(zip(begins["a"].tolist(), begins["b"].tolist()))
