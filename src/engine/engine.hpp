@@ -949,10 +949,10 @@ class engine final : public engine_base {
     // 4096 (quadratic in the workers; an outside-user campaign). But at least two: with one, every idle
     // worker of more than 2048 slept after one failed round, and a policy that delivers work to a chosen
     // worker wakes every sleeper to be sure the chosen one wakes (idle.hpp has one word for all), each of
-    // which made its round of P - 1 attempts and slept again, at every delivery. adws's parallel_for(0, 1000) took 0.4 s at 2048 workers
-    // and 6.7 s at 2049, a parallel_reduce of 2^20 (grain 64) 0.7 s at 2048 and more than 60 s at 3072 (an
-    // outside-user campaign); with two rounds 1.3 s at 3072 and 2.0-2.2 s at 4096, where ws's empty run took
-    // 0.17 s instead of 0.13 s.
+    // which made its round of P - 1 attempts and slept again, at every delivery. adws's parallel_for(0, 1000)
+    // took 0.4 s at 2048 workers and 6.7 s at 2049, a parallel_reduce of 2^20 (grain 64) 0.7 s at 2048 and
+    // more than 60 s at 3072 (an outside-user campaign); with two rounds 1.3 s at 3072 and 2.0-2.2 s at 4096,
+    // where ws's empty run took 0.17 s instead of 0.13 s.
     const bool oversubscribed = e.oversubscribed();
     const unsigned spin_rounds =
         oversubscribed ? std::clamp(4096u / std::max(1u, e.num_workers()), 2u, 64u) : engine_base::kSpinRounds;
