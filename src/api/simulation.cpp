@@ -227,11 +227,20 @@ void simulation::watch() {
   // a stall as short as a period): a task that computed for a while and then blocked is blocked, and one
   // look that found the thread runnable on a busy machine, on its way into the call, does not make a spin.
   unsigned asleep_looks = 0;
+  // A touch's walk seen at this look or the one before, read beside the sample: a walk that ended between the
+  // sample and a later read, before its touch was charged, left a stall with nothing to forgive it (at
+  // stall_wall_s=0, a TSan run of ALongTouchOutlastingTheWatchdogsLimitCompletes, once the look had grown by
+  // the kernel's state read above). The charge follows its walk at once, so the next look sees progress.
+  std::size_t walk_last_look = 0;
   std::unique_lock<std::mutex> lk(watch_mu_);
   while (!watch_cv_.wait_for(lk, period, [this] { return stopping_; })) {
     const platform::sim_sample now = plat_.sample();
-    asleep_looks = asleep_in_kernel(plat_.run_os_thread()) ? asleep_looks + 1 : 0;
+    const std::size_t walking = touch_in_walk_.load(std::memory_order_relaxed);
+    const std::size_t walk_bytes = walking ? walking : walk_last_look;
+    walk_last_look = walking;
     const platform::sim_watch::verdict v = rule.look(now);
+    // Asked only during a stall: a run that progresses costs the watchdog no system calls.
+    asleep_looks = rule.stalled_s() > 0 && asleep_in_kernel(plat_.run_os_thread()) ? asleep_looks + 1 : 0;
     if (v == platform::sim_watch::verdict::fine) continue;
     char why[1024];
     if (v == platform::sim_watch::verdict::idling) {
@@ -256,7 +265,7 @@ void simulation::watch() {
       continue;
     }
     const double still_s = rule.stalled_s();
-    if (const std::size_t bytes = touch_in_walk_.load(std::memory_order_relaxed)) {
+    if (const std::size_t bytes = walk_bytes) {
       // A walk ends (its bytes are this process's memory, checked before it began): slow, never a hang. It
       // ended the process, so whether a correct program of a large touch ran depended on the host's speed
       // (an outside-user campaign). Said once a process; the limit counts again from here. Without the task's
