@@ -111,11 +111,15 @@ inline void observe_steal(detail::worker_abi& thief, unsigned victim, bool taken
 template <class RunningFiber>
 __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, detail::task_frame& f,
                                                       detail::task_id* parent, RunningFiber&& running) {
+  // The hooks' word is read before the stores: a read of it after them made GCC reload the child's depth
+  // from the frame where a policy's order() reads it (cab), from the upper half of the vector store it
+  // merged index and depth into, a load that store does not forward to on Zen 4 (cab's fib 1.12x ws's).
+  const unsigned hooks = detail::hook_bits();
   f.id.parent = parent;
   f.id.index = parent->next_child++;
   f.id.depth = parent->depth + 1;
   f.id.next_child = 0;
-  if (const unsigned hooks = detail::hook_bits()) [[unlikely]] {
+  if (hooks) [[unlikely]] {
     f.id.split_depth = parent->split_depth + 1 + f.id.index;
     if (hooks & detail::kHookSim) {
       // Counted: a spawn in the runtime text runs here with the spawner's count at 0 (engine.hpp), and the
