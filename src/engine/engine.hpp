@@ -975,12 +975,15 @@ class engine final : public engine_base {
       if (job* j = e.policy_.pop_own(w)) return found(j);
       // Worker 0 once the root has ended: nothing of the run is left to find, so no steal round either (a
       // round of P-1 attempts cost every simulated run of 256 workers 25 us of virtual time).
-      if (w.should_leave()) [[unlikely]] return found(nullptr);
-      // Stopping: every run has ended, so no task is left to steal or resume. Tested before the steal round,
-      // not only after it: at shutdown every worker wakes, and each made a round of P-1 attempts first, which
+      // Stopping: every run has ended, so no task is left to steal. Tested before the steal round, not only
+      // after it: at shutdown every worker wakes, and each made a round of P-1 attempts first, which
       // destroying a simulated runtime of 4,096 workers took 36-53 s of the host's time to charge (P^2
       // attempts; an outside-user campaign).
-      if (e.stopping()) [[unlikely]] return found(nullptr);
+      // Either way the worker first resumes its own preempted tasks, as it ran its own queue's above: only a
+      // task that outlived its root is there (a child of a group that escaped its creator, docs/user-guide.md,
+      // "Ownership"), and once its worker left it was never resumed (worker 0's waited for a later run and were
+      // lost with the runtime; 4 of 4 such children started and none ended under ROOST_PREEMPT=signal).
+      if (w.should_leave() || e.stopping()) [[unlikely]] return found(w.preempted.pop());
       if (job* j = e.policy_.steal(w)) return found(j);
       // Preempted tasks come last: a spinner waits for work that is queued (seed 003 ch. 3 queues them in
       // the worker's FIFO). Only this worker fills its FIFO, so it never sleeps on a task it holds.
