@@ -1721,6 +1721,21 @@ TEST(PreemptThread, TheMonitorOfARuntimeMadeInsideATaskRunsOnTheProcesssCpus) {
   EXPECT_EQ(monitor_cpus.size(), 1u) << "one monitor thread, named roost-monitor";
 }
 
+// A preempting runtime's own threads carry names (top -H, gdb): the maker of KLT-switching's spare threads,
+// which every preempting runtime has (a task may choose KLT-switching itself: roost::preempt_as), and each
+// spare. Under klt one worker's spinner is preempted by KLT-switching, so a spare served the worker before the
+// setter could run.
+TEST(PreemptThread, TheSpareThreadsAndTheirMakerAreNamed) {
+  {
+    roost::runtime rt(preempting("ws", 1));
+    EXPECT_EQ(roost_test::cpus_of_threads_named("roost-spares").size(), 1u);
+  }
+  EXPECT_EQ(roost_test::cpus_of_threads_named("roost-spares").size(), 0u) << "gone with its runtime";
+  roost::runtime rt(preempting("ws", 1, "1ms", "aligned", "klt"));
+  rt.run([] { spinners_then_setter(1); });
+  EXPECT_GE(roost_test::cpus_of_threads_named("roost-spare").size(), 1u);
+}
+
 // The chained timer ticks worker 0 alone; the last worker's task is preempted only if worker 0's tick passes
 // through worker 1 (stuck too) to it. Spinners on the other workers are non_preemptible, so nothing but the
 // last worker can ever run the setter.

@@ -1,6 +1,8 @@
 #include "engine/klt.hpp"
 #include "platform/say_once.hpp"
 
+#include <pthread.h>
+
 #include <cstdio>
 
 #include "engine/worker.hpp"
@@ -60,6 +62,9 @@ void klt_pool::add_new(klt* k) {
 klt_creator::klt_creator(void* engine, spare_fn spare_main, std::vector<worker*> workers)
     : engine_(engine), spare_main_(spare_main), workers_(std::move(workers)) {
   self_ = platform::os::start_thread([this] { main(); });
+  // Named for top -H, gdb and the tests, as the spares it makes are; a name is only a help, so a refusal is
+  // ignored. (It runs with either preemption type: a task may choose KLT-switching itself, roost::preempt_as.)
+  (void)pthread_setname_np(static_cast<pthread_t>(self_), "roost-spares");
 }
 
 klt_creator::~klt_creator() {
@@ -88,7 +93,13 @@ void klt_creator::main() {
       klt* kp = k.get();
       worker* wp = w;
       try {
-        const auto h = platform::os::start_thread([this, wp, kp] { spare_main_(engine_, *wp, *kp); }, w->os_cpu);
+        // Named by itself, first: so before it serves a worker.
+        const auto h = platform::os::start_thread(
+            [this, wp, kp] {
+              (void)pthread_setname_np(pthread_self(), "roost-spare");
+              spare_main_(engine_, *wp, *kp);
+            },
+            w->os_cpu);
         std::lock_guard<std::mutex> lk(mu_);
         spares_.push_back(spare{std::move(k), h});
       } catch (const std::exception& e) {
