@@ -61,7 +61,10 @@ void klt_pool::add_new(klt* k) {
 
 klt_creator::klt_creator(void* engine, spare_fn spare_main, std::vector<worker*> workers)
     : engine_(engine), spare_main_(spare_main), workers_(std::move(workers)) {
-  self_ = platform::os::start_thread([this] { main(); });
+  // Native threads, whatever thread makes or destroys the creator: only a native runtime preempts, and one
+  // made inside a simulated task (t_sim set there) got a simulated thread's index as this handle, which the
+  // name below then took for a pthread_t (a review: a segfault).
+  self_ = platform::native_platform::start_thread([this] { main(); });
   // Named for top -H, gdb and the tests, as the spares it makes are; a name is only a help, so a refusal is
   // ignored. (It runs with either preemption type: a task may choose KLT-switching itself, roost::preempt_as.)
   (void)pthread_setname_np(static_cast<pthread_t>(self_), "roost-spares");
@@ -71,10 +74,10 @@ klt_creator::~klt_creator() {
   stopping_.store(true, std::memory_order_release);
   requests_.fetch_add(1, std::memory_order_release);
   platform::native_platform::wake_one(requests_);
-  platform::os::join_thread(self_);
+  platform::native_platform::join_thread(self_);
   // Every spare sleeps in its pool (or has yet to get there): the workers have left for good.
   for (auto& s : spares_) s.k->post(klt::command::exit);
-  for (auto& s : spares_) platform::os::join_thread(s.h);
+  for (auto& s : spares_) platform::native_platform::join_thread(s.h);
 }
 
 void klt_creator::request(worker& w) {
@@ -94,7 +97,7 @@ void klt_creator::main() {
       worker* wp = w;
       try {
         // Named by itself, first: so before it serves a worker.
-        const auto h = platform::os::start_thread(
+        const auto h = platform::native_platform::start_thread(
             [this, wp, kp] {
               (void)pthread_setname_np(pthread_self(), "roost-spare");
               spare_main_(engine_, *wp, *kp);
