@@ -1322,6 +1322,39 @@ TEST(PreemptThread, ANonPreemptibleRegionIsNeverPreempted) {
   }
 }
 
+// per_worker::update runs its function with no preemption from the element's look-up on: a tick that comes
+// meanwhile is deferred, and no other task of the worker runs between the element's read and its write back.
+// Under ws one worker runs the updating child first; a preemption of it would run the root's continuation,
+// whose sibling sets the flag. The spin ends once ticks were deferred (as many as it takes, however slow the
+// machine) or the sibling ran, so without the region the test fails instead of hanging.
+TEST(PreemptThread, PerWorkerUpdateIsNeverPreempted) {
+  for (const char* mode : {"signal", "klt"}) {
+    roost::runtime rt(preempting("ws", 1, "100us", "aligned", mode));
+    roost::per_worker<long> count;
+    std::atomic<int> sibling_ran{0};
+    std::uint64_t before = 0, after = 0;
+    rt.run([&] {
+      roost::task_group g;
+      g.run([&] {
+        const long added = count.update([&](long& n) {
+          before = rt.preemptions();
+          const std::uint64_t deferred = rt.preempt_ticks_deferred();
+          while (rt.preempt_ticks_deferred() < deferred + 3 && sibling_ran.load(std::memory_order_acquire) == 0) {
+          }
+          after = rt.preemptions();
+          n += sibling_ran.load(std::memory_order_acquire) == 0 ? 1 : 100;
+          return n;
+        });
+        EXPECT_EQ(added, 1) << mode << ": update returns what its function does";
+      });
+      g.run([&] { sibling_ran.store(1, std::memory_order_release); });
+      g.wait();
+    });
+    EXPECT_EQ(after, before) << mode;
+    EXPECT_EQ(count.combine(std::plus<>()), 1) << mode;
+  }
+}
+
 // preempt_as nests and the innermost wins: a signal or klt scope inside a preempt_as(off) makes its task
 // preemptible again, and its end makes it not (an outside-user campaign: two siblings meeting at a busy barrier
 // inside off { klt { ... } } hung at one worker, the outer off winning). The preempt_off count is read
