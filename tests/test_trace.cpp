@@ -284,6 +284,75 @@ TEST(TraceOutputs, ALiveRuntimesFilesAreNotAnotherRuntimesOutputs) {
   std::remove((file + ".json").c_str());
 }
 
+// Another process's runtime tracing to the same path renames its own file over this one's when it starts
+// (stood in for here by a rename of another file): this runtime's trace is kept beside it, at the path with
+// the process's id appended, with its timeline, and stderr names both; the other file stays at the path. It
+// went on writing a file no directory held, said nothing, and made its timeline from the other's trace (an
+// outside-user campaign).
+TEST(TraceOutputs, ATraceWhosePathAnotherWriterTookIsKeptBesideIt) {
+  const std::string file = roost_test::temp_path("roost_test_replaced.trace");
+  const std::string kept = file + ".pid" + std::to_string(static_cast<long>(::getpid()));
+  remove_trace(file);
+  remove_trace(kept);
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    EXPECT_EQ(rt.run([] { return fib(12); }), 144);
+    const std::string other = file + ".other";
+    {
+      std::ofstream out(other);
+      out << "another writer's file\n";
+    }
+    ASSERT_EQ(std::rename(other.c_str(), file.c_str()), 0);
+    EXPECT_EQ(rt.run([] { return fib(12); }), 144);
+    testing::internal::CaptureStderr();
+  }
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("made a trace at this path while this one wrote its own, which is kept at '" + kept + "'"),
+            std::string::npos) << said;
+  std::ifstream at_path(file);
+  std::string line;
+  std::getline(at_path, line);
+  EXPECT_EQ(line, "another writer's file");
+  const tr::trace_file t = tr::read(kept);
+  EXPECT_TRUE(t.complete);
+  EXPECT_GT(std::filesystem::file_size(kept + ".json"), 20u) << "a timeline with events";
+  remove_trace(file);
+  remove_trace(kept);
+}
+
+// ROOST_TRACE's numbers skip a path a runtime of this process wrote, named in code: ROOST_TRACE's first
+// runtime after a runtime given FILE in code wrote over that trace without a word, and so did its third after
+// one given FILE.2 (an outside-user campaign). Workers tell the traces apart: 1 in code, 2 from the variable.
+TEST(TraceOutputs, TheVariablesNumbersSkipAPathARuntimeWasGivenInCode) {
+  const std::string file = roost_test::temp_path("roost_test_numbers_skip.trace");
+  for (const std::string& f : {file, file + ".2", file + ".3"}) remove_trace(f);
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    rt.run([] {});
+  }
+  {
+    roost_test::scoped_env env("ROOST_TRACE", file.c_str());
+    roost::options o;
+    o.workers = 2;
+    testing::internal::CaptureStderr();
+    {
+      roost::runtime rt(o);
+      rt.run([] {});
+    }
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_NE(said.find("writes its trace to '" + file + ".2'"), std::string::npos) << said;
+  }
+  EXPECT_EQ(tr::read(file).workers, 1u) << "the trace given in code is still there";
+  EXPECT_EQ(tr::read(file + ".2").workers, 2u);
+  for (const std::string& f : {file, file + ".2", file + ".3"}) remove_trace(f);
+}
+
 // A trace path that is a symbolic link is written through: the trace lands in the link's target and the link
 // stays. A dangling link into a directory that does not exist is an error naming that directory; it was
 // accepted and replaced by a regular file (an outside-user campaign).

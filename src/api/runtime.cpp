@@ -51,6 +51,11 @@ namespace {
 struct numbering {
   std::mutex mu;
   std::map<std::pair<std::string, std::string>, unsigned> last;  // (variable, path): the last number taken
+  // Every path a runtime of this process wrote its trace or report to, named in code or numbered: a number
+  // whose path is among them is skipped. ROOST_TRACE's third runtime took FILE.2 after the second had been
+  // given FILE.2 in code, and ROOST_TRACE's first took FILE after a runtime had been given FILE in code: each
+  // wrote over the earlier trace without a word (an outside-user campaign).
+  std::set<std::string> written;
 };
 numbering& numbered() {
   static numbering* n = new numbering;
@@ -130,11 +135,22 @@ class output_number {
       std::lock_guard<std::mutex> lk(numbered().mu);
       slot_ = numbered().last.try_emplace({variable_, given_}, 0u).first;  // map iterators stay valid
       nth_ = ++slot_->second;
+      while (numbered().written.count(numbered_path(given_, nth_))) nth_ = ++slot_->second;
     }
-    if (nth_ > 1) path.append(1, '.').append(std::to_string(nth_));
+    path = numbered_path(given_, nth_);
+  }
+  static std::string numbered_path(const std::string& given, unsigned nth) {
+    return nth > 1 ? given + "." + std::to_string(nth) : given;
+  }
+  // The runtime wrote its file at `path`, whether numbered or named in code: later numbers skip it.
+  static void written(const std::string& path) {
+    if (path.empty()) return;
+    std::lock_guard<std::mutex> lk(numbered().mu);
+    numbered().written.insert(path);
   }
   // The runtime will write its file at `path`: says so when the path was numbered.
   void keep(const std::string& path, const char* what) {
+    written(path);
     if (given_.empty()) return;
     kept_ = true;
     if (nth_ > 1 || given_ != named_)

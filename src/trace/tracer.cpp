@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <new>
@@ -395,6 +396,58 @@ void tracer::rethrow_write_error() {
   throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
 }
 
+// Whether the path still names the file this runtime wrote: another process's runtime tracing to the same
+// path renames its own file over it when it starts, and this one went on writing a file no directory held,
+// said nothing, and made its timeline from the other's trace (an outside-user campaign). Then the trace is
+// copied, through /proc/self/fd (an unlinked file cannot be linked again), to the path with this process's
+// id appended (FILE.pidPID, .2, ... if taken), its timeline made from that copy, and both are named on stderr.
+void tracer::keep_if_replaced_locked() {
+  struct stat mine, there;
+  if (::fstat(file_.fd, &mine) != 0) return;
+  if (::stat(trace_file_.c_str(), &there) == 0 && there.st_dev == mine.st_dev && there.st_ino == mine.st_ino) return;
+  unique_fd in(::open(("/proc/self/fd/" + std::to_string(file_.fd)).c_str(), O_RDONLY | O_CLOEXEC));
+  std::string kept = trace_file_ + ".pid" + std::to_string(static_cast<long>(::getpid()));
+  unique_fd out;
+  for (int n = 1; in.fd >= 0 && n < 1000; ++n) {
+    const std::string name = n == 1 ? kept : kept + "." + std::to_string(n);
+    out.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (out.fd >= 0) {
+      kept = name;
+      break;
+    }
+    if (errno != EEXIST) break;
+  }
+  int err = in.fd < 0 || out.fd < 0 ? errno : 0;
+  char buf[1 << 16];
+  for (off_t at = 0; err == 0;) {
+    const ssize_t got = ::pread(in.fd, buf, sizeof buf, at);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (got < 0) err = errno;
+      break;
+    }
+    err = write_all(out.fd, buf, static_cast<std::size_t>(got));
+    at += got;
+  }
+  if (err != 0) {
+    if (out.fd >= 0) ::unlink(kept.c_str());
+    write_errno_ = err;
+    failed_.store(true, std::memory_order_release);
+    std::fprintf(stderr, "roost: %s='%s': another runtime made a trace at this path while this one wrote its own, "
+                         "and this one's could not be kept elsewhere ('%s': %s)\n",
+                 source_.c_str(), path_.c_str(), kept.c_str(), std::strerror(err));
+    replaced_ = true;
+    return;
+  }
+  std::fprintf(stderr, "roost: %s='%s': another runtime (another process's, or one of this process's given the "
+                       "same path) made a trace at this path while this one wrote its own, which is kept at '%s' "
+                       "with its timeline '%s.json'\n",
+               source_.c_str(), path_.c_str(), kept.c_str(), kept.c_str());
+  replaced_ = true;
+  path_ = trace_file_ = kept;
+  json_path_ = json_file_ = kept + ".json";
+}
+
 void tracer::finish() {
   if (finished_) return;
   finished_ = true;
@@ -411,6 +464,7 @@ void tracer::finish() {
     // The blocks reserved past the end go back: a truncation to the size the file has frees them.
     struct stat st;
     if (allocated_end_ > 0 && ::fstat(file_.fd, &st) == 0) (void)!::ftruncate(file_.fd, st.st_size);
+    if (!failed_.load()) keep_if_replaced_locked();
     // close() reports what the file system kept back (NFS, quotas).
     if (::close(file_.fd) != 0 && write_errno_ == 0) {
       write_errno_ = errno;
@@ -419,7 +473,7 @@ void tracer::finish() {
     file_.fd = -1;
   }
   if (failed_.load()) {
-    ::unlink(json_file_.c_str());  // the event-less timeline open() made
+    if (!replaced_) ::unlink(json_file_.c_str());  // the event-less timeline open() made (the other's if replaced)
     if (!error_reported_) {
       error_reported_ = true;
       throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
