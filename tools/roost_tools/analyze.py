@@ -37,9 +37,10 @@ def _warn_if_cut_short(path: str, t) -> None:
               f"part-way: a full disk, a file size limit, a program killed while writing): read the whole chunks "
               f"before byte {t.lost_from}; the rest of the trace is lost", file=sys.stderr)
     elif not t.complete:
-        print(f"roost-analyze: {path} was cut short (no end chunk): its program ended without destroying its "
-              f"runtime, and the events its workers still held are missing, and so are the iteration records "
-              f"(each runtime::run's begin and end) unless the runtime wrote them before", file=sys.stderr)
+        print(f"roost-analyze: {path} was cut short (no end chunk): its runtime is still writing it, or its "
+              f"program ended without destroying the runtime; the events its workers still held are missing, and "
+              f"so are the iteration records (each runtime::run's begin and end) unless the runtime wrote them "
+              f"before", file=sys.stderr)
     if t.cut_at is not None or not t.complete:
         # The runtime's lane, which holds the iteration records, is written less often than the workers': the
         # runs ovr measures and the roots mapping names then differ (a killed run: 64 against 81, which no
