@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <new>
 #include <system_error>
 
@@ -418,15 +419,18 @@ void tracer::keep_if_replaced_locked() {
     if (errno != EEXIST) break;
   }
   int err = in.fd < 0 || out.fd < 0 ? errno : 0;
-  char buf[1 << 16];
+  // On the heap: a runtime may be destroyed on a task's stack, which may be small (ROOST_STACK_SIZE).
+  constexpr std::size_t kCopyBytes = std::size_t{1} << 16;
+  const std::unique_ptr<char[]> buf(err == 0 ? new (std::nothrow) char[kCopyBytes] : nullptr);
+  if (err == 0 && !buf) err = ENOMEM;
   for (off_t at = 0; err == 0;) {
-    const ssize_t got = ::pread(in.fd, buf, sizeof buf, at);
+    const ssize_t got = ::pread(in.fd, buf.get(), kCopyBytes, at);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
       if (got < 0) err = errno;
       break;
     }
-    err = write_all(out.fd, buf, static_cast<std::size_t>(got));
+    err = write_all(out.fd, buf.get(), static_cast<std::size_t>(got));
     at += got;
   }
   if (err != 0) {
