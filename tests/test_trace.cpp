@@ -310,7 +310,8 @@ TEST(TraceOutputs, ATraceWhosePathAnotherWriterTookIsKeptBesideIt) {
     testing::internal::CaptureStderr();
   }
   const std::string said = testing::internal::GetCapturedStderr();
-  EXPECT_NE(said.find("made a trace at this path while this one wrote its own, which is kept at '" + kept + "'"),
+  EXPECT_NE(said.find("made a trace at this path while this one wrote its own; this runtime's trace is kept at '" +
+                      kept + "'"),
             std::string::npos) << said;
   std::ifstream at_path(file);
   std::string line;

@@ -405,7 +405,11 @@ void tracer::rethrow_write_error() {
 void tracer::keep_if_replaced_locked() {
   struct stat mine, there;
   if (::fstat(file_.fd, &mine) != 0) return;
-  if (::stat(trace_file_.c_str(), &there) == 0 && there.st_dev == mine.st_dev && there.st_ino == mine.st_ino) return;
+  const bool gone = ::stat(trace_file_.c_str(), &there) != 0;
+  if (!gone && there.st_dev == mine.st_dev && there.st_ino == mine.st_ino) return;
+  const char* const what = gone ? "the trace file was removed while this runtime wrote it"
+                                : "another runtime (another process's, or one of this process's given the same path) "
+                                  "made a trace at this path while this one wrote its own";
   unique_fd in(::open(("/proc/self/fd/" + std::to_string(file_.fd)).c_str(), O_RDONLY | O_CLOEXEC));
   std::string kept = trace_file_ + ".pid" + std::to_string(static_cast<long>(::getpid()));
   unique_fd out;
@@ -437,16 +441,13 @@ void tracer::keep_if_replaced_locked() {
     if (out.fd >= 0) ::unlink(kept.c_str());
     write_errno_ = err;
     failed_.store(true, std::memory_order_release);
-    std::fprintf(stderr, "roost: %s='%s': another runtime made a trace at this path while this one wrote its own, "
-                         "and this one's could not be kept elsewhere ('%s': %s)\n",
-                 source_.c_str(), path_.c_str(), kept.c_str(), std::strerror(err));
+    std::fprintf(stderr, "roost: %s='%s': %s, and it could not be kept elsewhere ('%s': %s)\n", source_.c_str(),
+                 path_.c_str(), what, kept.c_str(), std::strerror(err));
     replaced_ = true;
     return;
   }
-  std::fprintf(stderr, "roost: %s='%s': another runtime (another process's, or one of this process's given the "
-                       "same path) made a trace at this path while this one wrote its own, which is kept at '%s' "
-                       "with its timeline '%s.json'\n",
-               source_.c_str(), path_.c_str(), kept.c_str(), kept.c_str());
+  std::fprintf(stderr, "roost: %s='%s': %s; this runtime's trace is kept at '%s' with its timeline '%s.json'\n",
+               source_.c_str(), path_.c_str(), what, kept.c_str(), kept.c_str());
   replaced_ = true;
   path_ = trace_file_ = kept;
   json_path_ = json_file_ = kept + ".json";
