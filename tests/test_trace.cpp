@@ -286,12 +286,13 @@ TEST(TraceOutputs, ALiveRuntimesFilesAreNotAnotherRuntimesOutputs) {
 
 // Another process's runtime tracing to the same path renames its own file over this one's when it starts
 // (stood in for here by a rename of another file): this runtime's trace is kept beside it, at the path with
-// the process's id appended, with its timeline, and stderr names both; the other file stays at the path. It
+// the process's id and ".kept" appended, with its timeline, and stderr names both; the other file stays at
+// the path, and this runtime's event-less FILE.json, still there, is removed. It
 // went on writing a file no directory held, said nothing, and made its timeline from the other's trace (an
 // outside-user campaign).
 TEST(TraceOutputs, ATraceWhosePathAnotherWriterTookIsKeptBesideIt) {
   const std::string file = roost_test::temp_path("roost_test_replaced.trace");
-  const std::string kept = file + ".pid" + std::to_string(static_cast<long>(::getpid()));
+  const std::string kept = file + ".pid" + std::to_string(static_cast<long>(::getpid())) + ".kept";
   remove_trace(file);
   remove_trace(kept);
   {
@@ -320,20 +321,74 @@ TEST(TraceOutputs, ATraceWhosePathAnotherWriterTookIsKeptBesideIt) {
   const tr::trace_file t = tr::read(kept);
   EXPECT_TRUE(t.complete);
   EXPECT_GT(std::filesystem::file_size(kept + ".json"), 20u) << "a timeline with events";
+  EXPECT_FALSE(std::filesystem::exists(file + ".json"));
   remove_trace(file);
   remove_trace(kept);
 }
 
-// ROOST_TRACE's numbers skip a path a runtime of this process wrote, named in code: ROOST_TRACE's first
-// runtime after a runtime given FILE in code wrote over that trace without a word, and so did its third after
-// one given FILE.2 (an outside-user campaign). Workers tell the traces apart: 1 in code, 2 from the variable.
+// A trace file removed while its runtime writes it is kept the same way, and said as removed.
+TEST(TraceOutputs, ATraceFileRemovedWhileWrittenIsKept) {
+  const std::string file = roost_test::temp_path("roost_test_removed.trace");
+  const std::string kept = file + ".pid" + std::to_string(static_cast<long>(::getpid())) + ".kept";
+  remove_trace(file);
+  remove_trace(kept);
+  {
+    roost::options o;
+    o.workers = 1;
+    o.trace = file;
+    roost::runtime rt(o);
+    rt.run([] {});
+    ASSERT_EQ(std::remove(file.c_str()), 0);
+    testing::internal::CaptureStderr();
+  }
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("was removed while this runtime wrote it; this runtime's trace is kept at '" + kept + "'"),
+            std::string::npos) << said;
+  EXPECT_TRUE(tr::read(kept).complete);
+  EXPECT_FALSE(std::filesystem::exists(file + ".json")) << "its event-less timeline goes";
+  remove_trace(file);
+  remove_trace(kept);
+}
+
+// A native runtime writes no report: ROOST_SIM_REPORT's path it was given is not taken, and the first simulated
+// runtime after it writes FILE itself (an earlier version of the numbers' skip counted it as written: FILE.2).
+TEST(TraceOutputs, ANativeRuntimeLeavesTheReportsFirstNumberFree) {
+  const std::string report = roost_test::temp_path("roost_test_native_report.json");
+  std::remove(report.c_str());
+  std::remove((report + ".2").c_str());
+  roost_test::scoped_env env("ROOST_SIM_REPORT", report.c_str());
+  {
+    roost::options o;
+    o.workers = 1;
+    roost::runtime native(o);
+    native.run([] {});
+  }
+  {
+    roost::options o;
+    o.workers = 2;
+    o.platform = "sim";
+    o.topology = "pack:2 l3:1(size=1MiB) core:1 pu:1";
+    roost::runtime sim(o);
+    sim.run([] {});
+  }
+  EXPECT_GT(std::filesystem::file_size(report), 0u);
+  EXPECT_FALSE(std::filesystem::exists(report + ".2"));
+  std::remove(report.c_str());
+  std::remove((report + ".2").c_str());
+}
+
+// ROOST_TRACE's numbers skip a file a runtime of this process was given in code: ROOST_TRACE's first runtime
+// after a runtime given FILE in code wrote over that trace without a word (an outside-user campaign; its third
+// after one given FILE.2 did too, the same skip). Workers tell the traces apart: 1 in code, 2 from the variable.
+// The path in code is spelled with a "./" the variable's lacks: one file.
 TEST(TraceOutputs, TheVariablesNumbersSkipAPathARuntimeWasGivenInCode) {
   const std::string file = roost_test::temp_path("roost_test_numbers_skip.trace");
   for (const std::string& f : {file, file + ".2", file + ".3"}) remove_trace(f);
   {
     roost::options o;
     o.workers = 1;
-    o.trace = file;
+    const std::size_t slash = file.find_last_of('/');
+    o.trace = file.substr(0, slash) + "/." + file.substr(slash);
     roost::runtime rt(o);
     rt.run([] {});
   }

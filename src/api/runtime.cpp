@@ -51,15 +51,26 @@ namespace {
 struct numbering {
   std::mutex mu;
   std::map<std::pair<std::string, std::string>, unsigned> last;  // (variable, path): the last number taken
-  // Every path a runtime of this process wrote its trace or report to, named in code or numbered: a number
-  // whose path is among them is skipped. ROOST_TRACE's third runtime took FILE.2 after the second had been
-  // given FILE.2 in code, and ROOST_TRACE's first took FILE after a runtime had been given FILE in code: each
-  // wrote over the earlier trace without a word (an outside-user campaign).
-  std::set<std::string> written;
+  // The files (write targets: platform::write_target) that runtimes of this process were given in code for
+  // their trace or report: a number whose file is among them is skipped. ROOST_TRACE's third runtime took
+  // FILE.2 after the second had been given FILE.2 in code, and ROOST_TRACE's first took FILE after a runtime
+  // had been given FILE in code: each wrote over the earlier trace without a word (an outside-user campaign).
+  // The numbers' own files need no entry (a count never gives one twice): the set holds one entry a path
+  // given in code, however many runtimes are made.
+  std::set<std::string> given_in_code;
 };
 numbering& numbered() {
   static numbering* n = new numbering;
   return *n;
+}
+
+std::string numbered_path(const std::string& given, unsigned nth) {
+  return nth > 1 ? given + "." + std::to_string(nth) : given;
+}
+// The first number from `nth` on whose file no runtime was given in code (numbered().mu held).
+unsigned skip_given_in_code(const std::string& given, unsigned nth) {
+  while (numbered().given_in_code.count(platform::write_target(numbered_path(given, nth)))) ++nth;
+  return nth;
 }
 
 // The outputs of the live runtimes (output_claim): made on first use and never destroyed, as numbered().
@@ -125,7 +136,8 @@ __attribute__((constructor)) void watch_forks() {
 class output_number {
  public:
   // Numbers `path` when it came from `variable` and a runtime before this one wrote there (FILE.2, ...).
-  output_number(const char* variable, std::string& path, const std::string& source) : variable_(variable) {
+  output_number(const char* variable, std::string& path, const std::string& source)
+      : variable_(variable), applies_(!path.empty()) {
     if (path.empty() || source != variable) return;
     named_ = path;
     if (g_numbering_in_fork_child.load(std::memory_order_relaxed))
@@ -134,23 +146,17 @@ class output_number {
     {
       std::lock_guard<std::mutex> lk(numbered().mu);
       slot_ = numbered().last.try_emplace({variable_, given_}, 0u).first;  // map iterators stay valid
-      nth_ = ++slot_->second;
-      while (numbered().written.count(numbered_path(given_, nth_))) nth_ = ++slot_->second;
+      nth_ = slot_->second = skip_given_in_code(given_, slot_->second + 1);
     }
     path = numbered_path(given_, nth_);
   }
-  static std::string numbered_path(const std::string& given, unsigned nth) {
-    return nth > 1 ? given + "." + std::to_string(nth) : given;
-  }
-  // The runtime wrote its file at `path`, whether numbered or named in code: later numbers skip it.
-  static void written(const std::string& path) {
-    if (path.empty()) return;
-    std::lock_guard<std::mutex> lk(numbered().mu);
-    numbered().written.insert(path);
-  }
   // The runtime will write its file at `path`: says so when the path was numbered.
   void keep(const std::string& path, const char* what) {
-    written(path);
+    if (applies_ && given_.empty()) {  // given in code: later numbers skip its file
+      const std::string target = platform::write_target(path);
+      std::lock_guard<std::mutex> lk(numbered().mu);
+      numbered().given_in_code.insert(target);
+    }
     if (given_.empty()) return;
     kept_ = true;
     if (nth_ > 1 || given_ != named_)
@@ -174,6 +180,7 @@ class output_number {
 
  private:
   const char* variable_;
+  bool applies_;       // the runtime writes this output (a native runtime writes no report)
   std::string named_;  // the variable's path
   std::string given_;  // what is numbered: named_, or in a child of fork() named_.pidPID; empty: nothing numbered
   decltype(numbering::last)::iterator slot_{};
@@ -354,8 +361,7 @@ void empty_report_of_unresolved(const options& o) noexcept {
       if (g_numbering_in_fork_child.load(std::memory_order_relaxed))
         report.append(".pid").append(std::to_string(static_cast<long>(::getpid())));
       const auto it = numbered().last.find({"ROOST_SIM_REPORT", report});
-      const unsigned nth = (it == numbered().last.end() ? 0u : it->second) + 1;
-      if (nth > 1) report.append(1, '.').append(std::to_string(nth));
+      report = numbered_path(report, skip_given_in_code(report, (it == numbered().last.end() ? 0u : it->second) + 1));
     }
     if (!trace.empty() && a_file_of_trace(trace, report)) return;
     if (!profile.empty() && one_file(profile, report)) return;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <new>
 #include <system_error>
+#include <utility>
 
 #include "platform/output_file.hpp"
 #include "roost/errors.hpp"
@@ -209,6 +210,8 @@ void tracer::open() {
     ::unlink(json_target.c_str());  // the event-less timeline just made
     throw fail("cannot create the trace file", std::strerror(err));
   }
+  struct stat js;
+  if (::fstat(json.fd, &js) == 0) json_id_ = {static_cast<std::uint64_t>(js.st_dev), static_cast<std::uint64_t>(js.st_ino)};
   std::swap(file_.fd, trace.fd);
   trace_file_ = trace_target;
   json_file_ = json_target;
@@ -393,62 +396,85 @@ void tracer::rethrow_write_error() {
   error_reported_ = true;
   // The event-less timeline open() made goes now, as the message says, not only when the runtime is
   // destroyed: a program that ended on this exception kept it (an outside-user campaign).
-  ::unlink(json_file_.c_str());
+  unlink_own_timeline();
   throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
+}
+
+// Removes the timeline open() made, unless the path names another file by now (another process's tracer
+// renamed its own over it: see keep_if_replaced_locked).
+void tracer::unlink_own_timeline() {
+  struct stat st;
+  if (::stat(json_file_.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_dev) == json_id_.first &&
+      static_cast<std::uint64_t>(st.st_ino) == json_id_.second)
+    ::unlink(json_file_.c_str());
 }
 
 // Whether the path still names the file this runtime wrote: another process's runtime tracing to the same
 // path renames its own file over it when it starts, and this one went on writing a file no directory held,
 // said nothing, and made its timeline from the other's trace (an outside-user campaign). Then the trace is
-// copied, through /proc/self/fd (an unlinked file cannot be linked again), to the path with this process's
-// id appended (FILE.pidPID, .2, ... if taken), its timeline made from that copy, and both are named on stderr.
+// copied, through /proc/self/fd (a file with no name cannot be linked again), to FILE.pidPID.kept (.2, ...
+// where a trace or timeline of that name exists), its timeline made from that copy, and both are named on
+// stderr; its own event-less timeline at FILE.json is removed if it is still there. A file that still has a
+// name (moved away) is left as it was, as is a path whose state cannot be read.
 void tracer::keep_if_replaced_locked() {
   struct stat mine, there;
-  if (::fstat(file_.fd, &mine) != 0) return;
-  const bool gone = ::stat(trace_file_.c_str(), &there) != 0;
-  if (!gone && there.st_dev == mine.st_dev && there.st_ino == mine.st_ino) return;
+  if (::fstat(file_.fd, &mine) != 0 || mine.st_nlink > 0) return;  // still named: here, or where it was moved
+  if (::stat(trace_file_.c_str(), &there) != 0 && errno != ENOENT && errno != ENOTDIR) return;
+  const bool gone = errno == ENOENT || errno == ENOTDIR;
   const char* const what = gone ? "the trace file was removed while this runtime wrote it"
-                                : "another runtime (another process's, or one of this process's given the same path) "
-                                  "made a trace at this path while this one wrote its own";
-  unique_fd in(::open(("/proc/self/fd/" + std::to_string(file_.fd)).c_str(), O_RDONLY | O_CLOEXEC));
-  std::string kept = trace_file_ + ".pid" + std::to_string(static_cast<long>(::getpid()));
-  unique_fd out;
-  for (int n = 1; in.fd >= 0 && n < 1000; ++n) {
+                                : "another runtime (another process's) made a trace at this path while this one "
+                                  "wrote its own";
+  replaced_ = true;
+  const std::string proc = "/proc/self/fd/" + std::to_string(file_.fd);
+  std::string kept = trace_file_ + ".pid" + std::to_string(static_cast<long>(::getpid())) + ".kept", failed_at;
+  int err = 0;
+  unique_fd in(::open(proc.c_str(), O_RDONLY | O_CLOEXEC)), out;
+  if (in.fd < 0) {
+    err = errno;
+    failed_at = proc;
+  }
+  for (int n = 1; err == 0; ++n) {
     const std::string name = n == 1 ? kept : kept + "." + std::to_string(n);
+    struct stat st;
+    if (::stat((name + ".json").c_str(), &st) == 0 && n < 1000) continue;  // its timeline's name is taken
     out.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (out.fd >= 0) {
       kept = name;
       break;
     }
-    if (errno != EEXIST) break;
+    if (errno != EEXIST || n >= 1000) {
+      err = errno;
+      failed_at = name;
+    }
   }
-  int err = in.fd < 0 || out.fd < 0 ? errno : 0;
   // On the heap: a runtime may be destroyed on a task's stack, which may be small (ROOST_STACK_SIZE).
   constexpr std::size_t kCopyBytes = std::size_t{1} << 16;
   const std::unique_ptr<char[]> buf(err == 0 ? new (std::nothrow) char[kCopyBytes] : nullptr);
-  if (err == 0 && !buf) err = ENOMEM;
+  if (err == 0 && !buf) err = ENOMEM, failed_at = kept;
   for (off_t at = 0; err == 0;) {
     const ssize_t got = ::pread(in.fd, buf.get(), kCopyBytes, at);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) {
-      if (got < 0) err = errno;
+      if (got < 0) err = errno, failed_at = proc;
       break;
     }
-    err = write_all(out.fd, buf.get(), static_cast<std::size_t>(got));
+    if ((err = write_all(out.fd, buf.get(), static_cast<std::size_t>(got))) != 0) failed_at = kept;
     at += got;
   }
+  if (err == 0 && ::close(std::exchange(out.fd, -1)) != 0) err = errno, failed_at = kept;  // NFS, quotas
   if (err != 0) {
-    if (out.fd >= 0) ::unlink(kept.c_str());
-    write_errno_ = err;
-    failed_.store(true, std::memory_order_release);
+    if (failed_at == kept || out.fd >= 0) ::unlink(kept.c_str());
+    // Said here, and not thrown as a write error: that one would say the trace is at the path.
     std::fprintf(stderr, "roost: %s='%s': %s, and it could not be kept elsewhere ('%s': %s)\n", source_.c_str(),
-                 path_.c_str(), what, kept.c_str(), std::strerror(err));
-    replaced_ = true;
+                 path_.c_str(), what, failed_at.c_str(), std::strerror(err));
+    write_errno_ = err;
+    error_reported_ = true;
+    failed_.store(true, std::memory_order_release);
     return;
   }
   std::fprintf(stderr, "roost: %s='%s': %s; this runtime's trace is kept at '%s' with its timeline '%s.json'\n",
                source_.c_str(), path_.c_str(), what, kept.c_str(), kept.c_str());
-  replaced_ = true;
+  unlink_own_timeline();  // the event-less one open() made, where it is still there
   path_ = trace_file_ = kept;
   json_path_ = json_file_ = kept + ".json";
 }
@@ -478,7 +504,7 @@ void tracer::finish() {
     file_.fd = -1;
   }
   if (failed_.load()) {
-    if (!replaced_) ::unlink(json_file_.c_str());  // the event-less timeline open() made (the other's if replaced)
+    unlink_own_timeline();  // the event-less timeline open() made
     if (!error_reported_) {
       error_reported_ = true;
       throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
