@@ -92,6 +92,18 @@ void remove_trace(const std::string& file) {
   std::remove((file + ".json").c_str());
 }
 
+// Where a runtime keeps its trace when its path no longer names it (tracer.cpp, keep_if_replaced_locked).
+std::string kept_trace_of(const std::string& file) {
+  return file + ".pid" + std::to_string(static_cast<long>(::getpid())) + ".kept";
+}
+
+roost::options one_worker_tracing_to(const std::string& file) {
+  roost::options o;
+  o.workers = 1;
+  o.trace = file;
+  return o;
+}
+
 }  // namespace
 
 class Trace : public ::testing::TestWithParam<const char*> {};
@@ -291,15 +303,11 @@ TEST(TraceOutputs, ALiveRuntimesFilesAreNotAnotherRuntimesOutputs) {
 // went on writing a file no directory held, said nothing, and made its timeline from the other's trace (an
 // outside-user campaign).
 TEST(TraceOutputs, ATraceWhosePathAnotherWriterTookIsKeptBesideIt) {
-  const std::string file = roost_test::temp_path("roost_test_replaced.trace");
-  const std::string kept = file + ".pid" + std::to_string(static_cast<long>(::getpid())) + ".kept";
+  const std::string file = roost_test::temp_path("roost_test_replaced.trace"), kept = kept_trace_of(file);
   remove_trace(file);
   remove_trace(kept);
   {
-    roost::options o;
-    o.workers = 1;
-    o.trace = file;
-    roost::runtime rt(o);
+    roost::runtime rt(one_worker_tracing_to(file));
     EXPECT_EQ(rt.run([] { return fib(12); }), 144);
     const std::string other = file + ".other";
     {
@@ -328,15 +336,11 @@ TEST(TraceOutputs, ATraceWhosePathAnotherWriterTookIsKeptBesideIt) {
 
 // A trace file removed while its runtime writes it is kept the same way, and said as removed.
 TEST(TraceOutputs, ATraceFileRemovedWhileWrittenIsKept) {
-  const std::string file = roost_test::temp_path("roost_test_removed.trace");
-  const std::string kept = file + ".pid" + std::to_string(static_cast<long>(::getpid())) + ".kept";
+  const std::string file = roost_test::temp_path("roost_test_removed.trace"), kept = kept_trace_of(file);
   remove_trace(file);
   remove_trace(kept);
   {
-    roost::options o;
-    o.workers = 1;
-    o.trace = file;
-    roost::runtime rt(o);
+    roost::runtime rt(one_worker_tracing_to(file));
     rt.run([] {});
     ASSERT_EQ(std::remove(file.c_str()), 0);
     testing::internal::CaptureStderr();
