@@ -319,7 +319,7 @@ TEST(TraceOutputs, ATraceWhosePathAnotherWriterTookIsKeptBesideIt) {
     testing::internal::CaptureStderr();
   }
   const std::string said = testing::internal::GetCapturedStderr();
-  EXPECT_NE(said.find("made a trace at this path while this one wrote its own; this runtime's trace is kept at '" +
+  EXPECT_NE(said.find("took the trace file's path while this runtime wrote it; this runtime's trace is kept at '" +
                       kept + "'"),
             std::string::npos) << said;
   std::ifstream at_path(file);
@@ -346,7 +346,7 @@ TEST(TraceOutputs, ATraceFileRemovedWhileWrittenIsKept) {
     testing::internal::CaptureStderr();
   }
   const std::string said = testing::internal::GetCapturedStderr();
-  EXPECT_NE(said.find("was removed while this runtime wrote it; this runtime's trace is kept at '" + kept + "'"),
+  EXPECT_NE(said.find("was removed or moved while this runtime wrote it; this runtime's trace is kept at '" + kept + "'"),
             std::string::npos) << said;
   EXPECT_TRUE(tr::read(kept).complete);
   EXPECT_FALSE(std::filesystem::exists(file + ".json")) << "its event-less timeline goes";
@@ -411,6 +411,30 @@ TEST(TraceOutputs, TheVariablesNumbersSkipAPathARuntimeWasGivenInCode) {
   EXPECT_EQ(tr::read(file).workers, 1u) << "the trace given in code is still there";
   EXPECT_EQ(tr::read(file + ".2").workers, 2u);
   for (const std::string& f : {file, file + ".2", file + ".3"}) remove_trace(f);
+}
+
+// Nor does a later value of the variable take a file an earlier value's numbers gave: ROOST_TRACE=FILE twice
+// writes FILE and FILE.2, and ROOST_TRACE=FILE.2 then wrote over FILE.2 (a review).
+TEST(TraceOutputs, ANumberTheVariableGaveIsNotTakenUnderAnotherValue) {
+  const std::string file = roost_test::temp_path("roost_test_numbers_values.trace");
+  for (const std::string& f : {file, file + ".2", file + ".2.2"}) remove_trace(f);
+  auto traced_run = [](const char* value, unsigned workers) {
+    roost_test::scoped_env env("ROOST_TRACE", value);
+    roost::options o;
+    o.workers = workers;
+    testing::internal::CaptureStderr();  // the numbers' notes
+    {
+      roost::runtime rt(o);
+      rt.run([] {});
+    }
+    (void)testing::internal::GetCapturedStderr();
+  };
+  traced_run(file.c_str(), 1);
+  traced_run(file.c_str(), 2);
+  traced_run((file + ".2").c_str(), 1);
+  EXPECT_EQ(tr::read(file + ".2").workers, 2u) << "the second runtime's trace is still there";
+  EXPECT_EQ(tr::read(file + ".2.2").workers, 1u);
+  for (const std::string& f : {file, file + ".2", file + ".2.2"}) remove_trace(f);
 }
 
 // A trace path that is a symbolic link is written through: the trace lands in the link's target and the link

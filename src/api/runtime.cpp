@@ -55,8 +55,8 @@ struct numbering {
   // their trace or report: a number whose file is among them is skipped. ROOST_TRACE's third runtime took
   // FILE.2 after the second had been given FILE.2 in code, and ROOST_TRACE's first took FILE after a runtime
   // had been given FILE in code: each wrote over the earlier trace without a word (an outside-user campaign).
-  // The numbers' own files need no entry (a count never gives one twice): the set holds one entry a path
-  // given in code, however many runtimes are made.
+  // The numbers' own files are found from `last` instead (skip_given_in_code), so the set holds one entry a
+  // path given in code, however many runtimes are made.
   std::set<std::string> given_in_code;
 };
 numbering& numbered() {
@@ -67,9 +67,27 @@ numbering& numbered() {
 std::string numbered_path(const std::string& given, unsigned nth) {
   return nth > 1 ? given + "." + std::to_string(nth) : given;
 }
-// The first number from `nth` on whose file no runtime was given in code (numbered().mu held).
+bool a_numbered_name_of(const std::string& base_path, const std::string& path_given, bool json);
+
+// Whether a runtime of this process was given `path`'s file in code, or took it as a number of another value
+// of the variable (ROOST_TRACE=t twice wrote t and t.2; then ROOST_TRACE=t.2 wrote over t.2: a review).
+// numbered().mu held.
+bool taken_before(const std::string& path) {
+  if (numbered().given_in_code.count(platform::write_target(path))) return true;
+  for (const auto& [key, last] : numbered().last) {
+    const std::string& base = key.second;
+    if (last >= 1 && std::filesystem::path(base).lexically_normal() == std::filesystem::path(path).lexically_normal())
+      return true;
+    if (last >= 2 && a_numbered_name_of(base, path, false) &&
+        std::stoul(path.substr(path.find_last_of('.') + 1)) <= last)
+      return true;
+  }
+  return false;
+}
+
+// The first number from `nth` on whose file no runtime took before (numbered().mu held).
 unsigned skip_given_in_code(const std::string& given, unsigned nth) {
-  while (numbered().given_in_code.count(platform::write_target(numbered_path(given, nth)))) ++nth;
+  while (taken_before(numbered_path(given, nth))) ++nth;
   return nth;
 }
 

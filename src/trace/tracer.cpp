@@ -402,6 +402,12 @@ void tracer::rethrow_write_error() {
 
 // Removes the timeline open() made, unless the path names another file by now (another process's tracer
 // renamed its own over it: see keep_if_replaced_locked).
+// The timeline finish() wrote (or began): a kept copy's is this runtime's own; FILE.json only if still ours.
+void tracer::drop_timeline() {
+  if (replaced_) ::unlink(json_file_.c_str());
+  else unlink_own_timeline();
+}
+
 void tracer::unlink_own_timeline() {
   struct stat st;
   if (::stat(json_file_.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_dev) == json_id_.first &&
@@ -411,23 +417,29 @@ void tracer::unlink_own_timeline() {
 
 // Whether the path still names the file this runtime wrote: another process's runtime tracing to the same
 // path renames its own file over it when it starts, and this one went on writing a file no directory held,
-// said nothing, and made its timeline from the other's trace (an outside-user campaign). Then the trace is
-// copied, through /proc/self/fd (a file with no name cannot be linked again), to FILE.pidPID.kept (.2, ...
-// where a trace or timeline of that name exists), its timeline made from that copy, and both are named on
-// stderr; its own event-less timeline at FILE.json is removed if it is still there. A file that still has a
-// name (moved away) is left as it was, as is a path whose state cannot be read.
+// said nothing, and made its timeline from the other's trace (an outside-user campaign). Whenever the path
+// names another file, or none, or cannot be read, the trace is copied through /proc/self/fd (a file with no
+// name cannot be linked again; on NFS one removed while open keeps a link under a hidden name) to
+// FILE.pidPID.kept (.2, ... where that name or its timeline's is taken), its timeline made from that copy, and
+// both named on stderr; its own event-less timeline at FILE.json is removed if it is still there. A copy that
+// fails is said there with what failed, and nothing is thrown (a write error would place the trace at FILE).
 void tracer::keep_if_replaced_locked() {
   struct stat mine, there;
-  if (::fstat(file_.fd, &mine) != 0 || mine.st_nlink > 0) return;  // still named: here, or where it was moved
-  if (::stat(trace_file_.c_str(), &there) != 0 && errno != ENOENT && errno != ENOTDIR) return;
-  const bool gone = errno == ENOENT || errno == ENOTDIR;
-  const char* const what = gone ? "the trace file was removed while this runtime wrote it"
-                                : "another runtime (another process's) made a trace at this path while this one "
-                                  "wrote its own";
+  if (::fstat(file_.fd, &mine) != 0) return;
+  const int looked = ::stat(trace_file_.c_str(), &there);
+  const int look_errno = looked != 0 ? errno : 0;
+  if (looked == 0 && there.st_dev == mine.st_dev && there.st_ino == mine.st_ino) return;
+  const std::string what =
+      look_errno == ENOENT || look_errno == ENOTDIR
+          ? std::string("the trace file was removed or moved while this runtime wrote it")
+      : look_errno != 0 ? "the trace file's path could not be looked at (" + std::string(std::strerror(look_errno)) + ")"
+                        : std::string("another file (another process's runtime tracing there?) took the trace file's "
+                                      "path while this runtime wrote it");
   replaced_ = true;
   const std::string proc = "/proc/self/fd/" + std::to_string(file_.fd);
   std::string kept = trace_file_ + ".pid" + std::to_string(static_cast<long>(::getpid())) + ".kept", failed_at;
   int err = 0;
+  bool made = false;
   unique_fd in(::open(proc.c_str(), O_RDONLY | O_CLOEXEC)), out;
   if (in.fd < 0) {
     err = errno;
@@ -436,10 +448,16 @@ void tracer::keep_if_replaced_locked() {
   for (int n = 1; err == 0; ++n) {
     const std::string name = n == 1 ? kept : kept + "." + std::to_string(n);
     struct stat st;
-    if (::stat((name + ".json").c_str(), &st) == 0 && n < 1000) continue;  // its timeline's name is taken
+    if (::stat((name + ".json").c_str(), &st) == 0) {  // its timeline's name is taken
+      if (n < 1000) continue;
+      err = EEXIST;
+      failed_at = name + ".json";
+      break;
+    }
     out.fd = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (out.fd >= 0) {
       kept = name;
+      made = true;
       break;
     }
     if (errno != EEXIST || n >= 1000) {
@@ -463,17 +481,17 @@ void tracer::keep_if_replaced_locked() {
   }
   if (err == 0 && ::close(std::exchange(out.fd, -1)) != 0) err = errno, failed_at = kept;  // NFS, quotas
   if (err != 0) {
-    if (failed_at == kept || out.fd >= 0) ::unlink(kept.c_str());
-    // Said here, and not thrown as a write error: that one would say the trace is at the path.
-    std::fprintf(stderr, "roost: %s='%s': %s, and it could not be kept elsewhere ('%s': %s)\n", source_.c_str(),
-                 path_.c_str(), what, failed_at.c_str(), std::strerror(err));
+    if (made) ::unlink(kept.c_str());
+    std::fprintf(stderr, "roost: %s='%s': %s, and its trace could not be kept elsewhere ('%s': %s)\n",
+                 source_.c_str(), path_.c_str(), what.c_str(), failed_at.c_str(), std::strerror(err));
+    unlink_own_timeline();
     write_errno_ = err;
-    error_reported_ = true;
+    error_reported_ = true;  // said: nothing to throw
     failed_.store(true, std::memory_order_release);
     return;
   }
   std::fprintf(stderr, "roost: %s='%s': %s; this runtime's trace is kept at '%s' with its timeline '%s.json'\n",
-               source_.c_str(), path_.c_str(), what, kept.c_str(), kept.c_str());
+               source_.c_str(), path_.c_str(), what.c_str(), kept.c_str(), kept.c_str());
   unlink_own_timeline();  // the event-less one open() made, where it is still there
   path_ = trace_file_ = kept;
   json_path_ = json_file_ = kept + ".json";
@@ -516,12 +534,12 @@ void tracer::finish() {
   try {
     write_chrome_json(path_, json_path_);
   } catch (const std::system_error& e) {
-    ::unlink(json_file_.c_str());
+    drop_timeline();
     throw std::system_error(e.code(), "roost: " + source_ + "='" + path_ + "': writing its timeline '" + json_path_ +
                                           "' failed, and it is removed; the trace is complete (roost-analyze "
                                           "reads it)");
   } catch (...) {  // the trace could not be read back (format_error): nothing to keep of the timeline either
-    ::unlink(json_file_.c_str());
+    drop_timeline();
     throw;
   }
 }

@@ -281,6 +281,7 @@ class tracer final : public touch_consumer {
   void write_chunk_locked(const lane& l, std::uint16_t id);
   void keep_if_replaced_locked();  // at finish: the path no longer names this file (tracer.cpp)
   void unlink_own_timeline();      // FILE.json, if it is still the one open() made
+  void drop_timeline();            // finish()'s timeline after a failure: the kept copy's, or FILE.json if ours
   // Before a chunk of n bytes goes out (file_mutex_ held): reserves the file's blocks kPreallocateBytes
   // at a time, so that a chunk's write finds them (fallocate, KEEP_SIZE). On ext4 a 60 KB chunk's write
   // took 23 us with the file growing block by block and 18 us into reserved blocks (this VM, 20 MB
@@ -307,8 +308,8 @@ class tracer final : public touch_consumer {
   std::mutex file_mutex_;  // the file's end: one chunk at a time
   unique_fd file_;
   int write_errno_ = 0;              // the first write error (file_mutex_)
-  bool error_reported_ = false;      // thrown already (file_mutex_)
-  bool replaced_ = false;            // another runtime's trace took the path (keep_if_replaced_locked)
+  bool error_reported_ = false;      // thrown already, or said on stderr (file_mutex_)
+  bool replaced_ = false;            // the path no longer named the trace at finish (keep_if_replaced_locked)
   std::pair<std::uint64_t, std::uint64_t> json_id_{~0ull, ~0ull};  // device and inode of open()'s FILE.json
   std::atomic<bool> failed_{false};  // write_errno_ != 0, for the check after each run
   std::atomic<std::uint64_t> chunks_written_{0};
