@@ -400,14 +400,14 @@ void tracer::rethrow_write_error() {
   throw write_error(write_errno_, source_ + "='" + path_ + "'", json_path_);
 }
 
-// Removes the timeline open() made, unless the path names another file by now (another process's tracer
-// renamed its own over it: see keep_if_replaced_locked).
 // The timeline finish() wrote (or began): a kept copy's is this runtime's own; FILE.json only if still ours.
 void tracer::drop_timeline() {
   if (replaced_) ::unlink(json_file_.c_str());
   else unlink_own_timeline();
 }
 
+// Removes the timeline open() made, unless the path names another file by now (another process's tracer
+// renamed its own over it: see keep_if_replaced_locked).
 void tracer::unlink_own_timeline() {
   struct stat st;
   if (::stat(json_file_.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_dev) == json_id_.first &&
