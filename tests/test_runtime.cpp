@@ -1162,8 +1162,8 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, Api, ::testing::ValuesIn(available_schedule
 // reason. It threw a usage_error, and the child ran on with the group's storage freed or reused (a stolen
 // first child runs its closure in the group's inline slot, and every child counts itself off in the group): an
 // outside-user campaign crashed 1 to 3 runs of 10 under ws-help, cats and numa once the program reused the
-// storage, and valgrind saw hws's child read the freed group. The child waits for a release nobody gives (up
-// to wait_in_task_until's 5 s), so it has not ended at the destruction; the root waits until another worker
+// storage, and valgrind saw hws's child read the freed group. The child, once on another worker than the
+// caller's, waits for a release nobody gives, so it has not ended at the destruction; the root waits until another worker
 // runs it (or, work-first, has taken the root's continuation), serving the thieves' requests as it waits, and
 // run() returns when the root ends. (Destroyed by a task of a later run(), the same group ends the process
 // too; which task gets there first depends on the schedule, and a task on the creator's reused fiber passes
@@ -1178,15 +1178,22 @@ static void destroy_while_a_child_runs(const std::string& sched) {
     g = new roost::task_group;
     g->run([&] {
       started = true;
-      roost_test::wait_in_task_until([&] { return never.load(); });
+      // Off worker 0 it never ends, so the destruction always finds it running, however slow the machine.
+      // Worker 0 is the caller's, which run() needs back: there (work-first, the child starts on the spawner's
+      // worker) it waits until a thief took the continuation its ticks publish and it finds itself elsewhere,
+      // or for wait_in_task_until's 5 s at most (adws-ml runs it inside the root's own waits on worker 0).
+      roost_test::wait_in_task_until([] { return roost::this_worker_id() != 0; });
+      if (roost::this_worker_id() != 0)
+        while (!never.load()) {
+        }
       ended = true;
     });
     roost_test::wait_in_task_until([&] { return started.load(); });
   });
   delete g;
-  // A destruction that returned found the child ended: the schedule ran it under the root (adws-ml runs it
-  // inside the root's waits, before run() returns), or a machine so loaded that the main thread did not get
-  // here within the child's 5 s. Then nothing of the case ran, and the process ends with the test's own words.
+  // A destruction that returned found the child ended: the schedule kept it on worker 0 (adws-ml runs it
+  // inside the root's waits, before run() returns). Then nothing of the case ran, and the process ends with
+  // the test's own words.
   if (ended.load()) {
     std::fprintf(stderr, "not this case: the child ended before the group's destruction\n");
     std::abort();
