@@ -459,15 +459,33 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
 #define ROOST_CRITICAL_SLOT             \
   "movq %[b], %[t]\n\t"                \
   "andq %[mask], %[t]\n\t"
-// The pops' end, for a sequence that addresses the deque through %[w]: the slot below bottom %[b] is taken when it
-// holds %[mine], the group's inline frame, and the lowered bottom committed; another job on top (the child
-// was taken) leaves for the slow path. The compare comes before the store.
-#define ROOST_CRITICAL_POP_MINE           \
-  "subq $1, %[b]\n\t"                     \
-  ROOST_CRITICAL_SLOT                     \
-  "cmpq %[mine], %c[slots_at](%[w],%[t],8)\n\t" \
-  "jne %l[slow]\n\t"                      \
-  "movq %[b], %c[bottom](%[w])\n" /* commit */ \
+// The pops' sequence after the queue's address (Q: "%[w]", the worker's deque at offset 0, or "%[q]", the queue
+// named; SLOT: the matching slot macro): the slot the push took, at the index it left in the group's
+// queue_base (%[at]), is taken when that index lies above the pop floor, is the top (bottom is one above
+// it) and the slot holds %[mine], the group's inline frame; the bottom lowered to that index is committed.
+// Any other case leaves for the slow path: another job on top (the child was taken, or the task's worker
+// or the queue named changed), a window shut (the floor stands for the private part, a request, the path,
+// a policy's shut pops and its run-first slot). These are the tests of a pop from the loaded bottom
+// (`b - 1 > floor`, slot b - 1 is ours) and one more, that b - 1 is the push's index, so a queue_base the
+// push did not write (a task group's child spawned through the engine) can only send the join to its
+// slow path. Why not the loaded bottom less one: the commit's value would then wait for that load, which
+// the store buffer forwards from the last push's or pop's store to the bottom, so every push and pop of a
+// recursion would form one chain of store-to-load forwards; with the index the push left in the caller's
+// frame, the loads of the bottom only decide branches, which the CPU predicts, and a pop's store no longer
+// waits for the pushes and pops of the half that ran meanwhile (issue #25: fib-invoke under ws-help took
+// 0.85x the time, ws 0.94x, task_group fib under ws-help 0.97x, Zen 4; src/engine/README.md, "The pop's
+// chain through the bottom").
+#define ROOST_CRITICAL_POP_PUSHED(Q, SLOT)            \
+  "movq %[at], %[b]\n\t"                              \
+  "cmpq %c[floor](" Q "), %[b]\n\t"                   \
+  "jl %l[slow]\n\t"                                   \
+  "leaq 1(%[b]), %[t]\n\t"                            \
+  "cmpq %c[bottom](" Q "), %[t]\n\t"                  \
+  "jne %l[slow]\n\t"                                  \
+  SLOT                                                \
+  "cmpq %[mine], %c[slots_at](" Q ",%[t],8)\n\t"      \
+  "jne %l[slow]\n\t"                                  \
+  "movq %[b], %c[bottom](" Q ")\n" /* commit */        \
   "1:\n\t" ROOST_CRITICAL_RECORD
 #define ROOST_CRITICAL_MINE(g) [mine] "r"(static_cast<job*>(reinterpret_cast<task_frame*>((g).inline_frame)))
 #define ROOST_CRITICAL_DEQUE_FIELDS(L) \
@@ -647,9 +665,10 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_sta
 // code since that could have moved its task: only a join that waits moves a task (a preempted one resumes
 // on its worker, engine.hpp), and user code could call one (a closure's copy constructor); the join builds
 // its frame around a reference, no user code. One load fewer a spawn (#25). The group's count and base
-// (where its pushes start on the deque, for the engine's join to pop them back) are not written: the join
-// pushes one child and pops that one itself; should the engine join it after all, the child is not on this
-// deque any more, and the join writes a group without a base first (group_state::for_engine_join).
+// epoch are not written: the join pushes one child and pops that one itself; should the engine join it
+// after all, the child is not on this deque any more, and the join writes a group without a base first
+// (group_state::for_engine_join). The index the child took goes into queue_base, for the pop
+// (ROOST_CRITICAL_POP_PUSHED).
 // `w`: the worker the caller read, which a preempted task resumes on.
 // The push's window alone: false, having pushed nothing, where its slow path must run. For the two-way join,
 // which then starts over out of line (fork_join2.hpp, join_slow), so that no value of the caller is live
@@ -659,7 +678,6 @@ __attribute__((noinline, cold)) inline bool push_first_child_slow_here(group_sta
 template <spawn_path P>
 ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, group_state& g, task_frame& f) {
 #ifdef ROOST_CRITICAL_WINDOWS
-  (void)g;
   constexpr auto L = ws_deque<job>::layout();
   std::int64_t b, t;
   if constexpr (P == spawn_path::inline_join) {
@@ -669,18 +687,19 @@ ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_window_on(worker_abi& w, 
         ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW
         "cmpq %c[limit](%[q]), %[b]\n\t"
         "jge %l[slow]\n\t"  // no room without growing, or a request, or shut
+        "movq %[b], %[queue_base]\n\t"
         ROOST_CRITICAL_SLOT_OF_Q
         "movq %[f], %c[slots_at](%[q],%[t],8)\n\t"
         "leaq 1(%[b]), %[t]\n\t"
         "movq %[t], %c[bottom](%[q])\n"  // commit
         "1:\n\t" ROOST_CRITICAL_RECORD
-        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t)
+        : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t), [queue_base] "=m"(g.queue_base)
         : [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"
         : slow);
   } else {
-    asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN_AT_WORKER, "")
-                      : [b] "=&r"(b), [t] "=&r"(t)
+    asm volatile goto(ROOST_CRITICAL_PUSH(ROOST_CRITICAL_BEGIN_AT_WORKER, "movq %[b], %[queue_base]\n\t")
+                      : [b] "=&r"(b), [t] "=&r"(t), [queue_base] "=m"(g.queue_base)
                       : [w] "r"(&w), [f] "r"(static_cast<job*>(&f)), [limit] "i"(L.push_limit),
                         ROOST_CRITICAL_DEQUE_FIELDS(L)
                       : "cc", "memory"
@@ -799,29 +818,19 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_on(worker_abi& w, group_st
     (void)w;  // as push_first_child_window_on's
     ws_deque<job>* q;
     asm volatile goto(
-        ROOST_CRITICAL_BEGIN_AT_JOIN_WINDOW
-        "cmpq %c[floor](%[q]), %[b]\n\t"
-        "jle %l[slow]\n\t"  // as the deque's below, on the queue named
-        "subq $1, %[b]\n\t"
-        ROOST_CRITICAL_SLOT_OF_Q
-        "cmpq %[mine], %c[slots_at](%[q],%[t],8)\n\t"
-        "jne %l[slow]\n\t"  // another job on top: the child was taken
-        "movq %[b], %c[bottom](%[q])\n"  // commit
-        "1:\n\t" ROOST_CRITICAL_RECORD
+        "0:\n\t"
+        ROOST_CRITICAL_LOAD_JOIN_WINDOW
+        ROOST_CRITICAL_POP_PUSHED("%[q]", ROOST_CRITICAL_SLOT_OF_Q)
         : [q] "=&r"(q), [b] "=&r"(b), [t] "=&r"(t)
-        : ROOST_CRITICAL_MINE(g), [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
+        : ROOST_CRITICAL_MINE(g), [at] "m"(g.queue_base), [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"
         : slow);
   } else {
     asm volatile goto(
-        ROOST_CRITICAL_BEGIN_AT_WORKER
-        // Nothing private (pop_shared), a thief's request waits (the deque's pop serves it), or the worker's
-        // path is no longer inline (hooks came: the engine joins): all three leave the floor at or above b.
-        "cmpq %c[floor](%[w]), %[b]\n\t"
-        "jle %l[slow]\n\t"
-        ROOST_CRITICAL_POP_MINE  // another job on top: the child was taken; the compare comes before the store
+        "0:\n\t"
+        ROOST_CRITICAL_POP_PUSHED("%[w]", ROOST_CRITICAL_SLOT)
         : [b] "=&r"(b), [t] "=&r"(t)
-        : [w] "r"(&w), ROOST_CRITICAL_MINE(g),
+        : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [at] "m"(g.queue_base),
           [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
         : "cc", "memory"
         : slow);

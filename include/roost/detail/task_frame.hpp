@@ -220,7 +220,9 @@ struct group_state {
   // away since (its epoch is still base_epoch; a fiber cannot change worker without switching away).
   static constexpr std::uint64_t kNoBase = ~std::uint64_t{0};  // no fiber epoch ever reaches it
   std::uint64_t base_epoch;  // kNoBase from the first spawn until the owner pushes
-  std::int64_t queue_base;   // meaningful only while base_epoch is valid
+  // Meaningful to the engine only while base_epoch is valid. The inline pops read it as the index their
+  // push took (abi.hpp, ROOST_CRITICAL_POP_PUSHED), which they test against the deque before they trust it.
+  std::int64_t queue_base;
 
   // The first child after each join is built here, in the owner's frame, instead of on the stack: a
   // help-first spawn then pushes it as it is (no copy, no pool allocation). Free again after wait(), and,
