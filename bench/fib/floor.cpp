@@ -6,7 +6,9 @@
 //  * floor-help: a help-first spawn. The child's frame lies in the parent's stack frame; a pointer to it
 //    goes onto an array deque whose bottom index lives in memory (a library cannot keep it in a register
 //    across user code, as Lace's macros do); the join pops it, compares it with its own frame and calls it
-//    through its function pointer.
+//    through its function pointer. The pop commits the index its push took, kept in the frame, after testing
+//    that the bottom is one above it, as roost's inline pops do (issue #25, src/engine/README.md, "The pop's
+//    chain through the bottom"): the commit does not wait for the bottom's load.
 //  * floor-switch: a work-first spawn. The parent pushes its continuation (a pointer), switches with
 //    Boost.Context (the primitive src/ult/ wraps) to a pooled, cache-hot stack that runs the child, and
 //    the child pops the continuation and switches back: two switches per spawn, each of which returns on
@@ -15,8 +17,9 @@
 //    same template as the roost variant), with Lace's task slots: the pushed closure's address and the
 //    function that runs it are written into the deque's slot itself, no frame; the deque's head is a pointer
 //    in memory, found through a thread-local pointer as roost finds its fiber, and re-read after the other
-//    closure ran; one test per push (room), one compare at the pop, a direct call of the closure. What a
-//    join of roost's API could cost with a deque of such slots (issue #25).
+//    closure ran; one test per push (room), two compares at the pop (the head is one above the slot the push
+//    took, which it commits; the slot holds the closure), a direct call of the closure. What a join of
+//    roost's API could cost with a deque of such slots (issue #25).
 //  * floor-linked: the same two spawns (fib's help-first task-group shape, fib-invoke's two-way join) with
 //    the deque's private part a list linked through the frames in the stacks, Lace's split with no index
 //    (issue #25): a push stores the frame's link to the newest frame and then the frame's address as the
@@ -80,6 +83,14 @@ struct floor_deque {
     if (request.load(std::memory_order_acquire)) [[unlikely]] std::abort();  // no thieves here
   }
   void* pop() { return slot[--bottom & kMask]; }
+  // The pop of the slot a push took (index i): the bottom is tested against it and i committed, so that the
+  // store does not wait for the bottom's load, forwarded from the last push's or pop's store (roost's inline
+  // pops, abi.hpp ROOST_CRITICAL_POP_PUSHED).
+  void* pop_pushed(std::int64_t i) {
+    if (bottom != i + 1) [[unlikely]] std::abort();  // not the top: a real deque takes its slow path
+    bottom = i;
+    return slot[i & kMask];
+  }
 };
 // Global, as a library's per-worker deque is reached through memory: its bottom is reloaded after every
 // call into user code.
@@ -90,15 +101,16 @@ struct hf_frame {
   void (*run)(hf_frame*);
   int n;
   long result;
+  std::int64_t at;  // the slot its push took, kept in the frame as roost's group keeps it (queue_base)
 };
 long hf_fib(int n);
 void hf_run(hf_frame* f) { f->result = hf_fib(f->n); }
 __attribute__((noinline)) long hf_fib(int n) {
   if (n < 2) return n;
-  hf_frame child{&hf_run, n - 1, 0};
+  hf_frame child{&hf_run, n - 1, 0, g_deque.bottom};
   g_deque.push(&child);
   long b = hf_fib(n - 2);
-  auto* f = static_cast<hf_frame*>(g_deque.pop());
+  auto* f = static_cast<hf_frame*>(g_deque.pop_pushed(child.at));
   if (f != &child) std::abort();  // stolen: cannot happen on one thread
   f->run(f);
   return child.result + b;
@@ -141,8 +153,9 @@ __attribute__((always_inline)) inline void slot_join(F& f, G& g) {
   // The task may run on another worker now: its deque is read again, through the fiber.
   asm volatile("" ::: "memory");
   d = fb->deque;
-  h = d->head - 1;
-  if (h->closure != &f) [[unlikely]] slot_floor_broken();  // stolen: cannot happen on one thread
+  // The slot the push took, tested against the head and committed: no wait for the head's load (floor_deque's
+  // pop_pushed).
+  if (d->head != h + 1 || h->closure != &f) [[unlikely]] slot_floor_broken();  // stolen: cannot happen here
   d->head = h;
   f();  // direct: the slot's function is for a thief
 }
