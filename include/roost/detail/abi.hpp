@@ -444,8 +444,8 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".popsection\n\t"
 // What the deque sequences share. Each starts at label 0 with the worker the task runs on now, read by the
 // caller (its deque lies at offset 0; a preempted task resumes on its worker, so a tick between the read and
-// the sequence changes nothing), or with the queue it names, and the deque's bottom, and finds the
-// slot of index %[b] at %c[slots_at](deque,%[t],8): %[t] is %[b] & kWindowMask, an immediate, and the slots
+// the sequence changes nothing), or with the queue it names, and the deque's bottom (the pops: the index
+// their push took), and finds the slot of index %[b] at %c[slots_at](deque,%[t],8): %[t] is %[b] & kWindowMask, an immediate, and the slots
 // are the deque's first array, which lies inside it; no load on the way to a slot's address (issue #25: each
 // load there cost the two-way join 3-5% of its time). A deque's windows are open only while that array is its
 // own (ws_deque.hpp, windows_fit). A thief's request shows in the deque's push limit (kAsked, below
@@ -461,14 +461,13 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "andq %[mask], %[t]\n\t"
 // The pops' sequence after the queue's address (Q: "%[w]", the worker's deque at offset 0, or "%[q]", the queue
 // named; SLOT: the matching slot macro): the slot the push took, at the index it left in the group's
-// queue_base (%[at]), is taken when that index lies above the pop floor, is the top (bottom is one above
-// it) and the slot holds %[mine], the group's inline frame; the bottom lowered to that index is committed.
+// queue_base (%[at]), is taken when that index lies at or above the pop floor, is the top (bottom is one
+// above it) and the slot holds %[mine], the group's inline frame; the bottom lowered to that index is committed.
 // Any other case leaves for the slow path: another job on top (the child was taken, or the task's worker
 // or the queue named changed), a window shut (the floor stands for the private part, a request, the path,
 // a policy's shut pops and its run-first slot). These are the tests of a pop from the loaded bottom
-// (`b - 1 > floor`, slot b - 1 is ours) and one more, that b - 1 is the push's index, so a queue_base the
-// push did not write (a task group's child spawned through the engine) can only send the join to its
-// slow path. Why not the loaded bottom less one: the commit's value would then wait for that load, which
+// (`b > floor`, slot b - 1 is ours) and one more, that b - 1 is the push's index, so a queue_base no push
+// wrote (a task group whose first child was spawned child-first) can only send the join to its slow path. Why not the loaded bottom less one: the commit's value would then wait for that load, which
 // the store buffer forwards from the last push's or pop's store to the bottom, so every push and pop of a
 // recursion would form one chain of store-to-load forwards; with the index the push left in the caller's
 // frame, the loads of the bottom only decide branches, which the CPU predicts, and a pop's store no longer
@@ -620,10 +619,11 @@ slow:
 // meanwhile, which may make the policy name another queue. The queue may be one the engine's join does not
 // pop its group's children back from (ADWS's migration queue): the join then only waits for this half,
 // which the worker's own pops or a thief run meanwhile (group_state::for_engine_join marks its group plain).
-inline bool push_onto_named_join_queue(fiber_abi& fb, task_frame& f) {
+inline bool push_onto_named_join_queue(group_state& g, fiber_abi& fb, task_frame& f) {
   no_preempt_scope np(&fb);
   ws_deque<job>* q = fb.worker->join_queue;
   if (!q) return false;
+  g.queue_base = q->bottom_index();  // the index the push takes, for the inline pop (as the windows' push)
   q->push(&f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
   return true;
 }
@@ -631,7 +631,7 @@ inline bool push_onto_named_join_queue(fiber_abi& fb, task_frame& f) {
 // child was pushed: always, but where the policy names no queue.
 ROOST_DETAIL_SPAWN_INLINE inline bool push_first_child_here(group_state& g, task_frame& f) {
   fiber_abi* fb = running_fiber();
-  if (fb->worker->names_join_queue) return push_onto_named_join_queue(*fb, f);
+  if (fb->worker->names_join_queue) return push_onto_named_join_queue(g, *fb, f);
   push_first_child_or_undo(g, *fb, f);
   return true;
 }
@@ -804,7 +804,8 @@ __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
 // try_join_first_child) off the deque of `w`, the worker the calling thread serves now (running_worker()),
 // read by the caller after the other half ran, if that worker's path is still `expect`: a task that moved
 // meanwhile reads its new worker, and from the read on it cannot move (a preempted task resumes on its
-// worker), so the sequence may start at the bottom's load, as push_first_child_on's does. It tests the
+// worker), so the sequence may start at the load of the push's index, or of the queue the work-first
+// join's window names, as push_first_child_on's starts at the bottom's. It tests the
 // deque's pop floor, which is closed unless the path is one of the two whose pops use the window
 // (sync_inline_pops), and the slow path tests the path itself; a worker on the other of the two never has
 // the frame on top (inline_pops_open_on). The work-first join's pop addresses the queue worker_abi::join_window
