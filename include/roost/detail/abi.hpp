@@ -442,17 +442,17 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   ".balign 4\n\t"                                                  \
   ".long 0b - ., 1b - 0b\n\t"                                      \
   ".popsection\n\t"
-// What the deque sequences share. Each starts at label 0 with the worker the task runs on now, read by the
-// caller (its deque lies at offset 0; a preempted task resumes on its worker, so a tick between the read and
-// the sequence changes nothing), or with the queue it names, and the deque's bottom (the pops: the index
-// their push took), and finds the slot of index %[b] at %c[slots_at](deque,%[t],8): %[t] is %[b] & kWindowMask, an immediate, and the slots
-// are the deque's first array, which lies inside it; no load on the way to a slot's address (issue #25: each
-// load there cost the two-way join 3-5% of its time). A deque's windows are open only while that array is its
-// own (ws_deque.hpp, windows_fit). A thief's request shows in the deque's push limit (kAsked, below
-// every index, while one waits: ws_deque.hpp), which the push's room test covers, and in its pop floor
-// (kFloorClosed, above every index), which the pop's test of the private part covers, as it covers a path
-// whose pops do not use the window (inline_pops_open_on); both leave for the slow path, which serves the
-// request or lets the engine join. The policy-queue sequences test the limit's sign and the path themselves.
+// What the deque sequences share. Each starts at label 0 with the worker the task runs on now, read by the caller
+// (its deque lies at offset 0; a preempted task resumes on its worker, so a tick between the read and the sequence
+// changes nothing), or with the queue it names, and the deque's bottom (the pops: the index their push took), and
+// finds the slot of index %[b] at %c[slots_at](deque,%[t],8): %[t] is %[b] & kWindowMask, an immediate, and the
+// slots are the deque's first array, which lies inside it; no load on the way to a slot's address (issue #25: each
+// load there cost the two-way join 3-5% of its time). A deque's windows are open only while that array is its own
+// (ws_deque.hpp, windows_fit). A thief's request shows in the deque's push limit (kAsked, below every index, while
+// one waits: ws_deque.hpp), which the push's room test covers, and in its pop floor (kFloorClosed, above every
+// index), which the pop's test of the private part covers, as it covers a path whose pops do not use the window
+// (inline_pops_open_on); both leave for the slow path, which serves the request or lets the engine join. The
+// policy-queue sequences test the limit's sign and the path themselves.
 #define ROOST_CRITICAL_BEGIN_AT_WORKER \
   "0:\n\t"                             \
   "movq %c[bottom](%[w]), %[b]\n\t"
@@ -460,20 +460,20 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "movq %[b], %[t]\n\t"                \
   "andq %[mask], %[t]\n\t"
 // The pops' sequence after the queue's address (Q: "%[w]", the worker's deque at offset 0, or "%[q]", the queue
-// named; SLOT: the matching slot macro): the slot the push took, at the index it left in the group's
-// queue_base (%[at]), is taken when that index lies at or above the pop floor, is the top (bottom is one
-// above it) and the slot holds %[mine], the group's inline frame; the bottom lowered to that index is committed.
-// Any other case leaves for the slow path: another job on top (the child was taken, or the task's worker
-// or the queue named changed), a window shut (the floor stands for the private part, a request, the path,
-// a policy's shut pops and its run-first slot). These are the tests of a pop from the loaded bottom
-// (`b > floor`, slot b - 1 is ours) and one more, that b - 1 is the push's index, so a queue_base no push
-// wrote (a task group whose first child was spawned child-first) can only send the join to its slow path. Why not the loaded bottom less one: the commit's value would then wait for that load, which
-// the store buffer forwards from the last push's or pop's store to the bottom, so every push and pop of a
-// recursion would form one chain of store-to-load forwards; with the index the push left in the caller's
-// frame, the loads of the bottom only decide branches, which the CPU predicts, and a pop's store no longer
-// waits for the pushes and pops of the half that ran meanwhile (issue #25: fib-invoke under ws-help took
-// 0.85x the time, ws 0.94x, task_group fib under ws-help 0.97x, Zen 4; src/engine/README.md, "The pop's
-// chain through the bottom").
+// named; SLOT: the matching slot macro): the slot the push took, at the index it left in the group's queue_base
+// (%[at]), is taken when that index lies at or above the pop floor, is the top (bottom is one above it) and the
+// slot holds %[mine], the group's inline frame; the bottom lowered to that index is committed. Any other case
+// leaves for the slow path: another job on top (the child was taken, or the task's worker or the queue named
+// changed), a window shut (the floor stands for the private part, a request, the path, a policy's shut pops and
+// its run-first slot). These are the tests of a pop from the loaded bottom (`b > floor`, slot b - 1 is ours) and
+// one more, that b - 1 is the push's index, so a queue_base no push wrote (a task group whose first child was
+// spawned child-first) can only send the join to its slow path. Why not the loaded bottom less one: the commit's
+// value would then wait for that load, which the store buffer forwards from the last push's or pop's store to the
+// bottom, so every push and pop of a recursion would form one chain of store-to-load forwards; with the index the
+// push left in the caller's frame, the loads of the bottom only decide branches, which the CPU predicts, and a
+// pop's store no longer waits for the pushes and pops of the half that ran meanwhile (issue #25: fib-invoke under
+// ws-help took 0.85x the time, ws 0.94x, task_group fib under ws-help 0.97x, Zen 4; src/engine/README.md, "The
+// pop's chain through the bottom").
 #define ROOST_CRITICAL_POP_PUSHED(Q, SLOT)            \
   "movq %[at], %[b]\n\t"                              \
   "cmpq %c[floor](" Q "), %[b]\n\t"                   \
