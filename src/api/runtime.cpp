@@ -178,8 +178,9 @@ class output_number {
     if (given_.empty()) return;
     kept_ = true;
     if (nth_ > 1 || given_ != named_)
-      std::fprintf(stderr, "roost: %s='%s': this process's runtime %u writes its %s to '%s' (one file a runtime%s)\n",
-                   variable_, named_.c_str(), nth_, what, path.c_str(),
+      // No ordinal: the number is the file's, which skips files given in code and other values' numbers.
+      std::fprintf(stderr, "roost: %s='%s': this runtime writes its %s to '%s' (one file a runtime%s)\n",
+                   variable_, named_.c_str(), what, path.c_str(),
                    given_ != named_ ? "; a child of fork() numbers apart from its parent" : "");
   }
   // `path` as an error names it: with the variable's own path first when it was numbered (an error named
