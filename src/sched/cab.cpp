@@ -149,6 +149,19 @@ detail::job* cab_policy::steal(engine::worker& w) {
   return nullptr;
 }
 
+detail::job* cab_policy::take_left_behind(engine::worker& w) {
+  auto take_from = [](socket& s) -> detail::job* {
+    if (detail::job* j = s.home.pop_bottom()) return j;
+    return s.inter.pop_bottom();
+  };
+  if (is_head(w.id))
+    if (detail::job* j = take_from(sockets_[socket_of_[w.id]])) return j;
+  if (!eng_.stopping()) return nullptr;
+  for (socket& s : sockets_)
+    if (detail::job* j = take_from(s)) return j;
+  return nullptr;
+}
+
 bool cab_policy::has_visible_work(engine::worker& w) const {
   if (!is_head(w.id)) return false;
   const unsigned mine = socket_of_[w.id];

@@ -51,6 +51,11 @@ class cab_policy : public policy_base {
   void place(engine::worker& w, detail::task_frame* f);
   detail::job* steal(engine::worker& w);
   bool has_visible_work(engine::worker& w) const;
+  // Children of an escaped group in the socket pools, which only heads take from (take_inter): worker 0, a
+  // head, runs its socket's before run() returns, as it runs its deque; once the engine stops, every worker
+  // empties every socket's pools before it leaves (a worker of another socket may have placed a task there,
+  // and that socket's head may have left).
+  detail::job* take_left_behind(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     sync_join_queue(w, id);
     if (id.depth == level_) subtree_started(w);

@@ -121,6 +121,13 @@ class policy_base {
   ROOST_SEAM detail::job* pop_own(engine::worker& w) { return w.deque.pop_window_first(); }
   ROOST_SEAM void put_back(engine::worker& w, detail::job* j) { w.deque.push(j); }
   bool has_visible_work(engine::worker&) const { return false; }
+  // Where w must leave its scheduling loop (worker 0 once the root ended, every worker once the engine
+  // stops: engine.hpp, find_work), after its own queues (pop_own) and its preempted tasks: a job it is to run
+  // before it leaves from a queue of the policy that pop_own does not reach, or nullptr. Only children of a
+  // group that escaped its creator are left anywhere then (docs/user-guide.md, "Ownership"), and a runtime
+  // runs them before run() returns where they lie in worker 0's queues and before its destruction returns
+  // wherever they lie; a queue that belongs to no worker (cab's pools) is no exception.
+  detail::job* take_left_behind(engine::worker&) { return nullptr; }
   void on_task_start(engine::worker&, detail::task_id&) {}
   void adopt_unnamed(engine::worker&, detail::task_id&) {}
   void on_task_end(engine::worker&, detail::task_id&) {}
