@@ -1203,6 +1203,52 @@ TEST_P(EscapedGroupOnSockets, ADestroyedRuntimeRunsAndFreesTheChildrenWhereverTh
   }
 }
 
+// The children spawn children of their own into groups that escape them too, placed (cab's level 3: every
+// spawn here is above it) in the pool of the socket whose worker runs the spawner. Natively a child off
+// worker 0 waits until run() has returned first (5 s at most; worker 0 may run children before it returns,
+// and must not wait there): one on worker 1 fills socket 0's pool, whose head, worker 0, has no thread during
+// the destruction, so another worker takes those tasks: by a steal before the destruction, or as it leaves
+// (cab's take_left_behind; without that branch the other socket's head stole them first in every run of this
+// test, so it does not single the branch out). Whichever worker runs what, every task has run by the time the
+// destruction returns.
+TEST(EscapedGroupOnSockets, GrandchildrenPlacedAfterRunReturnedRunUnderCab) {
+  for (int round = 0; round < 10; ++round) {
+    const bool simulated = round % 5 == 4;
+    std::atomic<bool> returned{false};
+    std::atomic<int> ran{0};
+    std::vector<std::unique_ptr<roost::task_group>> inner(4);
+    std::unique_ptr<roost::task_group> g;
+    const int alive_before = g_escaped_alive.load();
+    {
+      roost::options o = opts("cab", 4);
+      o.topology = "pack:2 l3:1(size=1MiB) core:2 pu:1";
+      o.cab_level = 3;
+      if (simulated) o.platform = "sim";
+      roost::runtime rt(o);
+      rt.run([&] {
+        g = std::make_unique<roost::task_group>();
+        for (int i = 0; i < 4; ++i)
+          g->run([&ran, &inner, &returned, simulated, i, p = escaped_probe()] {
+            if (!simulated && roost::this_worker_id() != 0) roost_test::wait_until([&] { return returned.load(); });
+            inner[i] = std::make_unique<roost::task_group>();  // escapes this child: the rule break again
+            for (int k = 0; k < 4; ++k) inner[i]->run([&ran, q = escaped_probe()] { ran.fetch_add(1); });
+            ran.fetch_add(1);
+          });
+      });
+      returned = true;
+    }
+    EXPECT_EQ(ran.load(), 20) << "round " << round << (simulated ? ", simulated" : "");
+    EXPECT_EQ(g_escaped_alive.load() - alive_before, 0) << "round " << round << (simulated ? ", simulated" : "");
+    if (ran.load() != 20) {  // a destruction would end the process
+      (void)g.release();
+      for (auto& h : inner) (void)h.release();
+      return;
+    }
+    for (auto& h : inner) h.reset();
+    g.reset();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedulers, EscapedGroupOnSockets, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 

@@ -994,7 +994,9 @@ class engine final : public engine_base {
       // Preempted tasks come last: a spinner waits for work that is queued (seed 003 ch. 3 queues them in
       // the worker's FIFO). Only this worker fills its FIFO, so it never sleeps on a task it holds.
       if (fiber* f = w.preempted.pop()) [[unlikely]] return found(f);
-      if (e.stopping() || w.should_leave()) return found(nullptr);
+      // Told to leave during the round: back to the top, whose leaving branch looks at what it must first
+      // (a review: leaving from here skipped take_left_behind).
+      if (e.stopping() || w.should_leave()) continue;
       if (++fails < spin_rounds) {
         if (oversubscribed) platform::os::yield_cpu();
         else for (unsigned i = 0; i < relax_per_poll; ++i) platform::os::cpu_relax();

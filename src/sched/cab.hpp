@@ -52,9 +52,10 @@ class cab_policy : public policy_base {
   detail::job* steal(engine::worker& w);
   bool has_visible_work(engine::worker& w) const;
   // Children of an escaped group in the socket pools, which only heads take from (take_inter): worker 0, a
-  // head, runs its socket's before run() returns, as it runs its deque; once the engine stops, every worker
-  // empties every socket's pools before it leaves (a worker of another socket may have placed a task there,
-  // and that socket's head may have left).
+  // head, runs its socket's before run() returns, as it runs its deque. Once the engine stops, every worker
+  // empties every socket's pools before it leaves: worker 0 has no thread during the destruction, so
+  // socket 0's pool has no head then, and a pool may be filled after its head left (a task another worker
+  // of its socket runs spawns there; cats homes a task on another socket).
   detail::job* take_left_behind(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     sync_join_queue(w, id);

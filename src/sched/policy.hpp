@@ -124,9 +124,11 @@ class policy_base {
   // Where w must leave its scheduling loop (worker 0 once the root ended, every worker once the engine
   // stops: engine.hpp, find_work), after its own queues (pop_own) and its preempted tasks: a job it is to run
   // before it leaves from a queue of the policy that pop_own does not reach, or nullptr. Only children of a
-  // group that escaped its creator are left anywhere then (docs/user-guide.md, "Ownership"), and a runtime
-  // runs them before run() returns where they lie in worker 0's queues and before its destruction returns
-  // wherever they lie; a queue that belongs to no worker (cab's pools) is no exception.
+  // group that escaped its creator are left anywhere then (docs/user-guide.md, "Ownership"): a runtime runs
+  // those in worker 0's queues before run() returns, and those in its workers' queues before its
+  // destruction returns; a queue that belongs to no worker (cab's socket pools) is one of them here.
+  // (Not covered: a task dealt to another worker's mailbox or inbox after that worker left, under adws,
+  // adws-ml and numa.)
   detail::job* take_left_behind(engine::worker&) { return nullptr; }
   void on_task_start(engine::worker&, detail::task_id&) {}
   void adopt_unnamed(engine::worker&, detail::task_id&) {}
