@@ -698,6 +698,27 @@ TEST(SimReport, AReportLinkedToTheTracesFileIsTheSameFile) {
   ::unlink(link.path().c_str());
 }
 
+// ROOST_TRACE and ROOST_SIM_REPORT at one path are one file, simulated as natively: the error said the report
+// was 'FILE.2', a later runtime's name for the trace's FILE, a path the user never gave (an outside-user
+// campaign), since the report was numbered before the paths were compared.
+TEST(SimReport, ATraceAndAReportGivenOnePathByTheirVariablesAreOneFile) {
+  const roost_test::temp_file out("roost_sim_report_one_path");
+  for (const char* platform : {"sim", "native"}) {
+    roost_test::scoped_env pl("ROOST_PLATFORM", platform);
+    roost_test::scoped_env tp("ROOST_TOPOLOGY", "pack:2 l3:1(size=1MiB) core:1 pu:1");
+    roost_test::scoped_env tr("ROOST_TRACE", out.path().c_str());
+    roost_test::scoped_env rp("ROOST_SIM_REPORT", out.path().c_str());
+    try {
+      roost::runtime rt;
+      FAIL() << platform;
+    } catch (const roost::config_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("are one file"), std::string::npos) << platform << ": " << what;
+      EXPECT_EQ(what.find(out.path() + ".2"), std::string::npos) << platform << ": " << what;
+    }
+  }
+}
+
 // Nor may the report be a name the trace takes in a later runtime (FILE.2 beside ROOST_TRACE=FILE), or the
 // trace one the report takes: the second runtime's trace wrote over the first's report without a word (an
 // outside-user campaign). Only where the variables give them (they are numbered); refused at the first

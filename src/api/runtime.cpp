@@ -455,10 +455,14 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
     ROOST_SAY_ONCE("roost: ROOST_CATS_PROFILE='%s': this process's cats runtimes write their profile to '%s' (a "
                    "child of fork() writes apart from its parent)\n", named.c_str(), cfg.cats_profile.c_str());
   }
+  // The paths as given, before numbering: ROOST_TRACE and ROOST_SIM_REPORT at one path, simulated, were
+  // refused as 'FILE.2' being a later runtime's name for FILE, a path the user never gave (the report numbered
+  // past the trace's claim on FILE; an outside-user campaign), where the same settings natively or in code were
+  // refused as one file.
+  check_outputs_apart(cfg);
   output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
-  check_outputs_apart(cfg);
   outputs_ = claim_outputs(cfg);
   // A report from an earlier run goes now, before anything else can fail: a runtime that fails to be made
   // leaves it empty (configuration.md). The simulation checks the path and writes the report.
