@@ -1913,6 +1913,8 @@ TEST(PreemptConfig, SystemLibrariesLinkedIntoTheProgramAreFound) {
   EXPECT_EQ(pp::static_system_libraries(static_cxx), "");
   EXPECT_TRUE(pp::static_cxx_runtime(static_cxx));
   EXPECT_EQ(pp::static_system_libraries({"", "/lib/ld-musl-x86_64.so.1"}), "");  // musl's libc is its loader
+  // This test program calls the shared libstdc++ (the one linked in: Preempt.AStaticallyLinkedCxxRuntime...).
+  EXPECT_FALSE(pp::cxx_runtime_in_program());
 }
 
 TEST(PreemptConfig, AProgramWithItsOwnSigurgHandlerIsToldWhy) {

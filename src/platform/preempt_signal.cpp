@@ -12,6 +12,8 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -202,6 +204,40 @@ std::string static_system_libraries(const std::vector<std::string>& loaded) {
 bool static_cxx_runtime(const std::vector<std::string>& loaded) { return !any_named(loaded, kCxxRuntime); }
 
 namespace {
+// Finds the object whose thread-local block holds `address` (the calling thread's blocks).
+struct tls_owner {
+  std::uintptr_t address = 0;
+  bool found = false;
+  std::string name;
+};
+int find_tls_owner(struct dl_phdr_info* info, std::size_t, void* data) {
+  auto& o = *static_cast<tls_owner*>(data);
+  if (o.found || !info->dlpi_tls_data) return 0;
+  const auto base = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_TLS) continue;
+    if (o.address >= base && o.address < base + ph.p_memsz) {
+      o.found = true;
+      o.name = info->dlpi_name ? info->dlpi_name : "";
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+// The C++ runtime this code calls keeps each thread's exception state (__cxa_get_globals) in its own
+// thread-local block: the program's where -static-libstdc++ linked it in, even with a shared libstdc++
+// loaded beside it for a shared library's sake (libboost_context's), which the loader's list alone took
+// for the program's (an outside-user campaign: the notice never appeared for a program built that way).
+bool cxx_runtime_in_program() {
+  tls_owner o;
+  o.address = reinterpret_cast<std::uintptr_t>(abi::__cxa_get_globals());
+  dl_iterate_phdr(&find_tls_owner, &o);
+  return o.found && !file_name_starts_with(o.name.c_str(), kCxxRuntime);
+}
+
+namespace {
 }  // namespace
 
 void install(tick_fn on_tick, const std::string& setting) {
@@ -220,7 +256,7 @@ void install(tick_fn on_tick, const std::string& setting) {
   // emergency exception pool) and its stdio and malloc calls reach the shared C library, so this is told,
   // not refused.
   static bool told_cxx = false;
-  if (static_cxx_runtime(loaded) && !told_cxx) {
+  if ((static_cxx_runtime(loaded) || cxx_runtime_in_program()) && !told_cxx) {
     told_cxx = true;
     std::fprintf(stderr, "roost: %s: the C++ runtime is linked into this program (-static-libstdc++), where a "
                  "tick is not deferred as it is in a shared libstdc++; its own locks (once-initialisations, the "

@@ -41,6 +41,10 @@ void check_installed(const std::string& setting);
 // told once on stderr.
 std::string static_system_libraries(const std::vector<std::string>& loaded);
 bool static_cxx_runtime(const std::vector<std::string>& loaded);
+// Whether the C++ runtime that libroost's code calls is linked into the program (or into another object not
+// named as one), where a shared one is loaded too: found by the thread-local block that holds its exception
+// state. install() tells it as it tells static_cxx_runtime.
+bool cxx_runtime_in_program();
 
 // After a preempted task resumed, maybe on another kernel thread of its worker (signal-yield, engine/
 // preemption.cpp): what the handler's return restores of a thread's own state from `ucontext` is made the
