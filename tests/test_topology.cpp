@@ -377,3 +377,36 @@ TEST(Topology, RealMachineIsRestrictedToTheAffinityMask) {
   }
   EXPECT_EQ(topology::load("").num_pus(), allowed.size());
 }
+
+// An XML whose last-level caches have no size (cache_size="0": unknown, what hwloc writes where the system
+// reports none) is said so on stderr, natively, with the size the schedulers and KRD then use (the largest
+// cache below with a size): it was taken without a word, the L2's size standing for the L3's (an outside-user
+// campaign). The same machine with its sizes says nothing of the kind.
+TEST(Topology, AnXmlWhoseLastLevelCachesHaveNoSizeIsToldNatively) {
+  const char* machine = "pack:2 l3:1(size=4MiB) l2:3(size=512KiB) core:1 pu:1";
+  const std::string sized = export_xml(machine, "roost_topo_l3_sized.xml");
+  const std::string unsized = export_xml(machine, "roost_topo_l3_unsized.xml", [](std::string x) {
+    return replace_all(x, "cache_size=\"4194304\"", "cache_size=\"0\"");
+  });
+  for (const std::string* path : {&sized, &unsized}) {
+    testing::internal::CaptureStderr();
+    {
+      roost::options o;
+      o.topology = *path;
+      o.workers = 2;
+      roost::runtime rt(o);
+      EXPECT_EQ(rt.run([] { return 7; }), 7);
+    }
+    const std::string said = testing::internal::GetCapturedStderr();
+    const bool told = said.find("have no size (0: unknown)") != std::string::npos;
+    if (path == &unsized) {
+      EXPECT_TRUE(told) << said;
+      EXPECT_NE(said.find("2 last-level caches (L3)"), std::string::npos) << said;
+      EXPECT_NE(said.find("512 KiB"), std::string::npos) << said;
+    } else {
+      EXPECT_FALSE(told) << said;
+    }
+  }
+  std::remove(sized.c_str());
+  std::remove(unsized.c_str());
+}

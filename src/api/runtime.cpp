@@ -420,6 +420,35 @@ std::string made_up_cache_sizes(const topo::topology& tp) {
   return os.str();
 }
 
+// A native runtime whose topology (an hwloc XML file, or the real machine as hwloc reads it) gives a
+// last-level cache no size (0: unknown, what hwloc writes where the system reports none): the package's cache
+// that cab, cats, numa and a trace's KRD use is then the largest cache below it that has a size, while the
+// trace's cache domains are the last level's. That was taken without a word (an outside-user campaign: an
+// XML whose L3s were 0 ran cats and KRD with its L2's 512 KiB); the simulator refuses such a machine
+// (sim/memory_model.cpp). "" where every last-level cache has a size.
+std::string unsized_last_level_caches(const topo::topology& tp) {
+  if (tp.is_virtual() && !tp.from_file()) return {};  // synthetic: made_up_cache_sizes says what hwloc did
+  std::vector<int> unsized;
+  for (unsigned p = 0; p < tp.num_pus(); ++p) {
+    const int llc = tp.last_level_cache(p);
+    if (llc < 0 || tp.nodes()[llc].kind != topo::node_kind::cache || tp.nodes()[llc].cache_bytes != 0) continue;
+    if (std::find(unsized.begin(), unsized.end(), llc) == unsized.end()) unsized.push_back(llc);
+  }
+  if (unsized.empty()) return {};
+  const topo::node& first = tp.nodes()[unsized.front()];
+  const std::size_t used = tp.package_cache_bytes(first.first_pu);
+  std::ostringstream os;
+  os << (tp.is_virtual() ? tp.named() : std::string("this machine's topology (hwloc)")) << ": " << unsized.size()
+     << " last-level cache" << (unsized.size() == 1 ? " (L" : "s (L") << first.cache_level << ") "
+     << (unsized.size() == 1 ? "has" : "have") << " no size (0: unknown), so the package's cache that the schedulers "
+     << "and a trace's KRD use is ";
+  if (used) os << "the largest cache below it with a size, " << topo::format_bytes(used);
+  else os << "unknown (cats runs as ws, KRD counts every reuse as far)";
+  os << (tp.is_virtual() ? "; give each cache its size (cache_size in the XML)" : "");
+  return os.str();
+}
+
+using platform::say_each_once;
 using platform::say_each_once;
 
 resolved_options resolve_or_empty_report(const options& o) {
@@ -502,6 +531,8 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
   if (!sim) {
     const std::string unsized = made_up_cache_sizes(*tp);
     if (!unsized.empty()) say_each_once({unsized});  // once per description, not per process
+    const std::string unknown = unsized_last_level_caches(*tp);
+    if (!unknown.empty()) say_each_once({unknown});
   }
   // An invalid variable that a field set in code overrides (not thrown: the field wins, configuration.md), a
   // variable that looks like a misspelt setting (a program's own may begin with ROOST_ too), a simulator
