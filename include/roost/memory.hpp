@@ -51,7 +51,8 @@ void set_default_distribution(distribution d);
 
 // Page-aligned, zero-filled memory of `bytes` bytes placed by `d` (parts: see above; at least 1, and at
 // most one per page). nullptr for 0 bytes. A roost::usage_error for parts out of range or a coarse part
-// larger than a node's memory; std::bad_alloc when the system has no memory left.
+// larger than a node's memory; a roost::allocation_error (a std::bad_alloc naming the call and the size,
+// roost/errors.hpp) for a size no address space holds or memory the system refuses.
 void* numa_alloc(std::size_t bytes);
 void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts = 1);
 // Frees what numa_alloc returned (nullptr: nothing). Anything else is a usage_error.
