@@ -307,6 +307,13 @@ void numa_policy::place(engine::worker& w, detail::task_frame* f) {
   if (to != here) eng_.idle().notify_all_new_work();
 }
 
+detail::job* numa_policy::take_left_behind(engine::worker&) {
+  if (!eng_.stopping()) return nullptr;
+  for (auto& n : nodes_)
+    if (detail::job* j = n.inbox.pop_bottom()) return j;
+  return nullptr;
+}
+
 detail::job* numa_policy::pop_own(engine::worker& w) {
   if (detail::job* j = w.deque.pop()) return j;
   detail::job* j = nodes_[node_of_[w.id]].inbox.pop_bottom();

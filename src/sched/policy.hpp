@@ -127,8 +127,8 @@ class policy_base {
   // group that escaped its creator are left anywhere then (docs/user-guide.md, "Ownership"): a runtime runs
   // those in worker 0's queues before run() returns, and those in its workers' queues before its
   // destruction returns; a queue that belongs to no worker (cab's socket pools) is one of them here.
-  // (Not covered: a task dealt to another worker's mailbox or inbox after that worker left, under adws,
-  // adws-ml and numa.)
+  // (numa's node inboxes are too; not covered: a task adws or adws-ml deals to the mailbox or migration
+  // queue of a worker that left.)
   detail::job* take_left_behind(engine::worker&) { return nullptr; }
   void on_task_start(engine::worker&, detail::task_id&) {}
   void adopt_unnamed(engine::worker&, detail::task_id&) {}
