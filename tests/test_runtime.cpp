@@ -1211,7 +1211,7 @@ TEST_P(EscapedGroupOnSockets, ADestroyedRuntimeRunsAndFreesTheChildrenWhereverTh
 // (cab's take_left_behind; without that branch the other socket's head stole them first in every run of this
 // test, so it does not single the branch out). Whichever worker runs what, every task has run by the time the
 // destruction returns.
-TEST(EscapedGroupOnSockets, GrandchildrenPlacedAfterRunReturnedRunUnderCab) {
+TEST(EscapedGrandchildrenOnSockets, PlacedAfterRunReturnedTheyRunUnderCab) {
   for (int round = 0; round < 10; ++round) {
     const bool simulated = round % 5 == 4;
     std::atomic<bool> returned{false};

@@ -719,6 +719,29 @@ TEST(SimReport, ATraceAndAReportGivenOnePathByTheirVariablesAreOneFile) {
   }
 }
 
+// A report given in code as a link to the file ROOST_TRACE numbers for this runtime (FILE.2, the second
+// runtime's) is that file, refused once numbered: compared only as given (FILE against the link), both
+// outputs wrote it (a review).
+TEST(SimReport, AReportLinkedToTheTracesNumberedFileIsTheSameFile) {
+  const roost_test::temp_file trace("roost_sim_report_numbered_link.trace"), link("roost_sim_report_numbered_link.json");
+  roost_test::scoped_env tr("ROOST_TRACE", trace.path().c_str());
+  {
+    roost::runtime first(sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7));  // writes FILE
+    first.run([] {});
+  }
+  ::unlink(link.path().c_str());
+  ASSERT_EQ(::symlink((trace.path() + ".2").c_str(), link.path().c_str()), 0);  // dangles until FILE.2 is written
+  roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
+  o.sim_report = link.path();
+  try {
+    roost::runtime second(o);
+    FAIL() << "a report linked to the trace's numbered file was taken";
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("are one file"), std::string::npos) << e.what();
+  }
+  ::unlink(link.path().c_str());
+}
+
 // Nor may the report be a name the trace takes in a later runtime (FILE.2 beside ROOST_TRACE=FILE), or the
 // trace one the report takes: the second runtime's trace wrote over the first's report without a word (an
 // outside-user campaign). Only where the variables give them (they are numbered); refused at the first

@@ -241,30 +241,44 @@ bool a_numbered_name_of(const std::string& base_path, const std::string& path_gi
   return std::stoul(rest) >= 2;
 }
 
-// The files a runtime writes: two at one path would write over each other, and the report or the timeline
-// was lost without a word (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE). Nor may one be a name that
-// another, given by its variable, takes in a later runtime of the process: ROOST_SIM_REPORT=FILE.2 beside
-// ROOST_TRACE=FILE let the second runtime's trace write over the first's report (an outside-user campaign).
-void check_outputs_apart(const resolved_options& cfg) {
-  struct output {
-    std::string path, what;
-  };
+// The files a runtime writes, each with what an error names it by (`trace_as`, `report_as`: the path quoted,
+// or output_number::quoted's words once it was numbered).
+struct output {
+  std::string path, what;
+};
+std::vector<output> outputs_given(const resolved_options& cfg, const std::string& trace_as,
+                                  const std::string& report_as) {
   std::vector<output> outs;
   if (!cfg.trace.empty()) {
-    outs.push_back({cfg.trace, cfg.trace_source + "='" + cfg.trace + "'"});
-    outs.push_back({cfg.trace + ".json", "the timeline of " + cfg.trace_source + "='" + cfg.trace + "'"});
+    outs.push_back({cfg.trace, cfg.trace_source + "=" + trace_as});
+    outs.push_back({cfg.trace + ".json", "the timeline of " + cfg.trace_source + "=" + trace_as});
   }
   // Every output given, whether this platform and scheduler write it or not: a setting is checked wherever
   // it is given (configuration.md), and the same settings under sim or cats would collide.
-  if (!cfg.sim_report.empty())
-    outs.push_back({cfg.sim_report, cfg.sim_report_source + "='" + cfg.sim_report + "'"});
+  if (!cfg.sim_report.empty()) outs.push_back({cfg.sim_report, cfg.sim_report_source + "=" + report_as});
   if (!cfg.cats_profile.empty())
     outs.push_back({cfg.cats_profile, cfg.cats_profile_source + "='" + cfg.cats_profile + "'"});
+  return outs;
+}
+// Two at one path would write over each other, and the report or the timeline was lost without a word
+// (ROOST_SIM_REPORT=FILE.json beside ROOST_TRACE=FILE).
+void check_one_file_pairs(const std::vector<output>& outs) {
   for (std::size_t i = 0; i < outs.size(); ++i)
     for (std::size_t j = i + 1; j < outs.size(); ++j)
       if (one_file(outs[i].path, outs[j].path))
         throw config_error(outs[i].what + " and " + outs[j].what + " are one file, which each would write over; "
                            "valid: a path of its own for each");
+}
+
+// The files a runtime writes, as given (before numbering: ROOST_TRACE and ROOST_SIM_REPORT at one path were
+// refused as 'FILE.2' being a later runtime's name, a path the user never gave; an outside-user campaign):
+// none at one path, and none a name that another, given by its variable, takes in a later runtime of the
+// process: ROOST_SIM_REPORT=FILE.2 beside ROOST_TRACE=FILE let the second runtime's trace write over the
+// first's report (an outside-user campaign). After numbering the pairs are compared again
+// (check_numbered_outputs_apart).
+void check_outputs_apart(const resolved_options& cfg) {
+  const std::vector<output> outs = outputs_given(cfg, "'" + cfg.trace + "'", "'" + cfg.sim_report + "'");
+  check_one_file_pairs(outs);
   // Numbered are the trace and the report given by their variables (not by options:: fields); the cats
   // profile is rewritten by each runtime.
   struct numbered_output {
@@ -492,6 +506,9 @@ runtime_core::runtime_core(const options& o, engine_maker make) : cfg(resolve_or
   output_number trace_number("ROOST_TRACE", cfg.trace, cfg.trace_source);
   std::string no_report;  // not simulated: no report, nothing numbered
   output_number report_number("ROOST_SIM_REPORT", cfg.simulated ? cfg.sim_report : no_report, cfg.sim_report_source);
+  // And as numbered: a path given in code may be a link to a numbered file (FILE.2), or a fork child's
+  // FILE.pidN itself (a review: comparing the paths as given only let both outputs write one file there).
+  check_one_file_pairs(outputs_given(cfg, trace_number.quoted(cfg.trace), report_number.quoted(cfg.sim_report)));
   outputs_ = claim_outputs(cfg);
   // A report from an earlier run goes now, before anything else can fail: a runtime that fails to be made
   // leaves it empty (configuration.md). The simulation checks the path and writes the report.
