@@ -15,6 +15,7 @@
 #include <cxxabi.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -210,8 +211,10 @@ struct tls_owner {
   bool found = false;
   std::string name;
 };
-int find_tls_owner(struct dl_phdr_info* info, std::size_t, void* data) {
+int find_tls_owner(struct dl_phdr_info* info, std::size_t size, void* data) {
   auto& o = *static_cast<tls_owner*>(data);
+  // A loader too old to report the thread-local block (glibc before 2.12) passes a smaller struct.
+  if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof info->dlpi_tls_data) return 0;
   if (o.found || !info->dlpi_tls_data) return 0;
   const auto base = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
