@@ -274,8 +274,7 @@ void check_one_file_pairs(const std::vector<output>& outs) {
 // refused as 'FILE.2' being a later runtime's name, a path the user never gave; an outside-user campaign):
 // none at one path, and none a name that another, given by its variable, takes in a later runtime of the
 // process: ROOST_SIM_REPORT=FILE.2 beside ROOST_TRACE=FILE let the second runtime's trace write over the
-// first's report (an outside-user campaign). After numbering the pairs are compared again
-// (check_numbered_outputs_apart).
+// first's report (an outside-user campaign). After numbering, the constructor compares the pairs again.
 void check_outputs_apart(const resolved_options& cfg) {
   const std::vector<output> outs = outputs_given(cfg, "'" + cfg.trace + "'", "'" + cfg.sim_report + "'");
   check_one_file_pairs(outs);
@@ -462,7 +461,6 @@ std::string unsized_last_level_caches(const topo::topology& tp) {
   return os.str();
 }
 
-using platform::say_each_once;
 using platform::say_each_once;
 
 resolved_options resolve_or_empty_report(const options& o) {
