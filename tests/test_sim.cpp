@@ -676,6 +676,16 @@ TEST(SimReport, ARuntimeThatFailsOnAnySettingLeavesNoEarlierReport) {
   EXPECT_EQ(slurp(report.path()), "");
 }
 
+// A runtime made with `o` is refused: its outputs are one file (`taken`: the failure's words otherwise).
+static void expect_refused_as_one_file(const roost::options& o, const char* taken) {
+  try {
+    roost::runtime rt(o);
+    ADD_FAILURE() << taken;
+  } catch (const roost::config_error& e) {
+    EXPECT_NE(std::string(e.what()).find("are one file"), std::string::npos) << e.what();
+  }
+}
+
 // A report whose path is a link to the trace's file (not written yet: the link dangles) is the trace's file:
 // the check that the two are apart followed only links to files that exist, and the report wrote over the
 // trace (an outside-user campaign).
@@ -686,12 +696,7 @@ TEST(SimReport, AReportLinkedToTheTracesFileIsTheSameFile) {
   roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
   o.trace = trace.path();
   o.sim_report = link.path();
-  try {
-    roost::runtime rt(o);
-    FAIL() << "a report linked to the trace's path was taken";
-  } catch (const roost::config_error& e) {
-    EXPECT_NE(std::string(e.what()).find("are one file"), std::string::npos) << e.what();
-  }
+  expect_refused_as_one_file(o, "a report linked to the trace's path was taken");
   ::unlink(link.path().c_str());
   ASSERT_EQ(::symlink((trace.path() + ".json").c_str(), link.path().c_str()), 0);  // the timeline's, too
   EXPECT_THROW(roost::runtime rt(o), roost::config_error);
@@ -733,12 +738,7 @@ TEST(SimReport, AReportLinkedToTheTracesNumberedFileIsTheSameFile) {
   ASSERT_EQ(::symlink((trace.path() + ".2").c_str(), link.path().c_str()), 0);  // dangles until FILE.2 is written
   roost::options o = sim_opts("ws", "pack:2 l3:1(size=1MiB) core:1 pu:1", 7);
   o.sim_report = link.path();
-  try {
-    roost::runtime second(o);
-    FAIL() << "a report linked to the trace's numbered file was taken";
-  } catch (const roost::config_error& e) {
-    EXPECT_NE(std::string(e.what()).find("are one file"), std::string::npos) << e.what();
-  }
+  expect_refused_as_one_file(o, "a report linked to the trace's numbered file was taken");
   ::unlink(link.path().c_str());
 }
 
