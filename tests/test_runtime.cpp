@@ -1160,11 +1160,12 @@ INSTANTIATE_TEST_SUITE_P(Schedulers, Api, ::testing::ValuesIn(available_schedule
 
 // The same escaped group's children on two sockets, with the runtime destroyed before the group: the
 // destruction runs every child wherever it lies, and their closures are destroyed (user-guide.md,
-// "Ownership": "a runtime being destroyed waits until each worker has finished its own queued and preempted
-// tasks"). Under cab they lay in a socket's inter-socket pool, which belongs to no worker and which a worker
-// leaving its loop never looked at: none ran and none was freed (an outside-user campaign: 15 of 20 runs at
-// four workers; ASan saw the frames leak). Only the count of closures alive and of children run is checked,
-// each after the destruction: whichever worker ran a child and when, it has run by then.
+// "Ownership": a runtime being destroyed waits until its workers have finished their own queued and
+// preempted tasks and those in queues of no one worker). Under cab they lay in a socket's inter-socket pool,
+// which belongs to no worker and which a worker leaving its loop never looked at: none ran and none was freed
+// (an outside-user campaign: 15 of 20 runs at four workers; ASan saw the frames leak). Only the count of
+// closures alive and of children run is checked, each after the destruction: whichever worker ran a child
+// and when, it has run by then.
 namespace {
 std::atomic<int> g_escaped_alive{0};
 struct escaped_probe {
