@@ -939,6 +939,9 @@ TEST(Cats, SimulatedNeverReadsTheHostsCounters) {
 // take_left_behind, which cats inherits): before, they were never run nor freed (cab: an outside-user
 // campaign; cats by the same code). Counted after the destruction.
 TEST(Cats, EscapedChildrenInASocketPoolRunBeforeTheDestructionReturns) {
+  // An escaped child another worker starts while cats names the workers' join queues at the iteration's end
+  // races with that naming (the rule break itself: test_runtime.cpp, EscapedGroupOnSockets).
+  if (roost_test::under_tsan()) GTEST_SKIP() << "the rule break races with cats's renaming";
   scoped_env no_cpu_bound_test("ROOST_CATS_MIN_INTENSITY", "0");
   for (int round = 0; round < 4; ++round) {
     std::atomic<int> ran{0};

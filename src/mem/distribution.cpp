@@ -121,11 +121,13 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
   detail::no_preempt_scope np(detail::running_fiber());
   check_distribution(d, "roost::numa_alloc");
   const std::size_t page = platform::os::page_size();
-  // No address space holds it (and bytes + page - 1 would wrap): a std::bad_alloc, what operator new says of
-  // such a size, naming the call (a bare std::bad_alloc named nothing: an outside-user campaign).
-  if (bytes > std::numeric_limits<std::size_t>::max() / 2)
-    throw allocation_error("roost::numa_alloc(" + std::to_string(bytes) + " bytes, " + to_string(d) +
-                           "): no address space holds that many bytes");
+  // Memory it cannot have: a std::bad_alloc, what operator new says, naming the call (a bare std::bad_alloc
+  // named nothing: an outside-user campaign).
+  auto refused = [&](const char* why) {
+    return allocation_error("roost::numa_alloc(" + std::to_string(bytes) + " bytes, " + to_string(d) + "): " + why);
+  };
+  // No address space holds it (and bytes + page - 1 would wrap).
+  if (bytes > std::numeric_limits<std::size_t>::max() / 2) throw refused("no address space holds that many bytes");
   const std::size_t pages = (bytes + page - 1) / page;
   if (parts == 0 || (bytes != 0 && parts > pages)) {
     std::ostringstream os;
@@ -161,9 +163,7 @@ void* numa_alloc(std::size_t bytes, distribution d, std::size_t parts) {
   // interleaving places it by the rule (page_placement.hpp).
   void* p = page_placement::map_at_page_multiple(
       r.bytes, r.rule == page_rule::round_robin ? std::max(1u, page_placement::native_nodes()) : 1);
-  if (!p)
-    throw allocation_error("roost::numa_alloc(" + std::to_string(bytes) + " bytes, " + to_string(d) +
-                           "): the system refused the memory (more than it can commit?)");
+  if (!p) throw refused("the system refused the memory (more than it can commit?)");
   // The kernel interleaves a transparent huge page by its own index (2 MiB on one node), not page by page:
   // fine memory asks for small pages (a hint; where huge pages are off it changes nothing).
   if (r.rule == page_rule::round_robin) ::madvise(p, r.bytes, MADV_NOHUGEPAGE);

@@ -15,8 +15,8 @@
 #include <cxxabi.h>
 
 #include <atomic>
-#include <cstddef>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
@@ -215,14 +215,14 @@ int find_tls_owner(struct dl_phdr_info* info, std::size_t size, void* data) {
   auto& o = *static_cast<tls_owner*>(data);
   // A loader too old to report the thread-local block (glibc before 2.12) passes a smaller struct.
   if (size < offsetof(struct dl_phdr_info, dlpi_tls_data) + sizeof info->dlpi_tls_data) return 0;
-  if (o.found || !info->dlpi_tls_data) return 0;
+  if (!info->dlpi_tls_data) return 0;
   const auto base = reinterpret_cast<std::uintptr_t>(info->dlpi_tls_data);
   for (int i = 0; i < info->dlpi_phnum; ++i) {
     const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type != PT_TLS) continue;
-    if (o.address >= base && o.address < base + ph.p_memsz) {
+    if (ph.p_type == PT_TLS && o.address >= base && o.address < base + ph.p_memsz) {
       o.found = true;
       o.name = info->dlpi_name ? info->dlpi_name : "";
+      return 1;  // found: dl_iterate_phdr stops
     }
   }
   return 0;
@@ -239,9 +239,6 @@ bool cxx_runtime_in_program() {
   dl_iterate_phdr(&find_tls_owner, &o);
   return o.found && !file_name_starts_with(o.name.c_str(), kCxxRuntime);
 }
-
-namespace {
-}  // namespace
 
 void install(tick_fn on_tick, const std::string& setting) {
   std::lock_guard<std::mutex> lk(g_install_mu);
