@@ -233,15 +233,17 @@ struct tier_check {
     }
     const bool intra = t->depth >= level;
     if (intra) below.fetch_add(1, std::memory_order_relaxed);
-    const bool named_deque = w.join_queue == &w.deque;
+    roost::detail::ws_deque<roost::detail::job>* const queue = w.join_queue.load(std::memory_order_relaxed);
+    roost::detail::ws_deque<roost::detail::job>* const window = w.join_window.load(std::memory_order_relaxed);
+    const bool named_deque = queue == &w.deque;
     const bool shut = w.deque.joins_shut() != 0;
-    if (named_deque != intra || (w.join_queue == nullptr) != shut) wrong.fetch_add(1, std::memory_order_relaxed);
+    if (named_deque != intra || (queue == nullptr) != shut) wrong.fetch_add(1, std::memory_order_relaxed);
     // The two-way join's windows address the queue named, or the never-open queue while none is.
-    if (w.join_window != (w.join_queue ? w.join_queue : &roost::detail::shut_join_window()))
+    if (window != (queue ? queue : &roost::detail::shut_join_window()))
       wrong.fetch_add(1, std::memory_order_relaxed);
     // And the thread's copy of it, which the windows read (abi.hpp, t_join_window), is the same, or the
     // never-open window until a join's slow path copies it: never another queue.
-    if (roost::detail::t_join_window != w.join_window && roost::detail::t_join_window != &roost::detail::shut_join_window())
+    if (roost::detail::t_join_window != window && roost::detail::t_join_window != &roost::detail::shut_join_window())
       wrong.fetch_add(1, std::memory_order_relaxed);
   }
   void tree(int n) {

@@ -1181,10 +1181,6 @@ class EscapedGroupOnSockets : public ::testing::TestWithParam<std::string> {};
 TEST_P(EscapedGroupOnSockets, ADestroyedRuntimeRunsAndFreesTheChildrenWhereverTheyLie) {
   for (int round = 0; round < 10; ++round) {
     const bool simulated = round % 5 == 4;  // the simulated platform's deterministic schedule, twice
-    // cats names every worker's join queue from the caller's thread at an iteration's end, when no task of a
-    // correct program runs; an escaped child another worker starts then races with it (TSan reports it): the
-    // rule break itself, as in EscapedGroupDeathTest. Simulated, every worker is on the caller's thread.
-    if (roost_test::under_tsan() && GetParam() == "cats" && !simulated) continue;
     std::atomic<int> ran{0};
     std::unique_ptr<roost::task_group> g;
     const int alive_before = g_escaped_alive.load();  // a failed case before this one leaves its closures
@@ -1301,10 +1297,6 @@ static void destroy_while_a_child_runs(const std::string& sched) {
 }
 
 TEST_P(EscapedGroupDeathTest, DestroyedOutsideRunWhileAChildRunsEndsTheProcessWithTheReason) {
-  // cats names every worker's join queue from the caller's thread between runs, when no task of a correct
-  // program runs; the child this test lets outlive its run races with that (TSan reports it), the rule break
-  // itself.
-  if (roost_test::under_tsan() && GetParam() == "cats") GTEST_SKIP() << "the rule break races with cats's renaming";
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_DEATH(destroy_while_a_child_runs(GetParam()),
                "task_group destroyed outside roost::runtime::run while children of it have not ended.*storage "

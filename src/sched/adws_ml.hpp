@@ -125,7 +125,7 @@ class adws_ml_policy : public policy_base {
   // worker represents the leaf level. One load and test (it was 8 instructions a spawn). Both leaf queues
   // wake sleepers when they share.
   void publish_continuation(engine::worker& w, engine::fiber* parent) {
-    if (detail::ws_deque<detail::job>* q = w.join_queue) [[likely]] q->push(parent);
+    if (detail::ws_deque<detail::job>* q = w.join_queue.load(std::memory_order_relaxed)) [[likely]] q->push(parent);
     else publish_continuation_slow(w, parent);
   }
   detail::job* pop_own(engine::worker& w) {
@@ -138,7 +138,7 @@ class adws_ml_policy : public policy_base {
     // windows), for the private part with no request waiting; the slow way gives what the window does not.
     if (me.iteration == iteration_.load(std::memory_order_relaxed)) [[likely]] {
       if (detail::job* t = w.deque.pop_in_window()) [[likely]] return t;
-      if (detail::ws_deque<detail::job>* q = w.join_queue;
+      if (detail::ws_deque<detail::job>* q = w.join_queue.load(std::memory_order_relaxed);
           q && q != &w.deque && me.leaf->mailbox.load(std::memory_order_relaxed) == nullptr)
         if (detail::job* t = q->pop()) return t;
     }
@@ -158,8 +158,9 @@ class adws_ml_policy : public policy_base {
   // one after another on 4 workers (325 ms against ~101 under every other scheduler; a review). Where the
   // worker names no such queue (it represents another level, searches, or has kept work), `kept` as before.
   void put_back(engine::worker& w, detail::job* j) {
-    if (j->k() == detail::job::kind::fresh_foreign && w.join_queue) {
-      w.join_queue->push(j);
+    detail::ws_deque<detail::job>* q = w.join_queue.load(std::memory_order_relaxed);
+    if (j->k() == detail::job::kind::fresh_foreign && q) {
+      q->push(j);
       return;
     }
     const unsigned level = level_now(of(w));

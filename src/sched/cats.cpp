@@ -268,9 +268,11 @@ void cats_policy::wait_for_random_rounds(mode now) {
       platform::os::cpu_relax();
 }
 
-// Between iterations no task runs (runtime::run holds its iteration lock and the root has ended), and a
-// worker reads its join_queue only in a task it got, through the queues, from the next iteration's root:
-// the worker's own thread need not write it.
+// Between iterations no task of a correct program runs (runtime::run holds its iteration lock and the root
+// has ended), and a worker reads its join_queue only in a task it got, through the queues, from the next
+// iteration's root: the worker's own thread need not write it. A child of a group that escaped its run()
+// may still run then; it reads the fields' old value or the new one, both queues it may join on (the
+// fields are atomics for it, abi.hpp).
 void cats_policy::name_own_deques() {
   for (unsigned i = 0; i < eng_.num_workers(); ++i) {
     engine::worker& w = eng_.worker_at(i);

@@ -144,7 +144,8 @@ class policy_base {
   // whose private part outlives the naming of its join queue (adws's migration queue) stamps it too.
   void stamp_own_private(engine::worker& w, std::uint64_t state) {
     w.deque.stamp_private(state);
-    if (w.join_queue && w.join_queue != &w.deque) w.join_queue->stamp_private(state);
+    detail::ws_deque<detail::job>* q = w.join_queue.load(std::memory_order_relaxed);
+    if (q && q != &w.deque) q->stamp_private(state);
   }
   void on_wait(engine::worker&, detail::group_state&) {}
   engine::worker* after_join(detail::group_state&, const detail::task_id&) { return nullptr; }

@@ -69,7 +69,10 @@ std::uint64_t new_worker_uid() noexcept;
 struct worker_abi {
   ws_deque<job> deque;
   // A policy that names its join's queue (names_join_queue: its inline join is ws's only in some states).
-  // Both written by the policy on the worker's own thread, read by the tasks it runs (plain fields).
+  // Both written by the policy on the worker's own thread, read by the tasks it runs. join_queue and
+  // join_window are relaxed atomics (plain moves) for the one writer on another thread, cats naming every
+  // worker's deque at an iteration's end (name_join_queue_elsewhere): a child of a group that escaped its
+  // run() may run then on that worker, and as plain fields that was a data race (TSan).
   // join_queue: where a join pushes its half now, the queue a continuation would go to; nullptr while the
   // policy must see the join (an ADWS search deals it). The deque's inline windows are open only while it
   // is the worker's own deque (name_join_queue). run_first: a slot other workers fill with a job to run
@@ -77,14 +80,14 @@ struct worker_abi {
   // join's slow pop lets the engine join, which runs that job first, as a work-first child's end does.
   // In a line of their own, between the deque and the line that every switch reads: that line is full
   // (engine/worker.hpp), and moving the deque off the worker's start cost 2-7 instructions per spawn.
-  ws_deque<job>* join_queue = nullptr;
+  std::atomic<ws_deque<job>*> join_queue{nullptr};
   const std::atomic<job*>* run_first = nullptr;
   // The queue the work-first two-way join's windows address (fork_join2.hpp, the inline_join path): the
   // worker's own deque, or for a policy that names its join's queue, the queue named now (its limit and floor
   // stand for the same as the deque's: other_join_window), or a queue whose windows never open while none is
   // named (shut_join_window). The windows read the thread's copy of it (t_join_window, below): one load, as
   // ws-help's help-first join's of the worker (issue #25, src/engine/README.md).
-  ws_deque<job>* join_window = &deque;
+  std::atomic<ws_deque<job>*> join_window{&deque};
   // The one queue other than the deque that the policy names for its joins, if any (adws's migration queue's
   // own end, adws-ml's leaf group's): fixed at the policy's start. Its pops' window closes with the deque's
   // whenever the path leaves the inline ones (sync_inline_pops), and its floor watches run_first too.
@@ -289,22 +292,22 @@ inline worker_abi& running_worker() {
 extern __thread ws_deque<job>* t_join_window __asm__("roost_t_join_window")
     __attribute__((tls_model(ROOST_DETAIL_USER_TLS_MODEL)));
 inline void name_join_queue(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
-  w.join_queue = q;
-  w.join_window = q ? q : &shut_join_window();
-  if (&running_worker() == &w) t_join_window = w.join_window;  // the contract: the worker's own thread
+  w.join_queue.store(q, std::memory_order_relaxed);
+  w.join_window.store(q ? q : &shut_join_window(), std::memory_order_relaxed);
+  if (&running_worker() == &w) t_join_window = q ? q : &shut_join_window();  // the contract: the worker's own thread
   w.deque.shut_joins_here(join_shut_for(w, q, waits_pop_in_place));
 }
 // The same from another thread, while the worker runs no task (cats between iterations). The worker's thread
 // keeps its copy (t_join_window) until its next slow join: the only caller names the worker's own deque, and
 // the copy is that deque already or the window that never opens, whose joins all take the slow path.
 inline void name_join_queue_elsewhere(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
-  w.join_queue = q;
+  w.join_queue.store(q, std::memory_order_relaxed);
   w.deque.shut_joins_elsewhere(join_shut_for(w, q, waits_pop_in_place));
-  w.join_window = q ? q : &shut_join_window();
+  w.join_window.store(q ? q : &shut_join_window(), std::memory_order_relaxed);
 }
 // On the worker's own thread, in the work-first join's slow paths: the thread's copy of join_window brought up
 // to date (name_join_queue_elsewhere).
-inline void join_window_to_thread(const worker_abi& w) { t_join_window = w.join_window; }
+inline void join_window_to_thread(const worker_abi& w) { t_join_window = w.join_window.load(std::memory_order_relaxed); }
 
 // Out of line (src/api/task_group.cpp).
 [[noreturn]] void throw_outside_task(const char* call);  // usage_error
@@ -621,7 +624,7 @@ slow:
 // which the worker's own pops or a thief run meanwhile (group_state::for_engine_join marks its group plain).
 inline bool push_onto_named_join_queue(group_state& g, fiber_abi& fb, task_frame& f) {
   no_preempt_scope np(&fb);
-  ws_deque<job>* q = fb.worker->join_queue;
+  ws_deque<job>* q = fb.worker->join_queue.load(std::memory_order_relaxed);
   if (!q) return false;
   g.queue_base = q->bottom_index();  // the index the push takes, for the inline pop (as the windows' push)
   q->push(&f);  // a private push needs no wake-up: only sharing does (ws_deque.hpp)
@@ -739,7 +742,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool pop_first_child_from(group_state& g, ws_de
 // first (adws's mailbox: the engine joins, and runs that job first) or none is named (the engine joins).
 inline bool pop_from_named_join_queue(group_state& g, worker_abi& w) {
   if (w.run_first && w.run_first->load(std::memory_order_relaxed) != nullptr) [[unlikely]] return false;
-  ws_deque<job>* q = w.join_queue;
+  ws_deque<job>* q = w.join_queue.load(std::memory_order_relaxed);
   return q && pop_first_child_from(g, *q);
 }
 // After a slow pop by a worker whose policy names its join's queue, on its thread and out of a tick's reach:
@@ -748,11 +751,11 @@ inline bool pop_from_named_join_queue(group_state& g, worker_abi& w) {
 // the deque's while the policy shuts its pops on purpose (cats while profiling), which a re-arm would close
 // again: no seq-cst stores for nothing at every join.
 inline bool named_floor_to_rearm(const worker_abi& w) {
-  const ws_deque<job>* q = w.join_queue;
+  const ws_deque<job>* q = w.join_queue.load(std::memory_order_relaxed);
   return q && q->pop_window_shut() && !(q == &w.deque && (w.deque.joins_shut() & ws_deque<job>::kJoinPopShut));
 }
 inline void rearm_named_floor(worker_abi& w) {
-  if (named_floor_to_rearm(w)) w.join_queue->rearm_pop_floor();
+  if (named_floor_to_rearm(w)) w.join_queue.load(std::memory_order_relaxed)->rearm_pop_floor();
 }
 // `expect`: the path the caller's inline join belongs to. Another one means hooks were installed since (every
 // path is then `engine`): the child must be observed as a task, so the engine joins it; the pop says false.
