@@ -236,6 +236,23 @@ detail::job* adws_policy::steal(engine::worker& w) {
   return t;
 }
 
+// Only at a stop: worker 0 leaving at a run's end has looked at its own mailbox and queues (pop_own), and
+// no task of the run is left anywhere else. Another worker's mailbox is taken as its owner would take it
+// (a search root searches on here); its migration queue is stolen from, the thieves' end, since its owner
+// may still be leaving. Whoever deals a task at a stop comes here after it: none is left behind.
+detail::job* adws_policy::take_left_behind(engine::worker& w) {
+  if (!eng_.stopping()) return nullptr;
+  per_worker& me = of(w);
+  for (per_worker& v : ws_) {
+    if (detail::job* t = adws::take_mailbox(v.mailbox, me.use_mig, me.searching, me.current, [&] { catch_up(w, me); })) {
+      sync_join_queue(w, me);
+      return t;
+    }
+    if (detail::job* t = v.migq.steal_top()) return t;
+  }
+  return nullptr;
+}
+
 void adws_policy::finish_dealt_group(engine::worker& w, detail::group_state& g) {
   detail::task_id& cur = *w.current_task;
   per_worker& me = of(w);

@@ -111,6 +111,9 @@ class adws_policy : public policy_base {
     of(w).migq.owner_end().stamp_private(state);
   }
   detail::job* steal(engine::worker& w);
+  // A stopping runtime's leaving worker (policy.hpp): a job another worker's mailbox or migration queue
+  // still holds, dealt there after that worker left by a child of a group that escaped its creator.
+  detail::job* take_left_behind(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);
   }

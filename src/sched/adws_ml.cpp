@@ -547,6 +547,25 @@ adws::node_ref<adws_ml_policy::node> adws_ml_policy::steal_start(engine::worker&
   return level == 0 ? adws::node_ref<node>(&root_) : adws::node_ref<node>{};
 }
 
+// Only at a stop: worker 0 leaving at a run's end has looked at its own work (pop_own), and no task of the run
+// is left anywhere else. Every group's queues, at every level, from the ends that any worker may take from:
+// a mailbox's job (a search root runs plain here: which worker serves which level no longer matters, only
+// that it runs), `kept`, and the thieves' ends of the migration and local queues, whose owners may still be
+// leaving. Whoever deals or returns a task at a stop comes here after it: none is left behind.
+detail::job* adws_ml_policy::take_left_behind(engine::worker&) {
+  if (!eng_.stopping()) return nullptr;
+  for (auto& level : q_)
+    for (auto& group : level) {
+      group_queues& q = *group;
+      if (q.mailbox.load(std::memory_order_relaxed) != nullptr)
+        if (detail::job* t = adws::unmarked(q.mailbox.exchange(nullptr, std::memory_order_acq_rel))) return t;
+      if (detail::job* t = q.kept.empty_hint() ? nullptr : q.kept.pop_bottom()) return t;
+      if (detail::job* t = q.migq.steal_top()) return t;
+      if (detail::job* t = q.localq.steal_top()) return t;
+    }
+  return nullptr;
+}
+
 detail::job* adws_ml_policy::steal(engine::worker& w) {
   if (!steal_.stealing()) return nullptr;
   per_worker& me = of(w);

@@ -176,6 +176,9 @@ class adws_ml_policy : public policy_base {
     of(w).leaf->migq.split().owner_end().stamp_private(state);
   }
   detail::job* steal(engine::worker& w);
+  // A stopping runtime's leaving worker (policy.hpp): a job a group's queues still hold, dealt, returned or
+  // pushed there after the workers that serve the group left, by a child of a group that escaped its creator.
+  detail::job* take_left_behind(engine::worker& w);
   void on_task_start(engine::worker& w, detail::task_id& id) {
     if (id.parent == nullptr) start_root(w, id);
   }

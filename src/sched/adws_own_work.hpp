@@ -33,19 +33,26 @@ inline detail::job* unmarked(detail::job* m) {
 // dealt to this worker may belong to an iteration that began after that look (the worker lost its CPU in
 // between): catching up again after taking it, whose acquire makes the dealer's iteration visible, keeps
 // the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
+// take_mailbox(): the mailbox part alone, for a mailbox that need not be the caller's own (a worker leaving
+// a stopping runtime takes what was dealt to one that left: the policies' take_left_behind).
+template <class Node, class CatchUp>
+detail::job* take_mailbox(std::atomic<detail::job*>& mailbox, bool& use_mig, bool& searching,
+                          node_ref<Node>& current, CatchUp&& catch_up) {
+  if (mailbox.load(std::memory_order_relaxed) == nullptr) return nullptr;
+  detail::job* t = unmarked(mailbox.exchange(nullptr, std::memory_order_acq_rel));
+  if (!t) return nullptr;
+  catch_up();
+  use_mig = false;
+  if (t->is_fresh()) {
+    searching = true;
+    current = static_cast<Node*>(static_cast<detail::task_frame*>(t)->id.sched_node);
+  }
+  return t;
+}
 template <class Node, class MigrationQueue, class PopLocal, class CatchUp>
 detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq, bool& use_mig,
                            PopLocal&& pop_local, bool& searching, node_ref<Node>& current, CatchUp&& catch_up) {
-  if (mailbox.load(std::memory_order_relaxed) != nullptr)
-    if (detail::job* t = unmarked(mailbox.exchange(nullptr, std::memory_order_acq_rel))) {
-      catch_up();
-      use_mig = false;
-      if (t->is_fresh()) {
-        searching = true;
-        current = static_cast<Node*>(static_cast<detail::task_frame*>(t)->id.sched_node);
-      }
-      return t;
-    }
+  if (detail::job* t = take_mailbox(mailbox, use_mig, searching, current, catch_up)) return t;
   // Work from a queue sets no node and no search, only which queue the worker works from (use_mig), so a
   // stale catch-up there misplaces continuations at worst; the migration queue's is still caught up after.
   detail::job* t = nullptr;

@@ -126,9 +126,9 @@ class policy_base {
   // before it leaves from a queue of the policy that pop_own does not reach, or nullptr. Only children of a
   // group that escaped its creator are left anywhere then (docs/user-guide.md, "Ownership"): a runtime runs
   // those in worker 0's queues before run() returns, and those in its workers' queues before its
-  // destruction returns; a queue that belongs to no worker (cab's socket pools) is one of them here.
-  // (numa's node inboxes are too; not covered: a task adws or adws-ml deals to the mailbox or migration
-  // queue of a worker that left.)
+  // destruction returns; a queue that belongs to no worker (cab's socket pools, numa's node inboxes) is one
+  // of them here, and so is a queue others fill of a worker that left (adws's and adws-ml's mailboxes and
+  // migration queues).
   detail::job* take_left_behind(engine::worker&) { return nullptr; }
   void on_task_start(engine::worker&, detail::task_id&) {}
   void adopt_unnamed(engine::worker&, detail::task_id&) {}

@@ -301,9 +301,10 @@ inline void name_join_queue(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_p
 // keeps its copy (t_join_window) until its next slow join: the only caller names the worker's own deque, and
 // the copy is that deque already or the window that never opens, whose joins all take the slow path.
 inline void name_join_queue_elsewhere(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
+  ws_deque<job>* const window = q ? q : &shut_join_window();
   w.join_queue.store(q, std::memory_order_relaxed);
   w.deque.shut_joins_elsewhere(join_shut_for(w, q, waits_pop_in_place));
-  w.join_window.store(q ? q : &shut_join_window(), std::memory_order_relaxed);
+  w.join_window.store(window, std::memory_order_relaxed);
 }
 // On the worker's own thread, in the work-first join's slow paths: the thread's copy of join_window brought up
 // to date (name_join_queue_elsewhere).
