@@ -1981,6 +1981,9 @@ TEST(SimPlatform, BadInputIsAClearError) {
   EXPECT_NE(error_of(o).find("jitter='0.9': must be a number in [0, 0.5]"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "spawn_ns");
   EXPECT_NE(error_of(o).find("has no value"), std::string::npos) << error_of(o);
+  // A value with no name is said so (it was the unknown parameter ''; an outside-user campaign).
+  o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "=1");
+  EXPECT_NE(error_of(o).find("'=1' has no name; must be name=value pairs separated by commas"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:2 core:2 pu:1", 1);  // no cache sizes: nothing for the memory model to model
   EXPECT_NE(error_of(o).find("describes no data cache"), std::string::npos) << error_of(o);
   o = sim_opts("ws", "pack:1 l3:1(size=1MiB) core:2 pu:1", 1, "l3.ways=0");

@@ -60,9 +60,12 @@ split_params split(const std::string& all, const std::string& source) {
     if (trimmed.find_first_of(kSpace) != std::string::npos || value.find_first_of(kSpace) != std::string::npos)
       throw config_error(source + "='" + all + "': '" + pair + "' is not one name=value pair; pairs are separated by "
                          "commas");
+    if (trimmed.empty())  // '=1': said so, not as the unknown parameter '' (an outside-user campaign)
+      throw config_error(source + "='" + all + "': '" + pair + "' has no name; must be name=value pairs separated "
+                         "by commas");
     std::string key = trimmed;
     for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (!key.empty() && !seen.insert(key).second)
+    if (!seen.insert(key).second)
       throw config_error(source + "='" + all + "': '" + trimmed + "' is given twice; give each parameter once");
     const bool memory = sim::is_param_name(trimmed) || key == "preset";
     if (!memory && !platform::sim_costs::knows(key)) {
