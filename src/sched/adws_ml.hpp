@@ -206,10 +206,17 @@ class adws_ml_policy : public policy_base {
     detail::group_state& g = *f.group;
     if (g.spawned == 1 && (g.dist.mode == kSearchRoot || g.dist.mode == kDescended)) finish_group(w, g);
   }
+  // A task with a node (a search root, a child named at a dealt or descended group's spawn) activates and
+  // releases it out of line: most tasks have none (order(): a plain leaf child), and with both inline every
+  // child-first child's end took longer than its instructions say (fib at one worker 1.17-1.25x ws's time,
+  // 1.03-1.07x with this and join_hooks_idle's mark tested first; issue #25, src/engine/README.md).
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
+    if (id.sched_node) [[unlikely]] end_with_node(w, id);
+  }
+  __attribute__((noinline)) void end_with_node(engine::worker& w, detail::task_id& id) {
     adws::activate_when_search_root_ends<node>(id, [&](node& n) { activated(n, nullptr); });
-    if (id.sched_node) release(of(w), static_cast<node*>(id.sched_node));  // named at its spawn (hold)
+    release(of(w), static_cast<node*>(id.sched_node));  // named at its spawn (hold)
   }
   void on_wait(engine::worker& w, detail::group_state& g) {
     end_search(w, of(w));
@@ -230,7 +237,8 @@ class adws_ml_policy : public policy_base {
   bool join_hooks_idle(engine::worker& w, const detail::group_state& g) const {
     const detail::task_id& t = *w.current_task;
     if (g.dist.mode != kPlain) return false;
-    return t.one_leaf_group || (is_leaf(t.tier) && !adws::multi({t.range_lo, t.range_hi}));
+    if (t.one_leaf_group) [[likely]] return true;
+    return is_leaf(t.tier) && !adws::multi({t.range_lo, t.range_hi});
   }
   void hand_over(engine::worker& from, engine::worker& target, engine::fiber* f);
   void iteration_begin();
