@@ -566,7 +566,7 @@ struct running_as {
   running_as(roost::detail::worker_abi& w, roost::detail::fiber_abi& fb) {
     roost::detail::t_running_fiber = &fb;
     roost::detail::t_running_worker = &w;
-    roost::detail::t_join_window = w.join_window;  // the thread's copy, which name_join_queue keeps from now on
+    roost::detail::t_join_window = w.join_window.load(std::memory_order_relaxed);  // the thread's copy, which name_join_queue keeps from now on
   }
   ~running_as() {
     roost::detail::t_running_fiber = saved_fiber;

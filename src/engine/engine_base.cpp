@@ -28,7 +28,9 @@ __attribute__((noinline)) void set_current_worker(worker* w) {
   detail::t_running_worker = w ? w : &detail::g_no_worker;
   // Not w->join_window, which another thread may be writing now (cats names every worker's deque between
   // iterations, name_join_queue_elsewhere): the window that never opens, whose first join's slow path copies
-  // the worker's (abi.hpp, join_window_to_thread) inside a task, where no such write runs.
+  // the worker's (abi.hpp, join_window_to_thread) inside a task, where no such write runs in a correct
+  // program (a child of an escaped group may meet one: the fields are atomics, either value is a queue of
+  // the worker's own or none).
   detail::t_join_window = &detail::shut_join_window();
 }
 

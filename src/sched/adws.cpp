@@ -237,8 +237,9 @@ detail::job* adws_policy::steal(engine::worker& w) {
 }
 
 // Only at a stop: worker 0 leaving at a run's end has looked at its own mailbox and queues (pop_own), and
-// no task of the run is left anywhere else. Another worker's mailbox is taken as its owner would take it
-// (a search root searches on here); its migration queue is stolen from, the thieves' end, since its owner
+// no task of the run is left anywhere else. Another worker's mailbox is taken as its owner would take it (a
+// search root's search ends at its first group, which open_group opens only on its range's first worker:
+// that group runs plain here); its migration queue is stolen from, the thieves' end, since its owner
 // may still be leaving. Whoever deals a task at a stop comes here after it: none is left behind.
 detail::job* adws_policy::take_left_behind(engine::worker& w) {
   if (!eng_.stopping()) return nullptr;

@@ -206,10 +206,11 @@ class adws_ml_policy : public policy_base {
     detail::group_state& g = *f.group;
     if (g.spawned == 1 && (g.dist.mode == kSearchRoot || g.dist.mode == kDescended)) finish_group(w, g);
   }
-  // A task with a node (a search root, a child named at a dealt or descended group's spawn) activates and
-  // releases it out of line: most tasks have none (order(): a plain leaf child), and with both inline every
-  // child-first child's end took longer than its instructions say (fib at one worker 1.17-1.25x ws's time,
-  // 1.03-1.07x with this and join_hooks_idle's mark tested first; issue #25, src/engine/README.md).
+  // A task with a node (the iteration's root, a search root, a child named at a dealt or descended group's
+  // spawn, a plain child above the leaf level) activates and releases it out of line: most tasks have none
+  // (order(): a plain leaf child), and with both inline every child-first child's end took longer than its
+  // instructions say (fib at one worker 1.17-1.30x ws's time; 1.07-1.15x with this alone, 1.03x with
+  // join_hooks_idle's mark marked likely too; issue #25, src/engine/README.md).
   void on_task_end(engine::worker& w, detail::task_id& id) {
     end_search(w, of(w));
     if (id.sched_node) [[unlikely]] end_with_node(w, id);

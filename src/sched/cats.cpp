@@ -272,7 +272,9 @@ void cats_policy::wait_for_random_rounds(mode now) {
 // has ended), and a worker reads its join_queue only in a task it got, through the queues, from the next
 // iteration's root: the worker's own thread need not write it. A child of a group that escaped its run()
 // may still run then; it reads the fields' old value or the new one, both queues it may join on (the
-// fields are atomics for it, abi.hpp).
+// fields are atomics for it, abi.hpp), and its own hooks may name a queue meanwhile: a worker may then keep
+// none named while run as ws, so that its joins take the engine's path, slower and still exact, until a
+// later profile names its queues again. Only a program that lets a group escape its run() meets this.
 void cats_policy::name_own_deques() {
   for (unsigned i = 0; i < eng_.num_workers(); ++i) {
     engine::worker& w = eng_.worker_at(i);

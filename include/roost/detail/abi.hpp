@@ -297,9 +297,11 @@ inline void name_join_queue(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_p
   if (&running_worker() == &w) t_join_window = q ? q : &shut_join_window();  // the contract: the worker's own thread
   w.deque.shut_joins_here(join_shut_for(w, q, waits_pop_in_place));
 }
-// The same from another thread, while the worker runs no task (cats between iterations). The worker's thread
-// keeps its copy (t_join_window) until its next slow join: the only caller names the worker's own deque, and
-// the copy is that deque already or the window that never opens, whose joins all take the slow path.
+// The same from another thread, while the worker runs no task of a correct program (cats between iterations;
+// a child of a group that escaped its run() may run then, and read or write the fields itself: they are
+// atomics). The worker's thread keeps its copy (t_join_window) until its next slow join: the only caller names
+// the worker's own deque, and the copy is that deque already or the window that never opens, whose joins all
+// take the slow path.
 inline void name_join_queue_elsewhere(worker_abi& w, ws_deque<job>* q, bool waits_pop_in_place = true) {
   ws_deque<job>* const window = q ? q : &shut_join_window();
   w.join_queue.store(q, std::memory_order_relaxed);
@@ -751,12 +753,12 @@ inline bool pop_from_named_join_queue(group_state& g, worker_abi& w) {
 // was closed went (a job run first, the path back to inline, a request served); a shut floor only, and not
 // the deque's while the policy shuts its pops on purpose (cats while profiling), which a re-arm would close
 // again: no seq-cst stores for nothing at every join.
-inline bool named_floor_to_rearm(const worker_abi& w) {
-  const ws_deque<job>* q = w.join_queue.load(std::memory_order_relaxed);
+inline bool named_floor_to_rearm(const worker_abi& w, const ws_deque<job>* q) {
   return q && q->pop_window_shut() && !(q == &w.deque && (w.deque.joins_shut() & ws_deque<job>::kJoinPopShut));
 }
 inline void rearm_named_floor(worker_abi& w) {
-  if (named_floor_to_rearm(w)) w.join_queue.load(std::memory_order_relaxed)->rearm_pop_floor();
+  ws_deque<job>* q = w.join_queue.load(std::memory_order_relaxed);  // read once: the test and the re-arm agree
+  if (named_floor_to_rearm(w, q)) q->rearm_pop_floor();
 }
 // `expect`: the path the caller's inline join belongs to. Another one means hooks were installed since (every
 // path is then `engine`): the child must be observed as a task, so the engine joins it; the pop says false.
@@ -795,7 +797,7 @@ __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
 #ifdef ROOST_CRITICAL_WINDOWS
   if constexpr (expect == spawn_path::inline_join)
     if (worker_abi& w = *fb->worker; w.names_join_queue && w.run_first && pop_from_named_queue_on(w, g)) {
-      if (named_floor_to_rearm(w)) [[unlikely]] {
+      if (named_floor_to_rearm(w, w.join_queue.load(std::memory_order_relaxed))) [[unlikely]] {
         no_preempt_scope np(fb);
         rearm_named_floor(w);  // tested again: a tick before the scope may have let other tasks run here
       }
