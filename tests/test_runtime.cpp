@@ -1204,6 +1204,25 @@ TEST_P(EscapedGroupOnSockets, ADestroyedRuntimeRunsAndFreesTheChildrenWhereverTh
   }
 }
 
+// The end of a round of the escaped-grandchildren tests, after the runtime's destruction: every child ran and
+// every closure was freed. False, with the groups released instead of destroyed, where a child did not run
+// (a destruction would end the process, with every test after this one).
+namespace {
+bool escaped_round_checked(int expected, int ran, int alive_before, int round, bool simulated,
+                           std::unique_ptr<roost::task_group>& g, std::vector<std::unique_ptr<roost::task_group>>& inner) {
+  EXPECT_EQ(ran, expected) << "round " << round << (simulated ? ", simulated" : "");
+  EXPECT_EQ(g_escaped_alive.load() - alive_before, 0) << "round " << round << (simulated ? ", simulated" : "");
+  if (ran != expected) {
+    (void)g.release();
+    for (auto& h : inner) (void)h.release();
+    return false;
+  }
+  for (auto& h : inner) h.reset();
+  g.reset();
+  return true;
+}
+}  // namespace
+
 // The children spawn children of their own into groups that escape them too, placed (cab's level 3: every
 // spawn here is above it) in the pool of the socket whose worker runs the spawner. Natively a child off
 // worker 0 waits until run() has returned first (5 s at most; worker 0 may run children before it returns,
@@ -1238,15 +1257,7 @@ TEST(EscapedGrandchildrenOnSockets, PlacedAfterRunReturnedTheyRunUnderCab) {
       });
       returned = true;
     }
-    EXPECT_EQ(ran.load(), 20) << "round " << round << (simulated ? ", simulated" : "");
-    EXPECT_EQ(g_escaped_alive.load() - alive_before, 0) << "round " << round << (simulated ? ", simulated" : "");
-    if (ran.load() != 20) {  // a destruction would end the process
-      (void)g.release();
-      for (auto& h : inner) (void)h.release();
-      return;
-    }
-    for (auto& h : inner) h.reset();
-    g.reset();
+    if (!escaped_round_checked(20, ran.load(), alive_before, round, simulated, g, inner)) return;
   }
 }
 
@@ -1287,15 +1298,7 @@ TEST_P(EscapedDealtGrandchildren, DealtToWorkersThatLeftTheyRunBeforeTheDestruct
       });
       returned = true;
     }
-    EXPECT_EQ(ran.load(), 18) << "round " << round << (simulated ? ", simulated" : "");
-    EXPECT_EQ(g_escaped_alive.load() - alive_before, 0) << "round " << round << (simulated ? ", simulated" : "");
-    if (ran.load() != 18) {  // a destruction would end the process
-      (void)g.release();
-      for (auto& h : inner) (void)h.release();
-      return;
-    }
-    for (auto& h : inner) h.reset();
-    g.reset();
+    if (!escaped_round_checked(18, ran.load(), alive_before, round, simulated, g, inner)) return;
   }
 }
 
