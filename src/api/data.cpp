@@ -47,19 +47,17 @@ bool meets_a_row(std::uintptr_t y, std::size_t w, const region& t) {
   return i < t.rows && p + i * t.stride < y + w;
 }
 
-// The most rows of one region the check of a pair with different strides walks (below): about half a
-// millisecond, in a spawn's declaration.
-constexpr std::size_t kRowsWalked = std::size_t{1} << 16;
 
 // Whether two non-empty regions share a byte. A region of one row against anything, and equal strides (the
 // tiles of one matrix), are decided exactly in a few operations: with b = a + q*stride + m (0 <= m < stride),
 // a row of b meets a row of a either q rows down at column m, or q+1 rows down at column m - stride.
 // Different strides: the rows of the one with the larger stride that lie within the other's span, each
-// checked as a row against the other; more than kRowsWalked of them are not walked, and the pair is let
-// through (data.hpp says so: a double-counted byte only skews where the task is dealt). No product of row
+// checked as a row against the other, while `rows_left` (the declaration's budget, data.hpp) lasts; a pair
+// with more rows than are left is not walked and is let through (data.hpp says so: a double-counted byte
+// only skews where the task is dealt). About 8 ns a row: 65,536 rows, half a millisecond. No product of row
 // counts: it wrapped to 0 for 2^32 rows against 2^32, and the walk then never ended (an outside-user
 // campaign).
-bool overlap(const region& a, const region& b) {
+bool overlap(const region& a, const region& b, std::size_t& rows_left) {
   std::uintptr_t pa = reinterpret_cast<std::uintptr_t>(a.base), pb = reinterpret_cast<std::uintptr_t>(b.base);
   if (end_of(a) <= pb || end_of(b) <= pa) return false;  // disjoint spans
   if (a.rows == 1) return meets_a_row(pa, a.row_bytes, b);
@@ -81,7 +79,8 @@ bool overlap(const region& a, const region& b) {
   const std::uintptr_t end = end_of(other);
   const std::size_t last = std::min<std::size_t>(wide.rows - 1, (end - 1 - pw) / wide.stride);  // end > pw: spans meet
   if (first > last) return false;
-  if (last - first >= kRowsWalked) return false;
+  if (last - first >= rows_left) return false;
+  rows_left -= last - first + 1;
   for (std::size_t i = first; i <= last; ++i)
     if (meets_a_row(pw + i * wide.stride, wide.row_bytes, other)) return true;
   return false;
@@ -118,7 +117,7 @@ data& data::add(const region& r) {
     bad(r, "rows longer than their stride overlap; the stride must be at least row_bytes");
   const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(r.base), end = end_of(r);
   auto shared = [&](const region& o) {
-    if (overlap(o, r)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
+    if (overlap(o, r, rows_left_to_walk_)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
   };
   if (regions_.size() < kUnindexed) {
     for (const region& o : regions_) shared(o);
