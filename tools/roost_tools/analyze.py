@@ -66,6 +66,14 @@ def _warn_if_no_cache_sizes(path: str, t) -> None:
               f"ROOST_TOPOLOGY such as 'pack:2 core:1 pu:1'): KRD's close and near bins are empty, and every reuse counts as far", file=sys.stderr)
 
 
+def _warn_if_no_accesses(path: str, t) -> None:
+    """A trace with no kernel accesses gives a KRD of zeros: said, rather than left to read as a measurement (an
+    outside-user campaign)."""
+    if len(krd.accesses(t)) == 0:
+        print(f"roost-analyze: {path} holds no kernel accesses (no task called roost::touch or roost::touch_rows "
+              f"while it was traced): every KRD count is 0", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="roost-analyze", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -156,6 +164,7 @@ def _command(args) -> int:
             print(f"  {'(failed steal attempts)':22} {int(failures['a'].sum())}")
     elif args.cmd == "krd":
         _warn_if_no_cache_sizes(args.trace, t)
+        _warn_if_no_accesses(args.trace, t)
         l2, llc = krd.bounds(t)
         print(f"KRD (close <= {_l2_name(t)} {l2} B, near <= LLC {llc} B, far, cold; written elsewhere: reuses "
               f"another cache wrote in between)")
@@ -171,6 +180,7 @@ def _command(args) -> int:
         print(f"roost-analyze: wrote {timeline.plot(t, timeline.image_path(args.out, '--out'), colour=args.colour)}")
     else:
         _warn_if_no_cache_sizes(args.trace, t)
+        _warn_if_no_accesses(args.trace, t)
         out_dir = Path(args.out_dir)
         png = out_dir / f"{args.name}-timeline.png"
         timeline.plot(t, png, title=f"{args.name}: tasks by worker (colour: subtree of the root); looking for work "

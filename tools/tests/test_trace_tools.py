@@ -812,6 +812,17 @@ def test_krd_says_when_the_trace_describes_no_cache_sizes(tmp_path, capsys):
     assert "no cache sizes" not in capsys.readouterr().err
 
 
+def test_krd_says_when_the_trace_holds_no_kernel_accesses(tmp_path, capsys):
+    # A trace without roost::touch records gave a KRD of zeros and no word (an outside-user campaign).
+    p = tmp_path / "notouch.trace"
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (9, 0, 0, 0, 8, 0xFFFF)])
+    assert analyze.main(["krd", str(p)]) == 0
+    assert "holds no kernel accesses" in capsys.readouterr().err
+    _synthetic(p, 1, [(0, 0, 0, 0, 7, 0xFFFF), (1, 4096, 64, 0, 4, 0), (9, 0, 0, 0, 8, 0xFFFF)])
+    assert analyze.main(["krd", str(p)]) == 0
+    assert "no kernel accesses" not in capsys.readouterr().err
+
+
 def test_records_and_headers_roost_cannot_write_are_damage(tmp_path):
     # Each was read without a word, and the subcommands then disagreed, or a header's worker count of 70,000
     # took timeline minutes and gigabytes (an outside-user campaign).
