@@ -253,6 +253,9 @@ def test_reader_joins_each_lanes_chunks_and_converts_ticks(tmp_path, capsys):
     assert t.records["t_ns"].tolist() == [20, 40, 80, 100, 60, 62]
     assert analyze.main(["summary", str(p)]) == 0
     assert "cut short" in capsys.readouterr().err
+    # The Markdown section says so too, not only stderr (an outside-user campaign: "0 iterations" and no word).
+    assert analyze.main(["markdown", str(p), "--name", "cut", "--out-dir", str(tmp_path)]) == 0
+    assert "*This trace was cut short" in capsys.readouterr().out
     data = p.read_bytes()
     bad = bytearray(data)
     first_chunk = 8 + 4 + 4 + 8 + 8 + 4 + 4 + 16 + 8  # its columns: a[1], b[1], dt[2], index[2], kind[2]
