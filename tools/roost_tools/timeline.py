@@ -335,6 +335,10 @@ def _bars(ax, bars, height: float, zorder: float) -> None:
     ax.add_collection(PolyCollection(polys, facecolors=faces, edgecolors=edges, linewidths=widths, zorder=zorder))
 
 
+# tab20 without its two greys (14, 15): a subtree in grey read as a sleeping worker (an outside-user campaign).
+SUBTREE_COLOURS = [i for i in range(20) if i not in (14, 15)]
+
+
 def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
     import matplotlib.pyplot as plt
 
@@ -355,7 +359,7 @@ def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
             # A task that touched no data has no latency: an outline, not the grey of a sleeping worker.
             look = ("white", NO_DATA_EDGE, 0.5)
         else:
-            look = (grad(norm(ns / lines)) if colour == "latency" else cmap(sub % 20) if sub >= 0 else "black",
+            look = (grad(norm(ns / lines)) if colour == "latency" else cmap(SUBTREE_COLOURS[sub % len(SUBTREE_COLOURS)]) if sub >= 0 else "black",
                     None, 0)
         stack = on_top.setdefault(w, [])
         while stack and stack[-1][0] <= s:

@@ -640,6 +640,14 @@ def test_timeline_leaves_out_only_bars_that_change_no_pixel(tmp_path):
     black = (0.0, 0.0, 0.0, 1.0)
     # In drawing order (by start): the root, A, C, B, A3.
     assert drawn == [(0, black), (0, a), (1, a), (0, b), (0, a)], drawn
+    # No subtree is drawn in a grey, the colour of a sleeping worker (an outside-user campaign): the 15th and
+    # 16th subtrees were tab20's two greys. Spans of 20 subtrees, one each, side by side on one worker.
+    fig, ax = plt.subplots()
+    timeline._draw(ax, t, [(0, 10 * k, 10 * k + 5, k, 0, 0, None) for k in range(20)], "subtree")
+    faces = [face for _, face, _ in _task_bars(ax)]
+    plt.close(fig)
+    greys = {tuple(plt.get_cmap("tab20")(14)), tuple(plt.get_cmap("tab20")(15))}
+    assert len(faces) == 20 and not greys & set(faces), faces
     # Outlined bars are all drawn: latency's tasks without data are white with an edge, whose lines inside the
     # bar under them are pixels of their own (a review found 638 pixels gone on two such bars).
     from matplotlib.colors import Normalize
