@@ -718,13 +718,20 @@ TEST(NumaData, TheRowsWalkedForDifferentStridesAreBoundedPerDeclaration) {
   const auto tile = [&](std::size_t column, std::size_t stride) {
     return roost::reads_rows(m + column * 4, 2, kRows, stride);
   };
-  // The first tile's first row's second byte again, in a tile of another stride: shares a byte with it.
-  const roost::region clash = roost::writes_rows(m + 1, 2, kRows, kPitch + 8);
+  // The first tile's first row's second byte again, in a tile of another stride that meets no other tile
+  // (its rows lie 512 bytes further each, never on another tile's column): 3,555 rows to walk against the
+  // first.
+  const roost::region clash = roost::writes_rows(m + 1, 2, kRows, kPitch + 512);
   EXPECT_THROW((roost::data{tile(0, kPitch), clash}), roost::usage_error);
   roost::data d{tile(0, kPitch)};
   // 32 tiles of 2,000 rows walked spend all but 1,536 of the 65,536.
   for (std::size_t k = 1; k <= 40; ++k) ASSERT_NO_THROW(d.add(tile(k, 2 * kPitch))) << k;
   EXPECT_NO_THROW(d.add(clash)) << "the budget is spent: the pair is let through";
+  // A smaller pair still fits what is left (1,334 rows of 1,536), and is compared: its first row meets the
+  // first tile's.
+  EXPECT_THROW(d.add(roost::writes_rows(m + 1, 2, kRows, 3 * kPitch)), roost::usage_error);
+  // A refused add spent nothing: the same pair is compared again, and refused again.
+  EXPECT_THROW(d.add(roost::writes_rows(m + 1, 2, kRows, 3 * kPitch)), roost::usage_error);
 }
 
 TEST(NumaData, DeclarationsNeverChangeResultsUnderAnyScheduler) {

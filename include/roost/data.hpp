@@ -20,9 +20,10 @@
 // null base with a non-zero size; a region whose end (the address one past its last byte) is not an
 // address, because it lies beyond the address space or wraps to 0 (a region may end at the address space's
 // last byte but one, as a C++ object may); rows longer than their stride; two regions of one declaration that share a byte. Empty regions are allowed and
-// ignored. The shared-byte check is exact for every pair but one kind: two tiles of different strides, which
-// it compares row by row, 65,536 rows of the one with the larger stride at most in one declaration, all
-// such pairs together (a spawn's check stays near a millisecond); a pair beyond that is let through.
+// ignored. The shared-byte check is exact for every pair but one kind: two tiles of different strides are
+// compared row by row, out of a budget of 65,536 rows (of the tile with the larger stride) that all such
+// pairs of one declaration share, about half a millisecond of walking; a pair with more rows than the budget
+// has left is let through, and a later, smaller pair is still compared.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
 #include "roost/detail/build_mode.hpp"  // a program in another libstdc++ mode does not link
@@ -92,8 +93,9 @@ class data {
   std::multimap<std::uintptr_t, std::size_t> strided_;  // a region of more rows: base -> position
   std::uintptr_t longest_strided_span_ = 0;            // bytes from a strided region's base to its end, the most
   // Rows the shared-byte check may still walk for pairs of tiles of different strides, in the whole
-  // declaration (data.cpp, overlap): per pair, 50 declared tiles took 58 ms and 1,000 took 23 s (an
-  // outside-user campaign). Once spent, such pairs are let through uncompared.
+  // declaration (data.cpp, overlap): a budget per pair made 50 declared tiles take 58 ms and 1,000 take 23 s
+  // (an outside-user campaign). A pair with more rows than are left is let through uncompared. A copy of
+  // the declaration carries what is left.
   std::size_t rows_left_to_walk_ = std::size_t{1} << 16;
 };
 

@@ -53,8 +53,9 @@ bool meets_a_row(std::uintptr_t y, std::size_t w, const region& t) {
 // a row of b meets a row of a either q rows down at column m, or q+1 rows down at column m - stride.
 // Different strides: the rows of the one with the larger stride that lie within the other's span, each
 // checked as a row against the other, while `rows_left` (the declaration's budget, data.hpp) lasts; a pair
-// with more rows than are left is not walked and is let through (data.hpp says so: a double-counted byte
-// only skews where the task is dealt). About 8 ns a row: 65,536 rows, half a millisecond. No product of row
+// with more rows than are left is not walked and is let through, and a later pair that fits what is left is
+// still walked (data.hpp says so: a double-counted byte only skews where the task is dealt). About 8 ns a
+// row: the budget's 65,536 rows, half a millisecond. No product of row
 // counts: it wrapped to 0 for 2^32 rows against 2^32, and the walk then never ended (an outside-user
 // campaign).
 bool overlap(const region& a, const region& b, std::size_t& rows_left) {
@@ -116,8 +117,11 @@ data& data::add(const region& r) {
   if (r.rows > 1 && r.stride < r.row_bytes)
     bad(r, "rows longer than their stride overlap; the stride must be at least row_bytes");
   const std::uintptr_t base = reinterpret_cast<std::uintptr_t>(r.base), end = end_of(r);
+  // The rows this add walks come off the declaration's budget only once the region is in: an add that throws
+  // leaves the declaration as it was.
+  std::size_t rows_left = rows_left_to_walk_;
   auto shared = [&](const region& o) {
-    if (overlap(o, r, rows_left_to_walk_)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
+    if (overlap(o, r, rows_left)) bad(r, "it shares bytes with " + describe(o) + " of the same declaration; declare each byte once");
   };
   if (regions_.size() < kUnindexed) {
     for (const region& o : regions_) shared(o);
@@ -144,6 +148,7 @@ data& data::add(const region& r) {
       strided_.swap(strided);
       longest_strided_span_ = longest;
     }
+    rows_left_to_walk_ = rows_left;
     return *this;
   }
   // Contiguous regions: the one below r's base, if it reaches past it, and those that begin inside r's span.
@@ -163,6 +168,7 @@ data& data::add(const region& r) {
     throw;
   }
   if (r.rows > 1) longest_strided_span_ = std::max(longest_strided_span_, end - base);
+  rows_left_to_walk_ = rows_left;
   return *this;
 }
 

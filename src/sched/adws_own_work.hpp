@@ -26,8 +26,15 @@ inline detail::job* unmarked(detail::job* m) {
   return reinterpret_cast<detail::job*>(reinterpret_cast<std::uintptr_t>(m) & ~std::uintptr_t{1});
 }
 
-// take_mailbox(): the mailbox part alone, for a mailbox that need not be the caller's own (a worker leaving
-// a stopping runtime takes what was dealt to one that left: the policies' take_left_behind).
+// take_mailbox(): the mailbox's job, if any. A search-root task taken from the mailbox is searched from its
+// sender's node: `searching` and `current` (the taker's node) are set to it. The mailbox need not be the
+// caller's own (a worker leaving a stopping runtime takes what was dealt to one that left: the policies'
+// take_left_behind).
+//
+// catch_up(): the caller's "forget the previous iteration's state", which it ran before this, too. Work
+// dealt to this worker may belong to an iteration that began after that look (the worker lost its CPU in
+// between): catching up again after taking it, whose acquire makes the dealer's iteration visible, keeps
+// the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
 template <class Node, class CatchUp>
 detail::job* take_mailbox(std::atomic<detail::job*>& mailbox, bool& use_mig, bool& searching,
                           node_ref<Node>& current, CatchUp&& catch_up) {
@@ -43,13 +50,8 @@ detail::job* take_mailbox(std::atomic<detail::job*>& mailbox, bool& use_mig, boo
   return t;
 }
 
-// pop_local(): the local queue's owner pop. A search-root task taken from the mailbox is searched from its
-// sender's node: `searching` and `current` (the worker's node) are set to it.
-//
-// catch_up(): the caller's "forget the previous iteration's state", which it ran before this, too. Work
-// dealt to this worker may belong to an iteration that began after that look (the worker lost its CPU in
-// between): catching up again after taking it, whose acquire makes the dealer's iteration visible, keeps
-// the state set here from being dropped as the old iteration's at the next pop (adws::take_pointed).
+// take_own_work(): seed 003 Algorithm 4.3 on the worker's own mailbox, migration queue and local queue; pop_local()
+// is the local queue's owner pop.
 template <class Node, class MigrationQueue, class PopLocal, class CatchUp>
 detail::job* take_own_work(std::atomic<detail::job*>& mailbox, MigrationQueue& migq, bool& use_mig,
                            PopLocal&& pop_local, bool& searching, node_ref<Node>& current, CatchUp&& catch_up) {

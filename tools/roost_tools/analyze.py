@@ -188,8 +188,11 @@ def _command(args) -> int:
         hist_png = krd.plot(krd.krd(t), out_dir / f"{args.name}-krd.png", title=f"{args.name}: Kernel Reuse Distance")
         print(f"### {args.name}\n")
         if t.cut_at is not None or not t.complete:  # said in the section too, not only on stderr (a campaign)
-            print("*This trace was cut short: events its workers still held, and iteration records, may be missing "
-                  "from what follows (roost-analyze said why on stderr).*\n")
+            print("*This trace was cut short: events, iteration records among them, may be missing from what "
+                  "follows (roost-analyze said why on stderr).*\n")
+        if len(krd.accesses(t)) == 0:  # the table below would be zeros with no word (a review)
+            print("*No task called `roost::touch` while this trace was recorded: every Kernel Reuse Distance count "
+                  "below is 0.*\n")
         l2, llc = krd.bounds(t)
         print(f"Kernel Reuse Distance (seed 001): close <= {_l2_name(t)} ({l2} B), near <= LLC ({llc} B), far, cold. "
               f"*Written elsewhere* (roost's addition): the reuses in those bins whose data another cache wrote in "

@@ -335,8 +335,9 @@ def _bars(ax, bars, height: float, zorder: float) -> None:
     ax.add_collection(PolyCollection(polys, facecolors=faces, edgecolors=edges, linewidths=widths, zorder=zorder))
 
 
-# tab20 without its two greys (14, 15): a subtree in grey read as a sleeping worker (an outside-user campaign).
-SUBTREE_COLOURS = [i for i in range(20) if i not in (14, 15)]
+# tab20 without its two greys (14, 15), which read as a sleeping worker (an outside-user campaign), nor its
+# olive and khaki (16, 17), which read as the gold of looking for work (a review).
+SUBTREE_COLOURS = [i for i in range(20) if i not in (14, 15, 16, 17)]
 
 
 def _draw(ax, trace: Trace, spans, colour: str, norm=None, grad=None) -> None:
