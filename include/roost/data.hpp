@@ -22,7 +22,7 @@
 // last byte but one, as a C++ object may); rows longer than their stride; two regions of one declaration that share a byte. Empty regions are allowed and
 // ignored. The shared-byte check is exact for every pair but one kind: two tiles of different strides are
 // compared row by row, out of a budget of 65,536 rows (of the tile with the larger stride) that all such
-// pairs of one declaration share, about half a millisecond of walking; a pair with more rows than the budget
+// pairs of one declaration share, about an eighth of a millisecond of walking; a pair with more rows than the budget
 // has left is let through, and a later, smaller pair is still compared.
 #pragma once
 #include "roost/detail/min_max_aside.hpp"  // C headers' min/max macros kept out, given back at the end
