@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -440,5 +441,55 @@ TEST(OutOfMemory, ASpawnThatCannotBeQueuedLeavesNoClosureBehind) {
     EXPECT_EQ(spawned, 256) << "the push that had to grow the deque threw";
     EXPECT_EQ(probe::destroyed_twice, 0);
     EXPECT_EQ(token.use_count(), 1) << "a closure was left in a frame nobody runs";
+  }
+}
+
+// A work-first child whose parent cannot be published (the deque could not grow) still runs, where it was
+// spawned, and the parent goes on after it: nobody can take the parent, and nothing is thrown. Under `ws`
+// each level of a nested recursion leaves its continuation in the deque, so the 257th level's publication
+// needs the deque's first growth. Plain (no hook, no preemption: engine.hpp, run_child_first's plain path,
+// whose failed publication runs the child out of line) and observed (an observer installed: run_observed).
+namespace {
+// Levels 0 .. 255 leave 256 continuations, which fill the deque's first array (ws_deque.hpp, 256 slots).
+constexpr int kFullDepth = 256;
+void nest_to_full_deque(int depth, int& ran, bool& failed) {
+  roost::task_group g;
+  if (depth == kFullDepth) {  // the continuations fill the deque: the next publication has to grow it
+    t_fail_4k = true;
+    g.run([&] { ++ran; });
+    failed = !t_fail_4k;  // consumed: that publication's allocation threw
+    t_fail_4k = false;
+  } else {
+    g.run([&, depth] { nest_to_full_deque(depth + 1, ran, failed); });
+  }
+  g.wait();
+}
+struct counting_observer final : roost::task_observer {
+  std::atomic<int> started{0}, ended{0};
+  void on_task_start(const roost::task_event&) override { started.fetch_add(1, std::memory_order_relaxed); }
+  void on_task_end(const roost::task_event&) override { ended.fetch_add(1, std::memory_order_relaxed); }
+};
+}  // namespace
+
+TEST(OutOfMemory, AWorkFirstChildWhoseParentCannotBePublishedRunsInPlace) {
+  if (!ROOST_TEST_FAILS_ALLOCATIONS) GTEST_SKIP() << "operator new is clang's ThreadSanitizer's here";
+  for (bool observed : {false, true}) {
+    SCOPED_TRACE(observed ? "observed" : "plain");
+    counting_observer obs;
+    if (observed) roost::set_task_observer(&obs);
+    int ran = 0;
+    bool failed = false;
+    {
+      roost::runtime rt(roost_test::opts("ws", 1));
+      EXPECT_NO_THROW(rt.run([&] { nest_to_full_deque(0, ran, failed); }));
+    }
+    if (observed) roost::set_task_observer(nullptr);
+    EXPECT_TRUE(failed) << "the publication did not need the deque's growth: the test no longer reaches its path";
+    EXPECT_EQ(ran, 1);
+    if (observed) {
+      // The root and a child a level, each seen to start and end (an observer is not told of a root's end).
+      EXPECT_EQ(obs.started.load(), kFullDepth + 2);
+      EXPECT_EQ(obs.ended.load(), kFullDepth + 1);
+    }
   }
 }

@@ -742,27 +742,41 @@ class engine final : public engine_base {
   }
   static void stamp_own_private(worker& w, std::uint64_t state) noexcept { of(w).policy_.stamp_own_private(w, state); }
 
-  // kOnStack: called on a free stack by call_child_on_stack. A local end then returns (a null transfer)
-  // instead of switching to the parent; a remote end makes this fiber one of the scheduling loop's, for good.
+  // The plain child's publication of its parent (run_child_first): false where it failed (the deque could
+  // not grow), which changed nothing.
+  __attribute__((always_inline)) static bool publish_or_not(worker& w, fiber* parent) noexcept {
+    try {
+      of(w).policy_.publish_continuation(w, parent);
+      return true;
+    } catch (...) {
+      return false;
+    }
+  }
+  // The plain child whose parent could not be published: it runs as the child of a parent nobody can take,
+  // and returns to it.
   template <bool kOnStack>
-  __attribute__((always_inline)) static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
-    // Keep what we need before the parent becomes stealable. A group's first child lies in the group's
-    // inline slot, which lives until the group's join, and that join waits for this child: its id can be
-    // used where it lies. Any other frame is on the parent's stack, which the stolen continuation unwinds.
-    group* g = f.group;
-    // The copy is built only when needed: nothing to write on the common path. Not std::optional, whose
-    // empty state GCC zero-fills with a `rep stos` of 88 bytes per spawn.
-    union id_slot {
-      detail::task_id copy;
-      id_slot() {}
-    } slot;
-    detail::task_id& id =
-        static_cast<void*>(&f) == g->inline_frame ? f.id : *::new (static_cast<void*>(&slot.copy)) detail::task_id(f.id);
-    fiber* self = w.current_fiber;
-    // Which continuation of the parent's fiber is this child's: the one published at this spawn, at the
-    // epoch the parent left with (it cannot run before publish_continuation below, so the read is safe).
-    const std::uint64_t parent_epoch = parent->epoch;
-    w.current_task = &id;
+  __attribute__((noinline, cold)) static ult::transfer run_unpublished(worker& w, fiber* parent, fiber* self,
+                                                                       frame& f, group& g, detail::task_id& id) {
+    (void)w;
+    try {
+      f.ops->run_in_place(&f);
+    } catch (...) {
+      join::record_exception(g, std::current_exception());
+    }
+    worker& now = worker_of(*self);
+    of(now).policy_.on_task_end(now, id);
+    return end_locally<kOnStack>(now, parent);
+  }
+  // A child-first child that is observed, or may be preempted, or whose frame lies on its parent's stack
+  // (run_child_first's `plain` is false): its start and end are observed, its body is preemptible from its
+  // publication on, and a frame on the parent's stack moves onto this one before the publication. Sets
+  // `published` (false: the parent never left, its publication failed) and returns the worker the child
+  // ended on.
+  // Out of line: inlined, it was the fall-through of the plain child's test, and the plain path jumped
+  // around it twice.
+  __attribute__((noinline)) static worker& run_observed(worker& w, fiber* parent, fiber* self, frame& f,
+                                                        group& gr, detail::task_id& id, bool& published) {
+    group* g = &gr;
     observe_start_nested(w, id, f.work_hint);
     if constexpr (!P::child_first_hooks_idle) child_started(w, id);
     // The child's body is preemptible from its publication on (engine/README.md, "Preemption"): the
@@ -810,7 +824,59 @@ class engine final : public engine_base {
     // the deque's bottom where its spawn found it, so a loop of such spawns (matmul's leaves under ws) looked
     // stuck to two ticks that met the same bottom, and 29 of its tasks a run were preempted for nothing.
     if (now.preempt) [[unlikely]] now.passed_scheduling_point();
-    if (!pub.done) return end_locally<kOnStack>(now, parent);  // never published: the parent never left
+    published = pub.done;
+    return now;
+  }
+
+  // kOnStack: called on a free stack by call_child_on_stack. A local end then returns (a null transfer)
+  // instead of switching to the parent; a remote end makes this fiber one of the scheduling loop's, for good.
+  template <bool kOnStack>
+  __attribute__((always_inline)) static ult::transfer run_child_first(worker& w, fiber* parent, frame& f) {
+    // Keep what we need before the parent becomes stealable. A group's first child lies in the group's
+    // inline slot, which lives until the group's join, and that join waits for this child: its id can be
+    // used where it lies. Any other frame is on the parent's stack, which the stolen continuation unwinds.
+    group* g = f.group;
+    // The copy is built only when needed: nothing to write on the common path. Not std::optional, whose
+    // empty state GCC zero-fills with a `rep stos` of 88 bytes per spawn.
+    union id_slot {
+      detail::task_id copy;
+      id_slot() {}
+    } slot;
+    detail::task_id& id =
+        static_cast<void*>(&f) == g->inline_frame ? f.id : *::new (static_cast<void*>(&slot.copy)) detail::task_id(f.id);
+    fiber* self = w.current_fiber;
+    // Which continuation of the parent's fiber is this child's: the one published at this spawn, at the
+    // epoch the parent left with (it cannot run before publish_continuation below, so the read is safe).
+    const std::uint64_t parent_epoch = parent->epoch;
+    w.current_task = &id;
+    // The plain child (issue #25): in the group's inline slot, with no hook installed and preemption off in
+    // this runtime, it has nothing to observe and no count to keep for a tick (nothing reads a fiber's
+    // preempt_off where the worker has no `preempt`), so it publishes its parent and runs, and the tests
+    // and counts of the path below are left out: 25 instructions of a `ws` spawn's 278 (callgrind, fib),
+    // and fib under `ws` took 0.87x the time (src/engine/README.md, "A plain child-first child"). Both are
+    // read once, here: a hook installed while the child runs sees neither its start nor its end, as a
+    // tracer sees a child its depth left out.
+    const bool plain = &id == &f.id && !detail::hook_bits() && !w.preempt;
+    worker* now_p;
+    if (plain) [[likely]] {
+      if constexpr (!P::child_first_hooks_idle) child_started(w, id);
+      // A publication that fails (the deque could not grow) changed nothing: the parent then stays
+      // unstealable, and the child runs out of line and returns to it, as below. Tested before the body, not
+      // after it: a flag kept across the body took a callee-saved register and three instructions a spawn.
+      if (!publish_or_not(w, parent)) [[unlikely]] return run_unpublished<kOnStack>(w, parent, self, f, *g, id);
+      try {
+        f.ops->run_in_place(&f);
+      } catch (...) {
+        join::record_exception(*g, std::current_exception());
+      }
+      now_p = &worker_of(*self);
+      of(*now_p).policy_.on_task_end(*now_p, id);
+    } else {
+      bool published;
+      now_p = &run_observed(w, parent, self, f, *g, id, published);
+      if (!published) return end_locally<kOnStack>(*now_p, parent);  // never published: the parent never left
+    }
+    worker& now = *now_p;
     job* j = of(now).policy_.pop_own(now);
     // Our parent's continuation, still unstarted: a local completion. The parent's fiber alone is not
     // proof: after its continuation was taken, the parent may have spawned again and published a later
