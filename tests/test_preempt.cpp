@@ -1279,6 +1279,60 @@ TEST(PreemptThread, ASignalYieldTaskKeepsItsErrnoWhereverItResumes) {
   EXPECT_GE(rt.preemptions(), 10u);
 }
 
+// A signal-yield task resumed on another kernel thread of its worker runs with that thread's signal mask, and
+// the thread keeps it: here the spares block SIGUSR1 (the runtime's creator blocked it when they were made)
+// and run()'s caller does not. The KLT-switching task keeps the caller's thread, a spare serves the worker
+// meanwhile, the signal-yield task is interrupted there and resumes on the caller: it took the spare's mask
+// with it (the handler's frame holds the interrupted thread's), and run() returned with SIGUSR1 blocked (a
+// review). The assertions hold on any schedule; `moved` says how often the case came.
+namespace {
+bool usr1_blocked_here() {
+  sigset_t m;
+  pthread_sigmask(SIG_BLOCK, nullptr, &m);
+  return sigismember(&m, SIGUSR1) == 1;
+}
+}  // namespace
+
+TEST(PreemptThread, ASignalYieldTaskTakesTheSignalMaskOfTheThreadItResumesOn) {
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigset_t before;
+  pthread_sigmask(SIG_BLOCK, &usr1, &before);
+  std::optional<roost::runtime> rt;
+  rt.emplace(preempting("ws", 1, "1ms", "aligned", "signal"));  // its spares are made with SIGUSR1 blocked
+  pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);
+  const auto caller = std::this_thread::get_id();
+  int wrong_mask = 0, moved = 0, caller_blocked_after = 0;
+  for (int round = 0; round < 10; ++round) {
+    rt->run([&] {
+      std::atomic<int> flag{0};
+      roost::task_group g;
+      g.run([&] {  // keeps the caller's thread while it is preempted: a spare serves the worker
+        roost::preempt_as k(roost::preemption::klt);
+        spin_until(flag);
+      });
+      g.run([&] {
+        roost::preempt_as s(roost::preemption::signal);
+        const auto thread = thread_here();
+        spin_until(flag);
+        const auto now = thread_here();
+        moved += now != thread;
+        // The caller's thread serves with SIGUSR1 unblocked, a spare with it blocked.
+        wrong_mask += usr1_blocked_here() != (now != caller);
+      });
+      g.run([&] { flag.store(1, std::memory_order_release); });
+      g.wait();
+    });
+    caller_blocked_after += usr1_blocked_here();
+    pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);  // the next round starts as the first did
+  }
+  rt.reset();
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  EXPECT_EQ(wrong_mask, 0) << moved << " of 10 rounds resumed the signal-yield task on another thread";
+  EXPECT_EQ(caller_blocked_after, 0) << "run() returned with a spare's signal mask";
+}
+
 // Under ROOST_PREEMPT=off a task's choice cannot take effect: the program runs (nothing spins here) and is
 // told once.
 TEST(PreemptThread, AChoiceUnderARuntimeThatDoesNotPreemptIsToldOnce) {

@@ -446,7 +446,11 @@ class engine final : public engine_base {
     // The thread that woke us gave the worker back as it found it for us (engine_base::serve): our home,
     // exception state, this fiber and task current. A resumption is a scheduling point: the next tick looks
     // at a full interval.
-    e.start_serving(w, self);
+    // The mask is not noted again: inside the tick's handler, or after on_sleep_exit's block, SIGURG is
+    // blocked here, and noted so it would be the mask that a later signal-yield preemption on this thread
+    // gives the tasks that run meanwhile under TSan (unblock_for_other_tasks), which no tick could then
+    // preempt (found in review, from the code). The mask noted when the thread began serving still holds.
+    e.start_serving(w, self, false);
     w.become(f);
     w.passed_scheduling_point();
     observe_resume(w, w.current_task);

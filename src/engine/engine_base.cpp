@@ -494,9 +494,10 @@ void engine_base::klt_spare_main(void* eng, worker& w, klt& k) {
   ult::release_alt_stack(alt);
 }
 
-bool engine_base::start_serving(worker& w, klt& k) {
+bool engine_base::start_serving(worker& w, klt& k, bool note_mask) {
   if (!preempt_) return false;
-  platform::preempt::note_serving_mask();  // what its tasks run with, after check_mask_here or the spare's unblock
+  // What its tasks run with, after check_mask_here or the spare's unblock.
+  if (note_mask) platform::preempt::note_serving_mask();
   // A sleep that a tick interrupts gains an interval less the slack: at most a quarter of it while the
   // thread serves (platform/preempt_signal.hpp), given back when it stops (worker 0's is run's caller).
   k.slack_before = platform::preempt::lower_timer_slack(preempt_->interval_ns() / 4);

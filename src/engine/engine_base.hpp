@@ -107,7 +107,10 @@ class engine_base {
   // While preemption is on, kernel thread `k` starts or stops serving worker w: its timer, and the chained
   // timer's record of whom to signal. Async-signal-safe (a preempted task's thread calls both in the tick).
   // start_serving returns whether k's timer was still lingering from the end of this runtime's last run.
-  bool start_serving(worker& w, klt& k);
+  // note_mask: whether the thread's signal mask now is what its tasks run with (note_serving_mask); not for a
+  // KLT-switching task's thread taking its worker back inside the tick's handler (or after on_sleep_exit's
+  // block), whose mask then blocks SIGURG as well: the mask it noted when it began serving still holds.
+  bool start_serving(worker& w, klt& k, bool note_mask = true);
   // linger: worker 0's thread leaving at the end of a back-to-back run, whose timer is left armed
   // (preemption.hpp; only if the thread still serves).
   void stop_serving(worker& w, klt& k, bool linger = false);

@@ -96,6 +96,12 @@ void klt_creator::main() {
       klt* kp = k.get();
       worker* wp = w;
       try {
+        // Room for its record first: once the thread runs on *kp, a push_back that threw bad_alloc would free
+        // the record under it, its handle never joined (a review).
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          spares_.reserve(spares_.size() + 1);
+        }
         // Named by itself, first: so before it serves a worker.
         const auto h = platform::native_platform::start_thread(
             [this, wp, kp] {

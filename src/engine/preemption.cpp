@@ -74,8 +74,9 @@ void on_preempt_tick(void* ucontext) {
       // the worker goes on with (engine.hpp, on_arrival): the task's children it runs meanwhile start with
       // it. The handler's return restores the task's own state from the frame in any case.
       if (const std::uint64_t fp = platform::preempt::interrupted_fp_state(ucontext)) detail::fp_control::apply(fp);
+      const void* const interrupted_on = platform::preempt::thread_tag();
       if (preempt_running_task(*w, *f))
-        platform::preempt::adopt_thread_state(ucontext);  // the thread it resumed on may be another
+        platform::preempt::adopt_thread_state(ucontext, interrupted_on);  // the thread it resumed on may be another
     }
   }
   set_errno_here(saved_errno);

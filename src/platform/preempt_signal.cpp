@@ -348,10 +348,25 @@ void uninstall() {
   sigaction(kSignal, &g_previous, nullptr);
 }
 
-void adopt_thread_state(void* ucontext) {
+namespace {
+// The signals the calling thread blocks while it serves a worker (note_serving_mask); initial-exec, so that
+// the handler reads it with one segment-relative load.
+__thread sigset_t t_serving_mask __attribute__((tls_model("initial-exec")));
+}  // namespace
+
+const void* thread_tag() { return &t_serving_mask; }
+
+void adopt_thread_state(void* ucontext, const void* interrupted_on) {
   auto* uc = static_cast<ucontext_t*>(ucontext);
   stack_t here;
   if (sigaltstack(nullptr, &here) == 0) uc->uc_stack = here;
+  if (interrupted_on == thread_tag()) return;  // its own thread: the mask it was interrupted with is its own
+  // Signal by signal, 1 .. 64: the kernel's frame holds 64 bits of mask, and what follows them in it is the
+  // signal's siginfo, not the rest of glibc's sigset_t (sigaddset and sigdelset are async-signal-safe).
+  for (int sig = 1; sig < 65; ++sig) {
+    if (sig != kSignal && sigismember(&t_serving_mask, sig) == 1) sigaddset(&uc->uc_sigmask, sig);
+    else sigdelset(&uc->uc_sigmask, sig);
+  }
 }
 
 namespace {
@@ -454,12 +469,6 @@ bool in_system_library_but_cxx_runtime(std::uintptr_t pc) {
   const code_range* r = range_of(pc);
   return r && !r->cxx_runtime;
 }
-
-namespace {
-// The signals the calling thread blocks while it serves a worker (note_serving_mask); initial-exec, so that
-// the handler reads it with one segment-relative load.
-__thread sigset_t t_serving_mask __attribute__((tls_model("initial-exec")));
-}  // namespace
 
 void note_serving_mask() { pthread_sigmask(SIG_BLOCK, nullptr, &t_serving_mask); }
 bool blocked_while_serving() { return sigismember(&t_serving_mask, kSignal) == 1; }

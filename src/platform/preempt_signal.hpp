@@ -50,9 +50,15 @@ bool cxx_runtime_in_program();
 // preemption.cpp): what the handler's return restores of a thread's own state from `ucontext` is made the
 // calling thread's. Its alternate signal stack: rt_sigreturn sets the thread's sigaltstack from the frame,
 // so a task the first thread had been interrupted on gave its stack to the thread that resumed it (two
-// threads on one stack for their overflow reports, one freed with the first thread; found in review).
-// One sigaltstack(2) call: async-signal-safe.
-void adopt_thread_state(void* ucontext);
+// threads on one stack for their overflow reports, one freed with the first thread; found in review). And,
+// where `interrupted_on` (thread_tag() in the handler, before the task was suspended) is another thread,
+// its signal mask: the mask the calling thread serves its worker with (note_serving_mask), SIGURG
+// unblocked, in place of the first thread's. The first thread's mask went with the task: run()'s caller
+// came back from run() with a spare's mask, and, blocking more than the mask it had noted, deferred every
+// later tick (a review's program: a spinner then hung). One sigaltstack(2) call: async-signal-safe.
+void adopt_thread_state(void* ucontext, const void* interrupted_on);
+// Tells the calling thread from the others (the address of a thread-local): async-signal-safe.
+const void* thread_tag();
 
 // The interrupted instruction's address, from the handler's `ucontext`; under TSan, for a signal it delivered
 // late, the call into TSan's runtime where the thread is then (preempt_signal.cpp, late_delivery_call_site).
