@@ -1294,6 +1294,11 @@ bool usr1_blocked_here() {
 }  // namespace
 
 TEST(PreemptThread, ASignalYieldTaskTakesTheSignalMaskOfTheThreadItResumesOn) {
+#ifdef ROOST_TSAN
+  // TSan runs the tick's handler late, with a copy of the context, and then gives the thread the mask it
+  // saved on the interrupted thread: the frame's mask is not what the resumed task gets (preempt_signal.hpp).
+  GTEST_SKIP() << "under ThreadSanitizer the interrupted thread's mask follows the task";
+#endif
   sigset_t usr1;
   sigemptyset(&usr1);
   sigaddset(&usr1, SIGUSR1);

@@ -694,6 +694,39 @@ TEST_P(Api, ObserverSeesEverySpawnPathOnce) {
   EXPECT_EQ(unique.size(), rec.starts.size());
 }
 
+// An observer installed by a task sees that task's end (observer.hpp: the ends of the tasks that started
+// before it). A work-first child started with no hook installed takes the engine's plain path (engine.hpp,
+// run_child_first), which once left its end unobserved (a review: 2 ends where 3 were due).
+TEST_P(Api, AnObserverInstalledByATaskSeesThatTasksEnd) {
+  struct end_paths : roost::task_observer {
+    std::mutex m;
+    std::multiset<std::string> ends;
+    void on_task_start(const roost::task_event&) override {}
+    void on_task_end(const roost::task_event& e) override {
+      std::lock_guard<std::mutex> lk(m);
+      ends.insert(e.path_string());
+    }
+  } rec;
+  // Not ws-help: its child is run by the root's inline join as part of the root, no task of its own for the
+  // engine (unnamed: abi.hpp), so an observer installed there sees its children as the root's, and no end.
+  if (GetParam() == "ws-help") GTEST_SKIP() << "the child runs in the root's inline join, as part of the root";
+  roost::runtime rt(opts(GetParam(), 1));
+  rt.run([&] {
+    roost::task_group g;
+    g.run([&] {
+      roost::set_task_observer(&rec);
+      roost::task_group h;
+      h.run([] {});
+      h.run([] {});
+      h.wait();
+    });
+    g.wait();
+  });
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(rec.ends.count("0.0"), 1u) << "the installing task's end";
+  EXPECT_EQ(rec.ends.size(), 3u) << [&] { std::string all; for (const auto& p : rec.ends) all += p + " "; return all; }();
+}
+
 // An observer installed during a run sees the tasks pushed before it came when they run, as children of
 // an unrecorded parent: each under its own spawn path. They all had "0.0", the root's first child's path
 // too (an outside-user campaign: 1,024 paths started several times in a recursion of 4,096 leaves).
@@ -768,6 +801,36 @@ TEST_P(Api, AnObserverThatThrowsIsReportedByRunNotTerminate) {
   EXPECT_EQ(result, 55);
   EXPECT_EQ(obs.starts.load(), 89);  // every task's start was still reported
   EXPECT_EQ(rt.run([] { return fib(10); }), 55);  // nothing left over
+}
+
+// A callback's exception and the run's own: the run's comes first, and the callback's is kept for the next
+// run to return, which rethrows it though its tasks threw nothing (observer.hpp; an outside-user campaign
+// asked which run would).
+TEST(ObserverErrors, ACallbacksExceptionBehindTheRunsOwnComesFromTheNextRun) {
+  struct once_throwing : roost::task_observer {
+    std::atomic<bool> thrown{false};
+    void on_task_start(const roost::task_event&) override {
+      if (!thrown.exchange(true)) throw std::runtime_error("observer");
+    }
+  } obs;
+  roost::runtime rt(opts("ws", 1));
+  roost::set_task_observer(&obs);
+  std::vector<std::string> seen;
+  for (int run = 0; run < 3; ++run) {
+    try {
+      rt.run([&] {
+        roost::task_group g;
+        g.run([] {});
+        g.wait();
+        if (run == 0) throw std::logic_error("task");
+      });
+      seen.push_back("none");
+    } catch (const std::exception& e) {
+      seen.push_back(e.what());
+    }
+  }
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(seen, (std::vector<std::string>{"task", "observer", "none"}));
 }
 
 // A callback runs inside the scheduler: a task it spawned or a join it made there crashed or hung the run at

@@ -48,7 +48,9 @@ class task_observer {
 
 // A callback that throws does not stop the run or the callbacks: the first exception is kept, and the
 // next runtime::run to return (of any runtime: the observer is the process's) rethrows it once its run is
-// done, unless that run's own tasks threw, whose exception comes first.
+// done, unless that run's own tasks threw, whose exception comes first: the callback's is then kept for the
+// next run to return after it, which rethrows it even where its own tasks threw nothing (an outside-user
+// campaign asked).
 // Installs (or, with nullptr, removes) the observer; returns the previous one. When it returns, no callback
 // of the previous observer is running or will start, on any worker of any runtime, but those the calling
 // thread is inside: the program may destroy it then. It waits for callbacks in flight; called from a

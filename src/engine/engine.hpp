@@ -145,7 +145,33 @@ class engine final : public engine_base {
   // ---------------------------------------------------------------- spawn
   // The spawn path's functions are always inline: spawn_in_runtime_text's code must hold all of it, in every
   // build (a sanitizer build left spawn_child_first out of line, outside the runtime text).
-  static void spawn(detail::worker_abi& wa, group& g, frame& f) { spawn_body(static_cast<worker&>(wa), g, f); }
+  static void spawn(detail::worker_abi& wa, group& g, frame& f) {
+    worker& w = static_cast<worker&>(wa);
+#ifdef ROOST_CALL_ON_STACK
+    if constexpr (P::plain_spawns) {
+      fiber* const child = w.fibers.peek_free_stack();
+      if (!(g.spawned & group::kJoining) && !detail::hook_bits() && child) [[likely]] return spawn_plain(w, g, f, child);
+      return spawn_general(w, g, f);  // out of line: inlined, its registers were saved on the plain path too
+    }
+#endif
+    spawn_body<true>(w, g, f);
+  }
+  __attribute__((noinline)) static void spawn_general(worker& w, group& g, frame& f) { spawn_body<true>(w, g, f); }
+  // spawn_body from its order() on: spawn_plain counted and named the child, and order_plain changed nothing.
+  __attribute__((noinline)) static void spawn_ordered(worker& w, group& g, frame& f) {
+    try {
+      if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first<true>(w, g, f);
+      else spawn_parent_first(w, g, f);
+    } catch (...) {
+      of(w).policy_.spawn_failed(w, f);
+      --g.spawned;
+      throw;
+    }
+  }
+  // kEndOnStack: a child-first child called on a free stack that ends locally does the local end's work there
+  // (child_on_stack), and the spawn holds nothing across the call; not in the runtime text, whose spawn must
+  // do it in the text itself (its task's fiber is not counted in the runtime: spawn_in_runtime_text).
+  template <bool kEndOnStack>
   __attribute__((always_inline)) static void spawn_body(worker& w, group& g, frame& f) {
     // A child the owner's join runs on the owner's stack spawns into the group: a foreign child, out of line
     // (src/api/task_group.cpp; it reaches spawn_foreign below through the engine's table) before this spawn
@@ -160,7 +186,7 @@ class engine final : public engine_base {
                  [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
       if constexpr (P::reads_task_sched_state && !P::order_writes_sched_state) f.id.clear_sched();
       else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
-      if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first(w, g, f);
+      if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first<kEndOnStack>(w, g, f);
       else spawn_parent_first(w, g, f);
     } catch (...) {
       of(w).policy_.spawn_failed(w, f);
@@ -209,24 +235,27 @@ class engine final : public engine_base {
     }
   }
 
+  template <bool kEndOnStack>
   __attribute__((always_inline)) static void spawn_child_first(worker& w, group& g, frame& f) {
 #ifdef ROOST_CALL_ON_STACK
-    worker* const local = call_child_on_stack(w, f);
+    worker* const local = call_child_on_stack<kEndOnStack>(w, g, f);
 #else
     worker* const local = switch_to_child(w, f);
 #endif
-    if (local) {
-      // Under a policy whose join hooks do nothing (joins_by_count), a child that ended here without an
-      // exception leaves nothing for the join: it is taken off the count instead of counted as done, so
-      // that a group whose children all ended so is joined by task_group::wait's test of the count alone,
-      // without the engine (21 instructions a work-first spawn, and about 17 more in the caller), and its
-      // next spawn has the inline slot.
-      if (joins_by_count(*local, g) && g.error.load(std::memory_order_relaxed) == nullptr) [[likely]]
-        --g.spawned;  // ours: this thread's
-      else
-        ++g.local_done;
-    }
+    if (local) count_local_end(*local, g);
   }
+  // Under a policy whose join hooks do nothing (joins_by_count), a child that ended here without an
+  // exception leaves nothing for the join: it is taken off the count instead of counted as done, so that a
+  // group whose children all ended so is joined by task_group::wait's test of the count alone, without the
+  // engine (21 instructions a work-first spawn, and about 17 more in the caller), and its next spawn has the
+  // inline slot. The count is the owner's, whose spawn this is: the thread that runs it now.
+  __attribute__((always_inline)) static void count_local_end(worker& now, group& g) {
+    if (joins_by_count(now, g) && g.error.load(std::memory_order_relaxed) == nullptr) [[likely]]
+      --g.spawned;
+    else
+      ++g.local_done;
+  }
+
 
   // The parent's fiber leaves its worker for the child's, as at any suspension: it keeps its task, its epoch
   // moves on (its groups' pushes are no longer the top of the deque). Returns the parent's fiber.
@@ -268,47 +297,111 @@ class engine final : public engine_base {
   // text (spawn_in_runtime_text); a tick that lands in the child's body suspends the child's fiber as any
   // other (its context saved then), and the worker then runs the parent's continuation, so that child ends
   // remotely. Returns the worker the parent continues on if the child ended locally, else null.
+  // On the parent's stack, which a local end finds as the call left it (nobody took the parent).
   struct on_stack_call {
     worker* w;
     fiber* parent;
     frame* f;
+    group* g;
+    ult::eh_state eh;  // the parent's exception state, for a thief's thread, which switch_to would have carried it to
   };
-  __attribute__((always_inline)) static worker* call_child_on_stack(worker& w, frame& f) {
+  // Returns the worker the parent continues on where the spawn must still count the child's local end
+  // (count_local_end), else null: a remote end, a local end that a thief's resumption says of the parent (a
+  // child that moved and ended where its parent lay: counted here), or, with kEndOnStack, a local end that
+  // child_on_stack counted.
+  template <bool kEndOnStack>
+  __attribute__((always_inline)) static worker* call_child_on_stack(worker& w, group& g, frame& f) {
     fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
     fiber* self = leave_for_child(w, child);
-    on_stack_call c{&w, self, &f};
-    const ult::eh_state mine = *w.eh;  // for a thief's thread, which switch_to would have carried it to
+    on_stack_call c{&w, self, &f, &g, *w.eh};
     ult::call_fake_stack fake;
     ult::announce_call(fake, child->ctx);
-    const ult::transfer t = ult::call_on_stack(&c, &child_on_stack, child, &self->ctx.fctx);
+    const ult::transfer t = ult::call_on_stack(&c, &child_on_stack<kEndOnStack>, child, &self->ctx.fctx);
     ult::call_came_back(fake);  // either way: a thief's switch_to announced its switch to this stack
-    if (t.fctx) {  // a thief resumed the continuation, perhaps on another thread (switch_with's protocol)
-      const switch_msg& in = *static_cast<const switch_msg*>(t.data);
-      worker& now = *in.w;  // read before resumed(), which completes the switch
-      *now.eh = mine;
-      return resumed(in, t) ? &now : nullptr;
+    if (t.fctx) [[unlikely]] {  // a thief resumed the continuation, perhaps on another thread (switch_with's protocol)
+      if constexpr (kEndOnStack) {
+        after_steal(c, t);
+        return nullptr;
+      } else {  // the runtime text: all of it inline (after resumed() the task is counted in no more)
+        const switch_msg& in = *static_cast<const switch_msg*>(t.data);
+        worker& now = *in.w;  // read before resumed(), which completes the switch
+        *now.eh = c.eh;
+        return resumed(in, t) ? &now : nullptr;
+      }
     }
-    // The child ended locally (run_child_first): its parent's continuation still lay on top of the deque,
-    // or was never published. The call returned on the thread that ran the child's end, which is the
-    // child's worker's now: the child's stack is free again, and this task runs on there, as resume_fiber
-    // would have resumed it. That thread's exception state is this task's already: the child began with
-    // it, its handlers are balanced, and a switch of the child's carried it along (switch_to).
-    worker& now = worker_of(*child);
+    if constexpr (kEndOnStack) {
+      return nullptr;  // child_on_stack did the local end's work
+    } else {
+      return &end_on_parents_stack(worker_of(*child), w, self, child);
+    }
+  }
+  // A child called on a free stack ended locally (run_child_first): its parent's continuation still lay on
+  // top of the deque, or was never published. Its call returns on the thread that ran the child's end, which
+  // is the child's worker's now (`now`): the child's stack is free again, and the parent runs on there, as
+  // resume_fiber would have resumed it. That thread's exception state is the parent's already: the child
+  // began with it, its handlers are balanced, and a switch of the child's carried it along (switch_to).
+  // `spawner`: the worker the spawn began on. Done on the child's stack (child_on_stack, whose stack goes
+  // back on the list before it returns: only this thread takes from that list, and it takes nothing before
+  // the call returns) or on the parent's after the call.
+  __attribute__((always_inline)) static worker& end_on_parents_stack(worker& now, worker& spawner, fiber* parent,
+                                                                    fiber* child) {
     ++child->epoch;
     now.fibers.put_free_stack(child);
-    now.become(self);
-    now.current_task = self->task;
-    if (&now != &w) observe_moved(now, now.current_task, self);
+    now.become(parent);
+    now.current_task = parent->task;
+    if (&now != &spawner) observe_moved(now, now.current_task, parent);
     if constexpr (!P::child_first_hooks_idle)
       if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
-    return &now;
+    return now;
   }
+  template <bool kEndOnStack>
   static void child_on_stack(void* p) noexcept {
     ult::entered_call();
-    const on_stack_call& c = *static_cast<const on_stack_call*>(p);  // on the parent's stack: read first
+    // On the parent's stack: read first, since a thief that takes the parent unwinds it. A local end finds
+    // it again (nobody took the parent), and reads the rest then.
+    const on_stack_call& c = *static_cast<const on_stack_call*>(p);
     fiber* parent = c.parent;
-    run_child_first<true>(*c.w, parent, *c.f);
-    ult::leaving_call(parent->ctx);  // only a local end returns here, back to the parent's call
+    const ult::transfer t = run_child_first<true>(*c.w, parent, *c.f);
+    // Only a local end returns here, with the worker it ended on (end_locally), back to the parent's call.
+    if constexpr (kEndOnStack) {
+      worker& now = *static_cast<worker*>(t.data);
+      count_local_end(end_on_parents_stack(now, *c.w, parent, now.current_fiber), *c.g);
+    }
+    ult::leaving_call(parent->ctx);
+  }
+
+  // spawn_body's path for the owner's spawn under a policy with plain spawns (P::plain_spawns: its
+  // order_plain), with no hook installed and a free stack on the list (issue #25). Nothing in it can throw, so
+  // it needs no handler, and it calls nothing but the child's stack, whose record holds what a thief's
+  // resumption needs (after_steal, out of line): nothing of it is kept in a register across the call, and the
+  // spawn saves no callee-saved register. A spawn order_plain does not take goes on out of line
+  // (spawn_ordered), from where spawn_body calls order().
+  // `child`: the free stack's fiber at the list's head (fiber_pool::peek_free_stack).
+  __attribute__((always_inline)) static void spawn_plain(worker& w, group& g, frame& f, fiber* child) {
+    if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
+    // name_child's stores, with no hook to tell.
+    detail::task_id* parent = const_cast<detail::task_id*>(g.owner_task);
+    f.id.parent = parent;
+    f.id.index = parent->next_child++;
+    f.id.depth = parent->depth + 1;
+    f.id.next_child = 0;
+    if constexpr (P::reads_task_sched_state && !P::order_writes_sched_state) f.id.clear_sched();
+    else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
+    if (!of(w).policy_.order_plain(w, f)) [[unlikely]] return spawn_ordered(w, g, f);
+    w.fibers.take_free_stack(child);
+    fiber* self = leave_for_child(w, child);
+    on_stack_call c{&w, self, &f, &g, *w.eh};
+    ult::call_fake_stack fake;
+    ult::announce_call(fake, child->ctx);
+    const ult::transfer t = ult::call_on_stack(&c, &child_on_stack<true>, child, &self->ctx.fctx);
+    ult::call_came_back(fake);
+    if (t.fctx) [[unlikely]] after_steal(c, t);
+  }
+  __attribute__((noinline)) static void after_steal(const on_stack_call& c, ult::transfer t) {
+    const switch_msg& in = *static_cast<const switch_msg*>(t.data);
+    worker& now = *in.w;  // read before resumed(), which completes the switch
+    *now.eh = c.eh;
+    if (resumed(in, t)) count_local_end(now, *c.g);
   }
 #endif
 
@@ -341,7 +434,7 @@ class engine final : public engine_base {
   // anyway (worker.hpp); a join may not.
   static void spawn_marked(detail::worker_abi& wa, group& g, frame& f) {
     detail::runtime_code_scope np(*g.owner_fiber);
-    spawn_body(static_cast<worker&>(wa), g, f);
+    spawn_body<true>(static_cast<worker&>(wa), g, f);
   }
   static void wait_marked(detail::worker_abi& wa, group& g) {
     detail::runtime_code_scope np(*g.owner_fiber);
@@ -384,7 +477,7 @@ class engine final : public engine_base {
       platform::os::fatal("roost: a spawn in the runtime text found its task on another worker than its caller "
                           "read", "a preempted task resumed elsewhere");
 #endif
-    spawn_body(static_cast<worker&>(wa), g, f);
+    spawn_body<false>(static_cast<worker&>(wa), g, f);
   }
 
  private:
@@ -768,6 +861,7 @@ class engine final : public engine_base {
       join::record_exception(g, std::current_exception());
     }
     worker& now = worker_of(*self);
+    observe_end(now, id);
     of(now).policy_.on_task_end(now, id);
     return end_locally<kOnStack>(now, parent);
   }
@@ -854,12 +948,12 @@ class engine final : public engine_base {
     const std::uint64_t parent_epoch = parent->epoch;
     w.current_task = &id;
     // The plain child (issue #25): in the group's inline slot, with no hook installed and preemption off in
-    // this runtime, it has nothing to observe and no count to keep for a tick (nothing reads a fiber's
-    // preempt_off where the worker has no `preempt`), so it publishes its parent and runs, and the tests
-    // and counts of the path below are left out: 25 instructions of a `ws` spawn's 278 (callgrind, fib),
-    // and fib under `ws` took 0.87x the time (src/engine/README.md, "A plain child-first child"). Both are
-    // read once, here: a hook installed while the child runs sees neither its start nor its end, as a
-    // tracer sees a child its depth left out.
+    // this runtime, it has no start to observe and no count to keep for a tick (a fiber's preempt_off is
+    // read only where the worker has a `preempt`), so it publishes its parent and runs, without the
+    // publisher's record, its flag and the counts of the path below: 19 instructions of a `ws` spawn's 278
+    // (callgrind, fib), and fib under `ws` 0.93-0.94x the time (src/engine/README.md, "A plain work-first
+    // spawn"). Its end is still observed: an observer installed while it runs sees the ends of the tasks that
+    // started before it (observer.hpp), one test.
     const bool plain = &id == &f.id && !detail::hook_bits() && !w.preempt;
     worker* now_p;
     if (plain) [[likely]] {
@@ -874,6 +968,7 @@ class engine final : public engine_base {
         join::record_exception(*g, std::current_exception());
       }
       now_p = &worker_of(*self);
+      observe_end(*now_p, id);
       of(*now_p).policy_.on_task_end(*now_p, id);
     } else {
       bool published;
@@ -914,9 +1009,8 @@ class engine final : public engine_base {
   template <bool kOnStack>
   static ult::transfer end_locally(worker& w, fiber* parent) {
     if constexpr (kOnStack) {
-      (void)w;
       (void)parent;
-      return ult::transfer{nullptr, nullptr};
+      return ult::transfer{nullptr, &w};  // child_on_stack's: the worker the child ended on
     } else {
       return resume_fiber(w, parent, true);
     }

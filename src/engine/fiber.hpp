@@ -133,6 +133,11 @@ class fiber_pool {
     detail::no_preempt_scope np(running());  // see get_free_stack_slow
     return get_free_stack_slow();
   }
+  // The fiber get_free_stack would take from the list, or null (then it would call), and its take: engine.hpp's
+  // spawn_plain looks before it changes anything, and takes the one it saw after code the compiler cannot
+  // prove leaves the list alone (so that no call of the slow path, and no register kept for it, is left).
+  __attribute__((always_inline)) fiber* peek_free_stack() const { return free_stacks_; }
+  __attribute__((always_inline)) void take_free_stack(fiber* head) { free_stacks_ = head->next_free; }
   __attribute__((always_inline)) void put_free_stack(fiber* f) {
     f->next_free = free_stacks_;
     free_stacks_ = f;

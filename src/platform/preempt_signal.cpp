@@ -364,7 +364,7 @@ void adopt_thread_state(void* ucontext, const void* interrupted_on) {
   // Signal by signal, 1 .. 64: the kernel's frame holds 64 bits of mask, and what follows them in it is the
   // signal's siginfo, not the rest of glibc's sigset_t (sigaddset and sigdelset are async-signal-safe).
   for (int sig = 1; sig < 65; ++sig) {
-    if (sig != kSignal && sigismember(&t_serving_mask, sig) == 1) sigaddset(&uc->uc_sigmask, sig);
+    if (sigismember(&t_serving_mask, sig) == 1) sigaddset(&uc->uc_sigmask, sig);
     else sigdelset(&uc->uc_sigmask, sig);
   }
 }

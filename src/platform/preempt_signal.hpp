@@ -52,10 +52,12 @@ bool cxx_runtime_in_program();
 // so a task the first thread had been interrupted on gave its stack to the thread that resumed it (two
 // threads on one stack for their overflow reports, one freed with the first thread; found in review). And,
 // where `interrupted_on` (thread_tag() in the handler, before the task was suspended) is another thread,
-// its signal mask: the mask the calling thread serves its worker with (note_serving_mask), SIGURG
-// unblocked, in place of the first thread's. The first thread's mask went with the task: run()'s caller
-// came back from run() with a spare's mask, and, blocking more than the mask it had noted, deferred every
-// later tick (a review's program: a spinner then hung). One sigaltstack(2) call: async-signal-safe.
+// its signal mask: the mask the calling thread serves its worker with (note_serving_mask), in place of the
+// first thread's. The first thread's mask went with the task: run()'s caller came back from
+// run() with a spare's mask, and, blocking more than the mask it had noted, deferred every later tick (a
+// review's program: a spinner then hung). Not under TSan, which runs the handler late on a copy of the
+// context and then gives the thread the mask it saved on the interrupted one. One sigaltstack(2) call:
+// async-signal-safe.
 void adopt_thread_state(void* ucontext, const void* interrupted_on);
 // Tells the calling thread from the others (the address of a thread-local): async-signal-safe.
 const void* thread_tag();

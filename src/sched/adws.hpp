@@ -66,6 +66,18 @@ class adws_policy : public policy_base {
     if (g.dist.mode != kSearchRoot) return spawn_order::child_first;
     return deal(w, f, *w.current_task, g);
   }
+  // order()'s plain case (policy.hpp, plain_spawns): a group opened plain, not dealt; false, having changed
+  // nothing, while the worker searches (the open may be the out-of-line one) or the group was dealt.
+  static constexpr bool plain_spawns = true;
+  bool order_plain(engine::worker& w, detail::task_frame& f) noexcept {
+    detail::group_state& g = *f.group;
+    if (g.spawned == 1) {
+      if (of(w).searching) [[unlikely]] return false;
+      g.dist.mode = kPlain;
+      return true;
+    }
+    return g.dist.mode != kSearchRoot;
+  }
   // A spawn that threw spawned nothing: a dealt child not shipped leaves no ship pending, and a group's first
   // spawn leaves the group unopened (its count back at 0: wait() never reaches the engine), so what its open
   // did (a node, the task's range) is undone here as its join would (a review: one node leaked a run).

@@ -15,10 +15,12 @@ class hws_policy : public policy_base {
   static constexpr const char* name = "hws";
   static constexpr bool inline_join = true;  // its own deque, its own order (policy.hpp)
   static constexpr bool reads_task_sched_state = false;
+  static constexpr bool plain_spawns = true;  // every spawn: order() below
   using runtime_text_spawn = hws_policy;  // its spawn is work-first, all inline (policy.hpp)
   explicit hws_policy(engine::engine_base& e);
 
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::child_first; }
+  bool order_plain(engine::worker&, detail::task_frame&) const noexcept { return true; }
   detail::job* steal(engine::worker& w);
   std::string notes() const;
 

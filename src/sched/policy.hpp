@@ -96,6 +96,12 @@ class policy_base {
   // switches back, the TSan build's and off x86-64, resumes through resumed() as any switch does, which
   // calls it: harmless). cab: parent and child both name the worker's deque as their join queue (#25).
   static constexpr bool child_first_hooks_idle = false;
+  // True for a policy with order_plain(w, f) noexcept: where a spawn is a child-first one that order() would
+  // make without a call out of line or anything that throws, it does what order() would and returns true;
+  // elsewhere it changes nothing and returns false. The engine's spawn then takes a path of its own while no
+  // hook is installed and a free stack is at hand (engine.hpp, spawn_plain), and calls order() only where
+  // order_plain said false. ws, hws, adws, adws-ml.
+  static constexpr bool plain_spawns = false;
   // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
   // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its
   // has_visible_work alone says whether there is work for it (the deques it may take from included).

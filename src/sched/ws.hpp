@@ -10,9 +10,11 @@ class ws_policy : public random_victims {
   static constexpr const char* name = "ws";
   static constexpr bool inline_join = true;  // its own deque, its own order (policy.hpp)
   static constexpr bool reads_task_sched_state = false;
+  static constexpr bool plain_spawns = true;  // every spawn: order() below
   using runtime_text_spawn = ws_policy;  // its spawn is work-first, all inline (policy.hpp)
   using random_victims::random_victims;
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::child_first; }
+  bool order_plain(engine::worker&, detail::task_frame&) const noexcept { return true; }
 };
 
 }  // namespace roost::sched

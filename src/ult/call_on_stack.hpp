@@ -26,12 +26,14 @@
     !defined(ROOST_NO_CALL_ON_STACK)
 #define ROOST_CALL_ON_STACK 1
 
+// noexcept: it returns, or is resumed, and fn throws nothing; so the caller keeps nothing for a handler
+// across it (a spawn's callee-saved registers, issue #25).
 extern "C" roost::ult::transfer roost_call_on_stack(void* arg, void (*fn)(void*) noexcept, void* top,
-                                                    roost::ult::bctx::fcontext_t* publish);
+                                                    roost::ult::bctx::fcontext_t* publish) noexcept;
 
 namespace roost::ult {
 // `top`: 16-byte aligned, the highest address of the stack fn runs on.
-inline transfer call_on_stack(void* arg, void (*fn)(void*) noexcept, void* top, bctx::fcontext_t* publish) {
+inline transfer call_on_stack(void* arg, void (*fn)(void*) noexcept, void* top, bctx::fcontext_t* publish) noexcept {
   return roost_call_on_stack(arg, fn, top, publish);
 }
 }  // namespace roost::ult
