@@ -291,12 +291,16 @@ class engine final : public engine_base {
   // thief resumes it, as if it had switched; a child that ends locally returns to it, and nothing switches.
   // Every policy: what a policy does with the parent (publish_continuation: its deque, ADWS's queues) and
   // where the child goes (a migration suspends it, which gives its fiber a context) are the same either way.
-  // With preemption on as well: from become(child) to the call, and after the call's return until
-  // become(self), the running fiber is the child's with its preempt_off at 1 (a fiber is in the runtime
-  // except inside a body), and the parent's is raised by spawn_marked's scope or its code is the runtime
-  // text (spawn_in_runtime_text); a tick that lands in the child's body suspends the child's fiber as any
-  // other (its context saved then), and the worker then runs the parent's continuation, so that child ends
-  // remotely. Returns the worker the parent continues on if the child ended locally, else null.
+  // With preemption on as well: from become(child) to the call, and after the child's body until
+  // become(parent), the running fiber is the child's with its preempt_off at 1 (a fiber is in the runtime
+  // except inside a body); from become(parent) on, the parent's, raised by spawn_marked's scope or running
+  // the runtime text (spawn_in_runtime_text). The parent becomes current on the child's stack where the
+  // spawn is `spawn`'s (no tick: preemption is off) or spawn_marked's (kEndOnStack,
+  // resume_parent_after_call), whose raised count defers a tick there;
+  // not in the runtime text, whose parent's count is 0: a tick after become(parent) on the child's stack,
+  // already back on the free list, would suspend the parent there, and the next work-first spawn would take
+  // that stack. A tick that lands in the child's body suspends the child's fiber as any other (its context
+  // saved then), and the worker then runs the parent's continuation, so that child ends remotely.
   // On the parent's stack, which a local end finds as the call left it (nobody took the parent).
   struct on_stack_call {
     worker* w;
@@ -306,9 +310,9 @@ class engine final : public engine_base {
     ult::eh_state eh;  // the parent's exception state, for a thief's thread, which switch_to would have carried it to
   };
   // Returns the worker the parent continues on where the spawn must still count the child's local end
-  // (count_local_end), else null: a remote end, a local end that a thief's resumption says of the parent (a
-  // child that moved and ended where its parent lay: counted here), or, with kEndOnStack, a local end that
-  // child_on_stack counted.
+  // (count_local_end): without kEndOnStack, a local end. Else null: a remote end, or, with kEndOnStack, a
+  // local end that child_on_stack counted. (A thief's resumption that resumed() calls a local end comes only
+  // from the switch path's end_locally, switch_to_child's; counted all the same, should that change.)
   template <bool kEndOnStack>
   __attribute__((always_inline)) static worker* call_child_on_stack(worker& w, group& g, frame& f) {
     fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
@@ -332,7 +336,7 @@ class engine final : public engine_base {
     if constexpr (kEndOnStack) {
       return nullptr;  // child_on_stack did the local end's work
     } else {
-      return &end_on_parents_stack(worker_of(*child), w, self, child);
+      return &resume_parent_after_call(worker_of(*child), w, self, child);
     }
   }
   // A child called on a free stack ended locally (run_child_first): its parent's continuation still lay on
@@ -343,8 +347,8 @@ class engine final : public engine_base {
   // `spawner`: the worker the spawn began on. Done on the child's stack (child_on_stack, whose stack goes
   // back on the list before it returns: only this thread takes from that list, and it takes nothing before
   // the call returns) or on the parent's after the call.
-  __attribute__((always_inline)) static worker& end_on_parents_stack(worker& now, worker& spawner, fiber* parent,
-                                                                    fiber* child) {
+  __attribute__((always_inline)) static worker& resume_parent_after_call(worker& now, worker& spawner,
+                                                                        fiber* parent, fiber* child) {
     ++child->epoch;
     now.fibers.put_free_stack(child);
     now.become(parent);
@@ -365,7 +369,7 @@ class engine final : public engine_base {
     // Only a local end returns here, with the worker it ended on (end_locally), back to the parent's call.
     if constexpr (kEndOnStack) {
       worker& now = *static_cast<worker*>(t.data);
-      count_local_end(end_on_parents_stack(now, *c.w, parent, now.current_fiber), *c.g);
+      count_local_end(resume_parent_after_call(now, *c.w, parent, now.current_fiber), *c.g);
     }
     ult::leaving_call(parent->ctx);
   }
