@@ -160,13 +160,21 @@ class engine final : public engine_base {
   // spawn_body from its order() on: spawn_plain counted and named the child, and order_plain changed nothing.
   __attribute__((noinline)) static void spawn_ordered(worker& w, group& g, frame& f) {
     try {
-      if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first<true>(w, g, f);
-      else spawn_parent_first(w, g, f);
+      order_and_spawn<true>(w, g, f);
     } catch (...) {
-      of(w).policy_.spawn_failed(w, f);
-      --g.spawned;
+      undo_spawn(w, g, f);
       throw;
     }
+  }
+  template <bool kEndOnStack>
+  __attribute__((always_inline)) static void order_and_spawn(worker& w, group& g, frame& f) {
+    if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first<kEndOnStack>(w, g, f);
+    else spawn_parent_first(w, g, f);
+  }
+  // A spawn that threw spawned nothing: the policy undoes what its order() did, and the count goes back.
+  __attribute__((always_inline)) static void undo_spawn(worker& w, group& g, frame& f) {
+    of(w).policy_.spawn_failed(w, f);
+    --g.spawned;
   }
   // kEndOnStack: a child-first child called on a free stack that ends locally does the local end's work there
   // (child_on_stack), and the spawn holds nothing across the call; not in the runtime text, whose spawn must
@@ -186,11 +194,9 @@ class engine final : public engine_base {
                  [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
       if constexpr (P::reads_task_sched_state && !P::order_writes_sched_state) f.id.clear_sched();
       else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
-      if (of(w).policy_.order(w, f) == sched::spawn_order::child_first) spawn_child_first<kEndOnStack>(w, g, f);
-      else spawn_parent_first(w, g, f);
+      order_and_spawn<kEndOnStack>(w, g, f);
     } catch (...) {
-      of(w).policy_.spawn_failed(w, f);
-      --g.spawned;
+      undo_spawn(w, g, f);
       throw;
     }
   }
