@@ -262,7 +262,6 @@ class engine final : public engine_base {
       ++g.local_done;
   }
 
-
   // The parent's fiber leaves its worker for the child's, as at any suspension: it keeps its task, its epoch
   // moves on (its groups' pushes are no longer the top of the deque). Returns the parent's fiber.
   __attribute__((always_inline)) static fiber* leave_for_child(worker& w, fiber* child) {
@@ -332,7 +331,7 @@ class engine final : public engine_base {
       if constexpr (kEndOnStack) {
         after_steal(c, t);
         return nullptr;
-      } else {  // the runtime text: all of it inline (after resumed() the task is counted in no more)
+      } else {  // the runtime text: all inline, since after resumed() the parent's count is 0 again
         const switch_msg& in = *static_cast<const switch_msg*>(t.data);
         worker& now = *in.w;  // read before resumed(), which completes the switch
         *now.eh = c.eh;
