@@ -5,6 +5,8 @@
 //                inline_join                      a two-way join may run inline (push one half, run the other)
 //                inline_join_queue                the same, onto the queue the policy names now (name_join_queue)
 //                order(w, frame)                  child_first (work-first) or parent_first (help-first)
+//                plain_spawns, order_plain(w, f)  optional: order()'s plain child-first case, side-effect free
+//                                                 where it says no, for the engine's plain spawn (engine.hpp)
 //                place(w, frame)                  where a parent-first child goes (default: own deque)
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
 //                ship(w, frame) -> bool           called for parent-first spawns first: deliver the child
