@@ -861,9 +861,8 @@ class engine final : public engine_base {
   // The plain child whose parent could not be published: it runs as the child of a parent nobody can take,
   // and returns to it.
   template <bool kOnStack>
-  __attribute__((noinline, cold)) static ult::transfer run_unpublished(worker& w, fiber* parent, fiber* self,
-                                                                       frame& f, group& g, detail::task_id& id) {
-    (void)w;
+  __attribute__((noinline, cold)) static ult::transfer run_unpublished(fiber* parent, fiber* self, frame& f,
+                                                                       group& g, detail::task_id& id) {
     try {
       f.ops->run_in_place(&f);
     } catch (...) {
@@ -970,7 +969,7 @@ class engine final : public engine_base {
       // A publication that fails (the deque could not grow) changed nothing: the parent then stays
       // unstealable, and the child runs out of line and returns to it, as below. Tested before the body, not
       // after it: a flag kept across the body took a callee-saved register and three instructions a spawn.
-      if (!publish_or_not(w, parent)) [[unlikely]] return run_unpublished<kOnStack>(w, parent, self, f, *g, id);
+      if (!publish_or_not(w, parent)) [[unlikely]] return run_unpublished<kOnStack>(parent, self, f, *g, id);
       try {
         f.ops->run_in_place(&f);
       } catch (...) {
