@@ -4,13 +4,16 @@
 # caller's own copy of the leaf test failed (a clone of a cold branch, also ".part", calls no fib_invoke).
 # Release builds with GCC only: the split is GCC's (clang has no such pass), and the sanitizer builds let the
 # compiler choose what to inline (roost/detail/spawn_inline.hpp).
-# Usage: check.sh PROGRAM
+# With `registers`, instead: how many registers the task group's recursion (fib_group) saves at its entry.
+# Usage: check.sh PROGRAM [split|registers]
 set -euo pipefail
 bin=$1
+what=${2:-split}
 command -v objdump >/dev/null || { echo "objdump (binutils) is needed" >&2; exit 1; }
 "$bin"
 # Whole outputs, not piped into grep -q: its early exit fails the pipe (pipefail).
 listing=$(objdump -d -C --no-show-raw-insn "$bin")
+if [ "$what" = split ]; then
 part=$(awk '/^[0-9a-f]+ <.*fib_invoke<0>\(int\) \[clone \.part\.[0-9]+\]>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); print; exit }' <<<"$listing")
 if [ -z "$part" ]; then
   echo "FAIL: GCC did not split fib_invoke off its leaf test (no .part clone): something in the two-way join" >&2
@@ -27,3 +30,24 @@ if [ "$self_calls" -lt 1 ]; then
   exit 1
 fi
 echo "split: $part calls itself $self_calls time(s)"
+exit 0
+fi
+
+# The task group's recursion: the registers it pushes at its entry, before its frame is allocated.
+pushes=$(awk '
+  $0 ~ /^[0-9a-f]+ <long .*fib_group<0>\(int\)>:$/ { inside = 1; next }
+  inside && /^$/ { exit }
+  inside && /\tpush /{ n++; next }
+  inside && /\tsub .*,%rsp/ { exit }
+  END { print n + 0 }' <<<"$listing")
+if ! grep -q '^[0-9a-f]* <long .*fib_group<0>(int)>:$' <<<"$listing"; then
+  echo "FAIL: no fib_group<0> in the program" >&2
+  exit 1
+fi
+if [ "$pushes" -gt 1 ]; then
+  echo "FAIL: fib_group saves $pushes registers at its entry, not 1: every leaf pays them (task_group.hpp's" >&2
+  echo "      destructor or join_pending out of line in the cleanup, or abi.hpp's try_join_first_child not" >&2
+  echo "      using address_here for the frame it calls)" >&2
+  exit 1
+fi
+echo "task group: fib_group saves $pushes register(s) at its entry"

@@ -425,6 +425,22 @@ inline void finish_join(group_state& g) {
 #define ROOST_CRITICAL_WINDOWS 1
 #endif
 
+// An object's address made where a call needs it, not kept from an earlier use (issue #25). Used again after a
+// call (in a task group's wait, which follows the other half's call), the expression an earlier use made is
+// kept by GCC in a callee-saved register across that call, which every call of a recursion then saves and
+// restores at its entry, its leaves included. An `asm` that makes the address from the object's bytes is not
+// the earlier value, so GCC makes it again, one `lea` off the stack pointer. tests/split_check guards it.
+template <class T>
+__attribute__((always_inline)) inline T* address_here(T& object) {
+#if defined(__x86_64__)
+  T* p;
+  asm("leaq %1, %0" : "=r"(p) : "m"(object));
+  return p;
+#else
+  return &object;
+#endif
+}
+
 struct critical_range {
   std::int32_t start;    // the first instruction's address, relative to this entry's
   std::uint32_t length;  // bytes: the last one is the committing store's
@@ -866,7 +882,9 @@ ROOST_DETAIL_SPAWN_INLINE inline bool try_join_first_child(group_state& g) {
   // Off the deque of the thread's worker, the owner's fiber's (one load fewer than g.owner_fiber->worker, as in
   // push_first_child).
   if (!pop_first_child_on<spawn_path::inline_help_first>(running_worker(), g)) [[unlikely]] return false;
-  auto* f = reinterpret_cast<task_frame*>(g.inline_frame);
+  // The frame's address made here (address_here): as the push's, GCC kept it in a callee-saved register across
+  // the other half's call, for this call.
+  auto* f = reinterpret_cast<task_frame*>(address_here(g.inline_frame[0]));
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
   // directly, as the join's rethrow would have (run_in_place destroys the closure either way). The group is
