@@ -59,17 +59,17 @@ void check_other_task(const char* call, fiber_abi* fb, const group_state& g);
 // forward it and waits for both stores to reach the cache, which then took half of a task_group spawn's
 // time under ws-help (perf, fib: the join's first test). A volatile read is a load of its own, which GCC
 // neither merges nor drops (an empty asm on the value did the same with two instructions more a spawn).
-__attribute__((always_inline)) inline std::uint32_t spawned_alone(const group_state& g) {
+ROOST_DETAIL_SPAWN_INLINE inline std::uint32_t spawned_alone(const group_state& g) {
   return *static_cast<const volatile std::uint32_t*>(&g.spawned);
 }
-__attribute__((always_inline)) inline bool foreign_pending(const group_state& g) {
+ROOST_DETAIL_SPAWN_INLINE inline bool foreign_pending(const group_state& g) {
   return g.error.load(std::memory_order_relaxed) != nullptr;
 }
 // Children of its own or foreign_pending: the join has work. One or of the two words, one branch, the count
 // read first (the error word first cost a task_group spawn under ws-help 3 instructions: callgrind, fib).
-// These three are always inline, in the destructor's copy in an exception cleanup too, for the destructor's
-// reason (below).
-__attribute__((always_inline)) inline bool join_pending(const group_state& g) {
+// These three are always inline as the destructor is, in its copy in an exception cleanup too, for its reason
+// (below).
+ROOST_DETAIL_SPAWN_INLINE inline bool join_pending(const group_state& g) {
   return (static_cast<std::uintptr_t>(g.spawned) |
           reinterpret_cast<std::uintptr_t>(g.error.load(std::memory_order_relaxed))) != 0;
 }
@@ -103,11 +103,12 @@ class task_group {
   // usual. One limit: a group waited explicitly, or a child spawned work-first, from a destructor that runs
   // during unwinding starts with the unwinding's exception count, and a group that child destroys without
   // wait() drops its children's exceptions (std::uncaught_exceptions() is all it can see).
-  // Always inline, its copy in the exception cleanup of the group's scope too (issue #25): called out of line
-  // there, with the group's address as its argument, it had GCC keep that address in a callee-saved register
-  // across every call in the scope, for the cleanup, so every call of a recursion saved and restored one
-  // register more, its leaves included (task_group fib under ws-help: 107 -> 102 instructions a spawn, 0.88x
-  // the time; src/engine/README.md, "The task group's leaves"; tests/split_check).
+  // Always inline (but in the sanitizer builds), its copy in the exception cleanup of the group's scope too
+  // (issue #25): called out of line there, with the group's address as its argument, it had GCC keep that
+  // address in a callee-saved register across every call in the scope, for the cleanup, so every call of a
+  // recursion saved and restored one register more, its leaves included (task_group fib under ws-help, this
+  // change alone: 107 -> 102 instructions a spawn, 0.88x the time; src/engine/README.md, "One register at a
+  // task group's entry"; tests/split_check).
   ROOST_DETAIL_SPAWN_INLINE ~task_group() noexcept(false) {
     if (detail::join_pending(st_)) {
       if (std::uncaught_exceptions() > 0) {

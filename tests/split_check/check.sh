@@ -9,6 +9,7 @@
 set -euo pipefail
 bin=$1
 what=${2:-split}
+case $what in split | registers) ;; *) echo "check.sh: the second argument is split or registers, not '$what'" >&2; exit 2 ;; esac
 command -v objdump >/dev/null || { echo "objdump (binutils) is needed" >&2; exit 1; }
 "$bin"
 # Whole outputs, not piped into grep -q: its early exit fails the pipe (pipefail).
@@ -34,20 +35,25 @@ exit 0
 fi
 
 # The task group's recursion: the registers it pushes at its entry, before its frame is allocated.
+if ! grep -q '^[0-9a-f]* <long .*fib_group<0>(int)>:$' <<<"$listing"; then
+  echo "FAIL: no fib_group<0> in the program" >&2
+  exit 1
+fi
 pushes=$(awk '
   $0 ~ /^[0-9a-f]+ <long .*fib_group<0>\(int\)>:$/ { inside = 1; next }
   inside && /^$/ { exit }
   inside && /\tpush /{ n++; next }
   inside && /\tsub .*,%rsp/ { exit }
   END { print n + 0 }' <<<"$listing")
-if ! grep -q '^[0-9a-f]* <long .*fib_group<0>(int)>:$' <<<"$listing"; then
-  echo "FAIL: no fib_group<0> in the program" >&2
+if [ "$pushes" -eq 0 ]; then
+  echo "FAIL: fib_group saves no register with a push at its entry: the count saw nothing (GCC saved them with" >&2
+  echo "      moves, or split the function), so it says nothing; look at the listing" >&2
   exit 1
 fi
 if [ "$pushes" -gt 1 ]; then
   echo "FAIL: fib_group saves $pushes registers at its entry, not 1: every leaf pays them (task_group.hpp's" >&2
-  echo "      destructor or join_pending out of line in the cleanup, or abi.hpp's try_join_first_child not" >&2
-  echo "      using address_here for the frame it calls)" >&2
+  echo "      destructor or join_pending out of line in the cleanup, or abi.hpp's try_join_first_child calling" >&2
+  echo "      the frame through the push's address instead of the one its pop loaded)" >&2
   exit 1
 fi
 echo "task group: fib_group saves $pushes register(s) at its entry"

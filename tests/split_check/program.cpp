@@ -11,8 +11,9 @@
 // saves at its entry instead, which its leaves pay too. One is needed (the other half's result, across the
 // join's call of the child); a second came back where the group's address was kept for the cleanup's
 // out-of-line destructor (task_group's destructor is inlined) or the inline frame's address across the calls
-// between push and pop (abi.hpp, address_here in try_join_first_child): src/engine/README.md, "The task
-// group's leaves".
+// between push and pop (the join calls the frame its pop loaded: abi.hpp, pop_group_first_child):
+// src/engine/README.md, "One register at a task group's entry". Built with -fomit-frame-pointer, so that a
+// build that keeps frame pointers does not count rbp (tests/CMakeLists.txt).
 #include <cstdio>
 
 #include "roost/parallel.hpp"

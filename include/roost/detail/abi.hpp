@@ -425,22 +425,6 @@ inline void finish_join(group_state& g) {
 #define ROOST_CRITICAL_WINDOWS 1
 #endif
 
-// An object's address made where a call needs it, not kept from an earlier use (issue #25). Used again after a
-// call (in a task group's wait, which follows the other half's call), the expression an earlier use made is
-// kept by GCC in a callee-saved register across that call, which every call of a recursion then saves and
-// restores at its entry, its leaves included. An `asm` that makes the address from the object's bytes is not
-// the earlier value, so GCC makes it again, one `lea` off the stack pointer. tests/split_check guards it.
-template <class T>
-__attribute__((always_inline)) inline T* address_here(T& object) {
-#if defined(__x86_64__)
-  T* p;
-  asm("leaq %1, %0" : "=r"(p) : "m"(object));
-  return p;
-#else
-  return &object;
-#endif
-}
-
 struct critical_range {
   std::int32_t start;    // the first instruction's address, relative to this entry's
   std::uint32_t length;  // bytes: the last one is the committing store's
@@ -505,6 +489,20 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
   "jne %l[slow]\n\t"                                  \
   SLOT                                                \
   "cmpq %[mine], %c[slots_at](" Q ",%[t],8)\n\t"      \
+  "jne %l[slow]\n\t"                                  \
+  "movq %[b], %c[bottom](" Q ")\n" /* commit */        \
+  "1:\n\t" ROOST_CRITICAL_RECORD
+// The same pop, handing back in %[taken] the job it found in the slot (the frame, where the pop succeeds).
+#define ROOST_CRITICAL_POP_PUSHED_TAKING(Q, SLOT)     \
+  "movq %[at], %[b]\n\t"                              \
+  "cmpq %c[floor](" Q "), %[b]\n\t"                   \
+  "jl %l[slow]\n\t"                                   \
+  "leaq 1(%[b]), %[t]\n\t"                            \
+  "cmpq %c[bottom](" Q "), %[t]\n\t"                  \
+  "jne %l[slow]\n\t"                                  \
+  SLOT                                                \
+  "movq %c[slots_at](" Q ",%[t],8), %[taken]\n\t"     \
+  "cmpq %[mine], %[taken]\n\t"                        \
   "jne %l[slow]\n\t"                                  \
   "movq %[b], %c[bottom](" Q ")\n" /* commit */        \
   "1:\n\t" ROOST_CRITICAL_RECORD
@@ -822,9 +820,9 @@ __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
 #endif
   return pop_first_child_slow<expect>(g, *fb);
 }
-// Pops the group's inline frame back (the two-way join's, fork_join2.hpp, and a task group's first child,
-// try_join_first_child) off the deque of `w`, the worker the calling thread serves now (running_worker()),
-// read by the caller after the other half ran, if that worker's path is still `expect`: a task that moved
+// Pops the group's inline frame back (the two-way join's, fork_join2.hpp; a task group's first child goes through
+// the same pop in pop_group_first_child, below) off the deque of `w`, the worker the calling thread serves now
+// (running_worker()), read by the caller after the other half ran, if that worker's path is still `expect`: a task that moved
 // meanwhile reads its new worker, and from the read on it cannot move (a preempted task resumes on its
 // worker), so the sequence may start at the load of the push's index, or of the queue the work-first
 // join's window names, as push_first_child_on's starts at the bottom's. It tests the
@@ -867,6 +865,40 @@ slow:
 #endif
 }
 
+// A task group's first child popped back for its join (try_join_first_child): pop_first_child_on's help-first
+// pop, which hands back the frame it took from the slot, or null where the engine must join. The join calls the
+// frame through that value, which the pop loaded (issue #25). Through the frame's own address, the value the
+// push stored in the slot, GCC kept that address in a callee-saved register across the other half's call, and
+// every call of a recursion then saved and restored the register at its entry, its leaves included. The slow
+// path hands the frame back from a call for the same reason. tests/split_check counts the registers.
+__attribute__((noinline, cold)) inline task_frame* pop_group_first_child_slow(group_state& g) {
+  if (!pop_first_child_slow_here<spawn_path::inline_help_first>(g)) return nullptr;
+  return reinterpret_cast<task_frame*>(g.inline_frame);
+}
+ROOST_DETAIL_SPAWN_INLINE inline task_frame* pop_group_first_child(worker_abi& w, group_state& g) {
+#ifdef ROOST_CRITICAL_WINDOWS
+  constexpr auto L = ws_deque<job>::layout();
+  std::int64_t b, t;
+  job* taken;
+  asm volatile goto(
+      "0:\n\t"
+      ROOST_CRITICAL_POP_PUSHED_TAKING("%[w]", ROOST_CRITICAL_SLOT)
+      : [b] "=&r"(b), [t] "=&r"(t), [taken] "=&r"(taken)
+      : [w] "r"(&w), ROOST_CRITICAL_MINE(g), [at] "m"(g.queue_base),
+        [floor] "i"(L.pop_floor), ROOST_CRITICAL_DEQUE_FIELDS(L)
+      : "cc", "memory"
+      : slow);
+  if (taken == nullptr) __builtin_unreachable();  // it is the frame, which the caller then need not test
+  return static_cast<task_frame*>(taken);
+slow:
+  return pop_group_first_child_slow(g);
+#else
+  (void)w;
+  if (!pop_first_child_in_scope<spawn_path::inline_help_first>(g, *running_fiber())) return nullptr;
+  return reinterpret_cast<task_frame*>(g.inline_frame);
+#endif
+}
+
 // Join of a group whose only child is the unstolen inline frame: pop it back and run it here. Returns
 // false (having changed nothing) when that is not the case, or when the worker's path is no longer inline
 // (hooks were installed since: the child must then be observed as a task); the engine's join takes over.
@@ -881,10 +913,8 @@ ROOST_DETAIL_SPAWN_INLINE inline bool try_join_first_child(group_state& g) {
   // another thread.
   // Off the deque of the thread's worker, the owner's fiber's (one load fewer than g.owner_fiber->worker, as in
   // push_first_child).
-  if (!pop_first_child_on<spawn_path::inline_help_first>(running_worker(), g)) [[unlikely]] return false;
-  // The frame's address made here (address_here): as the push's, GCC kept it in a callee-saved register across
-  // the other half's call, for this call.
-  auto* f = reinterpret_cast<task_frame*>(address_here(g.inline_frame[0]));
+  task_frame* f = pop_group_first_child(running_worker(), g);
+  if (!f) [[unlikely]] return false;
   // The child is the group's only one and it is ours now: nobody else can record an exception in the group
   // or be waited for, so the join is complete once it returns, and an exception it throws leaves wait()
   // directly, as the join's rethrow would have (run_in_place destroys the closure either way). The group is
