@@ -481,28 +481,25 @@ __attribute__((visibility("hidden"))) inline critical_ranges_registrar g_critica
 // ws-help took 0.85x the time, ws 0.94x, task_group fib under ws-help 0.97x, Zen 4; src/engine/README.md, "The
 // pop's chain through the bottom").
 #define ROOST_CRITICAL_POP_PUSHED(Q, SLOT)            \
-  "movq %[at], %[b]\n\t"                              \
-  "cmpq %c[floor](" Q "), %[b]\n\t"                   \
-  "jl %l[slow]\n\t"                                   \
-  "leaq 1(%[b]), %[t]\n\t"                            \
-  "cmpq %c[bottom](" Q "), %[t]\n\t"                  \
-  "jne %l[slow]\n\t"                                  \
-  SLOT                                                \
+  ROOST_CRITICAL_POP_TO_SLOT(Q, SLOT)                 \
   "cmpq %[mine], %c[slots_at](" Q ",%[t],8)\n\t"      \
-  "jne %l[slow]\n\t"                                  \
-  "movq %[b], %c[bottom](" Q ")\n" /* commit */        \
-  "1:\n\t" ROOST_CRITICAL_RECORD
+  ROOST_CRITICAL_POP_COMMIT(Q)
 // The same pop, handing back in %[taken] the job it found in the slot (the frame, where the pop succeeds).
 #define ROOST_CRITICAL_POP_PUSHED_TAKING(Q, SLOT)     \
+  ROOST_CRITICAL_POP_TO_SLOT(Q, SLOT)                 \
+  "movq %c[slots_at](" Q ",%[t],8), %[taken]\n\t"     \
+  "cmpq %[mine], %[taken]\n\t"                        \
+  ROOST_CRITICAL_POP_COMMIT(Q)
+// Their shared parts: the index's tests, up to the slot's index in %[t]; after the slot's compare, the commit.
+#define ROOST_CRITICAL_POP_TO_SLOT(Q, SLOT)           \
   "movq %[at], %[b]\n\t"                              \
   "cmpq %c[floor](" Q "), %[b]\n\t"                   \
   "jl %l[slow]\n\t"                                   \
   "leaq 1(%[b]), %[t]\n\t"                            \
   "cmpq %c[bottom](" Q "), %[t]\n\t"                  \
   "jne %l[slow]\n\t"                                  \
-  SLOT                                                \
-  "movq %c[slots_at](" Q ",%[t],8), %[taken]\n\t"     \
-  "cmpq %[mine], %[taken]\n\t"                        \
+  SLOT
+#define ROOST_CRITICAL_POP_COMMIT(Q)                  \
   "jne %l[slow]\n\t"                                  \
   "movq %[b], %c[bottom](" Q ")\n" /* commit */        \
   "1:\n\t" ROOST_CRITICAL_RECORD
