@@ -9,7 +9,10 @@
 set -euo pipefail
 bin=$1
 what=${2:-split}
-case $what in split | registers) ;; *) echo "check.sh: the second argument is split or registers, not '$what'" >&2; exit 2 ;; esac
+case $what in
+  split | registers) ;;
+  *) echo "check.sh: the second argument is split or registers, not '$what'" >&2; exit 2 ;;
+esac
 command -v objdump >/dev/null || { echo "objdump (binutils) is needed" >&2; exit 1; }
 "$bin"
 # Whole outputs, not piped into grep -q: its early exit fails the pipe (pipefail).

@@ -817,12 +817,12 @@ __attribute__((noinline, cold)) bool pop_first_child_slow_here(group_state& g) {
 #endif
   return pop_first_child_slow<expect>(g, *fb);
 }
-// Pops the group's inline frame back (the two-way join's, fork_join2.hpp; a task group's first child goes through
-// the same pop in pop_group_first_child, below) off the deque of `w`, the worker the calling thread serves now
-// (running_worker()), read by the caller after the other half ran, if that worker's path is still `expect`: a task that moved
-// meanwhile reads its new worker, and from the read on it cannot move (a preempted task resumes on its
-// worker), so the sequence may start at the load of the push's index, or of the queue the work-first
-// join's window names, as push_first_child_on's starts at the bottom's. It tests the
+// Pops the group's inline frame back (the two-way join's, fork_join2.hpp; a task group's first child goes
+// through the same pop in pop_group_first_child, below) off the deque of `w`, the worker the calling thread
+// serves now (running_worker()), read by the caller after the other half ran, if that worker's path is still
+// `expect`: a task that moved meanwhile reads its new worker, and from the read on it cannot move (a preempted
+// task resumes on its worker), so the sequence may start at the load of the push's index, or of the queue the
+// work-first join's window names, as push_first_child_on's starts at the bottom's. It tests the
 // deque's pop floor, which is closed unless the path is one of the two whose pops use the window
 // (sync_inline_pops), and the slow path tests the path itself; a worker on the other of the two never has
 // the frame on top (inline_pops_open_on). The work-first join's pop addresses the queue worker_abi::join_window
