@@ -185,20 +185,30 @@ class engine final : public engine_base {
     // (src/api/task_group.cpp; it reaches spawn_foreign below through the engine's table) before this spawn
     // changed anything.
     if (g.spawned & group::kJoining) [[unlikely]] return detail::spawn_foreign(w, g, f);
-    if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
+    count_spawn(g);
     // A spawn that throws (no stack left for a child-first child, no memory for a frame) spawned nothing:
     // counted, the child would be waited for at the join for ever (adws, hws and ws hung that way when a
     // chain of 100,000 nested tasks ran out of stacks). Nothing is published before the throwing calls.
     try {
       name_child(w, f, const_cast<detail::task_id*>(g.owner_task),
                  [&w]() __attribute__((always_inline)) -> detail::fiber_abi* { return w.current_fiber; });
-      if constexpr (P::reads_task_sched_state && !P::order_writes_sched_state) f.id.clear_sched();
-      else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
+      clear_child_sched(f);
       order_and_spawn<kEndOnStack>(w, g, f);
     } catch (...) {
       undo_spawn(w, g, f);
       throw;
     }
+  }
+
+  // The child counted in its group; the first spawn since the join has no base on a deque yet (task_frame.hpp).
+  __attribute__((always_inline)) static void count_spawn(group& g) {
+    if (++g.spawned == 1) g.base_epoch = group::kNoBase;
+  }
+  // The child's scheduling state as the policy expects it before order(): cleared where it reads it and order()
+  // does not write it all, else only the tracer's serial, whatever the policy (task_frame.hpp).
+  __attribute__((always_inline)) static void clear_child_sched(frame& f) {
+    if constexpr (P::reads_task_sched_state && !P::order_writes_sched_state) f.id.clear_sched();
+    else f.id.serial = 0;
   }
 
   __attribute__((always_inline)) static void spawn_parent_first(worker& w, group& g, frame& f) {
@@ -244,7 +254,8 @@ class engine final : public engine_base {
   template <bool kEndOnStack>
   __attribute__((always_inline)) static void spawn_child_first(worker& w, group& g, frame& f) {
 #ifdef ROOST_CALL_ON_STACK
-    worker* const local = call_child_on_stack<kEndOnStack>(w, g, f);
+    // get_free_stack may throw: nothing is published or changed before it.
+    worker* const local = call_child_on_stack<kEndOnStack>(w, g, f, w.fibers.get_free_stack());
 #else
     worker* const local = switch_to_child(w, f);
 #endif
@@ -318,9 +329,9 @@ class engine final : public engine_base {
   // (count_local_end): without kEndOnStack, a local end. Else null: a remote end, or, with kEndOnStack, a
   // local end that child_on_stack counted. (A thief's resumption that resumed() calls a local end comes only
   // from the switch path's end_locally, switch_to_child's; counted all the same, should that change.)
+  // `child`: the free stack's fiber, taken off the list by the caller.
   template <bool kEndOnStack>
-  __attribute__((always_inline)) static worker* call_child_on_stack(worker& w, group& g, frame& f) {
-    fiber* child = w.fibers.get_free_stack();  // may throw: nothing is published or changed before it
+  __attribute__((always_inline)) static worker* call_child_on_stack(worker& w, group& g, frame& f, fiber* child) {
     fiber* self = leave_for_child(w, child);
     on_stack_call c{&w, self, &f, &g, *w.eh};
     ult::call_fake_stack fake;
@@ -387,24 +398,12 @@ class engine final : public engine_base {
   // (spawn_ordered), from where spawn_body calls order().
   // `child`: the free stack's fiber at the list's head (fiber_pool::peek_free_stack).
   __attribute__((always_inline)) static void spawn_plain(worker& w, group& g, frame& f, fiber* child) {
-    if (++g.spawned == 1) g.base_epoch = group::kNoBase;  // the first spawn since the join (task_frame.hpp)
-    // name_child's stores, with no hook to tell.
-    detail::task_id* parent = const_cast<detail::task_id*>(g.owner_task);
-    f.id.parent = parent;
-    f.id.index = parent->next_child++;
-    f.id.depth = parent->depth + 1;
-    f.id.next_child = 0;
-    if constexpr (P::reads_task_sched_state && !P::order_writes_sched_state) f.id.clear_sched();
-    else f.id.serial = 0;  // the tracer's, whatever the policy (task_frame.hpp)
+    count_spawn(g);
+    name_child_unobserved(f, const_cast<detail::task_id*>(g.owner_task));  // no hook to tell
+    clear_child_sched(f);
     if (!of(w).policy_.order_plain(w, f)) [[unlikely]] return spawn_ordered(w, g, f);
     w.fibers.take_free_stack(child);
-    fiber* self = leave_for_child(w, child);
-    on_stack_call c{&w, self, &f, &g, *w.eh};
-    ult::call_fake_stack fake;
-    ult::announce_call(fake, child->ctx);
-    const ult::transfer t = ult::call_on_stack(&c, &child_on_stack<true>, child, &self->ctx.fctx);
-    ult::call_came_back(fake);
-    if (t.fctx) [[unlikely]] after_steal(c, t);
+    call_child_on_stack<true>(w, g, f, child);  // a local end counted on the child's stack: nothing to do here
   }
   __attribute__((noinline)) static void after_steal(const on_stack_call& c, ult::transfer t) {
     const switch_msg& in = *static_cast<const switch_msg*>(t.data);

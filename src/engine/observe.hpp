@@ -108,6 +108,14 @@ inline void observe_steal(detail::worker_abi& thief, unsigned victim, bool taken
 // the owner's stack the owner runs no code of its own meanwhile, so its count of children is still its.
 // `running()`: the spawner's fiber, whose count the hook's call is made under (engine.hpp,
 // spawn_in_runtime_text); a callable, so that the common path without hooks does not load it.
+// The name's stores alone: name_child's, and those of the engine's plain spawn, which has read the hooks' word
+// already (engine.hpp, spawn_plain).
+__attribute__((always_inline)) inline void name_child_unobserved(detail::task_frame& f, detail::task_id* parent) {
+  f.id.parent = parent;
+  f.id.index = parent->next_child++;
+  f.id.depth = parent->depth + 1;
+  f.id.next_child = 0;
+}
 template <class RunningFiber>
 __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, detail::task_frame& f,
                                                       detail::task_id* parent, RunningFiber&& running) {
@@ -115,10 +123,7 @@ __attribute__((always_inline)) inline void name_child(detail::worker_abi& w, det
   // from the frame where a policy's order() reads it (cab), from the upper half of the vector store it
   // merged index and depth into, a load that store does not forward to on Zen 4 (cab's fib 1.12x ws's).
   const unsigned hooks = detail::hook_bits();
-  f.id.parent = parent;
-  f.id.index = parent->next_child++;
-  f.id.depth = parent->depth + 1;
-  f.id.next_child = 0;
+  name_child_unobserved(f, parent);
   if (hooks) [[unlikely]] {
     f.id.split_depth = parent->split_depth + 1 + f.id.index;
     if (hooks & detail::kHookSim) {
