@@ -201,8 +201,10 @@ class engine final : public engine_base {
   }
 
   // The child counted in its group; the first spawn since the join has no base on a deque yet (task_frame.hpp).
-  __attribute__((always_inline)) static void count_spawn(group& g) {
-    if (++g.spawned == 1) g.base_epoch = group::kNoBase;
+  __attribute__((always_inline)) static bool count_spawn(group& g) {
+    const bool opens = ++g.spawned == 1;
+    if (opens) g.base_epoch = group::kNoBase;
+    return opens;
   }
   // The child's scheduling state as the policy expects it before order(): cleared where it reads it and order()
   // does not write it all, else only the tracer's serial, whatever the policy (task_frame.hpp).
@@ -398,10 +400,12 @@ class engine final : public engine_base {
   // (spawn_ordered), from where spawn_body calls order().
   // `child`: the free stack's fiber at the list's head (fiber_pool::peek_free_stack).
   __attribute__((always_inline)) static void spawn_plain(worker& w, group& g, frame& f, fiber* child) {
-    count_spawn(g);
+    const bool opens = count_spawn(g);
     name_child_unobserved(f, const_cast<detail::task_id*>(g.owner_task));  // no hook to tell
     clear_child_sched(f);
-    if (!of(w).policy_.order_plain(w, f)) [[unlikely]] return spawn_ordered(w, g, f);
+    // `opens` from the count: read again after the child's name, whose stores may alias it for GCC, g.spawned
+    // was loaded anew (a load a spawn under adws and adws-ml).
+    if (!of(w).policy_.order_plain(w, g, f, opens)) [[unlikely]] return spawn_ordered(w, g, f);
     w.fibers.take_free_stack(child);
     call_child_on_stack<true>(w, g, f, child);  // a local end counted on the child's stack: nothing to do here
   }

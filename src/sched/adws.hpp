@@ -69,9 +69,8 @@ class adws_policy : public policy_base {
   // order()'s plain case (policy.hpp, plain_spawns): a group opened plain, not dealt; false, having changed
   // nothing, while the worker searches (the open may be the out-of-line one) or the group was dealt.
   static constexpr bool plain_spawns = true;
-  bool order_plain(engine::worker& w, detail::task_frame& f) noexcept {
-    detail::group_state& g = *f.group;
-    if (g.spawned == 1) {
+  bool order_plain(engine::worker& w, detail::group_state& g, detail::task_frame&, bool opens) noexcept {
+    if (opens) {
       if (of(w).searching) [[unlikely]] return false;
       g.dist.mode = kPlain;
       return true;

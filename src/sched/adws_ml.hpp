@@ -104,12 +104,11 @@ class adws_ml_policy : public policy_base {
   // order()'s first case (policy.hpp, plain_spawns): a task marked one_leaf_group, not searching, whose group
   // is not dealt; false, having changed nothing, elsewhere.
   static constexpr bool plain_spawns = true;
-  bool order_plain(engine::worker& w, detail::task_frame& f) noexcept {
+  bool order_plain(engine::worker& w, detail::group_state& g, detail::task_frame& f, bool opens) noexcept {
     detail::task_id& cur = *w.current_task;
     const per_worker& me = of(w);
     if (!cur.one_leaf_group || me.searching) [[unlikely]] return false;
-    detail::group_state& g = *f.group;
-    if (g.spawned == 1) open_plain(g, cur);
+    if (opens) open_plain(g, cur);
     else if (g.dist.mode == kSearchRoot) [[unlikely]] return false;
     set_plain_leaf_child(f.id, cur, me.leaf_lo, me.leaf_hi);
     return true;

@@ -20,7 +20,7 @@ class hws_policy : public policy_base {
   explicit hws_policy(engine::engine_base& e);
 
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::child_first; }
-  bool order_plain(engine::worker&, detail::task_frame&) const noexcept { return true; }
+  bool order_plain(engine::worker&, detail::group_state&, detail::task_frame&, bool) const noexcept { return true; }
   detail::job* steal(engine::worker& w);
   std::string notes() const;
 

@@ -5,8 +5,8 @@
 //                inline_join                      a two-way join may run inline (push one half, run the other)
 //                inline_join_queue                the same, onto the queue the policy names now (name_join_queue)
 //                order(w, frame)                  child_first (work-first) or parent_first (help-first)
-//                plain_spawns, order_plain(w, f)  optional: order()'s plain child-first case, side-effect free
-//                                                 where it says no, for the engine's plain spawn (engine.hpp)
+//                plain_spawns,                    optional: order()'s plain child-first case, side-effect free
+//                order_plain(w, g, f, opens)      where it says no, for the engine's plain spawn (engine.hpp)
 //                place(w, frame)                  where a parent-first child goes (default: own deque)
 //                publish_continuation(w, fiber)   where a work-first parent's continuation goes
 //                ship(w, frame) -> bool           called for parent-first spawns first: deliver the child
@@ -98,11 +98,12 @@ class policy_base {
   // switches back, the TSan build's and off x86-64, resumes through resumed() as any switch does, which
   // calls it: harmless). cab: parent and child both name the worker's deque as their join queue (#25).
   static constexpr bool child_first_hooks_idle = false;
-  // True for a policy with order_plain(w, f) noexcept: where a spawn is a child-first one that order() would
-  // make without a call out of line or anything that throws, it does what order() would and returns true;
-  // elsewhere it changes nothing and returns false. The engine's spawn then takes a path of its own while no
+  // True for a policy with order_plain(w, g, f, opens) noexcept (g: the child's group, f.group; opens: this
+  // spawn is the group's first since its join, g.spawned is 1): where a spawn is a child-first one that
+  // order() would make without a call out of line or anything that throws, it does what order() would and
+  // returns true; elsewhere it changes nothing and returns false. The engine's spawn then takes a path of its own while no
   // hook is installed and a free stack is at hand (engine.hpp, spawn_plain), and calls order() only where
-  // order_plain said false. ws, hws, adws, adws-ml.
+  // order_plain said false. ws, hws, adws, adws-ml, cats.
   static constexpr bool plain_spawns = false;
   // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
   // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its

@@ -14,7 +14,7 @@ class ws_policy : public random_victims {
   using runtime_text_spawn = ws_policy;  // its spawn is work-first, all inline (policy.hpp)
   using random_victims::random_victims;
   spawn_order order(engine::worker&, const detail::task_frame&) const { return spawn_order::child_first; }
-  bool order_plain(engine::worker&, detail::task_frame&) const noexcept { return true; }
+  bool order_plain(engine::worker&, detail::group_state&, detail::task_frame&, bool) const noexcept { return true; }
 };
 
 }  // namespace roost::sched
