@@ -381,6 +381,55 @@ TEST(AdwsOwnWork, WorkOfAnIterationTheWorkerHadNotSeenKeepsTheStateItSets) {
   EXPECT_TRUE(me.use_mig) << "the migrated piece's continuations would go to the local queue";
 }
 
+// A worker behind the iteration takes nothing through its deque's pop window (adws_own_work.hpp,
+// shut_pops_of_new_iteration): pop_own no longer tests the iteration before the window, so the window itself
+// must be shut from the new iteration's start until the worker caught up, also where the worker's own
+// sync_join_queue, on a look begun before the new iteration, opens it after iteration_begin shut it. The
+// interleaving is written out in one thread, over the two policies' helpers and a real deque.
+TEST(AdwsOwnWork, AWorkerBehindTheIterationTakesNothingThroughThePopWindow) {
+  using job_deque = roost::detail::ws_deque<roost::detail::job>;
+  struct fake_worker {
+    job_deque deque;
+  };
+  struct fake_engine {
+    fake_worker workers[2];
+    unsigned num_workers() const { return 2; }
+    fake_worker& worker_at(unsigned i) { return workers[i]; }
+  } eng;
+  roost::detail::task_frame shared, job;  // a new deque shares its first push (a request waits from the start)
+  shared.set_kind(roost::detail::job::kind::fresh);
+  job.set_kind(roost::detail::job::kind::fresh);
+  std::atomic<std::uint64_t> iteration{0};
+  std::uint64_t seen = 0;  // the worker's catch_up
+  fake_worker& w = eng.worker_at(1);
+  const auto sync = [&](std::uint8_t bits) {  // sync_join_queue: name_join_queue's bits, then the look
+    w.deque.shut_joins_here(bits);
+    roost::sched::adws::shut_pops_while_behind(w, seen, iteration);
+  };
+  sync(job_deque::kJoinPushShut);
+  sync(0);
+  w.deque.push(&shared);
+  w.deque.push(&job);
+  ASSERT_FALSE(w.deque.pop_window_shut()) << "the window of a worker caught up is open";
+
+  iteration.fetch_add(1);  // iteration_begin, from another thread
+  roost::sched::adws::shut_pops_of_new_iteration(eng);
+  EXPECT_TRUE(eng.worker_at(0).deque.pop_window_shut());
+  EXPECT_EQ(w.deque.pop_in_window(), nullptr) << "a worker behind took its top job through the window";
+  EXPECT_EQ(w.deque.joins_shut(), job_deque::kJoinPopShut);
+
+  sync(0);  // the worker's sync on a look begun before the new iteration (seen is still 0)
+  EXPECT_EQ(w.deque.pop_in_window(), nullptr) << "the worker's own open let it take its top job behind";
+
+  w.deque.shut_joins_here(job_deque::kJoinPushShut);  // the worker's bits, set meanwhile, are kept
+  roost::sched::adws::shut_pops_of_new_iteration(eng);
+  EXPECT_EQ(w.deque.joins_shut(), job_deque::kJoinPushShut | job_deque::kJoinPopShut);
+
+  seen = iteration.load();  // catch_up, then its sync
+  sync(0);
+  EXPECT_EQ(w.deque.pop_in_window(), &job) << "the window stayed shut after the worker caught up";
+}
+
 namespace {
 
 using roost_test::scoped_env;

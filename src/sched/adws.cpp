@@ -35,7 +35,8 @@ adws_policy::adws_policy(engine::engine_base& e)
 void adws_policy::iteration_begin() {
   steal_.iteration_begin();
   root_.active.store(false, std::memory_order_release);
-  iteration_.fetch_add(1, std::memory_order_acq_rel);
+  iteration_.fetch_add(1, std::memory_order_seq_cst);
+  adws::shut_pops_of_new_iteration(eng_);
 }
 
 void adws_policy::iteration_end() { steal_.iteration_end(); }

@@ -31,6 +31,7 @@
 
 #include "queues/migration_queue.hpp"
 #include "sched/adws_nodes.hpp"
+#include "sched/adws_own_work.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
 #include "sched/steal_tuner.hpp"
@@ -99,19 +100,21 @@ class adws_policy : public policy_base {
     else w.deque.push(parent);
   }
   ROOST_SEAM detail::job* pop_own(engine::worker& w) {
-    per_worker& me = of(w);
     // The deque's pop window is open only where Algorithm 4.3 takes the deque's top job: no job in the
-    // mailbox (deliver shuts the window, which stays shut while that run-first slot is full) and the deque
-    // the queue the worker works from (sync_join_queue shuts it while use_mig or searching), and only for the
-    // private part with no request waiting. Else the migration queue while the worker works from it, and
-    // anything else, or a new iteration, takes the slow path, which gives the same job (#25: fib's spawn 329 ->
-    // 321 instructions against testing the mailbox and use_mig before the deque's pop).
-    if (me.iteration == iteration_.load(std::memory_order_relaxed)) [[likely]] {
-      if (detail::job* t = w.deque.pop_in_window()) [[likely]] return t;
-      if (me.use_mig && me.mailbox.load(std::memory_order_relaxed) == nullptr)
+    // mailbox (deliver shuts the window, which stays shut while that run-first slot is full), the deque the
+    // queue the worker works from (sync_join_queue shuts it while use_mig or searching) and a worker caught
+    // up with the iteration (iteration_begin shuts it, and sync_join_queue again where it finds the worker
+    // behind), and only for the private part with no request waiting. Else the migration queue while the
+    // worker works from it, and anything else takes the slow path, which gives the same job (#25: fib's
+    // spawn 329 -> 321 instructions against testing the mailbox and use_mig before the deque's pop, and
+    // 280 -> 275 against testing the iteration before it and the job after it; adws-ml 286 -> 280).
+    return w.deque.pop_window_or([&]() __attribute__((always_inline)) -> detail::job* {
+      per_worker& me = of(w);
+      if (me.iteration == iteration_.load(std::memory_order_relaxed) && me.use_mig &&
+          me.mailbox.load(std::memory_order_relaxed) == nullptr)
         if (detail::job* t = me.migq.pop_bottom()) return t;
-    }
-    return pop_own_slow(w);
+      return pop_own_slow(w);
+    });
   }
   bool has_visible_work(engine::worker& w);
   // The migration queue's own end keeps the frames it holds private (inline joins' halves, pushed while the
@@ -189,8 +192,10 @@ class adws_policy : public policy_base {
   per_worker& of(engine::worker& w) { return *static_cast<per_worker*>(w.policy_state); }  // set at construction
   // The inline join's queue (abi.hpp, worker_abi::join_queue): none while searching, whose joins deal their
   // halves, else where publish_continuation would push. Called wherever `searching` or `use_mig` changes.
+  // A worker behind the iteration keeps its deque's pops shut (adws::shut_pops_while_behind).
   void sync_join_queue(engine::worker& w, per_worker& me) {
     detail::name_join_queue(w, me.searching ? nullptr : me.use_mig ? &me.migq.owner_end() : &w.deque);
+    adws::shut_pops_while_behind(w, me.iteration, iteration_);
   }
   void catch_up(engine::worker& w, per_worker& me);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);

@@ -75,7 +75,8 @@ void adws_ml_policy::iteration_begin() {
   for (auto& level : q_)
     for (auto& q : level) q->entry.store(nullptr, std::memory_order_relaxed);
   root_.active.store(false, std::memory_order_release);
-  iteration_.fetch_add(1, std::memory_order_acq_rel);
+  iteration_.fetch_add(1, std::memory_order_seq_cst);
+  adws::shut_pops_of_new_iteration(eng_);
 }
 
 void adws_ml_policy::iteration_end() { steal_.iteration_end(); }

@@ -33,6 +33,7 @@
 #include "queues/locked_deque.hpp"
 #include "queues/migration_queue.hpp"
 #include "sched/adws_nodes.hpp"
+#include "sched/adws_own_work.hpp"
 #include "sched/adws_range.hpp"
 #include "sched/policy.hpp"
 #include "sched/steal_tuner.hpp"
@@ -141,20 +142,21 @@ class adws_ml_policy : public policy_base {
     else publish_continuation_slow(w, parent);
   }
   detail::job* pop_own(engine::worker& w) {
-    per_worker& me = of(w);
     // Look before taking, as adws does: a new iteration or a mailbox task go the slow way, and so does a
     // worker the join queue is not named for (sync_join_queue: not on its leaf level, searching, or with
     // kept work). A migration queue's own end found empty leaves for the slow way too, which takes what its
     // inbox received. The deque's pop window stands for most of it: open only while the join queue is the
-    // worker's deque and its leaf group's mailbox is empty (deliver shuts every one of the group's
-    // windows), for the private part with no request waiting; the slow way gives what the window does not.
-    if (me.iteration == iteration_.load(std::memory_order_relaxed)) [[likely]] {
-      if (detail::job* t = w.deque.pop_in_window()) [[likely]] return t;
-      if (detail::ws_deque<detail::job>* q = w.join_queue.load(std::memory_order_relaxed);
-          q && q != &w.deque && me.leaf->mailbox.load(std::memory_order_relaxed) == nullptr)
-        if (detail::job* t = q->pop()) return t;
-    }
-    return pop_own_slow(w);
+    // worker's deque, its leaf group's mailbox is empty (deliver shuts every one of the group's windows)
+    // and the worker is caught up with the iteration (as adws's), for the private part with no request
+    // waiting; the slow way gives what the window does not.
+    return w.deque.pop_window_or([&]() __attribute__((always_inline)) -> detail::job* {
+      per_worker& me = of(w);
+      if (me.iteration == iteration_.load(std::memory_order_relaxed))
+        if (detail::ws_deque<detail::job>* q = w.join_queue.load(std::memory_order_relaxed);
+            q && q != &w.deque && me.leaf->mailbox.load(std::memory_order_relaxed) == nullptr)
+          if (detail::job* t = q->pop()) return t;
+      return pop_own_slow(w);
+    });
   }
   // A job the engine gave back (it resumes a waiter first) may be a task returning to this group's head to
   // restore its level: it must not be stolen, or another worker would restore the owner's level.
@@ -400,6 +402,7 @@ class adws_ml_policy : public policy_base {
     group_queues& q = *me.leaf;
     const bool plain = is_leaf(me.level) && !me.searching && q.kept.empty_hint();
     detail::name_join_queue(w, !plain ? nullptr : q.use_mig ? &q.migq.split().owner_end() : &w.deque);
+    adws::shut_pops_while_behind(w, me.iteration, iteration_);  // as adws's
   }
   void start_root(engine::worker& w, detail::task_id& id);
   void open_group(engine::worker& w, detail::task_id& cur, detail::group_state& g);

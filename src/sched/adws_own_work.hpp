@@ -26,6 +26,25 @@ inline detail::job* unmarked(detail::job* m) {
   return reinterpret_cast<detail::job*>(reinterpret_cast<std::uintptr_t>(m) & ~std::uintptr_t{1});
 }
 
+// A worker behind the iteration (its catch_up has not seen the new one yet) must not take its deque's top job
+// through the pop window: its pop_own's slow path catches up first, so that the job runs in the new
+// iteration's state, not in the old one's search state, node and level. Instead of a test of the iteration at
+// every pop (5 instructions of a work-first spawn in fib), the window is shut while a worker is behind:
+//  * iteration_begin shuts every worker's deque's pops after the new iteration's number is stored, and
+//  * the owner's sync_join_queue, which opens them again (name_join_queue), then reads the number and shuts
+//    them where it is behind.
+// Both the number's store and load and the pops' bits are seq-cst: either the owner's read sees the new
+// number, or iteration_begin's shut comes after the owner's open. Another thread's shut keeps the owner's own
+// bits (ws_deque::shut_pops_until_named).
+template <class Engine>
+void shut_pops_of_new_iteration(Engine& eng) {
+  for (unsigned i = 0; i < eng.num_workers(); ++i) eng.worker_at(i).deque.shut_pops_until_named();
+}
+template <class Worker>
+void shut_pops_while_behind(Worker& w, std::uint64_t caught_up_with, const std::atomic<std::uint64_t>& iteration) {
+  if (caught_up_with != iteration.load(std::memory_order_seq_cst)) [[unlikely]] w.deque.shut_pops_until_named();
+}
+
 // take_mailbox(): the mailbox's job, if any. A search-root task taken from the mailbox is searched from its
 // sender's node: `searching` and `current` (the taker's node) are set to it. The mailbox need not be the
 // caller's own (a worker leaving a stopping runtime takes what was dealt to one that left: the policies'

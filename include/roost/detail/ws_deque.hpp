@@ -170,9 +170,15 @@ class ws_deque {
   // pop() through the window: the same job, where the window is open without pop()'s request test, and
   // without a test of the job that pop_in_window's caller makes (policy_base::pop_own).
   __attribute__((always_inline)) T* pop_window_first() {
+    return pop_window_or([this]() __attribute__((always_inline)) { return pop(); });
+  }
+  // The same with the caller's own way where the window is shut or the private part empty (adws's pop_own,
+  // whose shut window stands for its mailbox, its migration queue and a new iteration too).
+  template <class Otherwise>
+  __attribute__((always_inline)) T* pop_window_or(Otherwise&& otherwise) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);
     if (b > pop_floor_.load(std::memory_order_relaxed)) [[likely]] return take_window_top(b);
-    return pop();
+    return otherwise();
   }
 
   // Owner only: when 1 to at_most private tasks lie at index >= from, removes and returns the oldest of
@@ -275,6 +281,14 @@ class ws_deque {
     if (shut & kJoinPopShut) pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
   }
   std::uint8_t joins_shut() const { return join_shut_.load(std::memory_order_relaxed); }
+  // Any thread: the pops shut (kJoinPopShut added to the bits, the floor closed), until the owner's next
+  // shut_joins_here with other bits opens them. Against the owner's rearm as shut_joins_elsewhere is, and an
+  // atomic or: the owner's own bits, stored meanwhile, are kept. For a policy whose pops must leave for its
+  // slow path once before the owner takes its next job (adws's new iteration).
+  void shut_pops_until_named() {
+    join_shut_.fetch_or(kJoinPopShut, std::memory_order_seq_cst);
+    pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
+  }
   // The slot of a job that must run before the owner's own (worker_abi::run_first), or nullptr: while it is
   // full the pop floor stays closed (rearm). Set before any push.
   void watch_run_first(const std::atomic<T*>* slot) { run_first_ = slot; }
