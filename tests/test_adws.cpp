@@ -17,7 +17,11 @@
 #include <vector>
 
 #include "adws_checker.hpp"
+#include "api/runtime_core.hpp"
 #include "roost/roost.hpp"
+#include "sched/adws.hpp"
+#include "sched/adws_ml.hpp"
+#include "sched/engine_of.hpp"
 #include "sched/adws_nodes.hpp"
 #include "sched/adws_own_work.hpp"
 #include "sched/adws_range.hpp"
@@ -428,6 +432,48 @@ TEST(AdwsOwnWork, AWorkerBehindTheIterationTakesNothingThroughThePopWindow) {
   seen = iteration.load();  // catch_up, then its sync
   sync(0);
   EXPECT_EQ(w.deque.pop_in_window(), &job) << "the window stayed shut after the worker caught up";
+}
+
+// The same on the policies themselves: iteration_begin shuts every worker's pops, and the new iteration's
+// first look (the root's start on worker 0) opens them again where the worker's state does (adws-ml's root
+// is on DRAM's level, whose joins the engine makes: open below its first group, on the leaf level). One
+// worker: its thread is the caller's, which runs nothing between runs.
+template <class Policy>
+void expect_pops_shut_until_the_worker_catches_up(const char* scheduler) {
+  using job_deque = roost::detail::ws_deque<roost::detail::job>;
+  roost::options o;
+  o.scheduler = scheduler;
+  o.workers = 1;
+  roost::detail::runtime_core core(o, &roost::sched::make_engine_of<Policy>);
+  auto& eng = static_cast<roost::engine::engine<Policy>&>(*core.eng);
+  job_deque& deque = eng.worker_at(0).deque;
+  const auto run = [&](auto&& f) {
+    core.run([](void* p) { (*static_cast<std::remove_reference_t<decltype(f)>*>(p))(); }, &f);
+  };
+  int leaves_shut = 0;  // of the tasks that join two leaves
+  const auto fib_invoke = [&](auto& self, int n) -> long {
+    if (n < 2) return n;
+    if (n == 2) leaves_shut += (deque.joins_shut() & job_deque::kJoinPopShut) != 0;
+    long a = 0, b = 0;
+    roost::parallel_invoke([&] { a = self(self, n - 1); }, [&] { b = self(self, n - 2); });
+    return a + b;
+  };
+  for (int round = 0; round < 3; ++round) {
+    long r = 0;
+    leaves_shut = 0;
+    run([&] { r = fib_invoke(fib_invoke, 15); });
+    EXPECT_EQ(r, 610);
+    EXPECT_EQ(leaves_shut, 0) << scheduler << ": the worker, caught up, kept its pops shut";
+    eng.policy().iteration_begin();  // as runtime::run does before its root
+    EXPECT_TRUE(deque.joins_shut() & job_deque::kJoinPopShut)
+        << scheduler << ": a new iteration left the pops of a worker behind it open";
+    EXPECT_TRUE(deque.pop_window_shut()) << scheduler;
+    eng.policy().iteration_end();
+  }
+}
+TEST(AdwsOwnWork, ANewIterationShutsEveryWorkersPopsUntilItLooks) {
+  expect_pops_shut_until_the_worker_catches_up<roost::sched::adws_policy>("adws");
+  expect_pops_shut_until_the_worker_catches_up<roost::sched::adws_ml_policy>("adws-ml");
 }
 
 namespace {

@@ -233,7 +233,13 @@ detail::job* adws_policy::steal(engine::worker& w) {
   if (v != a) t = ws_[v].migq.steal_top();
   if (!t && (v != b || adws::ends_on_boundary(r))) t = eng_.worker_at(v).deque.steal();
   engine::observe_steal(w, v, t != nullptr);
-  if (t) catch_up(w, me);  // a task of an iteration begun since the look above: run it in that one's state
+  // A task of an iteration begun since the look above: run it in that one's state. And the join queue named
+  // again: a catch-up before iteration_begin shut this deque's pops left them shut (shut_pops_while_behind),
+  // and the stolen task's joins would all take the slow way until the worker's next own pop.
+  if (t) {
+    catch_up(w, me);
+    sync_join_queue(w, me);
+  }
   return t;
 }
 

@@ -605,8 +605,12 @@ detail::job* adws_ml_policy::steal(engine::worker& w) {
   if (!t && (v != b || adws::ends_on_boundary(r))) t = steal_local(level, v);
   engine::observe_steal(w, tree_.levels[level].head[v], t != nullptr);
   // A task of an iteration begun since the look above: run it in that one's state, or a group it opens
-  // would descend from the old iteration's level, which the next catch-up resets under it.
-  if (t) catch_up(w, me);
+  // would descend from the old iteration's level, which the next catch-up resets under it. The join queue
+  // named again, as adws's steal does (a catch-up before iteration_begin shut the pops left them shut).
+  if (t) {
+    catch_up(w, me);
+    sync_join_queue(w, me);
+  }
   return t;
 }
 

@@ -31,11 +31,14 @@ inline detail::job* unmarked(detail::job* m) {
 // iteration's state, not in the old one's search state, node and level. Instead of a test of the iteration at
 // every pop (5 instructions of a work-first spawn in fib), the window is shut while a worker is behind:
 //  * iteration_begin shuts every worker's deque's pops after the new iteration's number is stored, and
-//  * the owner's sync_join_queue, which opens them again (name_join_queue), then reads the number and shuts
-//    them where it is behind.
+//  * the owner's sync_join_queue, which opens them again (name_join_queue; nothing else clears the bit, and a
+//    re-arm, which stores the floor and then reads the bits, closes it again), then reads the number and
+//    shuts them where it is behind.
 // Both the number's store and load and the pops' bits are seq-cst: either the owner's read sees the new
 // number, or iteration_begin's shut comes after the owner's open. Another thread's shut keeps the owner's own
-// bits (ws_deque::shut_pops_until_named).
+// bits (ws_deque::shut_pops_until_named). A worker that caught up just before the shut landed keeps its pops
+// shut until its next sync_join_queue: its next own pop's slow path, or the steal that gives it a job, each
+// of which names the join queue again.
 template <class Engine>
 void shut_pops_of_new_iteration(Engine& eng) {
   for (unsigned i = 0; i < eng.num_workers(); ++i) eng.worker_at(i).deque.shut_pops_until_named();

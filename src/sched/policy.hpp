@@ -101,9 +101,9 @@ class policy_base {
   // True for a policy with order_plain(w, g, f, opens) noexcept (g: the child's group, f.group; opens: this
   // spawn is the group's first since its join, g.spawned is 1): where a spawn is a child-first one that
   // order() would make without a call out of line or anything that throws, it does what order() would and
-  // returns true; elsewhere it changes nothing and returns false. The engine's spawn then takes a path of its own while no
-  // hook is installed and a free stack is at hand (engine.hpp, spawn_plain), and calls order() only where
-  // order_plain said false. ws, hws, adws, adws-ml, cats.
+  // returns true; elsewhere it changes nothing and returns false. The engine's spawn then takes a path of its
+  // own while no hook is installed and a free stack is at hand (engine.hpp, spawn_plain), and calls order()
+  // only where order_plain said false. ws, hws, adws, adws-ml, cats.
   static constexpr bool plain_spawns = false;
   // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
   // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its

@@ -587,8 +587,9 @@ slow:
 // inline_join, a job waits in the run-first slot, the policy names no queue, nothing private, a request,
 // another job on top), having changed nothing. The queue's split and push limit stand for its private part
 // and its requests. For a floor kept closed on purpose: cats shuts its deque's pops while profiling (a task
-// group's wait must not run a child in place then), which the two-way join's own frame does not care about,
-// so each of its pops comes here (on fib-invoke at two workers, the whole run). Its own window: no tick
+// group's wait must not run a child in place then), and adws and adws-ml while the worker is behind the
+// iteration, which the two-way join's own frame does not care about, so each of its pops comes here (on
+// fib-invoke at two workers under cats, the whole run). Its own window: no tick
 // between the queue's read and the commit.
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, group_state& g) {
   constexpr auto L = ws_deque<job>::layout();
@@ -762,8 +763,9 @@ inline bool pop_from_named_join_queue(group_state& g, worker_abi& w) {
 // After a slow pop by a worker whose policy names its join's queue, on its thread and out of a tick's reach:
 // the floor of the queue named (the work-first join's window) back to its private part's where the reason it
 // was closed went (a job run first, the path back to inline, a request served); a shut floor only, and not
-// the deque's while the policy shuts its pops on purpose (cats while profiling), which a re-arm would close
-// again: no seq-cst stores for nothing at every join.
+// the deque's while the policy shuts its pops on purpose (cats while profiling; adws and adws-ml while the
+// worker is behind the iteration), which a re-arm would close again: no seq-cst stores for nothing at every
+// join.
 inline bool named_floor_to_rearm(const worker_abi& w, const ws_deque<job>* q) {
   return q && q->pop_window_shut() && !(q == &w.deque && (w.deque.joins_shut() & ws_deque<job>::kJoinPopShut));
 }

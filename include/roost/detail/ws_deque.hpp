@@ -172,8 +172,8 @@ class ws_deque {
   __attribute__((always_inline)) T* pop_window_first() {
     return pop_window_or([this]() __attribute__((always_inline)) { return pop(); });
   }
-  // The same with the caller's own way where the window is shut or the private part empty (adws's pop_own,
-  // whose shut window stands for its mailbox, its migration queue and a new iteration too).
+  // The same with the caller's own way where the window is shut or the private part empty (adws's and
+  // adws-ml's pop_own, whose shut window stands for a mailbox, a migration queue and a new iteration too).
   template <class Otherwise>
   __attribute__((always_inline)) T* pop_window_or(Otherwise&& otherwise) {
     const std::int64_t b = bottom_.load(std::memory_order_relaxed);
@@ -281,10 +281,11 @@ class ws_deque {
     if (shut & kJoinPopShut) pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
   }
   std::uint8_t joins_shut() const { return join_shut_.load(std::memory_order_relaxed); }
-  // Any thread: the pops shut (kJoinPopShut added to the bits, the floor closed), until the owner's next
-  // shut_joins_here with other bits opens them. Against the owner's rearm as shut_joins_elsewhere is, and an
-  // atomic or: the owner's own bits, stored meanwhile, are kept. For a policy whose pops must leave for its
-  // slow path once before the owner takes its next job (adws's new iteration).
+  // Any thread: the pops shut (kJoinPopShut added to the bits, the floor closed) until the owner's next
+  // shut_joins_here with other bits opens them; no re-arm does (pop_floor_must_close). Against the owner's
+  // rearm as shut_joins_elsewhere is (rearm stores the floor, then reads the bits), and an atomic or: the
+  // owner's own bits, stored meanwhile, are kept. For a policy whose owner must take its slow path before
+  // its next own pop (adws's and adws-ml's new iteration, whose slow path names the join queue again).
   void shut_pops_until_named() {
     join_shut_.fetch_or(kJoinPopShut, std::memory_order_seq_cst);
     pop_floor_.store(kFloorClosed, std::memory_order_seq_cst);
