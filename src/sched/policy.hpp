@@ -103,7 +103,7 @@ class policy_base {
   // order() would make without a call out of line or anything that throws, it does what order() would and
   // returns true; elsewhere it changes nothing and returns false. The engine's spawn then takes a path of its
   // own while no hook is installed and a free stack is at hand (engine.hpp, spawn_plain), and calls order()
-  // only where order_plain said false. ws, hws, adws, adws-ml, cats.
+  // only where order_plain said false. ws, hws, adws, adws-ml, cab, cats.
   static constexpr bool plain_spawns = false;
   // False for a policy whose steal may not take what some deques hold (numa: another node's tasks below its
   // threshold): a worker would never sleep while such a task waits, finding "work" it may not take, so its
