@@ -586,11 +586,11 @@ slow:
 // queue named if it lies on top there, true; false where the C++ path must decide (the path is no longer
 // inline_join, a job waits in the run-first slot, the policy names no queue, nothing private, a request,
 // another job on top), having changed nothing. The queue's split and push limit stand for its private part
-// and its requests. For a floor kept closed on purpose: cats shuts its deque's pops while profiling (a task
-// group's wait must not run a child in place then), and adws and adws-ml while the worker is behind the
-// iteration, which the two-way join's own frame does not care about, so each of its pops comes here (on
-// fib-invoke at two workers under cats, the whole run). Its own window: no tick
-// between the queue's read and the commit.
+// and its requests. For a floor kept closed on purpose (cats shuts its deque's pops while profiling, since a
+// task group's wait must not run a child in place then, and adws and adws-ml while the worker is behind the
+// iteration): the two-way join's own frame does not care about it, so each of its pops comes here (under
+// cats on fib-invoke at two workers, the whole run). Its own window: no tick between the queue's read and
+// the commit.
 ROOST_DETAIL_SPAWN_INLINE inline bool pop_from_named_queue_on(worker_abi& w, group_state& g) {
   constexpr auto L = ws_deque<job>::layout();
   ws_deque<job>* q;
