@@ -403,8 +403,8 @@ class engine final : public engine_base {
     const bool opens = count_spawn(g);
     name_child_unobserved(f, const_cast<detail::task_id*>(g.owner_task));  // no hook to tell
     clear_child_sched(f);
-    // `opens` from the count: read again after the child's name, whose stores may alias it for GCC, g.spawned
-    // was loaded anew (a load a spawn under adws and adws-ml).
+    // `opens` comes from the count: a policy that read g.spawned itself after the child's name, whose stores
+    // GCC may take to alias it, loaded it anew (a load a spawn under adws and adws-ml).
     if (!of(w).policy_.order_plain(w, g, f, opens)) [[unlikely]] return spawn_ordered(w, g, f);
     w.fibers.take_free_stack(child);
     call_child_on_stack<true>(w, g, f, child);  // a local end counted on the child's stack: nothing to do here
