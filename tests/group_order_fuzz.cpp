@@ -57,8 +57,8 @@ struct Ex {  // what a node throws: its id
 
 // A node's program is a list of operations on its (at most three) task group slots and its children.
 // OPEN: construct the slot's group (plain, total work, or total work and data size); SPAWN: one of the six
-// run/run_if forms; WAIT; CLOSE: destroy without wait; INVOKE, PFOR, PRED: parallel_invoke, parallel_for,
-// parallel_reduce over children; INLINE: call a child directly.
+// run/run_if forms; WAIT; CLOSE: destroy without wait; INVOKE, PFOR, PRED: parallel_invoke (or roost::join of
+// two, every other node), parallel_for, parallel_reduce over children; INLINE: call a child directly.
 enum OpKind { OPEN, SPAWN, WAIT, CLOSE, INVOKE, PFOR, PRED, INLINE };
 struct Node;
 struct Op {
@@ -428,7 +428,19 @@ static void body(const Node* n) {
           switch (o.kids.size()) {
             case 0: break;
             case 1: roost::parallel_invoke([&] { f(0); }); break;
-            case 2: roost::parallel_invoke([&] { f(0); }, [&] { f(1); }); break;
+            case 2:
+              // Every other node's two-way join is roost::join's, which returns both results
+              // (detail/join_values.hpp): the same halves, the same exception.
+              if (n->id % 2) {
+                roost::parallel_invoke([&] { f(0); }, [&] { f(1); });
+              } else {
+                auto [first, second] = roost::join([&] { f(0); return 10; }, [&] { f(1); return std::string("second"); });
+                if (first != 10 || second != "second") {
+                  std::fprintf(stderr, "node %d: roost::join returned %d and '%s'\n", n->id, first, second.c_str());
+                  std::abort();
+                }
+              }
+              break;
             case 3: roost::parallel_invoke([&] { f(0); }, [&] { f(1); }, [&] { f(2); }); break;
             default: roost::parallel_invoke([&] { f(0); }, [&] { f(1); }, [&] { f(2); }, [&] { f(3); }); break;
           }

@@ -501,6 +501,171 @@ TEST_P(Join, FunctionObjectsThatACopyWouldChangeRunAsThemselves) {
   }
 }
 
+// roost::join (detail/join_values.hpp): parallel_invoke's join returning both results.
+namespace {
+long fib_values(int n) {
+  if (n < 2) return n;
+  auto [a, b] = roost::join([n] { return fib_values(n - 1); }, [n] { return fib_values(n - 2); });
+  return a + b;
+}
+
+// A result that counts its live objects: none may be left when a join ends, thrown or not.
+struct live_result {
+  static inline std::atomic<int> live{0};
+  int v;
+  explicit live_result(int x) : v(x) { live.fetch_add(1); }
+  live_result(const live_result& o) : v(o.v) { live.fetch_add(1); }
+  live_result(live_result&& o) noexcept : v(o.v) { live.fetch_add(1); }
+  ~live_result() { live.fetch_sub(1); }
+};
+
+long joined_sum(int depth, std::atomic<long>& halves) {
+  if (depth == 0) return 0;
+  auto [below, here] = roost::join(
+      [&halves, depth] {
+        long r = joined_sum(depth - 1, halves);
+        halves.fetch_add(1);
+        return r;
+      },
+      [&halves, depth] {
+        halves.fetch_add(1);
+        return static_cast<long>(depth);
+      });
+  return below + here;
+}
+}  // namespace
+
+TEST_P(Join, JoinReturnsBothResultsInOrder) {
+  for (unsigned w : {1u, 2u, 3u}) {
+    roost::runtime rt(opts(GetParam(), w));
+    for (int rep = 0; rep < 3; ++rep) EXPECT_EQ(rt.run([] { return fib_values(22); }), 17711) << w << " workers";
+    auto [i, text] = rt.run([] { return roost::join([] { return 1; }, [] { return std::string("second"); }); });
+    EXPECT_EQ(i, 1);
+    EXPECT_EQ(text, "second");
+  }
+}
+
+// Each half throws in turn, then both: the thrower's exception leaves (the first's when both throw), the other
+// half ran all the same, and the result it made is destroyed with the join: no result object outlives it.
+TEST_P(Join, JoinAnExceptionLeavesAfterTheOtherHalfRanAndItsResultIsDropped) {
+  roost::runtime rt(opts(GetParam(), 2));
+  for (int thrower : {0, 1, 2}) {  // 0: the first half, 1: the second, 2: both
+    for (int rep = 0; rep < 20; ++rep) {
+      std::atomic<int> ran{0};
+      try {
+        rt.run([&] {
+          roost::join(
+              [&] {
+                ran.fetch_add(1);
+                if (thrower != 1) throw half_error(0);
+                return live_result(0);
+              },
+              [&] {
+                ran.fetch_add(1);
+                if (thrower != 0) throw half_error(1);
+                return live_result(1);
+              });
+        });
+        ADD_FAILURE() << "thrower " << thrower << ": nothing was thrown";
+      } catch (const half_error& e) {
+        EXPECT_EQ(e.which, thrower == 2 ? 0 : thrower) << "rep " << rep;
+      }
+      EXPECT_EQ(ran.load(), 2) << "thrower " << thrower << " rep " << rep;
+      EXPECT_EQ(live_result::live.load(), 0) << "thrower " << thrower << " rep " << rep;
+    }
+  }
+  auto [a, b] = rt.run([] { return roost::join([] { return live_result(7); }, [] { return live_result(8); }); });
+  EXPECT_EQ(a.v + 10 * b.v, 87);
+}
+
+// Results that only move, and heavy ones, from closures a copy could not stand for (a captured string, a
+// call that changes the object, one too large for the frame's slot): each runs as itself, once.
+TEST_P(Join, JoinMoveOnlyAndHeavyResultsFromAnyFunctionObject) {
+  struct counts_calls {
+    int calls = 0;
+    int operator()() { return ++calls; }
+  };
+  struct large {
+    std::array<long, 32> filler{};
+    long operator()() const { return filler[31] + 1; }
+  };
+  static_assert(!roost::detail::join_value_copies_v<counts_calls>);
+  static_assert(!roost::detail::join_value_copies_v<large>);
+  roost::runtime rt(opts(GetParam(), 2));
+  for (int rep = 0; rep < 20; ++rep) {
+    counts_calls counter;
+    large big{};
+    std::string text(100, 'x');
+    auto [p, v] = rt.run([&] {
+      return roost::join([] { return std::make_unique<int>(5); },
+                         [text] { return std::vector<std::string>(3, text); });
+    });
+    ASSERT_TRUE(p);
+    EXPECT_EQ(*p, 5);
+    ASSERT_EQ(v.size(), 3u);
+    EXPECT_EQ(v[2], text);
+    auto [calls, filler] = rt.run([&] { return roost::join(counter, big); });
+    auto [c, k] = rt.run([&] {
+      return roost::join([&]() -> const std::string { return text; }, []() -> const int { return 3; });
+    });
+    EXPECT_EQ(c, text);
+    EXPECT_EQ(k, 3);
+    EXPECT_EQ(calls, 1);
+    EXPECT_EQ(counter.calls, 1);
+    EXPECT_EQ(filler, 1);
+  }
+}
+
+// As AStolenHalfIsJoined, with the results coming back through the join: whichever half a policy pushes, it
+// is stolen, and its value, made on the other worker, is the one the caller gets.
+TEST_P(Join, JoinAStolenHalfsResultComesBack) {
+  roost::runtime rt(roost_test::opts_sharing_the_root(GetParam(), 2));
+  for (int round = 0; round < 3; ++round) {
+    roost_test::another_worker_probe probe;
+    auto [left, right] = rt.run([&] {
+      const int me = roost::this_worker_id();
+      return roost::join(
+          [&] {
+            probe.take_part(me);
+            return std::make_pair(fib_values(16), roost::this_worker_id());
+          },
+          [&] {
+            probe.take_part(me);
+            return std::make_pair(fib_values(15), roost::this_worker_id());
+          });
+    });
+    EXPECT_EQ(left.first, 987) << "round " << round;
+    EXPECT_EQ(right.first, 610) << "round " << round;
+    EXPECT_NE(left.second, right.second) << "round " << round << ": both halves ran on one worker";
+    EXPECT_GT(probe.elsewhere.load(), 0) << "round " << round << ": no half ran on the other worker";
+    EXPECT_FALSE(probe.late.load()) << "round " << round << ": the other worker took no half for 5 s";
+  }
+}
+
+// Deeper than the deque's first ring: the pushes leave the window for the slow path, out of line
+// (join_values_slow); every half runs once and each level gets its own halves' values.
+TEST_P(Join, JoinDeeperThanTheDequesRingReturnsEveryLevelsValues) {
+  for (unsigned w : {1u, 2u}) {
+    roost::runtime rt(opts(GetParam(), w));
+    std::atomic<long> halves{0};
+    EXPECT_EQ(rt.run([&] { return joined_sum(700, halves); }), 700L * 701 / 2) << w << " workers";
+    EXPECT_EQ(halves.load(), 1400) << w << " workers";
+  }
+}
+
+// With an observer installed the join is the engine's (a task group), its pushed half a task: fib(10) makes
+// 88 joins, each with one spawned half, plus the root; the values are the same.
+TEST_P(Join, JoinObservedHalvesAreTasks) {
+  roost_test::start_paths rec;
+  roost::runtime rt(opts(GetParam(), 2));
+  roost::set_task_observer(&rec);
+  long r = rt.run([] { return fib_values(10); });
+  roost::set_task_observer(nullptr);
+  EXPECT_EQ(r, 55);
+  EXPECT_EQ(rec.starts.size(), 89u);
+  EXPECT_EQ(rt.run([] { return fib_values(10); }), 55);
+}
+
 INSTANTIATE_TEST_SUITE_P(Schedulers, Join, ::testing::ValuesIn(available_schedulers()),
                          roost_test::scheduler_test_name);
 
@@ -528,6 +693,7 @@ TEST(JoinMisuse, OutsideARuntimeIsAUsageErrorNamingTheCall) {
       roost::parallel_reduce(0, n, 8, 0, [&](int, int) { return ++ran; }, [](int a, int b) { return a + b; });
     });
   }
+  expect_usage_error("roost::join", [&] { roost::join([&] { return ++ran; }, [&] { return ++ran; }); });
   EXPECT_EQ(ran, 0) << "a body ran outside the runtime";
 }
 
@@ -540,9 +706,11 @@ TEST(JoinMisuse, AThreadThatServesNoWorkerGetsTheUsageError) {
     int ran = 0;
     EXPECT_EQ(rt.run([] { return 1; }), 1);
     expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }, [&] { ++ran; }); });
+    expect_usage_error("roost::join", [&] { roost::join([&] { return ++ran; }, [&] { return ++ran; }); });
     rt.run([&] {
       std::thread t([&] {
         expect_usage_error("roost::parallel_invoke", [&] { roost::parallel_invoke([&] { ++ran; }, [&] { ++ran; }); });
+        expect_usage_error("roost::join", [&] { roost::join([&] { return ++ran; }, [&] { return ++ran; }); });
       });
       t.join();
     });

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "roost/detail/fork_join2.hpp"
+#include "roost/detail/join_values.hpp"
 #include "roost/detail/spawn_inline.hpp"
 #include "roost/runtime.hpp"
 
@@ -138,6 +139,33 @@ ROOST_DETAIL_SPAWN_INLINE inline void parallel_invoke(Fs&&... fs) {
     (fs(), ...);
   } else {
     detail::invoke_chain(fs...);
+  }
+}
+
+// Runs f() and g(), possibly in parallel, and returns both results, {f(), g()} (Rayon's `join`):
+//   auto [a, b] = roost::join([&] { return fib(n - 1); }, [&] { return fib(n - 2); });
+// parallel_invoke's join on every scheduler (the same halves pushed, the same exceptions: both run even when
+// one throws, and the first's leaves when both do), but the results come back as values, not through the
+// caller's locals: a recursion written so can become a loop, as Lace's fib does (detail/join_values.hpp).
+// Each function returns an object (for functions that return nothing, parallel_invoke); a function object
+// that is trivially copyable and callable as const may run as a copy. Inside runtime::run only.
+template <class F, class G>
+ROOST_DETAIL_SPAWN_INLINE inline auto join(F&& f, G&& g) {
+  using first_t = std::remove_reference_t<F>;
+  using second_t = std::remove_reference_t<G>;
+  static_assert(std::is_invocable_v<first_t&> && std::is_invocable_v<second_t&>,
+                "roost::join: both arguments are functions called with no arguments (as [&] { return f(x); }); "
+                "one is not callable so: bind its arguments in a lambda");
+  if constexpr (!(std::is_invocable_v<first_t&> && std::is_invocable_v<second_t&>)) {
+    return;
+  } else {
+    static_assert(detail::join_result_ok_v<first_t> && detail::join_result_ok_v<second_t>,
+                  "roost::join: both functions return a value, which the join moves (not void, not a reference, "
+                  "not an array): for functions that return nothing use roost::parallel_invoke; return a pointer "
+                  "or a std::reference_wrapper in place of a reference");
+    if constexpr (detail::join_result_ok_v<first_t> && detail::join_result_ok_v<second_t>) {
+      return detail::fork_join2_values("roost::join", f, g);
+    }
   }
 }
 

@@ -21,6 +21,7 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
          REDUCE_NO_GRAIN:"give a grain, the third argument" \
          LIST_BOUNDS:"these iterators are not random-access" \
          INVOKE_WITH_ARGS:"every argument is a function called with no arguments" \
+         JOIN_VOID:"roost::join: both functions return a value" \
          RUN_UNMOVABLE:"roost::runtime::run: the root returns a type that cannot be moved"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1

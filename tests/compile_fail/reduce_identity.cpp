@@ -64,6 +64,9 @@ long sum(const std::vector<long>& v) {
 #elif defined(INVOKE_WITH_ARGS)  // parallel_invoke calls each argument with none: 12 KB of errors before
   roost::parallel_invoke([](int) {}, [] {});
   return 0;
+#elif defined(JOIN_VOID)  // roost::join of a function that returns nothing: parallel_invoke's job
+  (void)roost::join([] {}, [] { return 1; });
+  return 0;
 #elif defined(RUN_UNMOVABLE)  // a root returning a type that cannot be moved: a template error inside <optional>
   struct unmovable {
     long v;

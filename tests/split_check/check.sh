@@ -5,13 +5,15 @@
 # Release builds with GCC only: the split is GCC's (clang has no such pass), and the sanitizer builds let the
 # compiler choose what to inline (roost/detail/spawn_inline.hpp).
 # With `registers`, instead: how many registers the task group's recursion (fib_group) saves at its entry.
-# Usage: check.sh PROGRAM [split|registers]
+# With `loop`: whether GCC made a loop of roost::join's recursion (fib_join): its body calls itself once on
+# each of the join's two inline paths (the half run at once), not twice.
+# Usage: check.sh PROGRAM [split|registers|loop]
 set -euo pipefail
 bin=$1
 what=${2:-split}
 case $what in
-  split | registers) ;;
-  *) echo "check.sh: the second argument is split or registers, not '$what'" >&2; exit 2 ;;
+  split | registers | loop) ;;
+  *) echo "check.sh: the second argument is split, registers or loop, not '$what'" >&2; exit 2 ;;
 esac
 command -v objdump >/dev/null || { echo "objdump (binutils) is needed" >&2; exit 1; }
 "$bin"
@@ -34,6 +36,27 @@ if [ "$self_calls" -lt 1 ]; then
   exit 1
 fi
 echo "split: $part calls itself $self_calls time(s)"
+exit 0
+fi
+
+if [ "$what" = loop ]; then
+# The body: the .part clone where GCC split fib_join off its leaf test, else the function itself.
+body=$(awk '/^[0-9a-f]+ <long .*fib_join<0>\(int\)( \[clone \.part\.[0-9]+\])?>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); name = $0; if (index(name, ".part")) { print name; found = 1; exit } } END { if (!found && name != "") print name }' <<<"$listing")
+if [ -z "$body" ]; then
+  echo "FAIL: no fib_join<0> in the program" >&2
+  exit 1
+fi
+self_calls=$(awk -v name="$body" '
+  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
+  inside && /call/ && index($0, "<" name ">") { n++ }
+  END { print n + 0 }' <<<"$listing")
+echo "loop: $body calls itself $self_calls time(s)"
+# Without the loop each inline path calls the function twice (4 in all); with it, once.
+if [ "$self_calls" -lt 1 ] || [ "$self_calls" -gt 2 ]; then
+  echo "FAIL: GCC made no loop of fib_join's recursion: a local whose address the join gave the deque is live" >&2
+  echo "      across the call of the half popped back (detail/join_values.hpp, join_values_inline)" >&2
+  exit 1
+fi
 exit 0
 fi
 

@@ -1,5 +1,6 @@
 // The two-way join behind parallel_invoke(f, g) and the splits of parallel_for and parallel_reduce: run two
-// closures, possibly in parallel, and return when both are done.
+// closures, possibly in parallel, and return when both are done. roost::join, which returns both results, is
+// the same join in join_values.hpp, on these helpers.
 //
 // Where the worker's policy allows it (detail::spawn_path, policy.hpp's inline_join), this is Rayon's
 // join done on roost's deque, all in user code: one half goes into a frame in the join's own group state
@@ -108,6 +109,8 @@ template <spawn_path P, class Pushed>
   std::exception_ptr pushed_error;
   try {
     join_pushed<P>(g, pushed);
+    // roost::join's pushed half made a result that nobody takes now (join_values.hpp, value_half).
+    if constexpr (requires { pushed.discard_result(); }) pushed.discard_result();
   } catch (...) {
     pushed_error = std::current_exception();
   }
