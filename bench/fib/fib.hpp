@@ -47,11 +47,21 @@ long fib_invoke(int n) {
   return a + b;
 }
 
+// fib-join: the same recursion with a join that returns both results (roost::join, Rayon's join): no local of
+// fib's is written through a reference, so GCC may make the recursion a loop, as it does Lace's fib.
+template <class Join>
+long fib_join(int n) {
+  if (n < 2) return n;
+  auto [a, b] = Join{}([n] { return fib_join<Join>(n - 1); }, [n] { return fib_join<Join>(n - 2); });
+  return a + b;
+}
+
 long serial_fib(int n);
 std::unique_ptr<problem> prepare(const std::string& name, const std::string& size);
 void serial(problem& p);
 void roost_tasks(problem& p);
 void roost_invoke(problem& p);  // fib-invoke
+void roost_join(problem& p);    // fib-join
 void tbb_invoke(problem& p);
 void tbb_tasks(problem& p);
 void omp_tasks(problem& p);

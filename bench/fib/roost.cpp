@@ -15,7 +15,16 @@ struct roost_invoke_fn {
   template <class F, class G>
   __attribute__((always_inline)) void operator()(F&& f, G&& g) const { roost::parallel_invoke(f, g); }
 };
+// roost::join, always inline as roost_invoke_fn.
+struct roost_join_fn {
+  template <class F, class G>
+  __attribute__((always_inline)) auto operator()(F&& f, G&& g) const { return roost::join(f, g); }
+};
 }  // namespace
+void roost_join(problem& pb) {
+  auto& p = static_cast<problem_t&>(pb);
+  p.result = current_runtime()->run([&] { return fib_join<roost_join_fn>(p.n); });
+}
 void roost_invoke(problem& pb) {
   auto& p = static_cast<problem_t&>(pb);
   p.result = current_runtime()->run([&] { return fib_invoke<roost_invoke_fn>(p.n); });
