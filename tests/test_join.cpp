@@ -519,6 +519,36 @@ struct live_result {
   ~live_result() { live.fetch_sub(1); }
 };
 
+// The same chain with the recursion in the second half, which help-first runs at once (so that its pushes
+// pile up on the deque there too).
+long joined_sum_second(int depth, std::atomic<long>& halves) {
+  if (depth == 0) return 0;
+  auto [here, below] = roost::join(
+      [&halves, depth] {
+        halves.fetch_add(1);
+        return static_cast<long>(depth);
+      },
+      [&halves, depth] {
+        long r = joined_sum_second(depth - 1, halves);
+        halves.fetch_add(1);
+        return r;
+      });
+  return below + here;
+}
+
+// A result whose move may throw: roost::join takes parallel_invoke's join for it (join_values_by_invoke).
+struct throwing_move {
+  long v;
+  explicit throwing_move(long x) : v(x) {}
+  throwing_move(throwing_move&& o) noexcept(false) : v(o.v) {}
+};
+long fib_throwing_move(int n) {
+  if (n < 2) return n;
+  auto [a, b] = roost::join([n] { return throwing_move(fib_throwing_move(n - 1)); },
+                            [n] { return throwing_move(fib_throwing_move(n - 2)); });
+  return a.v + b.v;
+}
+
 long joined_sum(int depth, std::atomic<long>& halves) {
   if (depth == 0) return 0;
   auto [below, here] = roost::join(
@@ -627,11 +657,13 @@ TEST_P(Join, JoinAStolenHalfsResultComesBack) {
       return roost::join(
           [&] {
             probe.take_part(me);
-            return std::make_pair(fib_values(16), roost::this_worker_id());
+            const int ran_on = roost::this_worker_id();  // before the nested joins, which may move the half
+            return std::make_pair(fib_values(16), ran_on);
           },
           [&] {
             probe.take_part(me);
-            return std::make_pair(fib_values(15), roost::this_worker_id());
+            const int ran_on = roost::this_worker_id();
+            return std::make_pair(fib_values(15), ran_on);
           });
     });
     EXPECT_EQ(left.first, 987) << "round " << round;
@@ -650,7 +682,64 @@ TEST_P(Join, JoinDeeperThanTheDequesRingReturnsEveryLevelsValues) {
     std::atomic<long> halves{0};
     EXPECT_EQ(rt.run([&] { return joined_sum(700, halves); }), 700L * 701 / 2) << w << " workers";
     EXPECT_EQ(halves.load(), 1400) << w << " workers";
+    halves = 0;
+    EXPECT_EQ(rt.run([&] { return joined_sum_second(700, halves); }), 700L * 701 / 2) << w << " workers";
+    EXPECT_EQ(halves.load(), 1400) << w << " workers";
   }
+}
+
+// An observer installed while a join runs its first half: the half left on the deque is joined by the engine,
+// which runs it as a task and puts its result where the join takes it (value_half::out, join_values_wait);
+// when the half that installed it throws, the other half still runs and its result is destroyed with the
+// join. One worker, so that no thief takes a half first; either order of the halves.
+TEST_P(Join, JoinAnObserverInstalledDuringAJoinGetsTheEnginesResult) {
+  roost::runtime rt(opts(GetParam(), 1));
+  for (int order = 0; order < 2; ++order) {
+    for (bool throws : {false, true}) {
+      roost_test::start_paths rec;
+      std::atomic<int> runs[2] = {0, 0};
+      std::atomic<bool> installed{false};
+      bool threw = false;
+      try {
+        auto [a, b] = rt.run([&] {
+          auto half = [&](int i) {
+            const bool first_to_run = !installed.exchange(true);
+            if (first_to_run) roost::set_task_observer(&rec);
+            runs[i].fetch_add(1);
+            if (throws && first_to_run) throw half_error(i);
+            return live_result(10 + i);
+          };
+          if (order) return roost::join([&] { return half(1); }, [&] { return half(0); });
+          return roost::join([&] { return half(0); }, [&] { return half(1); });
+        });
+        EXPECT_EQ(a.v, order ? 11 : 10) << "order " << order;
+        EXPECT_EQ(b.v, order ? 10 : 11) << "order " << order;
+      } catch (const half_error&) {
+        threw = true;
+      }
+      roost::set_task_observer(nullptr);
+      EXPECT_EQ(threw, throws) << "order " << order;
+      EXPECT_EQ(runs[0].load(), 1) << "order " << order << (throws ? ", throwing" : "");
+      EXPECT_EQ(runs[1].load(), 1) << "order " << order << (throws ? ", throwing" : "");
+      EXPECT_EQ(live_result::live.load(), 0) << "order " << order << (throws ? ", throwing" : "");
+    }
+  }
+}
+
+// Results whose move may throw take parallel_invoke's join, and come back the same; a const move-only
+// result comes back as the type itself.
+TEST_P(Join, JoinResultsThatMayThrowWhenMovedOrAreConst) {
+  static_assert(!roost::detail::join_values_inline_ok_v<decltype([] { return throwing_move(1); }),
+                                                        decltype([] { return 1; })>);
+  roost::runtime rt(opts(GetParam(), 2));
+  EXPECT_EQ(rt.run([] { return fib_throwing_move(18); }), 2584);
+  auto [p, q] = rt.run([] {
+    return roost::join([]() -> const std::unique_ptr<int> { return std::make_unique<int>(4); },
+                       []() -> const throwing_move { return throwing_move(5); });
+  });
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, 4);
+  EXPECT_EQ(q.v, 5);
 }
 
 // With an observer installed the join is the engine's (a task group), its pushed half a task: fib(10) makes

@@ -237,8 +237,9 @@ __attribute__((always_inline)) inline auto value_join(F f, G g) {
   auto second = g();
   asm volatile("" ::: "memory");  // the task may run on another worker now: its deque is read again
   d = fb->deque;
-  h = d->head - 1;
-  if (h->run != &run_slot_closure<F>) [[unlikely]] value_floor_broken();  // a thief clears it: stolen
+  // The slot the push took, kept, tested against the head and committed, as roost's pops do ("The pop's
+  // chain through the bottom"): the commit does not wait for the head's load, which the callee's pop stored.
+  if (d->head != h + 1 || h->run != &run_slot_closure<F>) [[unlikely]] value_floor_broken();  // stolen
   d->head = h;
   auto first = f();  // the caller's own copy, called directly
   return std::pair{first, second};

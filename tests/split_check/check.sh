@@ -6,7 +6,8 @@
 # compiler choose what to inline (roost/detail/spawn_inline.hpp).
 # With `registers`, instead: how many registers the task group's recursion (fib_group) saves at its entry.
 # With `loop`: whether GCC made a loop of roost::join's recursion (fib_join): its body calls itself once on
-# each of the join's two inline paths (the half run at once), not twice.
+# each of the join's two inline paths (the half run at once), not twice, and calls no out-of-line
+# run_guarded_value (which would hide a call of itself).
 # Usage: check.sh PROGRAM [split|registers|loop]
 set -euo pipefail
 bin=$1
@@ -50,9 +51,13 @@ self_calls=$(awk -v name="$body" '
   $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
   inside && /call/ && index($0, "<" name ">") { n++ }
   END { print n + 0 }' <<<"$listing")
-echo "loop: $body calls itself $self_calls time(s)"
+guarded_calls=$(awk -v name="$body" '
+  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
+  inside && /call/ && /run_guarded_value/ { n++ }
+  END { print n + 0 }' <<<"$listing")
+echo "loop: $body calls itself $self_calls time(s), run_guarded_value $guarded_calls time(s)"
 # Without the loop each inline path calls the function twice (4 in all); with it, once.
-if [ "$self_calls" -lt 1 ] || [ "$self_calls" -gt 2 ]; then
+if [ "$self_calls" -lt 1 ] || [ "$self_calls" -gt 2 ] || [ "$guarded_calls" -gt 0 ]; then
   echo "FAIL: GCC made no loop of fib_join's recursion: a local whose address the join gave the deque is live" >&2
   echo "      across the call of the half popped back (detail/join_values.hpp, join_values_inline)" >&2
   exit 1

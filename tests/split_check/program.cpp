@@ -18,7 +18,7 @@
 // fib_join is the recursion with roost::join, which returns both results: GCC makes a loop of the call of the
 // half the join pops back, as it does of Lace's fib, since nothing whose address the deque saw is live across
 // that call (detail/join_values.hpp). check.sh finds the loop: one call of itself on each of the join's two
-// inline paths instead of two, and a jump back.
+// inline paths instead of two, with the handler's function inlined.
 #include <cstdio>
 
 #include "roost/parallel.hpp"

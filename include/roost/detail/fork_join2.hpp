@@ -97,6 +97,10 @@ ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed
   now->engine_wait(*now, g);
 }
 
+// Whether a pushed half is roost::join's (join_values.hpp specialises it for its value_half).
+template <class T>
+inline constexpr bool is_value_half_v = false;
+
 // The rest of the join after the other half threw, called from its handler: the pushed half still runs (as
 // a task_group's children do when the group is destroyed by an exception), then the serial program's
 // exception leaves, the first closure's: help-first pushed it, work-first ran it here (the one being
@@ -110,7 +114,7 @@ template <spawn_path P, class Pushed>
   try {
     join_pushed<P>(g, pushed);
     // roost::join's pushed half made a result that nobody takes now (join_values.hpp, value_half).
-    if constexpr (requires { pushed.discard_result(); }) pushed.discard_result();
+    if constexpr (is_value_half_v<Pushed>) pushed.discard_result();
   } catch (...) {
     pushed_error = std::current_exception();
   }

@@ -12,7 +12,8 @@
 // with the values it was pushed with: no local whose address went to the deque is live at that call, which
 // is then the function's last when the caller returns `a + b`, and the loop forms (GCC 12 checks the live
 // addressable locals at a tail call, not every one the function has). A stolen half's result reaches the
-// caller through its frame, on a path that makes no tail call.
+// caller through a pointer its frame holds into a slot of that scope, on a path that makes no tail call.
+// Results whose move may throw take parallel_invoke's join instead (join_values_by_invoke).
 //
 // Kept from fork_join2.hpp: which half is pushed (help-first the first, work-first the second), the closures'
 // copies (join_copies_v: a copy where it cannot be told from the closure), the exception of the first
@@ -32,10 +33,16 @@
 namespace roost::detail {
 
 // What a closure of roost::join returns, and whether it may: an object type (not void, not a reference), made
-// by moving; a const one comes back as the type itself, which the caller may move. The result of a copy is
-// that of a call as const (join_copies_v), which must be the same type.
+// by moving; a const one comes back as the type itself, which the caller may move (call_as). The result of a
+// copy is that of a call as const (join_copies_v), which must be the same type.
 template <class F>
 using join_result_t = std::remove_cv_t<std::invoke_result_t<F&>>;
+// f()'s result as a prvalue of R, its type without const: a `const T` prvalue initialises R in place (no
+// copy, no move), so a const move-only result comes back too.
+template <class R, class F>
+ROOST_DETAIL_SPAWN_INLINE inline R call_as(F&& f) {
+  return std::forward<F>(f)();
+}
 template <class F>
 inline constexpr bool join_result_ok_v = std::is_object_v<join_result_t<F>> &&
                                          !std::is_array_v<join_result_t<F>> &&
@@ -56,13 +63,16 @@ template <class Handle, class R>
 struct value_half {
   Handle fn;
   R* out;
-  void operator()() const { ::new (static_cast<void*>(out)) R(std::as_const(fn)()); }
+  void operator()() const { ::new (static_cast<void*>(out)) R(call_as<R>(std::as_const(fn))); }
   // After the other half threw: the result is dropped with the join (fork_join2.hpp, leave_after_throw).
   void discard_result() const noexcept { out->~R(); }
 };
 
 // A copy of a closure of roost::join only where fork_join2's would be one and its frame, with the result's
 // address, fits the inline slot, and where a call as const returns what the caller's call would.
+template <class Handle, class R>
+inline constexpr bool is_value_half_v<value_half<Handle, R>> = true;  // fork_join2.hpp, leave_after_throw
+
 template <class F>
 constexpr bool join_value_copies() {
   if constexpr (!std::is_trivially_copyable_v<F> || !std::is_invocable_v<const F&>) {
@@ -91,8 +101,8 @@ __attribute__((noinline)) join_values_t<FirstHandle, SecondHandle> join_values_o
                                                                                         SecondHandle second) {
   std::optional<join_result_t<FirstHandle>> first_result;
   std::optional<join_result_t<SecondHandle>> second_result;
-  auto run_first = [&] { first_result.emplace(first()); };
-  auto run_second = [&] { second_result.emplace(second()); };
+  auto run_first = [&] { first_result.emplace(call_as<join_result_t<FirstHandle>>(first)); };
+  auto run_second = [&] { second_result.emplace(call_as<join_result_t<SecondHandle>>(second)); };
   join_on_engine(what, std::ref(run_first), std::ref(run_second), 2.0, 1.0);
   return {std::move(*first_result), std::move(*second_result)};
 }
@@ -102,25 +112,29 @@ __attribute__((noinline)) join_values_t<FirstHandle, SecondHandle> join_values_o
 template <spawn_path P, class Pushed, class Here>
 inline join_result_t<Here> run_guarded_value(group_state& g, Pushed& pushed, Here& here) {
   try {
-    return here();
+    return call_as<join_result_t<Here>>(here);
   } catch (...) {
     leave_after_throw<P>(g, pushed);
   }
 }
 
 // The pushed half was stolen, or the engine must join it: wait for it (which rethrows what it threw), then the
-// pair from its frame's result and the other half's, which the caller hands over by value so that its own
-// stays no addressable local (the direct path's last call must find none live).
+// pair from its result, destroyed where it lay, and the other half's, which the caller hands over by value so
+// that its own stays no addressable local (the direct path's last call must find none live). Every move here
+// and in the caller cannot throw (join_values_inline_ok_v): the caller's scope, which a thief may still be
+// writing into, ends only after the wait.
 template <bool kFirstPushed, class RP, class RH>
 __attribute__((noinline, cold)) auto join_values_wait(group_state& g, RP* pushed_result, RH here_result) {
   fiber_abi* fb = running_fiber();
   worker_abi* now = fb->worker;
   g.for_engine_join(fb);
   now->engine_wait(*now, g);
-  RP p(std::move(*pushed_result));
-  pushed_result->~RP();
-  if constexpr (kFirstPushed) return std::pair<RP, RH>(std::move(p), std::move(here_result));
-  else return std::pair<RH, RP>(std::move(here_result), std::move(p));
+  struct drop_pushed {
+    RP* r;
+    ~drop_pushed() { r->~RP(); }
+  } drop{pushed_result};
+  if constexpr (kFirstPushed) return std::pair<RP, RH>(std::move(*pushed_result), std::move(here_result));
+  else return std::pair<RH, RP>(std::move(here_result), std::move(*pushed_result));
 }
 
 template <spawn_path P, class FirstHandle, class SecondHandle>
@@ -178,8 +192,8 @@ ROOST_DETAIL_SPAWN_INLINE inline join_values_t<First, Second> join_values_inline
   // The frame's scope is over: nothing whose address the deque saw is live across this call.
   RH h(std::move(here_result.v));
   here_result.v.~RH();
-  if constexpr (kFirstPushed) return {std::as_const(popped.v)(), std::move(h)};
-  else return {std::move(h), std::as_const(popped.v)()};
+  if constexpr (kFirstPushed) return {call_as<RP>(std::as_const(popped.v)), std::move(h)};
+  else return {std::move(h), call_as<RP>(std::as_const(popped.v))};
 }
 
 template <spawn_path P, class FirstHandle, class SecondHandle>
@@ -189,9 +203,28 @@ __attribute__((noinline)) join_values_t<FirstHandle, SecondHandle> join_values_s
   return join_values_inline<P, join_push::slow_only>(w, what, first, second);
 }
 
-// roost::join's body: fork_join2's dispatch on the worker's path, each path returning the pair.
+// Whether both results move without throwing, which the inline join's moves after its scope and the stolen
+// path's after the wait assume: a move that threw there would leave a half unrun or a result undestroyed.
 template <class F, class G>
-ROOST_DETAIL_SPAWN_INLINE inline join_values_t<F, G> fork_join2_values(const char* what, F& first, G& second) {
+inline constexpr bool join_values_inline_ok_v = std::is_nothrow_move_constructible_v<join_result_t<F>> &&
+                                                std::is_nothrow_move_constructible_v<join_result_t<G>>;
+
+// roost::join where a result's move may throw: parallel_invoke's join, each half's result into a slot of this
+// frame, then the pair, whose moves come after both halves ran. No loop for GCC to make; correct for any result.
+template <class F, class G>
+__attribute__((noinline)) join_values_t<F, G> join_values_by_invoke(const char* what, F& first, G& second) {
+  std::optional<join_result_t<F>> first_result;
+  std::optional<join_result_t<G>> second_result;
+  auto run_first = [&] { first_result.emplace(call_as<join_result_t<F>>(first)); };
+  auto run_second = [&] { second_result.emplace(call_as<join_result_t<G>>(second)); };
+  fork_join2(what, run_first, run_second, 2.0, 1.0);
+  return {std::move(*first_result), std::move(*second_result)};
+}
+
+// The inline join's dispatch on the worker's path, each path returning the pair: results that move without
+// throwing (join_values_inline_ok_v).
+template <class F, class G>
+ROOST_DETAIL_SPAWN_INLINE inline join_values_t<F, G> fork_join2_values_inline(const char* what, F& first, G& second) {
   worker_abi& w = running_worker();
   const spawn_path path = w.path.load(std::memory_order_relaxed);
   if (path == spawn_path::inline_help_first) {
@@ -201,6 +234,16 @@ ROOST_DETAIL_SPAWN_INLINE inline join_values_t<F, G> fork_join2_values(const cha
     return join_values_inline<spawn_path::inline_join, join_push::window_only>(w, what, first, second);
   }
   return join_values_on_engine(what, join_value_handle_t<F>(first), join_value_handle_t<G>(second));
+}
+
+// roost::join's body.
+template <class F, class G>
+ROOST_DETAIL_SPAWN_INLINE inline join_values_t<F, G> fork_join2_values(const char* what, F& first, G& second) {
+  if constexpr (!join_values_inline_ok_v<F, G>) {
+    return join_values_by_invoke(what, first, second);
+  } else {
+    return fork_join2_values_inline(what, first, second);
+  }
 }
 
 }  // namespace roost::detail
