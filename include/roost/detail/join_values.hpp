@@ -67,12 +67,11 @@ struct value_half {
   // After the other half threw: the result is dropped with the join (fork_join2.hpp, leave_after_throw).
   void discard_result() const noexcept { out->~R(); }
 };
-
-// A copy of a closure of roost::join only where fork_join2's would be one and its frame, with the result's
-// address, fits the inline slot, and where a call as const returns what the caller's call would.
 template <class Handle, class R>
 inline constexpr bool is_value_half_v<value_half<Handle, R>> = true;  // fork_join2.hpp, leave_after_throw
 
+// A copy of a closure of roost::join only where fork_join2's would be one and its frame, with the result's
+// address, fits the inline slot, and where a call as const returns what the caller's call would.
 template <class F>
 constexpr bool join_value_copies() {
   if constexpr (!std::is_trivially_copyable_v<F> || !std::is_invocable_v<const F&>) {
@@ -203,11 +202,15 @@ __attribute__((noinline)) join_values_t<FirstHandle, SecondHandle> join_values_s
   return join_values_inline<P, join_push::slow_only>(w, what, first, second);
 }
 
-// Whether both results move without throwing, which the inline join's moves after its scope and the stolen
-// path's after the wait assume: a move that threw there would leave a half unrun or a result undestroyed.
+// Whether both results move and are destroyed without throwing, which the inline join's moves and
+// destructions after its scope, and the stolen path's around the wait, assume: one that threw there would
+// leave a half unrun, a result undestroyed, or the scope a thief writes into unwound.
+template <class R>
+inline constexpr bool join_result_nothrow_v = std::is_nothrow_move_constructible_v<R> &&
+                                              std::is_nothrow_destructible_v<R>;
 template <class F, class G>
-inline constexpr bool join_values_inline_ok_v = std::is_nothrow_move_constructible_v<join_result_t<F>> &&
-                                                std::is_nothrow_move_constructible_v<join_result_t<G>>;
+inline constexpr bool join_values_inline_ok_v = join_result_nothrow_v<join_result_t<F>> &&
+                                                join_result_nothrow_v<join_result_t<G>>;
 
 // roost::join where a result's move may throw: parallel_invoke's join, each half's result into a slot of this
 // frame, then the pair, whose moves come after both halves ran. No loop for GCC to make; correct for any result.
