@@ -40,6 +40,31 @@ struct half_error : std::runtime_error {
 
 class Join : public ::testing::TestWithParam<std::string> {};
 
+// Each half throws in turn, then both, through two_way(first, second), a two-way join of the two halves
+// (parallel_invoke's or roost::join's): the thrower's exception reaches the caller, the first half's when both
+// throw (the serial program's, under every scheduler), and the other half has run all the same (as a
+// task_group's children do when an exception destroys the group). after(thrower, rep) checks the rest.
+template <class TwoWay, class After>
+void expect_the_serial_programs_exception(roost::runtime& rt, TwoWay two_way, After after) {
+  for (int thrower : {0, 1, 2}) {  // 0: the first half, 1: the second, 2: both
+    for (int rep = 0; rep < 20; ++rep) {
+      std::atomic<int> ran{0};
+      const auto half = [&](int i) {
+        ran.fetch_add(1);
+        if (thrower != 1 - i) throw half_error(i);
+      };
+      try {
+        rt.run([&] { two_way([&] { half(0); }, [&] { half(1); }); });
+        ADD_FAILURE() << "thrower " << thrower << ": nothing was thrown";
+      } catch (const half_error& e) {
+        EXPECT_EQ(e.which, thrower == 2 ? 0 : thrower) << "rep " << rep;
+      }
+      EXPECT_EQ(ran.load(), 2) << "thrower " << thrower << " rep " << rep;
+      after(thrower, rep);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_P(Join, FibMatchesAtOneTwoAndThreeWorkers) {
@@ -49,33 +74,10 @@ TEST_P(Join, FibMatchesAtOneTwoAndThreeWorkers) {
   }
 }
 
-// Each half throws in turn, then both: the thrower's exception reaches the caller, the first half's when
-// both throw (the serial program's, under every scheduler), and the other half has run all the same (as a
-// task_group's children do when an exception destroys the group).
 TEST_P(Join, AnExceptionLeavesAfterTheOtherHalfRan) {
   roost::runtime rt(opts(GetParam(), 2));
-  for (int thrower : {0, 1, 2}) {  // 0: the first half, 1: the second, 2: both
-    for (int rep = 0; rep < 20; ++rep) {
-      std::atomic<int> ran{0};
-      try {
-        rt.run([&] {
-          roost::parallel_invoke(
-              [&] {
-                ran.fetch_add(1);
-                if (thrower != 1) throw half_error(0);
-              },
-              [&] {
-                ran.fetch_add(1);
-                if (thrower != 0) throw half_error(1);
-              });
-        });
-        ADD_FAILURE() << "thrower " << thrower << ": nothing was thrown";
-      } catch (const half_error& e) {
-        EXPECT_EQ(e.which, thrower == 2 ? 0 : thrower) << "rep " << rep;
-      }
-      EXPECT_EQ(ran.load(), 2) << "thrower " << thrower << " rep " << rep;
-    }
-  }
+  expect_the_serial_programs_exception(
+      rt, [](auto first, auto second) { roost::parallel_invoke(first, second); }, [](int, int) {});
   // The runtime is still usable, and the join too.
   EXPECT_EQ(rt.run([] { return fib(15); }), 610);
 }
@@ -586,31 +588,14 @@ TEST_P(Join, JoinReturnsBothResultsInOrder) {
 // half ran all the same, and the result it made is destroyed with the join: no result object outlives it.
 TEST_P(Join, JoinAnExceptionLeavesAfterTheOtherHalfRanAndItsResultIsDropped) {
   roost::runtime rt(opts(GetParam(), 2));
-  for (int thrower : {0, 1, 2}) {  // 0: the first half, 1: the second, 2: both
-    for (int rep = 0; rep < 20; ++rep) {
-      std::atomic<int> ran{0};
-      try {
-        rt.run([&] {
-          roost::join(
-              [&] {
-                ran.fetch_add(1);
-                if (thrower != 1) throw half_error(0);
-                return live_result(0);
-              },
-              [&] {
-                ran.fetch_add(1);
-                if (thrower != 0) throw half_error(1);
-                return live_result(1);
-              });
-        });
-        ADD_FAILURE() << "thrower " << thrower << ": nothing was thrown";
-      } catch (const half_error& e) {
-        EXPECT_EQ(e.which, thrower == 2 ? 0 : thrower) << "rep " << rep;
-      }
-      EXPECT_EQ(ran.load(), 2) << "thrower " << thrower << " rep " << rep;
-      EXPECT_EQ(live_result::live.load(), 0) << "thrower " << thrower << " rep " << rep;
-    }
-  }
+  expect_the_serial_programs_exception(
+      rt,
+      [](auto first, auto second) {
+        roost::join([first] { first(); return live_result(0); }, [second] { second(); return live_result(1); });
+      },
+      [](int thrower, int rep) {
+        EXPECT_EQ(live_result::live.load(), 0) << "thrower " << thrower << " rep " << rep;
+      });
   auto [a, b] = rt.run([] { return roost::join([] { return live_result(7); }, [] { return live_result(8); }); });
   EXPECT_EQ(a.v + 10 * b.v, 87);
 }

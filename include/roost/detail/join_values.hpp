@@ -91,18 +91,32 @@ using join_value_handle_t =
 template <class F, class G>
 using join_values_t = std::pair<join_result_t<F>, join_result_t<G>>;
 
-// The engine's path (a task group, or each half a task of its own under a tracer of every task), out of line
-// as fork_join2's: each half's result into a slot of this frame, then the pair. fork_join2's order of the
-// exceptions holds (join_on_engine).
+// Whether both results move and are destroyed without throwing, which the inline join's moves and
+// destructions after its scope, and the stolen path's around the wait, assume: one that threw there would
+// leave a half unrun, a result undestroyed, or the scope a thief writes into unwound.
+template <class R>
+inline constexpr bool join_result_nothrow_v = std::is_nothrow_move_constructible_v<R> &&
+                                              std::is_nothrow_destructible_v<R>;
+template <class F, class G>
+inline constexpr bool join_values_inline_ok_v = join_result_nothrow_v<join_result_t<F>> &&
+                                                join_result_nothrow_v<join_result_t<G>>;
+
+// roost::join through parallel_invoke's join: each half's result into a slot of this frame, then the pair,
+// whose moves come after both halves ran. Where a result's move or destructor may throw, and for the
+// engine's path (a task group, or each half a task of its own under a tracer of every task: fork_join2's
+// join_on_engine, with its order of the exceptions). No loop for GCC to make; correct for any result. Given the
+// closures' handles by value (join_value_handle_t), as fork_join2's out-of-line paths are: a closure whose
+// address went here would be an addressable local live across the inline path's last call, and the caller's
+// recursion no loop (tests/split_check's loop mode).
 template <class FirstHandle, class SecondHandle>
-__attribute__((noinline)) join_values_t<FirstHandle, SecondHandle> join_values_on_engine(const char* what,
+__attribute__((noinline)) join_values_t<FirstHandle, SecondHandle> join_values_by_invoke(const char* what,
                                                                                         FirstHandle first,
                                                                                         SecondHandle second) {
   std::optional<join_result_t<FirstHandle>> first_result;
   std::optional<join_result_t<SecondHandle>> second_result;
   auto run_first = [&] { first_result.emplace(call_as<join_result_t<FirstHandle>>(first)); };
   auto run_second = [&] { second_result.emplace(call_as<join_result_t<SecondHandle>>(second)); };
-  join_on_engine(what, std::ref(run_first), std::ref(run_second), 2.0, 1.0);
+  fork_join2(what, run_first, run_second, 2.0, 1.0);
   return {std::move(*first_result), std::move(*second_result)};
 }
 
@@ -177,7 +191,8 @@ ROOST_DETAIL_SPAWN_INLINE inline join_values_t<First, Second> join_values_inline
     } else {
       static_assert(kPush == join_push::slow_only);
       if (!push_first_child_slow_here(g, *f)) [[unlikely]] {
-        return join_values_on_engine(what, join_value_handle_t<First>(first), join_value_handle_t<Second>(second));
+        // The policy names no queue: the engine joins.
+        return join_values_by_invoke(what, join_value_handle_t<First>(first), join_value_handle_t<Second>(second));
       }
     }
     ::new (static_cast<void*>(&here_result.v)) RH(run_guarded_value<P>(g, f->fn, here));
@@ -202,28 +217,6 @@ __attribute__((noinline)) join_values_t<FirstHandle, SecondHandle> join_values_s
   return join_values_inline<P, join_push::slow_only>(w, what, first, second);
 }
 
-// Whether both results move and are destroyed without throwing, which the inline join's moves and
-// destructions after its scope, and the stolen path's around the wait, assume: one that threw there would
-// leave a half unrun, a result undestroyed, or the scope a thief writes into unwound.
-template <class R>
-inline constexpr bool join_result_nothrow_v = std::is_nothrow_move_constructible_v<R> &&
-                                              std::is_nothrow_destructible_v<R>;
-template <class F, class G>
-inline constexpr bool join_values_inline_ok_v = join_result_nothrow_v<join_result_t<F>> &&
-                                                join_result_nothrow_v<join_result_t<G>>;
-
-// roost::join where a result's move may throw: parallel_invoke's join, each half's result into a slot of this
-// frame, then the pair, whose moves come after both halves ran. No loop for GCC to make; correct for any result.
-template <class F, class G>
-__attribute__((noinline)) join_values_t<F, G> join_values_by_invoke(const char* what, F& first, G& second) {
-  std::optional<join_result_t<F>> first_result;
-  std::optional<join_result_t<G>> second_result;
-  auto run_first = [&] { first_result.emplace(call_as<join_result_t<F>>(first)); };
-  auto run_second = [&] { second_result.emplace(call_as<join_result_t<G>>(second)); };
-  fork_join2(what, run_first, run_second, 2.0, 1.0);
-  return {std::move(*first_result), std::move(*second_result)};
-}
-
 // The inline join's dispatch on the worker's path, each path returning the pair: results that move without
 // throwing (join_values_inline_ok_v).
 template <class F, class G>
@@ -236,14 +229,14 @@ ROOST_DETAIL_SPAWN_INLINE inline join_values_t<F, G> fork_join2_values_inline(co
   if (path == spawn_path::inline_join) [[likely]] {
     return join_values_inline<spawn_path::inline_join, join_push::window_only>(w, what, first, second);
   }
-  return join_values_on_engine(what, join_value_handle_t<F>(first), join_value_handle_t<G>(second));
+  return join_values_by_invoke(what, join_value_handle_t<F>(first), join_value_handle_t<G>(second));  // the engine's
 }
 
 // roost::join's body.
 template <class F, class G>
 ROOST_DETAIL_SPAWN_INLINE inline join_values_t<F, G> fork_join2_values(const char* what, F& first, G& second) {
   if constexpr (!join_values_inline_ok_v<F, G>) {
-    return join_values_by_invoke(what, first, second);
+    return join_values_by_invoke(what, join_value_handle_t<F>(first), join_value_handle_t<G>(second));
   } else {
     return fork_join2_values_inline(what, first, second);
   }
