@@ -22,12 +22,14 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
          LIST_BOUNDS:"these iterators are not random-access" \
          INVOKE_WITH_ARGS:"every argument is a function called with no arguments" \
          JOIN_VOID:"roost::join: both functions return a value" \
-         RUN_UNMOVABLE:"roost::runtime::run: the root returns a type that cannot be moved"; do
+         RUN_UNMOVABLE:"roost::runtime::run: the root returns a type that cannot be moved" \
+         ROOST_FORCE_INLINE=off:"ROOST_FORCE_INLINE must be 0 or 1" \
+         ROOST_FORCE_INLINE=2:"ROOST_FORCE_INLINE must be 0 or 1"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1
   elif ! grep -q "$want" <<<"$out"; then echo "$name failed without the message '$want':"; echo "$out" | head -20; status=1
   fi
 done
 [ $status = 0 ] && echo "compile_fail: parallel_reduce refuses every narrowing identity, parallel_for" \
-  "floating-point bounds, runtime::run a result it cannot move"
+  "floating-point bounds, runtime::run a result it cannot move, ROOST_FORCE_INLINE a value other than 0 and 1"
 exit $status

@@ -10,10 +10,33 @@
 // preemption count there (src/engine/README.md, "No inline deque operation is under way"). The preemption
 // counts' own helpers and the deque's push and pop stay always_inline in every build: the engines' runtime
 // text calls them, and tests/runtime_text/check.sh allows no call out of it.
+//
+// A program opts out with ROOST_FORCE_INLINE=0 (defined before the first roost header, or -DROOST_FORCE_INLINE=0),
+// for a translation unit whose functions call these paths and carry another CPU than the unit's own, e.g.
+// __attribute__((target("arch=haswell"))): GCC 12 inlines an always_inline function only into a function of
+// the same `arch` (its x86 inliner's rule, which holds for always_inline functions too), and stops with
+// "inlining failed in call to 'always_inline' 'void roost::task_group::wait()': target specific option
+// mismatch" (docs/user-guide.md, "Functions compiled for another CPU"). Not forced, the paths behave the same:
+// the sanitizer builds run them so. Other target attributes (target("avx2"), target_clones) need nothing.
 #pragma once
 #include "roost/detail/sanitizers.hpp"
 
-#if defined(ROOST_TSAN) || defined(ROOST_ASAN)
+#ifndef ROOST_FORCE_INLINE
+#define ROOST_FORCE_INLINE 1
+#endif
+// 0 or 1 and nothing else: in `#if` an unknown word counts as 0, so `-DROOST_FORCE_INLINE=off` would pass as 0,
+// and `=yes` too; the value is pasted onto a name that only 0 and 1 complete.
+#define ROOST_DETAIL_FORCE_INLINE_IS_0 1
+#define ROOST_DETAIL_FORCE_INLINE_IS_1 1
+#define ROOST_DETAIL_PASTE_(a, b) a##b
+#define ROOST_DETAIL_PASTE(a, b) ROOST_DETAIL_PASTE_(a, b)
+#define ROOST_DETAIL_STRING_(x) #x
+#define ROOST_DETAIL_STRING(x) ROOST_DETAIL_STRING_(x)
+#if !ROOST_DETAIL_PASTE(ROOST_DETAIL_FORCE_INLINE_IS_, ROOST_FORCE_INLINE)
+#pragma message("ROOST_FORCE_INLINE is \"" ROOST_DETAIL_STRING(ROOST_FORCE_INLINE) "\"")
+#error "ROOST_FORCE_INLINE must be 0 or 1: 0 leaves roost's spawn and join paths to the compiler's inliner (for functions with __attribute__((target(\"arch=...\")))), 1 forces them inline (the default)"
+#define ROOST_DETAIL_SPAWN_INLINE
+#elif defined(ROOST_TSAN) || defined(ROOST_ASAN) || ROOST_FORCE_INLINE == 0
 #define ROOST_DETAIL_SPAWN_INLINE
 #else
 #define ROOST_DETAIL_SPAWN_INLINE __attribute__((always_inline))
