@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds reduce_identity.cpp with each case: NARROW_NONE must compile; every other case must fail with the
-# call's own message (parallel_reduce's, parallel_for's, parallel_invoke's, runtime::run's), not another error.
+# call's own message (parallel_reduce's, parallel_for's, parallel_invoke's, runtime::run's), not another error;
+# and a ROOST_FORCE_INLINE other than 0 and 1 (detail/spawn_inline.hpp) must fail with the macro's message.
 set -uo pipefail
 src=$1  # the source tree
 cxx=${CXX:-c++}
@@ -24,7 +25,9 @@ for c in NARROW_INTEGER:"wider integer than the identity" NARROW_FLOATING:"float
          JOIN_VOID:"roost::join: both functions return a value" \
          RUN_UNMOVABLE:"roost::runtime::run: the root returns a type that cannot be moved" \
          ROOST_FORCE_INLINE=off:"ROOST_FORCE_INLINE must be 0 or 1" \
-         ROOST_FORCE_INLINE=2:"ROOST_FORCE_INLINE must be 0 or 1"; do
+         ROOST_FORCE_INLINE=2:"ROOST_FORCE_INLINE must be 0 or 1" \
+         "ROOST_FORCE_INLINE=1||0":"ROOST_FORCE_INLINE must be 0 or 1" \
+         ROOST_FORCE_INLINE=:"ROOST_FORCE_INLINE must be 0 or 1"; do
   name=${c%%:*}; want=${c#*:}
   if out=$(compile "$name"); then echo "$name compiled"; status=1
   elif ! grep -q "$want" <<<"$out"; then echo "$name failed without the message '$want':"; echo "$out" | head -20; status=1

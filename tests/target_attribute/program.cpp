@@ -1,8 +1,10 @@
-// Functions compiled for another CPU than their translation unit (__attribute__((target("arch=nocona"))))
-// calling task_group, parallel_invoke, join, parallel_for and parallel_reduce: with ROOST_FORCE_INLINE=0 (this
-// program's CMake target defines it) GCC 12 compiles them, where forced inline it stops with "inlining failed
-// in call to 'always_inline' ...: target specific option mismatch" (detail/spawn_inline.hpp). Each result is
-// compared with the serial program's under every scheduler, at one and two workers.
+// Functions compiled for another CPU than their translation unit (__attribute__((target("arch=nocona")))) that
+// spawn and join with task_group, parallel_invoke, join, parallel_for and parallel_reduce: with
+// ROOST_FORCE_INLINE=0 (this program's CMake target defines it) GCC 12 compiles them, where the paths forced
+// inline stop it at task_group::wait, the group's destructor, parallel_invoke and join with "inlining failed in
+// call to 'always_inline' ...: target specific option mismatch" (detail/spawn_inline.hpp). Each result is
+// compared with the serial program's under every scheduler, at one and two workers, and at two workers again
+// with each kind of preemption on (the paths' preemption windows then lie in functions of their own).
 //
 // nocona: an x86-64 CPU with SSE3, a CPU name other than the default x86-64's (GCC's x86-64 is its k8), whose
 // code every x86-64 CPU with SSE3 runs; the program says so and skips (77) on one without.
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #define ROOST_TEST_OTHER_CPU __attribute__((target("arch=nocona")))
@@ -84,7 +87,7 @@ int main() {
     std::puts("target_attribute: this CPU has no SSE3, which the nocona code needs: skipped");
     return 77;
   }
-  constexpr int n = 20;
+  constexpr int n = 23;  // 46,367 spawns a run: the 100 us ticks of the preempted runs fall in it
   const long fib = fib_serial(n);
   const std::size_t len = 10000;
   long sum = 0;
@@ -100,12 +103,18 @@ int main() {
   for (const auto& s : roost::schedulers()) {
     if (!s.available) continue;
     ++schedulers;
-    for (unsigned workers : {1u, 2u}) {
+    // {workers, preemption}: "off" is the default; the interval only makes ticks likely inside the paths, and no
+    // result may depend on where they fall.
+    const std::pair<unsigned, const char*> runs[] = {{1u, "off"}, {2u, "off"}, {2u, "signal"}, {2u, "klt"}};
+    for (const auto& [workers, preempt] : runs) {
       roost::options o;
       o.scheduler = s.name;
       o.workers = workers;
+      o.preempt = preempt;
+      if (std::string(preempt) != "off") o.preempt_interval = "100us";
       roost::runtime rt(o);
-      const std::string at = std::string(s.name) + ", " + std::to_string(workers) + " worker(s)";
+      const std::string at =
+          std::string(s.name) + ", " + std::to_string(workers) + " worker(s), preemption " + preempt;
       expect("task_group fib, " + at, rt.run([] { return fib_group(n); }), fib);
       expect("task_group fib left to the destructor, " + at, rt.run([] { return fib_group_unwaited(n); }), fib);
       expect("parallel_invoke fib, " + at, rt.run([] { return fib_invoke(n); }), fib);
@@ -117,6 +126,7 @@ int main() {
   }
   if (failures == 0)
     std::printf("target_attribute: functions built for another CPU (target(\"arch=nocona\")) compute the serial "
-                "program's results under %zu schedulers, at 1 and 2 workers\n", schedulers);
+                "program's results under %zu schedulers, at 1 and 2 workers, with and without preemption\n",
+                schedulers);
   return failures == 0 ? 0 : 1;
 }

@@ -12,31 +12,35 @@
 // text calls them, and tests/runtime_text/check.sh allows no call out of it.
 //
 // A program opts out with ROOST_FORCE_INLINE=0 (defined before the first roost header, or -DROOST_FORCE_INLINE=0),
-// for a translation unit whose functions call these paths and carry another CPU than the unit's own, e.g.
-// __attribute__((target("arch=haswell"))): GCC 12 inlines an always_inline function only into a function of
-// the same `arch` (its x86 inliner's rule, which holds for always_inline functions too), and stops with
-// "inlining failed in call to 'always_inline' 'void roost::task_group::wait()': target specific option
-// mismatch" (docs/user-guide.md, "Functions compiled for another CPU"). Not forced, the paths behave the same:
-// the sanitizer builds run them so. Other target attributes (target("avx2"), target_clones) need nothing.
+// for a translation unit with a function that calls these paths and is compiled for another CPU than the unit,
+// e.g. __attribute__((target("arch=haswell"))) in a file built for the default x86-64: GCC 12 forces an
+// always_inline function into another only where both have the same `arch` and the caller has every instruction
+// set of the callee, and otherwise stops with "inlining failed in call to 'always_inline' 'void
+// roost::task_group::wait()': target specific option mismatch" (docs/user-guide.md, "Functions compiled for
+// another CPU"). The entry points it names are task_group::wait, the group's destructor, parallel_invoke and
+// join; what they call is inlined into them either way. Not forced, the paths compute the same and
+// cost more (the user guide has the counts).
 #pragma once
 #include "roost/detail/sanitizers.hpp"
 
 #ifndef ROOST_FORCE_INLINE
 #define ROOST_FORCE_INLINE 1
 #endif
-// 0 or 1 and nothing else: in `#if` an unknown word counts as 0, so `-DROOST_FORCE_INLINE=off` would pass as 0,
-// and `=yes` too; the value is pasted onto a name that only 0 and 1 complete.
-#define ROOST_DETAIL_FORCE_INLINE_IS_0 1
-#define ROOST_DETAIL_FORCE_INLINE_IS_1 1
+// 0 or 1 and nothing else. In `#if` an unknown word counts as 0, so `-DROOST_FORCE_INLINE=off` would pass as 0,
+// and `=yes` too: the value is pasted onto a name that only a leading 0 or 1 completes, and what the result
+// evaluates to is tested whole, so that `1 || 0` is refused rather than read as 0 (a review).
+#define ROOST_DETAIL_FORCE_INLINE_IS_0 100
+#define ROOST_DETAIL_FORCE_INLINE_IS_1 101
 #define ROOST_DETAIL_PASTE_(a, b) a##b
 #define ROOST_DETAIL_PASTE(a, b) ROOST_DETAIL_PASTE_(a, b)
+#define ROOST_DETAIL_FORCE_INLINE_CODE (ROOST_DETAIL_PASTE(ROOST_DETAIL_FORCE_INLINE_IS_, ROOST_FORCE_INLINE))
 #define ROOST_DETAIL_STRING_(x) #x
 #define ROOST_DETAIL_STRING(x) ROOST_DETAIL_STRING_(x)
-#if !ROOST_DETAIL_PASTE(ROOST_DETAIL_FORCE_INLINE_IS_, ROOST_FORCE_INLINE)
+#if ROOST_DETAIL_FORCE_INLINE_CODE != 100 && ROOST_DETAIL_FORCE_INLINE_CODE != 101
 #pragma message("ROOST_FORCE_INLINE is \"" ROOST_DETAIL_STRING(ROOST_FORCE_INLINE) "\"")
 #error "ROOST_FORCE_INLINE must be 0 or 1: 0 leaves roost's spawn and join paths to the compiler's inliner (for functions with __attribute__((target(\"arch=...\")))), 1 forces them inline (the default)"
 #define ROOST_DETAIL_SPAWN_INLINE
-#elif defined(ROOST_TSAN) || defined(ROOST_ASAN) || ROOST_FORCE_INLINE == 0
+#elif defined(ROOST_TSAN) || defined(ROOST_ASAN) || ROOST_DETAIL_FORCE_INLINE_CODE == 100
 #define ROOST_DETAIL_SPAWN_INLINE
 #else
 #define ROOST_DETAIL_SPAWN_INLINE __attribute__((always_inline))
