@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "api/runtime_core.hpp"
+#include "engine/task_path.hpp"
 #include "roost/roost.hpp"
 #include "sched/engine_of.hpp"
 #include "sched/ws.hpp"
@@ -163,4 +164,60 @@ TEST(EngineJoin, AWaiterThatMustMoveIsHandedStraightToItsTarget) {
   }
   EXPECT_EQ(g_root_resumed_elsewhere.load(), 0u) << "the root was resumed on worker 1 before it was handed over";
   EXPECT_GT(stolen_runs, 0u) << "worker 1 took no child in " << runs << " runs: the case under test never happened";
+}
+
+// The observer's paths reuse what the worker built last (engine/task_path.hpp, observed_paths). Task ids
+// are made by hand here, so that an address can hold another task, as a freed frame's does in a run.
+namespace {
+std::vector<std::uint32_t> walked(const roost::detail::task_id& id) { return roost::engine::spawn_path(id); }
+roost::detail::task_id child_of(roost::detail::task_id& parent, std::uint32_t index) {
+  roost::detail::task_id t;
+  t.parent = &parent;
+  t.index = index;
+  t.depth = parent.depth + 1;
+  return t;
+}
+}  // namespace
+
+TEST(TaskPath, TheCachedPathIsTheWalkedOneAsTasksEndAndAddressesAreReused) {
+  using path = std::vector<std::uint32_t>;
+  roost::engine::observed_paths mine, other_worker;
+  roost::detail::task_id root;
+  roost::detail::task_id a = child_of(root, 0);
+  roost::detail::task_id b = child_of(a, 5);
+  EXPECT_EQ(mine.path_of(b), (path{0, 0, 5}));
+  EXPECT_EQ(mine.path_of(a), (path{0, 0}));
+  EXPECT_EQ(mine.path_of(b), (path{0, 0, 5}));
+
+  // The worker's own end of b: the path above it stands, and b's address may hold a new task.
+  EXPECT_EQ(mine.path_of(b), walked(b));
+  mine.ended(b);
+  b = child_of(a, 7);
+  EXPECT_EQ(mine.path_of(b), (path{0, 0, 7}));
+
+  // Another worker's end: a's address now holds another task, with b under it at the same address. A cache
+  // that outlived that end would name b "0.0.7".
+  roost::detail::task_id elsewhere = child_of(root, 9);
+  (void)other_worker.path_of(elsewhere);
+  other_worker.ended(elsewhere);
+  a = child_of(root, 3);
+  b = child_of(a, 7);
+  EXPECT_EQ(mine.path_of(b), (path{0, 3, 7}));
+  EXPECT_EQ(mine.path_of(b), walked(b));
+
+  // An end no worker counted (the observer installed or removed, a root's end).
+  EXPECT_EQ(mine.path_of(b), (path{0, 3, 7}));
+  roost::engine::observed_paths_stale();
+  a.index = 4;
+  EXPECT_EQ(mine.path_of(b), (path{0, 4, 7}));
+
+  // A depth that is not the task's position (a foreign child of the unrecorded parent keeps its spawner's
+  // depth + 1, engine.hpp's name_foreign): found by walking, never taken from the wrong slot.
+  roost::detail::task_id foreign(roost::detail::task_id::child_of_unrecorded_t{});
+  foreign.index = 11;
+  foreign.depth = 2;  // b's depth: the cache's slot 2 holds b
+  roost::detail::task_id below = child_of(foreign, 1);
+  EXPECT_EQ(mine.path_of(below), walked(below));
+  EXPECT_EQ(mine.path_of(below), (path{roost::detail::kUnrecordedParentIndex, 11, 1}));
+  EXPECT_EQ(mine.path_of(b), (path{0, 4, 7}));
 }

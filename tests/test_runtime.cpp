@@ -730,6 +730,87 @@ TEST_P(Api, AnObserverInstalledByATaskSeesThatTasksEnd) {
 // An observer installed during a run sees the tasks pushed before it came when they run, as children of
 // an unrecorded parent: each under its own spawn path. They all had "0.0", the root's first child's path
 // too (an outside-user campaign: 1,024 paths started several times in a recursion of 4,096 leaves).
+// Deep chains of tasks, run again and again on one runtime, so that later tasks reuse the addresses of
+// ended ones: every start, resumption and end names the task's own path. Each thread reuses the path it
+// built last from the deepest task it still holds (engine/task_path.hpp, cached_spawn_path); a path kept
+// past an end that freed one of its tasks would name a later task at that address under the old one's
+// ancestors. Each level also spawns a leaf, and the root two chains, so that the paths branch.
+// What `seen` has that `want` has not, and the reverse: "" where they are equal.
+static std::string differences(const std::multiset<std::string>& seen, const std::multiset<std::string>& want) {
+  std::vector<std::string> extra, missing;
+  std::set_difference(seen.begin(), seen.end(), want.begin(), want.end(), std::back_inserter(extra));
+  std::set_difference(want.begin(), want.end(), seen.begin(), seen.end(), std::back_inserter(missing));
+  std::string out;
+  for (const auto& p : extra) out += " +" + p;
+  for (const auto& p : missing) out += " -" + p;
+  return out;
+}
+TEST_P(Api, AnObserverNamesEveryTaskOfDeepChainsRunAgainUnderItsPath) {
+  struct paths : roost::task_observer {
+    std::mutex m;
+    std::multiset<std::string> starts, ends;
+    std::set<std::string> resumed;
+    void on_task_start(const roost::task_event& e) override {
+      std::lock_guard<std::mutex> lk(m);
+      starts.insert(e.path_string());
+    }
+    void on_task_resume(const roost::task_event& e) override {
+      std::lock_guard<std::mutex> lk(m);
+      resumed.insert(e.path_string());
+    }
+    void on_task_end(const roost::task_event& e) override {
+      std::lock_guard<std::mutex> lk(m);
+      ends.insert(e.path_string());
+    }
+  };
+  constexpr int depth = 60;
+  std::function<void(int)> chain = [&](int d) {
+    if (d == 0) return;
+    roost::task_group g;
+    g.run([&chain, d] { chain(d - 1); });  // "...0"
+    g.run([] {});                          // "...1", a leaf
+    g.wait();
+  };
+  // What each run must show: the root's two children "0.0" and "0.1", each the top of a chain.
+  std::multiset<std::string> want;
+  for (const std::string top : {"0.0", "0.1"}) {
+    std::string p = top;
+    for (int d = depth; d > 0; --d) {
+      want.insert(p + ".1");
+      p += ".0";
+      want.insert(p);
+    }
+    want.insert(top);
+  }
+  for (unsigned workers : {1u, 2u}) {
+    roost::runtime rt(opts(GetParam(), workers));
+    paths obs;
+    roost::set_task_observer(&obs);
+    for (int run = 0; run < 4; ++run) {
+      {
+        std::lock_guard<std::mutex> lk(obs.m);
+        obs.starts.clear();
+        obs.ends.clear();
+        obs.resumed.clear();
+      }
+      rt.run([&] {
+        roost::task_group g;
+        g.run([&chain] { chain(depth); });  // "0.0"
+        g.run([&chain] { chain(depth); });  // "0.1"
+        g.wait();
+      });
+      std::lock_guard<std::mutex> lk(obs.m);
+      // The root's start is seen, its end is not (observer.hpp).
+      std::multiset<std::string> want_starts = want;
+      want_starts.insert("0");
+      EXPECT_EQ(differences(obs.starts, want_starts), "") << "starts, " << workers << " worker(s), run " << run;
+      EXPECT_EQ(differences(obs.ends, want), "") << "ends, " << workers << " worker(s), run " << run;
+      for (const auto& p : obs.resumed) EXPECT_EQ(want_starts.count(p), 1u) << "resumed " << p;
+    }
+    roost::set_task_observer(nullptr);
+  }
+}
+
 TEST_P(Api, AnObserverInstalledDuringARunSeesEachTaskUnderItsOwnPath) {
   struct path_counter : roost::task_observer {
     std::mutex mu;

@@ -98,6 +98,8 @@ task_observer* set_task_observer(task_observer* o) {
     // entry points, never on an inline path (a review: a tracer's hooks already on let a callback in between
     // push a child inline). Removing, the pointer goes first, as before.
     if (o) set_bit(kObserverBit, true);
+    // Ends went unobserved before this, or will after it: no thread's cached path stands (task_path.hpp).
+    engine::observed_paths_stale();
     task_observer* prev = g_task_observer.exchange(o, std::memory_order_seq_cst);
     if (!o) set_bit(kObserverBit, false);
     return prev;
@@ -166,6 +168,10 @@ void detail::rethrow_observer_error() {
 
 // The tracer of the runtime whose worker reports (engine_base::tracer): never another runtime's.
 static trace::tracer* tracer_of(detail::worker_abi& w) { return static_cast<engine::worker&>(w).eng->tracer(); }
+// The path an observer's event names, from what the reporting worker built last (engine/task_path.hpp).
+static std::vector<std::uint32_t> path_of(detail::worker_abi& w, const detail::task_id& id) {
+  return static_cast<engine::worker&>(w).observed.path_of(id);
+}
 
 // A task's start and end with a simulation or an observer: out of line, behind the tracer's own path below.
 // With them inline every hook saved six registers and kept the hint on its stack, which a traced task
@@ -176,7 +182,7 @@ __attribute__((noinline)) void task_start_all(detail::worker_abi& w, detail::tas
   if (auto* s = platform::t_sim) s->on_task_start(&id);
   if (auto* t = tracer_of(w)) t->task_begin(w.id, id);
   with_observer(w, [&](task_observer* o) {
-    call_observer([&] { o->on_task_start(task_event{static_cast<int>(w.id), engine::spawn_path(id), hint}); });
+    call_observer([&] { o->on_task_start(task_event{static_cast<int>(w.id), path_of(w, id), hint}); });
   });
 }
 __attribute__((noinline)) void task_end_all(detail::worker_abi& w, const detail::task_id& id) {
@@ -185,7 +191,17 @@ __attribute__((noinline)) void task_end_all(detail::worker_abi& w, const detail:
   if (auto* s = platform::t_sim) s->on_task_end(id.parent);
   if (auto* t = tracer_of(w)) t->task_end(w.id, id);
   with_observer(w, [&](task_observer* o) {
-    call_observer([&] { o->on_task_end(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
+    engine::observed_paths& paths = static_cast<engine::worker&>(w).observed;
+    call_observer([&] {
+      // Counted before the engine learns of the end, whatever the path's allocation or the callback throws
+      // (task_path.hpp).
+      struct count_the_end {
+        engine::observed_paths& p;
+        const detail::task_id& id;
+        ~count_the_end() { p.ended(id); }
+      } counted{paths, id};
+      o->on_task_end(task_event{static_cast<int>(w.id), paths.path_of(id), -1});
+    });
   });
 }
 // Whether only a tracer listens: no simulation on this thread, no observer installed.
@@ -207,6 +223,7 @@ void detail::hook_task_end(worker_abi& w, const task_id& id) {
 // A root's end: a task end for the simulation's cost table (task_end_ns, as its start is charged) and the
 // tracer; not an observer's (run() returning is its end, observer.hpp).
 void detail::hook_root_end(worker_abi& w, const task_id& id) {
+  engine::observed_paths_stale();  // no observer hears a root's end (task_path.hpp)
   if (auto* s = platform::t_sim) s->on_task_end(nullptr);
   if (auto* t = tracer_of(w)) t->task_end(w.id, id);
 }
@@ -215,14 +232,14 @@ void engine::hook_task_resume(detail::worker_abi& w, detail::task_id& id) {
   if (auto* s = platform::t_sim) s->on_resume(&id);
   if (auto* t = tracer_of(w)) t->task_resume(w.id, id);
   with_observer(w, [&](task_observer* o) {
-    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
+    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), path_of(w, id), -1}); });
   });
 }
 
 void engine::hook_task_moved(detail::worker_abi& w, detail::task_id& id) {
   if (auto* t = tracer_of(w)) t->task_resume(w.id, id);
   with_observer(w, [&](task_observer* o) {
-    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), engine::spawn_path(id), -1}); });
+    call_observer([&] { o->on_task_resume(task_event{static_cast<int>(w.id), path_of(w, id), -1}); });
   });
 }
 

@@ -7,6 +7,7 @@
 #include "engine/fiber.hpp"
 #include "engine/frame_pool.hpp"
 #include "engine/klt.hpp"
+#include "engine/task_path.hpp"
 #include "platform/platform.hpp"
 #include "roost/data.hpp"
 #include "roost/detail/abi.hpp"
@@ -81,6 +82,9 @@ struct alignas(64) worker : detail::worker_abi {
   // Worker 0 only: the lent thread was bound to os_cpu for this call, and its own affinity to give back.
   bool lent_bound = false;
   platform::os::saved_affinity lent_affinity;
+
+  // The task observer's paths of this worker's tasks (engine/task_path.hpp): the last one built, reused.
+  observed_paths observed;
 
   // roost::run_final (src/api/final.cpp): how many final regions the task on this worker is inside, and the
   // entry points they replaced. Only this worker's thread touches them: nothing migrates inside a region.
