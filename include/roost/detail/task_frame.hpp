@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "roost/detail/job.hpp"
+#include "roost/detail/spawn_inline.hpp"
 
 namespace roost::detail {
 
@@ -265,7 +266,12 @@ struct group_state {
   // join's pop failed), no hints, opened by no policy (a policy's join treats it as plain). `owner`: the
   // joining task's fiber. Before the engine's join, which alone reads dist.mode (the owner's join hooks, and a
   // last child's end once the owner waits: engine.hpp, resume_waiter).
-  void for_engine_join(fiber_abi* owner) noexcept {
+  // Always inline: called out of line (GCC inlines it only where it is called once in the translation unit),
+  // the worker the join read before it stayed in a callee-saved register across the call, which every join
+  // of the caller then saved and restored, unstolen ones included: a program with two parallel_invoke
+  // recursions, or one and a roost::join, paid 2 instructions a spawn more than one with a single recursion
+  // (callgrind, fib-invoke in roost-bench beside fib-join: 58.4 against 56.4 under ws-help).
+  ROOST_DETAIL_SPAWN_INLINE void for_engine_join(fiber_abi* owner) noexcept {
     spawned = 1;
     local_done = 0;
     owner_fiber = owner;
