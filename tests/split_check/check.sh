@@ -3,7 +3,7 @@
 # ".part" clone of fib_invoke that calls itself: the recursion's body, called by each caller only where the
 # caller's own copy of the leaf test failed (a clone of a cold branch, also ".part", calls no fib_invoke).
 # Release builds with GCC only: the split is GCC's (clang has no such pass), and the sanitizer builds let the
-# compiler choose what to inline (roost/detail/spawn_inline.hpp).
+# compiler choose what to inline (roost/detail/spawn_inline.hpp). The split body must save one register.
 # With `registers`, instead: how many registers the task group's recursion (fib_group) saves at its entry.
 # With `loop`: whether GCC made a loop of roost::join's recursion (fib_join): its body calls itself once on
 # each of the join's two inline paths (the half run at once), not twice, and calls no out-of-line
@@ -36,7 +36,20 @@ if [ "$self_calls" -lt 1 ]; then
   echo "FAIL: $part does not call itself: it is not the recursion's body split off its leaf test" >&2
   exit 1
 fi
-echo "split: $part calls itself $self_calls time(s)"
+# And one callee-saved register (rbx: the frame's address, which the pop compares) at the body's entry, in a
+# file that holds two other joins' recursions (fib_join's and the group's): an out-of-line helper of the
+# join's stolen path, inlined only where a file called it once, held the worker in a second one.
+pushes=$(awk -v name="$part" '
+  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
+  inside && /\tpush /{ n++; next }
+  inside && /\tsub .*,%rsp/ { exit }
+  END { print n + 0 }' <<<"$listing")
+echo "split: $part calls itself $self_calls time(s), saves $pushes register(s) at its entry"
+if [ "$pushes" -ne 1 ]; then
+  echo "FAIL: $part saves $pushes registers at its entry, not 1 (task_frame.hpp's for_engine_join called out" >&2
+  echo "      of line, or a value of the caller live across the join's cold paths: fork_join2.hpp)" >&2
+  exit 1
+fi
 exit 0
 fi
 
