@@ -20,6 +20,23 @@ command -v objdump >/dev/null || { echo "objdump (binutils) is needed" >&2; exit
 "$bin"
 # Whole outputs, not piped into grep -q: its early exit fails the pipe (pipefail).
 listing=$(objdump -d -C --no-show-raw-insn "$bin")
+# Calls inside function FUNC (its name as the listing gives it) whose line matches the awk regex PATTERN, or
+# that call FUNC itself where PATTERN is empty.
+calls_in() {
+  awk -v name="$1" -v pattern="$2" '
+    $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
+    inside && /call/ && (pattern == "" ? index($0, "<" name ">") > 0 : $0 ~ pattern) { n++ }
+    END { print n + 0 }' <<<"$listing"
+}
+# The registers function FUNC saves with a push at its entry, before its frame is allocated.
+entry_pushes() {
+  awk -v name="$1" '
+    $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
+    inside && /^$/ { exit }
+    inside && /\tpush /{ n++; next }
+    inside && /\tsub .*,%rsp/ { exit }
+    END { print n + 0 }' <<<"$listing"
+}
 if [ "$what" = split ]; then
 part=$(awk '/^[0-9a-f]+ <.*fib_invoke<0>\(int\) \[clone \.part\.[0-9]+\]>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); print; exit }' <<<"$listing")
 if [ -z "$part" ]; then
@@ -28,10 +45,7 @@ if [ -z "$part" ]; then
   grep '^[0-9a-f]* <long .*fib_invoke<0>(int)' <<<"$listing" >&2 || true
   exit 1
 fi
-self_calls=$(awk -v name="$part" '
-  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
-  inside && /call/ && index($0, "<" name ">") { n++ }
-  END { print n + 0 }' <<<"$listing")
+self_calls=$(calls_in "$part" "")
 if [ "$self_calls" -lt 1 ]; then
   echo "FAIL: $part does not call itself: it is not the recursion's body split off its leaf test" >&2
   exit 1
@@ -39,11 +53,7 @@ fi
 # And one callee-saved register (rbx: the frame's address, which the pop compares) at the body's entry, in a
 # file that holds two other joins' recursions (fib_join's and the group's): an out-of-line helper of the
 # join's stolen path, inlined only where a file called it once, held the worker in a second one.
-pushes=$(awk -v name="$part" '
-  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
-  inside && /\tpush /{ n++; next }
-  inside && /\tsub .*,%rsp/ { exit }
-  END { print n + 0 }' <<<"$listing")
+pushes=$(entry_pushes "$part")
 echo "split: $part calls itself $self_calls time(s), saves $pushes register(s) at its entry"
 if [ "$pushes" -ne 1 ]; then
   echo "FAIL: $part saves $pushes registers at its entry, not 1 (task_frame.hpp's for_engine_join called out" >&2
@@ -60,14 +70,8 @@ if [ -z "$body" ]; then
   echo "FAIL: no fib_join<0> in the program" >&2
   exit 1
 fi
-self_calls=$(awk -v name="$body" '
-  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
-  inside && /call/ && index($0, "<" name ">") { n++ }
-  END { print n + 0 }' <<<"$listing")
-guarded_calls=$(awk -v name="$body" '
-  $0 ~ /^[0-9a-f]+ </ { inside = (index($0, "<" name ">:") > 0); next }
-  inside && /call/ && /run_guarded_value/ { n++ }
-  END { print n + 0 }' <<<"$listing")
+self_calls=$(calls_in "$body" "")
+guarded_calls=$(calls_in "$body" "run_guarded_value")
 echo "loop: $body calls itself $self_calls time(s), run_guarded_value $guarded_calls time(s)"
 # Without the loop each inline path calls the function twice (4 in all); with it, once.
 if [ "$guarded_calls" -gt 0 ]; then
@@ -84,16 +88,12 @@ exit 0
 fi
 
 # The task group's recursion: the registers it pushes at its entry, before its frame is allocated.
-if ! grep -q '^[0-9a-f]* <long .*fib_group<0>(int)>:$' <<<"$listing"; then
+group=$(awk '/^[0-9a-f]+ <long .*fib_group<0>\(int\)>:$/ { sub(/^[0-9a-f]+ </, ""); sub(/>:$/, ""); print; exit }' <<<"$listing")
+if [ -z "$group" ]; then
   echo "FAIL: no fib_group<0> in the program" >&2
   exit 1
 fi
-pushes=$(awk '
-  $0 ~ /^[0-9a-f]+ <long .*fib_group<0>\(int\)>:$/ { inside = 1; next }
-  inside && /^$/ { exit }
-  inside && /\tpush /{ n++; next }
-  inside && /\tsub .*,%rsp/ { exit }
-  END { print n + 0 }' <<<"$listing")
+pushes=$(entry_pushes "$group")
 if [ "$pushes" -eq 0 ]; then
   echo "FAIL: fib_group saves no register with a push at its entry: the count saw nothing (GCC saved them with" >&2
   echo "      moves, or split the function), so it says nothing; look at the listing" >&2
