@@ -98,7 +98,7 @@ task_observer* set_task_observer(task_observer* o) {
     // entry points, never on an inline path (a review: a tracer's hooks already on let a callback in between
     // push a child inline). Removing, the pointer goes first, as before.
     if (o) set_bit(kObserverBit, true);
-    // Ends went unobserved before this, or will after it: no thread's cached path stands (task_path.hpp).
+    // Ends went unobserved before this, or will after it: no worker's cached path stands (task_path.hpp).
     engine::observed_paths_stale();
     task_observer* prev = g_task_observer.exchange(o, std::memory_order_seq_cst);
     if (!o) set_bit(kObserverBit, false);
