@@ -40,7 +40,7 @@ long fib(int n) {
 // (parallel_invoke / join). Under roost's ws, ws-help and hws it takes the inline two-way join
 // (roost/detail/fork_join2.hpp); the hints are those of fib (2 : 1, W_all = 3) where a policy reads them.
 // `n` is captured by value, as the user guide advises: with [&] its address goes into the closures, and GCC
-// then no longer splits fib off its leaf test (76.0 instructions a spawn against 58.4 under ws-help;
+// then no longer splits fib off its leaf test (72.0 instructions a spawn against 56.4 under ws-help;
 // src/engine/README.md, "The benchmarks' closures capture `n` by value").
 template <class Invoke>
 long fib_invoke(int n) {
