@@ -12,6 +12,8 @@
 #include <utility>
 #include <mutex>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -242,6 +244,52 @@ TEST_P(Join, AStolenHalfIsJoined) {
       both_done_at_return = left == 987 && right == 610;
     });
     EXPECT_TRUE(both_done_at_return) << "round " << round;
+    EXPECT_GT(probe.elsewhere.load(), 0) << "round " << round << ": no half ran on the other worker";
+    EXPECT_FALSE(probe.late.load()) << "round " << round << ": the other worker took no half for 5 s";
+  }
+}
+
+// The join's group lies in its caller's frame, on stack memory that earlier calls left as they wrote it, and
+// its balance and error slot are written only when somebody claims the pushed half (task_frame.hpp, "The
+// join's slot"). Here that memory is filled with other bytes first, both halves throw, and one is stolen
+// (the probe, as above): the join returns once both ran, with the first half's exception, the serial
+// program's, whichever half the policy pushed.
+__attribute__((noinline)) void fill_the_stack_below(unsigned char value) {
+  volatile unsigned char bytes[16 * 1024];
+  for (auto& b : bytes) b = value;
+}
+template <class F, class G>
+__attribute__((noinline)) void invoke_in_a_new_frame(F& f, G& g) {
+  roost::parallel_invoke(f, g);
+}
+TEST_P(Join, AStolenHalfOnAStackLeftDirtyIsJoinedWithTheSerialProgramsException) {
+  roost::runtime rt(roost_test::opts_sharing_the_root(GetParam(), 2));
+  for (int round = 0; round < 3; ++round) {
+    roost_test::another_worker_probe probe;
+    std::atomic<int> ran{0};
+    int caught = -1, ran_at_return = -1;
+    rt.run([&] {
+      const int me = roost::this_worker_id();
+      auto first = [&] {
+        probe.take_part(me);
+        ran.fetch_add(1);
+        throw half_error(0);
+      };
+      auto second = [&] {
+        probe.take_part(me);
+        ran.fetch_add(1);
+        throw half_error(1);
+      };
+      fill_the_stack_below(0xab);
+      try {
+        invoke_in_a_new_frame(first, second);
+      } catch (const half_error& e) {
+        caught = e.which;
+      }
+      ran_at_return = ran.load();
+    });
+    EXPECT_EQ(caught, 0) << "round " << round << ": not the first half's exception";
+    EXPECT_EQ(ran_at_return, 2) << "round " << round;
     EXPECT_GT(probe.elsewhere.load(), 0) << "round " << round << ": no half ran on the other worker";
     EXPECT_FALSE(probe.late.load()) << "round " << round << ": the other worker took no half for 5 s";
   }
@@ -1267,4 +1315,91 @@ TEST(TaskGroupSpawn, GoesToTheWorkerTheTaskRunsOnAfterTheClosuresConstructor) {
   EXPECT_EQ(ran, 1);
   ASSERT_EQ(spawned_on.size(), 1u);
   EXPECT_EQ(spawned_on[0], &now.w) << "spawned on the worker the task had left";
+}
+
+// The inline two-way join's slot (task_frame.hpp, "The join's slot"): the group's balance and error slot are
+// left unwritten by the join, and written by whoever claims the half's frame first, the owner whose pop
+// failed (settle_join_slot) or a taker (take_join_slot, which the engine calls as it names the frame).
+// Driven directly on a group and frame, the fields filled with garbage first as a stack would leave them.
+namespace {
+struct join_slot {
+  alignas(roost::detail::group_state) unsigned char bytes[sizeof(roost::detail::group_state)];
+  roost::detail::group_state* g;
+  roost::detail::task_frame* f;
+  int ran = 0;
+  join_slot() {
+    std::memset(bytes, 0xab, sizeof bytes);
+    g = ::new (static_cast<void*>(bytes)) roost::detail::group_state(roost::detail::group_state::inline_join_t{});
+    auto body = [this] { ++ran; };
+    using frame_t = roost::detail::closure_frame<decltype(body)>;
+    f = ::new (static_cast<void*>(g->inline_frame)) frame_t(body, frame_t::join_unnamed_t{});
+  }
+  bool written() const {
+    return g->remote_balance.load() == 0 && g->error.load() == nullptr;
+  }
+};
+using kind = roost::detail::job::kind;
+}  // namespace
+
+TEST(JoinSlot, TheOwnersClaimWritesTheFieldsAndATakerThenFindsThemWritten) {
+  join_slot s;
+  ASSERT_EQ(s.f->k(), kind::fresh_join);
+  ASSERT_FALSE(s.written()) << "the test's garbage did not stay";
+  EXPECT_EQ(roost::detail::group_of(*s.f), s.g) << "an unnamed join frame's group is the slot's";
+  roost::detail::settle_join_slot(*s.g);
+  EXPECT_TRUE(s.written());
+  EXPECT_EQ(s.f->k(), kind::fresh_unnamed) << "a later taker names it as any unnamed frame";
+  // What the engine's join does next: a remote child's end adds to the balance. A taker that came later
+  // must not write the fields again, which would lose the add.
+  s.g->remote_balance.fetch_add(1);
+  EXPECT_FALSE(roost::detail::take_join_slot(*s.f, *s.g)) << "the taker claimed a frame the owner had";
+  EXPECT_EQ(s.g->remote_balance.load(), 1);
+}
+
+TEST(JoinSlot, ATakersClaimWritesTheFieldsAndTheOwnerLeavesThemAsTheChildLeftThem) {
+  join_slot s;
+  ASSERT_TRUE(roost::detail::take_join_slot(*s.f, *s.g));
+  EXPECT_TRUE(s.written());
+  EXPECT_EQ(s.f->k(), kind::fresh) << "the taker names the frame";
+  // The child ran on the taker and ended remotely, with an exception, before its owner's pop failed.
+  static std::exception_ptr thrown = std::make_exception_ptr(std::runtime_error("child"));
+  s.g->remote_balance.fetch_add(1);
+  s.g->error.store(&thrown);
+  roost::detail::settle_join_slot(*s.g);
+  EXPECT_EQ(s.g->remote_balance.load(), 1) << "the owner wrote the balance after the child's end";
+  EXPECT_EQ(s.g->error.load(), &thrown) << "the owner dropped the child's exception";
+  EXPECT_EQ(s.f->k(), kind::fresh);
+}
+
+// Both sides at once, many times: whichever claims first, the fields are written exactly once, before the
+// child's end adds to the balance, so the balance ends at one and the owner never reads garbage. No timing:
+// each round's two threads start together at a latch, and every interleaving must give the same result.
+TEST(JoinSlot, OwnerAndTakerAtOnceWriteTheFieldsOnceBeforeTheChildsEnd) {
+  const int rounds = roost_test::under_sanitizer() ? 2000 : 20000;
+  std::atomic<int> owner_first{0}, taker_first{0};
+  for (int r = 0; r < rounds; ++r) {
+    join_slot s;
+    std::atomic<int> go{0};
+    std::int64_t owner_saw = -1;
+    std::thread taker([&] {
+      go.fetch_add(1);
+      while (go.load() < 2) {
+      }
+      if (roost::detail::take_join_slot(*s.f, *s.g)) taker_first.fetch_add(1);
+      s.g->remote_balance.fetch_add(1);  // the half ran here and ended remotely
+    });
+    go.fetch_add(1);
+    while (go.load() < 2) {
+    }
+    roost::detail::settle_join_slot(*s.g);
+    owner_saw = s.g->remote_balance.load();
+    taker.join();
+    if (s.f->k() == kind::fresh_unnamed) owner_first.fetch_add(1);
+    ASSERT_TRUE(owner_saw == 0 || owner_saw == 1) << "round " << r << ": the owner read " << owner_saw;
+    ASSERT_EQ(s.g->remote_balance.load(), 1) << "round " << r << ": the child's end was written over";
+    ASSERT_EQ(s.g->error.load(), nullptr) << "round " << r;
+  }
+  EXPECT_EQ(owner_first.load() + taker_first.load(), rounds) << "each round has exactly one claimer";
+  std::printf("the owner claimed first in %d rounds of %d, the taker in %d\n", owner_first.load(), rounds,
+              taker_first.load());
 }

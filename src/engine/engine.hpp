@@ -667,8 +667,10 @@ class engine final : public engine_base {
   // named under it). Not a root: a policy starts its own work at a root (ADWS's search of the whole line).
   // The policy may then give it scheduling state of its own (adopt_unnamed: adws-ml's leaf level).
   static void name_unnamed(worker& w, frame& f) {
-    if (f.k() != job::kind::fresh_unnamed) [[likely]] return;
-    f.group = detail::group_of_unnamed(f);  // left unwritten by the inline spawn (task_frame.hpp)
+    const job::kind k = f.k();
+    if (!job::unnamed(k)) [[likely]] return;
+    group* g = detail::group_of_unnamed(f);
+    f.group = g;  // left unwritten by the inline spawn (task_frame.hpp)
     ::new (static_cast<void*>(&f.id)) detail::task_id(detail::task_id::child_of_unrecorded_t{});
     // An observer may see such a task (installed before it runs, or during it): each its own spawn path,
     // not all "0.0" (an outside-user campaign found 1,024 paths started several times). Drawn at every
@@ -676,7 +678,8 @@ class engine final : public engine_base {
     // before it as 4294967295.0 (a later campaign). Off the inline path: only a frame the engine runs.
     f.id.index = unrecorded_index(w);
     f.work_hint = -1;
-    f.rename_kind(job::kind::fresh);
+    // A join's half: the group's balance and error slot before it runs (abi.hpp, take_join_slot).
+    if (k == job::kind::fresh_unnamed || !detail::take_join_slot(f, *g)) f.rename_kind(job::kind::fresh);
     of(w).policy_.adopt_unnamed(w, f.id);
   }
 

@@ -348,7 +348,7 @@ detail::job* cats_policy::steal(engine::worker& w) {
     unsigned victim = 0;
     found = steal_one_of(w, n, [&victim](unsigned k) { return victim = k; });
     // An unnamed half of an inline join has no node to go by: run it for the node its victim runs for.
-    if (found && now == mode::profiling && found->k() == detail::job::kind::fresh_unnamed)
+    if (found && now == mode::profiling && found->is_unnamed())
       meter_switch(w, meters_[victim].crediting.load(std::memory_order_relaxed));
   }
   word.store(round_word(count, 0, false), std::memory_order_release);

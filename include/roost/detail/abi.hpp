@@ -261,6 +261,52 @@ inline fiber_abi* running_fiber() {
 #endif
 }
 
+// The inline two-way join's slot (group_state, "The join's slot", task_frame.hpp): the group's balance and
+// error slot, which its frame's claimer writes. Each side waits out the other's claim, which holds no call,
+// no preemption point and no charge of the simulated platform (which switches threads only at a charge, so
+// that there the wait never spins): a few stores.
+inline void wait_out_join_claim(task_frame& f, job::kind claim, job::kind seen) {
+  while (seen == claim) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    seen = f.k_acquire();  // the claimer's rename is a release
+  }
+}
+// The claimer's stores: the balance a remote child's end adds to, the error slot its exception goes to.
+inline void write_join_slot(group_state& g) {
+  g.remote_balance.store(0, std::memory_order_relaxed);
+  g.error.store(nullptr, std::memory_order_relaxed);
+}
+// The owner's side: its pop failed (the half was stolen, or the engine must join it), so before its engine
+// join reads the two fields they are written, by this call or by the taker whose claim came first. No
+// preemption between the claim and its release: a taker would wait for a preempted owner. Out of line and
+// cold, on the slow path alone; called before the join reads anything it keeps across the call.
+__attribute__((noinline, cold)) inline void settle_join_slot(group_state& g) {
+  task_frame& f = *reinterpret_cast<task_frame*>(g.inline_frame);
+  no_preempt_scope np(running_fiber());
+  job::kind seen{};
+  if (f.claim_kind(job::kind::fresh_join, job::kind::join_settling, seen)) {
+    write_join_slot(g);
+    f.rename_kind(job::kind::fresh_unnamed);  // a later taker names it as any unnamed frame
+    return;
+  }
+  wait_out_join_claim(f, job::kind::join_taken, seen);  // a taker's, which names it fresh
+}
+// The taker's side, before the half runs (engine.hpp, name_unnamed, with the frame's other fields written):
+// true where this call claimed the frame, wrote the two fields and named it fresh. Else the owner claimed
+// it first; this returns once the owner released it, and the caller names it.
+inline bool take_join_slot(task_frame& f, group_state& g) {
+  job::kind seen{};
+  if (f.claim_kind(job::kind::fresh_join, job::kind::join_taken, seen)) {
+    write_join_slot(g);
+    f.rename_kind(job::kind::fresh);
+    return true;
+  }
+  wait_out_join_claim(f, job::kind::join_settling, seen);
+  return false;
+}
+
 // The worker the calling thread serves now, for the two-way join's fast path (fork_join2.hpp); outside
 // every worker, g_no_worker, whose path is always `engine`: so the join reads a path without testing for a
 // null pointer first, and its engine path throws outside a task (issue #25: the fiber's null test and the

@@ -91,6 +91,7 @@ ROOST_DETAIL_SPAWN_INLINE inline void join_pushed(group_state& g, Pushed& pushed
     pushed();  // the frame holds only a reference: nothing to destroy
     return;
   }
+  settle_join_slot(g);  // the group's balance and error slot, unwritten until now (task_frame.hpp)
   fiber_abi* fb = running_fiber();
   worker_abi* now = fb->worker;
   g.for_engine_join(fb);
@@ -161,7 +162,7 @@ ROOST_DETAIL_SPAWN_INLINE inline bool join_inline(worker_abi& w, Pushed& pushed,
   using handle_t = join_handle_t<Pushed>;
   using frame_t = closure_frame<handle_t>;
   static_assert(sizeof(frame_t) <= group_state::kInlineFrameBytes && alignof(frame_t) <= 16);
-  auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(handle_t(pushed), typename frame_t::unnamed_t{});
+  auto* f = ::new (static_cast<void*>(g.inline_frame)) frame_t(handle_t(pushed), typename frame_t::join_unnamed_t{});
   // What runs the pushed half when it comes back: the frame's copy, so that the half's captures are read from
   // the frame and nothing of it stays live in a register across the other half (a callee-saved register
   // holding a capture from the function's entry kept GCC from shrink-wrapping fib_invoke); or the original,

@@ -138,6 +138,7 @@ inline join_result_t<Here> run_guarded_value(group_state& g, Pushed& pushed, Her
 // writing into, ends only after the wait.
 template <bool kFirstPushed, class RP, class RH>
 __attribute__((noinline, cold)) auto join_values_wait(group_state& g, RP* pushed_result, RH here_result) {
+  settle_join_slot(g);  // the group's balance and error slot, unwritten until now (task_frame.hpp)
   fiber_abi* fb = running_fiber();
   worker_abi* now = fb->worker;
   g.for_engine_join(fb);
@@ -183,7 +184,7 @@ ROOST_DETAIL_SPAWN_INLINE inline join_values_t<First, Second> join_values_inline
     group_state g{group_state::inline_join_t{}};
     join_slot<RP> pushed_result;  // where a run other than the direct call below puts the pushed half's result
     auto* f = ::new (static_cast<void*>(g.inline_frame))
-        frame_t(half_t{handle_t(pushed), &pushed_result.v}, typename frame_t::unnamed_t{});
+        frame_t(half_t{handle_t(pushed), &pushed_result.v}, typename frame_t::join_unnamed_t{});
     if constexpr (kPush == join_push::window_only) {
       if (!push_first_child_window_on<P>(w, g, *f)) [[unlikely]] {
         return join_values_slow<P>(w, what, join_value_handle_t<First>(first), join_value_handle_t<Second>(second));

@@ -179,6 +179,14 @@ struct closure_frame final : task_frame {
     set_ops();
     set_kind(kind::fresh_unnamed);
   }
+  // The inline two-way join's pushed half: its group's balance and error slot are unwritten too
+  // (job::kind::fresh_join, "The join's slot" below).
+  struct join_unnamed_t {};
+  template <class G>
+  closure_frame(G&& g, join_unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
+    set_ops();
+    set_kind(kind::fresh_join);
+  }
 
  private:
   struct relocated_tag {};
@@ -202,10 +210,17 @@ struct group_state {
   std::uint32_t local_done;  // owner-only: children whose completion the owner saw directly
   // Remote children done, less the children other tasks spawned into the group and still owe it
   // (engine/join.hpp); nonzero at the owner's wait only if such a foreign child was spawned.
-  std::atomic<std::int64_t> remote_balance{0};
+  // In an anonymous union, as `error`: written by group_state(), and for the inline two-way join's group by
+  // whoever claims its frame ("The join's slot" below). C++20's std::atomic default constructor writes a
+  // zero, which a member initializer left out would still cost.
+  union {
+    std::atomic<std::int64_t> remote_balance;
+  };
   // The first exception a child threw, owned by the group until the join rethrows it (one pointer, so that
   // a group costs no std::exception_ptr construction and destruction; see record_exception in abi.hpp).
-  std::atomic<std::exception_ptr*> error{nullptr};
+  union {
+    std::atomic<std::exception_ptr*> error;
+  };
 
   // The fields up to `dist` are written at the first spawn after each join (task_group.hpp for the inline
   // path, engine::spawn otherwise), not here: a group that is constructed per call pays for no store
@@ -255,11 +270,28 @@ struct group_state {
   static constexpr std::uint8_t kNotOpened = 0;
 
   // A task_group's: no child, no hints.
-  group_state() noexcept : spawned(0), local_done(0), total_work(-1), data_bytes(-1) {}
-  // The inline two-way join's (fork_join2.hpp): only what a thief of its one child reads (the counter it
-  // meets the owner through, the error slot; their initializers above). The rest is written by
-  // for_engine_join() if the engine must join the child after all: a join whose child comes back unstolen,
-  // nearly every one, stores nothing it would not read (9 instructions per fib-invoke spawn).
+  group_state() noexcept
+      : spawned(0), local_done(0), remote_balance(0), error(nullptr), total_work(-1), data_bytes(-1) {}
+  // The inline two-way join's (fork_join2.hpp, join_values.hpp): nothing. The counter a thief of its one
+  // child meets the owner through and the error slot are written by whoever claims the child's frame (the
+  // join's slot, below); the rest by for_engine_join() if the engine must join the child after all. A join
+  // whose child comes back unstolen, nearly every one, stores nothing it would not read (11 instructions per
+  // fib-invoke spawn).
+  //
+  // The join's slot. The frame in inline_frame is built as job::kind::fresh_join, and the two fields a
+  // remote child's end and its exception write (remote_balance, error) start unwritten. Two parties may
+  // want them written, and each must know they are before it goes on: a taker (a thief, or a worker's own
+  // loop: engine.hpp, name_unnamed), before the child runs, whose end adds to the balance; the owner, when
+  // its pop fails (settle_join_slot, abi.hpp), before its engine join reads them. Both claim the frame's
+  // kind with one compare-exchange from fresh_join (job::claim_kind): the taker to join_taken, the owner to
+  // join_settling. The winner writes the two fields and releases the kind (the taker as fresh, having
+  // named the frame; the owner as fresh_unnamed, which a later taker names as any other); the loser waits
+  // while it reads the winner's claim, then finds the fields written. Neither claim holds a call, a charge
+  // of the simulated platform or a preemption point between its compare-exchange and its release: a few
+  // stores, so the loser's wait is short, and on the simulated platform, which switches threads only at a
+  // charge, never seen at all. Written otherwise (each side writing first, or the owner alone), a remote
+  // child's end could add to the balance before the other side's zero reached it, and its owner would
+  // never be resumed.
   struct inline_join_t {};
   explicit group_state(inline_join_t) noexcept {}
   // One child spawned, none seen done, no base on the deque (the child is not on top of it any more: the
@@ -282,15 +314,15 @@ struct group_state {
   }
 };
 
-// The group a frame belongs to. An unnamed frame (kind fresh_unnamed) does not store it: it lies in its
-// group's inline slot, where only the inline spawns and joins build one (issue #25: a store and, with the
-// operations table beside it, a vector pair GCC built through the stack, 4 instructions a spawn). The
-// engine stores it when it names the frame (engine.hpp, name_unnamed).
+// The group a frame belongs to. An unnamed frame (job::unnamed: fresh_unnamed, or a two-way join's) does not
+// store it: it lies in its group's inline slot, where only the inline spawns and joins build one (issue #25:
+// a store and, with the operations table beside it, a vector pair GCC built through the stack, 4
+// instructions a spawn). The engine stores it when it names the frame (engine.hpp, name_unnamed).
 inline group_state* group_of_unnamed(task_frame& f) {
   static_assert(std::is_standard_layout_v<group_state>);
   return reinterpret_cast<group_state*>(reinterpret_cast<unsigned char*>(&f) - offsetof(group_state, inline_frame));
 }
-inline group_state* group_of(task_frame& f) { return f.k() == job::kind::fresh_unnamed ? group_of_unnamed(f) : f.group; }
+inline group_state* group_of(task_frame& f) { return f.is_unnamed() ? group_of_unnamed(f) : f.group; }
 
 // A group whose children since its last join were all spawned by other tasks (engine/join.hpp: its own count
 // is 0) comes to the engine's join as one no policy opened, with no base on a deque: what the engine's
