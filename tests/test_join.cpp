@@ -295,6 +295,51 @@ TEST_P(Join, AStolenHalfOnAStackLeftDirtyIsJoinedWithTheSerialProgramsException)
   }
 }
 
+// The same for roost::join, whose slow path is its own (join_values.hpp, join_values_wait): a stolen half on
+// a stack filled first, both halves throwing; then both returning, whose results come back.
+template <class F, class G>
+__attribute__((noinline)) auto join_in_a_new_frame(F& f, G& g) {
+  return roost::join(f, g);
+}
+TEST_P(Join, JoinAStolenHalfOnAStackLeftDirtyIsJoinedWithTheSerialProgramsExceptionOrResults) {
+  roost::runtime rt(roost_test::opts_sharing_the_root(GetParam(), 2));
+  for (int round = 0; round < 4; ++round) {
+    const bool throws = round % 2 == 0;
+    roost_test::another_worker_probe probe;
+    std::atomic<int> ran{0};
+    int caught = -1, ran_at_return = -1;
+    long sum = -1;
+    rt.run([&] {
+      const int me = roost::this_worker_id();
+      auto first = [&]() -> long {
+        probe.take_part(me);
+        ran.fetch_add(1);
+        if (throws) throw half_error(0);
+        return 20;
+      };
+      auto second = [&]() -> long {
+        probe.take_part(me);
+        ran.fetch_add(1);
+        if (throws) throw half_error(1);
+        return 22;
+      };
+      fill_the_stack_below(0xcd);
+      try {
+        auto [a, b] = join_in_a_new_frame(first, second);
+        sum = a + b;
+      } catch (const half_error& e) {
+        caught = e.which;
+      }
+      ran_at_return = ran.load();
+    });
+    if (throws) EXPECT_EQ(caught, 0) << "round " << round << ": not the first half's exception";
+    else EXPECT_EQ(sum, 42) << "round " << round;
+    EXPECT_EQ(ran_at_return, 2) << "round " << round;
+    EXPECT_GT(probe.elsewhere.load(), 0) << "round " << round << ": no half ran on the other worker";
+    EXPECT_FALSE(probe.late.load()) << "round " << round << ": the other worker took no half for 5 s";
+  }
+}
+
 // The half that runs at once waits on a nested group whose children are stolen, and is usually resumed by
 // a thief on another worker; the pushed half then lies in the deque of a worker the caller has left. It
 // must still run exactly once, and before the join returns. Both orders, so that under every policy the
@@ -1402,4 +1447,32 @@ TEST(JoinSlot, OwnerAndTakerAtOnceWriteTheFieldsOnceBeforeTheChildsEnd) {
   EXPECT_EQ(owner_first.load() + taker_first.load(), rounds) << "each round has exactly one claimer";
   std::printf("the owner claimed first in %d rounds of %d, the taker in %d\n", owner_first.load(), rounds,
               taker_first.load());
+}
+
+// A join's frame may lie in the private part of a deque whose owner shares it, stamping it with its
+// floating-point state (job::stamp_fp_state), while the join's owner, moved to another worker, claims it
+// (settle_join_slot): the stamp must neither undo the claim's release nor make the claim fail unclaimed
+// (both were seen with a plain or-assignment and a single compare-exchange), and the stamp must stay.
+TEST(JoinSlot, AStampDuringTheOwnersClaimNeitherUndoesItNorIsLost) {
+  const int rounds = roost_test::under_sanitizer() ? 2000 : 20000;
+  const std::uint64_t state = roost::detail::fp_control::capture();
+  if (state == 0) GTEST_SKIP() << "no floating-point state to stamp on this architecture";
+  for (int r = 0; r < rounds; ++r) {
+    join_slot s;
+    std::atomic<int> go{0};
+    std::thread deque_owner([&] {
+      go.fetch_add(1);
+      while (go.load() < 2) {
+      }
+      s.f->stamp_fp_state(state);
+    });
+    go.fetch_add(1);
+    while (go.load() < 2) {
+    }
+    roost::detail::settle_join_slot(*s.g);
+    deque_owner.join();
+    ASSERT_TRUE(s.written()) << "round " << r << ": the owner's claim wrote nothing";
+    ASSERT_EQ(s.f->k(), kind::fresh_unnamed) << "round " << r << ": the claim's release was undone";
+    ASSERT_EQ(s.f->fp_state(), state) << "round " << r << ": the stamp was lost";
+  }
 }

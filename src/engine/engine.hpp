@@ -667,7 +667,9 @@ class engine final : public engine_base {
   // named under it). Not a root: a policy starts its own work at a root (ADWS's search of the whole line).
   // The policy may then give it scheduling state of its own (adopt_unnamed: adws-ml's leaf level).
   static void name_unnamed(worker& w, frame& f) {
-    const job::kind k = f.k();
+    // Acquire: a join's frame its owner claimed and released as fresh_unnamed holds the fields the owner
+    // wrote, which this worker's run of it (its end's add to the balance) must come after.
+    const job::kind k = f.k_acquire();
     if (!job::unnamed(k)) [[likely]] return;
     group* g = detail::group_of_unnamed(f);
     f.group = g;  // left unwritten by the inline spawn (task_frame.hpp)

@@ -264,12 +264,18 @@ inline fiber_abi* running_fiber() {
 // The inline two-way join's slot (group_state, "The join's slot", task_frame.hpp): the group's balance and
 // error slot, which its frame's claimer writes. Each side waits out the other's claim, which holds no call,
 // no preemption point and no charge of the simulated platform (which switches threads only at a charge, so
-// that there the wait never spins): a few stores.
+// that there the wait never spins): a few stores. With more workers than CPUs the kernel may deschedule the
+// claimer inside them, so after a while the wait yields its CPU.
+void yield_for_join_claim();  // the platform's yield of the CPU (api/task_group.cpp)
 inline void wait_out_join_claim(task_frame& f, job::kind claim, job::kind seen) {
-  while (seen == claim) {
+  for (unsigned spins = 0; seen == claim; ++spins) {
+    if (spins < 256) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #endif
+    } else {
+      yield_for_join_claim();
+    }
     seen = f.k_acquire();  // the claimer's rename is a release
   }
 }

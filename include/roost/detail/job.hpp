@@ -35,23 +35,30 @@ struct job {
   // built with word-sized stores and copied with word-sized loads, so the store buffer can forward them (a
   // byte-sized store of the kind stalled every help-first spawn).
   void set_kind(kind x) noexcept { word_ = static_cast<std::uint64_t>(x); }
-  // Another kind for a frame the engine names before it runs it, its floating-point state kept. A release
-  // store: it ends a taker's claim of a join's frame, whose owner then reads the group's fields the taker
-  // wrote (fresh_join above).
+  // Another kind for a frame the engine names before it runs it, its floating-point state kept. A release:
+  // it ends a claim of a join's frame (fresh_join above), whose fields the claimer wrote. A compare-exchange,
+  // since the owner of the deque that holds the frame may stamp it meanwhile (the stamps below): a load and
+  // a store lost such a stamp, or undid the claim's release. Never on a spawn's path: only where the engine
+  // names a frame, and in a join's claims.
   void rename_kind(kind x) noexcept {
-    const std::uint64_t w = load_word(std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(word_).store((w & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(x),
-                                                std::memory_order_release);
+    std::atomic_ref<std::uint64_t> word(word_);
+    std::uint64_t w = word.load(std::memory_order_relaxed);
+    while (!word.compare_exchange_weak(w, (w & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(x),
+                                       std::memory_order_release, std::memory_order_relaxed)) {
+    }
   }
   // Claims a frame of kind `from` as kind `to` (its floating-point state kept), where nobody else did: true
-  // if this call did. Else `seen` is the kind found. The join's frame's claims (fresh_join above).
+  // if this call did, else false with `seen` the kind found. A compare-exchange that failed on the stamp's
+  // bits alone (a stamp landed since the load) is tried again: it found no claim. The join's frame's claims
+  // (fresh_join above).
   bool claim_kind(kind from, kind to, kind& seen) noexcept {
-    std::uint64_t w = load_word(std::memory_order_relaxed);
-    const std::uint64_t state = w & ~std::uint64_t{0xff};
-    std::uint64_t expected = state | static_cast<std::uint64_t>(from);
-    if (std::atomic_ref<std::uint64_t>(word_).compare_exchange_strong(
-            expected, state | static_cast<std::uint64_t>(to), std::memory_order_acquire, std::memory_order_acquire))
-      return true;
+    std::atomic_ref<std::uint64_t> word(word_);
+    std::uint64_t expected = word.load(std::memory_order_relaxed);
+    while ((expected & 0xff) == static_cast<std::uint64_t>(from)) {
+      if (word.compare_exchange_weak(expected, (expected & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(to),
+                                     std::memory_order_acquire, std::memory_order_acquire))
+        return true;
+    }
     seen = static_cast<kind>(expected & 0xff);
     return false;
   }
@@ -63,19 +70,26 @@ struct job {
   // it so, which is its spawner's; kept where it has one already (a frame shared again after a queue gave it
   // back, or pushed on by a policy, was stamped closer to its spawn). A fiber carries its state in its
   // context and is never stamped.
+  // An atomic or: a join's frame may lie in the private part of a deque whose owner shares it while the
+  // join's owner, moved to another worker, claims it (fresh_join above). Only at a share or a push onto
+  // another worker's queue, never at a spawn.
   void stamp_fp_state() noexcept {
-    if (takes_fp_state()) word_ |= fp_control::capture();
+    if (takes_fp_state()) std::atomic_ref<std::uint64_t>(word_).fetch_or(fp_control::capture(), std::memory_order_relaxed);
   }
   void stamp_fp_state(std::uint64_t state) noexcept {
-    if (takes_fp_state()) word_ |= state;
+    if (takes_fp_state()) std::atomic_ref<std::uint64_t>(word_).fetch_or(state, std::memory_order_relaxed);
   }
   // Its stamp (fp_control::capture's form), or 0 where it has none.
   std::uint64_t fp_state() const noexcept { return load_word(std::memory_order_relaxed) & fp_control::kStateBits; }
 
  private:
-  bool takes_fp_state() const noexcept { return is_fresh() && !(word_ & fp_control::kStamped); }
-  // The word's reads that may meet a claim (fresh_join above) are atomic; its writes before the frame is
-  // published (set_kind, the stamps) need not be, since no other thread can reach it then.
+  bool takes_fp_state() const noexcept {
+    const std::uint64_t w = load_word(std::memory_order_relaxed);
+    return static_cast<kind>(w & 0xff) != kind::resume && !(w & fp_control::kStamped);
+  }
+  // Every access that may meet another thread's is atomic: a join's frame is reachable by its owner (its
+  // claim) and by the deque's owner (a stamp) and a thief at once (fresh_join above). set_kind's plain store
+  // is made before the frame is published, where nobody else reaches it.
   std::uint64_t load_word(std::memory_order o) const noexcept {
     return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(word_)).load(o);
   }

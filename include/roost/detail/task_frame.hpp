@@ -47,8 +47,8 @@ struct task_id {
   // (the engine's spawn writes it): seven stores fewer per spawn.
   struct unwritten_t {};
   explicit task_id(unwritten_t) : parent(nullptr), index(0), depth(0), next_child(0), split_depth(0) {}
-  // Nothing written: the id of a frame pushed by an inline spawn or join (job::kind::fresh_unnamed), which
-  // the engine names before it runs one (name_unnamed, engine.hpp).
+  // Nothing written: the id of a frame pushed by an inline spawn or join (job::unnamed: fresh_unnamed, or a
+  // join's fresh_join), which the engine names before it runs one (name_unnamed, engine.hpp).
   struct blank_t {};
   explicit task_id(blank_t) {}
   // What the engine names such a frame: a child of a task it never saw, not a root (a root starts ADWS's
@@ -171,8 +171,8 @@ struct closure_frame final : task_frame {
     group = grp;
     work_hint = hint;
   }
-  // For the inline spawns and joins (abi.hpp, fork_join2.hpp), built in their group's inline slot: neither
-  // the id nor the hint is written (kind fresh_unnamed), nor the group, which is the slot's (group_of).
+  // For the inline spawn of a task_group (task_group.hpp), built in its group's inline slot: neither the id
+  // nor the hint is written (kind fresh_unnamed), nor the group, which is the slot's (group_of).
   struct unnamed_t {};
   template <class G>
   closure_frame(G&& g, unnamed_t) : task_frame(unnamed_header{}), fn(std::forward<G>(g)) {
@@ -285,8 +285,11 @@ struct group_state {
   // its pop fails (settle_join_slot, abi.hpp), before its engine join reads them. Both claim the frame's
   // kind with one compare-exchange from fresh_join (job::claim_kind): the taker to join_taken, the owner to
   // join_settling. The winner writes the two fields and releases the kind (the taker as fresh, having
-  // named the frame; the owner as fresh_unnamed, which a later taker names as any other); the loser waits
-  // while it reads the winner's claim, then finds the fields written. Neither claim holds a call, a charge
+  // named the frame; the owner as fresh_unnamed, which a later taker, reading it with acquire, names as
+  // any other); the loser waits while it reads the winner's claim, then finds the fields written. The
+  // deque's owner may meanwhile stamp the frame's word with its floating-point state (a share, while the
+  // join's owner runs on another worker): the stamp is an atomic or, and a claim whose compare-exchange
+  // failed on the stamp's bits alone tries again. Neither claim holds a call, a charge
   // of the simulated platform or a preemption point between its compare-exchange and its release: a few
   // stores, so the loser's wait is short, and on the simulated platform, which switches threads only at a
   // charge, never seen at all. Written otherwise (each side writing first, or the owner alone), a remote
