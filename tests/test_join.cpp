@@ -1428,14 +1428,12 @@ TEST(JoinSlot, OwnerAndTakerAtOnceWriteTheFieldsOnceBeforeTheChildsEnd) {
     std::int64_t owner_saw = -1;
     std::thread taker([&] {
       go.fetch_add(1);
-      while (go.load() < 2) {
-      }
+      while (go.load() < 2) std::this_thread::yield();
       if (roost::detail::take_join_slot(*s.f, *s.g)) taker_first.fetch_add(1);
       s.g->remote_balance.fetch_add(1);  // the half ran here and ended remotely
     });
     go.fetch_add(1);
-    while (go.load() < 2) {
-    }
+    while (go.load() < 2) std::this_thread::yield();
     roost::detail::settle_join_slot(*s.g);
     owner_saw = s.g->remote_balance.load();
     taker.join();
@@ -1462,13 +1460,11 @@ TEST(JoinSlot, AStampDuringTheOwnersClaimNeitherUndoesItNorIsLost) {
     std::atomic<int> go{0};
     std::thread deque_owner([&] {
       go.fetch_add(1);
-      while (go.load() < 2) {
-      }
+      while (go.load() < 2) std::this_thread::yield();
       s.f->stamp_fp_state(state);
     });
     go.fetch_add(1);
-    while (go.load() < 2) {
-    }
+    while (go.load() < 2) std::this_thread::yield();
     roost::detail::settle_join_slot(*s.g);
     deque_owner.join();
     ASSERT_TRUE(s.written()) << "round " << r << ": the owner's claim wrote nothing";

@@ -26,9 +26,10 @@ __thread worker_abi* t_running_worker __attribute__((tls_model("initial-exec")))
 __attribute__((noinline)) worker_abi* running_worker_out_of_line() { return t_running_worker; }
 
 // A wait for another worker's claim of a join's frame that outlasted its spins (abi.hpp, wait_out_join_claim):
-// the platform's yield, not the C library's sched_yield called from the program's code, which the
-// preemption's wrapper of it would take for a task polling by yielding (platform/sleep_calls.cpp).
-void yield_for_join_claim() { platform::os::yield_cpu(); }
+// the platform's yield (the simulated platform's own, should a claim ever span a charge). Both sides wait
+// with preemption held off, so preemption's wrapper of sched_yield (platform/sleep_calls.cpp), which sees
+// this call as the program's, never preempts there, as in the scheduling loop's yields.
+void yield_for_join_claim() noexcept { platform::os::yield_cpu(); }
 __thread ws_deque<job>* t_join_window __attribute__((tls_model("initial-exec"))) = nullptr;
 
 std::uint64_t new_worker_uid() noexcept {

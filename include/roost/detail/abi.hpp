@@ -266,7 +266,7 @@ inline fiber_abi* running_fiber() {
 // no preemption point and no charge of the simulated platform (which switches threads only at a charge, so
 // that there the wait never spins): a few stores. With more workers than CPUs the kernel may deschedule the
 // claimer inside them, so after a while the wait yields its CPU.
-void yield_for_join_claim();  // the platform's yield of the CPU (api/task_group.cpp)
+void yield_for_join_claim() noexcept;  // the platform's yield of the CPU (api/task_group.cpp)
 inline void wait_out_join_claim(task_frame& f, job::kind claim, job::kind seen) {
   for (unsigned spins = 0; seen == claim; ++spins) {
     if (spins < 256) {
@@ -294,7 +294,7 @@ __attribute__((noinline, cold)) inline void settle_join_slot(group_state& g) {
   job::kind seen{};
   if (f.claim_kind(job::kind::fresh_join, job::kind::join_settling, seen)) {
     write_join_slot(g);
-    f.rename_kind(job::kind::fresh_unnamed);  // a later taker names it as any unnamed frame
+    f.release_claim_kind(job::kind::fresh_unnamed);  // a later taker names it as any unnamed frame
     return;
   }
   wait_out_join_claim(f, job::kind::join_taken, seen);  // a taker's, which names it fresh

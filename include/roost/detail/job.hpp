@@ -35,12 +35,18 @@ struct job {
   // built with word-sized stores and copied with word-sized loads, so the store buffer can forward them (a
   // byte-sized store of the kind stalled every help-first spawn).
   void set_kind(kind x) noexcept { word_ = static_cast<std::uint64_t>(x); }
-  // Another kind for a frame the engine names before it runs it, its floating-point state kept. A release:
-  // it ends a claim of a join's frame (fresh_join above), whose fields the claimer wrote. A compare-exchange,
-  // since the owner of the deque that holds the frame may stamp it meanwhile (the stamps below): a load and
-  // a store lost such a stamp, or undid the claim's release. Never on a spawn's path: only where the engine
-  // names a frame, and in a join's claims.
+  // Another kind for a frame the engine names before it runs it, its floating-point state kept. A release
+  // store: it ends a taker's claim of a join's frame (fresh_join above), whose fields the taker wrote. The
+  // frame lies in no queue by then, so nobody stamps it meanwhile (the stamps below).
   void rename_kind(kind x) noexcept {
+    const std::uint64_t w = load_word(std::memory_order_relaxed);
+    std::atomic_ref<std::uint64_t>(word_).store((w & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(x),
+                                                std::memory_order_release);
+  }
+  // rename_kind for the owner's release of its claim of a join's frame, which may still lie in the private
+  // part of a deque whose owner stamps it meanwhile: a compare-exchange, since a load and a store lost such
+  // a stamp or undid the release (a review).
+  void release_claim_kind(kind x) noexcept {
     std::atomic_ref<std::uint64_t> word(word_);
     std::uint64_t w = word.load(std::memory_order_relaxed);
     while (!word.compare_exchange_weak(w, (w & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(x),
@@ -51,9 +57,11 @@ struct job {
   // if this call did, else false with `seen` the kind found. A compare-exchange that failed on the stamp's
   // bits alone (a stamp landed since the load) is tried again: it found no claim. The join's frame's claims
   // (fresh_join above).
+  // The first load is an acquire too: a claim that fails on it (the other side released already) reads the
+  // fields the other side wrote.
   bool claim_kind(kind from, kind to, kind& seen) noexcept {
     std::atomic_ref<std::uint64_t> word(word_);
-    std::uint64_t expected = word.load(std::memory_order_relaxed);
+    std::uint64_t expected = word.load(std::memory_order_acquire);
     while ((expected & 0xff) == static_cast<std::uint64_t>(from)) {
       if (word.compare_exchange_weak(expected, (expected & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(to),
                                      std::memory_order_acquire, std::memory_order_acquire))
@@ -73,11 +81,13 @@ struct job {
   // An atomic or: a join's frame may lie in the private part of a deque whose owner shares it while the
   // join's owner, moved to another worker, claims it (fresh_join above). Only at a share or a push onto
   // another worker's queue, never at a spawn.
+  // Where the architecture has no state to capture (capture() is 0) nothing is written: an or of 0 would be a
+  // locked instruction at every share for nothing.
   void stamp_fp_state() noexcept {
-    if (takes_fp_state()) std::atomic_ref<std::uint64_t>(word_).fetch_or(fp_control::capture(), std::memory_order_relaxed);
+    if (takes_fp_state()) or_word(fp_control::capture());
   }
   void stamp_fp_state(std::uint64_t state) noexcept {
-    if (takes_fp_state()) std::atomic_ref<std::uint64_t>(word_).fetch_or(state, std::memory_order_relaxed);
+    if (state != 0 && takes_fp_state()) or_word(state);
   }
   // Its stamp (fp_control::capture's form), or 0 where it has none.
   std::uint64_t fp_state() const noexcept { return load_word(std::memory_order_relaxed) & fp_control::kStateBits; }
@@ -90,6 +100,9 @@ struct job {
   // Every access that may meet another thread's is atomic: a join's frame is reachable by its owner (its
   // claim) and by the deque's owner (a stamp) and a thief at once (fresh_join above). set_kind's plain store
   // is made before the frame is published, where nobody else reaches it.
+  void or_word(std::uint64_t bits) noexcept {
+    if (bits != 0) std::atomic_ref<std::uint64_t>(word_).fetch_or(bits, std::memory_order_relaxed);
+  }
   std::uint64_t load_word(std::memory_order o) const noexcept {
     return std::atomic_ref<std::uint64_t>(const_cast<std::uint64_t&>(word_)).load(o);
   }
