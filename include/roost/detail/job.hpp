@@ -87,7 +87,7 @@ struct job {
     if (takes_fp_state()) or_word(fp_control::capture());
   }
   void stamp_fp_state(std::uint64_t state) noexcept {
-    if (state != 0 && takes_fp_state()) or_word(state);
+    if (takes_fp_state()) or_word(state);
   }
   // Its stamp (fp_control::capture's form), or 0 where it has none.
   std::uint64_t fp_state() const noexcept { return load_word(std::memory_order_relaxed) & fp_control::kStateBits; }
