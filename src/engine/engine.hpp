@@ -1183,8 +1183,8 @@ class engine final : public engine_base {
         continue;
       }
       w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise
-      w.fibers.release_deep_pages();  // what deep tasks touched is not kept while nothing runs (fiber.hpp)
-      w.fibers.trim_free_stacks();    // nor the stacks of a deep nest of child-first children
+      w.fibers.trim_free_stacks();    // the stacks of a deep nest of child-first children beyond the worker's share
+      w.fibers.release_deep_pages();  // nor is what deep tasks touched kept while nothing runs (fiber.hpp)
       observe_sleep(w, true);
       if (w.preempt) w.sleeping.store(true, std::memory_order_relaxed);
       e.idle().sleep_unless(

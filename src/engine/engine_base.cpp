@@ -80,6 +80,14 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
 }
 
 namespace {
+// How many free stacks each worker keeps when it trims (fiber_pool::kFreeStacksKept): all workers' together
+// at most an eighth of the kernel's limit on mappings (two a stack), so that a program is left most of the
+// limit for its own; at least 32 (fiber_pool::kLocalMax).
+std::size_t free_stacks_to_keep(std::size_t workers) {
+  const std::size_t share = ult::mapping_limit() / 16 / std::max<std::size_t>(workers, 1);
+  return std::clamp(share, fiber_pool::kLocalMax, fiber_pool::kFreeStacksKept);
+}
+
 // The started engines, for refresh_spawn_paths: a hook installed while a runtime runs must take its workers
 // off the inline path. Touched at start, stop and hook changes only.
 // Made on first use and never destroyed: a runtime at namespace scope is destroyed after this file's
@@ -163,6 +171,7 @@ void engine_base::start() {
   for (auto& w : workers_) {
     set_entry_points(*w);
     w->fibers.configure(cfg_.stack_size, fiber_entry(), cfg_.preempt, &w->current_fiber, this);
+    w->fibers.keep_free_stacks(free_stacks_to_keep(workers_.size()));
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share(&idle_state::notify_on_share, &idle_);
     // A job in the policy's run-first slot keeps the inline pops shut (abi.hpp, pop_from_named_join_queue).
@@ -341,16 +350,18 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // must not read the fiber it last ran, which the trims below may unmap (a tick inside their munmap
   // read the unmapped fiber and crashed).
   detail::t_running_fiber = nullptr;
-  // Worker 0 has no sleep of its own between calls, where the others give back the stack pages of deep
-  // tasks: at the end of the first call and of every 256th it looks at the four fibers it parked last (the
-  // root's, and those of the last tasks it ran), so a program does not keep a deep recursion's pages for
-  // long. A look reads each fiber's 4 KiB mark (ult/stack.hpp): made at every call it cost 0.56 us, against
-  // 0.16 us for a whole call of fib(3) at one worker; a clock read to space the looks in time cost 0.02 us.
-  if (roots_run_++ % 256 == 0) w.fibers.release_deep_pages(4);
-  // A deep nest's fibers beyond a few hundred go back to the kernel (fiber.hpp): the spares, and worker 0's
-  // free stacks (the other workers trim theirs before they sleep).
+  // A deep nest's fibers beyond a few hundred go back to the kernel (fiber.hpp): the spares beyond 256, and
+  // worker 0's free stacks beyond its share (free_stacks_to_keep; the other workers trim theirs before they
+  // sleep).
   spare_fibers_.trim();
   w.fibers.trim_free_stacks();
+  // Worker 0 has no sleep of its own between calls, where the others give back the stack pages of deep
+  // tasks: at the end of the first call and of every 256th it looks at the four fibers it parked last (the
+  // root's, and those of the last tasks it ran) and at the free stacks used since their last look, so a
+  // program does not keep a deep recursion's pages for long. A look reads each fiber's 4 KiB mark
+  // (ult/stack.hpp): made at every call at the four fibers it cost 0.56 us, against 0.16 us for a whole call
+  // of fib(3) at one worker; a clock read to space the looks in time cost 0.02 us.
+  if (roots_run_++ % 256 == 0) w.fibers.release_deep_pages(4);
   // Before the thread is no worker: a tick after it finds no fiber (and ends the timer's lingering). The
   // timer lingers only after a run that followed the thread's previous one within an interval (klt.hpp).
   if (self) {

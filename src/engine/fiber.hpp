@@ -30,6 +30,10 @@ struct fiber : detail::fiber_abi {
   // The runtime whose pools made it, for its life: a task of another runtime that spawns into a group this
   // fiber's task owns is told apart by it (engine_base::spawn_foreign). Written once, before any task runs.
   const void* home = nullptr;
+  // The epoch at which fiber_pool::release_deep_pages last looked at this fiber's stack while it lay on the
+  // free-stack list: a use moves the epoch (engine.hpp, resume_parent_after_call), so the next look skips
+  // the stacks nobody used since and goes further down a long list. Read and written by the pool's thread.
+  std::uint64_t pages_seen_at_epoch = ~std::uint64_t{0};
 };
 static_assert(sizeof(detail::fiber_abi) + 2 * sizeof(void*) + sizeof(ult::bctx::fcontext_t) <= 64,
               "a switch's fields of a fiber fit its first cache line");
@@ -184,23 +188,42 @@ class fiber_pool {
   // Gives back the stack pages that the tasks of idle fibers touched deeper than kKeepBytes (ult/stack.hpp).
   // Called where a worker has nothing to do (before it sleeps, at the end of a root), not per switch: the
   // look at each fiber's mark line is a cache miss. Returns how many fibers gave pages back.
-  // `max_fibers` bounds the look to the most recently parked fibers (LIFO: those the last tasks ran on).
+  // The looks: `max_idle` of the most recently parked idle fibers (LIFO: those the last tasks ran on), and
+  // every free stack used since its last look (up to free_stacks_kept(): its callers trim first).
   static constexpr std::size_t kKeepBytes = 256 * 1024;
-  std::size_t release_deep_pages(std::size_t max_fibers = kLocalMax) {
+  std::size_t release_deep_pages(std::size_t max_idle = kLocalMax) {
     std::size_t n = 0;
-    for (fiber* f = head_; f && max_fibers > 0; f = f->next_free, --max_fibers)
+    for (fiber* f = head_; f && max_idle > 0; f = f->next_free, --max_idle)
       n += ult::release_deep_pages(f->stk, f, kKeepBytes);
-    for (fiber* f = free_stacks_; f && max_fibers > 0; f = f->next_free, --max_fibers)
+    for (fiber* f = free_stacks_; f; f = f->next_free) {
+      if (f->pages_seen_at_epoch == f->epoch) continue;
+      f->pages_seen_at_epoch = f->epoch;
       n += ult::release_deep_pages(f->stk, f, kKeepBytes);
+    }
     return n;
   }
-  // Unmaps the free stacks beyond the `keep` most recently used: a chain of nested child-first children
-  // leaves as many here as it nested (tens of thousands, at the kernel's limit on mappings, after a deep
-  // one). They hold no parked context, so they cannot join the idle ones or the shared spares. Called where
-  // the worker has nothing to do, with release_deep_pages. Returns how many it unmapped.
-  std::size_t trim_free_stacks(std::size_t keep = kLocalMax) {
+  // How many free stacks a worker keeps when it trims (below). A nest of child-first children deeper than
+  // this maps the stacks beyond it again at every run: 16-20 us a level against 0.06 (mmap, mprotect, the
+  // first touches, munmap; the 2-vCPU Zen 4 VM), which it paid beyond 32 when 32 were kept. Each kept stack costs
+  // its two mappings and the pages its last child touched above kKeepBytes (a page or two for most tasks;
+  // release_deep_pages gives back the rest), so the engine lowers it where many workers would hold too much
+  // of the kernel's limit on mappings (engine_base::start, free_stacks_to_keep).
+  static constexpr std::size_t kFreeStacksKept = 1024;
+  void keep_free_stacks(std::size_t n) { free_stacks_kept_ = n; }
+  std::size_t free_stacks_kept() const { return free_stacks_kept_; }
+  // Unmaps the free stacks beyond the free_stacks_kept() most recently used: a chain of nested child-first
+  // children leaves as many here as it nested (tens of thousands, at the kernel's limit on mappings, after a
+  // deep one). They hold no parked context, so they cannot join the idle ones or the shared spares. Called
+  // where the worker has nothing to do, with release_deep_pages. Walks the list only where it may have grown
+  // past the bound since the last trim (a stack enters the list only through get_free_stack_slow): the walk
+  // down a kept nest of 1,000 at every run's end was 5% of a run of that nest (a TLB miss a stack). Returns
+  // how many it unmapped.
+  std::size_t trim_free_stacks() {
+    if (free_stacks_entered_ <= free_stacks_kept_) return 0;
     fiber** link = &free_stacks_;
-    for (std::size_t i = 0; i < keep && *link; ++i) link = &(*link)->next_free;
+    std::size_t kept = 0;
+    for (; kept < free_stacks_kept_ && *link; ++kept) link = &(*link)->next_free;
+    free_stacks_entered_ = kept;  // exact now: the list's length after the cut
     fiber* excess = *link;
     *link = nullptr;
     std::size_t n = 0;
@@ -221,6 +244,7 @@ class fiber_pool {
       free_stacks_ = f->next_free;
       destroy(f);
     }
+    free_stacks_entered_ = 0;
   }
   static void destroy(fiber* f) {
     ult::stack s = f->stk;
@@ -240,6 +264,7 @@ class fiber_pool {
   __attribute__((always_inline)) detail::fiber_abi* running() const { return running_ ? *running_ : nullptr; }
   __attribute__((noinline)) fiber* get_free_stack_slow() {
     fiber* f = get();
+    ++free_stacks_entered_;  // it goes on the list after its child's local end (trim_free_stacks)
 #ifdef ROOST_ASAN
     ult::forget_frames(f->stk);  // its parked context's frames: the call starts at the top, over them
 #endif
@@ -277,6 +302,11 @@ class fiber_pool {
   fiber* head_ = nullptr;
   std::size_t count_ = 0;
   fiber* free_stacks_ = nullptr;  // as many as child-first children were nested at once on this worker
+  std::size_t free_stacks_kept_ = kFreeStacksKept;  // trim_free_stacks()'s bound (keep_free_stacks)
+  // At least the free-stack list's length: the stacks that entered it since the last trim counted (its
+  // length then, plus each get_free_stack_slow; one whose parent was taken parks among the idle ones instead,
+  // and is counted still).
+  std::size_t free_stacks_entered_ = 0;
   fiber_overflow* overflow_ = nullptr;
   std::size_t stack_bytes_ = 0;
   ult::entry_fn entry_ = nullptr;

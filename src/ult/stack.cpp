@@ -151,6 +151,17 @@ void on_fault(int sig, siginfo_t* info, void* ctx) {
 
 namespace {
 std::atomic<std::size_t> g_stacks_mapped{0};
+std::atomic<std::size_t> g_stacks_ever_mapped{0};
+
+// vm.max_map_count now, or 0 where it cannot be read.
+unsigned long read_mapping_limit() {
+  unsigned long max_maps = 0;
+  if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    if (std::fscanf(f, "%lu", &max_maps) != 1) max_maps = 0;
+    std::fclose(f);
+  }
+  return max_maps;
+}
 
 // What an exhausted address space or mapping table looks like to the user: a std::bad_alloc (what they would
 // catch), whose what() says which limit and what to do.
@@ -158,11 +169,7 @@ class stack_exhausted : public std::bad_alloc {
  public:
   stack_exhausted(std::size_t bytes, int err) {
     const std::size_t mapped = g_stacks_mapped.load();
-    unsigned long max_maps = 0;
-    if (FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
-      if (std::fscanf(f, "%lu", &max_maps) != 1) max_maps = 0;
-      std::fclose(f);
-    }
+    const unsigned long max_maps = read_mapping_limit();
     std::string m = "roost: could not map a task stack of " + std::to_string(bytes >> 10) + " KiB (" +
                     std::strerror(err) + ") with " + std::to_string(mapped) +
                     " task stacks mapped. Each live task that waits or is suspended holds a stack, ";
@@ -190,6 +197,17 @@ class stack_exhausted : public std::bad_alloc {
 };
 }  // namespace
 
+std::size_t stacks_mapped() { return g_stacks_mapped.load(std::memory_order_relaxed); }
+std::size_t stacks_ever_mapped() { return g_stacks_ever_mapped.load(std::memory_order_relaxed); }
+
+std::size_t mapping_limit() {
+  static const std::size_t limit = [] {
+    const unsigned long m = read_mapping_limit();
+    return m != 0 ? static_cast<std::size_t>(m) : std::size_t{65530};
+  }();
+  return limit;
+}
+
 stack allocate_stack(std::size_t usable_bytes) {
   const std::size_t page = platform::os::page_size();
   std::size_t usable = (usable_bytes + page - 1) / page * page;
@@ -204,6 +222,7 @@ stack allocate_stack(std::size_t usable_bytes) {
     throw stack_exhausted(usable, err);
   }
   g_stacks_mapped.fetch_add(1, std::memory_order_relaxed);
+  g_stacks_ever_mapped.fetch_add(1, std::memory_order_relaxed);
   s.base = p;
   auto lo = reinterpret_cast<std::uintptr_t>(p);
   register_guard(lo, lo + s.guard);

@@ -43,6 +43,15 @@ void forget_frames(const stack& s);
 constexpr std::size_t kDeepMarkBytes = 4096;
 bool release_deep_pages(const stack& s, const void* top, std::size_t keep_bytes);
 
+// Task stacks mapped now by this process, and ever (each allocate_stack): what a test of the pools' reuse
+// counts.
+std::size_t stacks_mapped();
+std::size_t stacks_ever_mapped();
+
+// The kernel's limit on a process's memory mappings (vm.max_map_count), read once; 65530, the kernel's
+// default, where it cannot be read. Each stack takes two (the guard and the rest).
+std::size_t mapping_limit();
+
 // Installs the process-wide SIGSEGV/SIGBUS handler once; `stack_size` is quoted in its message.
 void install_overflow_handler(std::size_t stack_size);
 // Gives the calling thread an alternate signal stack so that the handler can run after an overflow.
