@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 
 #include "roost/roost.hpp"
 #include "test_util.hpp"
+#include "engine/fiber.hpp"
 #include "ult/stack.hpp"
 
 // Allocation failure on demand: the next operator new of 4096 bytes on a thread that set t_fail_4k throws
@@ -346,23 +348,30 @@ TEST_P(DefaultStack, ADeepNestsStacksAreUnmappedWhenTheRunEnds) {
   roost::runtime rt(roost_test::opts(GetParam(), 1));
   rt.run([] { return nest(10); });
   const long before = mappings();
-  // Deeper than the free stacks a worker keeps (1,024 here: engine_base.cpp, free_stacks_to_keep), so that the
-  // trim has stacks to unmap in every build.
-  const int depth = roost_test::under_sanitizer() ? 1500 : 3000;
+  // What the runtime keeps at one worker (engine/fiber.hpp, stacks_to_keep): the shared spares and the worker's
+  // free stacks, and its own idle fibers (kLocalMax). A nest deeper than all of them leaves stacks to unmap in
+  // every build and under every scheduler.
+  const roost::engine::stacks_kept k = roost::engine::stacks_to_keep(roost::ult::mapping_limit(), 1);
+  const std::size_t kept = k.spares + k.free_stacks_each + roost::engine::fiber_pool::kLocalMax;
+  const int depth = static_cast<int>(kept) + 1000;
   EXPECT_EQ(rt.run([depth] { return nest(depth); }), depth + 1);
   const long after = mappings();
-  // At most the shared spares kept (256) and a worker's own (32 idle, 1,024 free stacks), two mappings each.
-  EXPECT_LT(after - before, 2 * (256 + 32 + 1024) + 64) << "mappings before " << before << ", after " << after;
-  EXPECT_LE(roost::ult::stacks_mapped(), std::size_t{256 + 32 + 1024 + 64}) << "stacks mapped after the run";
+  EXPECT_LT(after - before, static_cast<long>(2 * kept) + 64) << "mappings before " << before << ", after " << after;
+  EXPECT_LE(roost::ult::stacks_mapped(), kept + 64) << "stacks mapped after the run";
 }
 
-// A nest up to the free stacks a worker keeps maps no stack when it runs again: the stacks of its nested
-// child-first children stay on the worker's list between runs. 32 were kept, and every run of a chain of
-// 100 nested task groups under ws mapped 68 stacks and unmapped them again at its end: 12-20 us a level
-// against 0.06.
+// A nest up to what the runtime keeps maps no stack when it runs again: the stacks of its nested child-first
+// children stay on the worker's list between runs (under ThreadSanitizer, which switches to each child on an
+// idle fiber, in the worker's pool and the shared spares). 32 were kept, and every run of a chain of 100
+// nested task groups under ws mapped 68 stacks and unmapped them again at its end: 12-20 us a level against
+// 0.06.
 TEST_P(DefaultStack, ANestRunAgainMapsNoStack) {
+  const roost::engine::stacks_kept k = roost::engine::stacks_to_keep(roost::ult::mapping_limit(), 1);
+  // TSan makes each fiber slowly (3-4 s a thousand, FiveThousandNestedGroupsRun): a shallower second nest.
+  const int deep = std::min<int>(roost_test::under_tsan() ? 400 : 1000,
+                                 static_cast<int>(std::min(k.free_stacks_each, k.spares)));
   roost::runtime rt(roost_test::opts(GetParam(), 1));
-  for (int depth : {100, 1000}) {
+  for (int depth : {100, deep}) {
     // Twice first: cats profiles a program's first run through the engine, whose spawns are not all child-first.
     for (int i = 0; i < 2; ++i) EXPECT_EQ(rt.run([depth] { return nest(depth); }), depth + 1);
     const std::size_t ever = roost::ult::stacks_ever_mapped();

@@ -371,7 +371,10 @@ class engine final : public engine_base {
     now.fibers.put_free_stack(child);
     now.become(parent);
     now.current_task = parent->task;
-    if (&now != &spawner) observe_moved(now, now.current_task, parent);
+    if (&now != &spawner) {
+      now.fibers.came_from_elsewhere();  // the spawner's pool counted the stack (fiber_pool::trim_free_stacks)
+      observe_moved(now, now.current_task, parent);
+    }
     if constexpr (!P::child_first_hooks_idle)
       if (now.current_task) of(now).policy_.on_task_resume(now, *now.current_task);
     return now;

@@ -80,12 +80,12 @@ engine_base::engine_base(const resolved_options& cfg, std::shared_ptr<const topo
 }
 
 namespace {
-// How many free stacks each worker keeps when it trims (fiber_pool::kFreeStacksKept): all workers' together
-// at most an eighth of the kernel's limit on mappings (two a stack), so that a program is left most of the
-// limit for its own; at least 32 (fiber_pool::kLocalMax).
-std::size_t free_stacks_to_keep(std::size_t workers) {
-  const std::size_t share = ult::mapping_limit() / 16 / std::max<std::size_t>(workers, 1);
-  return std::clamp(share, fiber_pool::kLocalMax, fiber_pool::kFreeStacksKept);
+// Each pool's bound on the fibers it keeps when it trims (fiber.hpp, stacks_to_keep).
+void keep_stacks_within(std::size_t mapping_limit, fiber_overflow& spares,
+                        const std::vector<std::unique_ptr<worker>>& workers) {
+  const stacks_kept k = stacks_to_keep(mapping_limit, workers.size());
+  spares.keep(k.spares);
+  for (const auto& w : workers) w->fibers.keep_free_stacks(k.free_stacks_each);
 }
 
 // The started engines, for refresh_spawn_paths: a hook installed while a runtime runs must take its workers
@@ -168,10 +168,10 @@ void engine_base::start() {
     if (cfg_.preempt_klt)
       for (worker* w : ws) klts_->request(*w);
   }
+  keep_stacks_within(ult::mapping_limit(), spare_fibers_, workers_);
   for (auto& w : workers_) {
     set_entry_points(*w);
     w->fibers.configure(cfg_.stack_size, fiber_entry(), cfg_.preempt, &w->current_fiber, this);
-    w->fibers.keep_free_stacks(free_stacks_to_keep(workers_.size()));
     // Sharing tasks is what makes them stealable: that is where sleepers are woken (ws_deque.hpp).
     w->deque.on_share(&idle_state::notify_on_share, &idle_);
     // A job in the policy's run-first slot keeps the inline pops shut (abi.hpp, pop_from_named_join_queue).
@@ -350,9 +350,8 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   // must not read the fiber it last ran, which the trims below may unmap (a tick inside their munmap
   // read the unmapped fiber and crashed).
   detail::t_running_fiber = nullptr;
-  // A deep nest's fibers beyond a few hundred go back to the kernel (fiber.hpp): the spares beyond 256, and
-  // worker 0's free stacks beyond its share (free_stacks_to_keep; the other workers trim theirs before they
-  // sleep).
+  // A deep nest's fibers beyond what the runtime keeps go back to the kernel (fiber.hpp, stacks_to_keep):
+  // the spares, and worker 0's free stacks (the other workers trim theirs before they sleep).
   spare_fibers_.trim();
   w.fibers.trim_free_stacks();
   // Worker 0 has no sleep of its own between calls, where the others give back the stack pages of deep

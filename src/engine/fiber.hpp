@@ -1,6 +1,7 @@
 // A fiber: a task's stack and suspended context, and the unit a worker resumes. The record lives at the
 // top of its own stack, so a fiber is one mmap.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <mutex>
@@ -66,14 +67,22 @@ class fiber_overflow {
     }
     return f;
   }
-  // Unmaps the spares beyond `keep`: called at the end of a run (engine_base::run_root), so that a run
-  // that nested tens of thousands of waits does not leave the program at the kernel's limit on mappings
-  // (vm.max_map_count: two a fiber) for its other allocations and threads. Returns how many it unmapped.
-  static constexpr std::size_t kKeep = 256;
-  std::size_t trim(std::size_t keep = kKeep) noexcept;
+  // Unmaps the spares beyond `keep` (by default the bound the engine set at start: stacks_to_keep, at least
+  // kKeepAtLeast): called at the end of a run (engine_base::run_root), so that a run that nested tens of
+  // thousands of waits does not leave the program at the kernel's limit on mappings (vm.max_map_count: two a
+  // fiber) for its other allocations and threads. Returns how many it unmapped. A nest deeper than the fibers
+  // kept maps the fibers beyond them again at every run: the fibers of its waits come here once a worker's
+  // own pool holds kLocalMax (a nest of 1,000 task groups at two workers under ws, where thieves take the
+  // continuations: 22-28 us a level with 256 kept, 0.4-0.7 with 2,047), and under ThreadSanitizer, where a
+  // child-first child switches to an idle fiber, every child's fiber comes back this way.
+  static constexpr std::size_t kKeepAtLeast = 256;
+  void keep(std::size_t n) noexcept { keep_ = n; }
+  std::size_t trim() noexcept { return trim(keep_); }
+  std::size_t trim(std::size_t keep) noexcept;
 
  private:
   std::mutex m_;
+  std::size_t keep_ = kKeepAtLeast;
   fiber* head_ = nullptr;
   std::atomic<std::size_t> count_{0};  // written under m_; read without it by trim's first look
 };
@@ -142,6 +151,8 @@ class fiber_pool {
   // prove leaves the list alone (so that no call of the slow path, and no register kept for it, is left).
   __attribute__((always_inline)) fiber* peek_free_stack() const { return free_stacks_; }
   __attribute__((always_inline)) void take_free_stack(fiber* head) { free_stacks_ = head->next_free; }
+  // A stack another worker's pool counted comes onto this one's list (engine.hpp, resume_parent_after_call).
+  void came_from_elsewhere() { ++free_stacks_entered_; }
   __attribute__((always_inline)) void put_free_stack(fiber* f) {
     f->next_free = free_stacks_;
     free_stacks_ = f;
@@ -202,12 +213,12 @@ class fiber_pool {
     }
     return n;
   }
-  // How many free stacks a worker keeps when it trims (below). A nest of child-first children deeper than
-  // this maps the stacks beyond it again at every run: 16-20 us a level against 0.06 (mmap, mprotect, the
-  // first touches, munmap; the 2-vCPU Zen 4 VM), which it paid beyond 32 when 32 were kept. Each kept stack costs
-  // its two mappings and the pages its last child touched above kKeepBytes (a page or two for most tasks;
-  // release_deep_pages gives back the rest), so the engine lowers it where many workers would hold too much
-  // of the kernel's limit on mappings (engine_base::start, free_stacks_to_keep).
+  // How many free stacks a worker keeps when it trims (below), at most: the engine sets its share
+  // (stacks_to_keep). A nest of child-first children deeper than what is kept maps the
+  // stacks beyond it again at every run: 12-20 us a level against 0.06 (mmap, mprotect, the first touches,
+  // munmap; the 2-vCPU Zen 4 VM), which it paid beyond 32 when 32 were kept. Each kept stack costs its two
+  // mappings and the pages its last child touched above kKeepBytes (a page or two for most tasks;
+  // release_deep_pages gives back the rest).
   static constexpr std::size_t kFreeStacksKept = 1024;
   void keep_free_stacks(std::size_t n) { free_stacks_kept_ = n; }
   std::size_t free_stacks_kept() const { return free_stacks_kept_; }
@@ -215,9 +226,8 @@ class fiber_pool {
   // children leaves as many here as it nested (tens of thousands, at the kernel's limit on mappings, after a
   // deep one). They hold no parked context, so they cannot join the idle ones or the shared spares. Called
   // where the worker has nothing to do, with release_deep_pages. Walks the list only where it may have grown
-  // past the bound since the last trim (a stack enters the list only through get_free_stack_slow): the walk
-  // down a kept nest of 1,000 at every run's end was 5% of a run of that nest (a TLB miss a stack). Returns
-  // how many it unmapped.
+  // past the bound since the last trim (free_stacks_entered_): the walk down a kept nest of 1,000 at every
+  // run's end was 5% of a run of that nest (a TLB miss a stack). Returns how many it unmapped.
   std::size_t trim_free_stacks() {
     if (free_stacks_entered_ <= free_stacks_kept_) return 0;
     fiber** link = &free_stacks_;
@@ -264,7 +274,7 @@ class fiber_pool {
   __attribute__((always_inline)) detail::fiber_abi* running() const { return running_ ? *running_ : nullptr; }
   __attribute__((noinline)) fiber* get_free_stack_slow() {
     fiber* f = get();
-    ++free_stacks_entered_;  // it goes on the list after its child's local end (trim_free_stacks)
+    ++free_stacks_entered_;  // it goes on a list after its child's local end (trim_free_stacks)
 #ifdef ROOST_ASAN
     ult::forget_frames(f->stk);  // its parked context's frames: the call starts at the top, over them
 #endif
@@ -303,9 +313,11 @@ class fiber_pool {
   std::size_t count_ = 0;
   fiber* free_stacks_ = nullptr;  // as many as child-first children were nested at once on this worker
   std::size_t free_stacks_kept_ = kFreeStacksKept;  // trim_free_stacks()'s bound (keep_free_stacks)
-  // At least the free-stack list's length: the stacks that entered it since the last trim counted (its
-  // length then, plus each get_free_stack_slow; one whose parent was taken parks among the idle ones instead,
-  // and is counted still).
+  // The free-stack list's length at the last trim that walked it, plus the stacks that entered it since: each
+  // made for it (get_free_stack_slow), and each whose child ended on this worker after a spawn on another
+  // (came_from_elsewhere). One counted that parks among the idle ones instead (its parent was taken) stays
+  // counted; one that was out, under a suspended child, at a walk comes back uncounted: the list exceeds the
+  // bound by at most the stacks out at the last walk, until the next walk.
   std::size_t free_stacks_entered_ = 0;
   fiber_overflow* overflow_ = nullptr;
   std::size_t stack_bytes_ = 0;
@@ -346,6 +358,22 @@ class preempted_fifo {
   fiber* tail_ = nullptr;
   std::atomic<std::uint32_t> count_{0};
 };
+
+// The fibers a runtime keeps when its pools trim (engine_base.cpp, keep_stacks_within), so that a nest up to
+// that deep maps no stack when it runs again: about an eighth of the kernel's limit on mappings (two a stack),
+// half of it for the shared spares (at least 256), half for the workers' free stacks (each at most 1,024, at
+// least 32). Where the floors apply (hundreds of workers), or in a process with several runtimes, each taking
+// its share, they hold more; a program is left most of the limit all the same.
+struct stacks_kept {
+  std::size_t spares;
+  std::size_t free_stacks_each;
+};
+inline stacks_kept stacks_to_keep(std::size_t mapping_limit, std::size_t workers) {
+  const std::size_t half = mapping_limit / 16 / 2;
+  const std::size_t share = half / std::max<std::size_t>(workers, 1);
+  return {std::max(half, fiber_overflow::kKeepAtLeast),
+          std::clamp(share, fiber_pool::kLocalMax, fiber_pool::kFreeStacksKept)};
+}
 
 inline std::size_t fiber_overflow::trim(std::size_t keep) noexcept {
   if (count_.load(std::memory_order_relaxed) <= keep) return 0;
