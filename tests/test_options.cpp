@@ -25,6 +25,22 @@ std::string error_of(const roost::options& o) {
 
 }  // namespace
 
+// Every setting, and each name=value of a list in one, is trimmed by one rule (platform/trim_space.hpp): the
+// simulator's lists trimmed " \t\n\r" only, and refused a pair with a \v or \f around it that every other
+// setting read.
+TEST(Options, EachPairOfAListIsTrimmedAsEverySettingIs) {
+  roost::options o;
+  o.workers = 2;
+  o.sim_params = "\vspawn_ns=5\f, task_ns =\v2\r\n, l3.ways=\f8 ";
+  EXPECT_EQ(error_of(o), "");
+  scoped_env e("ROOST_WORKERS", "\v\f 3\r\n");
+  EXPECT_EQ(roost::resolve({}).workers, 3u);
+  o.sim_params = "spawn_ns=5,\v";  // a pair of white space alone is an empty one, as "spawn_ns=5, " is
+  expect_mentions(error_of(o), {"options::sim_params", "an empty pair"});
+  o.sim_params = "spawn_ns=5\v6";  // inside a value it separates two pairs
+  expect_mentions(error_of(o), {"options::sim_params", "is not one name=value pair"});
+}
+
 TEST(Options, DefaultsAreSane) {
   roost::resolved_options r = roost::resolve({});
   EXPECT_EQ(r.scheduler, "ws");

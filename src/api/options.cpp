@@ -27,6 +27,7 @@
 #include "platform/fork_hold.hpp"
 #include "platform/output_file.hpp"
 #include "platform/parse_decimal.hpp"
+#include "platform/trim_space.hpp"
 #include "roost/errors.hpp"
 #include "roost/memory.hpp"
 #include "roost/options.hpp"
@@ -75,12 +76,7 @@ std::string printable(const std::string& v) {
 
 [[noreturn]] void invalid(const source& s, const setting& st) { fail(s, "must be " + st.valid); }
 
-std::string trim(const std::string& s) {
-  auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-  auto b = std::find_if_not(s.begin(), s.end(), space);
-  auto e = std::find_if_not(s.rbegin(), std::string::const_reverse_iterator(b), space).base();
-  return std::string(b, e);
-}
+using platform::trim_space;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -93,7 +89,7 @@ std::optional<source> text_of(const setting& st, const std::optional<std::string
   if (field) s = {st.field, *field, ""};
   else if (const char* v = std::getenv(st.env)) s = {st.env, v, ""};
   else return std::nullopt;
-  s.text = trim(s.given);
+  s.text = trim_space(s.given);
   // Only a field can hold one (an environment value ends at its first NUL). The readers of a path or a
   // description take the text as a C string, so the rest was dropped: a topology, a profile's path, ran as
   // their part before the NUL without a word, and messages quoting the value were cut there (an outside-user
@@ -551,9 +547,9 @@ std::vector<std::string> overridden_env_errors(const options& o) {
   // ROOST_TOPOLOGY's text passes resolve_settings whatever it says: loading it is its check (runtime.cpp). A
   // garbage value under options::topology went unsaid (an outside-user campaign).
   // Trimmed, as the runtime loads it; an empty one is the loop's (resolve_settings refuses it).
-  if (const char* e = std::getenv("ROOST_TOPOLOGY"); e && o.topology && !trim(e).empty()) {
+  if (const char* e = std::getenv("ROOST_TOPOLOGY"); e && o.topology && !trim_space(e).empty()) {
     try {
-      (void)topo::topology::load(trim(e), "ROOST_TOPOLOGY");
+      (void)topo::topology::load(trim_space(e), "ROOST_TOPOLOGY");
     } catch (const config_error& err) {
       out.push_back(std::string(err.what()) + " (not used: the program sets its options:: field)");
     }

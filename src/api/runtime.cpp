@@ -25,6 +25,7 @@
 #include "platform/output_file.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
+#include "platform/trim_space.hpp"
 #include "roost/errors.hpp"
 #include "roost/memory.hpp"
 #include "roost/runtime.hpp"
@@ -370,11 +371,7 @@ void empty_report_of_unresolved(const options& o) noexcept {
         text = e;
         from_env = true;
       }
-      const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-      while (!text.empty() && space(static_cast<unsigned char>(text.back()))) text.pop_back();
-      std::size_t lead = 0;
-      while (lead < text.size() && space(static_cast<unsigned char>(text[lead]))) ++lead;
-      return text.substr(lead);
+      return platform::trim_space(text);
     };
     bool from_env = false, unused = false;
     std::string platform = setting(o.platform, "ROOST_PLATFORM", unused);

@@ -23,6 +23,7 @@
 #include "engine/engine_base.hpp"
 #include "engine/task_path.hpp"
 #include "platform/output_file.hpp"
+#include "platform/trim_space.hpp"
 #include "roost/errors.hpp"
 
 namespace roost::detail {
@@ -37,17 +38,12 @@ struct split_params {
 split_params split(const std::string& all, const std::string& source) {
   split_params out;
   std::set<std::string> seen;
-  if (all.find_first_not_of(" \t\n\r") == std::string::npos) return out;  // nothing given
+  if (platform::trim_space(all).empty()) return out;  // nothing given
   std::size_t pos = 0;
   while (pos <= all.size()) {
     std::size_t comma = all.find(',', pos);
     if (comma == std::string::npos) comma = all.size();
-    static constexpr const char* kSpace = " \t\n\r";
-    auto trim = [](const std::string& s) {
-      const std::size_t b = s.find_first_not_of(kSpace);
-      return b == std::string::npos ? std::string() : s.substr(b, s.find_last_not_of(kSpace) - b + 1);
-    };
-    const std::string pair = trim(all.substr(pos, comma - pos));
+    const std::string pair = platform::trim_space(std::string_view(all).substr(pos, comma - pos));
     pos = comma + 1;
     if (pair.empty())
       throw config_error(source + "='" + all + "': an empty pair (a comma with nothing between it and the next "
@@ -55,9 +51,10 @@ split_params split(const std::string& all, const std::string& source) {
     // Spaces around a pair and around its '=' are let through; inside a name or a value they can only
     // separate two pairs, which this list separates with commas (the memory model's own lists take spaces).
     const std::size_t eq = pair.find('=');
-    const std::string trimmed = trim(pair.substr(0, eq));
-    const std::string value = eq == std::string::npos ? std::string() : trim(pair.substr(eq + 1));
-    if (trimmed.find_first_of(kSpace) != std::string::npos || value.find_first_of(kSpace) != std::string::npos)
+    const std::string trimmed = platform::trim_space(std::string_view(pair).substr(0, eq));
+    const std::string value = eq == std::string::npos ? std::string() : platform::trim_space(std::string_view(pair).substr(eq + 1));
+    if (trimmed.find_first_of(platform::kWhiteSpace) != std::string::npos ||
+        value.find_first_of(platform::kWhiteSpace) != std::string::npos)
       throw config_error(source + "='" + all + "': '" + pair + "' is not one name=value pair; pairs are separated by "
                          "commas");
     if (trimmed.empty())  // '=1': said so, not as the unknown parameter '' (an outside-user campaign)

@@ -17,6 +17,7 @@
 #include "platform/page_placement.hpp"
 #include "platform/platform.hpp"
 #include "platform/sim_platform.hpp"
+#include "platform/trim_space.hpp"
 #include "roost/detail/abi.hpp"
 #include "roost/errors.hpp"
 #include "roost/memory.hpp"
@@ -65,10 +66,8 @@ std::string to_string(distribution d) {
 }
 
 distribution parse_distribution(const std::string& text, const std::string& what) {
-  std::string t;
-  for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.pop_back();
-  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.erase(t.begin());
+  std::string t = platform::trim_space(text);
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   // An empty value as every other setting reads it (options.cpp, text_of): the allocator reads the variable
   // itself when no runtime gave it a default.
   if (t.empty())

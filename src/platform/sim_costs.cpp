@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "platform/parse_decimal.hpp"
+#include "platform/trim_space.hpp"
 #include "roost/errors.hpp"
 
 namespace roost::platform {
@@ -43,11 +44,6 @@ std::string valid_names() {
   return s;
 }
 
-std::string trim(std::string s) {
-  const auto b = s.find_first_not_of(" \t\n");
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(" \t\n") - b + 1);
-}
 }  // namespace
 
 bool sim_costs::knows(const std::string& name) {
@@ -67,7 +63,7 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
   while (pos <= overrides.size()) {
     std::size_t comma = overrides.find(',', pos);
     if (comma == std::string::npos) comma = overrides.size();
-    const std::string pair = trim(overrides.substr(pos, comma - pos));
+    const std::string pair = trim_space(std::string_view(overrides).substr(pos, comma - pos));
     pos = comma + 1;
     if (pair.empty()) {
       if (comma == overrides.size()) break;
@@ -75,7 +71,7 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
                          "separated by commas, names: " + valid_names());
     }
     const std::size_t eq = pair.find('=');
-    const std::string name = trim(pair.substr(0, eq));
+    const std::string name = trim_space(std::string_view(pair).substr(0, eq));
     std::string key = name;  // names are case-insensitive, as the memory model's (configuration.md)
     for (char& ch : key) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     const entry* found = nullptr;
@@ -85,7 +81,7 @@ void sim_costs::apply(const std::string& overrides, const std::string& source) {
       throw config_error(source + ": unknown parameter '" + name + "'; valid: " + valid_names());
     if (eq == std::string::npos)
       throw config_error(source + ": '" + pair + "' has no value; must be " + name + "=NUMBER");
-    const std::string text = trim(pair.substr(eq + 1));
+    const std::string text = trim_space(std::string_view(pair).substr(eq + 1));
     double v = 0;
     auto [end, ec] = parse_decimal(text.data(), text.data() + text.size(), v);
     const std::string field = found->name;  // the table's spelling
