@@ -1186,8 +1186,10 @@ class engine final : public engine_base {
         continue;
       }
       w.bind_lent_thread();  // worker 0 when it is the caller of run (worker.hpp); a no-op otherwise
-      w.fibers.trim_free_stacks();    // the stacks of a deep nest of child-first children beyond the worker's share
-      w.fibers.release_deep_pages();  // nor is what deep tasks touched kept while nothing runs (fiber.hpp)
+      // While nothing runs, neither the stacks of a deep nest of child-first children beyond the worker's share
+      // nor what deep tasks touched are kept (fiber.hpp): the trim first, so that the look skips what it unmaps.
+      w.fibers.trim_free_stacks();
+      w.fibers.release_deep_pages();
       observe_sleep(w, true);
       if (w.preempt) w.sleeping.store(true, std::memory_order_relaxed);
       e.idle().sleep_unless(
