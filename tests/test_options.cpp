@@ -35,7 +35,7 @@ TEST(Options, EachPairOfAListIsTrimmedAsEverySettingIs) {
   EXPECT_EQ(error_of(o), "");
   scoped_env e("ROOST_WORKERS", "\v\f 3\r\n");
   EXPECT_EQ(roost::resolve({}).workers, 3u);
-  o.sim_params = "spawn_ns=5,\v";  // a pair of white space alone is an empty one, as "spawn_ns=5, " is
+  o.sim_params = "spawn_ns=5,\v,task_ns=2";  // a pair of white space alone is an empty one, as " " is
   expect_mentions(error_of(o), {"options::sim_params", "an empty pair"});
   o.sim_params = "spawn_ns=5\v6";  // inside a value it separates two pairs
   expect_mentions(error_of(o), {"options::sim_params", "is not one name=value pair"});

@@ -361,15 +361,18 @@ class preempted_fifo {
 
 // The fibers a runtime keeps when its pools trim (engine_base.cpp, keep_stacks_within), so that a nest up to
 // that deep maps no stack when it runs again: about an eighth of the kernel's limit on mappings (two a stack),
-// half of it for the shared spares (at least 256), half for the workers' free stacks (each at most 1,024, at
-// least 32). Where the floors apply (hundreds of workers), or in a process with several runtimes, each taking
-// its share, they hold more; a program is left most of the limit all the same.
+// at most 2 x kHalfAtMost stacks, half of it for the shared spares (at least 256), half for the workers' free
+// stacks (each at most 1,024, at least 32). Where the floors apply (hundreds of workers), or in a process with
+// several runtimes, each taking its share, they hold more; a program is left most of the limit all the same.
+// The cap: some systems set the limit near INT_MAX (2,147,483,642), where an eighth would keep every spare
+// fiber a run ever made, each with up to kKeepBytes of its pages.
+inline constexpr std::size_t kHalfAtMost = 4096;
 struct stacks_kept {
   std::size_t spares;
   std::size_t free_stacks_each;
 };
 inline stacks_kept stacks_to_keep(std::size_t mapping_limit, std::size_t workers) {
-  const std::size_t half = mapping_limit / 16 / 2;
+  const std::size_t half = std::min(mapping_limit / 16 / 2, kHalfAtMost);
   const std::size_t share = half / std::max<std::size_t>(workers, 1);
   return {std::max(half, fiber_overflow::kKeepAtLeast),
           std::clamp(share, fiber_pool::kLocalMax, fiber_pool::kFreeStacksKept)};
