@@ -373,7 +373,8 @@ TEST_P(DefaultStack, ADeepNestsStacksAreUnmappedWhenTheRunEnds) {
 // 0.06.
 TEST_P(DefaultStack, ANestRunAgainMapsNoStack) {
   const roost::engine::stacks_kept k = roost::engine::stacks_to_keep(roost::ult::mapping_limit(), 1);
-  // TSan makes each fiber slowly (3-4 s a thousand, FiveThousandNestedGroupsRun): a shallower second nest.
+  // A shallower second nest under TSan, whose fibers are slower to make and switch to (each child-first child
+  // switches to a fiber there: FiveThousandNestedGroupsRun takes 0.4-0.6 s a scheduler).
   const int deep = std::min<int>(roost_test::under_tsan() ? 400 : 1000,
                                  static_cast<int>(std::min(k.free_stacks_each, k.spares)));
   roost::runtime rt(roost_test::opts(GetParam(), 1));
