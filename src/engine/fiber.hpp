@@ -67,18 +67,16 @@ class fiber_overflow {
     }
     return f;
   }
-  // Unmaps the spares beyond `keep` (by default the bound the engine set at start: stacks_to_keep, at least
-  // kKeepAtLeast): called at the end of a run (engine_base::run_root), so that a run that nested tens of
+  // Unmaps the spares beyond the bound the engine set at start (keep: stacks_to_keep, at least kKeepAtLeast): called at the end of a run (engine_base::run_root), so that a run that nested tens of
   // thousands of waits does not leave the program at the kernel's limit on mappings (vm.max_map_count: two a
   // fiber) for its other allocations and threads. Returns how many it unmapped. A nest deeper than the fibers
   // kept maps the fibers beyond them again at every run: the fibers of its waits come here once a worker's
   // own pool holds kLocalMax (a nest of 1,000 task groups at two workers under ws, where thieves take the
-  // continuations: 22-28 us a level with 256 kept, 0.4-0.7 with 2,047), and under ThreadSanitizer, where a
+  // continuations: 22-28 us a level with 256 kept, 0.2-0.7 with 2,047), and under ThreadSanitizer, where a
   // child-first child switches to an idle fiber, every child's fiber comes back this way.
   static constexpr std::size_t kKeepAtLeast = 256;
   void keep(std::size_t n) noexcept { keep_ = n; }
-  std::size_t trim() noexcept { return trim(keep_); }
-  std::size_t trim(std::size_t keep) noexcept;
+  std::size_t trim() noexcept;
 
  private:
   std::mutex m_;
@@ -200,7 +198,7 @@ class fiber_pool {
   // Called where a worker has nothing to do (before it sleeps, at the end of a root), not per switch: the
   // look at each fiber's mark line is a cache miss. Returns how many fibers gave pages back.
   // The looks: `max_idle` of the most recently parked idle fibers (LIFO: those the last tasks ran on), and
-  // every free stack used since its last look (up to free_stacks_kept(): its callers trim first).
+  // every free stack used since its last look (up to free_stacks_kept_: its callers trim first).
   static constexpr std::size_t kKeepBytes = 256 * 1024;
   std::size_t release_deep_pages(std::size_t max_idle = kLocalMax) {
     std::size_t n = 0;
@@ -221,8 +219,7 @@ class fiber_pool {
   // release_deep_pages gives back the rest).
   static constexpr std::size_t kFreeStacksKept = 1024;
   void keep_free_stacks(std::size_t n) { free_stacks_kept_ = n; }
-  std::size_t free_stacks_kept() const { return free_stacks_kept_; }
-  // Unmaps the free stacks beyond the free_stacks_kept() most recently used: a chain of nested child-first
+  // Unmaps the free stacks beyond the free_stacks_kept_ most recently used: a chain of nested child-first
   // children leaves as many here as it nested (tens of thousands, at the kernel's limit on mappings, after a
   // deep one). They hold no parked context, so they cannot join the idle ones or the shared spares. Called
   // where the worker has nothing to do, with release_deep_pages. Walks the list only where it may have grown
@@ -378,12 +375,12 @@ inline stacks_kept stacks_to_keep(std::size_t mapping_limit, std::size_t workers
           std::clamp(share, fiber_pool::kLocalMax, fiber_pool::kFreeStacksKept)};
 }
 
-inline std::size_t fiber_overflow::trim(std::size_t keep) noexcept {
-  if (count_.load(std::memory_order_relaxed) <= keep) return 0;
+inline std::size_t fiber_overflow::trim() noexcept {
+  if (count_.load(std::memory_order_relaxed) <= keep_) return 0;
   fiber* excess = nullptr;
   {
     std::lock_guard<std::mutex> lk(m_);
-    while (count_.load(std::memory_order_relaxed) > keep) {
+    while (count_.load(std::memory_order_relaxed) > keep_) {
       fiber* f = head_;
       head_ = f->next_free;
       count_.store(count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);

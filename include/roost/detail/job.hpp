@@ -40,8 +40,7 @@ struct job {
   // frame lies in no queue by then, so nobody stamps it meanwhile (the stamps below).
   void rename_kind(kind x) noexcept {
     const std::uint64_t w = load_word(std::memory_order_relaxed);
-    std::atomic_ref<std::uint64_t>(word_).store((w & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(x),
-                                                std::memory_order_release);
+    std::atomic_ref<std::uint64_t>(word_).store(with_kind(w, x), std::memory_order_release);
   }
   // rename_kind for the owner's release of its claim of a join's frame, which may still lie in the private
   // part of a deque whose owner stamps it meanwhile: a compare-exchange, since a load and a store lost such
@@ -49,8 +48,7 @@ struct job {
   void release_claim_kind(kind x) noexcept {
     std::atomic_ref<std::uint64_t> word(word_);
     std::uint64_t w = word.load(std::memory_order_relaxed);
-    while (!word.compare_exchange_weak(w, (w & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(x),
-                                       std::memory_order_release, std::memory_order_relaxed)) {
+    while (!word.compare_exchange_weak(w, with_kind(w, x), std::memory_order_release, std::memory_order_relaxed)) {
     }
   }
   // Claims a frame of kind `from` as kind `to` (its floating-point state kept), where nobody else did: true
@@ -63,8 +61,8 @@ struct job {
     std::atomic_ref<std::uint64_t> word(word_);
     std::uint64_t expected = word.load(std::memory_order_acquire);
     while ((expected & 0xff) == static_cast<std::uint64_t>(from)) {
-      if (word.compare_exchange_weak(expected, (expected & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(to),
-                                     std::memory_order_acquire, std::memory_order_acquire))
+      if (word.compare_exchange_weak(expected, with_kind(expected, to), std::memory_order_acquire,
+                                     std::memory_order_acquire))
         return true;
     }
     seen = static_cast<kind>(expected & 0xff);
@@ -93,6 +91,10 @@ struct job {
   std::uint64_t fp_state() const noexcept { return load_word(std::memory_order_relaxed) & fp_control::kStateBits; }
 
  private:
+  // The word `w` with kind x in its low byte, its floating-point state kept.
+  static constexpr std::uint64_t with_kind(std::uint64_t w, kind x) noexcept {
+    return (w & ~std::uint64_t{0xff}) | static_cast<std::uint64_t>(x);
+  }
   bool takes_fp_state() const noexcept {
     const std::uint64_t w = load_word(std::memory_order_relaxed);
     return static_cast<kind>(w & 0xff) != kind::resume && !(w & fp_control::kStamped);
