@@ -54,9 +54,7 @@ class fiber_overflow {
   ~fiber_overflow();
   void put(fiber* f) noexcept {
     std::lock_guard<std::mutex> lk(m_);
-    f->next_free = head_;
-    head_ = f;
-    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    push_locked(f);
   }
   fiber* take() noexcept {
     std::lock_guard<std::mutex> lk(m_);
@@ -77,8 +75,22 @@ class fiber_overflow {
   static constexpr std::size_t kKeepAtLeast = 256;
   void keep(std::size_t n) noexcept { keep_ = n; }
   std::size_t trim() noexcept;
+  // Takes f where the spares are below their bound, else leaves it to the caller (false): a worker's free
+  // stacks beyond its share come here as fresh fibers (fiber_pool::trim_free_stacks), so that at one worker a
+  // nest as deep as both halves of stacks_to_keep maps no stack when it runs again.
+  bool offer(fiber* f) noexcept {
+    std::lock_guard<std::mutex> lk(m_);
+    if (count_.load(std::memory_order_relaxed) >= keep_) return false;
+    push_locked(f);
+    return true;
+  }
 
  private:
+  void push_locked(fiber* f) noexcept {
+    f->next_free = head_;
+    head_ = f;
+    count_.store(count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
   std::mutex m_;
   std::size_t keep_ = kKeepAtLeast;
   fiber* head_ = nullptr;
@@ -204,8 +216,10 @@ class fiber_pool {
     std::size_t n = 0;
     for (fiber* f = head_; f && max_idle > 0; f = f->next_free, --max_idle)
       n += ult::release_deep_pages(f->stk, f, kKeepBytes);
-    for (fiber* f = free_stacks_; f; f = f->next_free) {
-      if (f->pages_seen_at_epoch == f->epoch) continue;
+    // The list is a stack: a take pops its head and a put pushes there, so the stacks used since the last look
+    // (their epoch moved) lie above every stack unused since. The first one seen already ends the look, which
+    // walked the whole list (up to free_stacks_kept_ cache and TLB misses) at every sleep after a deep nest.
+    for (fiber* f = free_stacks_; f && f->pages_seen_at_epoch != f->epoch; f = f->next_free) {
       f->pages_seen_at_epoch = f->epoch;
       n += ult::release_deep_pages(f->stk, f, kKeepBytes);
     }
@@ -219,12 +233,15 @@ class fiber_pool {
   // release_deep_pages gives back the rest).
   static constexpr std::size_t kFreeStacksKept = 1024;
   void keep_free_stacks(std::size_t n) { free_stacks_kept_ = n; }
-  // Unmaps the free stacks beyond the free_stacks_kept_ most recently used: a chain of nested child-first
+  // Cuts the free stacks back to the free_stacks_kept_ most recently used: a chain of nested child-first
   // children leaves as many here as it nested (tens of thousands, at the kernel's limit on mappings, after a
-  // deep one). They hold no parked context, so they cannot join the idle ones or the shared spares. Called
-  // where the worker has nothing to do, with release_deep_pages. Walks the list only where it may have grown
-  // past the bound since the last trim (free_stacks_entered_): the walk down a kept nest of 1,000 at every
-  // run's end was 5% of a run of that nest (a TLB miss a stack). Returns how many it unmapped.
+  // deep one). Those beyond go to the shared spares while they have room, made fresh fibers again (renew: a
+  // free stack holds no parked context), and are unmapped beyond it: at one worker the spares' half of
+  // stacks_to_keep was unused, and every run of a nest deeper than the worker's share (uts: 1,599 levels)
+  // mapped a stack for each level beyond it. Called where the worker has nothing to do, with
+  // release_deep_pages. Walks the list only where it may have grown past the bound since the last trim
+  // (free_stacks_entered_): the walk down a kept nest of 1,000 at every run's end was 5% of a run of that
+  // nest (a TLB miss a stack). Returns how many it unmapped.
   std::size_t trim_free_stacks() {
     if (free_stacks_entered_ <= free_stacks_kept_) return 0;
     fiber** link = &free_stacks_;
@@ -236,6 +253,8 @@ class fiber_pool {
     std::size_t n = 0;
     while (fiber* f = excess) {
       excess = f->next_free;
+      f = renew(f);
+      if (overflow_ && overflow_->offer(f)) continue;
       destroy(f);
       ++n;
     }
@@ -295,8 +314,27 @@ class fiber_pool {
     overflow_->put(f);
   }
   static fiber* create(std::size_t stack_bytes, ult::entry_fn entry, const void* home) {
-    ult::stack s = ult::allocate_stack(stack_bytes + sizeof(fiber) + 64);
-    // Record at the top, 64-byte aligned; the usable stack is everything between the guard and the record.
+    return make_fiber(ult::allocate_stack(stack_bytes + sizeof(fiber) + 64), entry, home);
+  }
+  // A free stack (trim_free_stacks) made the fiber create() makes, on the mapping it has: the spares and the
+  // idle pools hold fibers whose context enters `entry`, and every field a fresh fiber starts with (its
+  // preempt_off at 1, its kind, no task) is made anew. Only the epoch goes on from where it was, so that no
+  // (fiber, epoch) pair a queue or a group compared before comes back. The pages its tasks touched deeper than
+  // kKeepBytes go back as a spill's do; under AddressSanitizer, the frames of the calls it held are forgotten.
+  fiber* renew(fiber* f) const {
+    if (f->pages_seen_at_epoch != f->epoch) ult::release_deep_pages(f->stk, f, kKeepBytes);
+    const ult::stack s = f->stk;
+    const std::uint64_t epoch = f->epoch;
+    ult::release_context(f->ctx);
+    f->~fiber();
+    ult::forget_frames(s);
+    fiber* fresh = make_fiber(s, entry_, home_);
+    fresh->epoch = epoch + 1;
+    return fresh;
+  }
+  // The fiber record at the top of stack s, 64-byte aligned, and its context at `entry`: the usable stack is
+  // everything between the guard and the record.
+  static fiber* make_fiber(const ult::stack& s, ult::entry_fn entry, const void* home) {
     auto top = reinterpret_cast<std::uintptr_t>(s.top());
     auto rec = (top - sizeof(fiber)) & ~std::uintptr_t{63};
     auto* f = ::new (reinterpret_cast<void*>(rec)) fiber();
@@ -359,8 +397,10 @@ class preempted_fifo {
 // The fibers a runtime keeps when its pools trim (engine_base.cpp, keep_stacks_within), so that a nest up to
 // that deep maps no stack when it runs again: about an eighth of the kernel's limit on mappings (two a stack),
 // at most 2 x kHalfAtMost stacks, half of it for the shared spares (at least 256), half for the workers' free
-// stacks (each at most 1,024, at least 32). Where the floors apply (hundreds of workers), or in a process with
-// several runtimes, each taking its share, they hold more; a program is left most of the limit all the same.
+// stacks (each at most 1,024, at least 32), whose excess the spares take while they have room
+// (fiber_pool::trim_free_stacks): at one worker a nest of about 3,000 by default. Where the floors apply
+// (hundreds of workers), or in a process with several runtimes, each taking its share, they hold more; a
+// program is left most of the limit all the same.
 // The cap: some systems set the limit near INT_MAX (2,147,483,642), where an eighth would keep every spare
 // fiber a run ever made, each with up to kKeepBytes of its pages.
 inline constexpr std::size_t kHalfAtMost = 4096;
