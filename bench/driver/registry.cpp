@@ -15,6 +15,7 @@
 #include "ge/ge.hpp"
 #include "heat2d/heat2d.hpp"
 #include "mandelbrot/mandelbrot.hpp"
+#include "nest/nest.hpp"
 #include "map/map.hpp"
 #include "matmul/matmul.hpp"
 #include "matmul_blocked/matmul_blocked.hpp"
@@ -130,6 +131,9 @@ const std::vector<benchmark_def>& registry() {
       {"uts", "-", "BOTS UTS, binomial (T3's shape): one task per node, a deep and very unbalanced tree", "2000x6x16",
        "20x4x1", "2000x6x16", [](const std::string& s) { return uts::prepare("uts", s); }, uts::serial,
        GENERIC_TASKS(uts::problem_t)},
+      {"nest", "-", "a chain of nested task groups, one child a level, run RUNS times: the stacks a nest holds",
+       "2000x50", "50x3", "2000x50", [](const std::string& s) { return nest::prepare("nest", s); }, nest::serial,
+       GENERIC_TASKS(nest::problem_t)},
       {"fft", "000", "radix-2 FFT, halves spawned, butterflies as a parallel loop", "262144", "1024",
        "16777216", [](const std::string& s) { return fft::prepare("fft", s); }, fft::serial,
        GENERIC_TASKS(fft::problem_t)},
