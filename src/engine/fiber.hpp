@@ -78,6 +78,7 @@ class fiber_overflow {
   // Takes f where the spares are below their bound, else leaves it to the caller (false): a worker's free
   // stacks beyond its share come here as fresh fibers (fiber_pool::trim_free_stacks), so that at one worker a
   // nest as deep as both halves of stacks_to_keep maps no stack when it runs again.
+  bool has_room() const noexcept { return count_.load(std::memory_order_relaxed) < keep_; }
   bool offer(fiber* f) noexcept {
     std::lock_guard<std::mutex> lk(m_);
     if (count_.load(std::memory_order_relaxed) >= keep_) return false;
@@ -253,8 +254,10 @@ class fiber_pool {
     std::size_t n = 0;
     while (fiber* f = excess) {
       excess = f->next_free;
-      f = renew(f);
-      if (overflow_ && overflow_->offer(f)) continue;
+      if (overflow_ && overflow_->has_room()) {  // else no renew, whose look at the stack's pages costs a read
+        f = renew(f);
+        if (overflow_->offer(f)) continue;
+      }
       destroy(f);
       ++n;
     }
