@@ -11,9 +11,11 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "roost/roost.hpp"
 #include "test_util.hpp"
@@ -377,7 +379,11 @@ TEST_P(DefaultStack, ANestRunAgainMapsNoStack) {
   // switches to a fiber there: FiveThousandNestedGroupsRun takes 0.4-0.6 s a scheduler).
   const int deep = std::min<int>(roost_test::under_tsan() ? 400 : 1000,
                                  static_cast<int>(std::min(k.free_stacks_each, k.spares)));
-  roost::runtime rt(roost_test::opts(GetParam(), 1));
+  roost::options o = roost_test::opts(GetParam(), 1);
+  // Off whatever ROOST_PREEMPT says: a tick that finds no idle fiber has one made (fiber_pool::reserve_idle),
+  // a stack no nest maps (a review saw one more under ASan with ROOST_PREEMPT=signal at 100 us ticks).
+  o.preempt = "off";
+  roost::runtime rt(o);
   for (int depth : {100, deep}) {
     // Twice first: cats profiles a program's first run through the engine, whose spawns are not all child-first.
     for (int i = 0; i < 2; ++i) EXPECT_EQ(rt.run([depth] { return nest(depth); }), depth + 1);
@@ -401,12 +407,112 @@ TEST_P(DefaultStack, ANestDeeperThanAWorkersShareMapsNoStackWhenRunAgain) {
   // Small stacks: ASan clears the shadow of each stack it renews (ult::forget_frames). Where a wait runs its
   // children in place (ws-help, numa), the nest lies on one stack, at the default size.
   if (GetParam() != "ws-help" && GetParam() != "numa") o.stack_size = std::size_t{256} << 10;
+  o.preempt = "off";  // as in the test above
   roost::runtime rt(o);
   // Twice first: cats profiles a program's first run through the engine, whose spawns are not all child-first.
   for (int i = 0; i < 2; ++i) EXPECT_EQ(rt.run([depth] { return nest(depth); }), depth + 1);
   const std::size_t ever = roost::ult::stacks_ever_mapped();
   for (int i = 0; i < 3; ++i) EXPECT_EQ(rt.run([depth] { return nest(depth); }), depth + 1);
   EXPECT_EQ(roost::ult::stacks_ever_mapped(), ever) << "stacks mapped by 3 more runs of a nest of " << depth;
+}
+
+// What the nest tests above cannot see: a free stack that a trim made a spare (fiber_pool::renew) is switched
+// to as a fresh fiber, at its entry, in every build (a nest at one worker only calls children on the spares it
+// takes, and never enters their contexts). Beyond the spares' bound the trim unmaps.
+namespace {
+roost::ult::context g_test_thread;  // where the fiber switches back to
+void* g_entered_with = nullptr;
+roost::ult::eh_state* test_eh() { return roost::ult::thread_eh_state(); }
+void enter_and_switch_back(roost::ult::transfer t) {
+  roost::ult::entered_new_context(test_eh());
+  g_entered_with = t.data;
+  g_test_thread.fctx = t.fctx;
+  // For good: the context stays where it stands, and the test unmaps its stack.
+  roost::ult::switch_to(g_test_thread, nullptr, test_eh(), [](roost::ult::transfer) { return test_eh(); });
+}
+}  // namespace
+
+TEST(FiberPool, AFreeStackATrimMakesASpareRunsFromItsEntry) {
+  namespace eng = roost::engine;
+  static const int home = 0;
+  eng::fiber_overflow spares;
+  spares.keep(1);
+  eng::fiber_pool pool;
+  pool.attach(&spares);
+  pool.configure(std::size_t{64} << 10, &enter_and_switch_back, false, nullptr, &home);
+  pool.keep_free_stacks(1);
+  // Three stacks on the list, each used once as a child's (its epoch moved as resume_parent_after_call moves it).
+  eng::fiber* used[3];
+  for (auto*& f : used) f = pool.get_free_stack();
+  std::uint64_t epochs[3];
+  for (int i = 2; i >= 0; --i) {
+    // What a child's use leaves: its task, preempt_off at 0 inside its body, its frames just below the record,
+    // where the context create() made lay (a child is called on the stack, never switched to).
+    used[i]->task = reinterpret_cast<roost::detail::task_id*>(used[i]);
+    used[i]->preempt_off.store(0);
+    std::memset(reinterpret_cast<char*>(used[i]) - 1024, 0xab, 1024);
+    used[i]->ctx.fctx = nullptr;
+    epochs[i] = ++used[i]->epoch;
+    pool.put_free_stack(used[i]);
+  }
+  const std::size_t mapped = roost::ult::stacks_mapped();
+  // The list's head stays; of the two below it, one goes to the spares (room for one) and one is unmapped.
+  EXPECT_EQ(pool.trim_free_stacks(), 1u);
+  EXPECT_EQ(roost::ult::stacks_mapped(), mapped - 1);
+  eng::fiber* spare = spares.take();
+  ASSERT_NE(spare, nullptr);
+  EXPECT_EQ(spares.take(), nullptr);
+  EXPECT_EQ(spare, used[1]) << "the first below the head, renewed where its record was";
+  EXPECT_EQ(spare->epoch, epochs[1] + 1) << "the epoch goes on";
+  EXPECT_EQ(spare->task, nullptr);
+  EXPECT_EQ(spare->preempt_off.load(), 1u) << "a fresh fiber starts in the runtime";
+  roost::ult::adopt_thread_context(g_test_thread);
+  int token = 0;
+  roost::ult::switch_to(spare->ctx, &token, test_eh(), [](roost::ult::transfer) { return test_eh(); });
+  EXPECT_EQ(g_entered_with, &token) << "the spare's context entered the pool's entry function";
+  eng::fiber_pool::destroy(spare);
+}
+
+// The look at idle fibers (fiber_pool::release_deep_pages) reaches every fiber used since the last look, however
+// far down the pool's list, and stops at the first one not used since. Worker 0 looked at its 4 most recent
+// only, and a deep task that a preemption tick had left on an idle fiber further down kept its pages
+// (WhatADeepTaskAtTheEndOfANestTouchedIsGivenBack failed under ROOST_PREEMPT=signal). The list can hold more
+// than kLocalMax, which a tick's put_in_handler may exceed.
+namespace {
+// Writes into the 4 KiB band just below the kept part of f's stack (ult/stack.hpp: the mark of a task that
+// went deeper than kKeepBytes).
+void touch_deep(roost::engine::fiber* f) {
+  const auto band_hi = (reinterpret_cast<std::uintptr_t>(f) - roost::engine::fiber_pool::kKeepBytes) &
+                       ~std::uintptr_t{63};
+  *reinterpret_cast<volatile char*>(band_hi - 8) = 1;
+}
+}  // namespace
+
+TEST(FiberPool, TheLookAtIdleFibersReachesEveryOneUsedSinceTheLast) {
+  namespace eng = roost::engine;
+  static const int home = 0;
+  eng::fiber_pool pool;
+  pool.configure(std::size_t{1} << 20, &enter_and_switch_back, false, nullptr, &home);
+  constexpr int kFibers = 2 * static_cast<int>(eng::fiber_pool::kLocalMax);
+  std::vector<eng::fiber*> fibers;
+  for (int i = 0; i < kFibers; ++i) fibers.push_back(pool.get());
+  // The first one parked, at the bottom of the list, ran a deep task; each was switched away from once.
+  touch_deep(fibers[0]);
+  for (eng::fiber* f : fibers) {
+    ++f->epoch;
+    pool.put_in_handler(f);
+  }
+  EXPECT_EQ(pool.release_deep_pages(), 1u) << "the deep fiber, " << kFibers << " down";
+  // Unused since: not looked at again, though its mark is written anew.
+  touch_deep(fibers[0]);
+  EXPECT_EQ(pool.release_deep_pages(), 0u);
+  // Used again (taken, switched away from, parked): looked at, wherever it was.
+  eng::fiber* again = pool.get();
+  ASSERT_EQ(again, fibers.back());
+  touch_deep(again);
+  ++again->epoch;
+  pool.put_in_handler(again);
+  EXPECT_EQ(pool.release_deep_pages(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Schedulers, DefaultStack, ::testing::ValuesIn(roost_test::available_schedulers()),

@@ -355,12 +355,12 @@ void engine_base::run_root(detail::job* root, std::atomic<std::uint32_t>& done) 
   spare_fibers_.trim();
   w.fibers.trim_free_stacks();
   // Worker 0 has no sleep of its own between calls, where the others give back the stack pages of deep
-  // tasks: at the end of the first call and of every 256th it looks at the four fibers it parked last (the
-  // root's, and those of the last tasks it ran) and at the free stacks used since their last look, so a
-  // program does not keep a deep recursion's pages for long. A look reads each fiber's 4 KiB mark
-  // (ult/stack.hpp): made at every call at the four fibers it cost 0.56 us, against 0.16 us for a whole call
-  // of fib(3) at one worker; a clock read to space the looks in time cost 0.02 us.
-  if (roots_run_++ % 256 == 0) w.fibers.release_deep_pages(4);
+  // tasks: at the end of the first call and of every 256th it looks at the idle fibers and free stacks used
+  // since their last look (fiber_pool::release_deep_pages), so a program does not keep a deep recursion's
+  // pages for long. A look reads each fiber's 4 KiB mark (ult/stack.hpp): made at every call at four fibers
+  // it cost 0.56 us, against 0.16 us for a whole call of fib(3) at one worker; a clock read to space the looks
+  // in time cost 0.02 us.
+  if (roots_run_++ % 256 == 0) w.fibers.release_deep_pages();
   // Before the thread is no worker: a tick after it finds no fiber (and ends the timer's lingering). The
   // timer lingers only after a run that followed the thread's previous one within an interval (klt.hpp).
   if (self) {

@@ -31,9 +31,10 @@ struct fiber : detail::fiber_abi {
   // The runtime whose pools made it, for its life: a task of another runtime that spawns into a group this
   // fiber's task owns is told apart by it (engine_base::spawn_foreign). Written once, before any task runs.
   const void* home = nullptr;
-  // The epoch at which fiber_pool::release_deep_pages last looked at this fiber's stack while it lay on the
-  // free-stack list: a use moves the epoch (engine.hpp, resume_parent_after_call), so the next look skips
-  // the stacks nobody used since and goes further down a long list. Read and written by the pool's thread.
+  // The epoch at which fiber_pool::release_deep_pages last looked at this fiber's stack while it lay idle or on
+  // the free-stack list: a use moves the epoch (engine.hpp: every switch away from it, and
+  // resume_parent_after_call), so the next look stops at the fibers nobody used since. Read and written by the
+  // thread of the pool that holds the fiber.
   std::uint64_t pages_seen_at_epoch = ~std::uint64_t{0};
 };
 static_assert(sizeof(detail::fiber_abi) + 2 * sizeof(void*) + sizeof(ult::bctx::fcontext_t) <= 64,
@@ -207,24 +208,19 @@ class fiber_pool {
     head_ = f;
     ++count_;
   }
-  // Gives back the stack pages that the tasks of idle fibers touched deeper than kKeepBytes (ult/stack.hpp).
-  // Called where a worker has nothing to do (before it sleeps, at the end of a root), not per switch: the
-  // look at each fiber's mark line is a cache miss. Returns how many fibers gave pages back.
-  // The looks: `max_idle` of the most recently parked idle fibers (LIFO: those the last tasks ran on), and
-  // every free stack used since its last look (up to free_stacks_kept_: its callers trim first).
+  // Gives back the stack pages that the tasks of idle fibers and free stacks touched deeper than kKeepBytes
+  // (ult/stack.hpp). Called where a worker has nothing to do (before it sleeps, at the end of a root), not per
+  // switch: the look at each fiber's mark line is a cache miss. Returns how many fibers gave pages back.
+  // It looks at every fiber used since its last look, and at no other. Both lists are stacks: a take pops the
+  // head and a put pushes there, and a fiber's epoch moves before every put (it moves whenever the fiber is
+  // switched away from, and after a child's call on a free stack: engine.hpp), so the fibers used since the
+  // last look lie above every fiber unused since, and the first one seen ends the walk. The free-stack walk
+  // went down the whole list (up to free_stacks_kept_ cache and TLB misses) at every sleep after a deep nest;
+  // the idle walk looked at a fixed count of the most recent (4 at worker 0's end of a run), and a deep task
+  // that a preemption tick had moved onto an idle fiber further down kept its pages (ROOST_PREEMPT=signal).
   static constexpr std::size_t kKeepBytes = 256 * 1024;
-  std::size_t release_deep_pages(std::size_t max_idle = kLocalMax) {
-    std::size_t n = 0;
-    for (fiber* f = head_; f && max_idle > 0; f = f->next_free, --max_idle)
-      n += ult::release_deep_pages(f->stk, f, kKeepBytes);
-    // The list is a stack: a take pops its head and a put pushes there, so the stacks used since the last look
-    // (their epoch moved) lie above every stack unused since. The first one seen already ends the look, which
-    // walked the whole list (up to free_stacks_kept_ cache and TLB misses) at every sleep after a deep nest.
-    for (fiber* f = free_stacks_; f && f->pages_seen_at_epoch != f->epoch; f = f->next_free) {
-      f->pages_seen_at_epoch = f->epoch;
-      n += ult::release_deep_pages(f->stk, f, kKeepBytes);
-    }
-    return n;
+  std::size_t release_deep_pages() {
+    return release_deep_pages_of(head_) + release_deep_pages_of(free_stacks_);
   }
   // How many free stacks a worker keeps when it trims (below), at most: the engine sets its share
   // (stacks_to_keep). A nest of child-first children deeper than what is kept maps the
@@ -291,6 +287,14 @@ class fiber_pool {
   // that slot's address and may keep it across a switch to another thread (TSan saw it), and its
   // out-of-line read would be a call out of the runtime text before the raise.
   __attribute__((always_inline)) detail::fiber_abi* running() const { return running_ ? *running_ : nullptr; }
+  static std::size_t release_deep_pages_of(fiber* list) {
+    std::size_t n = 0;
+    for (fiber* f = list; f && f->pages_seen_at_epoch != f->epoch; f = f->next_free) {
+      f->pages_seen_at_epoch = f->epoch;
+      n += ult::release_deep_pages(f->stk, f, kKeepBytes);
+    }
+    return n;
+  }
   __attribute__((noinline)) fiber* get_free_stack_slow() {
     fiber* f = get();
     ++free_stacks_entered_;  // it goes on a list after its child's local end (trim_free_stacks)
