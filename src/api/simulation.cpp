@@ -52,7 +52,8 @@ split_params split(const std::string& all, const std::string& source) {
     // separate two pairs, which this list separates with commas (the memory model's own lists take spaces).
     const std::size_t eq = pair.find('=');
     const std::string trimmed = platform::trim_space(std::string_view(pair).substr(0, eq));
-    const std::string value = eq == std::string::npos ? std::string() : platform::trim_space(std::string_view(pair).substr(eq + 1));
+    const std::string value =
+        eq == std::string::npos ? std::string() : platform::trim_space(std::string_view(pair).substr(eq + 1));
     if (trimmed.find_first_of(platform::kWhiteSpace) != std::string::npos ||
         value.find_first_of(platform::kWhiteSpace) != std::string::npos)
       throw config_error(source + "='" + all + "': '" + pair + "' is not one name=value pair; pairs are separated by "

@@ -66,9 +66,10 @@ class fiber_overflow {
     }
     return f;
   }
-  // Unmaps the spares beyond the bound the engine set at start (keep: stacks_to_keep, at least kKeepAtLeast): called at the end of a run (engine_base::run_root), so that a run that nested tens of
-  // thousands of waits does not leave the program at the kernel's limit on mappings (vm.max_map_count: two a
-  // fiber) for its other allocations and threads. Returns how many it unmapped. A nest deeper than the fibers
+  // Unmaps the spares beyond the bound the engine set at start (keep: stacks_to_keep, at least kKeepAtLeast):
+  // called at the end of a run (engine_base::run_root), so that a run that nested tens of thousands of waits
+  // does not leave the program at the kernel's limit on mappings (vm.max_map_count: two a fiber) for its
+  // other allocations and threads. Returns how many it unmapped. A nest deeper than the fibers
   // kept maps the fibers beyond them again at every run: the fibers of its waits come here once a worker's
   // own pool holds kLocalMax (a nest of 1,000 task groups at two workers under ws, where thieves take the
   // continuations: 22-28 us a level with 256 kept, 0.2-0.7 with 2,047), and under ThreadSanitizer, where a
@@ -79,10 +80,11 @@ class fiber_overflow {
   // Takes f where the spares are below their bound, else leaves it to the caller (false): a worker's free
   // stacks beyond its share come here as fresh fibers (fiber_pool::trim_free_stacks), so that at one worker a
   // nest as deep as both halves of stacks_to_keep maps no stack when it runs again.
+  // has_room: without the lock, a hint for a caller that would prepare f first; offer decides under it.
   bool has_room() const noexcept { return count_.load(std::memory_order_relaxed) < keep_; }
   bool offer(fiber* f) noexcept {
     std::lock_guard<std::mutex> lk(m_);
-    if (count_.load(std::memory_order_relaxed) >= keep_) return false;
+    if (!has_room()) return false;
     push_locked(f);
     return true;
   }
